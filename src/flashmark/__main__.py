@@ -1,0 +1,3 @@
+from flashmark.cli import main
+
+main()

@@ -1,0 +1,117 @@
+"""The exception tree of flashmark and the exit status each kind of failure maps to.
+
+The library raises these; only the CLI turns them into a one-line message and an exit code.
+Every message names the cause, the place, and the flag or command that fixes it.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitStatus(IntEnum):
+    """Process exit codes. Documented in README.md ("Exit codes")."""
+
+    OK = 0
+    FAILURE = 1  # an unexpected error (a bug): run again with --debug and report it
+    USAGE = 2  # bad command-line input (click uses 2 as well)
+    ENVIRONMENT = 3  # the machine lacks something: fio missing or too old, no root for a step
+    TARGET = 4  # the target cannot be used: missing, full, read-only, no permission, refused
+    DEVICE = 5  # the device failed while being measured: I/O error, device gone
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), the shell convention
+    TERMINATED = 143  # SIGTERM (128 + SIGTERM)
+
+
+class FlashmarkError(Exception):
+    """Base of every error flashmark reports to a user as one line."""
+
+    exit_status: ExitStatus = ExitStatus.FAILURE
+
+
+class UsageError(FlashmarkError):
+    """A value given on the command line is not valid (a size, a profile name, an id)."""
+
+    exit_status = ExitStatus.USAGE
+
+
+class EnvironmentProblem(FlashmarkError):
+    """Something the machine must provide is missing or unusable."""
+
+    exit_status = ExitStatus.ENVIRONMENT
+
+
+class FioNotFound(EnvironmentProblem):
+    pass
+
+
+class FioTooOld(EnvironmentProblem):
+    pass
+
+
+class TargetError(FlashmarkError):
+    """The target cannot be measured as asked."""
+
+    exit_status = ExitStatus.TARGET
+
+
+class TargetNotFound(TargetError):
+    pass
+
+
+class NotEnoughSpace(TargetError):
+    pass
+
+
+class ReadOnlyTarget(TargetError):
+    pass
+
+
+class TargetPermissionDenied(TargetError):
+    pass
+
+
+class DirectIONotSupported(TargetError):
+    pass
+
+
+class UnsafeDevice(TargetError):
+    """A destructive run was refused: the device is mounted, in use, or holds the system."""
+
+
+class ConfirmationRefused(TargetError):
+    pass
+
+
+class DeviceFailed(FlashmarkError):
+    """The device returned errors or disappeared while it was being measured."""
+
+    exit_status = ExitStatus.DEVICE
+
+
+class FioFailed(FlashmarkError):
+    """fio exited with an error that is not a device failure."""
+
+
+class FioOutputError(FlashmarkError):
+    """fio's output did not have the shape flashmark expects (quoted in the message)."""
+
+
+class HistoryError(FlashmarkError):
+    """The history database cannot be opened, migrated or read."""
+
+
+class RunNotFound(HistoryError):
+    exit_status = ExitStatus.USAGE
+
+
+class ResultFormatError(FlashmarkError):
+    """A saved result document is not one this version can read."""
+
+
+class Interrupted(FlashmarkError):
+    """The run was stopped by a signal; raised from the signal handler so cleanup runs."""
+
+    def __init__(self, signal_name: str, exit_status: ExitStatus) -> None:
+        super().__init__(f"stopped by {signal_name}; the test file was removed")
+        self.signal_name = signal_name
+        self.exit_status = exit_status

@@ -1,0 +1,192 @@
+"""The typed data that crosses flashmark's boundaries (plan -> measure -> grade -> store -> present).
+
+All are frozen dataclasses. Units are in the field names: bytes, bytes per second (`_bps`),
+nanoseconds (`_ns`), milliseconds (`_ms`), seconds (`_s`). Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import ClassVar
+
+
+class Pattern(StrEnum):
+    """fio's `rw=` values that flashmark uses."""
+
+    SEQ_READ = "read"
+    SEQ_WRITE = "write"
+    RAND_READ = "randread"
+    RAND_WRITE = "randwrite"
+    RAND_MIXED = "randrw"
+
+    @property
+    def reads(self) -> bool:
+        return self in (Pattern.SEQ_READ, Pattern.RAND_READ, Pattern.RAND_MIXED)
+
+    @property
+    def writes(self) -> bool:
+        return self in (Pattern.SEQ_WRITE, Pattern.RAND_WRITE, Pattern.RAND_MIXED)
+
+
+class TargetKind(StrEnum):
+    FILE = "file"  # a test file that flashmark creates in a folder and removes afterwards
+    DEVICE = "device"  # a whole block device or partition, addressed directly
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    """One named test of a profile: what fio is asked to do, independent of the target."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
+
+    name: str
+    pattern: Pattern
+    block_size_bytes: int
+    iodepth: int
+    rwmix_read_pct: int | None = None  # only for Pattern.RAND_MIXED
+    description: str = ""
+
+    @property
+    def writes(self) -> bool:
+        return self.pattern.writes
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a run measures: the profile and everything a user can set about it."""
+
+    profile: str
+    size_bytes: int  # the test area: the test file's size, or the span of the device used
+    runtime_s: int  # measured seconds per timed test
+    ramp_s: int  # seconds run before measuring starts (not counted)
+    direct: bool  # O_DIRECT; False only with --buffered, and then labelled everywhere
+    destructive: bool  # writes allowed on a block device
+    ioengine: str = "libaio"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What is measured: resolved from the TARGET argument before anything is written."""
+
+    given: str  # as typed by the user
+    kind: TargetKind
+    path: str  # the test file (kind FILE) or the device node (kind DEVICE)
+    folder: str | None  # the folder holding the test file (kind FILE)
+    block_device: str | None  # e.g. "/dev/mmcblk0p2", when known
+    filesystem: str | None  # e.g. "ext4", for kind FILE when known
+    mount_point: str | None
+    mount_options: str | None
+    capacity_bytes: int | None  # device size (kind DEVICE) or free space (kind FILE)
+
+
+@dataclass(frozen=True)
+class LatencyNs:
+    """Completion latency of every I/O (submission + completion), from fio's lat_ns."""
+
+    min: float
+    mean: float
+    max: float
+    stddev: float
+    p50: float
+    p90: float
+    p99: float
+    p99_9: float
+    p99_99: float
+
+
+@dataclass(frozen=True)
+class BandwidthSeries:
+    """Bandwidth per interval (fio's bw log averaged over interval_ms), and its spread."""
+
+    interval_ms: int
+    samples_bps: tuple[float, ...]
+    min_bps: float
+    max_bps: float
+    mean_bps: float
+    stddev_bps: float
+
+
+@dataclass(frozen=True)
+class DirectionResult:
+    """What one data direction (read or write) of one test achieved."""
+
+    iops: float
+    bw_bytes: float  # bytes per second
+    io_bytes: int
+    total_ios: int
+    runtime_ms: int
+    lat_ns: LatencyNs
+    bw_per_second: BandwidthSeries | None
+
+
+@dataclass(frozen=True)
+class TestResult:
+    __test__: ClassVar[bool] = False  # not a pytest test class
+
+    spec: TestSpec
+    read: DirectionResult | None
+    write: DirectionResult | None
+    job_file: str  # the exact fio job file, re-runnable with plain fio
+    elapsed_s: float  # wall time of the fio invocation, ramp and fsync included
+
+
+@dataclass(frozen=True)
+class Check:
+    """One threshold of a grade: value vs threshold, with the margin and the method."""
+
+    name: str  # e.g. "random 4K read"
+    test: str  # the test it reads, e.g. "rand-read-4k"
+    metric: str  # "read_iops", "write_iops", "write_bw_bytes"
+    unit: str  # "IOPS" or "MB/s"
+    threshold: float  # in `unit`
+    value: float | None  # in `unit`; None when the test did not run
+    margin_pct: float | None  # (value - threshold) / threshold * 100
+    passed: bool | None
+
+
+@dataclass(frozen=True)
+class Grade:
+    name: str  # "A1", "A2", "C10", "U1", "U3", "V30"
+    title: str
+    source: str
+    checks: tuple[Check, ...]
+    passed: bool | None  # None: not every check could be measured (e.g. read-only run)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    """The minimum needed to read a number later; `flashmark probe` records much more."""
+
+    hostname: str
+    kernel: str
+    machine: str
+    python: str
+    flashmark_version: str
+
+
+@dataclass(frozen=True)
+class FioInfo:
+    version: str  # e.g. "fio-3.33"
+    command: tuple[str, ...]  # argv of one test's invocation, with the job file's path
+
+
+@dataclass(frozen=True)
+class Run:
+    """One complete benchmark run: the result document, as saved and as exported."""
+
+    started_at: str  # ISO 8601, UTC
+    finished_at: str
+    target: Target
+    settings: Settings
+    host: HostInfo
+    fio: FioInfo
+    tests: tuple[TestResult, ...]
+    grades: tuple[Grade, ...]
+    warnings: tuple[str, ...] = ()
+    id: int | None = None  # the run's id in the history, once saved
+    tests_skipped: tuple[str, ...] = field(default=())  # names, with the reason in warnings
+
+    def test(self, name: str) -> TestResult | None:
+        return next((t for t in self.tests if t.spec.name == name), None)
