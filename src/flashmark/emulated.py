@@ -142,8 +142,16 @@ class EmulatedDevice:
         if self.filesystem:
             # Initialise inode tables and journal now, so ext4lazyinit does not write in the
             # background while a test measures the device.
-            _run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0",
-                  self.device])
+            _run(
+                [
+                    "mkfs.ext4",
+                    "-q",
+                    "-F",
+                    "-E",
+                    "lazy_itable_init=0,lazy_journal_init=0",
+                    self.device,
+                ]
+            )
             mount_point = workdir / "mnt"
             mount_point.mkdir()
             _run(["mount", self.device, str(mount_point)])

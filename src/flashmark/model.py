@@ -1,4 +1,4 @@
-"""The typed data that crosses flashmark's boundaries (plan -> measure -> grade -> store -> present).
+"""Typed data crossing flashmark's boundaries (plan -> measure -> grade -> store -> present).
 
 All are frozen dataclasses. Units are in the field names: bytes, bytes per second (`_bps`),
 nanoseconds (`_ns`), milliseconds (`_ms`), seconds (`_s`). Nothing here does I/O.

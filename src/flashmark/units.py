@@ -85,5 +85,5 @@ def format_latency_ns(ns: float) -> str:
 
 def format_duration(seconds: float) -> str:
     seconds = max(0.0, seconds)
-    minutes, secs = divmod(int(round(seconds)), 60)
+    minutes, secs = divmod(round(seconds), 60)
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"

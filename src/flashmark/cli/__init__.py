@@ -82,12 +82,13 @@ def main(debug: bool) -> None:
 
 def _register_commands() -> None:
     # Imported here so that each command module can import `main`-independent helpers freely.
-    from flashmark.cli import history, run
+    from flashmark.cli import history, references, run
 
     main.add_command(run.run_command)
     main.add_command(run.profiles_command)
     main.add_command(history.history_command)
     main.add_command(history.show_command)
+    main.add_command(references.references_command)
 
 
 _register_commands()

@@ -1,12 +1,71 @@
-"""`flashmark history` and `flashmark show`: being written in this session (placeholder)."""
+"""`flashmark history` and `flashmark show ID`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
 import click
+
+from flashmark.cli import debug_option
+from flashmark.cli.output import print_json, stdout_console
+from flashmark.document import document_to_run
+from flashmark.report.terminal import render_history, render_run
+from flashmark.store import DB_ENV, History, default_db_path
+
+db_option = click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar=DB_ENV,
+    help=f"History database [env {DB_ENV}; default ~/.local/share/flashmark/history.sqlite3].",
+)
 
 
 @click.command("history")
-def history_command() -> None:
-    """List saved runs."""
+@click.option("--json", "as_json", is_flag=True, help="As JSON: a list of saved results.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="How many of the newest results.",
+)
+@db_option
+@debug_option
+def history_command(as_json: bool, limit: int, db_path: Path | None, debug: bool) -> None:
+    """List saved results, newest first (`flashmark show ID` shows one)."""
+    entries = History(db_path or default_db_path()).list(limit=limit)
+    if as_json:
+        print_json(
+            [
+                {
+                    "id": entry.id,
+                    "kind": entry.kind,
+                    "created_at": entry.created_at,
+                    "target": entry.target,
+                    "label": entry.label,
+                    "schema": entry.schema,
+                }
+                for entry in entries
+            ]
+        )
+    elif not entries:
+        click.echo("No saved results yet: `flashmark run` measures and saves one.")
+    else:
+        stdout_console().print(render_history(entries))
 
 
 @click.command("show")
-def show_command() -> None:
-    """Show one run."""
+@click.argument("result_id", metavar="ID", type=int)
+@click.option("--json", "as_json", is_flag=True, help="The saved result document as JSON.")
+@db_option
+@debug_option
+def show_command(result_id: int, as_json: bool, db_path: Path | None, debug: bool) -> None:
+    """Show one saved result by its ID (from `flashmark history`)."""
+    entry = History(db_path or default_db_path()).get(result_id)
+    if as_json:
+        print_json(dict(entry.document))
+    elif entry.kind == "benchmark":
+        stdout_console().print(render_run(document_to_run(dict(entry.document))))
+    else:
+        print_json(dict(entry.document))

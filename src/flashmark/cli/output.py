@@ -8,17 +8,29 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Console
 
 
+# Without a terminal (a pipe, a log file, CI) rich would assume 80 columns and squeeze the
+# tables; a wider page keeps each test on one line.
+_PIPE_WIDTH = 132
+
+
+def _console(stream: TextIO) -> Console:
+    console = Console(file=stream, highlight=False)
+    if not console.is_terminal:
+        console = Console(file=stream, highlight=False, width=_PIPE_WIDTH)
+    return console
+
+
 def stdout_console() -> Console:
-    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    return _console(sys.stdout)
 
 
 def stderr_console() -> Console:
-    return Console(file=sys.stderr, highlight=False, soft_wrap=False)
+    return _console(sys.stderr)
 
 
 def print_json(document: Any) -> None:

@@ -1,12 +1,247 @@
-"""`flashmark run`: being written in this session (placeholder so the CLI imports)."""
+"""`flashmark run` and `flashmark profiles`."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import tempfile
+from pathlib import Path
+
 import click
+from rich.table import Table
+
+from flashmark.cli import debug_option
+from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.cli.progress import progress_display
+from flashmark.document import run_to_document
+from flashmark.errors import ConfirmationRefused, UsageError
+from flashmark.fio.jobs import prepare_job, test_job
+from flashmark.fio.runner import FioProcessRunner
+from flashmark.measure import default_settings, measure, plan_tests
+from flashmark.model import Settings, Target, TargetKind
+from flashmark.profiles import PROFILES, Profile, get_profile
+from flashmark.report.terminal import render_run
+from flashmark.signals import signals_raise
+from flashmark.store import DB_ENV, History, default_db_path
+from flashmark.sysroot import SystemRoots
+from flashmark.target import resolve_target
+from flashmark.units import format_duration, format_size, parse_size
+
+# Shorter windows quantise the throttle-verified accuracy (see profiles.py); allowed, but said.
+_SHORT_RUNTIME_S = 8
 
 
 @click.command("run")
-def run_command() -> None:
-    """Benchmark a folder or a device."""
+@click.argument("target", default=".", metavar="[TARGET]")
+@click.option(
+    "--profile",
+    "profile_name",
+    default="quick",
+    show_default=True,
+    type=click.Choice(list(PROFILES)),
+    help="Which tests to run (`flashmark profiles`).",
+)
+@click.option(
+    "--size",
+    "size_text",
+    metavar="SIZE",
+    help="Test area, e.g. 256M or 1G (default per profile: quick 128M, standard 1G).",
+)
+@click.option(
+    "--runtime",
+    "runtime_s",
+    type=click.IntRange(min=1),
+    metavar="SECONDS",
+    help="Measured seconds per timed test (default per profile: quick 8).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the result document (flashmark.result/1) on stdout; progress on stderr.",
+)
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar=DB_ENV,
+    help=f"History database [env {DB_ENV}; default ~/.local/share/flashmark/history.sqlite3].",
+)
+@click.option("--no-save", is_flag=True, help="Do not save this run to the history.")
+@click.option(
+    "--buffered",
+    is_flag=True,
+    help="Allow the page cache (no O_DIRECT). Results are labelled buffered: they "
+    "are not the device's own speed. Needed on filesystems without direct I/O.",
+)
+@click.option(
+    "--show-fio",
+    is_flag=True,
+    help="Print the exact fio job files (on stderr) before running them; each can be "
+    "re-run with `fio FILE`.",
+)
+@click.option(
+    "--destructive",
+    is_flag=True,
+    help="Block devices only: also run the write tests, overwriting the test area at "
+    "the start of the device. Refused on mounted or system devices; asks to confirm.",
+)
+@click.option("--yes", is_flag=True, help="Confirm --destructive without the typed prompt.")
+@debug_option
+def run_command(
+    target: str,
+    profile_name: str,
+    size_text: str | None,
+    runtime_s: int | None,
+    as_json: bool,
+    db_path: Path | None,
+    no_save: bool,
+    buffered: bool,
+    show_fio: bool,
+    destructive: bool,
+    yes: bool,
+    debug: bool,
+) -> None:
+    """Benchmark TARGET: a folder (default: the current one), a file's folder, or a block device.
+
+    \b
+    In a folder, a uniquely named test file is created, measured with direct I/O and
+    removed afterwards, also on errors, Ctrl-C and SIGTERM. A block device gets read
+    tests only, unless --destructive is given.
+
+    \b
+    Examples:
+      flashmark run                          quick profile in the current folder
+      flashmark run /media/pi/card --json    a mounted card, result as JSON
+      flashmark run --profile standard --size 1G /mnt/nvme
+      sudo flashmark run /dev/sda            read tests on a whole USB stick
+      sudo flashmark run /dev/sda --destructive --profile a1   grade an empty card
+    """
+    roots = SystemRoots.from_environment()
+    profile = get_profile(profile_name)
+    settings = default_settings(
+        profile,
+        size_bytes=parse_size(size_text) if size_text else None,
+        runtime_s=runtime_s,
+        buffered=buffered,
+        destructive=destructive,
+    )
+    _check_size(profile, settings)
+    resolved = resolve_target(
+        target, size_bytes=settings.size_bytes, destructive=destructive, roots=roots
+    )
+    if destructive:
+        _confirm_destruction(resolved, settings, yes)
+    console = stderr_console()
+    plan = plan_tests(profile, settings, resolved)
+    total_s = plan.expected_seconds(settings)
+    console.print(
+        f"flashmark: {profile.name} profile on {resolved.folder or resolved.path}: "
+        f"{len(plan.tests)} tests x {settings.ramp_s + settings.runtime_s} s"
+        f"{' after preparing ' + format_size(settings.size_bytes) if plan.prepare else ''}"
+        f" (about {format_duration(total_s)} plus preparation)",
+        highlight=False,
+    )
+    if settings.runtime_s < _SHORT_RUNTIME_S:
+        console.print(
+            f"[yellow]warning:[/yellow] --runtime below {_SHORT_RUNTIME_S} s gives "
+            "noisier figures, especially for sequential tests",
+            highlight=False,
+        )
+
+    with signals_raise(), tempfile.TemporaryDirectory(prefix="flashmark-fio-") as workdir:
+        runner = FioProcessRunner(Path(workdir))
+        if show_fio:
+            _print_jobs(profile, settings, resolved)
+        with progress_display() as progress:
+            result = measure(resolved, profile, settings, runner, progress)
+
+    if not no_save:
+        history = History(db_path or default_db_path())
+        run_id = history.save(
+            kind="benchmark",
+            target=resolved.given,
+            label=profile.name,
+            document=run_to_document(result),
+        )
+        result = dataclasses.replace(result, id=run_id)
+    if as_json:
+        print_json(run_to_document(result))
+    else:
+        stdout_console().print(render_run(result))
+
+
+def _check_size(profile: Profile, settings: Settings) -> None:
+    largest = max(test.block_size_bytes for test in profile.tests)
+    if settings.size_bytes < 2 * largest:
+        raise UsageError(
+            f"--size {format_size(settings.size_bytes)} is too small for the "
+            f"{profile.name} profile: its largest block is {format_size(largest)}; "
+            f"use at least {format_size(2 * largest)}"
+        )
+
+
+def _confirm_destruction(target: Target, settings: Settings, yes: bool) -> None:
+    if target.kind is not TargetKind.DEVICE or yes:
+        return
+    question = (
+        f"This overwrites the first {format_size(settings.size_bytes)} of {target.path}; "
+        "any data there is lost.\nType the device path to continue: "
+    )
+    if not sys.stdin.isatty():
+        raise ConfirmationRefused(
+            f"--destructive on {target.path} needs a typed confirmation "
+            "and there is no terminal; add --yes to confirm"
+        )
+    answer = click.prompt(question, default="", show_default=False, err=True)
+    if answer.strip() not in (target.path, target.given):
+        raise ConfirmationRefused(f"confirmation did not match {target.path}; nothing was written")
+
+
+def _print_jobs(profile: Profile, settings: Settings, target: Target) -> None:
+    plan = plan_tests(profile, settings, target)
+    readonly = target.kind is TargetKind.DEVICE and not settings.destructive
+    jobs = [prepare_job(settings, target.path)] if plan.prepare else []
+    jobs += [test_job(spec, settings, target.path, readonly=readonly) for spec in plan.tests]
+    for job in jobs:
+        print(
+            f"# ---- {job.name}.fio{'  (run with --readonly)' if job.readonly else ''}",
+            file=sys.stderr,
+        )
+        print(job.text, file=sys.stderr)
 
 
 @click.command("profiles")
-def profiles_command() -> None:
-    """List the profiles."""
+@click.option("--json", "as_json", is_flag=True, help="As JSON.")
+def profiles_command(as_json: bool) -> None:
+    """List the test profiles, their tests and defaults."""
+    if as_json:
+        print_json(
+            [
+                {
+                    "name": profile.name,
+                    "summary": profile.summary,
+                    "default_size_bytes": profile.default_size_bytes,
+                    "default_runtime_s": profile.default_runtime_s,
+                    "default_ramp_s": profile.default_ramp_s,
+                    "tests": [
+                        {"name": test.name, "description": test.description}
+                        for test in profile.tests
+                    ],
+                }
+                for profile in PROFILES.values()
+            ]
+        )
+        return
+    table = Table(header_style="bold")
+    table.add_column("profile")
+    table.add_column("defaults")
+    table.add_column("tests")
+    for profile in PROFILES.values():
+        table.add_row(
+            f"{profile.name}\n[dim]{profile.summary}[/dim]",
+            f"--size {format_size(profile.default_size_bytes)}\n"
+            f"--runtime {profile.default_runtime_s} s\nramp {profile.default_ramp_s} s",
+            ", ".join(profile.test_names()),
+        )
+    stdout_console().print(table)

@@ -1,0 +1,281 @@
+"""Run <-> the JSON result document "flashmark.result/1" (documented in docs/result-schema.md).
+
+The document is what `run --json` prints, what the history stores, and what exporters read.
+Schema history (bump the number on any change a reader must know about):
+  flashmark.result/1  first version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flashmark.errors import ResultFormatError
+from flashmark.model import (
+    BandwidthSeries,
+    Check,
+    DirectionResult,
+    FioInfo,
+    Grade,
+    HostInfo,
+    LatencyNs,
+    Pattern,
+    Run,
+    Settings,
+    Target,
+    TargetKind,
+    TestResult,
+    TestSpec,
+)
+
+SCHEMA = "flashmark.result/1"
+_LATENCY_KEYS = {"p50": "p50", "p90": "p90", "p99": "p99", "p99_9": "p99.9", "p99_99": "p99.99"}
+
+
+def run_to_document(run: Run) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "id": run.id,
+        "flashmark_version": run.host.flashmark_version,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "target": _target(run.target),
+        "settings": _settings(run.settings),
+        "host": {
+            "hostname": run.host.hostname,
+            "kernel": run.host.kernel,
+            "machine": run.host.machine,
+            "python": run.host.python,
+        },
+        "fio": {"version": run.fio.version, "command": list(run.fio.command)},
+        "tests": [_test(result) for result in run.tests],
+        "tests_skipped": list(run.tests_skipped),
+        "grades": {grade.name: _grade(grade) for grade in run.grades},
+        "warnings": list(run.warnings),
+    }
+
+
+def _target(target: Target) -> dict[str, Any]:
+    return {
+        "given": target.given,
+        "kind": target.kind.value,
+        "path": target.path,
+        "folder": target.folder,
+        "block_device": target.block_device,
+        "filesystem": target.filesystem,
+        "mount_point": target.mount_point,
+        "mount_options": target.mount_options,
+        "capacity_bytes": target.capacity_bytes,
+    }
+
+
+def _settings(settings: Settings) -> dict[str, Any]:
+    return {
+        "profile": settings.profile,
+        "size_bytes": settings.size_bytes,
+        "runtime_s": settings.runtime_s,
+        "ramp_s": settings.ramp_s,
+        "direct": settings.direct,
+        "destructive": settings.destructive,
+        "ioengine": settings.ioengine,
+    }
+
+
+def _test(result: TestResult) -> dict[str, Any]:
+    spec = result.spec
+    return {
+        "name": spec.name,
+        "description": spec.description,
+        "pattern": spec.pattern.value,
+        "block_size_bytes": spec.block_size_bytes,
+        "iodepth": spec.iodepth,
+        "rwmix_read_pct": spec.rwmix_read_pct,
+        "elapsed_s": round(result.elapsed_s, 3),
+        "read": _direction(result.read),
+        "write": _direction(result.write),
+        "job": result.job_file,
+    }
+
+
+def _direction(direction: DirectionResult | None) -> dict[str, Any] | None:
+    if direction is None:
+        return None
+    lat = direction.lat_ns
+    series = direction.bw_per_second
+    return {
+        "iops": direction.iops,
+        "bw_bytes": direction.bw_bytes,
+        "io_bytes": direction.io_bytes,
+        "total_ios": direction.total_ios,
+        "runtime_ms": direction.runtime_ms,
+        "lat_ns": {
+            "min": lat.min,
+            "mean": lat.mean,
+            "max": lat.max,
+            "stddev": lat.stddev,
+            **{key: getattr(lat, field) for field, key in _LATENCY_KEYS.items()},
+        },
+        "bw_per_second": None
+        if series is None
+        else {
+            "interval_ms": series.interval_ms,
+            "min": series.min_bps,
+            "max": series.max_bps,
+            "mean": series.mean_bps,
+            "stddev": series.stddev_bps,
+            "samples": list(series.samples_bps),
+        },
+    }
+
+
+def _grade(grade: Grade) -> dict[str, Any]:
+    return {
+        "title": grade.title,
+        "pass": grade.passed,
+        "note": grade.note,
+        "source": grade.source,
+        "checks": [
+            {
+                "name": check.name,
+                "test": check.test,
+                "metric": check.metric,
+                "unit": check.unit,
+                "threshold": check.threshold,
+                "value": check.value,
+                "margin_pct": check.margin_pct,
+                "pass": check.passed,
+            }
+            for check in grade.checks
+        ],
+    }
+
+
+# -- reading back ---------------------------------------------------------------------------
+
+
+def document_to_run(document: dict[str, Any]) -> Run:
+    """A saved document back into a Run; loud about documents this version cannot read."""
+    if document.get("schema") != SCHEMA:
+        raise ResultFormatError(
+            f"result document has schema {document.get('schema')!r}; this flashmark reads "
+            f"{SCHEMA!r} (upgrade flashmark to read newer results)"
+        )
+    try:
+        return _read_run(document)
+    except (KeyError, TypeError, ValueError) as error:
+        raise ResultFormatError(
+            f"result document is malformed ({type(error).__name__}: {error})"
+        ) from None
+
+
+def _read_run(d: dict[str, Any]) -> Run:
+    t, s, h = d["target"], d["settings"], d["host"]
+    return Run(
+        id=d.get("id"),
+        started_at=d["started_at"],
+        finished_at=d["finished_at"],
+        target=Target(
+            given=t["given"],
+            kind=TargetKind(t["kind"]),
+            path=t["path"],
+            folder=t["folder"],
+            block_device=t["block_device"],
+            filesystem=t["filesystem"],
+            mount_point=t["mount_point"],
+            mount_options=t["mount_options"],
+            capacity_bytes=t["capacity_bytes"],
+        ),
+        settings=Settings(
+            profile=s["profile"],
+            size_bytes=s["size_bytes"],
+            runtime_s=s["runtime_s"],
+            ramp_s=s["ramp_s"],
+            direct=s["direct"],
+            destructive=s["destructive"],
+            ioengine=s["ioengine"],
+        ),
+        host=HostInfo(
+            hostname=h["hostname"],
+            kernel=h["kernel"],
+            machine=h["machine"],
+            python=h["python"],
+            flashmark_version=d["flashmark_version"],
+        ),
+        fio=FioInfo(version=d["fio"]["version"], command=tuple(d["fio"]["command"])),
+        tests=tuple(_read_test(test) for test in d["tests"]),
+        grades=tuple(_read_grade(name, grade) for name, grade in d["grades"].items()),
+        warnings=tuple(d["warnings"]),
+        tests_skipped=tuple(d.get("tests_skipped", ())),
+    )
+
+
+def _read_test(d: dict[str, Any]) -> TestResult:
+    spec = TestSpec(
+        name=d["name"],
+        pattern=Pattern(d["pattern"]),
+        block_size_bytes=d["block_size_bytes"],
+        iodepth=d["iodepth"],
+        rwmix_read_pct=d["rwmix_read_pct"],
+        description=d["description"],
+    )
+    return TestResult(
+        spec=spec,
+        read=_read_direction(d["read"]),
+        write=_read_direction(d["write"]),
+        job_file=d["job"],
+        elapsed_s=d["elapsed_s"],
+    )
+
+
+def _read_direction(d: dict[str, Any] | None) -> DirectionResult | None:
+    if d is None:
+        return None
+    lat = d["lat_ns"]
+    series = d["bw_per_second"]
+    return DirectionResult(
+        iops=d["iops"],
+        bw_bytes=d["bw_bytes"],
+        io_bytes=d["io_bytes"],
+        total_ios=d["total_ios"],
+        runtime_ms=d["runtime_ms"],
+        lat_ns=LatencyNs(
+            min=lat["min"],
+            mean=lat["mean"],
+            max=lat["max"],
+            stddev=lat["stddev"],
+            **{field: lat[key] for field, key in _LATENCY_KEYS.items()},
+        ),
+        bw_per_second=None
+        if series is None
+        else BandwidthSeries(
+            interval_ms=series["interval_ms"],
+            samples_bps=tuple(series["samples"]),
+            min_bps=series["min"],
+            max_bps=series["max"],
+            mean_bps=series["mean"],
+            stddev_bps=series["stddev"],
+        ),
+    )
+
+
+def _read_grade(name: str, d: dict[str, Any]) -> Grade:
+    checks = tuple(
+        Check(
+            name=c["name"],
+            test=c["test"],
+            metric=c["metric"],
+            unit=c["unit"],
+            threshold=c["threshold"],
+            value=c["value"],
+            margin_pct=c["margin_pct"],
+            passed=c["pass"],
+        )
+        for c in d["checks"]
+    )
+    return Grade(
+        name=name,
+        title=d["title"],
+        source=d["source"],
+        checks=checks,
+        passed=d["pass"],
+        note=d["note"],
+    )

@@ -1,0 +1,135 @@
+"""TestSpec + Settings -> fio job file. Pure: no I/O, so every job is testable and printable.
+
+The job files are complete: `flashmark run --show-fio` prints them and anyone can re-run one
+with plain `fio FILE --output-format=json`. Options and why they are set:
+
+- direct=1: O_DIRECT, so the page cache does not flatter the device (seed 000 measured with
+  direct=0 and its random writes are mostly page cache). direct=0 only with --buffered.
+- refill_buffers=1: fresh random data for every I/O, so a compressing or deduplicating
+  controller cannot shortcut the writes (fio HOWTO, "refill_buffers").
+- randrepeat=0, norandommap=1: a new random sequence each run, and no map forcing every block
+  to be hit exactly once (time-based random tests wrap around the area anyway).
+- time_based + runtime + ramp_time: a fixed measuring window after a warm-up that is not
+  counted, so a short burst into a card's cache does not decide the result.
+- end_fsync=1 on writes: the data must be on the device before the clock stops.
+- lat_percentiles=1: percentiles of the whole latency (submission + completion), what an
+  application waits for; fio reports them in JSON since 3.11 (axboe/fio issue #691).
+- write_bw_log + log_avg_msec=1000: one bandwidth sample per second, for the spread and the
+  per-second chart (fio HOWTO, "log_avg_msec").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flashmark import __version__
+from flashmark.model import Pattern, Settings, TestSpec
+from flashmark.units import MiB
+
+PERCENTILES = ("50", "90", "99", "99.9", "99.99")
+BW_LOG_INTERVAL_MS = 1000
+PREPARE_JOB_NAME = "prepare"
+# A size-based preparation that has not finished after this long is stopped and reported:
+# the device writes slower than 1 GiB per ~20 min, and the user should pick a smaller --size.
+PREPARE_TIME_LIMIT_S = 1800
+
+
+@dataclass(frozen=True)
+class FioJob:
+    """One fio invocation: the job file text and what the runner needs to know about it."""
+
+    name: str
+    text: str
+    writes: bool
+    readonly: (
+        bool  # pass fio's --readonly: it refuses any write (device runs without --destructive)
+    )
+    expected_s: float | None  # known for time-based jobs; None for the size-based preparation
+    timeout_s: float  # the runner kills fio after this long
+    bw_log_prefix: str | None
+
+
+def test_job(spec: TestSpec, settings: Settings, filename: str, *, readonly: bool) -> FioJob:
+    """The fio job measuring one test of a profile against `filename` (test file or device)."""
+    lines = _header(f"test {spec.name} ({spec.description}), profile {settings.profile}")
+    lines += _global_options(settings, filename)
+    lines += [
+        "time_based=1",
+        f"runtime={settings.runtime_s}",
+        f"ramp_time={settings.ramp_s}",
+        "randrepeat=0",
+        "norandommap=1",
+        "lat_percentiles=1",
+        f"percentile_list={':'.join(PERCENTILES)}",
+        f"write_bw_log={spec.name}",
+        f"log_avg_msec={BW_LOG_INTERVAL_MS}",
+        "",
+        f"[{spec.name}]",
+        f"rw={spec.pattern.value}",
+        f"bs={spec.block_size_bytes}",
+        f"iodepth={spec.iodepth}",
+    ]
+    if spec.pattern is Pattern.RAND_MIXED:
+        lines.append(f"rwmixread={spec.rwmix_read_pct}")
+    if spec.writes:
+        lines.append("end_fsync=1")
+    expected = float(settings.runtime_s + settings.ramp_s)
+    return FioJob(
+        name=spec.name,
+        text="\n".join(lines) + "\n",
+        writes=spec.writes,
+        readonly=readonly,
+        expected_s=expected,
+        # Generous: fsync at the end of a write test on a slow card can take long.
+        timeout_s=max(120.0, 4 * expected),
+        bw_log_prefix=spec.name,
+    )
+
+
+def prepare_job(settings: Settings, filename: str) -> FioJob:
+    """Write the whole test area once, so reads read written data (not holes or unwritten
+    extents, which a filesystem answers without touching the device) and fio does not lay out
+    the file itself."""
+    lines = _header("prepare: write the whole test area once before the tests")
+    lines += _global_options(settings, filename)
+    lines += [
+        f"runtime={PREPARE_TIME_LIMIT_S}",
+        "",
+        f"[{PREPARE_JOB_NAME}]",
+        "rw=write",
+        f"bs={MiB}",
+        "iodepth=4",
+        "end_fsync=1",
+    ]
+    return FioJob(
+        name=PREPARE_JOB_NAME,
+        text="\n".join(lines) + "\n",
+        writes=True,
+        readonly=False,
+        expected_s=None,
+        timeout_s=PREPARE_TIME_LIMIT_S + 300.0,
+        bw_log_prefix=None,
+    )
+
+
+def _header(what: str) -> list[str]:
+    return [
+        f"; flashmark {__version__}: {what}",
+        "; re-run with: fio THIS_FILE --output-format=json",
+        "[global]",
+    ]
+
+
+def _global_options(settings: Settings, filename: str) -> list[str]:
+    if "\n" in filename:
+        raise ValueError(f"a path with a newline cannot go in a fio job file: {filename!r}")
+    # fio splits filename= on ':' into several files; the HOWTO says to escape it with '\'.
+    escaped = filename.replace(":", "\\:")
+    return [
+        f"filename={escaped}",
+        f"size={settings.size_bytes}",
+        f"ioengine={settings.ioengine}",
+        f"direct={1 if settings.direct else 0}",
+        "refill_buffers=1",
+        "group_reporting=1",
+    ]

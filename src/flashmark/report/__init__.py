@@ -1,0 +1,1 @@
+"""Presenting results: terminal tables now; Markdown, CSV and HTML exporters join here."""
