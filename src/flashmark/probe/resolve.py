@@ -1,0 +1,273 @@
+"""From a target (folder, file, partition, device) down to the physical block devices.
+
+The walk goes through the layers the kernel shows in sysfs and records each one:
+filesystem (proc/self/mountinfo) -> partition (`partition` attribute, parent directory)
+-> loop (`loop/backing_file`, then the backing file's own filesystem) -> device-mapper
+(`dm/name`, `dm/uuid`, `slaves/`) -> md (`md/level`, `slaves/`) -> the physical device.
+sysfs layout: Documentation/ABI/stable/sysfs-block and Documentation/ABI/testing/sysfs-block
+in the Linux tree.
+
+With recorded roots the target path is looked up in the recorded mountinfo (longest mount
+point that is a prefix), and /dev/NAME in the recorded sysfs: /dev itself is not recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from flashmark.errors import TargetNotFound
+from flashmark.probe.model import Layer
+from flashmark.sysroot import SystemRoots
+
+_MAX_DEPTH = 8  # loop-on-file-on-loop chains deeper than this are not real set-ups
+
+
+@dataclass(frozen=True)
+class Mount:
+    mount_point: str
+    root: str
+    major_minor: str
+    filesystem: str
+    source: str
+    options: str  # per-mount options, then the superblock's, as `mount` shows them
+
+
+@dataclass(frozen=True)
+class Resolution:
+    given: str
+    resolved: str
+    target_type: str  # "folder", "file", "block device"
+    mount: Mount | None
+    layers: tuple[Layer, ...]
+    physical: tuple[str, ...]  # kernel names of the whole physical devices
+
+
+def parse_mountinfo(text: str) -> tuple[Mount, ...]:
+    """proc/self/mountinfo, format in Documentation/filesystems/proc.rst (3.5)."""
+    mounts = []
+    for line in text.splitlines():
+        fields = line.split()
+        if "-" not in fields or len(fields) < 10:
+            continue
+        separator = fields.index("-")
+        mounts.append(
+            Mount(
+                mount_point=_unescape(fields[4]),
+                root=_unescape(fields[3]),
+                major_minor=fields[2],
+                filesystem=fields[separator + 1],
+                source=_unescape(fields[separator + 2]),
+                options=_merge_options(fields[5], fields[separator + 3]),
+            )
+        )
+    return tuple(mounts)
+
+
+def _merge_options(per_mount: str, superblock: str) -> str:
+    """The mount's options then the superblock's, each once (as `findmnt -o OPTIONS`)."""
+    merged: list[str] = []
+    for option in (*per_mount.split(","), *superblock.split(",")):
+        if option and option not in merged:
+            merged.append(option)
+    return ",".join(merged)
+
+
+def _unescape(text: str) -> str:
+    # mountinfo escapes space, tab, newline and backslash as octal (\040 ...).
+    return (text.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n")).replace(
+        "\\134", "\\"
+    )
+
+
+def mount_of(path: str, mounts: tuple[Mount, ...], device: str | None = None) -> Mount | None:
+    """The mount holding `path`: the longest mount point that is a prefix of it (the last
+    one mounted wins on ties, as the kernel's view does), preferring entries whose
+    major:minor matches `device` when the live stat() gives one."""
+
+    def contains(mount: Mount) -> bool:
+        point = mount.mount_point.rstrip("/") or "/"
+        return point == "/" or path == point or path.startswith(point + "/")
+
+    candidates = [m for m in mounts if contains(m)]
+    if device is not None and any(m.major_minor == device for m in candidates):
+        candidates = [m for m in candidates if m.major_minor == device]
+    if not candidates:
+        return None
+    longest = max(len(m.mount_point) for m in candidates)
+    return [m for m in candidates if len(m.mount_point) == longest][-1]
+
+
+def resolve_target(given: str | Path, roots: SystemRoots) -> Resolution:
+    path = os.path.abspath(os.fspath(given))
+    layers: list[Layer] = []
+    physical: list[str] = []
+    mounts = parse_mountinfo(roots.read_proc("self/mountinfo") or "")
+
+    device_name = _device_name_of_node(path, roots)
+    if device_name is not None:
+        target_type = "block device"
+        mount = None
+        _walk(device_name, roots, mounts, layers, physical, 0)
+        return Resolution(str(given), path, target_type, mount, tuple(layers), tuple(physical))
+
+    if not os.path.exists(path):
+        raise TargetNotFound(
+            f"{given}: no such file, folder or device (give an existing folder, file or "
+            "block device, e.g. `flashmark probe /`)"
+        )
+    target_type = "folder" if os.path.isdir(path) else "file"
+    real = os.path.realpath(path)
+    mount = _mount_for_path(real, roots, mounts)
+    _walk_mount(mount, real, roots, mounts, layers, physical, 0)
+    return Resolution(str(given), real, target_type, mount, tuple(layers), tuple(physical))
+
+
+def _mount_for_path(real: str, roots: SystemRoots, mounts: tuple[Mount, ...]) -> Mount | None:
+    device = None
+    if roots.is_live:
+        st = os.stat(real)
+        device = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    return mount_of(real, mounts, device)
+
+
+def _walk_mount(
+    mount: Mount | None,
+    path: str,
+    roots: SystemRoots,
+    mounts: tuple[Mount, ...],
+    layers: list[Layer],
+    physical: list[str],
+    depth: int,
+) -> None:
+    if mount is None:
+        layers.append(Layer("filesystem", path, "no mount found for this path in mountinfo"))
+        return
+    name = _block_name(mount, roots)
+    detail = f"{mount.filesystem} on {mount.source}, mounted at {mount.mount_point}"
+    if name is None:
+        layers.append(Layer("filesystem", mount.mount_point, f"{detail}: no block device"))
+        return
+    layers.append(Layer("filesystem", mount.mount_point, detail))
+    _walk(name, roots, mounts, layers, physical, depth)
+
+
+def _block_name(mount: Mount, roots: SystemRoots) -> str | None:
+    """The block device under a mount: its major:minor in sysfs, else its source /dev path
+    (btrfs and others report an anonymous 0:N device number)."""
+    link = roots.sys_path(f"dev/block/{mount.major_minor}")
+    if link.exists():
+        return link.resolve().name
+    source = mount.source
+    if source.startswith("/dev/mapper/"):
+        return _dm_by_name(source.removeprefix("/dev/mapper/"), roots)
+    if source.startswith("/dev/"):
+        name = source.removeprefix("/dev/").replace("/", "!")
+        if roots.sys_path(f"class/block/{name}").exists():
+            return name
+    return None
+
+
+def _dm_by_name(dm_name: str, roots: SystemRoots) -> str | None:
+    block = roots.sys_path("class/block")
+    if not block.is_dir():
+        return None
+    for entry in sorted(block.iterdir()):
+        if entry.name.startswith("dm-") and roots.read_sys(f"class/block/{entry.name}/dm/name") == (
+            dm_name
+        ):
+            return entry.name
+    return None
+
+
+def _device_name_of_node(path: str, roots: SystemRoots) -> str | None:
+    """The kernel name of a block device node, or None when `path` is not one."""
+    if not roots.is_live and path.startswith("/dev/"):
+        # A recorded tree has no /dev: name the device by its sysfs entry.
+        name = path.removeprefix("/dev/")
+        if name.startswith("mapper/"):
+            return _dm_by_name(name.removeprefix("mapper/"), roots)
+        if roots.sys_path(f"class/block/{name}").exists():
+            return name
+    if os.path.exists(path):
+        st = os.stat(path)
+        if not stat.S_ISBLK(st.st_mode):
+            return None
+        link = roots.sys_path(f"dev/block/{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}")
+        if link.exists():
+            return link.resolve().name
+        return Path(os.path.realpath(path)).name
+    return None
+
+
+def _walk(
+    name: str,
+    roots: SystemRoots,
+    mounts: tuple[Mount, ...],
+    layers: list[Layer],
+    physical: list[str],
+    depth: int,
+) -> None:
+    if depth > _MAX_DEPTH:
+        layers.append(Layer("device", name, f"stopped: more than {_MAX_DEPTH} nested layers"))
+        return
+    base = f"class/block/{name}"
+    if roots.read_sys(f"{base}/partition") is not None:
+        parent = roots.sys_path(base).resolve().parent.name
+        number = roots.read_sys(f"{base}/partition")
+        layers.append(Layer("partition", name, f"partition {number} of {parent}"))
+        _walk(parent, roots, mounts, layers, physical, depth + 1)
+        return
+    if name.startswith("loop"):
+        backing = roots.read_sys(f"{base}/loop/backing_file")
+        if backing is None:
+            layers.append(Layer("loop", name, "no backing file (not attached)"))
+            return
+        layers.append(Layer("loop", name, f"backed by {backing}"))
+        backing_path = backing.removesuffix(" (deleted)")
+        real = os.path.realpath(backing_path) if roots.is_live else backing_path
+        if roots.is_live and not os.path.exists(real):
+            layers.append(Layer("file", backing, "backing file no longer exists"))
+            return
+        mount = _mount_for_path(real, roots, mounts)
+        _walk_mount(mount, real, roots, mounts, layers, physical, depth + 1)
+        return
+    slaves = _slaves(name, roots)
+    dm_name = roots.read_sys(f"{base}/dm/name")
+    if dm_name is not None:
+        uuid = roots.read_sys(f"{base}/dm/uuid") or ""
+        kind = _dm_kind(uuid)
+        layers.append(Layer("device-mapper", name, f"{kind} '{dm_name}' on {', '.join(slaves)}"))
+        for slave in slaves:
+            _walk(slave, roots, mounts, layers, physical, depth + 1)
+        return
+    level = roots.read_sys(f"{base}/md/level")
+    if level is not None:
+        layers.append(Layer("md", name, f"{level} of {', '.join(slaves) or 'no members'}"))
+        for slave in slaves:
+            _walk(slave, roots, mounts, layers, physical, depth + 1)
+        return
+    if name not in physical:
+        physical.append(name)
+        layers.append(Layer("device", name, "physical device"))
+
+
+def _slaves(name: str, roots: SystemRoots) -> list[str]:
+    folder = roots.sys_path(f"class/block/{name}/slaves")
+    return sorted(entry.name for entry in folder.iterdir()) if folder.is_dir() else []
+
+
+def _dm_kind(uuid: str) -> str:
+    # dm uuid prefixes set by the tools that create the mappings: cryptsetup "CRYPT-LUKS1/2-",
+    # LVM2 "LVM-", dm-verity via veritysetup "CRYPT-VERITY-".
+    if uuid.startswith("CRYPT-LUKS"):
+        return "LUKS encryption"
+    if uuid.startswith("CRYPT-VERITY"):
+        return "dm-verity"
+    if uuid.startswith("CRYPT-"):
+        return "dm-crypt"
+    if uuid.startswith("LVM-"):
+        return "LVM volume"
+    return "device-mapper target"

@@ -1,0 +1,332 @@
+"""Write the recorded trees built from published register values and sysfs listings.
+
+Each scenario's SOURCES.md says where every value comes from; this script is how the files
+were laid out (symlinks the way /sys has them), so a reviewer can regenerate and diff them:
+
+    python tests/data/probe/build_published_scenarios.py tests/data/probe
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+
+def write(root: Path, relative: str, text: str) -> None:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text if text.endswith("\n") else text + "\n")
+
+
+def link(root: Path, relative: str, target: str) -> None:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink():
+        path.unlink()
+    path.symlink_to(target)
+
+
+def rel(from_dir: str, to: str) -> str:
+    """Relative symlink text from directory `from_dir` to `to` (both relative to the root)."""
+    start = [p for p in from_dir.split("/") if p]
+    end = [p for p in to.split("/") if p]
+    common = 0
+    while common < min(len(start), len(end)) and start[common] == end[common]:
+        common += 1
+    return "/".join([".."] * (len(start) - common) + end[common:])
+
+
+def block(root: Path, dev_path: str, name: str, majmin: str, attrs: dict[str, str]) -> None:
+    """A block device directory with class/block and dev/block links."""
+    for key, value in attrs.items():
+        write(root, f"sys/{dev_path}/{key}", value)
+    write(root, f"sys/{dev_path}/dev", majmin)
+    link(root, f"sys/class/block/{name}", rel("sys/class/block", f"sys/{dev_path}"))
+    link(root, f"sys/dev/block/{majmin}", rel("sys/dev/block", f"sys/{dev_path}"))
+
+
+def driver(root: Path, device_dir: str, bus: str, name: str) -> None:
+    (root / f"sys/bus/{bus}/drivers/{name}").mkdir(parents=True, exist_ok=True)
+    link(
+        root, f"sys/{device_dir}/driver", rel(f"sys/{device_dir}", f"sys/bus/{bus}/drivers/{name}")
+    )
+
+
+def mountinfo(root: Path, lines: list[str]) -> None:
+    write(root, "proc/self/mountinfo", "\n".join(lines))
+
+
+QUEUE_SD = {
+    "queue/logical_block_size": "512",
+    "queue/physical_block_size": "512",
+    "queue/rotational": "0",
+    "queue/scheduler": "[mq-deadline] none",
+    "queue/read_ahead_kb": "128",
+    "removable": "0",
+    "ro": "0",
+    "stat": "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+    "inflight": "       0        0",
+}
+
+
+def rpi4_sd(root: Path) -> None:
+    card = "devices/platform/emmc2bus/fe340000.mmc/mmc_host/mmc0/mmc0:aaaa"
+    registers = {
+        "cid": "035344534e35313280fff7b17b015700",
+        "csd": "400e0032db79000ee5b77f800a404000",
+        "scr": "0245848700000000",
+        "date": "07/2021",
+        "dsr": "0x404",
+        "erase_size": "512",
+        "fwrev": "0x0",
+        "hwrev": "0x8",
+        "manfid": "0x000003",
+        "name": "SN512",
+        "ocr": "0x00200000",
+        "oemid": "0x5344",
+        "preferred_erase_size": "4194304",
+        "type": "SD",
+    }
+    for key, value in registers.items():
+        write(root, f"sys/{card}/{key}", value)
+    driver(root, "devices/platform/emmc2bus/fe340000.mmc", "platform", "sdhci-iproc")
+    disk = f"{card}/block/mmcblk0"
+    block(root, disk, "mmcblk0", "179:0", {"size": "999743488", **QUEUE_SD})
+    link(root, f"sys/{disk}/device", rel(f"sys/{disk}", f"sys/{card}"))
+    block(root, f"{disk}/mmcblk0p2", "mmcblk0p2", "179:2", {"partition": "2", "size": "999219200"})
+    write(root, "sys/firmware/devicetree/base/model", "Raspberry Pi 4 Model B Rev 1.4\x00")
+    for cpu in range(4):
+        write(root, f"sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor", "powersave")
+        write(root, f"sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_cur_freq", "600000")
+    write(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "1800000")
+    write(root, "sys/class/thermal/thermal_zone0/type", "cpu-thermal")
+    write(root, "sys/class/thermal/thermal_zone0/temp", "48686")
+    write(
+        root,
+        "debug/mmc0/ios",
+        "clock:\t\t50000000 Hz\nactual clock:\t50000000 Hz\nvdd:\t\t21 (3.3 ~ 3.4 V)\n"
+        "bus mode:\t2 (push-pull)\nchip select:\t0 (don't care)\npower mode:\t2 (on)\n"
+        "bus width:\t2 (4 bits)\ntiming spec:\t7 (sd uhs DDR50)\n"
+        "signal voltage:\t1 (1.80 V)\ndriver type:\t0 (driver type B)",
+    )
+    mountinfo(
+        root,
+        [
+            "22 1 179:2 / / rw,noatime shared:1 - ext4 /dev/mmcblk0p2 rw",
+            "26 22 179:1 / /boot/firmware rw,relatime shared:2 - vfat /dev/mmcblk0p1 rw,fmask=0022",
+        ],
+    )
+    write(root, "proc/loadavg", "0.08 0.03 0.01 1/170 1234")
+    write(root, "proc/sys/kernel/osrelease", "6.6.51+rpt-rpi-v8")
+    write(
+        root,
+        "proc/cpuinfo",
+        "processor\t: 0\nBogoMIPS\t: 108.00\nCPU part\t: 0xd08\n\n"
+        "processor\t: 1\nCPU part\t: 0xd08\n\nprocessor\t: 2\nCPU part\t: 0xd08\n\n"
+        "processor\t: 3\nCPU part\t: 0xd08\n\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4",
+    )
+    write(
+        root,
+        "proc/self/root/etc/os-release",
+        'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian',
+    )
+
+
+KINGSTON = {
+    "cid": "9f544953443634476136980065013b00",
+    "csd": "400e00325b590001cfff7f800a400000",
+    "date": "11/2019",
+    "dsr": "0x404",
+    "erase_size": "512",
+    "fwrev": "0x1",
+    "hwrev": "0x6",
+    "manfid": "0x00009f",
+    "name": "SD64G",
+    "ocr": "0x00300000",
+    "oemid": "0x5449",
+    "preferred_erase_size": "4194304",
+    "rca": "0x5048",
+    "scr": "0205848701006432",
+    "serial": "0x36980065",
+    "ssr": "000000000800000004009000011b391e000800000002ff00030000000000000000000000000000"
+    "00000000000000000000000000000000000000000000000000",
+    "type": "SD",
+}
+
+
+def rpi5_a2(root: Path) -> None:
+    card = "devices/platform/axi/1000fff000.mmc/mmc_host/mmc0/mmc0:5048"
+    for key, value in KINGSTON.items():
+        write(root, f"sys/{card}/{key}", value)
+    driver(root, "devices/platform/axi/1000fff000.mmc", "platform", "sdhci-brcmstb")
+    disk = f"{card}/block/mmcblk0"
+    block(root, disk, "mmcblk0", "179:0", {"size": "121634816", **QUEUE_SD})
+    link(root, f"sys/{disk}/device", rel(f"sys/{disk}", f"sys/{card}"))
+    block(root, f"{disk}/mmcblk0p2", "mmcblk0p2", "179:2", {"partition": "2", "size": "121110528"})
+    write(root, "sys/firmware/devicetree/base/model", "Raspberry Pi 5 Model B Rev 1.0\x00")
+    mountinfo(root, ["22 1 179:2 / / rw,noatime shared:1 - ext4 /dev/mmcblk0p2 rw"])
+    write(root, "proc/sys/kernel/osrelease", "6.6.62+rpt-rpi-2712")
+
+
+def emmc_wear(root: Path) -> None:
+    card = "devices/platform/sunxi-mmc.2/mmc_host/mmc1/mmc1:0001"
+    registers = {
+        "cid": "1501004d384731474303dc0db061506f",
+        "csd": "d02701320f5903fff6dbffef8e40400d",
+        "rev": "6",
+        "date": "05/1997",
+        "name": "M8G1GC",
+        "type": "MMC",
+        "preferred_erase_size": "524288",
+        "cache_ctrl": "0",
+        "cache_size": "65536",
+        "fwrev": "0x0",
+        "hwrev": "0x0",
+        "oemid": "0x0100",
+        "manfid": "0x000015",
+        "serial": "0xdc0db061",
+        "life_time": "0x01 0x01",
+        "pre_eol_info": "0x01",
+    }
+    for key, value in registers.items():
+        write(root, f"sys/{card}/{key}", value)
+    disk = f"{card}/block/mmcblk1"
+    block(root, disk, "mmcblk1", "179:8", {k: v for k, v in QUEUE_SD.items()})
+    link(root, f"sys/{disk}/device", rel(f"sys/{disk}", f"sys/{card}"))
+    mountinfo(root, ["22 1 179:8 / / rw,relatime - ext4 /dev/mmcblk1 rw,commit=600"])
+
+
+def nvme_pcie(root: Path) -> None:
+    pci = "devices/platform/axi/1000110000.pcie/pci0000:00/0000:00:00.0/0000:01:00.0"
+    for key, value in {
+        "vendor": "0x15b7",
+        "device": "0x5009",
+        "current_link_speed": "5.0 GT/s PCIe",
+        "current_link_width": "1",
+        "max_link_speed": "8.0 GT/s PCIe",
+        "max_link_width": "4",
+    }.items():
+        write(root, f"sys/{pci}/{key}", value)
+    controller = f"{pci}/nvme/nvme0"
+    write(root, f"sys/{controller}/model", "SanDisk Ultra 3D NVMe                   ")
+    write(root, f"sys/{controller}/firmware_rev", "211210WD")
+    link(root, f"sys/{controller}/device", rel(f"sys/{controller}", f"sys/{pci}"))
+    disk = f"{controller}/nvme0n1"
+    queue = {**QUEUE_SD, "queue/scheduler": "[none] mq-deadline"}
+    block(root, disk, "nvme0n1", "259:0", {"size": "976773168", **queue})
+    link(root, f"sys/{disk}/device", rel(f"sys/{disk}", f"sys/{controller}"))
+    block(root, f"{disk}/nvme0n1p2", "nvme0n1p2", "259:2", {"partition": "2", "size": "975724544"})
+    write(root, "sys/firmware/devicetree/base/model", "Raspberry Pi 5 Model B Rev 1.0\x00")
+    mountinfo(root, ["22 1 259:2 / / rw,noatime - ext4 /dev/nvme0n1p2 rw"])
+
+
+def _usb_disk(
+    root: Path,
+    controller: str,
+    usb_path: str,
+    interface: str,
+    host: str,
+    driver_name: str,
+    usb_attrs: dict[str, str],
+    name: str,
+    majmin: str,
+    size: str,
+) -> None:
+    usb_dir = f"{controller}/{usb_path}"
+    for key, value in usb_attrs.items():
+        write(root, f"sys/{usb_dir}/{key}", value)
+    driver(root, f"{usb_dir}/{interface}", "usb", driver_name)
+    write(root, f"sys/class/scsi_host/{host}/proc_name", driver_name)
+    number = host.removeprefix("host")
+    disk = f"{usb_dir}/{interface}/{host}/target{number}:0:0/{number}:0:0:0/block/{name}"
+    queue = {**QUEUE_SD, "removable": "1" if driver_name == "usb-storage" else "0"}
+    block(root, disk, name, majmin, {"size": size, **queue})
+    block(
+        root,
+        f"{disk}/{name}1",
+        f"{name}1",
+        majmin.split(":")[0] + ":" + str(int(majmin.split(":")[1]) + 1),
+        {"partition": "1", "size": str(int(size) - 2048)},
+    )
+    mountinfo(
+        root,
+        [
+            f"40 22 {majmin.split(':')[0]}:{int(majmin.split(':')[1]) + 1} / /mnt/usb "
+            f"rw,relatime - ext4 /dev/{name}1 rw",
+            "22 1 179:2 / / rw,noatime - ext4 /dev/mmcblk0p2 rw",
+        ],
+    )
+    write(root, "sys/firmware/devicetree/base/model", "Radxa ROCK 5 ITX\x00")
+
+
+def usb_stick_usb_storage(root: Path) -> None:
+    _usb_disk(
+        root,
+        "devices/platform/fc880000.usb",
+        "usb2/2-1",
+        "2-1:1.0",
+        "host4",
+        "usb-storage",
+        {"idVendor": "0781", "idProduct": "5590", "speed": "480", "version": " 3.00"},
+        "sde",
+        "8:64",
+        "242640486",
+    )
+
+
+def usb_ssd_uas(root: Path) -> None:
+    _usb_disk(
+        root,
+        "devices/platform/usbdrd3_1/fcd00000.usb",
+        "usb6/6-1/6-1.4",
+        "6-1.4:1.0",
+        "host0",
+        "uas",
+        {"idVendor": "174c", "idProduct": "55aa", "speed": "5000", "version": " 3.00"},
+        "sda",
+        "8:0",
+        "234441648",
+    )
+
+
+def ufs(root: Path) -> None:
+    hba = "devices/platform/soc@0/1d84000.ufshc"
+    for key, value in {
+        "device_descriptor/manufacturer_id": "0x01CE",
+        "device_descriptor/specification_version": "0x0210",
+        "health_descriptor/eol_info": "0x01",
+        "health_descriptor/life_time_estimation_a": "0x02",
+        "health_descriptor/life_time_estimation_b": "0x01",
+    }.items():
+        write(root, f"sys/{hba}/{key}", value)
+    write(root, "sys/class/scsi_host/host0/proc_name", "ufshcd")
+    disk = f"{hba}/host0/target0:0:0/0:0:0:0/block/sda"
+    queue = {**QUEUE_SD, "queue/physical_block_size": "4096", "queue/logical_block_size": "4096"}
+    block(root, disk, "sda", "8:0", {"size": "124993536", **queue})
+    block(root, f"{disk}/sda17", "sda17", "259:5", {"partition": "17", "size": "110000000"})
+    mountinfo(root, ["30 1 259:5 / / rw,nosuid,nodev,noatime - ext4 /dev/sda17 rw"])
+
+
+SCENARIOS = {
+    "rpi4_sd": rpi4_sd,
+    "rpi5_a2": rpi5_a2,
+    "emmc_wear": emmc_wear,
+    "nvme_pcie": nvme_pcie,
+    "usb_stick_usb_storage": usb_stick_usb_storage,
+    "usb_ssd_uas": usb_ssd_uas,
+    "ufs": ufs,
+}
+
+
+def main(argv: list[str]) -> None:
+    base = Path(argv[1])
+    for name, build in SCENARIOS.items():
+        root = base / name
+        for sub in ("sys", "proc", "debug"):
+            shutil.rmtree(root / sub, ignore_errors=True)
+        build(root)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,55 @@
+"""`flashmark probe` end to end through click, on recorded trees and on this machine."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from flashmark.cli import main
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "probe"
+
+
+def recorded_env(name: str) -> dict[str, str]:
+    base = DATA / name
+    return {
+        "FLASHMARK_SYSFS_ROOT": str(base / "sys"),
+        "FLASHMARK_PROCFS_ROOT": str(base / "proc"),
+        "FLASHMARK_DEBUGFS_ROOT": str(base / "debug"),
+    }
+
+
+def test_probe_json_of_the_pi_5_a2_card() -> None:
+    result = CliRunner().invoke(main, ["probe", "/", "--json"], env=recorded_env("rpi5_a2"))
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["schema"] == "flashmark.probe/1"
+    assert document["devices"][0]["card"]["claimed"]["app_class"] == "A2"
+
+
+def test_probe_terminal_view_of_the_nvme_link_and_warning_on_stderr() -> None:
+    result = CliRunner().invoke(main, ["probe", "/"], env=recorded_env("nvme_pcie"))
+    assert result.exit_code == 0, result.output
+    assert "5.0 GT/s PCIe x1 (max 8.0 GT/s PCIe x4)" in result.stdout
+    assert "warning: nvme0n1 (nvme): PCIe link runs at" in result.stderr
+
+
+def test_missing_path_is_a_one_line_error_with_the_target_exit_status() -> None:
+    result = CliRunner().invoke(main, ["probe", "/no/such/place"], env=recorded_env("virtio_vda"))
+    assert result.exit_code == 4
+    assert result.stderr.strip().count("\n") == 0
+    assert result.stderr.startswith("flashmark: error: /no/such/place: no such file")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads this machine's /sys")
+def test_probe_of_this_machines_root_folder() -> None:
+    clean = {"FLASHMARK_SYSFS_ROOT": "", "FLASHMARK_PROCFS_ROOT": "", "FLASHMARK_DEBUGFS_ROOT": ""}
+    result = CliRunner().invoke(main, ["probe", "/", "--json"], env=clean)
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["target_type"] == "folder"
+    assert document["layers"][0]["kind"] == "filesystem"
