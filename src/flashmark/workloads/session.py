@@ -1,0 +1,438 @@
+"""Running workloads in a folder: setup, timing, monitoring, and removing everything after.
+
+Workloads run in order inside one temporary folder and share its state, as seed 002's steps
+did: `pkg-remove` after `pkg-install` removes what the install put there, `pkg-reinstall`
+then installs it again from archives still in the page cache. A workload run alone builds the
+state it starts from first, quickly (dpkg's --force-unsafe-io: no fsync, one syncfs at the
+end) and untimed, so each workload measures the same operations either way.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flashmark.errors import (
+    DeviceFailed,
+    NotEnoughSpace,
+    ReadOnlyTarget,
+    TargetError,
+    TargetNotFound,
+    TargetPermissionDenied,
+    UsageError,
+)
+from flashmark.monitor import DiskMonitor, device_for_path, optional_monitor
+from flashmark.sysroot import SystemRoots
+from flashmark.units import format_size
+from flashmark.workloads import cold_read, dpkg
+from flashmark.workloads.packages import (
+    DEFAULT_SEED,
+    PackageSet,
+    SyntheticFile,
+    boot_file_set,
+    generate_package_set,
+)
+from flashmark.workloads.result import PhaseTime, WorkloadCounts, WorkloadResult
+
+WORKLOAD_NAMES: tuple[str, ...] = ("pkg-install", "pkg-remove", "pkg-reinstall", "cold-read")
+DESCRIPTIONS = {
+    "pkg-install": "install a desktop's packages as apt and dpkg do (seed 002's 1st install)",
+    "pkg-remove": "purge the autoremove subset with dpkg's metadata updates (DE removal)",
+    "pkg-reinstall": "install the removed subset again from cached archives (2nd install)",
+    "cold-read": "drop the page cache and read a boot-like set of files (boot)",
+}
+FOLDER_PREFIX = "flashmark-workload-"
+_SPACE_MARGIN_BYTES = 64 * 1024 * 1024  # journal, metadata, folders: ext4 needs headroom
+
+Progress = Callable[[float], None]
+
+
+class UnknownWorkload(UsageError):
+    pass
+
+
+def run_workload(
+    name: str,
+    folder: Path,
+    *,
+    scale: float = 1.0,
+    roots: SystemRoots,
+    progress: Progress | None = None,
+    interval_s: float = 1.0,
+    seed: int = DEFAULT_SEED,
+) -> WorkloadResult:
+    """Run one workload in a new folder under `folder`, alone (it sets up its own state)."""
+    results = run_workloads(
+        (name,), folder, scale=scale, roots=roots, progress=progress, interval_s=interval_s,
+        seed=seed,
+    )  # fmt: skip
+    return results[0]
+
+
+def run_workloads(
+    names: Sequence[str],
+    folder: Path,
+    *,
+    scale: float = 1.0,
+    roots: SystemRoots,
+    progress: Progress | None = None,
+    interval_s: float = 1.0,
+    seed: int = DEFAULT_SEED,
+) -> tuple[WorkloadResult, ...]:
+    """Run workloads in order, sharing one folder (see module doc); always removes it."""
+    names = tuple(names)
+    for name in names:
+        if name not in WORKLOAD_NAMES:
+            raise UnknownWorkload(
+                f"unknown workload {name!r}: choose from {', '.join(WORKLOAD_NAMES)} or all"
+            )
+    if len(set(names)) != len(names):
+        raise UsageError(f"each workload can run once per call, got {', '.join(names)}")
+    if not scale > 0:
+        raise UsageError(f"--scale must be larger than zero, got {scale}")
+    folder = _check_folder(folder)
+    # A scale far too large for the disk would take long just to generate: estimate first.
+    _check_space(folder, scale, _needed_bytes(names, *_full_scale_bytes(seed)) * scale)
+    package_set = generate_package_set(scale, seed)
+    boot_files = boot_file_set(scale, seed) if "cold-read" in names else ()
+    installed = package_set.installed_bytes + package_set.archive_bytes
+    _check_space(folder, scale, _needed_bytes(names, installed, _total(boot_files)))
+    device = device_for_path(folder, roots)
+    try:
+        workdir = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX, dir=folder))
+    except OSError as error:
+        raise _target_error(error, folder) from error
+    try:
+        session = _Session(
+            workdir, package_set, boot_files, roots, device, interval_s, seed,
+            _ProgressShare(progress, len(names)),
+        )  # fmt: skip
+        results = tuple(session.run(name) for name in names)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    try:
+        shutil.rmtree(workdir)
+    except OSError as error:
+        raise TargetError(
+            f"the workloads finished but {workdir} could not be removed: {error}; remove it by hand"
+        ) from error
+    return results
+
+
+def _check_folder(folder: Path) -> Path:
+    if not folder.exists():
+        raise TargetNotFound(f"{folder} does not exist: give an existing folder as TARGET")
+    if not folder.is_dir():
+        raise TargetError(
+            f"{folder} is not a folder: workloads run on a mounted filesystem; mount the "
+            "device and give the folder it is mounted on"
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise TargetPermissionDenied(
+            f"cannot write in {folder}: choose a folder you can write to, or use sudo"
+        )
+    return folder.resolve()
+
+
+@functools.lru_cache(maxsize=4)
+def _full_scale_bytes(seed: int) -> tuple[int, int]:
+    """Bytes the packages (installed + archives) and the boot set take at scale 1."""
+    package_set = generate_package_set(1.0, seed)
+    return package_set.installed_bytes + package_set.archive_bytes, _total(boot_file_set(1.0, seed))
+
+
+def _total(files: tuple[SyntheticFile, ...]) -> int:
+    return sum(f.size_bytes for f in files)
+
+
+def _needed_bytes(names: tuple[str, ...], packages_bytes: float, boot_bytes: float) -> float:
+    needed = boot_bytes if "cold-read" in names else 0.0
+    if any(name.startswith("pkg-") for name in names):
+        needed += packages_bytes
+    return needed
+
+
+def _check_space(folder: Path, scale: float, needed_bytes: float) -> None:
+    needed = needed_bytes + _SPACE_MARGIN_BYTES
+    stats = os.statvfs(folder)
+    free = stats.f_bavail * stats.f_frsize
+    if needed > free:
+        fitting = scale * (free - _SPACE_MARGIN_BYTES) / needed_bytes * 0.9
+        raise NotEnoughSpace(
+            f"the workloads need about {format_size(int(needed))} in {folder} but "
+            f"{format_size(free)} is free: free some space or use --scale {max(fitting, 0):.2g}"
+        )
+
+
+def _target_error(error: OSError, place: Path) -> Exception:
+    """The flashmark error for an OSError hit while writing the workload's files."""
+    where = f"{place}: {error.strerror or error}"
+    if error.errno == errno.ENOSPC:
+        return NotEnoughSpace(f"the filesystem filled up at {where}; use a smaller --scale")
+    if error.errno == errno.EROFS:
+        return ReadOnlyTarget(f"read-only filesystem at {where}; remount it read-write")
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return TargetPermissionDenied(f"permission denied at {where}; use a writable folder")
+    if error.errno == errno.EIO:
+        return DeviceFailed(f"I/O error at {where}: the device may be failing (see dmesg)")
+    return error
+
+
+class _ProgressShare:
+    """Maps each workload's own 0..1 progress onto an equal share of the whole call."""
+
+    def __init__(self, progress: Progress | None, parts: int) -> None:
+        self._progress = progress
+        self._parts = max(1, parts)
+        self._index = 0
+        self._last = -1.0
+
+    def begin(self, index: int) -> None:
+        self._index = index
+        self.update(0.0)
+
+    def update(self, fraction: float) -> None:
+        if self._progress is None:
+            return
+        overall = (self._index + min(max(fraction, 0.0), 1.0)) / self._parts
+        if overall - self._last >= 0.002 or fraction >= 1.0:  # a few hundred calls at most
+            self._last = overall
+            self._progress(overall)
+
+
+@dataclass
+class _Timer:
+    monitor: DiskMonitor | None
+    phases: list[PhaseTime] = field(default_factory=list)
+    _current: tuple[str, float] | None = None
+
+    def phase(self, name: str) -> None:
+        now = time.perf_counter()
+        if self._current is not None:
+            self.phases.append(PhaseTime(self._current[0], now - self._current[1]))
+        self._current = (name, now)
+        if self.monitor is not None:
+            self.monitor.mark(name)
+
+    def finish(self) -> None:
+        if self._current is not None:
+            now = time.perf_counter()
+            self.phases.append(PhaseTime(self._current[0], now - self._current[1]))
+            self._current = None
+
+
+class _Session:
+    def __init__(
+        self,
+        workdir: Path,
+        package_set: PackageSet,
+        boot_files: tuple[SyntheticFile, ...],
+        roots: SystemRoots,
+        device: str | None,
+        interval_s: float,
+        seed: int,
+        progress: _ProgressShare,
+    ) -> None:
+        self.workdir = workdir
+        self.set = package_set
+        self.boot_files = boot_files
+        self.roots = roots
+        self.device = device
+        self.interval_s = interval_s
+        self.seed = seed
+        self.progress = progress
+        self.pool = dpkg.ContentPool(seed)
+        self.layout = dpkg.Layout(workdir / "root")
+        self.installed: set[int] = set()
+        self.cached: set[int] = set()  # archives in the apt cache
+        self.status: dpkg.StatusDatabase | None = None
+        self._index = 0
+
+    def run(self, name: str) -> WorkloadResult:
+        self.progress.begin(self._index)
+        self._index += 1
+        if name == "cold-read":
+            return self._cold_read()
+        setup = {"pkg-install": self._setup_install, "pkg-remove": self._setup_remove,
+                 "pkg-reinstall": self._setup_reinstall}[name]  # fmt: skip
+        body = {"pkg-install": self._install, "pkg-remove": self._remove,
+                "pkg-reinstall": self._reinstall}[name]  # fmt: skip
+        setup_started = time.perf_counter()
+        try:
+            setup()
+        except OSError as error:
+            raise _target_error(error, self.workdir) from error
+        setup_seconds = time.perf_counter() - setup_started
+        return self._timed(name, body, setup_seconds)
+
+    def _timed(
+        self,
+        name: str,
+        body: Callable[[dpkg.Counters, _Timer], None],
+        setup_seconds: float,
+    ) -> WorkloadResult:
+        counters = dpkg.Counters()
+        with optional_monitor(self.device, self.roots, self.interval_s) as monitor:
+            timer = _Timer(monitor)
+            started = time.perf_counter()
+            try:
+                body(counters, timer)
+            except OSError as error:
+                raise _target_error(error, self.workdir) from error
+            seconds = time.perf_counter() - started
+            timer.finish()
+        self.progress.update(1.0)
+        return WorkloadResult(
+            name=name,
+            seconds=seconds,
+            skipped=None,
+            scale=self.set.scale,
+            seed=self.seed,
+            counts=_freeze(counters),
+            phases=tuple(timer.phases),
+            setup_seconds=setup_seconds,
+            device=self.device,
+            monitor=None if monitor is None else monitor.series(),
+            description=DESCRIPTIONS[name],
+        )
+
+    # -- state --------------------------------------------------------------------------------
+    def _status(self) -> dpkg.StatusDatabase:
+        if self.status is None:
+            self.layout.create()
+            stanzas = self.set.base_packages + len(self.set.packages)
+            self.status = dpkg.StatusDatabase(self.layout, self.pool, stanzas)
+            self.status.write_initial(dpkg.Counters())
+        return self.status
+
+    def _quick_install(self, indexes: Sequence[int]) -> None:
+        status = self._status()
+        scratch = dpkg.Counters()
+        for index in indexes:
+            if index not in self.installed:
+                dpkg.unpack(self.layout, self.pool, status, self.set.packages[index], scratch,
+                            safe=False)  # fmt: skip
+                self.installed.add(index)
+
+    def _quick_remove(self, indexes: Sequence[int]) -> None:
+        for index in indexes:
+            if index in self.installed:
+                package = self.set.packages[index]
+                for entry in package.files:
+                    (self.layout.root / entry.path).unlink()
+                for suffix in (".list", ".md5sums"):
+                    (self.layout.info / f"{package.name}{suffix}").unlink(missing_ok=True)
+                self.installed.discard(index)
+
+    def _quick_download(self, indexes: Sequence[int]) -> None:
+        self._status()
+        scratch = dpkg.Counters()
+        for index in indexes:
+            if index not in self.cached:
+                dpkg.download(self.layout, self.pool, self.set.packages[index], scratch)
+                self.cached.add(index)
+
+    # -- pkg-install --------------------------------------------------------------------------
+    def _setup_install(self) -> None:
+        self._quick_remove(sorted(self.installed))
+        self._status()
+        dpkg.syncfs(self.workdir)
+
+    def _install(self, counters: dpkg.Counters, timer: _Timer) -> None:
+        indexes = range(len(self.set.packages))
+        self._install_packages(indexes, counters, timer, download=True)
+
+    def _install_packages(
+        self, indexes: Sequence[int], counters: dpkg.Counters, timer: _Timer, *, download: bool
+    ) -> None:
+        status = self._status()
+        packages = [self.set.packages[i] for i in indexes]
+        steps = len(packages) * (3 if download else 2)
+        done = 0
+
+        def step() -> None:
+            nonlocal done
+            done += 1
+            self.progress.update(done / steps)
+
+        if download:
+            timer.phase("download")
+            for index, package in zip(indexes, packages, strict=True):
+                if index not in self.cached:
+                    dpkg.download(self.layout, self.pool, package, counters)
+                    self.cached.add(index)
+                step()
+        timer.phase("unpack")
+        for index, package in zip(indexes, packages, strict=True):
+            dpkg.unpack(self.layout, self.pool, status, package, counters)
+            self.installed.add(index)
+            step()
+        timer.phase("configure")
+        for package in packages:
+            dpkg.configure(status, package, counters)
+            step()
+
+    # -- pkg-remove ---------------------------------------------------------------------------
+    def _setup_remove(self) -> None:
+        self._quick_install(self.set.removed)
+        dpkg.syncfs(self.workdir)
+
+    def _remove(self, counters: dpkg.Counters, timer: _Timer) -> None:
+        status = self._status()
+        timer.phase("purge")
+        for done, index in enumerate(self.set.removed, start=1):
+            dpkg.purge(self.layout, status, self.set.packages[index], counters)
+            self.installed.discard(index)
+            self.progress.update(done / len(self.set.removed))
+
+    # -- pkg-reinstall ------------------------------------------------------------------------
+    def _setup_reinstall(self) -> None:
+        self._quick_remove(self.set.removed)
+        self._quick_download(self.set.removed)
+        dpkg.syncfs(self.workdir)
+
+    def _reinstall(self, counters: dpkg.Counters, timer: _Timer) -> None:
+        self._install_packages(self.set.removed, counters, timer, download=False)
+
+    # -- cold-read ----------------------------------------------------------------------------
+    def _cold_read(self) -> WorkloadResult:
+        reason = cold_read.drop_caches_problem(self.roots)
+        if reason is not None:
+            return WorkloadResult(
+                name="cold-read", seconds=None, skipped=reason, scale=self.set.scale,
+                seed=self.seed, counts=WorkloadCounts(), phases=(), setup_seconds=0.0,
+                device=self.device, monitor=None, description=DESCRIPTIONS["cold-read"],
+            )  # fmt: skip
+        root = self.workdir / "boot"
+        started = time.perf_counter()
+        try:
+            cold_read.prepare(root, self.boot_files, self.pool, dpkg.Counters())
+            cold_read.drop_caches(self.roots, self.workdir)
+        except OSError as error:
+            raise _target_error(error, root) from error
+        setup_seconds = time.perf_counter() - started
+        total = len(self.boot_files)
+        done = 0
+
+        def step() -> None:
+            nonlocal done
+            done += 1
+            self.progress.update(done / total)
+
+        def body(counters: dpkg.Counters, timer: _Timer) -> None:
+            timer.phase("read")
+            cold_read.read_all(root, self.boot_files, counters, step)
+
+        return self._timed("cold-read", body, setup_seconds)
+
+
+def _freeze(counters: dpkg.Counters) -> WorkloadCounts:
+    return WorkloadCounts(**vars(counters))

@@ -1,0 +1,59 @@
+"""The monitor against truth: a loop device under the block throttle, driven by real fio.
+
+The throttle caps the device's requests per second exactly (DESIGN.md, "Testing against truth");
+what the monitor reads from /proc/diskstats while fio runs must be that cap.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+
+import pytest
+
+from flashmark.emulated import DeviceCaps, EmulatedDevice
+from flashmark.monitor import DiskMonitor
+from flashmark.sysroot import SystemRoots
+from flashmark.units import MiB
+
+pytestmark = [pytest.mark.root, pytest.mark.fio]
+
+RUNTIME_S = 4
+INTERVAL_S = 0.5
+
+
+def fio_on(device: EmulatedDevice, rw: str) -> list[str]:
+    return device.command([
+        "fio", "--name=monitor-check", f"--filename={device.device}", f"--rw={rw}",
+        "--bs=4k", "--direct=1", "--ioengine=libaio", "--iodepth=8", "--size=64M",
+        f"--runtime={RUNTIME_S}", "--time_based", "--randrepeat=0", "--output-format=json",
+    ])  # fmt: skip
+
+
+def steady_mean(values: list[float]) -> float:
+    # The first and last intervals are only partly covered by fio (start-up, exit).
+    return statistics.fmean(values[1:-1])
+
+
+@pytest.mark.parametrize(
+    ("caps", "rw", "metric"),
+    [
+        (DeviceCaps("write-capped", write_iops=300), "randwrite", "write_iops"),
+        (DeviceCaps("read-capped", read_iops=700), "randread", "read_iops"),
+    ],
+    ids=["random-write-300-iops", "random-read-700-iops"],
+)
+def test_monitor_iops_during_a_throttled_fio_run_match_the_cap(
+    caps: DeviceCaps, rw: str, metric: str
+) -> None:
+    cap = caps.effective_iops(caps.write_iops if metric == "write_iops" else caps.read_iops)
+    with EmulatedDevice(caps, size_bytes=128 * MiB, filesystem=False) as device:
+        with DiskMonitor(device.device, SystemRoots(), INTERVAL_S) as monitor:
+            subprocess.run(fio_on(device, rw), check=True, capture_output=True,
+                           timeout=RUNTIME_S + 60)  # fmt: skip
+        series = monitor.series()
+    samples = [getattr(s, metric) for s in series.samples]
+    assert len(samples) >= RUNTIME_S / INTERVAL_S
+    measured = steady_mean(samples)
+    assert measured == pytest.approx(cap, rel=0.03), samples
+    assert all(s.avg_request_bytes == 4096 for s in series.samples[1:-1] if s.iops)

@@ -1,0 +1,96 @@
+"""The sampler thread against a procfs root that tests move and rewrite (sysroot layer)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from flashmark.monitor import (
+    DiskMonitor,
+    MonitorDeviceNotFound,
+    device_for_path,
+    normalise_device_name,
+)
+from flashmark.sysroot import SystemRoots
+
+DISKSTATS = Path(__file__).resolve().parents[1] / "data" / "diskstats"
+
+
+def install(procfs: Path, recording: str) -> None:
+    """Replace procfs/diskstats atomically, as the kernel's file changes between reads."""
+    temporary = procfs / "diskstats.new"
+    temporary.write_text((DISKSTATS / recording).read_text())
+    os.replace(temporary, procfs / "diskstats")
+
+
+@pytest.fixture
+def procfs(tmp_path: Path) -> Path:
+    root = tmp_path / "proc"
+    root.mkdir()
+    install(root, "kernel-4.19-18-fields.t0")
+    return root
+
+
+def test_class4_card_interval_recorded_by_the_thread_matches_the_counters(procfs: Path) -> None:
+    roots = SystemRoots(procfs=procfs)
+    with DiskMonitor("/dev/mmcblk0", roots, interval_s=0.05) as monitor:
+        time.sleep(0.2)
+        monitor.mark("install")
+        install(procfs, "kernel-4.19-18-fields.t1")
+        time.sleep(0.2)
+    series = monitor.series()
+    assert series.device == "mmcblk0" and series.diskstats_fields == 18
+    summary = series.summary()
+    assert (summary.write_ios, summary.read_ios) == (521, 0)
+    assert summary.write_bytes == 19952 * 512
+    # Every completed request lands in exactly one sample.
+    assert sum(s.write_ios for s in series.samples) == 521
+    assert len(series.samples) >= 5
+    assert all(abs(s.interval_s - 0.05) < 0.05 for s in series.samples[:-1])
+    install_phase = next(p for p in series.phases if p.name == "install")
+    assert install_phase.summary.write_ios == 521
+    document = series.to_dict()
+    assert document["summary"]["write_ios"] == 521
+    assert {"read_iops", "write_iops"} <= set(document["samples"][0])
+
+
+def test_a_missing_device_fails_at_once_naming_the_devices_there(procfs: Path) -> None:
+    with pytest.raises(MonitorDeviceNotFound, match=r"'sdz'.*mmcblk0, mmcblk0p1, mmcblk1"):
+        DiskMonitor("sdz", SystemRoots(procfs=procfs)).start()
+
+
+def test_a_device_that_disappears_keeps_what_was_recorded(procfs: Path) -> None:
+    roots = SystemRoots(procfs=procfs)
+    with DiskMonitor("mmcblk0", roots, interval_s=0.05) as monitor:
+        install(procfs, "kernel-4.19-18-fields.t1")
+        time.sleep(0.15)
+        (procfs / "diskstats").write_text((DISKSTATS / "kernel-4.14-14-fields.t0").read_text())
+        time.sleep(0.15)
+    series = monitor.series()
+    assert series.summary().write_ios == 521
+    assert any("monitoring stopped" in w and "mmcblk0" in w for w in series.warnings)
+
+
+def test_a_temporary_folder_resolves_to_the_live_device_that_holds_it(tmp_path: Path) -> None:
+    roots = SystemRoots()
+    st_dev = os.stat(tmp_path).st_dev
+    name = device_for_path(tmp_path, roots)
+    if os.major(st_dev) == 0:
+        assert name is None  # tmpfs or overlay: nothing to monitor
+        return
+    assert name is not None
+    stats = (roots.procfs / "diskstats").read_text().split()
+    assert name in stats
+
+
+def test_device_nodes_and_names_are_the_same_device() -> None:
+    assert normalise_device_name("mmcblk0") == "mmcblk0"
+    assert normalise_device_name("/dev/null") == "null"
+
+
+def test_interval_must_be_positive(procfs: Path) -> None:
+    with pytest.raises(ValueError, match="positive"):
+        DiskMonitor("mmcblk0", SystemRoots(procfs=procfs), interval_s=0)
