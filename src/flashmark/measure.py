@@ -16,9 +16,16 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from flashmark import __version__
-from flashmark.fio.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S, prepare_job, test_job
+from flashmark.errors import DeviceFailed, NotEnoughSpace
+from flashmark.fio.jobs import (
+    PREPARE_JOB_NAME,
+    PREPARE_TIME_LIMIT_S,
+    FioJob,
+    job_for_test,
+    prepare_job,
+)
 from flashmark.fio.parse import parse_prepare_output, parse_test_output
-from flashmark.fio.runner import FioRunner
+from flashmark.fio.runner import FioOutput, FioRunner
 from flashmark.grade import grade_results
 from flashmark.model import (
     FioInfo,
@@ -31,7 +38,7 @@ from flashmark.model import (
     TestSpec,
 )
 from flashmark.profiles import Profile
-from flashmark.target import test_file
+from flashmark.target import created_test_file
 
 
 @dataclass(frozen=True)
@@ -111,7 +118,7 @@ def measure(
             progress.end(PREPARE_JOB_NAME, f"{rate / 1e6:.1f} MB/s")
         for spec in plan.tests:
             number += 1
-            job = test_job(
+            job = job_for_test(
                 spec,
                 settings,
                 filename,
@@ -119,7 +126,7 @@ def measure(
             )
             progress.begin(spec.name, number, total, job.expected_s)
             output = runner.run(job, progress.update)
-            result = parse_test_output(spec, job, output)
+            result = _parse(spec, job, output, target)
             command = command or output.argv
             results.append(result)
             progress.end(spec.name, _summary(result))
@@ -142,8 +149,21 @@ def _test_area(target: Target, settings: Settings) -> Iterator[str]:
     if target.kind is TargetKind.DEVICE:
         yield target.path
         return
-    with test_file(target, direct=settings.direct) as path:
+    with created_test_file(target, direct=settings.direct) as path:
         yield str(path)
+
+
+def _parse(spec: TestSpec, job: FioJob, output: FioOutput, target: Target) -> TestResult:
+    try:
+        return parse_test_output(spec, job, output)
+    except NotEnoughSpace as error:
+        if target.kind is TargetKind.DEVICE:
+            # A block device has no free space to run out of: writes past its end fail with
+            # ENOSPC when it shrank to nothing, which is how a pulled card looks.
+            raise DeviceFailed(
+                f"{target.path} stopped taking writes (it vanished or shrank): {error}"
+            ) from None
+        raise
 
 
 def _summary(result: TestResult) -> str:

@@ -1,7 +1,7 @@
 """From the TARGET argument to something safe to measure, and the test file's life cycle.
 
 - A folder, or a file inside one (the file itself is never touched): a uniquely named test file
-  is created in the folder and always removed (see `test_file`).
+  is created in the folder and always removed (see `created_test_file`).
 - A block device: read tests only, unless the run is destructive; a destructive run is refused
   when the device or anything on it is in use (device_safety.py).
 Every refusal is a typed error naming the cause and the option that changes it.
@@ -150,7 +150,7 @@ def _check_exclusive(node: str) -> None:
 
 
 @contextlib.contextmanager
-def test_file(target: Target, *, direct: bool) -> Iterator[Path]:
+def created_test_file(target: Target, *, direct: bool) -> Iterator[Path]:
     """Create the target's test file, check it takes direct I/O, and always remove it."""
     path = Path(target.path)
     try:
@@ -165,9 +165,6 @@ def test_file(target: Target, *, direct: bool) -> Iterator[Path]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
-
-
-test_file.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
 def _creation_error(path: Path, error: OSError) -> Exception:

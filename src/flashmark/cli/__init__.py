@@ -82,13 +82,16 @@ def main(debug: bool) -> None:
 
 def _register_commands() -> None:
     # Imported here so that each command module can import `main`-independent helpers freely.
-    from flashmark.cli import history, references, run
+    from flashmark.cli import history, monitor, probe, references, run, workload
 
     main.add_command(run.run_command)
     main.add_command(run.profiles_command)
     main.add_command(history.history_command)
     main.add_command(history.show_command)
+    main.add_command(probe.probe_command)
     main.add_command(references.references_command)
+    main.add_command(monitor.monitor_command)
+    main.add_command(workload.workload_command)
 
 
 _register_commands()

@@ -12,7 +12,6 @@ from typing import Any, TextIO
 
 from rich.console import Console
 
-
 # Without a terminal (a pipe, a log file, CI) rich would assume 80 columns and squeeze the
 # tables; a wider page keeps each test on one line.
 _PIPE_WIDTH = 132

@@ -49,7 +49,7 @@ class FioJob:
     bw_log_prefix: str | None
 
 
-def test_job(spec: TestSpec, settings: Settings, filename: str, *, readonly: bool) -> FioJob:
+def job_for_test(spec: TestSpec, settings: Settings, filename: str, *, readonly: bool) -> FioJob:
     """The fio job measuring one test of a profile against `filename` (test file or device)."""
     lines = _header(f"test {spec.name} ({spec.description}), profile {settings.profile}")
     lines += _global_options(settings, filename)

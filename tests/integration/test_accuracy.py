@@ -1,0 +1,31 @@
+"""`flashmark run DIR --profile quick --json` on ext4 on an emulated card: every headline within
+3% of the throttle's caps (DESIGN.md, "Testing against truth")."""
+
+import pytest
+
+from flashmark.emulated import DeviceCaps, EmulatedDevice
+from tests.integration.emulation import flashmark_json, headline
+
+pytestmark = [pytest.mark.root, pytest.mark.fio]
+
+CARD = DeviceCaps(
+    "a1-card", read_iops=1500, write_iops=500, read_bps=40_000_000, write_bps=20_000_000
+)
+
+
+def test_quick_profile_reports_every_headline_within_3_percent_of_truth():
+    with EmulatedDevice(CARD, size_bytes=512 * 2**20) as device:
+        document = flashmark_json(device, str(device.mount_point), "--profile", "quick")
+    truth = {
+        ("seq-write", "write", "bw_bytes"): CARD.write_bps,
+        ("seq-read", "read", "bw_bytes"): CARD.read_bps,
+        ("rand-read-4k", "read", "iops"): CARD.read_iops,
+        ("rand-write-4k", "write", "iops"): CARD.write_iops,
+        ("rand-read-4k-q32", "read", "iops"): CARD.read_iops,
+        ("rand-write-4k-q32", "write", "iops"): CARD.write_iops,
+    }
+    for (test, direction, metric), expected in truth.items():
+        measured = headline(document, test, direction, metric)
+        assert measured == pytest.approx(expected, rel=0.03), (test, measured, expected)
+    assert document["target"]["filesystem"] == "ext4"
+    assert document["target"]["block_device"] == device.device

@@ -1,0 +1,60 @@
+"""A1/A2 verdicts for emulated cards 3% above and 3% below every threshold.
+
+Each card is 3% (or more, where the throttle's 10-IOPS steps demand it) above every threshold
+of its class, or below every one, so each check is decided on both sides. The four cards run in
+parallel: each has its own loop device and cgroup.
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from flashmark.emulated import DeviceCaps, EmulatedDevice
+from tests.integration.emulation import flashmark_json
+
+pytestmark = [pytest.mark.root, pytest.mark.fio]
+
+CARDS = {
+    # IOPS caps are multiples of 10 (the throttle's slice rounds down): 1550 = +3.3%,
+    # 1450 = -3.3%, 520/480 = +-4%, 4120/3880 and 2060/1940 = +-3%.
+    "A1+": DeviceCaps("A1+", 1550, 520, 60_000_000, 10_300_000),
+    "A1-": DeviceCaps("A1-", 1450, 480, 60_000_000, 9_700_000),
+    "A2+": DeviceCaps("A2+", 4120, 2060, 90_000_000, 10_300_000),
+    "A2-": DeviceCaps("A2-", 3880, 1940, 90_000_000, 9_700_000),
+}
+
+
+def measure(caps):
+    with EmulatedDevice(caps, size_bytes=256 * 2**20) as device:
+        return flashmark_json(
+            device, str(device.mount_point), "--profile", "a1", "--size", "64M", "--runtime", "6"
+        )
+
+
+@pytest.fixture(scope="module")
+def documents():
+    with ThreadPoolExecutor(max_workers=len(CARDS)) as pool:
+        return dict(zip(CARDS, pool.map(measure, CARDS.values()), strict=True))
+
+
+@pytest.mark.parametrize(
+    ("card", "klass", "passes"),
+    [
+        ("A1+", "A1", True),
+        ("A1-", "A1", False),
+        ("A2+", "A2", True),
+        ("A2-", "A2", False),
+    ],
+)
+def test_every_check_of_the_class_is_decided_on_the_right_side(documents, card, klass, passes):
+    grade = documents[card]["grades"][klass]
+    assert grade["pass"] is passes
+    assert [check["pass"] for check in grade["checks"]] == [passes] * 3
+    for check in grade["checks"]:
+        assert (check["margin_pct"] > 0) is passes
+
+
+def test_speed_class_c10_follows_the_sequential_write(documents):
+    assert documents["A1+"]["grades"]["C10"]["pass"] is True
+    assert documents["A1-"]["grades"]["C10"]["pass"] is False
+    assert documents["A1+"]["grades"]["U3"]["pass"] is False

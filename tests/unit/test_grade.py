@@ -1,0 +1,93 @@
+"""Grades: every threshold of the SD Association classes, on both sides."""
+
+import pytest
+
+from flashmark.grade import grade_results
+from flashmark.model import DirectionResult, LatencyNs, TestResult
+from flashmark.profiles import (
+    RAND_READ_4K,
+    RAND_READ_4K_Q32,
+    RAND_WRITE_4K,
+    RAND_WRITE_4K_Q32,
+    SEQ_WRITE,
+)
+
+LAT = LatencyNs(1, 2, 3, 1, 2, 2, 3, 3, 3)
+
+
+def direction(iops=0.0, bw=0.0):
+    return DirectionResult(
+        iops=iops,
+        bw_bytes=bw,
+        io_bytes=1,
+        total_ios=1,
+        runtime_ms=1,
+        lat_ns=LAT,
+        bw_per_second=None,
+    )
+
+
+def results(read_iops, write_iops, seq_mb_s, q32_factor=1.0):
+    return [
+        TestResult(RAND_READ_4K, direction(read_iops), None, "", 1),
+        TestResult(RAND_WRITE_4K, None, direction(write_iops), "", 1),
+        TestResult(RAND_READ_4K_Q32, direction(read_iops * q32_factor), None, "", 1),
+        TestResult(RAND_WRITE_4K_Q32, None, direction(write_iops * q32_factor), "", 1),
+        TestResult(SEQ_WRITE, None, direction(10, seq_mb_s * 1e6), "", 1),
+    ]
+
+
+def grades(*args, **kwargs):
+    return {g.name: g for g in grade_results(results(*args, **kwargs))}
+
+
+def test_seed_002_extreme_pro_a2_meets_a1_not_a2():
+    # Seed 002: SanDisk Extreme Pro A2 on a host without A2 support: 1766/732 IOPS, 50 MB/s.
+    g = grades(1766, 732, 50)
+    assert g["A1"].passed is True
+    assert g["A2"].passed is False
+    assert [c.passed for c in g["A2"].checks] == [False, False, True]
+    assert g["U3"].passed is True and g["V30"].passed is True
+
+
+@pytest.mark.parametrize("side", [+1, -1])
+@pytest.mark.parametrize("check", range(3))
+@pytest.mark.parametrize(("klass", "limits"), [("A1", (1500, 500, 10)), ("A2", (4000, 2000, 10))])
+def test_each_app_class_threshold_decides_on_both_sides(klass, limits, check, side):
+    values = [limit * 1.5 for limit in limits]
+    values[check] = limits[check] * (1 + side * 0.03)
+    g = grades(*values)[klass]
+    assert g.checks[check].passed is (side > 0)
+    assert g.checks[check].margin_pct == pytest.approx(side * 3.0)
+    assert g.passed is (side > 0)
+
+
+@pytest.mark.parametrize(("klass", "mb_s"), [("C10", 10), ("U1", 10), ("U3", 30), ("V30", 30)])
+def test_speed_classes_read_sustained_sequential_write(klass, mb_s):
+    assert grades(9999, 9999, mb_s * 1.03)[klass].passed is True
+    assert grades(9999, 9999, mb_s * 0.97)[klass].passed is False
+    check = grades(9999, 9999, mb_s)[klass].checks[0]
+    assert (check.test, check.unit, check.threshold) == ("seq-write", "MB/s", mb_s)
+
+
+def test_a2_reads_the_queue_depth_32_tests():
+    g = grades(1600, 700, 20, q32_factor=3.0)  # deep queue reaches A2, depth 1 does not
+    assert g["A2"].passed is True and g["A1"].passed is True
+    assert [c.test for c in g["A2"].checks] == [
+        "rand-read-4k-q32",
+        "rand-write-4k-q32",
+        "seq-write",
+    ]
+
+
+def test_a_grade_without_its_tests_is_unknown_not_failed():
+    read_only = [r for r in results(3000, 900, 20) if r.write is None]
+    g = {x.name: x for x in grade_results(read_only)}
+    assert g["A1"].passed is None
+    assert g["A1"].checks[0].passed is True and g["A1"].checks[1].value is None
+    assert g["C10"].passed is None
+
+
+def test_a_failed_check_fails_the_grade_even_if_another_is_unmeasured():
+    read_only = [r for r in results(1000, 900, 20) if r.write is None]
+    assert {x.name: x for x in grade_results(read_only)}["A1"].passed is False

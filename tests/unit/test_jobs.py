@@ -1,0 +1,85 @@
+"""Job files are complete, re-runnable and say what the measurement rules require."""
+
+import pytest
+
+from flashmark.fio.jobs import job_for_test, prepare_job
+from flashmark.model import Settings
+from flashmark.profiles import MIXED_4K_70R_Q4, PROFILES, RAND_READ_4K, SEQ_WRITE
+
+SETTINGS = Settings(
+    profile="quick", size_bytes=128 * 2**20, runtime_s=8, ramp_s=2, direct=True, destructive=False
+)
+
+
+def options(text):
+    return dict(
+        line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith(";")
+    )
+
+
+def test_write_test_is_direct_incompressible_timed_and_fsynced():
+    job = job_for_test(SEQ_WRITE, SETTINGS, "/mnt/card/.flashmark-1.tmp", readonly=False)
+    opts = options(job.text)
+    assert opts["direct"] == "1"
+    assert opts["refill_buffers"] == "1"
+    assert (opts["time_based"], opts["runtime"], opts["ramp_time"]) == ("1", "8", "2")
+    assert opts["end_fsync"] == "1"
+    assert (opts["rw"], opts["bs"], opts["iodepth"]) == ("write", "1048576", "1")
+    assert opts["lat_percentiles"] == "1"
+    assert opts["percentile_list"] == "50:90:99:99.9:99.99"
+    assert opts["write_bw_log"] == "seq-write" and opts["log_avg_msec"] == "1000"
+    assert job.expected_s == 10
+
+
+def test_read_test_has_no_fsync_and_mixed_test_sets_the_mix():
+    assert "end_fsync" not in options(
+        job_for_test(RAND_READ_4K, SETTINGS, "/f", readonly=True).text
+    )
+    mixed = options(job_for_test(MIXED_4K_70R_Q4, SETTINGS, "/f", readonly=False).text)
+    assert (mixed["rw"], mixed["rwmixread"], mixed["iodepth"]) == ("randrw", "70", "4")
+
+
+def test_buffered_settings_turn_direct_off():
+    buffered = Settings(**{**SETTINGS.__dict__, "direct": False})
+    assert options(job_for_test(RAND_READ_4K, buffered, "/f", readonly=False).text)["direct"] == "0"
+
+
+def test_colons_in_paths_are_escaped_for_fio():
+    assert options(prepare_job(SETTINGS, "/media/a:b/x").text)["filename"] == "/media/a\\:b/x"
+    with pytest.raises(ValueError):
+        prepare_job(SETTINGS, "/bad\nname")
+
+
+def test_prepare_writes_the_whole_area_once_and_is_not_time_based():
+    opts = options(prepare_job(SETTINGS, "/f").text)
+    assert opts["size"] == str(128 * 2**20)
+    assert "time_based" not in opts
+    assert (opts["rw"], opts["end_fsync"]) == ("write", "1")
+
+
+def test_profiles_have_the_named_tests_of_the_issue():
+    assert PROFILES["quick"].test_names() == (
+        "seq-write",
+        "seq-read",
+        "rand-read-4k",
+        "rand-write-4k",
+        "rand-read-4k-q32",
+        "rand-write-4k-q32",
+    )
+    standard = PROFILES["standard"].test_names()
+    assert {"mixed-4k-70r-q4", "seq-read-q8", "seq-write-q8"} <= set(standard)
+    full = set(PROFILES["full"].test_names())
+    for size in ("1k", "2k", "4k", "16k", "128k", "512k", "1M", "16M"):
+        assert f"rand-read-{size}" in full and f"rand-write-{size}" in full
+    assert {"seq-read-16M", "seq-write-16M", "seq-read-4k"} <= full
+    for profile in PROFILES.values():
+        names = profile.test_names()
+        assert len(names) == len(set(names)), profile.name
+
+
+def test_quick_profile_fits_in_90_seconds_on_a_10_mb_s_card():
+    quick = PROFILES["quick"]
+    prepare_s = quick.default_size_bytes / 10e6
+    tests_s = len(quick.tests) * (quick.default_runtime_s + quick.default_ramp_s)
+    # Leave room for fio's start-up and the fsync at the end of each write test.
+    assert prepare_s + tests_s + 10 < 90

@@ -1,0 +1,166 @@
+"""The whole CLI on replayed fio outputs: no fio, no root needed (FLASHMARK_FIO_REPLAY)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from flashmark.errors import ExitStatus
+
+
+def flashmark(*args, env=None, cwd=None):
+    environment = {**os.environ, "FLASHMARK_DB": "", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "flashmark", *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def replay_env(recordings, tmp_path):
+    return {
+        "FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card"),
+        "FLASHMARK_DB": str(tmp_path / "history.sqlite3"),
+    }
+
+
+def test_run_json_prints_the_documented_schema_and_saves_it(tmp_path, replay_env):
+    folder = tmp_path / "card"
+    folder.mkdir()
+    done = flashmark("run", str(folder), "--json", env=replay_env)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["schema"] == "flashmark.result/1"
+    assert document["id"] == 1
+    names = [test["name"] for test in document["tests"]]
+    assert names == [
+        "seq-write",
+        "seq-read",
+        "rand-read-4k",
+        "rand-write-4k",
+        "rand-read-4k-q32",
+        "rand-write-4k-q32",
+    ]
+    rand_read = document["tests"][2]
+    assert rand_read["read"]["iops"] == pytest.approx(1500, rel=0.03)
+    assert rand_read["write"] is None
+    assert set(rand_read["read"]["lat_ns"]) >= {"mean", "p50", "p90", "p99", "p99.9", "p99.99"}
+    assert rand_read["job"].startswith("; flashmark")
+    for name in ("A1", "A2", "C10", "U1", "U3", "V30"):
+        grade = document["grades"][name]
+        assert grade["pass"] == all(check["pass"] for check in grade["checks"])
+    a2 = document["grades"]["A2"]
+    assert a2["pass"] is False and a2["checks"][0]["threshold"] == 4000
+    assert list(folder.iterdir()) == []  # the test file is gone
+    # progress went to stderr, one line per step
+    assert "[7/7] rand-write-4k-q32" in done.stderr
+
+    listed = json.loads(flashmark("history", "--json", env=replay_env).stdout)
+    assert [entry["id"] for entry in listed] == [1]
+    shown = json.loads(flashmark("show", "1", "--json", env=replay_env).stdout)
+    assert shown == document
+    table = flashmark("show", "1", env=replay_env)
+    assert "rand-read-4k-q32" in table.stdout and "A1" in table.stdout
+
+
+def test_terminal_output_is_a_table_with_grades(tmp_path, replay_env):
+    done = flashmark("run", str(tmp_path), "--no-save", env=replay_env)
+    assert done.returncode == 0, done.stderr
+    assert "seq-write" in done.stdout and "Grades" in done.stdout and "MB = 10^6" in done.stdout
+    assert not (tmp_path / "history.sqlite3").exists()
+
+
+def test_show_fio_prints_rerunnable_job_files(tmp_path, replay_env):
+    done = flashmark("run", str(tmp_path), "--no-save", "--show-fio", env=replay_env)
+    assert done.returncode == 0
+    assert "# ---- prepare.fio" in done.stderr
+    assert "[rand-write-4k-q32]" in done.stderr and "iodepth=32" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (["run", "/no/such/place"], ExitStatus.TARGET, "no such folder, file or device"),
+        (["run", "--size", "lots"], ExitStatus.USAGE, "cannot read size"),
+        (["run", "--size", "1M", "--profile", "full"], ExitStatus.USAGE, "too small"),
+        (["run", "--destructive"], ExitStatus.USAGE, "block devices only"),
+        (["run", "--size", "1000T"], ExitStatus.TARGET, "choose a smaller --size"),
+        (["show", "42"], ExitStatus.USAGE, "no run 42"),
+        (["run", "--profile", "nope"], ExitStatus.USAGE, "nope"),
+    ],
+)
+def test_bad_input_gets_one_line_and_an_exit_status(tmp_path, replay_env, args, status, message):
+    done = flashmark(*args, env=replay_env, cwd=tmp_path)
+    assert done.returncode == status
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(p for p in tmp_path.iterdir() if p.name != "history.sqlite3") == []
+
+
+def test_debug_shows_the_traceback(tmp_path, replay_env):
+    done = flashmark("--debug", "run", "/no/such/place", env=replay_env)
+    assert done.returncode == ExitStatus.TARGET
+    assert "Traceback" in done.stderr
+
+
+def test_missing_fio_says_how_to_install_it(tmp_path):
+    empty_path = tmp_path / "bin"
+    empty_path.mkdir()
+    done = flashmark("run", str(tmp_path), "--no-save", env={"PATH": str(empty_path)})
+    assert done.returncode == ExitStatus.ENVIRONMENT
+    assert "apt-get install fio" in done.stderr
+    assert list(p.name for p in tmp_path.iterdir()) == ["bin"]
+
+
+def test_too_old_fio_is_refused(tmp_path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "fio").write_text("#!/bin/sh\necho fio-2.2.10\n")
+    (fake / "fio").chmod(0o755)
+    done = flashmark("run", str(tmp_path), "--no-save", env={"PATH": f"{fake}:/usr/bin:/bin"})
+    assert done.returncode == ExitStatus.ENVIRONMENT
+    assert "too old" in done.stderr and "3.11" in done.stderr
+
+
+def test_a_device_failure_mid_run_exits_5_and_removes_the_test_file(tmp_path, recordings):
+    broken = tmp_path / "replay"
+    shutil.copytree(recordings / "quick-a1-card", broken)
+    for path in broken.glob("rand-write-4k.*"):
+        path.unlink()
+    for path in (recordings / "folder-device-gone").glob("rand-write-4k*"):
+        shutil.copy(path, broken / path.name)
+    folder = tmp_path / "card"
+    folder.mkdir()
+    done = flashmark("run", str(folder), "--no-save", env={"FLASHMARK_FIO_REPLAY": str(broken)})
+    assert done.returncode == ExitStatus.DEVICE, done.stderr
+    assert "device failed or disappeared" in done.stderr
+    assert list(folder.iterdir()) == []
+
+
+def test_ram_filesystems_are_refused_unless_buffered(tmp_path, replay_env):
+    shm = "/dev/shm"
+    if not os.path.ismount(shm):
+        pytest.skip("no tmpfs at /dev/shm on this machine")
+    done = flashmark("run", shm, "--no-save", "--size", "8M", env=replay_env)
+    assert done.returncode == ExitStatus.TARGET
+    assert "--buffered" in done.stderr
+    buffered = flashmark(
+        "run", shm, "--no-save", "--size", "8M", "--buffered", "--json", env=replay_env
+    )
+    assert buffered.returncode == 0, buffered.stderr
+    document = json.loads(buffered.stdout)
+    assert document["settings"]["direct"] is False
+    assert any("buffered" in warning for warning in document["warnings"])
+    assert not [p for p in os.listdir(shm) if p.startswith(".flashmark-")]
+
+
+def test_profiles_lists_every_profile():
+    done = flashmark("profiles", "--json")
+    assert [p["name"] for p in json.loads(done.stdout)] == ["quick", "standard", "full", "a1"]
