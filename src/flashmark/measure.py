@@ -20,12 +20,11 @@ from flashmark.errors import DeviceFailed, NotEnoughSpace
 from flashmark.fio.jobs import (
     PREPARE_JOB_NAME,
     PREPARE_TIME_LIMIT_S,
-    FioJob,
     job_for_test,
     prepare_job,
 )
 from flashmark.fio.parse import parse_prepare_output, parse_test_output
-from flashmark.fio.runner import FioOutput, FioRunner
+from flashmark.fio.runner import FioRunner
 from flashmark.grade import grade_results
 from flashmark.model import (
     FioInfo,
@@ -126,7 +125,7 @@ def measure(
             )
             progress.begin(spec.name, number, total, job.expected_s)
             output = runner.run(job, progress.update)
-            result = _parse(spec, job, output, target)
+            result = parse_test_output(spec, job, output)
             command = command or output.argv
             results.append(result)
             progress.end(spec.name, _summary(result))
@@ -147,23 +146,17 @@ def measure(
 @contextlib.contextmanager
 def _test_area(target: Target, settings: Settings) -> Iterator[str]:
     if target.kind is TargetKind.DEVICE:
-        yield target.path
-        return
-    with created_test_file(target, direct=settings.direct) as path:
-        yield str(path)
-
-
-def _parse(spec: TestSpec, job: FioJob, output: FioOutput, target: Target) -> TestResult:
-    try:
-        return parse_test_output(spec, job, output)
-    except NotEnoughSpace as error:
-        if target.kind is TargetKind.DEVICE:
+        try:
+            yield target.path
+        except NotEnoughSpace as error:
             # A block device has no free space to run out of: writes past its end fail with
             # ENOSPC when it shrank to nothing, which is how a pulled card looks.
             raise DeviceFailed(
                 f"{target.path} stopped taking writes (it vanished or shrank): {error}"
             ) from None
-        raise
+        return
+    with created_test_file(target, direct=settings.direct) as path:
+        yield str(path)
 
 
 def _summary(result: TestResult) -> str:

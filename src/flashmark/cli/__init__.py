@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from pathlib import Path
 from typing import Any
 
 import click
 
 from flashmark import __version__
 from flashmark.errors import ExitStatus, FlashmarkError
+from flashmark.store import DB_ENV
 
 
 def _debug_enabled(ctx: click.Context | None) -> bool:
@@ -59,6 +61,14 @@ def _report(ctx: click.Context, error: BaseException, message: str, status: int)
 
 debug_option = click.option(
     "--debug", is_flag=True, default=False, help="Show the full traceback when something fails."
+)
+
+db_option = click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar=DB_ENV,
+    help=f"History database [env {DB_ENV}; default ~/.local/share/flashmark/history.sqlite3].",
 )
 
 

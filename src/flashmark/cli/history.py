@@ -6,19 +6,11 @@ from pathlib import Path
 
 import click
 
-from flashmark.cli import debug_option
+from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.document import document_to_run
 from flashmark.report.terminal import render_history, render_run
-from flashmark.store import DB_ENV, History, default_db_path
-
-db_option = click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    envvar=DB_ENV,
-    help=f"History database [env {DB_ENV}; default ~/.local/share/flashmark/history.sqlite3].",
-)
+from flashmark.store import History, default_db_path
 
 
 @click.command("history")

@@ -21,7 +21,7 @@ import click
 from rich.table import Table
 
 from flashmark import __version__
-from flashmark.cli import debug_option
+from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.errors import FlashmarkError, Interrupted, UsageError
 from flashmark.monitor import (
@@ -32,7 +32,7 @@ from flashmark.monitor import (
     device_for_path,
 )
 from flashmark.signals import signals_raise
-from flashmark.store import DB_ENV, History, default_db_path
+from flashmark.store import History, default_db_path
 from flashmark.sysroot import SystemRoots
 from flashmark.units import format_rate, format_size
 
@@ -85,13 +85,7 @@ class _SplitAtDoubleDash(click.Command):
 @click.option(
     "--json", "as_json", is_flag=True, help=f"Print a {MONITOR_SCHEMA} document on stdout."
 )
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    envvar=DB_ENV,
-    help=f"History database [env {DB_ENV}; default ~/.local/share/flashmark/history.sqlite3].",
-)
+@db_option
 @click.option("--no-save", is_flag=True, help="Do not save a command's recording.")
 @debug_option
 @click.pass_context

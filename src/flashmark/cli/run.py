@@ -11,19 +11,19 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from flashmark.cli import debug_option
+from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.progress import progress_display
 from flashmark.document import run_to_document
 from flashmark.errors import ConfirmationRefused, UsageError
 from flashmark.fio.jobs import job_for_test, prepare_job
 from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner
-from flashmark.measure import default_settings, measure, plan_tests
+from flashmark.measure import Plan, default_settings, measure, plan_tests
 from flashmark.model import Settings, Target, TargetKind
 from flashmark.profiles import PROFILES, Profile, get_profile
 from flashmark.report.terminal import render_run
 from flashmark.signals import signals_raise
-from flashmark.store import DB_ENV, History, default_db_path
+from flashmark.store import History, default_db_path
 from flashmark.sysroot import SystemRoots
 from flashmark.target import resolve_target
 from flashmark.units import format_duration, format_size, parse_size
@@ -64,13 +64,7 @@ _SHORT_RUNTIME_S = 8
     is_flag=True,
     help="Print the result document (flashmark.result/1) on stdout; progress on stderr.",
 )
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    envvar=DB_ENV,
-    help=f"History database [env {DB_ENV}; default ~/.local/share/flashmark/history.sqlite3].",
-)
+@db_option
 @click.option("--no-save", is_flag=True, help="Do not save this run to the history.")
 @click.option(
     "--buffered",
@@ -159,7 +153,7 @@ def run_command(
             ReplayRunner(Path(replay)) if replay else FioProcessRunner(Path(workdir))
         )
         if show_fio:
-            _print_jobs(profile, settings, resolved)
+            _print_jobs(plan, settings, resolved)
         with progress_display() as progress:
             result = measure(resolved, profile, settings, runner, progress)
 
@@ -205,8 +199,7 @@ def _confirm_destruction(target: Target, settings: Settings, yes: bool) -> None:
         raise ConfirmationRefused(f"confirmation did not match {target.path}; nothing was written")
 
 
-def _print_jobs(profile: Profile, settings: Settings, target: Target) -> None:
-    plan = plan_tests(profile, settings, target)
+def _print_jobs(plan: Plan, settings: Settings, target: Target) -> None:
     readonly = target.kind is TargetKind.DEVICE and not settings.destructive
     jobs = [prepare_job(settings, target.path)] if plan.prepare else []
     jobs += [job_for_test(spec, settings, target.path, readonly=readonly) for spec in plan.tests]

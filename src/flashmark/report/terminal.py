@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -144,8 +145,6 @@ def _headline_cells(entry: StoredResult) -> list[str]:
 
 
 def _duration(started: str | None, finished: str | None) -> str:
-    from datetime import datetime
-
     if not started or not finished:
         return ""
     try:
