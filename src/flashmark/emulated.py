@@ -158,6 +158,7 @@ class EmulatedDevice:
             self._stack.callback(_unmount, mount_point)
             self.mount_point = mount_point
 
+        _wait_for_udev()
         self.cgroup = self._create_cgroup()
 
     def _create_cgroup(self) -> Path:
@@ -215,6 +216,15 @@ def _run(argv: list[str]) -> str:
             f"{' '.join(argv)} failed ({completed.returncode}): {completed.stderr.strip()}"
         )
     return completed.stdout
+
+
+def _wait_for_udev() -> None:
+    """Let udev finish probing the new device (blkid reads it) before anything is measured.
+
+    Those reads would land in the measured device's counters; machines without udev skip this.
+    """
+    if shutil.which("udevadm") is not None:
+        _run_quietly(["udevadm", "settle", "--timeout=10"])
 
 
 def _run_quietly(argv: list[str]) -> None:

@@ -261,6 +261,10 @@ class MonitorSample:
     in_flight: int | None  # requests in flight at the end of the interval
     discard_ios: int | None = None
     flush_ios: int | None = None
+    # Requests the block layer merged into a neighbour (iostat rrqm, wrqm): each merged request
+    # adds its bytes but no completion, so bytes = request size x (ios + merges).
+    read_merges: int | None = None
+    write_merges: int | None = None
 
     @property
     def iops(self) -> float:
@@ -289,6 +293,8 @@ class MonitorSample:
             "in_flight": self.in_flight,
             "discard_ios": self.discard_ios,
             "flush_ios": self.flush_ios,
+            "read_merges": self.read_merges,
+            "write_merges": self.write_merges,
         }
 
 
@@ -337,6 +343,8 @@ def compute_sample(
         in_flight=new.in_flight,
         discard_ios=_delta(new.discards, old.discards),
         flush_ios=_delta(new.flushes, old.flushes),
+        read_merges=_delta(new.reads_merged, old.reads_merged),
+        write_merges=_delta(new.writes_merged, old.writes_merged),
     )
 
 

@@ -95,6 +95,7 @@ def test_kernel_6_18_recording_from_this_project_has_discards_and_flushes() -> N
     assert (sample.read_ios, sample.write_ios) == (29, 32)
     assert sample.write_bytes == 32 * 64 * 1024  # dd bs=64k count=32 oflag=direct
     assert sample.discard_ios == 4 and sample.flush_ios == 0
+    assert sample.read_merges == after.reads_merged - before.reads_merged  # type: ignore[operator]
 
 
 def test_counters_that_wrapped_at_32_bits_give_the_true_delta() -> None:
