@@ -107,6 +107,7 @@ def _direction(direction: DirectionResult | None) -> dict[str, Any] | None:
         "io_bytes": direction.io_bytes,
         "total_ios": direction.total_ios,
         "runtime_ms": direction.runtime_ms,
+        "fio_runtime_ms": direction.fio_runtime_ms,
         "lat_ns": {
             "min": lat.min,
             "mean": lat.mean,
@@ -237,6 +238,8 @@ def _read_direction(d: dict[str, Any] | None) -> DirectionResult | None:
         io_bytes=d["io_bytes"],
         total_ios=d["total_ios"],
         runtime_ms=d["runtime_ms"],
+        # Absent from results saved by flashmark 0.1.0 before the field existed.
+        fio_runtime_ms=d.get("fio_runtime_ms", d["runtime_ms"]),
         lat_ns=LatencyNs(
             min=lat["min"],
             mean=lat["mean"],

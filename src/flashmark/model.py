@@ -111,11 +111,15 @@ class BandwidthSeries:
 class DirectionResult:
     """What one data direction (read or write) of one test achieved."""
 
-    iops: float
-    bw_bytes: float  # bytes per second
+    iops: float  # total_ios / runtime_ms
+    bw_bytes: float  # bytes per second: io_bytes / runtime_ms
     io_bytes: int
     total_ios: int
-    runtime_ms: int
+    runtime_ms: int  # the measuring window the I/Os were counted in (after the ramp)
+    # fio's own runtime: the window plus the wait for the I/Os still queued when it closed and,
+    # on writes, the final fsync. fio divides by this, which understates a slow device at a
+    # deep queue (see flashmark.fio.parse); kept to show how long the device took to settle.
+    fio_runtime_ms: int
     lat_ns: LatencyNs
     bw_per_second: BandwidthSeries | None
 

@@ -22,6 +22,7 @@ def direction(iops=0.0, bw=0.0):
         io_bytes=1,
         total_ios=1,
         runtime_ms=1,
+        fio_runtime_ms=1,
         lat_ns=LAT,
         bw_per_second=None,
     )

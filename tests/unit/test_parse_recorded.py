@@ -47,16 +47,32 @@ def test_quick_profile_on_an_a1_card_reads_back_its_caps(recordings):
         # fio's percentiles are the bins of its latency histogram (FIO_IO_U_PLAT_BITS = 6 in
         # fio's stat.h: 64 bins per power of two), so one may exceed the exact max by <= 1/64.
         assert lat.p99_99 <= lat.max * (1 + 1 / 64)
-        # The 8 s window, closed when the last I/O in flight completes (at most its max
-        # latency later); for writes fio also counts the end_fsync that puts the data on the
-        # device, so the rate is of data really written.
+        # Rates are per second of the 8 s window. fio's runtime closes when the last I/O in
+        # flight completes (at most its max latency later) and, for writes, after end_fsync.
+        assert direction.runtime_ms == 8000, spec.name
+        assert direction.iops == pytest.approx(direction.total_ios / 8), spec.name
         allowance_ms = lat.max / 1e6 + (1000 if spec.writes else 1)
-        assert 8000 <= direction.runtime_ms <= 8000 + allowance_ms, spec.name
+        assert 8000 <= direction.fio_runtime_ms <= 8000 + allowance_ms, spec.name
         series = direction.bw_per_second
         assert series is not None and len(series.samples_bps) >= 6
         assert series.min_bps <= series.mean_bps <= series.max_bps
         # The per-second samples agree with fio's own average for the window.
         assert series.mean_bps == pytest.approx(direction.bw_bytes, rel=0.05), spec.name
+
+
+def test_a_slow_card_at_a_deep_queue_is_measured_over_the_window_not_fios_runtime(recordings):
+    # 30 write IOPS: the 32 writes still queued when the 8 s window closes take ~1 s more.
+    spec = next(t for t in PROFILES["quick"].tests if t.name == "rand-write-4k-q32")
+    job, output = replay(recordings, "slow-card-deep-queue", spec)
+    fio_write = json.loads(output.json_text or "")["jobs"][0]["write"]
+    assert fio_write["runtime"] > 8900 and fio_write["iops"] < 27  # what fio itself reports
+    write = parse_test_output(spec, job, output).write
+    assert write is not None
+    assert write.iops == pytest.approx(30, rel=0.03)
+    assert write.fio_runtime_ms == fio_write["runtime"] and write.runtime_ms == 8000
+    # fio's per-second log agrees: the device completed 30 writes in each second of the window.
+    assert write.bw_per_second is not None
+    assert write.bw_per_second.mean_bps == pytest.approx(30 * 4096, rel=0.03)
 
 
 def test_mixed_test_reports_both_directions_in_the_set_ratio(recordings):

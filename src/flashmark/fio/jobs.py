@@ -45,6 +45,7 @@ class FioJob:
         bool  # pass fio's --readonly: it refuses any write (device runs without --destructive)
     )
     expected_s: float | None  # known for time-based jobs; None for the size-based preparation
+    window_s: float | None  # the measuring window (runtime after the ramp) of time-based jobs
     timeout_s: float  # the runner kills fio after this long
     bw_log_prefix: str | None
 
@@ -80,6 +81,7 @@ def job_for_test(spec: TestSpec, settings: Settings, filename: str, *, readonly:
         writes=spec.writes,
         readonly=readonly,
         expected_s=expected,
+        window_s=float(settings.runtime_s),
         # Generous: fsync at the end of a write test on a slow card can take long.
         timeout_s=max(120.0, 4 * expected),
         bw_log_prefix=spec.name,
@@ -107,6 +109,7 @@ def prepare_job(settings: Settings, filename: str) -> FioJob:
         writes=True,
         readonly=False,
         expected_s=None,
+        window_s=None,
         timeout_s=PREPARE_TIME_LIMIT_S + 300.0,
         bw_log_prefix=None,
     )

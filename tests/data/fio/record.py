@@ -32,6 +32,10 @@ A1_CARD = DeviceCaps(
     "a1-card", read_iops=1500, write_iops=500, read_bps=40_000_000, write_bps=10_000_000
 )
 
+SLOW_CARD = DeviceCaps(
+    "slow-card", read_iops=1500, write_iops=30, read_bps=20_000_000, write_bps=10_000_000
+)
+
 
 class CgroupRunner(FioProcessRunner):
     """Runs fio inside the emulated device's throttling cgroup."""
@@ -266,6 +270,16 @@ def main() -> None:
             size_bytes=64 * MiB,
             filesystem=True,
             note="Short runtime: for parsing, not accuracy.",
+        )
+    if want("slow-card-deep-queue"):
+        record_profile(
+            "slow-card-deep-queue",
+            "quick",
+            SLOW_CARD,
+            runtime_s=8,
+            size_bytes=32 * MiB,
+            filesystem=True,
+            note="30 write IOPS: the 32 writes queued at the end of a q32 test take ~1 s more.",
         )
     if want("device-readonly"):
         record_profile(
