@@ -2,7 +2,8 @@
 
 The document is what `run --json` prints, what the history stores, and what exporters read.
 Schema history (bump the number on any change a reader must know about):
-  flashmark.result/1  first version.
+  flashmark.result/1  first version. Later additions a 1-reader can ignore: "probe" and
+                      "findings" (run), "fio_runtime_ms" (per direction).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from flashmark.model import (
     TestResult,
     TestSpec,
 )
+from flashmark.probe.model import ProbeReport
 
 SCHEMA = "flashmark.result/1"
 _LATENCY_KEYS = {"p50": "p50", "p90": "p90", "p99": "p99", "p99_9": "p99.9", "p99_99": "p99.99"}
@@ -51,6 +53,8 @@ def run_to_document(run: Run) -> dict[str, Any]:
         "tests_skipped": list(run.tests_skipped),
         "grades": {grade.name: _grade(grade) for grade in run.grades},
         "warnings": list(run.warnings),
+        "findings": list(run.findings),
+        "probe": run.probe.to_dict() if run.probe else None,
     }
 
 
@@ -206,6 +210,8 @@ def _read_run(d: dict[str, Any]) -> Run:
         grades=tuple(_read_grade(name, grade) for name, grade in d["grades"].items()),
         warnings=tuple(d["warnings"]),
         tests_skipped=tuple(d.get("tests_skipped", ())),
+        probe=ProbeReport.from_dict(d["probe"]) if d.get("probe") else None,
+        findings=tuple(d.get("findings", ())),
     )
 
 

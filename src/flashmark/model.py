@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:  # flashmark.probe imports this module: a runtime import would be circular
+    from flashmark.probe.model import ProbeReport
 
 
 class Pattern(StrEnum):
@@ -191,6 +194,8 @@ class Run:
     warnings: tuple[str, ...] = ()
     id: int | None = None  # the run's id in the history, once saved
     tests_skipped: tuple[str, ...] = field(default=())  # names, with the reason in warnings
+    probe: ProbeReport | None = None  # the device, its claims and the host, read before the run
+    findings: tuple[str, ...] = ()  # claimed vs measured, e.g. "claims A2; measured ...: ..."
 
     def test(self, name: str) -> TestResult | None:
         return next((t for t in self.tests if t.spec.name == name), None)

@@ -164,3 +164,33 @@ def test_ram_filesystems_are_refused_unless_buffered(tmp_path, replay_env):
 def test_profiles_lists_every_profile():
     done = flashmark("profiles", "--json")
     assert [p["name"] for p in json.loads(done.stdout)] == ["quick", "standard", "full", "a1"]
+
+
+def test_run_carries_the_probe_and_claimed_vs_measured_findings(tmp_path, replay_env):
+    # The recorded Pi 5 tree (tests/data/probe/rpi5_a2) under the replayed A1-class card: the
+    # card claims C10 U3 V30 A2, the run measures 1500/500 IOPS and 10 MB/s.
+    probe_tree = os.path.join(os.path.dirname(__file__), "..", "data", "probe", "rpi5_a2")
+    env = {
+        **replay_env,
+        "FLASHMARK_SYSFS_ROOT": os.path.join(probe_tree, "sys"),
+        "FLASHMARK_PROCFS_ROOT": os.path.join(probe_tree, "proc"),
+        "FLASHMARK_DEBUGFS_ROOT": os.path.join(probe_tree, "debug"),
+    }
+    folder = tmp_path / "card"
+    folder.mkdir()
+    done = flashmark("run", str(folder), "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["probe"]["schema"] == "flashmark.probe/1"
+    card = document["probe"]["devices"][0]["card"]
+    assert card["claimed"] == {
+        "speed_class": "C10", "uhs_grade": "U3", "video_class": "V30", "app_class": "A2"
+    }  # fmt: skip
+    findings = document["findings"]
+    assert "claims A2; measured 1500/500 IOPS: meets A1, not A2" in findings[-1]
+    assert "claims U3; measured 10.1 MB/s: meets U1, not U3" in findings
+    assert 'device: mmcblk0 (sd): Kingston "SD64G"' in done.stderr
+    shown = json.loads(flashmark("show", "1", "--json", env=env).stdout)
+    assert shown["probe"] == document["probe"] and shown["findings"] == findings
+    table = flashmark("show", "1", env=env).stdout
+    assert "finding: claims A2" in table and 'device   mmcblk0 (sd): Kingston "SD64G"' in table

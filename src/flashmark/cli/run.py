@@ -15,11 +15,12 @@ from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.progress import progress_display
 from flashmark.document import run_to_document
-from flashmark.errors import ConfirmationRefused, UsageError
+from flashmark.errors import ConfirmationRefused, FlashmarkError, UsageError
 from flashmark.fio.jobs import job_for_test, prepare_job
 from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner
 from flashmark.measure import Plan, default_settings, measure, plan_tests
-from flashmark.model import Settings, Target, TargetKind
+from flashmark.model import Run, Settings, Target, TargetKind
+from flashmark.probe import ProbeReport, claim_findings, device_summary, probe_target
 from flashmark.profiles import PROFILES, Profile, get_profile
 from flashmark.report.terminal import render_run
 from flashmark.signals import signals_raise
@@ -140,6 +141,9 @@ def run_command(
         f" (about {format_duration(total_s)} plus preparation)",
         highlight=False,
     )
+    report = _probe(resolved, roots)
+    if report:
+        _describe_device(report)
     if settings.runtime_s < _SHORT_RUNTIME_S:
         console.print(
             f"[yellow]warning:[/yellow] --runtime below {_SHORT_RUNTIME_S} s gives "
@@ -156,6 +160,7 @@ def run_command(
             _print_jobs(plan, settings, resolved)
         with progress_display() as progress:
             result = measure(resolved, profile, settings, runner, progress)
+    result = _with_probe(result, report)
 
     if not no_save:
         history = History(db_path or default_db_path())
@@ -170,6 +175,38 @@ def run_command(
         print_json(run_to_document(result))
     else:
         stdout_console().print(render_run(result))
+
+
+def _probe(target: Target, roots: SystemRoots) -> ProbeReport | None:
+    """What the device is and claims, and what would distort the run; read before measuring
+    (the probe samples the device's activity, which the benchmark would dominate)."""
+    try:
+        return probe_target(target.folder or target.path, roots)
+    except (FlashmarkError, OSError) as error:  # the probe describes; it must not stop a run
+        stderr_console().print(
+            f"[yellow]warning:[/yellow] could not identify the device: {error}", highlight=False
+        )
+        return None
+
+
+def _describe_device(report: ProbeReport) -> None:
+    console = stderr_console()
+    device = report.device
+    if device is not None:
+        console.print(f"device: {device_summary(device)}", highlight=False)
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+
+
+def _with_probe(result: Run, report: ProbeReport | None) -> Run:
+    if report is None:
+        return result
+    return dataclasses.replace(
+        result,
+        probe=report,
+        findings=claim_findings(report, result.grades),
+        warnings=result.warnings + report.warnings,
+    )
 
 
 def _check_size(profile: Profile, settings: Settings) -> None:

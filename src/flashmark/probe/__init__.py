@@ -7,7 +7,7 @@ report.warnings            # conditions that distort a benchmark
 claim_findings(report, grades)
 """
 
-from flashmark.probe.findings import claim_findings
+from flashmark.probe.findings import claim_findings, device_summary
 from flashmark.probe.model import SCHEMA, ProbeReport
 from flashmark.probe.target import probe_target
 from flashmark.probe.tools import (
@@ -29,5 +29,6 @@ __all__ = [
     "ToolResult",
     "ToolRunner",
     "claim_findings",
+    "device_summary",
     "probe_target",
 ]

@@ -9,8 +9,13 @@ Sources, in order of trust:
 Command queueing: eMMC cards have the `cmdq_en` attribute (mmc-dev-attrs.rst). Mainline
 Linux does not queue commands to SD cards; the Raspberry Pi kernel does on Pi 5 for
 allow-listed A2 cards (raspberrypi/linux PR #6046, #6591), and CQE hosts log
-"mmcN: Command Queue Engine enabled". Cache: the block queue's `write_cache` is
-"write back" only when the kernel enabled the card's cache (drivers/mmc/core/block.c).
+"mmcN: Command Queue Engine enabled" (eMMC: drivers/mmc/core/mmc.c, mmc_init_card; SD on a
+Pi 5 with `dtparam=sd_cqe`: the same line, reported by root.cz, "Rychlejší A2 SD karty v
+Raspberry Pi 5", 2024-04). Mainline's SD path logs "mmcN: Host Software Queue enabled"
+instead (drivers/mmc/core/sd.c, mmc_sd_init_card): a host-side queue that sends the card one
+command at a time, so it does not count as command queueing here.
+Cache: the block queue's `write_cache` is "write back" only when the kernel enabled the card's
+cache (drivers/mmc/core/block.c).
 """
 
 from __future__ import annotations

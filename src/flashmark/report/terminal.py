@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flashmark.model import Check, DirectionResult, Grade, Run, TargetKind
+from flashmark.probe import device_summary
 from flashmark.store import StoredResult
 from flashmark.units import (
     format_duration,
@@ -24,6 +25,8 @@ _PASS = {True: "[green]pass[/green]", False: "[red]fail[/red]", None: "[yellow]n
 
 def render_run(run: Run) -> RenderableType:
     parts: list[RenderableType] = [_header(run), _tests_table(run), _grades_table(run.grades)]
+    if run.findings:
+        parts.append(Text("\n".join(f"finding: {f}" for f in run.findings), style="bold"))
     if run.warnings:
         parts.append(Text("\n".join(f"warning: {w}" for w in run.warnings), style="yellow"))
     return Group(*parts)
@@ -36,6 +39,8 @@ def _header(run: Run) -> Text:
     device = target.block_device or "unknown device"
     fs = f", {target.filesystem}" if target.filesystem else ""
     lines.append(f"target   {where} ({device}{fs})")
+    if run.probe and run.probe.device:
+        lines.append(f"device   {device_summary(run.probe.device)}")
     settings = run.settings
     mode = "direct I/O" if settings.direct else "BUFFERED I/O (page cache included)"
     lines.append(
