@@ -2,8 +2,9 @@
 
 The document is what `run --json` prints, what the history stores, and what exporters read.
 Schema history (bump the number on any change a reader must know about):
-  flashmark.result/1  first version. Later additions a 1-reader can ignore: "probe" and
-                      "findings" (run), "fio_runtime_ms" (per direction).
+  flashmark.result/1  first version. Later additions a 1-reader can ignore: "probe",
+                      "findings", "workloads" (run), "workload_scale" (settings),
+                      "device_activity" (per test), "fio_runtime_ms" (per direction).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from flashmark.model import (
     TestResult,
     TestSpec,
 )
+from flashmark.monitor import MonitorSeries
 from flashmark.probe.model import ProbeReport
+from flashmark.workloads.result import WorkloadResult
 
 SCHEMA = "flashmark.result/1"
 _LATENCY_KEYS = {"p50": "p50", "p90": "p90", "p99": "p99", "p99_9": "p99.9", "p99_99": "p99.99"}
@@ -54,6 +57,7 @@ def run_to_document(run: Run) -> dict[str, Any]:
         "grades": {grade.name: _grade(grade) for grade in run.grades},
         "warnings": list(run.warnings),
         "findings": list(run.findings),
+        "workloads": [workload.to_dict() for workload in run.workloads],
         "probe": run.probe.to_dict() if run.probe else None,
     }
 
@@ -81,6 +85,7 @@ def _settings(settings: Settings) -> dict[str, Any]:
         "direct": settings.direct,
         "destructive": settings.destructive,
         "ioengine": settings.ioengine,
+        "workload_scale": settings.workload_scale,
     }
 
 
@@ -97,6 +102,7 @@ def _test(result: TestResult) -> dict[str, Any]:
         "read": _direction(result.read),
         "write": _direction(result.write),
         "job": result.job_file,
+        "device_activity": result.monitor.to_dict() if result.monitor else None,
     }
 
 
@@ -197,6 +203,7 @@ def _read_run(d: dict[str, Any]) -> Run:
             direct=s["direct"],
             destructive=s["destructive"],
             ioengine=s["ioengine"],
+            workload_scale=s.get("workload_scale", 0.0),
         ),
         host=HostInfo(
             hostname=h["hostname"],
@@ -212,6 +219,7 @@ def _read_run(d: dict[str, Any]) -> Run:
         tests_skipped=tuple(d.get("tests_skipped", ())),
         probe=ProbeReport.from_dict(d["probe"]) if d.get("probe") else None,
         findings=tuple(d.get("findings", ())),
+        workloads=tuple(WorkloadResult.from_dict(w) for w in d.get("workloads", ())),
     )
 
 
@@ -230,6 +238,9 @@ def _read_test(d: dict[str, Any]) -> TestResult:
         write=_read_direction(d["write"]),
         job_file=d["job"],
         elapsed_s=d["elapsed_s"],
+        monitor=MonitorSeries.from_dict(activity)
+        if (activity := d.get("device_activity"))
+        else None,
     )
 
 

@@ -9,14 +9,16 @@ run first write the whole test area (`prepare`), so reads read data that was rea
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import platform
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Protocol
 
 from flashmark import __version__
-from flashmark.errors import DeviceFailed, NotEnoughSpace
+from flashmark.errors import DeviceFailed, FlashmarkError, NotEnoughSpace
 from flashmark.fio.jobs import (
     PREPARE_JOB_NAME,
     PREPARE_TIME_LIMIT_S,
@@ -36,8 +38,15 @@ from flashmark.model import (
     TestResult,
     TestSpec,
 )
+from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name
 from flashmark.profiles import Profile
+from flashmark.sysroot import SystemRoots
 from flashmark.target import created_test_file
+from flashmark.workloads import WorkloadResult, run_workloads
+
+# Seconds between two readings of the device's counters during tests and workloads: iostat's
+# usual interval; the monitor costs well under 1% of a core at it (benchmarks/).
+MONITOR_INTERVAL_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,7 @@ class Plan:
     skipped: tuple[str, ...]
     prepare: bool
     warnings: tuple[str, ...]
+    workloads: tuple[str, ...] = ()  # run after the tests, in the target folder
 
     def expected_seconds(self, settings: Settings) -> float:
         return len(self.tests) * float(settings.runtime_s + settings.ramp_s)
@@ -87,8 +97,13 @@ def plan_tests(profile: Profile, settings: Settings, target: Target) -> Plan:
                 f"read-only run on {target.path}: {len(skipped)} write tests skipped "
                 "(--destructive runs them and overwrites the test area)"
             )
+        if profile.workloads and settings.workload_scale > 0:
+            warnings.append(
+                "workloads skipped: they need a folder on a mounted filesystem, not a raw device"
+            )
         return Plan(tests, skipped, prepare=False, warnings=tuple(warnings))
-    return Plan(profile.tests, (), prepare=True, warnings=tuple(warnings))
+    workloads = profile.workloads if settings.workload_scale > 0 else ()
+    return Plan(profile.tests, (), prepare=True, warnings=tuple(warnings), workloads=workloads)
 
 
 def measure(
@@ -97,15 +112,20 @@ def measure(
     settings: Settings,
     runner: FioRunner,
     progress: Progress | None = None,
+    roots: SystemRoots | None = None,
 ) -> Run:
-    """Run the plan against the target and grade it. Removes its test file whatever happens."""
+    """Run the plan against the target and grade it. Removes its test file whatever happens.
+
+    With `roots`, the device's /proc/diskstats counters are sampled every second during each
+    test (TestResult.monitor), and the profile's workloads run after the tests."""
     progress = progress or SilentProgress()
+    watch = _DeviceWatch(target, roots)
     fio_version = runner.version()  # fails before anything is created when fio is unusable
     plan = plan_tests(profile, settings, target)
     started = _now()
     results: list[TestResult] = []
     command: tuple[str, ...] = ()
-    total = len(plan.tests) + (1 if plan.prepare else 0)
+    total = len(plan.tests) + (1 if plan.prepare else 0) + (1 if plan.workloads else 0)
     with _test_area(target, settings) as filename:
         number = 0
         if plan.prepare:
@@ -124,11 +144,15 @@ def measure(
                 readonly=target.kind is TargetKind.DEVICE and not settings.destructive,
             )
             progress.begin(spec.name, number, total, job.expected_s)
-            output = runner.run(job, progress.update)
+            with watch.monitor() as monitor:
+                output = runner.run(job, progress.update)
             result = parse_test_output(spec, job, output)
+            if monitor is not None:
+                result = dataclasses.replace(result, monitor=monitor.series())
             command = command or output.argv
             results.append(result)
             progress.end(spec.name, _summary(result))
+    workloads = _run_workloads(target, profile, settings, results, roots, progress, plan)
     return Run(
         started_at=started,
         finished_at=_now(),
@@ -138,9 +162,81 @@ def measure(
         fio=FioInfo(version=fio_version, command=command),
         tests=tuple(results),
         grades=grade_results(results),
-        warnings=plan.warnings,
+        warnings=plan.warnings + watch.warnings + _workload_warnings(workloads),
         tests_skipped=plan.skipped,
+        workloads=workloads,
     )
+
+
+class _DeviceWatch:
+    """Monitors the target's device during each test, when its diskstats line can be read."""
+
+    def __init__(self, target: Target, roots: SystemRoots | None) -> None:
+        self.roots = roots
+        self.device: str | None = None
+        self.warnings: tuple[str, ...] = ()
+        if roots is None:
+            return
+        if target.kind is TargetKind.DEVICE:
+            self.device = normalise_device_name(target.path)
+        elif target.folder:
+            self.device = device_for_path(Path(target.folder), roots)
+
+    @contextlib.contextmanager
+    def monitor(self) -> Iterator[DiskMonitor | None]:
+        if self.roots is None or self.device is None:
+            yield None
+            return
+        try:
+            monitor = DiskMonitor(self.device, self.roots, MONITOR_INTERVAL_S).start()
+        except FlashmarkError as error:  # no diskstats line: measure without the monitor
+            self.warnings = (f"device activity not recorded: {error}",)
+            self.device = None
+            yield None
+            return
+        try:
+            yield monitor
+        finally:
+            monitor.stop()
+
+
+def _run_workloads(
+    target: Target,
+    profile: Profile,
+    settings: Settings,
+    results: list[TestResult],
+    roots: SystemRoots | None,
+    progress: Progress,
+    plan: Plan,
+) -> tuple[WorkloadResult, ...]:
+    if roots is None or not plan.workloads:
+        return ()
+    assert target.folder is not None  # plan_tests only plans workloads for folders
+    step = f"workloads ({', '.join(plan.workloads)})"
+    total = len(plan.tests) + (1 if plan.prepare else 0) + 1
+    progress.begin(step, total, total, None)  # the last step
+    rand_write = next((r for r in results if r.spec.name == "rand-write-4k"), None)
+    workloads = run_workloads(
+        plan.workloads,
+        Path(target.folder),
+        scale=settings.workload_scale,
+        roots=roots,
+        progress=lambda fraction: progress.update(fraction, ""),
+        interval_s=MONITOR_INTERVAL_S,
+        random_write_iops=rand_write.write.iops if rand_write and rand_write.write else None,
+    )
+    progress.end(
+        step,
+        ", ".join(
+            f"{w.name} {w.seconds:.1f} s" if w.seconds is not None else f"{w.name} skipped"
+            for w in workloads
+        ),
+    )
+    return workloads
+
+
+def _workload_warnings(workloads: tuple[WorkloadResult, ...]) -> tuple[str, ...]:
+    return tuple(f"workload {w.name} skipped: {w.skipped}" for w in workloads if w.skipped)
 
 
 @contextlib.contextmanager
@@ -189,6 +285,7 @@ def default_settings(
     runtime_s: int | None,
     buffered: bool,
     destructive: bool,
+    workload_scale: float | None = None,
 ) -> Settings:
     return Settings(
         profile=profile.name,
@@ -197,4 +294,5 @@ def default_settings(
         ramp_s=profile.default_ramp_s,
         direct=not buffered,
         destructive=destructive,
+        workload_scale=profile.default_workload_scale if workload_scale is None else workload_scale,
     )

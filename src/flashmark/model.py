@@ -11,7 +11,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:  # flashmark.probe imports this module: a runtime import would be circular
+    from flashmark.monitor import MonitorSeries
     from flashmark.probe.model import ProbeReport
+    from flashmark.workloads.result import WorkloadResult
 
 
 class Pattern(StrEnum):
@@ -66,6 +68,7 @@ class Settings:
     direct: bool  # O_DIRECT; False only with --buffered, and then labelled everywhere
     destructive: bool  # writes allowed on a block device
     ioengine: str = "libaio"
+    workload_scale: float = 0.0  # scale of the profile's workloads; 0 runs none
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,7 @@ class TestResult:
     write: DirectionResult | None
     job_file: str  # the exact fio job file, re-runnable with plain fio
     elapsed_s: float  # wall time of the fio invocation, ramp and fsync included
+    monitor: MonitorSeries | None = None  # what the device saw meanwhile (/proc/diskstats)
 
 
 @dataclass(frozen=True)
@@ -196,6 +200,7 @@ class Run:
     tests_skipped: tuple[str, ...] = field(default=())  # names, with the reason in warnings
     probe: ProbeReport | None = None  # the device, its claims and the host, read before the run
     findings: tuple[str, ...] = ()  # claimed vs measured, e.g. "claims A2; measured ...: ..."
+    workloads: tuple[WorkloadResult, ...] = ()  # the profile's real-world workloads, after fio
 
     def test(self, name: str) -> TestResult | None:
         return next((t for t in self.tests if t.spec.name == name), None)

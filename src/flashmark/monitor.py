@@ -28,6 +28,7 @@ measures it: well under 1% of one core at 1 s).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import math
 import os
@@ -271,6 +272,12 @@ class MonitorSample:
         """iostat's tps: completed requests per second, reads and writes."""
         return self.read_iops + self.write_iops
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MonitorSample:
+        """The inverse of to_dict (its keys are the field names); absent keys are None."""
+        values: dict[str, Any] = {f.name: d.get(f.name) for f in dataclasses.fields(cls)}
+        return cls(**values)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "t_s": round(self.t_s, 3),
@@ -376,6 +383,11 @@ class MonitorSummary:
     @property
     def iops(self) -> float:
         return self.read_iops + self.write_iops
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MonitorSummary:
+        values: dict[str, Any] = {f.name: d.get(f.name) for f in dataclasses.fields(cls)}
+        return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -484,6 +496,10 @@ class PhaseSummary:
     end_s: float
     summary: MonitorSummary
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PhaseSummary:
+        return cls(d["name"], d["start_s"], d["end_s"], MonitorSummary.from_dict(d["summary"]))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -518,12 +534,33 @@ class MonitorSeries:
             "interval_s": self.interval_s,
             "diskstats_fields": self.diskstats_fields,
             "diskstats_format": FORMAT_FIELDS.get(self.diskstats_fields, "unknown"),
-            "seconds": round(self.seconds, 3),
+            "seconds": self.seconds,  # unrounded: the summary is recomputed from it on reading
             "summary": self.summary().to_dict(),
             "phases": [phase.to_dict() for phase in self.phases],
             "samples": [sample.to_dict() for sample in self.samples],
             "warnings": list(self.warnings),
+            "random_write_iops": self.random_write_iops,
+            # The raw counters at the start and the end: the summary is computed from them.
+            "first": dataclasses.asdict(self.first),
+            "last": dataclasses.asdict(self.last),
         }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MonitorSeries:
+        """The inverse of to_dict, for results read back from the history."""
+        return cls(
+            device=d["device"],
+            interval_s=d["interval_s"],
+            diskstats_fields=d["diskstats_fields"],
+            started_monotonic=0.0,  # only meaningful within the recording process
+            seconds=d["seconds"],
+            first=DiskCounters(**d["first"]),
+            last=DiskCounters(**d["last"]),
+            samples=tuple(MonitorSample.from_dict(s) for s in d["samples"]),
+            phases=tuple(PhaseSummary.from_dict(p) for p in d["phases"]),
+            warnings=tuple(d["warnings"]),
+            random_write_iops=d.get("random_write_iops"),
+        )
 
 
 class DiskMonitor:
@@ -688,11 +725,15 @@ class DiskMonitor:
 
 @contextlib.contextmanager
 def optional_monitor(
-    device: str | None, roots: SystemRoots, interval_s: float = 1.0
+    device: str | None,
+    roots: SystemRoots,
+    interval_s: float = 1.0,
+    *,
+    random_write_iops: float | None = None,
 ) -> Iterator[DiskMonitor | None]:
     """A started DiskMonitor for `device`, or None when there is no device to watch."""
     if device is None:
         yield None
         return
-    with DiskMonitor(device, roots, interval_s) as monitor:
+    with DiskMonitor(device, roots, interval_s, random_write_iops=random_write_iops) as monitor:
         yield monitor

@@ -1,8 +1,10 @@
 """Test suites, declared as data. Each test has a fixed name that results, grades and reports use.
 
     quick     the six headline tests; under 90 s on a card writing 10 MB/s (default size)
-    standard  quick + seed 001's 70/30 random mix at depth 4 + sequential at depth 8
-    full      standard + a block-size sweep over seed 002's iozone record sizes
+    standard  quick + seed 001's 70/30 random mix at depth 4 + sequential at depth 8, then
+              seed 002's workloads (package install, removal, reinstall, cold read) at 5%
+    full      standard + a block-size sweep over seed 002's iozone record sizes; workloads
+              at 10%
     a1        just what the SD Association application performance classes grade
 
 Default sizes and times are per profile: quick trades test-area size for time (128 MiB is
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from flashmark.errors import UsageError
 from flashmark.model import Pattern, TestSpec
 from flashmark.units import GiB, KiB, MiB, block_size_label
+from flashmark.workloads.session import WORKLOAD_NAMES
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,10 @@ class Profile:
     default_size_bytes: int
     default_runtime_s: int
     default_ramp_s: int
+    # Real-world workloads run after the fio tests (flashmark.workloads), at this scale of
+    # seed 002's desktop install; folder targets only.
+    workloads: tuple[str, ...] = ()
+    default_workload_scale: float = 0.0
 
     def test_names(self) -> tuple[str, ...]:
         return tuple(test.name for test in self.tests)
@@ -122,19 +129,26 @@ PROFILES: dict[str, Profile] = {
         ),
         Profile(
             name="standard",
-            summary="quick + 70/30 random mix at depth 4 + sequential at depth 8",
+            summary="quick + 70/30 random mix at depth 4 + sequential at depth 8 + "
+            "package install/remove/reinstall and cold-read workloads",
             tests=STANDARD_TESTS,
             default_size_bytes=1 * GiB,
             default_runtime_s=15,
             default_ramp_s=3,
+            workloads=WORKLOAD_NAMES,
+            # 5% of seed 002's install: ~20 packages, ~1,000 files, ~40 MB; about a minute on
+            # its average card (1070 s at full scale), seconds on eMMC.
+            default_workload_scale=0.05,
         ),
         Profile(
             name="full",
-            summary="standard + block-size sweep 1k..16M, random and sequential",
+            summary="standard + block-size sweep 1k..16M, random and sequential; larger workloads",
             tests=(*STANDARD_TESTS, *_sweep()),
             default_size_bytes=1 * GiB,
             default_runtime_s=10,
             default_ramp_s=2,
+            workloads=WORKLOAD_NAMES,
+            default_workload_scale=0.1,
         ),
         Profile(
             name="a1",

@@ -86,6 +86,14 @@ _SHORT_RUNTIME_S = 8
     "the start of the device. Refused on mounted or system devices; asks to confirm.",
 )
 @click.option("--yes", is_flag=True, help="Confirm --destructive without the typed prompt.")
+@click.option(
+    "--workload-scale",
+    type=click.FloatRange(min=0.0),
+    metavar="SCALE",
+    help="Size of the real-world workloads of the standard and full profiles (package "
+    "install, removal, reinstall, cold read), as a share of seed 002's desktop install "
+    "(default: standard 0.05, full 0.1). 0 skips them.",
+)
 @debug_option
 def run_command(
     target: str,
@@ -99,6 +107,7 @@ def run_command(
     show_fio: bool,
     destructive: bool,
     yes: bool,
+    workload_scale: float | None,
     debug: bool,
 ) -> None:
     """Benchmark TARGET: a folder (default: the current one), a file's folder, or a block device.
@@ -124,6 +133,7 @@ def run_command(
         runtime_s=runtime_s,
         buffered=buffered,
         destructive=destructive,
+        workload_scale=workload_scale,
     )
     _check_size(profile, settings)
     resolved = resolve_target(
@@ -138,7 +148,8 @@ def run_command(
         f"flashmark: {profile.name} profile on {resolved.folder or resolved.path}: "
         f"{len(plan.tests)} tests x {settings.ramp_s + settings.runtime_s} s"
         f"{' after preparing ' + format_size(settings.size_bytes) if plan.prepare else ''}"
-        f" (about {format_duration(total_s)} plus preparation)",
+        f" (about {format_duration(total_s)} plus preparation)"
+        f"{', then workloads ' + ', '.join(plan.workloads) if plan.workloads else ''}",
         highlight=False,
     )
     report = _probe(resolved, roots)
@@ -159,7 +170,7 @@ def run_command(
         if show_fio:
             _print_jobs(plan, settings, resolved)
         with progress_display() as progress:
-            result = measure(resolved, profile, settings, runner, progress)
+            result = measure(resolved, profile, settings, runner, progress, roots)
     result = _with_probe(result, report)
 
     if not no_save:

@@ -7,19 +7,16 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
 from flashmark import __version__
 from flashmark.cli import debug_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.progress import progress_display
-from flashmark.monitor import MonitorSummary
+from flashmark.report.terminal import render_workloads
 from flashmark.signals import signals_raise
 from flashmark.sysroot import SystemRoots
-from flashmark.units import format_duration, format_rate, format_size
 from flashmark.workloads import (
     DEFAULT_SEED,
-    DESCRIPTIONS,
     WORKLOAD_NAMES,
     WORKLOAD_SCHEMA,
     WorkloadResult,
@@ -84,7 +81,7 @@ def workload_command(
     if as_json:
         print_json(document)
     else:
-        render_workloads(results)
+        stdout_console().print(render_workloads(results))
 
 
 def workload_document(
@@ -108,57 +105,3 @@ def workload_document(
 
 def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
-
-
-def render_workloads(results: tuple[WorkloadResult, ...]) -> None:
-    console = stdout_console()
-    table = Table(title="Workloads", title_justify="left")
-    table.add_column("workload")
-    table.add_column("time", justify="right")
-    table.add_column("operations")
-    table.add_column("device saw")
-    for result in results:
-        if result.skipped is not None:
-            table.add_row(result.name, "skipped", result.skipped, "")
-            continue
-        seconds = result.seconds or 0.0
-        counts = result.counts
-        ops = (
-            f"{counts.packages} packages, {counts.files_written} files written, "
-            f"{counts.files_removed} removed, {counts.files_read} read, "
-            f"{counts.fsyncs} fsyncs; {format_size(counts.bytes_written)} written, "
-            f"{format_size(counts.bytes_read)} read"
-        )
-        device = "no block device (tmpfs or network?)"
-        if result.monitor is not None:
-            device = describe_summary(result.monitor.device, result.monitor.summary())
-        table.add_row(result.name, f"{seconds:.1f} s", ops, device)
-    console.print(table)
-    for result in results:
-        if result.monitor is None or not result.monitor.phases:
-            continue
-        console.print(f"[bold]{result.name}[/] by phase ({DESCRIPTIONS[result.name]}):")
-        phases = Table(show_edge=False)
-        for column in ("phase", "seconds", "tps", "r/s", "w/s", "kB_read/s", "kB_wrtn/s",
-                       "kB_read", "kB_wrtn", "areq-sz kB"):  # fmt: skip
-            phases.add_column(column, justify="right")
-        for phase in result.monitor.phases:
-            s = phase.summary
-            request = (s.read_bytes + s.write_bytes) / max(1, s.read_ios + s.write_ios)
-            phases.add_row(
-                phase.name, f"{s.seconds:.1f}", f"{s.iops:.1f}", f"{s.read_iops:.1f}",
-                f"{s.write_iops:.1f}", f"{s.read_bps / 1024:.1f}", f"{s.write_bps / 1024:.1f}",
-                f"{s.read_bytes // 1024}", f"{s.write_bytes // 1024}", f"{request / 1024:.1f}",
-            )  # fmt: skip
-        console.print(phases)
-    console.print("kB = 1024 bytes, as in iostat; tps = requests completed per second.")
-    total = sum(r.seconds or 0.0 for r in results)
-    console.print(f"Timed total {format_duration(total)}.")
-
-
-def describe_summary(device: str, summary: MonitorSummary) -> str:
-    return (
-        f"{device}: {summary.iops:.0f} IOPS ({summary.write_iops:.0f} writes), "
-        f"{format_rate(summary.write_bps)} written, {format_rate(summary.read_bps)} read; "
-        f"{summary.verdict}"
-    )

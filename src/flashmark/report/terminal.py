@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flashmark.model import Check, DirectionResult, Grade, Run, TargetKind
+from flashmark.monitor import MonitorSummary
 from flashmark.probe import device_summary
 from flashmark.store import StoredResult
 from flashmark.units import (
@@ -19,12 +20,19 @@ from flashmark.units import (
     format_rate,
     format_size,
 )
+from flashmark.workloads import WorkloadResult
 
 _PASS = {True: "[green]pass[/green]", False: "[red]fail[/red]", None: "[yellow]n/a[/yellow]"}
 
 
 def render_run(run: Run) -> RenderableType:
-    parts: list[RenderableType] = [_header(run), _tests_table(run), _grades_table(run.grades)]
+    parts: list[RenderableType] = [_header(run), _tests_table(run)]
+    activity = _activity_table(run)
+    if activity is not None:
+        parts.append(activity)
+    parts.append(_grades_table(run.grades))
+    if run.workloads:
+        parts.append(render_workloads(run.workloads))
     if run.findings:
         parts.append(Text("\n".join(f"finding: {f}" for f in run.findings), style="bold"))
     if run.warnings:
@@ -157,3 +165,87 @@ def _duration(started: str | None, finished: str | None) -> str:
     except ValueError:
         return ""
     return format_duration(delta.total_seconds())
+
+
+def render_workloads(results: Sequence[WorkloadResult]) -> RenderableType:
+    """The workloads' times and operations, what the device saw, and each phase iostat-style."""
+    table = Table(title="Workloads", title_justify="left", header_style="bold")
+    table.add_column("workload")
+    table.add_column("time", justify="right")
+    table.add_column("operations")
+    table.add_column("device saw")
+    for result in results:
+        if result.skipped is not None:
+            table.add_row(result.name, "skipped", result.skipped, "")
+            continue
+        counts = result.counts
+        ops = (
+            f"{counts.packages} packages, {counts.files_written} files written, "
+            f"{counts.files_removed} removed, {counts.files_read} read, "
+            f"{counts.fsyncs} fsyncs; {format_size(counts.bytes_written)} written, "
+            f"{format_size(counts.bytes_read)} read"
+        )
+        device = "no block device (tmpfs or network?)"
+        if result.monitor is not None:
+            device = describe_activity(result.monitor.device, result.monitor.summary())
+        table.add_row(result.name, f"{result.seconds or 0.0:.1f} s", ops, device)
+    parts: list[RenderableType] = [table]
+    for result in results:
+        if result.monitor is None or not result.monitor.phases:
+            continue
+        parts.append(Text(f"{result.name} by phase ({result.description}):", style="bold"))
+        phases = Table(show_edge=False)
+        for column in ("phase", "seconds", "tps", "r/s", "w/s", "kB_read/s", "kB_wrtn/s",
+                       "kB_read", "kB_wrtn", "areq-sz kB"):  # fmt: skip
+            phases.add_column(column, justify="right")
+        for phase in result.monitor.phases:
+            s = phase.summary
+            request = (s.read_bytes + s.write_bytes) / max(1, s.read_ios + s.write_ios)
+            phases.add_row(
+                phase.name, f"{s.seconds:.1f}", f"{s.iops:.1f}", f"{s.read_iops:.1f}",
+                f"{s.write_iops:.1f}", f"{s.read_bps / 1024:.1f}", f"{s.write_bps / 1024:.1f}",
+                f"{s.read_bytes // 1024}", f"{s.write_bytes // 1024}", f"{request / 1024:.1f}",
+            )  # fmt: skip
+        parts.append(phases)
+    total = sum(r.seconds or 0.0 for r in results)
+    parts.append(
+        Text(
+            "kB = 1024 bytes, as in iostat; tps = requests completed per second. "
+            f"Timed total {format_duration(total)}."
+        )
+    )
+    return Group(*parts)
+
+
+def describe_activity(device: str, summary: MonitorSummary) -> str:
+    return (
+        f"{device}: {summary.iops:.0f} IOPS ({summary.write_iops:.0f} writes), "
+        f"{format_rate(summary.write_bps)} written, {format_rate(summary.read_bps)} read; "
+        f"{summary.verdict}"
+    )
+
+
+def _activity_table(run: Run) -> Table | None:
+    """What the device itself saw during each test (/proc/diskstats), like `iostat -x`."""
+    monitored = [(t.spec.name, t.monitor) for t in run.tests if t.monitor is not None]
+    if not monitored:
+        return None
+    device = monitored[0][1].device
+    table = Table(
+        title=f"What {device} saw during each test (/proc/diskstats; kB = 1024 bytes)",
+        title_justify="left",
+        header_style="bold",
+    )
+    for column in ("test", "r/s", "w/s", "kB_read/s", "kB_wrtn/s", "areq-sz kB", "aqu-sz",
+                   "%util"):  # fmt: skip
+        table.add_column(column, justify="left" if column == "test" else "right")
+    for name, series in monitored:
+        s = series.summary()
+        request = (s.read_bytes + s.write_bytes) / max(1, s.read_ios + s.write_ios)
+        table.add_row(
+            name, f"{s.read_iops:.1f}", f"{s.write_iops:.1f}", f"{s.read_bps / 1024:.1f}",
+            f"{s.write_bps / 1024:.1f}", f"{request / 1024:.1f}",
+            "-" if s.avg_queue is None else f"{s.avg_queue:.2f}",
+            "-" if s.util_pct is None else f"{s.util_pct:.0f}",
+        )  # fmt: skip
+    return table

@@ -30,6 +30,10 @@ class WorkloadCounts:
     def to_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
 
+    @classmethod
+    def from_dict(cls, d: dict[str, int]) -> WorkloadCounts:
+        return cls(**d)
+
 
 @dataclass(frozen=True)
 class PhaseTime:
@@ -65,3 +69,20 @@ class WorkloadResult:
             "device": self.device,
             "monitor": None if self.monitor is None else self.monitor.to_dict(),
         }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> WorkloadResult:
+        """The inverse of to_dict, for results read back from the history."""
+        return cls(
+            name=d["name"],
+            seconds=d["seconds"],
+            skipped=d["skipped"],
+            scale=d["scale"],
+            seed=d["seed"],
+            counts=WorkloadCounts.from_dict(d["counts"]),
+            phases=tuple(PhaseTime(p["name"], p["seconds"]) for p in d["phases"]),
+            setup_seconds=d["setup_seconds"],
+            device=d["device"],
+            monitor=MonitorSeries.from_dict(d["monitor"]) if d["monitor"] else None,
+            description=d.get("description", ""),
+        )

@@ -85,8 +85,12 @@ def run_workloads(
     progress: Progress | None = None,
     interval_s: float = 1.0,
     seed: int = DEFAULT_SEED,
+    random_write_iops: float | None = None,
 ) -> tuple[WorkloadResult, ...]:
-    """Run workloads in order, sharing one folder (see module doc); always removes it."""
+    """Run workloads in order, sharing one folder (see module doc); always removes it.
+
+    `random_write_iops`, the device's measured 4K random-write IOPS when known (`flashmark
+    run` measures it first), lets the monitor say how close the workload came to it."""
     names = tuple(names)
     for name in names:
         if name not in WORKLOAD_NAMES:
@@ -112,7 +116,7 @@ def run_workloads(
     try:
         session = _Session(
             workdir, package_set, boot_files, roots, device, interval_s, seed,
-            _ProgressShare(progress, len(names)),
+            _ProgressShare(progress, len(names)), random_write_iops,
         )  # fmt: skip
         results = tuple(session.run(name) for name in names)
     except BaseException:
@@ -240,6 +244,7 @@ class _Session:
         interval_s: float,
         seed: int,
         progress: _ProgressShare,
+        random_write_iops: float | None = None,
     ) -> None:
         self.workdir = workdir
         self.set = package_set
@@ -249,6 +254,7 @@ class _Session:
         self.interval_s = interval_s
         self.seed = seed
         self.progress = progress
+        self.random_write_iops = random_write_iops
         self.pool = dpkg.ContentPool(seed)
         self.layout = dpkg.Layout(workdir / "root")
         self.installed: set[int] = set()
@@ -280,7 +286,9 @@ class _Session:
         setup_seconds: float,
     ) -> WorkloadResult:
         counters = dpkg.Counters()
-        with optional_monitor(self.device, self.roots, self.interval_s) as monitor:
+        with optional_monitor(
+            self.device, self.roots, self.interval_s, random_write_iops=self.random_write_iops
+        ) as monitor:
             timer = _Timer(monitor)
             started = time.perf_counter()
             try:
