@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 from flashmark.monitor import (
     DiskMonitor,
     MonitorDeviceNotFound,
+    MonitorSeries,
     device_for_path,
     normalise_device_name,
 )
@@ -55,6 +57,22 @@ def test_class4_card_interval_recorded_by_the_thread_matches_the_counters(procfs
     document = series.to_dict()
     assert document["summary"]["write_ios"] == 521
     assert {"read_iops", "write_iops"} <= set(document["samples"][0])
+
+
+
+def test_a_recording_read_back_from_its_document_gives_the_same_document(procfs: Path) -> None:
+    # Results keep the series as JSON (history, `show`); reading it back must lose nothing.
+    roots = SystemRoots(procfs=procfs)
+    with DiskMonitor("mmcblk0", roots, interval_s=0.05, random_write_iops=33) as monitor:
+        time.sleep(0.12)
+        monitor.mark("install")
+        install(procfs, "kernel-4.19-18-fields.t1")
+        time.sleep(0.12)
+    document = json.loads(json.dumps(monitor.series().to_dict()))
+    again = MonitorSeries.from_dict(document)
+    assert again.to_dict() == document
+    assert again.summary().write_ios == 521 and again.random_write_iops == 33
+    assert [p.name for p in again.phases] == [p.name for p in monitor.series().phases]
 
 
 def test_a_missing_device_fails_at_once_naming_the_devices_there(procfs: Path) -> None:
