@@ -99,6 +99,10 @@ def test_a_command_is_recorded_saved_and_its_exit_status_kept(tmp_path: Path) ->
         ).fetchone()
     assert kind == "monitor" and label.startswith(sys.executable)
     assert json.loads(stored)["summary"]["write_bytes"] == document["summary"]["write_bytes"]
+    shown = CliRunner().invoke(main, ["show", str(document["id"]), "--db", str(db)])
+    assert shown.exit_code == 0, shown.stderr
+    assert f"{device} while `{sys.executable}" in shown.stdout and "Verdict:" in shown.stdout
+    assert "exited with status 3" in shown.stdout
 
 
 def test_no_save_leaves_the_history_alone(tmp_path: Path) -> None:

@@ -59,7 +59,6 @@ def test_class4_card_interval_recorded_by_the_thread_matches_the_counters(procfs
     assert {"read_iops", "write_iops"} <= set(document["samples"][0])
 
 
-
 def test_a_recording_read_back_from_its_document_gives_the_same_document(procfs: Path) -> None:
     # Results keep the series as JSON (history, `show`); reading it back must lose nothing.
     roots = SystemRoots(procfs=procfs)

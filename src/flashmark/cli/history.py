@@ -7,8 +7,10 @@ from pathlib import Path
 import click
 
 from flashmark.cli import db_option, debug_option
+from flashmark.cli.monitor import render_summary
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.document import document_to_run
+from flashmark.monitor import MonitorSummary
 from flashmark.report.terminal import render_history, render_run
 from flashmark.store import History, default_db_path
 
@@ -59,5 +61,13 @@ def show_command(result_id: int, as_json: bool, db_path: Path | None, debug: boo
         print_json(dict(entry.document))
     elif entry.kind == "benchmark":
         stdout_console().print(render_run(document_to_run(dict(entry.document))))
+    elif entry.kind == "monitor":
+        document = dict(entry.document)
+        render_summary(
+            MonitorSummary.from_dict(document["summary"]),
+            str(document["device"]),
+            tuple(document.get("command") or ()),
+            document.get("exit_status"),
+        )
     else:
         print_json(dict(entry.document))
