@@ -92,7 +92,16 @@ def main(debug: bool) -> None:
 
 def _register_commands() -> None:
     # Imported here so that each command module can import `main`-independent helpers freely.
-    from flashmark.cli import history, monitor, probe, references, run, workload
+    from flashmark.cli import (
+        compare,
+        export,
+        history,
+        monitor,
+        probe,
+        references,
+        run,
+        workload,
+    )
 
     main.add_command(run.run_command)
     main.add_command(run.profiles_command)
@@ -102,6 +111,8 @@ def _register_commands() -> None:
     main.add_command(references.references_command)
     main.add_command(monitor.monitor_command)
     main.add_command(workload.workload_command)
+    main.add_command(export.export_command)
+    main.add_command(compare.compare_command)
 
 
 _register_commands()

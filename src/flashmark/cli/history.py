@@ -9,7 +9,9 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.monitor import render_summary
 from flashmark.cli.output import print_json, stdout_console
+from flashmark.cli.saved import FILE_FORMATS, load_entries, render_entries
 from flashmark.document import document_to_run
+from flashmark.errors import UsageError
 from flashmark.monitor import MonitorSummary
 from flashmark.report.terminal import render_history, render_run
 from flashmark.store import History, default_db_path
@@ -51,14 +53,35 @@ def history_command(as_json: bool, limit: int, db_path: Path | None, debug: bool
 
 @click.command("show")
 @click.argument("result_id", metavar="ID", type=int)
-@click.option("--json", "as_json", is_flag=True, help="The saved result document as JSON.")
+@click.option(
+    "--format",
+    "format_name",
+    type=click.Choice(["table", *FILE_FORMATS]),
+    default=None,
+    help="table (the terminal view, default), json (the saved document), md (Markdown for a "
+    "forum post), csv (one row per test) or html (a self-contained page).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @db_option
 @debug_option
-def show_command(result_id: int, as_json: bool, db_path: Path | None, debug: bool) -> None:
-    """Show one saved result by its ID (from `flashmark history`)."""
-    entry = History(db_path or default_db_path()).get(result_id)
-    if as_json:
+def show_command(
+    result_id: int, format_name: str | None, as_json: bool, db_path: Path | None, debug: bool
+) -> None:
+    """Show one saved result by its ID (from `flashmark history`).
+
+    \b
+    As a Markdown table to paste in a forum post:
+        flashmark show 3 --format md
+    Several results into one file: `flashmark export`.
+    """
+    if as_json and format_name not in (None, "json"):
+        raise UsageError(f"--json is --format json; it cannot go with --format {format_name}")
+    format_name = "json" if as_json else (format_name or "table")
+    (entry,) = load_entries(db_path, [result_id])
+    if format_name == "json":
         print_json(dict(entry.document))
+    elif format_name != "table":
+        click.echo(render_entries([entry], format_name, "use --format json or table"), nl=False)
     elif entry.kind == "benchmark":
         stdout_console().print(render_run(document_to_run(dict(entry.document))))
     elif entry.kind == "monitor":

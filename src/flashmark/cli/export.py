@@ -1,0 +1,129 @@
+"""`flashmark export ID [ID ...] -o FILE`: saved results as Markdown, CSV, JSON or HTML."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+import click
+
+from flashmark.cli import db_option, debug_option
+from flashmark.cli.saved import FILE_FORMATS, SUFFIX_FORMATS, load_entries, render_entries
+from flashmark.errors import UsageError
+
+STDOUT = "-"
+
+
+def format_for(output: str, format_name: str | None) -> str:
+    """--format if given, else the one FILE's suffix names."""
+    if format_name is not None:
+        return format_name
+    if output == STDOUT:
+        raise UsageError(
+            f"-o - writes to stdout: say which format with --format {'|'.join(FILE_FORMATS)}"
+        )
+    suffix = Path(output).suffix.lower()
+    if suffix not in SUFFIX_FORMATS:
+        known = ", ".join(SUFFIX_FORMATS)
+        raise UsageError(
+            f"cannot tell the format of {output!r} from its suffix (known: {known}): add --format"
+        )
+    return SUFFIX_FORMATS[suffix]
+
+
+def check_output(path: Path, force: bool) -> None:
+    """Refuse a folder, and an existing file without --force, before any work is done.
+
+    The check and the final rename are not one step: a file created in between by someone
+    else would be replaced.
+    """
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder: give a file name with -o")
+    if path.exists() and not force:
+        raise UsageError(f"{path} exists: add --force to overwrite it, or choose another -o")
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write a temporary file in the same folder, then rename it over `path`: a reader (or a
+    crash) never sees a half-written file."""
+    folder = path.parent
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise UsageError(
+            f"cannot write in {folder}: {error.strerror} (choose another -o)"
+        ) from None
+    try:
+        # newline="": the CSV writer's CRLF line ends (RFC 4180) are kept as they are.
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror} (choose another -o)") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+
+
+def _umask() -> int:
+    # mkstemp creates files 0600; an export is an ordinary file, so give it the usual mode.
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@click.command("export")
+@click.argument("result_ids", metavar="ID [ID ...]", type=int, nargs=-1, required=True)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="FILE",
+    help="The file to write (its suffix picks the format: .md, .csv, .json, .html); "
+    "- writes to stdout.",
+)
+@click.option(
+    "--format",
+    "format_name",
+    type=click.Choice(FILE_FORMATS),
+    default=None,
+    help="md, csv, json or html (default: from FILE's suffix).",
+)
+@click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
+@db_option
+@debug_option
+def export_command(
+    result_ids: tuple[int, ...],
+    output: str,
+    format_name: str | None,
+    force: bool,
+    db_path: Path | None,
+    debug: bool,
+) -> None:
+    """Write saved results (IDs from `flashmark history`) to a file.
+
+    \b
+    Markdown (a section per run) for a forum post, CSV (one row per test) for a spreadsheet,
+    JSON (the saved documents: one, or a list of several), or a self-contained HTML page.
+        flashmark export 3 -o card.md
+        flashmark export 3 4 5 -o cards.csv
+        flashmark export 3 -o - --format md
+    """
+    chosen = format_for(output, format_name)
+    path = None if output == STDOUT else Path(output)
+    if path is not None:
+        check_output(path, force)
+    entries = load_entries(db_path, result_ids)
+    text = render_entries(entries, chosen, "use --format json")
+    if path is None:
+        click.echo(text, nl=False)
+        return
+    write_atomically(path, text)
+    click.echo(
+        f"wrote {path} ({chosen}, {len(entries)} result{'s' * (len(entries) > 1)})", err=True
+    )

@@ -1,0 +1,90 @@
+"""Saved results for `show`, `export` and `compare`: look them up, and render them as a format.
+
+An unknown id is one line that says which ids the history holds; a monitor recording asked for
+in a format only benchmark runs have is one line that says which formats it has.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from flashmark.document import document_to_run
+from flashmark.errors import RunNotFound, UsageError
+from flashmark.model import Run
+from flashmark.report.csv_export import runs_to_csv
+from flashmark.report.markdown import runs_to_markdown
+from flashmark.store import History, StoredResult, default_db_path
+
+# Formats that write a file (export) or a page of text (show); "table" is show's terminal view.
+FILE_FORMATS = ("md", "csv", "json", "html")
+SUFFIX_FORMATS = {
+    ".md": "md",
+    ".markdown": "md",
+    ".csv": "csv",
+    ".json": "json",
+    ".html": "html",
+    ".htm": "html",
+}
+
+
+def _id_ranges(ids: Sequence[int]) -> str:
+    """[1, 2, 3, 5] -> '1-3, 5'."""
+    spans: list[list[int]] = []
+    for value in sorted(ids):
+        if spans and value == spans[-1][1] + 1:
+            spans[-1][1] = value
+        else:
+            spans.append([value, value])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def load_entries(db_path: Path | None, result_ids: Sequence[int]) -> list[StoredResult]:
+    """The saved results in the order asked; RunNotFound naming the ids that do exist."""
+    history = History(db_path or default_db_path())
+    entries: list[StoredResult] = []
+    for result_id in result_ids:
+        try:
+            entries.append(history.get(result_id))
+        except RunNotFound:
+            saved = [entry.id for entry in history.list()]
+            holds = f"it holds {_id_ranges(saved)}" if saved else "it is empty"
+            raise RunNotFound(
+                f"no run {result_id} in the history {history.path}; {holds} "
+                "(`flashmark history` lists them)"
+            ) from None
+    return entries
+
+
+def benchmark_runs(entries: Sequence[StoredResult], instead: str) -> list[Run]:
+    """The entries as Runs; a UsageError for any that is not a benchmark run.
+
+    `instead` says what the user can do with such an entry, e.g. "use --format json or table".
+    """
+    for entry in entries:
+        if entry.kind != "benchmark":
+            raise UsageError(f"result {entry.id} is a {entry.kind} recording; {instead}")
+    return [document_to_run(dict(entry.document)) for entry in entries]
+
+
+def render_entries(entries: Sequence[StoredResult], format_name: str, instead: str) -> str:
+    """The entries as one text in `format_name` (one of FILE_FORMATS).
+
+    JSON gives the saved documents unchanged: the document itself for one entry, a list of
+    them for several. Markdown, CSV and HTML are made from benchmark runs only.
+    """
+    if format_name == "json":
+        documents = [dict(entry.document) for entry in entries]
+        return json.dumps(documents[0] if len(documents) == 1 else documents, indent=2) + "\n"
+    runs = benchmark_runs(entries, instead)
+    if format_name == "md":
+        return runs_to_markdown(runs)
+    if format_name == "csv":
+        return runs_to_csv(runs)
+    if format_name == "html":
+        # Imported here: the HTML report and its charts are the heaviest part of report/.
+        from flashmark.report.html import render_html_report
+
+        return render_html_report(runs)
+    raise UsageError(f"unknown format {format_name!r}: use one of {', '.join(FILE_FORMATS)}")

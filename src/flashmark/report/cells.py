@@ -1,0 +1,92 @@
+"""Plain-text cells describing a Run, shared by the Markdown, CSV and comparison exporters.
+
+They format numbers with flashmark.units exactly as the terminal view does (report/terminal.py),
+so a figure pasted from an export reads the same as the one on screen. Pure functions.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from flashmark.model import Check, DirectionResult, Run, TargetKind
+from flashmark.probe import device_summary
+from flashmark.units import format_iops, format_latency_ns, format_rate, format_size
+
+VERDICTS = {True: "pass", False: "fail", None: "n/a"}
+UNIT_NOTE = "MB = 10^6 bytes"
+
+
+def direction_cells(direction: DirectionResult | None) -> tuple[str, str, str, str]:
+    """MB/s (number only), IOPS, p50 and p99 latency with their unit; blanks without data."""
+    if direction is None:
+        return ("", "", "", "")
+    return (
+        format_rate(direction.bw_bytes).removesuffix(" MB/s"),
+        format_iops(direction.iops),
+        format_latency_ns(direction.lat_ns.p50),
+        format_latency_ns(direction.lat_ns.p99),
+    )
+
+
+def check_text(check: Check) -> str:
+    """'random 4K read 1500 IOPS (>= 1500, +0.0%)': value, threshold and margin of a check."""
+    if check.value is None:
+        return f"{check.name}: not measured ({check.test})"
+    value = f"{check.value:.1f}" if check.unit == "MB/s" else f"{check.value:.0f}"
+    margin = f"{check.margin_pct:+.1f}%" if check.margin_pct is not None else ""
+    return f"{check.name} {value} {check.unit} (>= {check.threshold:g}, {margin})"
+
+
+def grades_passed(run: Run) -> str:
+    """'A1, C10, U1', or 'none'."""
+    return ", ".join(grade.name for grade in run.grades if grade.passed) or "none"
+
+
+def started_text(run: Run) -> str:
+    """'2026-11-22 01:32 UTC'; the stored text itself when it is not ISO 8601."""
+    try:
+        started = datetime.fromisoformat(run.started_at)
+    except ValueError:
+        return run.started_at
+    if started.tzinfo is None:  # the schema says UTC; an old document may lack the offset
+        started = started.replace(tzinfo=UTC)
+    return started.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def target_place(run: Run) -> str:
+    """The folder measured in, or the device node for a device run."""
+    target = run.target
+    return (target.folder or target.path) if target.kind is TargetKind.FILE else target.path
+
+
+def target_details(run: Run) -> str:
+    """'/dev/mmcblk0p1, ext4', as in the terminal header."""
+    device = run.target.block_device or "unknown device"
+    return device + (f", {run.target.filesystem}" if run.target.filesystem else "")
+
+
+def device_text(run: Run) -> str | None:
+    """The probed device in one line, or None when the run carries no probe."""
+    if run.probe is None or run.probe.device is None:
+        return None
+    return device_summary(run.probe.device)
+
+
+def settings_text(run: Run) -> str:
+    settings = run.settings
+    mode = "direct I/O" if settings.direct else "BUFFERED I/O (page cache included)"
+    return (
+        f"{settings.profile}: area {format_size(settings.size_bytes)}, "
+        f"{settings.runtime_s} s per test after {settings.ramp_s} s ramp, {mode}"
+    )
+
+
+def seconds_text(seconds: float) -> str:
+    """Workload seconds as the terminal's workload table shows them: one decimal."""
+    return f"{seconds:.1f}"
+
+
+def plain_number(value: float, decimals: int) -> str:
+    """Fixed point without trailing zeros, for CSV: 6.1435904, 1500, 0.5 (stable in goldens)."""
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text

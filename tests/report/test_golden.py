@@ -1,0 +1,70 @@
+"""Golden outputs of the Markdown, CSV and comparison exporters, made from real runs.
+
+Inputs: the result documents tests/data/report/quick-a1-card.json and standard-fast-card.json,
+recorded by tests/data/report/record.py from replayed fio outputs (fixed timestamps: they are
+committed). Goldens: tests/data/report/<name>.md, .csv and compare.{md,csv,json}.
+
+After an intended change of an exporter, regenerate the goldens and read the diff:
+
+    FLASHMARK_UPDATE_GOLDEN=1 python3 -m pytest -q tests/report
+    git diff tests/data/report
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from flashmark.model import Run
+from flashmark.references import find_reference
+from flashmark.report.compare import Comparison, build_comparison, comparison_to_document
+from flashmark.report.compare_views import comparison_to_csv, comparison_to_markdown
+from flashmark.report.csv_export import run_to_csv
+from flashmark.report.markdown import run_to_markdown
+from tests.report.recorded import DOCUMENT_NAMES, REPORT_DATA, read_golden
+
+UPDATE_ENV = "FLASHMARK_UPDATE_GOLDEN"
+# A published A2 card from seed 002: sequential, 4K and workload figures to hold runs against.
+REFERENCE = "seed002-sandisk-extreme-pro-a2-64gb"
+
+
+def check_golden(file_name: str, text: str) -> None:
+    """Compare with the golden file byte for byte (CSV keeps its CRLF), or rewrite it."""
+    path = REPORT_DATA / file_name
+    if os.environ.get(UPDATE_ENV) == "1":
+        with path.open("w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+        return
+    if not path.exists():
+        pytest.fail(f"no golden file {path}: run with {UPDATE_ENV}=1 to create it")
+    message = f"{path} differs; if the change is intended, regenerate with {UPDATE_ENV}=1"
+    assert text == read_golden(file_name), message
+
+
+@pytest.mark.parametrize("name", DOCUMENT_NAMES)
+def test_markdown_of_a_recorded_run(runs: dict[str, Run], name: str) -> None:
+    check_golden(f"{name}.md", run_to_markdown(runs[name]))
+
+
+@pytest.mark.parametrize("name", DOCUMENT_NAMES)
+def test_csv_of_a_recorded_run(runs: dict[str, Run], name: str) -> None:
+    check_golden(f"{name}.csv", run_to_csv(runs[name]))
+
+
+def _comparison(runs: dict[str, Run]) -> Comparison:
+    return build_comparison([runs[name] for name in DOCUMENT_NAMES], [find_reference(REFERENCE)])
+
+
+def test_comparison_of_two_runs_and_a_reference_as_markdown(runs: dict[str, Run]) -> None:
+    check_golden("compare.md", comparison_to_markdown(_comparison(runs)))
+
+
+def test_comparison_of_two_runs_and_a_reference_as_csv(runs: dict[str, Run]) -> None:
+    check_golden("compare.csv", comparison_to_csv(_comparison(runs)))
+
+
+def test_comparison_of_two_runs_and_a_reference_as_json(runs: dict[str, Run]) -> None:
+    document = comparison_to_document(_comparison(runs))
+    check_golden("compare.json", json.dumps(document, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,219 @@
+"""`flashmark show --format`, `export` and `compare` through click, on a history holding the two
+recorded runs (ids 1 and 2, see conftest.py); outputs are held against the golden files."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner, Result
+
+from flashmark.errors import ExitStatus
+from flashmark.references import PUBLISHED_LABEL, find_reference
+from flashmark.store import History
+from tests.report.recorded import DOCUMENT_NAMES, read_golden
+from tests.report.test_golden import REFERENCE
+
+
+def invoke(cli: click.Group, *args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), env=env)
+
+
+def stdout(result: Result) -> str:
+    """What the command wrote, as written: Result.stdout turns the CSV's CRLF into LF."""
+    return result.stdout_bytes.decode("utf-8")
+
+
+def one_line_error(result: Result, status: ExitStatus, text: str) -> None:
+    assert result.exit_code == status, result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("flashmark: error: ")
+    assert text in result.stderr
+    assert stdout(result) == ""
+
+
+@pytest.mark.parametrize(("index", "name"), list(enumerate(DOCUMENT_NAMES, start=1)))
+@pytest.mark.parametrize("format_name", ["md", "csv"])
+def test_show_prints_the_golden_markdown_and_csv(
+    cli: click.Group, history_db: Path, index: int, name: str, format_name: str
+) -> None:
+    result = invoke(cli, "show", str(index), "--format", format_name, "--db", str(history_db))
+    assert result.exit_code == 0, result.stderr
+    assert stdout(result) == read_golden(f"{name}.{format_name}")
+
+
+def test_show_json_is_the_saved_document_and_json_is_its_alias(
+    cli: click.Group, history_db: Path, documents: dict[str, dict[str, Any]]
+) -> None:
+    shown = invoke(cli, "show", "2", "--format", "json", "--db", str(history_db))
+    alias = invoke(cli, "show", "2", "--json", "--db", str(history_db))
+    assert shown.exit_code == alias.exit_code == 0
+    assert json.loads(stdout(shown)) == documents["standard-fast-card"]
+    assert stdout(alias) == stdout(shown)
+    clash = invoke(cli, "show", "2", "--json", "--format", "md", "--db", str(history_db))
+    one_line_error(clash, ExitStatus.USAGE, "--json is --format json")
+
+
+def test_show_table_is_still_the_default(cli: click.Group, history_db: Path) -> None:
+    result = invoke(cli, "show", "1", "--db", str(history_db))
+    table = invoke(cli, "show", "1", "--format", "table", "--db", str(history_db))
+    assert result.exit_code == 0 and stdout(result) == stdout(table)
+    assert "Grades (SD Association classes)" in stdout(result)
+
+
+def test_show_html_renders_the_report(cli: click.Group, history_db: Path) -> None:
+    pytest.importorskip("flashmark.report.html", reason="the HTML report is not there yet")
+    result = invoke(cli, "show", "1", "--format", "html", "--db", str(history_db))
+    assert result.exit_code == 0, result.stderr
+    assert "<html" in stdout(result).lower()
+
+
+def test_export_html_writes_the_report(cli: click.Group, history_db: Path, tmp_path: Path) -> None:
+    pytest.importorskip("flashmark.report.html", reason="the HTML report is not there yet")
+    output = tmp_path / "cards.html"
+    result = invoke(cli, "export", "1", "2", "-o", str(output), "--db", str(history_db))
+    assert result.exit_code == 0, result.stderr
+    assert "<html" in output.read_text(encoding="utf-8").lower()
+
+
+def test_a_monitor_recording_has_no_markdown_or_csv(
+    cli: click.Group, history_db: Path, procfs: Path
+) -> None:
+    # A real recording: `monitor` on the recorded (idle) /proc while a command runs.
+    recorded = invoke(
+        cli, "monitor", "mmcblk0", "--interval", "0.05", "--db", str(history_db), "--",
+        sys.executable, "-c", "pass",
+        env={"FLASHMARK_PROCFS_ROOT": str(procfs)},
+    )  # fmt: skip
+    assert recorded.exit_code == 0, recorded.stderr
+    (entry,) = History(history_db).list(limit=1)
+    assert entry.kind == "monitor"
+    for format_name in ("md", "csv"):
+        result = invoke(
+            cli, "show", str(entry.id), "--format", format_name, "--db", str(history_db)
+        )
+        one_line_error(
+            result, ExitStatus.USAGE, f"result {entry.id} is a monitor recording; use --format json"
+        )
+    shown = invoke(cli, "show", str(entry.id), "--format", "json", "--db", str(history_db))
+    assert json.loads(stdout(shown))["id"] == entry.id
+    exported = invoke(cli, "export", str(entry.id), "-o", "-", "--format", "csv",
+                      "--db", str(history_db))  # fmt: skip
+    one_line_error(exported, ExitStatus.USAGE, "is a monitor recording; use --format json")
+
+
+@pytest.mark.parametrize("suffix", ["md", "csv", "json"])
+def test_export_picks_the_format_from_the_suffix(
+    cli: click.Group, history_db: Path, tmp_path: Path, suffix: str
+) -> None:
+    output = tmp_path / "out" / f"card.{suffix}"
+    output.parent.mkdir()
+    result = invoke(cli, "export", "1", "-o", str(output), "--db", str(history_db))
+    assert result.exit_code == 0, result.stderr
+    with output.open(encoding="utf-8", newline="") as stream:
+        written = stream.read()
+    shown = invoke(cli, "show", "1", "--format", suffix, "--db", str(history_db))
+    assert written == stdout(shown)
+    if suffix != "json":
+        assert written == read_golden(f"quick-a1-card.{suffix}")
+    assert [p.name for p in output.parent.iterdir()] == [output.name]  # no temporary left
+
+
+def test_export_of_several_runs(
+    cli: click.Group, history_db: Path, tmp_path: Path, documents: dict[str, dict[str, Any]]
+) -> None:
+    db = ["--db", str(history_db)]
+    as_json = invoke(cli, "export", "1", "2", "-o", str(tmp_path / "runs.json"), *db)
+    assert as_json.exit_code == 0, as_json.stderr
+    listed = json.loads((tmp_path / "runs.json").read_text(encoding="utf-8"))
+    assert listed == [documents[name] for name in DOCUMENT_NAMES]
+    as_csv = invoke(cli, "export", "1", "2", "-o", "-", "--format", "csv", *db)
+    single = [read_golden(f"{name}.csv").splitlines(keepends=True) for name in DOCUMENT_NAMES]
+    assert stdout(as_csv) == "".join(single[0] + single[1][1:])  # one header, then both runs
+    as_md = invoke(cli, "export", "1", "2", "-o", "-", "--format", "md", *db)
+    assert stdout(as_md) == "\n".join(read_golden(f"{name}.md") for name in DOCUMENT_NAMES)
+
+
+def test_export_refuses_to_overwrite_without_force(
+    cli: click.Group, history_db: Path, tmp_path: Path
+) -> None:
+    output = tmp_path / "card.md"
+    output.write_text("mine\n", encoding="utf-8")
+    refused = invoke(cli, "export", "1", "-o", str(output), "--db", str(history_db))
+    one_line_error(refused, ExitStatus.USAGE, "add --force")
+    assert output.read_text(encoding="utf-8") == "mine\n"
+    forced = invoke(cli, "export", "1", "-o", str(output), "--force", "--db", str(history_db))
+    assert forced.exit_code == 0, forced.stderr
+    assert output.read_text(encoding="utf-8") == read_golden("quick-a1-card.md")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert output.stat().st_mode & 0o777 == 0o666 & ~umask  # an ordinary file, not mkstemp's 0600
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-o", "card.txt"], "cannot tell the format of 'card.txt'"),
+        (["-o", "-"], "--format"),
+        (["-o", "missing-folder/card.md"], "cannot write in missing-folder"),
+    ],
+)
+def test_export_says_what_is_wrong_with_the_output(
+    cli: click.Group,
+    history_db: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    args: list[str],
+    message: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = invoke(cli, "export", "1", *args, "--db", str(history_db))
+    one_line_error(result, ExitStatus.USAGE, message)
+
+
+def test_compare_two_runs_and_a_published_reference(
+    cli: click.Group, history_db: Path, documents: dict[str, dict[str, Any]]
+) -> None:
+    result = invoke(cli, "compare", "1", "2", "--reference", REFERENCE, "--db", str(history_db))
+    assert result.exit_code == 0, result.stderr
+    first, second = (documents[name] for name in DOCUMENT_NAMES)
+    seq_read = [
+        next(t for t in doc["tests"] if t["name"] == "seq-read")["read"]["bw_bytes"]
+        for doc in (first, second)
+    ]
+    text = " ".join(stdout(result).split())  # rich wraps long lines and header cells
+    assert f"({seq_read[1] / seq_read[0]:.2f}x)" in text
+    assert PUBLISHED_LABEL in text
+    assert f"R1 = {REFERENCE}, {find_reference(REFERENCE).name}: {PUBLISHED_LABEL}" in text
+    as_md = invoke(cli, "compare", "1", "2", "--reference", REFERENCE, "--format", "md",
+                   "--db", str(history_db))  # fmt: skip
+    assert stdout(as_md) == read_golden("compare.md")
+    as_csv = invoke(cli, "compare", "1", "2", "--reference", REFERENCE, "--format", "csv",
+                    "--db", str(history_db))  # fmt: skip
+    assert stdout(as_csv) == read_golden("compare.csv")
+    as_json = invoke(cli, "compare", "1", "2", "--reference", REFERENCE, "--format", "json",
+                     "--db", str(history_db))  # fmt: skip
+    assert json.loads(stdout(as_json)) == json.loads(read_golden("compare.json"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["show", "42"], "no run 42 in the history"),
+        (["export", "1", "42", "-o", "-", "--format", "md"], "no run 42 in the history"),
+        (["compare", "1", "42"], "no run 42 in the history"),
+        (["compare", "1", "--reference", "seed002-nope"], "unknown reference 'seed002-nope'"),
+        (["compare", "1"], "give a second ID or a --reference SLUG"),
+    ],
+)
+def test_bad_ids_and_slugs_are_one_line_errors(
+    cli: click.Group, history_db: Path, args: list[str], message: str
+) -> None:
+    result = invoke(cli, *args, "--db", str(history_db))
+    one_line_error(result, ExitStatus.USAGE, message)
+    if "no run" in message:
+        assert "it holds 1-2" in result.stderr
