@@ -9,14 +9,13 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from flashmark.model import Check, DirectionResult, Grade, Run, TargetKind
+from flashmark.model import Grade, Run, TargetKind
 from flashmark.monitor import MonitorSummary
 from flashmark.probe import device_summary
+from flashmark.report.cells import check_text, direction_cells
 from flashmark.store import StoredResult
 from flashmark.units import (
     format_duration,
-    format_iops,
-    format_latency_ns,
     format_rate,
     format_size,
 )
@@ -59,17 +58,6 @@ def _header(run: Run) -> Text:
     return Text("\n".join(lines))
 
 
-def _direction_cells(direction: DirectionResult | None) -> list[str]:
-    if direction is None:
-        return ["", "", "", ""]
-    return [
-        format_rate(direction.bw_bytes).removesuffix(" MB/s"),
-        format_iops(direction.iops),
-        format_latency_ns(direction.lat_ns.p50),
-        format_latency_ns(direction.lat_ns.p99),
-    ]
-
-
 def _tests_table(run: Run) -> Table:
     buffered = "" if run.settings.direct else " (buffered)"
     table = Table(title=f"Results{buffered}", title_justify="left", header_style="bold")
@@ -81,20 +69,11 @@ def _tests_table(run: Run) -> Table:
         table.add_column("p99", justify="right")
     for result in run.tests:
         table.add_row(
-            result.spec.name, *_direction_cells(result.read), *_direction_cells(result.write)
+            result.spec.name, *direction_cells(result.read), *direction_cells(result.write)
         )
     for name in run.tests_skipped:
         table.add_row(Text(name, style="dim"), Text("skipped", style="dim"))
     return table
-
-
-def _check_text(check: Check) -> str:
-    if check.value is None:
-        return f"{check.name}: not measured ({check.test})"
-    value = f"{check.value:.1f}" if check.unit == "MB/s" else f"{check.value:.0f}"
-    threshold = f"{check.threshold:g}"
-    margin = f"{check.margin_pct:+.1f}%" if check.margin_pct is not None else ""
-    return f"{check.name} {value} {check.unit} (>= {threshold}, {margin})"
 
 
 def _grades_table(grades: Sequence[Grade]) -> Table:
@@ -106,7 +85,7 @@ def _grades_table(grades: Sequence[Grade]) -> Table:
     table.add_column("checks: measured (required, margin)")
     for grade in grades:
         table.add_row(
-            grade.name, _PASS[grade.passed], "; ".join(_check_text(check) for check in grade.checks)
+            grade.name, _PASS[grade.passed], "; ".join(check_text(check) for check in grade.checks)
         )
     return table
 
