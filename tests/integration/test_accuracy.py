@@ -13,6 +13,12 @@ CARD = DeviceCaps(
 )
 
 
+def assert_within_3_percent(document, truth):
+    for (test, direction, metric), expected in truth.items():
+        measured = headline(document, test, direction, metric)
+        assert measured == pytest.approx(expected, rel=0.03), (test, measured, expected)
+
+
 def test_quick_profile_reports_every_headline_within_3_percent_of_truth():
     with EmulatedDevice(CARD, size_bytes=512 * 2**20) as device:
         document = flashmark_json(device, str(device.mount_point), "--profile", "quick")
@@ -24,9 +30,7 @@ def test_quick_profile_reports_every_headline_within_3_percent_of_truth():
         ("rand-read-4k-q32", "read", "iops"): CARD.read_iops,
         ("rand-write-4k-q32", "write", "iops"): CARD.write_iops,
     }
-    for (test, direction, metric), expected in truth.items():
-        measured = headline(document, test, direction, metric)
-        assert measured == pytest.approx(expected, rel=0.03), (test, measured, expected)
+    assert_within_3_percent(document, truth)
     assert document["target"]["filesystem"] == "ext4"
     assert document["target"]["block_device"] == device.device
 
@@ -49,8 +53,6 @@ def test_a_slow_card_at_queue_depth_32_is_measured_within_3_percent_of_truth():
         ("rand-write-4k-q32", "write", "iops"): SLOW_CARD.write_iops,
         ("rand-read-4k-q32", "read", "iops"): SLOW_CARD.read_iops,
     }
-    for (test, direction, metric), expected in truth.items():
-        measured = headline(document, test, direction, metric)
-        assert measured == pytest.approx(expected, rel=0.03), (test, measured, expected)
+    assert_within_3_percent(document, truth)
     q32 = next(t for t in document["tests"] if t["name"] == "rand-write-4k-q32")
     assert q32["write"]["fio_runtime_ms"] > q32["write"]["runtime_ms"] + 500
