@@ -53,16 +53,7 @@ def procfs(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def cli() -> click.Group:
-    """The flashmark command group with `export` and `compare` on it.
-
-    flashmark.cli._register_commands adds them; setdefault keeps these tests independent of
-    the order in which that and this change land (it changes nothing once they are there).
-    """
+    """The flashmark command group, every command registered."""
     from flashmark.cli import main
-    from flashmark.cli.compare import compare_command
-    from flashmark.cli.export import export_command
 
-    for command in (export_command, compare_command):
-        assert command.name is not None
-        main.commands.setdefault(command.name, command)
     return main

@@ -99,6 +99,7 @@ def _register_commands() -> None:
         monitor,
         probe,
         references,
+        report,
         run,
         workload,
     )
@@ -113,6 +114,7 @@ def _register_commands() -> None:
     main.add_command(workload.workload_command)
     main.add_command(export.export_command)
     main.add_command(compare.compare_command)
+    main.add_command(report.report_command)
 
 
 _register_commands()

@@ -1,0 +1,624 @@
+"""Runs -> charts, each an inline SVG string (pygal), one function per chart. Pure: no I/O.
+
+Every chart compares runs: one series per run (per run and direction where a test both reads
+and writes), in the run's own colour throughout the report, so run #2 is the same colour in the
+headline bars, the latency curves and the device activity. Published reference figures get
+their own pale, dashed colours and say "published" in the legend: they were not measured here.
+
+A function returns None when the runs hold nothing it could draw (a sweep needs the full
+profile; a time series needs two samples), and the report says so in words instead.
+
+The SVG must work inside a self-contained page that never makes a request:
+- pygal's default `js` option references its tooltip script on a CDN: `js=()` drops it;
+- pygal also embeds a config <script> and comments naming its home page: `_self_contained`,
+  an XML filter, removes both, so the SVG holds no script and no URL (tests check it);
+- fonts are the system's (no web fonts), sizes from a viewBox (`explicit_size=False`), so a
+  chart scales to the width of a phone or a printed page.
+Without pygal's script there are no tooltips; the page has the headline figures and each
+test's results in tables.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pygal
+from pygal.style import Style
+
+from flashmark.model import DirectionResult, Pattern, Run, TestResult
+from flashmark.monitor import MonitorSeries
+from flashmark.references import ReferenceDevice
+from flashmark.units import block_size_label, mb_per_s
+
+# Okabe & Ito's palette: told apart with the common colour-vision deficiencies and in grey
+# print (https://jfly.uni-koeln.de/color/). Black is left out: it is the axes' colour.
+RUN_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
+# Published figures: pale and dashed, never to be mistaken for a measurement.
+REFERENCE_COLOURS = ("#8C8C8C", "#B07AA1", "#9C755F", "#76B7B2", "#BAB0AC")
+_REFERENCE_VALUE_STYLE = "fill-opacity:0.35;stroke-dasharray:5 3;stroke-width:2"
+_DASHED = {"dasharray": "7,4", "width": 2}
+_DOTTED = {"dasharray": "2,3", "width": 2}
+_SOLID = {"width": 2}
+
+_SVG_NS = "http://www.w3.org/2000/svg"
+_XLINK_NS = "http://www.w3.org/1999/xlink"
+_FONTS = 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif'
+
+# One viewBox for every chart: two across on a laptop, one across a phone. Font sizes
+# are in viewBox units; at 520 units a chart drawn 360 px wide on a phone still has 10 px
+# labels, and at 400-600 px on a laptop 13-20 px.
+SIZE = (520, 360)
+
+
+@dataclass(frozen=True)
+class HeadlineFigure:
+    """One bar of the headline charts: a test, the direction read, and how it is measured."""
+
+    test: str
+    direction: str  # "read" or "write"
+    metric: str  # the references' metric name: read_bw_bytes, write_iops, ...
+    label: str
+
+    def measured(self, run: Run) -> float | None:
+        """The run's value in the chart's unit (MB/s or IOPS), or None if not measured."""
+        result = run.test(self.test)
+        direction = _direction(result, self.direction) if result else None
+        if direction is None:
+            return None
+        return mb_per_s(direction.bw_bytes) if self.metric.endswith("bw_bytes") else direction.iops
+
+
+HEADLINE_BANDWIDTH = (
+    HeadlineFigure("seq-read", "read", "read_bw_bytes", "read"),
+    HeadlineFigure("seq-write", "write", "write_bw_bytes", "write"),
+)
+HEADLINE_IOPS = (
+    HeadlineFigure("rand-read-4k", "read", "read_iops", "read q1"),
+    HeadlineFigure("rand-write-4k", "write", "write_iops", "write q1"),
+    HeadlineFigure("rand-read-4k-q32", "read", "read_iops", "read q32"),
+    HeadlineFigure("rand-write-4k-q32", "write", "write_iops", "write q32"),
+)
+
+_MAX_PRINTED_BARS = 4  # per group of bars
+
+# fio's completion-latency percentiles as flashmark keeps them (LatencyNs field, label).
+LATENCY_PERCENTILES = (
+    ("p50", "p50"),
+    ("p90", "p90"),
+    ("p99", "p99"),
+    ("p99_9", "p99.9"),
+    ("p99_99", "p99.99"),
+)
+
+
+def run_label(run: Run, index: int) -> str:
+    """How a run is named in legends and headings: its history id, else its position."""
+    return f"#{run.id}" if run.id is not None else f"run {index + 1}"
+
+
+def reference_label(reference: ReferenceDevice) -> str:
+    return f"published: {reference.name}"
+
+
+def run_colour(index: int) -> str:
+    return RUN_COLOURS[index % len(RUN_COLOURS)]
+
+
+def reference_colour(index: int) -> str:
+    return REFERENCE_COLOURS[index % len(REFERENCE_COLOURS)]
+
+
+# -- headline ---------------------------------------------------------------------------------
+
+
+def headline_bandwidth_chart(
+    runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
+) -> str | None:
+    """Sequential read and write MB/s (1 MiB blocks, depth 1) of every run, and the
+    references' published figures for the same tests."""
+    return _headline_chart(
+        runs,
+        references,
+        HEADLINE_BANDWIDTH,
+        title="Sequential MB/s, 1 MiB blocks (MB = 10^6 B)",
+        formatter=_number,
+    )
+
+
+def headline_iops_chart(
+    runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
+) -> str | None:
+    """4K random read and write IOPS at queue depth 1 and 32 of every run, and the
+    references' published figures for the same tests."""
+    return _headline_chart(
+        runs,
+        references,
+        HEADLINE_IOPS,
+        title="4K random IOPS, queue depth 1 and 32",
+        formatter=_iops,
+    )
+
+
+def _headline_chart(
+    runs: Sequence[Run],
+    references: Sequence[ReferenceDevice],
+    figures: Sequence[HeadlineFigure],
+    *,
+    title: str,
+    formatter: Callable[[float], str],
+) -> str | None:
+    measured = [[figure.measured(run) for figure in figures] for run in runs]
+    published = [
+        [reference_value(reference, figure) for figure in figures] for reference in references
+    ]
+    if all(value is None for row in (*measured, *published) for value in row):
+        return None
+    colours = [run_colour(i) for i in range(len(runs))]
+    colours += [reference_colour(i) for i in range(len(references))]
+    chart = pygal.Bar(
+        **_config(
+            SIZE,
+            colours,
+            title=title,
+            # Figures on the bars while they fit; the page's table has them all.
+            print_values=len(colours) <= _MAX_PRINTED_BARS,
+            print_values_position="top",
+            formatter=lambda value: "" if value is None else formatter(value),
+            value_formatter=formatter,
+            range=(0, _top(value for row in (*measured, *published) for value in row)),
+        )
+    )
+    chart.x_labels = [figure.label for figure in figures]
+    for index, (run, values) in enumerate(zip(runs, measured, strict=True)):
+        chart.add(run_label(run, index), values)
+    for reference, values in zip(references, published, strict=True):
+        chart.add(
+            reference_label(reference),
+            [None if v is None else {"value": v, "style": _REFERENCE_VALUE_STYLE} for v in values],
+        )
+    return _render(chart)
+
+
+def reference_value(reference: ReferenceDevice, figure: HeadlineFigure) -> float | None:
+    """The reference's published value for a headline figure, in the chart's unit."""
+    found = reference.value_for(figure.test, figure.metric)
+    if found is None:
+        return None
+    return mb_per_s(found.value) if figure.metric.endswith("bw_bytes") else found.value
+
+
+# -- per test ---------------------------------------------------------------------------------
+
+
+def tests_in(runs: Sequence[Run]) -> tuple[str, ...]:
+    """Every test of the runs, in the order the first run holding it ran it."""
+    names: dict[str, None] = {}
+    for run in runs:
+        for result in run.tests:
+            names.setdefault(result.spec.name, None)
+    return tuple(names)
+
+
+def latency_chart(runs: Sequence[Run], test: str) -> str | None:
+    """Completion latency percentiles (p50 .. p99.99) of one test, a curve per run and
+    direction, on a logarithmic axis: the tail of a slow card is orders above its median."""
+    chart = pygal.Line(
+        **_config(
+            SIZE,
+            [],
+            title=f"{test}: latency percentiles",
+            logarithmic=True,
+            value_formatter=_latency,
+            dots_size=4,
+        )
+    )
+    chart.x_labels = [label for _, label in LATENCY_PERCENTILES]
+    drawn = _per_direction(
+        runs,
+        test,
+        chart,
+        lambda direction: [getattr(direction.lat_ns, key) for key, _ in LATENCY_PERCENTILES],
+    )
+    if not drawn:
+        return None
+    chart.config.y_labels = _log_ticks(v for _, values in _raw_values(chart) for v in values)
+    return _render(chart)
+
+
+def bandwidth_chart(runs: Sequence[Run], test: str) -> str | None:
+    """fio's bandwidth per second over the measuring window of one test, a line per run and
+    direction: a card whose cache fills shows a cliff, a stall shows as a drop to zero."""
+
+    def points(direction: DirectionResult) -> list[tuple[float, float]] | None:
+        series = direction.bw_per_second
+        if series is None or len(series.samples_bps) < 2:
+            return None
+        step_s = series.interval_ms / 1000
+        return [((i + 1) * step_s, mb_per_s(bps)) for i, bps in enumerate(series.samples_bps)]
+
+    chart = pygal.XY(
+        **_config(
+            SIZE,
+            [],
+            title=f"{test}: MB/s each second",
+            x_title="seconds into the measuring window",
+            value_formatter=_mb_s,
+            x_value_formatter=_seconds,
+            dots_size=2,
+        )
+    )
+    if not _per_direction(runs, test, chart, points):
+        return None
+    _linear_axes(chart)
+    return _render(chart)
+
+
+def _per_direction(
+    runs: Sequence[Run],
+    test: str,
+    chart: Any,
+    values: Callable[[DirectionResult], Sequence[Any] | None],
+) -> bool:
+    """Add a series per run and direction of `test`; the chart's colours follow the runs."""
+    colours: list[str] = []
+    for index, run in enumerate(runs):
+        result = run.test(test)
+        if result is None:
+            continue
+        both = result.read is not None and result.write is not None
+        for name in ("read", "write"):
+            direction = _direction(result, name)
+            series = values(direction) if direction is not None else None
+            if series is None:
+                continue
+            label = run_label(run, index) + (f" {name}" if both else "")
+            style = _DASHED if both and name == "write" else _SOLID
+            chart.add(label, list(series), stroke_style=style)
+            colours.append(run_colour(index))
+    chart.config.style = _style(colours)
+    return bool(colours)
+
+
+# -- block-size sweep -------------------------------------------------------------------------
+
+# The sweep's curves: depth-1 tests of one pattern at every block size a run measured.
+SWEEP_CURVES = (
+    ("read", Pattern.RAND_READ, "random"),
+    ("read", Pattern.SEQ_READ, "sequential"),
+    ("write", Pattern.RAND_WRITE, "random"),
+    ("write", Pattern.SEQ_WRITE, "sequential"),
+)
+# Fewer block sizes than this is not a sweep (the quick profile has 4k random and 1M
+# sequential, one point each).
+SWEEP_MIN_POINTS = 3
+
+
+def sweep_points(run: Run, pattern: Pattern) -> list[tuple[int, float, str]]:
+    """(block size in bytes, MB/s, test name) of every depth-1 test of `pattern`, by size."""
+    points = []
+    for result in run.tests:
+        spec = result.spec
+        if spec.pattern is not pattern or spec.iodepth != 1:
+            continue
+        direction = _direction(result, "read" if pattern.reads else "write")
+        if direction is not None:
+            points.append((spec.block_size_bytes, mb_per_s(direction.bw_bytes), spec.name))
+    return sorted(points)
+
+
+def sweep_chart(
+    runs: Sequence[Run], direction: str, references: Sequence[ReferenceDevice] = ()
+) -> str | None:
+    """Throughput against block size (both axes logarithmic) for `direction` ("read" or
+    "write"): a random and a sequential curve per run, and the references' published points
+    at the same tests (seed 002 measured 1k, 4k and 16k random and 16M sequential)."""
+    curves = [(pattern, kind) for name, pattern, kind in SWEEP_CURVES if name == direction]
+    found = [
+        (index, run, pattern, kind, sweep_points(run, pattern))
+        for index, run in enumerate(runs)
+        for pattern, kind in curves
+    ]
+    if not any(len(points) >= SWEEP_MIN_POINTS for *_, points in found):
+        return None
+    tests = sorted({(size, name) for *_, points in found for size, _, name in points})
+    series: list[tuple[str, list[tuple[float, float]], dict[str, Any], str]] = []
+    for index, run, _pattern, kind, points in found:
+        if len(points) < 2:
+            continue
+        style = _SOLID if kind == "random" else _DASHED
+        xy = [(float(size), mb) for size, mb, _ in points]
+        series.append((f"{run_label(run, index)} {kind}", xy, style, run_colour(index)))
+    metric = f"{direction}_bw_bytes"
+    for ref_index, reference in enumerate(references):
+        for _pattern, kind in curves:
+            xy = []
+            for size, name in tests:
+                if (kind == "random") != name.startswith("rand-"):
+                    continue
+                value = reference.value_for(name, metric)
+                # Only at the block size the source measured: seed 002's 16M sequential
+                # figure also stands for flashmark's 1M seq-read, but not on this axis.
+                if value is not None and value.measurement.block_size_bytes == size:
+                    xy.append((float(size), mb_per_s(value.value)))
+            if xy:
+                label = f"{reference_label(reference)} {kind}"
+                series.append((label, xy, _DOTTED, reference_colour(ref_index)))
+    sizes = sorted({size for size, _ in tests})
+    chart = pygal.XY(
+        **_config(
+            SIZE,
+            [colour for *_, colour in series],
+            title=f"Sweep, {direction}: MB/s by block size",
+            x_title="block size (k = KiB, M = MiB)",
+            logarithmic=True,
+            value_formatter=_mb_s,
+            x_value_formatter=lambda size: block_size_label(int(size)),
+            dots_size=4,
+        )
+    )
+    chart.x_labels = [float(size) for size in sizes]
+    chart.config.y_labels = _log_ticks(mb for _, xy, _, _ in series for _, mb in xy)
+    for label, xy, style, _colour in series:
+        chart.add(label, xy, stroke_style=style)
+    return _render(chart)
+
+
+# -- device activity --------------------------------------------------------------------------
+
+
+def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) -> str | None:
+    """What the device itself did each interval (/proc/diskstats, like `iostat -x 1`): read
+    and write IOPS on the left axis, %util (share of the interval the device was busy) on the
+    right. `series` holds (label, run index, samples) for each run that has them; ramp and
+    final fsync are included, unlike fio's own figures."""
+    colours: list[str] = []
+    chart = pygal.XY(
+        **_config(
+            SIZE,
+            [],
+            title=title,
+            x_title="seconds since monitoring started",
+            value_formatter=_iops,
+            x_value_formatter=_seconds,
+            dots_size=2,
+        )
+    )
+    for label, index, monitor in series:
+        samples = monitor.samples
+        if len(samples) < 2:
+            continue
+        for name, style in (("read", _SOLID), ("write", _DASHED)):
+            values = [(s.t_s, getattr(s, f"{name}_iops")) for s in samples]
+            if any(value for _, value in values):
+                chart.add(f"{label} {name} IOPS", values, stroke_style=style)
+                colours.append(run_colour(index))
+        utilisation = [(s.t_s, s.util_pct) for s in samples if s.util_pct is not None]
+        if utilisation:
+            chart.add(f"{label} %util (right)", utilisation, stroke_style=_DOTTED, secondary=True)
+            colours.append(run_colour(index))
+    if not colours:
+        return None
+    chart.config.style = _style(colours)
+    _linear_axes(chart, percent_on_secondary=True)
+    return _render(chart)
+
+
+def monitors_during_test(runs: Sequence[Run], test: str) -> list[tuple[str, int, MonitorSeries]]:
+    """The device activity recorded during `test` in each run that has it."""
+    return [
+        (run_label(run, index), index, result.monitor)
+        for index, run in enumerate(runs)
+        if (result := run.test(test)) is not None and result.monitor is not None
+    ]
+
+
+def monitors_during_workload(
+    runs: Sequence[Run], workload: str
+) -> list[tuple[str, int, MonitorSeries]]:
+    """The device activity recorded during a workload (package install, ...) in each run."""
+    return [
+        (run_label(run, index), index, result.monitor)
+        for index, run in enumerate(runs)
+        for result in run.workloads
+        if result.name == workload and result.monitor is not None
+    ]
+
+
+def workloads_in(runs: Sequence[Run]) -> tuple[str, ...]:
+    names: dict[str, None] = {}
+    for run in runs:
+        for result in run.workloads:
+            names.setdefault(result.name, None)
+    return tuple(names)
+
+
+# -- pygal plumbing ---------------------------------------------------------------------------
+
+
+def _direction(result: TestResult | None, name: str) -> DirectionResult | None:
+    if result is None:
+        return None
+    return result.read if name == "read" else result.write
+
+
+def _style(colours: Sequence[str]) -> Style:
+    return Style(
+        background="#ffffff",
+        plot_background="#ffffff",
+        foreground="#222222",
+        foreground_strong="#111111",
+        foreground_subtle="#6b6b6b",
+        opacity="0.85",
+        opacity_hover="1",
+        transition="0ms",
+        colors=tuple(colours) or RUN_COLOURS,
+        font_family=_FONTS,
+        title_font_size=18,
+        legend_font_size=15,
+        label_font_size=14,
+        major_label_font_size=14,
+        value_font_size=13,
+        tooltip_font_size=14,
+        guide_stroke_color="#cccccc",
+        major_guide_stroke_color="#aaaaaa",
+    )
+
+
+def _config(size: tuple[int, int], colours: Sequence[str], **options: Any) -> dict[str, Any]:
+    width, height = size
+    return {
+        "width": width,
+        "height": height,
+        "style": _style(colours),
+        "js": (),
+        "disable_xml_declaration": True,
+        "explicit_size": False,
+        "legend_at_bottom": True,
+        "truncate_legend": -1,
+        "truncate_label": -1,
+        "show_y_guides": True,
+        "show_x_guides": False,
+        "margin": 12,
+        "margin_right": 36,  # the last x label ("p99.99") is centred on the plot's edge
+        **options,
+    }
+
+
+def _self_contained(root: Any) -> Any:
+    """Drop every <script> and comment from pygal's SVG tree (see the module docstring).
+
+    Works on xml.etree and lxml trees alike: in both, a comment's tag is the Comment factory
+    (a callable), an element's tag a string, namespaced or not.
+    """
+    for parent in list(root.iter()):
+        for child in list(parent):
+            tag = child.tag
+            if callable(tag) or str(tag).rsplit("}", 1)[-1] == "script":
+                parent.remove(child)
+    return root
+
+
+def _render(chart: Any) -> str:
+    _fit_legend(chart)
+    chart.add_xml_filter(_self_contained)  # an attribute of the chart, not a config option
+    svg = chart.render(is_unicode=True)
+    assert isinstance(svg, str)
+    # Inline in HTML the parser puts <svg> in the SVG namespace by itself; without the
+    # declarations the report holds no URL at all, which its tests check.
+    for declaration in (f' xmlns="{_SVG_NS}"', f' xmlns:xlink="{_XLINK_NS}"'):
+        svg = svg.replace(declaration, "", 1)
+    return svg
+
+
+def _fit_legend(chart: Any) -> None:
+    """As many legend columns as the longest label allows, and room for every row.
+
+    pygal reserves floor(series / columns) legend rows below a chart where ceil() are drawn
+    (pygal 3.1 graph.py `_compute_margin`), which cuts off the last row; the difference is
+    added to the bottom margin here.
+    """
+    titles = [str(config.get("title") or "") for _, config in chart.raw_series]
+    if not titles:
+        return
+    config = chart.config  # before rendering, options live there
+    font = config.style.legend_font_size
+    row = max(font, config.legend_box_size)
+    # A character is about 0.6 em wide in the sans-serif fonts of _FONTS.
+    widest = max(len(title) for title in titles) * 0.6 * font + config.legend_box_size + 16
+    columns = max(1, min(3, len(titles), int((config.width - 2 * config.margin) // widest)))
+    config.legend_at_bottom_columns = columns
+    # Longer labels are cut with an ellipsis rather than run off the chart's edge.
+    config.truncate_legend = int((config.width / columns - 2 * config.margin - 30) // (0.65 * font))
+    missing_rows = math.ceil(len(titles) / columns) - len(titles) // columns
+    config.margin_bottom = config.margin + 1.5 * row * missing_rows
+
+
+def _raw_values(chart: Any) -> list[tuple[str, list[float]]]:
+    return [(str(config.get("title")), list(values)) for values, config in chart.raw_series]
+
+
+def _linear_axes(chart: Any, *, percent_on_secondary: bool = False) -> None:
+    """Round ticks for an XY chart of time series: whole seconds along x, and a y axis from
+    zero in four even steps, so that a %util axis on the right (0..100) lines up with it."""
+    primary = [point for values, config in chart.raw_series if not config.get("secondary")
+               for point in values]  # fmt: skip
+    every = [point for values, _ in chart.raw_series for point in values]
+    x_top = max((x for x, _ in every), default=1.0)
+    x_step = max(1.0, _nice_step(x_top / 6))
+    chart.config.x_labels = [x_step * i for i in range(math.ceil(x_top / x_step) + 1)]
+    y_step = _nice_step(max((y for _, y in primary if y is not None), default=0.0) / 4)
+    chart.config.range = (0.0, 4 * y_step)
+    chart.config.y_labels = [y_step * i for i in range(5)]
+    if percent_on_secondary:
+        chart.config.secondary_range = (0.0, 100.0)
+
+
+def _nice_step(rough: float) -> float:
+    """The smallest of 1, 2, 2.5, 5 x 10^n that is at least `rough` (1 for nothing)."""
+    if rough <= 0:
+        return 1.0
+    decade = 10.0 ** math.floor(math.log10(rough))
+    return next(step * decade for step in (1, 2, 2.5, 5, 10) if step * decade >= rough)
+
+
+def _log_ticks(values: Iterable[float | None]) -> list[float]:
+    """Labels for a logarithmic axis: 1-2-5 steps per decade across the values (pygal labels
+    only powers of ten, or else every 1..9 step, which crowds a small chart)."""
+    present = [value for value in values if value is not None and value > 0]
+    if not present:
+        return []
+    low, high = min(present), max(present)
+    ticks: list[float] = []
+    for steps in ((1, 2, 5), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
+        ticks = [
+            step * 10.0**decade
+            for decade in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+            for step in steps
+            if low <= step * 10.0**decade <= high
+        ]
+        if len(ticks) >= 3:
+            break
+    return ticks or [low, high]
+
+
+def _top(values: Iterable[float | None]) -> float:
+    """An upper bound for a bar chart's axis with room for the printed values above bars."""
+    present = [value for value in values if value is not None]
+    peak = max(present, default=1.0)
+    return peak * 1.12 if peak > 0 else 1.0
+
+
+def _mb_s(value: float) -> str:
+    if value >= 100:
+        return f"{value:.0f} MB/s"
+    if value >= 10:
+        return f"{value:.1f} MB/s"
+    return f"{value:.2f} MB/s"
+
+
+def _number(value: float) -> str:
+    """Three significant digits, no unit (the chart's title names it): 90.2, 1500, 5.03."""
+    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _iops(value: float) -> str:
+    if value >= 10_000:
+        return f"{value / 1000:.0f}k"
+    if value >= 100 or value == 0 or math.isclose(value, round(value)):
+        return f"{value:.0f}"
+    return f"{value:.1f}"
+
+
+def _latency(ns: float) -> str:
+    """An axis label: '500 µs', '2 ms', '1.5 s' (format_latency_ns keeps three digits)."""
+    for unit, factor in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= factor:
+            return f"{ns / factor:.3g} {unit}"
+    return f"{ns:.3g} ns"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"

@@ -1,0 +1,116 @@
+"""Fixtures of the HTML report's tests: real runs replayed from recorded fio outputs through the
+CLI into a history, and the report the CLI writes from them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from flashmark.document import document_to_run
+from flashmark.model import Run
+from flashmark.references import ReferenceDevice, find_reference
+from tests.conftest import DATA, FIO_RECORDINGS
+
+# Two references with headline figures (`flashmark references` lists them): seed 002's A2
+# card has 4K IOPS and 16M sequential, seed 001's microSD card 1M sequential.
+REFERENCE_SLUGS = ("seed002-sandisk-extreme-pro-a2-64gb", "seed001-microsd")
+
+# The quick run is probed under a recorded Raspberry Pi 5 with an A2 card (as tests/report's
+# recorded documents are), so its result carries a card's claims and the findings.
+RPI5_A2 = DATA / "probe" / "rpi5_a2"
+RPI5_A2_ENV = {
+    "FLASHMARK_SYSFS_ROOT": str(RPI5_A2 / "sys"),
+    "FLASHMARK_PROCFS_ROOT": str(RPI5_A2 / "proc"),
+    "FLASHMARK_DEBUGFS_ROOT": str(RPI5_A2 / "debug"),
+}
+
+# (recording, `flashmark run` options matching how it was recorded (see its scenario.txt),
+# environment)
+SCENARIOS: tuple[tuple[str, tuple[str, ...], dict[str, str]], ...] = (
+    ("quick-a1-card", ("--size", "128M", "--runtime", "8"), RPI5_A2_ENV),
+    (
+        "standard-fast-card",
+        ("--profile", "standard", "--size", "64M", "--runtime", "3", "--workload-scale", "0.01"),
+        {},
+    ),
+    ("slow-card-deep-queue", ("--size", "32M", "--runtime", "8"), {}),
+)
+
+
+def flashmark(*args: str, env: dict[str, str], timeout: float = 300):
+    return subprocess.run(
+        [sys.executable, "-m", "flashmark", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=timeout,
+    )
+
+
+@dataclass(frozen=True)
+class SavedRuns:
+    db: Path
+    ids: tuple[int, ...]
+    documents: tuple[dict[str, Any], ...]
+
+    @property
+    def runs(self) -> tuple[Run, ...]:
+        return tuple(document_to_run(document) for document in self.documents)
+
+
+@pytest.fixture(scope="session")
+def cli() -> click.Group:
+    """The flashmark command group, every command registered."""
+    from flashmark.cli import main
+
+    return main
+
+
+@pytest.fixture(scope="session")
+def saved_runs(tmp_path_factory: pytest.TempPathFactory) -> SavedRuns:
+    """The three recordings run through `flashmark run` (fio replayed) into one history."""
+    base = tmp_path_factory.mktemp("saved-runs")
+    db = base / "history.sqlite3"
+    documents = []
+    for recording, options, extra in SCENARIOS:
+        folder = base / recording
+        folder.mkdir()
+        env = {
+            "FLASHMARK_FIO_REPLAY": str(FIO_RECORDINGS / recording),
+            "FLASHMARK_DB": str(db),
+            **extra,
+        }
+        done = flashmark("run", str(folder), *options, "--json", env=env)
+        assert done.returncode == 0, done.stderr
+        documents.append(json.loads(done.stdout))
+    return SavedRuns(db, tuple(d["id"] for d in documents), tuple(documents))
+
+
+@pytest.fixture(scope="session")
+def references() -> tuple[ReferenceDevice, ...]:
+    return tuple(find_reference(slug) for slug in REFERENCE_SLUGS)
+
+
+@pytest.fixture(scope="session")
+def report_path(
+    cli: click.Group, saved_runs: SavedRuns, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """`flashmark report 1 2 3 --reference A --reference B -o DIR/report.html`."""
+    path = tmp_path_factory.mktemp("report") / "report.html"
+    arguments = [str(i) for i in saved_runs.ids]
+    for slug in REFERENCE_SLUGS:
+        arguments += ["--reference", slug]
+    result = CliRunner().invoke(
+        cli, ["report", *arguments, "-o", str(path)], env={"FLASHMARK_DB": str(saved_runs.db)}
+    )
+    assert result.exit_code == 0, result.output
+    return path

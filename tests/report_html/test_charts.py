@@ -1,0 +1,127 @@
+"""Each chart function on real runs (fio outputs replayed through `flashmark run`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from flashmark.model import Pattern
+from flashmark.report import charts
+from tests.report_html.page import Chart, Page
+
+
+def only_chart(svg: str | None) -> Chart:
+    assert svg is not None
+    parsed = Page(svg)
+    assert len(parsed.charts) == 1
+    return parsed.charts[0]
+
+
+@pytest.fixture(scope="module")
+def runs(saved_runs):
+    return saved_runs.runs
+
+
+def every_chart(runs, references):
+    yield charts.headline_bandwidth_chart(runs, references)
+    yield charts.headline_iops_chart(runs, references)
+    for test in charts.tests_in(runs):
+        yield charts.latency_chart(runs, test)
+        yield charts.bandwidth_chart(runs, test)
+
+
+def test_charts_are_bare_svg_without_scripts_comments_or_urls(runs, references):
+    made = [svg for svg in every_chart(runs, references) if svg is not None]
+    assert made
+    for svg in made:
+        assert svg.startswith("<svg ") and svg.endswith("</svg>")
+        assert "<script" not in svg and "<!--" not in svg and "<?xml" not in svg
+        assert not re.search(r"https?://", svg)
+        # sized by its viewBox only, so CSS makes it as wide as its column
+        assert "viewBox=" in svg and not re.match(r"<svg[^>]* width=", svg)
+
+
+def test_headline_bars_hold_runs_then_published_references(runs, references):
+    chart = only_chart(charts.headline_iops_chart(runs, references))
+    assert chart.legend == [
+        *(f"#{run.id}" for run in runs),
+        *(f"published: {reference.name}" for reference in references),
+    ]
+
+
+def test_headline_without_any_figure_is_not_drawn(runs):
+    empty = dataclasses.replace(runs[0], tests=())
+    assert charts.headline_bandwidth_chart([empty]) is None
+
+
+def test_reference_values_are_the_published_ones(references):
+    sandisk = references[0]
+    for figure in charts.HEADLINE_IOPS:
+        found = sandisk.value_for(figure.test, figure.metric)
+        value = charts.reference_value(sandisk, figure)
+        assert value == (found.value if found else None)
+    read = charts.HEADLINE_BANDWIDTH[0]
+    found = sandisk.value_for(read.test, read.metric)
+    assert found is not None
+    assert charts.reference_value(sandisk, read) == pytest.approx(found.value / 1e6)
+
+
+def test_latency_curves_follow_the_runs_colours(runs):
+    # A run's colour is its place in the report, the same in every chart and card: here the
+    # second of two runs is drawn in the second colour, and no third colour appears.
+    svg = charts.latency_chart([runs[0], runs[2]], "rand-write-4k-q32")
+    assert svg is not None
+    assert charts.run_colour(1) in svg and charts.run_colour(2) not in svg
+
+
+def test_a_test_no_run_has_draws_nothing(runs):
+    assert charts.latency_chart(runs, "rand-read-16M") is None
+    assert charts.bandwidth_chart(runs, "rand-read-16M") is None
+
+
+def test_bandwidth_series_has_a_point_per_second(runs):
+    run = runs[0]
+    result = run.test("seq-read")
+    assert result is not None and result.read is not None and result.read.bw_per_second
+    samples = result.read.bw_per_second.samples_bps
+    svg = charts.bandwidth_chart([run], "seq-read")
+    assert svg is not None
+    assert svg.count('class="dot reactive tooltip-trigger"') == len(samples)
+
+
+def test_no_sweep_without_the_full_profile(runs, references):
+    for run in runs:
+        assert len(charts.sweep_points(run, Pattern.RAND_READ)) < charts.SWEEP_MIN_POINTS
+    assert charts.sweep_chart(runs, "read", references) is None
+    assert charts.sweep_chart(runs, "write", references) is None
+
+
+def test_replayed_runs_have_no_device_activity_to_draw(runs):
+    # fio was replayed: the device was watched for no time, so no interval was sampled
+    for test in charts.tests_in(runs):
+        monitors = charts.monitors_during_test(runs, test)
+        assert all(len(monitor.samples) < 2 for _, _, monitor in monitors)
+        assert charts.monitor_chart(monitors, test) is None
+
+
+def test_an_unsaved_run_is_named_by_its_position(runs):
+    unsaved = dataclasses.replace(runs[1], id=None)
+    assert charts.run_label(unsaved, 1) == "run 2"
+    chart = only_chart(charts.latency_chart([runs[0], unsaved], "seq-read"))
+    assert chart.legend == [f"#{runs[0].id}", "run 2"]
+
+
+@pytest.mark.parametrize(
+    ("rough", "step"), [(0.0, 1.0), (0.3, 0.5), (1.0, 1.0), (1.2, 2.0), (2.2, 2.5), (7.0, 10.0)]
+)
+def test_axis_steps_are_round(rough, step):
+    assert charts._nice_step(rough) == pytest.approx(step)
+
+
+def test_log_ticks_step_1_2_5_within_the_values():
+    assert charts._log_ticks([7_000, 120_000]) == pytest.approx([10_000, 20_000, 50_000, 100_000])
+    assert charts._log_ticks([30, 70]) == pytest.approx([30, 40, 50, 60, 70])  # 1..9 steps
+    assert charts._log_ticks([110, 170]) == pytest.approx([110, 170])  # no round one between
+    assert charts._log_ticks([None, 0]) == []
