@@ -31,7 +31,7 @@ from pygal.style import Style
 from flashmark.model import DirectionResult, Pattern, Run, TestResult
 from flashmark.monitor import MonitorSeries
 from flashmark.references import ReferenceDevice
-from flashmark.units import block_size_label, mb_per_s
+from flashmark.units import block_size_label, format_rate, mb_per_s
 
 # Okabe & Ito's palette: told apart with the common colour-vision deficiencies and in grey
 # print (https://jfly.uni-koeln.de/color/). Black is left out: it is the axes' colour.
@@ -592,11 +592,8 @@ def _top(values: Iterable[float | None]) -> float:
 
 
 def _mb_s(value: float) -> str:
-    if value >= 100:
-        return f"{value:.0f} MB/s"
-    if value >= 10:
-        return f"{value:.1f} MB/s"
-    return f"{value:.2f} MB/s"
+    """A chart value already in MB/s, printed as everywhere else (units.format_rate)."""
+    return format_rate(value * 1e6)
 
 
 def _number(value: float) -> str:
