@@ -1,7 +1,6 @@
 """Safety behaviour with real fio: cleanup on signals and crashes, refusals, read-only runs."""
 
 import hashlib
-import json
 import os
 import signal
 import subprocess
@@ -14,6 +13,7 @@ import pytest
 
 from flashmark.emulated import DeviceCaps, EmulatedDevice
 from flashmark.errors import ExitStatus
+from tests.integration.emulation import flashmark_json
 
 CARD = DeviceCaps("card", read_iops=2000, write_iops=800, read_bps=50_000_000, write_bps=20_000_000)
 
@@ -136,29 +136,9 @@ def test_a_device_without_destructive_gets_read_tests_only_and_is_not_changed():
         with open(device.device, "r+b") as handle:  # recognisable content to compare
             handle.write(os.urandom(16 * 2**20))
         before = _digest(device.device)
-        done = subprocess.run(
-            device.command(
-                [
-                    sys.executable,
-                    "-m",
-                    "flashmark",
-                    "run",
-                    device.device,
-                    "--size",
-                    "16M",
-                    "--runtime",
-                    "2",
-                    "--json",
-                    "--no-save",
-                ]
-            ),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
+        document = flashmark_json(device, device.device, "--size", "16M", "--runtime", "2",
+                                  timeout=120)  # fmt: skip
         assert _digest(device.device) == before
-    document = json.loads(done.stdout)
     assert [t["name"] for t in document["tests"]] == [
         "seq-read",
         "rand-read-4k",
@@ -173,32 +153,10 @@ def test_a_device_without_destructive_gets_read_tests_only_and_is_not_changed():
 @pytest.mark.fio
 def test_a_destructive_run_on_a_free_device_measures_writes():
     with EmulatedDevice(CARD, size_bytes=128 * 2**20, filesystem=False) as device:
-        done = subprocess.run(
-            device.command(
-                [
-                    sys.executable,
-                    "-m",
-                    "flashmark",
-                    "run",
-                    device.device,
-                    "--destructive",
-                    "--yes",
-                    "--size",
-                    "16M",
-                    "--runtime",
-                    "8",
-                    "--profile",
-                    "a1",
-                    "--json",
-                    "--no-save",
-                ]
-            ),
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-    assert done.returncode == 0, done.stderr
-    document = json.loads(done.stdout)
+        document = flashmark_json(
+            device, device.device, "--destructive", "--yes", "--size", "16M", "--runtime", "8",
+            "--profile", "a1", timeout=180,
+        )  # fmt: skip
     rand_write = next(t for t in document["tests"] if t["name"] == "rand-write-4k")
     assert rand_write["write"]["iops"] == pytest.approx(CARD.write_iops, rel=0.03)
 
