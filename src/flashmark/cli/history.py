@@ -7,14 +7,14 @@ from pathlib import Path
 import click
 
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.monitor import render_summary
 from flashmark.cli.output import print_json, stdout_console
-from flashmark.cli.saved import FILE_FORMATS, load_entries, render_entries
-from flashmark.document import document_to_run
 from flashmark.errors import UsageError
-from flashmark.monitor import MonitorSummary
-from flashmark.report.terminal import render_history, render_run
+from flashmark.report.history_table import render_history
 from flashmark.store import History, default_db_path
+
+# `show` reads whole result documents; its renderers are imported when it runs, so that
+# `flashmark history` starts fast (issue 9). The formats are listed here for its --format.
+SHOW_FORMATS = ("table", "md", "csv", "json", "html")
 
 
 @click.command("history")
@@ -56,7 +56,7 @@ def history_command(as_json: bool, limit: int, db_path: Path | None, debug: bool
 @click.option(
     "--format",
     "format_name",
-    type=click.Choice(["table", *FILE_FORMATS]),
+    type=click.Choice(SHOW_FORMATS),
     default=None,
     help="table (the terminal view, default), json (the saved document), md (Markdown for a "
     "forum post), csv (one row per test) or html (a self-contained page).",
@@ -76,6 +76,12 @@ def show_command(
     """
     if as_json and format_name not in (None, "json"):
         raise UsageError(f"--json is --format json; it cannot go with --format {format_name}")
+    from flashmark.cli.monitor import render_summary
+    from flashmark.cli.saved import load_entries, render_entries
+    from flashmark.document import document_to_run
+    from flashmark.monitor import MonitorSummary
+    from flashmark.report.terminal import render_run
+
     format_name = "json" if as_json else (format_name or "table")
     (entry,) = load_entries(db_path, [result_id])
     if format_name == "json":
