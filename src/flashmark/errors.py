@@ -20,6 +20,7 @@ class ExitStatus(IntEnum):
     DEVICE = 5  # the device failed while being measured: I/O error, device gone
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), the shell convention
     TERMINATED = 143  # SIGTERM (128 + SIGTERM)
+    HANGUP = 129  # SIGHUP (128 + SIGHUP): the terminal or the ssh session went away
 
 
 class FlashmarkError(Exception):

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from flashmark import __version__
-from flashmark.errors import DeviceFailed, FlashmarkError, NotEnoughSpace
+from flashmark.errors import DeviceFailed, FlashmarkError, Interrupted, NotEnoughSpace
 from flashmark.fio.jobs import (
     PREPARE_JOB_NAME,
     PREPARE_TIME_LIMIT_S,
@@ -189,6 +189,8 @@ class _DeviceWatch:
             return
         try:
             monitor = DiskMonitor(self.device, self.roots, MONITOR_INTERVAL_S).start()
+        except Interrupted:  # a signal is not "no diskstats line": stop and clean up
+            raise
         except FlashmarkError as error:  # no diskstats line: measure without the monitor
             self.warnings = (f"device activity not recorded: {error}",)
             self.device = None

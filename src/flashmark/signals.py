@@ -1,26 +1,50 @@
 """Turn SIGINT, SIGTERM and SIGHUP into an exception, so `finally` blocks clean up.
 
-Python turns SIGINT into KeyboardInterrupt but lets SIGTERM (what `kill`, systemd and CI send)
-end the process at once, leaving a test file behind. Inside `signals_raise()` all three raise
-flashmark.errors.Interrupted in the main thread instead; the runner stops fio and the target
-removes its test file on the way out.
+Outside these scopes the entry point's handler (flashmark.entry) stops flashmark at once with
+one line: nothing needs cleaning up there. Python turns SIGINT into KeyboardInterrupt but lets
+SIGTERM (what `kill`, systemd and CI send) end the process at once, leaving a test file behind.
+Inside `signals_raise()` all three raise flashmark.errors.Interrupted in the main thread
+instead; the runner stops fio and the target removes its test file on the way out. Inside
+`signals_deferred()` a signal waits until a short step that must not stop half-way (saving to
+the history, renaming a file into place) is done.
+
+Exit statuses are 128 + the signal's number, the shell's convention (README "Exit codes").
+A signal that was ignored when flashmark started stays ignored (`nohup flashmark run`).
 """
 
 from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 from flashmark.errors import ExitStatus, Interrupted
 
 _HANDLED = {
     signal.SIGINT: ExitStatus.INTERRUPTED,
     signal.SIGTERM: ExitStatus.TERMINATED,
-    signal.SIGHUP: ExitStatus.TERMINATED,
+    signal.SIGHUP: ExitStatus.HANGUP,
 }
+
+_Handler = Callable[[int, FrameType | None], Any]
+
+
+@contextmanager
+def _handlers(handler: _Handler) -> Iterator[None]:
+    """`handler` for the handled signals that are not ignored, then the previous ones back."""
+    previous = {
+        sig: signal.signal(sig, handler)
+        for sig in _HANDLED
+        if signal.getsignal(sig) is not signal.SIG_IGN
+    }
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 @contextmanager
@@ -35,9 +59,29 @@ def signals_raise() -> Iterator[None]:
             signal.signal(sig, signal.SIG_IGN)
         raise Interrupted(signal.Signals(signum).name, _HANDLED[signal.Signals(signum)])
 
-    previous = {sig: signal.signal(sig, handler) for sig in _HANDLED}
-    try:
+    with _handlers(handler):
         yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGINT, SIGTERM and SIGHUP back until the block is done, then deliver the first.
+
+    For short steps that must finish or not start: a result half-saved or a file half-renamed
+    helps nobody. The signal then goes to the handler that was in place before the block: the
+    entry point's (one line, exit 128 + signal) or signals_raise()'s (cleanup, Interrupted).
+    If the block fails instead, its error is what flashmark reports (it may say where a
+    result went), and the process ends with that error anyway.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+
+    with _handlers(handler):
+        yield
+    if received:
+        signal.raise_signal(received[0])

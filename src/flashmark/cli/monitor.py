@@ -31,7 +31,7 @@ from flashmark.monitor import (
     MonitorSummary,
     device_for_path,
 )
-from flashmark.signals import signals_raise
+from flashmark.signals import signals_deferred, signals_raise
 from flashmark.store import History, default_db_path
 from flashmark.sysroot import SystemRoots
 from flashmark.units import format_rate, format_size
@@ -285,8 +285,9 @@ def save_monitor_result(document: dict[str, Any], db_path: Path | None) -> int:
     """The one place a recording goes into the history; returns its id."""
     history = History(db_path or default_db_path())
     label = " ".join(document.get("command") or ()) or "live"
-    return history.save(kind="monitor", target=str(document["device"]), label=label,
-                        document=document)  # fmt: skip
+    with signals_deferred():  # saved whole, then a signal acts
+        return history.save(kind="monitor", target=str(document["device"]), label=label,
+                            document=document)  # fmt: skip
 
 
 def monitor_document(

@@ -23,7 +23,7 @@ from flashmark.model import Run, Settings, Target, TargetKind
 from flashmark.probe import ProbeReport, claim_findings, device_summary, probe_target
 from flashmark.profiles import PROFILES, Profile, get_profile
 from flashmark.report.terminal import render_run
-from flashmark.signals import signals_raise
+from flashmark.signals import signals_deferred, signals_raise
 from flashmark.store import History, default_db_path
 from flashmark.sysroot import SystemRoots
 from flashmark.target import resolve_target
@@ -175,12 +175,13 @@ def run_command(
 
     if not no_save:
         history = History(db_path or default_db_path())
-        run_id = history.save(
-            kind="benchmark",
-            target=resolved.given,
-            label=profile.name,
-            document=run_to_document(result),
-        )
+        with signals_deferred():  # a measured result is saved whole, then the signal acts
+            run_id = history.save(
+                kind="benchmark",
+                target=resolved.given,
+                label=profile.name,
+                document=run_to_document(result),
+            )
         result = dataclasses.replace(result, id=run_id)
     if as_json:
         print_json(run_to_document(result))

@@ -1,0 +1,160 @@
+"""SIGINT, SIGTERM and SIGHUP at seeded moments of a command's life: start-up (imports),
+option parsing, probing, measuring (fio replayed), saving. Each must end with the documented
+status (130, 143, 129) and one line, never a traceback, and leave no test file.
+
+A replayed run measures in a few milliseconds, so `run-held` also replays one test from a
+named pipe that nobody writes: that run waits inside the measuring step, with its test file
+created, until the signal comes.
+
+The console script is run as pip generates it. Whether flashmark's own handlers were in place
+when a signal was sent is read from /proc/PID/status (SigCgt: only flashmark catches SIGHUP).
+Before that, the signal meets Python's own start-up: SIGTERM and SIGHUP end the process by
+the signal with nothing on stderr; SIGINT may meet Python's KeyboardInterrupt while the
+interpreter imports its site packages, before a line of flashmark runs, which flashmark cannot
+prevent: such a traceback may only show Python's frames, never a flashmark module.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from flashmark.entry import exit_status_for
+from flashmark.errors import ExitStatus
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+SEED = 20261123
+# A few moments inside Python's and flashmark's start-up, then seeded ones up to about the end
+# of the command (a replayed run: ~0.1 s start-up, 0.5 s probe, then measuring and saving).
+EARLY_S = (0.0, 0.01, 0.03, 0.06)
+SEEDED = 6
+
+CONSOLE_SCRIPT = """\
+import re
+import sys
+from flashmark.entry import main
+if __name__ == '__main__':
+    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
+    sys.exit(main())
+"""
+SOURCE = Path(__file__).resolve().parents[2] / "src"
+
+
+def _moments(command: str, sig: signal.Signals) -> list[float]:
+    rng = random.Random(f"{SEED}-{command}-{sig.name}")
+    latest = COMMANDS[command][1]
+    return [*EARLY_S, *sorted(rng.uniform(0.0, latest) for _ in range(SEEDED))]
+
+
+def _caught_signals(pid: int) -> int | None:
+    """The SigCgt mask of a running process; None once it has exited."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("SigCgt:"):
+                return int(line.split()[1], 16)
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return None
+
+
+def _flashmark_handles(mask: int | None) -> bool:
+    return mask is not None and bool(mask & (1 << (signal.SIGHUP - 1)))
+
+
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "flashmark"
+    path.write_text(CONSOLE_SCRIPT)
+    return path
+
+
+# name -> (arguments, latest moment in seconds)
+COMMANDS = {
+    "help": (["--help"], 0.15),
+    "history": (["history"], 0.3),
+    "run": (["run", "{target}"], 0.8),
+    "run-held": (["run", "{target}"], 1.2),
+}
+HELD_TEST = "seq-read"
+
+
+def test_exit_statuses_are_128_plus_the_signal():
+    assert exit_status_for(signal.SIGINT) == ExitStatus.INTERRUPTED == 130
+    assert exit_status_for(signal.SIGTERM) == ExitStatus.TERMINATED == 143
+    assert exit_status_for(signal.SIGHUP) == ExitStatus.HANGUP == 129
+
+
+@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_signal_at_any_moment_gives_its_status_and_one_line(
+    tmp_path, script, recordings, command, sig
+):
+    target = tmp_path / "card"
+    target.mkdir()
+    replay = tmp_path / "replay"
+    shutil.copytree(recordings / "quick-a1-card", replay)
+    if command == "run-held":
+        (replay / f"{HELD_TEST}.json").unlink()
+        os.mkfifo(replay / f"{HELD_TEST}.json")
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(SOURCE),
+        "FLASHMARK_DB": str(tmp_path / "history.sqlite3"),
+        "FLASHMARK_FIO_REPLAY": str(replay),
+        "LC_ALL": "C",
+    }
+    env.pop("FLASHMARK_DEBUG", None)
+    arguments = (a.format(target=target) for a in COMMANDS[command][0])
+    argv = [sys.executable, str(script), *arguments]
+    outcomes = []
+    for moment in _moments(command, sig):
+        process = subprocess.Popen(
+            argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            time.sleep(moment)
+            handled = _flashmark_handles(_caught_signals(process.pid))
+            process.send_signal(sig)
+            _, stderr = process.communicate(timeout=60)
+        finally:
+            process.kill()  # only if a check above failed; a no-op on an ended process
+            process.wait()
+        status = process.returncode
+        where = f"{command} {sig.name} at {moment:.3f} s: status {status}, stderr {stderr!r}"
+        outcomes.append((handled, status))
+        assert list(target.iterdir()) == [], where  # never a test file left behind
+
+        if status == 0:  # finished before the signal arrived
+            assert "Traceback" not in stderr, where
+            continue
+        if status == -sig:  # killed by the signal: only before flashmark's handlers
+            assert not handled, where
+            assert stderr == "" or _python_startup_interrupt(stderr, sig), where
+            continue
+        if status == 1 and not handled and _python_startup_interrupt(stderr, sig):
+            continue  # Python's KeyboardInterrupt in its own start-up (see the docstring)
+        assert status == exit_status_for(sig), where
+        assert "Traceback" not in stderr, where
+        last = stderr.strip().splitlines()[-1]
+        assert last.startswith("flashmark: ") and sig.name in last, where
+        if not command.startswith("run"):
+            assert stderr.count("\n") == 1, where
+    # The seeded moments must have reached flashmark's handlers, not only Python's start-up.
+    assert any(handled for handled, _ in outcomes)
+
+
+def _python_startup_interrupt(stderr: str, sig: signal.Signals) -> bool:
+    """Python's own KeyboardInterrupt before any flashmark module ran."""
+    return (
+        sig == signal.SIGINT
+        and stderr.rstrip().endswith("KeyboardInterrupt")
+        and "flashmark/" not in stderr
+    )
