@@ -33,7 +33,7 @@ def test_a_failing_deferred_step_reports_its_own_error():
 def test_sighup_stops_a_run_with_its_own_status():
     with pytest.raises(Interrupted) as stopped, signals_raise():
         os.kill(os.getpid(), signal.SIGHUP)
-    assert stopped.value.exit_status == ExitStatus.HANGUP == 129
+    assert stopped.value.exit_status == int(ExitStatus.HANGUP) == 129
 
 
 def _python(code: str, *, ignore_hup: bool = False) -> subprocess.CompletedProcess[str]:

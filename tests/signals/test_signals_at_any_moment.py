@@ -87,9 +87,9 @@ HELD_TEST = "seq-read"
 
 
 def test_exit_statuses_are_128_plus_the_signal():
-    assert exit_status_for(signal.SIGINT) == ExitStatus.INTERRUPTED == 130
-    assert exit_status_for(signal.SIGTERM) == ExitStatus.TERMINATED == 143
-    assert exit_status_for(signal.SIGHUP) == ExitStatus.HANGUP == 129
+    assert exit_status_for(signal.SIGINT) == int(ExitStatus.INTERRUPTED) == 130
+    assert exit_status_for(signal.SIGTERM) == int(ExitStatus.TERMINATED) == 143
+    assert exit_status_for(signal.SIGHUP) == int(ExitStatus.HANGUP) == 129
 
 
 @pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
