@@ -19,7 +19,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -150,9 +150,23 @@ class FlashmarkGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:  # the group's own options, e.g. `flashmark --bad`
+            _usage_error(error)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as error:  # a command's options and arguments
+            _usage_error(error)
         except FlashmarkError as error:
             _report(ctx, error, f"flashmark: error: {error}", error.exit_status)
         except KeyboardInterrupt as error:
@@ -167,6 +181,18 @@ class FlashmarkGroup(click.Group):
                 "(run again with --debug for the traceback and report it)",
                 ExitStatus.FAILURE,
             )
+
+
+def _usage_error(error: click.UsageError) -> NoReturn:
+    """Bad input as one line, like every other error, with the command whose --help explains
+    it; click would print the usage block and a hint first. Exit status 2 either way."""
+    if isinstance(error, click.exceptions.NoArgsIsHelpError):
+        raise error  # `flashmark` alone: its help, not an error line
+    path = error.ctx.command_path if error.ctx is not None else "flashmark"
+    click.echo(
+        f"flashmark: error: {error.format_message().rstrip('.')} (see `{path} --help`)", err=True
+    )
+    raise click.exceptions.Exit(error.exit_code)
 
 
 def _report(ctx: click.Context, error: BaseException, message: str, status: int) -> None:

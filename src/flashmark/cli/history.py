@@ -8,6 +8,7 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
+from flashmark.cli.params import COUNT
 from flashmark.errors import UsageError
 from flashmark.report.history_table import render_history
 from flashmark.store import History, default_db_path
@@ -21,7 +22,7 @@ SHOW_FORMATS = ("table", "md", "csv", "json", "html")
 @click.option("--json", "as_json", is_flag=True, help="As JSON: a list of saved results.")
 @click.option(
     "--limit",
-    type=click.IntRange(min=1),
+    type=COUNT,
     default=50,
     show_default=True,
     help="How many of the newest results.",

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.cli.params import RUNTIME, SIZE, WORKLOAD_SCALE
 from flashmark.cli.progress import progress_display
 from flashmark.document import run_to_document
 from flashmark.errors import ConfirmationRefused, FlashmarkError, UsageError
@@ -27,7 +28,7 @@ from flashmark.signals import signals_deferred, signals_raise
 from flashmark.store import History, default_db_path
 from flashmark.sysroot import SystemRoots
 from flashmark.target import resolve_target
-from flashmark.units import format_duration, format_size, parse_size
+from flashmark.units import format_duration, format_size
 
 # For tests and bug reports: a folder of recorded fio outputs (see fio/runner.py ReplayRunner)
 # replaces fio, so the whole command runs without fio or root. Never set in normal use.
@@ -48,14 +49,16 @@ _SHORT_RUNTIME_S = 8
 )
 @click.option(
     "--size",
-    "size_text",
+    "size_bytes",
+    type=SIZE,
     metavar="SIZE",
-    help="Test area, e.g. 256M or 1G (default per profile: quick 128M, standard 1G).",
+    help="Test area, e.g. 256M or 1G (default per profile: quick 128M, standard 1G); "
+    "rounded down to a whole number of the profile's largest block.",
 )
 @click.option(
     "--runtime",
     "runtime_s",
-    type=click.IntRange(min=1),
+    type=RUNTIME,
     metavar="SECONDS",
     help="Measured seconds per timed test (default per profile: quick 8).",
 )
@@ -88,7 +91,7 @@ _SHORT_RUNTIME_S = 8
 @click.option("--yes", is_flag=True, help="Confirm --destructive without the typed prompt.")
 @click.option(
     "--workload-scale",
-    type=click.FloatRange(min=0.0),
+    type=WORKLOAD_SCALE,
     metavar="SCALE",
     help="Size of the real-world workloads of the standard and full profiles (package "
     "install, removal, reinstall, cold read), as a share of seed 002's desktop install "
@@ -98,7 +101,7 @@ _SHORT_RUNTIME_S = 8
 def run_command(
     target: str,
     profile_name: str,
-    size_text: str | None,
+    size_bytes: int | None,
     runtime_s: int | None,
     as_json: bool,
     db_path: Path | None,
@@ -129,7 +132,7 @@ def run_command(
     profile = get_profile(profile_name)
     settings = default_settings(
         profile,
-        size_bytes=parse_size(size_text) if size_text else None,
+        size_bytes=size_bytes,
         runtime_s=runtime_s,
         buffered=buffered,
         destructive=destructive,
