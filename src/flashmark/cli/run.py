@@ -16,13 +16,13 @@ from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import RUNTIME, SIZE, WORKLOAD_SCALE
 from flashmark.cli.progress import progress_display
 from flashmark.document import run_to_document
-from flashmark.errors import ConfirmationRefused, FlashmarkError, UsageError
+from flashmark.errors import ConfirmationRefused, FlashmarkError
 from flashmark.fio.jobs import job_for_test, prepare_job
 from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner
-from flashmark.measure import Plan, default_settings, measure, plan_tests
+from flashmark.measure import Plan, default_settings, measure, plan_area, plan_tests
 from flashmark.model import Run, Settings, Target, TargetKind
 from flashmark.probe import ProbeReport, claim_findings, device_summary, probe_target
-from flashmark.profiles import PROFILES, Profile, get_profile
+from flashmark.profiles import PROFILES, get_profile
 from flashmark.report.terminal import render_run
 from flashmark.signals import signals_deferred, signals_raise
 from flashmark.store import History, default_db_path
@@ -130,15 +130,17 @@ def run_command(
     """
     roots = SystemRoots.from_environment()
     profile = get_profile(profile_name)
+    area = plan_area(profile, size_bytes)
     settings = default_settings(
         profile,
-        size_bytes=size_bytes,
+        size_bytes=area.size_bytes,
         runtime_s=runtime_s,
         buffered=buffered,
         destructive=destructive,
         workload_scale=workload_scale,
     )
-    _check_size(profile, settings)
+    if area.note:
+        stderr_console().print(f"note: {area.note}", highlight=False)
     resolved = resolve_target(
         target, size_bytes=settings.size_bytes, destructive=destructive, roots=roots
     )
@@ -222,16 +224,6 @@ def _with_probe(result: Run, report: ProbeReport | None) -> Run:
         findings=claim_findings(report, result.grades),
         warnings=result.warnings + report.warnings,
     )
-
-
-def _check_size(profile: Profile, settings: Settings) -> None:
-    largest = max(test.block_size_bytes for test in profile.tests)
-    if settings.size_bytes < 2 * largest:
-        raise UsageError(
-            f"--size {format_size(settings.size_bytes)} is too small for the "
-            f"{profile.name} profile: its largest block is {format_size(largest)}; "
-            f"use at least {format_size(2 * largest)}"
-        )
 
 
 def _confirm_destruction(target: Target, settings: Settings, yes: bool) -> None:
