@@ -12,17 +12,23 @@ flashmark.signals.signals_raise() for as long as they must clean up, and writes 
 stop half-way (saving to the history, renaming an export into place) hold a signal back with
 flashmark.signals.signals_deferred(). Both put this handler back when they end.
 
-Only contextlib, os and signal (Python's own start-up loads them) are imported before
+Only contextlib, os, signal and sys (Python's own start-up loads most of them) are imported before
 install_stop_handlers(): every import before it widens the window in which Python's own
 KeyboardInterrupt handler is in charge.
 """
 
-from __future__ import annotations
-
-import contextlib
+# No `from __future__ import annotations` here, unlike elsewhere: it is one more module to
+# import before the handlers are set, and Python 3.11 evaluates these annotations anyway.
 import os
-import signal
-from types import FrameType
+import sys
+
+try:
+    import contextlib
+    import signal
+    from types import FrameType
+except KeyboardInterrupt:  # Ctrl-C while these load (Python's handler): the same answer
+    os.write(2, b"flashmark: stopped by SIGINT\n")
+    os._exit(130)
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -54,8 +60,43 @@ def install_stop_handlers() -> None:
 
 def main() -> None:
     """The console script `flashmark` (pyproject.toml) and `python -m flashmark`."""
-    install_stop_handlers()
+    try:
+        install_stop_handlers()
+    except KeyboardInterrupt:  # a Ctrl-C that Python's handler took just before ours was set
+        stop_at_once(signal.SIGINT, None)
     from flashmark.cli import main as command_line
 
-    # prog_name: `python -m flashmark --help` would otherwise print "Usage: python -m ...".
-    command_line(prog_name="flashmark")
+    try:
+        # prog_name: `python -m flashmark --help` would otherwise print "Usage: python -m ...".
+        command_line(prog_name="flashmark")
+        status = 0
+    except SystemExit as done:  # how click ends every command, success included
+        status = _exit_status(done.code)
+    _exit(status)
+
+
+def _exit_status(code: object) -> int:
+    """What Python makes of SystemExit(code): None is 0, a number itself, text is 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    with contextlib.suppress(OSError, ValueError):
+        print(code, file=sys.stderr)
+    return 1
+
+
+def _exit(status: int) -> None:
+    """Flush what was printed and end the process, skipping the interpreter's teardown.
+
+    The teardown first puts the default action back on every signal (CPython's
+    _PySignal_Fini) and then spends tens of milliseconds freeing modules: a Ctrl-C then would
+    kill the process by the signal instead of giving its documented status. Nothing is lost by
+    skipping it: flashmark's threads are daemons that were stopped, its files are closed by
+    `with` blocks, and stdout and stderr are flushed here.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        # A reader that went away (`flashmark history | head -1`) is not an error of ours.
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)

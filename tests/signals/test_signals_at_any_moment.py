@@ -10,14 +10,16 @@ The console script is run as pip generates it. Whether flashmark's own handlers 
 when a signal was sent is read from /proc/PID/status (SigCgt: only flashmark catches SIGHUP).
 Before that, the signal meets Python's own start-up: SIGTERM and SIGHUP end the process by
 the signal with nothing on stderr; SIGINT may meet Python's KeyboardInterrupt while the
-interpreter imports its site packages, before a line of flashmark runs, which flashmark cannot
-prevent: such a traceback may only show Python's frames, never a flashmark module.
+interpreter imports its site packages or the console script imports flashmark's entry module,
+before flashmark could set a handler (on this machine a sandbox's .pth file makes that window
+~15 ms): such a traceback may show no flashmark frame beyond those imports.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -152,8 +154,9 @@ def test_a_signal_at_any_moment_gives_its_status_and_one_line(
         outcomes.append((handled, status))
         assert list(target.iterdir()) == [], where  # never a test file left behind
 
-        if status == 0:  # finished before the signal arrived
-            assert "Traceback" not in stderr, where
+        if status == 0:  # finished before the signal arrived, or Python's start-up ate it
+            assert "Traceback" not in stderr or _python_startup_interrupt(stderr, sig), where
+            assert "Traceback" not in stderr or not handled, where
             continue
         if status == -sig:  # killed by the signal: only before flashmark's handlers
             assert not handled, where
@@ -171,10 +174,22 @@ def test_a_signal_at_any_moment_gives_its_status_and_one_line(
     assert any(handled for handled, _ in outcomes)
 
 
+_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\S+)')
+
+
 def _python_startup_interrupt(stderr: str, sig: signal.Signals) -> bool:
-    """Python's own KeyboardInterrupt before any flashmark module ran."""
-    return (
-        sig == signal.SIGINT
-        and stderr.rstrip().endswith("KeyboardInterrupt")
-        and "flashmark/" not in stderr
-    )
+    """Python's own KeyboardInterrupt before flashmark's handlers exist: while Python imports
+    its site packages, or flashmark's package and entry module are being imported. No frame
+    may be inside flashmark's code beyond those imports."""
+    # CPython prints some of these itself and goes on ("Failed checking if argv[0] is an
+    # import path entry", "Exception ignored in: <function _get_module_lock.<locals>.cb"):
+    # the process then ends as if no signal had come.
+    lines = stderr.rstrip().splitlines()
+    if sig != signal.SIGINT or not lines or not lines[-1].startswith("KeyboardInterrupt"):
+        return False
+    for path, function in _FRAME.findall(stderr):
+        if f"{SOURCE}/" in path and (
+            Path(path).name not in ("__init__.py", "entry.py") or function != "<module>"
+        ):
+            return False
+    return True
