@@ -14,8 +14,12 @@ A signal that was ignored when flashmark started stays ignored (`nohup flashmark
 
 from __future__ import annotations
 
+import _thread
+import os
 import signal
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -47,6 +51,14 @@ def _handlers(handler: _Handler) -> Iterator[None]:
             signal.signal(sig, old)
 
 
+_RESEND_DELAY_S = 0.01  # long enough for the main thread to leave the finalizer
+
+
+def _send_later(signum: int) -> None:
+    time.sleep(_RESEND_DELAY_S)
+    os.kill(os.getpid(), signum)
+
+
 @contextmanager
 def signals_raise() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
@@ -59,8 +71,28 @@ def signals_raise() -> Iterator[None]:
             signal.signal(sig, signal.SIG_IGN)
         raise Interrupted(signal.Signals(signum).name, _HANDLED[signal.Signals(signum)])
 
-    with _handlers(handler):
-        yield
+    previous_hook = sys.unraisablehook
+
+    def unraisable(report: Any) -> None:
+        # A handler runs between any two bytecodes of the main thread, also inside a finalizer
+        # (__del__, a weakref callback), where Python cannot raise: it would print "Exception
+        # ignored in ..." with a traceback and the run would go on with signals ignored. Send
+        # the signal again instead, to be raised once the finalizer is done: a little later
+        # and from another thread, as os.kill in this one would run the handler here, at once.
+        # (If it lands in a finalizer again, this hook sends it again.)
+        if not isinstance(report.exc_value, Interrupted):
+            previous_hook(report)
+            return
+        signum = signal.Signals[report.exc_value.signal_name]
+        signal.signal(signum, handler)
+        _thread.start_new_thread(_send_later, (signum,))
+
+    sys.unraisablehook = unraisable
+    try:
+        with _handlers(handler):
+            yield
+    finally:
+        sys.unraisablehook = previous_hook
 
 
 @contextmanager

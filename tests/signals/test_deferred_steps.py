@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -79,3 +80,22 @@ def test_nohup_keeps_sighup_ignored():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "still running\n"
+
+
+def test_a_signal_inside_a_finalizer_still_stops_the_run():
+    # A handler that raises inside __del__ cannot stop anything there: Python would print
+    # "Exception ignored" and carry on. The signal must come back and stop the run after it.
+    class Finalized:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # give the handler bytecodes to run on, inside __del__
+                pass
+
+    steps = []
+    with pytest.raises(Interrupted) as stopped, signals_raise():
+        Finalized()  # dropped at once: __del__ runs here
+        steps.append("after the finalizer")
+        time.sleep(10)  # the signal comes back within milliseconds and stops this
+        steps.append("not reached")
+    assert stopped.value.exit_status == ExitStatus.INTERRUPTED
+    assert "not reached" not in steps
