@@ -96,6 +96,7 @@ def _register_commands() -> None:
         compare,
         export,
         history,
+        importing,
         monitor,
         probe,
         references,
@@ -115,6 +116,7 @@ def _register_commands() -> None:
     main.add_command(export.export_command)
     main.add_command(compare.compare_command)
     main.add_command(report.report_command)
+    main.add_command(importing.import_command)
 
 
 _register_commands()
