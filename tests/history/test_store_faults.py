@@ -73,7 +73,7 @@ def test_another_programs_database_is_not_taken_over(tmp_path: Path) -> None:
     with sqlite3.connect(path) as connection:
         connection.execute("CREATE TABLE photos (name TEXT)")
     connection.close()
-    with pytest.raises(HistoryNotADatabase, match="not a flashmark history .*photos"):
+    with pytest.raises(HistoryNotADatabase, match=r"not a flashmark history .*photos"):
         History(path).check_writable()
     with pytest.raises(HistoryNotADatabase):
         History(path).list()
@@ -153,7 +153,7 @@ def test_recovery_files_fall_back_to_the_temporary_folder(
     assert json.loads(kept.read_text()) == document
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
-    with pytest.raises(RecoveryFileError, match="a-file.*gone"):
+    with pytest.raises(RecoveryFileError, match=r"a-file.*gone"):
         keep_unsaved(document, "monitor", environ={"XDG_STATE_HOME": str(blocked)})
 
 

@@ -23,8 +23,11 @@ from flashmark.store import History
 @db_option
 @debug_option
 def import_command(files: tuple[Path, ...], db_path: Path | None, debug: bool) -> None:
-    """Add saved result documents (FILE: a `run --json` or `monitor --json` output, or the
-    recovery file of a run that could not be saved) to the history.
+    """Add result files to the history: recovery files, `--json` outputs.
+
+    \b
+    FILE is the recovery file of a result that could not be saved, or the output of
+    `run --json` or `monitor --json` (from this machine or another).
 
     \b
     Each file must hold one document of a schema this flashmark reads (flashmark.result/1,
