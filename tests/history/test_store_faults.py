@@ -173,3 +173,16 @@ def test_only_known_documents_are_imported(tmp_path: Path, text: str, message: s
     path.write_text(text)
     with pytest.raises(UsageError, match=message):
         read_document_file(path)
+
+
+@pytest.mark.parametrize(
+    "name", ["a?mode=ro.db", "b#frag.db", "c%20d.db", "with space.db", "new\nline.db", "ü.db"]
+)
+def test_database_names_are_names_never_uri_syntax(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    history = History(path)
+    assert history.list() == [] and tree(tmp_path) == []
+    history.check_writable()
+    assert history.save(kind="monitor", target="sda", label="x", document={}) == 1
+    assert [entry.id for entry in History(path).list()] == [1]
+    assert tree(tmp_path) == [name]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from flashmark.errors import HistoryError, ResultNotSaved
-from flashmark.saving import RecoveryFileError, entry_for, keep_unsaved
+from flashmark.saving import KINDS, RecoveryFileError, entry_for, keep_unsaved
 from flashmark.store import History
 
 
@@ -43,8 +43,8 @@ def history_to_save(db_path: Path | None, no_save: bool) -> History | None:
 
 def save_result(history: History, document: Mapping[str, Any]) -> SaveOutcome:
     """Save `document`; if that fails, write it to a recovery file instead."""
-    entry = entry_for(document)
     try:
+        entry = entry_for(document)
         return SaveOutcome(
             id=history.save(
                 kind=entry.kind, target=entry.target, label=entry.label, document=document
@@ -53,7 +53,7 @@ def save_result(history: History, document: Mapping[str, Any]) -> SaveOutcome:
     except Exception as error:  # whatever failed, the measured result is kept first
         cause = error
     try:
-        path = keep_unsaved(document, entry.kind)
+        path = keep_unsaved(document, KINDS.get(str(document.get("schema")), "result"))
     except RecoveryFileError as lost:
         problem = ResultNotSaved(
             f"the result was measured but not saved: {cause}; {lost}: the JSON document "
