@@ -12,6 +12,8 @@ import errno
 import json
 import os
 import shutil
+import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -22,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.errors import ExitStatus
+from flashmark.store import BUSY_TIMEOUT_S
 from tests.history.faults import read_only
 from tests.history.test_cli_faults import DISKSTATS, flashmark
 
@@ -47,7 +50,11 @@ def open_when_read(fifo: Path, process: subprocess.Popen[str], timeout_s: float 
 
 
 def run_breaking_the_history(
-    tmp_path: Path, recordings: Path, args: list[str], breaking: Callable[[Path], None]
+    tmp_path: Path,
+    recordings: Path,
+    args: list[str],
+    breaking: Callable[[Path], None],
+    meanwhile: Callable[[subprocess.Popen[str]], None] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], Path, dict[str, str]]:
     replay = tmp_path / "replay"
     shutil.copytree(recordings / "quick-a1-card", replay)
@@ -74,6 +81,8 @@ def run_breaking_the_history(
         breaking(db)
         with os.fdopen(descriptor, "w") as pipe:
             pipe.write(recorded)
+        if meanwhile is not None:
+            meanwhile(process)
         stdout, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
@@ -214,3 +223,31 @@ def test_a_monitored_command_that_breaks_the_history_keeps_its_recording(tmp_pat
     assert imported.returncode == 0 and "added as 1" in imported.stdout
     shown = json.loads(flashmark("show", "1", "--format", "json", env=env).stdout)
     assert shown == {**document, "id": 1}
+
+
+def test_a_signal_while_saving_still_keeps_the_result(tmp_path: Path, recordings: Path) -> None:
+    # The history is locked from the last test on: the save waits for it (BUSY_TIMEOUT_S),
+    # and SIGTERM arrives while it waits.
+    def locked(db: Path) -> None:
+        holder = sqlite3.connect(db, isolation_level=None)
+        stack.callback(holder.close)
+        holder.execute("BEGIN EXCLUSIVE")
+        stack.callback(holder.execute, "ROLLBACK")
+
+    def terminate(process: subprocess.Popen[str]) -> None:
+        time.sleep(BUSY_TIMEOUT_S / 2)
+        process.send_signal(signal.SIGTERM)
+
+    with ExitStack() as stack:
+        done, _, env = run_breaking_the_history(
+            tmp_path, recordings, ["--json"], locked, meanwhile=terminate
+        )
+    assert done.returncode == ExitStatus.TERMINATED, done.stderr
+    last_line = done.stderr.splitlines()[-1]
+    assert "Traceback" not in done.stderr and last_line.startswith("flashmark: error: stopped")
+    (kept,) = recovery_files(tmp_path)
+    assert f"stopped by SIGTERM while saving; the result is kept in {kept}" in last_line
+    document = json.loads(kept.read_text())
+    assert document["schema"] == "flashmark.result/1" and len(document["tests"]) == 6
+    imported = flashmark("import", str(kept), env=env)
+    assert imported.returncode == 0 and "added as 1" in imported.stdout
