@@ -167,3 +167,26 @@ def test_run_ids_are_checked_when_parsed(
     done = flashmark(command[0], given, *command[1:], env=home, cwd=tmp_path)
     one_error_line(done, ExitStatus.USAGE, "is not a run id")
     assert tree(tmp_path) == []
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=fault_ids())
+def test_import_into_a_broken_history_is_one_line(
+    fault: Fault, tmp_path: Path, home: dict[str, str]
+) -> None:
+    document = tmp_path / "result.json"
+    document.write_text(
+        json.dumps(
+            {
+                "schema": "flashmark.monitor/1",
+                "device": "sda",
+                "command": None,
+                "finished_at": "2026-11-23T08:00:00Z",
+                "summary": {"seconds": 1.0},
+            }
+        )
+    )
+    with broken_history(fault, tmp_path) as db:
+        before = tree(tmp_path)
+        done = flashmark("import", str(document), "--db", str(db), env=home)
+        one_error_line(done, ExitStatus.HISTORY, fault.message)
+        assert tree(tmp_path) == before

@@ -68,7 +68,8 @@ db_option = click.option(
     "db_path",
     type=click.Path(dir_okay=False, path_type=Path),
     envvar=DB_ENV,
-    help=f"History database [env {DB_ENV}; default ~/.local/share/flashmark/history.sqlite3].",
+    help=f"History database, in a folder that exists [env {DB_ENV}; default "
+    "~/.local/share/flashmark/history.sqlite3, folder created on the first save].",
 )
 
 
