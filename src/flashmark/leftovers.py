@@ -48,7 +48,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashmark.errors import TargetError, TargetNotFound, TargetPermissionDenied
+from flashmark.errors import (
+    EnvironmentProblem,
+    TargetError,
+    TargetNotFound,
+    TargetPermissionDenied,
+)
 
 # /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces and parentheses, so fields
 # are counted after the last ")". Field 22 (starttime) is the 20th after it (proc(5)).
@@ -217,14 +222,14 @@ _stamps: dict[int, str] = {}
 def owner_stamp() -> str:
     """This process's stamp (pid, start, boot, pid namespace), read once per process.
 
-    Raises TargetError when /proc cannot tell it: without an owner a killed run's files could
+    Raises EnvironmentProblem when /proc cannot tell it: without an owner a killed run's files could
     never be told from a live run's, and flashmark would rather not make them.
     """
     pid = os.getpid()  # keyed by pid: a forked child is another owner
     if pid not in _stamps:
         owner = ProcessTable().owner(pid)
         if owner is None:
-            raise TargetError(
+            raise EnvironmentProblem(
                 f"cannot read this process's start time and boot id from /proc/{pid}/stat and "
                 "/proc/sys/kernel/random/boot_id, which name flashmark's temporary files: "
                 "is /proc mounted?"

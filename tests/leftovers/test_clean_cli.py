@@ -130,6 +130,20 @@ def test_json_for_scripts(
     assert document["removed_bytes"] >= 1024 * 1024
 
 
+def test_a_folder_name_with_a_newline_stays_on_one_line(
+    tmp_path: Path, machine: Machine, dead_pid: int
+) -> None:
+    card, temp = tmp_path / "my\ncard", tmp_path / "temp"
+    card.mkdir()
+    temp.mkdir()
+    made = stamped_test_file(card, machine.owner(dead_pid, 1))
+    done = flashmark("clean", str(card), temp=temp)
+    assert done.returncode == 0, done.stderr
+    first, summary = done.stdout.splitlines()
+    assert first.startswith(f"removed      {str(made)!r}") and not made.exists()
+    assert summary.startswith(repr(str(card)))
+
+
 def test_nothing_to_clean_says_so(folders: tuple[Path, Path]) -> None:
     card, temp = folders
     done = flashmark("clean", str(card), temp=temp)
