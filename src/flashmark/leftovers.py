@@ -222,8 +222,8 @@ _stamps: dict[int, str] = {}
 def owner_stamp() -> str:
     """This process's stamp (pid, start, boot, pid namespace), read once per process.
 
-    Raises EnvironmentProblem when /proc cannot tell it: without an owner a killed run's files could
-    never be told from a live run's, and flashmark would rather not make them.
+    Raises EnvironmentProblem when /proc cannot tell it: without an owner a killed run's files
+    could never be told from a live run's, and flashmark would rather not make them.
     """
     pid = os.getpid()  # keyed by pid: a forked child is another owner
     if pid not in _stamps:

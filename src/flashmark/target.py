@@ -33,6 +33,7 @@ from flashmark.mounts import mount_of, read_mounts
 from flashmark.sysroot import SystemRoots
 from flashmark.units import MiB, format_size
 
+TEST_FILE_PREFIX = ".flashmark-"  # the whole name: leftovers.test_file_name()
 # Left free beyond the test area, so the filesystem's metadata and the journal have room.
 FREE_SPACE_MARGIN_BYTES = 64 * MiB
 # Filesystems known to take O_DIRECT opens but serve them from memory: their numbers would be
