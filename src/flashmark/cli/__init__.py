@@ -93,6 +93,7 @@ def main(debug: bool) -> None:
 def _register_commands() -> None:
     # Imported here so that each command module can import `main`-independent helpers freely.
     from flashmark.cli import (
+        clean,
         compare,
         export,
         history,
@@ -115,6 +116,7 @@ def _register_commands() -> None:
     main.add_command(export.export_command)
     main.add_command(compare.compare_command)
     main.add_command(report.report_command)
+    main.add_command(clean.clean_command)
 
 
 _register_commands()
