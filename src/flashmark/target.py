@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,12 +27,13 @@ from flashmark.errors import (
     UnsafeDevice,
     UsageError,
 )
+from flashmark.leftovers import test_file_name
 from flashmark.model import Target, TargetKind
 from flashmark.mounts import mount_of, read_mounts
 from flashmark.sysroot import SystemRoots
 from flashmark.units import MiB, format_size
 
-TEST_FILE_PREFIX = ".flashmark-"
+TEST_FILE_PREFIX = ".flashmark-"  # the whole name: leftovers.test_file_name()
 # Left free beyond the test area, so the filesystem's metadata and the journal have room.
 FREE_SPACE_MARGIN_BYTES = 64 * MiB
 # Filesystems known to take O_DIRECT opens but serve them from memory: their numbers would be
@@ -87,7 +87,7 @@ def _folder_target(
     return Target(
         given=given,
         kind=TargetKind.FILE,
-        path=str(folder / f"{TEST_FILE_PREFIX}{os.getpid()}-{secrets.token_hex(4)}.tmp"),
+        path=str(folder / test_file_name()),
         folder=str(folder),
         block_device=f"/dev/{device.name}" if device is not None else None,
         filesystem=mount.fstype if mount is not None else None,

@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 from rich.table import Table
 
 from flashmark.cli import db_option, debug_option
+from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
@@ -19,6 +19,7 @@ from flashmark.document import run_to_document
 from flashmark.errors import ConfirmationRefused, FlashmarkError, UsageError
 from flashmark.fio.jobs import job_for_test, prepare_job
 from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner
+from flashmark.leftovers import temporary_work_folder
 from flashmark.measure import Plan, default_settings, measure, plan_tests
 from flashmark.model import Run, Settings, Target, TargetKind
 from flashmark.probe import ProbeReport, claim_findings, device_summary, probe_target
@@ -142,6 +143,7 @@ def run_command(
         workload_scale=workload_scale,
     )
     _check_size(profile, settings)
+    clean_at_start(target)  # first: a killed run's test file may hold the space this one needs
     resolved = resolve_target(
         target, size_bytes=settings.size_bytes, destructive=destructive, roots=roots
     )
@@ -171,7 +173,7 @@ def run_command(
             highlight=False,
         )
 
-    with signals_raise(), tempfile.TemporaryDirectory(prefix="flashmark-fio-") as workdir:
+    with signals_raise(), temporary_work_folder("fio") as workdir:
         replay = os.environ.get(REPLAY_ENV)
         runner: FioRunner = (
             ReplayRunner(Path(replay)) if replay else FioProcessRunner(Path(workdir))

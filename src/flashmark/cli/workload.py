@@ -10,6 +10,7 @@ import click
 
 from flashmark import __version__
 from flashmark.cli import debug_option
+from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.progress import progress_display
 from flashmark.report.terminal import render_workloads
@@ -66,6 +67,7 @@ def workload_command(
     """
     names = WORKLOAD_NAMES if name == _ALL else (name,)
     roots = SystemRoots.from_environment()
+    clean_at_start(target)
     started = time.time()
     with signals_raise(), progress_display() as display:
         display.begin(", ".join(names), 1, 1, None)
