@@ -18,6 +18,8 @@ class ExitStatus(IntEnum):
     ENVIRONMENT = 3  # the machine lacks something: fio missing or too old, no root for a step
     TARGET = 4  # the target cannot be used: missing, full, read-only, no permission, refused
     DEVICE = 5  # the device failed while being measured: I/O error, device gone
+    HISTORY = 6  # the history database cannot be used: not a database, locked, read-only, ...
+    UNSAVED = 7  # measured, but the save failed: the result is in a recovery file (`import`)
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), the shell convention
     TERMINATED = 143  # SIGTERM (128 + SIGTERM)
 
@@ -97,11 +99,40 @@ class FioOutputError(FlashmarkError):
 
 
 class HistoryError(FlashmarkError):
-    """The history database cannot be opened, migrated or read."""
+    """The history database cannot be opened, migrated, read or written."""
+
+    exit_status = ExitStatus.HISTORY
+
+
+class HistoryNotADatabase(HistoryError):
+    """The file is not an SQLite database, is damaged, or is some other program's database."""
+
+
+class HistoryLocked(HistoryError):
+    """Another program holds a lock on the history for longer than the busy timeout."""
+
+
+class HistoryReadOnly(HistoryError):
+    """The history file, or the folder SQLite writes its journal into, cannot be written."""
+
+
+class HistoryTooNew(HistoryError):
+    """The history was migrated by a newer flashmark; reading it could misread it."""
+
+
+class HistoryFolderMissing(HistoryError):
+    """An explicit --db / FLASHMARK_DB names a folder that does not exist (never created:
+    a mistyped path must not grow a tree of folders)."""
 
 
 class RunNotFound(HistoryError):
     exit_status = ExitStatus.USAGE
+
+
+class ResultNotSaved(HistoryError):
+    """A result was measured but could not be saved; it was printed and kept in a file."""
+
+    exit_status = ExitStatus.UNSAVED
 
 
 class ResultFormatError(FlashmarkError):

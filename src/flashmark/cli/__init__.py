@@ -68,7 +68,8 @@ db_option = click.option(
     "db_path",
     type=click.Path(dir_okay=False, path_type=Path),
     envvar=DB_ENV,
-    help=f"History database [env {DB_ENV}; default ~/.local/share/flashmark/history.sqlite3].",
+    help=f"History database, in a folder that exists [env {DB_ENV}; default "
+    "~/.local/share/flashmark/history.sqlite3, folder created on the first save].",
 )
 
 
@@ -97,6 +98,7 @@ def _register_commands() -> None:
         compare,
         export,
         history,
+        importing,
         monitor,
         probe,
         references,
@@ -117,6 +119,7 @@ def _register_commands() -> None:
     main.add_command(compare.compare_command)
     main.add_command(report.report_command)
     main.add_command(clean.clean_command)
+    main.add_command(importing.import_command)
 
 
 _register_commands()

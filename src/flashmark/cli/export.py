@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.saved import FILE_FORMATS, SUFFIX_FORMATS, load_entries, render_entries
+from flashmark.cli.saved import FILE_FORMATS, RUN_ID, SUFFIX_FORMATS, load_entries, render_entries
 from flashmark.errors import UsageError
 
 STDOUT = "-"
@@ -78,7 +78,7 @@ def _umask() -> int:
 
 
 @click.command("export")
-@click.argument("result_ids", metavar="ID [ID ...]", type=int, nargs=-1, required=True)
+@click.argument("result_ids", metavar="ID [ID ...]", type=RUN_ID, nargs=-1, required=True)
 @click.option(
     "-o",
     "--output",

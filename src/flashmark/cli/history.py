@@ -9,12 +9,12 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.monitor import render_summary
 from flashmark.cli.output import print_json, stdout_console
-from flashmark.cli.saved import FILE_FORMATS, load_entries, render_entries
+from flashmark.cli.saved import FILE_FORMATS, RUN_ID, load_entries, render_entries
 from flashmark.document import document_to_run
 from flashmark.errors import UsageError
 from flashmark.monitor import MonitorSummary
 from flashmark.report.terminal import render_history, render_run
-from flashmark.store import History, default_db_path
+from flashmark.store import History
 
 
 @click.command("history")
@@ -30,7 +30,7 @@ from flashmark.store import History, default_db_path
 @debug_option
 def history_command(as_json: bool, limit: int, db_path: Path | None, debug: bool) -> None:
     """List saved results, newest first (`flashmark show ID` shows one)."""
-    entries = History(db_path or default_db_path()).list(limit=limit)
+    entries = History.locate(db_path).list(limit=limit)
     if as_json:
         print_json(
             [
@@ -52,7 +52,7 @@ def history_command(as_json: bool, limit: int, db_path: Path | None, debug: bool
 
 
 @click.command("show")
-@click.argument("result_id", metavar="ID", type=int)
+@click.argument("result_id", metavar="ID", type=RUN_ID)
 @click.option(
     "--format",
     "format_name",

@@ -14,6 +14,7 @@ from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.progress import progress_display
+from flashmark.cli.saving import history_to_save, save_result
 from flashmark.document import run_to_document
 from flashmark.errors import ConfirmationRefused, FlashmarkError, UsageError
 from flashmark.fio.jobs import job_for_test, prepare_job
@@ -25,7 +26,6 @@ from flashmark.probe import ProbeReport, claim_findings, device_summary, probe_t
 from flashmark.profiles import PROFILES, Profile, get_profile
 from flashmark.report.terminal import render_run
 from flashmark.signals import signals_raise
-from flashmark.store import History, default_db_path
 from flashmark.sysroot import SystemRoots
 from flashmark.target import resolve_target
 from flashmark.units import format_duration, format_size, parse_size
@@ -125,6 +125,12 @@ def run_command(
       flashmark run --profile standard --size 1G /mnt/nvme
       sudo flashmark run /dev/sda            read tests on a whole USB stick
       sudo flashmark run /dev/sda --destructive --profile a1   grade an empty card
+
+    \b
+    The history is checked before the first test: a database that cannot take the result
+    (not a database, locked, read-only, newer, missing folder) stops the run with exit 6.
+    If saving still fails afterwards, the result is printed, kept in a recovery file and
+    the run exits 7: `flashmark import FILE` adds it later. Exit codes: README.md.
     """
     roots = SystemRoots.from_environment()
     profile = get_profile(profile_name)
@@ -141,6 +147,9 @@ def run_command(
     resolved = resolve_target(
         target, size_bytes=settings.size_bytes, destructive=destructive, roots=roots
     )
+    # Before any test (and before asking to confirm): a result that could not be saved
+    # would otherwise be measured for nothing.
+    history = history_to_save(db_path, no_save)
     if destructive:
         _confirm_destruction(resolved, settings, yes)
     console = stderr_console()
@@ -175,19 +184,17 @@ def run_command(
             result = measure(resolved, profile, settings, runner, progress, roots)
     result = _with_probe(result, report)
 
-    if not no_save:
-        history = History(db_path or default_db_path())
-        run_id = history.save(
-            kind="benchmark",
-            target=resolved.given,
-            label=profile.name,
-            document=run_to_document(result),
-        )
-        result = dataclasses.replace(result, id=run_id)
+    outcome = None if history is None else save_result(history, run_to_document(result))
+    if outcome is not None and outcome.id is not None:
+        result = dataclasses.replace(result, id=outcome.id)
     if as_json:
         print_json(run_to_document(result))
     else:
         stdout_console().print(render_run(result))
+        if outcome is not None and outcome.problem and outcome.recovery_file is None:
+            print_json(run_to_document(result))  # no file could hold it: the only copy
+    if outcome is not None and outcome.problem:
+        raise outcome.problem
 
 
 def _probe(target: Target, roots: SystemRoots) -> ProbeReport | None:
