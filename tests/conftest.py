@@ -36,6 +36,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=fio_reason))
 
 
+@pytest.fixture(autouse=True)
+def private_history(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Every test saves into a history of its own, never the user's (subprocesses inherit it)."""
+    path = tmp_path_factory.mktemp("history") / "history.sqlite3"
+    monkeypatch.setenv("FLASHMARK_DB", str(path))
+    return path
+
+
 @pytest.fixture
 def recordings() -> Path:
     return FIO_RECORDINGS

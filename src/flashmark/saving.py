@@ -27,9 +27,10 @@ from flashmark.document import SCHEMA as RESULT_SCHEMA
 from flashmark.document import document_to_run
 from flashmark.errors import HistoryError, ResultFormatError, UsageError
 from flashmark.monitor import MONITOR_SCHEMA, MonitorSummary
+from flashmark.workloads.result import WORKLOAD_SCHEMA, WorkloadResult
 
 # The documents the history keeps, by schema, and the kind each is kept as.
-KINDS = {RESULT_SCHEMA: "benchmark", MONITOR_SCHEMA: "monitor"}
+KINDS = {RESULT_SCHEMA: "benchmark", MONITOR_SCHEMA: "monitor", WORKLOAD_SCHEMA: "workload"}
 UNSAVED_FOLDER = Path("flashmark") / "unsaved"
 # In the temporary folder (shared by every user) the files are named, not foldered: mkstemp
 # makes each name unique and private (0600), which a shared fixed folder name would not.
@@ -69,6 +70,8 @@ def entry_for(document: Mapping[str, Any]) -> HistoryEntry:
                 f"monitor document is malformed ({type(error).__name__}: {error})"
             ) from None
         return HistoryEntry("monitor", device, " ".join(command) or "live", document)
+    if schema == WORKLOAD_SCHEMA:
+        return _workload_entry(document)
     known = ", ".join(KINDS)
     name, _, version = str(schema).rpartition("/")
     if any(k.rpartition("/")[0] == name for k in KINDS):
@@ -79,6 +82,24 @@ def entry_for(document: Mapping[str, Any]) -> HistoryEntry:
     raise ResultFormatError(
         f"not a flashmark result document: schema {schema!r} (the history keeps {known})"
     )
+
+
+def workload_results(document: Mapping[str, Any]) -> tuple[WorkloadResult, ...]:
+    """The workloads of a flashmark.workloads/1 document; ResultFormatError if malformed."""
+    try:
+        return tuple(WorkloadResult.from_dict(entry) for entry in document["workloads"])
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise ResultFormatError(
+            f"workload document is malformed ({type(error).__name__}: {error})"
+        ) from None
+
+
+def _workload_entry(document: Mapping[str, Any]) -> HistoryEntry:
+    results = workload_results(document)
+    target = document.get("target")
+    if not isinstance(target, str) or not results:
+        raise ResultFormatError("workload document is malformed: no target or no workloads")
+    return HistoryEntry("workload", target, "+".join(r.name for r in results), document)
 
 
 def read_document_file(path: Path) -> HistoryEntry:

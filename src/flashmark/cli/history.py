@@ -13,7 +13,8 @@ from flashmark.cli.saved import FILE_FORMATS, RUN_ID, load_entries, render_entri
 from flashmark.document import document_to_run
 from flashmark.errors import UsageError
 from flashmark.monitor import MonitorSummary
-from flashmark.report.terminal import render_history, render_run
+from flashmark.report.terminal import render_history, render_run, render_workloads
+from flashmark.saving import workload_results
 from flashmark.store import History
 
 
@@ -92,5 +93,7 @@ def show_command(
             tuple(document.get("command") or ()),
             document.get("exit_status"),
         )
+    elif entry.kind == "workload":
+        stdout_console().print(render_workloads(workload_results(entry.document)))
     else:
         print_json(dict(entry.document))
