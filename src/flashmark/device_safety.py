@@ -159,8 +159,9 @@ def _claim(node: str, member: StackMember, claimer: Claimer) -> Callable[[], Non
     except OSError as error:
         if error.errno == errno.EBUSY:
             why = (
-                "the kernel reports it busy: mounted (maybe in another mount namespace), "
-                "used as swap or by device-mapper/md, or opened exclusively by another program"
+                "is busy according to the kernel (an O_EXCL open failed): mounted (maybe in "
+                "another mount namespace), used as swap or by device-mapper/md, or opened "
+                "exclusively by another program"
             )
             raise UnsafeDevice(
                 f"refusing to write to {node}: {_sentence(member.route, why)}"
