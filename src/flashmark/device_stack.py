@@ -102,9 +102,6 @@ class DeviceStack:
     target: StackMember
     members: tuple[StackMember, ...]  # the target first, then in walking order
 
-    def member(self, kind: MemberKind, name: str) -> StackMember | None:
-        return next((m for m in self.members if m.kind is kind and m.name == name), None)
-
     def devices(self) -> tuple[StackMember, ...]:
         return tuple(m for m in self.members if m.kind is MemberKind.DEVICE)
 
@@ -218,14 +215,11 @@ class _Walk:
 
     def _add_parent(self, partition: StackMember) -> None:
         assert partition.whole is not None
-        parent = self._add_device(partition.whole, Role.PARENT, partition, "is a partition of")
-        if parent is None:
-            return
+        self._add_device(partition.whole, Role.PARENT, partition, "is a partition of")
         mine = self._range(partition.name)
         for sibling in self._partitions(partition.whole):
-            other = self._range(sibling)
-            if sibling != partition.name and _overlap(mine, other):
-                self._add_device(sibling, Role.ABOVE, parent, "has an overlapping partition")
+            if sibling != partition.name and _overlap(mine, self._range(sibling)):
+                self._add_device(sibling, Role.ABOVE, partition, "overlaps partition")
 
     def _walk_file(self, member: StackMember) -> None:
         for loop, backing in self._all_loops():

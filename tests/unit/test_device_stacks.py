@@ -181,8 +181,7 @@ def test_an_overlapping_sibling_partition_counts(card: SyntheticSystem) -> None:
     card.partition("sdg", "sdg3", "8:99", start=4096, sectors=4096)  # overlaps sdg1's end
     card.mount("sdg3", "/mnt/overlap")
     assert reasons_for(card, "sdg1") == (
-        "it is a partition of /dev/sdg, which has an overlapping partition /dev/sdg3, which is "
-        "mounted on /mnt/overlap",
+        "it overlaps partition /dev/sdg3, which is mounted on /mnt/overlap",
     )
 
 
@@ -312,3 +311,19 @@ def test_a_recorded_system_cannot_vouch_for_a_live_write(loops: SyntheticSystem)
         claim_for_writing("/dev/loop8", loops.roots),
     ):
         pass
+
+
+def test_every_partition_under_an_array_checks_its_own_overlapping_siblings(
+    tmp_path: Path,
+) -> None:
+    system = SyntheticSystem(tmp_path)
+    system.disk("sdj", "8:144")
+    system.partition("sdj", "sdj1", "8:145", start=2048, sectors=4096)
+    system.partition("sdj", "sdj2", "8:146", start=6144, sectors=4096)
+    system.partition("sdj", "sdj3", "8:147", start=8192, sectors=4096)  # overlaps sdj2 only
+    system.md("md2", "9:2", "raid0", on=["sdj1", "sdj2"])
+    system.mount("sdj3", "/mnt/overlap")
+    assert reasons_for(system, "md2") == (
+        "it is built on /dev/sdj2, which overlaps partition /dev/sdj3, which is mounted on "
+        "/mnt/overlap",
+    )
