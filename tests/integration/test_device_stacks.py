@@ -248,3 +248,14 @@ def test_a_free_loop_device_gets_a_destructive_run(lab: LoopLab) -> None:
     document = json.loads(done.stdout)
     assert "rand-write-4k" in [test["name"] for test in document["tests"]]
     assert exclusive_open_error(device) is None  # the claim ended with the run
+
+
+def test_writes_reach_a_backing_device_that_is_held_for_the_run(lab: LoopLab) -> None:
+    # The loop driver writes to its backing device through the file it was given, which an
+    # O_EXCL claim by another opener does not block (only other claims and mounts are blocked).
+    lower = lab.attach(lab.image())
+    upper = lab.attach(lower)
+    done = destructive_run(upper)
+    assert done.returncode == 0, done.stderr
+    with open(lower, "rb") as handle:
+        assert handle.read(4 * 2**20).count(0) < 2**20  # random data, not the zeros it had
