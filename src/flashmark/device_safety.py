@@ -143,7 +143,8 @@ def claim_for_writing(
         yield WriteClaim(node, again, tuple(m.label for m in claimed))
     finally:
         for release in reversed(releases):
-            release()
+            with contextlib.suppress(OSError):  # closing cannot fail in a way worth more
+                release()
 
 
 def check_writable(node: str, roots: SystemRoots) -> WriteClaim:
