@@ -143,7 +143,7 @@ def claim_for_writing(
         yield WriteClaim(node, again, tuple(m.label for m in claimed))
     finally:
         for release in reversed(releases):
-            with contextlib.suppress(OSError):  # closing cannot fail in a way worth more
+            with contextlib.suppress(OSError):  # close(2) fails only on a bad descriptor
                 release()
 
 
