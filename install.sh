@@ -31,9 +31,10 @@ fi
 
 packages="fio python3-venv util-linux"
 if [ "$dev" = yes ]; then
-    # e2fsprogs, mount, procps: emulated devices (loop + ext4 + block throttle);
+    # e2fsprogs, mount, procps: emulated devices (loop + ext4 + block throttle); fdisk (sfdisk):
+    # partition tables of the device-stack tests;
     # nbdkit, nbdfuse, fuse3: emulated flash with caches and fakes; chromium: the HTML report test.
-    packages="$packages e2fsprogs mount procps nbdkit nbdkit-plugin-python nbdfuse fuse3 chromium"
+    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python nbdfuse fuse3 chromium"
 fi
 missing=""
 for package in $packages; do

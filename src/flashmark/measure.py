@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from flashmark import __version__
+from flashmark.device_safety import claim_for_writing
 from flashmark.errors import DeviceFailed, FlashmarkError, NotEnoughSpace
 from flashmark.fio.jobs import (
     PREPARE_JOB_NAME,
@@ -126,7 +127,7 @@ def measure(
     results: list[TestResult] = []
     command: tuple[str, ...] = ()
     total = len(plan.tests) + (1 if plan.prepare else 0) + (1 if plan.workloads else 0)
-    with _test_area(target, settings) as filename:
+    with _test_area(target, settings, roots) as filename:
         number = 0
         if plan.prepare:
             number += 1
@@ -240,10 +241,15 @@ def _workload_warnings(workloads: tuple[WorkloadResult, ...]) -> tuple[str, ...]
 
 
 @contextlib.contextmanager
-def _test_area(target: Target, settings: Settings) -> Iterator[str]:
+def _test_area(target: Target, settings: Settings, roots: SystemRoots | None) -> Iterator[str]:
     if target.kind is TargetKind.DEVICE:
         try:
-            yield target.path
+            with contextlib.ExitStack() as held:
+                if settings.destructive:
+                    # Every member of the device's stack stays opened with O_EXCL until the
+                    # last write: nothing can mount or claim them meanwhile (device_safety.py).
+                    held.enter_context(claim_for_writing(target.path, roots or SystemRoots()))
+                yield target.path
         except NotEnoughSpace as error:
             # A block device has no free space to run out of: writes past its end fail with
             # ENOSPC when it shrank to nothing, which is how a pulled card looks.

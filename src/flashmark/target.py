@@ -3,7 +3,7 @@
 - A folder, or a file inside one (the file itself is never touched): a uniquely named test file
   is created in the folder and always removed (see `created_test_file`).
 - A block device: read tests only, unless the run is destructive; a destructive run is refused
-  when the device or anything on it is in use (device_safety.py).
+  when anything in the device's stack, above or below it, is in use (device_safety.py).
 Every refusal is a typed error naming the cause and the option that changes it.
 """
 
@@ -16,7 +16,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from flashmark.device_safety import block_device_for_majmin, block_device_for_node, refusal_reasons
+from flashmark.device_safety import block_device_for_majmin, block_device_for_node, check_writable
 from flashmark.errors import (
     DirectIONotSupported,
     NotEnoughSpace,
@@ -24,7 +24,6 @@ from flashmark.errors import (
     TargetError,
     TargetNotFound,
     TargetPermissionDenied,
-    UnsafeDevice,
     UsageError,
 )
 from flashmark.leftovers import test_file_name
@@ -118,10 +117,8 @@ def _device_target(
             f"{format_size(size_bytes)}: choose a smaller --size"
         )
     if destructive:
-        reasons = refusal_reasons(device, roots) if device is not None else ()
-        if reasons:
-            raise UnsafeDevice(f"refusing to write to {node}: " + "; ".join(reasons))
-        _check_exclusive(node)
+        # Refused here, before the confirmation prompt; measure() holds the claim for the run.
+        check_writable(node, roots)
     return Target(
         given=given,
         kind=TargetKind.DEVICE,
@@ -133,20 +130,6 @@ def _device_target(
         mount_options=None,
         capacity_bytes=capacity,
     )
-
-
-def _check_exclusive(node: str) -> None:
-    """The kernel's own answer: O_EXCL on a block device fails with EBUSY while anything
-    (a mount, device-mapper, md, another O_EXCL user) holds it (open(2), "O_EXCL")."""
-    try:
-        descriptor = os.open(node, os.O_RDONLY | os.O_EXCL)
-    except OSError as error:
-        if error.errno == errno.EBUSY:
-            raise UnsafeDevice(
-                f"refusing to write to {node}: the kernel reports it busy (mounted or in use)"
-            ) from None
-        raise TargetError(f"{node}: cannot open the device: {error.strerror}") from None
-    os.close(descriptor)
 
 
 @contextlib.contextmanager
