@@ -112,6 +112,7 @@ class EmulatedFlash:
         self._control: ControlBlock | None = None
         self._log: Path | None = None
         self.path = ""  # /dev/loopN once entered
+        self.image: Path | None = None  # nbdfuse's file (in its FUSE mount) under the loop
         self.cgroup: Path | None = None
 
     # -- life cycle ---------------------------------------------------------------------------
@@ -162,6 +163,7 @@ class EmulatedFlash:
         self._log = workdir / "nbd.log"
         self._start_server(mount, model_file, control_file, backing)
         image = mount / "flash"
+        self.image = image
 
         self.path = _run(["losetup", "--find", "--show", "--direct-io=on", str(image)]).strip()
         self._stack.callback(_detach_loop, self.path)
