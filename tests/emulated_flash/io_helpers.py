@@ -7,7 +7,7 @@ import mmap
 import os
 import statistics
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,15 +44,20 @@ def read_block(fd: int, offset: int, length: int = BLOCK) -> bytes:
     return bytes(buffer)
 
 
-def run_fio(args: Sequence[str], *, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+Wrap = Callable[[list[str]], list[str]]  # e.g. EmulatedFlash.command: run inside the caps
+
+
+def run_fio(
+    args: Sequence[str], *, wrap: Wrap | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    argv = ["fio", "--output-format=json", "--direct=1", "--ioengine=libaio", *args]
     return subprocess.run(
-        ["fio", "--output-format=json", "--direct=1", "--ioengine=libaio", *args],
-        capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
+        wrap(argv) if wrap else argv, capture_output=True, text=True, timeout=timeout
+    )
 
 
-def fio_json(args: Sequence[str]) -> dict[str, Any]:
-    done = run_fio(args)
+def fio_json(args: Sequence[str], *, wrap: Wrap | None = None) -> dict[str, Any]:
+    done = run_fio(args, wrap=wrap)
     assert done.returncode == 0, done.stderr[-2000:]
     document: dict[str, Any] = json.loads(done.stdout[done.stdout.index("{") :])
     return document
@@ -80,9 +85,24 @@ def fio_io_log(args: Sequence[str], directory: Path) -> list[CompletedIo]:
 
 
 def rate_bps(ios: Sequence[CompletedIo]) -> float:
-    """Bytes per second between the first and the last completion of a run of I/Os."""
-    span_s = (ios[-1].time_ms - ios[0].time_ms) / 1000
-    return sum(io.size for io in ios[1:]) / span_s
+    """Bytes per second of a run of back-to-back I/Os, robust to a busy host.
+
+    fio stamps a completion when it reaps it, so one stamp can be late by tens of ms while the
+    device kept its pace; and a host stall longer than the model's absorb_ns makes the device
+    idle once. Either would shift a rate taken from the two end points by a few percent. The
+    median of the rates over every window of a quarter of the run (at least 8 I/Os, so fio's
+    1 ms stamps cost little) leaves such single events out.
+    """
+    window = max(8, len(ios) // 4)
+    done = [0]
+    for io in ios[1:]:
+        done.append(done[-1] + io.size)
+    rates = [
+        (done[i + window] - done[i]) / (ios[i + window].time_ms - ios[i].time_ms)
+        for i in range(len(ios) - window)
+        if ios[i + window].time_ms > ios[i].time_ms
+    ]
+    return statistics.median(rates) * 1000
 
 
 @dataclass(frozen=True)
@@ -96,13 +116,25 @@ def find_cache_knee(ios: Sequence[CompletedIo], start_offset: int = 0) -> CacheK
     """Split a sequential depth-1 write at the point its latency steps up, from the data alone.
 
     The threshold lies between the typical latency of the first and of the last ten I/Os; the
-    knee is the first I/O that starts a run of three slow ones (one stray slow I/O on a busy
-    host is not the end of the cache).
+    knee is the first slow I/O after which most of the next nine are slow too. A busy host
+    makes single I/Os slow (and, as the device catches up, the next ones fast), which must not
+    end the cache early.
     """
     fast = statistics.median(io.clat_ns for io in ios[:10])
     slow = statistics.median(io.clat_ns for io in ios[-10:])
     threshold = (fast * slow) ** 0.5
-    for index in range(len(ios) - 2):
-        if all(io.clat_ns > threshold for io in ios[index : index + 3]):
-            return CacheKnee(ios[index].offset - start_offset, list(ios[:index]), list(ios[index:]))
+    for index, io in enumerate(ios[:-9]):
+        window = ios[index : index + 9]
+        if io.clat_ns > threshold and statistics.median(w.clat_ns for w in window) > threshold:
+            return CacheKnee(io.offset - start_offset, list(ios[:index]), list(ios[index:]))
     raise AssertionError(f"no knee: latencies {[io.clat_ns for io in ios]}")
+
+
+def time_shift_ms(ios: Sequence[CompletedIo], rate_bytes_per_ms: float, start: int = 0) -> float:
+    """Where a run of a sequential write stream (begun at offset `start`) sits in time,
+    robustly: the median over its I/Os of completion time less the time the stream's bytes up
+    to it take at `rate`. Two runs of one stream differ by the stalls between them (GC
+    pauses), whatever single late stamps of a busy host do."""
+    return statistics.median(
+        io.time_ms - (io.offset + io.size - start) / rate_bytes_per_ms for io in ios
+    )

@@ -90,15 +90,16 @@ def test_back_to_back_reads_get_the_model_rate_whatever_the_host_overhead():
     assert engine.stats().busy_ns == 50 * 10 * MS
 
 
-def test_a_gap_longer_than_idle_after_is_idle_time_and_not_absorbed():
-    model = FlashModel(claimed_bytes=8 * MiB, read_bps=10 * MB, idle_after_ns=50 * MS)
+def test_a_gap_longer_than_absorb_ns_is_idle_time_and_not_absorbed():
+    model = FlashModel(claimed_bytes=8 * MiB, read_bps=10 * MB, absorb_ns=50 * MS)
     engine, clock = engine_for(model)
     start = clock.now
     for index in range(10):
         read(engine, index * 100_000, 100_000)
-        clock.host_overhead(60 * MS)
+        clock.host_overhead(60 * MS)  # a client pausing: the device idles
     assert clock.now - start == 10 * (10 + 60) * MS
-    assert engine.stats().last_idle_ns == 60 * MS
+    stats = engine.stats()
+    assert (stats.longest_idle_ns, stats.idle_ns) == (60 * MS, 9 * 60 * MS)
 
 
 def test_read_latency_sets_small_block_iops():
@@ -152,11 +153,13 @@ def test_idle_drains_the_cache_at_the_drain_rate():
     write(engine, 0, bytes(MB))
     clock.host_overhead(250 * MS)  # idle: 0.25 s at 2 MB/s drains 500 kB
     assert model.cache_after_idle(MB, 250 * MS) == 500_000
+    assert model.cache_after_idle(MB, model.absorb_ns) == MB  # not idle, absorbed
     start = clock.now
     write(engine, MB, bytes(500_000))
     assert clock.now - start == 5 * MS  # all of it went into the cache
     stats = engine.stats()
-    assert (stats.last_idle_ns, stats.cache_fill_after_idle_bytes) == (250 * MS, 500_000)
+    assert (stats.longest_idle_ns, stats.cache_fill_after_longest_idle_bytes) == (250 * MS, 500_000)
+    assert stats.cached_bytes == 1_500_000
     write(engine, 2 * MB, bytes(100_000))
     assert clock.now - start == 15 * MS  # the cache is full again: sustained rate
 
