@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.emulated_flash import BadRange, EmulatedFlash, FakeMode, FlashModel
+from flashmark.emulated_flash import Backing, BadRange, EmulatedFlash, FakeMode, FlashModel
 from tests.emulated_flash.io_helpers import (
     BLOCK,
     opened_direct,
@@ -52,7 +52,10 @@ CASES = {
     # the common counterfeit: 64 GiB claimed, 64 MiB real, addresses wrap
     "wrap-64GiB-on-64MiB": FlashModel(claimed_bytes=64 * GiB, real_bytes=64 * MiB),
     "zeros-1GiB-on-64MiB": FlashModel(1 * GiB, real_bytes=64 * MiB, fake=FakeMode.ZEROS),
-    "erased-1GiB-on-64MiB": FlashModel(1 * GiB, real_bytes=64 * MiB, fake=FakeMode.ERASED),
+    # erased NAND beyond, and the real capacity in nbdkit's memory instead of a sparse file
+    "erased-1GiB-on-64MiB-in-memory": FlashModel(
+        1 * GiB, real_bytes=64 * MiB, fake=FakeMode.ERASED, backing=Backing.MEMORY
+    ),
 }
 
 

@@ -54,10 +54,11 @@ from flashmark.emulated_flash.model import Backing, FlashModel
 PLUGIN = Path(__file__).with_name("plugin.py")
 _TOOLS = {  # command -> Debian package that provides it
     "nbdkit": "nbdkit",
-    "nbdfuse": "nbdfuse",
+    "nbdfuse": "libnbd-bin",  # Debian 12 ships nbdfuse there ("nbdfuse" is a virtual name)
     "fusermount3": "fuse3",
     "losetup": "util-linux",
 }
+_ENGINE_PYTHON = (3, 11)  # enum.StrEnum; flashmark's own floor (pyproject requires-python)
 _START_TIMEOUT_S = 20.0
 _STOP_TIMEOUT_S = 10.0
 
@@ -78,9 +79,10 @@ def unavailable_reason() -> str | None:
 
 @functools.cache
 def _python_plugin_missing() -> str | None:
+    """nbdkit must have its Python plugin, built for a Python the engine runs on (3.11+)."""
     try:
         done = subprocess.run(
-            ["nbdkit", "python", "--version"],
+            ["nbdkit", "python", "--dump-plugin"],
             capture_output=True,
             text=True,
             timeout=30,
@@ -90,6 +92,14 @@ def _python_plugin_missing() -> str | None:
         return f"nbdkit does not run: {error}"
     if done.returncode != 0:
         return "nbdkit has no Python plugin (apt-get install nbdkit-plugin-python)"
+    # --dump-plugin prints "python_version=3.11.1" (nbdkit-python-plugin(3), "Python versions")
+    fields = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    version = tuple(int(part) for part in fields.get("python_version", "0").split(".")[:2])
+    if version < _ENGINE_PYTHON:
+        return (
+            f"nbdkit's Python plugin runs Python {fields.get('python_version', '?')}; the "
+            f"emulated flash engine needs {'.'.join(map(str, _ENGINE_PYTHON))} or newer"
+        )
     return None
 
 
