@@ -135,7 +135,7 @@ class EmulatedFlash:
         try:
             self._setup()
         except BaseException:
-            self._stack.close()
+            self.close()
             raise
         return self
 
@@ -297,21 +297,23 @@ def _detach_loop(device: str) -> None:
 
 
 def _stop_server(process: subprocess.Popen[bytes], mount: Path) -> None:
-    """Unmount (nbdfuse then exits, and nbdkit with it); kill only if it does not."""
-    if process.poll() is None:
-        for argv in (["fusermount3", "-u", str(mount)], ["fusermount3", "-u", "-z", str(mount)]):
-            try:
-                _run(argv)
-                break
-            except (EmulationUnavailable, OSError, subprocess.TimeoutExpired):
-                continue
+    """Unmount (nbdfuse then exits, and nbdkit with it); kill only if it does not.
+
+    The unmount is tried even if nbdfuse already died: its mount stays until unmounted. If the
+    loop device is still held open (it is then detached on last close), the plain unmount is
+    refused as busy and a lazy one detaches the mount from the tree.
+    """
+    for argv in (["fusermount3", "-u", str(mount)], ["fusermount3", "-u", "-z", str(mount)]):
+        try:
+            _run(argv)
+            break
+        except (EmulationUnavailable, OSError, subprocess.TimeoutExpired):
+            continue
     try:
         process.wait(timeout=_STOP_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         process.kill()  # our own child, by its handle; nbdkit follows (--exit-with-parent)
         process.wait(timeout=_STOP_TIMEOUT_S)
-        with contextlib.suppress(EmulationUnavailable, OSError, subprocess.TimeoutExpired):
-            _run(["fusermount3", "-u", "-z", str(mount)])
 
 
 @contextlib.contextmanager
