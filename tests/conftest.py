@@ -38,13 +38,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     fio_reason = fio_missing_reason()
     root_reason = emulation_missing_reason()
     # Checking for nbdkit's Python plugin starts nbdkit: only when a flash test was collected.
-    wants_flash = any("flash" in item.keywords for item in items)
+    wants_flash = any(item.get_closest_marker("flash") for item in items)
     flash_reason = flash_missing_reason() if wants_flash else None
     in_ci = os.environ.get("CI") == "true"
     for item in items:
         if in_ci:
             continue  # CI is root with fio and loop devices: a skip there would hide a failure
-        if "flash" in item.keywords and flash_reason:
+        if item.get_closest_marker("flash") and flash_reason:
             item.add_marker(pytest.mark.skip(reason=flash_reason))
         elif "root" in item.keywords and root_reason:
             item.add_marker(pytest.mark.skip(reason=root_reason))
