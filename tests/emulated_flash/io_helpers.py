@@ -113,21 +113,54 @@ class CacheKnee:
 
 
 def find_cache_knee(ios: Sequence[CompletedIo], start_offset: int = 0) -> CacheKnee:
-    """Split a sequential depth-1 write at the point its latency steps up, from the data alone.
+    """Where a sequential depth-1 write slows down, from fio's completion times alone.
 
-    The threshold lies between the typical latency of the first and of the last ten I/Os; the
-    knee is the first slow I/O after which most of the next nine are slow too. A busy host
-    makes single I/Os slow (and, as the device catches up, the next ones fast), which must not
-    end the cache early.
+    Completion time against bytes written is two straight lines, steep before the knee; the
+    split that fits two least-squares lines best is the knee, and the bytes where the two
+    lines cross are the cache size (finer than one I/O). Completion times, unlike single
+    latencies, stay on the device's schedule when a busy host delays a stretch of I/Os (the
+    device catches up), so a slow stretch does not end the cache early.
     """
-    fast = statistics.median(io.clat_ns for io in ios[:10])
-    slow = statistics.median(io.clat_ns for io in ios[-10:])
-    threshold = (fast * slow) ** 0.5
-    for index, io in enumerate(ios[:-9]):
-        window = ios[index : index + 9]
-        if io.clat_ns > threshold and statistics.median(w.clat_ns for w in window) > threshold:
-            return CacheKnee(io.offset - start_offset, list(ios[:index]), list(ios[index:]))
-    raise AssertionError(f"no knee: latencies {[io.clat_ns for io in ios]}")
+    xs = [float(io.offset + io.size - start_offset) for io in ios]
+    ys = [float(io.time_ms) for io in ios]
+    sums = _prefix_sums(xs, ys)
+    n = len(ios)
+    best = min(range(3, n - 2), key=lambda k: _sse(sums, 0, k) + _sse(sums, k, n))
+    slope1, intercept1 = _line(sums, 0, best)
+    slope2, intercept2 = _line(sums, best, n)
+    if slope2 <= slope1:
+        raise AssertionError(f"no slowdown in {n} I/Os: {slope1} then {slope2} ms per byte")
+    crossing = (intercept1 - intercept2) / (slope2 - slope1)
+    return CacheKnee(round(crossing), list(ios[:best]), list(ios[best:]))
+
+
+_Sums = list[tuple[float, float, float, float, float]]  # prefix sums of x, y, xx, xy, yy
+
+
+def _prefix_sums(xs: Sequence[float], ys: Sequence[float]) -> _Sums:
+    sums = [(0.0, 0.0, 0.0, 0.0, 0.0)]
+    for x, y in zip(xs, ys, strict=True):
+        sx, sy, sxx, sxy, syy = sums[-1]
+        sums.append((sx + x, sy + y, sxx + x * x, sxy + x * y, syy + y * y))
+    return sums
+
+
+def _moments(sums: _Sums, lo: int, hi: int) -> tuple[int, float, float, float, float, float]:
+    count = hi - lo
+    sx, sy, sxx, sxy, syy = (b - a for a, b in zip(sums[lo], sums[hi], strict=True))
+    return count, sx, sy, sxx - sx * sx / count, sxy - sx * sy / count, syy - sy * sy / count
+
+
+def _sse(sums: _Sums, lo: int, hi: int) -> float:
+    """Squared residuals of the least-squares line through points lo..hi-1."""
+    _, _, _, cxx, cxy, cyy = _moments(sums, lo, hi)
+    return cyy - cxy * cxy / cxx if cxx > 0 else cyy
+
+
+def _line(sums: _Sums, lo: int, hi: int) -> tuple[float, float]:
+    count, sx, sy, cxx, cxy, _ = _moments(sums, lo, hi)
+    slope = cxy / cxx
+    return slope, (sy - slope * sx) / count
 
 
 def time_shift_ms(ios: Sequence[CompletedIo], rate_bytes_per_ms: float, start: int = 0) -> float:
