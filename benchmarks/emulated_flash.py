@@ -96,9 +96,18 @@ def main() -> None:
     options = parser.parse_args()
     if (reason := unavailable_reason()) is not None:
         raise SystemExit(f"cannot emulate flash here: {reason}")
-    n = options.repeat
+    with tempfile.TemporaryDirectory(prefix="flashmark-bench-") as logs_dir:
+        rows = measure(options.repeat, Path(logs_dir))
+    print(f"{options.repeat} repetitions each; values are min / median / max")
+    print("| parameter | unit | truth | measured | error | time per repetition |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    for row in rows:
+        print(row.render())
+
+
+def measure(n: int, logs: Path) -> list[Row]:
+    """Every row of the table; fio's per-I/O logs go to `logs`."""
     rows: list[Row] = []
-    logs = Path(tempfile.mkdtemp(prefix="flashmark-bench-"))
 
     setup: list[float] = []
     for _ in range(n):
@@ -214,11 +223,7 @@ def main() -> None:
         rows.append(Row("stack ceiling: random 4K read, depth 1", "IOPS", 1, None, got["iops"],
                         seconds))  # fmt: skip
 
-    print(f"{n} repetitions each; values are min / median / max")
-    print("| parameter | unit | truth | measured | error | time per repetition |")
-    print("| --- | --- | ---: | ---: | ---: | ---: |")
-    for row in rows:
-        print(row.render())
+    return rows
 
 
 if __name__ == "__main__":
