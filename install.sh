@@ -33,8 +33,10 @@ packages="fio python3-venv util-linux"
 if [ "$dev" = yes ]; then
     # e2fsprogs, mount, procps: emulated devices (loop + ext4 + block throttle); fdisk (sfdisk):
     # partition tables of the device-stack tests;
-    # nbdkit, nbdfuse, fuse3: emulated flash with caches and fakes; chromium: the HTML report test.
-    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python nbdfuse fuse3 chromium"
+    # nbdkit, nbdkit-plugin-python, libnbd-bin (nbdfuse), fuse3: emulated flash with caches and
+    # fakes (Debian 12 ships nbdfuse in libnbd-bin; "nbdfuse" is only a virtual name there, which
+    # dpkg-query never reports installed); chromium: the HTML report test.
+    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium"
 fi
 missing=""
 for package in $packages; do
