@@ -42,6 +42,7 @@ from flashmark.fio.jobs import is_fio_literal_device
 from flashmark.leftovers import test_file_name
 from flashmark.model import Target, TargetKind
 from flashmark.mounts import mount_of, read_mounts
+from flashmark.signals import signals_held
 from flashmark.sysroot import SystemRoots
 from flashmark.units import MiB, format_size
 
@@ -229,25 +230,33 @@ def created_test_file(
             "device's. Pick a folder on the device to measure, or add --buffered to measure it "
             "anyway"
         )
-    folder_fd = _open_checked_folder(target)
+    folder_fd: int | None = None
     try:
+        with signals_held():  # a signal in between would leak the descriptor
+            folder_fd = _open_checked_folder(target)
         name = target.test_file
+        created = False
         try:
-            descriptor = os.open(
-                name,
-                os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                0o600,
-                dir_fd=folder_fd,
-            )
-        except OSError as error:
-            raise _creation_error(target, error) from None
-        os.close(descriptor)
-        try:
+            # The file and the promise to remove it come together: a signal in between would
+            # leave the file behind, so it is raised once the removal below is armed.
+            with signals_held():
+                try:
+                    descriptor = os.open(
+                        name,
+                        os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                        0o600,
+                        dir_fd=folder_fd,
+                    )
+                except OSError as error:
+                    raise _creation_error(target, error) from None
+                created = True
+                os.close(descriptor)
             if direct:
                 _check_direct_io(name, folder_fd, target)
             yield TestArea(filename=name, folder_fd=folder_fd)
         except BaseException as error:
-            add_outcome(error, _remove(target, folder_fd).message)
+            if created:
+                add_outcome(error, _remove(target, folder_fd).message)
             raise
         removal = _remove(target, folder_fd)
         if removal.error is not None:
@@ -255,7 +264,8 @@ def created_test_file(
                 raise removal.error
             left_behind.append(removal.message)
     finally:
-        os.close(folder_fd)
+        if folder_fd is not None:
+            os.close(folder_fd)
 
 
 def _open_checked_folder(target: Target) -> int:

@@ -151,6 +151,10 @@ def test_the_parent_death_signal_stops_a_child_that_writes_nothing():
     assert parent.stdout is not None
     child = psutil.Process(int(parent.stdout.readline()))
     try:
+        # setpriv sets the signal, then runs sleep: kill the parent only once that happened.
+        deadline = time.monotonic() + 10
+        while child.name() != "sleep" and time.monotonic() < deadline:
+            time.sleep(0.01)
         parent.kill()
         parent.wait(timeout=10)
         child.wait(timeout=2)

@@ -46,8 +46,9 @@ from typing import Protocol
 
 import psutil
 
-from flashmark.errors import EnvironmentProblem, FioFailed, FioNotFound, FioTooOld
+from flashmark.errors import EnvironmentProblem, FioFailed, FioNotFound, FioTooOld, Interrupted
 from flashmark.fio.jobs import FioJob, is_fio_literal_folder
+from flashmark.signals import signals_held
 
 # Needed: JSON bw_bytes / *_ns fields (fio 3.0) and lat_percentiles honoured in JSON output
 # (fixed after fio-3.10, axboe/fio issue #691).
@@ -205,31 +206,39 @@ class FioProcessRunner:
             argv.append("--readonly")
 
         started = time.monotonic()
-        # The forked child changes into its copy of the descriptor before it runs fio: the
-        # folder that was opened and checked, whatever its path now names (proc(5),
-        # /proc/[pid]/fd). pass_fds keeps the descriptor open in the child until then.
-        process = subprocess.Popen(
-            [*_parent_death_prefix(), *argv],
-            cwd=f"/proc/self/fd/{folder_fd}" if folder_fd is not None else self.workdir,
-            pass_fds=(folder_fd,) if folder_fd is not None else (),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            env=_fio_environment(),
-            start_new_session=True,
-        )
+        supervisor: _Supervisor | None = None
+        readers: list[threading.Thread] = []
         stderr_chunks: list[bytes] = []
-        readers = [
-            threading.Thread(target=_follow_status, args=(process, on_progress), daemon=True),
-            threading.Thread(target=_collect, args=(process.stderr, stderr_chunks), daemon=True),
-        ]
-        for reader in readers:
-            reader.start()
-        supervisor = _Supervisor(process)
         try:
+            # A signal between starting fio and handing it to the supervisor would leave fio
+            # without an owner: it is raised once the supervisor has it.
+            with signals_held():
+                # The forked child changes into its copy of the descriptor before it runs fio:
+                # the folder that was opened and checked, whatever its path names now (proc(5),
+                # /proc/[pid]/fd). pass_fds keeps the descriptor open in the child until then.
+                process = subprocess.Popen(
+                    [*_parent_death_prefix(), *argv],
+                    cwd=f"/proc/self/fd/{folder_fd}" if folder_fd is not None else self.workdir,
+                    pass_fds=(folder_fd,) if folder_fd is not None else (),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    stdin=subprocess.DEVNULL,
+                    env=_fio_environment(),
+                    start_new_session=True,
+                )
+                supervisor = _Supervisor(process)
+            readers = [
+                threading.Thread(target=_follow_status, args=(process, on_progress), daemon=True),
+                threading.Thread(
+                    target=_collect, args=(process.stderr, stderr_chunks), daemon=True
+                ),
+            ]
+            for reader in readers:
+                reader.start()
             supervisor.wait(job.timeout_s)
         finally:
-            supervisor.end()
+            if supervisor is not None:
+                supervisor.end()
             for reader in readers:
                 reader.join(timeout=5)
         elapsed = time.monotonic() - started
@@ -259,8 +268,9 @@ def _parent_death_prefix() -> tuple[str, ...]:
     """`setpriv --pdeathsig KILL --` when this setpriv has the option (util-linux >= 2.33):
     the kernel then sends fio SIGKILL when the thread that started it dies (prctl(2),
     PR_SET_PDEATHSIG; kept across execve). fio is started and waited for by the same thread,
-    which so outlives it. Without setpriv fio runs bare, and only a flashmark that gets to run
-    its cleanup stops it."""
+    which so outlives it. (A flashmark killed in the millisecond before setpriv sets the signal
+    leaves fio to die of SIGPIPE at its next status line, on pipes nobody reads.) Without
+    setpriv fio runs bare, and that SIGPIPE is what stops it."""
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         return ()
@@ -302,14 +312,15 @@ class _Supervisor:
     def end(self) -> None:
         """Stop fio if it still runs, kill what is left of it, and reap it.
 
-        A signal arriving meanwhile (the handler raises Interrupted) must not leave fio
-        running: the cleanup starts over, and the first such exception is raised after it."""
+        A signal arriving meanwhile (Interrupted from flashmark's handler, or Python's
+        KeyboardInterrupt) must not leave fio running: the cleanup starts over, and the first
+        such exception is raised after it. (flashmark's handler raises only once per run.)"""
         pending: BaseException | None = None
         for _attempt in range(5):
             try:
                 self._end_once()
                 break
-            except BaseException as error:
+            except (Interrupted, KeyboardInterrupt) as error:
                 if pending is None:
                     pending = error
         if pending is not None:
@@ -328,10 +339,10 @@ class _Supervisor:
                         f"fio (pid {self.process.pid}) did not end {_KILL_GRACE_S:.0f} s after "
                         "SIGKILL: it is stuck in I/O on the device"
                     )
-        # The leader has exited and is not reaped yet: its group id still names fio's group.
+        # The leader has exited and is not reaped yet: its group id still names fio's group,
+        # so this reaches whatever fio left in it, and nothing else.
         self._signal_group(signal.SIGKILL)
-        leftovers = [*self.family.values(), *_group_members(self.process.pid)]
-        _kill_all(leftovers)
+        _kill_all(self.family.values())
         self.process.wait()
 
     def _exited(self) -> bool:
@@ -359,18 +370,6 @@ class _Supervisor:
         with contextlib.suppress(psutil.Error):
             for child in psutil.Process(self.process.pid).children(recursive=True):
                 self.family.setdefault(child.pid, child)
-
-
-def _group_members(pgid: int) -> list[psutil.Process]:
-    """Live processes of process group `pgid`, other than its leader."""
-    members = []
-    for process in psutil.process_iter():
-        if process.pid == pgid:
-            continue
-        with contextlib.suppress(OSError):
-            if os.getpgid(process.pid) == pgid:
-                members.append(process)
-    return members
 
 
 def _kill_all(processes: Iterable[psutil.Process]) -> None:
