@@ -79,7 +79,7 @@ _SHORT_RUNTIME_S = 8
     "--show-fio",
     is_flag=True,
     help="Print the exact fio job files (on stderr) before running them; each can be "
-    "re-run with `fio FILE`.",
+    "re-run with `fio FILE` (a folder's jobs from inside the folder).",
 )
 @click.option(
     "--destructive",
