@@ -7,7 +7,9 @@ above, beside and inside the folder and where the old job line sent fio. Afterwa
 is byte-identical, the test file is gone, and no fio process is left.
 """
 
+import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -17,6 +19,7 @@ import psutil
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from flashmark.emulated import DeviceCaps, EmulatedDevice
 from flashmark.errors import ExitStatus
 from flashmark.fio.runner import FioProcessRunner
 from flashmark.measure import measure
@@ -95,3 +98,31 @@ def test_the_cli_measures_a_hostile_folder_and_touches_nothing_else(folder_with_
         assert snapshot(root) == before
     finally:
         remove_tree(root)
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_device_reaches_fio_by_the_kernels_name_not_the_path_given(tmp_path):
+    """A device node made elsewhere under a name fio would misread (mknod, as udev rules or a
+    user can): fio is given /dev/NAME, found in sysfs for the node's major:minor."""
+    with EmulatedDevice(DeviceCaps("plain"), size_bytes=64 * 2**20, filesystem=False) as device:
+        node = tmp_path / "disk#1;x ${X}"
+        os.mknod(node, stat.S_IFBLK | 0o600, os.stat(device.device).st_rdev)
+        try:
+            target = resolve_target(
+                str(node), size_bytes=16 * 2**20, destructive=False, roots=SystemRoots()
+            )
+            assert target.path == device.device
+            done = subprocess.run(
+                [sys.executable, "-m", "flashmark", "run", str(node), "--size", "16M",
+                 "--runtime", "1", "--profile", "a1", "--no-save", "--json"],
+                capture_output=True, text=True, timeout=120,
+                env={**os.environ, "FLASHMARK_DB": ""},
+            )  # fmt: skip
+        finally:
+            node.unlink()
+    assert done.returncode == ExitStatus.OK, done.stderr
+    document = json.loads(done.stdout)
+    assert document["target"]["path"] == device.device
+    for test in document["tests"]:
+        assert f"filename={device.device}\n" in test["job"]
