@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 
 from flashmark.errors import EnvironmentProblem
 from flashmark.fio.runner import FioProcessRunner, ReplayRunner, fio_work_parent
+from flashmark.leftovers import temp_folder
 from flashmark.measure import default_settings, measure
 from flashmark.model import TargetKind
 from flashmark.profiles import get_profile
@@ -102,3 +103,15 @@ def test_a_folder_replaced_after_its_check_is_refused(tmp_path, recordings):
     assert list(folder.iterdir()) == [] and list((tmp_path / "elsewhere").iterdir()) == []
     moved = dataclasses.replace(target, folder=str(tmp_path / "elsewhere"))
     measure(moved, PROFILE, SETTINGS, ReplayRunner(recordings / "quick-a1-card"))  # same inode
+
+
+def test_clean_looks_where_runs_put_their_fio_work_folders(tmp_path, monkeypatch):
+    hostile = tmp_path / "tmp#dir"
+    hostile.mkdir()
+    monkeypatch.setenv("TMPDIR", str(hostile))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    try:
+        assert str(temp_folder()) == fio_work_parent() != str(hostile)
+    finally:
+        monkeypatch.undo()
+        tempfile.tempdir = None
