@@ -33,7 +33,11 @@ def signals_raise() -> Iterator[None]:
         # Raise once; a second signal during cleanup must not interrupt the cleanup itself.
         for sig in _HANDLED:
             signal.signal(sig, signal.SIG_IGN)
-        raise Interrupted(signal.Signals(signum).name, _HANDLED[signal.Signals(signum)])
+        error = Interrupted(signal.Signals(signum).name, _HANDLED[signal.Signals(signum)])
+        if _held.depth > 0:
+            _held.pending = error  # raised when the held section ends (signals_held)
+            return
+        raise error
 
     previous = {sig: signal.signal(sig, handler) for sig in _HANDLED}
     try:
@@ -41,3 +45,31 @@ def signals_raise() -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+class _Held:
+    depth = 0
+    pending: Interrupted | None = None
+
+
+_held = _Held()
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """A section a signal must not cut in two: starting fio and taking charge of it, creating
+    the test file and arranging its removal. A signal arriving inside is raised as it ends,
+    when whatever was started has an owner that will stop it. Only the main thread, where
+    the handler runs, holds signals; elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _held.depth += 1
+    try:
+        yield
+    finally:
+        _held.depth -= 1
+        pending, _held.pending = _held.pending, None
+        if pending is not None and _held.depth == 0:
+            raise pending
+        _held.pending = pending  # still inside an outer held section

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from flashmark import __version__
-from flashmark.errors import ExitStatus, FlashmarkError
+from flashmark.errors import ExitStatus, FlashmarkError, outcomes, printable
 from flashmark.store import DB_ENV
 
 
@@ -55,7 +55,9 @@ class FlashmarkGroup(click.Group):
 def _report(ctx: click.Context, error: BaseException, message: str, status: int) -> None:
     if _debug_enabled(click.get_current_context(silent=True) or ctx):
         traceback.print_exception(error, file=sys.stderr)
-    click.echo(message, err=True)
+    # What the cleanup did on the way out (the test file removed, or not) belongs on the line.
+    line = "; ".join((message, *outcomes(error)))
+    click.echo(printable(line), err=True)  # a newline in a user's folder name stays one line
     ctx.exit(int(status))
 
 

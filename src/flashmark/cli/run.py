@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -16,9 +17,9 @@ from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.document import run_to_document
-from flashmark.errors import ConfirmationRefused, FlashmarkError, UsageError
+from flashmark.errors import ConfirmationRefused, FlashmarkError, UsageError, printable
 from flashmark.fio.jobs import job_for_test, prepare_job
-from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner
+from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
 from flashmark.leftovers import temporary_work_folder
 from flashmark.measure import Plan, default_settings, measure, plan_tests
 from flashmark.model import Run, Settings, Target, TargetKind
@@ -78,7 +79,7 @@ _SHORT_RUNTIME_S = 8
     "--show-fio",
     is_flag=True,
     help="Print the exact fio job files (on stderr) before running them; each can be "
-    "re-run with `fio FILE`.",
+    "re-run with `fio FILE` (a folder's jobs from inside the folder).",
 )
 @click.option(
     "--destructive",
@@ -156,7 +157,7 @@ def run_command(
     plan = plan_tests(profile, settings, resolved)
     total_s = plan.expected_seconds(settings)
     console.print(
-        f"flashmark: {profile.name} profile on {resolved.folder or resolved.path}: "
+        f"flashmark: {profile.name} profile on {printable(resolved.folder or resolved.path)}: "
         f"{len(plan.tests)} tests x {settings.ramp_s + settings.runtime_s} s"
         f"{' after preparing ' + format_size(settings.size_bytes) if plan.prepare else ''}"
         f" (about {format_duration(total_s)} plus preparation)"
@@ -173,13 +174,16 @@ def run_command(
             highlight=False,
         )
 
-    with signals_raise(), temporary_work_folder("fio") as workdir:
+    with (
+        signals_raise(),
+        temporary_work_folder("fio", Path(fio_work_parent())) as workdir,
+    ):
         replay = os.environ.get(REPLAY_ENV)
         runner: FioRunner = (
             ReplayRunner(Path(replay)) if replay else FioProcessRunner(Path(workdir))
         )
         if show_fio:
-            _print_jobs(plan, settings, resolved)
+            _print_jobs(plan, settings, resolved, runner.log_folder)
         with progress_display() as progress:
             result = measure(resolved, profile, settings, runner, progress, roots)
     result = _with_probe(result, report)
@@ -256,16 +260,43 @@ def _confirm_destruction(target: Target, settings: Settings, yes: bool) -> None:
         raise ConfirmationRefused(f"confirmation did not match {target.path}; nothing was written")
 
 
-def _print_jobs(plan: Plan, settings: Settings, target: Target) -> None:
+def _print_jobs(plan: Plan, settings: Settings, target: Target, log_folder: str) -> None:
+    """The jobs exactly as they will run. A folder's jobs name the test file relative to the
+    folder (fio runs inside it), so the header line says where to run them."""
     readonly = target.kind is TargetKind.DEVICE and not settings.destructive
-    jobs = [prepare_job(settings, target.path)] if plan.prepare else []
-    jobs += [job_for_test(spec, settings, target.path, readonly=readonly) for spec in plan.tests]
+    filename = target.test_file if target.kind is TargetKind.FILE else target.path
+    assert filename is not None  # resolve_target names a folder target's test file
+    jobs = [prepare_job(settings, filename)] if plan.prepare else []
+    jobs += [
+        job_for_test(spec, settings, filename, readonly=readonly, log_folder=log_folder)
+        for spec in plan.tests
+    ]
+    where = ""
+    if target.kind is TargetKind.FILE and target.folder is not None:
+        where = f"  (run it inside the folder: cd {_shell_quoted(target.folder)})"
     for job in jobs:
         print(
-            f"# ---- {job.name}.fio{'  (run with --readonly)' if job.readonly else ''}",
+            f"# ---- {job.name}.fio{'  (run with --readonly)' if job.readonly else ''}{where}",
             file=sys.stderr,
         )
         print(job.text, file=sys.stderr)
+
+
+def _shell_quoted(path: str) -> str:
+    """`path` for a shell command line, on one line: bash's $'...' when it holds control
+    characters such as a newline (bash(1), QUOTING), else POSIX single quotes."""
+    if path.isprintable():
+        return shlex.quote(path)
+    return "$'" + "".join(_bash_escape(char) for char in path) + "'"
+
+
+def _bash_escape(char: str) -> str:
+    if char in "\\'":
+        return "\\" + char
+    if char.isprintable():
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\U{code:08x}"
 
 
 @click.command("profiles")
