@@ -25,6 +25,9 @@ import tempfile
 from pathlib import Path
 
 TARGET_MS = 150.0
+# The commands issue 9 sets the target for; `run --help` loads the whole run (measure, probe,
+# saving) and is shown beside them, as is fio.
+TARGETED = ("flashmark --help", "flashmark history")
 SOURCE = Path(__file__).resolve().parent.parent / "src"
 
 # What pip writes for a console script (pip 23, distlib's template), pointed at the entry.
@@ -83,14 +86,12 @@ def main() -> None:
     width = max(len(name) for name in commands)
     print(f"{'command':<{width}}  {'min ms':>7}  {'median':>7}  {'max ms':>7}  target")
     for name, values in samples.items():
-        target = (
-            ""
-            if name.startswith("fio")
-            else (f"{TARGET_MS:.0f} {'ok' if statistics.median(values) < TARGET_MS else 'OVER'}")
-        )
+        median = statistics.median(values)
+        target = ""
+        if name in TARGETED:
+            target = f"{TARGET_MS:.0f} {'ok' if median < TARGET_MS else 'OVER'}"
         print(
-            f"{name:<{width}}  {min(values):>7.0f}  {statistics.median(values):>7.0f}  "
-            f"{max(values):>7.0f}  {target}"
+            f"{name:<{width}}  {min(values):>7.0f}  {median:>7.0f}  {max(values):>7.0f}  {target}"
         )
 
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from flashmark.emulated_flash import EmulatedFlash, FlashModel
 
 DATA = Path(__file__).resolve().parent / "data"
 FIO_RECORDINGS = DATA / "fio"
@@ -22,20 +27,56 @@ def emulation_missing_reason() -> str | None:
     return fio_missing_reason() or unavailable_reason()
 
 
+def flash_missing_reason() -> str | None:
+    from flashmark.emulated_flash import unavailable_reason
+
+    return unavailable_reason()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Skip marked tests with the reason the machine cannot run them (never silently)."""
     fio_reason = fio_missing_reason()
     root_reason = emulation_missing_reason()
+    # Checking for nbdkit's Python plugin starts nbdkit: only when a flash test was collected.
+    wants_flash = any(item.get_closest_marker("flash") for item in items)
+    flash_reason = flash_missing_reason() if wants_flash else None
     in_ci = os.environ.get("CI") == "true"
     for item in items:
         if in_ci:
             continue  # CI is root with fio and loop devices: a skip there would hide a failure
-        if "root" in item.keywords and root_reason:
+        if item.get_closest_marker("flash") and flash_reason:
+            item.add_marker(pytest.mark.skip(reason=flash_reason))
+        elif "root" in item.keywords and root_reason:
             item.add_marker(pytest.mark.skip(reason=root_reason))
         elif "fio" in item.keywords and fio_reason:
             item.add_marker(pytest.mark.skip(reason=fio_reason))
 
 
+@pytest.fixture(autouse=True)
+def private_history(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Every test saves into a history of its own, never the user's (subprocesses inherit it)."""
+    path = tmp_path_factory.mktemp("history") / "history.sqlite3"
+    monkeypatch.setenv("FLASHMARK_DB", str(path))
+    return path
+
+
 @pytest.fixture
 def recordings() -> Path:
     return FIO_RECORDINGS
+
+
+@pytest.fixture
+def emulated_flash() -> Iterator[Callable[..., EmulatedFlash]]:
+    """Factory of emulated flash devices: `emulated_flash(FlashModel(...), caps=...)`.
+
+    Each device is entered at once and removed at teardown (loop device, FUSE mount, nbdkit),
+    also when the test fails or is interrupted. Mark the test `flash` (and `fio` if it runs fio).
+    """
+    with contextlib.ExitStack() as stack:
+
+        def make(model: FlashModel, **options: Any) -> EmulatedFlash:
+            return stack.enter_context(EmulatedFlash(model, **options))
+
+        yield make

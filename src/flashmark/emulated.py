@@ -64,12 +64,7 @@ def unavailable_reason(cgroup_root: Path = CGROUP_ROOT) -> str | None:
             return f"emulated devices need {tool} (Debian packages util-linux, e2fsprogs, mount)"
     if not Path("/dev/loop-control").exists():
         return "emulated devices need loop devices (/dev/loop-control is missing)"
-    if _throttle_flavour(cgroup_root) is None:
-        return (
-            f"no block throttle under {cgroup_root}: need cgroup v1 blkio with "
-            "blkio.throttle.*_device, or cgroup v2 with the io controller"
-        )
-    return None
+    return throttle_unavailable_reason(cgroup_root)
 
 
 def _throttle_flavour(cgroup_root: Path) -> str | None:
@@ -162,49 +157,77 @@ class EmulatedDevice:
         self.cgroup = self._create_cgroup()
 
     def _create_cgroup(self) -> Path:
-        flavour = _throttle_flavour(self._cgroup_root)
-        name = f"{_GROUP_PREFIX}{uuid.uuid4().hex[:10]}"
-        if flavour == "v1":
-            group = self._cgroup_root / _V1_BLKIO / name
-            group.mkdir()
-            self._stack.callback(_remove_cgroup, group, self._cgroup_root / _V1_BLKIO)
-            for attribute, value in (
-                ("blkio.throttle.read_iops_device", self.caps.read_iops),
-                ("blkio.throttle.write_iops_device", self.caps.write_iops),
-                ("blkio.throttle.read_bps_device", self.caps.read_bps),
-                ("blkio.throttle.write_bps_device", self.caps.write_bps),
-            ):
-                if value is not None:
-                    (group / attribute).write_text(f"{self.majmin} {value}\n")
-            return group
-        # cgroup v2: the io controller must be enabled for the children of the root.
-        (self._cgroup_root / "cgroup.subtree_control").write_text("+io\n")
-        group = self._cgroup_root / name
-        group.mkdir()
-        self._stack.callback(_remove_cgroup, group, self._cgroup_root)
-        limits = {
-            "riops": self.caps.read_iops,
-            "wiops": self.caps.write_iops,
-            "rbps": self.caps.read_bps,
-            "wbps": self.caps.write_bps,
-        }
-        settings = " ".join(f"{key}={value}" for key, value in limits.items() if value is not None)
-        if settings:
-            (group / "io.max").write_text(f"{self.majmin} {settings}\n")
-        return group
+        return create_throttle_group(self.caps, self.majmin, self._stack, self._cgroup_root)
 
     # -- use ----------------------------------------------------------------------------------
     def command(self, argv: Sequence[str]) -> list[str]:
         """argv wrapped so that it runs inside the throttling cgroup (and so do its children)."""
         if self.cgroup is None:
             raise EmulationUnavailable("the emulated device is not set up (use it in a with block)")
-        join_then_exec = 'echo 0 > "$0/cgroup.procs" && exec "$@"'
-        return ["sh", "-c", join_then_exec, str(self.cgroup), *argv]
+        return command_in_group(self.cgroup, argv)
 
     @property
     def target(self) -> Path:
         """Where a benchmark should point: the mounted folder, or the device node."""
         return self.mount_point if self.mount_point is not None else Path(self.device)
+
+
+def create_throttle_group(
+    caps: DeviceCaps, majmin: str, stack: contextlib.ExitStack, cgroup_root: Path = CGROUP_ROOT
+) -> Path:
+    """A new cgroup capping device `majmin` at `caps`; `stack` removes it when closed.
+
+    Shared with the emulated flash devices (flashmark.emulated_flash), which can run inside
+    the same caps.
+    """
+    flavour = _throttle_flavour(cgroup_root)
+    name = f"{_GROUP_PREFIX}{uuid.uuid4().hex[:10]}"
+    if flavour == "v1":
+        group = cgroup_root / _V1_BLKIO / name
+        group.mkdir()
+        stack.callback(_remove_cgroup, group, cgroup_root / _V1_BLKIO)
+        for attribute, value in (
+            ("blkio.throttle.read_iops_device", caps.read_iops),
+            ("blkio.throttle.write_iops_device", caps.write_iops),
+            ("blkio.throttle.read_bps_device", caps.read_bps),
+            ("blkio.throttle.write_bps_device", caps.write_bps),
+        ):
+            if value is not None:
+                (group / attribute).write_text(f"{majmin} {value}\n")
+        return group
+    if flavour is None:
+        raise EmulationUnavailable(f"no block throttle under {cgroup_root}")
+    # cgroup v2: the io controller must be enabled for the children of the root.
+    (cgroup_root / "cgroup.subtree_control").write_text("+io\n")
+    group = cgroup_root / name
+    group.mkdir()
+    stack.callback(_remove_cgroup, group, cgroup_root)
+    limits = {
+        "riops": caps.read_iops,
+        "wiops": caps.write_iops,
+        "rbps": caps.read_bps,
+        "wbps": caps.write_bps,
+    }
+    settings = " ".join(f"{key}={value}" for key, value in limits.items() if value is not None)
+    if settings:
+        (group / "io.max").write_text(f"{majmin} {settings}\n")
+    return group
+
+
+def command_in_group(group: Path, argv: Sequence[str]) -> list[str]:
+    """argv wrapped so that it runs inside cgroup `group` (and so do its children)."""
+    join_then_exec = 'echo 0 > "$0/cgroup.procs" && exec "$@"'
+    return ["sh", "-c", join_then_exec, str(group), *argv]
+
+
+def throttle_unavailable_reason(cgroup_root: Path = CGROUP_ROOT) -> str | None:
+    """None when the block throttle can be used here, else the reason."""
+    if _throttle_flavour(cgroup_root) is None:
+        return (
+            f"no block throttle under {cgroup_root}: need cgroup v1 blkio with "
+            "blkio.throttle.*_device, or cgroup v2 with the io controller"
+        )
+    return None
 
 
 def _run(argv: list[str]) -> str:

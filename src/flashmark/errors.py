@@ -18,6 +18,8 @@ class ExitStatus(IntEnum):
     ENVIRONMENT = 3  # the machine lacks something: fio missing or too old, no root for a step
     TARGET = 4  # the target cannot be used: missing, full, read-only, no permission, refused
     DEVICE = 5  # the device failed while being measured: I/O error, device gone
+    HISTORY = 6  # the history database cannot be used: not a database, locked, read-only, ...
+    UNSAVED = 7  # measured, but the save failed: the result is in a recovery file (`import`)
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), the shell convention
     TERMINATED = 143  # SIGTERM (128 + SIGTERM)
     HANGUP = 129  # SIGHUP (128 + SIGHUP): the terminal or the ssh session went away
@@ -98,11 +100,40 @@ class FioOutputError(FlashmarkError):
 
 
 class HistoryError(FlashmarkError):
-    """The history database cannot be opened, migrated or read."""
+    """The history database cannot be opened, migrated, read or written."""
+
+    exit_status = ExitStatus.HISTORY
+
+
+class HistoryNotADatabase(HistoryError):
+    """The file is not an SQLite database, is damaged, or is some other program's database."""
+
+
+class HistoryLocked(HistoryError):
+    """Another program holds a lock on the history for longer than the busy timeout."""
+
+
+class HistoryReadOnly(HistoryError):
+    """The history file, or the folder SQLite writes its journal into, cannot be written."""
+
+
+class HistoryTooNew(HistoryError):
+    """The history was migrated by a newer flashmark; reading it could misread it."""
+
+
+class HistoryFolderMissing(HistoryError):
+    """An explicit --db / FLASHMARK_DB names a folder that does not exist (never created:
+    a mistyped path must not grow a tree of folders)."""
 
 
 class RunNotFound(HistoryError):
     exit_status = ExitStatus.USAGE
+
+
+class ResultNotSaved(HistoryError):
+    """A result was measured but could not be saved; it was printed and kept in a file."""
+
+    exit_status = ExitStatus.UNSAVED
 
 
 class ResultFormatError(FlashmarkError):
@@ -110,9 +141,29 @@ class ResultFormatError(FlashmarkError):
 
 
 class Interrupted(FlashmarkError):
-    """The run was stopped by a signal; raised from the signal handler so cleanup runs."""
+    """The run was stopped by a signal; raised from the signal handler so cleanup runs.
+
+    The message does not say what happened to the test file: the cleanup that runs on the way
+    out adds that as an outcome (`add_outcome`) once it knows."""
 
     def __init__(self, signal_name: str, exit_status: ExitStatus) -> None:
-        super().__init__(f"stopped by {signal_name}; the test file was removed")
+        super().__init__(f"stopped by {signal_name}")
         self.signal_name = signal_name
         self.exit_status = exit_status
+
+
+def add_outcome(error: BaseException, outcome: str) -> None:
+    """Attach what the cleanup did (e.g. "the test file X was removed") to an error on its way
+    out, so the one-line message tells the truth about what was left behind. Stored as an
+    exception note (PEP 678), which --debug tracebacks show as well."""
+    error.add_note(outcome)
+
+
+def outcomes(error: BaseException) -> tuple[str, ...]:
+    return tuple(getattr(error, "__notes__", ()))
+
+
+def printable(text: str) -> str:
+    """`text` with control characters (a newline in a folder name) escaped, so a message that
+    names a user's path stays one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

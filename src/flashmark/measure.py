@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Protocol
 
 from flashmark import __version__
-from flashmark.errors import DeviceFailed, FlashmarkError, Interrupted, NotEnoughSpace, UsageError
+from flashmark.device_safety import claim_for_writing
+from flashmark.errors import (
+    DeviceFailed,
+    FlashmarkError,
+    Interrupted,
+    NotEnoughSpace,
+    ReadOnlyTarget,
+    UsageError,
+)
 from flashmark.fio.jobs import (
     PREPARE_BLOCK_BYTES,
     PREPARE_JOB_NAME,
@@ -43,7 +51,7 @@ from flashmark.model import (
 from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name
 from flashmark.profiles import Profile
 from flashmark.sysroot import SystemRoots
-from flashmark.target import created_test_file
+from flashmark.target import TestArea, created_test_file
 from flashmark.units import format_size
 from flashmark.workloads import WorkloadResult, run_workloads
 
@@ -65,14 +73,14 @@ class Plan:
 
 
 @dataclass(frozen=True)
-class Area:
+class AreaSize:
     """The test area a run uses, and what to tell the user if it differs from --size."""
 
     size_bytes: int
     note: str | None = None
 
 
-def plan_area(profile: Profile, requested_bytes: int | None) -> Area:
+def plan_area(profile: Profile, requested_bytes: int | None) -> AreaSize:
     """The test area for `profile`: --size rounded down to a whole number of the profile's
     largest block (and of the preparation's block), or a UsageError when that leaves less
     than two of its largest blocks.
@@ -86,7 +94,7 @@ def plan_area(profile: Profile, requested_bytes: int | None) -> Area:
     unit = math.lcm(largest, PREPARE_BLOCK_BYTES)
     minimum = max(2 * largest, unit)
     if requested_bytes is None:
-        return Area(profile.default_size_bytes)
+        return AreaSize(profile.default_size_bytes)
     rounded = requested_bytes // unit * unit
     if rounded < minimum:
         raise UsageError(
@@ -95,8 +103,8 @@ def plan_area(profile: Profile, requested_bytes: int | None) -> Area:
             f"{format_size(minimum)}"
         )
     if rounded == requested_bytes:
-        return Area(rounded)
-    return Area(
+        return AreaSize(rounded)
+    return AreaSize(
         rounded,
         f"--size {format_size(requested_bytes)} rounded down to {format_size(rounded)}, "
         f"a whole number of {format_size(unit)} blocks (the {profile.name} profile's largest)",
@@ -168,13 +176,14 @@ def measure(
     results: list[TestResult] = []
     command: tuple[str, ...] = ()
     total = len(plan.tests) + (1 if plan.prepare else 0) + (1 if plan.workloads else 0)
-    with _test_area(target, settings) as filename:
+    left_behind: list[str] = []
+    with _test_area(target, settings, roots, left_behind) as area:
         number = 0
         if plan.prepare:
             number += 1
-            job = prepare_job(settings, filename)
+            job = prepare_job(settings, area.filename)
             progress.begin(PREPARE_JOB_NAME, number, total, None)
-            output = runner.run(job, progress.update)
+            output = runner.run(job, progress.update, folder_fd=area.folder_fd)
             rate = parse_prepare_output(output, settings.size_bytes, PREPARE_TIME_LIMIT_S)
             progress.end(PREPARE_JOB_NAME, f"{rate / 1e6:.1f} MB/s")
         for spec in plan.tests:
@@ -182,12 +191,13 @@ def measure(
             job = job_for_test(
                 spec,
                 settings,
-                filename,
+                area.filename,
                 readonly=target.kind is TargetKind.DEVICE and not settings.destructive,
+                log_folder=runner.log_folder,
             )
             progress.begin(spec.name, number, total, job.expected_s)
             with watch.monitor() as monitor:
-                output = runner.run(job, progress.update)
+                output = runner.run(job, progress.update, folder_fd=area.folder_fd)
             result = parse_test_output(spec, job, output)
             if monitor is not None:
                 result = dataclasses.replace(result, monitor=monitor.series())
@@ -204,7 +214,10 @@ def measure(
         fio=FioInfo(version=fio_version, command=command),
         tests=tuple(results),
         grades=grade_results(results),
-        warnings=plan.warnings + watch.warnings + _workload_warnings(workloads),
+        warnings=plan.warnings
+        + tuple(left_behind)
+        + watch.warnings
+        + _workload_warnings(workloads),
         tests_skipped=plan.skipped,
         workloads=workloads,
     )
@@ -284,10 +297,19 @@ def _workload_warnings(workloads: tuple[WorkloadResult, ...]) -> tuple[str, ...]
 
 
 @contextlib.contextmanager
-def _test_area(target: Target, settings: Settings) -> Iterator[str]:
+def _test_area(
+    target: Target, settings: Settings, roots: SystemRoots | None, left_behind: list[str]
+) -> Iterator[TestArea]:
+    """What fio measures, for the time of the fio steps. Each runner.run has stopped and reaped
+    fio before it returns or raises, so the test file is only removed once nothing uses it."""
     if target.kind is TargetKind.DEVICE:
         try:
-            yield target.path
+            with contextlib.ExitStack() as held:
+                if settings.destructive:
+                    # Every member of the device's stack stays opened with O_EXCL until the
+                    # last write: nothing can mount or claim them meanwhile (device_safety.py).
+                    held.enter_context(claim_for_writing(target.path, roots or SystemRoots()))
+                yield TestArea(filename=target.path, folder_fd=None)
         except NotEnoughSpace as error:
             # A block device has no free space to run out of: writes past its end fail with
             # ENOSPC when it shrank to nothing, which is how a pulled card looks.
@@ -295,8 +317,17 @@ def _test_area(target: Target, settings: Settings) -> Iterator[str]:
                 f"{target.path} stopped taking writes (it vanished or shrank): {error}"
             ) from None
         return
-    with created_test_file(target, direct=settings.direct) as path:
-        yield str(path)
+    with created_test_file(target, direct=settings.direct, left_behind=left_behind) as area:
+        try:
+            yield area
+        except ReadOnlyTarget as error:
+            # The test file was created, so the filesystem was writable when the run began:
+            # turning read-only since is the kernel's answer to I/O errors (ext4
+            # errors=remount-ro, ext4(5)), a failing device.
+            raise DeviceFailed(
+                f"the filesystem turned read-only while being measured ({error}); "
+                "the kernel does that after I/O errors: see `dmesg`"
+            ) from None
 
 
 def _summary(result: TestResult) -> str:

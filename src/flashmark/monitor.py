@@ -43,6 +43,10 @@ from typing import Any
 from flashmark.errors import EnvironmentProblem, FlashmarkError, TargetNotFound
 from flashmark.sysroot import SystemRoots
 
+# History of the `monitor --json` document (docs/workloads.md), which the history also keeps:
+#   1: first version.
+MONITOR_SCHEMA = "flashmark.monitor/1"
+
 SECTOR_BYTES = 512  # Documentation/block/stat.rst: diskstats sectors are always 512 bytes
 KIB = 1024
 

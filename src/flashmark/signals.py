@@ -5,8 +5,8 @@ one line: nothing needs cleaning up there. Python turns SIGINT into KeyboardInte
 SIGTERM (what `kill`, systemd and CI send) end the process at once, leaving a test file behind.
 Inside `signals_raise()` all three raise flashmark.errors.Interrupted in the main thread
 instead; the runner stops fio and the target removes its test file on the way out. Inside
-`signals_deferred()` a signal waits until a short step that must not stop half-way (saving to
-the history, renaming a file into place) is done.
+`signals_held()` (within signals_raise) a signal waits until a short section that must not be
+cut in two is done.
 
 Exit statuses are 128 + the signal's number, the shell's convention (README "Exit codes").
 A signal that was ignored when flashmark started stays ignored (`nohup flashmark run`).
@@ -69,7 +69,11 @@ def signals_raise() -> Iterator[None]:
         # Raise once; a second signal during cleanup must not interrupt the cleanup itself.
         for sig in _HANDLED:
             signal.signal(sig, signal.SIG_IGN)
-        raise Interrupted(signal.Signals(signum).name, _HANDLED[signal.Signals(signum)])
+        error = Interrupted(signal.Signals(signum).name, _HANDLED[signal.Signals(signum)])
+        if _held.depth > 0:
+            _held.pending = error  # raised when the held section ends (signals_held)
+            return
+        raise error
 
     previous_hook = sys.unraisablehook
 
@@ -95,25 +99,29 @@ def signals_raise() -> Iterator[None]:
         sys.unraisablehook = previous_hook
 
 
-@contextmanager
-def signals_deferred() -> Iterator[None]:
-    """Hold SIGINT, SIGTERM and SIGHUP back until the block is done, then deliver the first.
+class _Held:
+    depth = 0
+    pending: Interrupted | None = None
 
-    For short steps that must finish or not start: a result half-saved or a file half-renamed
-    helps nobody. The signal then goes to the handler that was in place before the block: the
-    entry point's (one line, exit 128 + signal) or signals_raise()'s (cleanup, Interrupted).
-    If the block fails instead, its error is what flashmark reports (it may say where a
-    result went), and the process ends with that error anyway.
-    """
+
+_held = _Held()
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """A section a signal must not cut in two: starting fio and taking charge of it, creating
+    the test file and arranging its removal. A signal arriving inside is raised as it ends,
+    when whatever was started has an owner that will stop it. Only the main thread, where
+    the handler runs, holds signals; elsewhere this does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    received: list[int] = []
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        received.append(signum)
-
-    with _handlers(handler):
+    _held.depth += 1
+    try:
         yield
-    if received:
-        signal.raise_signal(received[0])
+    finally:
+        _held.depth -= 1
+        pending, _held.pending = _held.pending, None
+        if pending is not None and _held.depth == 0:
+            raise pending
+        _held.pending = pending  # still inside an outer held section

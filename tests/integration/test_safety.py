@@ -44,6 +44,8 @@ def wait_for_fio_test(process, folder, timeout=60):
 
 def _running_test(pid):
     try:
+        if _zombie(pid):  # the preparation's fio, exited and not yet reaped: no command line
+            return False
         return "prepare.fio" not in Path(f"/proc/{pid}/cmdline").read_text()
     except OSError:
         return False

@@ -1,5 +1,5 @@
-"""A step that must not stop half-way (saving, renaming into place) finishes, then the signal
-acts; the entry point's handler ends the process with one line; an ignored signal stays so."""
+"""The entry point's handler ends the process with one line; a run's handler stops the run
+with the signal's own status, also from inside a finalizer; an ignored signal stays so."""
 
 import os
 import signal
@@ -11,24 +11,7 @@ import time
 import pytest
 
 from flashmark.errors import ExitStatus, Interrupted
-from flashmark.signals import signals_deferred, signals_raise
-
-
-def test_a_signal_during_a_deferred_step_acts_after_the_step():
-    steps = []
-    with pytest.raises(Interrupted) as stopped, signals_raise():
-        with signals_deferred():
-            os.kill(os.getpid(), signal.SIGTERM)
-            steps.append("saved")  # still runs: the signal waits
-        steps.append("after")  # never runs: the signal acted on leaving the block
-    assert steps == ["saved"]
-    assert stopped.value.exit_status == ExitStatus.TERMINATED
-
-
-def test_a_failing_deferred_step_reports_its_own_error():
-    with pytest.raises(OSError, match="disk full"), signals_raise(), signals_deferred():
-        os.kill(os.getpid(), signal.SIGHUP)
-        raise OSError("disk full")
+from flashmark.signals import signals_raise
 
 
 def test_sighup_stops_a_run_with_its_own_status():
@@ -47,22 +30,22 @@ def _python(code: str, *, ignore_hup: bool = False) -> subprocess.CompletedProce
     )
 
 
-def test_the_entry_handler_exits_with_one_line_after_a_deferred_step():
+def test_the_entry_handler_exits_with_one_line_and_comes_back_after_a_scope():
     done = _python(
         """
         import os, signal
         from flashmark.entry import install_stop_handlers
-        from flashmark.signals import signals_deferred
+        from flashmark.signals import signals_raise
         install_stop_handlers()
-        with signals_deferred():
-            os.kill(os.getpid(), signal.SIGINT)
-            print("saved", flush=True)
+        with signals_raise():
+            print("inside", flush=True)
+        os.kill(os.getpid(), signal.SIGTERM)
         print("not reached")
         """
     )
-    assert done.returncode == 130
-    assert done.stdout == "saved\n"
-    assert done.stderr == "flashmark: stopped by SIGINT\n"
+    assert done.returncode == 143
+    assert done.stdout == "inside\n"
+    assert done.stderr == "flashmark: stopped by SIGTERM\n"
 
 
 def test_nohup_keeps_sighup_ignored():

@@ -125,6 +125,12 @@ def test_real_fio_prepares_the_whole_rounded_area(tmp_path):
     )
     work = tmp_path / "work"
     work.mkdir()
-    output = FioProcessRunner(work).run(prepare_job(settings, str(tmp_path / "area.bin")))
+    area_folder = tmp_path / "card"
+    area_folder.mkdir()
+    folder_fd = os.open(area_folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:  # fio runs in the folder and writes a generated relative name, as in a run
+        output = FioProcessRunner(work).run(prepare_job(settings, "area.bin"), folder_fd=folder_fd)
+    finally:
+        os.close(folder_fd)
     assert parse_prepare_output(output, settings.size_bytes, PREPARE_TIME_LIMIT_S) > 0
-    assert (tmp_path / "area.bin").stat().st_size == 2 * MiB
+    assert (area_folder / "area.bin").stat().st_size == 2 * MiB

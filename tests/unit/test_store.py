@@ -9,7 +9,7 @@ from flashmark.store import MIGRATIONS, History, default_db_path
 
 
 def test_saved_documents_get_their_id_and_list_newest_first(tmp_path):
-    history = History(tmp_path / "sub" / "h.sqlite3")
+    history = History(tmp_path / "sub" / "h.sqlite3", create_folder=True)
     first = history.save(
         kind="benchmark",
         target="/mnt/a",
@@ -31,15 +31,15 @@ def test_unknown_id_says_how_to_list(tmp_path):
 
 def test_migrations_run_once_and_are_recorded(tmp_path):
     path = tmp_path / "h.sqlite3"
-    History(path).list()
-    History(path).list()
+    History(path).check_writable()
+    History(path).save(kind="monitor", target="sda", label="x", document={})
     names = [row[0] for row in sqlite3.connect(path).execute("SELECT name FROM schema_migrations")]
     assert names == [name for name, _ in MIGRATIONS]
 
 
 def test_a_database_from_a_newer_flashmark_is_refused(tmp_path):
     path = tmp_path / "h.sqlite3"
-    History(path).list()
+    History(path).check_writable()
     with sqlite3.connect(path) as connection:
         connection.execute("INSERT INTO schema_migrations VALUES ('9999_future', 'x')")
     with pytest.raises(HistoryError, match="newer flashmark"):

@@ -162,6 +162,23 @@ def test_workload_json_document(tmp_path: Path) -> None:
         assert {"read_iops", "write_iops"} <= set(entry["monitor"]["summary"])
 
 
+def test_a_workload_is_saved_and_shown_like_a_run(tmp_path: Path, private_history: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["workload", "pkg-remove", str(tmp_path), "--scale", "0.01", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    listed = CliRunner().invoke(main, ["history", "--json"])
+    (entry,) = json.loads(listed.stdout)
+    assert entry["id"] == document["id"] and entry["kind"] == "workload"
+    assert entry["target"] == str(tmp_path.resolve()) and entry["label"] == "pkg-remove"
+    shown = CliRunner().invoke(main, ["show", str(document["id"])])
+    assert shown.exit_code == 0, shown.output
+    assert "pkg-remove" in shown.stdout and "Timed total" in shown.stdout
+    saved = CliRunner().invoke(main, ["show", str(document["id"]), "--json"])
+    assert json.loads(saved.stdout) == document
+
+
 def test_workload_table_for_people(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["workload", "pkg-remove", str(tmp_path), "--scale", "0.01"])
     assert result.exit_code == 0, result.output

@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 import click
 
 from flashmark import __version__
-from flashmark.errors import ExitStatus, FlashmarkError
+from flashmark.errors import ExitStatus, FlashmarkError, outcomes, printable
 
 # The history database's environment variable; flashmark.store.DB_ENV says the same (a test
 # checks), named here so that the shared --db option does not import the store (sqlite3).
@@ -41,6 +41,11 @@ class LazyCommand:
 
 
 COMMANDS: dict[str, LazyCommand] = {
+    "clean": LazyCommand(
+        "flashmark.cli.clean",
+        "clean_command",
+        "Remove what killed flashmark runs left in TARGET (default: here) and the temp folder.",
+    ),
     "compare": LazyCommand(
         "flashmark.cli.compare",
         "compare_command",
@@ -57,6 +62,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "flashmark.cli.history",
         "history_command",
         "List saved results, newest first (`flashmark show ID` shows one).",
+    ),
+    "import": LazyCommand(
+        "flashmark.cli.importing",
+        "import_command",
+        "Add result files to the history: recovery files, `--json` outputs.",
     ),
     "monitor": LazyCommand(
         "flashmark.cli.monitor",
@@ -95,7 +105,7 @@ COMMANDS: dict[str, LazyCommand] = {
         "device.",
     ),
     "show": LazyCommand(
-        "flashmark.cli.history",
+        "flashmark.cli.show",
         "show_command",
         "Show one saved result by its ID (from `flashmark history`).",
     ),
@@ -198,7 +208,9 @@ def _usage_error(error: click.UsageError) -> NoReturn:
 def _report(ctx: click.Context, error: BaseException, message: str, status: int) -> None:
     if _debug_enabled(click.get_current_context(silent=True) or ctx):
         traceback.print_exception(error, file=sys.stderr)
-    click.echo(message, err=True)
+    # What the cleanup did on the way out (the test file removed, or not) belongs on the line.
+    line = "; ".join((message, *outcomes(error)))
+    click.echo(printable(line), err=True)  # a newline in a user's folder name stays one line
     ctx.exit(int(status))
 
 
@@ -211,7 +223,8 @@ db_option = click.option(
     "db_path",
     type=click.Path(dir_okay=False, path_type=Path),
     envvar=DB_ENV,
-    help=f"History database [env {DB_ENV}; default ~/.local/share/flashmark/history.sqlite3].",
+    help=f"History database, in a folder that exists [env {DB_ENV}; default "
+    "~/.local/share/flashmark/history.sqlite3, folder created on the first save].",
 )
 
 

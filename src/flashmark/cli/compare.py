@@ -8,7 +8,7 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
-from flashmark.cli.saved import benchmark_runs, load_entries
+from flashmark.cli.saved import RUN_ID, benchmark_runs, load_entries
 from flashmark.errors import UsageError
 from flashmark.references import find_reference
 from flashmark.report.compare import build_comparison, comparison_to_document
@@ -20,7 +20,7 @@ from flashmark.report.compare_views import (
 
 
 @click.command("compare")
-@click.argument("result_ids", metavar="ID [ID ...]", type=int, nargs=-1, required=True)
+@click.argument("result_ids", metavar="ID [ID ...]", type=RUN_ID, nargs=-1, required=True)
 @click.option(
     "--reference",
     "slugs",

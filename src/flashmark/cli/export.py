@@ -10,9 +10,9 @@ from pathlib import Path
 import click
 
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.saved import FILE_FORMATS, SUFFIX_FORMATS, load_entries, render_entries
+from flashmark.cli.saved import FILE_FORMATS, RUN_ID, SUFFIX_FORMATS, load_entries, render_entries
 from flashmark.errors import UsageError
-from flashmark.signals import signals_deferred
+from flashmark.signals import signals_held, signals_raise
 
 STDOUT = "-"
 
@@ -48,9 +48,9 @@ def check_output(path: Path, force: bool) -> None:
 
 def write_atomically(path: Path, text: str) -> None:
     """Write a temporary file in the same folder, then rename it over `path`: a reader (or a
-    crash) never sees a half-written file. A signal waits until that is done, so it never
-    leaves the temporary file behind."""
-    with signals_deferred():
+    crash) never sees a half-written file. A signal waits until that is done (and the
+    temporary file is gone), then stops flashmark with its exit status."""
+    with signals_raise(), signals_held():
         _write_atomically(path, text)
 
 
@@ -85,7 +85,7 @@ def _umask() -> int:
 
 
 @click.command("export")
-@click.argument("result_ids", metavar="ID [ID ...]", type=int, nargs=-1, required=True)
+@click.argument("result_ids", metavar="ID [ID ...]", type=RUN_ID, nargs=-1, required=True)
 @click.option(
     "-o",
     "--output",

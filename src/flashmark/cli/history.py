@@ -1,4 +1,8 @@
-"""`flashmark history` and `flashmark show ID`."""
+"""`flashmark history`: the saved results, newest first.
+
+`flashmark show ID` is in show.py: it reads whole result documents and needs their renderers,
+which `history` must not import to start fast (issue 9, "instant start").
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,8 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.params import COUNT
-from flashmark.errors import UsageError
 from flashmark.report.history_table import render_history
-from flashmark.store import History, default_db_path
-
-# `show` reads whole result documents; its renderers are imported when it runs, so that
-# `flashmark history` starts fast (issue 9). The formats are listed here for its --format.
-SHOW_FORMATS = ("table", "md", "csv", "json", "html")
+from flashmark.store import History
 
 
 @click.command("history")
@@ -31,7 +30,7 @@ SHOW_FORMATS = ("table", "md", "csv", "json", "html")
 @debug_option
 def history_command(as_json: bool, limit: int, db_path: Path | None, debug: bool) -> None:
     """List saved results, newest first (`flashmark show ID` shows one)."""
-    entries = History(db_path or default_db_path()).list(limit=limit)
+    entries = History.locate(db_path).list(limit=limit)
     if as_json:
         print_json(
             [
@@ -50,54 +49,3 @@ def history_command(as_json: bool, limit: int, db_path: Path | None, debug: bool
         click.echo("No saved results yet: `flashmark run` measures and saves one.")
     else:
         stdout_console().print(render_history(entries))
-
-
-@click.command("show")
-@click.argument("result_id", metavar="ID", type=int)
-@click.option(
-    "--format",
-    "format_name",
-    type=click.Choice(SHOW_FORMATS),
-    default=None,
-    help="table (the terminal view, default), json (the saved document), md (Markdown for a "
-    "forum post), csv (one row per test) or html (a self-contained page).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@db_option
-@debug_option
-def show_command(
-    result_id: int, format_name: str | None, as_json: bool, db_path: Path | None, debug: bool
-) -> None:
-    """Show one saved result by its ID (from `flashmark history`).
-
-    \b
-    As a Markdown table to paste in a forum post:
-        flashmark show 3 --format md
-    Several results into one file: `flashmark export`.
-    """
-    if as_json and format_name not in (None, "json"):
-        raise UsageError(f"--json is --format json; it cannot go with --format {format_name}")
-    from flashmark.cli.monitor import render_summary
-    from flashmark.cli.saved import load_entries, render_entries
-    from flashmark.document import document_to_run
-    from flashmark.monitor import MonitorSummary
-    from flashmark.report.terminal import render_run
-
-    format_name = "json" if as_json else (format_name or "table")
-    (entry,) = load_entries(db_path, [result_id])
-    if format_name == "json":
-        print_json(dict(entry.document))
-    elif format_name != "table":
-        click.echo(render_entries([entry], format_name, "use --format json or table"), nl=False)
-    elif entry.kind == "benchmark":
-        stdout_console().print(render_run(document_to_run(dict(entry.document))))
-    elif entry.kind == "monitor":
-        document = dict(entry.document)
-        render_summary(
-            MonitorSummary.from_dict(document["summary"]),
-            str(document["device"]),
-            tuple(document.get("command") or ()),
-            document.get("exit_status"),
-        )
-    else:
-        print_json(dict(entry.document))

@@ -24,22 +24,21 @@ from flashmark import __version__
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.params import COUNT, INTERVAL, TIMEOUT
+from flashmark.cli.saving import history_to_save, save_result
 from flashmark.errors import FlashmarkError, Interrupted, UsageError
 from flashmark.monitor import (
+    MONITOR_SCHEMA,
     DiskMonitor,
     MonitorSample,
     MonitorSeries,
     MonitorSummary,
     device_for_path,
 )
-from flashmark.signals import signals_deferred, signals_raise
-from flashmark.store import History, default_db_path
+from flashmark.signals import signals_raise
+from flashmark.store import History
 from flashmark.sysroot import SystemRoots
 from flashmark.units import format_rate, format_size
 
-# History of the `monitor --json` document (docs/workloads.md):
-#   1: first version.
-MONITOR_SCHEMA = "flashmark.monitor/1"
 _TERMINATE_GRACE_S = 5.0
 
 
@@ -114,7 +113,9 @@ def monitor_command(
         flashmark monitor mmcblk0 -- apt-get install -y xfce4
         flashmark monitor --json -- tar xf big.tar   # summary + samples as JSON
     With a command the recording is saved to the history (unless --no-save) and flashmark
-    exits with the command's exit status.
+    exits with the command's exit status. The history is checked before the command runs
+    (exit 6 if it cannot take the recording); if saving still fails, the recording is kept
+    in a recovery file (exit 7; `flashmark import FILE` adds it later).
     """
     command: tuple[str, ...] = ctx.meta.get("flashmark.monitor.command", ())
     roots = SystemRoots.from_environment()
@@ -125,8 +126,9 @@ def monitor_command(
             "name the device, e.g. `flashmark monitor mmcblk0`"
         )
     if command:
-        status = _monitor_command(name, roots, interval_s, command, timeout_s, as_json,
-                                  None if no_save else db_path, no_save)  # fmt: skip
+        # Checked before the command runs: its recording could not be saved otherwise.
+        history = history_to_save(db_path, no_save)
+        status = _monitor_command(name, roots, interval_s, command, timeout_s, as_json, history)
         if status != 0:
             ctx.exit(status)
     else:
@@ -210,8 +212,7 @@ def _monitor_command(
     command: tuple[str, ...],
     timeout_s: float | None,
     as_json: bool,
-    db_path: Path | None,
-    no_save: bool,
+    history: History | None,
 ) -> int:
     on_sample = None
     if sys.stderr.isatty():  # a live view while it runs; logs get the summary only
@@ -240,12 +241,18 @@ def _monitor_command(
     series = monitor.series()
     document = monitor_document(series, command, status, started, time.time())
     document["timed_out"] = timed_out
-    if not no_save and not timed_out:
-        document["id"] = save_monitor_result(document, db_path)
+    outcome = None if history is None or timed_out else save_result(history, document)
+    if outcome is not None and outcome.id is not None:
+        document["id"] = outcome.id
     if as_json:
         print_json(document)
     else:
         render_summary(series.summary(), device, command, status, document.get("id"))
+        if outcome is not None and outcome.problem and outcome.recovery_file is None:
+            print_json(document)  # no file could hold it: the only copy
+    if outcome is not None and outcome.problem:
+        # Before the command's own status: a script must learn that nothing was saved.
+        raise outcome.problem
     if timed_out:
         raise MonitoredCommandTimedOut(
             f"{command[0]} ran longer than --timeout {timeout_s:g} s and was stopped; "
@@ -282,15 +289,6 @@ def _stop(process: subprocess.Popen[bytes]) -> int:
     except subprocess.TimeoutExpired:
         process.kill()
         return process.wait()
-
-
-def save_monitor_result(document: dict[str, Any], db_path: Path | None) -> int:
-    """The one place a recording goes into the history; returns its id."""
-    history = History(db_path or default_db_path())
-    label = " ".join(document.get("command") or ()) or "live"
-    with signals_deferred():  # saved whole, then a signal acts
-        return history.save(kind="monitor", target=str(document["device"]), label=label,
-                            document=document)  # fmt: skip
 
 
 def monitor_document(

@@ -14,13 +14,13 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.export import STDOUT, check_output, write_atomically
-from flashmark.cli.saved import benchmark_runs, load_entries
+from flashmark.cli.saved import RUN_ID, benchmark_runs, load_entries
 from flashmark.errors import UsageError
 from flashmark.references import find_reference
 
 
 @click.command("report")
-@click.argument("result_ids", metavar="ID [ID ...]", type=int, nargs=-1, required=True)
+@click.argument("result_ids", metavar="ID [ID ...]", type=RUN_ID, nargs=-1, required=True)
 @click.option(
     "--reference",
     "reference_slugs",

@@ -4,28 +4,30 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 from rich.table import Table
 
 from flashmark.cli import db_option, debug_option
+from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import RUNTIME, SIZE, WORKLOAD_SCALE
 from flashmark.cli.progress import progress_display
+from flashmark.cli.saving import history_to_save, save_result
 from flashmark.document import run_to_document
-from flashmark.errors import ConfirmationRefused, FlashmarkError
+from flashmark.errors import ConfirmationRefused, FlashmarkError, printable
 from flashmark.fio.jobs import job_for_test, prepare_job
-from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner
+from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
+from flashmark.leftovers import temporary_work_folder
 from flashmark.measure import Plan, default_settings, measure, plan_area, plan_tests
 from flashmark.model import Run, Settings, Target, TargetKind
 from flashmark.probe import ProbeReport, claim_findings, device_summary, probe_target
 from flashmark.profiles import PROFILES, get_profile
 from flashmark.report.terminal import render_run
-from flashmark.signals import signals_deferred, signals_raise
-from flashmark.store import History, default_db_path
+from flashmark.signals import signals_raise
 from flashmark.sysroot import SystemRoots
 from flashmark.target import resolve_target
 from flashmark.units import format_duration, format_size
@@ -80,7 +82,7 @@ _SHORT_RUNTIME_S = 8
     "--show-fio",
     is_flag=True,
     help="Print the exact fio job files (on stderr) before running them; each can be "
-    "re-run with `fio FILE`.",
+    "re-run with `fio FILE` (a folder's jobs from inside the folder).",
 )
 @click.option(
     "--destructive",
@@ -127,6 +129,12 @@ def run_command(
       flashmark run --profile standard --size 1G /mnt/nvme
       sudo flashmark run /dev/sda            read tests on a whole USB stick
       sudo flashmark run /dev/sda --destructive --profile a1   grade an empty card
+
+    \b
+    The history is checked before the first test: a database that cannot take the result
+    (not a database, locked, read-only, newer, missing folder) stops the run with exit 6.
+    If saving still fails afterwards, the result is printed, kept in a recovery file and
+    the run exits 7: `flashmark import FILE` adds it later. Exit codes: README.md.
     """
     roots = SystemRoots.from_environment()
     profile = get_profile(profile_name)
@@ -141,16 +149,20 @@ def run_command(
     )
     if area.note:
         stderr_console().print(f"note: {area.note}", highlight=False)
+    clean_at_start(target)  # first: a killed run's test file may hold the space this one needs
     resolved = resolve_target(
         target, size_bytes=settings.size_bytes, destructive=destructive, roots=roots
     )
+    # Before any test (and before asking to confirm): a result that could not be saved
+    # would otherwise be measured for nothing.
+    history = history_to_save(db_path, no_save)
     if destructive:
         _confirm_destruction(resolved, settings, yes)
     console = stderr_console()
     plan = plan_tests(profile, settings, resolved)
     total_s = plan.expected_seconds(settings)
     console.print(
-        f"flashmark: {profile.name} profile on {resolved.folder or resolved.path}: "
+        f"flashmark: {profile.name} profile on {printable(resolved.folder or resolved.path)}: "
         f"{len(plan.tests)} tests x {settings.ramp_s + settings.runtime_s} s"
         f"{' after preparing ' + format_size(settings.size_bytes) if plan.prepare else ''}"
         f" (about {format_duration(total_s)} plus preparation)"
@@ -167,31 +179,31 @@ def run_command(
             highlight=False,
         )
 
-    with signals_raise(), tempfile.TemporaryDirectory(prefix="flashmark-fio-") as workdir:
+    with (
+        signals_raise(),
+        temporary_work_folder("fio", Path(fio_work_parent())) as workdir,
+    ):
         replay = os.environ.get(REPLAY_ENV)
         runner: FioRunner = (
             ReplayRunner(Path(replay)) if replay else FioProcessRunner(Path(workdir))
         )
         if show_fio:
-            _print_jobs(plan, settings, resolved)
+            _print_jobs(plan, settings, resolved, runner.log_folder)
         with progress_display() as progress:
             result = measure(resolved, profile, settings, runner, progress, roots)
     result = _with_probe(result, report)
 
-    if not no_save:
-        history = History(db_path or default_db_path())
-        with signals_deferred():  # a measured result is saved whole, then the signal acts
-            run_id = history.save(
-                kind="benchmark",
-                target=resolved.given,
-                label=profile.name,
-                document=run_to_document(result),
-            )
-        result = dataclasses.replace(result, id=run_id)
+    outcome = None if history is None else save_result(history, run_to_document(result))
+    if outcome is not None and outcome.id is not None:
+        result = dataclasses.replace(result, id=outcome.id)
     if as_json:
         print_json(run_to_document(result))
     else:
         stdout_console().print(render_run(result))
+        if outcome is not None and outcome.problem and outcome.recovery_file is None:
+            print_json(run_to_document(result))  # no file could hold it: the only copy
+    if outcome is not None and outcome.problem:
+        raise outcome.problem
 
 
 def _probe(target: Target, roots: SystemRoots) -> ProbeReport | None:
@@ -243,16 +255,43 @@ def _confirm_destruction(target: Target, settings: Settings, yes: bool) -> None:
         raise ConfirmationRefused(f"confirmation did not match {target.path}; nothing was written")
 
 
-def _print_jobs(plan: Plan, settings: Settings, target: Target) -> None:
+def _print_jobs(plan: Plan, settings: Settings, target: Target, log_folder: str) -> None:
+    """The jobs exactly as they will run. A folder's jobs name the test file relative to the
+    folder (fio runs inside it), so the header line says where to run them."""
     readonly = target.kind is TargetKind.DEVICE and not settings.destructive
-    jobs = [prepare_job(settings, target.path)] if plan.prepare else []
-    jobs += [job_for_test(spec, settings, target.path, readonly=readonly) for spec in plan.tests]
+    filename = target.test_file if target.kind is TargetKind.FILE else target.path
+    assert filename is not None  # resolve_target names a folder target's test file
+    jobs = [prepare_job(settings, filename)] if plan.prepare else []
+    jobs += [
+        job_for_test(spec, settings, filename, readonly=readonly, log_folder=log_folder)
+        for spec in plan.tests
+    ]
+    where = ""
+    if target.kind is TargetKind.FILE and target.folder is not None:
+        where = f"  (run it inside the folder: cd {_shell_quoted(target.folder)})"
     for job in jobs:
         print(
-            f"# ---- {job.name}.fio{'  (run with --readonly)' if job.readonly else ''}",
+            f"# ---- {job.name}.fio{'  (run with --readonly)' if job.readonly else ''}{where}",
             file=sys.stderr,
         )
         print(job.text, file=sys.stderr)
+
+
+def _shell_quoted(path: str) -> str:
+    """`path` for a shell command line, on one line: bash's $'...' when it holds control
+    characters such as a newline (bash(1), QUOTING), else POSIX single quotes."""
+    if path.isprintable():
+        return shlex.quote(path)
+    return "$'" + "".join(_bash_escape(char) for char in path) + "'"
+
+
+def _bash_escape(char: str) -> str:
+    if char in "\\'":
+        return "\\" + char
+    if char.isprintable():
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\U{code:08x}"
 
 
 @click.command("profiles")

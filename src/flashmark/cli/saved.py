@@ -10,12 +10,14 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+import click
+
 from flashmark.document import document_to_run
 from flashmark.errors import RunNotFound, UsageError
 from flashmark.model import Run
 from flashmark.report.csv_export import runs_to_csv
 from flashmark.report.markdown import runs_to_markdown
-from flashmark.store import History, StoredResult, default_db_path
+from flashmark.store import MAX_ID, History, StoredResult
 
 # Formats that write a file (export) or a page of text (show); "table" is show's terminal view.
 FILE_FORMATS = ("md", "csv", "json", "html")
@@ -27,6 +29,38 @@ SUFFIX_FORMATS = {
     ".html": "html",
     ".htm": "html",
 }
+
+
+class RunIdType(click.types.IntParamType):
+    """A run id: a whole number from 1 to SQLite's largest integer, checked while parsing.
+
+    A UsageError rather than click's BadParameter: one line and exit 2, like every other
+    flashmark error, instead of click's three-line usage message.
+    """
+
+    name = "ID"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            text = str(value).strip()
+            # isdecimal() and ascii: int() would also take '+3', '1_000' and other scripts' digits.
+            if not (text.isascii() and text.isdecimal()):
+                raise UsageError(f"{value!r} is not a run id: ids are whole numbers "
+                                 "(`flashmark history` lists them)")  # fmt: skip
+            number = int(text)
+        if not 1 <= number <= MAX_ID:
+            raise UsageError(
+                f"{value} is not a run id: ids go from 1 to {MAX_ID} "
+                "(`flashmark history` lists them)"
+            )
+        return number
+
+
+RUN_ID = RunIdType()
 
 
 def _id_ranges(ids: Sequence[int]) -> str:
@@ -42,7 +76,7 @@ def _id_ranges(ids: Sequence[int]) -> str:
 
 def load_entries(db_path: Path | None, result_ids: Sequence[int]) -> list[StoredResult]:
     """The saved results in the order asked; RunNotFound naming the ids that do exist."""
-    history = History(db_path or default_db_path())
+    history = History.locate(db_path)
     entries: list[StoredResult] = []
     for result_id in result_ids:
         try:

@@ -9,10 +9,12 @@ from typing import Any
 import click
 
 from flashmark import __version__
-from flashmark.cli import debug_option
-from flashmark.cli.output import print_json, stdout_console
+from flashmark.cli import db_option, debug_option
+from flashmark.cli.clean import clean_at_start
+from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE
 from flashmark.cli.progress import progress_display
+from flashmark.cli.saving import history_to_save, save_result
 from flashmark.report.terminal import render_workloads
 from flashmark.signals import signals_raise
 from flashmark.sysroot import SystemRoots
@@ -50,9 +52,18 @@ _ALL = "all"
 @click.option(
     "--json", "as_json", is_flag=True, help=f"Print a {WORKLOAD_SCHEMA} document on stdout."
 )
+@db_option
+@click.option("--no-save", is_flag=True, help="Do not save this result to the history.")
 @debug_option
 def workload_command(
-    name: str, target: Path, scale: float, interval_s: float, as_json: bool, debug: bool
+    name: str,
+    target: Path,
+    scale: float,
+    interval_s: float,
+    as_json: bool,
+    db_path: Path | None,
+    no_save: bool,
+    debug: bool,
 ) -> None:
     """Run a real-world workload in a temporary folder under TARGET (default: here).
 
@@ -63,11 +74,14 @@ def workload_command(
       pkg-reinstall  install those again from archives already in memory
       cold-read      drop the page cache (root) and read a boot's worth of files
       all            the four in that order, sharing state as seed 002 did
-    Each prints its wall time, its operations, and what the device saw meanwhile.
+    Each prints its wall time, its operations, and what the device saw meanwhile, and
+    the result is saved to the history (`flashmark history`, `flashmark show ID`).
     Everything it writes is removed afterwards, also on error, Ctrl-C or SIGTERM.
     """
     names = WORKLOAD_NAMES if name == _ALL else (name,)
     roots = SystemRoots.from_environment()
+    history = history_to_save(db_path, no_save)  # before anything runs: a bad history is known
+    clean_at_start(target)
     started = time.time()
     with signals_raise(), progress_display() as display:
         display.begin(", ".join(names), 1, 1, None)
@@ -80,10 +94,21 @@ def workload_command(
         )
         display.end(", ".join(names), "done")
     document = workload_document(results, target, scale, started, time.time())
+    outcome = None if history is None else save_result(history, document)
+    if outcome is not None and outcome.id is not None:
+        document["id"] = outcome.id
     if as_json:
         print_json(document)
     else:
         stdout_console().print(render_workloads(results))
+        if outcome is not None and outcome.id is not None:
+            stderr_console().print(
+                f"saved as result {outcome.id} (`flashmark show {outcome.id}`)", highlight=False
+            )
+        if outcome is not None and outcome.problem and outcome.recovery_file is None:
+            print_json(document)  # no file could hold it: the only copy
+    if outcome is not None and outcome.problem:
+        raise outcome.problem
 
 
 def workload_document(
@@ -98,7 +123,8 @@ def workload_document(
         "flashmark_version": __version__,
         "started_at": _iso(started),
         "finished_at": _iso(finished),
-        "target": str(target),
+        # Absolute: the history lists results by target, and "." says nothing a day later.
+        "target": str(target.resolve()),
         "scale": scale,
         "seed": DEFAULT_SEED,
         "workloads": [result.to_dict() for result in results],

@@ -13,7 +13,6 @@ import errno
 import functools
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from flashmark.errors import (
     TargetPermissionDenied,
     UsageError,
 )
+from flashmark.leftovers import make_work_folder
 from flashmark.monitor import DiskMonitor, device_for_path, optional_monitor
 from flashmark.sysroot import SystemRoots
 from flashmark.units import format_size
@@ -48,7 +48,7 @@ DESCRIPTIONS = {
     "pkg-reinstall": "install the removed subset again from cached archives (2nd install)",
     "cold-read": "drop the page cache and read a boot-like set of files (boot)",
 }
-FOLDER_PREFIX = "flashmark-workload-"
+FOLDER_PREFIX = "flashmark-workload-"  # names: flashmark/leftovers.py
 _SPACE_MARGIN_BYTES = 64 * 1024 * 1024  # journal, metadata, folders: ext4 needs headroom
 
 Progress = Callable[[float], None]
@@ -110,7 +110,7 @@ def run_workloads(
     _check_space(folder, scale, _needed_bytes(names, installed, _total(boot_files)))
     device = device_for_path(folder, roots)
     try:
-        workdir = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX, dir=folder))
+        workdir = make_work_folder("workload", folder)
     except OSError as error:
         raise _target_error(error, folder) from error
     try:

@@ -1,0 +1,68 @@
+#!/bin/sh
+# Install flashmark on Debian, Ubuntu, Raspberry Pi OS or Armbian with the system Python.
+#
+#   ./install.sh          fio and flashmark; `flashmark` and `sudo flashmark` both work after it
+#   ./install.sh --dev    also what the test suite uses (editable install, pytest, ruff, mypy,
+#                         and the tools behind the emulated devices and the browser test)
+#
+# Why a virtual environment: Debian 12 and newer mark the system Python as externally managed
+# (PEP 668), so `pip install` into it is refused. flashmark gets a venv of its own in
+# /opt/flashmark, made with the system Python, and a link in /usr/local/bin, which is on the
+# PATH of users and of sudo (Debian's sudoers secure_path includes /usr/local/bin).
+set -eu
+
+PREFIX=${FLASHMARK_PREFIX:-/opt/flashmark}
+LINK_DIR=/usr/local/bin
+here=$(cd "$(dirname "$0")" && pwd)
+
+dev=no
+for argument in "$@"; do
+    case "$argument" in
+        --dev) dev=yes ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        *) echo "install.sh: unknown option $argument (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+if [ "$(id -u)" != 0 ]; then
+    # apt-get and /opt need root; ask once, for the whole script.
+    exec sudo "$0" "$@"
+fi
+
+packages="fio python3-venv util-linux"
+if [ "$dev" = yes ]; then
+    # e2fsprogs, mount, procps: emulated devices (loop + ext4 + block throttle); fdisk (sfdisk):
+    # partition tables of the device-stack tests;
+    # nbdkit, nbdkit-plugin-python, libnbd-bin (nbdfuse), fuse3: emulated flash with caches and
+    # fakes (Debian 12 ships nbdfuse in libnbd-bin; "nbdfuse" is only a virtual name there, which
+    # dpkg-query never reports installed); chromium: the HTML report test.
+    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium"
+fi
+missing=""
+for package in $packages; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+        missing="$missing $package"
+done
+if [ -n "$missing" ]; then
+    echo "install.sh: installing$missing" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086  # the list is meant to split into words
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+# The system Python, also where another python3 comes first on the PATH (pyenv, conda).
+python=/usr/bin/python3
+[ -x "$python" ] || python=$(command -v python3)
+if [ ! -x "$PREFIX/bin/python" ]; then
+    echo "install.sh: creating the virtual environment $PREFIX" >&2
+    "$python" -m venv "$PREFIX"
+fi
+pip="$PREFIX/bin/python -m pip --quiet --disable-pip-version-check"
+if [ "$dev" = yes ]; then
+    $pip install -e "$here[dev]"
+else
+    $pip install "$here"
+fi
+ln -sf "$PREFIX/bin/flashmark" "$LINK_DIR/flashmark"
+echo "install.sh: flashmark $("$PREFIX/bin/flashmark" --version | sed 's/.*version //') is $LINK_DIR/flashmark" >&2
