@@ -7,7 +7,11 @@ from click.testing import CliRunner
 from flashmark.cli import main
 from flashmark.errors import ExitStatus
 
-BAD_NUMBERS = ["nan", "NaN", "inf", "-inf", "1e400", "-1", "", " ", "9" * 400, "1,5", "0x10"]
+BAD_NUMBERS = [
+    *("nan", "NaN", "inf", "-inf", "1e400", "-1", "", " ", "1,5", "0x10", "1_0"),
+    "9" * 400,  # overflows a float, and any sane maximum
+    "9" * 5000,  # past the 4300 digits int() takes
+]
 
 # (command line up to the option, the option, what follows the value)
 NUMERIC_OPTIONS = [
@@ -55,6 +59,8 @@ def test_a_bad_number_is_refused_in_one_line_before_anything_runs(
         (["workload", "cold-read", "--scale", "0"], "above 0"),
         (["run", "--workload-scale", "11"], "at most 10"),
         (["run", "--runtime", "1.5"], "not a whole number"),
+        (["run", "--runtime", "1_0"], "not a whole number"),
+        (["history", "--limit", "\u0663"], "not a whole number"),  # an Arabic-Indic 3
         (["run", "--runtime", "86401"], "at most 86,400"),
         (["run", "--size", "-1M"], "cannot read size"),
         (["run", "--size", "0"], "larger than zero"),

@@ -106,10 +106,12 @@ class BoundedInt(_IntType):
             text = str(value).strip()
             if not text:
                 self.fail("'' is empty: give a whole number", param, ctx)
-            try:
-                number = int(text)
-            except ValueError:
+            # ASCII digits only, as for run ids (cli/saved.py): int() would also take '1_000',
+            # '+3' and other scripts' digits.
+            if not (text.isascii() and text.isdecimal()):
                 self.fail(f"{_quoted(value)} is not a whole number", param, ctx)
+            # Past 4300 digits int() refuses (CVE-2020-10735 limit); any such number is too big.
+            number = int(text) if len(text) <= 4000 else self.maximum + 1
         if not self.minimum <= number <= self.maximum:
             self.fail(
                 f"{_quoted(value)} is out of range: use a whole number "
