@@ -13,13 +13,14 @@ BAD_NUMBERS = [
     "9" * 5000,  # past the 4300 digits int() takes
 ]
 
-# (command line up to the option, the option, what follows the value)
+# (command line up to the option, the option, what follows the value). Targets that do not
+# exist: should a value slip through, the command fails at once instead of measuring.
 NUMERIC_OPTIONS = [
-    (["run", "{tmp}"], "--size", []),
-    (["run", "{tmp}"], "--runtime", []),
-    (["run", "{tmp}"], "--workload-scale", []),
-    (["workload", "pkg-install", "{tmp}"], "--scale", []),
-    (["workload", "pkg-install", "{tmp}"], "--interval", []),
+    (["run", "{tmp}/missing"], "--size", []),
+    (["run", "{tmp}/missing"], "--runtime", []),
+    (["run", "{tmp}/missing"], "--workload-scale", []),
+    (["workload", "pkg-install", "{tmp}/missing"], "--scale", []),
+    (["workload", "pkg-install", "{tmp}/missing"], "--interval", []),
     (["monitor", "sda"], "--interval", ["--", "touch", "{tmp}/ran"]),
     (["monitor", "sda"], "--timeout", ["--", "touch", "{tmp}/ran"]),
     (["monitor", "sda"], "--count", []),

@@ -13,6 +13,7 @@ The limits are wide on purpose: they stop typos and overflows, not unusual but s
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -35,6 +36,9 @@ MAX_TIMEOUT_S = 30 * 86_400  # a monitored command may run a month, not forever
 # ten times seed 002's desktop install, well past what any card test needs.
 MAX_WORKLOAD_SCALE = 10.0
 MAX_COUNT = 1_000_000_000  # counts of intervals or history rows; SQLite LIMIT is 64-bit
+
+
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _number_text(value: float) -> str:
@@ -74,6 +78,10 @@ class BoundedFloat(_FloatType):
             try:
                 number = float(text)
             except ValueError:
+                self.fail(f"{_quoted(value)} is not a number", param, ctx)
+            # Plain decimal notation only: float() also takes '1_0', 'infinity' and other
+            # scripts' digits, none of which anyone means as a number of seconds.
+            if math.isfinite(number) and not _DECIMAL.fullmatch(text):
                 self.fail(f"{_quoted(value)} is not a number", param, ctx)
         if math.isnan(number):
             self.fail(f"{_quoted(value)} is not a number", param, ctx)
