@@ -22,6 +22,7 @@ class ExitStatus(IntEnum):
     UNSAVED = 7  # measured, but the save failed: the result is in a recovery file (`import`)
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), the shell convention
     TERMINATED = 143  # SIGTERM (128 + SIGTERM)
+    HANGUP = 129  # SIGHUP (128 + SIGHUP): the terminal or the ssh session went away
 
 
 class FlashmarkError(Exception):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import platform
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,8 +20,16 @@ from typing import Protocol
 
 from flashmark import __version__
 from flashmark.device_safety import claim_for_writing
-from flashmark.errors import DeviceFailed, FlashmarkError, NotEnoughSpace, ReadOnlyTarget
+from flashmark.errors import (
+    DeviceFailed,
+    FlashmarkError,
+    Interrupted,
+    NotEnoughSpace,
+    ReadOnlyTarget,
+    UsageError,
+)
 from flashmark.fio.jobs import (
+    PREPARE_BLOCK_BYTES,
     PREPARE_JOB_NAME,
     PREPARE_TIME_LIMIT_S,
     job_for_test,
@@ -43,6 +52,7 @@ from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_nam
 from flashmark.profiles import Profile
 from flashmark.sysroot import SystemRoots
 from flashmark.target import TestArea, created_test_file
+from flashmark.units import format_size
 from flashmark.workloads import WorkloadResult, run_workloads
 
 # Seconds between two readings of the device's counters during tests and workloads: iostat's
@@ -60,6 +70,45 @@ class Plan:
 
     def expected_seconds(self, settings: Settings) -> float:
         return len(self.tests) * float(settings.runtime_s + settings.ramp_s)
+
+
+@dataclass(frozen=True)
+class AreaSize:
+    """The test area a run uses, and what to tell the user if it differs from --size."""
+
+    size_bytes: int
+    note: str | None = None
+
+
+def plan_area(profile: Profile, requested_bytes: int | None) -> AreaSize:
+    """The test area for `profile`: --size rounded down to a whole number of the profile's
+    largest block (and of the preparation's block), or a UsageError when that leaves less
+    than two of its largest blocks.
+
+    Each test reads or writes whole blocks, and fio writes no partial last block: a 2.5 MiB
+    area was prepared as 2 MiB, and the check that the preparation wrote the whole area then
+    blamed the device ("very slow"). Rounding makes every accepted size work with every
+    profile.
+    """
+    largest = max(test.block_size_bytes for test in profile.tests)
+    unit = math.lcm(largest, PREPARE_BLOCK_BYTES)
+    minimum = max(2 * largest, unit)
+    if requested_bytes is None:
+        return AreaSize(profile.default_size_bytes)
+    rounded = requested_bytes // unit * unit
+    if rounded < minimum:
+        raise UsageError(
+            f"--size {format_size(requested_bytes)} is too small for the {profile.name} "
+            f"profile: its largest block is {format_size(largest)}; use at least "
+            f"{format_size(minimum)}"
+        )
+    if rounded == requested_bytes:
+        return AreaSize(rounded)
+    return AreaSize(
+        rounded,
+        f"--size {format_size(requested_bytes)} rounded down to {format_size(rounded)}, "
+        f"a whole number of {format_size(unit)} blocks (the {profile.name} profile's largest)",
+    )
 
 
 class Progress(Protocol):
@@ -195,6 +244,8 @@ class _DeviceWatch:
             return
         try:
             monitor = DiskMonitor(self.device, self.roots, MONITOR_INTERVAL_S).start()
+        except Interrupted:  # a signal is not "no diskstats line": stop and clean up
+            raise
         except FlashmarkError as error:  # no diskstats line: measure without the monitor
             self.warnings = (f"device activity not recorded: {error}",)
             self.device = None

@@ -99,7 +99,7 @@ def test_killing_fio_mid_test_ends_the_run_with_nothing_left(folder, private_tmp
 @pytest.mark.fio
 @pytest.mark.parametrize(
     ("sig", "status"),
-    [(signal.SIGHUP, ExitStatus.TERMINATED), (signal.SIGTERM, ExitStatus.TERMINATED),
+    [(signal.SIGHUP, ExitStatus.HANGUP), (signal.SIGTERM, ExitStatus.TERMINATED),
      (signal.SIGINT, ExitStatus.INTERRUPTED)],
 )  # fmt: skip
 def test_a_signal_mid_test_stops_fio_before_the_test_file_is_removed(

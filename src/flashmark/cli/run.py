@@ -14,22 +14,23 @@ from rich.table import Table
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.cli.params import RUNTIME, SIZE, WORKLOAD_SCALE
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.document import run_to_document
-from flashmark.errors import ConfirmationRefused, FlashmarkError, UsageError, printable
+from flashmark.errors import ConfirmationRefused, FlashmarkError, printable
 from flashmark.fio.jobs import job_for_test, prepare_job
 from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
 from flashmark.leftovers import temporary_work_folder
-from flashmark.measure import Plan, default_settings, measure, plan_tests
+from flashmark.measure import Plan, default_settings, measure, plan_area, plan_tests
 from flashmark.model import Run, Settings, Target, TargetKind
 from flashmark.probe import ProbeReport, claim_findings, device_summary, probe_target
-from flashmark.profiles import PROFILES, Profile, get_profile
+from flashmark.profiles import PROFILES, get_profile
 from flashmark.report.terminal import render_run
 from flashmark.signals import signals_raise
 from flashmark.sysroot import SystemRoots
 from flashmark.target import resolve_target
-from flashmark.units import format_duration, format_size, parse_size
+from flashmark.units import format_duration, format_size
 
 # For tests and bug reports: a folder of recorded fio outputs (see fio/runner.py ReplayRunner)
 # replaces fio, so the whole command runs without fio or root. Never set in normal use.
@@ -50,14 +51,16 @@ _SHORT_RUNTIME_S = 8
 )
 @click.option(
     "--size",
-    "size_text",
+    "size_bytes",
+    type=SIZE,
     metavar="SIZE",
-    help="Test area, e.g. 256M or 1G (default per profile: quick 128M, standard 1G).",
+    help="Test area, e.g. 256M or 1G (default per profile: quick 128M, standard 1G); "
+    "rounded down to a whole number of the profile's largest block.",
 )
 @click.option(
     "--runtime",
     "runtime_s",
-    type=click.IntRange(min=1),
+    type=RUNTIME,
     metavar="SECONDS",
     help="Measured seconds per timed test (default per profile: quick 8).",
 )
@@ -90,7 +93,7 @@ _SHORT_RUNTIME_S = 8
 @click.option("--yes", is_flag=True, help="Confirm --destructive without the typed prompt.")
 @click.option(
     "--workload-scale",
-    type=click.FloatRange(min=0.0),
+    type=WORKLOAD_SCALE,
     metavar="SCALE",
     help="Size of the real-world workloads of the standard and full profiles (package "
     "install, removal, reinstall, cold read), as a share of seed 002's desktop install "
@@ -100,7 +103,7 @@ _SHORT_RUNTIME_S = 8
 def run_command(
     target: str,
     profile_name: str,
-    size_text: str | None,
+    size_bytes: int | None,
     runtime_s: int | None,
     as_json: bool,
     db_path: Path | None,
@@ -135,15 +138,17 @@ def run_command(
     """
     roots = SystemRoots.from_environment()
     profile = get_profile(profile_name)
+    area = plan_area(profile, size_bytes)
     settings = default_settings(
         profile,
-        size_bytes=parse_size(size_text) if size_text else None,
+        size_bytes=area.size_bytes,
         runtime_s=runtime_s,
         buffered=buffered,
         destructive=destructive,
         workload_scale=workload_scale,
     )
-    _check_size(profile, settings)
+    if area.note:
+        stderr_console().print(f"note: {area.note}", highlight=False)
     clean_at_start(target)  # first: a killed run's test file may hold the space this one needs
     resolved = resolve_target(
         target, size_bytes=settings.size_bytes, destructive=destructive, roots=roots
@@ -231,16 +236,6 @@ def _with_probe(result: Run, report: ProbeReport | None) -> Run:
         findings=claim_findings(report, result.grades),
         warnings=result.warnings + report.warnings,
     )
-
-
-def _check_size(profile: Profile, settings: Settings) -> None:
-    largest = max(test.block_size_bytes for test in profile.tests)
-    if settings.size_bytes < 2 * largest:
-        raise UsageError(
-            f"--size {format_size(settings.size_bytes)} is too small for the "
-            f"{profile.name} profile: its largest block is {format_size(largest)}; "
-            f"use at least {format_size(2 * largest)}"
-        )
 
 
 def _confirm_destruction(target: Target, settings: Settings, yes: bool) -> None:
