@@ -1,0 +1,44 @@
+"""The fault-injection tier: one lab (emulated devices, scratch space) for the session; each
+test module runs the cases pytest selected (after -k) together, a few at a time, then each test
+reports its own case.
+
+    FLASHMARK_FAULTS_SEED=8 FLASHMARK_FAULTS_COUNT=110 FLASHMARK_FAULTS_WORKERS=4 \
+        python -m pytest -m faults tests/faults
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.faults import cases as c
+
+
+@pytest.fixture(scope="session")
+def fault_lab() -> Iterator[Any]:
+    pytest.importorskip("psutil", reason="the fault tier follows processes with psutil")
+    from tests.faults import harness
+
+    reason = harness.unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    workers = int(os.environ.get("FLASHMARK_FAULTS_WORKERS", "4"))
+    with harness.Lab(workers=workers, seed=c.configured_seed()) as lab:
+        yield lab
+
+
+@pytest.fixture(scope="module")
+def outcomes(request: pytest.FixtureRequest, fault_lab: Any) -> dict[str, Any]:
+    """Run this module's selected cases (all at once, `workers` at a time)."""
+    selected = [
+        item.callspec.params["case"]
+        for item in request.session.items
+        if getattr(item, "module", None) is request.module
+        and hasattr(item, "callspec")
+        and "case" in item.callspec.params
+    ]
+    result: dict[str, Any] = fault_lab.run(selected)
+    return result
