@@ -38,6 +38,8 @@ CATEGORIES = (SIGNALS, STACKS, DATABASE, PATHS, NUMBERS)
 # device's 4 MB/s (about 1 s), then 5 tests (a1) or 6 (quick) of 2 s ramp + 1 s each.
 RUN_SIZE = "4M"
 RUN_RUNTIME_S = 1
+KILL_RUN_SIZE = "20M"
+KILL_RUNTIME_S = 5
 TESTS_IN_PROFILE = {"a1": 5, "quick": 6}
 TEST_SECONDS = 3.0  # ramp + runtime of one timed test
 WORKLOAD_SCALE = "0.01"  # pkg-install at 1% of seed 002's desktop: about 3 s on the device
@@ -64,6 +66,20 @@ class SignalCase:
     as_json: bool = False
     fio_victim: str = "all"  # KILL-fio: main (fio's first process) | jobs | all
     category: str = field(default=SIGNALS, init=False)
+
+    @property
+    def run_size(self) -> str:
+        """Test area of `run`. A KILL during the preparation gets a 5 s one (20 MiB at 4 MB/s),
+        so a fio that outlived flashmark would still be writing when it is looked for."""
+        return KILL_RUN_SIZE if self.signal == "KILL" and self.phase == "prepare" else RUN_SIZE
+
+    @property
+    def runtime_s(self) -> int:
+        """Seconds per timed test of `run`: longer when flashmark is killed mid-test, for the same
+        reason (fio must not still run 3 s after the kill)."""
+        if self.signal == "KILL" and self.phase.startswith("test-"):
+            return KILL_RUNTIME_S
+        return RUN_RUNTIME_S
 
     @property
     def id(self) -> str:

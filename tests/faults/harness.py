@@ -54,7 +54,7 @@ SIGNAL_NUMBER = {"INT": signal.SIGINT, "TERM": signal.SIGTERM, "HUP": signal.SIG
 HISTORY_EXIT = 6  # issue 8: database errors get their own documented exit code
 LEFTOVER_PATTERNS = (".flashmark-*", "flashmark-workload-*")
 WORKDIR_PATTERN = "flashmark-fio-*"
-_POLL_S = 0.02
+_POLL_S = 0.03
 _CASE_TIMEOUT_S = 120.0
 # click's usage boilerplate around its one "Error: ..." line.
 _BOILERPLATE = re.compile(r"^(Usage: .*|Try '.*' for help\.|\s*)$")
@@ -170,6 +170,19 @@ def fio_jobs_of(pid: int) -> list[psutil.Process]:
         except psutil.Error:
             continue
     return found
+
+
+def fio_mains(fios: Sequence[psutil.Process]) -> list[psutil.Process]:
+    """The fio processes flashmark started (their parent is not fio): one per job file."""
+    mains = []
+    for process in fios:
+        try:
+            parent = process.parent()
+            if parent is None or parent.name() != "fio":
+                mains.append(process)
+        except psutil.Error:
+            continue
+    return mains
 
 
 # -- files --------------------------------------------------------------------------------------
@@ -373,8 +386,8 @@ def _signal_argv(case: c.SignalCase, folder: CaseFolder, device: EmulatedDevice)
     json_flag = ["--json"] if case.as_json else []
     if case.command == "run":
         return flashmark(
-            "run", str(folder.target), "--profile", case.profile, "--size", c.RUN_SIZE,
-            "--runtime", str(c.RUN_RUNTIME_S), *json_flag,
+            "run", str(folder.target), "--profile", case.profile, "--size", case.run_size,
+            "--runtime", str(case.runtime_s), *json_flag,
         )  # fmt: skip
     if case.command == "workload":
         return flashmark(
@@ -399,7 +412,7 @@ class _Watcher:
         """Update; False once the process has exited."""
         if self.process.poll() is not None:
             return False
-        jobs = [p for p in fio_jobs_of(self.process.pid) if p.ppid() == self.process.pid]
+        jobs = fio_mains(fio_jobs_of(self.process.pid))
         self.fio_alive = bool(jobs)
         for job in jobs:
             if job.pid not in self.fio_seen:
@@ -433,7 +446,7 @@ def _deliver(case: c.SignalCase, process: subprocess.Popen[bytes]) -> str | None
         return None
     if case.signal == "KILL-fio":
         jobs = fio_jobs_of(process.pid)
-        main = [p for p in jobs if p.ppid() == process.pid]
+        main = fio_mains(jobs)
         victims = {"main": main, "jobs": [p for p in jobs if p not in main], "all": jobs}[
             case.fio_victim
         ] or jobs
@@ -787,13 +800,11 @@ exec {fio} "$@"
 
 
 def _valid_history(path: Path, env: dict[str, str]) -> None:
-    """A history made by the flashmark under test (its own migrations), with one entry."""
-    code = (
-        "import sys; from pathlib import Path; from flashmark.store import History; "
-        "History(Path(sys.argv[1])).save(kind='benchmark', target='/fault-lab', label='a1', "
-        "document={'schema': 'flashmark.result/1', 'finished_at': '2026-01-01T00:00:00+00:00'})"
-    )
-    subprocess.run([sys.executable, "-c", code, str(path)], env=env, check=True, timeout=60)
+    """A history made by the flashmark under test through its CLI: a saved monitor recording."""
+    argv = flashmark("monitor", _root_device_name(), "--db", str(path), "--", "true")
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0 or not path.exists():
+        raise RuntimeError(f"could not make a history with {argv[3:]}: {_tail(done.stderr)}")
 
 
 @contextlib.contextmanager
@@ -831,8 +842,7 @@ def _database_fault(name: str, folder: CaseFolder, env: dict[str, str]) -> Itera
             _valid_history(db, env)
             with contextlib.closing(sqlite3.connect(db)) as connection, connection:
                 connection.execute(
-                    "INSERT INTO schema_migrations VALUES ('9999_from_a_newer_flashmark', "
-                    "'2030-01-01T00:00:00+00:00')"
+                    "INSERT INTO schema_migrations (name) VALUES ('9999_from_a_newer_flashmark')"
                 )
         elif name == "missing-folder-for-explicit-db":
             db = folder.root / "no" / "such" / "folder" / "history.sqlite3"
