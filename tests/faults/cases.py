@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -276,6 +277,7 @@ HOSTILE_NUMBERS = ("nan", "inf", "-inf", "-1", "1e400", "99999999999999999999999
 VALUE_LABELS = {"": "empty", "99999999999999999999999": "overflow", "-inf": "minus-inf"}
 # Options that take a number written as text (sizes with units): found by name.
 _NUMERIC_TEXT_OPTIONS = {"--size", "--workload-scale", "--scale"}
+_NUMERIC_TYPE_NAME = re.compile(r"\b(integer|int|float|number|size|seconds|count|scale)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -291,7 +293,11 @@ def numeric_parameters(group: click.Group | None = None) -> list[NumericParamete
 
         group = main
     found = []
-    for name, command in sorted(group.commands.items()):
+    context = click.Context(group, info_name="flashmark")
+    for name in sorted(group.list_commands(context)):  # lazy groups load commands on request
+        command = group.get_command(context, name)
+        if command is None:
+            continue
         for param in command.params:
             if not _is_numeric(param):
                 continue
@@ -307,6 +313,9 @@ def _is_numeric(param: click.Parameter) -> bool:
     if isinstance(param, click.Option) and param.is_flag:
         return False
     if isinstance(param.type, click.types.IntParamType | click.types.FloatParamType):
+        return True
+    # Custom number types (bounded ints and floats, sizes) say what they are in their name.
+    if _NUMERIC_TYPE_NAME.search(getattr(param.type, "name", "") or ""):
         return True
     return any(opt in _NUMERIC_TEXT_OPTIONS for opt in param.opts)
 

@@ -650,10 +650,14 @@ class _Stack:
         return node
 
     def ext4_mounted(self, node: str, rng: random.Random) -> Path:
-        _sh(["mkfs.ext4", "-q", "-F", node])
+        # No lazy initialisation: ext4lazyinit writing inode tables in the background would
+        # change the device while the case compares its bytes.
+        _sh(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", node])
         mount_point = self.scratch / f"mnt{len(self.mounts)}"
         mount_point.mkdir()
-        _sh(["mount", node, str(mount_point)])
+        # noatime: reading the sentinels back must not dirty inodes (a journal commit would
+        # then change the device's bytes that the case compares).
+        _sh(["mount", "-o", "noatime", node, str(mount_point)])
         self.exit.callback(_umount, mount_point)
         self.mounts.append(mount_point)
         for number in range(3):
