@@ -526,9 +526,18 @@ def _signal_case_in(
         if hit
         else f"exit {code}; finished before the signal ({signalled_at:.2f} s)"
     )
-    if "Traceback" in stderr:
+    # Python's own start-up (site, .pth files) runs with its default SIGINT handler: no
+    # flashmark code has run yet, so there is nothing flashmark could do or undo.
+    in_python_startup = case.signal == "INT" and hit and interrupted_in_python_startup(stderr)
+    if in_python_startup:
+        outcome.note += " (in Python's start-up, before any flashmark code)"
+        if code not in (1, -signal.SIGINT):
+            outcome.problems.append(f"interrupted in Python's start-up, yet exit {code}")
+    elif "Traceback" in stderr:
         outcome.problems.append(f"traceback on stderr: {_tail(stderr)}")
-    if hit is None:
+    if in_python_startup:
+        pass  # judged above
+    elif hit is None:
         if code != 0:
             outcome.problems.append(f"no signal was sent, yet exit {code}: {_tail(stderr)}")
     elif case.signal == "KILL":
@@ -551,6 +560,20 @@ def _signal_case_in(
     for path in sentinels:
         if not path.exists() or hashlib.sha256(path.read_bytes()).hexdigest() != before[str(path)]:
             outcome.problems.append(f"sentinel {path.name} was changed or removed")
+
+
+_FLASHMARK_FRAME = re.compile(r'File "[^"]*/flashmark/')
+
+
+def interrupted_in_python_startup(stderr: str) -> bool:
+    """A KeyboardInterrupt traceback without a single frame of flashmark's code: the signal
+    landed while the interpreter was still starting (site, .pth files), before `flashmark`'s
+    package was imported, where only Python's default handler exists."""
+    return (
+        "KeyboardInterrupt" in stderr
+        and "Traceback" in stderr
+        and not _FLASHMARK_FRAME.search(stderr)
+    )
 
 
 def _judge_handled(
