@@ -1,7 +1,7 @@
 """Fault injection: how often flashmark holds under signals, stacked devices, database faults,
 hostile paths and hostile numbers (issue 8, "Proof").
 
-    sudo python3 benchmarks/faults.py [--seed 8] [--count 110] [--workers 4]
+    sudo python3 benchmarks/faults.py [--seed 8] [--count 110] [--workers 6]
                                       [--only CATEGORY|CASE-ID ...] [--verbose]
 
 The cases are the pytest tier's (tests/faults/cases.py, same seed, same ids), run by the same
@@ -30,7 +30,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=c.DEFAULT_SEED)
     parser.add_argument("--count", type=int, default=c.DEFAULT_SIGNAL_COUNT,
                         help="signal deliveries (default %(default)s)")  # fmt: skip
-    parser.add_argument("--workers", type=int, default=4, help="cases run at once")
+    parser.add_argument("--workers", type=int, default=harness.DEFAULT_WORKERS,
+                        help="cases run at once (default %(default)s)")  # fmt: skip
     parser.add_argument("--only", nargs="+", default=[],
                         help="categories (e.g. signals) or case ids to run")  # fmt: skip
     parser.add_argument("--verbose", action="store_true", help="print every case as it ends")

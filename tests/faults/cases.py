@@ -191,7 +191,8 @@ def _run_signal_case(rng: random.Random, index: int, as_json: bool) -> SignalCas
     elif phase == "saving":
         delay = rng.uniform(0.0, 0.3)
     else:
-        last = 2 if profile == "quick" else tests
+        # A KILL mid-test keeps fio busy 7 s per test (KILL_RUNTIME_S): only the first three.
+        last = 2 if profile == "quick" else (3 if sig == "KILL" else tests)
         number = rng.choices(range(1, last + 1), weights=[4, 3] + [1] * (last - 2))[0]
         phase = f"test-{number}"
         delay = rng.uniform(0.0, TEST_SECONDS)
@@ -325,6 +326,26 @@ def numeric_cases(parameters: Iterable[NumericParameter] | None = None) -> list[
     return [
         NumericCase(p.command, p.option, value) for p in parameters for value in HOSTILE_NUMBERS
     ]
+
+
+def expected_seconds(case: Case) -> float:
+    """A rough duration, to start the long cases first (a shorter tail when run in parallel)."""
+    if isinstance(case, SignalCase):
+        if case.command != "run":
+            return 0.5 if case.phase == "startup" else 3.5
+        test = TEST_SECONDS - RUN_RUNTIME_S + case.runtime_s
+        if case.phase == "startup":
+            return 0.5
+        if case.phase == "prepare":
+            return 2.0 if case.run_size == RUN_SIZE else 6.0
+        if case.phase == "saving":
+            return 2.0 + TESTS_IN_PROFILE[case.profile] * TEST_SECONDS
+        return 2.0 + int(case.phase.split("-")[1]) * test
+    if isinstance(case, PathCase):
+        return 2.0 + TESTS_IN_PROFILE["a1"] * TEST_SECONDS
+    if isinstance(case, StackCase):
+        return 1.0 if case.refused else 2.0 + TESTS_IN_PROFILE["a1"] * TEST_SECONDS
+    return 1.0
 
 
 # -- all ----------------------------------------------------------------------------------------
