@@ -55,7 +55,9 @@ def test_each_chart_has_a_series_per_run_that_ran_the_test(page, saved_runs):
     runs = saved_runs.runs
     by_title = {chart.title: chart for chart in page.charts}
     for test in charts.tests_in(runs):
-        holding = [f"#{run.id}" for run in runs if run.test(test) is not None]
+        holding = [
+            charts.run_label(run, index) for index, run in enumerate(runs) if run.test(test)
+        ]
         legend = by_title[f"{test}: latency percentiles"].legend
         mixed = next(run.test(test) for run in runs if run.test(test)).spec.rwmix_read_pct
         if mixed is None:

@@ -31,6 +31,7 @@ from pygal.style import Style
 from flashmark.model import DirectionResult, Pattern, Run, TestResult
 from flashmark.monitor import MonitorSeries
 from flashmark.references import ReferenceDevice
+from flashmark.report import describe
 from flashmark.units import block_size_label, format_rate, mb_per_s
 
 # Okabe & Ito's palette: told apart with the common colour-vision deficiencies and in grey
@@ -43,8 +44,12 @@ _DASHED = {"dasharray": "7,4", "width": 2}
 _DOTTED = {"dasharray": "2,3", "width": 2}
 _SOLID = {"width": 2}
 
+# A point this close to a tick (a factor) takes the next one: a dot on the plot's edge is cut.
+_LOG_PAD = 1.05
 _SVG_NS = "http://www.w3.org/2000/svg"
 _XLINK_NS = "http://www.w3.org/1999/xlink"
+# A character of _FONTS is at most about 0.62 em wide (digits about 0.55 em).
+_CHAR_EM = 0.62
 _FONTS = 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif'
 
 # One viewBox for every chart: two across on a laptop, one across a phone. Font sizes
@@ -82,7 +87,9 @@ HEADLINE_IOPS = (
     HeadlineFigure("rand-write-4k-q32", "write", "write_iops", "write q32"),
 )
 
-_MAX_PRINTED_BARS = 4  # per group of bars
+# pygal's bar layout (pygal 3.1 graph/bar.py): each group of bars takes its share of the plot
+# width, less a margin of 1/(2 x bars) each side... approximated as 85 % of the group's slot.
+_BAR_SHARE = 0.85
 
 # fio's completion-latency percentiles as flashmark keeps them (LatencyNs field, label).
 LATENCY_PERCENTILES = (
@@ -95,8 +102,9 @@ LATENCY_PERCENTILES = (
 
 
 def run_label(run: Run, index: int) -> str:
-    """How a run is named in legends and headings: its history id, else its position."""
-    return f"#{run.id}" if run.id is not None else f"run {index + 1}"
+    """How a run is named in legends: id, target and device, short enough for a legend
+    ("#3 CARD on mmcblk0p1"); headings and tables use describe.run_label's full one."""
+    return describe.legend_label(run, index)
 
 
 def reference_label(reference: ReferenceDevice) -> str:
@@ -158,13 +166,17 @@ def _headline_chart(
         return None
     colours = [run_colour(i) for i in range(len(runs))]
     colours += [reference_colour(i) for i in range(len(references))]
+    texts = [
+        formatter(value) for row in (*measured, *published) for value in row if value is not None
+    ]
     chart = pygal.Bar(
         **_config(
             SIZE,
             colours,
             title=title,
-            # Figures on the bars while they fit; the page's table has them all.
-            print_values=len(colours) <= _MAX_PRINTED_BARS,
+            # Figures on the bars only while each fits above its own bar (side by side they
+            # would run together, "20002000"); the page's table has them all.
+            print_values=_values_fit(texts, groups=len(figures), bars=len(colours)),
             print_values_position="top",
             formatter=lambda value: "" if value is None else formatter(value),
             value_formatter=formatter,
@@ -180,6 +192,17 @@ def _headline_chart(
             [None if v is None else {"value": v, "style": _REFERENCE_VALUE_STYLE} for v in values],
         )
     return _render(chart)
+
+
+def _values_fit(texts: Sequence[str], *, groups: int, bars: int) -> bool:
+    """Whether the widest printed value is narrower than one bar (in viewBox units)."""
+    if not texts:
+        return False
+    width, _ = SIZE
+    plot = width - 2 * 12 - 60  # the margins of _config and the y labels
+    bar = plot / groups * _BAR_SHARE / bars
+    font: float = _style(()).value_font_size
+    return max(len(text) for text in texts) * _CHAR_EM * font < bar
 
 
 def reference_value(reference: ReferenceDevice, figure: HeadlineFigure) -> float | None:
@@ -224,7 +247,7 @@ def latency_chart(runs: Sequence[Run], test: str) -> str | None:
     )
     if not drawn:
         return None
-    chart.config.y_labels = _log_ticks(v for _, values in _raw_values(chart) for v in values)
+    _log_axis(chart, (v for _, values in _raw_values(chart) for v in values))
     return _render(chart)
 
 
@@ -360,7 +383,7 @@ def sweep_chart(
         )
     )
     chart.x_labels = [float(size) for size in sizes]
-    chart.config.y_labels = _log_ticks(mb for _, xy, _, _ in series for _, mb in xy)
+    _log_axis(chart, (mb for _, xy, _, _ in series for _, mb in xy))
     for label, xy, style, _colour in series:
         chart.add(label, xy, stroke_style=style)
     return _render(chart)
@@ -374,7 +397,10 @@ def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) 
     and write IOPS on the left axis, %util (share of the interval the device was busy) on the
     right. `series` holds (label, run index, samples) for each run that has them; ramp and
     final fsync are included, unlike fio's own figures."""
+    # pygal numbers the series on the left axis first and those on the right after them
+    # (pygal 3.1 graph/base.py setup), whatever order they were added in: colours follow.
     colours: list[str] = []
+    secondary_colours: list[str] = []
     chart = pygal.XY(
         **_config(
             SIZE,
@@ -398,10 +424,10 @@ def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) 
         utilisation = [(s.t_s, s.util_pct) for s in samples if s.util_pct is not None]
         if utilisation:
             chart.add(f"{label} %util (right)", utilisation, stroke_style=_DOTTED, secondary=True)
-            colours.append(run_colour(index))
-    if not colours:
+            secondary_colours.append(run_colour(index))
+    if not colours and not secondary_colours:
         return None
-    chart.config.style = _style(colours)
+    chart.config.style = _style([*colours, *secondary_colours])
     _linear_axes(chart, percent_on_secondary=True)
     return _render(chart)
 
@@ -549,7 +575,9 @@ def _linear_axes(chart: Any, *, percent_on_secondary: bool = False) -> None:
     x_top = max((x for x, _ in every), default=1.0)
     x_step = max(1.0, _nice_step(x_top / 6))
     chart.config.x_labels = [x_step * i for i in range(math.ceil(x_top / x_step) + 1)]
-    y_step = _nice_step(max((y for _, y in primary if y is not None), default=0.0) / 4)
+    # A little room above the highest point: on the plot's edge its dot would be cut in half.
+    y_top = max((y for _, y in primary if y is not None), default=0.0) * 1.04
+    y_step = _nice_step(y_top / 4)
     chart.config.range = (0.0, 4 * y_step)
     chart.config.y_labels = [y_step * i for i in range(5)]
     if percent_on_secondary:
@@ -565,23 +593,34 @@ def _nice_step(rough: float) -> float:
 
 
 def _log_ticks(values: Iterable[float | None]) -> list[float]:
-    """Labels for a logarithmic axis: 1-2-5 steps per decade across the values (pygal labels
-    only powers of ten, or else every 1..9 step, which crowds a small chart)."""
+    """Labels for a logarithmic axis that contains every value: 1-2-5 steps per decade from
+    the step at or below the smallest value to the step above the largest (pygal labels only
+    powers of ten, or else every 1..9 step, which crowds a small chart). The axis ends on the
+    outer ticks, so no point sits on (and is cut by) the plot's edge."""
     present = [value for value in values if value is not None and value > 0]
     if not present:
         return []
     low, high = min(present), max(present)
     ticks: list[float] = []
     for steps in ((1, 2, 5), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
-        ticks = [
+        every = [
             step * 10.0**decade
-            for decade in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+            for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
             for step in steps
-            if low <= step * 10.0**decade <= high
         ]
+        below = max(tick for tick in every if tick <= low / _LOG_PAD)
+        above = min(tick for tick in every if tick >= high * _LOG_PAD)
+        ticks = [tick for tick in every if below <= tick <= above]
         if len(ticks) >= 3:
             break
-    return ticks or [low, high]
+    return ticks
+
+
+def _log_axis(chart: Any, values: Iterable[float | None]) -> None:
+    ticks = _log_ticks(values)
+    if ticks:
+        chart.config.y_labels = ticks
+        chart.config.range = (ticks[0], ticks[-1])
 
 
 def _top(values: Iterable[float | None]) -> float:

@@ -1,0 +1,123 @@
+"""The geometry of the report's charts, read back from pygal's SVG: which colour each legend
+entry has, where the plot area is, where every point and every printed value lands.
+
+What a reader would see wrong, as numbers a test can hold: a run changing colour between
+charts, a point drawn outside its axes (clipped), two printed values on top of each other.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+
+_SVG = re.compile(r"<svg\b[^>]*class=\"pygal-chart\".*?</svg>", re.S)
+# pygal's minified rule: "#chart-1 .color-0,#chart-1 .color-0 a:visited{stroke:#0072B2;..."
+_COLOUR_RULE = re.compile(
+    r"\.color-(\d+),\s*#chart-[\w-]+ \.color-\d+ a:visited\s*\{\s*stroke:\s*(#[0-9A-Fa-f]{3,8})"
+)
+_TRANSLATE = re.compile(r"translate\(([-\d.e]+)[ ,]+([-\d.e]+)\)")
+# A character of the system sans-serif fonts is at most about 0.62 em wide (digits 0.55).
+CHAR_EM = 0.62
+
+
+@dataclass(frozen=True)
+class Box:
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+    def overlaps(self, other: Box) -> bool:
+        return (
+            self.left < other.right
+            and other.left < self.right
+            and self.top < other.bottom
+            and other.top < self.bottom
+        )
+
+
+@dataclass(frozen=True)
+class Label:
+    text: str
+    box: Box
+
+
+@dataclass(frozen=True)
+class ChartGeometry:
+    title: str
+    legend_colours: dict[str, str]  # legend text -> its colour
+    plot: Box  # the plot area, in the plot group's coordinates
+    points: tuple[tuple[float, float], ...]  # every dot and line vertex
+    values: tuple[Label, ...]  # numbers printed on bars
+    x_labels: tuple[Label, ...]
+
+
+def chart_svgs(page: str) -> list[str]:
+    return _SVG.findall(page)
+
+
+def geometry(svg: str) -> ChartGeometry:
+    root = ElementTree.fromstring(svg)
+    style = "".join(element.text or "" for element in root.iter("style"))
+    colours = {int(index): colour.lower() for index, colour in _COLOUR_RULE.findall(style)}
+    title = next((t.text or "" for t in root.iter("title")), "")
+    legend: dict[str, str] = {}
+    for group in root.iter("g"):
+        if "legend" not in group.get("class", "").split():
+            continue
+        rect = group.find("rect")
+        text = group.find("text")
+        if rect is None or text is None:
+            continue
+        index = int(re.search(r"color-(\d+)", rect.get("class", "")).group(1))  # type: ignore[union-attr]
+        # the legend's full text is in its <title> when pygal truncated it
+        full = group.find("title")
+        label = (full.text if full is not None else None) or "".join(text.itertext())
+        legend[label.strip()] = colours.get(index, "?")
+    plot_group = next(g for g in root.iter("g") if g.get("class", "").split() == ["plot"])
+    background = next(r for r in plot_group.iter("rect") if "background" in r.get("class", ""))
+    plot = Box(0.0, 0.0, float(background.get("width", 0)), float(background.get("height", 0)))
+    points: list[tuple[float, float]] = []
+    # pygal draws lines in g.plot and their dots in g.plot.overlay, both at the same origin
+    layers = [g for g in root.iter("g") if g.get("class", "").split()[:1] == ["plot"]]
+    for circle in (c for layer in layers for c in layer.iter("circle")):
+        points.append((float(circle.get("cx", 0)), float(circle.get("cy", 0))))
+    series = [g for layer in layers for g in layer.iter("g") if "series" in g.get("class", "")]
+    for path in (p for group in series for p in group.iter("path")):
+        if "line" in path.get("class", "").split():
+            numbers = [
+                float(n) for n in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", path.get("d", ""))
+            ]
+            points += list(zip(numbers[::2], numbers[1::2], strict=False))
+    values = []
+    font = _font_size(style, r"\.text-overlay text\.value", 13.0)
+    for overlay in root.iter("g"):
+        if "text-overlay" not in overlay.get("class", "").split():
+            continue
+        for text in overlay.iter("text"):
+            content = "".join(text.itertext()).strip()
+            if content:
+                values.append(_label(content, text, font, anchor="middle"))
+    x_labels = []
+    major = _font_size(style, r"\.axis text", 14.0)
+    for axis in root.iter("g"):
+        if axis.get("class", "").split()[:2] != ["axis", "x"]:
+            continue
+        for text in axis.iter("text"):
+            content = "".join(text.itertext()).strip()
+            if content:
+                x_labels.append(_label(content, text, major, anchor="middle"))
+    return ChartGeometry(title, legend, plot, tuple(points), tuple(values), tuple(x_labels))
+
+
+def _label(content: str, text: ElementTree.Element, font: float, anchor: str) -> Label:
+    x, y = float(text.get("x", 0)), float(text.get("y", 0))
+    width = len(content) * CHAR_EM * font
+    left = x - width / 2 if anchor == "middle" else x
+    return Label(content, Box(left, y - font, left + width, y))
+
+
+def _font_size(style: str, selector: str, default: float) -> float:
+    found = re.search(selector + r"\s*\{[^}]*font-size:\s*([\d.]+)px", style)
+    return float(found.group(1)) if found else default
