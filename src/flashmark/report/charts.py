@@ -38,14 +38,16 @@ from flashmark.units import block_size_label, format_rate, mb_per_s
 # print (https://jfly.uni-koeln.de/color/). Black is left out: it is the axes' colour.
 RUN_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
 # Published figures: pale and dashed, never to be mistaken for a measurement.
-REFERENCE_COLOURS = ("#8C8C8C", "#B07AA1", "#9C755F", "#76B7B2", "#BAB0AC")
+# Greys and browns: none close to a run's colour (a pale purple once read as run #4's).
+REFERENCE_COLOURS = ("#8C8C8C", "#9C755F", "#5F5F5F", "#C9A66B", "#BAB0AC")
 _REFERENCE_VALUE_STYLE = "fill-opacity:0.35;stroke-dasharray:5 3;stroke-width:2"
 _DASHED = {"dasharray": "7,4", "width": 2}
 _DOTTED = {"dasharray": "2,3", "width": 2}
 _SOLID = {"width": 2}
 
-# A point this close to a tick (a factor) takes the next one: a dot on the plot's edge is cut.
-_LOG_PAD = 1.05
+# A value within this factor of a tick takes the next tick as the axis end: its dot drawn on
+# the plot's edge would run into the title or the axis labels.
+_LOG_PAD = 1.25
 _SVG_NS = "http://www.w3.org/2000/svg"
 _XLINK_NS = "http://www.w3.org/1999/xlink"
 # A character of _FONTS is at most about 0.62 em wide (digits about 0.55 em).
@@ -56,6 +58,7 @@ _FONTS = 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sa
 # are in viewBox units; at 520 units a chart drawn 360 px wide on a phone still has 10 px
 # labels, and at 400-600 px on a laptop 13-20 px.
 SIZE = (520, 360)
+_LEGEND_ROWS = 2  # legend rows SIZE leaves room for below the plot
 
 
 @dataclass(frozen=True)
@@ -180,9 +183,13 @@ def _headline_chart(
             print_values_position="top",
             formatter=lambda value: "" if value is None else formatter(value),
             value_formatter=formatter,
-            range=(0, _top(value for row in (*measured, *published) for value in row)),
         )
     )
+    # Round ticks, about five (pygal's own put one every 200 MB/s, twelve labels on a phone).
+    top = _top(value for row in (*measured, *published) for value in row)
+    step = _nice_step(top / 5)
+    chart.config.y_labels = [step * i for i in range(math.ceil(top / step) + 1)]
+    chart.config.range = (0.0, step * math.ceil(top / step))
     chart.x_labels = [figure.label for figure in figures]
     for index, (run, values) in enumerate(zip(runs, measured, strict=True)):
         chart.add(run_label(run, index), values)
@@ -558,8 +565,18 @@ def _fit_legend(chart: Any) -> None:
     config.legend_at_bottom_columns = columns
     # Longer labels are cut with an ellipsis rather than run off the chart's edge.
     config.truncate_legend = int((config.width / columns - 2 * config.margin - 30) // (0.65 * font))
-    missing_rows = math.ceil(len(titles) / columns) - len(titles) // columns
+    rows = math.ceil(len(titles) / columns)
+    missing_rows = rows - len(titles) // columns
     config.margin_bottom = config.margin + 1.5 * row * missing_rows
+    if any(series.get("secondary") for _, series in chart.raw_series):
+        # pygal reserves the whole legend's height once per axis, left and right (the same
+        # `_compute_margin` loop), which squeezed the activity charts to a strip; the second
+        # reservation is taken back here (spacing 10, pygal's default).
+        config.margin_bottom -= config.spacing + row * 1.5 * (len(titles) // columns - 1) + row
+    # Every legend row takes its height from the plot: beyond the two rows SIZE has room for,
+    # the chart grows instead, so that four runs' activity (twelve entries) leaves a plot to
+    # read rather than a strip.
+    config.height = SIZE[1] + 1.5 * row * max(0, rows - _LEGEND_ROWS)
 
 
 def _raw_values(chart: Any) -> list[tuple[str, list[float]]]:
@@ -620,7 +637,9 @@ def _log_axis(chart: Any, values: Iterable[float | None]) -> None:
     ticks = _log_ticks(values)
     if ticks:
         chart.config.y_labels = ticks
-        chart.config.range = (ticks[0], ticks[-1])
+        # A hair beyond the outer ticks: pygal leaves out a tick that rounding puts a hair
+        # outside its range, and the top one would go unlabelled.
+        chart.config.range = (ticks[0] / 1.001, ticks[-1] * 1.001)
 
 
 def _top(values: Iterable[float | None]) -> float:
