@@ -94,3 +94,12 @@ def test_registered_exporter_output_of_two_recorded_runs(
     results = [SavedResult("benchmark", documents[name]) for name in DOCUMENT_NAMES]
     references = [find_reference(REFERENCE)] if format_name == "html" else []
     check_golden(REGISTRY_GOLDENS[format_name], exporter(format_name).render(results, references))
+
+
+def test_references_in_a_comparison_are_cited_not_named_by_file(runs: dict[str, Run]) -> None:
+    comparison = _comparison(runs)
+    for text in (comparison_to_markdown(comparison), comparison_to_csv(comparison)):
+        assert ".txt" not in text
+    assert '"Performance impact of MMC storage used on SBC" (2018)' in comparison_to_markdown(
+        comparison
+    )

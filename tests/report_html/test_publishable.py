@@ -148,3 +148,9 @@ def test_runs_are_named_by_target_and_device(runs, page):
         short = charts.run_label(run, index)
         assert any(entry.startswith(short) for entry in legends)
         assert " on " in short  # the target's folder on the device
+
+
+def test_references_are_cited_by_title_author_and_year(page, references):
+    assert ".txt" not in page
+    for reference in references:
+        assert str(escape(reference.source.citation)) in page

@@ -23,16 +23,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pygal
 from pygal.style import Style
 
 from flashmark.model import DirectionResult, Pattern, Run, TestResult
-from flashmark.monitor import MonitorSeries
 from flashmark.references import ReferenceDevice
 from flashmark.report import describe
 from flashmark.units import block_size_label, format_rate, mb_per_s
+
+if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
+    from flashmark.monitor import MonitorSeries
 
 # Okabe & Ito's palette: told apart with the common colour-vision deficiencies and in grey
 # print (https://jfly.uni-koeln.de/color/). Black is left out: it is the axes' colour.

@@ -15,10 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from flashmark.model import Run, TargetKind
 from flashmark.probe import device_summary
 from flashmark.probe.model import Device, Environment
+from flashmark.units import format_rate
+
+if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
+    from flashmark.monitor import MonitorSummary
 
 
 @dataclass(frozen=True)
@@ -354,6 +359,15 @@ def environment_facts(environment: Environment, *, detail: bool) -> list[tuple[s
     ]
 
 
+def describe_activity(device: str, summary: MonitorSummary) -> str:
+    """What a device saw during a test or workload (/proc/diskstats), in one line."""
+    return (
+        f"{device}: {summary.iops:.0f} IOPS ({summary.write_iops:.0f} writes), "
+        f"{format_rate(summary.write_bps)} written, {format_rate(summary.read_bps)} read; "
+        f"{summary.verdict}"
+    )
+
+
 # -- runs -------------------------------------------------------------------------------------
 
 
@@ -407,11 +421,13 @@ def where_text(run: Run) -> str:
 
 
 def legend_label(run: Run, index: int) -> str:
-    """run_label, short enough for a chart's legend: the target's last name and the kernel
-    name of its device ("#3 CARD on mmcblk0p1")."""
-    target = target_text(run).rstrip("/")
-    short = target.rsplit("/", 1)[-1] or target
+    """run_label, short enough for a chart's legend: the folder's last name and the kernel
+    name of its device ("#3 CARD on mmcblk0p1"), or the device node ("#4 /dev/sda")."""
     block = run.target.block_device
     device = run.probe.device if run.probe else None
     kernel = block.removeprefix("/dev/") if block else (device.name if device else None)
+    if run.target.kind is TargetKind.DEVICE:
+        return f"{run_id_label(run, index)} {run.target.path}"
+    target = target_text(run).rstrip("/")
+    short = target.rsplit("/", 1)[-1] or target
     return f"{run_id_label(run, index)} {short}" + (f" on {kernel}" if kernel else "")

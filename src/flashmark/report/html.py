@@ -29,19 +29,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from markupsafe import Markup
 
 from flashmark import __version__
 from flashmark.model import Run, TargetKind
-from flashmark.monitor import MonitorSeries
 from flashmark.probe.model import Device, Environment
 from flashmark.references import PUBLISHED_LABEL, ReferenceDevice
 from flashmark.report import cells, charts, describe
-from flashmark.report.terminal import describe_activity
 from flashmark.units import format_duration, format_iops, format_rate, format_size
+
+if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
+    from flashmark.monitor import MonitorSeries
 
 VERDICT_TEXT = {True: "pass", False: "fail", None: "n/a"}
 VERDICT_CLASS = {True: "pass", False: "fail", None: "na"}
@@ -555,7 +556,7 @@ def _workloads(view: RunView) -> WorkloadTable:
                     f"{format_size(counts.bytes_read)} read"
                 ),
                 seen=(
-                    describe_activity(result.monitor.device, result.monitor.summary())
+                    describe.describe_activity(result.monitor.device, result.monitor.summary())
                     if result.monitor is not None
                     else "no block device"
                 ),

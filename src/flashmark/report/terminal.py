@@ -9,12 +9,11 @@ from rich.table import Table
 from rich.text import Text
 
 from flashmark.model import Grade, Run, TargetKind
-from flashmark.monitor import MonitorSummary
 from flashmark.probe import device_summary
 from flashmark.report.cells import check_text, direction_cells
+from flashmark.report.describe import describe_activity
 from flashmark.units import (
     format_duration,
-    format_rate,
     format_size,
 )
 from flashmark.workloads import WorkloadResult
@@ -136,14 +135,6 @@ def render_workloads(results: Sequence[WorkloadResult]) -> RenderableType:
         )
     )
     return Group(*parts)
-
-
-def describe_activity(device: str, summary: MonitorSummary) -> str:
-    return (
-        f"{device}: {summary.iops:.0f} IOPS ({summary.write_iops:.0f} writes), "
-        f"{format_rate(summary.write_bps)} written, {format_rate(summary.read_bps)} read; "
-        f"{summary.verdict}"
-    )
 
 
 def _activity_table(run: Run) -> Table | None:
