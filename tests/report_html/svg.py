@@ -19,6 +19,9 @@ _COLOUR_RULE = re.compile(
 _TRANSLATE = re.compile(r"translate\(([-\d.e]+)[ ,]+([-\d.e]+)\)")
 # A character of the system sans-serif fonts is at most about 0.62 em wide (digits 0.55).
 CHAR_EM = 0.62
+# The least room between two labels, in viewBox units (a quarter of a 13-unit font): closer,
+# they read as one word.
+GAP = 3.0
 
 
 @dataclass(frozen=True)
@@ -28,12 +31,14 @@ class Box:
     right: float
     bottom: float
 
-    def overlaps(self, other: Box) -> bool:
+    def overlaps(self, other: Box, gap: float = GAP) -> bool:
+        """Whether the two boxes touch, or come closer than `gap`: labels that abut read as
+        one ("512k1M")."""
         return (
-            self.left < other.right
-            and other.left < self.right
-            and self.top < other.bottom
-            and other.top < self.bottom
+            self.left < other.right + gap
+            and other.left < self.right + gap
+            and self.top < other.bottom + gap
+            and other.top < self.bottom + gap
         )
 
 
@@ -51,6 +56,7 @@ class ChartGeometry:
     points: tuple[tuple[float, float], ...]  # every dot and line vertex
     values: tuple[Label, ...]  # numbers printed on bars
     x_labels: tuple[Label, ...]
+    y_labels: tuple[Label, ...]  # left axis, right-aligned at their x
 
 
 def chart_svgs(page: str) -> list[str]:
@@ -108,14 +114,30 @@ def geometry(svg: str) -> ChartGeometry:
             content = "".join(text.itertext()).strip()
             if content:
                 x_labels.append(_label(content, text, major, anchor="middle"))
-    return ChartGeometry(title, legend, plot, tuple(points), tuple(values), tuple(x_labels))
+    y_labels = []
+    for axis in root.iter("g"):
+        if axis.get("class", "").split()[:2] != ["axis", "y"]:
+            continue
+        for text in axis.iter("text"):
+            content = "".join(text.itertext()).strip()
+            if content:
+                y_labels.append(_label(content, text, major, anchor="end", middle=True))
+    return ChartGeometry(
+        title, legend, plot, tuple(points), tuple(values), tuple(x_labels), tuple(y_labels)
+    )
 
 
-def _label(content: str, text: ElementTree.Element, font: float, anchor: str) -> Label:
+def _label(
+    content: str, text: ElementTree.Element, font: float, anchor: str, middle: bool = False
+) -> Label:
+    """The box a text takes: pygal centres x labels on x, ends y labels at x, and sets y on
+    the baseline (x labels) or a third of the font below the middle (y labels)."""
     x, y = float(text.get("x", 0)), float(text.get("y", 0))
     width = len(content) * CHAR_EM * font
-    left = x - width / 2 if anchor == "middle" else x
-    return Label(content, Box(left, y - font, left + width, y))
+    left = {"middle": x - width / 2, "end": x - width}.get(anchor, x)
+    # Digits and capitals rise about 0.7 em above the baseline.
+    top = y - 0.7 * font
+    return Label(content, Box(left, top, left + width, y))
 
 
 def _font_size(style: str, selector: str, default: float) -> float:

@@ -9,6 +9,7 @@ import pytest
 
 from flashmark.model import Pattern
 from flashmark.report import charts
+from flashmark.units import block_size_label
 from tests.report_html.page import Chart, Page
 
 
@@ -130,3 +131,15 @@ def test_log_ticks_step_1_2_5_around_the_values():
     # a value just under a tick takes the next one: its dot would sit on the plot's edge
     assert charts._log_ticks([10, 90]) == pytest.approx([5, 10, 20, 50, 100, 200])
     assert charts._log_ticks([None, 0]) == []
+
+
+def test_log_ticks_over_many_decades_are_powers_of_ten_between_1_2_5_ends():
+    # a sweep from 1.5 to 9000 MB/s: thirteen 1-2-5 labels would crowd a phone
+    assert charts._log_ticks([1.5, 9000]) == pytest.approx([1, 10, 100, 1000, 10_000, 20_000])
+
+
+def test_block_size_labels_that_would_touch_are_thinned():
+    sizes = [1024, 2048, 4096, 16384, 131072, 524288, 1 << 20, 16 << 20]
+    kept = charts._spaced_log_labels(sizes, block_size_label)
+    assert kept[0] == 1024 and kept[-1] == 16 << 20
+    assert not {524288.0, float(1 << 20)} <= set(kept)  # "512k1M"

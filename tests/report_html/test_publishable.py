@@ -114,7 +114,7 @@ def test_log_axes_end_on_a_tick_beyond_the_data():
 def test_printed_values_never_overlap(geometries):
     printed = 0
     for chart in geometries:
-        for labels in (chart.values, chart.x_labels):
+        for labels in (chart.values, chart.x_labels, chart.y_labels):
             printed += len(labels)
             for i, first in enumerate(labels):
                 for second in labels[i + 1 :]:

@@ -50,10 +50,12 @@ _SOLID = {"width": 2}
 # A value within this factor of a tick takes the next tick as the axis end: its dot drawn on
 # the plot's edge would run into the title or the axis labels.
 _LOG_PAD = 1.25
+_MAX_LOG_TICKS = 10
 _SVG_NS = "http://www.w3.org/2000/svg"
 _XLINK_NS = "http://www.w3.org/1999/xlink"
 # A character of _FONTS is at most about 0.62 em wide (digits about 0.55 em).
 _CHAR_EM = 0.62
+_LABEL_GAP = 6.0  # the least room between two axis labels (viewBox units)
 _FONTS = 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif'
 
 # One viewBox for every chart: two across on a laptop, one across a phone. Font sizes
@@ -391,7 +393,7 @@ def sweep_chart(
             dots_size=4,
         )
     )
-    chart.x_labels = [float(size) for size in sizes]
+    chart.x_labels = _spaced_log_labels(sizes, block_size_label)
     _log_axis(chart, (mb for _, xy, _, _ in series for _, mb in xy))
     for label, xy, style, _colour in series:
         chart.add(label, xy, stroke_style=style)
@@ -620,19 +622,49 @@ def _log_ticks(values: Iterable[float | None]) -> list[float]:
     if not present:
         return []
     low, high = min(present), max(present)
-    ticks: list[float] = []
-    for steps in ((1, 2, 5), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
+    candidates = []
+    for steps in ((1, 2, 5), (1,), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
         every = [
             step * 10.0**decade
-            for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
+            for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 2)
             for step in steps
         ]
         below = max(tick for tick in every if tick <= low / _LOG_PAD)
         above = min(tick for tick in every if tick >= high * _LOG_PAD)
-        ticks = [tick for tick in every if below <= tick <= above]
-        if len(ticks) >= 3:
-            break
-    return ticks
+        candidates.append([tick for tick in every if below <= tick <= above])
+    # 1-2-5 while it gives 3 to _MAX_LOG_TICKS labels; across many decades powers of ten
+    # (a sweep spans four: thirteen labels crowd a phone); over a short span every 1..9 step.
+    steps_125, powers, steps_19 = candidates
+    if len(steps_125) > _MAX_LOG_TICKS:
+        # the powers of ten between the 1-2-5 ends: no decade of empty axis above the data
+        inner = [tick for tick in powers if steps_125[0] < tick < steps_125[-1]]
+        return [steps_125[0], *inner, steps_125[-1]]
+    return steps_125 if len(steps_125) >= 3 else steps_19
+
+
+def _spaced_log_labels(values: Sequence[int], label: Callable[[int], str]) -> list[float]:
+    """The values of a logarithmic x axis whose labels fit side by side: 512k and 1M lie a
+    factor of two apart and would read "512k1M"; the later one of such a pair is left out,
+    except the last (the axis's end), which then replaces the one before it."""
+    if len(values) < 3:
+        return [float(value) for value in values]
+    width = SIZE[0] - 2 * 12 - 36 - 90  # less the margins and the y labels' column
+    low, high = math.log10(values[0]), math.log10(values[-1])
+
+    def span(value: int) -> tuple[float, float]:
+        middle = (math.log10(value) - low) / ((high - low) or 1) * width
+        half = len(label(value)) * _CHAR_EM * _style(()).label_font_size / 2
+        return middle - half, middle + half
+
+    kept = [values[0]]
+    for value in values[1:]:
+        if span(value)[0] >= span(kept[-1])[1] + _LABEL_GAP:
+            kept.append(value)
+        elif value == values[-1]:
+            kept[-1] = value if len(kept) > 1 else kept[-1]
+            if len(kept) == 1:
+                kept.append(value)
+    return [float(value) for value in kept]
 
 
 def _log_axis(chart: Any, values: Iterable[float | None]) -> None:
