@@ -135,7 +135,7 @@ def test_log_ticks_step_1_2_5_around_the_values():
 
 def test_log_ticks_over_many_decades_are_powers_of_ten_between_1_2_5_ends():
     # a sweep from 1.5 to 9000 MB/s: thirteen 1-2-5 labels would crowd a phone
-    assert charts._log_ticks([1.5, 9000]) == pytest.approx([1, 10, 100, 1000, 10_000, 20_000])
+    assert charts._log_ticks([1.5, 9000]) == pytest.approx([1, 10, 100, 1000, 10_000])
 
 
 def test_block_size_labels_that_would_touch_are_thinned():

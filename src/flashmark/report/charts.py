@@ -51,6 +51,7 @@ _SOLID = {"width": 2}
 # the plot's edge would run into the title or the axis labels.
 _LOG_PAD = 1.25
 _MAX_LOG_TICKS = 10
+_SPARSE = 4.9  # an axis end labelled next to a power of ten only this factor away (5x, not 2x)
 _SVG_NS = "http://www.w3.org/2000/svg"
 _XLINK_NS = "http://www.w3.org/1999/xlink"
 # A character of _FONTS is at most about 0.62 em wide (digits about 0.55 em).
@@ -636,10 +637,34 @@ def _log_ticks(values: Iterable[float | None]) -> list[float]:
     # (a sweep spans four: thirteen labels crowd a phone); over a short span every 1..9 step.
     steps_125, powers, steps_19 = candidates
     if len(steps_125) > _MAX_LOG_TICKS:
-        # the powers of ten between the 1-2-5 ends: no decade of empty axis above the data
-        inner = [tick for tick in powers if steps_125[0] < tick < steps_125[-1]]
-        return [steps_125[0], *inner, steps_125[-1]]
+        # The powers of ten between the 1-2-5 ends (no decade of empty axis beyond the data),
+        # and an end only where it is not crowded against its neighbour (200 ms under 100 ms).
+        low_end, high_end = steps_125[0], steps_125[-1]
+        inner = [tick for tick in powers if low_end < tick < high_end]
+        return (
+            ([low_end] if inner and inner[0] / low_end >= _SPARSE else [])
+            + inner
+            + ([high_end] if inner and high_end / inner[-1] >= _SPARSE else [])
+        )
     return steps_125 if len(steps_125) >= 3 else steps_19
+
+
+def _log_ends(values: Iterable[float | None]) -> tuple[float, float] | None:
+    """Where a logarithmic axis ends: the 1-2-5 steps beyond the smallest and the largest value
+    (by _LOG_PAD), whether or not they carry a label."""
+    present = [value for value in values if value is not None and value > 0]
+    if not present:
+        return None
+    low, high = min(present), max(present)
+    every = [
+        step * 10.0**decade
+        for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 2)
+        for step in (1, 2, 5)
+    ]
+    return (
+        max(tick for tick in every if tick <= low / _LOG_PAD),
+        min(tick for tick in every if tick >= high * _LOG_PAD),
+    )
 
 
 def _spaced_log_labels(values: Sequence[int], label: Callable[[int], str]) -> list[float]:
@@ -668,12 +693,15 @@ def _spaced_log_labels(values: Sequence[int], label: Callable[[int], str]) -> li
 
 
 def _log_axis(chart: Any, values: Iterable[float | None]) -> None:
-    ticks = _log_ticks(values)
-    if ticks:
+    present = [value for value in values if value is not None and value > 0]
+    ticks = _log_ticks(present)
+    ends = _log_ends(present)
+    if ticks and ends:
         chart.config.y_labels = ticks
-        # A hair beyond the outer ticks: pygal leaves out a tick that rounding puts a hair
-        # outside its range, and the top one would go unlabelled.
-        chart.config.range = (ticks[0] / 1.001, ticks[-1] * 1.001)
+        # Ends from the steps beyond the data, the outer ticks included however rounded:
+        # pygal leaves out a tick that rounding puts a hair outside its range.
+        low, high = min(ends[0], ticks[0]), max(ends[1], ticks[-1])
+        chart.config.range = (low / 1.001, high * 1.001)
 
 
 def _top(values: Iterable[float | None]) -> float:
