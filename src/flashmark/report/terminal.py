@@ -9,9 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from flashmark.model import Grade, Run, TargetKind
-from flashmark.probe import device_summary
 from flashmark.report.cells import check_text, direction_cells
-from flashmark.report.describe import describe_activity
+from flashmark.report.describe import describe_activity, device_line
 from flashmark.units import (
     format_duration,
     format_size,
@@ -44,7 +43,7 @@ def _header(run: Run) -> Text:
     fs = f", {target.filesystem}" if target.filesystem else ""
     lines.append(f"target   {where} ({device}{fs})")
     if run.probe and run.probe.device:
-        lines.append(f"device   {device_summary(run.probe.device)}")
+        lines.append(f"device   {device_line(run.probe.device)}")
     settings = run.settings
     mode = "direct I/O" if settings.direct else "BUFFERED I/O (page cache included)"
     lines.append(
