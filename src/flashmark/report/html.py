@@ -142,7 +142,9 @@ def render_html_report(runs: Sequence[Run], references: Sequence[ReferenceDevice
     page = {
         "csp": _CSP.format(hash=_script_hash(script)),
         "version": __version__,
-        "title": "flashmark report: " + "; ".join(view.label for view in views),
+        # Legend-short names: full paths of three runs made a heading of ten lines on a phone.
+        "title": "flashmark report: "
+        + ", ".join(charts.run_label(view.run, index) for index, view in enumerate(views)),
         "subtitle": _subtitle(runs, references),
         "css": Markup(_asset("report.css")),
         "script": Markup(script),
