@@ -79,3 +79,25 @@ def test_empty_selection_and_bad_source() -> None:
     assert "unknown source '42'" in result.output
     result = CliRunner().invoke(main, ["references", "--kind", "floppy"])
     assert result.exit_code == 2
+
+
+def test_sources_are_named_as_they_name_themselves_never_by_file_name() -> None:
+    """Issue 13: the table said "seed 000: 000_a6b929c6c046e3f3.txt" where the source has no
+    title; now a source is its title, author and year as its text gives them."""
+    out = CliRunner().invoke(main, ["references"], env={"COLUMNS": "200"}).output
+    assert ".txt" not in out and "seed 0" not in out
+    assert '"Performance impact of MMC storage used on SBC" (2018), sd-card-bench' in out
+    assert "untitled post by Ryder, fio" in out
+    assert "untitled post (2019), fio" in out
+
+
+def test_citations_use_only_what_the_source_states() -> None:
+    from flashmark.references import load_references
+
+    citations = {device.source.seed_id: device.source.citation for device in load_references()}
+    assert citations == {
+        "000": "untitled post (2019)",
+        "001": "untitled post by Ryder",
+        "002": '"Performance impact of MMC storage used on SBC" (2018)',
+        "003": '"Benchmarking microSD cards and more"',
+    }

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,7 @@ from flashmark.references import find_reference
 from flashmark.report.compare import Comparison, build_comparison, comparison_to_document
 from flashmark.report.compare_views import comparison_to_csv, comparison_to_markdown
 from flashmark.report.csv_export import run_to_csv
+from flashmark.report.exporters import SavedResult, exporter, formats
 from flashmark.report.markdown import run_to_markdown
 from tests.report.recorded import DOCUMENT_NAMES, REPORT_DATA, read_golden
 
@@ -68,3 +70,36 @@ def test_comparison_of_two_runs_and_a_reference_as_csv(runs: dict[str, Run]) -> 
 def test_comparison_of_two_runs_and_a_reference_as_json(runs: dict[str, Run]) -> None:
     document = comparison_to_document(_comparison(runs))
     check_golden("compare.json", json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+# -- the exporter registry: every format `show`, `export` and `report` write has a golden ------
+
+# Golden file of each registered format, made from both recorded runs (one document each).
+REGISTRY_GOLDENS = {
+    "md": "two-runs.md",
+    "csv": "two-runs.csv",
+    "json": "two-runs.json",
+    "html": "two-runs.html",
+}
+
+
+def test_every_registered_format_has_a_golden_file() -> None:
+    assert set(formats()) == set(REGISTRY_GOLDENS), "a new exporter needs a golden test here"
+
+
+@pytest.mark.parametrize("format_name", sorted(REGISTRY_GOLDENS))
+def test_registered_exporter_output_of_two_recorded_runs(
+    documents: dict[str, dict[str, Any]], format_name: str
+) -> None:
+    results = [SavedResult("benchmark", documents[name]) for name in DOCUMENT_NAMES]
+    references = [find_reference(REFERENCE)] if format_name == "html" else []
+    check_golden(REGISTRY_GOLDENS[format_name], exporter(format_name).render(results, references))
+
+
+def test_references_in_a_comparison_are_cited_not_named_by_file(runs: dict[str, Run]) -> None:
+    comparison = _comparison(runs)
+    for text in (comparison_to_markdown(comparison), comparison_to_csv(comparison)):
+        assert ".txt" not in text
+    assert '"Performance impact of MMC storage used on SBC" (2018)' in comparison_to_markdown(
+        comparison
+    )

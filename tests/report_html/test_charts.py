@@ -9,6 +9,7 @@ import pytest
 
 from flashmark.model import Pattern
 from flashmark.report import charts
+from flashmark.units import block_size_label
 from tests.report_html.page import Chart, Page
 
 
@@ -46,7 +47,7 @@ def test_charts_are_bare_svg_without_scripts_comments_or_urls(runs, references):
 def test_headline_bars_hold_runs_then_published_references(runs, references):
     chart = only_chart(charts.headline_iops_chart(runs, references))
     assert chart.legend == [
-        *(f"#{run.id}" for run in runs),
+        *(charts.run_label(run, index) for index, run in enumerate(runs)),
         *(f"published: {reference.name}" for reference in references),
     ]
 
@@ -108,9 +109,9 @@ def test_replayed_runs_have_no_device_activity_to_draw(runs):
 
 def test_an_unsaved_run_is_named_by_its_position(runs):
     unsaved = dataclasses.replace(runs[1], id=None)
-    assert charts.run_label(unsaved, 1) == "run 2"
+    assert charts.run_label(unsaved, 1).startswith("run 2 ")
     chart = only_chart(charts.latency_chart([runs[0], unsaved], "seq-read"))
-    assert chart.legend == [f"#{runs[0].id}", "run 2"]
+    assert chart.legend == [charts.run_label(runs[0], 0), charts.run_label(unsaved, 1)]
 
 
 @pytest.mark.parametrize(
@@ -120,8 +121,25 @@ def test_axis_steps_are_round(rough, step):
     assert charts._nice_step(rough) == pytest.approx(step)
 
 
-def test_log_ticks_step_1_2_5_within_the_values():
-    assert charts._log_ticks([7_000, 120_000]) == pytest.approx([10_000, 20_000, 50_000, 100_000])
-    assert charts._log_ticks([30, 70]) == pytest.approx([30, 40, 50, 60, 70])  # 1..9 steps
-    assert charts._log_ticks([110, 170]) == pytest.approx([110, 170])  # no round one between
+def test_log_ticks_step_1_2_5_around_the_values():
+    # from the step below the smallest value to the one above the largest: the axis holds them
+    assert charts._log_ticks([7_000, 120_000]) == pytest.approx(
+        [5_000, 10_000, 20_000, 50_000, 100_000, 200_000]
+    )
+    assert charts._log_ticks([30, 70]) == pytest.approx([20, 50, 100])
+    assert charts._log_ticks([110, 170]) == pytest.approx([50, 100, 200, 500])
+    # a value just under a tick takes the next one: its dot would sit on the plot's edge
+    assert charts._log_ticks([10, 90]) == pytest.approx([5, 10, 20, 50, 100, 200])
     assert charts._log_ticks([None, 0]) == []
+
+
+def test_log_ticks_over_many_decades_are_powers_of_ten_between_1_2_5_ends():
+    # a sweep from 1.5 to 9000 MB/s: thirteen 1-2-5 labels would crowd a phone
+    assert charts._log_ticks([1.5, 9000]) == pytest.approx([1, 10, 100, 1000, 10_000])
+
+
+def test_block_size_labels_that_would_touch_are_thinned():
+    sizes = [1024, 2048, 4096, 16384, 131072, 524288, 1 << 20, 16 << 20]
+    kept = charts._spaced_log_labels(sizes, block_size_label)
+    assert kept[0] == 1024 and kept[-1] == 16 << 20
+    assert not {524288.0, float(1 << 20)} <= set(kept)  # "512k1M"

@@ -3,11 +3,11 @@ sections and charts it holds, what they say, and that it is one file that fetche
 
 from __future__ import annotations
 
-import html
 import re
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 from flashmark.probe import device_summary
 from flashmark.references import PUBLISHED_LABEL
@@ -55,7 +55,7 @@ def test_each_chart_has_a_series_per_run_that_ran_the_test(page, saved_runs):
     runs = saved_runs.runs
     by_title = {chart.title: chart for chart in page.charts}
     for test in charts.tests_in(runs):
-        holding = [f"#{run.id}" for run in runs if run.test(test) is not None]
+        holding = [charts.run_label(run, index) for index, run in enumerate(runs) if run.test(test)]
         legend = by_title[f"{test}: latency percentiles"].legend
         mixed = next(run.test(test) for run in runs if run.test(test)).spec.rwmix_read_pct
         if mixed is None:
@@ -94,7 +94,7 @@ def test_the_cards_claims_stand_next_to_the_verdicts(page, text, saved_runs):
         verdict = {True: "pass", False: "fail", None: "n/a"}[grades[claim].passed]
         assert re.search(rf"<th>{claim}</th><td><span class=\"badge \w+\">{verdict}<", card)
     for finding in probed.findings:
-        assert html.escape(f"finding: {finding}") in card
+        assert escape(f"finding: {finding}") in card
 
 
 def test_headline_table_holds_the_measured_figures(text, saved_runs):
@@ -110,11 +110,11 @@ def test_device_and_environment_come_from_the_runs(text, saved_runs):
     for run in saved_runs.runs:
         assert run.host.kernel in text and run.fio.version in text
         assert run.probe is not None and run.probe.device is not None
-        assert html.escape(device_summary(run.probe.device)) in text
+        assert escape(device_summary(run.probe.device)) in text
         environment = run.probe.environment
         for value in (environment.board, environment.distribution, environment.cpu_model):
             if value:
-                assert html.escape(value) in text
+                assert escape(value) in text
     assert "Raspberry Pi 5" in text  # the recorded board of the probed run
 
 

@@ -58,8 +58,9 @@ def _group_table(devices: list[ReferenceDevice]) -> Table:
     direct = {True: "direct I/O", False: "buffered I/O", None: "direct I/O not stated"}
     version = f" {setup.tool_version}" if setup.tool_version else ""
     table = Table(
-        title=f"seed {first.source.seed_id}: {first.source.title or first.source.seed} "
-        f"({PUBLISHED_LABEL})",
+        # The source as its text names it (never the seed's file name) and its tool: seed 003
+        # has several setups, which the caption tells apart.
+        title=f"{first.source.citation}, {setup.tool} ({PUBLISHED_LABEL})",
         caption=f"host: {setup.host_board}; tool: {setup.tool}{version}; "
         f"{direct[setup.direct_io]}; blocks: {setup.block_sizes}; depth: {setup.queue_depth}",
         title_justify="left",
@@ -116,7 +117,7 @@ def _group_table(devices: list[ReferenceDevice]) -> Table:
     "--source",
     default=None,
     metavar="SEED",
-    help="Only this seed document, e.g. 2, 002 or 002_acdb80469b41d5e2.txt.",
+    help="Only this source, by the number in its slugs (seed002-...): 2 or 002.",
 )
 def references_command(as_json: bool, kind: str | None, source: str | None) -> None:
     """List the reference data set: figures published in the seed documents, not measured

@@ -14,7 +14,7 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.export import STDOUT, check_output, write_atomically
-from flashmark.cli.saved import RUN_ID, benchmark_runs, load_entries
+from flashmark.cli.saved import RUN_ID, load_entries, render_entries
 from flashmark.errors import UsageError
 from flashmark.references import find_reference
 
@@ -67,18 +67,17 @@ def report_command(
         check_output(path, force)
     references = [find_reference(slug) for slug in dict.fromkeys(reference_slugs)]
     entries = load_entries(db_path, result_ids)
-    runs = benchmark_runs(
-        entries, "`flashmark show ID` shows it; a report is made of `flashmark run` results"
+    page = render_entries(
+        entries,
+        "html",
+        "`flashmark show ID` shows it; a report is made of `flashmark run` results",
+        references,
     )
-    # Imported here: pygal and the page template are needed by this command only.
-    from flashmark.report.html import render_html_report
-
-    page = render_html_report(runs, references)
     if path is None:
         click.echo(page, nl=False)
         return
     write_atomically(path, page)
-    what = f"{len(runs)} run{'s' * (len(runs) > 1)}"
+    what = f"{len(entries)} run{'s' * (len(entries) > 1)}"
     if references:
         what += f", {len(references)} published reference{'s' * (len(references) > 1)}"
     click.echo(f"wrote {path}: {what}", err=True)

@@ -6,7 +6,6 @@ in a format only benchmark runs have is one line that says which formats it has.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,20 +14,14 @@ import click
 from flashmark.document import document_to_run
 from flashmark.errors import RunNotFound, UsageError
 from flashmark.model import Run
-from flashmark.report.csv_export import runs_to_csv
-from flashmark.report.markdown import runs_to_markdown
+from flashmark.references import ReferenceDevice
+from flashmark.report.exporters import SavedResult, exporter, formats, suffix_formats
 from flashmark.store import MAX_ID, History, StoredResult
 
-# Formats that write a file (export) or a page of text (show); "table" is show's terminal view.
-FILE_FORMATS = ("md", "csv", "json", "html")
-SUFFIX_FORMATS = {
-    ".md": "md",
-    ".markdown": "md",
-    ".csv": "csv",
-    ".json": "json",
-    ".html": "html",
-    ".htm": "html",
-}
+# Formats that write a file (export) or a page of text (show), from the exporter registry;
+# "table" is show's terminal view.
+FILE_FORMATS = formats()
+SUFFIX_FORMATS = suffix_formats()
 
 
 class RunIdType(click.types.IntParamType):
@@ -102,23 +95,21 @@ def benchmark_runs(entries: Sequence[StoredResult], instead: str) -> list[Run]:
     return [document_to_run(dict(entry.document)) for entry in entries]
 
 
-def render_entries(entries: Sequence[StoredResult], format_name: str, instead: str) -> str:
-    """The entries as one text in `format_name` (one of FILE_FORMATS).
+def render_entries(
+    entries: Sequence[StoredResult],
+    format_name: str,
+    instead: str,
+    references: Sequence[ReferenceDevice] = (),
+) -> str:
+    """The entries as one text in `format_name` (one of FILE_FORMATS), by its exporter.
 
-    JSON gives the saved documents unchanged: the document itself for one entry, a list of
-    them for several. Markdown, CSV and HTML are made from benchmark runs only.
+    A result of a kind the format cannot hold (a monitor recording as Markdown) is a
+    UsageError that says so; `instead` says what the user can do, e.g. "use --format json".
     """
-    if format_name == "json":
-        documents = [dict(entry.document) for entry in entries]
-        return json.dumps(documents[0] if len(documents) == 1 else documents, indent=2) + "\n"
-    runs = benchmark_runs(entries, instead)
-    if format_name == "md":
-        return runs_to_markdown(runs)
-    if format_name == "csv":
-        return runs_to_csv(runs)
-    if format_name == "html":
-        # Imported here: the HTML report and its charts are the heaviest part of report/.
-        from flashmark.report.html import render_html_report
-
-        return render_html_report(runs)
-    raise UsageError(f"unknown format {format_name!r}: use one of {', '.join(FILE_FORMATS)}")
+    if format_name not in FILE_FORMATS:
+        raise UsageError(f"unknown format {format_name!r}: use one of {', '.join(FILE_FORMATS)}")
+    chosen = exporter(format_name)
+    for entry in entries:
+        if not chosen.accepts(entry.kind):
+            raise UsageError(f"result {entry.id} is a {entry.kind} recording; {instead}")
+    return chosen.render([SavedResult(entry.kind, entry.document) for entry in entries], references)

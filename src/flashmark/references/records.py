@@ -107,6 +107,21 @@ class Source:
         """The three-digit number the seed's file name starts with, e.g. "002"."""
         return self.seed.split("_", 1)[0]
 
+    @property
+    def citation(self) -> str:
+        """The source as a reader would cite it, from what its text states: title, author
+        (or site), year and URL, e.g. '"Performance impact of MMC storage used on SBC"
+        (2018)' or 'untitled post by Ryder'. Never the seed's file name, which names nothing
+        to a reader; a source stating no title is "untitled", as it is."""
+        name = f'"{self.title}"' if self.title else "untitled post"
+        if self.author:
+            name += f" by {self.author}"
+        if self.date:
+            name += f" ({self.date[:4]})"
+        if self.url:
+            name += f", {self.url}"
+        return name
+
 
 @dataclass(frozen=True)
 class Setup:

@@ -23,34 +23,47 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pygal
 from pygal.style import Style
 
 from flashmark.model import DirectionResult, Pattern, Run, TestResult
-from flashmark.monitor import MonitorSeries
 from flashmark.references import ReferenceDevice
+from flashmark.report import describe
 from flashmark.units import block_size_label, format_rate, mb_per_s
+
+if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
+    from flashmark.monitor import MonitorSeries
 
 # Okabe & Ito's palette: told apart with the common colour-vision deficiencies and in grey
 # print (https://jfly.uni-koeln.de/color/). Black is left out: it is the axes' colour.
 RUN_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
 # Published figures: pale and dashed, never to be mistaken for a measurement.
-REFERENCE_COLOURS = ("#8C8C8C", "#B07AA1", "#9C755F", "#76B7B2", "#BAB0AC")
+# Greys and browns: none close to a run's colour (a pale purple once read as run #4's).
+REFERENCE_COLOURS = ("#8C8C8C", "#9C755F", "#5F5F5F", "#C9A66B", "#BAB0AC")
 _REFERENCE_VALUE_STYLE = "fill-opacity:0.35;stroke-dasharray:5 3;stroke-width:2"
 _DASHED = {"dasharray": "7,4", "width": 2}
 _DOTTED = {"dasharray": "2,3", "width": 2}
 _SOLID = {"width": 2}
 
+# A value within this factor of a tick takes the next tick as the axis end: its dot drawn on
+# the plot's edge would run into the title or the axis labels.
+_LOG_PAD = 1.25
+_MAX_LOG_TICKS = 10
+_SPARSE = 4.9  # an axis end labelled next to a power of ten only this factor away (5x, not 2x)
 _SVG_NS = "http://www.w3.org/2000/svg"
 _XLINK_NS = "http://www.w3.org/1999/xlink"
+# A character of _FONTS is at most about 0.62 em wide (digits about 0.55 em).
+_CHAR_EM = 0.62
+_LABEL_GAP = 6.0  # the least room between two axis labels (viewBox units)
 _FONTS = 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif'
 
 # One viewBox for every chart: two across on a laptop, one across a phone. Font sizes
 # are in viewBox units; at 520 units a chart drawn 360 px wide on a phone still has 10 px
 # labels, and at 400-600 px on a laptop 13-20 px.
 SIZE = (520, 360)
+_LEGEND_ROWS = 2  # legend rows SIZE leaves room for below the plot
 
 
 @dataclass(frozen=True)
@@ -82,7 +95,9 @@ HEADLINE_IOPS = (
     HeadlineFigure("rand-write-4k-q32", "write", "write_iops", "write q32"),
 )
 
-_MAX_PRINTED_BARS = 4  # per group of bars
+# pygal's bar layout (pygal 3.1 graph/bar.py): each group of bars takes its share of the plot
+# width, less a margin of 1/(2 x bars) each side... approximated as 85 % of the group's slot.
+_BAR_SHARE = 0.85
 
 # fio's completion-latency percentiles as flashmark keeps them (LatencyNs field, label).
 LATENCY_PERCENTILES = (
@@ -95,8 +110,9 @@ LATENCY_PERCENTILES = (
 
 
 def run_label(run: Run, index: int) -> str:
-    """How a run is named in legends and headings: its history id, else its position."""
-    return f"#{run.id}" if run.id is not None else f"run {index + 1}"
+    """How a run is named in legends: id, target and device, short enough for a legend
+    ("#3 CARD on mmcblk0p1"); headings and tables use describe.run_label's full one."""
+    return describe.legend_label(run, index)
 
 
 def reference_label(reference: ReferenceDevice) -> str:
@@ -158,19 +174,27 @@ def _headline_chart(
         return None
     colours = [run_colour(i) for i in range(len(runs))]
     colours += [reference_colour(i) for i in range(len(references))]
+    texts = [
+        formatter(value) for row in (*measured, *published) for value in row if value is not None
+    ]
     chart = pygal.Bar(
         **_config(
             SIZE,
             colours,
             title=title,
-            # Figures on the bars while they fit; the page's table has them all.
-            print_values=len(colours) <= _MAX_PRINTED_BARS,
+            # Figures on the bars only while each fits above its own bar (side by side they
+            # would run together, "20002000"); the page's table has them all.
+            print_values=_values_fit(texts, groups=len(figures), bars=len(colours)),
             print_values_position="top",
             formatter=lambda value: "" if value is None else formatter(value),
             value_formatter=formatter,
-            range=(0, _top(value for row in (*measured, *published) for value in row)),
         )
     )
+    # Round ticks, about five (pygal's own put one every 200 MB/s, twelve labels on a phone).
+    top = _top(value for row in (*measured, *published) for value in row)
+    step = _nice_step(top / 5)
+    chart.config.y_labels = [step * i for i in range(math.ceil(top / step) + 1)]
+    chart.config.range = (0.0, step * math.ceil(top / step))
     chart.x_labels = [figure.label for figure in figures]
     for index, (run, values) in enumerate(zip(runs, measured, strict=True)):
         chart.add(run_label(run, index), values)
@@ -180,6 +204,17 @@ def _headline_chart(
             [None if v is None else {"value": v, "style": _REFERENCE_VALUE_STYLE} for v in values],
         )
     return _render(chart)
+
+
+def _values_fit(texts: Sequence[str], *, groups: int, bars: int) -> bool:
+    """Whether the widest printed value is narrower than one bar (in viewBox units)."""
+    if not texts:
+        return False
+    width, _ = SIZE
+    plot = width - 2 * 12 - 60  # the margins of _config and the y labels
+    bar = plot / groups * _BAR_SHARE / bars
+    font: float = _style(()).value_font_size
+    return max(len(text) for text in texts) * _CHAR_EM * font < bar
 
 
 def reference_value(reference: ReferenceDevice, figure: HeadlineFigure) -> float | None:
@@ -224,7 +259,7 @@ def latency_chart(runs: Sequence[Run], test: str) -> str | None:
     )
     if not drawn:
         return None
-    chart.config.y_labels = _log_ticks(v for _, values in _raw_values(chart) for v in values)
+    _log_axis(chart, (v for _, values in _raw_values(chart) for v in values))
     return _render(chart)
 
 
@@ -359,8 +394,8 @@ def sweep_chart(
             dots_size=4,
         )
     )
-    chart.x_labels = [float(size) for size in sizes]
-    chart.config.y_labels = _log_ticks(mb for _, xy, _, _ in series for _, mb in xy)
+    chart.x_labels = _spaced_log_labels(sizes, block_size_label)
+    _log_axis(chart, (mb for _, xy, _, _ in series for _, mb in xy))
     for label, xy, style, _colour in series:
         chart.add(label, xy, stroke_style=style)
     return _render(chart)
@@ -374,7 +409,10 @@ def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) 
     and write IOPS on the left axis, %util (share of the interval the device was busy) on the
     right. `series` holds (label, run index, samples) for each run that has them; ramp and
     final fsync are included, unlike fio's own figures."""
+    # pygal numbers the series on the left axis first and those on the right after them
+    # (pygal 3.1 graph/base.py setup), whatever order they were added in: colours follow.
     colours: list[str] = []
+    secondary_colours: list[str] = []
     chart = pygal.XY(
         **_config(
             SIZE,
@@ -398,10 +436,10 @@ def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) 
         utilisation = [(s.t_s, s.util_pct) for s in samples if s.util_pct is not None]
         if utilisation:
             chart.add(f"{label} %util (right)", utilisation, stroke_style=_DOTTED, secondary=True)
-            colours.append(run_colour(index))
-    if not colours:
+            secondary_colours.append(run_colour(index))
+    if not colours and not secondary_colours:
         return None
-    chart.config.style = _style(colours)
+    chart.config.style = _style([*colours, *secondary_colours])
     _linear_axes(chart, percent_on_secondary=True)
     return _render(chart)
 
@@ -532,8 +570,18 @@ def _fit_legend(chart: Any) -> None:
     config.legend_at_bottom_columns = columns
     # Longer labels are cut with an ellipsis rather than run off the chart's edge.
     config.truncate_legend = int((config.width / columns - 2 * config.margin - 30) // (0.65 * font))
-    missing_rows = math.ceil(len(titles) / columns) - len(titles) // columns
+    rows = math.ceil(len(titles) / columns)
+    missing_rows = rows - len(titles) // columns
     config.margin_bottom = config.margin + 1.5 * row * missing_rows
+    if any(series.get("secondary") for _, series in chart.raw_series):
+        # pygal reserves the whole legend's height once per axis, left and right (the same
+        # `_compute_margin` loop), which squeezed the activity charts to a strip; the second
+        # reservation is taken back here (spacing 10, pygal's default).
+        config.margin_bottom -= config.spacing + row * 1.5 * (len(titles) // columns - 1) + row
+    # Every legend row takes its height from the plot: beyond the two rows SIZE has room for,
+    # the chart grows instead, so that four runs' activity (twelve entries) leaves a plot to
+    # read rather than a strip.
+    config.height = SIZE[1] + 1.5 * row * max(0, rows - _LEGEND_ROWS)
 
 
 def _raw_values(chart: Any) -> list[tuple[str, list[float]]]:
@@ -549,7 +597,9 @@ def _linear_axes(chart: Any, *, percent_on_secondary: bool = False) -> None:
     x_top = max((x for x, _ in every), default=1.0)
     x_step = max(1.0, _nice_step(x_top / 6))
     chart.config.x_labels = [x_step * i for i in range(math.ceil(x_top / x_step) + 1)]
-    y_step = _nice_step(max((y for _, y in primary if y is not None), default=0.0) / 4)
+    # A little room above the highest point: on the plot's edge its dot would be cut in half.
+    y_top = max((y for _, y in primary if y is not None), default=0.0) * 1.04
+    y_step = _nice_step(y_top / 4)
     chart.config.range = (0.0, 4 * y_step)
     chart.config.y_labels = [y_step * i for i in range(5)]
     if percent_on_secondary:
@@ -565,23 +615,93 @@ def _nice_step(rough: float) -> float:
 
 
 def _log_ticks(values: Iterable[float | None]) -> list[float]:
-    """Labels for a logarithmic axis: 1-2-5 steps per decade across the values (pygal labels
-    only powers of ten, or else every 1..9 step, which crowds a small chart)."""
+    """Labels for a logarithmic axis that contains every value: 1-2-5 steps per decade from
+    the step at or below the smallest value to the step above the largest (pygal labels only
+    powers of ten, or else every 1..9 step, which crowds a small chart). The axis ends on the
+    outer ticks, so no point sits on (and is cut by) the plot's edge."""
     present = [value for value in values if value is not None and value > 0]
     if not present:
         return []
     low, high = min(present), max(present)
-    ticks: list[float] = []
-    for steps in ((1, 2, 5), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
-        ticks = [
+    candidates = []
+    for steps in ((1, 2, 5), (1,), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
+        every = [
             step * 10.0**decade
-            for decade in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+            for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 2)
             for step in steps
-            if low <= step * 10.0**decade <= high
         ]
-        if len(ticks) >= 3:
-            break
-    return ticks or [low, high]
+        below = max(tick for tick in every if tick <= low / _LOG_PAD)
+        above = min(tick for tick in every if tick >= high * _LOG_PAD)
+        candidates.append([tick for tick in every if below <= tick <= above])
+    # 1-2-5 while it gives 3 to _MAX_LOG_TICKS labels; across many decades powers of ten
+    # (a sweep spans four: thirteen labels crowd a phone); over a short span every 1..9 step.
+    steps_125, powers, steps_19 = candidates
+    if len(steps_125) > _MAX_LOG_TICKS:
+        # The powers of ten between the 1-2-5 ends (no decade of empty axis beyond the data),
+        # and an end only where it is not crowded against its neighbour (200 ms under 100 ms).
+        low_end, high_end = steps_125[0], steps_125[-1]
+        inner = [tick for tick in powers if low_end < tick < high_end]
+        return (
+            ([low_end] if inner and inner[0] / low_end >= _SPARSE else [])
+            + inner
+            + ([high_end] if inner and high_end / inner[-1] >= _SPARSE else [])
+        )
+    return steps_125 if len(steps_125) >= 3 else steps_19
+
+
+def _log_ends(values: Iterable[float | None]) -> tuple[float, float] | None:
+    """Where a logarithmic axis ends: the 1-2-5 steps beyond the smallest and the largest value
+    (by _LOG_PAD), whether or not they carry a label."""
+    present = [value for value in values if value is not None and value > 0]
+    if not present:
+        return None
+    low, high = min(present), max(present)
+    every = [
+        step * 10.0**decade
+        for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 2)
+        for step in (1, 2, 5)
+    ]
+    return (
+        max(tick for tick in every if tick <= low / _LOG_PAD),
+        min(tick for tick in every if tick >= high * _LOG_PAD),
+    )
+
+
+def _spaced_log_labels(values: Sequence[int], label: Callable[[int], str]) -> list[float]:
+    """The values of a logarithmic x axis whose labels fit side by side: 512k and 1M lie a
+    factor of two apart and would read "512k1M"; the later one of such a pair is left out,
+    except the last (the axis's end), which then replaces the one before it."""
+    if len(values) < 3:
+        return [float(value) for value in values]
+    width = SIZE[0] - 2 * 12 - 36 - 90  # less the margins and the y labels' column
+    low, high = math.log10(values[0]), math.log10(values[-1])
+
+    def span(value: int) -> tuple[float, float]:
+        middle = (math.log10(value) - low) / ((high - low) or 1) * width
+        half = len(label(value)) * _CHAR_EM * _style(()).label_font_size / 2
+        return middle - half, middle + half
+
+    kept = [values[0]]
+    for value in values[1:]:
+        if span(value)[0] >= span(kept[-1])[1] + _LABEL_GAP:
+            kept.append(value)
+        elif value == values[-1]:
+            kept[-1] = value if len(kept) > 1 else kept[-1]
+            if len(kept) == 1:
+                kept.append(value)
+    return [float(value) for value in kept]
+
+
+def _log_axis(chart: Any, values: Iterable[float | None]) -> None:
+    present = [value for value in values if value is not None and value > 0]
+    ticks = _log_ticks(present)
+    ends = _log_ends(present)
+    if ticks and ends:
+        chart.config.y_labels = ticks
+        # Ends from the steps beyond the data, the outer ticks included however rounded:
+        # pygal leaves out a tick that rounding puts a hair outside its range.
+        low, high = min(ends[0], ticks[0]), max(ends[1], ticks[-1])
+        chart.config.range = (low / 1.001, high * 1.001)
 
 
 def _top(values: Iterable[float | None]) -> float:

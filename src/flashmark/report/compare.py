@@ -165,9 +165,6 @@ def _run_column(run: Run) -> Column:
 
 def _reference_column(index: int, device: ReferenceDevice) -> Column:
     source, setup = device.source, device.setup
-    origin = ", ".join(
-        part for part in (source.title, source.author, source.date, source.url) if part
-    )
     version = f" {setup.tool_version}" if setup.tool_version else ""
     return Column(
         label=f"R{index}",
@@ -175,7 +172,7 @@ def _reference_column(index: int, device: ReferenceDevice) -> Column:
         detail=PUBLISHED_LABEL,
         run_id=None,
         slug=device.slug,
-        source=f"seed {source.seed}: {origin or 'untitled'}; host {setup.host_board}; "
+        source=f"{source.citation}; host {setup.host_board}; "
         f"tool {setup.tool}{version}; via {device.interface}",
     )
 

@@ -1,22 +1,40 @@
 """The table of `flashmark history`: one row per saved result, newest first.
 
-Its own module, apart from terminal.py, so that `flashmark history` imports only rich's table
-and the store, not the whole result model (issue 9: instant start).
+Its own module, apart from terminal.py, so that `flashmark history` imports only rich's table,
+not the whole result model (issue 9: instant start). An entry is anything shaped like the
+history's StoredResult (HistoryEntry): reports never import the store itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any, Protocol
 
 from rich.console import RenderableType
 from rich.table import Table
 
-from flashmark.store import StoredResult
 from flashmark.units import format_duration
 
 
-def render_history(entries: Sequence[StoredResult]) -> RenderableType:
+class HistoryEntry(Protocol):
+    """What the table reads of a saved result (flashmark.store.StoredResult has it)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def created_at(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def document(self) -> Mapping[str, Any]: ...
+
+
+def render_history(entries: Sequence[HistoryEntry]) -> RenderableType:
     table = Table(header_style="bold")
     for column, justify in (
         ("id", "right"),
@@ -42,7 +60,7 @@ def render_history(entries: Sequence[StoredResult]) -> RenderableType:
     return table
 
 
-def _headline_cells(entry: StoredResult) -> list[str]:
+def _headline_cells(entry: HistoryEntry) -> list[str]:
     document = entry.document
     if entry.kind != "benchmark":
         return ["", "", "", ""]

@@ -9,12 +9,10 @@ from rich.table import Table
 from rich.text import Text
 
 from flashmark.model import Grade, Run, TargetKind
-from flashmark.monitor import MonitorSummary
-from flashmark.probe import device_summary
 from flashmark.report.cells import check_text, direction_cells
+from flashmark.report.describe import describe_activity, device_line
 from flashmark.units import (
     format_duration,
-    format_rate,
     format_size,
 )
 from flashmark.workloads import WorkloadResult
@@ -45,7 +43,7 @@ def _header(run: Run) -> Text:
     fs = f", {target.filesystem}" if target.filesystem else ""
     lines.append(f"target   {where} ({device}{fs})")
     if run.probe and run.probe.device:
-        lines.append(f"device   {device_summary(run.probe.device)}")
+        lines.append(f"device   {device_line(run.probe.device)}")
     settings = run.settings
     mode = "direct I/O" if settings.direct else "BUFFERED I/O (page cache included)"
     lines.append(
@@ -136,14 +134,6 @@ def render_workloads(results: Sequence[WorkloadResult]) -> RenderableType:
         )
     )
     return Group(*parts)
-
-
-def describe_activity(device: str, summary: MonitorSummary) -> str:
-    return (
-        f"{device}: {summary.iops:.0f} IOPS ({summary.write_iops:.0f} writes), "
-        f"{format_rate(summary.write_bps)} written, {format_rate(summary.read_bps)} read; "
-        f"{summary.verdict}"
-    )
 
 
 def _activity_table(run: Run) -> Table | None:

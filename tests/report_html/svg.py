@@ -1,0 +1,145 @@
+"""The geometry of the report's charts, read back from pygal's SVG: which colour each legend
+entry has, where the plot area is, where every point and every printed value lands.
+
+What a reader would see wrong, as numbers a test can hold: a run changing colour between
+charts, a point drawn outside its axes (clipped), two printed values on top of each other.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+
+_SVG = re.compile(r"<svg\b[^>]*class=\"pygal-chart\".*?</svg>", re.S)
+# pygal's minified rule: "#chart-1 .color-0,#chart-1 .color-0 a:visited{stroke:#0072B2;..."
+_COLOUR_RULE = re.compile(
+    r"\.color-(\d+),\s*#chart-[\w-]+ \.color-\d+ a:visited\s*\{\s*stroke:\s*(#[0-9A-Fa-f]{3,8})"
+)
+_TRANSLATE = re.compile(r"translate\(([-\d.e]+)[ ,]+([-\d.e]+)\)")
+# A character of the system sans-serif fonts is at most about 0.62 em wide (digits 0.55).
+CHAR_EM = 0.62
+# The least room between two labels, in viewBox units (a quarter of a 13-unit font): closer,
+# they read as one word.
+GAP = 3.0
+
+
+@dataclass(frozen=True)
+class Box:
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+    def overlaps(self, other: Box, gap: float = GAP) -> bool:
+        """Whether the two boxes touch, or come closer than `gap`: labels that abut read as
+        one ("512k1M")."""
+        return (
+            self.left < other.right + gap
+            and other.left < self.right + gap
+            and self.top < other.bottom + gap
+            and other.top < self.bottom + gap
+        )
+
+
+@dataclass(frozen=True)
+class Label:
+    text: str
+    box: Box
+
+
+@dataclass(frozen=True)
+class ChartGeometry:
+    title: str
+    legend_colours: dict[str, str]  # legend text -> its colour
+    plot: Box  # the plot area, in the plot group's coordinates
+    points: tuple[tuple[float, float], ...]  # every dot and line vertex
+    values: tuple[Label, ...]  # numbers printed on bars
+    x_labels: tuple[Label, ...]
+    y_labels: tuple[Label, ...]  # left axis, right-aligned at their x
+
+
+def chart_svgs(page: str) -> list[str]:
+    return _SVG.findall(page)
+
+
+def geometry(svg: str) -> ChartGeometry:
+    root = ElementTree.fromstring(svg)
+    style = "".join(element.text or "" for element in root.iter("style"))
+    colours = {int(index): colour.lower() for index, colour in _COLOUR_RULE.findall(style)}
+    title = next((t.text or "" for t in root.iter("title")), "")
+    legend: dict[str, str] = {}
+    for group in root.iter("g"):
+        if "legend" not in group.get("class", "").split():
+            continue
+        rect = group.find("rect")
+        text = group.find("text")
+        if rect is None or text is None:
+            continue
+        index = int(re.search(r"color-(\d+)", rect.get("class", "")).group(1))  # type: ignore[union-attr]
+        # the legend's full text is in its <title> when pygal truncated it
+        full = group.find("title")
+        label = (full.text if full is not None else None) or "".join(text.itertext())
+        legend[label.strip()] = colours.get(index, "?")
+    plot_group = next(g for g in root.iter("g") if g.get("class", "").split() == ["plot"])
+    background = next(r for r in plot_group.iter("rect") if "background" in r.get("class", ""))
+    plot = Box(0.0, 0.0, float(background.get("width", 0)), float(background.get("height", 0)))
+    points: list[tuple[float, float]] = []
+    # pygal draws lines in g.plot and their dots in g.plot.overlay, both at the same origin
+    layers = [g for g in root.iter("g") if g.get("class", "").split()[:1] == ["plot"]]
+    for circle in (c for layer in layers for c in layer.iter("circle")):
+        points.append((float(circle.get("cx", 0)), float(circle.get("cy", 0))))
+    series = [g for layer in layers for g in layer.iter("g") if "series" in g.get("class", "")]
+    for path in (p for group in series for p in group.iter("path")):
+        if "line" in path.get("class", "").split():
+            numbers = [
+                float(n) for n in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", path.get("d", ""))
+            ]
+            points += list(zip(numbers[::2], numbers[1::2], strict=False))
+    values = []
+    font = _font_size(style, r"\.text-overlay text\.value", 13.0)
+    for overlay in root.iter("g"):
+        if "text-overlay" not in overlay.get("class", "").split():
+            continue
+        for text in overlay.iter("text"):
+            content = "".join(text.itertext()).strip()
+            if content:
+                values.append(_label(content, text, font, anchor="middle"))
+    x_labels = []
+    major = _font_size(style, r"\.axis text", 14.0)
+    for axis in root.iter("g"):
+        if axis.get("class", "").split()[:2] != ["axis", "x"]:
+            continue
+        for text in axis.iter("text"):
+            content = "".join(text.itertext()).strip()
+            if content:
+                x_labels.append(_label(content, text, major, anchor="middle"))
+    y_labels = []
+    for axis in root.iter("g"):
+        if axis.get("class", "").split()[:2] != ["axis", "y"]:
+            continue
+        for text in axis.iter("text"):
+            content = "".join(text.itertext()).strip()
+            if content:
+                y_labels.append(_label(content, text, major, anchor="end", middle=True))
+    return ChartGeometry(
+        title, legend, plot, tuple(points), tuple(values), tuple(x_labels), tuple(y_labels)
+    )
+
+
+def _label(
+    content: str, text: ElementTree.Element, font: float, anchor: str, middle: bool = False
+) -> Label:
+    """The box a text takes: pygal centres x labels on x, ends y labels at x, and sets y on
+    the baseline (x labels) or a third of the font below the middle (y labels)."""
+    x, y = float(text.get("x", 0)), float(text.get("y", 0))
+    width = len(content) * CHAR_EM * font
+    left = {"middle": x - width / 2, "end": x - width}.get(anchor, x)
+    # Digits and capitals rise about 0.7 em above the baseline.
+    top = y - 0.7 * font
+    return Label(content, Box(left, top, left + width, y))
+
+
+def _font_size(style: str, selector: str, default: float) -> float:
+    found = re.search(selector + r"\s*\{[^}]*font-size:\s*([\d.]+)px", style)
+    return float(found.group(1)) if found else default
