@@ -94,6 +94,7 @@ def main(debug: bool) -> None:
 def _register_commands() -> None:
     # Imported here so that each command module can import `main`-independent helpers freely.
     from flashmark.cli import (
+        capacity,
         clean,
         compare,
         export,
@@ -120,6 +121,7 @@ def _register_commands() -> None:
     main.add_command(report.report_command)
     main.add_command(clean.clean_command)
     main.add_command(importing.import_command)
+    main.add_command(capacity.capacity_command)
 
 
 _register_commands()
