@@ -89,9 +89,9 @@ def capacity_command(
     if restore_file is not None:
         if destructive:
             raise UsageError("--restore puts a backup back; it cannot go with --destructive")
-        node, outcome = restore_backup_file(restore_file, roots, given=device)
+        node, restored = restore_backup_file(restore_file, roots, given=device)
         errors.print(
-            f"restored {outcome.ranges} range(s) ({outcome.bytes_restored} bytes) on {node} "
+            f"restored {restored.ranges} range(s) ({restored.bytes_restored} bytes) on {node} "
             f"and checked them; {restore_file} was removed",
             highlight=False,
         )
