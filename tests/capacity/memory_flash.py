@@ -84,4 +84,5 @@ class MemoryFlash:
                     self.cache.popitem(last=False)
 
     def image(self) -> dict[int, bytes]:
-        return dict(self.sectors)
+        """The stored sectors that differ from a fresh device's content."""
+        return {where: data for where, data in self.sectors.items() if data != self.initial}

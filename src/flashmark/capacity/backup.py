@@ -61,33 +61,32 @@ class RestoreOutcome:
 
 
 class Journal:
-    """Writes to `device` through the undo log (`path` None: --destructive, no backup)."""
+    """Writes to `device` through the undo log, kept in memory and, with `path`, in that file.
+    `backup=False` (--destructive) writes without backing anything up."""
 
-    def __init__(self, device: RawDevice, path: Path | None) -> None:
+    def __init__(self, device: RawDevice, path: Path | None, *, backup: bool = True) -> None:
         self.device = device
-        self.path = path
+        self.path = path if backup else None
+        self.backing_up = backup
         self.records: list[Record] = []
         self._seen: set[tuple[int, int]] = set()
         self._writes_started = False
         self._stream: BinaryIO | None = None
-        if path is not None:
-            self._stream = path.open("ab")
-
-    @property
-    def backing_up(self) -> bool:
-        return self.path is not None
+        if self.path is not None:
+            self._stream = self.path.open("ab")
 
     def write(self, writes: Sequence[tuple[int, bytes]]) -> None:
         """Back up what these writes will overwrite (once per range), persist it, then write."""
-        if self._stream is not None:
+        if self.backing_up:
             fresh = [(o, len(d)) for o, d in writes if (o, len(d)) not in self._seen]
             for offset, length in fresh:
                 self._seen.add((offset, length))
                 record = Record(offset, self.device.read(offset, length), not self._writes_started)
                 self.records.append(record)
-                self._stream.write(_RECORD.pack(b"R", offset, length, int(record.pre_write)))
-                self._stream.write(record.data)
-            if fresh:
+                if self._stream is not None:
+                    self._stream.write(_RECORD.pack(b"R", offset, length, int(record.pre_write)))
+                    self._stream.write(record.data)
+            if fresh and self._stream is not None:
                 self._stream.flush()
                 os.fsync(self._stream.fileno())
         self._writes_started = True

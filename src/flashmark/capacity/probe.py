@@ -130,7 +130,7 @@ def probe_device_capacity(
                 path = create_backup_file(folder, Path(node).name, header)
                 if on_backup_file is not None:
                     on_backup_file(path)
-            journal = Journal(device, path)
+            journal = Journal(device, path, backup=not destructive)
             findings, outcome = _search_and_restore(journal, nonce, progress)
         finally:
             closing = getattr(device, "close", None)

@@ -16,6 +16,7 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import enum
+import functools
 import random
 import struct
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ class Reading:
     own_sectors: int = 0  # leading sectors that read back as written
 
 
+@functools.lru_cache(maxsize=1024)
 def _fill(nonce: bytes, block: int) -> bytes:
     # random.Random seeded from (nonce, block): deterministic, incompressible (a compressing
     # controller gains nothing), cheap to regenerate for checking.
@@ -71,15 +73,16 @@ def signature(nonce: bytes, offset: int, length: int) -> bytes:
 def classify(data: bytes, nonce: bytes, offset: int, before: bytes | None = None) -> Reading:
     """What the block read back at `offset` is (`before`: its content before the probe)."""
     length = len(data)
-    if data == signature(nonce, offset, length):
+    expected = signature(nonce, offset, length)
+    if data == expected:
         return Reading(Found.OWN, own_sectors=length // SECTOR)
     kinds: list[Found] = []
     origin: int | None = None
     for index in range(length // SECTOR):
         piece = data[index * SECTOR : (index + 1) * SECTOR]
-        here = offset + index * SECTOR
         previous = before[index * SECTOR : (index + 1) * SECTOR] if before else None
-        kind, source = _sector(piece, nonce, here, previous)
+        mine = expected[index * SECTOR : (index + 1) * SECTOR]
+        kind, source = _sector(piece, mine, nonce, previous)
         kinds.append(kind)
         if kind is Found.ALIAS and origin is None and source is not None:
             origin = source - index * SECTOR
@@ -91,9 +94,9 @@ def classify(data: bytes, nonce: bytes, offset: int, before: bytes | None = None
 
 
 def _sector(
-    piece: bytes, nonce: bytes, offset: int, before: bytes | None
+    piece: bytes, mine: bytes, nonce: bytes, before: bytes | None
 ) -> tuple[Found, int | None]:
-    if piece == signature(nonce, offset, SECTOR):
+    if piece == mine:
         return Found.OWN, None
     magic, run, origin = _HEADER.unpack_from(piece)
     if magic == MAGIC and run == nonce and piece == signature(nonce, origin, SECTOR):
