@@ -194,26 +194,16 @@ def _records(stream: BinaryIO) -> Iterator[Record]:
 
 
 def backups_for(folder: Path, majmin: str) -> list[Path]:
-    """Backup files left by probes of the device `majmin` ("8:16") that did not finish."""
+    """Backup files holding blocks of the device `majmin` ("8:16") that were not put back.
+
+    A file without records is skipped: nothing was written under it (a probe that is just
+    starting, or one stopped before its first write)."""
     if not folder.is_dir():
         return []
     found = []
     for path in sorted(folder.glob("*.backup")):
         with contextlib.suppress(UsageError):
-            header, _ = _header_only(path)
-            if header.get("majmin") == majmin:
+            header, records = read_backup(path)
+            if header.get("majmin") == majmin and records:
                 found.append(path)
     return found
-
-
-def _header_only(path: Path) -> tuple[dict[str, Any], None]:
-    try:
-        with path.open("rb") as stream:
-            if stream.readline() != MAGIC:
-                raise UsageError(f"{path} is not a flashmark capacity backup")
-            header = json.loads(stream.readline())
-    except (OSError, ValueError):
-        raise UsageError(f"cannot read {path}") from None
-    if not isinstance(header, dict):
-        raise UsageError(f"{path}: the backup's header is damaged")
-    return header, None

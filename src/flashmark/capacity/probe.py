@@ -128,9 +128,14 @@ def probe_device_capacity(
                     "flashmark_version": __version__,
                 }
                 path = create_backup_file(folder, Path(node).name, header)
-                if on_backup_file is not None:
+            try:
+                journal = Journal(device, path, backup=not destructive)
+                if path is not None and on_backup_file is not None:
                     on_backup_file(path)
-            journal = Journal(device, path, backup=not destructive)
+            except BaseException:
+                if path is not None:  # nothing written yet: the file holds no backup
+                    path.unlink(missing_ok=True)
+                raise
             findings, outcome = _search_and_restore(journal, nonce, progress)
         finally:
             closing = getattr(device, "close", None)
