@@ -12,7 +12,13 @@ import os
 import pytest
 
 from flashmark.capacity.backup import Journal, create_backup_file, read_backup, restore_records
-from flashmark.capacity.search import BLOCK_BYTES, SECTOR_BYTES, divisors, find_capacity
+from flashmark.capacity.search import (
+    BLOCK_BYTES,
+    SECTOR_BYTES,
+    divisors,
+    find_capacity,
+    prime_factors,
+)
 from flashmark.capacity.signature import Found, classify, signature
 from flashmark.errors import TargetError
 from tests.capacity.memory_flash import MemoryFlash
@@ -111,7 +117,10 @@ def test_signatures_name_their_sector_and_tell_what_came_back():
     assert (reading.found, reading.origin) == (Found.ALIAS, 8192 + 1024)
 
 
-def test_divisors():
+def test_divisors_and_prime_factors():
+    assert prime_factors(12) == [2, 3]
+    assert prime_factors(2**30 * 63) == [2, 3, 7]
+    assert prime_factors(97) == [97]
     assert divisors(12) == [1, 2, 3, 4, 6, 12]
     assert divisors(1) == [1]
     assert divisors(49) == [1, 7, 49]
