@@ -39,6 +39,10 @@ class MemoryFlash:
     def size_bytes(self) -> int:
         return self.claimed
 
+    @property
+    def logical_block_bytes(self) -> int:
+        return SECTOR
+
     def _where(self, sector: int) -> int | None:
         address = sector * SECTOR
         if address < self.real:

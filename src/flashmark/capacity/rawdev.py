@@ -10,8 +10,10 @@ acknowledged it.
 
 from __future__ import annotations
 
+import fcntl
 import mmap
 import os
+import struct
 from typing import Protocol
 
 from flashmark.errors import DeviceFailed, TargetError, TargetPermissionDenied
@@ -22,6 +24,9 @@ class RawDevice(Protocol):
 
     @property
     def size_bytes(self) -> int: ...
+
+    @property
+    def logical_block_bytes(self) -> int: ...
 
     def read(self, offset: int, length: int) -> bytes: ...
 
@@ -42,6 +47,14 @@ class DirectDevice:
         except OSError as error:
             raise TargetError(f"{node}: cannot open for direct I/O: {error.strerror}") from None
         self._size = os.lseek(self._fd, 0, os.SEEK_END)
+        # BLKSSZGET (linux/fs.h, _IO(0x12, 104)): the logical block size, the unit O_DIRECT
+        # offsets and lengths must be multiples of (512 or 4096).
+        answer = fcntl.ioctl(self._fd, 0x1268, struct.pack("i", 0))
+        self._logical = struct.unpack("i", answer)[0] or 512
+
+    @property
+    def logical_block_bytes(self) -> int:
+        return self._logical
 
     @property
     def size_bytes(self) -> int:

@@ -188,7 +188,7 @@ def find_capacity(journal: Journal, nonce: bytes, progress: Progress | None = No
             assert observation.origin is not None
             distance = math.gcd(distance, abs(observation.origin - observation.offset))
         real = _find_modulus(prober, layout, distance, steps, notes)
-        granularity = SECTOR_BYTES
+        granularity = max(SECTOR_BYTES, journal.device.logical_block_bytes)
         if real is None:
             verdict = "fake"
             notes.append(
@@ -200,7 +200,7 @@ def find_capacity(journal: Journal, nonce: bytes, progress: Progress | None = No
     else:
         prober.progress("bisecting", 0.0)
         real = _bisect(prober, layout, survey, steps, notes)
-        granularity = SECTOR_BYTES
+        granularity = max(SECTOR_BYTES, journal.device.logical_block_bytes)
         verdict = "fake"  # writes that do not hold: whatever the size, it is not the claim
         if real is not None:
             late = [o.offset for o in survey if o.found is Found.OWN and o.offset >= real]
@@ -347,10 +347,12 @@ def _find_modulus(
 ) -> int | None:
     """The smallest c dividing `distance` for which ref + c shares storage with ref."""
     reference = layout.marks[0] if layout.marks else layout.window_start
+    # Every O_DIRECT offset must be a multiple of the logical block size (4096 on 4Kn drives).
+    unit = max(SECTOR_BYTES, prober.device.logical_block_bytes)
     candidates = [
         c
         for c in (divisors(distance) if distance <= 1 << 62 else [])
-        if c % SECTOR_BYTES == 0 and c >= BLOCK_BYTES and reference + c + BLOCK_BYTES <= layout.top
+        if c % unit == 0 and c >= BLOCK_BYTES and reference + c + BLOCK_BYTES <= layout.top
     ]
     if len(candidates) > MAX_CANDIDATES:
         notes.append(
@@ -387,7 +389,7 @@ def _smallest_multiple(
     while True:
         for prime in prime_factors(size):
             smaller = size // prime
-            if smaller % SECTOR_BYTES or smaller < BLOCK_BYTES:
+            if smaller % prober.device.logical_block_bytes or smaller < BLOCK_BYTES:
                 continue
             if _confirm(prober, layout, reference, smaller, steps):
                 size = smaller
