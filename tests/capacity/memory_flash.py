@@ -87,6 +87,9 @@ class MemoryFlash:
                 while len(self.cache) > self.cache_blocks:
                     self.cache.popitem(last=False)
 
+    def sync(self) -> None:
+        pass
+
     def image(self) -> dict[int, bytes]:
         """The stored sectors that differ from a fresh device's content."""
         return {where: data for where, data in self.sectors.items() if data != self.initial}

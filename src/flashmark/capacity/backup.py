@@ -114,6 +114,7 @@ class Journal:
 def restore_records(device: RawDevice, records: Sequence[Record], source: str) -> RestoreOutcome:
     for record in reversed(records):
         device.write(record.offset, record.data)
+    device.sync()
     differing = 0
     failed: list[int] = []
     for record in records:

@@ -214,9 +214,13 @@ def _restore_notes(outcome: RestoreOutcome | None) -> tuple[str, ...]:
     )
 
 
+_RESTORED = "the ranges the probe had overwritten were restored and verified first"
+
+
 @contextlib.contextmanager
-def held_signals() -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP wait until the block is done, then raise Interrupted."""
+def held_signals(done: str = _RESTORED) -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP wait until the block is done, then raise Interrupted whose
+    message says `done`."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -233,7 +237,9 @@ def held_signals() -> Iterator[None]:
             signal.signal(sig, old)
     if received:
         name = signal.Signals(received[0])
-        raise Interrupted(name.name, _STOPS[name])
+        stopped = Interrupted(name.name, _STOPS[name])
+        stopped.args = (f"stopped by {name.name}; {done}",)
+        raise stopped
 
 
 def restore_backup_file(
@@ -259,7 +265,7 @@ def restore_backup_file(
                     f"{node} holds {device.size_bytes} bytes, the backup's device held "
                     f"{header.get('size_bytes')}: not the same device"
                 )
-            with held_signals():
+            with held_signals(f"the backup was put back first; {backup} is kept"):
                 outcome = restore_records(device, records, str(backup))
         finally:
             closing = getattr(device, "close", None)

@@ -4,8 +4,8 @@ The method (docs/capacity.md), in the spirit of f3probe (AltraMayor/f3, libprobe
 its own layout:
 
 1. Survey. Signature blocks (signature.py) go to a *ruler* of marks spaced `step` apart over
-   the whole claimed range (about 4096 marks, whatever the claimed size: the time does not
-   grow with it), and a contiguous *window* of 2 x step at the very end. Then a cache flush
+   the whole claimed range (about 2048 marks up to a 128 GiB claim, whatever its size), and a
+   contiguous *window* of 2 x step at the very end. Then a cache flush
    (below), then every block is read back, one block per read, in shuffled order.
    - A genuine device returns every block as written.
    - A device that drops writes beyond its real size returns zeros, 0xFF, the old content or
@@ -33,7 +33,7 @@ reads and a larger one for sequential reads that returns bad blocks as good (f3 
 quoted in libprobe.c). 4 MiB is judgement (card controllers hold kilobytes to a few MiB of
 RAM, the same libprobe.c comment quotes 8 KB and 4 MB): a device with a larger cache can
 hide a fake from this probe, which is why the survey's blocks are read back only after the
-whole survey (16-64 MiB) was written.
+whole survey (10-70 MiB) was written.
 
 Not covered: the first MiB is never written (the partition table lives there; f3probe keeps
 out of it for the same reason), so a wrapping device that lacks less than the first mark's
@@ -56,11 +56,16 @@ BLOCK_BYTES = 4096  # a multiple of every logical block size Linux uses (512, 40
 SECTOR_BYTES = 512
 RESERVED_BYTES = 1 * MiB  # never written: partition table (f3probe: libprobe.c probe_device)
 CACHE_FLUSH_BYTES = 4 * MiB
-TARGET_MARKS = 4096
+TARGET_MARKS = 2048
 MIN_STEP_BYTES = 1 * MiB
+# The window (2 steps) is written, backed up and restored whole: beyond 128 GiB claims the
+# number of marks grows instead of the window. Judgement: random 4K writes of a cheap card
+# (tens to hundreds per second) and its sequential rate (~10 MB/s) cost about the same here.
+MAX_STEP_BYTES = 64 * MiB
 # Reference blocks of the divisor test sit in the first step of the ruler.
 MAX_CANDIDATES_PER_ROUND = 256
 MAX_CANDIDATES = 65536
+WINDOW_SAMPLE_BYTES = 16 * BLOCK_BYTES
 
 Progress = Callable[[str, float], None]
 
@@ -104,6 +109,7 @@ def plan_layout(claimed_bytes: int) -> Layout:
     top = claimed_bytes // BLOCK_BYTES * BLOCK_BYTES
     first_mark = RESERVED_BYTES + CACHE_FLUSH_BYTES
     step = max(MIN_STEP_BYTES, 1 << math.ceil(math.log2(max(1, top // TARGET_MARKS))))
+    step = min(step, MAX_STEP_BYTES)
     window_start = top - 2 * step
     if window_start < first_mark + step:
         raise TargetError(
@@ -143,6 +149,7 @@ class _Prober:
 
     def write(self, writes: Sequence[tuple[int, bytes]]) -> None:
         self.journal.write(writes)
+        self.device.sync()  # the batch is on the device, not in its volatile write cache
         self.written += sum(len(data) for _, data in writes) // BLOCK_BYTES
 
     def flush(self, layout: Layout) -> None:
@@ -260,9 +267,11 @@ def _survey(prober: _Prober, layout: Layout) -> list[Observation]:
     prober.write(writes)
     prober.flush(layout)
     targets = [(mark, "survey-ruler") for mark in layout.marks]
-    targets += [
-        (offset, "survey-window") for offset in range(layout.window_start, layout.top, BLOCK_BYTES)
-    ]
+    # The window is written whole (it must cover a mark's place) but read back one block in
+    # 16: enough to see it wrap onto itself or stop holding; the bisection finds the rest.
+    sampled = list(range(layout.window_start, layout.top, WINDOW_SAMPLE_BYTES))
+    sampled.append(layout.top - BLOCK_BYTES)
+    targets += [(offset, "survey-window") for offset in sorted(set(sampled))]
     order = list(range(len(targets)))
     random.Random(prober.nonce).shuffle(order)  # one block per read, no sequential pattern
     found: dict[int, Observation] = {}

@@ -156,7 +156,7 @@ def _confirm(node: str, given: str, yes: bool) -> None:
             "add --yes to confirm"
         )
     answer = click.prompt(
-        f"Without a backup, the blocks the probe writes on {node} (about 16-64 MiB spread "
+        f"Without a backup, the blocks the probe writes on {node} (10-80 MiB spread "
         "over the device) are lost.\nType the device path to continue",
         default="",
         show_default=False,
