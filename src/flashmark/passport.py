@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from flashmark.probe.model import Card, Device
+from flashmark.probe.model import Card, Device, ProbeReport
 from flashmark.store import StoredResult
 
 SBC_BENCH = "ThomasKaiser/sbc-bench results/SD-cards-with-low-serial-numbers.md"
@@ -100,6 +100,12 @@ def _cids_of(document: Mapping[str, Any]) -> set[str]:
             if isinstance(cid.get("raw"), str):
                 cids.add(cid["raw"].lower())
     return cids
+
+
+def passports_for(report: ProbeReport, entries: Sequence[StoredResult] = ()) -> list[Passport]:
+    """A passport for every SD/eMMC card of a probe (what `flashmark probe` shows; `run` and
+    the reports can carry the same)."""
+    return [card_passport(device, entries) for device in report.devices if device.card]
 
 
 def card_passport(

@@ -13,7 +13,7 @@ from rich.text import Text
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.errors import HistoryError
-from flashmark.passport import Passport, card_passport
+from flashmark.passport import Passport, passports_for
 from flashmark.probe import probe_target
 from flashmark.probe.model import Device, Environment, ProbeReport
 from flashmark.store import History, StoredResult
@@ -57,15 +57,14 @@ def _passports(
     report: ProbeReport, db_path: Path | None, warn: Callable[[str], None]
 ) -> list[Passport]:
     """A passport per card, with what the history (read-only) knows about the same card."""
-    cards = [device for device in report.devices if device.card is not None]
-    if not cards:
+    if not any(device.card for device in report.devices):
         return []
     entries: Sequence[StoredResult] = ()
     try:
         entries = History.locate(db_path).list()
     except HistoryError as error:  # the passport without history; the probe goes on
         warn(f"warning: the history could not be read for the card passport: {error}")
-    return [card_passport(device, entries) for device in cards]
+    return passports_for(report, entries)
 
 
 def render_probe(report: ProbeReport, passports: Sequence[Passport] = ()) -> Group:
