@@ -22,6 +22,7 @@ class ExitStatus(IntEnum):
     UNSAVED = 7  # measured, but the save failed: the result is in a recovery file (`import`)
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), the shell convention
     TERMINATED = 143  # SIGTERM (128 + SIGTERM)
+    HANGUP = 129  # SIGHUP (128 + SIGHUP): the terminal or the ssh session went away
 
 
 class FlashmarkError(Exception):
@@ -140,9 +141,29 @@ class ResultFormatError(FlashmarkError):
 
 
 class Interrupted(FlashmarkError):
-    """The run was stopped by a signal; raised from the signal handler so cleanup runs."""
+    """The run was stopped by a signal; raised from the signal handler so cleanup runs.
+
+    The message does not say what happened to the test file: the cleanup that runs on the way
+    out adds that as an outcome (`add_outcome`) once it knows."""
 
     def __init__(self, signal_name: str, exit_status: ExitStatus) -> None:
-        super().__init__(f"stopped by {signal_name}; the test file was removed")
+        super().__init__(f"stopped by {signal_name}")
         self.signal_name = signal_name
         self.exit_status = exit_status
+
+
+def add_outcome(error: BaseException, outcome: str) -> None:
+    """Attach what the cleanup did (e.g. "the test file X was removed") to an error on its way
+    out, so the one-line message tells the truth about what was left behind. Stored as an
+    exception note (PEP 678), which --debug tracebacks show as well."""
+    error.add_note(outcome)
+
+
+def outcomes(error: BaseException) -> tuple[str, ...]:
+    return tuple(getattr(error, "__notes__", ()))
+
+
+def printable(text: str) -> str:
+    """`text` with control characters (a newline in a folder name) escaped, so a message that
+    names a user's path stays one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

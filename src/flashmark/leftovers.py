@@ -54,6 +54,7 @@ from flashmark.errors import (
     TargetNotFound,
     TargetPermissionDenied,
 )
+from flashmark.fio.runner import fio_work_parent
 
 # /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces and parentheses, so fields
 # are counted after the last ")". Field 22 (starttime) is the 20th after it (proc(5)).
@@ -331,7 +332,12 @@ def clean_folders(
 
 
 def temp_folder() -> Path:
-    return Path(tempfile.gettempdir())
+    """Where runs make their fio work folders: the temp folder, or /tmp or /var/tmp when
+    TMPDIR's path holds characters fio's job files would misread (fio_work_parent)."""
+    try:
+        return Path(fio_work_parent())
+    except EnvironmentProblem:  # no run could have made one either
+        return Path(tempfile.gettempdir())
 
 
 # -- judging owners ----------------------------------------------------------------------------

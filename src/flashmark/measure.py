@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import platform
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,8 +20,16 @@ from typing import Protocol
 
 from flashmark import __version__
 from flashmark.device_safety import claim_for_writing
-from flashmark.errors import DeviceFailed, FlashmarkError, NotEnoughSpace
+from flashmark.errors import (
+    DeviceFailed,
+    FlashmarkError,
+    Interrupted,
+    NotEnoughSpace,
+    ReadOnlyTarget,
+    UsageError,
+)
 from flashmark.fio.jobs import (
+    PREPARE_BLOCK_BYTES,
     PREPARE_JOB_NAME,
     PREPARE_TIME_LIMIT_S,
     job_for_test,
@@ -42,7 +51,8 @@ from flashmark.model import (
 from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name
 from flashmark.profiles import Profile
 from flashmark.sysroot import SystemRoots
-from flashmark.target import created_test_file
+from flashmark.target import TestArea, created_test_file
+from flashmark.units import format_size
 from flashmark.workloads import WorkloadResult, run_workloads
 
 # Seconds between two readings of the device's counters during tests and workloads: iostat's
@@ -60,6 +70,45 @@ class Plan:
 
     def expected_seconds(self, settings: Settings) -> float:
         return len(self.tests) * float(settings.runtime_s + settings.ramp_s)
+
+
+@dataclass(frozen=True)
+class AreaSize:
+    """The test area a run uses, and what to tell the user if it differs from --size."""
+
+    size_bytes: int
+    note: str | None = None
+
+
+def plan_area(profile: Profile, requested_bytes: int | None) -> AreaSize:
+    """The test area for `profile`: --size rounded down to a whole number of the profile's
+    largest block (and of the preparation's block), or a UsageError when that leaves less
+    than two of its largest blocks.
+
+    Each test reads or writes whole blocks, and fio writes no partial last block: a 2.5 MiB
+    area was prepared as 2 MiB, and the check that the preparation wrote the whole area then
+    blamed the device ("very slow"). Rounding makes every accepted size work with every
+    profile.
+    """
+    largest = max(test.block_size_bytes for test in profile.tests)
+    unit = math.lcm(largest, PREPARE_BLOCK_BYTES)
+    minimum = max(2 * largest, unit)
+    if requested_bytes is None:
+        return AreaSize(profile.default_size_bytes)
+    rounded = requested_bytes // unit * unit
+    if rounded < minimum:
+        raise UsageError(
+            f"--size {format_size(requested_bytes)} is too small for the {profile.name} "
+            f"profile: its largest block is {format_size(largest)}; use at least "
+            f"{format_size(minimum)}"
+        )
+    if rounded == requested_bytes:
+        return AreaSize(rounded)
+    return AreaSize(
+        rounded,
+        f"--size {format_size(requested_bytes)} rounded down to {format_size(rounded)}, "
+        f"a whole number of {format_size(unit)} blocks (the {profile.name} profile's largest)",
+    )
 
 
 class Progress(Protocol):
@@ -127,13 +176,14 @@ def measure(
     results: list[TestResult] = []
     command: tuple[str, ...] = ()
     total = len(plan.tests) + (1 if plan.prepare else 0) + (1 if plan.workloads else 0)
-    with _test_area(target, settings, roots) as filename:
+    left_behind: list[str] = []
+    with _test_area(target, settings, roots, left_behind) as area:
         number = 0
         if plan.prepare:
             number += 1
-            job = prepare_job(settings, filename)
+            job = prepare_job(settings, area.filename)
             progress.begin(PREPARE_JOB_NAME, number, total, None)
-            output = runner.run(job, progress.update)
+            output = runner.run(job, progress.update, folder_fd=area.folder_fd)
             rate = parse_prepare_output(output, settings.size_bytes, PREPARE_TIME_LIMIT_S)
             progress.end(PREPARE_JOB_NAME, f"{rate / 1e6:.1f} MB/s")
         for spec in plan.tests:
@@ -141,12 +191,13 @@ def measure(
             job = job_for_test(
                 spec,
                 settings,
-                filename,
+                area.filename,
                 readonly=target.kind is TargetKind.DEVICE and not settings.destructive,
+                log_folder=runner.log_folder,
             )
             progress.begin(spec.name, number, total, job.expected_s)
             with watch.monitor() as monitor:
-                output = runner.run(job, progress.update)
+                output = runner.run(job, progress.update, folder_fd=area.folder_fd)
             result = parse_test_output(spec, job, output)
             if monitor is not None:
                 result = dataclasses.replace(result, monitor=monitor.series())
@@ -163,7 +214,10 @@ def measure(
         fio=FioInfo(version=fio_version, command=command),
         tests=tuple(results),
         grades=grade_results(results),
-        warnings=plan.warnings + watch.warnings + _workload_warnings(workloads),
+        warnings=plan.warnings
+        + tuple(left_behind)
+        + watch.warnings
+        + _workload_warnings(workloads),
         tests_skipped=plan.skipped,
         workloads=workloads,
     )
@@ -190,6 +244,8 @@ class _DeviceWatch:
             return
         try:
             monitor = DiskMonitor(self.device, self.roots, MONITOR_INTERVAL_S).start()
+        except Interrupted:  # a signal is not "no diskstats line": stop and clean up
+            raise
         except FlashmarkError as error:  # no diskstats line: measure without the monitor
             self.warnings = (f"device activity not recorded: {error}",)
             self.device = None
@@ -241,7 +297,11 @@ def _workload_warnings(workloads: tuple[WorkloadResult, ...]) -> tuple[str, ...]
 
 
 @contextlib.contextmanager
-def _test_area(target: Target, settings: Settings, roots: SystemRoots | None) -> Iterator[str]:
+def _test_area(
+    target: Target, settings: Settings, roots: SystemRoots | None, left_behind: list[str]
+) -> Iterator[TestArea]:
+    """What fio measures, for the time of the fio steps. Each runner.run has stopped and reaped
+    fio before it returns or raises, so the test file is only removed once nothing uses it."""
     if target.kind is TargetKind.DEVICE:
         try:
             with contextlib.ExitStack() as held:
@@ -249,7 +309,7 @@ def _test_area(target: Target, settings: Settings, roots: SystemRoots | None) ->
                     # Every member of the device's stack stays opened with O_EXCL until the
                     # last write: nothing can mount or claim them meanwhile (device_safety.py).
                     held.enter_context(claim_for_writing(target.path, roots or SystemRoots()))
-                yield target.path
+                yield TestArea(filename=target.path, folder_fd=None)
         except NotEnoughSpace as error:
             # A block device has no free space to run out of: writes past its end fail with
             # ENOSPC when it shrank to nothing, which is how a pulled card looks.
@@ -257,8 +317,17 @@ def _test_area(target: Target, settings: Settings, roots: SystemRoots | None) ->
                 f"{target.path} stopped taking writes (it vanished or shrank): {error}"
             ) from None
         return
-    with created_test_file(target, direct=settings.direct) as path:
-        yield str(path)
+    with created_test_file(target, direct=settings.direct, left_behind=left_behind) as area:
+        try:
+            yield area
+        except ReadOnlyTarget as error:
+            # The test file was created, so the filesystem was writable when the run began:
+            # turning read-only since is the kernel's answer to I/O errors (ext4
+            # errors=remount-ro, ext4(5)), a failing device.
+            raise DeviceFailed(
+                f"the filesystem turned read-only while being measured ({error}); "
+                "the kernel does that after I/O errors: see `dmesg`"
+            ) from None
 
 
 def _summary(result: TestResult) -> str:

@@ -8,6 +8,7 @@ MiB) wherever they are used. Sizes typed by a user ("256M", "1G") are binary, li
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 from flashmark.errors import UsageError
 
@@ -15,6 +16,9 @@ MB = 1_000_000  # decimal megabyte: the unit of MB/s everywhere flashmark shows 
 KiB = 1024
 MiB = 1024**2
 GiB = 1024**3
+
+# fio keeps sizes and offsets in 64-bit integers (unsigned long long in fio's options.c).
+MAX_SIZE_BYTES = 2**63 - 1
 
 _SIZE_SUFFIXES = {"": 1, "K": KiB, "M": MiB, "G": GiB, "T": 1024**4}
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
@@ -30,9 +34,13 @@ def parse_size(text: str) -> int:
     if match is None:
         raise UsageError(f"cannot read size {text!r}: use a number with K, M or G, e.g. 256M or 1G")
     number, suffix = match.groups()
-    size = int(float(number) * _SIZE_SUFFIXES[suffix.upper()])
+    # Exact decimal arithmetic: a float turns a long digit string into inf (OverflowError).
+    size = int(Decimal(number) * _SIZE_SUFFIXES[suffix.upper()])
     if size <= 0:
         raise UsageError(f"size {text!r} must be larger than zero")
+    if size > MAX_SIZE_BYTES:
+        shown = text if len(text) <= 24 else f"{text[:20]}... ({len(text)} characters)"
+        raise UsageError(f"size {shown!r} is too large: fio counts bytes in 64 bits")
     return size
 
 

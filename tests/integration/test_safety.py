@@ -44,6 +44,8 @@ def wait_for_fio_test(process, folder, timeout=60):
 
 def _running_test(pid):
     try:
+        if _zombie(pid):  # the preparation's fio, exited and not yet reaped: no command line
+            return False
         return "prepare.fio" not in Path(f"/proc/{pid}/cmdline").read_text()
     except OSError:
         return False
@@ -57,7 +59,11 @@ def fio_processes_using(workdir_marker):
 @pytest.mark.fio
 @pytest.mark.parametrize(
     ("sig", "status"),
-    [(signal.SIGTERM, ExitStatus.TERMINATED), (signal.SIGINT, ExitStatus.INTERRUPTED)],
+    [
+        (signal.SIGTERM, ExitStatus.TERMINATED),
+        (signal.SIGINT, ExitStatus.INTERRUPTED),
+        (signal.SIGHUP, ExitStatus.HANGUP),
+    ],
 )
 def test_a_signal_mid_test_stops_fio_and_removes_the_test_file(tmp_path, sig, status):
     process = start_run(str(tmp_path), "--size", "16M", "--runtime", "60")

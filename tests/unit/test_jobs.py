@@ -11,6 +11,9 @@ SETTINGS = Settings(
 )
 
 
+LOGS = "/tmp/flashmark-fio-abc123"
+
+
 def options(text):
     return dict(
         line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith(";")
@@ -18,40 +21,64 @@ def options(text):
 
 
 def test_write_test_is_direct_incompressible_timed_and_fsynced():
-    job = job_for_test(SEQ_WRITE, SETTINGS, "/mnt/card/.flashmark-1.tmp", readonly=False)
+    job = job_for_test(SEQ_WRITE, SETTINGS, ".flashmark-1.tmp", readonly=False, log_folder=LOGS)
     opts = options(job.text)
+    assert opts["filename"] == ".flashmark-1.tmp"
     assert opts["direct"] == "1"
+    assert opts["thread"] == "1"
     assert opts["refill_buffers"] == "1"
     assert (opts["time_based"], opts["runtime"], opts["ramp_time"]) == ("1", "8", "2")
     assert opts["end_fsync"] == "1"
     assert (opts["rw"], opts["bs"], opts["iodepth"]) == ("write", "1048576", "1")
     assert opts["lat_percentiles"] == "1"
     assert opts["percentile_list"] == "50:90:99:99.9:99.99"
-    assert opts["write_bw_log"] == "seq-write" and opts["log_avg_msec"] == "1000"
+    assert opts["write_bw_log"] == f"{LOGS}/seq-write" and opts["log_avg_msec"] == "1000"
+    assert "re-run from inside the measured folder" in job.text
     assert job.expected_s == 10
 
 
 def test_read_test_has_no_fsync_and_mixed_test_sets_the_mix():
     assert "end_fsync" not in options(
-        job_for_test(RAND_READ_4K, SETTINGS, "/f", readonly=True).text
+        job_for_test(RAND_READ_4K, SETTINGS, "/dev/sda", readonly=True, log_folder=LOGS).text
     )
-    mixed = options(job_for_test(MIXED_4K_70R_Q4, SETTINGS, "/f", readonly=False).text)
+    mixed_job = job_for_test(MIXED_4K_70R_Q4, SETTINGS, "f", readonly=False, log_folder=LOGS)
+    mixed = options(mixed_job.text)
     assert (mixed["rw"], mixed["rwmixread"], mixed["iodepth"]) == ("randrw", "70", "4")
 
 
 def test_buffered_settings_turn_direct_off():
     buffered = Settings(**{**SETTINGS.__dict__, "direct": False})
-    assert options(job_for_test(RAND_READ_4K, buffered, "/f", readonly=False).text)["direct"] == "0"
+    job = job_for_test(RAND_READ_4K, buffered, "f", readonly=False, log_folder=LOGS)
+    assert options(job.text)["direct"] == "0"
 
 
-def test_colons_in_paths_are_escaped_for_fio():
-    assert options(prepare_job(SETTINGS, "/media/a:b/x").text)["filename"] == "/media/a\\:b/x"
+@pytest.mark.parametrize(
+    "name",
+    ["/media/a:b/x", "/bad\nname", "notes#2024", "semi;colon", "${X}", " x", "x ", "/mnt/x",
+     "../x", ".", "", "/dev/../etc/x", "/dev/sd:a", "a=b", "é"],
+)  # fmt: skip
+def test_job_files_refuse_names_fio_would_reinterpret(name):
+    # fio cuts lines at ';' and '#', strips blanks, expands ${..}, splits filename= on ':'
+    # (fio/jobs.py): only generated names and the kernel's /dev/NAME may be named.
     with pytest.raises(ValueError):
-        prepare_job(SETTINGS, "/bad\nname")
+        prepare_job(SETTINGS, name)
+
+
+@pytest.mark.parametrize(
+    "folder", ["/tmp/a:b", "/tmp/a#b", "/tmp/a;b", "/tmp/${X}", "/tmp/a b", "/tmp/a\nb", "tmp", ""]
+)
+def test_log_folders_must_be_absolute_and_literal(folder):
+    with pytest.raises(ValueError):
+        job_for_test(RAND_READ_4K, SETTINGS, "f", readonly=False, log_folder=folder)
+
+
+@pytest.mark.parametrize("name", [".flashmark-12-0a1b2c3d.tmp", "/dev/mmcblk0p2", "/dev/dm-0"])
+def test_job_files_take_generated_names_and_kernel_device_nodes(name):
+    assert options(prepare_job(SETTINGS, name).text)["filename"] == name
 
 
 def test_prepare_writes_the_whole_area_once_and_is_not_time_based():
-    opts = options(prepare_job(SETTINGS, "/f").text)
+    opts = options(prepare_job(SETTINGS, "f").text)
     assert opts["size"] == str(128 * 2**20)
     assert "time_based" not in opts
     assert (opts["rw"], opts["end_fsync"]) == ("write", "1")

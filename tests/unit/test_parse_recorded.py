@@ -20,7 +20,7 @@ A1_CAPS = {"read_iops": 1500, "write_iops": 500, "read_bps": 40e6, "write_bps": 
 
 
 def replay(recordings, scenario, spec):
-    job = job_for_test(spec, SETTINGS, "/replayed", readonly=False)
+    job = job_for_test(spec, SETTINGS, "t.tmp", readonly=False, log_folder="/replayed")
     return job, ReplayRunner(recordings / scenario).run(job)
 
 
@@ -101,7 +101,8 @@ def test_a_raw_device_shrinking_to_nothing_reports_no_space(recordings):
 def test_preparation_that_fills_the_filesystem_says_choose_a_smaller_size(recordings):
     output = ReplayRunner(recordings / "no-space").run(
         dataclasses.replace(
-            job_for_test(RAND_READ_4K, SETTINGS, "/x", readonly=False), name="prepare"
+            job_for_test(RAND_READ_4K, SETTINGS, "x", readonly=False, log_folder="/w"),
+            name="prepare",
         )
     )
     with pytest.raises(NotEnoughSpace, match="--size"):
@@ -138,7 +139,7 @@ def test_a_string_where_a_number_belongs_is_quoted():
 
     document = {"jobs": [{"error": 0, "read": {"iops": "fast"}}]}
     output = FioOutput("rand-read-4k", (), 0, json.dumps(document), "", {}, 1.0)
-    job = job_for_test(RAND_READ_4K, SETTINGS, "/x", readonly=True)
+    job = job_for_test(RAND_READ_4K, SETTINGS, "x", readonly=True, log_folder="/w")
     with pytest.raises(FioOutputError, match="fast"):
         parse_test_output(RAND_READ_4K, job, output)
 

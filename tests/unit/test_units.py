@@ -44,3 +44,12 @@ def test_block_size_labels_match_test_names():
 def test_latency_keeps_three_significant_digits():
     assert format_latency_ns(1_290_000) == "1.29 ms"
     assert format_latency_ns(812_000) == "812 µs"
+
+
+def test_a_fractional_size_is_exact_and_a_huge_one_is_refused_not_overflowed():
+    assert parse_size("2.5M") == 2_621_440
+    assert parse_size("0.5k") == 512
+    with pytest.raises(UsageError, match="too large"):
+        parse_size("9" * 400)
+    with pytest.raises(UsageError, match="too large"):
+        parse_size("8388608T")  # 2**63 bytes, one past what fio can count

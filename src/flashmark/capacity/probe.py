@@ -7,24 +7,21 @@ Only a block device can be probed: a folder has no raw addresses (its filesystem
 data goes), so it gets a one-line TargetError pointing to `flashmark surface DIR`, which
 verifies a folder's free space by filling it.
 
-The restore is never interrupted half-way: SIGINT, SIGTERM and SIGHUP are held while it runs
-and take effect after it (flashmark.errors.Interrupted, exit 130/143). A SIGKILL or a power cut
-cannot be held: the backup file stays, and `flashmark capacity --restore FILE` (or the message
-of the next probe of the device, which refuses to start while it exists) puts it back.
+The restore is never interrupted half-way: inside the CLI's `signals_raise`, SIGINT, SIGTERM
+and SIGHUP are held while it runs (`signals_held`) and take effect after it
+(flashmark.errors.Interrupted, exit 130/143/129), with what was restored added to the
+message. A SIGKILL or a power cut cannot be held: the backup file stays, and
+`flashmark capacity --restore FILE` (which the next probe of the device names, refusing to
+start while the file exists) puts it back.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import stat
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
 from flashmark import __version__
 from flashmark.capacity.backup import (
@@ -47,20 +44,15 @@ from flashmark.capacity.search import BLOCK_BYTES, Findings, Progress, find_capa
 from flashmark.device_safety import claim_for_writing
 from flashmark.errors import (
     DeviceFailed,
-    ExitStatus,
     Interrupted,
     TargetError,
     TargetNotFound,
     UnsafeDevice,
     UsageError,
+    add_outcome,
 )
+from flashmark.signals import signals_held
 from flashmark.sysroot import SystemRoots
-
-_STOPS = {
-    signal.SIGINT: ExitStatus.INTERRUPTED,
-    signal.SIGTERM: ExitStatus.TERMINATED,
-    signal.SIGHUP: ExitStatus.TERMINATED,
-}
 
 Opener = Callable[[str], RawDevice]
 
@@ -182,26 +174,35 @@ def _search_and_restore(
             journal.close()
             raise
         try:
-            with held_signals():
-                outcome = journal.restore()
+            outcome = _restore(journal)
         except DeviceFailed as failed:
             raise DeviceFailed(f"{stop}; then restoring the device failed: {failed}") from stop
-        if isinstance(stop, Interrupted):
-            stopped = Interrupted(stop.signal_name, stop.exit_status)
-            stopped.args = (
-                f"stopped by {stop.signal_name}; the {outcome.ranges} range(s) the probe "
-                f"had overwritten ({outcome.bytes_restored} bytes) were restored and verified",
-            )
-            raise stopped from None
+        add_outcome(stop, _restored(outcome))
         raise
     if not journal.backing_up:
         journal.close()
         return findings, None
     if progress is not None:
         progress("restoring", 0.0)
-    with held_signals():
-        outcome = journal.restore()
-    return findings, outcome
+    return findings, _restore(journal)
+
+
+def _restore(journal: Journal) -> RestoreOutcome:
+    """The restore, which a signal must not cut in two: one arriving meanwhile is raised once
+    it is done, saying so."""
+    try:
+        with signals_held():
+            return journal.restore()
+    except Interrupted as stop:
+        add_outcome(stop, "the ranges the probe had overwritten were restored and verified first")
+        raise
+
+
+def _restored(outcome: RestoreOutcome) -> str:
+    return (
+        f"the {outcome.ranges} range(s) the probe had overwritten "
+        f"({outcome.bytes_restored} bytes) were restored and verified"
+    )
 
 
 def _restore_notes(outcome: RestoreOutcome | None) -> tuple[str, ...]:
@@ -212,34 +213,6 @@ def _restore_notes(outcome: RestoreOutcome | None) -> tuple[str, ...]:
         "were backed up through addresses that share storage with ranges restored later, "
         "which is expected on a device that wraps",
     )
-
-
-_RESTORED = "the ranges the probe had overwritten were restored and verified first"
-
-
-@contextlib.contextmanager
-def held_signals(done: str = _RESTORED) -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP wait until the block is done, then raise Interrupted whose
-    message says `done`."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received: list[int] = []
-
-    def hold(signum: int, frame: FrameType | None) -> None:
-        received.append(signum)
-
-    previous: dict[signal.Signals, Any] = {sig: signal.signal(sig, hold) for sig in _STOPS}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-    if received:
-        name = signal.Signals(received[0])
-        stopped = Interrupted(name.name, _STOPS[name])
-        stopped.args = (f"stopped by {name.name}; {done}",)
-        raise stopped
 
 
 def restore_backup_file(
@@ -265,8 +238,12 @@ def restore_backup_file(
                     f"{node} holds {device.size_bytes} bytes, the backup's device held "
                     f"{header.get('size_bytes')}: not the same device"
                 )
-            with held_signals(f"the backup was put back first; {backup} is kept"):
-                outcome = restore_records(device, records, str(backup))
+            try:
+                with signals_held():
+                    outcome = restore_records(device, records, str(backup))
+            except Interrupted as stop:
+                add_outcome(stop, f"the backup was put back first; {backup} is kept")
+                raise
         finally:
             closing = getattr(device, "close", None)
             if callable(closing):

@@ -3,21 +3,125 @@
 Only this package prints and exits. Library code raises flashmark.errors exceptions; the group
 below turns them into one line on stderr and the exit status the exception names. --debug (or
 FLASHMARK_DEBUG=1) shows the traceback as well.
+
+Commands are loaded lazily (click's "LazyGroup" pattern,
+https://click.palletsprojects.com/en/stable/complex/#lazily-loading-subcommands): a command's
+module is imported only when that command runs, and `flashmark --help` lists them from the
+table below without importing any, so that starting flashmark costs little more than starting
+Python (issue 9, "instant start"). Keep this module's imports light for the same reason.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from flashmark import __version__
-from flashmark.errors import ExitStatus, FlashmarkError
-from flashmark.store import DB_ENV
+from flashmark.errors import ExitStatus, FlashmarkError, outcomes, printable
+
+# The history database's environment variable; flashmark.store.DB_ENV says the same (a test
+# checks), named here so that the shared --db option does not import the store (sqlite3).
+DB_ENV = "FLASHMARK_DB"
+
+
+@dataclass(frozen=True)
+class LazyCommand:
+    """Where a command lives, and the summary `flashmark --help` shows without importing it."""
+
+    module: str
+    attribute: str
+    summary: str  # the first paragraph of the command's help (tests/unit/test_cli_commands.py)
+
+
+COMMANDS: dict[str, LazyCommand] = {
+    "capacity": LazyCommand(
+        "flashmark.cli.capacity",
+        "capacity_command",
+        "Find the real capacity of DEVICE (a block device such as /dev/sdb): tells a genuine "
+        "card or stick from a fake that wraps addresses, returns zeros or drops writes beyond "
+        "its real size.",
+    ),
+    "clean": LazyCommand(
+        "flashmark.cli.clean",
+        "clean_command",
+        "Remove what killed flashmark runs left in TARGET (default: here) and the temp folder.",
+    ),
+    "compare": LazyCommand(
+        "flashmark.cli.compare",
+        "compare_command",
+        "Compare saved runs (IDs from `flashmark history`) and published references side by "
+        "side: sequential MB/s, 4K random IOPS at depth 1 and 32, p99 latencies, grades and "
+        "workload times, each with its ratio to the first run.",
+    ),
+    "export": LazyCommand(
+        "flashmark.cli.export",
+        "export_command",
+        "Write saved results (IDs from `flashmark history`) to a file.",
+    ),
+    "history": LazyCommand(
+        "flashmark.cli.history",
+        "history_command",
+        "List saved results, newest first (`flashmark show ID` shows one).",
+    ),
+    "import": LazyCommand(
+        "flashmark.cli.importing",
+        "import_command",
+        "Add result files to the history: recovery files, `--json` outputs.",
+    ),
+    "monitor": LazyCommand(
+        "flashmark.cli.monitor",
+        "monitor_command",
+        "Watch a device's I/O, or record it while COMMAND runs.",
+    ),
+    "probe": LazyCommand(
+        "flashmark.cli.probe",
+        "probe_command",
+        "Identify the device under TARGET (a folder, file, partition or device; default: the "
+        "current folder): kind, registers and claimed classes of SD/eMMC cards, bus speed, "
+        "health, and the conditions on this machine that would distort a benchmark.",
+    ),
+    "profiles": LazyCommand(
+        "flashmark.cli.run",
+        "profiles_command",
+        "List the test profiles, their tests and defaults.",
+    ),
+    "references": LazyCommand(
+        "flashmark.cli.references",
+        "references_command",
+        "List the reference data set: figures published in the seed documents, not measured "
+        "here, each with its source, host board, tool, method and the unit as published.",
+    ),
+    "report": LazyCommand(
+        "flashmark.cli.report",
+        "report_command",
+        "Write an HTML report of saved runs (IDs from `flashmark history`): verdicts, device "
+        "and environment, headline bars, latency percentiles, bandwidth each second, the "
+        "block-size sweep and the device's I/O, one series per run.",
+    ),
+    "run": LazyCommand(
+        "flashmark.cli.run",
+        "run_command",
+        "Benchmark TARGET: a folder (default: the current one), a file's folder, or a block "
+        "device.",
+    ),
+    "show": LazyCommand(
+        "flashmark.cli.show",
+        "show_command",
+        "Show one saved result by its ID (from `flashmark history`).",
+    ),
+    "workload": LazyCommand(
+        "flashmark.cli.workload",
+        "workload_command",
+        "Run a real-world workload in a temporary folder under TARGET (default: here).",
+    ),
+}
 
 
 def _debug_enabled(ctx: click.Context | None) -> bool:
@@ -31,11 +135,55 @@ def _debug_enabled(ctx: click.Context | None) -> bool:
 
 
 class FlashmarkGroup(click.Group):
-    """A click group that maps flashmark's exceptions to messages and exit codes."""
+    """A click group that loads its commands when they are used (COMMANDS) and maps
+    flashmark's exceptions to messages and exit codes."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        lazy = COMMANDS.get(cmd_name)
+        if lazy is None:
+            return super().get_command(ctx, cmd_name)
+        command = getattr(importlib.import_module(lazy.module), lazy.attribute)
+        if not isinstance(command, click.Command):  # a wrong table entry: a bug
+            raise TypeError(f"{lazy.module}.{lazy.attribute} is not a click command")
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of --help, from the summaries in COMMANDS: importing every
+        command to ask for its help would undo the lazy loading."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            lazy = COMMANDS.get(name)
+            if lazy is not None:
+                rows.append((name, click.utils.make_default_short_help(lazy.summary, limit)))
+            elif (command := super().get_command(ctx, name)) is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:  # the group's own options, e.g. `flashmark --bad`
+            _usage_error(error)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as error:  # a command's options and arguments
+            _usage_error(error)
         except FlashmarkError as error:
             _report(ctx, error, f"flashmark: error: {error}", error.exit_status)
         except KeyboardInterrupt as error:
@@ -52,10 +200,24 @@ class FlashmarkGroup(click.Group):
             )
 
 
+def _usage_error(error: click.UsageError) -> NoReturn:
+    """Bad input as one line, like every other error, with the command whose --help explains
+    it; click would print the usage block and a hint first. Exit status 2 either way."""
+    if isinstance(error, click.exceptions.NoArgsIsHelpError):
+        raise error  # `flashmark` alone: its help, not an error line
+    path = error.ctx.command_path if error.ctx is not None else "flashmark"
+    click.echo(
+        f"flashmark: error: {error.format_message().rstrip('.')} (see `{path} --help`)", err=True
+    )
+    raise click.exceptions.Exit(error.exit_code)
+
+
 def _report(ctx: click.Context, error: BaseException, message: str, status: int) -> None:
     if _debug_enabled(click.get_current_context(silent=True) or ctx):
         traceback.print_exception(error, file=sys.stderr)
-    click.echo(message, err=True)
+    # What the cleanup did on the way out (the test file removed, or not) belongs on the line.
+    line = "; ".join((message, *outcomes(error)))
+    click.echo(printable(line), err=True)  # a newline in a user's folder name stays one line
     ctx.exit(int(status))
 
 
@@ -89,39 +251,3 @@ def main(debug: bool) -> None:
         flashmark history
         flashmark show 3
     """
-
-
-def _register_commands() -> None:
-    # Imported here so that each command module can import `main`-independent helpers freely.
-    from flashmark.cli import (
-        capacity,
-        clean,
-        compare,
-        export,
-        history,
-        importing,
-        monitor,
-        probe,
-        references,
-        report,
-        run,
-        workload,
-    )
-
-    main.add_command(run.run_command)
-    main.add_command(run.profiles_command)
-    main.add_command(history.history_command)
-    main.add_command(history.show_command)
-    main.add_command(probe.probe_command)
-    main.add_command(references.references_command)
-    main.add_command(monitor.monitor_command)
-    main.add_command(workload.workload_command)
-    main.add_command(export.export_command)
-    main.add_command(compare.compare_command)
-    main.add_command(report.report_command)
-    main.add_command(clean.clean_command)
-    main.add_command(importing.import_command)
-    main.add_command(capacity.capacity_command)
-
-
-_register_commands()

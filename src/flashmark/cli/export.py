@@ -12,6 +12,7 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.saved import FILE_FORMATS, RUN_ID, SUFFIX_FORMATS, load_entries, render_entries
 from flashmark.errors import UsageError
+from flashmark.signals import signals_held, signals_raise
 
 STDOUT = "-"
 
@@ -47,7 +48,13 @@ def check_output(path: Path, force: bool) -> None:
 
 def write_atomically(path: Path, text: str) -> None:
     """Write a temporary file in the same folder, then rename it over `path`: a reader (or a
-    crash) never sees a half-written file."""
+    crash) never sees a half-written file. A signal waits until that is done (and the
+    temporary file is gone), then stops flashmark with its exit status."""
+    with signals_raise(), signals_held():
+        _write_atomically(path, text)
+
+
+def _write_atomically(path: Path, text: str) -> None:
     folder = path.parent
     try:
         descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")

@@ -1,4 +1,8 @@
-"""`flashmark history` and `flashmark show ID`."""
+"""`flashmark history`: the saved results, newest first.
+
+`flashmark show ID` is in show.py: it reads whole result documents and needs their renderers,
+which `history` must not import to start fast (issue 9, "instant start").
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,9 @@ from pathlib import Path
 import click
 
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.monitor import render_summary
 from flashmark.cli.output import print_json, stdout_console
-from flashmark.cli.saved import FILE_FORMATS, RUN_ID, load_entries, render_entries
-from flashmark.document import document_to_run
-from flashmark.errors import UsageError
-from flashmark.monitor import MonitorSummary
-from flashmark.report.terminal import render_history, render_run, render_workloads
-from flashmark.saving import workload_results
+from flashmark.cli.params import COUNT
+from flashmark.report.history_table import render_history
 from flashmark.store import History
 
 
@@ -22,7 +21,7 @@ from flashmark.store import History
 @click.option("--json", "as_json", is_flag=True, help="As JSON: a list of saved results.")
 @click.option(
     "--limit",
-    type=click.IntRange(min=1),
+    type=COUNT,
     default=50,
     show_default=True,
     help="How many of the newest results.",
@@ -50,56 +49,3 @@ def history_command(as_json: bool, limit: int, db_path: Path | None, debug: bool
         click.echo("No saved results yet: `flashmark run` measures and saves one.")
     else:
         stdout_console().print(render_history(entries))
-
-
-@click.command("show")
-@click.argument("result_id", metavar="ID", type=RUN_ID)
-@click.option(
-    "--format",
-    "format_name",
-    type=click.Choice(["table", *FILE_FORMATS]),
-    default=None,
-    help="table (the terminal view, default), json (the saved document), md (Markdown for a "
-    "forum post), csv (one row per test) or html (a self-contained page).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@db_option
-@debug_option
-def show_command(
-    result_id: int, format_name: str | None, as_json: bool, db_path: Path | None, debug: bool
-) -> None:
-    """Show one saved result by its ID (from `flashmark history`).
-
-    \b
-    As a Markdown table to paste in a forum post:
-        flashmark show 3 --format md
-    Several results into one file: `flashmark export`.
-    """
-    if as_json and format_name not in (None, "json"):
-        raise UsageError(f"--json is --format json; it cannot go with --format {format_name}")
-    format_name = "json" if as_json else (format_name or "table")
-    (entry,) = load_entries(db_path, [result_id])
-    if format_name == "json":
-        print_json(dict(entry.document))
-    elif format_name != "table":
-        click.echo(render_entries([entry], format_name, "use --format json or table"), nl=False)
-    elif entry.kind == "benchmark":
-        stdout_console().print(render_run(document_to_run(dict(entry.document))))
-    elif entry.kind == "monitor":
-        document = dict(entry.document)
-        render_summary(
-            MonitorSummary.from_dict(document["summary"]),
-            str(document["device"]),
-            tuple(document.get("command") or ()),
-            document.get("exit_status"),
-        )
-    elif entry.kind == "workload":
-        stdout_console().print(render_workloads(workload_results(entry.document)))
-    elif entry.kind == "capacity":
-        from flashmark.capacity.result import CapacityResult
-        from flashmark.cli.capacity import render_capacity
-
-        capacity = CapacityResult.from_dict(entry.document).with_id(entry.id)
-        stdout_console().print(render_capacity(capacity))
-    else:
-        print_json(dict(entry.document))

@@ -23,6 +23,7 @@ from rich.table import Table
 from flashmark import __version__
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
+from flashmark.cli.params import COUNT, INTERVAL, TIMEOUT
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.errors import FlashmarkError, Interrupted, UsageError
 from flashmark.monitor import (
@@ -65,20 +66,22 @@ class _SplitAtDoubleDash(click.Command):
 @click.option(
     "--interval",
     "interval_s",
-    type=click.FloatRange(min=0.05),
+    type=INTERVAL,
     default=1.0,
     show_default=True,
+    metavar="SECONDS",
     help="Seconds between two readings of /proc/diskstats.",
 )
 @click.option(
     "--count",
-    type=click.IntRange(min=1),
+    type=COUNT,
     help="Without a command: stop after this many intervals (default: until Ctrl-C).",
 )
 @click.option(
     "--timeout",
     "timeout_s",
-    type=click.FloatRange(min=0.0, min_open=True),
+    type=TIMEOUT,
+    metavar="SECONDS",
     help="With a command: stop it after this many seconds (default: let it finish).",
 )
 @click.option(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -13,22 +14,23 @@ from rich.table import Table
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.cli.params import RUNTIME, SIZE, WORKLOAD_SCALE
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.document import run_to_document
-from flashmark.errors import ConfirmationRefused, FlashmarkError, UsageError
+from flashmark.errors import ConfirmationRefused, FlashmarkError, printable
 from flashmark.fio.jobs import job_for_test, prepare_job
-from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner
+from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
 from flashmark.leftovers import temporary_work_folder
-from flashmark.measure import Plan, default_settings, measure, plan_tests
+from flashmark.measure import Plan, default_settings, measure, plan_area, plan_tests
 from flashmark.model import Run, Settings, Target, TargetKind
 from flashmark.probe import ProbeReport, claim_findings, device_summary, probe_target
-from flashmark.profiles import PROFILES, Profile, get_profile
+from flashmark.profiles import PROFILES, get_profile
 from flashmark.report.terminal import render_run
 from flashmark.signals import signals_raise
 from flashmark.sysroot import SystemRoots
 from flashmark.target import resolve_target
-from flashmark.units import format_duration, format_size, parse_size
+from flashmark.units import format_duration, format_size
 
 # For tests and bug reports: a folder of recorded fio outputs (see fio/runner.py ReplayRunner)
 # replaces fio, so the whole command runs without fio or root. Never set in normal use.
@@ -49,14 +51,16 @@ _SHORT_RUNTIME_S = 8
 )
 @click.option(
     "--size",
-    "size_text",
+    "size_bytes",
+    type=SIZE,
     metavar="SIZE",
-    help="Test area, e.g. 256M or 1G (default per profile: quick 128M, standard 1G).",
+    help="Test area, e.g. 256M or 1G (default per profile: quick 128M, standard 1G); "
+    "rounded down to a whole number of the profile's largest block.",
 )
 @click.option(
     "--runtime",
     "runtime_s",
-    type=click.IntRange(min=1),
+    type=RUNTIME,
     metavar="SECONDS",
     help="Measured seconds per timed test (default per profile: quick 8).",
 )
@@ -78,7 +82,7 @@ _SHORT_RUNTIME_S = 8
     "--show-fio",
     is_flag=True,
     help="Print the exact fio job files (on stderr) before running them; each can be "
-    "re-run with `fio FILE`.",
+    "re-run with `fio FILE` (a folder's jobs from inside the folder).",
 )
 @click.option(
     "--destructive",
@@ -89,7 +93,7 @@ _SHORT_RUNTIME_S = 8
 @click.option("--yes", is_flag=True, help="Confirm --destructive without the typed prompt.")
 @click.option(
     "--workload-scale",
-    type=click.FloatRange(min=0.0),
+    type=WORKLOAD_SCALE,
     metavar="SCALE",
     help="Size of the real-world workloads of the standard and full profiles (package "
     "install, removal, reinstall, cold read), as a share of seed 002's desktop install "
@@ -99,7 +103,7 @@ _SHORT_RUNTIME_S = 8
 def run_command(
     target: str,
     profile_name: str,
-    size_text: str | None,
+    size_bytes: int | None,
     runtime_s: int | None,
     as_json: bool,
     db_path: Path | None,
@@ -134,15 +138,17 @@ def run_command(
     """
     roots = SystemRoots.from_environment()
     profile = get_profile(profile_name)
+    area = plan_area(profile, size_bytes)
     settings = default_settings(
         profile,
-        size_bytes=parse_size(size_text) if size_text else None,
+        size_bytes=area.size_bytes,
         runtime_s=runtime_s,
         buffered=buffered,
         destructive=destructive,
         workload_scale=workload_scale,
     )
-    _check_size(profile, settings)
+    if area.note:
+        stderr_console().print(f"note: {area.note}", highlight=False)
     clean_at_start(target)  # first: a killed run's test file may hold the space this one needs
     resolved = resolve_target(
         target, size_bytes=settings.size_bytes, destructive=destructive, roots=roots
@@ -156,7 +162,7 @@ def run_command(
     plan = plan_tests(profile, settings, resolved)
     total_s = plan.expected_seconds(settings)
     console.print(
-        f"flashmark: {profile.name} profile on {resolved.folder or resolved.path}: "
+        f"flashmark: {profile.name} profile on {printable(resolved.folder or resolved.path)}: "
         f"{len(plan.tests)} tests x {settings.ramp_s + settings.runtime_s} s"
         f"{' after preparing ' + format_size(settings.size_bytes) if plan.prepare else ''}"
         f" (about {format_duration(total_s)} plus preparation)"
@@ -173,13 +179,16 @@ def run_command(
             highlight=False,
         )
 
-    with signals_raise(), temporary_work_folder("fio") as workdir:
+    with (
+        signals_raise(),
+        temporary_work_folder("fio", Path(fio_work_parent())) as workdir,
+    ):
         replay = os.environ.get(REPLAY_ENV)
         runner: FioRunner = (
             ReplayRunner(Path(replay)) if replay else FioProcessRunner(Path(workdir))
         )
         if show_fio:
-            _print_jobs(plan, settings, resolved)
+            _print_jobs(plan, settings, resolved, runner.log_folder)
         with progress_display() as progress:
             result = measure(resolved, profile, settings, runner, progress, roots)
     result = _with_probe(result, report)
@@ -229,16 +238,6 @@ def _with_probe(result: Run, report: ProbeReport | None) -> Run:
     )
 
 
-def _check_size(profile: Profile, settings: Settings) -> None:
-    largest = max(test.block_size_bytes for test in profile.tests)
-    if settings.size_bytes < 2 * largest:
-        raise UsageError(
-            f"--size {format_size(settings.size_bytes)} is too small for the "
-            f"{profile.name} profile: its largest block is {format_size(largest)}; "
-            f"use at least {format_size(2 * largest)}"
-        )
-
-
 def _confirm_destruction(target: Target, settings: Settings, yes: bool) -> None:
     if target.kind is not TargetKind.DEVICE or yes:
         return
@@ -256,16 +255,43 @@ def _confirm_destruction(target: Target, settings: Settings, yes: bool) -> None:
         raise ConfirmationRefused(f"confirmation did not match {target.path}; nothing was written")
 
 
-def _print_jobs(plan: Plan, settings: Settings, target: Target) -> None:
+def _print_jobs(plan: Plan, settings: Settings, target: Target, log_folder: str) -> None:
+    """The jobs exactly as they will run. A folder's jobs name the test file relative to the
+    folder (fio runs inside it), so the header line says where to run them."""
     readonly = target.kind is TargetKind.DEVICE and not settings.destructive
-    jobs = [prepare_job(settings, target.path)] if plan.prepare else []
-    jobs += [job_for_test(spec, settings, target.path, readonly=readonly) for spec in plan.tests]
+    filename = target.test_file if target.kind is TargetKind.FILE else target.path
+    assert filename is not None  # resolve_target names a folder target's test file
+    jobs = [prepare_job(settings, filename)] if plan.prepare else []
+    jobs += [
+        job_for_test(spec, settings, filename, readonly=readonly, log_folder=log_folder)
+        for spec in plan.tests
+    ]
+    where = ""
+    if target.kind is TargetKind.FILE and target.folder is not None:
+        where = f"  (run it inside the folder: cd {_shell_quoted(target.folder)})"
     for job in jobs:
         print(
-            f"# ---- {job.name}.fio{'  (run with --readonly)' if job.readonly else ''}",
+            f"# ---- {job.name}.fio{'  (run with --readonly)' if job.readonly else ''}{where}",
             file=sys.stderr,
         )
         print(job.text, file=sys.stderr)
+
+
+def _shell_quoted(path: str) -> str:
+    """`path` for a shell command line, on one line: bash's $'...' when it holds control
+    characters such as a newline (bash(1), QUOTING), else POSIX single quotes."""
+    if path.isprintable():
+        return shlex.quote(path)
+    return "$'" + "".join(_bash_escape(char) for char in path) + "'"
+
+
+def _bash_escape(char: str) -> str:
+    if char in "\\'":
+        return "\\" + char
+    if char.isprintable():
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\U{code:08x}"
 
 
 @click.command("profiles")

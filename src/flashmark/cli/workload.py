@@ -12,6 +12,7 @@ from flashmark import __version__
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.report.terminal import render_workloads
@@ -33,7 +34,7 @@ _ALL = "all"
 @click.argument("target", default=".", metavar="[TARGET]", type=click.Path(path_type=Path))
 @click.option(
     "--scale",
-    type=click.FloatRange(min=0.0, min_open=True),
+    type=WORKLOAD_SCALE_POSITIVE,
     default=1.0,
     show_default=True,
     help="Size of the workload: 1 is seed 002's desktop (400 packages, ~21,000 files, "
@@ -42,9 +43,10 @@ _ALL = "all"
 @click.option(
     "--interval",
     "interval_s",
-    type=click.FloatRange(min=0.05),
+    type=INTERVAL,
     default=1.0,
     show_default=True,
+    metavar="SECONDS",
     help="Seconds between two readings of the device's I/O counters.",
 )
 @click.option(

@@ -15,11 +15,27 @@ with plain `fio FILE --output-format=json`. Options and why they are set:
 - lat_percentiles=1: percentiles of the whole latency (submission + completion), what an
   application waits for; fio reports them in JSON since 3.11 (axboe/fio issue #691).
 - write_bw_log + log_avg_msec=1000: one bandwidth sample per second, for the spread and the
-  per-second chart (fio HOWTO, "log_avg_msec").
+  per-second chart (fio HOWTO, "log_avg_msec"). The logs go to flashmark's work folder, never
+  to the measured folder.
+- thread=1: jobs run as threads of fio's one process instead of forked processes (fio HOWTO,
+  "thread"). fio 3.33 puts forked job processes in sessions of their own, where a stopped or
+  killed fio left them writing; as threads they live and die with the process flashmark
+  supervises (fio/runner.py). The I/O path is the same: each job still submits from its own
+  thread, one job per test.
+
+Paths are data, never syntax. fio's job-file parser cuts a line at the first ';' or '#'
+(fio-3.33 parse.c, strip_blank_end), strips blanks and control characters at both ends, expands
+`${VAR}` and the reserved `$pagesize`, `$mb_memory`, `$ncpus` (HOWTO "Environment variables",
+"Reserved keywords"), and `filename=` splits on ':' (HOWTO "filename"). A folder called
+`notes#2024` became `notes`. So no user string ever goes in a job file: a folder's test file is
+a generated name relative to fio's working directory (the runner starts fio inside the folder,
+opened once and checked, target.py), a device is the kernel's `/dev/NAME`, and the log folder is
+flashmark's own work folder; each must match the patterns below or building the job fails.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from flashmark import __version__
@@ -29,9 +45,27 @@ from flashmark.units import MiB
 PERCENTILES = ("50", "90", "99", "99.9", "99.99")
 BW_LOG_INTERVAL_MS = 1000
 PREPARE_JOB_NAME = "prepare"
+# The preparation writes in 1 MiB blocks. fio writes no partial last block: the test area must
+# be a whole number of them (measure.plan_area rounds it), or the preparation falls short.
+PREPARE_BLOCK_BYTES = MiB
 # A size-based preparation that has not finished after this long is stopped and reported:
 # the device writes slower than 1 GiB per ~20 min, and the user should pick a smaller --size.
 PREPARE_TIME_LIMIT_S = 1800
+
+# What a job file may name (see the module doc): characters fio's parser takes literally.
+_RELATIVE_NAME = re.compile(r"\.?[A-Za-z0-9][A-Za-z0-9._-]*")  # a test file in fio's cwd
+_DEVICE_NODE = re.compile(r"/dev/[A-Za-z0-9][A-Za-z0-9._-]*")  # the kernel's name of a device
+_FOLDER = re.compile(r"(/[A-Za-z0-9._+-]+)+")  # an absolute folder (fio's logs)
+
+
+def is_fio_literal_folder(path: str) -> bool:
+    """True when fio's job parser reads `path` (an absolute folder) exactly as it is."""
+    return _FOLDER.fullmatch(path) is not None
+
+
+def is_fio_literal_device(path: str) -> bool:
+    """True when `path` is a /dev node name fio's job parser reads exactly as it is."""
+    return _DEVICE_NODE.fullmatch(path) is not None
 
 
 @dataclass(frozen=True)
@@ -50,9 +84,15 @@ class FioJob:
     bw_log_prefix: str | None
 
 
-def job_for_test(spec: TestSpec, settings: Settings, filename: str, *, readonly: bool) -> FioJob:
-    """The fio job measuring one test of a profile against `filename` (test file or device)."""
-    lines = _header(f"test {spec.name} ({spec.description}), profile {settings.profile}")
+def job_for_test(
+    spec: TestSpec, settings: Settings, filename: str, *, readonly: bool, log_folder: str
+) -> FioJob:
+    """The fio job measuring one test of a profile against `filename`: a generated test-file
+    name relative to fio's working directory, or a device's /dev/NAME. Its bandwidth log goes to
+    `log_folder` (absolute). Both must be literal to fio's parser, else ValueError (a bug)."""
+    if not is_fio_literal_folder(log_folder):
+        raise ValueError(f"fio would not read this log folder literally: {log_folder!r}")
+    lines = _header(f"test {spec.name} ({spec.description}), profile {settings.profile}", filename)
     lines += _global_options(settings, filename)
     lines += [
         "time_based=1",
@@ -62,7 +102,7 @@ def job_for_test(spec: TestSpec, settings: Settings, filename: str, *, readonly:
         "norandommap=1",
         "lat_percentiles=1",
         f"percentile_list={':'.join(PERCENTILES)}",
-        f"write_bw_log={spec.name}",
+        f"write_bw_log={log_folder}/{spec.name}",
         f"log_avg_msec={BW_LOG_INTERVAL_MS}",
         "",
         f"[{spec.name}]",
@@ -92,14 +132,14 @@ def prepare_job(settings: Settings, filename: str) -> FioJob:
     """Write the whole test area once, so reads read written data (not holes or unwritten
     extents, which a filesystem answers without touching the device) and fio does not lay out
     the file itself."""
-    lines = _header("prepare: write the whole test area once before the tests")
+    lines = _header("prepare: write the whole test area once before the tests", filename)
     lines += _global_options(settings, filename)
     lines += [
         f"runtime={PREPARE_TIME_LIMIT_S}",
         "",
         f"[{PREPARE_JOB_NAME}]",
         "rw=write",
-        f"bs={MiB}",
+        f"bs={PREPARE_BLOCK_BYTES}",
         "iodepth=4",
         "end_fsync=1",
     ]
@@ -115,24 +155,29 @@ def prepare_job(settings: Settings, filename: str) -> FioJob:
     )
 
 
-def _header(what: str) -> list[str]:
-    return [
-        f"; flashmark {__version__}: {what}",
-        "; re-run with: fio THIS_FILE --output-format=json",
-        "[global]",
-    ]
+def _header(what: str, filename: str) -> list[str]:
+    if filename.startswith("/"):
+        how = "; re-run with: fio THIS_FILE --output-format=json"
+    else:
+        how = (
+            "; re-run from inside the measured folder (filename= is relative to it): "
+            "fio THIS_FILE --output-format=json"
+        )
+    return [f"; flashmark {__version__}: {what}", how, "[global]"]
 
 
 def _global_options(settings: Settings, filename: str) -> list[str]:
-    if "\n" in filename:
-        raise ValueError(f"a path with a newline cannot go in a fio job file: {filename!r}")
-    # fio splits filename= on ':' into several files; the HOWTO says to escape it with '\'.
-    escaped = filename.replace(":", "\\:")
+    if not (_RELATIVE_NAME.fullmatch(filename) or _DEVICE_NODE.fullmatch(filename)):
+        raise ValueError(
+            f"fio would not read this file name literally: {filename!r}; job files only name "
+            "generated test files and /dev nodes"
+        )
     return [
-        f"filename={escaped}",
+        f"filename={filename}",
         f"size={settings.size_bytes}",
         f"ioengine={settings.ioengine}",
         f"direct={1 if settings.direct else 0}",
+        "thread=1",
         "refill_buffers=1",
         "group_reporting=1",
     ]

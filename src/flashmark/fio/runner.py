@@ -4,33 +4,64 @@
 bandwidth logs from tests/data) so the whole CLI can be tested without fio or root, the way
 hyperfine tests with a mock executor.
 
-Subprocess hygiene: argv lists, LC_ALL=C, a timeout per job, fio in its own process group so
-that on any exception (Ctrl-C, SIGTERM, a timeout) the whole group is stopped and reaped before
-the exception goes on; stderr is kept for the error message.
+Subprocess hygiene: argv lists, LC_ALL=C, a timeout per job, stderr kept for the message.
+Nothing fio starts outlives a run (`_Supervisor`):
+- fio runs its jobs as threads of one process (`thread=1` in every job, fio/jobs.py), so that
+  process is the whole of fio: fio 3.33 forks job processes into sessions of their own, and
+  killing the main process left them writing.
+- fio is started in a session and process group of its own, which is signalled as a whole.
+- `setpriv --pdeathsig KILL` (util-linux, setpriv(1); prctl(2) PR_SET_PDEATHSIG) makes the
+  kernel kill fio when flashmark dies, even by SIGKILL, which no cleanup code survives.
+  (preexec_fn could call prctl itself, but it is unsafe with threads, and the device monitor
+  runs one; subprocess docs, "preexec_fn".)
+- every exit path (success, an error, a timeout, a signal, even one arriving during the
+  cleanup) stops fio, kills whatever is left in its group or of its family (psutil, which
+  checks a pid still names the same process before signalling it) and reaps it before the
+  run returns: only then may the caller remove the test file.
+
+In a folder, fio's working directory is the folder itself, opened once by the caller
+(target.py) and reached through the descriptor (`folder_fd`, proc(5) /proc/self/fd), so the
+job file names only a generated relative file name and renaming the folder's path cannot
+redirect fio. fio's own files (job file, JSON output, bandwidth logs) live in `workdir`,
+whose path must be literal to fio's job parser (`fio_work_parent`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from flashmark.errors import FioFailed, FioNotFound, FioTooOld
-from flashmark.fio.jobs import FioJob
+import psutil
+
+from flashmark.errors import EnvironmentProblem, FioFailed, FioNotFound, FioTooOld, Interrupted
+from flashmark.fio.jobs import FioJob, is_fio_literal_folder
+from flashmark.signals import signals_held
 
 # Needed: JSON bw_bytes / *_ns fields (fio 3.0) and lat_percentiles honoured in JSON output
 # (fixed after fio-3.10, axboe/fio issue #691).
 MINIMUM_FIO_VERSION = (3, 11)
+# fio ends its jobs and writes its output on SIGTERM; after this long it gets SIGKILL.
+_TERMINATE_GRACE_S = 10.0
+# SIGKILL cannot be caught, but a process in uninterruptible I/O (a device that stopped
+# answering) only dies when that I/O returns.
+_KILL_GRACE_S = 30.0
+_POLL_S = 0.1
+_FAMILY_POLL_S = 1.0
+# Temporary folders tried, in order, when TMPDIR's path is not literal to fio's parser.
+_FALLBACK_TEMP_FOLDERS = ("/tmp", "/var/tmp")
 
 ProgressCallback = Callable[[float | None, str], None]
 """Called with (fraction done 0..1 or None when unknown, fio's status text)."""
@@ -48,9 +79,22 @@ class FioOutput:
 
 
 class FioRunner(Protocol):
+    @property
+    def log_folder(self) -> str:
+        """Where fio writes bandwidth logs: the folder jobs name in write_bw_log."""
+        ...
+
     def version(self) -> str: ...
 
-    def run(self, job: FioJob, on_progress: ProgressCallback | None = None) -> FioOutput: ...
+    def run(
+        self,
+        job: FioJob,
+        on_progress: ProgressCallback | None = None,
+        *,
+        folder_fd: int | None = None,
+    ) -> FioOutput:
+        """Run one job; with `folder_fd`, fio's working directory is that open folder."""
+        ...
 
 
 _VERSION_RE = re.compile(r"fio-(\d+)\.(\d+)")
@@ -79,13 +123,41 @@ def check_version(version_text: str) -> str:
 _ETA_RE = re.compile(r"\]\[(\d+(?:\.\d+)?)%\]((?:\[[^\]]*\])*?)\[eta [^\]]*\]")
 
 
+def fio_work_parent(tmpdir: str | None = None) -> str:
+    """A folder to create fio's work folder in, whose path fio's job parser reads literally
+    (write_bw_log names it, fio/jobs.py): the temporary folder (TMPDIR) when it is, else the
+    first of /tmp, /var/tmp that is. A TMPDIR like `/tmp/a#b` would be cut at the '#'."""
+    chosen = tmpdir if tmpdir is not None else tempfile.gettempdir()
+    for candidate in (chosen, *_FALLBACK_TEMP_FOLDERS):
+        if (
+            is_fio_literal_folder(candidate)
+            and os.path.isdir(candidate)
+            and os.access(candidate, os.W_OK | os.X_OK)
+        ):
+            return candidate
+    raise EnvironmentProblem(
+        f"no temporary folder fio can use: {chosen!r} holds characters fio's job files "
+        "interpret, and neither /tmp nor /var/tmp is writable; set TMPDIR to a writable "
+        "folder named with letters, digits and . _ + - only"
+    )
+
+
 class FioProcessRunner:
-    """Runs the fio binary with job files written into `workdir`."""
+    """Runs the fio binary with its job files, output and logs in `workdir`."""
 
     def __init__(self, workdir: Path, executable: str = "fio") -> None:
+        if not is_fio_literal_folder(str(workdir)):
+            raise EnvironmentProblem(
+                f"fio's work folder {str(workdir)!r} holds characters fio's job files "
+                "interpret; create it under fio_work_parent() (set TMPDIR to a plain path)"
+            )
         self.workdir = workdir
         self.executable = executable
         self._version: str | None = None
+
+    @property
+    def log_folder(self) -> str:
+        return str(self.workdir)
 
     def _resolve(self) -> str:
         path = shutil.which(self.executable)
@@ -108,7 +180,14 @@ class FioProcessRunner:
             self._version = check_version(completed.stdout + completed.stderr)
         return self._version
 
-    def run(self, job: FioJob, on_progress: ProgressCallback | None = None) -> FioOutput:
+    def run(
+        self,
+        job: FioJob,
+        on_progress: ProgressCallback | None = None,
+        *,
+        folder_fd: int | None = None,
+    ) -> FioOutput:
+        # Job names are flashmark's test names, so these are generated paths in the work folder.
         job_path = self.workdir / f"{job.name}.fio"
         output_path = self.workdir / f"{job.name}.json"
         job_path.write_text(job.text)
@@ -127,35 +206,44 @@ class FioProcessRunner:
             argv.append("--readonly")
 
         started = time.monotonic()
-        process = subprocess.Popen(
-            argv,
-            cwd=self.workdir,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            env=_fio_environment(),
-            start_new_session=True,
-        )
+        supervisor: _Supervisor | None = None
+        readers: list[threading.Thread] = []
         stderr_chunks: list[bytes] = []
-        readers = [
-            threading.Thread(target=_follow_status, args=(process, on_progress), daemon=True),
-            threading.Thread(target=_collect, args=(process.stderr, stderr_chunks), daemon=True),
-        ]
-        for reader in readers:
-            reader.start()
-        family = _FioFamily(process, str(job_path))
         try:
-            returncode = family.wait(job.timeout_s)
-        except BaseException:
-            family.stop()
-            raise
+            # A signal between starting fio and handing it to the supervisor would leave fio
+            # without an owner: it is raised once the supervisor has it.
+            with signals_held():
+                # The forked child changes into its copy of the descriptor before it runs fio:
+                # the folder that was opened and checked, whatever its path names now (proc(5),
+                # /proc/[pid]/fd). pass_fds keeps the descriptor open in the child until then.
+                process = subprocess.Popen(
+                    [*_parent_death_prefix(), *argv],
+                    cwd=f"/proc/self/fd/{folder_fd}" if folder_fd is not None else self.workdir,
+                    pass_fds=(folder_fd,) if folder_fd is not None else (),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    stdin=subprocess.DEVNULL,
+                    env=_fio_environment(),
+                    start_new_session=True,
+                )
+                supervisor = _Supervisor(process)
+            readers = [
+                threading.Thread(target=_follow_status, args=(process, on_progress), daemon=True),
+                threading.Thread(
+                    target=_collect, args=(process.stderr, stderr_chunks), daemon=True
+                ),
+            ]
+            for reader in readers:
+                reader.start()
+            supervisor.wait(job.timeout_s)
         finally:
-            # fio's job processes outlive a killed main process (they are in sessions of
-            # their own); end them so nothing keeps writing to the test file.
-            family.kill_leftovers()
+            if supervisor is not None:
+                supervisor.end()
             for reader in readers:
                 reader.join(timeout=5)
         elapsed = time.monotonic() - started
+        returncode = process.returncode
+        assert returncode is not None  # reaped by supervisor.end()
 
         logs = {
             path.name: path.read_text() for path in sorted(self.workdir.glob(f"{job.name}_bw*.log"))
@@ -175,73 +263,125 @@ def _fio_environment() -> dict[str, str]:
     return {**os.environ, "LC_ALL": "C"}
 
 
-class _FioFamily:
-    """fio's main process and the job processes it forks.
+@functools.cache
+def _parent_death_prefix() -> tuple[str, ...]:
+    """`setpriv --pdeathsig KILL --` when this setpriv has the option (util-linux >= 2.33):
+    the kernel then sends fio SIGKILL when the thread that started it dies (prctl(2),
+    PR_SET_PDEATHSIG; kept across execve). fio is started and waited for by the same thread,
+    which so outlives it. (A flashmark killed in the millisecond before setpriv sets the signal
+    leaves fio to die of SIGPIPE at its next status line, on pipes nobody reads.) Without
+    setpriv fio runs bare, and that SIGPIPE is what stops it."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return ()
+    prefix = (setpriv, "--pdeathsig", "KILL", "--")
+    try:
+        works = subprocess.run([*prefix, "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        works = False
+    return prefix if works else ()
 
-    fio puts each job process in a session of its own (seen with fio 3.33: a job's process
-    group differs from the main one), so signalling the main process group does not reach
-    them. The family is followed through /proc/PID/task/TID/children (proc(5)) while fio
-    runs, and leftovers are recognised by their command line naming this job file, so a
-    reused pid is never signalled.
+
+class _Supervisor:
+    """Waits for fio, and ends it on every path: nothing of it outlives `end()`.
+
+    fio's exit is watched with waitid(WNOWAIT) (waitid(2)), which leaves it unreaped: while the
+    exited leader is a zombie, its process group id cannot be taken by a new process, so
+    signalling the group afterwards can only reach what fio left in it. Anything fio forked
+    that left the group (fio 3.33 gives forked jobs their own sessions; with thread=1 there
+    should be none) is followed with psutil while fio runs.
     """
 
-    def __init__(self, process: subprocess.Popen[bytes], job_path: str) -> None:
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self.process = process
-        self.job_path = job_path
-        self.members: set[int] = set()
+        self.family: dict[int, psutil.Process] = {}
+        self._family_seen = 0.0
 
-    def wait(self, timeout_s: float) -> int:
+    def wait(self, timeout_s: float) -> None:
+        """Until fio exits (left unreaped); FioFailed after `timeout_s` (end() stops it)."""
         deadline = time.monotonic() + timeout_s
-        while True:
-            self.members |= _descendants(self.process.pid)
+        while not self._exited():
+            now = time.monotonic()
+            if now > deadline:
+                raise FioFailed(f"fio did not finish within {timeout_s:.0f} s and was stopped")
+            if now - self._family_seen >= _FAMILY_POLL_S:
+                self._note_family()
+                self._family_seen = now
+            time.sleep(_POLL_S)
+
+    def end(self) -> None:
+        """Stop fio if it still runs, kill what is left of it, and reap it.
+
+        A signal arriving meanwhile (Interrupted from flashmark's handler, or Python's
+        KeyboardInterrupt) must not leave fio running: the cleanup starts over, and the first
+        such exception is raised after it. (flashmark's handler raises only once per run.)"""
+        pending: BaseException | None = None
+        for _attempt in range(5):
             try:
-                return self.process.wait(timeout=0.5)
-            except subprocess.TimeoutExpired:
-                if time.monotonic() > deadline:
-                    self.stop()
+                self._end_once()
+                break
+            except (Interrupted, KeyboardInterrupt) as error:
+                if pending is None:
+                    pending = error
+        if pending is not None:
+            raise pending
+
+    def _end_once(self) -> None:
+        if self.process.returncode is not None:
+            return  # reaped: done before
+        if not self._exited():
+            self._note_family()
+            self._signal_group(signal.SIGTERM)
+            if not self._await_exit(_TERMINATE_GRACE_S):
+                self._signal_group(signal.SIGKILL)
+                if not self._await_exit(_KILL_GRACE_S):
                     raise FioFailed(
-                        f"fio did not finish within {timeout_s:.0f} s and was stopped"
-                    ) from None
+                        f"fio (pid {self.process.pid}) did not end {_KILL_GRACE_S:.0f} s after "
+                        "SIGKILL: it is stuck in I/O on the device"
+                    )
+        # The leader has exited and is not reaped yet: its group id still names fio's group,
+        # so this reaches whatever fio left in it, and nothing else.
+        self._signal_group(signal.SIGKILL)
+        _kill_all(self.family.values())
+        self.process.wait()
 
-    def stop(self) -> None:
-        """SIGTERM lets fio end its jobs and write its output; SIGKILL if it hangs."""
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    self.process.kill()
-                self.process.wait(timeout=10)
-        self.kill_leftovers()
+    def _exited(self) -> bool:
+        if self.process.returncode is not None:
+            return True
+        try:
+            status = os.waitid(os.P_PID, self.process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # already reaped elsewhere
+            return True
+        return status is not None
 
-    def kill_leftovers(self) -> None:
-        for pid in self.members:
-            if _cmdline_names(pid, self.job_path):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
+    def _await_exit(self, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while not self._exited():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(_POLL_S)
+        return True
 
+    def _signal_group(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, sig)
 
-def _descendants(pid: int) -> set[int]:
-    found: set[int] = set()
-    pending = [pid]
-    while pending:
-        current = pending.pop()
-        for children in Path(f"/proc/{current}/task").glob("*/children"):
-            with contextlib.suppress(OSError):
-                for child in children.read_text().split():
-                    if int(child) not in found:
-                        found.add(int(child))
-                        pending.append(int(child))
-    return found
+    def _note_family(self) -> None:
+        with contextlib.suppress(psutil.Error):
+            for child in psutil.Process(self.process.pid).children(recursive=True):
+                self.family.setdefault(child.pid, child)
 
 
-def _cmdline_names(pid: int, job_path: str) -> bool:
-    try:
-        return job_path.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
+def _kill_all(processes: Iterable[psutil.Process]) -> None:
+    """SIGKILL each process that still runs and wait for it; psutil refuses to signal a pid
+    that now names another process (it compares creation times)."""
+    alive = []
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+            alive.append(process)
+    if alive:
+        psutil.wait_procs(alive, timeout=_TERMINATE_GRACE_S)
 
 
 def _collect(stream: object, chunks: list[bytes]) -> None:
@@ -282,6 +422,10 @@ class ReplayRunner:
     the fio version the recordings were made with.
     """
 
+    # Replayed jobs write nothing; their job text names this folder for the bandwidth logs,
+    # the same wherever the recordings are, so replayed documents do not depend on the checkout.
+    log_folder = "/replayed"
+
     def __init__(self, recordings: Path) -> None:
         self.recordings = recordings
         self.jobs_run: list[FioJob] = []
@@ -289,7 +433,13 @@ class ReplayRunner:
     def version(self) -> str:
         return check_version((self.recordings / "version").read_text())
 
-    def run(self, job: FioJob, on_progress: ProgressCallback | None = None) -> FioOutput:
+    def run(
+        self,
+        job: FioJob,
+        on_progress: ProgressCallback | None = None,
+        *,
+        folder_fd: int | None = None,
+    ) -> FioOutput:
         self.jobs_run.append(job)
         base = self.recordings / job.name
         json_path = base.with_suffix(".json")

@@ -66,8 +66,18 @@ class RecordingRunner:
         (self.destination / "version").write_text(version + "\n")
         return version
 
-    def run(self, job: FioJob, on_progress: ProgressCallback | None = None) -> FioOutput:
-        output = self.inner.run(job, on_progress)
+    @property
+    def log_folder(self) -> str:
+        return self.inner.log_folder
+
+    def run(
+        self,
+        job: FioJob,
+        on_progress: ProgressCallback | None = None,
+        *,
+        folder_fd: int | None = None,
+    ) -> FioOutput:
+        output = self.inner.run(job, on_progress, folder_fd=folder_fd)
         save(output, self.destination)
         return output
 
@@ -137,11 +147,11 @@ def record_io_error(*, filesystem: bool) -> None:
         )
         spec = get_profile("quick").tests[3]  # rand-write-4k
         runner = FioProcessRunner(workdir)
-        filename = device.device
+        filename, folder_fd = device.device, None
         if device.mount_point is not None:  # a test file, written once so the test overwrites
-            filename = str(device.mount_point / "gone.tmp")
-            runner.run(prepare_job(settings, filename))
-        job = job_for_test(spec, settings, filename, readonly=False)
+            filename, folder_fd = "gone.tmp", _open_folder(device.mount_point)
+            runner.run(prepare_job(settings, filename), folder_fd=folder_fd)
+        job = job_for_test(spec, settings, filename, readonly=False, log_folder=runner.log_folder)
         destination.mkdir(parents=True)
         (destination / "version").write_text(runner.version() + "\n")
         backing = subprocess.run(
@@ -157,7 +167,7 @@ def record_io_error(*, filesystem: bool) -> None:
             subprocess.run(["losetup", "--set-capacity", device.device], check=True)
 
         threading.Thread(target=vanish_later, daemon=True).start()
-        save(runner.run(job), destination)
+        save(runner.run(job, folder_fd=folder_fd), destination)
     where = "a test file on ext4 on" if filesystem else "the raw"
     _describe(
         destination,
@@ -186,7 +196,8 @@ def record_no_space() -> None:
         runner = FioProcessRunner(workdir)
         destination.mkdir(parents=True)
         (destination / "version").write_text(runner.version() + "\n")
-        save(runner.run(prepare_job(settings, str(device.mount_point / "fill.tmp"))), destination)
+        folder_fd = _open_folder(device.mount_point)
+        save(runner.run(prepare_job(settings, "fill.tmp"), folder_fd=folder_fd), destination)
     _describe(destination, A1_CARD, "prepare job for a 64 MiB area in a 32 MiB ext4.")
 
 
@@ -206,13 +217,15 @@ def record_killed() -> None:
             buffered=False,
             destructive=False,
         )
+        runner = FioProcessRunner(workdir)
         job = job_for_test(
             get_profile("quick").tests[2],
             settings,
-            str(device.mount_point / "killed.tmp"),
+            "killed.tmp",
             readonly=False,
+            log_folder=runner.log_folder,
         )
-        runner = FioProcessRunner(workdir)
+        folder_fd = _open_folder(device.mount_point)
         destination.mkdir(parents=True)
         (destination / "version").write_text(runner.version() + "\n")
 
@@ -221,7 +234,7 @@ def record_killed() -> None:
             subprocess.run(["pkill", "-KILL", "-f", "rand-read-4k.fio"], check=False)
 
         threading.Thread(target=kill_later, daemon=True).start()
-        save(runner.run(job), destination)
+        save(runner.run(job, folder_fd=folder_fd), destination)
     _describe(destination, A1_CARD, "rand-read-4k; every fio process killed with SIGKILL 3 s in.")
 
 
@@ -232,6 +245,12 @@ def _describe(destination: Path, caps: DeviceCaps, how: str) -> None:
         f"IOPS, read {caps.read_bps} B/s, write {caps.write_bps} B/s (kernel block throttle on "
         f"a loop device).\n{how}\n"
     )
+
+
+def _open_folder(folder: Path) -> int:
+    """fio runs inside the folder, reached through this descriptor (fio/runner.py); it is
+    closed when the recording process ends."""
+    return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
 
 
 class _workdir:

@@ -1,0 +1,153 @@
+"""Parameter types for every number and size typed on the command line, checked while parsing.
+
+click's FloatRange lets "nan" through (every comparison with nan is false) and "inf" through
+an open maximum, and IntRange without a maximum accepts a count no SQLite LIMIT or timer can
+hold. Those values then failed far from where they were typed: `--workload-scale inf` after
+every test had run, `--interval nan` as an internal error (issue 8). These types refuse empty
+text, nan, infinities, negatives and anything out of range before the command starts, with
+click's usage error (exit status 2, one line: see FlashmarkGroup).
+
+The limits are wide on purpose: they stop typos and overflows, not unusual but sane uses.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from flashmark.errors import UsageError
+from flashmark.units import parse_size
+
+if TYPE_CHECKING:  # click >= 8.2 types ParamType by its value; 8.1 cannot subscript it
+    _FloatType = click.ParamType[float]
+    _IntType = click.ParamType[int]
+else:
+    _FloatType = _IntType = click.ParamType
+
+# Limits shared by several commands (each says why it is where it is).
+MIN_INTERVAL_S = 0.05  # /proc/diskstats counters move in jiffies; finer samples are noise
+MAX_INTERVAL_S = 3600.0  # one reading an hour is the coarsest view that still says anything
+MAX_RUNTIME_S = 86_400  # a day per test: longer is a typo (seconds taken for minutes)
+MAX_TIMEOUT_S = 30 * 86_400  # a monitored command may run a month, not forever
+# Workloads build their package set in memory: scale 10 is ~220,000 files and ~12 GB written,
+# ten times seed 002's desktop install, well past what any card test needs.
+MAX_WORKLOAD_SCALE = 10.0
+MAX_COUNT = 1_000_000_000  # counts of intervals or history rows; SQLite LIMIT is 64-bit
+
+
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _number_text(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
+
+def _range_text(minimum: float, maximum: float, min_open: bool) -> str:
+    low = f"above {_number_text(minimum)}" if min_open else f"at least {_number_text(minimum)}"
+    return f"{low} and at most {_number_text(maximum)}"
+
+
+def _quoted(value: Any) -> str:
+    """The input as typed, shortened: a 400-digit number need not be echoed whole."""
+    text = str(value)
+    return repr(text) if len(text) <= 24 else f"{text[:20]!r}... ({len(text)} characters)"
+
+
+class BoundedFloat(_FloatType):
+    """A finite decimal number within [minimum, maximum] (or (minimum, maximum])."""
+
+    name = "number"
+
+    def __init__(self, minimum: float, maximum: float, *, min_open: bool = False) -> None:
+        self.minimum = minimum
+        self.maximum = maximum
+        self.min_open = min_open
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float | int) and not isinstance(value, bool):
+            number = float(value)  # a default from the code, not typed text
+        else:
+            text = str(value).strip()
+            if not text:
+                self.fail("'' is empty: give a number", param, ctx)
+            try:
+                number = float(text)
+            except ValueError:
+                self.fail(f"{_quoted(value)} is not a number", param, ctx)
+            # Plain decimal notation only: float() also takes '1_0', 'infinity' and other
+            # scripts' digits, none of which anyone means as a number of seconds.
+            if math.isfinite(number) and not _DECIMAL.fullmatch(text):
+                self.fail(f"{_quoted(value)} is not a number", param, ctx)
+        if math.isnan(number):
+            self.fail(f"{_quoted(value)} is not a number", param, ctx)
+        if math.isinf(number):
+            self.fail(f"{_quoted(value)} is not a finite number", param, ctx)
+        below = number <= self.minimum if self.min_open else number < self.minimum
+        if below or number > self.maximum:
+            self.fail(
+                f"{_quoted(value)} is out of range: use a number "
+                f"{_range_text(self.minimum, self.maximum, self.min_open)}",
+                param,
+                ctx,
+            )
+        return number
+
+
+class BoundedInt(_IntType):
+    """A whole number within [minimum, maximum]."""
+
+    name = "integer"
+
+    def __init__(self, minimum: int, maximum: int) -> None:
+        self.minimum = minimum
+        self.maximum = maximum
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            text = str(value).strip()
+            if not text:
+                self.fail("'' is empty: give a whole number", param, ctx)
+            # ASCII digits only, as for run ids (cli/saved.py): int() would also take '1_000',
+            # '+3' and other scripts' digits.
+            if not (text.isascii() and text.isdecimal()):
+                self.fail(f"{_quoted(value)} is not a whole number", param, ctx)
+            # Past 4300 digits int() refuses (CVE-2020-10735 limit); any such number is too big.
+            number = int(text) if len(text) <= 4000 else self.maximum + 1
+        if not self.minimum <= number <= self.maximum:
+            self.fail(
+                f"{_quoted(value)} is out of range: use a whole number "
+                f"{_range_text(self.minimum, self.maximum, False)}",
+                param,
+                ctx,
+            )
+        return number
+
+
+class Size(_IntType):
+    """A size in bytes as units.parse_size reads it ("256M", "1G", "4k", "512MiB")."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        try:
+            return parse_size(str(value))
+        except UsageError as error:
+            self.fail(str(error), param, ctx)
+
+
+INTERVAL = BoundedFloat(MIN_INTERVAL_S, MAX_INTERVAL_S)
+RUNTIME = BoundedInt(1, MAX_RUNTIME_S)
+TIMEOUT = BoundedFloat(0.0, MAX_TIMEOUT_S, min_open=True)
+WORKLOAD_SCALE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE)  # 0 skips the workloads
+WORKLOAD_SCALE_POSITIVE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE, min_open=True)
+COUNT = BoundedInt(1, MAX_COUNT)
+SIZE = Size()

@@ -1,0 +1,101 @@
+"""The process entry point of `flashmark` and `python -m flashmark`: signal handlers first.
+
+Importing the command line takes a while (click, then the command that runs). A signal in that
+time used to print a KeyboardInterrupt traceback (SIGINT) or end the process without a word
+(SIGTERM, SIGHUP). So before anything else is imported, SIGINT, SIGTERM and SIGHUP get a
+handler that prints one line and exits with 128 + the signal's number, the shell's convention
+(README "Exit codes": 130, 143, 129).
+
+Exiting at once (os._exit) is right here because nothing needs undoing yet: the commands that
+create something (a test file, a work folder, a child process) replace this handler with
+flashmark.signals.signals_raise() for as long as they must clean up (saving to the history and
+renaming an export into place included), and put this handler back when they end.
+
+Only contextlib, os, signal and sys (Python's own start-up loads most of them) are imported before
+install_stop_handlers(): every import before it widens the window in which Python's own
+KeyboardInterrupt handler is in charge.
+"""
+
+# No `from __future__ import annotations` here, unlike elsewhere: it is one more module to
+# import before the handlers are set, and Python 3.11 evaluates these annotations anyway.
+import os
+import sys
+
+try:
+    import contextlib
+    import signal
+    from types import FrameType
+except KeyboardInterrupt:  # Ctrl-C while these load (Python's handler): the same answer
+    os.write(2, b"flashmark: stopped by SIGINT\n")
+    os._exit(130)
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def exit_status_for(signum: int) -> int:
+    """128 + the signal's number: what a shell reports for a process killed by it."""
+    return 128 + signum
+
+
+def stop_at_once(signum: int, frame: FrameType | None) -> None:
+    """Say which signal stopped flashmark, in one line, and exit with its status."""
+    for sig in STOP_SIGNALS:  # a second signal must not cut the line or change the status
+        signal.signal(sig, signal.SIG_IGN)
+    # os.write, not print: the handler may run while the main thread is inside sys.stderr's
+    # own write, and a buffered stream refuses a reentrant call.
+    # OSError: stderr closed or a broken pipe; the exit status still says what happened.
+    with contextlib.suppress(OSError):
+        os.write(2, f"flashmark: stopped by {signal.Signals(signum).name}\n".encode())
+    os._exit(exit_status_for(signum))
+
+
+def install_stop_handlers() -> None:
+    for sig in STOP_SIGNALS:
+        # An ignored signal stays ignored: `nohup flashmark run` must survive its SIGHUP, and a
+        # shell starts background jobs with SIGINT ignored.
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, stop_at_once)
+
+
+def main() -> None:
+    """The console script `flashmark` (pyproject.toml) and `python -m flashmark`."""
+    try:
+        install_stop_handlers()
+    except KeyboardInterrupt:  # a Ctrl-C that Python's handler took just before ours was set
+        stop_at_once(signal.SIGINT, None)
+    from flashmark.cli import main as command_line
+
+    try:
+        # prog_name: `python -m flashmark --help` would otherwise print "Usage: python -m ...".
+        command_line(prog_name="flashmark")
+        status = 0
+    except SystemExit as done:  # how click ends every command, success included
+        status = _exit_status(done.code)
+    _exit(status)
+
+
+def _exit_status(code: object) -> int:
+    """What Python makes of SystemExit(code): None is 0, a number itself, text is 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    with contextlib.suppress(OSError, ValueError):
+        print(code, file=sys.stderr)
+    return 1
+
+
+def _exit(status: int) -> None:
+    """Flush what was printed and end the process, skipping the interpreter's teardown.
+
+    The teardown first puts the default action back on every signal (CPython's
+    _PySignal_Fini) and then spends tens of milliseconds freeing modules: a Ctrl-C then would
+    kill the process by the signal instead of giving its documented status. Nothing is lost by
+    skipping it: flashmark's threads are daemons that were stopped, its files are closed by
+    `with` blocks, and stdout and stderr are flushed here.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        # A reader that went away (`flashmark history | head -1`) is not an error of ours.
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
