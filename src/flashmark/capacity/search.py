@@ -73,7 +73,7 @@ Progress = Callable[[str, float], None]
 @dataclass(frozen=True)
 class Observation:
     offset: int
-    phase: str  # "survey-ruler", "survey-window", "bisect", "modulus", "confirm"
+    phase: str  # "survey-ruler", "survey-window", "bisect", "confirm" (a wrap size alone)
     found: Found
     origin: int | None = None
     own_sectors: int = 0  # leading sectors of the block that held their data
