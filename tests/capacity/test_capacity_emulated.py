@@ -207,3 +207,21 @@ def test_destructive_asks_and_then_skips_the_backup(emulated_flash, tmp_path):
         True,
     )
     assert backups(tmp_path) == []
+
+
+def test_a_mounted_device_is_refused_and_left_alone(emulated_flash, tmp_path):
+    device = emulated_flash(FlashModel(claimed_bytes=64 * MiB))
+    subprocess.run(["mkfs.ext4", "-q", "-F", device.path], check=True, timeout=60)
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    subprocess.run(["mount", device.path, str(mount)], check=True, timeout=60)
+    try:
+        device.reset()
+        refused = capacity([device.path, "--no-save"], tmp_path / "state")
+        written = _written(device)  # before the unmount, which writes the superblock
+    finally:
+        subprocess.run(["umount", str(mount)], check=True, timeout=60)
+    assert refused.returncode == 4
+    assert f"refusing to write to {device.path}" in refused.stderr
+    assert f"mounted on {mount}" in refused.stderr
+    assert written == 0
