@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flashmark.capacity.result import CAPACITY_SCHEMA, CapacityResult
 from flashmark.document import SCHEMA as RESULT_SCHEMA
 from flashmark.document import document_to_run
 from flashmark.errors import HistoryError, ResultFormatError, UsageError
@@ -30,7 +31,12 @@ from flashmark.monitor import MONITOR_SCHEMA, MonitorSummary
 from flashmark.workloads.result import WORKLOAD_SCHEMA, WorkloadResult
 
 # The documents the history keeps, by schema, and the kind each is kept as.
-KINDS = {RESULT_SCHEMA: "benchmark", MONITOR_SCHEMA: "monitor", WORKLOAD_SCHEMA: "workload"}
+KINDS = {
+    RESULT_SCHEMA: "benchmark",
+    MONITOR_SCHEMA: "monitor",
+    WORKLOAD_SCHEMA: "workload",
+    CAPACITY_SCHEMA: "capacity",
+}
 UNSAVED_FOLDER = Path("flashmark") / "unsaved"
 # In the temporary folder (shared by every user) the files are named, not foldered: mkstemp
 # makes each name unique and private (0600), which a shared fixed folder name would not.
@@ -72,6 +78,9 @@ def entry_for(document: Mapping[str, Any]) -> HistoryEntry:
         return HistoryEntry("monitor", device, " ".join(command) or "live", document)
     if schema == WORKLOAD_SCHEMA:
         return _workload_entry(document)
+    if schema == CAPACITY_SCHEMA:
+        capacity = CapacityResult.from_dict(document)  # reads every field
+        return HistoryEntry("capacity", capacity.device, capacity.verdict, document)
     known = ", ".join(KINDS)
     name, _, version = str(schema).rpartition("/")
     if any(k.rpartition("/")[0] == name for k in KINDS):

@@ -41,6 +41,13 @@ class LazyCommand:
 
 
 COMMANDS: dict[str, LazyCommand] = {
+    "capacity": LazyCommand(
+        "flashmark.cli.capacity",
+        "capacity_command",
+        "Find the real capacity of DEVICE (a block device such as /dev/sdb): tells a genuine "
+        "card or stick from a fake that wraps addresses, returns zeros or drops writes beyond "
+        "its real size.",
+    ),
     "clean": LazyCommand(
         "flashmark.cli.clean",
         "clean_command",

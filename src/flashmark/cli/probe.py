@@ -2,26 +2,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
 import click
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from flashmark.cli import debug_option
+from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.errors import HistoryError
+from flashmark.passport import Passport, passports_for
 from flashmark.probe import probe_target
 from flashmark.probe.model import ProbeReport
 from flashmark.report.describe import device_facts, environment_facts
+from flashmark.store import History, StoredResult
 from flashmark.sysroot import SystemRoots
 
 
 @click.command("probe")
 @click.argument("target", required=False, default=".", metavar="[TARGET]")
-@click.option("--json", "as_json", is_flag=True, help='As JSON ("schema": "flashmark.probe/1").')
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='As JSON ("schema": "flashmark.probe/1", with "passports" for cards).',
+)
+@db_option
 @debug_option
-def probe_command(target: str, as_json: bool, debug: bool) -> None:
+def probe_command(target: str, as_json: bool, db_path: Path | None, debug: bool) -> None:
     """Identify the device under TARGET (a folder, file, partition or device; default: the
     current folder): kind, registers and claimed classes of SD/eMMC cards, bus speed,
     health, and the conditions on this machine that would distort a benchmark.
@@ -34,16 +44,31 @@ def probe_command(target: str, as_json: bool, debug: bool) -> None:
     Recorded trees: FLASHMARK_SYSFS_ROOT, FLASHMARK_PROCFS_ROOT, FLASHMARK_DEBUGFS_ROOT.
     """
     report = probe_target(target, SystemRoots.from_environment())
-    if as_json:
-        print_json(report.to_dict())
-    else:
-        stdout_console().print(render_probe(report))
     errors = stderr_console()
+    passports = _passports(report, db_path, errors.print)
+    if as_json:
+        print_json({**report.to_dict(), "passports": [p.to_dict() for p in passports]})
+    else:
+        stdout_console().print(render_probe(report, passports))
     for warning in report.warnings:
         errors.print(Text(f"warning: {warning}", style="yellow"))
 
 
-def render_probe(report: ProbeReport) -> Group:
+def _passports(
+    report: ProbeReport, db_path: Path | None, warn: Callable[[str], None]
+) -> list[Passport]:
+    """A passport per card, with what the history (read-only) knows about the same card."""
+    if not any(device.card for device in report.devices):
+        return []
+    entries: Sequence[StoredResult] = ()
+    try:
+        entries = History.locate(db_path).list()
+    except HistoryError as error:  # the passport without history; the probe goes on
+        warn(f"warning: the history could not be read for the card passport: {error}")
+    return passports_for(report, entries)
+
+
+def render_probe(report: ProbeReport, passports: Sequence[Passport] = ()) -> Group:
     parts: list[Table | Text] = [
         Text(f"{report.target_type} {report.resolved}", style="bold"),
         _section(
@@ -52,11 +77,29 @@ def render_probe(report: ProbeReport) -> Group:
     ]
     for device in report.devices:
         parts.append(_section(f"Device {device.name}", device_facts(device, detail=True)))
+        for passport in passports:
+            if passport.device == device.name:
+                parts.append(_passport_section(passport))
     environment = environment_facts(report.environment, detail=True)
     parts.append(_section("Environment", environment))
     if report.notes:
         parts.append(_section("Notes", (("", note) for note in report.notes)))
     return Group(*parts)
+
+
+def _passport_section(passport: Passport) -> Table:
+    rows = [("verdict", passport.verdict)]
+    for point in passport.points:
+        detail = "; ".join(part for part in (point.evidence, point.source) if part)
+        rows.append(
+            (f"{point.topic} {point.status}", f"{point.text}" + (f"  [{detail}]" if detail else ""))
+        )
+    if passport.seen_before:
+        seen = ", ".join(str(result_id) for result_id in passport.seen_before)
+        rows.append(("seen before", f"results {seen} (`flashmark show ID`)"))
+    else:
+        rows.append(("seen before", "never: this card (by CID) is not in the history"))
+    return _section(f"Passport {passport.device}", rows)
 
 
 def _section(title: str, rows: Iterable[tuple[str, str]]) -> Table:

@@ -60,5 +60,11 @@ def show_command(
         )
     elif entry.kind == "workload":
         stdout_console().print(render_workloads(workload_results(entry.document)))
+    elif entry.kind == "capacity":
+        from flashmark.capacity.result import CapacityResult
+        from flashmark.cli.capacity import render_capacity
+
+        capacity = CapacityResult.from_dict(entry.document).with_id(entry.id)
+        stdout_console().print(render_capacity(capacity))
     else:
         print_json(dict(entry.document))

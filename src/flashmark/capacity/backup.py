@@ -1,0 +1,210 @@
+"""The undo log of a non-destructive capacity probe: every range is read and kept before the
+probe first writes it, and put back (newest first) when the probe ends, however it ends.
+
+Why newest first is exact, also on a device whose addresses wrap: each range is backed up
+before the probe's first write to it, so for every piece of flash the *earliest* backup that
+covers it (through whichever address) holds its original content; restoring in reverse order
+writes that earliest backup last. Backups taken after the probe has written somewhere may hold
+probe data when two addresses share storage (a wrapping fake); they are marked `pre_write =
+False` and only those may read back differently after the restore.
+
+The log is kept in memory and in a file (fsync'd before the writes it covers), so that even
+after a SIGKILL or a power cut `flashmark capacity --restore FILE` puts the blocks back. The
+file lives on another device than the one probed: a folder on the probed device would be a
+mounted filesystem, which the write claim refuses.
+
+File format (version 1): the line b"FLASHMARK-CAPACITY-BACKUP/1\\n", a JSON header line, then
+records: b"R" + offset (u64 BE) + length (u32 BE) + pre_write (u8) + the bytes. A record cut
+short at the end (killed while appending, before its fsync) is ignored: its write never
+happened, because the write follows the fsync.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import struct
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from flashmark.capacity.rawdev import RawDevice
+from flashmark.errors import DeviceFailed, UsageError
+
+MAGIC = b"FLASHMARK-CAPACITY-BACKUP/1\n"
+_RECORD = struct.Struct(">cQIB")
+BACKUP_FOLDER = Path("flashmark") / "capacity-backups"
+
+
+def backup_folder(environ: Mapping[str, str] | None = None) -> Path:
+    """$XDG_STATE_HOME/flashmark/capacity-backups (XDG_STATE_HOME defaults to ~/.local/state)."""
+    env = os.environ if environ is None else environ
+    state_home = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state_home) / BACKUP_FOLDER
+
+
+@dataclass(frozen=True)
+class Record:
+    offset: int
+    data: bytes
+    pre_write: bool  # taken before the probe wrote anything
+
+
+@dataclass(frozen=True)
+class RestoreOutcome:
+    ranges: int
+    bytes_restored: int
+    differing_after_aliasing: int  # ranges backed up after writes began that read differently
+
+
+class Journal:
+    """Writes to `device` through the undo log, kept in memory and, with `path`, in that file.
+    `backup=False` (--destructive) writes without backing anything up."""
+
+    def __init__(self, device: RawDevice, path: Path | None, *, backup: bool = True) -> None:
+        self.device = device
+        self.path = path if backup else None
+        self.backing_up = backup
+        self.records: list[Record] = []
+        self._seen: set[tuple[int, int]] = set()
+        self._writes_started = False
+        self._stream: BinaryIO | None = None
+        if self.path is not None:
+            self._stream = self.path.open("ab")
+
+    def write(self, writes: Sequence[tuple[int, bytes]]) -> None:
+        """Back up what these writes will overwrite (once per range), persist it, then write."""
+        if self.backing_up:
+            fresh = [(o, len(d)) for o, d in writes if (o, len(d)) not in self._seen]
+            for offset, length in fresh:
+                self._seen.add((offset, length))
+                record = Record(offset, self.device.read(offset, length), not self._writes_started)
+                self.records.append(record)
+                if self._stream is not None:
+                    self._stream.write(_RECORD.pack(b"R", offset, length, int(record.pre_write)))
+                    self._stream.write(record.data)
+            if fresh and self._stream is not None:
+                self._stream.flush()
+                os.fsync(self._stream.fileno())
+        self._writes_started = True
+        for offset, data in writes:
+            self.device.write(offset, data)
+
+    def restore(self) -> RestoreOutcome:
+        """Put every backed-up range back (newest first) and check it; the file is removed when
+        everything checked out. DeviceFailed (file kept) when a range does not read back."""
+        outcome = restore_records(self.device, self.records, self._name())
+        self.close()
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+        return outcome
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
+    def _name(self) -> str:
+        return str(self.path) if self.path else "memory"
+
+
+def restore_records(device: RawDevice, records: Sequence[Record], source: str) -> RestoreOutcome:
+    for record in reversed(records):
+        device.write(record.offset, record.data)
+    device.sync()
+    differing = 0
+    failed: list[int] = []
+    for record in records:
+        if device.read(record.offset, len(record.data)) == record.data:
+            continue
+        if record.pre_write:
+            failed.append(record.offset)
+        else:
+            differing += 1
+    if failed:
+        where = ", ".join(str(offset) for offset in failed[:5])
+        raise DeviceFailed(
+            f"the device did not read back {len(failed)} restored range(s) (at bytes {where}"
+            f"{', ...' if len(failed) > 5 else ''}); the backup stays in {source}"
+        )
+    return RestoreOutcome(len(records), sum(len(r.data) for r in records), differing)
+
+
+def create_backup_file(folder: Path, device_name: str, header: Mapping[str, Any]) -> Path:
+    """A new backup file holding only its header, fsync'd with its folder entry."""
+    folder.mkdir(parents=True, exist_ok=True)
+    descriptor, name = tempfile.mkstemp(
+        dir=folder, prefix=f"{device_name.replace('/', '_')}-", suffix=".backup"
+    )
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            stream.write(MAGIC)
+            stream.write(json.dumps(dict(header), sort_keys=True).encode() + b"\n")
+            stream.flush()
+            os.fsync(stream.fileno())
+        _fsync_folder(folder)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
+    return Path(name)
+
+
+def _fsync_folder(folder: Path) -> None:
+    # The new name must survive a crash too (fsync(2): syncing the file does not sync the
+    # directory entry).
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def read_backup(path: Path) -> tuple[dict[str, Any], list[Record]]:
+    """Header and records of a backup file; UsageError naming the file if it is not one."""
+    try:
+        with path.open("rb") as stream:
+            if stream.readline() != MAGIC:
+                raise UsageError(f"{path} is not a flashmark capacity backup")
+            try:
+                header = json.loads(stream.readline())
+            except ValueError:
+                raise UsageError(f"{path}: the backup's header is damaged") from None
+            if not isinstance(header, dict):
+                raise UsageError(f"{path}: the backup's header is damaged")
+            return header, list(_records(stream))
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror}") from None
+
+
+def _records(stream: BinaryIO) -> Iterator[Record]:
+    while True:
+        head = stream.read(_RECORD.size)
+        if len(head) < _RECORD.size:
+            return  # end, or a record cut short before its fsync (its write never happened)
+        tag, offset, length, pre_write = _RECORD.unpack(head)
+        if tag != b"R":
+            return
+        data = stream.read(length)
+        if len(data) < length:
+            return
+        yield Record(offset, data, bool(pre_write))
+
+
+def backups_for(folder: Path, majmin: str) -> list[Path]:
+    """Backup files holding blocks of the device `majmin` ("8:16") that were not put back.
+
+    A file without records is skipped: nothing was written under it (a probe that is just
+    starting, or one stopped before its first write)."""
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.glob("*.backup")):
+        with contextlib.suppress(UsageError):
+            header, records = read_backup(path)
+            if header.get("majmin") == majmin and records:
+                found.append(path)
+    return found

@@ -1,0 +1,256 @@
+"""One capacity probe from start to end: refuse what must not be written, claim the device,
+back up, search, restore and verify, whatever stops it in between.
+
+    result = probe_device_capacity("/dev/sdb", roots, destructive=False)
+
+Only a block device can be probed: a folder has no raw addresses (its filesystem decides where
+data goes), so it gets a one-line TargetError pointing to `flashmark surface DIR`, which
+verifies a folder's free space by filling it.
+
+The restore is never interrupted half-way: inside the CLI's `signals_raise`, SIGINT, SIGTERM
+and SIGHUP are held while it runs (`signals_held`) and take effect after it
+(flashmark.errors.Interrupted, exit 130/143/129), with what was restored added to the
+message. A SIGKILL or a power cut cannot be held: the backup file stays, and
+`flashmark capacity --restore FILE` (which the next probe of the device names, refusing to
+start while the file exists) puts it back.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from flashmark import __version__
+from flashmark.capacity.backup import (
+    Journal,
+    RestoreOutcome,
+    backup_folder,
+    backups_for,
+    create_backup_file,
+    read_backup,
+    restore_records,
+)
+from flashmark.capacity.rawdev import DirectDevice, RawDevice
+from flashmark.capacity.result import (
+    BackupSummary,
+    CapacityResult,
+    anomalies_of,
+    layout_dict,
+)
+from flashmark.capacity.search import BLOCK_BYTES, Findings, Progress, find_capacity
+from flashmark.device_safety import claim_for_writing
+from flashmark.errors import (
+    DeviceFailed,
+    Interrupted,
+    TargetError,
+    TargetNotFound,
+    UnsafeDevice,
+    UsageError,
+    add_outcome,
+)
+from flashmark.signals import signals_held
+from flashmark.sysroot import SystemRoots
+
+Opener = Callable[[str], RawDevice]
+
+
+def check_block_device(given: str) -> tuple[str, str]:
+    """(path, major:minor) of a block device; TargetError for anything else."""
+    path = Path(given).expanduser()
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        raise TargetNotFound(f"{given}: no such device") from None
+    except PermissionError:
+        raise TargetError(f"{given}: permission denied") from None
+    if stat.S_ISDIR(status.st_mode) or stat.S_ISREG(status.st_mode):
+        what = "a folder" if stat.S_ISDIR(status.st_mode) else "a file"
+        raise TargetError(
+            f"{given} is {what}: the capacity probe needs raw access to a block device "
+            f"(e.g. /dev/sdb); `flashmark surface {given}` verifies a folder's free space instead"
+        )
+    if not stat.S_ISBLK(status.st_mode):
+        raise TargetError(f"{given}: not a block device")
+    return str(path), f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}"
+
+
+def refuse_if_backup_left(node: str, majmin: str, folder: Path) -> None:
+    left = backups_for(folder, majmin)
+    if left:
+        raise UnsafeDevice(
+            f"an interrupted capacity probe of {node} left its backup in {left[0]}: "
+            f"`flashmark capacity --restore {left[0]}` puts those blocks back first"
+        )
+
+
+def probe_device_capacity(
+    given: str,
+    roots: SystemRoots,
+    *,
+    destructive: bool,
+    folder: Path | None = None,
+    progress: Progress | None = None,
+    opener: Opener = DirectDevice,
+    card_cid: str | None = None,
+    on_backup_file: Callable[[Path], None] | None = None,
+) -> CapacityResult:
+    """Probe `given` (a block device node). Raises TargetError kinds for what cannot be probed,
+    UnsafeDevice for what is in use, DeviceFailed when the device fails, Interrupted (after the
+    restore) when a signal stops it."""
+    node, majmin = check_block_device(given)
+    folder = backup_folder() if folder is None else folder
+    refuse_if_backup_left(node, majmin, folder)
+    nonce = os.urandom(16)
+    started = time.time()
+    with claim_for_writing(node, roots):
+        device = opener(node)
+        try:
+            path: Path | None = None
+            if not destructive:
+                header = {
+                    "device": node,
+                    "majmin": majmin,
+                    "size_bytes": device.size_bytes,
+                    "nonce": nonce.hex(),
+                    "created_at": _iso(started),
+                    "pid": os.getpid(),
+                    "flashmark_version": __version__,
+                }
+                path = create_backup_file(folder, Path(node).name, header)
+            try:
+                journal = Journal(device, path, backup=not destructive)
+                if path is not None and on_backup_file is not None:
+                    on_backup_file(path)
+            except BaseException:
+                if path is not None:  # nothing written yet: the file holds no backup
+                    path.unlink(missing_ok=True)
+                raise
+            findings, outcome = _search_and_restore(journal, nonce, progress)
+        finally:
+            closing = getattr(device, "close", None)
+            if callable(closing):
+                closing()
+    finished = time.time()
+    anomalies, total = anomalies_of(findings)
+    return CapacityResult(
+        device=node,
+        claimed_bytes=device.size_bytes,
+        real_bytes=findings.real_bytes,
+        verdict=findings.verdict,
+        behaviour=findings.behaviour,
+        granularity_bytes=findings.granularity_bytes,
+        block_bytes=BLOCK_BYTES,
+        destructive=destructive,
+        started_at=_iso(started),
+        finished_at=_iso(finished),
+        duration_s=round(finished - started, 3),
+        blocks_written=findings.blocks_written,
+        blocks_read=findings.blocks_read,
+        layout=layout_dict(findings),
+        anomalies=anomalies,
+        anomalies_total=total,
+        steps=findings.steps,
+        backup=None
+        if outcome is None
+        else BackupSummary(
+            outcome.ranges, outcome.bytes_restored, True, outcome.differing_after_aliasing
+        ),
+        card_cid=card_cid,
+        notes=findings.notes + _restore_notes(outcome),
+        flashmark_version=__version__,
+    )
+
+
+def _search_and_restore(
+    journal: Journal, nonce: bytes, progress: Progress | None
+) -> tuple[Findings, RestoreOutcome | None]:
+    try:
+        findings = find_capacity(journal, nonce, progress)
+    except BaseException as stop:
+        if not journal.backing_up:
+            journal.close()
+            raise
+        try:
+            outcome = _restore(journal)
+        except DeviceFailed as failed:
+            raise DeviceFailed(f"{stop}; then restoring the device failed: {failed}") from stop
+        add_outcome(stop, _restored(outcome))
+        raise
+    if not journal.backing_up:
+        journal.close()
+        return findings, None
+    if progress is not None:
+        progress("restoring", 0.0)
+    return findings, _restore(journal)
+
+
+def _restore(journal: Journal) -> RestoreOutcome:
+    """The restore, which a signal must not cut in two: one arriving meanwhile is raised once
+    it is done, saying so."""
+    try:
+        with signals_held():
+            return journal.restore()
+    except Interrupted as stop:
+        add_outcome(stop, "the ranges the probe had overwritten were restored and verified first")
+        raise
+
+
+def _restored(outcome: RestoreOutcome) -> str:
+    return (
+        f"the {outcome.ranges} range(s) the probe had overwritten "
+        f"({outcome.bytes_restored} bytes) were restored and verified"
+    )
+
+
+def _restore_notes(outcome: RestoreOutcome | None) -> tuple[str, ...]:
+    if outcome is None or not outcome.differing_after_aliasing:
+        return ()
+    return (
+        f"{outcome.differing_after_aliasing} restored range(s) read back differently: they "
+        "were backed up through addresses that share storage with ranges restored later, "
+        "which is expected on a device that wraps",
+    )
+
+
+def restore_backup_file(
+    backup: Path, roots: SystemRoots, *, given: str | None = None, opener: Opener = DirectDevice
+) -> tuple[str, RestoreOutcome]:
+    """Put a backup file back on its device (checked: same device number and size), verify,
+    and remove the file."""
+    header, records = read_backup(backup)
+    node = given or str(header.get("device", ""))
+    if not node:
+        raise UsageError(f"{backup} does not name its device: give it (`--restore FILE DEVICE`)")
+    node, majmin = check_block_device(node)
+    if header.get("majmin") != majmin:
+        raise UsageError(
+            f"{backup} was taken from device {header.get('majmin')} ({header.get('device')}), "
+            f"not {node} ({majmin}): give the right device"
+        )
+    with claim_for_writing(node, roots):
+        device = opener(node)
+        try:
+            if device.size_bytes != header.get("size_bytes"):
+                raise UsageError(
+                    f"{node} holds {device.size_bytes} bytes, the backup's device held "
+                    f"{header.get('size_bytes')}: not the same device"
+                )
+            try:
+                with signals_held():
+                    outcome = restore_records(device, records, str(backup))
+            except Interrupted as stop:
+                add_outcome(stop, f"the backup was put back first; {backup} is kept")
+                raise
+        finally:
+            closing = getattr(device, "close", None)
+            if callable(closing):
+                closing()
+    backup.unlink()
+    return node, outcome
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
