@@ -104,6 +104,9 @@ def _register_commands() -> None:
         references,
         report,
         run,
+        serve,
+        token,
+        upload,
         workload,
     )
 
@@ -120,6 +123,9 @@ def _register_commands() -> None:
     main.add_command(report.report_command)
     main.add_command(clean.clean_command)
     main.add_command(importing.import_command)
+    main.add_command(serve.serve_command)
+    main.add_command(upload.upload_command)
+    main.add_command(token.token_command)
 
 
 _register_commands()
