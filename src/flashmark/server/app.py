@@ -9,6 +9,7 @@ run in the thread pool, so one slow request does not hold the event loop.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import logging
@@ -35,7 +36,7 @@ from starlette.routing import Route
 from flashmark.document import document_to_run
 from flashmark.report.html import render_html_report
 from flashmark.server.intake import ACCEPTED_SCHEMAS, HEADLINE_COLUMNS, UploadRejected, parse_upload
-from flashmark.server.storage import Search, Storage, StorageError, open_storage
+from flashmark.server.storage import ResultRow, Search, Storage, StorageError, open_storage
 from flashmark.server.views import HEADLINE_LABELS, capacity, charts, row_cells, with_navigation
 
 CONFIG_ENV = "FLASHMARK_SERVE_CONFIG"  # how `serve --workers N` hands the settings to workers
@@ -207,7 +208,7 @@ def create_app(config: ServerConfig) -> Starlette:
 
     async def api_search(request: Request) -> Response:
         search = _search(request.query_params)
-        rows = await run_in_threadpool(storage().search, search)
+        rows, more = await run_in_threadpool(_page_of, storage(), search)
         root = base(request)
         results = [
             {
@@ -221,7 +222,7 @@ def create_app(config: ServerConfig) -> Starlette:
             for row in rows
         ]
         following = None
-        if len(rows) == search.limit:
+        if more:
             query = {**request.query_params, "before": str(rows[-1].id)}
             following = f"{root}/api/v1/results?{urllib.parse.urlencode(query)}"
         return JSONResponse({"results": results, "next": following}, headers=_HEADERS)
@@ -246,9 +247,9 @@ def create_app(config: ServerConfig) -> Starlette:
     # -- pages ----------------------------------------------------------------------------------
     async def browse(request: Request) -> Response:
         search = _search(request.query_params)
-        rows = await run_in_threadpool(storage().search, search)
+        rows, more = await run_in_threadpool(_page_of, storage(), search)
         following = None
-        if len(rows) == search.limit:
+        if more:
             query = {**request.query_params, "before": str(rows[-1].id)}
             following = "/?" + urllib.parse.urlencode(query)
         return page(
@@ -301,7 +302,7 @@ def create_app(config: ServerConfig) -> Starlette:
         profile = chosen.profile if chosen else _text(params, "profile")
         before = _int(params, "before", 1, _MAX_ID)
         search = Search(model=key, profile=profile, before=before, limit=_PAGE_SIZE)
-        rows = await run_in_threadpool(storage().search, search)
+        rows, more = await run_in_threadpool(_page_of, storage(), search)
         profiles = await run_in_threadpool(storage().profiles_of_model, key)
         if not profiles:
             raise Problem(404, "not-found", f"no results of the model {key} on this service")
@@ -311,7 +312,7 @@ def create_app(config: ServerConfig) -> Starlette:
                 await run_in_threadpool(storage().standing, key, chosen.profile, chosen)
             )
         following = None
-        if len(rows) == search.limit:
+        if more:
             query = {**params, "before": str(rows[-1].id)}
             following = f"/devices/{key}?" + urllib.parse.urlencode(query)
         return page(
@@ -486,6 +487,12 @@ def _search(params: Mapping[str, str]) -> Search:
         before=_int(params, "before", 1, _MAX_ID),
         limit=_int(params, "limit", 1, 200) or _PAGE_SIZE,
     )
+
+
+def _page_of(storage: Storage, search: Search) -> tuple[list[ResultRow], bool]:
+    """One page of a search, and whether another follows (one row more is asked for)."""
+    rows = storage.search(dataclasses.replace(search, limit=search.limit + 1))
+    return rows[: search.limit], len(rows) > search.limit
 
 
 def _report(documents: list[dict[str, Any]]) -> str:
