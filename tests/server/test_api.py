@@ -240,3 +240,31 @@ def test_sql_in_search_parameters_is_only_text(service: Service, documents):
             assert response.status_code == 200, response.text
             assert response.json()["results"] == [], (name, value)
     assert service.count() == 1
+
+
+def test_a_device_page_ranks_a_result_among_the_same_model_and_profile(service, documents):
+    card, virtio = documents
+    ids = [service.upload(variant(card, index)).json()["id"] for index in range(5)]
+    service.upload(virtio)  # another model: not counted
+    quick_a2 = {**variant(card, 9), "settings": {**card["settings"], "profile": "a1"}}
+    service.upload(quick_a2)  # another profile: not counted
+    storage = open_storage(service.database)
+    try:
+        row = storage.summary(ids[3])
+        assert row is not None
+        standings = {s.column: s for s in storage.standing(row.model_key, "quick", row)}
+    finally:
+        storage.close()
+    seq = standings["seq_read_bps"]
+    # variants 0..4 grow with the index: the fourth has 3 below it, none equal besides itself
+    assert (seq.count, seq.below, seq.equal) == (5, 3, 1)
+    assert seq.percentile == 70.0
+    assert sum(seq.bins) == 5 and seq.bins[0] == 1 and seq.bins[-1] == 1
+    page = service.client.get(f"/devices/{row.model_key}?result={ids[3]}")
+    assert page.status_code == 200, page.text
+    assert "percentile <strong>70</strong> of 5" in page.text
+    assert page.text.count("<rect") == 6 * 20
+    listing = service.client.get(f"/devices/{row.model_key}")
+    assert listing.status_code == 200 and "quick</a> (5)" in listing.text
+    assert "a1</a> (1)" in listing.text
+    problem(service.client.get(f"/devices/{row.model_key}?result=99"), 404, "not-found")

@@ -288,12 +288,13 @@ class Storage:
                     continue
                 width = (float(high) - float(low)) / BINS
                 bucket = self._floor(f"({column} - ?) / ?")
+                # GROUP BY 2 (the bucket's position): PostgreSQL would not see a repeated
+                # expression with its own parameters as the same one.
                 selects.append(
                     f"SELECT {index} AS k, {bucket} AS b, COUNT(*) AS n FROM results "
-                    f"WHERE model_key = ? AND profile = ? AND {column} IS NOT NULL "
-                    f"GROUP BY {bucket}"
+                    f"WHERE model_key = ? AND profile = ? AND {column} IS NOT NULL GROUP BY 2"
                 )
-                bin_parameters += [float(low), width, model_key, profile, float(low), width]
+                bin_parameters += [float(low), width, model_key, profile]
             counts: dict[int, list[int]] = {}
             if selects:
                 for k, b, n in run(" UNION ALL ".join(selects), bin_parameters).fetchall():
