@@ -103,9 +103,22 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
         log = tmp_path / f"serve-{port}.log"
         with log.open("wb") as output:
             process = subprocess.Popen(
-                [sys.executable, "-m", "flashmark", "serve", "--database", database,
-                 "--host", "127.0.0.1", "--port", str(port), *options],
-                stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+                [
+                    sys.executable,
+                    "-m",
+                    "flashmark",
+                    "serve",
+                    "--database",
+                    database,
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    *options,
+                ],
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         started.append(process)
         url = f"http://127.0.0.1:{port}"

@@ -21,8 +21,7 @@ def test_serials_host_names_and_paths_are_gone():
     original_path = document["target"]["path"]
     sent = anonymise(document, SALT)
     text = json.dumps(sent.document)
-    for secret in ("alices-pi", "/home/alice", "my card", original_path, "0x36980065",
-                   "36980065"):
+    for secret in ("alices-pi", "/home/alice", "my card", original_path, "0x36980065", "36980065"):
         assert secret not in text, secret
     cid = sent.document["probe"]["devices"][0]["card"]["cid"]
     assert cid["serial"] == 0

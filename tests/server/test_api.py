@@ -112,8 +112,15 @@ def test_downloads_stream_in_batches_past_one_query(database, documents):
 
 
 def test_malformed_bodies_are_problems_and_store_nothing(service: Service, documents):
-    for body in (b"{", b"", b"[1, 2]", b'"text"', b"\xff\xfe", b"[" * 100000,
-                 b'{"schema": "flashmark.result/1", "x": NaN}'):
+    for body in (
+        b"{",
+        b"",
+        b"[1, 2]",
+        b'"text"',
+        b"\xff\xfe",
+        b"[" * 100000,
+        b'{"schema": "flashmark.result/1", "x": NaN}',
+    ):
         response = service.upload(body)
         assert response.status_code in (400, 422), (body[:20], response.text)
         assert response.headers["content-type"] == PROBLEM
@@ -126,8 +133,9 @@ def test_wrong_schema_or_version_is_refused_naming_the_accepted_ones(service: Se
     newer = {**documents[0], "schema": "flashmark.result/2"}
     body = problem(service.upload(newer), 422, "unsupported-schema")
     assert "flashmark.result/1" in body["detail"]
-    problem(service.upload({**documents[0], "schema": "flashmark.monitor/1"}), 422,
-            "unsupported-schema")
+    problem(
+        service.upload({**documents[0], "schema": "flashmark.monitor/1"}), 422, "unsupported-schema"
+    )
     problem(service.upload({"schema": "flashmark.result/1"}), 422, "invalid-document")
     assert service.client.get("/api/v1").json()["accepted_schemas"] == ["flashmark.result/1"]
     assert service.count() == 0
@@ -169,7 +177,8 @@ def test_huge_bodies_are_refused_before_being_read_whole(make_service, documents
             yield b" " * 10_000
 
     response = service.client.post(
-        "/api/v1/results", content=chunks(),
+        "/api/v1/results",
+        content=chunks(),
         headers={"Authorization": f"Bearer {service.token}", "Content-Type": "application/json"},
     )
     problem(response, 413, "too-large")
@@ -208,8 +217,11 @@ def test_uploads_are_rate_limited_per_token(make_service, documents):
 
 
 def test_other_bad_requests_are_problems_not_crashes(service: Service, documents):
-    problem(service.upload(documents[0], **{"Content-Type": "text/plain"}), 415,
-            "unsupported-media-type")
+    problem(
+        service.upload(documents[0], **{"Content-Type": "text/plain"}),
+        415,
+        "unsupported-media-type",
+    )
     problem(service.client.get("/api/v1/results/0"), 404, "not-found")
     problem(service.client.get("/api/v1/results/99"), 404, "not-found")
     problem(service.client.get("/api/v1/results/99999999999999999999"), 404, "not-found")
@@ -219,10 +231,8 @@ def test_other_bad_requests_are_problems_not_crashes(service: Service, documents
     problem(service.client.get("/api/v1/results", params={"limit": "0"}), 400, "bad-query")
     problem(service.client.get("/api/v1/results", params={"limit": "1e9"}), 400, "bad-query")
     problem(service.client.get("/api/v1/results", params={"before": "x"}), 400, "bad-query")
-    problem(service.client.get("/api/v1/results", params={"capacity": "lots"}), 400,
-            "bad-query")
-    problem(service.client.get("/api/v1/results", params={"maker": "k" * 500}), 400,
-            "bad-query")
+    problem(service.client.get("/api/v1/results", params={"capacity": "lots"}), 400, "bad-query")
+    problem(service.client.get("/api/v1/results", params={"maker": "k" * 500}), 400, "bad-query")
     problem(service.client.get("/compare", params={"id": "1"}), 400, "bad-query")
     problem(service.client.get("/devices/NOT%20A%20KEY"), 404, "not-found")
     problem(service.client.get("/devices/sd-none"), 404, "not-found")

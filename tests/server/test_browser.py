@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -21,8 +20,9 @@ TIMEOUT_S = 120
 # The report test's flags, with the service's loopback address let through the rule that
 # sends every other name nowhere.
 FLAGS = tuple(
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1" if flag.startswith(
-        "--host-resolver-rules") else flag
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+    if flag.startswith("--host-resolver-rules")
+    else flag
     for flag in BROWSER_FLAGS
 )
 
@@ -50,9 +50,11 @@ def test_every_page_renders_quietly_and_asks_only_the_service(
     server = start_server(database)
     import urllib.request
 
-    def upload(document: dict) -> int:
+    def upload(document: dict[str, object]) -> int:
         request = urllib.request.Request(
-            f"{server.url}/api/v1/results", data=json.dumps(document).encode(), method="POST",
+            f"{server.url}/api/v1/results",
+            data=json.dumps(document).encode(),
+            method="POST",
             headers={"Authorization": f"Bearer {secret}", "Content-Type": "application/json"},
         )
         with urllib.request.urlopen(request, timeout=10) as response:
@@ -75,17 +77,28 @@ def test_every_page_renders_quietly_and_asks_only_the_service(
         profile = tmp_path / f"profile-{len(name)}-{abs(hash(name))}"
         net_log = tmp_path / f"net-{abs(hash(name))}.json"
         done = subprocess.run(
-            [chromium, *FLAGS, f"--user-data-dir={profile}", "--dump-dom",
-             f"--log-net-log={net_log}", "--enable-logging=stderr", "--v=0",
-             server.url + path],
-            capture_output=True, text=True, timeout=TIMEOUT_S, check=False,
+            [
+                chromium,
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                "--dump-dom",
+                f"--log-net-log={net_log}",
+                "--enable-logging=stderr",
+                "--v=0",
+                server.url + path,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
         )
         shutil.rmtree(profile, ignore_errors=True)
         assert done.returncode == 0, (name, done.stderr[-2000:])
         assert "</body>" in done.stdout and ("<h1" in done.stdout or "<main" in done.stdout), name
         assert console_lines(done.stderr) == [], (name, console_lines(done.stderr))
         outside = [
-            url for url in page_requests(net_log)  # the browser's own traffic left out
+            url
+            for url in page_requests(net_log)  # the browser's own traffic left out
             if not url.startswith(server.url + "/") and url.startswith(("http", "ws", "ftp"))
         ]
         assert outside == [], (name, outside)

@@ -12,7 +12,7 @@ from tests.server.conftest import Service
 
 # SQL, HTML and a spreadsheet formula in one string, in every text field.
 PAYLOAD = (
-    "=HYPERLINK(\"http://evil.invalid\",\"x\") <script>alert('x')</script>"
+    '=HYPERLINK("http://evil.invalid","x") <script>alert(\'x\')</script>'
     "<img src=x onerror=alert(1)> '; DROP TABLE results; -- \" ' & "
 )
 # Values the reader checks against a list (enums) or that the service needs to read as kinds.

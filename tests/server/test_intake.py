@@ -19,7 +19,10 @@ from tests.server.conftest import recorded, variant
 def test_facts_of_a_recorded_sd_card_result():
     facts = accept(recorded("quick-a1-card")).facts
     assert (facts.maker, facts.product, facts.medium, facts.profile) == (
-        "Kingston", "SD64G", "sd", "quick",
+        "Kingston",
+        "SD64G",
+        "sd",
+        "quick",
     )
     assert facts.capacity_bytes == 62277025792
     # CID manufacturer 0x9f, OEM "TI" (0x5449), product SD64G, revision 6.1: not the serial

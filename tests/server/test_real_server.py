@@ -34,8 +34,13 @@ MAX_SECONDS = 30.0
 
 def flashmark(*args: str, env: dict[str, str] | None = None, input: str | None = None):
     return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args], capture_output=True, text=True,
-        env={**os.environ, **(env or {})}, timeout=120, input=input, check=False,
+        [sys.executable, "-m", "flashmark", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        input=input,
+        check=False,
     )
 
 
@@ -89,16 +94,16 @@ def test_upload_sends_what_the_dry_run_shows(database, start_server, tmp_path: P
         stored = json.loads(response.read())
     assert {k: v for k, v in stored.items() if k != "id"} == shown
 
-    refused = flashmark("upload", "1", "--server", server.url,
-                        env={**env, "FLASHMARK_TOKEN": "fmk_wrong"})
+    refused = flashmark(
+        "upload", "1", "--server", server.url, env={**env, "FLASHMARK_TOKEN": "fmk_wrong"}
+    )
     assert refused.returncode == 1
     assert "refused the result: the token is not known to this service (HTTP 401" in (
         refused.stderr
     )
     unreachable = flashmark("upload", "1", "--server", "http://127.0.0.1:9", env=env)
     assert unreachable.returncode == 1 and "cannot reach" in unreachable.stderr
-    no_token = flashmark("upload", "1", "--server", server.url,
-                         env={**env, "FLASHMARK_TOKEN": ""})
+    no_token = flashmark("upload", "1", "--server", server.url, env={**env, "FLASHMARK_TOKEN": ""})
     assert no_token.returncode == 2 and "needs a token" in no_token.stderr
 
 
@@ -126,8 +131,15 @@ def test_sigkill_during_uploads_loses_no_acknowledged_result(database, start_ser
             with lock:
                 attempted += 1
             try:
-                connection.request("POST", "/api/v1/results", body=bodies[index], headers={
-                    "Authorization": f"Bearer {secret}", "Content-Type": "application/json"})
+                connection.request(
+                    "POST",
+                    "/api/v1/results",
+                    body=bodies[index],
+                    headers={
+                        "Authorization": f"Bearer {secret}",
+                        "Content-Type": "application/json",
+                    },
+                )
                 response = connection.getresponse()
                 answer = json.loads(response.read())
             except (OSError, http.client.HTTPException, ValueError):
@@ -171,6 +183,9 @@ def _stored_rows(storage: Any) -> dict[int, dict[str, Any]]:
             "SELECT id, content_hash, document, " + ", ".join(HEADLINE_COLUMNS) + " FROM results"
         ).fetchall():
             document = json.loads(zlib.decompress(bytes(row[2])))
-            rows[int(row[0])] = {"content_hash": row[1], "document": document,
-                                 "headlines": list(row[3:])}
+            rows[int(row[0])] = {
+                "content_hash": row[1],
+                "document": document,
+                "headlines": list(row[3:]),
+            }
     return rows

@@ -59,14 +59,31 @@ class ThrowawayPostgres:
                 user = pwd.getpwnam("postgres")
                 os.chown(folder, user.pw_uid, user.pw_gid)
             self._as_owner(
-                "initdb", "-D", str(folder / "data"), "-U", "postgres", "--auth=trust",
-                "-E", "UTF8", "--locale=C", "--no-sync",
+                "initdb",
+                "-D",
+                str(folder / "data"),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
             )
             options = [f"-k {folder}", "-c listen_addresses=''"]
             options += [f"-c {setting}" for setting in self.settings]
             self._as_owner(
-                "pg_ctl", "-D", str(folder / "data"), "-l", str(folder / "server.log"),
-                "-o", " ".join(options), "-w", "-t", str(TIMEOUT_S), "start",
+                "pg_ctl",
+                "-D",
+                str(folder / "data"),
+                "-l",
+                str(folder / "server.log"),
+                "-o",
+                " ".join(options),
+                "-w",
+                "-t",
+                str(TIMEOUT_S),
+                "start",
             )
             self.started = True
         except BaseException:
@@ -114,8 +131,13 @@ class ThrowawayPostgres:
         if os.geteuid() == 0:
             command = ["runuser", "-u", "postgres", "--", *command]
         done = subprocess.run(
-            command, capture_output=True, text=True, timeout=TIMEOUT_S,
-            env={**os.environ, "LC_ALL": "C"}, check=False, cwd="/",
+            command,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            env={**os.environ, "LC_ALL": "C"},
+            check=False,
+            cwd="/",
         )
         if done.returncode != 0:
             raise RuntimeError(f"{tool} failed ({done.returncode}): {done.stderr[-2000:]}")

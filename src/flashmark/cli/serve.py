@@ -33,18 +33,40 @@ def storage_for(database: str | None) -> tuple[str, bool]:
 
 @click.command("serve")
 @database_option
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on (0.0.0.0: every interface; better behind a proxy).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on (0.0.0.0: every interface; better behind a proxy).",
+)
 @click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True)
-@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Server processes (PostgreSQL only: an SQLite file has one writer).")
-@click.option("--base-url", metavar="URL",
-              help="The address users reach the service at, for links in answers "
-              "(default: the address of each request).")
-@click.option("--max-upload-bytes", type=click.IntRange(1024, 2**31), default=4 * 1024 * 1024,
-              show_default=True, help="Largest result accepted.")
-@click.option("--uploads-per-minute", type=click.FloatRange(0.01, 1e6), default=60.0,
-              show_default=True, help="Uploads each token may make a minute (per process).")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Server processes (PostgreSQL only: an SQLite file has one writer).",
+)
+@click.option(
+    "--base-url",
+    metavar="URL",
+    help="The address users reach the service at, for links in answers "
+    "(default: the address of each request).",
+)
+@click.option(
+    "--max-upload-bytes",
+    type=click.IntRange(1024, 2**31),
+    default=4 * 1024 * 1024,
+    show_default=True,
+    help="Largest result accepted.",
+)
+@click.option(
+    "--uploads-per-minute",
+    type=click.FloatRange(0.01, 1e6),
+    default=60.0,
+    show_default=True,
+    help="Uploads each token may make a minute (per process).",
+)
 @debug_option
 def serve_command(
     database: str | None,
@@ -86,16 +108,21 @@ def serve_command(
         max_upload_bytes=max_upload_bytes,
         uploads_per_minute=uploads_per_minute,
     )
-    click.echo(f"flashmark: serving {_shown(path)} at http://{host}:{port}/ (Ctrl-C stops)",
-               err=True)
+    click.echo(
+        f"flashmark: serving {_shown(path)} at http://{host}:{port}/ (Ctrl-C stops)", err=True
+    )
     log_level = "debug" if debug else "warning"
     if workers == 1:
         uvicorn.run(create_app(config), host=host, port=port, log_level=log_level)
         return
     os.environ[CONFIG_ENV] = json.dumps(dataclasses.asdict(config))
     uvicorn.run(
-        "flashmark.server.app:app_from_environment", factory=True, host=host, port=port,
-        workers=workers, log_level=log_level,
+        "flashmark.server.app:app_from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=log_level,
     )
 
 

@@ -17,15 +17,22 @@ from flashmark.store import History
 @click.command("upload")
 @click.argument("ids", metavar="ID ...", nargs=-1, required=True, type=RUN_ID)
 @click.option("--server", metavar="URL", help="The service, e.g. http://results.example:8080.")
-@click.option("--token", envvar=TOKEN_ENV, metavar="TOKEN",
-              help=f"Upload token from the service's operator [env {TOKEN_ENV}].")
-@click.option("--dry-run", is_flag=True,
-              help="Print exactly what would be sent and send nothing.")
+@click.option(
+    "--token",
+    envvar=TOKEN_ENV,
+    metavar="TOKEN",
+    help=f"Upload token from the service's operator [env {TOKEN_ENV}].",
+)
+@click.option("--dry-run", is_flag=True, help="Print exactly what would be sent and send nothing.")
 @db_option
 @debug_option
 def upload_command(
-    ids: tuple[int, ...], server: str | None, token: str | None, dry_run: bool,
-    db_path: Path | None, debug: bool,
+    ids: tuple[int, ...],
+    server: str | None,
+    token: str | None,
+    dry_run: bool,
+    db_path: Path | None,
+    debug: bool,
 ) -> None:
     """Send saved benchmark results to a results service (`flashmark serve`).
 

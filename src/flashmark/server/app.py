@@ -53,8 +53,19 @@ _CSP = (
 )
 _HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 _CSV_COLUMNS = (
-    "id", "url", "uploaded_at", "started_at", "maker", "product", "capacity_bytes", "model_key",
-    "medium", "board", "profile", "card_serial", *HEADLINE_COLUMNS,
+    "id",
+    "url",
+    "uploaded_at",
+    "started_at",
+    "maker",
+    "product",
+    "capacity_bytes",
+    "model_key",
+    "medium",
+    "board",
+    "profile",
+    "card_serial",
+    *HEADLINE_COLUMNS,
 )
 # A spreadsheet runs a cell starting with one of these as a formula (OWASP "CSV Injection").
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -84,9 +95,16 @@ class Problem(Exception):
 
 
 _TITLES = {
-    400: "Bad request", 401: "Unauthorized", 404: "Not found", 405: "Method not allowed",
-    413: "Body too large", 415: "Unsupported media type", 422: "Unprocessable result",
-    429: "Too many uploads", 500: "Internal error", 503: "Database unavailable",
+    400: "Bad request",
+    401: "Unauthorized",
+    404: "Not found",
+    405: "Method not allowed",
+    413: "Body too large",
+    415: "Unsupported media type",
+    422: "Unprocessable result",
+    429: "Too many uploads",
+    500: "Internal error",
+    503: "Database unavailable",
 }
 
 
@@ -165,25 +183,32 @@ def create_app(config: ServerConfig) -> Starlette:
     async def upload(request: Request) -> Response:
         token = await run_in_threadpool(storage().token_for, _bearer(request))
         if token is None:
-            raise Problem(401, "invalid-token", "the token is not known to this service",
-                          _CHALLENGE)
+            raise Problem(
+                401, "invalid-token", "the token is not known to this service", _CHALLENGE
+            )
         if token.revoked_at is not None:
             raise Problem(
-                401, "revoked-token",
-                f"the token {token.name!r} was revoked at {token.revoked_at}", _CHALLENGE,
+                401,
+                "revoked-token",
+                f"the token {token.name!r} was revoked at {token.revoked_at}",
+                _CHALLENGE,
             )
         wait = limiter.wait_s(token.id, time.monotonic())
         if wait > 0:
             raise Problem(
-                429, "rate-limited",
+                429,
+                "rate-limited",
                 f"token {token.name!r} may upload {config.uploads_per_minute:g} results a "
                 f"minute: try again in {math.ceil(wait)} s",
                 {"Retry-After": str(math.ceil(wait))},
             )
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json" and not kind.endswith("+json"):
-            raise Problem(415, "unsupported-media-type",
-                          f"send the result as application/json, not {kind or 'no type'!r}")
+            raise Problem(
+                415,
+                "unsupported-media-type",
+                f"send the result as application/json, not {kind or 'no type'!r}",
+            )
         body = await _body(request, config.max_upload_bytes)
         try:
             accepted = await run_in_threadpool(parse_upload, body)
@@ -193,8 +218,12 @@ def create_app(config: ServerConfig) -> Starlette:
         stored = await run_in_threadpool(storage().add_result, accepted, token.id)
         url = f"{base(request)}/api/v1/results/{stored.id}"
         return JSONResponse(
-            {"id": stored.id, "url": url, "page": f"{base(request)}/results/{stored.id}",
-             "created": stored.created},
+            {
+                "id": stored.id,
+                "url": url,
+                "page": f"{base(request)}/results/{stored.id}",
+                "created": stored.created,
+            },
             status_code=201 if stored.created else 200,
             headers={**_HEADERS, "Location": url},
         )
@@ -212,11 +241,18 @@ def create_app(config: ServerConfig) -> Starlette:
         root = base(request)
         results = [
             {
-                "id": row.id, "url": f"{root}/api/v1/results/{row.id}",
-                "page": f"{root}/results/{row.id}", "uploaded_at": row.uploaded_at,
-                "started_at": row.started_at, "maker": row.maker, "product": row.product,
-                "capacity_bytes": row.capacity_bytes, "model_key": row.model_key,
-                "medium": row.medium, "board": row.board, "profile": row.profile,
+                "id": row.id,
+                "url": f"{root}/api/v1/results/{row.id}",
+                "page": f"{root}/results/{row.id}",
+                "uploaded_at": row.uploaded_at,
+                "started_at": row.started_at,
+                "maker": row.maker,
+                "product": row.product,
+                "capacity_bytes": row.capacity_bytes,
+                "model_key": row.model_key,
+                "medium": row.medium,
+                "board": row.board,
+                "profile": row.profile,
                 "headlines": dict(row.headlines),
             }
             for row in rows
@@ -232,16 +268,20 @@ def create_app(config: ServerConfig) -> Starlette:
         return StreamingResponse(
             _csv_lines(storage(), root),
             media_type="text/csv; charset=utf-8",
-            headers={**_HEADERS,
-                     "Content-Disposition": 'attachment; filename="flashmark-results.csv"'},
+            headers={
+                **_HEADERS,
+                "Content-Disposition": 'attachment; filename="flashmark-results.csv"',
+            },
         )
 
     async def export_jsonl(request: Request) -> Response:
         return StreamingResponse(
             _jsonl_lines(storage()),
             media_type="application/jsonl; charset=utf-8",
-            headers={**_HEADERS,
-                     "Content-Disposition": 'attachment; filename="flashmark-results.jsonl"'},
+            headers={
+                **_HEADERS,
+                "Content-Disposition": 'attachment; filename="flashmark-results.jsonl"',
+            },
         )
 
     # -- pages ----------------------------------------------------------------------------------
@@ -253,9 +293,14 @@ def create_app(config: ServerConfig) -> Starlette:
             query = {**request.query_params, "before": str(rows[-1].id)}
             following = "/?" + urllib.parse.urlencode(query)
         return page(
-            "browse.html", rows=rows, cells=[row_cells(row) for row in rows],
-            capacity=capacity, headlines=HEADLINE_LABELS, query=request.query_params,
-            following=following, searching=bool(request.query_params),
+            "browse.html",
+            rows=rows,
+            cells=[row_cells(row) for row in rows],
+            capacity=capacity,
+            headlines=HEADLINE_LABELS,
+            query=request.query_params,
+            following=following,
+            searching=bool(request.query_params),
         )
 
     async def result_page(request: Request) -> Response:
@@ -274,8 +319,11 @@ def create_app(config: ServerConfig) -> Starlette:
         values = request.query_params.getlist("id")
         ids = list(dict.fromkeys(_result_id(value) for value in values))
         if not 2 <= len(ids) <= _MAX_COMPARE:
-            raise Problem(400, "bad-query",
-                          f"compare 2 to {_MAX_COMPARE} different results: /compare?id=1&id=2")
+            raise Problem(
+                400,
+                "bad-query",
+                f"compare 2 to {_MAX_COMPARE} different results: /compare?id=1&id=2",
+            )
         documents = []
         for result_id in ids:
             document = await run_in_threadpool(storage().document, result_id)
@@ -297,8 +345,11 @@ def create_app(config: ServerConfig) -> Starlette:
         if params.get("result"):
             chosen = await run_in_threadpool(storage().summary, _result_id(params["result"]))
             if chosen is None or chosen.model_key != key:
-                raise Problem(404, "not-found",
-                              f"no result {params['result']} of the model {key} on this service")
+                raise Problem(
+                    404,
+                    "not-found",
+                    f"no result {params['result']} of the model {key} on this service",
+                )
         profile = chosen.profile if chosen else _text(params, "profile")
         before = _int(params, "before", 1, _MAX_ID)
         search = Search(model=key, profile=profile, before=before, limit=_PAGE_SIZE)
@@ -316,31 +367,48 @@ def create_app(config: ServerConfig) -> Starlette:
             query = {**params, "before": str(rows[-1].id)}
             following = f"/devices/{key}?" + urllib.parse.urlencode(query)
         return page(
-            "device.html", key=key, rows=rows, cells=[row_cells(row) for row in rows],
-            capacity=capacity, headlines=HEADLINE_LABELS, profiles=profiles, profile=profile,
-            chosen=chosen, charts=standing, following=following, searching=True,
+            "device.html",
+            key=key,
+            rows=rows,
+            cells=[row_cells(row) for row in rows],
+            capacity=capacity,
+            headlines=HEADLINE_LABELS,
+            profiles=profiles,
+            profile=profile,
+            chosen=chosen,
+            charts=standing,
+            following=following,
+            searching=True,
         )
 
     async def stylesheet(request: Request) -> Response:
-        return Response(style, media_type="text/css", headers={**_HEADERS,
-                        "Cache-Control": "public, max-age=3600"})
+        return Response(
+            style,
+            media_type="text/css",
+            headers={**_HEADERS, "Cache-Control": "public, max-age=3600"},
+        )
 
     # -- errors ---------------------------------------------------------------------------------
     def problem_response(request: Request, problem: Problem) -> Response:
         title = _TITLES.get(problem.status, "Error")
         body = {
-            "type": f"/api/v1/problems/{problem.kind}", "title": title,
-            "status": problem.status, "detail": problem.detail, "instance": request.url.path,
+            "type": f"/api/v1/problems/{problem.kind}",
+            "title": title,
+            "status": problem.status,
+            "detail": problem.detail,
+            "instance": request.url.path,
         }
-        wants_page = not request.url.path.startswith("/api/") and "text/html" in request.headers.get(
-            "accept", ""
-        )
+        wants_page = not request.url.path.startswith(
+            "/api/"
+        ) and "text/html" in request.headers.get("accept", "")
         if wants_page:
             response: Response = page("error.html", problem.status, problem=body)
             response.headers.update(problem.headers)
             return response
         return JSONResponse(
-            body, problem.status, headers={**_HEADERS, **problem.headers},
+            body,
+            problem.status,
+            headers={**_HEADERS, **problem.headers},
             media_type="application/problem+json",
         )
 
@@ -351,25 +419,35 @@ def create_app(config: ServerConfig) -> Starlette:
     async def on_http(request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPException)
         kind = {404: "not-found", 405: "method-not-allowed"}.get(error.status_code, "http")
-        detail = {404: f"nothing at {request.url.path} (the API is under /api/v1)",
-                  405: f"{request.method} is not allowed on {request.url.path}"}.get(
-            error.status_code, str(error.detail))
-        return problem_response(request, Problem(error.status_code, kind, detail,
-                                                 error.headers or {}))
+        detail = {
+            404: f"nothing at {request.url.path} (the API is under /api/v1)",
+            405: f"{request.method} is not allowed on {request.url.path}",
+        }.get(error.status_code, str(error.detail))
+        return problem_response(
+            request, Problem(error.status_code, kind, detail, error.headers or {})
+        )
 
     async def on_storage(request: Request, error: Exception) -> Response:
         _LOG.error("database error on %s: %s", request.url.path, error)
         return problem_response(
-            request, Problem(503, "database-unavailable",
-                             "the database cannot be reached now: try again later",
-                             {"Retry-After": "5"}),
+            request,
+            Problem(
+                503,
+                "database-unavailable",
+                "the database cannot be reached now: try again later",
+                {"Retry-After": "5"},
+            ),
         )
 
     async def on_bug(request: Request, error: Exception) -> Response:
         _LOG.exception("internal error on %s", request.url.path)
         return problem_response(
-            request, Problem(500, "internal-error", "the service failed on this request "
-                             "(its log has the details)"),
+            request,
+            Problem(
+                500,
+                "internal-error",
+                "the service failed on this request (its log has the details)",
+            ),
         )
 
     routes = [
@@ -409,13 +487,18 @@ def _bearer(request: Request) -> str:
     header = request.headers.get("authorization", "")
     scheme, _, secret = header.partition(" ")
     if not header:
-        raise Problem(401, "missing-token",
-                      "uploading needs a token: Authorization: Bearer TOKEN "
-                      "(an operator makes one with `flashmark token create NAME`)", _CHALLENGE)
+        raise Problem(
+            401,
+            "missing-token",
+            "uploading needs a token: Authorization: Bearer TOKEN "
+            "(an operator makes one with `flashmark token create NAME`)",
+            _CHALLENGE,
+        )
     secret = secret.strip()
     if scheme.lower() != "bearer" or not re.fullmatch(r"[A-Za-z0-9_\-]{1,200}", secret):
-        raise Problem(401, "invalid-token", "the Authorization header must be 'Bearer TOKEN'",
-                      _CHALLENGE)
+        raise Problem(
+            401, "invalid-token", "the Authorization header must be 'Bearer TOKEN'", _CHALLENGE
+        )
     return secret
 
 
@@ -460,8 +543,18 @@ def _int(params: Mapping[str, str], name: str, low: int, high: int) -> int | Non
     return int(value)
 
 
-_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9,
-          "gb": 10**9, "t": 10**12, "tb": 10**12}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 10**3,
+    "kb": 10**3,
+    "m": 10**6,
+    "mb": 10**6,
+    "g": 10**9,
+    "gb": 10**9,
+    "t": 10**12,
+    "tb": 10**12,
+}
 
 
 def _capacity(params: Mapping[str, str]) -> int | None:
@@ -470,7 +563,7 @@ def _capacity(params: Mapping[str, str]) -> int | None:
     if not value:
         return None
     match = re.fullmatch(r"([0-9]{1,6}(?:\.[0-9]{1,3})?)\s*([a-z]{0,2})", value)
-    if match is None or match.group(2) not in _UNITS or value.isdigit() and len(value) > 15:
+    if match is None or match.group(2) not in _UNITS or (value.isdigit() and len(value) > 15):
         raise Problem(400, "bad-query", "capacity is a size such as 64G, 512GB or 1T")
     return int(float(match.group(1)) * _UNITS[match.group(2)])
 
@@ -516,12 +609,24 @@ def _csv_lines(storage: Storage, root: str) -> Iterator[str]:
         buffer.truncate()
         for row, _ in batch:
             writer.writerow(
-                [_cell(value) for value in (
-                    row.id, f"{root}/api/v1/results/{row.id}", row.uploaded_at, row.started_at,
-                    row.maker, row.product, row.capacity_bytes, row.model_key, row.medium,
-                    row.board, row.profile, row.card_serial,
-                    *(_number(row.headlines[column]) for column in HEADLINE_COLUMNS),
-                )]
+                [
+                    _cell(value)
+                    for value in (
+                        row.id,
+                        f"{root}/api/v1/results/{row.id}",
+                        row.uploaded_at,
+                        row.started_at,
+                        row.maker,
+                        row.product,
+                        row.capacity_bytes,
+                        row.model_key,
+                        row.medium,
+                        row.board,
+                        row.profile,
+                        row.card_serial,
+                        *(_number(row.headlines[column]) for column in HEADLINE_COLUMNS),
+                    )
+                ]
             )
         yield buffer.getvalue()
 

@@ -2,9 +2,10 @@
 
 An upload is parsed strictly (UTF-8, JSON without NaN/Infinity, one object), must be a result
 document of a schema listed in ACCEPTED_SCHEMAS, is read back into a Run by flashmark's own
-reader (`document_to_run`, as `flashmark.saving.entry_for` does for `import`) and then checked field by field against the Run's type
-hints: the reader itself is lenient about types (a document from flashmark is well typed),
-while the pages and exports of the service must be able to trust every stored field.
+reader (`document_to_run`, as `flashmark.saving.entry_for` does for `import`) and is then
+checked field by field against the Run's type hints: the reader itself is lenient about types
+(a document from flashmark is well typed), while the pages and exports of the service must
+be able to trust every stored field.
 
 The same document uploaded twice has the same content hash (canonical JSON without the
 uploader's local `id`), which is how the service answers with the same id.
@@ -173,7 +174,8 @@ def model_key(device: Device | None) -> str:
         return "unknown"
     cid = device.card.cid if device.card else None
     if cid is not None:
-        parts = [device.kind, f"{cid.manufacturer_id:02x}", cid.oem_id, cid.product_name, cid.revision]
+        maker = f"{cid.manufacturer_id:02x}"
+        parts = [device.kind, maker, cid.oem_id, cid.product_name, cid.revision]
     else:
         size = round((device.capacity_bytes or 0) / 1e9)
         parts = [device.kind, device.vendor or "", device.model or "", f"{size}gb"]
@@ -209,7 +211,7 @@ def _check_types(value: Any, where: str) -> None:
     """Every field of a dataclass tree holds what its type hint says (ints within BIGINT,
     finite floats); UploadRejected names the first field that does not."""
     for field in dataclasses.fields(value):
-        hint = _hints(type(value))[field.name]
+        hint = _hints(type(value))[field.name]  # type: ignore[arg-type]  # classes hash
         _check_value(getattr(value, field.name), hint, f"{where}.{field.name}")
 
 
@@ -263,11 +265,10 @@ def _check_value(value: Any, hint: Any, where: str) -> None:
     elif hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             _wrong(where, "a number", value)
-        if isinstance(value, int) and abs(value) > _MAX_INT or not abs(value) <= _MAX_FLOAT:
+        if (isinstance(value, int) and abs(value) > _MAX_INT) or not abs(value) <= _MAX_FLOAT:
             _wrong(where, f"a number within ±{_MAX_FLOAT:g}", value)
-    elif hint is str:
-        if not isinstance(value, str):
-            _wrong(where, "text", value)
+    elif hint is str and not isinstance(value, str):
+        _wrong(where, "text", value)
 
 
 def _wrong(where: str, expected: str, value: Any) -> typing.NoReturn:

@@ -302,10 +302,10 @@ class Storage:
                     bins[min(max(int(b), 0), BINS - 1)] += int(n)  # the maximum: last bin
         result = []
         for index, standing in enumerate(standings):
-            bins = counts.get(index)
-            if bins is None and standing.count:
-                bins = [standing.count] + [0] * (BINS - 1)  # every value the same
-            result.append(dataclasses.replace(standing, bins=tuple(bins or ())))
+            found = counts.get(index)
+            if found is None and standing.count:
+                found = [standing.count] + [0] * (BINS - 1)  # every value the same
+            result.append(dataclasses.replace(standing, bins=tuple(found or ())))
         return result
 
     def export_batches(self, batch: int = 500) -> Iterator[list[tuple[ResultRow, bytes]]]:
@@ -499,7 +499,9 @@ class _SqliteProvider:
                 # Each connection is used by its own thread only; close() (another thread)
                 # closes them all, hence check_same_thread=False.
                 connection = sqlite3.connect(
-                    self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                    self.path,
+                    timeout=BUSY_TIMEOUT_S,
+                    isolation_level=None,
                     check_same_thread=False,
                 )
                 connection.execute("PRAGMA journal_mode=WAL")
@@ -534,11 +536,17 @@ class _PostgresProvider:
             raise StorageError(
                 "a postgresql:// database needs psycopg: pip install 'flashmark[server]'"
             ) from None
-        self._errors: tuple[type[BaseException], ...] = (psycopg.OperationalError,
-                                                           psycopg_pool.PoolTimeout)
+        self._errors: tuple[type[BaseException], ...] = (
+            psycopg.OperationalError,
+            psycopg_pool.PoolTimeout,
+        )
         self._shown = _without_password(url)
         self._pool = psycopg_pool.ConnectionPool(
-            url, min_size=1, max_size=pool_size, open=False, timeout=BUSY_TIMEOUT_S,
+            url,
+            min_size=1,
+            max_size=pool_size,
+            open=False,
+            timeout=BUSY_TIMEOUT_S,
         )
         try:
             self._pool.open(wait=True, timeout=BUSY_TIMEOUT_S)

@@ -100,8 +100,9 @@ def send(server: str, token: str, body: bytes, timeout_s: float = TIMEOUT_S) -> 
         reason = getattr(error, "reason", error)
         raise UploadFailed(f"cannot reach {server}: {reason}") from None
     except (ValueError, KeyError, TypeError) as error:
-        raise UploadFailed(f"{server} gave an answer that is not a flashmark service's: "
-                           f"{error}") from None
+        raise UploadFailed(
+            f"{server} gave an answer that is not a flashmark service's: {error}"
+        ) from None
 
 
 def _problem(error: urllib.error.HTTPError) -> str:
