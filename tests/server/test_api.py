@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from flashmark.server.storage import open_storage
+from flashmark.server.storage import Stored, open_storage
 from tests.server.conftest import Service, variant
 
 PROBLEM = "application/problem+json"
@@ -278,3 +278,27 @@ def test_a_device_page_ranks_a_result_among_the_same_model_and_profile(service, 
     assert listing.status_code == 200 and "quick</a> (5)" in listing.text
     assert "a1</a> (1)" in listing.text
     problem(service.client.get(f"/devices/{row.model_key}?result=99"), 404, "not-found")
+
+
+def test_bulk_adding_skips_documents_already_there(database, documents):
+    from flashmark.server.intake import accept
+
+    storage = open_storage(database)
+    try:
+        token = storage.token_for(storage.create_token("seed"))
+        assert token is not None
+        first = storage.add_result(accept(variant(documents[0], 0)), token.id)
+        batch = [accept(variant(documents[0], index)) for index in range(4)]
+        storage.add_results(batch, token.id)
+        rows = storage.search(storage_search())[::-1]
+        assert len(rows) == 4 and rows[0].id == first.id  # the first one is not added again
+        # (a skipped insert may use up a number: ids are unique and growing, not dense)
+        assert storage.add_result(batch[2], token.id) == Stored(rows[2].id, created=False)
+    finally:
+        storage.close()
+
+
+def storage_search():
+    from flashmark.server.storage import Search
+
+    return Search(limit=10)

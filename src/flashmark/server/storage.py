@@ -45,6 +45,18 @@ _SUMMARY = (
 )
 
 
+_COLUMNS = (
+    "content_hash, uploaded_at, token_id, schema, started_at, maker, maker_key, product, "
+    "product_key, capacity_bytes, model_key, medium, board, board_key, profile, card_serial, "
+    + ", ".join(HEADLINE_COLUMNS)
+    + ", document"
+)
+_INSERT = (
+    f"INSERT INTO results ({_COLUMNS}) VALUES ({', '.join('?' * (_COLUMNS.count(',') + 1))}) "
+    "ON CONFLICT (content_hash) DO NOTHING RETURNING id"
+)
+
+
 class StorageError(FlashmarkError):
     """The database cannot be used (unreachable, locked, not a service database)."""
 
@@ -174,40 +186,9 @@ class Storage:
 
     # -- results --------------------------------------------------------------------------------
     def add_result(self, accepted: Accepted, token_id: int) -> Stored:
-        facts = accepted.facts
-        body = json.dumps(accepted.document, ensure_ascii=False, separators=(",", ":"))
-        values = (
-            accepted.content_hash,
-            _now(),
-            token_id,
-            accepted.document["schema"],
-            facts.started_at,
-            facts.maker,
-            _key(facts.maker),
-            facts.product,
-            _key(facts.product),
-            facts.capacity_bytes,
-            facts.model_key,
-            facts.medium,
-            facts.board,
-            _key(facts.board),
-            facts.profile,
-            facts.card_serial,
-            *(facts.headlines[column] for column in HEADLINE_COLUMNS),
-            zlib.compress(body.encode("utf-8"), 6),
-        )
-        columns = (
-            "content_hash, uploaded_at, token_id, schema, started_at, maker, maker_key, product, "
-            "product_key, capacity_bytes, model_key, medium, board, board_key, profile, "
-            "card_serial, " + ", ".join(HEADLINE_COLUMNS) + ", document"
-        )
-        marks = ", ".join("?" * len(values))
+        values = _values(accepted, token_id)
         with self._transaction(write=True) as run:
-            row = run(
-                f"INSERT INTO results ({columns}) VALUES ({marks}) "
-                "ON CONFLICT (content_hash) DO NOTHING RETURNING id",
-                values,
-            ).fetchone()
+            row = run(_INSERT, values).fetchone()
             if row is not None:
                 return Stored(id=int(row[0]), created=True)
             row = run(
@@ -216,9 +197,23 @@ class Storage:
         return Stored(id=int(row[0]), created=False)
 
     def add_results(self, batch: Sequence[Accepted], token_id: int) -> None:
-        """Many results in one transaction (seeding a benchmark database; duplicates skipped)."""
-        for accepted in batch:  # one connection would be faster; this stays the tested path
-            self.add_result(accepted, token_id)
+        """Many results in one transaction (seeding a benchmark's database); a document
+        already there is skipped, as add_result would answer with its id."""
+        sql = _INSERT.removesuffix(" RETURNING id")
+        rows = [_values(accepted, token_id) for accepted in batch]
+        with self._provider.connection() as connection:
+            if self.dialect is POSTGRES:
+                with connection.cursor() as cursor:
+                    cursor.executemany(sql.replace("?", "%s"), rows)
+                connection.commit()
+            else:
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    connection.executemany(sql, rows)
+                    connection.execute("COMMIT")
+                except BaseException:
+                    connection.execute("ROLLBACK")
+                    raise
 
     def document(self, result_id: int) -> dict[str, Any] | None:
         """The stored document with the service's id, or None."""
@@ -399,6 +394,31 @@ class Storage:
                 with contextlib.suppress(Exception):
                     connection.rollback() if postgres else connection.execute("ROLLBACK")
                 raise
+
+
+def _values(accepted: Accepted, token_id: int) -> tuple[Any, ...]:
+    facts = accepted.facts
+    body = json.dumps(accepted.document, ensure_ascii=False, separators=(",", ":"))
+    return (
+        accepted.content_hash,
+        _now(),
+        token_id,
+        accepted.document["schema"],
+        facts.started_at,
+        facts.maker,
+        _key(facts.maker),
+        facts.product,
+        _key(facts.product),
+        facts.capacity_bytes,
+        facts.model_key,
+        facts.medium,
+        facts.board,
+        _key(facts.board),
+        facts.profile,
+        facts.card_serial,
+        *(facts.headlines[column] for column in HEADLINE_COLUMNS),
+        zlib.compress(body.encode("utf-8"), 6),
+    )
 
 
 def token_hash(secret: str) -> str:
