@@ -134,9 +134,14 @@ def accept(document: Mapping[str, Any]) -> Accepted:
             "invalid-document", f"result document is malformed ({type(error).__name__}: {error})"
         ) from None
     kept = {key: value for key, value in document.items() if key != "id"}
+    return Accepted(document=kept, content_hash=content_hash(kept), facts=facts_of(run))
+
+
+def content_hash(document: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON (sorted keys, no spaces) of a document without its id."""
+    kept = {key: value for key, value in document.items() if key != "id"}
     canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    content_hash = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-    return Accepted(document=kept, content_hash=content_hash, facts=facts_of(run))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def facts_of(run: Run) -> Facts:
