@@ -29,6 +29,7 @@ import asyncio
 import copy
 import dataclasses
 import json
+import math
 import os
 import random
 import signal
@@ -320,7 +321,7 @@ async def phase(
                     status, _ = await asyncio.wait_for(
                         connection.request(method, path, body, headers), timeout=30
                     )
-                except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError, ValueError):
+                except (OSError, asyncio.IncompleteReadError, TimeoutError, ValueError):
                     entry["errors"] += 1
                     connection.close()
                     continue
@@ -348,7 +349,7 @@ def table(rows: list[tuple[str, dict[str, Any], float]]) -> None:
         if not times:
             print(f"| {label:<34} | {0:>6} | | | | | {entry['errors']:>6} |")
             continue
-        p95 = times[min(len(times) - 1, int(round(0.95 * len(times))) - 1)]
+        p95 = times[min(len(times) - 1, math.ceil(0.95 * len(times)) - 1)]  # nearest rank
         print(
             f"| {label:<34} | {len(times):>6} | {len(times) / elapsed:>6.0f} | "
             f"{statistics.median(times) * 1000:>7.1f} | {p95 * 1000:>7.1f} | "
@@ -411,17 +412,11 @@ def main() -> None:
     options = parser.parse_args()
     if options.database is None and missing_reason():
         sys.exit(f"server_load: {missing_reason()}")
-    with ThrowawayPostgres() if options.database is None else _nothing() as pg:
-        database = options.database or pg.create("load")
-        run(database, options)
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+    if options.database is not None:
+        run(options.database, options)
+        return
+    with ThrowawayPostgres() as pg:
+        run(pg.create("load"), options)
 
 
 def run(database: str, options: argparse.Namespace) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from flashmark.server.ranking import standings
 from flashmark.server.storage import Stored, open_storage
 from tests.server.conftest import Service, variant
 
@@ -262,10 +263,11 @@ def test_a_device_page_ranks_a_result_among_the_same_model_and_profile(service, 
     try:
         row = storage.summary(ids[3])
         assert row is not None
-        standings = {s.column: s for s in storage.standing(row.model_key, "quick", row)}
+        figures = storage.group_figures(row.model_key, "quick")
+        ranked = {s.column: s for s in standings(figures, row.headlines)}
     finally:
         storage.close()
-    seq = standings["seq_read_bps"]
+    seq = ranked["seq_read_bps"]
     # variants 0..4 grow with the index: the fourth has 3 below it, none equal besides itself
     assert (seq.count, seq.below, seq.equal) == (5, 3, 1)
     assert seq.percentile == 70.0

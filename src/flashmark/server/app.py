@@ -36,6 +36,7 @@ from starlette.routing import Route
 from flashmark.document import document_to_run
 from flashmark.report.html import render_html_report
 from flashmark.server.intake import ACCEPTED_SCHEMAS, HEADLINE_COLUMNS, UploadRejected, parse_upload
+from flashmark.server.ranking import GroupCache, standings
 from flashmark.server.storage import ResultRow, Search, Storage, StorageError, open_storage
 from flashmark.server.views import HEADLINE_LABELS, capacity, charts, row_cells, with_navigation
 
@@ -143,6 +144,10 @@ def create_app(config: ServerConfig) -> Starlette:
     )
     style = (_HERE / "templates" / "server.css").read_bytes()
     limiter = RateLimiter(config.uploads_per_minute, config.upload_burst)
+    # Figures of device models (sorted, per profile) and their counts per profile: a device
+    # page of a popular model would otherwise read thousands of rows.
+    groups: GroupCache[dict[str, list[float]]] = GroupCache()
+    counts: GroupCache[dict[str, int]] = GroupCache()
     state: dict[str, Storage] = {}
 
     @asynccontextmanager
@@ -216,6 +221,9 @@ def create_app(config: ServerConfig) -> Starlette:
             status = 400 if error.problem in ("invalid-json",) else 422
             raise Problem(status, error.problem, str(error)) from None
         stored = await run_in_threadpool(storage().add_result, accepted, token.id)
+        # This process's pages count it at once; other processes' within CACHE_SECONDS.
+        groups.forget_model(accepted.facts.model_key)
+        counts.forget_model(accepted.facts.model_key)
         url = f"{base(request)}/api/v1/results/{stored.id}"
         return JSONResponse(
             {
@@ -354,14 +362,19 @@ def create_app(config: ServerConfig) -> Starlette:
         before = _int(params, "before", 1, _MAX_ID)
         search = Search(model=key, profile=profile, before=before, limit=_PAGE_SIZE)
         rows, more = await run_in_threadpool(_page_of, storage(), search)
-        profiles = await run_in_threadpool(storage().profiles_of_model, key)
+        profiles = counts.get((key, ""))
+        if profiles is None:
+            profiles = await run_in_threadpool(storage().profiles_of_model, key)
+            counts.put((key, ""), profiles)
         if not profiles:
             raise Problem(404, "not-found", f"no results of the model {key} on this service")
         standing = []
         if chosen is not None:
-            standing = charts(
-                await run_in_threadpool(storage().standing, key, chosen.profile, chosen)
-            )
+            figures = groups.get((key, chosen.profile))
+            if figures is None:
+                figures = await run_in_threadpool(storage().group_figures, key, chosen.profile)
+                groups.put((key, chosen.profile), figures)
+            standing = charts(standings(figures, chosen.headlines))
         following = None
         if more:
             query = {**params, "before": str(rows[-1].id)}

@@ -15,7 +15,6 @@ for a postgresql:// database, so the core install can keep a service in SQLite.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 import secrets
@@ -24,7 +23,7 @@ import threading
 import urllib.parse
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -35,8 +34,6 @@ from flashmark.server.migrations import MIGRATIONS, POSTGRES, SQLITE, Dialect, s
 
 DATABASE_ENV = "FLASHMARK_SERVER_DB"
 BUSY_TIMEOUT_S = 10.0
-# Bins of the distribution chart on a device page.
-BINS = 20
 # Key of the advisory lock that lets one of several starting server processes migrate.
 _MIGRATION_LOCK = 0x666C6D6B  # "flmk"
 _SUMMARY = (
@@ -104,35 +101,14 @@ class Search:
     """Filters of a search; None matches everything. Text filters ignore case."""
 
     maker: str | None = None
-    name: str | None = None  # part of the product name
+    name: str | None = None  # the start of the product name
     capacity_bytes: int | None = None  # nominal: matches 88%..102% of it (see docs/server.md)
     model: str | None = None  # intake.model_key
     medium: str | None = None
-    board: str | None = None  # part of the board's name
+    board: str | None = None  # the start of the board's name
     profile: str | None = None
     before: int | None = None  # ids below this one (the next page)
     limit: int = 50
-
-
-@dataclass(frozen=True)
-class Standing:
-    """Where one result's headline stands among results of the same model and profile."""
-
-    column: str
-    value: float | None
-    count: int  # results of the group with this figure
-    below: int
-    equal: int
-    low: float | None
-    high: float | None
-    bins: tuple[int, ...] = field(default=())  # BINS counts from low to high
-
-    @property
-    def percentile(self) -> float | None:
-        """Percentile rank: the share of the group below, counting ties half (Hazen)."""
-        if self.value is None or self.count == 0:
-            return None
-        return 100.0 * (self.below + 0.5 * self.equal) / self.count
 
 
 class _Provider(Protocol):
@@ -245,63 +221,19 @@ class Storage:
             ).fetchall()
         return {str(row[0]): int(row[1]) for row in rows}
 
-    def standing(self, model_key: str, profile: str, row: ResultRow) -> list[Standing]:
-        """Each headline of `row` among results of the same model and profile, with the
-        group's distribution in BINS bins (two queries, whatever the group's size)."""
-        parts: list[str] = []
-        parameters: list[Any] = []
-        for column in HEADLINE_COLUMNS:
-            value = row.headlines[column]
-            # The comparisons use a value of 0 when the result lacks the figure: ignored then.
-            parts.append(
-                f"COUNT({column}), SUM(CASE WHEN {column} < ? THEN 1 ELSE 0 END), "
-                f"SUM(CASE WHEN {column} = ? THEN 1 ELSE 0 END), MIN({column}), MAX({column})"
-            )
-            parameters += [float(value or 0.0), float(value or 0.0)]
+    def group_figures(self, model_key: str, profile: str) -> dict[str, list[float]]:
+        """The headline figures of every result of a model and profile, each column sorted
+        (for ranking.standings): one query, through the (model_key, profile) index."""
+        columns = ", ".join(HEADLINE_COLUMNS)
         with self._transaction() as run:
-            totals = run(
-                f"SELECT {', '.join(parts)} FROM results WHERE model_key = ? AND profile = ?",
-                (*parameters, model_key, profile),
-            ).fetchone()
-            standings = []
-            selects: list[str] = []
-            bin_parameters: list[Any] = []
-            for index, column in enumerate(HEADLINE_COLUMNS):
-                count, below, equal, low, high = totals[index * 5 : index * 5 + 5]
-                standings.append(
-                    Standing(
-                        column=column,
-                        value=row.headlines[column],
-                        count=int(count or 0),
-                        below=int(below or 0),
-                        equal=int(equal or 0),
-                        low=None if low is None else float(low),
-                        high=None if high is None else float(high),
-                    )
-                )
-                if low is None or high is None or high <= low:
-                    continue
-                width = (float(high) - float(low)) / BINS
-                bucket = self._floor(f"({column} - ?) / ?")
-                # GROUP BY 2 (the bucket's position): PostgreSQL would not see a repeated
-                # expression with its own parameters as the same one.
-                selects.append(
-                    f"SELECT {index} AS k, {bucket} AS b, COUNT(*) AS n FROM results "
-                    f"WHERE model_key = ? AND profile = ? AND {column} IS NOT NULL GROUP BY 2"
-                )
-                bin_parameters += [float(low), width, model_key, profile]
-            counts: dict[int, list[int]] = {}
-            if selects:
-                for k, b, n in run(" UNION ALL ".join(selects), bin_parameters).fetchall():
-                    bins = counts.setdefault(int(k), [0] * BINS)
-                    bins[min(max(int(b), 0), BINS - 1)] += int(n)  # the maximum: last bin
-        result = []
-        for index, standing in enumerate(standings):
-            found = counts.get(index)
-            if found is None and standing.count:
-                found = [standing.count] + [0] * (BINS - 1)  # every value the same
-            result.append(dataclasses.replace(standing, bins=tuple(found or ())))
-        return result
+            rows = run(
+                f"SELECT {columns} FROM results WHERE model_key = ? AND profile = ?",
+                (model_key, profile),
+            ).fetchall()
+        figures: dict[str, list[float]] = {}
+        for index, column in enumerate(HEADLINE_COLUMNS):
+            figures[column] = sorted(float(row[index]) for row in rows if row[index] is not None)
+        return figures
 
     def export_batches(self, batch: int = 500) -> Iterator[list[tuple[ResultRow, bytes]]]:
         """Every result, oldest first, in batches of short queries (no transaction is held
@@ -366,12 +298,6 @@ class Storage:
         return Token(int(r[0]), str(r[1]), str(r[2]), r[3])
 
     # -- plumbing -------------------------------------------------------------------------------
-    def _floor(self, expression: str) -> str:
-        # PostgreSQL's CAST(double AS integer) rounds; SQLite's truncates (values here are >= 0).
-        if self.dialect is POSTGRES:
-            return f"FLOOR({expression})"
-        return f"CAST({expression} AS INTEGER)"
-
     @contextlib.contextmanager
     def _transaction(self, *, write: bool = False) -> Iterator[Any]:
         """A function running one statement: `run(sql, parameters) -> cursor`, inside one
@@ -431,9 +357,10 @@ def _key(text: str | None) -> str | None:
     return None if text is None else text.casefold()
 
 
-def _like(text: str) -> str:
-    escaped = text.casefold().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
+def _prefix(text: str) -> list[str]:
+    """Bounds of the keys starting with `text`: U+10FFFF sorts after every character."""
+    key = text.casefold()
+    return [key, key + "\U0010ffff"]
 
 
 def _filters(search: Search) -> tuple[list[str], list[Any]]:
@@ -443,8 +370,9 @@ def _filters(search: Search) -> tuple[list[str], list[Any]]:
         where.append("maker_key = ?")
         parameters.append(search.maker.casefold())
     if search.name:
-        where.append("product_key LIKE ? ESCAPE '\\'")
-        parameters.append(_like(search.name))
+        # A prefix as a range of the byte-ordered key: an index serves it on both engines.
+        where.append("product_key >= ? AND product_key < ?")
+        parameters += _prefix(search.name)
     if search.capacity_bytes is not None:
         # Cards hold a little less than printed (64 GB: 62.3e9 bytes usable), some a bit more.
         where.append("capacity_bytes BETWEEN ? AND ?")
@@ -456,8 +384,8 @@ def _filters(search: Search) -> tuple[list[str], list[Any]]:
         where.append("medium = ?")
         parameters.append(search.medium.casefold())
     if search.board:
-        where.append("board_key LIKE ? ESCAPE '\\'")
-        parameters.append(_like(search.board))
+        where.append("board_key >= ? AND board_key < ?")
+        parameters += _prefix(search.board)
     if search.profile:
         where.append("profile = ?")
         parameters.append(search.profile)

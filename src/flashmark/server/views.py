@@ -8,7 +8,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from flashmark.server.storage import ResultRow, Standing
+from flashmark.server.ranking import Standing
+from flashmark.server.storage import ResultRow
 
 # (column, label, unit): the headline figures as the pages and the CSV name them.
 HEADLINE_LABELS: tuple[tuple[str, str, str], ...] = (
