@@ -302,8 +302,11 @@ async def phase(
     seconds: float,
     limit: int,
     next_request: Callable[[int], Request],
+    pace_s: float = 0.0,
 ) -> dict[str, dict[str, Any]]:
-    """Closed-loop clients until `seconds` pass or `limit` requests were sent."""
+    """Clients until `seconds` pass or `limit` requests were sent: closed loop (the next
+    request as soon as the answer is in), or paced (one request every `pace_s` per client,
+    never sooner; at once when an answer took longer)."""
     stats: dict[str, dict[str, Any]] = {}
     sent = 0
     deadline = time.monotonic() + seconds
@@ -311,8 +314,13 @@ async def phase(
     async def client(number: int) -> None:
         nonlocal sent
         connection = Connection(host, port)
+        # paced clients start spread over one interval, not all at once
+        due = time.monotonic() + pace_s * number / clients
         try:
             while time.monotonic() < deadline and sent < limit:
+                if pace_s:
+                    await asyncio.sleep(max(0.0, due - time.monotonic()))
+                    due = max(due + pace_s, time.monotonic())
                 sent += 1
                 label, method, path, body, headers = next_request(number)
                 entry = stats.setdefault(label, {"times": [], "errors": 0, "statuses": {}})
@@ -408,6 +416,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="length of each phase")
     parser.add_argument("--limit", type=int, default=50_000, help="most requests per phase")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--pace-ms", type=float, default=100.0, help="interval of each client, paced phases"
+    )
     parser.add_argument("--database", help="an existing, empty PostgreSQL database")
     options = parser.parse_args()
     if options.database is None and missing_reason():
@@ -428,6 +439,12 @@ def run(database: str, options: argparse.Namespace) -> None:
         secret = storage.create_token("load")
     finally:
         storage.close()
+    # What autovacuum does a little later on its own: statistics for the planner and the
+    # visibility map (index-only scans), so the phases do not measure it running meanwhile.
+    import psycopg
+
+    with psycopg.connect(database, autocommit=True) as connection:
+        connection.execute("VACUUM ANALYZE results")
     print(
         f"\nSeeded {len(rows)} results in {seconds:.0f} s "
         f"({len({key for key, _ in rows})} device models)."
@@ -518,28 +535,37 @@ def run(database: str, options: argparse.Namespace) -> None:
         try:
             # warm-up: connections, caches, first templates
             asyncio.run(phase("127.0.0.1", port, 4, 3, 400, mixed))
-            results = []
-            for generator in (search_page, search_api, device_page, upload, mixed):
-                started = time.monotonic()
-                stats = asyncio.run(
-                    phase(
-                        "127.0.0.1",
-                        port,
-                        options.clients,
-                        options.seconds,
-                        options.limit,
-                        generator,
+            for pace_s in (0.0, options.pace_ms / 1000):
+                results = []
+                load_before = os.getloadavg()[0]
+                for generator in (search_page, search_api, device_page, upload, mixed):
+                    started = time.monotonic()
+                    stats = asyncio.run(
+                        phase(
+                            "127.0.0.1",
+                            port,
+                            options.clients,
+                            options.seconds,
+                            options.limit,
+                            generator,
+                            pace_s,
+                        )
                     )
+                    elapsed = time.monotonic() - started
+                    results += [(label, entry, elapsed) for label, entry in sorted(stats.items())]
+                    print(f"  phase {generator.__name__}: done", file=sys.stderr)
+                mode = (
+                    "closed loop"
+                    if not pace_s
+                    else f"paced: one request every {pace_s * 1000:g} ms per client"
                 )
-                elapsed = time.monotonic() - started
-                results += [(label, entry, elapsed) for label, entry in sorted(stats.items())]
-                print(f"  phase {generator.__name__}: done", file=sys.stderr)
-            print(
-                f"\n{options.clients} concurrent clients (closed loop), {options.workers} "
-                f"server processes, {options.seconds:g} s per phase, loopback; "
-                f"{len(rows)} results seeded in PostgreSQL:\n"
-            )
-            table(results)
+                print(
+                    f"\n{options.clients} concurrent clients ({mode}), {options.workers} server "
+                    f"processes, {options.seconds:g} s per phase, loopback; {len(rows)} results "
+                    f"in PostgreSQL; load average {load_before:.1f} before, "
+                    f"{os.getloadavg()[0]:.1f} after ({os.cpu_count()} CPUs):\n"
+                )
+                table(results)
         finally:
             stop(server)
         print(f"\nKilled with SIGKILL during uploads ({options.clients} clients):\n")

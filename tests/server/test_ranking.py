@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flashmark.server.intake import HEADLINE_COLUMNS
-from flashmark.server.ranking import BINS, GroupCache, standings
+from flashmark.server.ranking import BINS, GroupCache, count_upload, standings
 
 
 def headlines(value: float | None) -> dict[str, float | None]:
@@ -34,14 +34,26 @@ def test_a_figure_the_group_lacks():
     assert ranked.count == 0 and ranked.percentile is None and ranked.bins == ()
 
 
-def test_the_cache_expires_forgets_a_model_and_keeps_the_newest_groups():
+def test_the_cache_expires_and_keeps_the_newest_groups():
     cache: GroupCache[int] = GroupCache(seconds=60, groups=2)
     cache.put(("a", "quick"), 1)
     cache.put(("a", "a1"), 2)
     cache.put(("b", "quick"), 3)  # the oldest, ("a", "quick"), leaves
     assert cache.get(("a", "quick")) is None and cache.get(("b", "quick")) == 3
-    cache.forget_model("a")
-    assert cache.get(("a", "a1")) is None
+    assert cache.get(("a", "a1")) == 2
     expired: GroupCache[int] = GroupCache(seconds=-1)
     expired.put(("c", "quick"), 4)
     assert expired.get(("c", "quick")) is None
+
+
+def test_an_upload_joins_its_cached_group_in_order():
+    groups: GroupCache[dict[str, list[float]]] = GroupCache()
+    counts: GroupCache[dict[str, int]] = GroupCache()
+    groups.put(("m", "quick"), {column: [1.0, 3.0] for column in HEADLINE_COLUMNS})
+    counts.put(("m", ""), {"quick": 2})
+    count_upload(groups, counts, "m", "quick", headlines(2.0))
+    count_upload(groups, counts, "other", "quick", headlines(9.0))  # not cached: nothing
+    figures = groups.get(("m", "quick"))
+    assert figures is not None and figures[HEADLINE_COLUMNS[0]] == [1.0, 2.0, 3.0]
+    assert counts.get(("m", "")) == {"quick": 3}
+    assert standings(figures, headlines(2.0))[0].percentile == 50.0

@@ -36,7 +36,7 @@ from starlette.routing import Route
 from flashmark.document import document_to_run
 from flashmark.report.html import render_html_report
 from flashmark.server.intake import ACCEPTED_SCHEMAS, HEADLINE_COLUMNS, UploadRejected, parse_upload
-from flashmark.server.ranking import GroupCache, standings
+from flashmark.server.ranking import GroupCache, count_upload, standings
 from flashmark.server.storage import ResultRow, Search, Storage, StorageError, open_storage
 from flashmark.server.views import HEADLINE_LABELS, capacity, charts, row_cells, with_navigation
 
@@ -221,9 +221,9 @@ def create_app(config: ServerConfig) -> Starlette:
             status = 400 if error.problem in ("invalid-json",) else 422
             raise Problem(status, error.problem, str(error)) from None
         stored = await run_in_threadpool(storage().add_result, accepted, token.id)
-        # This process's pages count it at once; other processes' within CACHE_SECONDS.
-        groups.forget_model(accepted.facts.model_key)
-        counts.forget_model(accepted.facts.model_key)
+        if stored.created:  # this process's pages count it at once, others' within 30 s
+            facts = accepted.facts
+            count_upload(groups, counts, facts.model_key, facts.profile, facts.headlines)
         url = f"{base(request)}/api/v1/results/{stored.id}"
         return JSONResponse(
             {

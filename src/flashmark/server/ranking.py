@@ -94,6 +94,27 @@ class GroupCache(Generic[T]):
         while len(self._entries) > self.groups:
             self._entries.popitem(last=False)
 
-    def forget_model(self, model_key: str) -> None:
-        for key in [key for key in self._entries if key[0] == model_key]:
-            del self._entries[key]
+    def peek(self, key: tuple[str, str]) -> T | None:
+        """The entry, expired or not, without touching its age (to update it in place)."""
+        entry = self._entries.get(key)
+        return None if entry is None else entry[1]
+
+
+def count_upload(
+    groups: GroupCache[dict[str, list[float]]],
+    counts: GroupCache[dict[str, int]],
+    model_key: str,
+    profile: str,
+    headlines: Mapping[str, float | None],
+) -> None:
+    """A result this process just stored, added to the cached figures of its group: the
+    uploader's next device page ranks it among the others at once (a group's whole figures
+    are read again only when the entry expires, so a popular model is not re-read per upload)."""
+    figures = groups.peek((model_key, profile))
+    if figures is not None:
+        for column, value in headlines.items():
+            if value is not None:
+                bisect.insort(figures.setdefault(column, []), value)
+    per_profile = counts.peek((model_key, ""))
+    if per_profile is not None:
+        per_profile[profile] = per_profile.get(profile, 0) + 1
