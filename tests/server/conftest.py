@@ -98,9 +98,12 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
     """Starts `flashmark serve` processes on loopback; all are killed and reaped at teardown."""
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(database: str, *options: str) -> RunningServer:
+    def start(
+        database: str | None, *options: str, env: dict[str, str] | None = None
+    ) -> RunningServer:
         port = free_port()
         log = tmp_path / f"serve-{port}.log"
+        chosen = [] if database is None else ["--database", database]
         with log.open("wb") as output:
             process = subprocess.Popen(
                 [
@@ -108,8 +111,7 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
                     "-m",
                     "flashmark",
                     "serve",
-                    "--database",
-                    database,
+                    *chosen,
                     "--host",
                     "127.0.0.1",
                     "--port",
@@ -119,6 +121,7 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                env={**os.environ, **(env or {})},
             )
         started.append(process)
         url = f"http://127.0.0.1:{port}"

@@ -189,3 +189,20 @@ def _stored_rows(storage: Any) -> dict[int, dict[str, Any]]:
                 "headlines": list(row[3:]),
             }
     return rows
+
+
+def test_serve_with_no_options_keeps_an_sqlite_file_in_the_data_folder(start_server, tmp_path):
+    env = {"XDG_DATA_HOME": str(tmp_path / "data"), "FLASHMARK_SERVER_DB": ""}
+    server = start_server(None, env=env)
+    with urllib.request.urlopen(f"{server.url}/", timeout=10) as response:
+        assert response.status == 200 and b"No results" in response.read()
+    assert (tmp_path / "data" / "flashmark" / "server.sqlite3").is_file()
+
+
+def test_several_processes_need_postgresql(tmp_path):
+    result = CliRunner().invoke(
+        main, ["serve", "--database", str(tmp_path / "s.sqlite3"), "--workers", "2"]
+    )
+    assert result.exit_code == 2 and "several processes need PostgreSQL" in result.output
+    missing = CliRunner().invoke(main, ["serve", "--database", str(tmp_path / "no" / "s.db")])
+    assert missing.exit_code == 6 and "does not exist" in missing.output

@@ -141,6 +141,7 @@ def create_app(config: ServerConfig) -> Starlette:
         loader=jinja2.FileSystemLoader(_HERE / "templates"),
         autoescape=True,  # every value a page shows came from an upload
         undefined=jinja2.StrictUndefined,
+        auto_reload=False,  # templates are package files: no stat() per page
     )
     style = (_HERE / "templates" / "server.css").read_bytes()
     limiter = RateLimiter(config.uploads_per_minute, config.upload_burst)
