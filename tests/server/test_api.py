@@ -64,6 +64,8 @@ def test_search_by_maker_name_capacity_model_medium_board_and_profile(service: S
     assert ids(name="sd64") == 3
     assert ids(capacity="64G") == 3  # 62.3e9 bytes usable on a 64 GB card
     assert ids(capacity="32G") == 0
+    assert ids(capacity="64000000000") == 3  # bytes
+    assert ids(capacity="0.064T") == 3
     assert ids(model="sd-9f-0x5449-sd64g-6.1") == 3
     assert ids(medium="virtio") == 1
     assert ids(board="raspberry pi 5") == 3
@@ -232,6 +234,8 @@ def test_other_bad_requests_are_problems_not_crashes(service: Service, documents
     problem(service.client.get("/api/v1/results", params={"limit": "0"}), 400, "bad-query")
     problem(service.client.get("/api/v1/results", params={"limit": "1e9"}), 400, "bad-query")
     problem(service.client.get("/api/v1/results", params={"before": "x"}), 400, "bad-query")
+    for size in ("0", "99999999999999999", "64X", "9999999999999999T"):
+        problem(service.client.get("/api/v1/results", params={"capacity": size}), 400, "bad-query")
     problem(service.client.get("/api/v1/results", params={"capacity": "lots"}), 400, "bad-query")
     problem(service.client.get("/api/v1/results", params={"maker": "k" * 500}), 400, "bad-query")
     problem(service.client.get("/compare", params={"id": "1"}), 400, "bad-query")

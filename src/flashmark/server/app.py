@@ -576,10 +576,14 @@ def _capacity(params: Mapping[str, str]) -> int | None:
     value = params.get("capacity", "").strip().lower()
     if not value:
         return None
-    match = re.fullmatch(r"([0-9]{1,6}(?:\.[0-9]{1,3})?)\s*([a-z]{0,2})", value)
-    if match is None or match.group(2) not in _UNITS or (value.isdigit() and len(value) > 15):
+    # At most 10^16 bytes (10 PB): the bounds stay within the BIGINT column.
+    match = re.fullmatch(r"([0-9]{1,16}(?:\.[0-9]{1,3})?)\s*([a-z]{0,2})", value)
+    if match is None or match.group(2) not in _UNITS:
         raise Problem(400, "bad-query", "capacity is a size such as 64G, 512GB or 1T")
-    return int(float(match.group(1)) * _UNITS[match.group(2)])
+    size = int(float(match.group(1)) * _UNITS[match.group(2)])
+    if not 0 < size <= 10**16:
+        raise Problem(400, "bad-query", "capacity must be above 0 and at most 10P (10^16 bytes)")
+    return size
 
 
 def _search(params: Mapping[str, str]) -> Search:
