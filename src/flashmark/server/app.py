@@ -35,9 +35,22 @@ from starlette.routing import Route
 
 from flashmark.document import document_to_run
 from flashmark.report.html import render_html_report
-from flashmark.server.intake import ACCEPTED_SCHEMAS, HEADLINE_COLUMNS, UploadRejected, parse_upload
+from flashmark.server.intake import (
+    ACCEPTED_SCHEMAS,
+    HEADLINE_COLUMNS,
+    Accepted,
+    UploadRejected,
+    parse_upload,
+)
 from flashmark.server.ranking import GroupCache, count_upload, standings
-from flashmark.server.storage import ResultRow, Search, Storage, StorageError, open_storage
+from flashmark.server.storage import (
+    ResultRow,
+    Search,
+    Storage,
+    StorageError,
+    Stored,
+    open_storage,
+)
 from flashmark.server.views import HEADLINE_LABELS, capacity, charts, row_cells, with_navigation
 
 CONFIG_ENV = "FLASHMARK_SERVE_CONFIG"  # how `serve --workers N` hands the settings to workers
@@ -216,12 +229,11 @@ def create_app(config: ServerConfig) -> Starlette:
                 f"send the result as application/json, not {kind or 'no type'!r}",
             )
         body = await _body(request, config.max_upload_bytes)
-        try:
-            accepted = await run_in_threadpool(parse_upload, body)
+        try:  # one trip to the thread pool: reading the document, then storing it
+            accepted, stored = await run_in_threadpool(_keep, storage(), body, token.id)
         except UploadRejected as error:
-            status = 400 if error.problem in ("invalid-json",) else 422
+            status = 400 if error.problem == "invalid-json" else 422
             raise Problem(status, error.problem, str(error)) from None
-        stored = await run_in_threadpool(storage().add_result, accepted, token.id)
         if stored.created:  # this process's pages count it at once, others' within 30 s
             facts = accepted.facts
             count_upload(groups, counts, facts.model_key, facts.profile, facts.headlines)
@@ -598,6 +610,11 @@ def _search(params: Mapping[str, str]) -> Search:
         before=_int(params, "before", 1, _MAX_ID),
         limit=_int(params, "limit", 1, 200) or _PAGE_SIZE,
     )
+
+
+def _keep(storage: Storage, body: bytes, token_id: int) -> tuple[Accepted, Stored]:
+    accepted = parse_upload(body)
+    return accepted, storage.add_result(accepted, token_id)
 
 
 def _page_of(storage: Storage, search: Search) -> tuple[list[ResultRow], bool]:
