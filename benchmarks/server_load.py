@@ -594,7 +594,7 @@ def killed(
         nonlocal attempted
         connection = Connection("127.0.0.1", port)
         try:
-            while True:
+            while attempted < options.limit:  # ends with the kill; bounded all the same
                 body = upload_body()
                 attempted += 1
                 try:
