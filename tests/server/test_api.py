@@ -239,6 +239,7 @@ def test_other_bad_requests_are_problems_not_crashes(service: Service, documents
     problem(service.client.get("/api/v1/results", params={"capacity": "lots"}), 400, "bad-query")
     problem(service.client.get("/api/v1/results", params={"maker": "k" * 500}), 400, "bad-query")
     problem(service.client.get("/compare", params={"id": "1"}), 400, "bad-query")
+    problem(service.client.get("/compare?id=1&id=99"), 404, "not-found")
     problem(service.client.get("/devices/NOT%20A%20KEY"), 404, "not-found")
     problem(service.client.get("/devices/sd-none"), 404, "not-found")
     # a browser gets the same message as a page

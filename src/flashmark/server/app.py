@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import io
 import json
 import logging
@@ -324,37 +325,42 @@ def create_app(config: ServerConfig) -> Starlette:
             searching=bool(request.query_params),
         )
 
+    @functools.lru_cache(maxsize=64)
+    def report_of(ids: tuple[int, ...]) -> str:
+        """The report page of these results. Stored results never change, so a page drawn
+        once (tens of milliseconds of charts) is kept; a missing id raises (not kept)."""
+        documents = []
+        for result_id in ids:
+            document = storage().document(result_id)
+            if document is None:
+                raise Problem(404, "not-found", f"no result {result_id} on this service")
+            documents.append(document)
+        return _report(documents)
+
     async def result_page(request: Request) -> Response:
         result_id = _result_id(request.path_params["id"])
-        document = await run_in_threadpool(storage().document, result_id)
         summary = await run_in_threadpool(storage().summary, result_id)
-        if document is None or summary is None:
+        if summary is None:
             raise Problem(404, "not-found", f"no result {result_id} on this service")
         navigation = templates.get_template("navigation.html").render(
             result_id=result_id, model_key=summary.model_key
         )
-        report = await run_in_threadpool(_report, [document])
+        report = await run_in_threadpool(report_of, (result_id,))
         return HTMLResponse(with_navigation(report, navigation), headers=_HEADERS)
 
     async def compare_page(request: Request) -> Response:
         values = request.query_params.getlist("id")
-        ids = list(dict.fromkeys(_result_id(value) for value in values))
+        ids = tuple(dict.fromkeys(_result_id(value) for value in values))
         if not 2 <= len(ids) <= _MAX_COMPARE:
             raise Problem(
                 400,
                 "bad-query",
                 f"compare 2 to {_MAX_COMPARE} different results: /compare?id=1&id=2",
             )
-        documents = []
-        for result_id in ids:
-            document = await run_in_threadpool(storage().document, result_id)
-            if document is None:
-                raise Problem(404, "not-found", f"no result {result_id} on this service")
-            documents.append(document)
         navigation = templates.get_template("navigation.html").render(
             result_id=None, model_key=None
         )
-        report = await run_in_threadpool(_report, documents)
+        report = await run_in_threadpool(report_of, ids)
         return HTMLResponse(with_navigation(report, navigation), headers=_HEADERS)
 
     async def device_page(request: Request) -> Response:
