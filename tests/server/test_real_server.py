@@ -206,3 +206,18 @@ def test_several_processes_need_postgresql(tmp_path):
     assert result.exit_code == 2 and "several processes need PostgreSQL" in result.output
     missing = CliRunner().invoke(main, ["serve", "--database", str(tmp_path / "no" / "s.db")])
     assert missing.exit_code == 6 and "does not exist" in missing.output
+
+
+def test_serve_refuses_numbers_that_are_not_numbers(tmp_path):
+    for option, value in (
+        ("--uploads-per-minute", "nan"),
+        ("--uploads-per-minute", "inf"),
+        ("--uploads-per-minute", "-1"),
+        ("--port", "99999999999999999999"),
+        ("--max-upload-bytes", "1e9"),
+        ("--workers", "0"),
+    ):
+        result = CliRunner().invoke(
+            main, ["serve", "--database", str(tmp_path / "s.sqlite3"), option, value]
+        )
+        assert result.exit_code == 2, (option, value, result.output)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 
 import click
@@ -22,6 +23,13 @@ database_option = click.option(
     help=f"postgresql://USER@HOST/NAME, or an SQLite file [env {DATABASE_ENV}; default "
     "~/.local/share/flashmark/server.sqlite3].",
 )
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    # FloatRange lets NaN through (every comparison with it is false).
+    if not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a number of uploads")
+    return value
 
 
 def storage_for(database: str | None) -> tuple[str, bool]:
@@ -63,6 +71,7 @@ def storage_for(database: str | None) -> tuple[str, bool]:
 @click.option(
     "--uploads-per-minute",
     type=click.FloatRange(0.01, 1e6),
+    callback=_finite,
     default=60.0,
     show_default=True,
     help="Uploads each token may make a minute (per process).",
