@@ -68,7 +68,12 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             )
             """,
             # Newest first, within each filter: every search is `... ORDER BY id DESC LIMIT n`.
-            "CREATE INDEX results_model ON results (model_key, profile, id)",
+            # The headline figures too: a device page reads a group's figures from the index
+            # alone (PostgreSQL's index-only scan, SQLite's covering index), not from rows
+            # scattered over the table.
+            "CREATE INDEX results_model ON results (model_key, profile, id, seq_read_bps, "
+            "seq_write_bps, rand_read_4k_iops, rand_write_4k_iops, rand_read_4k_q32_iops, "
+            "rand_write_4k_q32_iops)",
             "CREATE INDEX results_model_all ON results (model_key, id)",
             "CREATE INDEX results_maker ON results (maker_key, id)",
             "CREATE INDEX results_product ON results (product_key, id)",
