@@ -44,6 +44,8 @@ def test_the_cache_expires_and_keeps_the_newest_groups():
     expired: GroupCache[int] = GroupCache(seconds=-1)
     expired.put(("c", "quick"), 4)
     assert expired.get(("c", "quick")) is None
+    assert expired.lookup(("c", "quick")) == (4, False)  # shown while read again
+    assert expired.lookup(("d", "quick")) == (None, False)
 
 
 def test_an_upload_joins_its_cached_group_in_order():

@@ -8,6 +8,7 @@ run in the thread pool, so one slow request does not hold the event loop.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import dataclasses
 import functools
@@ -363,6 +364,31 @@ def create_app(config: ServerConfig) -> Starlette:
         report = await run_in_threadpool(report_of, ids)
         return HTMLResponse(with_navigation(report, navigation), headers=_HEADERS)
 
+    reading: dict[tuple[str, str], asyncio.Future[dict[str, list[float]]]] = {}
+
+    async def figures_of(group: tuple[str, str]) -> dict[str, list[float]]:
+        """A group's sorted figures: cached; read once however many pages want them at the
+        same moment; an expired entry is shown while it is read again in the background."""
+        cached, fresh = groups.lookup(group)
+        if cached is not None and fresh:
+            return cached
+        future = reading.get(group)
+        if future is None:
+            future = asyncio.ensure_future(
+                run_in_threadpool(storage().group_figures, group[0], group[1])
+            )
+            reading[group] = future
+
+            def done(finished: asyncio.Future[dict[str, list[float]]]) -> None:
+                reading.pop(group, None)
+                if not finished.cancelled() and finished.exception() is None:
+                    groups.put(group, finished.result())
+
+            future.add_done_callback(done)
+        if cached is not None:
+            return cached
+        return await asyncio.shield(future)
+
     async def device_page(request: Request) -> Response:
         key = request.path_params["key"]
         if not re.fullmatch(r"[a-z0-9._-]{1,120}", key):
@@ -389,10 +415,7 @@ def create_app(config: ServerConfig) -> Starlette:
             raise Problem(404, "not-found", f"no results of the model {key} on this service")
         standing = []
         if chosen is not None:
-            figures = groups.get((key, chosen.profile))
-            if figures is None:
-                figures = await run_in_threadpool(storage().group_figures, key, chosen.profile)
-                groups.put((key, chosen.profile), figures)
+            figures = await figures_of((key, chosen.profile))
             standing = charts(standings(figures, chosen.headlines))
         following = None
         if more:

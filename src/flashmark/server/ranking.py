@@ -82,11 +82,17 @@ class GroupCache(Generic[T]):
         self._entries: OrderedDict[tuple[str, str], tuple[float, T]] = OrderedDict()
 
     def get(self, key: tuple[str, str]) -> T | None:
+        value, fresh = self.lookup(key)
+        return value if fresh else None
+
+    def lookup(self, key: tuple[str, str]) -> tuple[T | None, bool]:
+        """The entry, and whether it is younger than `seconds` (an older one may still be
+        shown while it is read again)."""
         entry = self._entries.get(key)
-        if entry is None or entry[0] < time.monotonic():
-            return None
+        if entry is None:
+            return None, False
         self._entries.move_to_end(key)
-        return entry[1]
+        return entry[1], entry[0] >= time.monotonic()
 
     def put(self, key: tuple[str, str], value: T) -> None:
         self._entries[key] = (time.monotonic() + self.seconds, value)
