@@ -346,20 +346,20 @@ async def phase(
 
 def table(rows: list[tuple[str, dict[str, Any], float]]) -> None:
     print(
-        f"| {'endpoint':<34} | {'n':>6} | {'req/s':>6} | {'p50 ms':>7} | {'p95 ms':>7} | "
+        f"| {'endpoint':<40} | {'n':>6} | {'req/s':>6} | {'p50 ms':>7} | {'p95 ms':>7} | "
         f"{'max ms':>7} | errors |"
     )
     print(
-        f"| {'-' * 34} | {'-' * 6}: | {'-' * 6}: | {'-' * 7}: | {'-' * 7}: | {'-' * 7}: | -----: |"
+        f"| {'-' * 40} | {'-' * 6}: | {'-' * 6}: | {'-' * 7}: | {'-' * 7}: | {'-' * 7}: | -----: |"
     )
     for label, entry, elapsed in rows:
         times = sorted(entry["times"])
         if not times:
-            print(f"| {label:<34} | {0:>6} | | | | | {entry['errors']:>6} |")
+            print(f"| {label:<40} | {0:>6} | | | | | {entry['errors']:>6} |")
             continue
         p95 = times[min(len(times) - 1, math.ceil(0.95 * len(times)) - 1)]  # nearest rank
         print(
-            f"| {label:<34} | {len(times):>6} | {len(times) / elapsed:>6.0f} | "
+            f"| {label:<40} | {len(times):>6} | {len(times) / elapsed:>6.0f} | "
             f"{statistics.median(times) * 1000:>7.1f} | {p95 * 1000:>7.1f} | "
             f"{times[-1] * 1000:>7.1f} | {entry['errors']:>6} |"
         )
