@@ -35,8 +35,9 @@ if [ "$dev" = yes ]; then
     # partition tables of the device-stack tests;
     # nbdkit, nbdkit-plugin-python, libnbd-bin (nbdfuse), fuse3: emulated flash with caches and
     # fakes (Debian 12 ships nbdfuse in libnbd-bin; "nbdfuse" is only a virtual name there, which
-    # dpkg-query never reports installed); chromium: the HTML report test.
-    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium"
+    # dpkg-query never reports installed); chromium: the HTML report and server page tests;
+    # postgresql: the results service's tests start a throwaway server (initdb + pg_ctl).
+    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql"
 fi
 missing=""
 for package in $packages; do

@@ -111,10 +111,25 @@ COMMANDS: dict[str, LazyCommand] = {
         "Benchmark TARGET: a folder (default: the current one), a file's folder, or a block "
         "device.",
     ),
+    "serve": LazyCommand(
+        "flashmark.cli.serve",
+        "serve_command",
+        "Serve results to browse, search and compare, and take uploads.",
+    ),
     "show": LazyCommand(
         "flashmark.cli.show",
         "show_command",
         "Show one saved result by its ID (from `flashmark history`).",
+    ),
+    "token": LazyCommand(
+        "flashmark.cli.token",
+        "token_command",
+        "Tokens that allow uploading results to `flashmark serve` (reading needs none).",
+    ),
+    "upload": LazyCommand(
+        "flashmark.cli.upload",
+        "upload_command",
+        "Send saved benchmark results to a results service (`flashmark serve`).",
     ),
     "workload": LazyCommand(
         "flashmark.cli.workload",

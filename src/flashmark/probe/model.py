@@ -11,6 +11,7 @@ Schema history (the "schema" key of ProbeReport.to_dict()):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -291,6 +292,13 @@ def _encode(value: Any) -> Any:
     return value
 
 
+@functools.cache
+def _type_hints(kind: type) -> dict[str, Any]:
+    # Resolving the hints is most of the time of reading a probe back (the results service
+    # reads one per upload); the classes never change, so once per class is enough.
+    return typing.get_type_hints(kind)
+
+
 def _decode(kind: Any, value: Any) -> Any:
     if value is None:
         return None
@@ -302,7 +310,7 @@ def _decode(kind: Any, value: Any) -> Any:
         item_kind = typing.get_args(kind)[0]
         return tuple(_decode(item_kind, item) for item in value)
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
-        hints = typing.get_type_hints(kind)
+        hints = _type_hints(kind)
         known = {f.name for f in dataclasses.fields(kind) if f.init}
         arguments = {name: _decode(hints[name], value[name]) for name in known if name in value}
         return kind(**arguments)

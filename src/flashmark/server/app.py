@@ -1,0 +1,709 @@
+"""The results service as an ASGI application (Starlette; `flashmark serve` runs it in uvicorn).
+
+Reading is public, writing needs a token. Every error is a JSON problem (RFC 9457,
+`application/problem+json`) with the status that fits; a browser asking for HTML gets the same
+message as a page. Database work and the CPU-bound parts (reading an upload, drawing a report)
+run in the thread pool, so one slow request does not hold the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import dataclasses
+import functools
+import io
+import json
+import logging
+import math
+import os
+import re
+import time
+import urllib.parse
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from flashmark.document import document_to_run
+from flashmark.report.html import render_html_report
+from flashmark.server.intake import (
+    ACCEPTED_SCHEMAS,
+    HEADLINE_COLUMNS,
+    Accepted,
+    UploadRejected,
+    parse_upload,
+)
+from flashmark.server.ranking import GroupCache, count_upload, standings
+from flashmark.server.storage import (
+    ResultRow,
+    Search,
+    Storage,
+    StorageError,
+    Stored,
+    open_storage,
+)
+from flashmark.server.views import HEADLINE_LABELS, capacity, charts, row_cells, with_navigation
+
+CONFIG_ENV = "FLASHMARK_SERVE_CONFIG"  # how `serve --workers N` hands the settings to workers
+_LOG = logging.getLogger("flashmark.server")
+_HERE = Path(__file__).resolve().parent
+_MAX_ID = 2**63 - 1
+_MAX_TEXT = 200  # longest search text
+_MAX_COMPARE = 8
+_PAGE_SIZE = 50
+# Pages fetch nothing but their own style sheet; forms post to this site only.
+_CSP = (
+    "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; "
+    "frame-ancestors 'none'"
+)
+_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+_CSV_COLUMNS = (
+    "id",
+    "url",
+    "uploaded_at",
+    "started_at",
+    "maker",
+    "product",
+    "capacity_bytes",
+    "model_key",
+    "medium",
+    "board",
+    "profile",
+    "card_serial",
+    *HEADLINE_COLUMNS,
+)
+# A spreadsheet runs a cell starting with one of these as a formula (OWASP "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    database: str
+    base_url: str | None = None  # for links in answers; else the request's own address
+    max_upload_bytes: int = 4 * 1024 * 1024
+    uploads_per_minute: float = 60.0  # per token and server process (a token bucket)
+    upload_burst: int = 30
+    pool_size: int = 10
+
+
+class Problem(Exception):
+    """An error answer: RFC 9457 fields. `kind` becomes the type URI's last part."""
+
+    def __init__(
+        self, status: int, kind: str, detail: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.kind = kind
+        self.detail = detail
+        self.headers = dict(headers or {})
+
+
+_TITLES = {
+    400: "Bad request",
+    401: "Unauthorized",
+    404: "Not found",
+    405: "Method not allowed",
+    413: "Body too large",
+    415: "Unsupported media type",
+    422: "Unprocessable result",
+    429: "Too many uploads",
+    500: "Internal error",
+    503: "Database unavailable",
+}
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    updated: float
+
+
+@dataclass
+class RateLimiter:
+    """A token bucket per upload token: `burst` at once, then `per_minute`. Kept in the
+    process: with several server processes each allows this much (docs/server.md)."""
+
+    per_minute: float
+    burst: int
+    buckets: dict[int, _Bucket] = field(default_factory=dict)
+
+    def wait_s(self, key: int, now: float) -> float:
+        """0 and one upload counted, or the seconds until the next one is allowed."""
+        bucket = self.buckets.setdefault(key, _Bucket(float(self.burst), now))
+        rate = self.per_minute / 60.0
+        bucket.tokens = min(float(self.burst), bucket.tokens + (now - bucket.updated) * rate)
+        bucket.updated = now
+        if bucket.tokens >= 1.0:
+            bucket.tokens -= 1.0
+            return 0.0
+        return (1.0 - bucket.tokens) / rate if rate > 0 else math.inf
+
+
+def create_app(config: ServerConfig) -> Starlette:
+    templates = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_HERE / "templates"),
+        autoescape=True,  # every value a page shows came from an upload
+        undefined=jinja2.StrictUndefined,
+        auto_reload=False,  # templates are package files: no stat() per page
+    )
+    style = (_HERE / "templates" / "server.css").read_bytes()
+    limiter = RateLimiter(config.uploads_per_minute, config.upload_burst)
+    # Figures of device models (sorted, per profile) and their counts per profile: a device
+    # page of a popular model would otherwise read thousands of rows.
+    groups: GroupCache[dict[str, list[float]]] = GroupCache()
+    counts: GroupCache[dict[str, int]] = GroupCache()
+    state: dict[str, Storage] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        state["storage"] = await run_in_threadpool(
+            partial(open_storage, config.database, pool_size=config.pool_size)
+        )
+        try:
+            yield
+        finally:
+            await run_in_threadpool(state["storage"].close)
+
+    def storage() -> Storage:
+        return state["storage"]
+
+    def base(request: Request) -> str:
+        return (config.base_url or str(request.base_url)).rstrip("/")
+
+    def page(name: str, status: int = 200, **values: Any) -> HTMLResponse:
+        text = templates.get_template(name).render(**values)
+        return HTMLResponse(text, status, headers={**_HEADERS, "Content-Security-Policy": _CSP})
+
+    # -- API ------------------------------------------------------------------------------------
+    async def api_index(request: Request) -> Response:
+        root = base(request)
+        return JSONResponse(
+            {
+                "accepted_schemas": list(ACCEPTED_SCHEMAS),
+                "max_upload_bytes": config.max_upload_bytes,
+                "uploads_per_minute": config.uploads_per_minute,
+                "results": f"{root}/api/v1/results",
+                "export_csv": f"{root}/api/v1/export.csv",
+                "export_jsonl": f"{root}/api/v1/export.jsonl",
+            },
+            headers=_HEADERS,
+        )
+
+    async def upload(request: Request) -> Response:
+        token = await run_in_threadpool(storage().token_for, _bearer(request))
+        if token is None:
+            raise Problem(
+                401, "invalid-token", "the token is not known to this service", _CHALLENGE
+            )
+        if token.revoked_at is not None:
+            raise Problem(
+                401,
+                "revoked-token",
+                f"the token {token.name!r} was revoked at {token.revoked_at}",
+                _CHALLENGE,
+            )
+        wait = limiter.wait_s(token.id, time.monotonic())
+        if wait > 0:
+            raise Problem(
+                429,
+                "rate-limited",
+                f"token {token.name!r} may upload {config.uploads_per_minute:g} results a "
+                f"minute: try again in {math.ceil(wait)} s",
+                {"Retry-After": str(math.ceil(wait))},
+            )
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json" and not kind.endswith("+json"):
+            raise Problem(
+                415,
+                "unsupported-media-type",
+                f"send the result as application/json, not {kind or 'no type'!r}",
+            )
+        body = await _body(request, config.max_upload_bytes)
+        try:  # one trip to the thread pool: reading the document, then storing it
+            accepted, stored = await run_in_threadpool(_keep, storage(), body, token.id)
+        except UploadRejected as error:
+            status = 400 if error.problem == "invalid-json" else 422
+            raise Problem(status, error.problem, str(error)) from None
+        if stored.created:  # this process's pages count it at once, others' within 30 s
+            facts = accepted.facts
+            count_upload(groups, counts, facts.model_key, facts.profile, facts.headlines)
+        url = f"{base(request)}/api/v1/results/{stored.id}"
+        return JSONResponse(
+            {
+                "id": stored.id,
+                "url": url,
+                "page": f"{base(request)}/results/{stored.id}",
+                "created": stored.created,
+            },
+            status_code=201 if stored.created else 200,
+            headers={**_HEADERS, "Location": url},
+        )
+
+    async def api_result(request: Request) -> Response:
+        result_id = _result_id(request.path_params["id"])
+        document = await run_in_threadpool(storage().document, result_id)
+        if document is None:
+            raise Problem(404, "not-found", f"no result {result_id} on this service")
+        return JSONResponse(document, headers=_HEADERS)
+
+    async def api_search(request: Request) -> Response:
+        search = _search(request.query_params)
+        rows, more = await run_in_threadpool(_page_of, storage(), search)
+        root = base(request)
+        results = [
+            {
+                "id": row.id,
+                "url": f"{root}/api/v1/results/{row.id}",
+                "page": f"{root}/results/{row.id}",
+                "uploaded_at": row.uploaded_at,
+                "started_at": row.started_at,
+                "maker": row.maker,
+                "product": row.product,
+                "capacity_bytes": row.capacity_bytes,
+                "model_key": row.model_key,
+                "medium": row.medium,
+                "board": row.board,
+                "profile": row.profile,
+                "headlines": dict(row.headlines),
+            }
+            for row in rows
+        ]
+        following = None
+        if more:
+            query = {**request.query_params, "before": str(rows[-1].id)}
+            following = f"{root}/api/v1/results?{urllib.parse.urlencode(query)}"
+        return JSONResponse({"results": results, "next": following}, headers=_HEADERS)
+
+    async def export_csv(request: Request) -> Response:
+        root = base(request)
+        return StreamingResponse(
+            _csv_lines(storage(), root),
+            media_type="text/csv; charset=utf-8",
+            headers={
+                **_HEADERS,
+                "Content-Disposition": 'attachment; filename="flashmark-results.csv"',
+            },
+        )
+
+    async def export_jsonl(request: Request) -> Response:
+        return StreamingResponse(
+            _jsonl_lines(storage()),
+            media_type="application/jsonl; charset=utf-8",
+            headers={
+                **_HEADERS,
+                "Content-Disposition": 'attachment; filename="flashmark-results.jsonl"',
+            },
+        )
+
+    # -- pages ----------------------------------------------------------------------------------
+    async def browse(request: Request) -> Response:
+        search = _search(request.query_params)
+        rows, more = await run_in_threadpool(_page_of, storage(), search)
+        following = None
+        if more:
+            query = {**request.query_params, "before": str(rows[-1].id)}
+            following = "/?" + urllib.parse.urlencode(query)
+        return page(
+            "browse.html",
+            rows=rows,
+            cells=[row_cells(row) for row in rows],
+            capacity=capacity,
+            headlines=HEADLINE_LABELS,
+            query=request.query_params,
+            following=following,
+            searching=bool(request.query_params),
+        )
+
+    @functools.lru_cache(maxsize=64)
+    def report_of(ids: tuple[int, ...]) -> str:
+        """The report page of these results. Stored results never change, so a page drawn
+        once (tens of milliseconds of charts) is kept; a missing id raises (not kept)."""
+        documents = []
+        for result_id in ids:
+            document = storage().document(result_id)
+            if document is None:
+                raise Problem(404, "not-found", f"no result {result_id} on this service")
+            documents.append(document)
+        return _report(documents)
+
+    async def result_page(request: Request) -> Response:
+        result_id = _result_id(request.path_params["id"])
+        summary = await run_in_threadpool(storage().summary, result_id)
+        if summary is None:
+            raise Problem(404, "not-found", f"no result {result_id} on this service")
+        navigation = templates.get_template("navigation.html").render(
+            result_id=result_id, model_key=summary.model_key
+        )
+        report = await run_in_threadpool(report_of, (result_id,))
+        return HTMLResponse(with_navigation(report, navigation), headers=_HEADERS)
+
+    async def compare_page(request: Request) -> Response:
+        values = request.query_params.getlist("id")
+        ids = tuple(dict.fromkeys(_result_id(value) for value in values))
+        if not 2 <= len(ids) <= _MAX_COMPARE:
+            raise Problem(
+                400,
+                "bad-query",
+                f"compare 2 to {_MAX_COMPARE} different results: /compare?id=1&id=2",
+            )
+        navigation = templates.get_template("navigation.html").render(
+            result_id=None, model_key=None
+        )
+        report = await run_in_threadpool(report_of, ids)
+        return HTMLResponse(with_navigation(report, navigation), headers=_HEADERS)
+
+    reading: dict[tuple[str, str], asyncio.Future[dict[str, list[float]]]] = {}
+
+    async def figures_of(group: tuple[str, str]) -> dict[str, list[float]]:
+        """A group's sorted figures: cached; read once however many pages want them at the
+        same moment; an expired entry is shown while it is read again in the background."""
+        cached, fresh = groups.lookup(group)
+        if cached is not None and fresh:
+            return cached
+        future = reading.get(group)
+        if future is None:
+            future = asyncio.ensure_future(
+                run_in_threadpool(storage().group_figures, group[0], group[1])
+            )
+            reading[group] = future
+
+            def done(finished: asyncio.Future[dict[str, list[float]]]) -> None:
+                reading.pop(group, None)
+                if not finished.cancelled() and finished.exception() is None:
+                    groups.put(group, finished.result())
+
+            future.add_done_callback(done)
+        if cached is not None:
+            return cached
+        return await asyncio.shield(future)
+
+    async def device_page(request: Request) -> Response:
+        key = request.path_params["key"]
+        if not re.fullmatch(r"[a-z0-9._-]{1,120}", key):
+            raise Problem(404, "not-found", "no such device model (model keys are lower case)")
+        params = request.query_params
+        chosen = None
+        if params.get("result"):
+            chosen = await run_in_threadpool(storage().summary, _result_id(params["result"]))
+            if chosen is None or chosen.model_key != key:
+                raise Problem(
+                    404,
+                    "not-found",
+                    f"no result {params['result']} of the model {key} on this service",
+                )
+        profile = chosen.profile if chosen else _text(params, "profile")
+        before = _int(params, "before", 1, _MAX_ID)
+        search = Search(model=key, profile=profile, before=before, limit=_PAGE_SIZE)
+        rows, more = await run_in_threadpool(_page_of, storage(), search)
+        profiles = counts.get((key, ""))
+        if profiles is None:
+            profiles = await run_in_threadpool(storage().profiles_of_model, key)
+            counts.put((key, ""), profiles)
+        if not profiles:
+            raise Problem(404, "not-found", f"no results of the model {key} on this service")
+        standing = []
+        if chosen is not None:
+            figures = await figures_of((key, chosen.profile))
+            standing = charts(standings(figures, chosen.headlines))
+        following = None
+        if more:
+            query = {**params, "before": str(rows[-1].id)}
+            following = f"/devices/{key}?" + urllib.parse.urlencode(query)
+        return page(
+            "device.html",
+            key=key,
+            rows=rows,
+            cells=[row_cells(row) for row in rows],
+            capacity=capacity,
+            headlines=HEADLINE_LABELS,
+            profiles=profiles,
+            profile=profile,
+            chosen=chosen,
+            charts=standing,
+            following=following,
+            searching=True,
+        )
+
+    async def stylesheet(request: Request) -> Response:
+        return Response(
+            style,
+            media_type="text/css",
+            headers={**_HEADERS, "Cache-Control": "public, max-age=3600"},
+        )
+
+    # -- errors ---------------------------------------------------------------------------------
+    def problem_response(request: Request, problem: Problem) -> Response:
+        title = _TITLES.get(problem.status, "Error")
+        body = {
+            "type": f"/api/v1/problems/{problem.kind}",
+            "title": title,
+            "status": problem.status,
+            "detail": problem.detail,
+            "instance": request.url.path,
+        }
+        wants_page = not request.url.path.startswith(
+            "/api/"
+        ) and "text/html" in request.headers.get("accept", "")
+        if wants_page:
+            response: Response = page("error.html", problem.status, problem=body)
+            response.headers.update(problem.headers)
+            return response
+        return JSONResponse(
+            body,
+            problem.status,
+            headers={**_HEADERS, **problem.headers},
+            media_type="application/problem+json",
+        )
+
+    async def on_problem(request: Request, error: Exception) -> Response:
+        assert isinstance(error, Problem)
+        return problem_response(request, error)
+
+    async def on_http(request: Request, error: Exception) -> Response:
+        assert isinstance(error, HTTPException)
+        kind = {404: "not-found", 405: "method-not-allowed"}.get(error.status_code, "http")
+        detail = {
+            404: f"nothing at {request.url.path} (the API is under /api/v1)",
+            405: f"{request.method} is not allowed on {request.url.path}",
+        }.get(error.status_code, str(error.detail))
+        return problem_response(
+            request, Problem(error.status_code, kind, detail, error.headers or {})
+        )
+
+    async def on_storage(request: Request, error: Exception) -> Response:
+        _LOG.error("database error on %s: %s", request.url.path, error)
+        return problem_response(
+            request,
+            Problem(
+                503,
+                "database-unavailable",
+                "the database cannot be reached now: try again later",
+                {"Retry-After": "5"},
+            ),
+        )
+
+    async def on_bug(request: Request, error: Exception) -> Response:
+        _LOG.exception("internal error on %s", request.url.path)
+        return problem_response(
+            request,
+            Problem(
+                500,
+                "internal-error",
+                "the service failed on this request (its log has the details)",
+            ),
+        )
+
+    routes = [
+        Route("/", browse),
+        Route("/results/{id}", result_page),
+        Route("/compare", compare_page),
+        Route("/devices/{key}", device_page),
+        Route("/static/server.css", stylesheet),
+        Route("/api/v1", api_index),
+        Route("/api/v1/results", upload, methods=["POST"]),
+        Route("/api/v1/results", api_search),
+        Route("/api/v1/results/{id}", api_result),
+        Route("/api/v1/export.csv", export_csv),
+        Route("/api/v1/export.jsonl", export_jsonl),
+    ]
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={
+            Problem: on_problem,
+            HTTPException: on_http,
+            StorageError: on_storage,
+            Exception: on_bug,
+        },
+    )
+
+
+def app_from_environment() -> Starlette:
+    """The application of one of `serve --workers N`'s processes (uvicorn imports it by name)."""
+    return create_app(ServerConfig(**json.loads(os.environ[CONFIG_ENV])))
+
+
+_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="flashmark"'}
+
+
+def _bearer(request: Request) -> str:
+    header = request.headers.get("authorization", "")
+    scheme, _, secret = header.partition(" ")
+    if not header:
+        raise Problem(
+            401,
+            "missing-token",
+            "uploading needs a token: Authorization: Bearer TOKEN "
+            "(an operator makes one with `flashmark token create NAME`)",
+            _CHALLENGE,
+        )
+    secret = secret.strip()
+    if scheme.lower() != "bearer" or not re.fullmatch(r"[A-Za-z0-9_\-]{1,200}", secret):
+        raise Problem(
+            401, "invalid-token", "the Authorization header must be 'Bearer TOKEN'", _CHALLENGE
+        )
+    return secret
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    """The body, refused with 413 as soon as it passes `limit` (never read whole first)."""
+    declared = request.headers.get("content-length")
+    too_large = Problem(413, "too-large", f"a result may have at most {limit} bytes")
+    if declared is not None:
+        if not declared.isdigit():
+            raise Problem(400, "bad-request", "Content-Length must be a number of bytes")
+        if int(declared) > limit:
+            raise too_large
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _result_id(text: str) -> int:
+    if not re.fullmatch(r"[0-9]{1,19}", text) or not 1 <= int(text) <= _MAX_ID:
+        raise Problem(404, "not-found", f"no result {text[:40]!r}: ids are whole numbers")
+    return int(text)
+
+
+def _text(params: Mapping[str, str], name: str) -> str | None:
+    value = params.get(name, "").strip()
+    if len(value) > _MAX_TEXT:
+        raise Problem(400, "bad-query", f"{name} may have at most {_MAX_TEXT} characters")
+    return value or None
+
+
+def _int(params: Mapping[str, str], name: str, low: int, high: int) -> int | None:
+    value = params.get(name, "").strip()
+    if not value:
+        return None
+    if not re.fullmatch(r"[0-9]{1,19}", value) or not low <= int(value) <= high:
+        raise Problem(400, "bad-query", f"{name} must be a whole number from {low} to {high}")
+    return int(value)
+
+
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 10**3,
+    "kb": 10**3,
+    "m": 10**6,
+    "mb": 10**6,
+    "g": 10**9,
+    "gb": 10**9,
+    "t": 10**12,
+    "tb": 10**12,
+}
+
+
+def _capacity(params: Mapping[str, str]) -> int | None:
+    """Nominal capacity as printed on a card: bytes, or with k/M/G/T (powers of 10): 64G."""
+    value = params.get("capacity", "").strip().lower()
+    if not value:
+        return None
+    # At most 10^16 bytes (10 PB): the bounds stay within the BIGINT column.
+    match = re.fullmatch(r"([0-9]{1,16}(?:\.[0-9]{1,3})?)\s*([a-z]{0,2})", value)
+    if match is None or match.group(2) not in _UNITS:
+        raise Problem(400, "bad-query", "capacity is a size such as 64G, 512GB or 1T")
+    size = int(float(match.group(1)) * _UNITS[match.group(2)])
+    if not 0 < size <= 10**16:
+        raise Problem(400, "bad-query", "capacity must be above 0 and at most 10P (10^16 bytes)")
+    return size
+
+
+def _search(params: Mapping[str, str]) -> Search:
+    return Search(
+        maker=_text(params, "maker"),
+        name=_text(params, "name"),
+        capacity_bytes=_capacity(params),
+        model=_text(params, "model"),
+        medium=_text(params, "medium"),
+        board=_text(params, "board"),
+        profile=_text(params, "profile"),
+        before=_int(params, "before", 1, _MAX_ID),
+        limit=_int(params, "limit", 1, 200) or _PAGE_SIZE,
+    )
+
+
+def _keep(storage: Storage, body: bytes, token_id: int) -> tuple[Accepted, Stored]:
+    accepted = parse_upload(body)
+    return accepted, storage.add_result(accepted, token_id)
+
+
+def _page_of(storage: Storage, search: Search) -> tuple[list[ResultRow], bool]:
+    """One page of a search, and whether another follows (one row more is asked for)."""
+    rows = storage.search(dataclasses.replace(search, limit=search.limit + 1))
+    return rows[: search.limit], len(rows) > search.limit
+
+
+def _report(documents: list[dict[str, Any]]) -> str:
+    return render_html_report([document_to_run(document) for document in documents])
+
+
+def _cell(value: object) -> str:
+    text = "" if value is None else str(value)
+    if isinstance(value, str) and text.startswith(_FORMULA_START):
+        return "'" + text  # shown as text by spreadsheets, not run
+    return text
+
+
+def _csv_lines(storage: Storage, root: str) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(_CSV_COLUMNS)
+    yield buffer.getvalue()
+    for batch in storage.export_batches():
+        buffer.seek(0)
+        buffer.truncate()
+        for row, _ in batch:
+            writer.writerow(
+                [
+                    _cell(value)
+                    for value in (
+                        row.id,
+                        f"{root}/api/v1/results/{row.id}",
+                        row.uploaded_at,
+                        row.started_at,
+                        row.maker,
+                        row.product,
+                        row.capacity_bytes,
+                        row.model_key,
+                        row.medium,
+                        row.board,
+                        row.profile,
+                        row.card_serial,
+                        *(_number(row.headlines[column]) for column in HEADLINE_COLUMNS),
+                    )
+                ]
+            )
+        yield buffer.getvalue()
+
+
+def _number(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def _jsonl_lines(storage: Storage) -> Iterator[bytes]:
+    for batch in storage.export_batches():
+        lines = []
+        for row, stored in batch:
+            document = json.loads(stored)
+            document = {"schema": document["schema"], "id": row.id, **document}
+            lines.append(json.dumps(document, ensure_ascii=False, separators=(",", ":")))
+        yield ("\n".join(lines) + "\n").encode("utf-8")

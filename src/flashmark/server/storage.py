@@ -1,0 +1,553 @@
+"""Where the service keeps results and tokens: SQLite for one machine, PostgreSQL for a community.
+
+One class, two connection providers: every query is written once with `?` placeholders (turned
+into psycopg's `%s` for PostgreSQL) and both engines run the same migrations
+(`flashmark.server.migrations`). Each write is one transaction: a result and its facts are
+stored whole or not at all, and the answer is sent only after the commit, so an acknowledged
+upload survives the service being killed.
+
+SQLite runs in WAL mode (readers do not block the writer) with synchronous=FULL (a commit is
+on disk before it returns; https://www.sqlite.org/pragma.html#pragma_synchronous) and a busy
+timeout. PostgreSQL is reached through a psycopg connection pool; psycopg is imported only
+for a postgresql:// database, so the core install can keep a service in SQLite.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import secrets
+import sqlite3
+import threading
+import urllib.parse
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from flashmark.errors import ExitStatus, FlashmarkError
+from flashmark.server.intake import HEADLINE_COLUMNS, Accepted
+from flashmark.server.migrations import MIGRATIONS, POSTGRES, SQLITE, Dialect, statements
+
+DATABASE_ENV = "FLASHMARK_SERVER_DB"
+BUSY_TIMEOUT_S = 10.0
+# Key of the advisory lock that lets one of several starting server processes migrate.
+_MIGRATION_LOCK = 0x666C6D6B  # "flmk"
+_SUMMARY = (
+    "id, uploaded_at, started_at, maker, product, capacity_bytes, model_key, medium, board, "
+    "profile, card_serial, " + ", ".join(HEADLINE_COLUMNS)
+)
+
+
+_COLUMNS = (
+    "content_hash, uploaded_at, token_id, schema, started_at, maker, maker_key, product, "
+    "product_key, capacity_bytes, model_key, medium, board, board_key, profile, card_serial, "
+    + ", ".join(HEADLINE_COLUMNS)
+    + ", document"
+)
+_INSERT = (
+    f"INSERT INTO results ({_COLUMNS}) VALUES ({', '.join('?' * (_COLUMNS.count(',') + 1))}) "
+    "ON CONFLICT (content_hash) DO NOTHING RETURNING id"
+)
+
+
+class StorageError(FlashmarkError):
+    """The database cannot be used (unreachable, locked, not a service database)."""
+
+    exit_status = ExitStatus.HISTORY
+
+
+class TokenError(FlashmarkError):
+    """A token name that exists already, or none by that name."""
+
+    exit_status = ExitStatus.USAGE
+
+
+@dataclass(frozen=True)
+class Stored:
+    id: int
+    created: bool  # False: the same document was there already
+
+
+@dataclass(frozen=True)
+class Token:
+    id: int
+    name: str
+    created_at: str
+    revoked_at: str | None
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    id: int
+    uploaded_at: str
+    started_at: str
+    maker: str | None
+    product: str | None
+    capacity_bytes: int | None
+    model_key: str
+    medium: str | None
+    board: str | None
+    profile: str
+    card_serial: str | None
+    headlines: Mapping[str, float | None]
+
+
+@dataclass(frozen=True)
+class Search:
+    """Filters of a search; None matches everything. Text filters ignore case."""
+
+    maker: str | None = None
+    name: str | None = None  # the start of the product name
+    capacity_bytes: int | None = None  # nominal: matches 88%..102% of it (see docs/server.md)
+    model: str | None = None  # intake.model_key
+    medium: str | None = None
+    board: str | None = None  # the start of the board's name
+    profile: str | None = None
+    before: int | None = None  # ids below this one (the next page)
+    limit: int = 50
+
+
+class _Provider(Protocol):
+    dialect: Dialect
+
+    def connection(self) -> contextlib.AbstractContextManager[Any]: ...
+
+    def close(self) -> None: ...
+
+
+class Storage:
+    """The service's database. Thread-safe: each call takes its own connection."""
+
+    def __init__(self, provider: _Provider) -> None:
+        self._provider = provider
+        self.dialect = provider.dialect
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def migrate(self) -> None:
+        with self._transaction(write=True) as run:
+            if self.dialect is POSTGRES:
+                # Several server processes may start at once: one migrates, the others wait.
+                run("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
+            run(
+                "CREATE TABLE IF NOT EXISTS schema_migrations "
+                "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
+            applied = {row[0] for row in run("SELECT name FROM schema_migrations").fetchall()}
+        for name, sql in MIGRATIONS:
+            if name in applied:
+                continue
+            with self._transaction(write=True) as run:
+                if self.dialect is POSTGRES:
+                    run("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
+                if run("SELECT 1 FROM schema_migrations WHERE name = ?", (name,)).fetchone():
+                    continue  # another process applied it while this one waited
+                for statement in statements(self.dialect, sql):
+                    run(statement)
+                run("INSERT INTO schema_migrations VALUES (?, ?)", (name, _now()))
+        known = {name for name, _ in MIGRATIONS}
+        with self._transaction() as run:
+            unknown = {r[0] for r in run("SELECT name FROM schema_migrations").fetchall()} - known
+        if unknown:
+            raise StorageError(
+                f"the database was migrated by a newer flashmark ({', '.join(sorted(unknown))}): "
+                "upgrade flashmark"
+            )
+
+    def close(self) -> None:
+        self._provider.close()
+
+    # -- results --------------------------------------------------------------------------------
+    def add_result(self, accepted: Accepted, token_id: int) -> Stored:
+        values = _values(accepted, token_id)
+        with self._transaction(write=True) as run:
+            row = run(_INSERT, values).fetchone()
+            if row is not None:
+                return Stored(id=int(row[0]), created=True)
+            row = run(
+                "SELECT id FROM results WHERE content_hash = ?", (accepted.content_hash,)
+            ).fetchone()
+        return Stored(id=int(row[0]), created=False)
+
+    def add_results(self, batch: Sequence[Accepted], token_id: int) -> None:
+        """Many results in one transaction (seeding a benchmark's database); a document
+        already there is skipped, as add_result would answer with its id."""
+        sql = _INSERT.removesuffix(" RETURNING id")
+        rows = [_values(accepted, token_id) for accepted in batch]
+        with self._provider.connection() as connection:
+            if self.dialect is POSTGRES:
+                with connection.cursor() as cursor:
+                    cursor.executemany(sql.replace("?", "%s"), rows)
+                connection.commit()
+            else:
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    connection.executemany(sql, rows)
+                    connection.execute("COMMIT")
+                except BaseException:
+                    connection.execute("ROLLBACK")
+                    raise
+
+    def document(self, result_id: int) -> dict[str, Any] | None:
+        """The stored document with the service's id, or None."""
+        with self._transaction() as run:
+            row = run("SELECT document FROM results WHERE id = ?", (result_id,)).fetchone()
+        return None if row is None else _document(result_id, row[0])
+
+    def summary(self, result_id: int) -> ResultRow | None:
+        with self._transaction() as run:
+            row = run(f"SELECT {_SUMMARY} FROM results WHERE id = ?", (result_id,)).fetchone()
+        return None if row is None else _row(row)
+
+    def search(self, search: Search) -> list[ResultRow]:
+        where, parameters = _filters(search)
+        sql = f"SELECT {_SUMMARY} FROM results"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY id DESC LIMIT ?"
+        with self._transaction() as run:
+            rows = run(sql, (*parameters, search.limit)).fetchall()
+        return [_row(row) for row in rows]
+
+    def profiles_of_model(self, model_key: str) -> dict[str, int]:
+        with self._transaction() as run:
+            rows = run(
+                "SELECT profile, COUNT(*) FROM results WHERE model_key = ? GROUP BY profile "
+                "ORDER BY profile",
+                (model_key,),
+            ).fetchall()
+        return {str(row[0]): int(row[1]) for row in rows}
+
+    def group_figures(self, model_key: str, profile: str) -> dict[str, list[float]]:
+        """The headline figures of every result of a model and profile, each column sorted
+        (for ranking.standings): one query, through the (model_key, profile) index."""
+        columns = ", ".join(HEADLINE_COLUMNS)
+        with self._transaction() as run:
+            rows = run(
+                f"SELECT {columns} FROM results WHERE model_key = ? AND profile = ?",
+                (model_key, profile),
+            ).fetchall()
+        figures: dict[str, list[float]] = {}
+        for index, column in enumerate(HEADLINE_COLUMNS):
+            figures[column] = sorted(float(row[index]) for row in rows if row[index] is not None)
+        return figures
+
+    def export_batches(self, batch: int = 500) -> Iterator[list[tuple[ResultRow, bytes]]]:
+        """Every result, oldest first, in batches of short queries (no transaction is held
+        open while a slow client reads the download)."""
+        after = 0
+        while True:
+            with self._transaction() as run:
+                rows = run(
+                    f"SELECT {_SUMMARY}, document FROM results WHERE id > ? ORDER BY id LIMIT ?",
+                    (after, batch),
+                ).fetchall()
+            if not rows:
+                return
+            yield [(_row(row[:-1]), zlib.decompress(bytes(row[-1]))) for row in rows]
+            after = int(rows[-1][0])
+
+    # -- tokens ---------------------------------------------------------------------------------
+    def create_token(self, name: str) -> str:
+        """A new token for NAME, returned once: only its hash is stored."""
+        secret = "fmk_" + secrets.token_urlsafe(32)
+        with self._transaction(write=True) as run:
+            if run("SELECT 1 FROM tokens WHERE name = ?", (name,)).fetchone():
+                raise TokenError(
+                    f"a token named {name!r} exists already: choose another name, or "
+                    f"`flashmark token revoke {name}` and create one under a new name"
+                )
+            run(
+                "INSERT INTO tokens (name, token_hash, created_at) VALUES (?, ?, ?)",
+                (name, token_hash(secret), _now()),
+            )
+        return secret
+
+    def revoke_token(self, name: str) -> Token:
+        with self._transaction(write=True) as run:
+            row = run(
+                "SELECT id, name, created_at, revoked_at FROM tokens WHERE name = ?", (name,)
+            ).fetchone()
+            if row is None:
+                raise TokenError(f"no token named {name!r} (`flashmark token list` shows them)")
+            if row[3] is None:
+                run("UPDATE tokens SET revoked_at = ? WHERE id = ?", (_now(), row[0]))
+        return self._token_named(name)
+
+    def tokens(self) -> list[Token]:
+        with self._transaction() as run:
+            rows = run("SELECT id, name, created_at, revoked_at FROM tokens ORDER BY id").fetchall()
+        return [Token(int(r[0]), str(r[1]), str(r[2]), r[3]) for r in rows]
+
+    def token_for(self, secret: str) -> Token | None:
+        with self._transaction() as run:
+            row = run(
+                "SELECT id, name, created_at, revoked_at FROM tokens WHERE token_hash = ?",
+                (token_hash(secret),),
+            ).fetchone()
+        return None if row is None else Token(int(row[0]), str(row[1]), str(row[2]), row[3])
+
+    def _token_named(self, name: str) -> Token:
+        with self._transaction() as run:
+            r = run(
+                "SELECT id, name, created_at, revoked_at FROM tokens WHERE name = ?", (name,)
+            ).fetchone()
+        return Token(int(r[0]), str(r[1]), str(r[2]), r[3])
+
+    # -- plumbing -------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _transaction(self, *, write: bool = False) -> Iterator[Any]:
+        """A function running one statement: `run(sql, parameters) -> cursor`, inside one
+        transaction committed at the end of the block (rolled back on any exception)."""
+        postgres = self.dialect is POSTGRES
+        with self._provider.connection() as connection:
+            try:
+                if not postgres:
+                    # IMMEDIATE takes the write lock first: no deadlock between two upgrades.
+                    connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+
+                def run(sql: str, parameters: Sequence[Any] = ()) -> Any:
+                    if postgres:
+                        return connection.execute(sql.replace("?", "%s"), parameters)
+                    return connection.execute(sql, parameters)
+
+                yield run
+                connection.commit() if postgres else connection.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    connection.rollback() if postgres else connection.execute("ROLLBACK")
+                raise
+
+
+def _values(accepted: Accepted, token_id: int) -> tuple[Any, ...]:
+    facts = accepted.facts
+    body = json.dumps(accepted.document, ensure_ascii=False, separators=(",", ":"))
+    return (
+        accepted.content_hash,
+        _now(),
+        token_id,
+        accepted.document["schema"],
+        facts.started_at,
+        facts.maker,
+        _key(facts.maker),
+        facts.product,
+        _key(facts.product),
+        facts.capacity_bytes,
+        facts.model_key,
+        facts.medium,
+        facts.board,
+        _key(facts.board),
+        facts.profile,
+        facts.card_serial,
+        *(facts.headlines[column] for column in HEADLINE_COLUMNS),
+        zlib.compress(body.encode("utf-8"), 6),
+    )
+
+
+def token_hash(secret: str) -> str:
+    # A token is 32 random bytes: a fast hash cannot be reversed or guessed, unlike a
+    # password, so no slow KDF is needed (and each upload can check it cheaply).
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def _key(text: str | None) -> str | None:
+    return None if text is None else text.casefold()
+
+
+def _prefix(text: str) -> list[str]:
+    """Bounds of the keys starting with `text`: U+10FFFF sorts after every character."""
+    key = text.casefold()
+    return [key, key + "\U0010ffff"]
+
+
+def _filters(search: Search) -> tuple[list[str], list[Any]]:
+    where: list[str] = []
+    parameters: list[Any] = []
+    if search.maker:
+        where.append("maker_key = ?")
+        parameters.append(search.maker.casefold())
+    if search.name:
+        # A prefix as a range of the byte-ordered key: an index serves it on both engines.
+        where.append("product_key >= ? AND product_key < ?")
+        parameters += _prefix(search.name)
+    if search.capacity_bytes is not None:
+        # Cards hold a little less than printed (64 GB: 62.3e9 bytes usable), some a bit more.
+        where.append("capacity_bytes BETWEEN ? AND ?")
+        parameters += [int(search.capacity_bytes * 0.88), int(search.capacity_bytes * 1.02)]
+    if search.model:
+        where.append("model_key = ?")
+        parameters.append(search.model)
+    if search.medium:
+        where.append("medium = ?")
+        parameters.append(search.medium.casefold())
+    if search.board:
+        where.append("board_key >= ? AND board_key < ?")
+        parameters += _prefix(search.board)
+    if search.profile:
+        where.append("profile = ?")
+        parameters.append(search.profile)
+    if search.before is not None:
+        where.append("id < ?")
+        parameters.append(search.before)
+    return where, parameters
+
+
+def _row(row: Sequence[Any]) -> ResultRow:
+    headlines = {
+        column: None if value is None else float(value)
+        for column, value in zip(HEADLINE_COLUMNS, row[11:], strict=True)
+    }
+    return ResultRow(
+        id=int(row[0]),
+        uploaded_at=str(row[1]),
+        started_at=str(row[2]),
+        maker=row[3],
+        product=row[4],
+        capacity_bytes=None if row[5] is None else int(row[5]),
+        model_key=str(row[6]),
+        medium=row[7],
+        board=row[8],
+        profile=str(row[9]),
+        card_serial=row[10],
+        headlines=headlines,
+    )
+
+
+def _document(result_id: int, stored: bytes) -> dict[str, Any]:
+    document = json.loads(zlib.decompress(bytes(stored)))
+    # The id sits after the schema, as in `flashmark show --json`.
+    return {"schema": document["schema"], "id": result_id, **document}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+# -- opening ------------------------------------------------------------------------------------
+
+
+class _SqliteProvider:
+    dialect = SQLITE
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._all: list[sqlite3.Connection] = []
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        # One connection per thread, kept: opening one costs more than most queries here.
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            try:
+                # Each connection is used by its own thread only; close() (another thread)
+                # closes them all, hence check_same_thread=False.
+                connection = sqlite3.connect(
+                    self.path,
+                    timeout=BUSY_TIMEOUT_S,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=FULL")
+                connection.execute("PRAGMA foreign_keys=ON")
+            except sqlite3.Error as error:
+                raise StorageError(f"cannot open the database {self.path}: {error}") from None
+            self._local.connection = connection
+            with self._lock:
+                self._all.append(connection)
+        try:
+            yield connection
+        except sqlite3.DatabaseError as error:
+            raise StorageError(f"database {self.path}: {error}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            connections, self._all = self._all, []
+        for connection in connections:
+            connection.close()
+        self._local = threading.local()
+
+
+class _PostgresProvider:
+    dialect = POSTGRES
+
+    def __init__(self, url: str, pool_size: int) -> None:
+        try:
+            import psycopg
+            import psycopg_pool
+        except ImportError:
+            raise StorageError(
+                "a postgresql:// database needs psycopg: pip install 'flashmark[server]'"
+            ) from None
+        self._errors: tuple[type[BaseException], ...] = (
+            psycopg.OperationalError,
+            psycopg_pool.PoolTimeout,
+        )
+        self._shown = _without_password(url)
+        self._pool = psycopg_pool.ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            open=False,
+            timeout=BUSY_TIMEOUT_S,
+        )
+        try:
+            self._pool.open(wait=True, timeout=BUSY_TIMEOUT_S)
+        except psycopg_pool.PoolTimeout:
+            self._pool.close()
+            raise StorageError(
+                f"cannot connect to the database {self._shown} within {BUSY_TIMEOUT_S:g} s"
+            ) from None
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[Any]:
+        try:
+            with self._pool.connection() as connection:
+                yield connection
+        except self._errors as error:
+            raise StorageError(f"database {self._shown}: {error}") from None
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def default_database(environ: Mapping[str, str]) -> str:
+    if environ.get(DATABASE_ENV):
+        return environ[DATABASE_ENV]
+    data_home = environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return str(Path(data_home) / "flashmark" / "server.sqlite3")
+
+
+def open_storage(database: str, *, pool_size: int = 10, create_folder: bool = False) -> Storage:
+    """`postgresql://…` (or `postgres://…`), `sqlite:///PATH`, or a file path; migrated."""
+    if database.startswith(("postgresql://", "postgres://")):
+        storage = Storage(_PostgresProvider(database, pool_size))
+    else:
+        path = Path(database.removeprefix("sqlite://")).expanduser()
+        if create_folder:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.parent.is_dir():
+            raise StorageError(
+                f"the folder of the database {path} does not exist: create it or choose "
+                "another --database"
+            )
+        storage = Storage(_SqliteProvider(path))
+    try:
+        storage.migrate()
+    except BaseException:
+        storage.close()
+        raise
+    return storage
+
+
+def _without_password(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))

@@ -1,0 +1,200 @@
+"""Fixtures of the results service's tests: the same tests against SQLite and a real, throwaway
+PostgreSQL server; the application through Starlette's test client (real ASGI, real HTTP
+semantics, no socket) or as a real `flashmark serve` process on loopback."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import DATA
+from tests.server.throwaway_pg import ThrowawayPostgres, missing_reason
+
+RECORDED = ("quick-a1-card", "standard-fast-card")
+IN_CI = os.environ.get("CI") == "true"
+
+
+def _skip_or_fail(reason: str) -> None:
+    if IN_CI:  # CI installs PostgreSQL and Chromium: a skip there would hide a failure
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[ThrowawayPostgres]:
+    reason = missing_reason()
+    if reason:
+        _skip_or_fail(reason)
+    # fsync=off: these tests kill the service, never PostgreSQL, so they do not depend on
+    # PostgreSQL's own durability; the benchmark runs with the default (fsync on).
+    with ThrowawayPostgres(["fsync=off", "synchronous_commit=off"]) as server:
+        yield server
+
+
+_counter = iter(range(1, 10**6))
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty service database: an SQLite file, or a new database on the PostgreSQL server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "server.sqlite3")
+    server: ThrowawayPostgres = request.getfixturevalue("pg_server")
+    return server.create(f"test_{os.getpid()}_{next(_counter)}")
+
+
+def recorded(name: str) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((DATA / "report" / f"{name}.json").read_text())
+    return document
+
+
+@pytest.fixture
+def documents() -> list[dict[str, Any]]:
+    return [recorded(name) for name in RECORDED]
+
+
+def variant(document: dict[str, Any], index: int) -> dict[str, Any]:
+    """Another result of the same card: another start time and slightly other figures."""
+    copied = copy.deepcopy(document)
+    copied["started_at"] = f"2026-01-01T00:00:{index % 60:02d}.{index:06d}+00:00"
+    for test in copied["tests"]:
+        for side in ("read", "write"):
+            if test.get(side):
+                test[side]["iops"] = test[side]["iops"] * (1 + index / 1000)
+                test[side]["bw_bytes"] = test[side]["bw_bytes"] * (1 + index / 1000)
+    return copied
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@dataclass
+class RunningServer:
+    process: subprocess.Popen[bytes]
+    url: str
+    log: Path
+
+
+@pytest.fixture
+def start_server(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
+    """Starts `flashmark serve` processes on loopback; all are killed and reaped at teardown."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(
+        database: str | None, *options: str, env: dict[str, str] | None = None
+    ) -> RunningServer:
+        port = free_port()
+        log = tmp_path / f"serve-{port}.log"
+        chosen = [] if database is None else ["--database", database]
+        with log.open("wb") as output:
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "flashmark",
+                    "serve",
+                    *chosen,
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    *options,
+                ],
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env={**os.environ, **(env or {})},
+            )
+        started.append(process)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/v1", timeout=2):
+                    break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the server did not start: {log.read_text()}") from None
+                time.sleep(0.05)
+        return RunningServer(process, url, log)
+
+    try:
+        yield start
+    finally:
+        for process in started:
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+
+
+@dataclass
+class Service:
+    """The application over Starlette's test client, with one upload token."""
+
+    client: Any  # starlette.testclient.TestClient
+    database: str
+    token: str
+
+    def upload(self, document: Any, token: str | None = None, **headers: str) -> Any:
+        body = document if isinstance(document, bytes) else json.dumps(document).encode()
+        return self.client.post(
+            "/api/v1/results",
+            content=body,
+            headers={
+                "Authorization": f"Bearer {token or self.token}",
+                "Content-Type": "application/json",
+                **headers,
+            },
+        )
+
+    def count(self) -> int:
+        lines = self.client.get("/api/v1/export.jsonl").text.splitlines()
+        return len(lines)
+
+
+@pytest.fixture
+def make_service(database: str) -> Iterator[Callable[..., Service]]:
+    """`make_service(**ServerConfig options)`: the app on the test database, opened and closed."""
+    pytest.importorskip("starlette", reason="the server extra is not installed")
+    from starlette.testclient import TestClient
+
+    from flashmark.server.app import ServerConfig, create_app
+    from flashmark.server.storage import open_storage
+
+    storage = open_storage(database)
+    try:
+        token = storage.create_token("tester")
+    finally:
+        storage.close()
+    with contextlib.ExitStack() as stack:
+
+        def make(**options: Any) -> Service:
+            app = create_app(ServerConfig(database=database, **options))
+            client = stack.enter_context(TestClient(app, base_url="http://results.test"))
+            return Service(client, database, token)
+
+        yield make
+
+
+@pytest.fixture
+def service(make_service: Callable[..., Service]) -> Service:
+    return make_service()

@@ -1,0 +1,223 @@
+"""`flashmark serve` as a real process on loopback: tokens made with `flashmark token`, results
+sent with `flashmark upload` (what --dry-run prints is what arrives), and the service killed
+with SIGKILL in the middle of concurrent uploads: every acknowledged result is there, whole,
+and nothing half-stored."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+import zlib
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from flashmark.cli import main
+from flashmark.server.intake import HEADLINE_COLUMNS, accept
+from flashmark.server.storage import open_storage
+from tests.conftest import DATA
+from tests.server.conftest import recorded, variant
+
+KILL_AFTER_ACKS = 40
+MAX_UPLOADS = 600  # bounds of the kill test: count and time
+MAX_SECONDS = 30.0
+
+
+def flashmark(*args: str, env: dict[str, str] | None = None, input: str | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "flashmark", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        input=input,
+        check=False,
+    )
+
+
+def test_token_commands_create_revoke_and_list(database):
+    runner = CliRunner()
+    made = runner.invoke(main, ["token", "create", "alice", "--database", database])
+    assert made.exit_code == 0, made.output
+    secret = made.stdout.strip()
+    assert secret.startswith("fmk_") and len(secret) > 40
+    again = runner.invoke(main, ["token", "create", "alice", "--database", database])
+    assert again.exit_code == 2 and "exists already" in again.output
+    bad = runner.invoke(main, ["token", "create", "a b;", "--database", database])
+    assert bad.exit_code == 2
+    storage = open_storage(database)
+    try:
+        assert storage.token_for(secret) is not None
+        # only the hash is kept
+        assert all(secret not in repr(token) for token in storage.tokens())
+    finally:
+        storage.close()
+    revoked = runner.invoke(main, ["token", "revoke", "alice", "--database", database])
+    assert revoked.exit_code == 0 and "revoked" in revoked.output
+    missing = runner.invoke(main, ["token", "revoke", "bob", "--database", database])
+    assert missing.exit_code == 2 and "no token named 'bob'" in missing.output
+    listed = runner.invoke(main, ["token", "list", "--database", database])
+    assert "alice" in listed.output and "revoked" in listed.output
+
+
+def test_upload_sends_what_the_dry_run_shows(database, start_server, tmp_path: Path):
+    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    for name in ("quick-a1-card", "standard-fast-card"):
+        done = flashmark("import", str(DATA / "report" / f"{name}.json"), env=env)
+        assert done.returncode == 0, done.stderr
+    dry = flashmark("upload", "1", "--dry-run", env=env)
+    assert dry.returncode == 0, dry.stderr
+    assert "card serial '0x36980065' sent as 'serial-" in dry.stderr
+    assert "host name 'vm' sent as 'host-" in dry.stderr
+    assert "0x36980065" not in dry.stdout
+    shown = json.loads(dry.stdout)
+    assert (tmp_path / "state" / "flashmark" / "upload-salt").stat().st_mode & 0o777 == 0o600
+
+    server = start_server(database)
+    secret = CliRunner().invoke(main, ["token", "create", "cli", "--database", database])
+    env["FLASHMARK_TOKEN"] = secret.stdout.strip()
+    sent = flashmark("upload", "1", "2", "--server", server.url, env=env)
+    assert sent.returncode == 0, sent.stderr
+    assert f"run 1: uploaded as 1: {server.url}/api/v1/results/1" in sent.stdout
+    again = flashmark("upload", "1", "--server", server.url, env=env)
+    assert "already on the service as 1" in again.stdout
+    with urllib.request.urlopen(f"{server.url}/api/v1/results/1", timeout=10) as response:
+        stored = json.loads(response.read())
+    assert {k: v for k, v in stored.items() if k != "id"} == shown
+
+    refused = flashmark(
+        "upload", "1", "--server", server.url, env={**env, "FLASHMARK_TOKEN": "fmk_wrong"}
+    )
+    assert refused.returncode == 1
+    assert "refused the result: the token is not known to this service (HTTP 401" in (
+        refused.stderr
+    )
+    unreachable = flashmark("upload", "1", "--server", "http://127.0.0.1:9", env=env)
+    assert unreachable.returncode == 1 and "cannot reach" in unreachable.stderr
+    no_token = flashmark("upload", "1", "--server", server.url, env={**env, "FLASHMARK_TOKEN": ""})
+    assert no_token.returncode == 2 and "needs a token" in no_token.stderr
+
+
+def test_sigkill_during_uploads_loses_no_acknowledged_result(database, start_server):
+    storage = open_storage(database)
+    try:
+        secret = storage.create_token("load")
+    finally:
+        storage.close()
+    server = start_server(database, "--uploads-per-minute", "1000000")
+    base = recorded("quick-a1-card")
+    bodies = [json.dumps(variant(base, index)).encode() for index in range(MAX_UPLOADS)]
+    acknowledged: dict[int, bytes] = {}
+    attempted = 0
+    lock = threading.Lock()
+    stop = time.monotonic() + MAX_SECONDS
+    address = urllib.parse.urlsplit(server.url)
+
+    def client(worker: int) -> None:
+        nonlocal attempted
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=10)
+        for index in range(worker, MAX_UPLOADS, 8):
+            if time.monotonic() > stop:
+                return
+            with lock:
+                attempted += 1
+            try:
+                connection.request(
+                    "POST",
+                    "/api/v1/results",
+                    body=bodies[index],
+                    headers={
+                        "Authorization": f"Bearer {secret}",
+                        "Content-Type": "application/json",
+                    },
+                )
+                response = connection.getresponse()
+                answer = json.loads(response.read())
+            except (OSError, http.client.HTTPException, ValueError):
+                return  # the server is gone: what was not acknowledged may or may not be kept
+            assert response.status == 201, answer
+            with lock:
+                acknowledged[int(answer["id"])] = bodies[index]
+
+    threads = [threading.Thread(target=client, args=(worker,)) for worker in range(8)]
+    for thread in threads:
+        thread.start()
+    while len(acknowledged) < KILL_AFTER_ACKS and time.monotonic() < stop:
+        time.sleep(0.005)
+    os.killpg(server.process.pid, signal.SIGKILL)
+    for thread in threads:
+        thread.join(timeout=30)
+    server.process.wait(timeout=30)
+    assert len(acknowledged) >= KILL_AFTER_ACKS
+    assert len(acknowledged) < attempted <= MAX_UPLOADS  # killed in the middle
+
+    storage = open_storage(database)
+    try:
+        rows = _stored_rows(storage)
+    finally:
+        storage.close()
+    for result_id, body in acknowledged.items():
+        assert result_id in rows, f"acknowledged result {result_id} was lost"
+        sent = {k: v for k, v in json.loads(body).items() if k != "id"}
+        assert rows[result_id]["document"] == sent
+    for result_id, row in rows.items():  # every stored row is whole and consistent
+        kept = accept(row["document"])
+        assert kept.content_hash == row["content_hash"], result_id
+        assert [kept.facts.headlines[c] for c in HEADLINE_COLUMNS] == row["headlines"]
+    assert len(rows) <= attempted
+
+
+def _stored_rows(storage: Any) -> dict[int, dict[str, Any]]:
+    rows = {}
+    with storage._transaction() as run:  # the raw table: what a crash could have left
+        for row in run(
+            "SELECT id, content_hash, document, " + ", ".join(HEADLINE_COLUMNS) + " FROM results"
+        ).fetchall():
+            document = json.loads(zlib.decompress(bytes(row[2])))
+            rows[int(row[0])] = {
+                "content_hash": row[1],
+                "document": document,
+                "headlines": list(row[3:]),
+            }
+    return rows
+
+
+def test_serve_with_no_options_keeps_an_sqlite_file_in_the_data_folder(start_server, tmp_path):
+    env = {"XDG_DATA_HOME": str(tmp_path / "data"), "FLASHMARK_SERVER_DB": ""}
+    server = start_server(None, env=env)
+    with urllib.request.urlopen(f"{server.url}/", timeout=10) as response:
+        assert response.status == 200 and b"No results" in response.read()
+    assert (tmp_path / "data" / "flashmark" / "server.sqlite3").is_file()
+
+
+def test_several_processes_need_postgresql(tmp_path):
+    result = CliRunner().invoke(
+        main, ["serve", "--database", str(tmp_path / "s.sqlite3"), "--workers", "2"]
+    )
+    assert result.exit_code == 2 and "several processes need PostgreSQL" in result.output
+    missing = CliRunner().invoke(main, ["serve", "--database", str(tmp_path / "no" / "s.db")])
+    assert missing.exit_code == 6 and "does not exist" in missing.output
+
+
+def test_serve_refuses_numbers_that_are_not_numbers(tmp_path):
+    for option, value in (
+        ("--uploads-per-minute", "nan"),
+        ("--uploads-per-minute", "inf"),
+        ("--uploads-per-minute", "-1"),
+        ("--port", "99999999999999999999"),
+        ("--max-upload-bytes", "1e9"),
+        ("--workers", "0"),
+    ):
+        result = CliRunner().invoke(
+            main, ["serve", "--database", str(tmp_path / "s.sqlite3"), option, value]
+        )
+        assert result.exit_code == 2, (option, value, result.output)
