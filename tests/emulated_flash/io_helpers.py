@@ -92,6 +92,9 @@ SCHEDULE_SLACK_MS = 1.5
 # default absorb_ns, so a catch-up after the longest absorbed stall has on-schedule I/Os on
 # both sides.
 NEIGHBOURHOOD_MS = 100
+# A request that finds the device idle (a gap longer than the model's absorb_ns, 50 ms by
+# default) starts at its arrival: the schedule steps up by more than absorb_ns. Half of it.
+IDLE_STEP_MS = 25
 
 
 def on_schedule(ios: Sequence[CompletedIo]) -> list[int]:
@@ -140,6 +143,28 @@ def _lower_hull_at(xs: Sequence[int], ys: Sequence[float], lo: int, hi: int, x: 
     return ys[hull[0]]  # a single point
 
 
+def _without_idle_steps(xs: Sequence[float], ys: Sequence[float]) -> list[float]:
+    """The times ys of on-schedule points with the schedule's steps taken out.
+
+    A step is where the time between two neighbouring points exceeds, by more than
+    IDLE_STEP_MS, what their bytes take at the slower of the local rates on either side (over
+    the 8 points before and the 8 after): the device was idle there, which shifts the rest of
+    the schedule but says nothing about its rates or its cache size (the drain aside, which
+    the model's truth accounts for)."""
+    n = len(xs)
+
+    def slope(lo: int, hi: int) -> float:
+        lo, hi = max(0, lo), min(n - 1, hi)
+        return (ys[hi] - ys[lo]) / (xs[hi] - xs[lo]) if hi > lo else 0.0
+
+    times = list(ys[:1])
+    for k in range(n - 1):
+        local = max(slope(k - 8, k), slope(k + 1, k + 9))
+        dx, dt = xs[k + 1] - xs[k], ys[k + 1] - ys[k]
+        times.append(times[-1] + (local * dx if dt - local * dx > IDLE_STEP_MS else dt))
+    return times
+
+
 def rate_bps(ios: Sequence[CompletedIo]) -> float:
     """Bytes per second of a run of back-to-back I/Os, robust to a busy host.
 
@@ -153,9 +178,10 @@ def rate_bps(ios: Sequence[CompletedIo]) -> float:
     """
     done = list(itertools.accumulate(io.size for io in ios))
     kept = on_schedule(ios)
-    sums = _prefix_sums([done[i] for i in kept], [ios[i].time_ms for i in kept])
     if len(kept) < 2:
         raise AssertionError(f"{len(kept)} of {len(ios)} completions on the device's schedule")
+    xs = [float(done[i]) for i in kept]
+    sums = _prefix_sums(xs, _without_idle_steps(xs, [float(ios[i].time_ms) for i in kept]))
     window = min(len(kept), max(8, len(kept) // 4))
     slopes = [_line(sums, i, i + window)[0] for i in range(len(kept) - window + 1)]
     return 1000 / statistics.median(slopes)
@@ -179,7 +205,7 @@ def find_cache_knee(ios: Sequence[CompletedIo], start_offset: int = 0) -> CacheK
     """
     kept = [ios[i] for i in on_schedule(ios)]
     xs = [float(io.offset + io.size - start_offset) for io in kept]
-    ys = [float(io.time_ms) for io in kept]
+    ys = _without_idle_steps(xs, [float(io.time_ms) for io in kept])
     sums = _prefix_sums(xs, ys)
     n = len(kept)
     best = min(range(3, n - 2), key=lambda k: _sse(sums, 0, k) + _sse(sums, k, n))
