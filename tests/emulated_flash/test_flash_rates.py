@@ -98,8 +98,15 @@ def test_the_cache_recovers_while_the_device_is_idle(emulated_flash, tmp_path):
     fill = RECOVERING.cache_after_idle(RECOVERING.cache_bytes, stats.longest_idle_ns)
     assert stats.cache_fill_after_longest_idle_bytes == pytest.approx(fill, abs=1)
     recovered = RECOVERING.cache_bytes - fill
+    # A host stall past absorb_ns is idle time too: one before the cache was full again drained
+    # it further, and the burst ran longer, by at most the model's drain over that idle time.
+    # The engine counts the burst it served; the model bounds it.
+    burst = stats.cached_after_longest_idle_bytes
+    more_idle_ns = stats.idle_ns - stats.longest_idle_ns
+    more_room = more_idle_ns * RECOVERING.cache_drain_bps / 1e9
+    assert recovered - 1 <= burst <= recovered + more_room + 1, (burst, recovered, more_idle_ns)
     knee = find_cache_knee(ios, start_offset=16 * MiB)
-    assert knee.cache_bytes == pytest.approx(recovered, rel=0.05)
+    assert knee.cache_bytes == pytest.approx(burst, rel=0.05), (recovered, more_idle_ns)
     assert rate_bps(knee.burst) == pytest.approx(RECOVERING.burst_write_bps_at(64 * KiB), rel=0.02)
     assert rate_bps(knee.sustained) == pytest.approx(
         RECOVERING.sustained_write_bps_at(64 * KiB), rel=0.02
