@@ -172,9 +172,9 @@ def rate_bps(ios: Sequence[CompletedIo]) -> float:
     completions that follows an absorbed host stall while the device catches up, says when fio
     reaped the I/Os, not when the device finished them; a rate over a stretch starting inside
     such a bunch would read high, one ending inside it low. A host stall longer than the
-    model's absorb_ns makes the device idle once, a step in the schedule: the median of the
-    least-squares rates over every window of a quarter of the run (at least 8 on-schedule
-    I/Os) leaves it out.
+    model's absorb_ns makes the device idle, a step in the schedule, taken out
+    (`_without_idle_steps`); the median of the least-squares rates over every window of a
+    quarter of the run (at least 8 on-schedule I/Os) leaves out a step that was not.
     """
     done = list(itertools.accumulate(io.size for io in ios))
     kept = on_schedule(ios)
