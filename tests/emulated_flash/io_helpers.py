@@ -144,7 +144,13 @@ def _lower_hull_at(xs: Sequence[int], ys: Sequence[float], lo: int, hi: int, x: 
 
 
 def _without_idle_steps(xs: Sequence[float], ys: Sequence[float]) -> list[float]:
-    """The times ys of on-schedule points with the schedule's steps taken out.
+    """The times ys of on-schedule points with the schedule's steps taken out."""
+    return _idle_steps(xs, ys)[0]
+
+
+def _idle_steps(xs: Sequence[float], ys: Sequence[float]) -> tuple[list[float], list[int]]:
+    """The times ys of on-schedule points with the schedule's steps taken out, and the steps
+    (the index of the first point after each).
 
     A step is where the time between two neighbouring points exceeds, by more than
     IDLE_STEP_MS, what their bytes take at the slower of the local rates on either side (over
@@ -157,12 +163,15 @@ def _without_idle_steps(xs: Sequence[float], ys: Sequence[float]) -> list[float]
         lo, hi = max(0, lo), min(n - 1, hi)
         return (ys[hi] - ys[lo]) / (xs[hi] - xs[lo]) if hi > lo else 0.0
 
-    times = list(ys[:1])
+    times, steps = list(ys[:1]), []
     for k in range(n - 1):
         local = max(slope(k - 8, k), slope(k + 1, k + 9))
         dx, dt = xs[k + 1] - xs[k], ys[k + 1] - ys[k]
-        times.append(times[-1] + (local * dx if dt - local * dx > IDLE_STEP_MS else dt))
-    return times
+        if dt - local * dx > IDLE_STEP_MS:
+            steps.append(k + 1)
+            dt = local * dx
+        times.append(times[-1] + dt)
+    return times, steps
 
 
 def rate_bps(ios: Sequence[CompletedIo]) -> float:
@@ -201,14 +210,22 @@ def find_cache_knee(ios: Sequence[CompletedIo], start_offset: int = 0) -> CacheK
     split that fits two least-squares lines best is the knee, and the bytes where the two
     lines cross are the cache size (finer than one I/O). Only stamps on the device's schedule
     are fitted (`on_schedule`): the bunch of completions after an absorbed host stall would
-    look like a stretch at the burst rate, and a late stamp like a slow I/O.
+    look like a stretch at the burst rate, and a late stamp like a slow I/O. Idle steps of the
+    schedule are taken out (`_idle_steps`); a cache that drains while the device is idle
+    bursts again after one, so the slow line ends at the first step after the knee (if at
+    least 8 points are left to it).
     """
     kept = [ios[i] for i in on_schedule(ios)]
     xs = [float(io.offset + io.size - start_offset) for io in kept]
-    ys = _without_idle_steps(xs, [float(io.time_ms) for io in kept])
+    ys, steps = _idle_steps(xs, [float(io.time_ms) for io in kept])
     sums = _prefix_sums(xs, ys)
     n = len(kept)
-    best = min(range(3, n - 2), key=lambda k: _sse(sums, 0, k) + _sse(sums, k, n))
+    while True:
+        best = min(range(3, n - 2), key=lambda k: _sse(sums, 0, k) + _sse(sums, k, n))
+        end = next((step for step in steps if best + 8 <= step < n), n)
+        if end == n:
+            break
+        n = end
     slope1, intercept1 = _line(sums, 0, best)
     slope2, intercept2 = _line(sums, best, n)
     if slope2 <= slope1:
