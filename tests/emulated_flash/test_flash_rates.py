@@ -87,22 +87,34 @@ RECOVERING = FlashModel(
 def test_the_cache_recovers_while_the_device_is_idle(emulated_flash, tmp_path):
     device = emulated_flash(RECOVERING)
     fio_json(fio_args(device, "write", 256 * KiB, size=12 * MiB))  # fills the cache
-    assert device.stats().cache_fill_bytes == RECOVERING.cache_bytes
+    # full (less what a host stall past absorb_ns in the last writes drained: idle time too)
+    filled = device.stats()
+    assert filled.cache_full_ns
     time.sleep(0.5)  # idle: the cache drains at 10 MB/s
-    ios = fio_io_log(fio_args(device, "write", 64 * KiB, size=12 * MiB, offset=16 * MiB),
+    # 256 KiB: 3.3 ms of service at the burst rate, well above what a loaded 2-core host takes
+    # per request (at 64 KiB, 0.8 ms, a host at load 10+ fell behind the device for most of the
+    # burst, and fio's stamps then say when the host got round to the I/Os, not the device)
+    ios = fio_io_log(fio_args(device, "write", 256 * KiB, size=12 * MiB, offset=16 * MiB),
                      tmp_path)  # fmt: skip
     # How long the device sat idle depends on the host (fio's start-up); the engine measured
     # it with the clock it paces by, and the model says what that idle time frees.
     stats = device.stats()
     assert stats.longest_idle_ns >= 0.5e9
-    fill = RECOVERING.cache_after_idle(RECOVERING.cache_bytes, stats.longest_idle_ns)
+    fill = RECOVERING.cache_after_idle(filled.cache_fill_bytes, stats.longest_idle_ns)
     assert stats.cache_fill_after_longest_idle_bytes == pytest.approx(fill, abs=1)
     recovered = RECOVERING.cache_bytes - fill
+    # A host stall past absorb_ns is idle time too: one before the cache was full again drained
+    # it further, and the burst ran longer, by at most the model's drain over that idle time.
+    # The engine counts the burst it served; the model bounds it.
+    burst = stats.cached_after_longest_idle_bytes
+    more_idle_ns = stats.idle_ns - stats.longest_idle_ns
+    more_room = more_idle_ns * RECOVERING.cache_drain_bps / 1e9
+    assert recovered - 1 <= burst <= recovered + more_room + 1, (burst, recovered, more_idle_ns)
     knee = find_cache_knee(ios, start_offset=16 * MiB)
-    assert knee.cache_bytes == pytest.approx(recovered, rel=0.05)
-    assert rate_bps(knee.burst) == pytest.approx(RECOVERING.burst_write_bps_at(64 * KiB), rel=0.02)
+    assert knee.cache_bytes == pytest.approx(burst, rel=0.05), (recovered, more_idle_ns)
+    assert rate_bps(knee.burst) == pytest.approx(RECOVERING.burst_write_bps_at(256 * KiB), rel=0.02)
     assert rate_bps(knee.sustained) == pytest.approx(
-        RECOVERING.sustained_write_bps_at(64 * KiB), rel=0.02
+        RECOVERING.sustained_write_bps_at(256 * KiB), rel=0.02
     )
 
 

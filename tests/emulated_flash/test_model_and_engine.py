@@ -162,6 +162,26 @@ def test_idle_drains_the_cache_at_the_drain_rate():
     assert stats.cached_bytes == 1_500_000
     write(engine, 2 * MB, bytes(100_000))
     assert clock.now - start == 15 * MS  # the cache is full again: sustained rate
+    assert engine.stats().cached_after_longest_idle_bytes == 500_000
+
+
+def test_the_burst_after_the_longest_idle_counts_until_the_cache_is_full_again():
+    model = FlashModel(
+        claimed_bytes=16 * MiB, cache_bytes=1 * MB, cache_write_bps=100 * MB, write_bps=10 * MB,
+        cache_drain_bps=2 * MB,
+    )  # fmt: skip
+    engine, clock = engine_for(model)
+    write(engine, 0, bytes(MB))
+    clock.host_overhead(250 * MS)  # the longest idle: 500 kB of room
+    write(engine, MB, bytes(300_000))
+    clock.host_overhead(100 * MS)  # idle again before the cache is full: 200 kB more
+    write(engine, 2 * MB, bytes(500_000))  # 400 kB fit: the cache is full
+    write(engine, 3 * MB, bytes(100_000))
+    assert engine.stats().cached_after_longest_idle_bytes == 300_000 + 400_000
+    clock.host_overhead(100 * MS)  # after the cache was full again: not counted
+    write(engine, 4 * MB, bytes(100_000))
+    stats = engine.stats()
+    assert (stats.cached_after_longest_idle_bytes, stats.cached_bytes) == (700_000, 1_800_000)
 
 
 def test_gc_pauses_come_every_gc_every_bytes_written():

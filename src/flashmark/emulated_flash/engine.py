@@ -68,6 +68,10 @@ class FlashStats:
     cached_bytes: int = 0  # bytes written into the cache (at the burst rate)
     longest_idle_ns: int = 0  # the longest idle gap
     cache_fill_after_longest_idle_bytes: int = 0  # cache fill right after it (drain applied)
+    # bytes written into the cache from the longest idle gap on, until the cache was full
+    # again: the burst a client sees after it (more than the room the gap made when the device
+    # was idle again before the cache filled)
+    cached_after_longest_idle_bytes: int = 0
 
 
 _STATS_FIELDS = len(fields(FlashStats))
@@ -246,6 +250,8 @@ class FlashEngine:
         self._cached = 0
         self._longest_idle = 0
         self._fill_after_longest_idle = 0
+        self._cached_after_longest_idle = 0
+        self._filling_after_longest_idle = False
 
     # -- the two requests ---------------------------------------------------------------------
     def read_into(self, buf: memoryview, offset: int) -> None:
@@ -270,6 +276,9 @@ class FlashEngine:
                 self._storage.write(data[position : position + size], real)
         self._fill += cached
         self._cached += cached
+        if self._filling_after_longest_idle:
+            self._cached_after_longest_idle += cached
+            self._filling_after_longest_idle = self._fill < self.model.cache_bytes
         if cached and self._fill >= self.model.cache_bytes and not self._cache_full_at:
             self._cache_full_at = round(end)
         self._written += length
@@ -337,6 +346,8 @@ class FlashEngine:
         if gap > self._longest_idle:
             self._longest_idle = round(gap)
             self._fill_after_longest_idle = self._fill
+            self._cached_after_longest_idle = 0
+            self._filling_after_longest_idle = True
         return float(now)
 
     def _finish(self, end: float) -> None:
@@ -381,6 +392,7 @@ class FlashEngine:
             cached_bytes=self._cached,
             longest_idle_ns=self._longest_idle,
             cache_fill_after_longest_idle_bytes=self._fill_after_longest_idle,
+            cached_after_longest_idle_bytes=self._cached_after_longest_idle,
         )
         if self._control is not None:
             self._control.publish(self._stats)
