@@ -139,6 +139,15 @@ COMMANDS: dict[str, LazyCommand] = {
 }
 
 
+def _short_help(summary: str, limit: int) -> str:
+    """The first sentence of `summary`, cut to `limit` characters with "..." as click does
+    (click 8.5 deprecates its own make_default_short_help)."""
+    sentence = summary.split(". ", 1)[0].rstrip(".")
+    if len(sentence) <= limit:
+        return sentence
+    return sentence[: max(limit - 3, 0)].rsplit(" ", 1)[0] + "..."
+
+
 def _debug_enabled(ctx: click.Context | None) -> bool:
     if os.environ.get("FLASHMARK_DEBUG", "") not in ("", "0"):
         return True
@@ -176,7 +185,7 @@ class FlashmarkGroup(click.Group):
         for name in names:
             lazy = COMMANDS.get(name)
             if lazy is not None:
-                rows.append((name, click.utils.make_default_short_help(lazy.summary, limit)))
+                rows.append((name, _short_help(lazy.summary, limit)))
             elif (command := super().get_command(ctx, name)) is not None and not command.hidden:
                 rows.append((name, command.get_short_help_str(limit)))
         with formatter.section("Commands"):
