@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from flashmark.document import document_to_run
 from flashmark.monitor import device_for_path
 from flashmark.profiles import SWEEP_BLOCK_SIZES, get_profile
 from flashmark.report import charts
+from flashmark.report.describe import legend_label
 from flashmark.sysroot import SystemRoots
 from flashmark.units import block_size_label
 from tests.report_html.conftest import REFERENCE_SLUGS, flashmark
@@ -54,7 +56,9 @@ def page(cli, full_run, tmp_path_factory: pytest.TempPathFactory) -> Page:
 
 def test_the_sweep_has_a_curve_per_pattern_over_every_block_size(page, full_run):
     _, document, _ = full_run
-    label = f"#{document['id']}"
+    # Each run is named by what was measured (its folder and device), as in every chart.
+    label = legend_label(document_to_run(document), 0)
+    assert label.startswith(f"#{document['id']} ")
     sweeps = {chart.title: chart for chart in page.charts if chart.title.startswith("Sweep")}
     assert set(sweeps) == {"Sweep, read: MB/s by block size", "Sweep, write: MB/s by block size"}
     for chart in sweeps.values():
