@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -17,11 +16,12 @@ from flashmark.capacity.probe import (
 )
 from flashmark.capacity.result import CAPACITY_SCHEMA, CapacityResult
 from flashmark.cli import db_option, debug_option
+from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.device_safety import check_writable
-from flashmark.errors import ConfirmationRefused, FlashmarkError, UsageError
+from flashmark.errors import FlashmarkError, UsageError
 from flashmark.probe import probe_target
 from flashmark.signals import signals_raise
 from flashmark.sysroot import SystemRoots
@@ -148,22 +148,13 @@ def capacity_command(
 
 
 def _confirm(node: str, given: str, yes: bool) -> None:
-    if yes:
-        return
-    if not sys.stdin.isatty():
-        raise ConfirmationRefused(
-            f"--destructive on {node} needs a typed confirmation and there is no terminal; "
-            "add --yes to confirm"
-        )
-    answer = click.prompt(
+    confirm_overwrite(
+        node,
+        given,
         f"Without a backup, the blocks the probe writes on {node} (10-80 MiB spread "
-        "over the device) are lost.\nType the device path to continue",
-        default="",
-        show_default=False,
-        err=True,
+        "over the device) are lost.",
+        yes=yes,
     )
-    if answer.strip() not in (node, given):
-        raise ConfirmationRefused(f"confirmation did not match {node}; nothing was written")
 
 
 def _card_cid(node: str, roots: SystemRoots) -> str | None:

@@ -13,12 +13,13 @@ from rich.table import Table
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
+from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import RUNTIME, SIZE, WORKLOAD_SCALE
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.document import run_to_document
-from flashmark.errors import ConfirmationRefused, FlashmarkError, printable
+from flashmark.errors import FlashmarkError, printable
 from flashmark.fio.jobs import job_for_test, prepare_job
 from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
 from flashmark.leftovers import temporary_work_folder
@@ -239,20 +240,15 @@ def _with_probe(result: Run, report: ProbeReport | None) -> Run:
 
 
 def _confirm_destruction(target: Target, settings: Settings, yes: bool) -> None:
-    if target.kind is not TargetKind.DEVICE or yes:
+    if target.kind is not TargetKind.DEVICE:
         return
-    question = (
+    confirm_overwrite(
+        target.path,
+        target.given,
         f"This overwrites the first {format_size(settings.size_bytes)} of {target.path}; "
-        "any data there is lost.\nType the device path to continue: "
+        "any data there is lost.",
+        yes=yes,
     )
-    if not sys.stdin.isatty():
-        raise ConfirmationRefused(
-            f"--destructive on {target.path} needs a typed confirmation "
-            "and there is no terminal; add --yes to confirm"
-        )
-    answer = click.prompt(question, default="", show_default=False, err=True)
-    if answer.strip() not in (target.path, target.given):
-        raise ConfirmationRefused(f"confirmation did not match {target.path}; nothing was written")
 
 
 def _print_jobs(plan: Plan, settings: Settings, target: Target, log_folder: str) -> None:
