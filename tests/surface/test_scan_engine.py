@@ -13,7 +13,6 @@ from flashmark.errors import DeviceFailed
 from flashmark.surface.cache import estimate_cache
 from flashmark.surface.pattern import Kind, Range
 from flashmark.surface.result import (
-    SurfaceResult,
     SurfaceSettings,
     SurfaceTarget,
     from_document,
