@@ -7,6 +7,7 @@ and the error map then come out exact, in milliseconds of real time.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 from flashmark.emulated_flash.engine import DeviceFault, FlashEngine, MemoryStorage
@@ -41,16 +42,21 @@ class EngineMedium:
             sleep=self.clock.sleep,
         )
         self.syncs = 0
+        # The scan's I/O thread and its own thread may both call in; nbdkit serialises
+        # requests for the real device (plugin.py), this lock does it here.
+        self.lock = threading.Lock()
 
     def read(self, buffer: memoryview, offset: int) -> None:
         try:
-            self.engine.read_into(buffer, offset)
+            with self.lock:
+                self.engine.read_into(buffer, offset)
         except DeviceFault as fault:
             raise OSError(fault.errno, str(fault)) from None
 
     def write(self, buffer: memoryview, offset: int) -> None:
         try:
-            self.engine.write(buffer, offset)
+            with self.lock:
+                self.engine.write(buffer, offset)
         except DeviceFault as fault:
             raise OSError(fault.errno, str(fault)) from None
 

@@ -46,6 +46,7 @@ from flashmark.errors import DeviceFailed
 from flashmark.surface.cache import estimate_cache
 from flashmark.surface.medium import Medium
 from flashmark.surface.pattern import Kind, Pattern, Range, merge
+from flashmark.surface.pipeline import Pipeline
 from flashmark.surface.result import (
     Integrity,
     Outlier,
@@ -213,56 +214,55 @@ class SurfaceScan:
         clock = self._write_clock if write else self._read_clock
         verify = self.settings.verify and not write
         max_skip = max(block, (size // MAX_SKIP_SHARE) // sector * sector)
+
+        def skip(failures: int, offset: int, length: int) -> int:
+            # ddrescue: skip ahead after an error, doubling on successive errors
+            return 0 if failures == 1 else min(max_skip, block << (failures - 2))
+
         base = self.next_offset
         if write and base == 0:
             self._points = [(0, 0)]
         failures = 0
-        pos = self.next_offset
-        begun = last = self._clock()
-        while pos < size:
-            length = min(block, size - pos)
-            view = memoryview(self._buffer)[:length]
-            if write:
-                view[:] = memoryview(self.pattern.expected(pos, length)).cast("B")
-            started = self._clock()
-            try:
-                if write:
-                    self.medium.write(view, pos)
+        pipeline = Pipeline(
+            self.medium,
+            write=write,
+            start=base,
+            size=size,
+            block=block,
+            clock=self._clock,
+            pattern=self.pattern if write else None,
+            skip=None if write else skip,
+        )
+        begun: int | None = None
+        with pipeline:
+            for done in pipeline.results():
+                if begun is None:
+                    begun = done.started_ns
+                pos, length = done.offset, done.length
+                if done.error is not None:
+                    self._check_error(done.error, pos, write=write)
+                    failures += 1
+                    if failures >= GONE_AFTER:
+                        self._check_answering(pos)
+                    if write:
+                        self._map_write_failure(done.view, pos)
+                    else:
+                        self._pending.append([pos, length, _smaller(length, sector)])
+                        if done.skipped:
+                            self._pending.append([pos + length, done.skipped, block])
                 else:
-                    self.medium.read(view, pos)
-            except OSError as error:
-                self._check_error(error, pos, write=write)
-                failures += 1
-                if failures >= GONE_AFTER:
-                    self._check_answering(pos)
-                skipped = 0
-                if write:
-                    self._map_write_failure(pos, length)
-                else:
-                    self._pending.append([pos, length, _smaller(length, sector)])
-                    skip = 0 if failures == 1 else min(max_skip, block << (failures - 2))
-                    skipped = min(skip, size - pos - length)
-                    if skipped:
-                        self._pending.append([pos + length, skipped, block])
-                pos += length + skipped
-                self.next_offset = pos
-                last = self._clock()
-                self._report("write" if write else "read", pos, size)
-                continue
-            done = self._clock()
-            failures = 0
-            self._last_good = pos
-            latency, interval = done - started, done - last
-            last = done
-            clock.add(pos, length, latency, interval)
-            self._charge(pos, length, interval, latency, write=write)
-            if write and base == 0:
-                self._points.append((pos + length, done - begun))
-            if verify:
-                self._verify(bytes(view), pos)
-            pos += length
-            self.next_offset = pos
-            self._report("write" if write else "read", pos, size)
+                    failures = 0
+                    self._last_good = pos
+                    latency = done.done_ns - done.started_ns
+                    clock.add(pos, length, latency, done.interval_ns)
+                    self._charge(pos, length, done.interval_ns, latency, write=write)
+                    if write and base == 0:
+                        self._points.append((pos + length, done.done_ns - begun))
+                    if verify:
+                        self._verify(bytes(done.view), pos)
+                self.next_offset = pos + length + done.skipped
+                pipeline.release(done)
+                self._report("write" if write else "read", self.next_offset, size)
 
     def _sync(self) -> None:
         started = self._clock()
@@ -317,18 +317,17 @@ class SurfaceScan:
                 done += piece
             self._report("retry", done, total)
 
-    def _map_write_failure(self, pos: int, length: int) -> None:
-        """Write the failed block again in smaller pieces (the buffer still holds its pattern);
+    def _map_write_failure(self, block: memoryview, pos: int) -> None:
+        """Write the failed block again in smaller pieces (`block` still holds its pattern);
         map the sectors no write gets into."""
         sector = self.medium.sector_bytes
-        stack = [(pos, length, _smaller(length, sector))]
+        stack = [(pos, len(block), _smaller(len(block), sector))]
         while stack:
             start, span, size = stack.pop()
             for at in range(start, start + span, size):
                 piece = min(size, start + span - at)
-                view = memoryview(self._buffer)[at - pos : at - pos + piece]
                 try:
-                    self.medium.write(view, at)
+                    self.medium.write(block[at - pos : at - pos + piece], at)
                 except OSError as error:
                     self._check_error(error, at, write=True)
                     if piece > sector:
