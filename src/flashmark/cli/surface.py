@@ -335,4 +335,5 @@ def _stopped_error(stop: ScanStopped, plan: SurfacePlan, saved_id: int | None) -
         return stopped
     error = FlashmarkError(f"{cause}; {kept}")
     error.exit_status = getattr(cause, "exit_status", ExitStatus.FAILURE)
+    error.__cause__ = cause  # --debug shows where it came from
     return error

@@ -68,6 +68,9 @@ GONE_AFTER = 8  # failed requests in a row before checking the device still answ
 MAX_SKIP_SHARE = 100  # the skip grows up to 1/100 of the surface (ddrescue's default maximum)
 OUTLIER_FACTOR = 8  # a request this many times slower than the pass's median is an outlier
 MAX_OUTLIERS = 16  # the slowest ones kept per pass
+# Points kept for the cache estimate: beyond this many (a 64 GiB device in 1 MiB blocks), every
+# other one is dropped and the stride doubles, so a 1 TB disk keeps the same memory.
+MAX_CACHE_POINTS = 1 << 16
 
 Progress = Callable[[str, int, int], None]  # phase, bytes done, bytes in the phase
 
@@ -187,6 +190,8 @@ class SurfaceScan:
         self._read_clock = _PassClock(previous.read if previous else None)
         self._cache = previous.cache if previous else None
         self._points: list[tuple[int, int]] = []
+        self._point_count = 0
+        self._point_stride = 1
         self._last_good: int | None = None
         self._stop_reason: str | None = None
 
@@ -257,12 +262,21 @@ class SurfaceScan:
                     clock.add(pos, length, latency, done.interval_ns)
                     self._charge(pos, length, done.interval_ns, latency, write=write)
                     if write and base == 0:
-                        self._points.append((pos + length, done.done_ns - begun))
+                        self._keep_point(pos + length, done.done_ns - begun)
                     if verify:
                         self._verify(bytes(done.view), pos)
                 self.next_offset = pos + length + done.skipped
                 pipeline.release(done)
                 self._report("write" if write else "read", self.next_offset, size)
+
+    def _keep_point(self, written: int, elapsed_ns: int) -> None:
+        self._point_count += 1
+        if self._point_count % self._point_stride:
+            return
+        self._points.append((written, elapsed_ns))
+        if len(self._points) > MAX_CACHE_POINTS:
+            self._points = self._points[::2]
+            self._point_stride *= 2
 
     def _sync(self) -> None:
         started = self._clock()
