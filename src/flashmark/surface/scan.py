@@ -39,11 +39,11 @@ import statistics
 import time
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 
 from flashmark import __version__
 from flashmark.errors import DeviceFailed
-from flashmark.surface.cache import estimate_cache
+from flashmark.surface.cache import CacheEstimate, estimate_cache
 from flashmark.surface.medium import Medium
 from flashmark.surface.pattern import Kind, Pattern, Range, merge
 from flashmark.surface.pipeline import Pipeline
@@ -203,9 +203,9 @@ class SurfaceScan:
             self.phase, self.next_offset = "read", 0
         if self.phase == "read":
             self._sequential(write=False)
-            self.phase = "retry"
-            self._pending.sort(key=lambda p: -p[0])  # a stack, lowest start on top
+            self.phase = "retry"  # the pending areas become a stack, lowest start on top
         if self.phase == "retry":
+            self._pending.sort(key=lambda p: -p[0])  # also when resumed in this phase
             self._retry()
             self.phase = "done"
 
@@ -225,7 +225,9 @@ class SurfaceScan:
             return 0 if failures == 1 else min(max_skip, block << (failures - 2))
 
         base = self.next_offset
-        if write and base == 0:
+        if write:
+            # x: bytes written in this session (a resumed session starts from a cache that
+            # may have drained meanwhile: its cliff is counted from where it started)
             self._points = [(0, 0)]
         failures = 0
         pipeline = Pipeline(
@@ -261,13 +263,20 @@ class SurfaceScan:
                     latency = done.done_ns - done.started_ns
                     clock.add(pos, length, latency, done.interval_ns)
                     self._charge(pos, length, done.interval_ns, latency, write=write)
-                    if write and base == 0:
-                        self._keep_point(pos + length, done.done_ns - begun)
+                    if write:
+                        self._keep_point(pos + length - base, done.done_ns - begun)
                     if verify:
                         self._verify(bytes(done.view), pos)
                 self.next_offset = pos + length + done.skipped
                 pipeline.release(done)
                 self._report("write" if write else "read", self.next_offset, size)
+
+    def _cache_estimate(self) -> CacheEstimate | None:
+        """A cliff found by an earlier session stands (that session started with the cache
+        as the scan found it); otherwise this session's estimate, as far as it got."""
+        if self._cache is not None and self._cache.found:
+            return self._cache
+        return estimate_cache(self._points) or self._cache
 
     def _keep_point(self, written: int, elapsed_ns: int) -> None:
         self._point_count += 1
@@ -293,8 +302,7 @@ class SurfaceScan:
         if self._points:
             x, y = self._points[-1]
             self._points[-1] = (x, y + took)
-        if self._points:
-            self._cache = estimate_cache(self._points) or self._cache
+        self._cache = self._cache_estimate()
 
     def _retry(self) -> None:
         sector = self.medium.sector_bytes
@@ -452,9 +460,7 @@ class SurfaceScan:
             unwritable_bytes=sum(r.length for r in ranges if r.kind == Kind.UNWRITABLE),
             ranges=ranges,
         )
-        cache = self._cache
-        if cache is None and self.settings.write and len(self._points) > 1:
-            cache = estimate_cache(self._points)  # an interrupted write pass: as far as it got
+        cache = self._cache_estimate() if self.phase == "write" else self._cache
         state = ResumeState(
             nonce=self.pattern.nonce,
             phase=self.phase,
@@ -501,7 +507,3 @@ def _normalised(ranges: list[Range]) -> tuple[Range, ...]:
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def scan_document_id(result: SurfaceResult, saved_id: int | None) -> SurfaceResult:
-    return result if saved_id is None else replace(result, id=saved_id)
