@@ -268,3 +268,28 @@ def test_sigterm_during_a_folder_scan_removes_its_files(emulated_flash):
         assert process.returncode == 143, rest
         assert "files were removed" in rest
         assert sorted(os.listdir(folder)) == before
+
+
+def test_a_killed_folder_scan_leaves_files_that_clean_removes(emulated_flash):
+    model = FlashModel(claimed_bytes=96 * MiB, write_bps=10 * MB, backing=Backing.MEMORY)
+    device = emulated_flash(model)
+    with mounted_ext4(device.path) as folder:
+        before = sorted(os.listdir(folder))
+        argv = [sys.executable, "-m", "flashmark", "surface", str(folder), "--size", "16M"]
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        try:
+            _wait_for(process, "write pass")
+            process.kill()  # SIGKILL: no chance to clean up
+            process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        left = [name for name in os.listdir(folder) if name.startswith(".flashmark-")]
+        assert left  # owner-stamped: the next command can tell its owner is gone
+        cleaned = flashmark("clean", str(folder))
+        assert cleaned.returncode == 0, cleaned.stderr
+        assert sorted(os.listdir(folder)) == before
