@@ -111,6 +111,7 @@ def allowed_seconds(model: FlashModel) -> float:
 
 
 def rate_rows(model: FlashModel, repeat: int) -> list[Row]:
+    """(A scan that found no cache counts 0 for its size and burst rate.)"""
     documents: list[dict[str, Any]] = []
     seconds: list[float] = []
     with EmulatedFlash(model) as device:
@@ -127,9 +128,9 @@ def rate_rows(model: FlashModel, repeat: int) -> list[Row]:
         return Row(name, parameter, unit, scale, truth, [key(d) for d in documents], seconds)
 
     return [
-        row("write cache size", "MiB", MiB, model.cache_bytes, lambda d: d["cache"]["bytes"]),
+        row("write cache size", "MiB", MiB, model.cache_bytes, lambda d: d["cache"]["bytes"] or 0),
         row("burst write", "MB/s", MB, model.burst_write_bps_at(BLOCK),
-            lambda d: d["cache"]["burst_bw_bytes"]),
+            lambda d: d["cache"]["burst_bw_bytes"] or 0),
         row("sustained write", "MB/s", MB, model.sustained_write_bps_at(BLOCK),
             lambda d: d["cache"]["sustained_bw_bytes"]),
         row("surface average write", "MB/s", MB, write_truth, lambda d: d["write"]["bw_bytes"]),

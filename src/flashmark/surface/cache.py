@@ -3,11 +3,12 @@
 The write pass records, after every request, the bytes written so far and the time. A device
 with a write cache (an SLC cache on a card, DRAM on a USB stick) writes at the burst rate until
 the cache is full, then at its sustained rate: time against bytes is two straight lines. The
-estimate is the two least-squares lines that fit best (the break point tried at every request),
-the cache size is where they cross, and the rates are their slopes. This is the method the
-emulated-flash tests prove (docs/emulated-flash.md, "How exact"): slopes of many points are
-robust to a single late completion, which single latencies are not, and a host stall shifts the
-line without changing its slope.
+two least-squares lines that fit best (the break tried at every request; the method of the
+emulated-flash tests, docs/emulated-flash.md "How exact") place the break roughly. A host
+stall is a step in that time line and pulls least-squares lines, so the rates are then taken
+robustly on each side of the break (the median of four windows' rates), the break moved to
+where the requests' own rates change, and the cache size placed inside the request that
+straddles it (the share of its bytes its time says went at the burst rate).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ NS_PER_S = 1_000_000_000
 # (GC pauses, host stalls): the device is reported as having no cache found.
 MIN_BURST_RATIO = 1.1
 _MIN_POINTS = 4  # per line: fewer cannot be told from a stall
+STALL_FACTOR = 2.0  # a request this many times slower than its neighbours is a stall
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,10 @@ class CacheEstimate:
             "bytes": self.bytes,
             "burst_bw_bytes": _rounded(self.burst_bw_bytes),
             "sustained_bw_bytes": _rounded(self.sustained_bw_bytes),
-            "method": "two least-squares lines through completion time against bytes written",
+            "method": (
+                "rates from least-squares slopes either side of the break in completion time "
+                "against bytes written (host stalls cut down)"
+            ),
         }
 
     @classmethod
@@ -104,34 +109,125 @@ def estimate_cache(points: Sequence[tuple[int, int]]) -> CacheEstimate | None:
     """The cache from (bytes written so far, ns since the pass started) after each request.
 
     None when there are too few points to say anything."""
-    if len(points) < 2 * _MIN_POINTS:
+    if len(points) < 2 * _MIN_POINTS + 1:
         return None
-    # Relative to the first point: the sums stay small enough for float precision.
-    x0, y0 = points[0]
-    xs = [float(x - x0) for x, _ in points]
-    ys = [float(y - y0) for _, y in points]
+    # Per request: its bytes and the time since the previous completion, stalls cut down.
+    sizes = [float(points[i + 1][0] - points[i][0]) for i in range(len(points) - 1)]
+    times = _without_stalls([float(points[i + 1][1] - points[i][1]) for i in range(len(sizes))])
+    xs, ys = [0.0], [0.0]
+    for size, took in zip(sizes, times, strict=True):
+        xs.append(xs[-1] + size)
+        ys.append(ys[-1] + took)
     sums = _Sums(xs, ys)
     whole = sums.line(0, len(xs))
     if whole is None or whole.slope <= 0:
         return None
-    best: tuple[float, _Line, _Line] | None = None
-    for k in range(_MIN_POINTS, len(xs) - _MIN_POINTS + 1):
-        first, second = sums.line(0, k), sums.line(k, len(xs))
+    no_cache = CacheEstimate(False, None, None, NS_PER_S / whole.slope)
+    first_guess = _least_squares_break(sums, len(xs))
+    if first_guess is None:
+        return no_cache
+    # Least squares on a noisy line can place the break far off; the robust search is run
+    # from there and from a few other starting points, and the split that misclassifies the
+    # fewest requests wins.
+    n = len(sizes)
+    guesses = {first_guess - 1, _MIN_POINTS, *(n * q // 20 for q in (1, 2, 5, 10, 15))}
+    results = [r for r in (_robust_break(sizes, times, g) for g in sorted(guesses)) if r]
+    if not results:
+        return no_cache
+    _, split, burst, sustained = min(results)
+    # The request that straddles the cliff took part of its bytes at each rate: its share at
+    # the burst rate (interpolated from its own time) places the cliff inside it.
+    cache = sum(sizes[: max(0, split - 1)])
+    for index in (split - 1, split):
+        if 0 <= index < len(sizes) and sizes[index] > 0:
+            per_byte = times[index] / sizes[index]
+            share = (1 / sustained - per_byte) / (1 / sustained - 1 / burst)
+            cache += sizes[index] * min(1.0, max(0.0, share))
+    return CacheEstimate(
+        found=True,
+        bytes=round(cache),
+        burst_bw_bytes=burst * NS_PER_S,
+        sustained_bw_bytes=sustained * NS_PER_S,
+    )
+
+
+def _without_stalls(times: list[float]) -> list[float]:
+    """Each request's time; one that took more than STALL_FACTOR times the median of its 9
+    neighbours counts as that median.
+
+    Such a request waited for the host (a stalled thread: the device idled) or for a long
+    pause of the device; either way it says nothing about the rate the device streams at, and
+    one such step would pull the least-squares lines. A level change (the cliff) moves the
+    neighbours' median with it and is kept, and so are short pauses (GC pauses of tens of ms
+    every few MiB cost less than doubling a request's time, and are averaged in)."""
+    half = 4
+    cleaned = []
+    for index, took in enumerate(times):
+        around = sorted(times[max(0, index - half) : index + half + 1])
+        median = around[len(around) // 2]
+        cleaned.append(median if took > STALL_FACTOR * median else took)
+    return cleaned
+
+
+def _least_squares_break(sums: _Sums, n: int) -> int | None:
+    """The first point of the second of the two least-squares lines that fit best."""
+    best: tuple[float, int] | None = None
+    for k in range(_MIN_POINTS, n - _MIN_POINTS + 1):
+        first, second = sums.line(0, k), sums.line(k, n)
         if first is None or second is None:
             continue
         total = first.sse + second.sse
         if best is None or total < best[0]:
-            best = (total, first, second)
-    no_cache = CacheEstimate(False, None, None, NS_PER_S / whole.slope)
-    if best is None:
-        return no_cache
-    _, first, second = best
-    if first.slope <= 0 or second.slope < first.slope * MIN_BURST_RATIO:
-        return no_cache
-    crossing = (first.intercept - second.intercept) / (second.slope - first.slope)
-    return CacheEstimate(
-        found=True,
-        bytes=round(crossing + x0),
-        burst_bw_bytes=NS_PER_S / first.slope,
-        sustained_bw_bytes=NS_PER_S / second.slope,
-    )
+            best = (total, k)
+    return None if best is None else best[1]
+
+
+def _robust_break(
+    sizes: Sequence[float], times: Sequence[float], guess: int
+) -> tuple[int, int, float, float] | None:
+    """(requests misclassified, first request at the sustained rate, burst and sustained rate
+    in bytes per ns).
+
+    Least squares find the break, but one host stall (a step in the time line) pulls the lines.
+    So the rates come from the requests on each side, away from the break (their own
+    least-squares slope, stalls cut down), and the break is moved to the split that
+    misclassifies fewest requests against the midpoint of the two rates. Two rounds settle
+    it."""
+    n = len(sizes)
+    split = min(max(guess, _MIN_POINTS), n - _MIN_POINTS)
+    burst = sustained = 0.0
+    best = (n, split)
+    for _ in range(3):
+        margin = max(1, n // 100)
+        left = range(0, max(1, split - margin))
+        right = range(min(n - 1, split + margin), n)
+        if len(left) < _MIN_POINTS or len(right) < _MIN_POINTS:
+            return None
+        burst, sustained = _window_rate(sizes, times, left), _window_rate(sizes, times, right)
+        if burst <= 0 or sustained <= 0 or burst < sustained * MIN_BURST_RATIO:
+            return None
+        middle = (1 / burst + 1 / sustained) / 2  # ns per byte
+        slow = [times[i] > middle * sizes[i] for i in range(n)]
+        # misclassified(k) = fast requests after k + slow requests before k
+        fast_after = sum(1 for flag in slow if not flag)
+        slow_before = 0
+        best = (fast_after + slow_before, 0)
+        for k in range(n):
+            slow_before += slow[k]
+            fast_after -= not slow[k]
+            best = min(best, (fast_after + slow_before, k + 1))
+        if best[1] == split:
+            break
+        split = best[1]
+    return best[0], split, burst, sustained
+
+
+def _window_rate(sizes: Sequence[float], times: Sequence[float], span: range) -> float:
+    """Bytes per ns over the requests in `span`: the least-squares slope of their completion
+    times (stalls already cut down), which delivery jitter hardly moves."""
+    xs, ys = [0.0], [0.0]
+    for i in span:
+        xs.append(xs[-1] + sizes[i])
+        ys.append(ys[-1] + times[i])
+    line = _Sums(xs, ys).line(0, len(xs))
+    return 0.0 if line is None or line.slope <= 0 else 1 / line.slope
