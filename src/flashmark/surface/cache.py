@@ -21,7 +21,8 @@ NS_PER_S = 1_000_000_000
 # (GC pauses, host stalls): the device is reported as having no cache found.
 MIN_BURST_RATIO = 1.1
 _MIN_POINTS = 4  # per line: fewer cannot be told from a stall
-STALL_FACTOR = 2.0  # a request this many times slower than its neighbours is a stall
+STALL_FACTOR = 2.0  # a request this many times slower than its neighbours may be a stall
+_MAKE_UP_REQUESTS = 16  # how far on a late delivery is looked for being made up
 
 
 @dataclass(frozen=True)
@@ -126,23 +127,19 @@ def estimate_cache(points: Sequence[tuple[int, int]]) -> CacheEstimate | None:
     first_guess = _least_squares_break(sums, len(xs))
     if first_guess is None:
         return no_cache
-    # Least squares on a noisy line can place the break far off; the robust search is run
-    # from there and from a few other starting points, and the split that misclassifies the
-    # fewest requests wins.
+    # The lines again without the requests next to the break (the one that straddles the
+    # cliff, and late deliveries around it), their slopes the rates, their crossing the cliff.
     n = len(sizes)
-    guesses = {first_guess - 1, _MIN_POINTS, *(n * q // 20 for q in (1, 2, 5, 10, 15))}
-    results = [r for r in (_robust_break(sizes, times, g) for g in sorted(guesses)) if r]
-    if not results:
+    split = first_guess - 1  # the first request of the second line
+    margin = max(2, n // 50)
+    first = _line_through(sizes, times, range(0, max(0, split - margin)))
+    second = _line_through(sizes, times, range(min(n, split + margin), n))
+    if first is None or second is None or first.slope <= 0:
         return no_cache
-    _, split, burst, sustained = min(results)
-    # The request that straddles the cliff took part of its bytes at each rate: its share at
-    # the burst rate (interpolated from its own time) places the cliff inside it.
-    cache = sum(sizes[: max(0, split - 1)])
-    for index in (split - 1, split):
-        if 0 <= index < len(sizes) and sizes[index] > 0:
-            per_byte = times[index] / sizes[index]
-            share = (1 / sustained - per_byte) / (1 / sustained - 1 / burst)
-            cache += sizes[index] * min(1.0, max(0.0, share))
+    if second.slope < first.slope * MIN_BURST_RATIO:
+        return no_cache
+    cache = (first.intercept - second.intercept) / (second.slope - first.slope)
+    burst, sustained = 1 / first.slope, 1 / second.slope
     return CacheEstimate(
         found=True,
         bytes=round(cache),
@@ -152,20 +149,31 @@ def estimate_cache(points: Sequence[tuple[int, int]]) -> CacheEstimate | None:
 
 
 def _without_stalls(times: list[float]) -> list[float]:
-    """Each request's time; one that took more than STALL_FACTOR times the median of its 9
-    neighbours counts as that median.
+    """Each request's time, less the part of a stall that was never made up.
 
-    Such a request waited for the host (a stalled thread: the device idled) or for a long
-    pause of the device; either way it says nothing about the rate the device streams at, and
-    one such step would pull the least-squares lines. A level change (the cliff) moves the
-    neighbours' median with it and is kept, and so are short pauses (GC pauses of tens of ms
-    every few MiB cost less than doubling a request's time, and are averaged in)."""
+    A request that took more than STALL_FACTOR times the median of its 9 neighbours either
+    waited for a host that did not ask (a stalled thread: the device idled, time lost for good)
+    or was only delivered late, and the next requests then complete early (no time lost: the
+    sum over them is right, and least squares handle it). Only what the following requests do
+    not give back counts as a stall and is cut. A level change (the cliff) moves the
+    neighbours' median with it and is kept; short device pauses (GC pauses of tens of ms every
+    few MiB) stay, averaged in."""
     half = 4
-    cleaned = []
-    for index, took in enumerate(times):
+    n = len(times)
+    medians = []
+    for index in range(n):
         around = sorted(times[max(0, index - half) : index + half + 1])
-        median = around[len(around) // 2]
-        cleaned.append(median if took > STALL_FACTOR * median else took)
+        medians.append(around[len(around) // 2])
+    cleaned = list(times)
+    for index, took in enumerate(times):
+        if took <= STALL_FACTOR * medians[index]:
+            continue
+        excess = took - medians[index]
+        after = range(index + 1, min(n, index + 1 + _MAKE_UP_REQUESTS))
+        given_back = sum(times[j] - medians[j] for j in after)
+        lost = excess + min(0.0, given_back)
+        if lost > excess / 2:  # mostly never made up: a stall (less is delivery noise)
+            cleaned[index] = took - lost
     return cleaned
 
 
@@ -182,52 +190,13 @@ def _least_squares_break(sums: _Sums, n: int) -> int | None:
     return None if best is None else best[1]
 
 
-def _robust_break(
-    sizes: Sequence[float], times: Sequence[float], guess: int
-) -> tuple[int, int, float, float] | None:
-    """(requests misclassified, first request at the sustained rate, burst and sustained rate
-    in bytes per ns).
-
-    Least squares find the break, but one host stall (a step in the time line) pulls the lines.
-    So the rates come from the requests on each side, away from the break (their own
-    least-squares slope, stalls cut down), and the break is moved to the split that
-    misclassifies fewest requests against the midpoint of the two rates. Two rounds settle
-    it."""
-    n = len(sizes)
-    split = min(max(guess, _MIN_POINTS), n - _MIN_POINTS)
-    burst = sustained = 0.0
-    best = (n, split)
-    for _ in range(3):
-        margin = max(1, n // 100)
-        left = range(0, max(1, split - margin))
-        right = range(min(n - 1, split + margin), n)
-        if len(left) < _MIN_POINTS or len(right) < _MIN_POINTS:
-            return None
-        burst, sustained = _window_rate(sizes, times, left), _window_rate(sizes, times, right)
-        if burst <= 0 or sustained <= 0 or burst < sustained * MIN_BURST_RATIO:
-            return None
-        middle = (1 / burst + 1 / sustained) / 2  # ns per byte
-        slow = [times[i] > middle * sizes[i] for i in range(n)]
-        # misclassified(k) = fast requests after k + slow requests before k
-        fast_after = sum(1 for flag in slow if not flag)
-        slow_before = 0
-        best = (fast_after + slow_before, 0)
-        for k in range(n):
-            slow_before += slow[k]
-            fast_after -= not slow[k]
-            best = min(best, (fast_after + slow_before, k + 1))
-        if best[1] == split:
-            break
-        split = best[1]
-    return best[0], split, burst, sustained
-
-
-def _window_rate(sizes: Sequence[float], times: Sequence[float], span: range) -> float:
-    """Bytes per ns over the requests in `span`: the least-squares slope of their completion
-    times (stalls already cut down), which delivery jitter hardly moves."""
-    xs, ys = [0.0], [0.0]
+def _line_through(sizes: Sequence[float], times: Sequence[float], span: range) -> _Line | None:
+    """The least-squares line of completion time against bytes written over `span` (both
+    counted from the start of the pass)."""
+    x = sum(sizes[: span.start])
+    y = sum(times[: span.start])
+    xs, ys = [x], [y]
     for i in span:
         xs.append(xs[-1] + sizes[i])
         ys.append(ys[-1] + times[i])
-    line = _Sums(xs, ys).line(0, len(xs))
-    return 0.0 if line is None or line.slope <= 0 else 1 / line.slope
+    return _Sums(xs, ys).line(0, len(xs))
