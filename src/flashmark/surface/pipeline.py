@@ -25,6 +25,12 @@ from flashmark.surface.pattern import Pattern
 
 BUFFERS = 3  # one being transferred, one being checked or filled, one spare
 _POLL_S = 0.25  # how often a waiting thread looks at the stop flag
+# A gap this long between a completion and the next request is a host stall, not charged to
+# the device. This thread asks again within microseconds; on a loaded host a thread can wait
+# tens of ms for a CPU (docs/emulated-flash.md, absorb_ns: 5 ms was too little at load 5),
+# and meanwhile a real device idles. The emulated cards absorb gaps up to the same 50 ms, so
+# a shorter gap is charged there as it is to a real device, and a longer one is idle in both.
+STALL_GAP_NS = 50_000_000
 
 
 @dataclass
@@ -36,7 +42,9 @@ class Done:
     buffer: mmap.mmap
     started_ns: int
     done_ns: int
-    interval_ns: int  # since the previous successful completion (0 for a failure)
+    interval_ns: int  # the time charged to it: since the previous completion, or its latency
+    # after a host stall (0 for a failure)
+    stall_ns: int  # the host's gap before it, when that was a stall (not charged)
     error: OSError | None
     skipped: int  # bytes skipped after this failed read (ddrescue's skip), untried
 
@@ -167,14 +175,21 @@ class Pipeline:
             except OSError as failed:
                 error = failed
             done = self._clock()
-            skipped = 0
+            skipped = stall = 0
             if error is None:
                 failures = 0
-                interval, last = done - last, done
+                gap = started - last
+                if gap > STALL_GAP_NS:  # the host did not run this thread: the device idled
+                    interval, stall = done - started, gap
+                else:
+                    interval = done - last
+                last = done
             else:
                 failures += 1
                 interval, last = 0, done  # failures are not timed, nor the time they took
                 if self._skip is not None:
                     skipped = min(self._skip(failures, pos, length), self._size - pos - length)
-            self._results.put(Done(pos, length, buffer, started, done, interval, error, skipped))
+            self._results.put(
+                Done(pos, length, buffer, started, done, interval, stall, error, skipped)
+            )
             pos += length + skipped

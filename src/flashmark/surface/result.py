@@ -111,6 +111,7 @@ class PassStats:
     median_latency_ns: int
     max_latency_ns: int
     outliers: tuple[Outlier, ...] = ()
+    host_stall_ns: int = 0  # host stalls left out of `ns` (gaps of more than 50 ms)
 
     @property
     def bw_bytes(self) -> float | None:
@@ -125,6 +126,7 @@ class PassStats:
             "median_latency_ns": self.median_latency_ns,
             "max_latency_ns": self.max_latency_ns,
             "outliers": [o.to_dict() for o in self.outliers],
+            "host_stall_ns": self.host_stall_ns,
         }
 
     @classmethod
@@ -136,6 +138,7 @@ class PassStats:
             median_latency_ns=int(d["median_latency_ns"]),
             max_latency_ns=int(d["max_latency_ns"]),
             outliers=tuple(Outlier.from_dict(o) for o in d.get("outliers", ())),
+            host_stall_ns=int(d.get("host_stall_ns", 0)),
         )
 
 

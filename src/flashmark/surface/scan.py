@@ -11,10 +11,13 @@ Passes. The write pass writes the run's pattern (pattern.py) over the whole surf
 `block_bytes`, then fsyncs (fio's end_fsync, DESIGN.md "Measurement rules"). The read pass reads
 it back in the same blocks and, when the pattern was written, compares every sector.
 
-Timing. Each request's latency is measured around its system call; the time charged to it is
-the interval since the previous completion, so the pass's time is wall time and the slices'
-times add up to it: a user's `dd` or ddrescue would see the same average. Requests that failed
-are not timed (their retries neither).
+Timing. Requests are issued back to back by an I/O thread (pipeline.py). Each request's latency
+is measured around its system call; the time charged to it is the interval since the previous
+completion, so the pass's time is wall time and the slices' times add up to it: a user's `dd`
+or ddrescue would see the same average. Only when the thread itself was not run for more than
+50 ms (a host stall, the device idle meanwhile) is the request charged its latency alone; the
+gap is reported as the pass's host_stall_ns. Requests that failed are not timed (their retries
+neither).
 
 Unreadable ranges, the ddrescue way (GNU ddrescue manual, "Algorithm"): the read pass does not
 stop at an error; it marks the failed block, and after consecutive errors skips ahead, doubling
@@ -105,6 +108,7 @@ class _PassClock:
         self.previous = previous
         self.bytes = 0
         self.ns = 0.0
+        self.stall_ns = 0
         self.latencies = array("q")
         self.slowest: list[tuple[int, int, int]] = []  # heap of (latency, offset, length)
 
@@ -137,6 +141,7 @@ class _PassClock:
             requests=len(self.latencies) + (previous.requests if previous else 0),
             median_latency_ns=median,
             max_latency_ns=max(max(self.latencies), previous.max_latency_ns if previous else 0),
+            host_stall_ns=self.stall_ns + (previous.host_stall_ns if previous else 0),
             outliers=tuple(sorted(outliers, key=lambda o: o.offset)),
         )
 
@@ -240,11 +245,9 @@ class SurfaceScan:
             pattern=self.pattern if write else None,
             skip=None if write else skip,
         )
-        begun: int | None = None
+        charged = 0  # the write pass's time so far, host stalls left out (the cache's clock)
         with pipeline:
             for done in pipeline.results():
-                if begun is None:
-                    begun = done.started_ns
                 pos, length = done.offset, done.length
                 if done.error is not None:
                     self._check_error(done.error, pos, write=write)
@@ -262,9 +265,11 @@ class SurfaceScan:
                     self._last_good = pos
                     latency = done.done_ns - done.started_ns
                     clock.add(pos, length, latency, done.interval_ns)
+                    clock.stall_ns += done.stall_ns
                     self._charge(pos, length, done.interval_ns, latency, write=write)
                     if write:
-                        self._keep_point(pos + length - base, done.done_ns - begun)
+                        charged += done.interval_ns
+                        self._keep_point(pos + length - base, charged)
                     if verify:
                         self._verify(bytes(done.view), pos)
                 self.next_offset = pos + length + done.skipped
