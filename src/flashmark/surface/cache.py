@@ -2,13 +2,12 @@
 
 The write pass records, after every request, the bytes written so far and the time. A device
 with a write cache (an SLC cache on a card, DRAM on a USB stick) writes at the burst rate until
-the cache is full, then at its sustained rate: time against bytes is two straight lines. The
-two least-squares lines that fit best (the break tried at every request; the method of the
-emulated-flash tests, docs/emulated-flash.md "How exact") place the break roughly. A host
-stall is a step in that time line and pulls least-squares lines, so the rates are then taken
-robustly on each side of the break (the median of four windows' rates), the break moved to
-where the requests' own rates change, and the cache size placed inside the request that
-straddles it (the share of its bytes its time says went at the burst rate).
+the cache is full, then at its sustained rate: time against bytes is two straight lines. A host
+stall is a step in that line that would pull any fitted line, so stalls are cut first (only
+time that later requests never make up: a late delivery is made up by early ones). The two
+least-squares lines that fit best (the break tried at every request; the method of the
+emulated-flash tests, docs/emulated-flash.md "How exact") are then fitted again without the
+requests next to the break: their slopes are the rates, their crossing the cache size.
 """
 
 from __future__ import annotations
