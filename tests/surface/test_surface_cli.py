@@ -15,7 +15,7 @@ from flashmark.cli import main
         (["--block-size", "128M"], 2, "must be 4 KiB to 64 MiB"),
         (["--block-size", "nan"], 2, "cannot read size"),
         (["--block-size", "-1M"], 2, "cannot read size"),
-        (["--slices", "100"], 2, "256<=x<=65536"),
+        (["--slices", "100"], 2, "out of range"),
         (["--resume", "--no-save"], 2, "drop --no-save"),
         (["--destructive"], 2, "--destructive is for block devices"),
         (["--resume"], 2, "no interrupted surface scan"),

@@ -15,6 +15,7 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.cli.params import SIZE, BoundedInt
 from flashmark.cli.progress import BarProgress, PlainProgress, progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.errors import (
@@ -37,7 +38,7 @@ from flashmark.surface.run import (
     scan_surface,
 )
 from flashmark.sysroot import SystemRoots
-from flashmark.units import KiB, MiB, format_duration, format_rate, format_size, parse_size
+from flashmark.units import KiB, MiB, format_duration, format_rate, format_size
 
 MIN_BLOCK = 4 * KiB
 MAX_BLOCK = 64 * MiB
@@ -45,10 +46,6 @@ DEFAULT_BLOCK = 1 * MiB
 # At least 256 slices (issue 10); the most keeps a document of a 1 TB disk under ~20 MB.
 MIN_SLICES, MAX_SLICES = 256, 65536
 _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
-
-
-def _size_option(text: str | None) -> int | None:
-    return None if text is None else parse_size(text)  # digits only: no nan, inf or sign
 
 
 @click.command("surface")
@@ -63,20 +60,22 @@ def _size_option(text: str | None) -> int | None:
 @click.option("--yes", is_flag=True, help="Confirm --destructive without the typed prompt.")
 @click.option(
     "--block-size",
-    "block_text",
+    "block_bytes",
+    type=SIZE,
     metavar="SIZE",
     help="Request size of the sequential passes, 4K to 64M, a multiple of 4K [default: 1M].",
 )
 @click.option(
     "--slices",
-    type=click.IntRange(MIN_SLICES, MAX_SLICES),
+    type=BoundedInt(MIN_SLICES, MAX_SLICES),
     default=MIN_SLICES,
     show_default=True,
     help="How many parts of the surface get a rate of their own.",
 )
 @click.option(
     "--size",
-    "size_text",
+    "size_limit",
+    type=SIZE,
     metavar="SIZE",
     help="Folders: write at most this much (default: all the free space less 64 MiB).",
 )
@@ -99,9 +98,9 @@ def surface_command(
     target: str,
     destructive: bool,
     yes: bool,
-    block_text: str | None,
+    block_bytes: int | None,
     slices: int,
-    size_text: str | None,
+    size_limit: int | None,
     resume: bool,
     as_json: bool,
     db_path: Path | None,
@@ -136,12 +135,11 @@ def surface_command(
     Exit codes: README.md (5: the device stopped answering; the partial scan is saved).
     """
     roots = SystemRoots.from_environment()
-    block = _size_option(block_text) or DEFAULT_BLOCK
+    block = block_bytes or DEFAULT_BLOCK
     if not MIN_BLOCK <= block <= MAX_BLOCK or block % MIN_BLOCK:
         raise UsageError(
             f"--block-size {format_size(block)} must be 4 KiB to 64 MiB, a multiple of 4 KiB"
         )
-    size_limit = _size_option(size_text)
     if resume and no_save:
         raise UsageError("--resume reads the interrupted scan from the history: drop --no-save")
     history = history_to_save(db_path, no_save)  # before measuring: a bad history is known now
