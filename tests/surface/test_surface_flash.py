@@ -309,3 +309,16 @@ def test_a_killed_folder_scan_leaves_files_that_clean_removes(emulated_flash):
         cleaned = flashmark("clean", str(folder))
         assert cleaned.returncode == 0, cleaned.stderr
         assert sorted(os.listdir(folder)) == before
+
+
+def test_a_mounted_device_is_refused_before_anything_is_written(emulated_flash):
+    model = FlashModel(claimed_bytes=64 * MiB, backing=Backing.MEMORY)
+    device = emulated_flash(model)
+    with mounted_ext4(device.path) as folder:
+        done = flashmark("surface", device.path, "--destructive", "--yes")
+        assert done.returncode == 4, done.stderr
+        assert f"refusing to write to {device.path}" in done.stderr
+        assert f"mounted on {folder}" in done.stderr
+        # refused while planning, before any scan (ext4's own journal writes go on meanwhile,
+        # so the device's write counter cannot tell)
+        assert json.loads(flashmark("history", "--json").stdout) == []
