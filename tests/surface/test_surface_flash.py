@@ -213,7 +213,8 @@ def test_ctrl_c_keeps_the_partial_scan_and_resume_finishes_it(emulated_flash):
     assert device.stats().bytes_written - written_before <= model.claimed_bytes - (
         partial["state"]["next_offset"] - BLOCK
     )
-    assert document["write"]["bytes"] == model.claimed_bytes
+    # every block written and timed, but the ramp (first request) of each session
+    assert model.claimed_bytes - 2 * MiB <= document["write"]["bytes"] < model.claimed_bytes
     assert ranges_of(document) == truth_of(model)
     nothing = flashmark("surface", device.path, "--resume")
     assert nothing.returncode == 2 and "no interrupted surface scan" in nothing.stderr
@@ -227,7 +228,7 @@ def test_a_vanishing_card_stops_with_exit_5_and_the_partial_scan_saved(emulated_
     assert "stopped answering" in done.stderr and "--resume" in done.stderr
     document = json.loads(done.stdout)
     assert not document["complete"] and document["state"]["phase"] == "read"
-    assert document["write"]["bytes"] == model.claimed_bytes
+    assert document["write"]["bytes"] == model.claimed_bytes - MiB  # all but the ramp
 
 
 @contextlib.contextmanager

@@ -137,7 +137,8 @@ def estimate_cache(points: Sequence[tuple[int, int]]) -> CacheEstimate | None:
         return no_cache
     if second.slope < first.slope * MIN_BURST_RATIO:
         return no_cache
-    cache = (first.intercept - second.intercept) / (second.slope - first.slope)
+    # (counted from the first point: the bytes written before it, the ramp, come first)
+    cache = points[0][0] + (first.intercept - second.intercept) / (second.slope - first.slope)
     burst, sustained = 1 / first.slope, 1 / second.slope
     return CacheEstimate(
         found=True,

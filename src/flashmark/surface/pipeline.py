@@ -45,6 +45,7 @@ class Done:
     interval_ns: int  # the time charged to it: since the previous completion, or its latency
     # after a host stall (0 for a failure)
     stall_ns: int  # the host's gap before it, when that was a stall (not charged)
+    timed: bool  # False for the pass's first request (its ramp) and for failures
     error: OSError | None
     skipped: int  # bytes skipped after this failed read (ddrescue's skip), untried
 
@@ -155,6 +156,7 @@ class Pipeline:
     def _loop(self) -> None:
         pos = self._start
         failures = 0
+        first = True
         last = self._clock()
         while pos < self._size and not self._stop.is_set():
             taken = self._take()
@@ -176,10 +178,15 @@ class Pipeline:
                 error = failed
             done = self._clock()
             skipped = stall = 0
+            timed = error is None and not first
             if error is None:
                 failures = 0
                 gap = started - last
-                if gap > STALL_GAP_NS:  # the host did not run this thread: the device idled
+                if first:
+                    # The ramp: a device may wake from power saving on it, and one that was
+                    # busy until just before (the other pass) may still be finishing that.
+                    interval, first = 0, False
+                elif gap > STALL_GAP_NS:  # the host did not run this thread: the device idled
                     interval, stall = done - started, gap
                 else:
                     interval = done - last
@@ -190,6 +197,6 @@ class Pipeline:
                 if self._skip is not None:
                     skipped = min(self._skip(failures, pos, length), self._size - pos - length)
             self._results.put(
-                Done(pos, length, buffer, started, done, interval, stall, error, skipped)
+                Done(pos, length, buffer, started, done, interval, stall, timed, error, skipped)
             )
             pos += length + skipped

@@ -16,8 +16,9 @@ is measured around its system call; the time charged to it is the interval since
 completion, so the pass's time is wall time and the slices' times add up to it: a user's `dd`
 or ddrescue would see the same average. Only when the thread itself was not run for more than
 50 ms (a host stall, the device idle meanwhile) is the request charged its latency alone; the
-gap is reported as the pass's host_stall_ns. Requests that failed are not timed (their retries
-neither).
+gap is reported as the pass's host_stall_ns. The first request of each pass is its ramp, not
+timed (a device may wake from power saving on it, or still be finishing the other pass).
+Requests that failed are not timed (their retries neither).
 
 Unreadable ranges, the ddrescue way (GNU ddrescue manual, "Algorithm"): the read pass does not
 stop at an error; it marks the failed block, and after consecutive errors skips ahead, doubling
@@ -264,12 +265,15 @@ class SurfaceScan:
                     failures = 0
                     self._last_good = pos
                     latency = done.done_ns - done.started_ns
-                    clock.add(pos, length, latency, done.interval_ns)
-                    clock.stall_ns += done.stall_ns
-                    self._charge(pos, length, done.interval_ns, latency, write=write)
-                    if write:
+                    if done.timed:
+                        clock.add(pos, length, latency, done.interval_ns)
+                        clock.stall_ns += done.stall_ns
+                        self._charge(pos, length, done.interval_ns, latency, write=write)
                         charged += done.interval_ns
+                    if write and done.timed:
                         self._keep_point(pos + length - base, charged)
+                    elif write:  # the ramp: the time line starts after it
+                        self._points = [(pos + length - base, 0)]
                     if verify:
                         self._verify(bytes(done.view), pos)
                 self.next_offset = pos + length + done.skipped
