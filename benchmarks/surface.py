@@ -117,6 +117,18 @@ def allowed_seconds(model: FlashModel) -> float:
     return write + read
 
 
+def idle_ns(device: EmulatedFlash) -> int:
+    """The card's idle time so far. The counters are read under a seqlock the engine (another
+    process) holds while it publishes; a descheduled engine can hold it longer than the
+    reader spins (RuntimeError), so read again a moment later."""
+    for _ in range(100):
+        try:
+            return device.stats().idle_ns
+        except RuntimeError:
+            time.sleep(0.01)
+    return device.stats().idle_ns
+
+
 def scan_in_process(device: EmulatedFlash) -> tuple[SurfaceResult, float, dict[str, float]]:
     """The library call (what the command runs), with the card's idle time read at each phase
     change: (result, seconds, idle ms per phase)."""
@@ -126,11 +138,12 @@ def scan_in_process(device: EmulatedFlash) -> tuple[SurfaceResult, float, dict[s
     marks: dict[str, int] = {}
 
     def progress(phase: str, done: int, total: int) -> None:
-        marks.setdefault(phase, device.stats().idle_ns)
+        if phase not in marks:
+            marks[phase] = idle_ns(device)
 
     result = scan_surface(plan, block_bytes=BLOCK, slices=256, roots=roots, progress=progress)
     took = time.monotonic() - started
-    end = device.stats().idle_ns
+    end = idle_ns(device)
     idle = {
         "write": (marks["read"] - marks["write"]) / 1e6,
         "read": (marks.get("retry", end) - marks["read"]) / 1e6,
