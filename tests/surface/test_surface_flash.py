@@ -87,10 +87,10 @@ def test_a_card_with_a_write_cache_measured_against_its_truth(emulated_flash):
         # engine can hold it longer than the reader spins: read again a moment later.
         for _ in range(100):
             try:
-                return device.stats().idle_ns
+                return int(device.stats().idle_ns)
             except RuntimeError:
                 time.sleep(0.01)
-        return device.stats().idle_ns
+        return int(device.stats().idle_ns)
 
     def progress(phase: str, done: int, total: int) -> None:
         if phase not in idle_at:
