@@ -28,6 +28,8 @@ from flashmark.document import SCHEMA as RESULT_SCHEMA
 from flashmark.document import document_to_run
 from flashmark.errors import HistoryError, ResultFormatError, UsageError
 from flashmark.monitor import MONITOR_SCHEMA, MonitorSummary
+from flashmark.surface.result import SURFACE_SCHEMA
+from flashmark.surface.result import from_document as surface_from_document
 from flashmark.workloads.result import WORKLOAD_SCHEMA, WorkloadResult
 
 # The documents the history keeps, by schema, and the kind each is kept as.
@@ -36,6 +38,7 @@ KINDS = {
     MONITOR_SCHEMA: "monitor",
     WORKLOAD_SCHEMA: "workload",
     CAPACITY_SCHEMA: "capacity",
+    SURFACE_SCHEMA: "surface",
 }
 UNSAVED_FOLDER = Path("flashmark") / "unsaved"
 # In the temporary folder (shared by every user) the files are named, not foldered: mkstemp
@@ -78,6 +81,9 @@ def entry_for(document: Mapping[str, Any]) -> HistoryEntry:
         return HistoryEntry("monitor", device, " ".join(command) or "live", document)
     if schema == WORKLOAD_SCHEMA:
         return _workload_entry(document)
+    if schema == SURFACE_SCHEMA:
+        scan = surface_from_document(document)  # reads every field: refuses a malformed one
+        return HistoryEntry("surface", scan.target.given, scan.label, document)
     if schema == CAPACITY_SCHEMA:
         capacity = CapacityResult.from_dict(document)  # reads every field
         return HistoryEntry("capacity", capacity.device, capacity.verdict, document)

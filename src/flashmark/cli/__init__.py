@@ -131,6 +131,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "upload_command",
         "Send saved benchmark results to a results service (`flashmark serve`).",
     ),
+    "surface": LazyCommand(
+        "flashmark.cli.surface",
+        "surface_command",
+        "Scan the whole surface of TARGET: a block device, or a folder's free space.",
+    ),
     "workload": LazyCommand(
         "flashmark.cli.workload",
         "workload_command",

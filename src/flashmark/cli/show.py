@@ -60,6 +60,11 @@ def show_command(
         )
     elif entry.kind == "workload":
         stdout_console().print(render_workloads(workload_results(entry.document)))
+    elif entry.kind == "surface":
+        from flashmark.surface.render import render_surface
+        from flashmark.surface.result import from_document
+
+        stdout_console().print(render_surface(from_document(dict(entry.document))))
     elif entry.kind == "capacity":
         from flashmark.capacity.result import CapacityResult
         from flashmark.cli.capacity import render_capacity

@@ -98,26 +98,59 @@ def export_json(results: Sequence[SavedResult], references: Sequence[ReferenceDe
     return json.dumps(documents[0] if len(documents) == 1 else documents, indent=2) + "\n"
 
 
+SURFACE = "surface"
+
+
+def _surfaces(results: Sequence[SavedResult], name: str) -> list[Any] | None:
+    """The surface scans among `results`, decoded, when they are all surface scans; None when
+    none is. Scans and runs have different tables: one file holds one kind."""
+    scans = [r for r in results if r.kind == SURFACE]
+    if not scans:
+        return None
+    if len(scans) != len(results):
+        from flashmark.errors import UsageError
+
+        raise UsageError(
+            f"surface scans and other results cannot share one {name} file: export them separately"
+        )
+    from flashmark.surface.result import from_document
+
+    return [from_document(dict(r.document)) for r in scans]
+
+
 def export_markdown(results: Sequence[SavedResult], references: Sequence[ReferenceDevice]) -> str:
+    if (scans := _surfaces(results, "Markdown")) is not None:
+        from flashmark.surface.render import surfaces_to_markdown
+
+        return surfaces_to_markdown(scans)
     from flashmark.report.markdown import runs_to_markdown
 
     return runs_to_markdown(benchmark_runs(results))
 
 
 def export_csv(results: Sequence[SavedResult], references: Sequence[ReferenceDevice]) -> str:
+    if (scans := _surfaces(results, "CSV")) is not None:
+        from flashmark.surface.render import surfaces_to_csv
+
+        return surfaces_to_csv(scans)
     from flashmark.report.csv_export import runs_to_csv
 
     return runs_to_csv(benchmark_runs(results))
 
 
 def export_html(results: Sequence[SavedResult], references: Sequence[ReferenceDevice]) -> str:
+    if (scans := _surfaces(results, "HTML")) is not None:
+        # Surface scans have a page of their own (a chart of MB/s over the surface).
+        from flashmark.surface.html import render_surface_html
+
+        return render_surface_html(scans)
     # Imported when asked for: pygal and Jinja2 are the heaviest part of report/.
     from flashmark.report.html import render_html_report
 
     return render_html_report(benchmark_runs(results), references)
 
 
-_RUNS = frozenset({BENCHMARK})
+_RUNS = frozenset({BENCHMARK, SURFACE})  # surface scans: their own tables and page
 register(Exporter("md", (".md", ".markdown"), _RUNS, export_markdown))
 register(Exporter("csv", (".csv",), _RUNS, export_csv))
 register(Exporter("json", (".json",), None, export_json))

@@ -1,0 +1,337 @@
+"""`flashmark surface TARGET`: the whole surface of a device (or a folder's free space), read,
+or written and verified, with MB/s per slice, the cache cliff and a map of what is wrong."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from flashmark.cli import db_option, debug_option
+from flashmark.cli.clean import clean_at_start
+from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.cli.params import SIZE, BoundedInt
+from flashmark.cli.progress import BarProgress, PlainProgress, progress_display
+from flashmark.cli.saving import history_to_save, save_result
+from flashmark.errors import (
+    ConfirmationRefused,
+    ExitStatus,
+    FlashmarkError,
+    Interrupted,
+    UsageError,
+)
+from flashmark.signals import signals_raise
+from flashmark.store import History
+from flashmark.surface.render import render_surface
+from flashmark.surface.result import SURFACE_SCHEMA, SurfaceResult, from_document, to_document
+from flashmark.surface.run import (
+    DEVICE,
+    FOLDER,
+    ScanStopped,
+    SurfacePlan,
+    plan_surface,
+    scan_surface,
+)
+from flashmark.sysroot import SystemRoots
+from flashmark.units import KiB, MiB, format_duration, format_rate, format_size
+
+MIN_BLOCK = 4 * KiB
+MAX_BLOCK = 64 * MiB
+DEFAULT_BLOCK = 1 * MiB
+# At least 256 slices (issue 10); the most keeps a document of a 1 TB disk under ~20 MB.
+MIN_SLICES, MAX_SLICES = 256, 65536
+_PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
+
+
+@click.command("surface")
+@click.argument("target", metavar="TARGET")
+@click.option(
+    "--destructive",
+    is_flag=True,
+    help="Block devices: first write the whole device with a verifiable pattern, then read "
+    "it back and verify it. ERASES EVERYTHING ON IT. Refused when anything in the device's "
+    "stack is mounted or in use; asks to type the device path.",
+)
+@click.option("--yes", is_flag=True, help="Confirm --destructive without the typed prompt.")
+@click.option(
+    "--block-size",
+    "block_bytes",
+    type=SIZE,
+    metavar="SIZE",
+    help="Request size of the sequential passes, 4K to 64M, a multiple of 4K [default: 1M].",
+)
+@click.option(
+    "--slices",
+    type=BoundedInt(MIN_SLICES, MAX_SLICES),
+    default=MIN_SLICES,
+    show_default=True,
+    help="How many parts of the surface get a rate of their own, 256 to 65536.",
+)
+@click.option(
+    "--size",
+    "size_limit",
+    type=SIZE,
+    metavar="SIZE",
+    help="Folders: write at most this much (default: all the free space less 64 MiB).",
+)
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue the last incomplete scan of TARGET saved in the history (stopped by "
+    "Ctrl-C, SIGTERM or a device failure) where it stopped. Block devices only.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help=f"Print the result document ({SURFACE_SCHEMA}) on stdout; progress on stderr.",
+)
+@db_option
+@click.option("--no-save", is_flag=True, help="Do not save the result to the history.")
+@debug_option
+def surface_command(
+    target: str,
+    destructive: bool,
+    yes: bool,
+    block_bytes: int | None,
+    slices: int,
+    size_limit: int | None,
+    resume: bool,
+    as_json: bool,
+    db_path: Path | None,
+    no_save: bool,
+    debug: bool,
+) -> None:
+    """Scan the whole surface of TARGET: a block device, or a folder's free space.
+
+    \b
+    A block device is read from start to end in large blocks (O_DIRECT): MB/s for
+    every slice of it, the slowest requests, and a map of unreadable ranges.
+    With --destructive it is first written whole with a pattern in which every
+    512-byte sector names its own offset and this run, then read back and compared:
+    a fake card's aliased addresses ("holds the data written at X"), dropped writes
+    (zeros, 0xFF, stale data) and corrupted sectors are each reported, and the
+    write pass shows where the card's write cache runs out (burst, then sustained).
+    A folder gets files over its free space (less 64 MiB), written, verified and
+    always removed (like f3write + f3read), also on Ctrl-C and SIGTERM.
+
+    \b
+    Read errors do not stop the scan: like ddrescue, it skips ahead past a bad area,
+    then comes back with smaller blocks down to the device's logical block, and maps
+    what still fails. Ctrl-C keeps what was measured (saved, marked incomplete);
+    `--resume` continues it later.
+
+    \b
+    Examples:
+      sudo flashmark surface /dev/sdb                     read the whole device
+      sudo flashmark surface /dev/sdb --destructive       write + verify (erases it)
+      flashmark surface /media/pi/CARD                    fill + verify the free space
+      sudo flashmark surface /dev/sdb --destructive --resume   continue after Ctrl-C
+    Exit codes: README.md (5: the device stopped answering; the partial scan is saved).
+    """
+    roots = SystemRoots.from_environment()
+    block = block_bytes or DEFAULT_BLOCK
+    if not MIN_BLOCK <= block <= MAX_BLOCK or block % MIN_BLOCK:
+        raise UsageError(
+            f"--block-size {format_size(block)} must be 4 KiB to 64 MiB, a multiple of 4 KiB"
+        )
+    if resume and no_save:
+        raise UsageError("--resume reads the interrupted scan from the history: drop --no-save")
+    history = history_to_save(db_path, no_save)  # before measuring: a bad history is known now
+    previous: SurfaceResult | None = None
+    write = destructive
+    if resume:
+        assert history is not None
+        previous = _interrupted_scan(history, target)
+        write = previous.settings.write
+        if previous.state.phase == "write" and not destructive:
+            raise UsageError(
+                f"scan {previous.id} of {previous.target.path} stopped while writing: add "
+                "--destructive to continue writing it (and confirm)"
+            )
+    else:
+        clean_at_start(target)  # a killed folder scan's files may hold the space needed now
+    plan = plan_surface(target, write=write, roots=roots, block_bytes=block, size_limit=size_limit)
+    if resume and plan.kind == FOLDER:
+        raise UsageError(
+            "--resume is for block devices: a folder scan's files are removed when it stops, "
+            "so there is nothing to continue; run it again"
+        )
+    if plan.kind == DEVICE and plan.write and (previous is None or previous.state.phase == "write"):
+        _confirm(plan, yes)
+    _announce(plan, previous)
+    stop: ScanStopped | None = None
+    phases = 1 + (write and (previous is None or previous.state.phase == "write"))
+    with signals_raise(), _progress(phases) as progress:
+        try:
+            result = scan_surface(
+                plan,
+                block_bytes=block,
+                slices=slices,
+                roots=roots,
+                previous=previous,
+                progress=progress,
+            )
+        except ScanStopped as stopped:
+            stop, result = stopped, stopped.partial
+    document = to_document(result)
+    outcome = None if history is None else save_result(history, document)
+    if outcome is not None and outcome.id is not None:
+        document["id"] = outcome.id
+        result = from_document(document)
+    if as_json:
+        print_json(document)
+    else:
+        stdout_console().print(render_surface(result))
+        if outcome is not None and outcome.id is not None:
+            stderr_console().print(
+                f"saved as result {outcome.id} (`flashmark show {outcome.id}`)", highlight=False
+            )
+        if outcome is not None and outcome.problem and outcome.recovery_file is None:
+            print_json(document)  # no file could hold it: the only copy
+    if stop is not None:
+        raise _stopped_error(stop, plan, outcome.id if outcome is not None else None)
+    if outcome is not None and outcome.problem:
+        raise outcome.problem
+
+
+def _interrupted_scan(history: History, given: str) -> SurfaceResult:
+    """The newest incomplete scan of this target in the history."""
+    wanted = _history_target(given)
+    for entry in history.list(kind="surface"):
+        if entry.target != wanted:
+            continue
+        result = from_document(dict(entry.document) | {"id": entry.id})
+        if result.complete:
+            break  # the newest scan of this target finished: nothing to resume
+        return result
+    raise UsageError(
+        f"no interrupted surface scan of {wanted} in the history {history.path} to resume "
+        "(`flashmark history` lists the saved ones)"
+    )
+
+
+def _history_target(given: str) -> str:
+    return os.path.realpath(os.path.expanduser(given))
+
+
+def _confirm(plan: SurfacePlan, yes: bool) -> None:
+    if yes:
+        return
+    question = (
+        f"This overwrites ALL of {plan.given}: every byte on it is lost.\n"
+        "Type the device path to continue: "
+    )
+    if not sys.stdin.isatty():
+        raise ConfirmationRefused(
+            f"--destructive on {plan.given} needs a typed confirmation and there is no "
+            "terminal; add --yes to confirm"
+        )
+    answer = click.prompt(question, default="", show_default=False, err=True)
+    if answer.strip() != plan.given:
+        raise ConfirmationRefused(f"confirmation did not match {plan.given}; nothing was written")
+
+
+def _announce(plan: SurfacePlan, previous: SurfaceResult | None) -> None:
+    if previous is not None:
+        what = (
+            f"resuming scan {previous.id} in its {previous.state.phase} phase at offset "
+            f"{previous.state.next_offset}"
+        )
+    elif plan.kind == FOLDER:
+        size = format_size(plan.size_bytes or 0)
+        what = f"writing {size} of files, then verifying them (the files are removed after)"
+    elif plan.write:
+        what = "writing the whole device, then reading it back and verifying it"
+    else:
+        what = "reading the whole device (nothing is written)"
+    stderr_console().print(f"flashmark: surface of {plan.given}: {what}", highlight=False)
+
+
+_STEPS = {"write": "write pass", "read": "read pass", "retry": "retrying errors"}
+
+
+@contextmanager
+def _progress(phases: int) -> Iterator[_PhaseProgress]:
+    """A scan progress callback on top of cli/progress.py: a bar per phase with its ETA on a
+    terminal; without one, a line every 30 s with the rate and the time left."""
+    with progress_display() as display:
+        adapter = _PhaseProgress(display, phases)
+        try:
+            yield adapter
+        finally:
+            adapter.close()
+
+
+class _PhaseProgress:
+    def __init__(self, display: PlainProgress | BarProgress, phases: int) -> None:
+        self._display = display
+        self._phases = phases  # the passes planned; the retries add one when there are errors
+        self._phase: str | None = None
+        self._number = 0
+        self._began = 0.0
+        self._last_update = 0.0
+        self._last_line = 0.0
+        self._first_done = 0
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if phase != self._phase:
+            self.close()
+            self._phase, self._number = phase, self._number + 1
+            self._phases = max(self._phases, self._number)
+            self._began = self._last_line = now
+            self._first_done = done
+            self._display.begin(_STEPS.get(phase, phase), self._number, self._phases, None)
+        if now - self._last_update < 0.2 and done < total:
+            return
+        self._last_update = now
+        elapsed = now - self._began
+        moved = done - self._first_done
+        rate = moved / elapsed if elapsed > 0 else 0.0
+        left = (total - done) / rate if rate > 0 else None
+        status = f"{format_size(done)} of {format_size(total)}"
+        if phase != "retry" and rate > 0:
+            status += f", {format_rate(rate)}"
+        self._display.update(done / total if total else 1.0, status)
+        if isinstance(self._display, PlainProgress) and now - self._last_line >= _PLAIN_EVERY_S:
+            self._last_line = now
+            eta = f", about {format_duration(left)} left" if left is not None else ""
+            print(f"  {_STEPS.get(phase, phase)}: {status}{eta}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._phase is not None:
+            self._display.end(_STEPS.get(self._phase, self._phase), "done")
+            self._phase = None
+
+
+def _stopped_error(stop: ScanStopped, plan: SurfacePlan, saved_id: int | None) -> FlashmarkError:
+    """The cause, in one line that says what was kept and how to continue."""
+    cause = stop.cause
+    if saved_id is None:
+        kept = "the partial scan was not saved (--no-save)"
+    elif plan.kind == FOLDER:
+        kept = f"the partial scan is saved as result {saved_id}; the scan's files were removed"
+    else:
+        again = " --destructive" if stop.partial.state.phase == "write" else ""
+        kept = (
+            f"the partial scan is saved as result {saved_id}; "
+            f"`flashmark surface {plan.given}{again} --resume` continues it"
+        )
+    if isinstance(cause, Interrupted):
+        stopped = Interrupted(cause.signal_name, cause.exit_status)
+        stopped.args = (f"stopped by {cause.signal_name}; {kept}",)
+        return stopped
+    if isinstance(cause, KeyboardInterrupt):
+        stopped = Interrupted("SIGINT", ExitStatus.INTERRUPTED)
+        stopped.args = (f"stopped by SIGINT; {kept}",)
+        return stopped
+    error = FlashmarkError(f"{cause}; {kept}")
+    error.exit_status = getattr(cause, "exit_status", ExitStatus.FAILURE)
+    error.__cause__ = cause  # --debug shows where it came from
+    return error

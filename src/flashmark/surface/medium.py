@@ -1,0 +1,193 @@
+"""What a surface scan reads and writes: a block device, or files filling a folder's free space.
+
+Both take whole-sector requests at sector-aligned offsets into page-aligned buffers and use
+O_DIRECT, so every byte goes to the device and back (DESIGN.md, "Measurement rules"); neither
+retries anything itself: an error is the scan's to map (scan.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from flashmark.errors import DirectIONotSupported, NotEnoughSpace, TargetError
+from flashmark.leftovers import test_file_name
+
+# ioctl(2) BLKSSZGET, the logical block size (linux/fs.h: _IO(0x12, 104)).
+_BLKSSZGET = 0x1268
+# f3write writes files of 1 GB each (f3 README, "f3write"); one file per GiB here too, so a
+# file system's limits on file size never matter and each file is small enough to lose.
+FOLDER_FILE_BYTES = 1 << 30
+# Left free in a folder, so the filesystem's metadata and journal keep room while the files
+# grow, and the system on that filesystem keeps working (same margin as `run`, target.py).
+FOLDER_MARGIN_BYTES = 64 << 20
+# Requests in a folder stay multiples of 4 KiB: O_DIRECT there must be aligned to the logical
+# block of the device under the filesystem, 4096 on 4Kn disks (open(2), "O_DIRECT").
+FOLDER_SECTOR = 4096
+
+
+class Medium(Protocol):
+    size_bytes: int
+    sector_bytes: int  # the smallest request: the resolution of the error map
+
+    def read(self, buffer: memoryview, offset: int) -> None:
+        """Fill `buffer` from `offset`; OSError as the kernel reports it."""
+
+    def write(self, buffer: memoryview, offset: int) -> None: ...
+
+    def sync(self) -> None:
+        """Make what was written durable (the device's own cache flushed)."""
+
+
+def _transfer(fd: int, buffer: memoryview, offset: int, *, write: bool) -> None:
+    done = 0
+    while done < len(buffer):
+        part = buffer[done:]
+        moved = (
+            os.pwritev(fd, [part], offset + done) if write else os.preadv(fd, [part], offset + done)
+        )
+        if moved <= 0:  # the end of the device or file, which the scan never asks beyond
+            raise OSError(errno.EIO, f"short {'write' if write else 'read'} at {offset + done}")
+        done += moved
+
+
+@dataclass
+class BlockMedium:
+    fd: int
+    size_bytes: int
+    sector_bytes: int
+
+    def read(self, buffer: memoryview, offset: int) -> None:
+        _transfer(self.fd, buffer, offset, write=False)
+
+    def write(self, buffer: memoryview, offset: int) -> None:
+        _transfer(self.fd, buffer, offset, write=True)
+
+    def sync(self) -> None:
+        os.fsync(self.fd)
+
+
+@contextlib.contextmanager
+def open_block_device(node: str, *, write: bool) -> Iterator[BlockMedium]:
+    """The device opened with O_DIRECT (read-only unless `write`); closed on the way out.
+
+    For a write, the caller holds flashmark.device_safety.claim_for_writing around this."""
+    flags = (os.O_RDWR if write else os.O_RDONLY) | os.O_DIRECT | os.O_CLOEXEC
+    try:
+        fd = os.open(node, flags)
+    except PermissionError:
+        raise TargetError(
+            f"{node}: permission denied: a surface scan of a device needs root (sudo)"
+        ) from None
+    except OSError as error:
+        raise TargetError(f"{node}: cannot open the device: {error.strerror}") from None
+    try:
+        size = os.lseek(fd, 0, os.SEEK_END)
+        raw = fcntl.ioctl(fd, _BLKSSZGET, struct.pack("i", 0))
+        sector = struct.unpack("i", raw)[0] or 512
+        yield BlockMedium(fd=fd, size_bytes=size - size % sector, sector_bytes=sector)
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class FolderMedium:
+    """The surface as files of FOLDER_FILE_BYTES (the last one shorter), one after another.
+
+    Their names are owner-stamped (flashmark.leftovers): `flashmark clean` removes them after a
+    SIGKILL; every other exit removes them here."""
+
+    folder: Path
+    size_bytes: int
+    sector_bytes: int
+    file_bytes: int
+    paths: list[Path]
+    fds: list[int]
+
+    def _pieces(self, length: int, offset: int) -> Iterator[tuple[int, int, int]]:
+        done = 0
+        while done < length:
+            index, within = divmod(offset + done, self.file_bytes)
+            size = min(length - done, self.file_bytes - within)
+            yield self.fds[index], within, done
+            done += size
+
+    def read(self, buffer: memoryview, offset: int) -> None:
+        for fd, within, at in self._pieces(len(buffer), offset):
+            end = min(len(buffer), at + self.file_bytes - within)
+            _transfer(fd, buffer[at:end], within, write=False)
+
+    def write(self, buffer: memoryview, offset: int) -> None:
+        for fd, within, at in self._pieces(len(buffer), offset):
+            end = min(len(buffer), at + self.file_bytes - within)
+            try:
+                _transfer(fd, buffer[at:end], within, write=True)
+            except OSError as error:
+                if error.errno in (errno.ENOSPC, errno.EDQUOT):
+                    raise NotEnoughSpace(
+                        f"{self.folder} filled up during the scan (something else wrote "
+                        "there meanwhile): run it again, or give a smaller --size"
+                    ) from None
+                raise
+
+    def sync(self) -> None:
+        for fd in self.fds:
+            os.fsync(fd)
+
+
+def folder_surface_bytes(folder: Path, size_limit: int | None, block_bytes: int) -> int:
+    """How much a folder scan writes: the free space less the margin (or the limit given),
+    whole blocks. NotEnoughSpace when that is not even one block."""
+    stats = os.statvfs(folder)
+    free = stats.f_bavail * stats.f_frsize
+    usable = free - FOLDER_MARGIN_BYTES
+    if size_limit is not None:
+        usable = min(usable, size_limit)
+    usable -= usable % block_bytes
+    if usable < block_bytes:
+        raise NotEnoughSpace(
+            f"{folder} has {free} bytes free; a surface scan leaves {FOLDER_MARGIN_BYTES >> 20} "
+            "MiB free and needs at least one block more: free some space"
+        )
+    return usable
+
+
+@contextlib.contextmanager
+def folder_files(folder: Path, size_bytes: int, block_bytes: int) -> Iterator[FolderMedium]:
+    """Create the files (empty, O_DIRECT), and remove them whatever happens."""
+    file_bytes = FOLDER_FILE_BYTES - FOLDER_FILE_BYTES % block_bytes
+    count = -(-size_bytes // file_bytes)
+    paths: list[Path] = []
+    fds: list[int] = []
+    try:
+        for _ in range(count):
+            path = folder / test_file_name()
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o600)
+            except OSError as error:
+                raise TargetError(f"cannot create a file in {folder}: {error.strerror}") from None
+            paths.append(path)
+            fds.append(fd)
+            try:
+                flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+                fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_DIRECT)
+            except OSError:
+                raise DirectIONotSupported(
+                    f"{folder} does not support direct I/O (O_DIRECT), so a surface scan "
+                    "there would measure the page cache: pick a folder on a disk filesystem"
+                ) from None
+        yield FolderMedium(folder, size_bytes, FOLDER_SECTOR, file_bytes, paths, fds)
+    finally:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        for path in paths:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()

@@ -1,0 +1,187 @@
+"""The verifiable pattern a surface scan writes, and what a block read back turned out to be.
+
+Every 512-byte sector written carries a 24-byte header: a magic number, the run's nonce and its
+own offset on the surface, followed by 488 bytes of the run's random pad. Reading it back tells
+apart (the f3write/f3read idea, per sector rather than per file; DESIGN.md "Fake cards"):
+
+- the sector as written: verified;
+- this run's sector of *another* offset, intact: the address is aliased (a fake card that wraps
+  its addresses onto less flash shows the data of the last write to the same flash);
+- all zeros, or all 0xFF (erased NAND): the write was dropped;
+- a sector of another run (our magic, another nonce), or data that is not ours at all: stale, the
+  write never reached the flash;
+- this run's header for this offset with a damaged body, or a body mostly intact: corrupted.
+
+The sector is the unit because it is the smallest unit a block device addresses (the loop
+device's and the SD card's logical block): a fake's real capacity, and every aliased range, is
+a whole number of sectors. Words are in the host's byte order (little-endian on every SBC).
+The pad is random per run (incompressible, so a compressing controller gains nothing), and the
+nonce tells this run's data from what an earlier run left.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from array import array
+from dataclasses import dataclass
+
+SECTOR = 512
+MAGIC = int.from_bytes(b"FMSURF1\0", "little")
+PAD_BYTES = 1 << 20  # the random pad repeats every MiB; the offset field keeps sectors unique
+_WORDS = SECTOR // 8
+_HEADER = struct.Struct("=QQQ")  # magic, nonce, offset
+_ZEROS = bytes(SECTOR)
+_ERASED = b"\xff" * SECTOR
+# Body words compared to tell "corrupted" (mostly this sector) from "stale" (another sector):
+# a few samples cost nothing, and a sector with most of them intact is this one, damaged.
+_SAMPLES = tuple(range(4, _WORDS, 7))
+
+
+class Kind:
+    """What a mismatched or unreadable range holds (the `kind` of a range in the document)."""
+
+    ALIASED = "aliased"
+    ZEROS = "zeros"
+    ERASED = "erased"
+    STALE = "stale"
+    CORRUPTED = "corrupted"
+    UNREADABLE = "unreadable"
+    UNWRITABLE = "unwritable"
+
+
+MISMATCH_KINDS = (Kind.ALIASED, Kind.ZEROS, Kind.ERASED, Kind.STALE, Kind.CORRUPTED)
+
+
+@dataclass(frozen=True)
+class Range:
+    """`length` bytes from `start` that hold `kind`; for aliased ranges `source` is the offset
+    whose data was found at `start` (the rest follows at the same distance)."""
+
+    start: int
+    length: int
+    kind: str
+    source: int | None = None
+
+    @property
+    def end(self) -> int:
+        return self.start + self.length
+
+    def joins(self, other: Range) -> bool:
+        """True when `other` continues this range (same kind, adjacent, same alias distance)."""
+        if other.kind != self.kind or other.start != self.end:
+            return False
+        if self.source is None or other.source is None:
+            return self.source is other.source
+        return other.source - other.start == self.source - self.start
+
+
+def merge(ranges: list[Range], new: Range) -> None:
+    """Append `new` to a sorted list of ranges, extending the last one when it continues it."""
+    if ranges and ranges[-1].joins(new):
+        last = ranges[-1]
+        ranges[-1] = Range(last.start, last.length + new.length, last.kind, last.source)
+    else:
+        ranges.append(new)
+
+
+class Pattern:
+    """The content of every sector of one run, from its nonce alone."""
+
+    def __init__(self, nonce: int) -> None:
+        if not 0 < nonce < 1 << 64:
+            raise ValueError("the nonce must be a non-zero 64-bit number")
+        self.nonce = nonce
+        pad = array("Q")
+        pad.frombytes(random.Random(nonce).randbytes(PAD_BYTES))
+        sectors = PAD_BYTES // SECTOR
+        pad[0::_WORDS] = array("Q", [MAGIC]) * sectors
+        pad[1::_WORDS] = array("Q", [nonce]) * sectors
+        self._pad = pad + pad  # doubled: any window of up to PAD_BYTES is one slice
+
+    def expected(self, offset: int, length: int) -> array[int]:
+        """The words written at `offset` (both multiples of SECTOR)."""
+        if offset % SECTOR or length % SECTOR or offset < 0:
+            raise ValueError(f"{offset}+{length} is not whole sectors")
+        out = array("Q")
+        done = 0
+        while done < length:
+            piece = min(length - done, PAD_BYTES)
+            start = ((offset + done) % PAD_BYTES) // 8
+            out += self._pad[start : start + piece // 8]
+            done += piece
+        out[2::_WORDS] = array("Q", range(offset, offset + length, SECTOR))
+        return out
+
+    def expected_bytes(self, offset: int, length: int) -> bytes:
+        return self.expected(offset, length).tobytes()
+
+    def classify(self, data: bytes, offset: int) -> list[Range]:
+        """The ranges of `data` (read at `offset`) that differ from what was written there."""
+        length = len(data)
+        expected = self.expected_bytes(offset, length)
+        if data == expected:
+            return []
+        whole = self._whole(data, offset)
+        if whole is not None:
+            return [whole]
+        found: list[Range] = []
+        view = memoryview(data)
+        for at in range(0, length, SECTOR):
+            sector = view[at : at + SECTOR]
+            if sector == expected[at : at + SECTOR]:
+                continue
+            kind, source = self._sector_kind(sector, offset + at)
+            merge(found, Range(offset + at, SECTOR, kind, source))
+        return found
+
+    def _whole(self, data: bytes, offset: int) -> Range | None:
+        """The common cases in one comparison: a whole block aliased, zeroed or erased."""
+        length = len(data)
+        magic, nonce, source = _HEADER.unpack_from(data, 0)
+        if (
+            magic == MAGIC
+            and nonce == self.nonce
+            and source != offset
+            and source % SECTOR == 0
+            and data == self.expected_bytes(source, length)
+        ):
+            return Range(offset, length, Kind.ALIASED, source)
+        if data.count(0) == length:
+            return Range(offset, length, Kind.ZEROS)
+        if data.count(0xFF) == length:
+            return Range(offset, length, Kind.ERASED)
+        return None
+
+    def _sector_kind(self, sector: memoryview, offset: int) -> tuple[str, int | None]:
+        magic, nonce, source = _HEADER.unpack_from(sector, 0)
+        if magic == MAGIC and nonce == self.nonce:
+            if (
+                source != offset
+                and source % SECTOR == 0
+                and sector == self.expected_bytes(source, SECTOR)
+            ):
+                return Kind.ALIASED, source
+            if source == offset:
+                return Kind.CORRUPTED, None
+        if sector == _ZEROS:
+            return Kind.ZEROS, None
+        if sector == _ERASED:
+            return Kind.ERASED, None
+        if self._mostly_this(sector, offset):
+            return Kind.CORRUPTED, None
+        return Kind.STALE, None
+
+    def _mostly_this(self, sector: memoryview, offset: int) -> bool:
+        words = sector.cast("Q")
+        expected = self.expected(offset, SECTOR)
+        same = sum(words[i] == expected[i] for i in _SAMPLES)
+        return same * 2 > len(_SAMPLES)
+
+
+def new_nonce() -> int:
+    """A random non-zero 64-bit nonce for a new run."""
+    while True:
+        nonce = random.SystemRandom().getrandbits(64)
+        if nonce:
+            return nonce

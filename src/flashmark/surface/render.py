@@ -1,0 +1,292 @@
+"""A surface scan for people: the terminal view (rich), Markdown and CSV. Pure: builds text.
+
+The terminal view is a summary, a sparkline of MB/s over the surface per pass (the cache cliff
+marked under the write line), a table of the surface in 16 parts, the ranges that did not read
+back as written, and the slowest requests.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from flashmark.surface.result import SliceStats, SurfaceResult
+from flashmark.units import format_latency_ns, format_rate, format_size, mb_per_s
+
+_BARS = "▁▂▃▄▅▆▇█"
+SPARK_WIDTH = 64
+TABLE_ROWS = 16
+MAX_RANGES_SHOWN = 20
+
+
+def _kind_text(kind: str, source: int | None) -> str:
+    if kind == "aliased" and source is not None:
+        return f"aliased: holds the data written at {source}"
+    return {
+        "zeros": "zeros: the write was dropped",
+        "erased": "erased (0xFF): the write was dropped",
+        "stale": "stale: not this run's data (the write never arrived)",
+        "corrupted": "corrupted: this block's data, damaged",
+        "unreadable": "unreadable: I/O error down to the block",
+        "unwritable": "unwritable: I/O error on write, down to the block",
+    }.get(kind, kind)
+
+
+def summary_lines(result: SurfaceResult) -> list[str]:
+    target, settings = result.target, result.settings
+    integrity = result.integrity
+    state = "complete" if result.complete else "INCOMPLETE"
+    fs = f", {target.filesystem}" if target.filesystem else ""
+    lines = [
+        f"flashmark surface{f' #{result.id}' if result.id else ''}  {result.started_at}  "
+        f"({state}{f', resumed from #{result.resumed_from}' if result.resumed_from else ''})",
+        f"target   {target.path} ({target.kind}{fs}): {format_size(target.size_bytes)}, "
+        f"{len(result.slices)} slices, "
+        f"blocks of {format_size(settings.block_bytes)}, direct I/O; MB = 10^6 bytes",
+    ]
+    if result.write is not None:
+        lines.append(f"write    {_pass_line(result.write.bw_bytes, result.write.bytes)}")
+    if result.read is not None:
+        lines.append(f"read     {_pass_line(result.read.bw_bytes, result.read.bytes)}")
+    cache = result.cache
+    if cache is not None and cache.found and cache.bytes is not None:
+        lines.append(
+            f"cache    {format_size(cache.bytes)} at {_rate(cache.burst_bw_bytes)}, "
+            f"then {_rate(cache.sustained_bw_bytes)} sustained"
+        )
+    elif cache is not None:
+        lines.append(f"cache    no fall-off found: {_rate(cache.sustained_bw_bytes)} throughout")
+    if settings.verify:
+        lines.append(
+            f"verify   {format_size(integrity.verified_bytes)} as written, "
+            f"{format_size(integrity.mismatched_bytes)} mismatched, "
+            f"{format_size(integrity.unreadable_bytes)} unreadable"
+            + (
+                f", {format_size(integrity.unwritable_bytes)} unwritable"
+                if integrity.unwritable_bytes
+                else ""
+            )
+        )
+    else:
+        lines.append(
+            f"errors   {format_size(integrity.unreadable_bytes)} unreadable "
+            "(read only: nothing verified; --destructive writes and verifies)"
+        )
+    if not result.complete:
+        why = result.state.stop_reason or "stopped"
+        lines.append(
+            f"stopped  {why}, in the {result.state.phase} phase at offset "
+            f"{result.state.next_offset}: `flashmark surface {target.given} --resume` continues"
+        )
+    return lines
+
+
+def _pass_line(rate: float | None, size: int) -> str:
+    return f"{_rate(rate)} average over {format_size(size)}"
+
+
+def _rate(rate: float | None) -> str:
+    return "-" if rate is None else format_rate(rate)
+
+
+def sparkline(values: Sequence[float | None], width: int = SPARK_WIDTH) -> str:
+    """Values squeezed into `width` characters (means of groups), scaled to their maximum."""
+    if not values:
+        return ""
+    groups = _groups(len(values), width)
+    means: list[float | None] = []
+    for lo, hi in groups:
+        present = [v for v in values[lo:hi] if v is not None]
+        means.append(sum(present) / len(present) if present else None)
+    top = max((m for m in means if m is not None), default=0.0)
+    if top <= 0:
+        return " " * len(means)
+    return "".join(
+        " " if m is None else _BARS[min(len(_BARS) - 1, int(m / top * (len(_BARS) - 1) + 0.5))]
+        for m in means
+    )
+
+
+def _groups(count: int, width: int) -> list[tuple[int, int]]:
+    width = min(width, count)
+    return [(i * count // width, (i + 1) * count // width) for i in range(width)]
+
+
+def cliff_marker(result: SurfaceResult, width: int = SPARK_WIDTH) -> str | None:
+    """A '^' under the sparkline column where the cache ran out."""
+    cache = result.cache
+    if cache is None or not cache.found or cache.bytes is None or not result.slices:
+        return None
+    groups = _groups(len(result.slices), width)
+    for column, (lo, hi) in enumerate(groups):
+        last = result.slices[hi - 1]
+        if lo < hi and cache.bytes < last.start + last.length:
+            return " " * column + "^ cache full"
+    return None
+
+
+def _merged(slices: Sequence[SliceStats], lo: int, hi: int) -> SliceStats:
+    part = slices[lo:hi]
+    return SliceStats(
+        start=part[0].start,
+        length=sum(s.length for s in part),
+        read_bytes=sum(s.read_bytes for s in part),
+        read_ns=sum(s.read_ns for s in part),
+        write_bytes=sum(s.write_bytes for s in part),
+        write_ns=sum(s.write_ns for s in part),
+        read_max_latency_ns=max(s.read_max_latency_ns for s in part),
+        write_max_latency_ns=max(s.write_max_latency_ns for s in part),
+        unreadable_bytes=sum(s.unreadable_bytes for s in part),
+        mismatched_bytes=sum(s.mismatched_bytes for s in part),
+    )
+
+
+def render_surface(result: SurfaceResult) -> RenderableType:
+    parts: list[RenderableType] = [Text("\n".join(summary_lines(result)))]
+    slices = result.slices
+    spark: list[str] = []
+    if result.write is not None:
+        line = sparkline([s.write_bw_bytes for s in slices])
+        spark.append(f"write MB/s {line}  max {_max_mb(s.write_bw_bytes for s in slices)}")
+        marker = cliff_marker(result)
+        if marker:
+            spark.append(" " * 11 + marker)
+    if result.read is not None:
+        line = sparkline([s.read_bw_bytes for s in slices])
+        spark.append(f"read MB/s  {line}  max {_max_mb(s.read_bw_bytes for s in slices)}")
+    if spark:
+        parts.append(Text("\n".join(spark)))
+    parts.append(_parts_table(result))
+    if result.integrity.ranges:
+        parts.append(_ranges_table(result))
+    outliers = [("write", o) for o in (result.write.outliers if result.write else ())] + [
+        ("read", o) for o in (result.read.outliers if result.read else ())
+    ]
+    if outliers:
+        parts.append(
+            Text(
+                "slow requests: "
+                + "; ".join(
+                    f"{name} at {o.offset} {format_latency_ns(o.latency_ns)}"
+                    for name, o in outliers[:8]
+                ),
+                style="yellow",
+            )
+        )
+    if result.warnings:
+        parts.append(Text("\n".join(f"warning: {w}" for w in result.warnings), style="yellow"))
+    return Group(*parts)
+
+
+def _max_mb(values: object) -> str:
+    present = [v for v in values if v is not None]  # type: ignore[attr-defined]
+    return f"{mb_per_s(max(present)):.1f}" if present else "-"
+
+
+def _parts_table(result: SurfaceResult) -> Table:
+    table = Table(header_style="bold", title="the surface in parts", title_justify="left")
+    for name in (
+        "from",
+        "size",
+        "write MB/s",
+        "read MB/s",
+        "slowest read",
+        "mismatched",
+        "unreadable",
+    ):
+        table.add_column(name, justify="right")
+    slices = result.slices
+    for lo, hi in _groups(len(slices), TABLE_ROWS):
+        part = _merged(slices, lo, hi)
+        table.add_row(
+            format_size(part.start) if part.start else "0",
+            format_size(part.length),
+            _mb(part.write_bw_bytes),
+            _mb(part.read_bw_bytes),
+            format_latency_ns(part.read_max_latency_ns) if part.read_max_latency_ns else "-",
+            format_size(part.mismatched_bytes) if part.mismatched_bytes else "-",
+            format_size(part.unreadable_bytes) if part.unreadable_bytes else "-",
+        )
+    return table
+
+
+def _mb(rate: float | None) -> str:
+    return "-" if rate is None else f"{mb_per_s(rate):.1f}"
+
+
+def _ranges_table(result: SurfaceResult) -> RenderableType:
+    ranges = result.integrity.ranges
+    table = Table(header_style="bold", title="not as written", title_justify="left")
+    table.add_column("offset", justify="right")
+    table.add_column("bytes", justify="right")
+    table.add_column("what")
+    for found in ranges[:MAX_RANGES_SHOWN]:
+        table.add_row(str(found.start), str(found.length), _kind_text(found.kind, found.source))
+    if len(ranges) <= MAX_RANGES_SHOWN:
+        return table
+    more = Text(f"... and {len(ranges) - MAX_RANGES_SHOWN} more ranges (--format json has all)")
+    return Group(table, more)
+
+
+def surfaces_to_markdown(results: Sequence[SurfaceResult]) -> str:
+    out: list[str] = []
+    for result in results:
+        out.append("```")
+        out.extend(summary_lines(result))
+        out.append("```")
+        out.append("")
+        out.append("| from | size | write MB/s | read MB/s | mismatched | unreadable |")
+        out.append("| ---: | ---: | ---: | ---: | ---: | ---: |")
+        slices = result.slices
+        for lo, hi in _groups(len(slices), TABLE_ROWS):
+            part = _merged(slices, lo, hi)
+            out.append(
+                f"| {part.start} | {format_size(part.length)} | {_mb(part.write_bw_bytes)} | "
+                f"{_mb(part.read_bw_bytes)} | {part.mismatched_bytes} | {part.unreadable_bytes} |"
+            )
+        out.append("")
+    return "\n".join(out)
+
+
+def surfaces_to_csv(results: Sequence[SurfaceResult]) -> str:
+    """One row per slice of each scan (bytes, bytes/s, ns: the stored units)."""
+    stream = io.StringIO()
+    writer = csv.writer(stream)
+    writer.writerow(
+        [
+            "id",
+            "target",
+            "slice",
+            "start_bytes",
+            "length_bytes",
+            "write_bw_bytes",
+            "read_bw_bytes",
+            "read_max_latency_ns",
+            "write_max_latency_ns",
+            "mismatched_bytes",
+            "unreadable_bytes",
+        ]
+    )
+    for result in results:
+        for number, piece in enumerate(result.slices):
+            writer.writerow(
+                [
+                    result.id or "",
+                    result.target.path,
+                    number,
+                    piece.start,
+                    piece.length,
+                    "" if piece.write_bw_bytes is None else round(piece.write_bw_bytes, 1),
+                    "" if piece.read_bw_bytes is None else round(piece.read_bw_bytes, 1),
+                    piece.read_max_latency_ns,
+                    piece.write_max_latency_ns,
+                    piece.mismatched_bytes,
+                    piece.unreadable_bytes,
+                ]
+            )
+    return stream.getvalue()

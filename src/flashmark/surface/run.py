@@ -1,0 +1,208 @@
+"""A surface scan as one library call: what TARGET is, then the scan, safely.
+
+    plan = plan_surface("/dev/sdb", write=True, roots=roots)   # refusals happen here
+    result = scan_surface(plan, block_bytes=..., slices=..., roots=roots, progress=...)
+
+A block device is read (and, when `write`, first written) through O_DIRECT; every write happens
+inside flashmark.device_safety.claim_for_writing, which refuses a device whose stack is in use
+and holds it with O_EXCL for the whole scan (the same guard as `run --destructive`). A folder
+gets files over its free space (less a margin), written, verified and always removed
+(f3write/f3read, https://github.com/AltraMayor/f3, do the same with files of 1 GB).
+
+An interrupted or failed scan raises ScanStopped carrying what was measured (incomplete) and
+the cause; `previous=` continues such a scan where it stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from flashmark.device_safety import check_writable, claim_for_writing
+from flashmark.errors import (
+    DirectIONotSupported,
+    ExitStatus,
+    FlashmarkError,
+    ReadOnlyTarget,
+    TargetError,
+    TargetNotFound,
+    TargetPermissionDenied,
+    UsageError,
+)
+from flashmark.mounts import mount_of, read_mounts
+from flashmark.surface.medium import (
+    Medium,
+    folder_files,
+    folder_surface_bytes,
+    open_block_device,
+)
+from flashmark.surface.pattern import new_nonce
+from flashmark.surface.result import SurfaceResult, SurfaceSettings, SurfaceTarget
+from flashmark.surface.scan import Progress, SurfaceScan
+from flashmark.sysroot import SystemRoots
+
+DEVICE = "device"
+FOLDER = "folder"
+# Filesystems that live in RAM: their "surface" is memory, not a device (as in target.py).
+_MEMORY_FILESYSTEMS = {"tmpfs", "ramfs"}
+
+
+@dataclass(frozen=True)
+class SurfacePlan:
+    given: str  # the device node or the folder, absolute (the history's target)
+    kind: str  # DEVICE or FOLDER
+    write: bool  # a device: --destructive; a folder: always
+    size_bytes: int | None  # a folder: what will be written; a device: read when opened
+    filesystem: str | None = None
+
+
+class ScanStopped(FlashmarkError):
+    """The scan stopped before the end; `partial` is what it measured, `cause` why."""
+
+    def __init__(self, partial: SurfaceResult, cause: BaseException) -> None:
+        super().__init__(str(cause) or type(cause).__name__)
+        self.partial = partial
+        self.cause = cause
+        self.exit_status = getattr(cause, "exit_status", ExitStatus.INTERRUPTED)
+
+
+def plan_surface(
+    given: str,
+    *,
+    write: bool,
+    roots: SystemRoots,
+    block_bytes: int,
+    size_limit: int | None = None,
+) -> SurfacePlan:
+    """What TARGET is and whether it may be scanned as asked; every refusal raised here,
+    before anything is measured (and before a confirmation is asked)."""
+    path = Path(given).expanduser()
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        raise TargetNotFound(f"{given}: no such device or folder") from None
+    except PermissionError:
+        raise TargetPermissionDenied(f"{given}: permission denied") from None
+    if stat.S_ISBLK(status.st_mode):
+        node = os.path.realpath(path)
+        if size_limit is not None:
+            raise UsageError("--size is for folders; a device is scanned whole")
+        if write:
+            check_writable(node, roots)  # refused now, held by claim_for_writing during the scan
+        return SurfacePlan(given=node, kind=DEVICE, write=write, size_bytes=None)
+    if write:
+        raise UsageError(
+            "--destructive is for block devices; a folder is scanned with files of its own "
+            "that are always removed"
+        )
+    if stat.S_ISREG(status.st_mode):
+        path = path.parent
+    elif not stat.S_ISDIR(status.st_mode):
+        raise TargetError(f"{given}: not a block device or a folder")
+    folder = path.resolve()
+    mount = mount_of(str(folder), read_mounts(roots))
+    if mount is not None and mount.read_only:
+        raise ReadOnlyTarget(
+            f"{folder} is on a read-only filesystem ({mount.fstype} on {mount.mount_point}): "
+            "remount it read-write or pick another folder"
+        )
+    if mount is not None and mount.fstype in _MEMORY_FILESYSTEMS:
+        raise DirectIONotSupported(
+            f"{folder} is on {mount.fstype}, which lives in RAM: its surface is memory, not a "
+            "device. Pick a folder on the device to scan"
+        )
+    if not os.access(folder, os.W_OK):
+        raise TargetPermissionDenied(
+            f"cannot write in {folder}: permission denied (pick a folder you can write, or sudo)"
+        )
+    size = folder_surface_bytes(folder, size_limit, block_bytes)
+    return SurfacePlan(
+        given=str(folder),
+        kind=FOLDER,
+        write=True,
+        size_bytes=size,
+        filesystem=mount.fstype if mount is not None else None,
+    )
+
+
+@contextlib.contextmanager
+def _medium(plan: SurfacePlan, roots: SystemRoots, block_bytes: int) -> Iterator[Medium]:
+    if plan.kind == FOLDER:
+        assert plan.size_bytes is not None
+        with folder_files(Path(plan.given), plan.size_bytes, block_bytes) as files:
+            yield files
+    elif plan.write:
+        # Held from before the first write until after the last read of the verification:
+        # nothing can mount or build on the device while its content is being checked.
+        with (
+            claim_for_writing(plan.given, roots),
+            open_block_device(plan.given, write=True) as device,
+        ):
+            yield device
+    else:
+        with open_block_device(plan.given, write=False) as device:
+            yield device
+
+
+def scan_surface(
+    plan: SurfacePlan,
+    *,
+    block_bytes: int,
+    slices: int,
+    roots: SystemRoots,
+    previous: SurfaceResult | None = None,
+    progress: Progress | None = None,
+) -> SurfaceResult:
+    """Scan as planned (or continue `previous`); ScanStopped with the partial result when the
+    scan is interrupted or the device fails."""
+    if previous is not None:
+        block_bytes, slices = previous.settings.block_bytes, previous.settings.slices
+    with _medium(plan, roots, block_bytes) as medium:
+        if block_bytes % medium.sector_bytes:
+            raise UsageError(
+                f"--block-size must be a multiple of {medium.sector_bytes} bytes, the logical "
+                f"block of {plan.given}"
+            )
+        if previous is not None and previous.target.size_bytes != medium.size_bytes:
+            raise UsageError(
+                f"cannot resume: {plan.given} now holds {medium.size_bytes} bytes, the "
+                f"interrupted scan covered {previous.target.size_bytes}"
+            )
+        target = SurfaceTarget(
+            given=plan.given,
+            path=plan.given,
+            kind=plan.kind,
+            size_bytes=medium.size_bytes,
+            sector_bytes=medium.sector_bytes,
+            filesystem=plan.filesystem,
+        )
+        settings = SurfaceSettings(
+            block_bytes=block_bytes, slices=slices, write=plan.write, verify=plan.write
+        )
+        scan = SurfaceScan(
+            medium,
+            target,
+            previous.settings if previous is not None else settings,
+            nonce=previous.state.nonce if previous is not None else new_nonce(),
+            previous=previous,
+            progress=progress,
+        )
+        try:
+            scan.run()
+        except (Exception, KeyboardInterrupt) as error:  # everything but SystemExit: keep it
+            scan.stopped(_reason(error))
+            raise ScanStopped(scan.snapshot(), error) from error
+        return scan.snapshot()
+
+
+def _reason(error: BaseException) -> str:
+    signal_name = getattr(error, "signal_name", None)
+    if signal_name:
+        return f"stopped by {signal_name}"
+    if isinstance(error, KeyboardInterrupt):
+        return "stopped by SIGINT"
+    return f"stopped: {error}"

@@ -1,0 +1,518 @@
+"""The surface scan: sequential passes over a medium, per-slice rates, verification, and a map
+of what could not be read, made the way ddrescue makes it.
+
+    scan = SurfaceScan(medium, target, settings, nonce=new_nonce())
+    try:
+        scan.run()          # write pass (if asked), read pass, then the retries
+    finally:
+        result = scan.snapshot()   # also after Ctrl-C or a device failure: marked incomplete
+
+Passes. The write pass writes the run's pattern (pattern.py) over the whole surface in blocks of
+`block_bytes`, then fsyncs (fio's end_fsync, DESIGN.md "Measurement rules"). The read pass reads
+it back in the same blocks and, when the pattern was written, compares every sector.
+
+Timing. Requests are issued back to back by an I/O thread (pipeline.py). Each request's latency
+is measured around its system call; the time charged to it is the interval since the previous
+completion, so the pass's time is wall time and the slices' times add up to it: a user's `dd`
+or ddrescue would see the same average. Only when the thread itself was not run for more than
+50 ms (a host stall, the device idle meanwhile) is the request charged its latency alone; the
+gap is reported as the pass's host_stall_ns. The first request of each pass is its ramp, not
+timed (a device may wake from power saving on it, or still be finishing the other pass).
+Requests that failed are not timed (their retries neither).
+
+Unreadable ranges, the ddrescue way (GNU ddrescue manual, "Algorithm"): the read pass does not
+stop at an error; it marks the failed block, and after consecutive errors skips ahead, doubling
+the skip each time up to 1% of the surface (ddrescue's --skip-size: "skip ahead ... doubling on
+successive errors"; its default maximum is 1% of the input size), so a large bad area costs a
+few failed reads instead of thousands. After the pass, each failed or skipped area is read again
+with blocks 16 times smaller, down to the device's logical block (ddrescue's trimming and
+scraping): what still fails there is mapped, to the block. A failed write is mapped the same
+way at once (the writes around it must still happen).
+
+A device that stopped answering (8 failed requests in a row, then a block that read fine before
+fails too) is not mapped to the end: the scan stops with DeviceFailed, keeping what it measured.
+"""
+
+from __future__ import annotations
+
+import bisect
+import errno
+import heapq
+import mmap
+import statistics
+import time
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+
+from flashmark import __version__
+from flashmark.errors import DeviceFailed
+from flashmark.surface.cache import CacheEstimate, estimate_cache
+from flashmark.surface.medium import Medium
+from flashmark.surface.pattern import Kind, Pattern, Range, merge
+from flashmark.surface.pipeline import Pipeline
+from flashmark.surface.result import (
+    Integrity,
+    Outlier,
+    PassStats,
+    ResumeState,
+    SliceStats,
+    SurfaceResult,
+    SurfaceSettings,
+    SurfaceTarget,
+)
+
+# errno values a medium error comes as: EIO from the block layer (also what the loop device and
+# FUSE give for any failure), EILSEQ/ENODATA/EBADMSG/EREMOTEIO from some drivers for an
+# uncorrectable sector (include/linux/blk_types.h, blk_status_to_errno).
+MEDIA_ERRORS = frozenset({errno.EIO, errno.EILSEQ, errno.ENODATA, errno.EBADMSG, errno.EREMOTEIO})
+GONE_ERRORS = frozenset({errno.ENODEV, errno.ENXIO, errno.ENOMEDIUM})
+RETRY_DIVISOR = 16  # each retry round reads blocks this many times smaller
+GONE_AFTER = 8  # failed requests in a row before checking the device still answers
+MAX_SKIP_SHARE = 100  # the skip grows up to 1/100 of the surface (ddrescue's default maximum)
+OUTLIER_FACTOR = 8  # a request this many times slower than the pass's median is an outlier
+MAX_OUTLIERS = 16  # the slowest ones kept per pass
+# Points kept for the cache estimate: beyond this many (a 64 GiB device in 1 MiB blocks), every
+# other one is dropped and the stride doubles, so a 1 TB disk keeps the same memory.
+MAX_CACHE_POINTS = 1 << 16
+
+Progress = Callable[[str, int, int], None]  # phase, bytes done, bytes in the phase
+
+
+@dataclass(slots=True)
+class _Slice:
+    """A slice's counters while the scan runs (times as floats: requests share them)."""
+
+    start: int
+    length: int
+    read_bytes: int
+    read_ns: float
+    write_bytes: int
+    write_ns: float
+    read_max_latency_ns: int
+    write_max_latency_ns: int
+    unreadable_bytes: int
+    mismatched_bytes: int
+
+    @classmethod
+    def of(cls, stats: SliceStats) -> _Slice:
+        return cls(**{f.name: getattr(stats, f.name) for f in fields(SliceStats)})
+
+    def frozen(self) -> SliceStats:
+        return SliceStats(**{f.name: round(getattr(self, f.name)) for f in fields(SliceStats)})
+
+
+class _PassClock:
+    """One pass's bytes, time and latencies (this session), and the previous sessions'."""
+
+    def __init__(self, previous: PassStats | None) -> None:
+        self.previous = previous
+        self.bytes = 0
+        self.ns = 0.0
+        self.stall_ns = 0
+        self.latencies = array("q")
+        self.slowest: list[tuple[int, int, int]] = []  # heap of (latency, offset, length)
+
+    def add(self, offset: int, length: int, latency: int, interval: float) -> None:
+        self.bytes += length
+        self.ns += interval
+        self.latencies.append(latency)
+        item = (latency, offset, length)
+        if len(self.slowest) < 4 * MAX_OUTLIERS:
+            heapq.heappush(self.slowest, item)
+        elif latency > self.slowest[0][0]:
+            heapq.heapreplace(self.slowest, item)
+
+    def stats(self) -> PassStats | None:
+        previous = self.previous
+        if not self.latencies:
+            return previous
+        median = int(statistics.median_low(self.latencies))
+        mine = [
+            Outlier(offset, length, latency)
+            for latency, offset, length in self.slowest
+            if latency > OUTLIER_FACTOR * median
+        ]
+        outliers = sorted(
+            [*(previous.outliers if previous else ()), *mine], key=lambda o: -o.latency_ns
+        )[:MAX_OUTLIERS]
+        return PassStats(
+            bytes=self.bytes + (previous.bytes if previous else 0),
+            ns=round(self.ns) + (previous.ns if previous else 0),
+            requests=len(self.latencies) + (previous.requests if previous else 0),
+            median_latency_ns=median,
+            max_latency_ns=max(max(self.latencies), previous.max_latency_ns if previous else 0),
+            host_stall_ns=self.stall_ns + (previous.host_stall_ns if previous else 0),
+            outliers=tuple(sorted(outliers, key=lambda o: o.offset)),
+        )
+
+
+class SurfaceScan:
+    """One scan (or the continuation of an interrupted one: `previous`)."""
+
+    def __init__(
+        self,
+        medium: Medium,
+        target: SurfaceTarget,
+        settings: SurfaceSettings,
+        *,
+        nonce: int,
+        previous: SurfaceResult | None = None,
+        progress: Progress | None = None,
+        clock: Callable[[], int] = time.monotonic_ns,
+    ) -> None:
+        if settings.block_bytes % medium.sector_bytes or settings.block_bytes <= 0:
+            raise ValueError("the block size must be a multiple of the device's logical block")
+        self.medium = medium
+        self.target = target
+        self.settings = settings
+        self.pattern = Pattern(nonce)
+        self._clock = clock
+        self._progress = progress
+        self._buffer = mmap.mmap(-1, settings.block_bytes)  # page-aligned, as O_DIRECT needs
+        self._started_at = _now()
+        self._previous = previous
+        self._warnings: list[str] = list(previous.warnings) if previous else []
+        if previous is None:
+            self.phase = "write" if settings.write else "read"
+            self.next_offset = 0
+            self._pending: list[list[int]] = []
+            slices = _empty_slices(medium.size_bytes, settings.slices, medium.sector_bytes)
+            ranges: tuple[Range, ...] = ()
+            self._verified = self._mismatched = 0
+        else:
+            self.phase = previous.state.phase
+            self.next_offset = previous.state.next_offset
+            self._pending = [list(p) for p in previous.state.pending]
+            slices = previous.slices
+            ranges = previous.integrity.ranges
+            self._verified = previous.integrity.verified_bytes
+            self._mismatched = previous.integrity.mismatched_bytes
+            self._started_at = previous.started_at
+        self._slices = [_Slice.of(s) for s in slices]
+        self._bounds = [s.start for s in slices]
+        self._ranges = list(ranges)
+        self._write_clock = _PassClock(previous.write if previous else None)
+        self._read_clock = _PassClock(previous.read if previous else None)
+        self._cache = previous.cache if previous else None
+        self._points: list[tuple[int, int]] = []
+        self._point_count = 0
+        self._point_stride = 1
+        self._last_good: int | None = None
+        self._stop_reason: str | None = None
+
+    # -- running ------------------------------------------------------------------------------
+    def run(self) -> None:
+        if self.phase == "write":
+            self._sequential(write=True)
+            self._sync()
+            self.phase, self.next_offset = "read", 0
+        if self.phase == "read":
+            self._sequential(write=False)
+            self.phase = "retry"  # the pending areas become a stack, lowest start on top
+        if self.phase == "retry":
+            self._pending.sort(key=lambda p: -p[0])  # also when resumed in this phase
+            self._retry()
+            self.phase = "done"
+
+    def stopped(self, reason: str) -> None:
+        """Say why the scan stopped early (shown with the incomplete result)."""
+        self._stop_reason = reason
+
+    def _sequential(self, *, write: bool) -> None:
+        size, block = self.medium.size_bytes, self.settings.block_bytes
+        sector = self.medium.sector_bytes
+        clock = self._write_clock if write else self._read_clock
+        verify = self.settings.verify and not write
+        max_skip = max(block, (size // MAX_SKIP_SHARE) // sector * sector)
+
+        def skip(failures: int, offset: int, length: int) -> int:
+            # ddrescue: skip ahead after an error, doubling on successive errors
+            return 0 if failures == 1 else min(max_skip, block << (failures - 2))
+
+        base = self.next_offset
+        if write:
+            # x: bytes written in this session (a resumed session starts from a cache that
+            # may have drained meanwhile: its cliff is counted from where it started)
+            self._points = [(0, 0)]
+        failures = 0
+        pipeline = Pipeline(
+            self.medium,
+            write=write,
+            start=base,
+            size=size,
+            block=block,
+            clock=self._clock,
+            pattern=self.pattern if write else None,
+            skip=None if write else skip,
+        )
+        charged = 0  # the write pass's time so far, host stalls left out (the cache's clock)
+        with pipeline:
+            for done in pipeline.results():
+                pos, length = done.offset, done.length
+                if done.error is not None:
+                    self._check_error(done.error, pos, write=write)
+                    failures += 1
+                    if failures >= GONE_AFTER:
+                        self._check_answering(pos)
+                    if write:
+                        self._map_write_failure(done.view, pos)
+                    else:
+                        self._pending.append([pos, length, _smaller(length, sector)])
+                        if done.skipped:
+                            self._pending.append([pos + length, done.skipped, block])
+                else:
+                    failures = 0
+                    self._last_good = pos
+                    latency = done.done_ns - done.started_ns
+                    if done.timed:
+                        clock.add(pos, length, latency, done.interval_ns)
+                        clock.stall_ns += done.stall_ns
+                        self._charge(pos, length, done.interval_ns, latency, write=write)
+                        charged += done.interval_ns
+                    if write and done.timed:
+                        self._keep_point(pos + length - base, charged)
+                    elif write:  # the ramp: the time line starts after it
+                        self._points = [(pos + length - base, 0)]
+                    if verify:
+                        self._verify(bytes(done.view), pos)
+                self.next_offset = pos + length + done.skipped
+                pipeline.release(done)
+                self._report("write" if write else "read", self.next_offset, size)
+
+    def _cache_estimate(self) -> CacheEstimate | None:
+        """A cliff found by an earlier session stands (that session started with the cache
+        as the scan found it); otherwise this session's estimate, as far as it got."""
+        if self._cache is not None and self._cache.found:
+            return self._cache
+        return estimate_cache(self._points) or self._cache
+
+    def _keep_point(self, written: int, elapsed_ns: int) -> None:
+        self._point_count += 1
+        if self._point_count % self._point_stride:
+            return
+        self._points.append((written, elapsed_ns))
+        if len(self._points) > MAX_CACHE_POINTS:
+            self._points = self._points[::2]
+            self._point_stride *= 2
+
+    def _sync(self) -> None:
+        started = self._clock()
+        try:
+            self.medium.sync()
+        except OSError as error:
+            raise DeviceFailed(
+                f"{self.target.path}: flushing the writes failed: {error.strerror}"
+            ) from None
+        took = self._clock() - started
+        self._write_clock.ns += took  # end_fsync: the write is done when it is durable
+        if self._slices:
+            self._slices[-1].write_ns += took
+        if self._points:
+            x, y = self._points[-1]
+            self._points[-1] = (x, y + took)
+        self._cache = self._cache_estimate()
+
+    def _retry(self) -> None:
+        sector = self.medium.sector_bytes
+        total = sum(p[1] for p in self._pending)
+        done = 0
+        failures = 0
+        while self._pending:
+            start, length, size = self._pending[-1]
+            piece = min(size, length)
+            view = memoryview(self._buffer)[:piece]
+            failed = False
+            try:
+                self.medium.read(view, start)
+            except OSError as error:
+                self._check_error(error, start, write=False)
+                failed = True
+                failures += 1
+                if failures >= GONE_AFTER and failures % GONE_AFTER == 0:
+                    self._check_answering(start)
+            else:
+                failures = 0
+                self._last_good = start
+                if self.settings.verify:
+                    self._verify(bytes(view), start)
+            if length > piece:
+                self._pending[-1] = [start + piece, length - piece, size]
+            else:
+                self._pending.pop()
+            if failed and piece > sector:
+                self._pending.append([start, piece, _smaller(piece, sector)])
+            elif failed:
+                self._add_range(Range(start, piece, Kind.UNREADABLE), unreadable=True)
+            if not failed or piece <= sector:
+                done += piece
+            self._report("retry", done, total)
+
+    def _map_write_failure(self, block: memoryview, pos: int) -> None:
+        """Write the failed block again in smaller pieces (`block` still holds its pattern);
+        map the sectors no write gets into."""
+        sector = self.medium.sector_bytes
+        stack = [(pos, len(block), _smaller(len(block), sector))]
+        while stack:
+            start, span, size = stack.pop()
+            for at in range(start, start + span, size):
+                piece = min(size, start + span - at)
+                try:
+                    self.medium.write(block[at - pos : at - pos + piece], at)
+                except OSError as error:
+                    self._check_error(error, at, write=True)
+                    if piece > sector:
+                        stack.append((at, piece, _smaller(piece, sector)))
+                    else:
+                        self._add_range(Range(at, piece, Kind.UNWRITABLE), unreadable=False)
+
+    # -- bookkeeping --------------------------------------------------------------------------
+    def _check_error(self, error: OSError, offset: int, *, write: bool) -> None:
+        what = "writing" if write else "reading"
+        if error.errno in MEDIA_ERRORS:
+            return
+        if error.errno in GONE_ERRORS:
+            raise DeviceFailed(
+                f"{self.target.path} is gone ({error.strerror}) while {what} offset {offset}"
+            ) from None
+        raise DeviceFailed(
+            f"{self.target.path}: {what} offset {offset} failed: {error.strerror}"
+        ) from None
+
+    def _check_answering(self, offset: int) -> None:
+        """After many failures in a row: does a block that read fine before still read?"""
+        sector = self.medium.sector_bytes
+        probe = self._last_good
+        view = memoryview(self._buffer)[:sector]
+        try:
+            if probe is None:
+                raise OSError(errno.EIO, "no request has succeeded yet")
+            self.medium.read(view, probe)
+        except OSError:
+            raise DeviceFailed(
+                f"{self.target.path} stopped answering at offset {offset}: {GONE_AFTER} "
+                "requests in a row failed"
+                + (f", and offset {probe}, read before, fails too" if probe is not None else "")
+            ) from None
+
+    def _verify(self, data: bytes, offset: int) -> None:
+        found = self.pattern.classify(data, offset)
+        found = [piece for r in found for piece in self._outside_unwritable(r)]
+        bad = sum(r.length for r in found)
+        self._verified += len(data) - bad
+        self._mismatched += bad
+        for r in found:
+            self._add_range(r, unreadable=False)
+
+    def _outside_unwritable(self, mismatch: Range) -> list[Range]:
+        """A range that was never written is not a mismatch: it is mapped as unwritable."""
+        pieces = [mismatch]
+        for bad in self._ranges:
+            if bad.kind != Kind.UNWRITABLE:
+                continue
+            cut: list[Range] = []
+            for r in pieces:
+                if bad.end <= r.start or r.end <= bad.start:
+                    cut.append(r)
+                    continue
+                if r.start < bad.start:
+                    cut.append(Range(r.start, bad.start - r.start, r.kind, r.source))
+                if bad.end < r.end:
+                    shift = bad.end - r.start
+                    source = None if r.source is None else r.source + shift
+                    cut.append(Range(bad.end, r.end - bad.end, r.kind, source))
+            pieces = cut
+        return pieces
+
+    def _add_range(self, found: Range, *, unreadable: bool) -> None:
+        merge(self._ranges, found)
+        for index in self._slices_of(found.start, found.length):
+            piece = self._slices[index]
+            overlap = min(piece.start + piece.length, found.end) - max(piece.start, found.start)
+            if unreadable:
+                piece.unreadable_bytes += overlap
+            elif found.kind != Kind.UNWRITABLE:
+                piece.mismatched_bytes += overlap
+
+    def _slices_of(self, start: int, length: int) -> range:
+        first = max(0, bisect.bisect_right(self._bounds, start) - 1)
+        last = max(0, bisect.bisect_right(self._bounds, start + length - 1) - 1)
+        return range(first, last + 1)
+
+    def _charge(self, pos: int, length: int, interval: float, latency: int, *, write: bool) -> None:
+        for index in self._slices_of(pos, length):
+            piece = self._slices[index]
+            overlap = min(piece.start + piece.length, pos + length) - max(piece.start, pos)
+            share = overlap / length
+            if write:
+                piece.write_bytes += overlap
+                piece.write_ns += interval * share
+                piece.write_max_latency_ns = max(piece.write_max_latency_ns, latency)
+            else:
+                piece.read_bytes += overlap
+                piece.read_ns += interval * share
+                piece.read_max_latency_ns = max(piece.read_max_latency_ns, latency)
+
+    def _report(self, phase: str, done: int, total: int) -> None:
+        if self._progress is not None:
+            self._progress(phase, done, total)
+
+    # -- the result ---------------------------------------------------------------------------
+    def snapshot(self) -> SurfaceResult:
+        """What was measured so far; complete once run() returned."""
+        complete = self.phase == "done"
+        ranges = _normalised(self._ranges)
+        integrity = Integrity(
+            verified_bytes=self._verified,
+            mismatched_bytes=self._mismatched,
+            unreadable_bytes=sum(r.length for r in ranges if r.kind == Kind.UNREADABLE),
+            unwritable_bytes=sum(r.length for r in ranges if r.kind == Kind.UNWRITABLE),
+            ranges=ranges,
+        )
+        cache = self._cache_estimate() if self.phase == "write" else self._cache
+        state = ResumeState(
+            nonce=self.pattern.nonce,
+            phase=self.phase,
+            next_offset=self.next_offset,
+            pending=tuple((a, b, c) for a, b, c in sorted(self._pending)),
+            stop_reason=None if complete else self._stop_reason,
+        )
+        return SurfaceResult(
+            target=self.target,
+            settings=self.settings,
+            started_at=self._started_at,
+            finished_at=_now(),
+            complete=complete,
+            read=self._read_clock.stats(),
+            write=self._write_clock.stats(),
+            slices=tuple(s.frozen() for s in self._slices),
+            integrity=integrity,
+            cache=cache,
+            state=state,
+            flashmark_version=__version__,
+            resumed_from=None if self._previous is None else self._previous.id,
+            warnings=tuple(self._warnings),
+        )
+
+
+def _smaller(length: int, sector: int) -> int:
+    return max(sector, (length // RETRY_DIVISOR) // sector * sector)
+
+
+def _empty_slices(size: int, count: int, sector: int) -> tuple[SliceStats, ...]:
+    count = max(1, min(count, size // sector))
+    bounds = [(i * size // count) // sector * sector for i in range(count)] + [size]
+    return tuple(
+        SliceStats(start=bounds[i], length=bounds[i + 1] - bounds[i]) for i in range(count)
+    )
+
+
+def _normalised(ranges: list[Range]) -> tuple[Range, ...]:
+    out: list[Range] = []
+    for found in sorted(ranges, key=lambda r: (r.start, r.kind)):
+        merge(out, found)
+    return tuple(out)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
