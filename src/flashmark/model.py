@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, ClassVar
 
-if TYPE_CHECKING:  # flashmark.probe imports this module: a runtime import would be circular
-    from flashmark.monitor import MonitorSeries
-    from flashmark.probe.model import ProbeReport
+from flashmark.monitor import MonitorSeries
+from flashmark.probe.model import ProbeReport
+
+if TYPE_CHECKING:  # the workloads package runs workloads (and fio jobs built from this module)
     from flashmark.workloads.result import WorkloadResult
 
 

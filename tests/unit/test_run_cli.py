@@ -77,11 +77,16 @@ def test_terminal_output_is_a_table_with_grades(tmp_path, replay_env):
     assert not (tmp_path / "history.sqlite3").exists()
 
 
-def test_show_fio_prints_rerunnable_job_files(tmp_path, replay_env):
-    done = flashmark("run", str(tmp_path), "--no-save", "--show-fio", env=replay_env)
-    assert done.returncode == 0
+def test_show_fio_prints_rerunnable_job_files_and_runs_nothing(tmp_path, replay_env):
+    folder = tmp_path / "card"
+    folder.mkdir()
+    done = flashmark("run", str(folder), "--show-fio", env=replay_env)
+    assert done.returncode == 0, done.stderr
     assert "# ---- prepare.fio" in done.stderr
     assert "[rand-write-4k-q32]" in done.stderr and "iodepth=32" in done.stderr
+    assert "[1/7]" not in done.stderr and done.stdout == ""  # no step ran, no result
+    assert list(folder.iterdir()) == []
+    assert not (tmp_path / "history.sqlite3").exists()  # nothing to save, nothing opened
 
 
 @pytest.mark.parametrize(

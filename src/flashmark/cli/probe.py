@@ -11,6 +11,7 @@ from rich.text import Text
 
 from flashmark.cli import debug_option
 from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.grading import judge_probe
 from flashmark.probe import probe_target
 from flashmark.probe.model import Device, Environment, ProbeReport
 from flashmark.sysroot import SystemRoots
@@ -32,7 +33,7 @@ def probe_command(target: str, as_json: bool, debug: bool) -> None:
         flashmark probe /dev/mmcblk0
     Recorded trees: FLASHMARK_SYSFS_ROOT, FLASHMARK_PROCFS_ROOT, FLASHMARK_DEBUGFS_ROOT.
     """
-    report = probe_target(target, SystemRoots.from_environment())
+    report = judge_probe(probe_target(target, SystemRoots.from_environment()))
     if as_json:
         print_json(report.to_dict())
     else:

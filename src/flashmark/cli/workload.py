@@ -37,8 +37,9 @@ _ALL = "all"
     type=WORKLOAD_SCALE_POSITIVE,
     default=1.0,
     show_default=True,
-    help="Size of the workload: 1 is seed 002's desktop (400 packages, ~21,000 files, "
-    "~0.8 GB); 0.1 takes a tenth of the time.",
+    help="Size of the workload: 1 is the desktop install (400 packages, ~21,000 files, "
+    '~0.8 GB) of "Performance impact of MMC storage used on SBC" (2018); 0.1 takes a '
+    "tenth of the time.",
 )
 @click.option(
     "--interval",
@@ -70,10 +71,10 @@ def workload_command(
     \b
     NAME is one of:
       pkg-install    install a desktop's packages the way apt and dpkg write them
-      pkg-remove     purge 150 of them (the autoremove of seed 002)
+      pkg-remove     purge 150 of them (that write-up's autoremove)
       pkg-reinstall  install those again from archives already in memory
       cold-read      drop the page cache (root) and read a boot's worth of files
-      all            the four in that order, sharing state as seed 002 did
+      all            the four in that order, sharing state as that write-up did
     Each prints its wall time, its operations, and what the device saw meanwhile, and
     the result is saved to the history (`flashmark history`, `flashmark show ID`).
     Everything it writes is removed afterwards, also on error, Ctrl-C or SIGTERM.
