@@ -57,7 +57,9 @@ def entry_for(document: Mapping[str, Any]) -> HistoryEntry:
     schema = document.get("schema")
     if schema == RESULT_SCHEMA:
         run = document_to_run(dict(document))  # reads every field: refuses a malformed one
-        return HistoryEntry("benchmark", run.target.given, run.settings.profile, document)
+        # What was measured, absolute: "." or "card" would name another place tomorrow.
+        place = run.target.folder or run.target.path
+        return HistoryEntry("benchmark", place, run.settings.profile, document)
     if schema == MONITOR_SCHEMA:
         try:
             MonitorSummary.from_dict(document["summary"])

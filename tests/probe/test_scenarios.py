@@ -9,7 +9,7 @@ import pytest
 
 from flashmark.errors import TargetNotFound
 from flashmark.grading import judge_probe
-from flashmark.probe import ProbeReport, probe_target
+from flashmark.probe import ProbeReport, device_summary, measured_summary, probe_target
 from flashmark.sysroot import SystemRoots
 from tests.probe.recorded import Scenario
 
@@ -193,6 +193,11 @@ def test_this_machines_loop_device_backed_by_a_file(scenario: Scenario) -> None:
     assert "backed by /tmp/flashmark-loop." in report.layers[0].detail
     assert kinds[1:] == [("filesystem", "/"), ("device", "vda")]
     assert [d.name for d in report.devices] == ["vda"]
+    # A run on it measured the loop device and its file, not the disk: it is named first.
+    measured = measured_summary(report)
+    assert measured is not None
+    assert measured.startswith("loop1 (loop device, backed by /tmp/flashmark-loop.")
+    assert measured.endswith(f" on {device_summary(report.devices[0])}")
 
 
 @pytest.mark.parametrize(

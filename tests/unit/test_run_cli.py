@@ -77,6 +77,16 @@ def test_terminal_output_is_a_table_with_grades(tmp_path, replay_env):
     assert not (tmp_path / "history.sqlite3").exists()
 
 
+def test_the_history_names_the_measured_folder_absolutely(tmp_path, replay_env):
+    folder = tmp_path / "card"
+    folder.mkdir()
+    done = flashmark("run", ".", "--json", env=replay_env, cwd=folder)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["target"]["given"] == "."  # the document keeps what was typed
+    listed = json.loads(flashmark("history", "--json", env=replay_env).stdout)
+    assert [entry["target"] for entry in listed] == [str(folder.resolve())]
+
+
 def test_show_fio_prints_rerunnable_job_files_and_runs_nothing(tmp_path, replay_env):
     folder = tmp_path / "card"
     folder.mkdir()

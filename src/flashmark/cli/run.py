@@ -24,7 +24,7 @@ from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_
 from flashmark.leftovers import temporary_work_folder
 from flashmark.model import TargetKind
 from flashmark.plan import Plan
-from flashmark.probe import device_summary
+from flashmark.probe import measured_summary
 from flashmark.profiles import PROFILES
 from flashmark.report.terminal import render_run
 from flashmark.signals import signals_raise
@@ -203,8 +203,9 @@ def _describe_plan(plan: Plan) -> None:
             highlight=False,
         )
     if plan.probe is not None:
-        if plan.probe.device is not None:
-            console.print(f"device: {device_summary(plan.probe.device)}", highlight=False)
+        measured = measured_summary(plan.probe)
+        if measured is not None:
+            console.print(f"device: {measured}", highlight=False)
         for warning in plan.probe.warnings:
             console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
     if settings.runtime_s < _SHORT_RUNTIME_S:

@@ -8,7 +8,7 @@ flashmark.grading judges a report: judge_probe(report).warnings, claim_findings(
 """
 
 from flashmark.probe.model import SCHEMA, ProbeReport
-from flashmark.probe.summary import device_summary
+from flashmark.probe.summary import device_summary, measured_summary
 from flashmark.probe.target import probe_target
 from flashmark.probe.tools import (
     NoToolRunner,
@@ -29,5 +29,6 @@ __all__ = [
     "ToolResult",
     "ToolRunner",
     "device_summary",
+    "measured_summary",
     "probe_target",
 ]

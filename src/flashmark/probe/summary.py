@@ -1,8 +1,8 @@
-"""One line naming a probed device, for every view that shows what a run measured."""
+"""One line naming a probed device or what a run measured, for every view that shows it."""
 
 from __future__ import annotations
 
-from flashmark.probe.model import Device
+from flashmark.probe.model import Device, ProbeReport
 
 
 def device_summary(device: Device) -> str:
@@ -25,3 +25,16 @@ def device_summary(device: Device) -> str:
     if device.usb and device.usb.speed_mbps:
         parts.append(f"USB {device.usb.speed_mbps} Mb/s, {device.usb.driver or 'driver ?'}")
     return f"{device.name} ({device.kind}): " + ", ".join(parts)
+
+
+def measured_summary(report: ProbeReport) -> str | None:
+    """One line naming what a run on the probed target measures: its device, or, for a target
+    on a loop device, the loop device and its backing file before the device beneath it (a
+    loop's speed is its backing file's filesystem on that device, not the device's own), e.g.
+    "loop3 (loop device, backed by /srv/card.img) on vda (virtio): ..."."""
+    device = report.device
+    loop = next((layer for layer in report.layers if layer.kind == "loop"), None)
+    if loop is None:
+        return device_summary(device) if device is not None else None
+    beneath = f" on {device_summary(device)}" if device is not None else ""
+    return f"{loop.name} (loop device, {loop.detail}){beneath}"

@@ -29,7 +29,7 @@ from string import Template
 from flashmark import __version__
 from flashmark.model import DirectionResult, Grade, Run, TargetKind
 from flashmark.monitor import MonitorSeries
-from flashmark.probe import device_summary
+from flashmark.probe import measured_summary
 from flashmark.probe.model import Device, Environment
 from flashmark.references import PUBLISHED_LABEL, ReferenceDevice
 from flashmark.report import cells, charts
@@ -966,9 +966,9 @@ def _device_name(run: Run) -> str:
 
 
 def _device_line(run: Run) -> str:
-    device = _device(run)
-    if device is not None:
-        return device_summary(device)
+    measured = measured_summary(run.probe) if run.probe is not None else None
+    if measured is not None:
+        return measured
     return f"{run.target.block_device or 'unknown device'} (not identified by the probe)"
 
 

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from flashmark.model import Grade, Run, TargetKind
 from flashmark.monitor import MonitorSummary
-from flashmark.probe import device_summary
+from flashmark.probe import measured_summary
 from flashmark.report.cells import check_text, direction_cells
 from flashmark.units import (
     format_duration,
@@ -44,8 +44,9 @@ def _header(run: Run) -> Text:
     device = target.block_device or "unknown device"
     fs = f", {target.filesystem}" if target.filesystem else ""
     lines.append(f"target   {where} ({device}{fs})")
-    if run.probe and run.probe.device:
-        lines.append(f"device   {device_summary(run.probe.device)}")
+    measured = measured_summary(run.probe) if run.probe else None
+    if measured:
+        lines.append(f"device   {measured}")
     settings = run.settings
     mode = "direct I/O" if settings.direct else "BUFFERED I/O (page cache included)"
     lines.append(
