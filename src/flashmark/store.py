@@ -70,6 +70,19 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX results_created_at ON results (created_at);
         """,
     ),
+    (
+        # Benchmarks were listed under the target as typed ("." or "card"), which names another
+        # place from another folder. Now they are kept absolutely: the measured
+        # folder, or the device. Documents always held both (flashmark.result/1 "target").
+        "0002_absolute_benchmark_targets",
+        """
+        UPDATE results SET target = COALESCE(
+            json_extract(document, '$.target.folder'),
+            json_extract(document, '$.target.path'),
+            target
+        ) WHERE kind = 'benchmark'
+        """,
+    ),
 )
 
 
