@@ -9,8 +9,6 @@ to the history and exits with the command's exit status.
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
 import sys
 import threading
 import time
@@ -34,12 +32,11 @@ from flashmark.monitor import (
     MonitorSummary,
     device_for_path,
 )
+from flashmark.monitor.command import run_supervised
 from flashmark.signals import signals_raise
 from flashmark.store import History
 from flashmark.sysroot import SystemRoots
 from flashmark.units import format_rate, format_size
-
-_TERMINATE_GRACE_S = 5.0
 
 
 class MonitoredCommandTimedOut(FlashmarkError):
@@ -219,25 +216,10 @@ def _monitor_command(
         on_sample = _LinePrinter(device, sys.stderr)
         on_sample.header()
     started = time.time()
-    timed_out = False
     with signals_raise(), DiskMonitor(device, roots, interval_s, on_sample=on_sample) as monitor:
         # The command's output must not mix with the JSON document on stdout.
-        stdout_target = _stderr_fd() if as_json else None
-        try:
-            process = subprocess.Popen(list(command), stdout=stdout_target)
-        except OSError as error:
-            raise UsageError(f"cannot run {command[0]!r}: {error.strerror or error}") from None
-        forwarder = _forward_to_stderr(process) if stdout_target == subprocess.PIPE else None
-        try:
-            status = process.wait(timeout=timeout_s)
-            if forwarder is not None:
-                forwarder.join()
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            status = _stop(process)
-        except BaseException:
-            _stop(process)
-            raise
+        ran = run_supervised(command, timeout_s=timeout_s, output_to_stderr=as_json)
+    status, timed_out = ran.status, ran.timed_out
     series = monitor.series()
     document = monitor_document(series, command, status, started, time.time())
     document["timed_out"] = timed_out
@@ -259,36 +241,6 @@ def _monitor_command(
             "the recording was not saved"
         )
     return status
-
-
-def _stderr_fd() -> int:
-    """stderr's file descriptor, or PIPE when stderr is not a file (embedded, tests)."""
-    try:
-        return sys.stderr.fileno()
-    except (OSError, ValueError):
-        return subprocess.PIPE
-
-
-def _forward_to_stderr(process: subprocess.Popen[bytes]) -> threading.Thread:
-    def copy() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            sys.stderr.write(line.decode(errors="replace"))
-
-    thread = threading.Thread(target=copy, name="flashmark-command-output", daemon=True)
-    thread.start()
-    return thread
-
-
-def _stop(process: subprocess.Popen[bytes]) -> int:
-    """Terminate, then kill after a grace period; always reap."""
-    with contextlib.suppress(ProcessLookupError):
-        process.terminate()
-    try:
-        return process.wait(timeout=_TERMINATE_GRACE_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        return process.wait()
 
 
 def monitor_document(
