@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from flashmark.documents.codec import compact
 from flashmark.errors import (
     HistoryError,
     HistoryFolderMissing,
@@ -283,12 +284,12 @@ def _insert(
         "INSERT INTO results (kind, created_at, target, label, schema, document) "
         "VALUES (?, ?, ?, ?, ?, ?)",
         (kind, _created_at(document), target, label, str(document.get("schema", "")),
-         json.dumps(document)),
+         compact(document)),
     )  # fmt: skip
     new_id = int(cursor.lastrowid or 0)
     connection.execute(
         "UPDATE results SET document = ? WHERE id = ?",
-        (json.dumps({**document, "id": new_id}), new_id),
+        (compact({**document, "id": new_id}), new_id),
     )
     return new_id
 

@@ -15,7 +15,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from flashmark.document import document_to_run
+from flashmark.documents import document_to_run
 from flashmark.model import Run
 from flashmark.references import ReferenceDevice, find_reference
 from tests.conftest import DATA, FIO_RECORDINGS

@@ -68,7 +68,7 @@ def test_the_sweep_has_a_curve_per_pattern_over_every_block_size(page, full_run)
 
 def test_sweep_points_are_the_depth_1_tests(full_run):
     _, document, _ = full_run
-    from flashmark.document import document_to_run
+    from flashmark.documents import document_to_run
     from flashmark.model import Pattern
 
     run = document_to_run(document)

@@ -13,22 +13,21 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import click
 from rich.table import Table
 
-from flashmark import __version__
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.params import COUNT, INTERVAL, TIMEOUT
 from flashmark.cli.saving import history_to_save, save_result
+from flashmark.documents import schemas
+from flashmark.documents.monitor import monitor_document
 from flashmark.errors import FlashmarkError, Interrupted, UsageError
 from flashmark.monitor import (
-    MONITOR_SCHEMA,
     DiskMonitor,
     MonitorSample,
-    MonitorSeries,
     MonitorSummary,
     device_for_path,
 )
@@ -82,7 +81,7 @@ class _SplitAtDoubleDash(click.Command):
     help="With a command: stop it after this many seconds (default: let it finish).",
 )
 @click.option(
-    "--json", "as_json", is_flag=True, help=f"Print a {MONITOR_SCHEMA} document on stdout."
+    "--json", "as_json", is_flag=True, help=f"Print a {schemas.MONITOR} document on stdout."
 )
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save a command's recording.")
@@ -241,35 +240,6 @@ def _monitor_command(
             "the recording was not saved"
         )
     return status
-
-
-def monitor_document(
-    series: MonitorSeries,
-    command: tuple[str, ...],
-    exit_status: int | None,
-    started: float,
-    finished: float,
-) -> dict[str, Any]:
-    recording = series.to_dict()
-    return {
-        "schema": MONITOR_SCHEMA,
-        "flashmark_version": __version__,
-        "started_at": _iso(started),
-        "finished_at": _iso(finished),
-        "device": series.device,
-        "command": list(command) or None,
-        "exit_status": exit_status,
-        "interval_s": series.interval_s,
-        "seconds": recording["seconds"],
-        "diskstats_fields": series.diskstats_fields,
-        "summary": recording["summary"],
-        "samples": recording["samples"],
-        "warnings": recording["warnings"],
-    }
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 def render_summary(

@@ -18,7 +18,7 @@ from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import RUNTIME, SIZE, WORKLOAD_SCALE
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
-from flashmark.document import run_to_document
+from flashmark.documents.result import run_to_document
 from flashmark.errors import ConfirmationRefused, printable
 from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
 from flashmark.leftovers import temporary_work_folder

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from flashmark.document import document_to_run
+from flashmark.documents.result import document_to_run
 from flashmark.errors import RunNotFound, UsageError
 from flashmark.model import Run
 from flashmark.report.csv_export import runs_to_csv

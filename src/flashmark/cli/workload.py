@@ -4,25 +4,22 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import click
 
-from flashmark import __version__
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
+from flashmark.documents import schemas
+from flashmark.documents.workloads import workload_document
 from flashmark.report.terminal import render_workloads
 from flashmark.signals import signals_raise
 from flashmark.sysroot import SystemRoots
 from flashmark.workloads import (
-    DEFAULT_SEED,
     WORKLOAD_NAMES,
-    WORKLOAD_SCHEMA,
-    WorkloadResult,
     run_workloads,
 )
 
@@ -51,7 +48,7 @@ _ALL = "all"
     help="Seconds between two readings of the device's I/O counters.",
 )
 @click.option(
-    "--json", "as_json", is_flag=True, help=f"Print a {WORKLOAD_SCHEMA} document on stdout."
+    "--json", "as_json", is_flag=True, help=f"Print a {schemas.WORKLOADS} document on stdout."
 )
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save this result to the history.")
@@ -110,27 +107,3 @@ def workload_command(
             print_json(document)  # no file could hold it: the only copy
     if outcome is not None and outcome.problem:
         raise outcome.problem
-
-
-def workload_document(
-    results: tuple[WorkloadResult, ...],
-    target: Path,
-    scale: float,
-    started: float,
-    finished: float,
-) -> dict[str, Any]:
-    return {
-        "schema": WORKLOAD_SCHEMA,
-        "flashmark_version": __version__,
-        "started_at": _iso(started),
-        "finished_at": _iso(finished),
-        # Absolute: the history lists results by target, and "." says nothing a day later.
-        "target": str(target.resolve()),
-        "scale": scale,
-        "seed": DEFAULT_SEED,
-        "workloads": [result.to_dict() for result in results],
-    }
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))

@@ -30,7 +30,6 @@ from flashmark.monitor.diskstats import (
     read_diskstats,
 )
 from flashmark.monitor.series import (
-    MONITOR_SCHEMA,
     RANDOM_WRITE_MAX_REQUEST_BYTES,
     RANDOM_WRITE_MIN_UTIL_PCT,
     RANDOM_WRITE_SHARE,
@@ -57,7 +56,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "FORMAT_FIELDS",
-    "MONITOR_SCHEMA",
     "RANDOM_WRITE_MAX_REQUEST_BYTES",
     "RANDOM_WRITE_MIN_UTIL_PCT",
     "RANDOM_WRITE_SHARE",

@@ -19,9 +19,6 @@ from flashmark.monitor.diskstats import FORMAT_FIELDS, SECTOR_BYTES, DiskCounter
 
 KIB = 1024
 
-# History of the `monitor --json` document (docs/workloads.md), which the history also keeps:
-#   1: first version.
-MONITOR_SCHEMA = "flashmark.monitor/1"
 
 # Heuristic for "bound by random writes" (seed 002, "Looking at storage access patterns"): the
 # Class 4 card installing a desktop showed ~26 tps of which nearly all writes, 500-1500 kB/s,

@@ -17,7 +17,7 @@ from flashmark.units import (
     format_rate,
     format_size,
 )
-from flashmark.workloads import WorkloadResult
+from flashmark.workloads.result import WorkloadResult
 
 _PASS = {True: "[green]pass[/green]", False: "[red]fail[/red]", None: "[yellow]n/a[/yellow]"}
 

@@ -11,7 +11,7 @@ docs/workloads.md describes the package model, its sources and the JSON document
 """
 
 from flashmark.workloads.packages import DEFAULT_SEED, PackageSet, generate_package_set
-from flashmark.workloads.result import WORKLOAD_SCHEMA, PhaseTime, WorkloadCounts, WorkloadResult
+from flashmark.workloads.result import PhaseTime, WorkloadCounts, WorkloadResult
 from flashmark.workloads.session import (
     DESCRIPTIONS,
     FOLDER_PREFIX,
@@ -26,7 +26,6 @@ __all__ = [
     "DESCRIPTIONS",
     "FOLDER_PREFIX",
     "WORKLOAD_NAMES",
-    "WORKLOAD_SCHEMA",
     "PackageSet",
     "PhaseTime",
     "UnknownWorkload",
