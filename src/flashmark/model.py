@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-from flashmark.monitor import MonitorSeries
+from flashmark.monitor.series import MonitorSeries
 from flashmark.probe.model import ProbeReport
-
-if TYPE_CHECKING:  # the workloads package runs workloads (and fio jobs built from this module)
-    from flashmark.workloads.result import WorkloadResult
+from flashmark.workloads.result import WorkloadResult
 
 
 class Pattern(StrEnum):

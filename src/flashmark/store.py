@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from flashmark.documents.codec import compact
+from flashmark.documents.entries import StoredResult
 from flashmark.errors import (
     HistoryError,
     HistoryFolderMissing,
@@ -85,17 +86,6 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
 )
-
-
-@dataclass(frozen=True)
-class StoredResult:
-    id: int
-    kind: str
-    created_at: str
-    target: str
-    label: str
-    schema: str
-    document: Mapping[str, Any]
 
 
 @dataclass(frozen=True)

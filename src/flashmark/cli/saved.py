@@ -12,12 +12,13 @@ from pathlib import Path
 
 import click
 
+from flashmark.documents.entries import StoredResult
 from flashmark.documents.result import document_to_run
 from flashmark.errors import RunNotFound, UsageError
 from flashmark.model import Run
 from flashmark.report.csv_export import runs_to_csv
 from flashmark.report.markdown import runs_to_markdown
-from flashmark.store import MAX_ID, History, StoredResult
+from flashmark.store import MAX_ID, History
 
 # Formats that write a file (export) or a page of text (show); "table" is show's terminal view.
 FILE_FORMATS = ("md", "csv", "json", "html")

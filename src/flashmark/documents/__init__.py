@@ -6,6 +6,7 @@ their versions, and the mapping of each kind of result to and from its document.
     result.py     Run <-> flashmark.result/1 (`run --json`, the history's benchmarks)
     monitor.py    a monitor recording -> flashmark.monitor/1
     workloads.py  workload results -> flashmark.workloads/1
+    entries.py    a document as the history lists it (kind, target, label; id once stored)
     kinds.py      which documents the history keeps, as what; reading one back for import
 
 `from flashmark.documents import run_to_document` works for every name below. The modules load
@@ -21,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from flashmark.documents import schemas
     from flashmark.documents.codec import compact, decode, encode, to_text
+    from flashmark.documents.entries import HistoryEntry, StoredResult
     from flashmark.documents.kinds import (
         KINDS,
-        HistoryEntry,
         entry_for,
         read_document_file,
         workload_results,
@@ -39,7 +40,8 @@ _HOMES = {
     "encode": "flashmark.documents.codec",
     "to_text": "flashmark.documents.codec",
     "KINDS": "flashmark.documents.kinds",
-    "HistoryEntry": "flashmark.documents.kinds",
+    "HistoryEntry": "flashmark.documents.entries",
+    "StoredResult": "flashmark.documents.entries",
     "entry_for": "flashmark.documents.kinds",
     "read_document_file": "flashmark.documents.kinds",
     "workload_results": "flashmark.documents.kinds",
@@ -61,6 +63,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "KINDS",
     "HistoryEntry",
+    "StoredResult",
     "compact",
     "decode",
     "document_to_run",

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flashmark.documents import schemas
+from flashmark.documents.entries import HistoryEntry
 from flashmark.documents.result import document_to_run
 from flashmark.errors import ResultFormatError, UsageError
 from flashmark.monitor.series import MonitorSummary
@@ -22,16 +22,6 @@ from flashmark.workloads.result import WorkloadResult
 
 # The documents the history keeps, by schema, and the kind each is kept as.
 KINDS = {schemas.RESULT: "benchmark", schemas.MONITOR: "monitor", schemas.WORKLOADS: "workload"}
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    """A document and what the history lists it as."""
-
-    kind: str
-    target: str
-    label: str
-    document: Mapping[str, Any]
 
 
 def entry_for(document: Mapping[str, Any]) -> HistoryEntry:

@@ -12,7 +12,7 @@ from datetime import datetime
 from rich.console import RenderableType
 from rich.table import Table
 
-from flashmark.store import StoredResult
+from flashmark.documents.entries import StoredResult
 from flashmark.units import format_duration
 
 
