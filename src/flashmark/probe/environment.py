@@ -2,7 +2,8 @@
 
 Sources: device tree `firmware/devicetree/base/model` (else DMI `class/dmi/id`),
 proc/cpuinfo, proc/sys/kernel/osrelease, os-release (platform.freedesktop_os_release; a
-recorded tree carries it as proc/self/root/etc/os-release), cpufreq `scaling_governor` / `scaling_cur_freq` (kHz,
+recorded tree carries it as proc/self/root/etc/os-release), cpufreq `scaling_governor` /
+`scaling_cur_freq` (kHz,
 Documentation/admin-guide/pm/cpufreq.rst), thermal zones `temp` (millidegrees C,
 Documentation/ABI/testing/sysfs-class-thermal), proc/loadavg, proc/stat (iowait is the 5th
 time of the cpu line, proc(5)), the block device's `stat` (io_ticks, ms busy, is field 10;
