@@ -112,11 +112,12 @@ class History:
     """
 
     def __init__(
-        self, path: Path, *, create_folder: bool = False, busy_timeout_s: float = BUSY_TIMEOUT_S
+        self, path: Path, *, create_folder: bool = False, busy_timeout_s: float | None = None
     ) -> None:
         self.path = path
         self.create_folder = create_folder
-        self.busy_timeout_s = busy_timeout_s
+        # Read when the history is opened, not when this module was: tests shorten the wait.
+        self.busy_timeout_s = BUSY_TIMEOUT_S if busy_timeout_s is None else busy_timeout_s
 
     @classmethod
     def locate(

@@ -18,6 +18,8 @@ import pytest
 
 from tests.report_html.page import Page
 
+pytestmark = pytest.mark.browser
+
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 TIMEOUT_S = 120
 # Quiet Chromium's own background traffic (component updates, sign-in checks); whatever of it

@@ -9,6 +9,9 @@ machine's disk does; only the report's shape is checked.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +23,18 @@ from flashmark.profiles import SWEEP_BLOCK_SIZES, get_profile
 from flashmark.report import charts
 from flashmark.sysroot import SystemRoots
 from flashmark.units import block_size_label
-from tests.report_html.conftest import REFERENCE_SLUGS, flashmark
+from tests.report_html.conftest import REFERENCE_SLUGS
 from tests.report_html.page import Page
 
 pytestmark = pytest.mark.fio
+
+
+def flashmark(*args: str, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """A real run is a process of its own: fio, its supervision and its timeout are the point."""
+    return subprocess.run(
+        [sys.executable, "-m", "flashmark", *args],
+        capture_output=True, text=True, env={**os.environ, **env}, timeout=timeout,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -1,26 +1,13 @@
-"""The whole CLI on replayed fio outputs: no fio, no root needed (FLASHMARK_FIO_REPLAY)."""
+"""The whole CLI on replayed fio outputs, in-process: no fio, no root (FLASHMARK_FIO_REPLAY)."""
 
 import json
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from flashmark.errors import ExitStatus
-
-
-def flashmark(*args, env=None, cwd=None):
-    environment = {**os.environ, "FLASHMARK_DB": "", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=cwd,
-        timeout=60,
-    )
+from tests.cli_runner import flashmark
 
 
 @pytest.fixture

@@ -251,7 +251,10 @@ def render_summary(
 ) -> None:
     console = stdout_console()
     what = f"while `{' '.join(command)}` ran" if command else "while monitored"
-    table = Table(title=f"{device} {what} ({summary.seconds:.1f} s)", title_justify="left")
+    # The title is a line of its own: as the table's title rich wraps it to the table's width,
+    # which the figures set, so a long command was cut at a different place on every run.
+    console.print(f"{device} {what} ({summary.seconds:.1f} s)", soft_wrap=True, highlight=False)
+    table = Table()
     table.add_column("", justify="left")
     table.add_column("read", justify="right")
     table.add_column("write", justify="right")
