@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from flashmark.emulated import DeviceCaps, EmulatedDevice, unavailable_reason
-from flashmark.grade import GRADE_RULES
+from flashmark.grading import GRADE_RULES
 
 DEVICES = (
     # Seed 002's "average" Class 4 card: 1926/33 4K IOPS, 43/10 MB/s (33 -> 30: the throttle

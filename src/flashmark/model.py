@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-if TYPE_CHECKING:  # flashmark.probe imports this module: a runtime import would be circular
-    from flashmark.monitor import MonitorSeries
-    from flashmark.probe.model import ProbeReport
-    from flashmark.workloads.result import WorkloadResult
+from flashmark.monitor.series import MonitorSeries
+from flashmark.probe.model import ProbeReport
+from flashmark.workloads.result import WorkloadResult
 
 
 class Pattern(StrEnum):

@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from flashmark.documents.entries import StoredResult
 from flashmark.probe.model import Card, Device, ProbeReport
-from flashmark.store import StoredResult
 
 SBC_BENCH = "ThomasKaiser/sbc-bench results/SD-cards-with-low-serial-numbers.md"
 PROBE_DOC = "flashmark docs/probe.md (counterfeit flags)"
@@ -341,8 +341,8 @@ def class_points(history: Sequence[StoredResult]) -> list[PassportPoint]:
         return []
     latest = runs[-1]
     # Imported here: document.py pulls in the report model; the passport stays light otherwise.
-    from flashmark.document import document_to_run
-    from flashmark.probe.findings import claim_findings
+    from flashmark.documents.result import document_to_run
+    from flashmark.grading import claim_findings
 
     run = document_to_run(dict(latest.document))
     points = []

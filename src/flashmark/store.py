@@ -31,6 +31,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from flashmark.documents.codec import compact
+from flashmark.documents.entries import StoredResult
 from flashmark.errors import (
     HistoryError,
     HistoryFolderMissing,
@@ -70,18 +72,20 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX results_created_at ON results (created_at);
         """,
     ),
+    (
+        # Benchmarks were listed under the target as typed ("." or "card"), which names another
+        # place from another folder. Now they are kept absolutely: the measured
+        # folder, or the device. Documents always held both (flashmark.result/1 "target").
+        "0002_absolute_benchmark_targets",
+        """
+        UPDATE results SET target = COALESCE(
+            json_extract(document, '$.target.folder'),
+            json_extract(document, '$.target.path'),
+            target
+        ) WHERE kind = 'benchmark'
+        """,
+    ),
 )
-
-
-@dataclass(frozen=True)
-class StoredResult:
-    id: int
-    kind: str
-    created_at: str
-    target: str
-    label: str
-    schema: str
-    document: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -108,11 +112,12 @@ class History:
     """
 
     def __init__(
-        self, path: Path, *, create_folder: bool = False, busy_timeout_s: float = BUSY_TIMEOUT_S
+        self, path: Path, *, create_folder: bool = False, busy_timeout_s: float | None = None
     ) -> None:
         self.path = path
         self.create_folder = create_folder
-        self.busy_timeout_s = busy_timeout_s
+        # Read when the history is opened, not when this module was: tests shorten the wait.
+        self.busy_timeout_s = BUSY_TIMEOUT_S if busy_timeout_s is None else busy_timeout_s
 
     @classmethod
     def locate(
@@ -270,12 +275,12 @@ def _insert(
         "INSERT INTO results (kind, created_at, target, label, schema, document) "
         "VALUES (?, ?, ?, ?, ?, ?)",
         (kind, _created_at(document), target, label, str(document.get("schema", "")),
-         json.dumps(document)),
+         compact(document)),
     )  # fmt: skip
     new_id = int(cursor.lastrowid or 0)
     connection.execute(
         "UPDATE results SET document = ? WHERE id = ?",
-        (json.dumps({**document, "id": new_id}), new_id),
+        (compact({**document, "id": new_id}), new_id),
     )
     return new_id
 

@@ -8,29 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from flashmark.errors import ExitStatus
+from tests.cli_runner import Done, flashmark
 from tests.history.faults import FAULTS, Fault, broken_history, fault_ids, tree
 
 DISKSTATS = Path(__file__).resolve().parents[1] / "data" / "diskstats"
-
-
-def flashmark(
-    *args: str, env: dict[str, str], cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "FLASHMARK_DB": "", **env},
-        cwd=cwd,
-        timeout=120,
-    )
 
 
 @pytest.fixture
@@ -42,7 +28,7 @@ def home(tmp_path: Path) -> dict[str, str]:
     }
 
 
-def one_error_line(done: subprocess.CompletedProcess[str], status: int, message: str) -> None:
+def one_error_line(done: Done, status: int, message: str) -> None:
     assert done.returncode == status, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith("flashmark: error: ") and message in done.stderr

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from flashmark.documents import read_document_file
 from flashmark.errors import (
     HistoryError,
     HistoryFolderMissing,
@@ -21,7 +22,7 @@ from flashmark.errors import (
     RunNotFound,
     UsageError,
 )
-from flashmark.saving import RecoveryFileError, keep_unsaved, read_document_file
+from flashmark.saving import RecoveryFileError, keep_unsaved
 from flashmark.store import BUSY_TIMEOUT_S, History
 from tests.history.faults import FAULTS, Fault, broken_history, fault_ids, make_history, tree
 

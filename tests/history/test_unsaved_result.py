@@ -25,8 +25,9 @@ import pytest
 
 from flashmark.errors import ExitStatus
 from flashmark.store import BUSY_TIMEOUT_S
+from tests.cli_runner import flashmark
 from tests.history.faults import read_only
-from tests.history.test_cli_faults import DISKSTATS, flashmark
+from tests.history.test_cli_faults import DISKSTATS
 
 LAST_TEST = "rand-write-4k-q32"
 

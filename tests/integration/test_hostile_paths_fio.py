@@ -24,6 +24,7 @@ from flashmark.errors import ExitStatus
 from flashmark.fio.runner import FioProcessRunner
 from flashmark.measure import measure
 from flashmark.model import Settings
+from flashmark.plan import plan_tests
 from flashmark.profiles import RAND_WRITE_4K, Profile
 from flashmark.sysroot import SystemRoots
 from flashmark.target import resolve_target
@@ -60,7 +61,8 @@ def test_fio_writes_only_the_test_file_whatever_the_folder_is_called(folder_with
             str(target_folder), size_bytes=TINY.default_size_bytes, destructive=False,
             roots=SystemRoots(),
         )  # fmt: skip
-        run = measure(target, TINY, TINY_SETTINGS, FioProcessRunner(workdir))
+        runner = FioProcessRunner(workdir)
+        run = measure(plan_tests(TINY, TINY_SETTINGS, target, log_folder=runner.log_folder), runner)
         assert run.tests[0].write is not None and run.tests[0].write.total_ios > 0
         assert snapshot(root) == before
         assert [p for p in psutil.Process().children(recursive=True) if p.name() == "fio"] == []

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from flashmark.errors import ExitStatus
+from tests.cli_runner import Done
+from tests.cli_runner import flashmark as run_in_process
 from tests.leftovers.stamped import (
     Machine,
     locked,
@@ -35,12 +37,8 @@ def folders(tmp_path: Path) -> tuple[Path, Path]:
 
 def flashmark(
     *args: str, temp: Path, cwd: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "TMPDIR": str(temp), "FLASHMARK_DB": "", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True, text=True, env=environment, cwd=cwd, timeout=120,
-    )  # fmt: skip
+) -> Done:
+    return run_in_process(*args, env={"TMPDIR": str(temp), **(env or {})}, cwd=cwd)
 
 
 @pytest.fixture

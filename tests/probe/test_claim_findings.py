@@ -1,13 +1,14 @@
 """claim_findings(): claimed classes (SSR) against grades a run measured.
 
 The A2 numbers are seed 002's SanDisk Extreme Pro A2 (4k random 1766 read / 732 write IOPS
-on a host without A2 support); the grades are built the way flashmark.grade builds them.
+on a host without A2 support); the grades are built the way flashmark.grading builds them.
 """
 
 from __future__ import annotations
 
+from flashmark.grading import claim_findings
 from flashmark.model import Check, Grade
-from flashmark.probe import claim_findings, probe_target
+from flashmark.probe import probe_target
 from tests.probe.recorded import Scenario
 
 

@@ -8,14 +8,20 @@ from pathlib import Path
 import pytest
 
 from flashmark.errors import TargetNotFound
-from flashmark.probe import ProbeReport, probe_target
+from flashmark.grading import judge_probe
+from flashmark.probe import ProbeReport, device_summary, measured_summary, probe_target
 from flashmark.sysroot import SystemRoots
 from tests.probe.recorded import Scenario
 
 
+def probed(*args: object) -> ProbeReport:
+    """A probe as `flashmark probe` shows it: observed, then judged (its warnings)."""
+    return judge_probe(probe_target(*args))  # type: ignore[arg-type]
+
+
 def test_sd_card_on_raspberry_pi_4(scenario: Scenario) -> None:
     roots, tools = scenario("rpi4_sd")
-    report = probe_target("/", roots, tools)
+    report = probed("/", roots, tools)
     assert [(layer.kind, layer.name) for layer in report.layers] == [
         ("filesystem", "/"),
         ("partition", "mmcblk0p2"),
@@ -58,7 +64,7 @@ def test_sd_card_on_raspberry_pi_4(scenario: Scenario) -> None:
 
 def test_a2_card_on_raspberry_pi_5_without_command_queueing(scenario: Scenario) -> None:
     roots, tools = scenario("rpi5_a2")
-    report = probe_target("/", roots, tools)
+    report = probed("/", roots, tools)
     device = report.device
     assert device is not None and device.card is not None
     assert device.vendor == "Kingston"
@@ -88,7 +94,7 @@ def test_a2_card_on_raspberry_pi_5_without_command_queueing(scenario: Scenario) 
 
 def test_a2_card_partition_given_as_device_node(scenario: Scenario) -> None:
     roots, tools = scenario("rpi5_a2")
-    report = probe_target("/dev/mmcblk0p2", roots, tools)
+    report = probed("/dev/mmcblk0p2", roots, tools)
     assert report.target_type == "block device"
     assert [layer.kind for layer in report.layers] == ["partition", "device"]
     assert report.devices[0].name == "mmcblk0"
@@ -96,7 +102,7 @@ def test_a2_card_partition_given_as_device_node(scenario: Scenario) -> None:
 
 def test_emmc_module_with_wear_data(scenario: Scenario) -> None:
     roots, tools = scenario("emmc_wear")
-    report = probe_target("/", roots, tools)
+    report = probed("/", roots, tools)
     device = report.device
     assert device is not None and device.kind == "emmc"
     assert (device.vendor, device.model) == ("Samsung", "M8G1GC")
@@ -112,7 +118,7 @@ def test_emmc_module_with_wear_data(scenario: Scenario) -> None:
 
 def test_nvme_on_a_pcie_link_below_its_maximum(scenario: Scenario) -> None:
     roots, tools = scenario("nvme_pcie")
-    report = probe_target("/", roots, tools)
+    report = probed("/", roots, tools)
     device = report.device
     assert device is not None and device.kind == "nvme"
     assert (device.model, device.firmware) == ("SanDisk Ultra 3D NVMe", "211210WD")
@@ -130,7 +136,7 @@ def test_nvme_on_a_pcie_link_below_its_maximum(scenario: Scenario) -> None:
 
 def test_usb_stick_on_usb_storage_at_high_speed(scenario: Scenario) -> None:
     roots, tools = scenario("usb_stick_usb_storage")
-    report = probe_target("/dev/sde", roots, tools)
+    report = probed("/dev/sde", roots, tools)
     device = report.device
     assert device is not None and device.kind == "usb" and device.usb is not None
     usb = device.usb
@@ -142,7 +148,7 @@ def test_usb_stick_on_usb_storage_at_high_speed(scenario: Scenario) -> None:
 
 def test_usb_ssd_on_uas_at_superspeed(scenario: Scenario) -> None:
     roots, tools = scenario("usb_ssd_uas")
-    report = probe_target("/dev/sda", roots, tools)
+    report = probed("/dev/sda", roots, tools)
     device = report.device
     assert device is not None and device.usb is not None
     assert (device.usb.driver, device.usb.speed_mbps, device.usb.port) == ("uas", 5000, "6-1.4")
@@ -152,7 +158,7 @@ def test_usb_ssd_on_uas_at_superspeed(scenario: Scenario) -> None:
 
 def test_ufs_health_descriptor(scenario: Scenario) -> None:
     roots, tools = scenario("ufs")
-    report = probe_target("/", roots, tools)
+    report = probed("/", roots, tools)
     assert [layer.kind for layer in report.layers] == ["filesystem", "partition", "device"]
     device = report.device
     assert device is not None and device.kind == "ufs"
@@ -168,7 +174,7 @@ def test_ufs_health_descriptor(scenario: Scenario) -> None:
 
 def test_this_machines_virtio_disk(scenario: Scenario) -> None:
     roots, tools = scenario("virtio_vda")
-    report = probe_target("/", roots, tools)
+    report = probed("/", roots, tools)
     device = report.device
     assert device is not None
     assert (device.name, device.kind, device.vendor) == ("vda", "virtio", "0x1af4")
@@ -181,12 +187,17 @@ def test_this_machines_virtio_disk(scenario: Scenario) -> None:
 
 def test_this_machines_loop_device_backed_by_a_file(scenario: Scenario) -> None:
     roots, tools = scenario("loop_file")
-    report = probe_target("/dev/loop1", roots, tools)
+    report = probed("/dev/loop1", roots, tools)
     kinds = [(layer.kind, layer.name) for layer in report.layers]
     assert kinds[0] == ("loop", "loop1")
     assert "backed by /tmp/flashmark-loop." in report.layers[0].detail
     assert kinds[1:] == [("filesystem", "/"), ("device", "vda")]
     assert [d.name for d in report.devices] == ["vda"]
+    # A run on it measured the loop device and its file, not the disk: it is named first.
+    measured = measured_summary(report)
+    assert measured is not None
+    assert measured.startswith("loop1 (loop device, backed by /tmp/flashmark-loop.")
+    assert measured.endswith(f" on {device_summary(report.devices[0])}")
 
 
 @pytest.mark.parametrize(
@@ -203,7 +214,7 @@ def test_this_machines_loop_device_backed_by_a_file(scenario: Scenario) -> None:
 )
 def test_report_round_trips_through_json(scenario: Scenario, name: str, target: str) -> None:
     roots, tools = scenario(name)
-    report = probe_target(target, roots, tools)
+    report = probed(target, roots, tools)
     document = report.to_dict()
     assert next(iter(document)) == "schema" and document["schema"] == "flashmark.probe/1"
     assert ProbeReport.from_dict(document) == report
@@ -223,7 +234,7 @@ def test_malformed_register_is_reported_as_unreadable_not_raised(
     ssr.write_text("not a register\n")
     roots = SystemRoots(tmp_path / "tree/sys", tmp_path / "tree/proc", tmp_path / "tree/debug")
     _, tools = scenario("rpi5_a2")
-    report = probe_target("/", roots, tools)
+    report = probed("/", roots, tools)
     device = report.device
     assert device is not None and device.card is not None
     assert device.card.ssr is None

@@ -4,9 +4,6 @@ CLI into a history, and the report the CLI writes from them."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,9 +12,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from flashmark.document import document_to_run
+from flashmark.documents import document_to_run
 from flashmark.model import Run
 from flashmark.references import ReferenceDevice, find_reference
+from tests.cli_runner import Done
+from tests.cli_runner import flashmark as run_in_process
 from tests.conftest import DATA, FIO_RECORDINGS
 
 # Two references with headline figures (`flashmark references` lists them): seed 002's A2
@@ -46,14 +45,8 @@ SCENARIOS: tuple[tuple[str, tuple[str, ...], dict[str, str]], ...] = (
 )
 
 
-def flashmark(*args: str, env: dict[str, str], timeout: float = 300):
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env},
-        timeout=timeout,
-    )
+def flashmark(*args: str, env: dict[str, str]) -> Done:
+    return run_in_process(*args, env=env)
 
 
 @dataclass(frozen=True)

@@ -9,23 +9,34 @@ machine's disk does; only the report's shape is checked.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from flashmark.document import document_to_run
+from flashmark.documents.result import document_to_run
 from flashmark.monitor import device_for_path
 from flashmark.profiles import SWEEP_BLOCK_SIZES, get_profile
 from flashmark.report import charts
 from flashmark.report.describe import legend_label
 from flashmark.sysroot import SystemRoots
 from flashmark.units import block_size_label
-from tests.report_html.conftest import REFERENCE_SLUGS, flashmark
+from tests.report_html.conftest import REFERENCE_SLUGS
 from tests.report_html.page import Page
 
 pytestmark = pytest.mark.fio
+
+
+def flashmark(*args: str, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """A real run is a process of its own: fio, its supervision and its timeout are the point."""
+    return subprocess.run(
+        [sys.executable, "-m", "flashmark", *args],
+        capture_output=True, text=True, env={**os.environ, **env}, timeout=timeout,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +83,7 @@ def test_the_sweep_has_a_curve_per_pattern_over_every_block_size(page, full_run)
 
 def test_sweep_points_are_the_depth_1_tests(full_run):
     _, document, _ = full_run
-    from flashmark.document import document_to_run
+    from flashmark.documents import document_to_run
     from flashmark.model import Pattern
 
     run = document_to_run(document)

@@ -20,7 +20,7 @@ import dataclasses
 import pytest
 from markupsafe import escape
 
-from flashmark.document import document_to_run
+from flashmark.documents.result import document_to_run
 from flashmark.model import Run
 from flashmark.references import ReferenceDevice
 from flashmark.report import charts, describe

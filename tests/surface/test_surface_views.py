@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from flashmark.cli import main
+from flashmark.documents.kinds import entry_for
 from flashmark.emulated_flash.model import Backing, BadRange, FlashModel
-from flashmark.saving import entry_for
 from flashmark.store import History
 from flashmark.surface.result import SurfaceSettings, SurfaceTarget, to_document
 from flashmark.surface.scan import SurfaceScan

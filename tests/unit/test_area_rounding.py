@@ -8,8 +8,6 @@ very slow": the preparation writes 1 MiB blocks, fio writes no partial last bloc
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,9 +16,10 @@ from flashmark.errors import ExitStatus, UsageError
 from flashmark.fio.jobs import PREPARE_BLOCK_BYTES, PREPARE_TIME_LIMIT_S, prepare_job
 from flashmark.fio.parse import parse_prepare_output
 from flashmark.fio.runner import FioProcessRunner
-from flashmark.measure import default_settings, plan_area
+from flashmark.plan import default_settings, plan_area
 from flashmark.profiles import PROFILES, get_profile
 from flashmark.units import KiB, MiB, parse_size
+from tests.cli_runner import flashmark
 
 
 @pytest.mark.parametrize("name", sorted(PROFILES))
@@ -66,13 +65,7 @@ def test_defaults_need_no_rounding():
 
 
 def _flashmark(*args, env):
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env},
-        timeout=120,
-    )
+    return flashmark(*args, env=env)
 
 
 def test_quick_run_with_a_fractional_size_prepares_what_fio_writes(tmp_path, recordings):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from flashmark.grade import grade_results
+from flashmark.grading import grade_results
 from flashmark.model import DirectionResult, LatencyNs, TestResult
 from flashmark.profiles import (
     RAND_READ_4K,

@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from flashmark.errors import EnvironmentProblem
 from flashmark.fio.runner import FioProcessRunner, ReplayRunner, fio_work_parent
 from flashmark.leftovers import temp_folder
-from flashmark.measure import default_settings, measure
-from flashmark.model import TargetKind
+from flashmark.measure import measure
+from flashmark.model import Target, TargetKind
+from flashmark.plan import default_settings, plan_tests
 from flashmark.profiles import get_profile
 from flashmark.sysroot import SystemRoots
 from flashmark.target import resolve_target
@@ -39,11 +40,16 @@ def jobs_for(folder: Path, recordings: Path, given: Path | None = None):
     )
     assert target.kind is TargetKind.FILE and target.test_file is not None
     runner = ReplayRunner(recordings / "quick-a1-card")
-    measure(target, PROFILE, SETTINGS, runner)
+    measure(plan_tests(PROFILE, SETTINGS, target, log_folder=runner.log_folder), runner)
     texts = [job.text for job in runner.jobs_run]
     for text in texts:
         assert f"filename={target.test_file}\n" in text
     return [text.replace(target.test_file, "TEST-FILE") for text in texts], target
+
+
+def replay(target: Target, recordings: Path) -> None:
+    runner = ReplayRunner(recordings / "quick-a1-card")
+    measure(plan_tests(PROFILE, SETTINGS, target, log_folder=runner.log_folder), runner)
 
 
 @pytest.fixture
@@ -99,10 +105,10 @@ def test_a_folder_replaced_after_its_check_is_refused(tmp_path, recordings):
     os.rename(folder, tmp_path / "elsewhere")
     folder.mkdir()  # same path, another folder: a test file here was never checked
     with pytest.raises(Exception, match="changed after it was checked"):
-        measure(target, PROFILE, SETTINGS, ReplayRunner(recordings / "quick-a1-card"))
+        replay(target, recordings)
     assert list(folder.iterdir()) == [] and list((tmp_path / "elsewhere").iterdir()) == []
     moved = dataclasses.replace(target, folder=str(tmp_path / "elsewhere"))
-    measure(moved, PROFILE, SETTINGS, ReplayRunner(recordings / "quick-a1-card"))  # same inode
+    replay(moved, recordings)  # same inode
 
 
 def test_clean_looks_where_runs_put_their_fio_work_folders(tmp_path, monkeypatch):

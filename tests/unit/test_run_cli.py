@@ -1,26 +1,13 @@
-"""The whole CLI on replayed fio outputs: no fio, no root needed (FLASHMARK_FIO_REPLAY)."""
+"""The whole CLI on replayed fio outputs, in-process: no fio, no root (FLASHMARK_FIO_REPLAY)."""
 
 import json
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from flashmark.errors import ExitStatus
-
-
-def flashmark(*args, env=None, cwd=None):
-    environment = {**os.environ, "FLASHMARK_DB": "", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=cwd,
-        timeout=60,
-    )
+from tests.cli_runner import flashmark
 
 
 @pytest.fixture
@@ -77,11 +64,26 @@ def test_terminal_output_is_a_table_with_grades(tmp_path, replay_env):
     assert not (tmp_path / "history.sqlite3").exists()
 
 
-def test_show_fio_prints_rerunnable_job_files(tmp_path, replay_env):
-    done = flashmark("run", str(tmp_path), "--no-save", "--show-fio", env=replay_env)
-    assert done.returncode == 0
+def test_the_history_names_the_measured_folder_absolutely(tmp_path, replay_env):
+    folder = tmp_path / "card"
+    folder.mkdir()
+    done = flashmark("run", ".", "--json", env=replay_env, cwd=folder)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["target"]["given"] == "."  # the document keeps what was typed
+    listed = json.loads(flashmark("history", "--json", env=replay_env).stdout)
+    assert [entry["target"] for entry in listed] == [str(folder.resolve())]
+
+
+def test_show_fio_prints_rerunnable_job_files_and_runs_nothing(tmp_path, replay_env):
+    folder = tmp_path / "card"
+    folder.mkdir()
+    done = flashmark("run", str(folder), "--show-fio", env=replay_env)
+    assert done.returncode == 0, done.stderr
     assert "# ---- prepare.fio" in done.stderr
     assert "[rand-write-4k-q32]" in done.stderr and "iodepth=32" in done.stderr
+    assert "[1/7]" not in done.stderr and done.stdout == ""  # no step ran, no result
+    assert list(folder.iterdir()) == []
+    assert not (tmp_path / "history.sqlite3").exists()  # nothing to save, nothing opened
 
 
 @pytest.mark.parametrize(

@@ -49,3 +49,33 @@ def test_a_database_from_a_newer_flashmark_is_refused(tmp_path):
 def test_default_location_follows_env_then_xdg():
     assert str(default_db_path({"FLASHMARK_DB": "/x/h.db"})) == "/x/h.db"
     assert str(default_db_path({"XDG_DATA_HOME": "/d"})) == "/d/flashmark/history.sqlite3"
+
+
+def test_a_history_from_before_absolute_targets_lists_them_absolutely(tmp_path):
+    path = tmp_path / "h.sqlite3"
+    with sqlite3.connect(path) as connection:
+        connection.executescript(MIGRATIONS[0][1])
+        connection.execute(
+            "CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+        )
+        connection.execute("INSERT INTO schema_migrations VALUES ('0001_results', 'x')")
+        for target, document in (
+            (".", '{"target": {"given": ".", "folder": "/media/card", "path": "/media/card/t"}}'),
+            ("sda", '{"target": {"given": "sda", "folder": null, "path": "/dev/sda"}}'),
+        ):
+            connection.execute(
+                "INSERT INTO results (kind, created_at, target, label, schema, document) "
+                "VALUES ('benchmark', 'x', ?, 'quick', 'flashmark.result/1', ?)",
+                (target, document),
+            )
+        connection.execute(
+            "INSERT INTO results (kind, created_at, target, label, schema, document) "
+            "VALUES ('monitor', 'x', 'mmcblk0', 'live', 'flashmark.monitor/1', '{}')"
+        )
+    connection.close()
+    History(path).check_writable()  # a writer migrates
+    assert sorted(entry.target for entry in History(path).list()) == [
+        "/dev/sda",
+        "/media/card",
+        "mmcblk0",
+    ]

@@ -4,9 +4,6 @@ the device's activity recorded during each test and workload and kept in the his
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,13 +11,7 @@ import pytest
 from flashmark.monitor import device_for_path
 from flashmark.sysroot import SystemRoots
 from flashmark.workloads import WORKLOAD_NAMES
-
-
-def flashmark(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True, text=True, env={**os.environ, **env}, timeout=300,
-    )  # fmt: skip
+from tests.cli_runner import flashmark
 
 
 def test_standard_run_carries_workloads_and_device_activity(recordings, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import click
 from flashmark import __version__
 from flashmark.cli import debug_option
 from flashmark.cli.output import print_json
+from flashmark.documents import schemas
 from flashmark.errors import FlashmarkError, TargetError, TargetPermissionDenied
 from flashmark.leftovers import (
     Action,
@@ -25,7 +26,7 @@ from flashmark.units import format_size
 
 # History of the `clean --json` document (docs/leftovers.md):
 #   1: first version.
-CLEAN_SCHEMA = "flashmark.clean/1"
+CLEAN_SCHEMA = schemas.CLEAN
 _LISTED_AT_START = 3  # paths named in the one line `run` prints; the rest are counted
 
 _VERB = {

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from flashmark.cli import db_option, debug_option
-from flashmark.saving import read_document_file
+from flashmark.documents.kinds import read_document_file
 from flashmark.store import History
 
 

@@ -9,37 +9,33 @@ to the history and exits with the command's exit status.
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import click
 from rich.table import Table
 
-from flashmark import __version__
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.params import COUNT, INTERVAL, TIMEOUT
 from flashmark.cli.saving import history_to_save, save_result
+from flashmark.documents import schemas
+from flashmark.documents.monitor import monitor_document
 from flashmark.errors import FlashmarkError, Interrupted, UsageError
 from flashmark.monitor import (
-    MONITOR_SCHEMA,
     DiskMonitor,
     MonitorSample,
-    MonitorSeries,
     MonitorSummary,
     device_for_path,
 )
+from flashmark.monitor.command import run_supervised
 from flashmark.signals import signals_raise
 from flashmark.store import History
 from flashmark.sysroot import SystemRoots
 from flashmark.units import format_rate, format_size
-
-_TERMINATE_GRACE_S = 5.0
 
 
 class MonitoredCommandTimedOut(FlashmarkError):
@@ -85,7 +81,7 @@ class _SplitAtDoubleDash(click.Command):
     help="With a command: stop it after this many seconds (default: let it finish).",
 )
 @click.option(
-    "--json", "as_json", is_flag=True, help=f"Print a {MONITOR_SCHEMA} document on stdout."
+    "--json", "as_json", is_flag=True, help=f"Print a {schemas.MONITOR} document on stdout."
 )
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save a command's recording.")
@@ -219,25 +215,10 @@ def _monitor_command(
         on_sample = _LinePrinter(device, sys.stderr)
         on_sample.header()
     started = time.time()
-    timed_out = False
     with signals_raise(), DiskMonitor(device, roots, interval_s, on_sample=on_sample) as monitor:
         # The command's output must not mix with the JSON document on stdout.
-        stdout_target = _stderr_fd() if as_json else None
-        try:
-            process = subprocess.Popen(list(command), stdout=stdout_target)
-        except OSError as error:
-            raise UsageError(f"cannot run {command[0]!r}: {error.strerror or error}") from None
-        forwarder = _forward_to_stderr(process) if stdout_target == subprocess.PIPE else None
-        try:
-            status = process.wait(timeout=timeout_s)
-            if forwarder is not None:
-                forwarder.join()
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            status = _stop(process)
-        except BaseException:
-            _stop(process)
-            raise
+        ran = run_supervised(command, timeout_s=timeout_s, output_to_stderr=as_json)
+    status, timed_out = ran.status, ran.timed_out
     series = monitor.series()
     document = monitor_document(series, command, status, started, time.time())
     document["timed_out"] = timed_out
@@ -261,65 +242,6 @@ def _monitor_command(
     return status
 
 
-def _stderr_fd() -> int:
-    """stderr's file descriptor, or PIPE when stderr is not a file (embedded, tests)."""
-    try:
-        return sys.stderr.fileno()
-    except (OSError, ValueError):
-        return subprocess.PIPE
-
-
-def _forward_to_stderr(process: subprocess.Popen[bytes]) -> threading.Thread:
-    def copy() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            sys.stderr.write(line.decode(errors="replace"))
-
-    thread = threading.Thread(target=copy, name="flashmark-command-output", daemon=True)
-    thread.start()
-    return thread
-
-
-def _stop(process: subprocess.Popen[bytes]) -> int:
-    """Terminate, then kill after a grace period; always reap."""
-    with contextlib.suppress(ProcessLookupError):
-        process.terminate()
-    try:
-        return process.wait(timeout=_TERMINATE_GRACE_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        return process.wait()
-
-
-def monitor_document(
-    series: MonitorSeries,
-    command: tuple[str, ...],
-    exit_status: int | None,
-    started: float,
-    finished: float,
-) -> dict[str, Any]:
-    recording = series.to_dict()
-    return {
-        "schema": MONITOR_SCHEMA,
-        "flashmark_version": __version__,
-        "started_at": _iso(started),
-        "finished_at": _iso(finished),
-        "device": series.device,
-        "command": list(command) or None,
-        "exit_status": exit_status,
-        "interval_s": series.interval_s,
-        "seconds": recording["seconds"],
-        "diskstats_fields": series.diskstats_fields,
-        "summary": recording["summary"],
-        "samples": recording["samples"],
-        "warnings": recording["warnings"],
-    }
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
-
-
 def render_summary(
     summary: MonitorSummary,
     device: str,
@@ -329,7 +251,10 @@ def render_summary(
 ) -> None:
     console = stdout_console()
     what = f"while `{' '.join(command)}` ran" if command else "while monitored"
-    table = Table(title=f"{device} {what} ({summary.seconds:.1f} s)", title_justify="left")
+    # The title is a line of its own: as the table's title rich wraps it to the table's width,
+    # which the figures set, so a long command was cut at a different place on every run.
+    console.print(f"{device} {what} ({summary.seconds:.1f} s)", soft_wrap=True, highlight=False)
+    table = Table()
     table.add_column("", justify="left")
     table.add_column("read", justify="right")
     table.add_column("write", justify="right")

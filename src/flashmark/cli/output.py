@@ -6,11 +6,12 @@ piped. Nothing outside flashmark.cli prints.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, TextIO
 
 from rich.console import Console
+
+from flashmark.documents.codec import to_text
 
 # Without a terminal (a pipe, a log file, CI) rich would assume 80 columns and squeeze the
 # tables; a wider page keeps each test on one line.
@@ -33,5 +34,5 @@ def stderr_console() -> Console:
 
 
 def print_json(document: Any) -> None:
-    sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
+    sys.stdout.write(to_text(document))
     sys.stdout.flush()

@@ -12,12 +12,14 @@ from rich.text import Text
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.documents.entries import StoredResult
 from flashmark.errors import HistoryError
+from flashmark.grading import judge_probe
 from flashmark.passport import Passport, passports_for
 from flashmark.probe import probe_target
 from flashmark.probe.model import ProbeReport
 from flashmark.report.describe import device_facts, environment_facts
-from flashmark.store import History, StoredResult
+from flashmark.store import History
 from flashmark.sysroot import SystemRoots
 
 
@@ -43,7 +45,7 @@ def probe_command(target: str, as_json: bool, db_path: Path | None, debug: bool)
         flashmark probe /dev/mmcblk0
     Recorded trees: FLASHMARK_SYSFS_ROOT, FLASHMARK_PROCFS_ROOT, FLASHMARK_DEBUGFS_ROOT.
     """
-    report = probe_target(target, SystemRoots.from_environment())
+    report = judge_probe(probe_target(target, SystemRoots.from_environment()))
     errors = stderr_console()
     passports = _passports(report, db_path, errors.print)
     if as_json:

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from flashmark.benchmark import BenchmarkRequest, plan_benchmark, run_benchmark
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.confirm import confirm_overwrite
@@ -18,19 +19,17 @@ from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import RUNTIME, SIZE, WORKLOAD_SCALE
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
-from flashmark.document import run_to_document
-from flashmark.errors import FlashmarkError, printable
-from flashmark.fio.jobs import job_for_test, prepare_job
+from flashmark.documents.result import run_to_document
+from flashmark.errors import printable
 from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
 from flashmark.leftovers import temporary_work_folder
-from flashmark.measure import Plan, default_settings, measure, plan_area, plan_tests
-from flashmark.model import Run, Settings, Target, TargetKind
-from flashmark.probe import ProbeReport, claim_findings, device_summary, probe_target
-from flashmark.profiles import PROFILES, get_profile
+from flashmark.model import TargetKind
+from flashmark.plan import Plan
+from flashmark.probe import measured_summary
+from flashmark.profiles import PROFILES
 from flashmark.report.terminal import render_run
 from flashmark.signals import signals_raise
 from flashmark.sysroot import SystemRoots
-from flashmark.target import resolve_target
 from flashmark.units import format_duration, format_size
 
 # For tests and bug reports: a folder of recorded fio outputs (see fio/runner.py ReplayRunner)
@@ -82,8 +81,8 @@ _SHORT_RUNTIME_S = 8
 @click.option(
     "--show-fio",
     is_flag=True,
-    help="Print the exact fio job files (on stderr) before running them; each can be "
-    "re-run with `fio FILE` (a folder's jobs from inside the folder).",
+    help="Print the exact fio job files (on stderr) and exit without running them; each "
+    "can be run with `fio FILE` (a folder's jobs from inside the folder).",
 )
 @click.option(
     "--destructive",
@@ -97,7 +96,8 @@ _SHORT_RUNTIME_S = 8
     type=WORKLOAD_SCALE,
     metavar="SCALE",
     help="Size of the real-world workloads of the standard and full profiles (package "
-    "install, removal, reinstall, cold read), as a share of seed 002's desktop install "
+    "install, removal, reinstall, cold read), as a share of the desktop install measured in "
+    '"Performance impact of MMC storage used on SBC" (2018) '
     "(default: standard 0.05, full 0.1). 0 skips them.",
 )
 @debug_option
@@ -138,48 +138,18 @@ def run_command(
     the run exits 7: `flashmark import FILE` adds it later. Exit codes: README.md.
     """
     roots = SystemRoots.from_environment()
-    profile = get_profile(profile_name)
-    area = plan_area(profile, size_bytes)
-    settings = default_settings(
-        profile,
-        size_bytes=area.size_bytes,
+    request = BenchmarkRequest(
+        target=target,
+        profile=profile_name,
+        size_bytes=size_bytes,
         runtime_s=runtime_s,
         buffered=buffered,
         destructive=destructive,
         workload_scale=workload_scale,
     )
-    if area.note:
-        stderr_console().print(f"note: {area.note}", highlight=False)
-    clean_at_start(target)  # first: a killed run's test file may hold the space this one needs
-    resolved = resolve_target(
-        target, size_bytes=settings.size_bytes, destructive=destructive, roots=roots
-    )
-    # Before any test (and before asking to confirm): a result that could not be saved
-    # would otherwise be measured for nothing.
-    history = history_to_save(db_path, no_save)
-    if destructive:
-        _confirm_destruction(resolved, settings, yes)
     console = stderr_console()
-    plan = plan_tests(profile, settings, resolved)
-    total_s = plan.expected_seconds(settings)
-    console.print(
-        f"flashmark: {profile.name} profile on {printable(resolved.folder or resolved.path)}: "
-        f"{len(plan.tests)} tests x {settings.ramp_s + settings.runtime_s} s"
-        f"{' after preparing ' + format_size(settings.size_bytes) if plan.prepare else ''}"
-        f" (about {format_duration(total_s)} plus preparation)"
-        f"{', then workloads ' + ', '.join(plan.workloads) if plan.workloads else ''}",
-        highlight=False,
-    )
-    report = _probe(resolved, roots)
-    if report:
-        _describe_device(report)
-    if settings.runtime_s < _SHORT_RUNTIME_S:
-        console.print(
-            f"[yellow]warning:[/yellow] --runtime below {_SHORT_RUNTIME_S} s gives "
-            "noisier figures, especially for sequential tests",
-            highlight=False,
-        )
-
+    if not show_fio:
+        clean_at_start(target)  # first: a killed run's test file may hold the space this one needs
     with (
         signals_raise(),
         temporary_work_folder("fio", Path(fio_work_parent())) as workdir,
@@ -188,11 +158,20 @@ def run_command(
         runner: FioRunner = (
             ReplayRunner(Path(replay)) if replay else FioProcessRunner(Path(workdir))
         )
+        plan = plan_benchmark(request, roots, runner.log_folder, probe=not show_fio)
+        if plan.area_note:
+            console.print(f"note: {plan.area_note}", highlight=False)
         if show_fio:
-            _print_jobs(plan, settings, resolved, runner.log_folder)
+            _print_jobs(plan)
+            return
+        # Before any test (and before asking to confirm): a result that could not be saved
+        # would otherwise be measured for nothing.
+        history = history_to_save(db_path, no_save)
+        if destructive:
+            _confirm_destruction(plan, yes)
+        _describe_plan(plan)
         with progress_display() as progress:
-            result = measure(resolved, profile, settings, runner, progress, roots)
-    result = _with_probe(result, report)
+            result = run_benchmark(plan, runner, roots, progress)
 
     outcome = None if history is None else save_result(history, run_to_document(result))
     if outcome is not None and outcome.id is not None:
@@ -207,39 +186,39 @@ def run_command(
         raise outcome.problem
 
 
-def _probe(target: Target, roots: SystemRoots) -> ProbeReport | None:
-    """What the device is and claims, and what would distort the run; read before measuring
-    (the probe samples the device's activity, which the benchmark would dominate)."""
-    try:
-        return probe_target(target.folder or target.path, roots)
-    except (FlashmarkError, OSError) as error:  # the probe describes; it must not stop a run
-        stderr_console().print(
-            f"[yellow]warning:[/yellow] could not identify the device: {error}", highlight=False
-        )
-        return None
-
-
-def _describe_device(report: ProbeReport) -> None:
+def _describe_plan(plan: Plan) -> None:
+    """What is about to run, on stderr: the tests, the device and what may distort them."""
     console = stderr_console()
-    device = report.device
-    if device is not None:
-        console.print(f"device: {device_summary(device)}", highlight=False)
-    for warning in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
-
-
-def _with_probe(result: Run, report: ProbeReport | None) -> Run:
-    if report is None:
-        return result
-    return dataclasses.replace(
-        result,
-        probe=report,
-        findings=claim_findings(report, result.grades),
-        warnings=result.warnings + report.warnings,
+    settings, target = plan.settings, plan.target
+    console.print(
+        f"flashmark: {plan.profile.name} profile on {printable(target.folder or target.path)}: "
+        f"{len(plan.tests)} tests x {settings.ramp_s + settings.runtime_s} s"
+        f"{' after preparing ' + format_size(settings.size_bytes) if plan.prepare else ''}"
+        f" (about {format_duration(plan.expected_seconds())} plus preparation)"
+        f"{', then workloads ' + ', '.join(plan.workloads) if plan.workloads else ''}",
+        highlight=False,
     )
+    if plan.probe_problem is not None:
+        console.print(
+            f"[yellow]warning:[/yellow] could not identify the device: {plan.probe_problem}",
+            highlight=False,
+        )
+    if plan.probe is not None:
+        measured = measured_summary(plan.probe)
+        if measured is not None:
+            console.print(f"device: {measured}", highlight=False)
+        for warning in plan.probe.warnings:
+            console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+    if settings.runtime_s < _SHORT_RUNTIME_S:
+        console.print(
+            f"[yellow]warning:[/yellow] --runtime below {_SHORT_RUNTIME_S} s gives "
+            "noisier figures, especially for sequential tests",
+            highlight=False,
+        )
 
 
-def _confirm_destruction(target: Target, settings: Settings, yes: bool) -> None:
+def _confirm_destruction(plan: Plan, yes: bool) -> None:
+    target, settings = plan.target, plan.settings
     if target.kind is not TargetKind.DEVICE:
         return
     confirm_overwrite(
@@ -251,21 +230,14 @@ def _confirm_destruction(target: Target, settings: Settings, yes: bool) -> None:
     )
 
 
-def _print_jobs(plan: Plan, settings: Settings, target: Target, log_folder: str) -> None:
-    """The jobs exactly as they will run. A folder's jobs name the test file relative to the
-    folder (fio runs inside it), so the header line says where to run them."""
-    readonly = target.kind is TargetKind.DEVICE and not settings.destructive
-    filename = target.test_file if target.kind is TargetKind.FILE else target.path
-    assert filename is not None  # resolve_target names a folder target's test file
-    jobs = [prepare_job(settings, filename)] if plan.prepare else []
-    jobs += [
-        job_for_test(spec, settings, filename, readonly=readonly, log_folder=log_folder)
-        for spec in plan.tests
-    ]
+def _print_jobs(plan: Plan) -> None:
+    """The jobs exactly as a run would run them; nothing is run. A folder's jobs name the test
+    file relative to the folder (fio runs inside it), so each header says where to run them."""
+    target = plan.target
     where = ""
     if target.kind is TargetKind.FILE and target.folder is not None:
         where = f"  (run it inside the folder: cd {_shell_quoted(target.folder)})"
-    for job in jobs:
+    for job in plan.all_jobs:
         print(
             f"# ---- {job.name}.fio{'  (run with --readonly)' if job.readonly else ''}{where}",
             file=sys.stderr,

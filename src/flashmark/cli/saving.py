@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flashmark.documents.kinds import KINDS, entry_for
 from flashmark.errors import HistoryError, Interrupted, ResultNotSaved
-from flashmark.saving import KINDS, RecoveryFileError, entry_for, keep_unsaved
+from flashmark.saving import RecoveryFileError, keep_unsaved
 from flashmark.signals import signals_raise
 from flashmark.store import History
 

@@ -10,11 +10,11 @@ from flashmark.cli import db_option, debug_option
 from flashmark.cli.monitor import render_summary
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.saved import FILE_FORMATS, RUN_ID, load_entries, render_entries
-from flashmark.document import document_to_run
+from flashmark.documents.kinds import workload_results
+from flashmark.documents.result import document_to_run
 from flashmark.errors import UsageError
 from flashmark.monitor import MonitorSummary
 from flashmark.report.terminal import render_run, render_workloads
-from flashmark.saving import workload_results
 
 
 @click.command("show")

@@ -4,25 +4,22 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import click
 
-from flashmark import __version__
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
+from flashmark.documents import schemas
+from flashmark.documents.workloads import workload_document
 from flashmark.report.terminal import render_workloads
 from flashmark.signals import signals_raise
 from flashmark.sysroot import SystemRoots
 from flashmark.workloads import (
-    DEFAULT_SEED,
     WORKLOAD_NAMES,
-    WORKLOAD_SCHEMA,
-    WorkloadResult,
     run_workloads,
 )
 
@@ -37,8 +34,9 @@ _ALL = "all"
     type=WORKLOAD_SCALE_POSITIVE,
     default=1.0,
     show_default=True,
-    help="Size of the workload: 1 is seed 002's desktop (400 packages, ~21,000 files, "
-    "~0.8 GB); 0.1 takes a tenth of the time.",
+    help="Size of the workload: 1 is the desktop install (400 packages, ~21,000 files, "
+    '~0.8 GB) of "Performance impact of MMC storage used on SBC" (2018); 0.1 takes a '
+    "tenth of the time.",
 )
 @click.option(
     "--interval",
@@ -50,7 +48,7 @@ _ALL = "all"
     help="Seconds between two readings of the device's I/O counters.",
 )
 @click.option(
-    "--json", "as_json", is_flag=True, help=f"Print a {WORKLOAD_SCHEMA} document on stdout."
+    "--json", "as_json", is_flag=True, help=f"Print a {schemas.WORKLOADS} document on stdout."
 )
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save this result to the history.")
@@ -70,10 +68,10 @@ def workload_command(
     \b
     NAME is one of:
       pkg-install    install a desktop's packages the way apt and dpkg write them
-      pkg-remove     purge 150 of them (the autoremove of seed 002)
+      pkg-remove     purge 150 of them (that write-up's autoremove)
       pkg-reinstall  install those again from archives already in memory
       cold-read      drop the page cache (root) and read a boot's worth of files
-      all            the four in that order, sharing state as seed 002 did
+      all            the four in that order, sharing state as that write-up did
     Each prints its wall time, its operations, and what the device saw meanwhile, and
     the result is saved to the history (`flashmark history`, `flashmark show ID`).
     Everything it writes is removed afterwards, also on error, Ctrl-C or SIGTERM.
@@ -109,27 +107,3 @@ def workload_command(
             print_json(document)  # no file could hold it: the only copy
     if outcome is not None and outcome.problem:
         raise outcome.problem
-
-
-def workload_document(
-    results: tuple[WorkloadResult, ...],
-    target: Path,
-    scale: float,
-    started: float,
-    finished: float,
-) -> dict[str, Any]:
-    return {
-        "schema": WORKLOAD_SCHEMA,
-        "flashmark_version": __version__,
-        "started_at": _iso(started),
-        "finished_at": _iso(finished),
-        # Absolute: the history lists results by target, and "." says nothing a day later.
-        "target": str(target.resolve()),
-        "scale": scale,
-        "seed": DEFAULT_SEED,
-        "workloads": [result.to_dict() for result in results],
-    }
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))

@@ -46,7 +46,7 @@ PERCENTILES = ("50", "90", "99", "99.9", "99.99")
 BW_LOG_INTERVAL_MS = 1000
 PREPARE_JOB_NAME = "prepare"
 # The preparation writes in 1 MiB blocks. fio writes no partial last block: the test area must
-# be a whole number of them (measure.plan_area rounds it), or the preparation falls short.
+# be a whole number of them (plan.plan_area rounds it), or the preparation falls short.
 PREPARE_BLOCK_BYTES = MiB
 # A size-based preparation that has not finished after this long is stopped and reported:
 # the device writes slower than 1 GiB per ~20 min, and the user should pick a smaller --size.

@@ -1,14 +1,14 @@
 """`flashmark probe`: which device a target lives on, what it claims, what surrounds it.
 
-from flashmark.probe import probe_target, ProbeReport, claim_findings
+from flashmark.probe import probe_target, ProbeReport
 report = probe_target("/media/card", SystemRoots.from_environment())
 report.to_dict()           # JSON-ready, "schema": "flashmark.probe/1"
-report.warnings            # conditions that distort a benchmark
-claim_findings(report, grades)
+device_summary(device)     # one line naming a device
+flashmark.grading judges a report: judge_probe(report).warnings, claim_findings(report, grades)
 """
 
-from flashmark.probe.findings import claim_findings, device_summary
 from flashmark.probe.model import SCHEMA, ProbeReport
+from flashmark.probe.summary import device_summary, measured_summary
 from flashmark.probe.target import probe_target
 from flashmark.probe.tools import (
     NoToolRunner,
@@ -28,7 +28,7 @@ __all__ = [
     "ToolNotAvailable",
     "ToolResult",
     "ToolRunner",
-    "claim_findings",
     "device_summary",
+    "measured_summary",
     "probe_target",
 ]

@@ -1,8 +1,9 @@
 """The machine around the device: board, CPU, kernel, distribution, clocks, heat, load.
 
 Sources: device tree `firmware/devicetree/base/model` (else DMI `class/dmi/id`),
-proc/cpuinfo, proc/sys/kernel/osrelease, os-release read as proc/self/root/etc/os-release
-(so a recorded tree can carry it), cpufreq `scaling_governor` / `scaling_cur_freq` (kHz,
+proc/cpuinfo, proc/sys/kernel/osrelease, os-release (platform.freedesktop_os_release; a
+recorded tree carries it as proc/self/root/etc/os-release), cpufreq `scaling_governor` /
+`scaling_cur_freq` (kHz,
 Documentation/admin-guide/pm/cpufreq.rst), thermal zones `temp` (millidegrees C,
 Documentation/ABI/testing/sysfs-class-thermal), proc/loadavg, proc/stat (iowait is the 5th
 time of the cpu line, proc(5)), the block device's `stat` (io_ticks, ms busy, is field 10;
@@ -14,7 +15,9 @@ https://www.raspberrypi.com/documentation/computers/os.html#get_throttled .
 from __future__ import annotations
 
 import os
+import platform
 import re
+import shlex
 import time
 from dataclasses import dataclass
 
@@ -161,12 +164,22 @@ def _cpu_model(cpuinfo: str) -> str | None:
 
 
 def _distribution(roots: SystemRoots) -> str | None:
+    """os-release's PRETTY_NAME. On this machine the standard library reads it (it knows both
+    places, /etc and /usr/lib, and the file's shell quoting: os-release(5)); a recorded tree
+    keeps its copy as proc/self/root/etc/os-release, read the same way."""
+    if roots.is_live:
+        try:
+            return platform.freedesktop_os_release().get("PRETTY_NAME")
+        except OSError:
+            return None
     text = roots.read_proc("self/root/etc/os-release")
     if not text:
         return None
     for line in text.splitlines():
-        if line.startswith("PRETTY_NAME="):
-            return line.partition("=")[2].strip().strip('"')
+        key, _, value = line.partition("=")
+        if key == "PRETTY_NAME":
+            words = shlex.split(value)  # os-release values are shell-quoted
+            return words[0] if words else None
     return None
 
 

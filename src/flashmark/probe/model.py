@@ -4,20 +4,18 @@ Everything a probe found crosses into `flashmark run` and the JSON output as the
 A value that could not be read is None; a value that was read but could not be understood is
 an `Unreadable` entry quoting the raw text, so a report never hides what the kernel said.
 
-Schema history (the "schema" key of ProbeReport.to_dict()):
-    flashmark.probe/1   first version.
+The "schema" key of ProbeReport.to_dict() and its history: flashmark.documents.schemas.PROBE.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import types
-import typing
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, Union
+from typing import Any, TypeVar
 
-SCHEMA = "flashmark.probe/1"
+from flashmark.documents import schemas
+from flashmark.documents.codec import decode, encode
+
+SCHEMA = schemas.PROBE
 
 T = TypeVar("T")
 
@@ -260,7 +258,7 @@ class ProbeReport:
         return self.devices[0] if self.devices else None
 
     def to_dict(self) -> dict[str, Any]:
-        document = _encode(self)
+        document = encode(self)
         assert isinstance(document, dict)
         # schema first: readers check it before anything else.
         return {"schema": self.schema, **{k: v for k, v in document.items() if k != "schema"}}
@@ -270,7 +268,7 @@ class ProbeReport:
         schema = document.get("schema")
         if schema != SCHEMA:
             raise ValueError(f"not a {SCHEMA} document (schema is {schema!r})")
-        report = _decode(cls, document)
+        report = decode(cls, document)
         assert isinstance(report, ProbeReport)
         return report
 
@@ -282,38 +280,3 @@ def _gts(speed: str | None) -> float | None:
         return float(speed.split()[0])
     except (ValueError, IndexError):
         return None
-
-
-def _encode(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, tuple | list):
-        return [_encode(item) for item in value]
-    return value
-
-
-@functools.cache
-def _type_hints(kind: type) -> dict[str, Any]:
-    # Resolving the hints is most of the time of reading a probe back (the results service
-    # reads one per upload); the classes never change, so once per class is enough.
-    return typing.get_type_hints(kind)
-
-
-def _decode(kind: Any, value: Any) -> Any:
-    if value is None:
-        return None
-    origin = typing.get_origin(kind)
-    if origin in (Union, types.UnionType):
-        options = [arg for arg in typing.get_args(kind) if arg is not type(None)]
-        return _decode(options[0], value)
-    if origin is tuple:
-        item_kind = typing.get_args(kind)[0]
-        return tuple(_decode(item_kind, item) for item in value)
-    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
-        hints = _type_hints(kind)
-        known = {f.name for f in dataclasses.fields(kind) if f.init}
-        arguments = {name: _decode(hints[name], value[name]) for name in known if name in value}
-        return kind(**arguments)
-    if kind is float and isinstance(value, int):
-        return float(value)
-    return value

@@ -8,7 +8,6 @@ from pathlib import Path
 from flashmark.probe.block import read_block
 from flashmark.probe.emmc_health import read_emmc_health
 from flashmark.probe.environment import read_environment
-from flashmark.probe.findings import report_warnings
 from flashmark.probe.mmc import read_card
 from flashmark.probe.mmc_bus import read_kernel_log, read_mmc_bus
 from flashmark.probe.model import Device, ProbeReport
@@ -31,7 +30,8 @@ def probe_target(
     sample_s: float | None = None,
 ) -> ProbeReport:
     """Describe the device(s) under `path`. Raises TargetNotFound when `path` does not exist;
-    fields that cannot be read are None (or listed as unreadable), never an exception."""
+    fields that cannot be read are None (or listed as unreadable), never an exception.
+    The report observes only: its `warnings` are judged by flashmark.grading.judge_probe."""
     if tools is None:
         tools = SubprocessToolRunner() if roots.is_live else NoToolRunner()
     if sample_s is None:
@@ -63,7 +63,6 @@ def probe_target(
         layers=resolution.layers,
         devices=devices,
         environment=environment,
-        warnings=tuple(report_warnings(devices, environment)),
         notes=tuple(notes),
     )
 

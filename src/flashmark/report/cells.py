@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from flashmark.model import Check, DirectionResult, Run, TargetKind
-from flashmark.report.describe import device_line
+from flashmark.report.describe import measured_line
 from flashmark.units import format_iops, format_latency_ns, format_rate, format_size
 
 VERDICTS = {True: "pass", False: "fail", None: "n/a"}
@@ -67,9 +67,7 @@ def target_details(run: Run) -> str:
 
 def device_text(run: Run) -> str | None:
     """The probed device in one line, or None when the run carries no probe."""
-    if run.probe is None or run.probe.device is None:
-        return None
-    return device_line(run.probe.device)
+    return measured_line(run.probe) if run.probe is not None else None
 
 
 def settings_text(run: Run) -> str:

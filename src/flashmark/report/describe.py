@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from flashmark.model import Run, TargetKind
-from flashmark.probe import device_summary
-from flashmark.probe.model import Device, Environment
+from flashmark.probe import device_summary, measured_summary
+from flashmark.probe.model import Device, Environment, ProbeReport
 from flashmark.units import format_rate
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
@@ -65,6 +65,12 @@ def capacity_text(value: int | None) -> str | None:
 def device_line(device: Device) -> str:
     """The device in one line: name, kind, maker, product, size, claims, bus."""
     return device_summary(device)
+
+
+def measured_line(probe: ProbeReport) -> str | None:
+    """What a run on the probed target measured, in one line: its device, or a loop device
+    with its backing file before the device beneath it (probe.measured_summary)."""
+    return measured_summary(probe)
 
 
 def device_name(device: Device) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flashmark.document import document_to_run
+from flashmark.documents.result import document_to_run
 from flashmark.model import Run
 from flashmark.references import ReferenceDevice
 

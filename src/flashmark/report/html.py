@@ -244,9 +244,9 @@ def _card(view: RunView) -> Card:
 
 
 def _device_line(run: Run) -> str:
-    device = run.probe.device if run.probe else None
-    if device is not None:
-        return describe.device_line(device)
+    measured = describe.measured_line(run.probe) if run.probe is not None else None
+    if measured is not None:
+        return measured
     return f"{run.target.block_device or 'unknown device'} (not identified by the probe)"
 
 

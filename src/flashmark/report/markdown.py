@@ -23,7 +23,7 @@ from flashmark.report.cells import (
     target_details,
     target_place,
 )
-from flashmark.workloads import WorkloadResult
+from flashmark.workloads.result import WorkloadResult
 
 _TEST_COLUMNS = (
     "test",

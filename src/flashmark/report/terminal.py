@@ -10,12 +10,12 @@ from rich.text import Text
 
 from flashmark.model import Grade, Run, TargetKind
 from flashmark.report.cells import check_text, direction_cells
-from flashmark.report.describe import describe_activity, device_line
+from flashmark.report.describe import describe_activity, measured_line
 from flashmark.units import (
     format_duration,
     format_size,
 )
-from flashmark.workloads import WorkloadResult
+from flashmark.workloads.result import WorkloadResult
 
 _PASS = {True: "[green]pass[/green]", False: "[red]fail[/red]", None: "[yellow]n/a[/yellow]"}
 
@@ -42,8 +42,9 @@ def _header(run: Run) -> Text:
     device = target.block_device or "unknown device"
     fs = f", {target.filesystem}" if target.filesystem else ""
     lines.append(f"target   {where} ({device}{fs})")
-    if run.probe and run.probe.device:
-        lines.append(f"device   {device_line(run.probe.device)}")
+    measured = measured_line(run.probe) if run.probe else None
+    if measured:
+        lines.append(f"device   {measured}")
     settings = run.settings
     mode = "direct I/O" if settings.direct else "BUFFERED I/O (page cache included)"
     lines.append(

@@ -35,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from flashmark.document import document_to_run
+from flashmark.documents.result import document_to_run
 from flashmark.report.html import render_html_report
 from flashmark.server.intake import (
     ACCEPTED_SCHEMAS,

@@ -2,7 +2,7 @@
 
 An upload is parsed strictly (UTF-8, JSON without NaN/Infinity, one object), must be a result
 document of a schema listed in ACCEPTED_SCHEMAS, is read back into a Run by flashmark's own
-reader (`document_to_run`, as `flashmark.saving.entry_for` does for `import`) and is then
+reader (`document_to_run`, as `flashmark.documents.kinds.entry_for` does for `import`) and is then
 checked field by field against the Run's type hints: the reader itself is lenient about types
 (a document from flashmark is well typed), while the pages and exports of the service must
 be able to trust every stored field.
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Union
 
-from flashmark.document import SCHEMA as RESULT_SCHEMA
-from flashmark.document import document_to_run
+from flashmark.documents.result import document_to_run
+from flashmark.documents.schemas import RESULT as RESULT_SCHEMA
 from flashmark.errors import FlashmarkError
 from flashmark.model import Run
 from flashmark.monitor import MonitorSeries

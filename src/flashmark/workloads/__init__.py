@@ -8,25 +8,52 @@ the device saw meanwhile (flashmark.monitor).
 
 `run_workloads` runs several in order in one folder, sharing state as seed 002's steps did.
 docs/workloads.md describes the package model, its sources and the JSON documents.
+
+The runner (session.py: processes, the device monitor's thread) loads when one of its names is
+first used, so what reads a result (reports, documents) imports data types only.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from flashmark.workloads.packages import DEFAULT_SEED, PackageSet, generate_package_set
-from flashmark.workloads.result import WORKLOAD_SCHEMA, PhaseTime, WorkloadCounts, WorkloadResult
-from flashmark.workloads.session import (
-    DESCRIPTIONS,
-    FOLDER_PREFIX,
-    WORKLOAD_NAMES,
-    UnknownWorkload,
-    run_workload,
-    run_workloads,
+from flashmark.workloads.result import PhaseTime, WorkloadCounts, WorkloadResult
+
+if TYPE_CHECKING:
+    from flashmark.workloads.session import (
+        DESCRIPTIONS,
+        FOLDER_PREFIX,
+        WORKLOAD_NAMES,
+        UnknownWorkload,
+        run_workload,
+        run_workloads,
+    )
+
+_SESSION = frozenset(
+    {
+        "DESCRIPTIONS",
+        "FOLDER_PREFIX",
+        "WORKLOAD_NAMES",
+        "UnknownWorkload",
+        "run_workload",
+        "run_workloads",
+    }
 )
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SESSION:
+        return getattr(importlib.import_module("flashmark.workloads.session"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_SEED",
     "DESCRIPTIONS",
     "FOLDER_PREFIX",
     "WORKLOAD_NAMES",
-    "WORKLOAD_SCHEMA",
     "PackageSet",
     "PhaseTime",
     "UnknownWorkload",

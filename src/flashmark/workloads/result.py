@@ -5,11 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flashmark.monitor import MonitorSeries
-
-# History of the `workload --json` document (docs/workloads.md):
-#   1: first version.
-WORKLOAD_SCHEMA = "flashmark.workloads/1"
+from flashmark.monitor.series import MonitorSeries
 
 
 @dataclass(frozen=True)

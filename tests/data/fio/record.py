@@ -21,7 +21,8 @@ from pathlib import Path
 from flashmark.emulated import DeviceCaps, EmulatedDevice
 from flashmark.fio.jobs import FioJob, job_for_test, prepare_job
 from flashmark.fio.runner import FioOutput, FioProcessRunner, ProgressCallback
-from flashmark.measure import default_settings, measure
+from flashmark.measure import measure
+from flashmark.plan import default_settings, plan_tests
 from flashmark.profiles import get_profile
 from flashmark.sysroot import SystemRoots
 from flashmark.target import resolve_target
@@ -123,7 +124,9 @@ def record_profile(
             roots=SystemRoots(),
         )
         runner = RecordingRunner(CgroupRunner(workdir, device), destination)
-        measure(target, get_profile(profile), settings, runner)
+        measure(
+            plan_tests(get_profile(profile), settings, target, log_folder=runner.log_folder), runner
+        )
     _describe(
         destination,
         caps,

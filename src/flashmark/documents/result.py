@@ -1,16 +1,14 @@
 """Run <-> the JSON result document "flashmark.result/1" (documented in docs/result-schema.md).
 
 The document is what `run --json` prints, what the history stores, and what exporters read.
-Schema history (bump the number on any change a reader must know about):
-  flashmark.result/1  first version. Later additions a 1-reader can ignore: "probe",
-                      "findings", "workloads" (run), "workload_scale" (settings),
-                      "device_activity" (per test), "fio_runtime_ms" (per direction).
+Its version history: flashmark.documents.schemas.RESULT.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from flashmark.documents import schemas
 from flashmark.errors import ResultFormatError
 from flashmark.model import (
     BandwidthSeries,
@@ -28,11 +26,11 @@ from flashmark.model import (
     TestResult,
     TestSpec,
 )
-from flashmark.monitor import MonitorSeries
+from flashmark.monitor.series import MonitorSeries
 from flashmark.probe.model import ProbeReport
 from flashmark.workloads.result import WorkloadResult
 
-SCHEMA = "flashmark.result/1"
+SCHEMA = schemas.RESULT
 _LATENCY_KEYS = {"p50": "p50", "p90": "p90", "p99": "p99", "p99_9": "p99.9", "p99_99": "p99.99"}
 
 

@@ -1,0 +1,35 @@
+"""The name and version of every document flashmark writes, and the history of each.
+
+A document's "schema" field is NAME/VERSION. Bump VERSION on any change a reader must know
+about; additions a reader of the same version may ignore keep it (and are listed here).
+Readers refuse a newer version by name (documents.kinds.entry_for).
+"""
+
+from __future__ import annotations
+
+# `run --json`, the history's benchmarks, every exporter's input (docs/result-schema.md).
+#   1: first version. Later additions a 1-reader can ignore: "probe", "findings", "workloads"
+#      (run), "workload_scale" (settings), "device_activity" (per test), "fio_runtime_ms"
+#      (per direction).
+RESULT = "flashmark.result/1"
+# `monitor --json` and the history's monitor recordings (docs/workloads.md).
+#   1: first version.
+MONITOR = "flashmark.monitor/1"
+# `workload --json` and the history's workload results (docs/workloads.md).
+#   1: first version.
+WORKLOADS = "flashmark.workloads/1"
+# `probe --json`, and a run's "probe" (docs/probe.md).
+#   1: first version.
+PROBE = "flashmark.probe/1"
+# `compare --json` (docs/reports.md).
+#   1: first version.
+COMPARE = "flashmark.compare/1"
+# `clean --json` (docs/leftovers.md).
+#   1: first version.
+CLEAN = "flashmark.clean/1"
+# `references --json` (docs/references.md).
+#   1: first version.
+REFERENCES = "flashmark.references/1"
+# The reference data files shipped in flashmark/references/*.json.
+#   1: first version.
+REFERENCES_DATA = "flashmark.references.data/1"

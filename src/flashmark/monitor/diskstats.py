@@ -1,0 +1,198 @@
+"""/proc/diskstats: the kernel's per-device I/O counters, read and parsed, and which device a
+path lives on.
+
+Formats (Documentation/admin-guide/iostats.rst and Documentation/ABI/testing/procfs-diskstats,
+https://www.kernel.org/doc/Documentation/admin-guide/iostats.rst): every line is
+"major minor name" followed by
+- 11 counters (14 fields): kernels 2.6.25 to 4.17, and every disk line since 2.6;
+- 15 counters (18 fields): 4.18 added discards (completed, merged, sectors, ms);
+- 17 counters (20 fields): 5.5 added flushes (completed, ms);
+- 4 counters (7 fields): partition lines of 2.6.0 to 2.6.24 (reads issued, sectors read,
+  writes issued, sectors written); no merges, times or queue figures exist in that format.
+Any other field count is refused loudly, quoting the line.
+
+Sectors in these files are always 512 bytes whatever the device's sector size
+(Documentation/block/stat.rst: "standard UNIX 512-byte sectors"). The counters are unsigned
+long (32 bits on 32-bit ARM boards, which most SBCs still run) or unsigned int, and wrap:
+deltas are taken modulo 2^32 or 2^64 (iostats.rst: "applications should be prepared to deal
+with it").
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from flashmark.errors import EnvironmentProblem, FlashmarkError, TargetNotFound
+from flashmark.sysroot import SystemRoots
+
+SECTOR_BYTES = 512  # Documentation/block/stat.rst: diskstats sectors are always 512 bytes
+KIB = 1024
+
+# Number of whitespace-separated fields per line for each kernel format (see module doc).
+FORMAT_FIELDS = {
+    7: "2.6.0-2.6.24 partition",
+    14: "2.6.25-4.17",
+    18: "4.18-5.4 (discards)",
+    20: "5.5+ (discards, flushes)",
+}
+
+
+class DiskstatsFormatError(FlashmarkError):
+    """/proc/diskstats (or a recorded copy) has a shape no kernel has produced."""
+
+
+class MonitorDeviceNotFound(TargetNotFound):
+    """The device to monitor is not listed in /proc/diskstats."""
+
+
+class DiskstatsUnreadable(EnvironmentProblem):
+    """/proc/diskstats cannot be read (no procfs, or a moved root without the file)."""
+
+
+@dataclass(frozen=True)
+class DiskCounters:
+    """One line of /proc/diskstats. Counters a kernel format lacks are None."""
+
+    major: int
+    minor: int
+    name: str
+    fields: int  # 7, 14, 18 or 20: the kernel format (FORMAT_FIELDS)
+    reads: int  # completed (7-field partitions: issued)
+    sectors_read: int
+    writes: int
+    sectors_written: int
+    reads_merged: int | None = None
+    read_ms: int | None = None
+    writes_merged: int | None = None
+    write_ms: int | None = None
+    in_flight: int | None = None
+    io_ms: int | None = None  # time the device had at least one request in flight
+    weighted_io_ms: int | None = None  # sum of in-flight time of all requests
+    discards: int | None = None
+    discards_merged: int | None = None
+    sectors_discarded: int | None = None
+    discard_ms: int | None = None
+    flushes: int | None = None
+    flush_ms: int | None = None
+
+
+def parse_diskstats_line(line: str) -> DiskCounters:
+    parts = line.split()
+    count = len(parts)
+    if count not in FORMAT_FIELDS:
+        raise DiskstatsFormatError(
+            f"diskstats line has {count} fields, expected 7, 14, 18 or 20 "
+            f"(Documentation/admin-guide/iostats.rst): {line.strip()!r}"
+        )
+    try:
+        major, minor = int(parts[0]), int(parts[1])
+        values = [int(value) for value in parts[3:]]
+    except ValueError:
+        raise DiskstatsFormatError(
+            f"diskstats line has a field that is not a whole number: {line.strip()!r}"
+        ) from None
+    name = parts[2]
+    if count == 7:
+        return DiskCounters(
+            major, minor, name, count,
+            reads=values[0], sectors_read=values[1], writes=values[2], sectors_written=values[3],
+        )  # fmt: skip
+    extra: dict[str, int] = {}
+    if count >= 18:
+        extra.update(
+            discards=values[11],
+            discards_merged=values[12],
+            sectors_discarded=values[13],
+            discard_ms=values[14],
+        )
+    if count == 20:
+        extra.update(flushes=values[15], flush_ms=values[16])
+    return DiskCounters(
+        major,
+        minor,
+        name,
+        count,
+        reads=values[0],
+        reads_merged=values[1],
+        sectors_read=values[2],
+        read_ms=values[3],
+        writes=values[4],
+        writes_merged=values[5],
+        sectors_written=values[6],
+        write_ms=values[7],
+        in_flight=values[8],
+        io_ms=values[9],
+        weighted_io_ms=values[10],
+        **extra,
+    )
+
+
+def parse_diskstats(text: str) -> dict[str, DiskCounters]:
+    """Every device of a /proc/diskstats text, by name."""
+    devices: dict[str, DiskCounters] = {}
+    for line in text.splitlines():
+        if line.strip():
+            counters = parse_diskstats_line(line)
+            devices[counters.name] = counters
+    return devices
+
+
+def read_diskstats(roots: SystemRoots) -> dict[str, DiskCounters]:
+    text = roots.read_proc("diskstats")
+    if text is None:
+        raise DiskstatsUnreadable(
+            f"cannot read {roots.proc_path('diskstats')}: the I/O monitor needs procfs "
+            "(check FLASHMARK_PROCFS_ROOT if you moved it)"
+        )
+    return parse_diskstats(text)
+
+
+def read_device_counters(roots: SystemRoots, device: str) -> DiskCounters:
+    devices = read_diskstats(roots)
+    counters = devices.get(device)
+    if counters is None:
+        known = ", ".join(sorted(devices)) or "none"
+        raise MonitorDeviceNotFound(
+            f"device {device!r} is not in {roots.proc_path('diskstats')} (devices listed: "
+            f"{known}); give a name such as mmcblk0 or /dev/sda"
+        )
+    return counters
+
+
+def normalise_device_name(device: str) -> str:
+    """'/dev/mmcblk0' or a /dev/disk/by-* or /dev/mapper link -> 'mmcblk0' / 'dm-0'."""
+    if device.startswith("/"):
+        return Path(os.path.realpath(device)).name
+    return device
+
+
+def device_for_path(path: Path, roots: SystemRoots) -> str | None:
+    """The diskstats name of the whole device holding `path`, or None (tmpfs, overlay, NFS).
+
+    A partition resolves to its disk (mmcblk0p2 -> mmcblk0), as in seed 002's iostat tables:
+    the card is one device whatever partition a file is on, and only the disk line counts
+    flushes (iostats.rst, field 16: "Not tracked for partitions").
+    """
+    try:
+        st_dev = os.stat(path).st_dev
+    except OSError:
+        return None
+    major, minor = os.major(st_dev), os.minor(st_dev)
+    if major == 0:  # anonymous block device: tmpfs, overlayfs, btrfs subvolumes, network
+        return None
+    try:
+        devices = read_diskstats(roots)
+    except (DiskstatsUnreadable, DiskstatsFormatError):
+        return None
+    name = next((c.name for c in devices.values() if (c.major, c.minor) == (major, minor)), None)
+    if name is None:
+        return None
+    # /sys/class/block/NAME/partition exists for partitions; the parent folder is the disk.
+    class_path = roots.sys_path(f"class/block/{name}")
+    if (class_path / "partition").exists():
+        parent = Path(os.path.realpath(class_path)).parent.name
+        if parent in devices:
+            return parent
+    return name

@@ -1,0 +1,71 @@
+"""flashmark's command line in-process, through click's CliRunner: how unit tests run a command.
+
+Starting Python for each command cost most of the unit tier's time. In-process, a command runs
+exactly as `flashmark ARGS` does from the group down (option checks, error lines, exit
+statuses); only entry.py's process-level part is skipped (signal handlers set before imports,
+os._exit). Tests where signals, the process's exit or real fio are the point start a process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from flashmark.cli import main
+
+
+@dataclass(frozen=True)
+class Done:
+    """What a command left: the fields of subprocess.CompletedProcess that tests read."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def flashmark(
+    *args: str | Path,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    input: str | None = None,
+) -> Done:
+    """Run `flashmark ARGS` in this process with `env` added to the environment (an empty
+    FLASHMARK_DB unless given: a test never reaches the user's history) and `cwd` as the
+    working folder."""
+    overrides = {"FLASHMARK_DB": "", **(env or {})}
+    with _inside(cwd), _fresh_tempdir():
+        result = CliRunner().invoke(
+            main, [str(arg) for arg in args], env=overrides, input=input, prog_name="flashmark"
+        )
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception  # flashmark maps every error to a line: this is a test's bug
+    return Done(result.exit_code, result.stdout, result.stderr)
+
+
+@contextlib.contextmanager
+def _inside(folder: Path | None) -> Iterator[None]:
+    if folder is None:
+        yield
+        return
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+@contextlib.contextmanager
+def _fresh_tempdir() -> Iterator[None]:
+    """tempfile caches the temporary folder at first use; a command given TMPDIR must see it."""
+    tempfile.tempdir = None
+    try:
+        yield
+    finally:
+        tempfile.tempdir = None

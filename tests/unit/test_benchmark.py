@@ -1,0 +1,48 @@
+"""flashmark.benchmark as a library: the pipeline the CLI, scans and the results service share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import flashmark.benchmark
+from flashmark.benchmark import BenchmarkRequest, plan_benchmark, run_benchmark
+from flashmark.errors import ExitStatus, Interrupted
+from flashmark.fio.runner import ReplayRunner
+from flashmark.model import TargetKind
+from flashmark.sysroot import SystemRoots
+
+
+def test_one_call_measures_grades_and_removes_its_test_file(tmp_path: Path, recordings: Path):
+    runner = ReplayRunner(recordings / "quick-a1-card")
+    run = run_benchmark(BenchmarkRequest(str(tmp_path)), runner)
+    assert [t.spec.name for t in run.tests][:2] == ["seq-write", "seq-read"]
+    assert {grade.name: grade.passed for grade in run.grades}["A2"] is False
+    assert list(tmp_path.iterdir()) == []
+    # The jobs that ran are the plan's jobs, prepare first: built once, not rebuilt.
+    plan = plan_benchmark(BenchmarkRequest(str(tmp_path)), SystemRoots(), runner.log_folder)
+    assert [job.name for job in runner.jobs_run] == [job.name for job in plan.all_jobs]
+
+
+def test_the_plan_names_every_job_and_touches_nothing(tmp_path: Path):
+    plan = plan_benchmark(
+        BenchmarkRequest(str(tmp_path), profile="a1", size_bytes=3 * 2**20 + 5),
+        SystemRoots(),
+        "/work",
+        probe=False,
+    )
+    assert plan.target.kind is TargetKind.FILE
+    assert plan.prepare_job is not None and len(plan.jobs) == len(plan.tests)
+    assert plan.area_note is not None and "rounded down" in plan.area_note
+    assert all(f"filename={plan.target.test_file}\n" in job.text for job in plan.all_jobs)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_during_the_probe_stops_the_run(tmp_path: Path, monkeypatch):
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise Interrupted("SIGINT", ExitStatus.INTERRUPTED)
+
+    monkeypatch.setattr(flashmark.benchmark, "probe_target", interrupted)
+    with pytest.raises(Interrupted):
+        plan_benchmark(BenchmarkRequest(str(tmp_path)), SystemRoots(), "/work")
