@@ -4,7 +4,11 @@ The document is what `run --json` prints, what the history stores, and what expo
 Schema history (bump the number on any change a reader must know about):
   flashmark.result/1  first version. Later additions a 1-reader can ignore: "probe",
                       "findings", "workloads" (run), "workload_scale" (settings),
-                      "device_activity" (per test), "fio_runtime_ms" (per direction).
+                      "device_activity" (per test), "fio_runtime_ms" (per direction);
+                      "accepted_iops", "accepted_bw_bytes", "fsync_ms", "ci95" (per
+                      direction) with exact windows: rates count only the I/O completed in
+                      the window, and write headlines became durable rates (the meaning of
+                      "iops"/"bw_bytes" is sharper, not different: a 1-reader reads them).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from flashmark.model import (
 )
 from flashmark.monitor import MonitorSeries
 from flashmark.probe.model import ProbeReport
+from flashmark.stats import CONFIDENCE, METHOD, MeanInterval
 from flashmark.workloads.result import WorkloadResult
 
 SCHEMA = "flashmark.result/1"
@@ -118,6 +123,10 @@ def _direction(direction: DirectionResult | None) -> dict[str, Any] | None:
         "total_ios": direction.total_ios,
         "runtime_ms": direction.runtime_ms,
         "fio_runtime_ms": direction.fio_runtime_ms,
+        "accepted_iops": direction.accepted_iops,
+        "accepted_bw_bytes": direction.accepted_bw_bytes,
+        "fsync_ms": direction.fsync_ms,
+        "ci95": _intervals(direction),
         "lat_ns": {
             "min": lat.min,
             "mean": lat.mean,
@@ -135,6 +144,20 @@ def _direction(direction: DirectionResult | None) -> dict[str, Any] | None:
             "stddev": series.stddev_bps,
             "samples": list(series.samples_bps),
         },
+    }
+
+
+def _intervals(direction: DirectionResult) -> dict[str, Any] | None:
+    bw, iops = direction.bw_ci95, direction.iops_ci95
+    if bw is None or iops is None:
+        return None
+    return {
+        "bw_bytes": [bw.low, bw.high],
+        "iops": [iops.low, iops.high],
+        "samples": bw.samples,
+        "effective_samples": bw.effective_samples,
+        "confidence": bw.confidence,
+        "method": bw.method,
     }
 
 
@@ -274,6 +297,27 @@ def _read_direction(d: dict[str, Any] | None) -> DirectionResult | None:
             mean_bps=series["mean"],
             stddev_bps=series["stddev"],
         ),
+        # Absent from results saved before exact windows (all four).
+        accepted_iops=d.get("accepted_iops"),
+        accepted_bw_bytes=d.get("accepted_bw_bytes"),
+        fsync_ms=d.get("fsync_ms"),
+        bw_ci95=_read_interval(d.get("ci95"), "bw_bytes", d["bw_bytes"]),
+        iops_ci95=_read_interval(d.get("ci95"), "iops", d["iops"]),
+    )
+
+
+def _read_interval(ci: dict[str, Any] | None, key: str, mean: float) -> MeanInterval | None:
+    if ci is None:
+        return None
+    low, high = ci[key]
+    return MeanInterval(
+        mean=mean,
+        low=low,
+        high=high,
+        samples=ci["samples"],
+        effective_samples=ci["effective_samples"],
+        confidence=ci.get("confidence", CONFIDENCE),
+        method=ci.get("method", METHOD),
     )
 
 
