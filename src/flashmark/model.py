@@ -126,9 +126,9 @@ class DirectionResult:
 
     The headline rates `iops` and `bw_bytes` are what the grades read. Reads: the I/O completed
     inside the measuring window per second of it (a transfer straddling an edge in proportion,
-    flashmark.fio.window). Writes: the durable rate, every byte written from the window start
-    until the end_fsync returned, over that time; the window's own rate, what the host had
-    accepted, is `accepted_*` beside it.
+    flashmark.fio.window). Writes: the durable rate, the window's bytes over the window plus
+    the time the end_fsync took to put them on the device (`fsync_ms`); the window's own rate,
+    what the host had accepted, is `accepted_*` beside it.
     """
 
     iops: float
