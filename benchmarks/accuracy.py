@@ -1,13 +1,21 @@
 """Accuracy of `flashmark run --profile quick` against emulated devices whose speed is known.
 
-    sudo python3 benchmarks/accuracy.py [--runtime S] [--only NAME ...]
+    sudo python3 -m benchmarks.accuracy [--runtime S] [--only NAME ...] [--exact-only]
+                                        [--repeat N]       (from the repository root)
 
 For each emulated device (a loop device capped by the kernel block throttle, with ext4 on it)
 it runs the real CLI, then the same tests as plain fio commands in the style of the seeds
 (`fio --name=x --filename=F --rw=... --bs=... --direct=1 --ioengine=libaio --iodepth=N
 --size=... --runtime=... --time_based`, no ramp, no preparation), and prints per headline:
-truth, flashmark's figure and error, plain fio's figure and error, and the ratio flashmark/fio;
-per device: the A1/A2 verdicts against the truth, and wall time. Prints tables; asserts nothing.
+truth, flashmark's figure before exact windows (the old parse: fio's io_bytes or total_ios over
+the window, from the same run), flashmark's figure and error, plain fio's figure and error, and
+the ratio flashmark/fio; per device: the A1/A2 verdicts against the truth, and wall time.
+
+Then the exact-window cases (issue 9): slow devices (5 MB/s, a 6 MB/s USB stick, 10 write
+IOPS), a 2 s window and the full profile's 16 MiB transfers, each one test run as `flashmark
+run` builds and parses it, printed as truth, before (old parse), after (the window's rate; for
+writes what the host accepted), the durable rate, and the 95% interval. Prints tables; asserts
+nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +31,11 @@ from typing import Any
 
 from flashmark.emulated import DeviceCaps, EmulatedDevice, unavailable_reason
 from flashmark.grading import GRADE_RULES
+from flashmark.model import DirectionResult, Settings
+from flashmark.profiles import PROFILES
+from tests.integration.emulation import run_test_in_device
+
+MiB = 2**20
 
 DEVICES = (
     # Seed 002's "average" Class 4 card: 1926/33 4K IOPS, 43/10 MB/s (33 -> 30: the throttle
@@ -34,6 +47,17 @@ DEVICES = (
     DeviceCaps("A2 borderline -3%", 3880, 1940, 90_000_000, 9_700_000),
     # Seed 002's eMMC module: 5083/1943 4K IOPS, 128/32 MB/s.
     DeviceCaps("eMMC-like (seed 002)", 5080, 1940, 128_000_000, 32_000_000),
+)
+
+# Exact windows: (label, caps, test of the full profile, runtime s, truth in units/s, unit).
+EXACT_CASES = (
+    ("5 MB/s card", DeviceCaps("5", write_bps=5_000_000), "seq-write", 8, 5e6, "bytes"),
+    ("6 MB/s USB stick", DeviceCaps("6", read_bps=6_000_000), "seq-read", 8, 6e6, "bytes"),
+    ("10 write IOPS card", DeviceCaps("10", write_iops=10), "rand-write-4k", 8, 10, "ios"),
+    ("10 MB/s, --runtime 2", DeviceCaps("10", write_bps=10_000_000), "seq-write", 2, 1e7, "bytes"),
+    ("10 MB/s, 16M", DeviceCaps("10", write_bps=10_000_000), "seq-write-16M", 10, 1e7, "bytes"),
+    ("16 MiB/s, 16M", DeviceCaps("16", read_bps=16 * MiB), "rand-read-16M", 10, 16 * MiB, "bytes"),
+    ("30 MB/s, 16M", DeviceCaps("30", read_bps=30_000_000), "seq-read-16M", 10, 3e7, "bytes"),
 )
 
 HEADLINES = (  # test, direction, metric, cap attribute, fio rw, block size, iodepth
@@ -115,10 +139,17 @@ def main() -> None:
         "--runtime", type=int, default=None, help="seconds per test (default: the quick profile's)"
     )
     parser.add_argument("--only", nargs="*", default=None, help="device names to run")
+    parser.add_argument("--exact-only", action="store_true", help="only the exact-window cases")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each exact-window case")
     args = parser.parse_args()
     if (reason := unavailable_reason()) is not None:
         raise SystemExit(f"cannot emulate devices here: {reason}")
+    if not args.exact_only:
+        profile_table(args)
+    exact_table(args.repeat)
 
+
+def profile_table(args: argparse.Namespace) -> None:
     rows: list[str] = []
     summary: list[str] = []
     errors: list[float] = []
@@ -133,12 +164,19 @@ def main() -> None:
                 truth = float(getattr(caps, cap))
                 entry = next(t for t in document["tests"] if t["name"] == test)
                 measured = float(entry[direction][metric])
+                key = "io_bytes" if metric == "bw_bytes" else "total_ios"
+                before = entry[direction][key] * 1000 / entry[direction]["runtime_ms"]
+                # The window's own rate; for writes, what the host accepted before the fsync.
+                window = entry[direction].get(f"accepted_{metric}") or measured
                 plain = run_plain_fio(device, rw, bs, depth, runtime, direction, metric)
                 error = (measured - truth) / truth * 100
-                errors.append(abs(error))
+                window_error = (window - truth) / truth * 100
+                errors.append(abs(window_error))
                 scale, unit = (1e6, "MB/s") if metric == "bw_bytes" else (1, "IOPS")
                 rows.append(
                     f"| {caps.name} | {test} | {truth / scale:,.1f} {unit} | "
+                    f"{before / scale:,.1f} | {(before - truth) / truth * 100:+.2f}% | "
+                    f"{window / scale:,.1f} | {window_error:+.2f}% | "
                     f"{measured / scale:,.1f} | {error:+.2f}% | {plain / scale:,.1f} | "
                     f"{(plain - truth) / truth * 100:+.2f}% | {measured / plain:.3f} |"
                 )
@@ -153,8 +191,11 @@ def main() -> None:
             )
         summary.append(f"| {caps.name} | {', '.join(verdicts)} | {wall:.1f} s | {fio_wall:.1f} s |")
 
-    print("| device | test | truth | flashmark | error | plain fio | error | flashmark/fio |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(
+        "| device | test | truth | before | error | window | error | flashmark (writes "
+        "durable) | error | plain fio | error | flashmark/fio |"
+    )
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     print("\n".join(rows))
     print()
     print("| device | verdicts (vs truth) | flashmark wall time (quick) | plain fio, 6 jobs |")
@@ -162,9 +203,68 @@ def main() -> None:
     print("\n".join(summary))
     if errors:
         print(
-            f"\nlargest |error| {max(errors):.2f}%, mean |error| "
+            f"\nlargest |error| of the window's rate {max(errors):.2f}%, mean "
             f"{sum(errors) / len(errors):.2f}% over {len(errors)} headlines"
         )
+
+
+def exact_table(repeat: int) -> None:
+    """Slow devices, short windows, 16 MiB transfers: before vs after exact windows."""
+    print(
+        "\n| case | test | window | truth | before | error | after | error | durable | error "
+        "| ci95 +- | fsync ms |"
+    )
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    befores: list[float] = []
+    afters: list[float] = []
+    for label, caps, test, runtime, truth, unit in EXACT_CASES:
+        spec = next(t for t in PROFILES["full"].tests if t.name == test)
+        size = max(32 * MiB, 4 * spec.block_size_bytes)
+        settings = Settings("quick", size, runtime, 2, direct=True, destructive=False)
+        for _ in range(repeat):
+            with (
+                EmulatedDevice(caps, size_bytes=256 * MiB) as device,
+                tempfile.TemporaryDirectory(prefix="flashmark-accuracy-") as workdir,
+            ):
+                result = run_test_in_device(device, spec, settings, Path(workdir))
+            direction = result.write if spec.writes else result.read
+            assert direction is not None
+            before, after, durable = _figures(direction, unit)
+            befores.append(abs(before / truth - 1) * 100)
+            afters.append(abs(after / truth - 1) * 100)
+            scale, shown = (1e6, "MB/s") if unit == "bytes" else (1.0, "IOPS")
+            interval = direction.bw_ci95
+            half = interval.half_width_pct if interval is not None else float("nan")
+            fsync = f"{direction.fsync_ms:.1f}" if direction.fsync_ms is not None else ""
+            durable_cells = (
+                f"{durable / scale:,.3f} | {(durable / truth - 1) * 100:+.2f}%"
+                if spec.writes
+                else " | "
+            )
+            print(
+                f"| {label} | {test} | {runtime} s | {truth / scale:,.3f} {shown} | "
+                f"{before / scale:,.3f} | {(before / truth - 1) * 100:+.2f}% | "
+                f"{after / scale:,.3f} | {(after / truth - 1) * 100:+.2f}% | {durable_cells} | "
+                f"{half:.2f}% | {fsync} |"
+            )
+    if afters:
+        print(
+            f"\nlargest |error| before {max(befores):.2f}%, after {max(afters):.2f}% "
+            f"(the window's rate) over {len(afters)} runs"
+        )
+
+
+def _figures(direction: DirectionResult, unit: str) -> tuple[float, float, float]:
+    """(before: the old parse, fio's count over the window; after: the window's rate, for
+    writes what the host accepted; the headline, for writes the durable rate)."""
+    window_s = direction.runtime_ms / 1000
+    if unit == "bytes":
+        before = direction.io_bytes / window_s
+        after = direction.accepted_bw_bytes or direction.bw_bytes
+        return before, after, direction.bw_bytes
+    before = direction.total_ios / window_s
+    after = direction.accepted_iops or direction.iops
+    return before, after, direction.iops
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from flashmark.monitor.series import MonitorSeries
 from flashmark.probe.model import ProbeReport
+from flashmark.stats import MeanInterval
 from flashmark.workloads.result import WorkloadResult
 
 
@@ -107,7 +108,7 @@ class LatencyNs:
 
 @dataclass(frozen=True)
 class BandwidthSeries:
-    """Bandwidth per interval (fio's bw log averaged over interval_ms), and its spread."""
+    """Bandwidth per interval of the window (bytes completed in it / its length), its spread."""
 
     interval_ms: int
     samples_bps: tuple[float, ...]
@@ -119,19 +120,37 @@ class BandwidthSeries:
 
 @dataclass(frozen=True)
 class DirectionResult:
-    """What one data direction (read or write) of one test achieved."""
+    """What one data direction (read or write) of one test achieved.
 
-    iops: float  # total_ios / runtime_ms
-    bw_bytes: float  # bytes per second: io_bytes / runtime_ms
-    io_bytes: int
+    The headline rates `iops` and `bw_bytes` are what the grades read. Reads: the I/O completed
+    inside the measuring window per second of it (a transfer straddling an edge in proportion,
+    flashmark.fio.window). Writes: the durable rate, the window's bytes over the window plus
+    the time the end_fsync took to put them on the device (`fsync_ms`); the window's own rate,
+    what the host had accepted, is `accepted_*` beside it.
+    """
+
+    iops: float
+    bw_bytes: float  # bytes per second
+    io_bytes: int  # fio's count: the window's I/O plus those still queued when it closed
     total_ios: int
-    runtime_ms: int  # the measuring window the I/Os were counted in (after the ramp)
+    runtime_ms: int  # the measuring window (after the ramp)
     # fio's own runtime: the window plus the wait for the I/Os still queued when it closed and,
     # on writes, the final fsync. fio divides by this, which understates a slow device at a
     # deep queue (see flashmark.fio.parse); kept to show how long the device took to settle.
     fio_runtime_ms: int
     lat_ns: LatencyNs
     bw_per_second: BandwidthSeries | None
+    # Writes only (None for reads, and in results saved before they existed): the rate the host
+    # saw completed inside the window, before the end_fsync made it durable.
+    accepted_iops: float | None = None
+    accepted_bw_bytes: float | None = None
+    # Writes only: from the last write's completion to the end of the end_fsync, the time the
+    # device took to make the data durable (a card with a volatile cache shows it here).
+    fsync_ms: float | None = None
+    # 95% intervals of the headline rates, from the per-second rates (flashmark.stats); None
+    # with fewer than 2 whole seconds, and in results saved before they existed.
+    bw_ci95: MeanInterval | None = None
+    iops_ci95: MeanInterval | None = None
 
 
 @dataclass(frozen=True)

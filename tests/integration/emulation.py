@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from flashmark.emulated import EmulatedDevice
+from flashmark.fio.jobs import job_for_test, prepare_job
+from flashmark.fio.parse import parse_test_output
+from flashmark.fio.runner import FioProcessRunner
+from flashmark.model import Settings, TestResult, TestSpec
 
 
 def flashmark_json(device: EmulatedDevice, *args: str, timeout: float = 600) -> dict[str, Any]:
@@ -23,3 +31,30 @@ def flashmark_json(device: EmulatedDevice, *args: str, timeout: float = 600) -> 
 def headline(document: dict[str, Any], test: str, direction: str, metric: str) -> float:
     entry = next(t for t in document["tests"] if t["name"] == test)
     return float(entry[direction][metric])
+
+
+def run_test_in_device(
+    device: EmulatedDevice, spec: TestSpec, settings: Settings, workdir: Path
+) -> TestResult:
+    """One test of a profile, exactly as `flashmark run` builds and parses it, run by real fio
+    inside the device's throttle on a test file in its folder (prepared first: written once).
+
+    fio runs at nice -10: the throttle's truth holds only while fio keeps it busy, and on a
+    shared host (load averages of 12 to 15 on 2 cores were seen) a starved fio leaves the
+    device idle, which the throttle does not make up for (a new slice starts, the unused
+    budget is gone): the device then really does less than its cap."""
+    assert device.mount_point is not None
+    wrapper = workdir / "fio-in-throttle"
+    fio = shutil.which("fio") or "fio"
+    argv = device.command(["nice", "-n", "-10", fio])
+    wrapper.write_text("#!/bin/sh\n" + " ".join(shlex.quote(part) for part in argv) + ' "$@"\n')
+    wrapper.chmod(0o755)
+    runner = FioProcessRunner(workdir, executable=str(wrapper))
+    folder_fd = os.open(device.mount_point, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        name = "exact.tmp"
+        FioProcessRunner(workdir).run(prepare_job(settings, name), folder_fd=folder_fd)
+        job = job_for_test(spec, settings, name, readonly=False, log_folder=runner.log_folder)
+        return parse_test_output(spec, job, runner.run(job, folder_fd=folder_fd))
+    finally:
+        os.close(folder_fd)

@@ -28,6 +28,7 @@ from flashmark.model import (
 )
 from flashmark.monitor.series import MonitorSeries
 from flashmark.probe.model import ProbeReport
+from flashmark.stats import CONFIDENCE, METHOD, MeanInterval
 from flashmark.workloads.result import WorkloadResult
 
 SCHEMA = schemas.RESULT
@@ -116,6 +117,10 @@ def _direction(direction: DirectionResult | None) -> dict[str, Any] | None:
         "total_ios": direction.total_ios,
         "runtime_ms": direction.runtime_ms,
         "fio_runtime_ms": direction.fio_runtime_ms,
+        "accepted_iops": direction.accepted_iops,
+        "accepted_bw_bytes": direction.accepted_bw_bytes,
+        "fsync_ms": direction.fsync_ms,
+        "ci95": _intervals(direction),
         "lat_ns": {
             "min": lat.min,
             "mean": lat.mean,
@@ -133,6 +138,20 @@ def _direction(direction: DirectionResult | None) -> dict[str, Any] | None:
             "stddev": series.stddev_bps,
             "samples": list(series.samples_bps),
         },
+    }
+
+
+def _intervals(direction: DirectionResult) -> dict[str, Any] | None:
+    bw, iops = direction.bw_ci95, direction.iops_ci95
+    if bw is None or iops is None:
+        return None
+    return {
+        "bw_bytes": [bw.low, bw.high],
+        "iops": [iops.low, iops.high],
+        "samples": bw.samples,
+        "effective_samples": bw.effective_samples,
+        "confidence": bw.confidence,
+        "method": bw.method,
     }
 
 
@@ -272,6 +291,27 @@ def _read_direction(d: dict[str, Any] | None) -> DirectionResult | None:
             mean_bps=series["mean"],
             stddev_bps=series["stddev"],
         ),
+        # Absent from results saved before exact windows (all four).
+        accepted_iops=d.get("accepted_iops"),
+        accepted_bw_bytes=d.get("accepted_bw_bytes"),
+        fsync_ms=d.get("fsync_ms"),
+        bw_ci95=_read_interval(d.get("ci95"), "bw_bytes", d["bw_bytes"]),
+        iops_ci95=_read_interval(d.get("ci95"), "iops", d["iops"]),
+    )
+
+
+def _read_interval(ci: dict[str, Any] | None, key: str, mean: float) -> MeanInterval | None:
+    if ci is None:
+        return None
+    low, high = ci[key]
+    return MeanInterval(
+        mean=mean,
+        low=low,
+        high=high,
+        samples=ci["samples"],
+        effective_samples=ci["effective_samples"],
+        confidence=ci.get("confidence", CONFIDENCE),
+        method=ci.get("method", METHOD),
     )
 
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 # `run --json`, the history's benchmarks, every exporter's input (docs/result-schema.md).
 #   1: first version. Later additions a 1-reader can ignore: "probe", "findings", "workloads"
 #      (run), "workload_scale" (settings), "device_activity" (per test), "fio_runtime_ms"
-#      (per direction).
+#      (per direction); "accepted_iops", "accepted_bw_bytes", "fsync_ms", "ci95" (per
+#      direction) with exact windows: rates count only the I/O completed in the window, and
+#      write headlines became durable rates (the meaning of "iops"/"bw_bytes" is sharper, not
+#      different: a 1-reader reads them).
 RESULT = "flashmark.result/1"
 # `monitor --json` and the history's monitor recordings (docs/workloads.md).
 #   1: first version.

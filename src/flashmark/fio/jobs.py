@@ -14,9 +14,15 @@ with plain `fio FILE --output-format=json`. Options and why they are set:
 - end_fsync=1 on writes: the data must be on the device before the clock stops.
 - lat_percentiles=1: percentiles of the whole latency (submission + completion), what an
   application waits for; fio reports them in JSON since 3.11 (axboe/fio issue #691).
-- write_bw_log + log_avg_msec=1000: one bandwidth sample per second, for the spread and the
-  per-second chart (fio HOWTO, "log_avg_msec"). The logs go to flashmark's work folder, never
-  to the measured folder.
+- write_iops_log without log_avg_msec: one log line per completed I/O, with its completion time
+  in ms from the start of the measuring window (fio HOWTO, "write_iops_log", "log_avg_msec":
+  without averaging every I/O is logged; "Log File Formats"). flashmark counts from it exactly
+  the I/O completed inside the window, the per-second rates (spread, chart, confidence
+  interval) and the durable write rate (fio/window.py). log_offset=0 (no offset column) and
+  per_job_logs=1 (one file per job, `NAME_iops.1.log`) are fio's defaults, written out so the
+  columns and the name cannot move (fio HOWTO, "log_offset", "per_job_logs"). log_avg_msec
+  applies to every log of a job, which is why no averaged bandwidth log is written beside it.
+  The logs go to flashmark's work folder, never to the measured folder.
 - thread=1: jobs run as threads of fio's one process instead of forked processes (fio HOWTO,
   "thread"). fio 3.33 puts forked job processes in sessions of their own, where a stopped or
   killed fio left them writing; as threads they live and die with the process flashmark
@@ -43,7 +49,8 @@ from flashmark.model import Pattern, Settings, TestSpec
 from flashmark.units import MiB
 
 PERCENTILES = ("50", "90", "99", "99.9", "99.99")
-BW_LOG_INTERVAL_MS = 1000
+# The per-interval rates (spread, chart, confidence interval) are per second of the window.
+SAMPLE_INTERVAL_MS = 1000
 PREPARE_JOB_NAME = "prepare"
 # The preparation writes in 1 MiB blocks. fio writes no partial last block: the test area must
 # be a whole number of them (plan.plan_area rounds it), or the preparation falls short.
@@ -81,14 +88,14 @@ class FioJob:
     expected_s: float | None  # known for time-based jobs; None for the size-based preparation
     window_s: float | None  # the measuring window (runtime after the ramp) of time-based jobs
     timeout_s: float  # the runner kills fio after this long
-    bw_log_prefix: str | None
+    log_prefix: str | None
 
 
 def job_for_test(
     spec: TestSpec, settings: Settings, filename: str, *, readonly: bool, log_folder: str
 ) -> FioJob:
     """The fio job measuring one test of a profile against `filename`: a generated test-file
-    name relative to fio's working directory, or a device's /dev/NAME. Its bandwidth log goes to
+    name relative to fio's working directory, or a device's /dev/NAME. Its per-I/O log goes to
     `log_folder` (absolute). Both must be literal to fio's parser, else ValueError (a bug)."""
     if not is_fio_literal_folder(log_folder):
         raise ValueError(f"fio would not read this log folder literally: {log_folder!r}")
@@ -102,8 +109,9 @@ def job_for_test(
         "norandommap=1",
         "lat_percentiles=1",
         f"percentile_list={':'.join(PERCENTILES)}",
-        f"write_bw_log={log_folder}/{spec.name}",
-        f"log_avg_msec={BW_LOG_INTERVAL_MS}",
+        f"write_iops_log={log_folder}/{spec.name}",
+        "log_offset=0",
+        "per_job_logs=1",
         "",
         f"[{spec.name}]",
         f"rw={spec.pattern.value}",
@@ -124,7 +132,7 @@ def job_for_test(
         window_s=float(settings.runtime_s),
         # Generous: fsync at the end of a write test on a slow card can take long.
         timeout_s=max(120.0, 4 * expected),
-        bw_log_prefix=spec.name,
+        log_prefix=spec.name,
     )
 
 
@@ -151,7 +159,7 @@ def prepare_job(settings: Settings, filename: str) -> FioJob:
         expected_s=None,
         window_s=None,
         timeout_s=PREPARE_TIME_LIMIT_S + 300.0,
-        bw_log_prefix=None,
+        log_prefix=None,
     )
 
 

@@ -1,13 +1,13 @@
 """fio output -> TestResult. Pure; loud on surprises (the message quotes what it found).
 
 Reads fio's JSON output (never the terse format, whose field positions changed between fio
-versions and broke other tools) and the per-second bandwidth logs. Field meanings are from the
-fio HOWTO ("Interpreting the output", "Log File Formats"):
-- read/write: iops, bw_bytes (bytes/s), io_bytes, total_ios, runtime (ms);
+versions and broke other tools) and its per-I/O logs. Field meanings are from the fio HOWTO
+("Interpreting the output", "Log File Formats"):
+- read/write: io_bytes, total_ios, runtime (ms); fio's own iops and bw_bytes are not used (see
+  `_direction`);
 - lat_ns: total latency; with lat_percentiles=1 its "percentile" keys are "50.000000" etc.;
-  fio_runtime_ms: measured, see `_direction` for why the rates divide by the window instead;
-- bw log lines: "time (ms), value (KiB/s), data direction (0 read, 1 write, 2 trim), block
-  size, offset[, priority]".
+- per-I/O iops log lines: "time (ms), 1, data direction (0 read, 1 write, 2 trim), block size,
+  priority" (flashmark.fio.window counts the window from them).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import math
 import os
 import signal
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from flashmark.errors import (
@@ -30,10 +30,11 @@ from flashmark.errors import (
     ReadOnlyTarget,
     TargetPermissionDenied,
 )
-from flashmark.fio.jobs import BW_LOG_INTERVAL_MS, FioJob
+from flashmark.fio.jobs import SAMPLE_INTERVAL_MS, FioJob
 from flashmark.fio.runner import FioOutput
+from flashmark.fio.window import Completion, count_window, read_completions
 from flashmark.model import BandwidthSeries, DirectionResult, LatencyNs, TestResult, TestSpec
-from flashmark.units import KiB
+from flashmark.stats import interval_of_mean
 
 _PERCENTILE_KEYS = {
     "p50": "50.000000",
@@ -49,8 +50,8 @@ _DEVICE_ERRNOS = {errno.EIO, errno.ENXIO, errno.ENODEV, errno.ENOMEDIUM, errno.E
 def parse_test_output(spec: TestSpec, job: FioJob, output: FioOutput) -> TestResult:
     """The result of one test, or a typed error if fio failed."""
     fio_job = _single_job(output)
-    read = _direction(output, job, fio_job, "read", 0) if spec.pattern.reads else None
-    write = _direction(output, job, fio_job, "write", 1) if spec.pattern.writes else None
+    read = _direction(output, job, spec, fio_job, "read") if spec.pattern.reads else None
+    write = _direction(output, job, spec, fio_job, "write") if spec.pattern.writes else None
     return TestResult(
         spec=spec, read=read, write=write, job_file=job.text, elapsed_s=output.elapsed_s
     )
@@ -161,18 +162,21 @@ def _stderr_tail(output: FioOutput) -> str:
 
 
 def _direction(
-    output: FioOutput, job: FioJob, fio_job: Mapping[str, Any], key: str, ddir: int
+    output: FioOutput, job: FioJob, spec: TestSpec, fio_job: Mapping[str, Any], key: str
 ) -> DirectionResult:
-    """One direction's figures; rates are per second of the measuring window.
+    """One direction's figures, counted from fio's per-I/O log (flashmark.fio.window).
 
-    fio counts the I/Os completed within the window, but its runtime runs on until the I/Os
-    still queued when the window closed have completed (and the end_fsync is done), and it
-    divides by that. At 30 IOPS and queue depth 32 the queue alone takes a second: fio 3.33
-    measured 240 I/Os in 8 s (its per-second IOPS log read 30 each second) yet reported a
-    runtime of 9.1 s and 26.5 IOPS. A slow card at a deep queue is exactly what flashmark is
-    for, so the rates divide by the window; fio's runtime is kept as fio_runtime_ms. A job that
-    ended early (an error) is measured over the time it ran.
+    fio's own rates are off in two ways. It divides by a runtime that runs on until the I/Os
+    still queued when the window closed have completed (and the end_fsync is done): at 30 IOPS
+    and queue depth 32 the queue alone takes a second, and fio 3.33 reported 26.5 IOPS for a
+    card doing 30 (its per-second log read 30 each second). And it counts those late I/Os as
+    the window's: one transfer too many, +0.9% at 10 MB/s with 1 MiB blocks over 8 s, +5% with
+    2 s, more with 16 MiB blocks. So reads count what completed inside the window, per second
+    of it; writes count the durable rate: the window's bytes over the window plus the time the
+    end_fsync took.
+    A job that ended early (an error) is measured over the time it ran.
     """
+    ddir = 0 if key == "read" else 1  # fio's data direction numbers in its logs
     section = _section(fio_job, key)
     lat = _section(section, "lat_ns")
     percentiles = lat.get("percentile")
@@ -195,45 +199,69 @@ def _direction(
         window_ms = min(fio_runtime_ms, round(job.window_s * 1000))
     io_bytes = int(_number(section, "io_bytes"))
     total_ios = int(_number(section, "total_ios"))
+    completions = read_completions(output.logs, ddir)
+    # io_bytes counts what completed after the ramp, as the log does; total_ios counts what was
+    # issued after it. fio 3.33 counts, but does not log, what completes in the moment between
+    # the ramp's end and its switch to the running state (time.c ramp_time_over sets TD_RAMP;
+    # io_u.c should_account wants TD_RUNNING): I/Os in flight at the window start, at most the
+    # queue depth of them. They are added at time 0.
+    missing = io_bytes - sum(c.bytes for c in completions)
+    if missing and not (0 < missing <= spec.iodepth * spec.block_size_bytes):
+        raise FioOutputError(
+            f"fio's per-I/O log of {output.job_name!r} holds {io_bytes - missing} bytes of "
+            f"{key}s, its JSON io_bytes {io_bytes} (logs: {sorted(output.logs) or 'none'}; is "
+            "write_iops_log set, without log_avg_msec?)"
+        )
+    if missing:
+        size = spec.block_size_bytes
+        unlogged = [Completion(0.5, size) for _ in range(missing // size)]
+        if missing % size:
+            unlogged.append(Completion(0.5, missing % size))
+        completions = unlogged + completions
+    count = count_window(completions, window_ms, SAMPLE_INTERVAL_MS, spec.iodepth)
+    rates = count.interval_rates_bps
+    bw_interval = interval_of_mean(rates, mean=count.bw_bytes)
+    iops, bw_bytes = count.iops, count.bw_bytes
+    accepted_iops = accepted_bw = fsync_ms = None
+    if ddir == 1 and count.last_completion_ms is not None:  # writes: durable is the headline
+        accepted_iops, accepted_bw = iops, bw_bytes
+        # The end_fsync ran from the last write's completion until fio's runtime ended.
+        fsync_ms = max(0.0, fio_runtime_ms - count.last_completion_ms)
+        durable = window_ms / (window_ms + fsync_ms)
+        iops, bw_bytes = iops * durable, bw_bytes * durable
+        if bw_interval is not None:
+            bw_interval = bw_interval.scaled(durable)
+    iops_interval = None
+    if bw_interval is not None and bw_bytes > 0:
+        iops_interval = bw_interval.scaled(iops / bw_bytes)
     return DirectionResult(
-        iops=total_ios * 1000 / window_ms if window_ms else 0.0,
-        bw_bytes=io_bytes * 1000 / window_ms if window_ms else 0.0,
+        iops=iops,
+        bw_bytes=bw_bytes,
         io_bytes=io_bytes,
         total_ios=total_ios,
         runtime_ms=window_ms,
         fio_runtime_ms=fio_runtime_ms,
         lat_ns=latency,
-        bw_per_second=bandwidth_series(output.bw_logs, ddir),
+        bw_per_second=bandwidth_series(rates, count.interval_ms),
+        accepted_iops=accepted_iops,
+        accepted_bw_bytes=accepted_bw,
+        fsync_ms=fsync_ms,
+        bw_ci95=bw_interval,
+        iops_ci95=iops_interval,
     )
 
 
-def bandwidth_series(logs: Mapping[str, str], ddir: int) -> BandwidthSeries | None:
-    """Per-interval bandwidth of one direction from fio's bw logs (values in KiB/s)."""
-    samples: list[float] = []
-    for name, text in logs.items():
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            fields = [field.strip() for field in line.split(",")]
-            try:
-                direction = int(fields[2])
-                value_kib_s = float(fields[1])
-            except (IndexError, ValueError):
-                raise FioOutputError(
-                    f"fio bandwidth log {name} line {number} is not 'time, value, direction, "
-                    f"...': {line!r}"
-                ) from None
-            if direction == ddir:
-                samples.append(value_kib_s * KiB)
-    if not samples:
+def bandwidth_series(rates_bps: Sequence[float], interval_ms: int) -> BandwidthSeries | None:
+    """The per-interval rates of the window (bytes/s) and their spread; None when empty."""
+    if not rates_bps:
         return None
     return BandwidthSeries(
-        interval_ms=BW_LOG_INTERVAL_MS,
-        samples_bps=tuple(samples),
-        min_bps=min(samples),
-        max_bps=max(samples),
-        mean_bps=statistics.fmean(samples),
-        stddev_bps=statistics.stdev(samples) if len(samples) > 1 else 0.0,
+        interval_ms=interval_ms,
+        samples_bps=tuple(rates_bps),
+        min_bps=min(rates_bps),
+        max_bps=max(rates_bps),
+        mean_bps=statistics.fmean(rates_bps),
+        stddev_bps=statistics.stdev(rates_bps) if len(rates_bps) > 1 else 0.0,
     )
 
 

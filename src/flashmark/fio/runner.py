@@ -1,7 +1,7 @@
 """The only place that runs fio. Everything else gets a FioRunner.
 
 `FioProcessRunner` runs the real binary; `ReplayRunner` returns recorded outputs (fio JSON and
-bandwidth logs from tests/data) so the whole CLI can be tested without fio or root, the way
+per-I/O logs from tests/data) so the whole CLI can be tested without fio or root, the way
 hyperfine tests with a mock executor.
 
 Subprocess hygiene: argv lists, LC_ALL=C, a timeout per job, stderr kept for the message.
@@ -22,7 +22,7 @@ Nothing fio starts outlives a run (`_Supervisor`):
 In a folder, fio's working directory is the folder itself, opened once by the caller
 (target.py) and reached through the descriptor (`folder_fd`, proc(5) /proc/self/fd), so the
 job file names only a generated relative file name and renaming the folder's path cannot
-redirect fio. fio's own files (job file, JSON output, bandwidth logs) live in `workdir`,
+redirect fio. fio's own files (job file, JSON output, per-I/O logs) live in `workdir`,
 whose path must be literal to fio's job parser (`fio_work_parent`).
 """
 
@@ -74,14 +74,14 @@ class FioOutput:
     returncode: int
     json_text: str  # the content of fio's --output file ("" if fio wrote none)
     stderr: str
-    bw_logs: Mapping[str, str]  # log file name -> content
+    logs: Mapping[str, str]  # fio log file name (NAME_iops.1.log) -> content
     elapsed_s: float
 
 
 class FioRunner(Protocol):
     @property
     def log_folder(self) -> str:
-        """Where fio writes bandwidth logs: the folder jobs name in write_bw_log."""
+        """Where fio writes its per-I/O logs: the folder jobs name in write_iops_log."""
         ...
 
     def version(self) -> str: ...
@@ -125,7 +125,7 @@ _ETA_RE = re.compile(r"\]\[(\d+(?:\.\d+)?)%\]((?:\[[^\]]*\])*?)\[eta [^\]]*\]")
 
 def fio_work_parent(tmpdir: str | None = None) -> str:
     """A folder to create fio's work folder in, whose path fio's job parser reads literally
-    (write_bw_log names it, fio/jobs.py): the temporary folder (TMPDIR) when it is, else the
+    (write_iops_log names it, fio/jobs.py): the temporary folder (TMPDIR) when it is, else the
     first of /tmp, /var/tmp that is. A TMPDIR like `/tmp/a#b` would be cut at the '#'."""
     chosen = tmpdir if tmpdir is not None else tempfile.gettempdir()
     for candidate in (chosen, *_FALLBACK_TEMP_FOLDERS):
@@ -192,7 +192,7 @@ class FioProcessRunner:
         output_path = self.workdir / f"{job.name}.json"
         job_path.write_text(job.text)
         output_path.unlink(missing_ok=True)
-        for stale in self.workdir.glob(f"{job.name}_bw*.log"):
+        for stale in self.workdir.glob(f"{job.name}_*.log"):
             stale.unlink()
         argv = [
             self._resolve(),
@@ -246,7 +246,8 @@ class FioProcessRunner:
         assert returncode is not None  # reaped by supervisor.end()
 
         logs = {
-            path.name: path.read_text() for path in sorted(self.workdir.glob(f"{job.name}_bw*.log"))
+            path.name: path.read_text()
+            for path in sorted(self.workdir.glob(f"{job.name}_iops*.log"))
         }
         return FioOutput(
             job_name=job.name,
@@ -254,7 +255,7 @@ class FioProcessRunner:
             returncode=returncode,
             json_text=output_path.read_text() if output_path.exists() else "",
             stderr=b"".join(stderr_chunks).decode("utf-8", "replace"),
-            bw_logs=logs,
+            logs=logs,
             elapsed_s=elapsed,
         )
 
@@ -418,11 +419,11 @@ class ReplayRunner:
     """A FioRunner that returns recorded fio outputs instead of running fio.
 
     `recordings` is a folder holding, per job name, `NAME.json` (fio's JSON output), optional
-    `NAME_bw.log` files, and optional `NAME.stderr` and `NAME.returncode`. A `version` file holds
-    the fio version the recordings were made with.
+    `NAME_iops.1.log` files (fio's per-I/O logs), and optional `NAME.stderr` and
+    `NAME.returncode`. A `version` file holds the fio version the recordings were made with.
     """
 
-    # Replayed jobs write nothing; their job text names this folder for the bandwidth logs,
+    # Replayed jobs write nothing; their job text names this folder for the per-I/O logs,
     # the same wherever the recordings are, so replayed documents do not depend on the checkout.
     log_folder = "/replayed"
 
@@ -449,7 +450,9 @@ class ReplayRunner:
         stderr_path = base.with_suffix(".stderr")
         if on_progress is not None:
             on_progress(1.0, "replayed")
-        logs = {p.name: p.read_text() for p in sorted(self.recordings.glob(f"{job.name}_bw*.log"))}
+        logs = {
+            p.name: p.read_text() for p in sorted(self.recordings.glob(f"{job.name}_iops*.log"))
+        }
         json_text = json_path.read_text() if json_path.exists() else ""  # a killed fio writes none
         return FioOutput(
             job_name=job.name,
@@ -457,7 +460,7 @@ class ReplayRunner:
             returncode=int(returncode_path.read_text()) if returncode_path.exists() else 0,
             json_text=json_text,
             stderr=stderr_path.read_text() if stderr_path.exists() else "",
-            bw_logs=logs,
+            logs=logs,
             elapsed_s=_recorded_elapsed(json_text),
         )
 

@@ -2,7 +2,7 @@
 
     sudo python tests/data/fio/record.py            (root, fio, loop devices, blkio throttle)
 
-Each scenario folder holds, per fio job, NAME.json (fio's --output), NAME_bw.log files,
+Each scenario folder holds, per fio job, NAME.json (fio's --output), NAME_iops.1.log files,
 NAME.stderr and NAME.returncode, plus `version` and `scenario.txt` (what was emulated, the
 true caps, how the run was made). ReplayRunner (flashmark.fio.runner) reads them back, so unit
 tests exercise the real parser and CLI on real fio output without fio or root.
@@ -90,7 +90,7 @@ def save(output: FioOutput, destination: Path) -> None:
         (destination / f"{name}.json").write_text(output.json_text)
     (destination / f"{name}.stderr").write_text(output.stderr)
     (destination / f"{name}.returncode").write_text(f"{output.returncode}\n")
-    for log_name, text in output.bw_logs.items():
+    for log_name, text in output.logs.items():
         (destination / log_name).write_text(text)
 
 

@@ -1,0 +1,228 @@
+"""fio's per-I/O completion log -> exact rates of the measuring window. Pure.
+
+What fio 3.33 does (source read at tag fio-3.33, checked against real runs; see
+tests/unit/test_window.py and tests/integration/test_exact_rates.py):
+- When ramp_time is over, `ramp_time_over()` (time.c) calls `reset_all_stats()` (libfio.c),
+  which zeroes the counters and sets `td->epoch` and `td->start` to that moment. So time 0 of
+  every log and of fio's runtime is the start of the measuring window.
+- The window closes when `runtime_exceeded()` sees runtime= elapsed since the epoch; do_io()
+  then waits for the I/Os still in flight (`io_u_queued_complete`) and, on writes, runs the
+  end_fsync, still in the running state: those I/Os are counted in fio's io_bytes/total_ios and
+  logged with times after the window. fio's JSON "runtime" is measured from `td->start` to
+  after the end_fsync, rounded up to a millisecond (backend.c, update_runtime).
+- Completions are logged only after the ramp (`should_account()`, io_u.c), so the I/O in
+  flight when the window opened appears in the log with a time just after 0.
+- Without log_avg_msec, write_iops_log logs one line per completed I/O (fio HOWTO,
+  "write_iops_log", "log_avg_msec"; "Log File Formats": `time (ms), value, data direction,
+  block size, offset/priority`); the time is `mtime_since_now(td->epoch)` when the completion
+  is reaped (stat.c, add_log_sample): whole milliseconds, cut down.
+
+How the window is counted: the cumulative bytes completed are taken to grow linearly between
+consecutive bursts of completions of the direction. A burst is a run of completions logged at
+most 1 ms apart, which the log cannot order in time; most are single I/Os, but a device (or the
+kernel's block throttle, which grants 100 ms of budget at once) may finish several together
+after a pause, and then the pause was spent on all of them. Each burst's bytes are spread
+evenly over its span, from the previous burst's last completion to its own, and the window's
+bytes are what falls inside it. So a transfer straddling an edge counts for the part of its
+span inside the window:
+- the end: the I/Os still in flight when the window closed complete after it (fio drains
+  them); they form one burst spanning at least one median burst spacing, as they would have if
+  fio had kept issuing (the burst before them may have been cut short);
+- the start: the I/Os in flight when the window opened (at most the queue depth; the rest of a
+  burst completing then was issued inside the window and counts whole) span one median burst
+  spacing back (their predecessors completed in the ramp, which fio does not log; the median,
+  so that a pause elsewhere does not stretch it).
+Logged times are cut to whole milliseconds, so each is taken at its middle (+0.5 ms). For a
+device completing at a steady pace this is exact whatever the block size, where counting whole
+I/Os is off by up to one transfer (12.5% at one transfer per second in 8 s).
+
+The limit on the emulated devices (tests, benchmarks/accuracy.py): the block throttle releases
+a 100 ms slice's budget at once, at the slice's start, and fio's window opens while it reaps
+such a burst. A window of 80 slices can then hold 81 releases: up to one slice's budget more
+than cap x window (1.25% in 8 s), in what the device really completed in that window. Where a
+release is one transfer or less (slow cards, large blocks) the count is within 0.3%.
+
+Durable rates (writes): the data the host had accepted in the window is on the device once the
+end_fsync returns. The durable rate is the window's bytes over the window plus the time the
+end_fsync took (from the last write's completion to the end of fio's runtime, which fio
+measures from the window start to the fsync's return, backend.c update_runtime). The queue's
+drain is not added: the window's share of the drained I/Os is already counted.
+
+Log volume: one line (~25 bytes) per I/O and ~32 bytes per I/O in fio's memory until the job
+ends: 80,000 lines for 10,000 IOPS over 8 s. The worst case is a fast NVMe drive at a deep
+queue: 200,000 IOPS over the full profile's 10 s is 2 million lines (~50 MB in the temporary
+work folder, ~64 MB in fio). The log is read line by line, never held whole.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from flashmark.errors import FioOutputError
+
+# Logged times are whole milliseconds, cut down: the true time lies in [t, t + 1).
+_MS_MIDPOINT = 0.5
+# Completions logged this close cannot be ordered in time by the log: one burst.
+_SAME_INSTANT_MS = 1.0
+
+
+@dataclass(frozen=True)
+class Completion:
+    time_ms: float  # since the window start
+    bytes: int
+
+
+@dataclass(frozen=True)
+class WindowCount:
+    """One direction's I/O inside the window."""
+
+    window_ms: float
+    bytes: float  # completed inside the window, straddling transfers in proportion
+    ios: float  # the same in I/Os
+    interval_ms: int
+    interval_bytes: tuple[float, ...]  # per whole interval of the window, in order
+    completions: int  # I/Os in the log
+    last_completion_ms: float | None  # the last one, drained I/Os included; None without any
+
+    @property
+    def bw_bytes(self) -> float:
+        return self.bytes * 1000 / self.window_ms if self.window_ms > 0 else 0.0
+
+    @property
+    def iops(self) -> float:
+        return self.ios * 1000 / self.window_ms if self.window_ms > 0 else 0.0
+
+    @property
+    def interval_rates_bps(self) -> tuple[float, ...]:
+        return tuple(b * 1000 / self.interval_ms for b in self.interval_bytes)
+
+
+def read_completions(logs: Mapping[str, str], ddir: int) -> list[Completion]:
+    """Direction `ddir`'s completions (0 read, 1 write) from fio per-I/O iops logs, in time
+    order. Loud about lines of another shape (quoted)."""
+    found: list[Completion] = []
+    for name, text in logs.items():
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            fields = line.split(",")
+            try:
+                time_ms, value, direction, size = (int(field) for field in fields[:4])
+            except ValueError:
+                raise FioOutputError(
+                    f"fio log {name} line {number} is not 'time, value, direction, block size, "
+                    f"...': {line!r}"
+                ) from None
+            if value != 1:
+                raise FioOutputError(
+                    f"fio log {name} line {number} is not a per-I/O entry (value {value}, "
+                    f"expected 1: is log_avg_msec set?): {line!r}"
+                )
+            if direction == ddir:
+                found.append(Completion(time_ms + _MS_MIDPOINT, size))
+    found.sort(key=lambda c: c.time_ms)
+    return found
+
+
+def count_window(
+    completions: Iterable[Completion], window_ms: float, interval_ms: int, iodepth: int = 1
+) -> WindowCount:
+    """The window [0, window_ms)'s bytes and I/Os, and its bytes per interval.
+    `iodepth` bounds how many I/Os were in flight when the window opened."""
+    events = list(completions)
+    interval_count = max(1, math.floor(window_ms / interval_ms))
+    edges = [float(k * interval_ms) for k in range(interval_count + 1)]
+    if window_ms < interval_ms:
+        edges = [0.0, window_ms]
+    width = edges[1] - edges[0]
+    interval_bytes = [0.0] * (len(edges) - 1)
+    window_bytes = window_ios = 0.0
+    for span in _spans(events, iodepth, window_ms):
+        window_share = _share(span.start, span.end, 0.0, window_ms)
+        window_bytes += window_share * span.bytes
+        window_ios += window_share * span.ios
+        if span.end <= 0 or span.start >= edges[-1]:
+            continue
+        first = max(0, math.floor(max(span.start, 0.0) / width))
+        last = min(len(interval_bytes) - 1, math.floor(span.end / width))
+        for k in range(first, last + 1):
+            interval_bytes[k] += _share(span.start, span.end, edges[k], edges[k + 1]) * span.bytes
+    return WindowCount(
+        window_ms=window_ms,
+        bytes=window_bytes,
+        ios=window_ios,
+        interval_ms=interval_ms if window_ms >= interval_ms else round(window_ms),
+        interval_bytes=tuple(interval_bytes),
+        completions=len(events),
+        last_completion_ms=events[-1].time_ms if events else None,
+    )
+
+
+@dataclass(frozen=True)
+class _Span:
+    """A burst of completions and the time it took: from the previous burst to its last one."""
+
+    start: float
+    end: float
+    bytes: int
+    ios: int
+
+
+def _spans(events: list[Completion], iodepth: int, window_ms: float) -> list[_Span]:
+    """Completions grouped into bursts (gaps <= 1 ms, which the log cannot order), each burst
+    spanning from the previous burst's end to its own.
+
+    The first burst's predecessor completed in the unlogged ramp. Only I/Os issued before the
+    window opened can straddle its start, at most `iodepth` of them: the first `iodepth`
+    completions span one median burst spacing (the median, so that a pause elsewhere does not
+    stretch it) before the first completion; the rest of that burst was issued inside the
+    window. (A device that finishes many I/Os at once when the window opens, such as the block
+    throttle granting 100 ms of budget, would otherwise have a whole burst counted as the
+    ramp's.) The I/Os in flight when the window closed, the first burst after it, are treated
+    alike: they span at least one median burst spacing, as they would have without the close
+    (fio stops issuing then, so that burst may follow a cut-short one)."""
+    if not events:
+        return []
+    bursts: list[list[Completion]] = [[events[0]]]
+    for event in events[1:]:
+        same_instant = event.time_ms - bursts[-1][-1].time_ms <= _SAME_INSTANT_MS
+        drained = event.time_ms >= window_ms and bursts[-1][-1].time_ms >= window_ms
+        if same_instant or drained:
+            bursts[-1].append(event)
+        else:
+            bursts.append([event])
+    ends = [burst[-1].time_ms for burst in bursts]
+    if len(bursts) > 1:
+        lead = statistics.median(b - a for a, b in itertools.pairwise(ends))
+    elif len(events) > 1:  # one long burst: a steady device faster than the log's resolution
+        lead = (events[-1].time_ms - events[0].time_ms) / (len(events) - 1)
+    else:
+        lead = events[0].time_ms  # a lone I/O: it took the time since the window start
+    first, rest = bursts[0][: max(1, iodepth)], bursts[0][max(1, iodepth) :]
+    spans = [_span(first[0].time_ms - lead, first)]
+    if rest:
+        spans.append(_span(first[-1].time_ms, rest))
+    closed = False
+    for previous, burst in itertools.pairwise(bursts):
+        start = previous[-1].time_ms
+        if not closed and burst[-1].time_ms >= window_ms:
+            closed = True
+            start = min(start, burst[-1].time_ms - lead)
+        spans.append(_span(start, burst))
+    return spans
+
+
+def _span(start: float, burst: list[Completion]) -> _Span:
+    return _Span(start, burst[-1].time_ms, sum(c.bytes for c in burst), len(burst))
+
+
+def _share(start: float, end: float, low: float, high: float) -> float:
+    """The fraction of span [start, end] inside [low, high); a point span counts whole or not."""
+    if end <= start:
+        return 1.0 if low <= end < high else 0.0
+    overlap = min(end, high) - max(start, low)
+    return max(0.0, overlap) / (end - start)
