@@ -133,19 +133,23 @@ def measured_with_interval(
 
 
 def _number(value: float, unit: str) -> str:
-    return f"{value:,.1f}" if unit == "MB/s" else f"{value:,.0f}"
+    return f"{value:,.2f}" if unit == "MB/s" else f"{value:,.0f}"
+
+
+def _value_text(check: Check) -> str:
+    """'rand-read-4k IOPS 1,905 ± 40' (the value and half its 95% interval), or without ±."""
+    if check.value is None:
+        return f"{check.test} {check.unit} not measured"
+    text = f"{check.test} {check.unit} {_number(check.value, check.unit)}"
+    if check.interval is not None:
+        low, high = check.interval
+        text += f" ± {_number((high - low) / 2, check.unit)}"
+    return text
 
 
 def straddle_text(check: Check) -> str:
     """'rand-read-4k IOPS 1,905 ± 40 straddles 1,500': an uncertain check in words."""
-    if check.value is None or check.interval is None:
-        return f"{check.test} {check.unit} has no interval"
-    low, high = check.interval
-    half = (high - low) / 2
-    return (
-        f"{check.test} {check.unit} {_number(check.value, check.unit)} ± "
-        f"{_number(half, check.unit)} straddles {_number(check.threshold, check.unit)}"
-    )
+    return f"{_value_text(check)} straddles {_number(check.threshold, check.unit)}"
 
 
 def _check(rule: CheckRule, results: Sequence[TestResult]) -> Check:
@@ -200,3 +204,32 @@ def grade_results(
             Grade(rule.name, rule.title, rule.source, checks, passed, rule.note, verdict, reason)
         )
     return tuple(grades)
+
+
+GRADE_NAMES: tuple[str, ...] = tuple(rule.name for rule in GRADE_RULES)
+
+
+def unmet_requirements(grades: Sequence[Grade], required: Sequence[str]) -> tuple[str, ...]:
+    """One line per required grade that is not "pass": failed, uncertain (with the check that
+    straddles its threshold), not fully measured, or not graded in this run at all."""
+    by_name = {grade.name: grade for grade in grades}
+    lines = []
+    for name in required:
+        grade = by_name.get(name)
+        if grade is None:
+            lines.append(f"{name}: not graded in this run")
+        elif grade.verdict is Verdict.PASS:
+            continue
+        elif grade.verdict is Verdict.FAIL:
+            failing = [c for c in grade.checks if c.verdict is Verdict.FAIL]
+            lines.append(f"{name}: fail ({'; '.join(_fail_text(c) for c in failing)})")
+        elif grade.verdict is Verdict.UNCERTAIN:
+            lines.append(f"{name}: uncertain ({grade.verdict_reason})")
+        else:
+            missing = ", ".join(c.test for c in grade.checks if c.value is None)
+            lines.append(f"{name}: not graded in this run ({missing} did not run)")
+    return tuple(lines)
+
+
+def _fail_text(check: Check) -> str:
+    return f"{_value_text(check)} < {_number(check.threshold, check.unit)}"
