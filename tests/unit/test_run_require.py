@@ -31,7 +31,7 @@ def standard(card, *require):
 def test_exit_8_on_a_failed_grade_after_the_result_is_saved(recordings, tmp_path, card):
     environment = env(recordings, tmp_path, "quick-a1-card")
     done = flashmark("run", str(card), "--require", "a1,U1", "--json", env=environment)
-    assert done.returncode == ExitStatus.REQUIREMENT == 8, done.stderr
+    assert done.returncode == 8 and ExitStatus.REQUIREMENT.value == 8, done.stderr
     document = json.loads(done.stdout)  # printed in full before exiting
     assert document["grades"]["A1"]["verdict"] == "fail"
     lines = done.stderr.splitlines()
@@ -79,7 +79,7 @@ def test_the_terminal_report_shows_uncertain(recordings, tmp_path, card):
 def test_an_unknown_grade_is_a_usage_error_listing_the_known_ones(recordings, tmp_path, card):
     environment = env(recordings, tmp_path, "quick-a1-card")
     done = flashmark("run", str(card), "--require", "A1,X9", env=environment)
-    assert done.returncode == ExitStatus.USAGE == 2
+    assert done.returncode == ExitStatus.USAGE.value == 2
     assert done.stderr.strip().splitlines() == [
         "flashmark: error: Invalid value for '--require': unknown grade 'X9': known grades "
         "are A1, A2, C10, U1, U3, V30 (see `flashmark run --help`)"
