@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 import pytest
+from rich.console import Console
 
 from flashmark.cli.params import GRADES
 from flashmark.documents.result import document_to_run, run_to_document
@@ -19,6 +20,9 @@ from flashmark.profiles import (
     RAND_WRITE_4K_Q32,
     SEQ_WRITE,
 )
+from flashmark.report.html import render_html_report
+from flashmark.report.markdown import run_to_markdown
+from flashmark.report.terminal import render_run
 from flashmark.stats import MeanInterval, Verdict
 
 LAT = LatencyNs(1, 2, 3, 1, 2, 2, 3, 3, 3)
@@ -203,3 +207,23 @@ def test_require_names_are_checked_while_parsing():
         GRADES.convert("A1,X9", None, None)
     with pytest.raises(click.BadParameter, match="empty grade name"):
         GRADES.convert("A1,,U3", None, None)
+
+
+def _run_with_an_uncertain_a1():
+    run = document_to_run(json.loads(SAVED.read_text()))
+    return dataclasses.replace(run, grades=grade_results(card(read=(1905, 410))))
+
+
+def test_reports_show_an_uncertain_grade_and_why():
+    run = _run_with_an_uncertain_a1()
+    reason = "rand-read-4k IOPS 1,905 ± 410 straddles 1,500"
+    markdown = run_to_markdown(run)
+    assert f"| A1    | uncertain ({reason}) | random 4K read 1905 IOPS" in markdown
+    html = render_html_report([run])
+    assert '<span class="badge uncertain">A1 uncertain</span>' in html
+    assert f'<span class="note">uncertain: {reason}</span>' in html
+    console = Console(width=300, record=True, color_system=None)
+    console.print(render_run(run))
+    terminal = console.export_text()
+    assert "│ A1    │ uncertain │" in terminal
+    assert f"uncertain: {reason}" in terminal
