@@ -20,6 +20,7 @@ class ExitStatus(IntEnum):
     DEVICE = 5  # the device failed while being measured: I/O error, device gone
     HISTORY = 6  # the history database cannot be used: not a database, locked, read-only, ...
     UNSAVED = 7  # measured, but the save failed: the result is in a recovery file (`import`)
+    REQUIREMENT = 8  # `run --require`: a named grade failed, is uncertain or was not graded
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), the shell convention
     TERMINATED = 143  # SIGTERM (128 + SIGTERM)
     HANGUP = 129  # SIGHUP (128 + SIGHUP): the terminal or the ssh session went away
@@ -134,6 +135,13 @@ class ResultNotSaved(HistoryError):
     """A result was measured but could not be saved; it was printed and kept in a file."""
 
     exit_status = ExitStatus.UNSAVED
+
+
+class RequirementNotMet(FlashmarkError):
+    """`run --require`: a named grade is not "pass" (fail, uncertain, or not graded). Raised
+    after the result was saved and printed: the measurement is kept either way."""
+
+    exit_status = ExitStatus.REQUIREMENT
 
 
 class ResultFormatError(FlashmarkError):

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from flashmark.monitor.series import MonitorSeries
 from flashmark.probe.model import ProbeReport
-from flashmark.stats import MeanInterval
+from flashmark.stats import MeanInterval, Verdict
 from flashmark.workloads.result import WorkloadResult
 
 
@@ -176,7 +176,12 @@ class Check:
     threshold: float  # in `unit`
     value: float | None  # in `unit`; None when the test did not run
     margin_pct: float | None  # (value - threshold) / threshold * 100
-    passed: bool | None
+    passed: bool | None  # True only for verdict "pass"; None when the test did not run
+    # pass / fail / uncertain by the value's 95% interval (flashmark.stats.judge); without an
+    # interval (too few samples, old documents) by the value alone. None when not measured.
+    verdict: Verdict | None = None
+    # The value's 95% interval in `unit` (low, high); None without one.
+    interval: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -185,8 +190,15 @@ class Grade:
     title: str
     source: str
     checks: tuple[Check, ...]
-    passed: bool | None  # None: not every check could be measured (e.g. read-only run)
+    # True only for verdict "pass"; None: not every check could be measured (e.g. read-only
+    # run) and none clearly failed.
+    passed: bool | None
     note: str = ""
+    # "fail" if a check's interval lies wholly below its threshold; else None if a check was
+    # not measured; else "uncertain" if a check's interval contains its threshold; else "pass".
+    verdict: Verdict | None = None
+    # Why a grade is uncertain: which check straddles which threshold ("" otherwise).
+    verdict_reason: str = ""
 
 
 @dataclass(frozen=True)

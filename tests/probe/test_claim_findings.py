@@ -6,9 +6,11 @@ on a host without A2 support); the grades are built the way flashmark.grading bu
 
 from __future__ import annotations
 
-from flashmark.grading import claim_findings
-from flashmark.model import Check, Grade
+from flashmark.grading import GRADE_RULES, claim_findings, grade_results
+from flashmark.model import Check, DirectionResult, Grade, LatencyNs, TestResult
 from flashmark.probe import probe_target
+from flashmark.profiles import SEQ_WRITE
+from flashmark.stats import MeanInterval
 from tests.probe.recorded import Scenario
 
 
@@ -79,3 +81,25 @@ def test_failed_u3_names_the_lower_grade_met_and_missing_grades(scenario: Scenar
 def test_no_claims_without_an_sd_status_register(scenario: Scenario) -> None:
     roots, tools = scenario("rpi4_sd")
     assert claim_findings(probe_target("/", roots, tools), seed_002_grades()) == ()
+
+
+def test_an_uncertain_claim_is_called_too_close_to_tell_not_a_failure(scenario: Scenario) -> None:
+    roots, tools = scenario("rpi5_a2")
+    report = probe_target("/", roots, tools)
+    grades = grade_results(
+        [TestResult(SEQ_WRITE, None, _seq_write(30.2e6, 0.5e6), "", 1)],
+        [rule for rule in GRADE_RULES if rule.name in ("U1", "U3")],
+    )
+    findings = claim_findings(report, grades)
+    assert "claims U3; measured 30.2 MB/s: too close to tell " \
+        "(seq-write MB/s 30.20 ± 0.50 straddles 30.00)" in findings  # fmt: skip
+    assert not any("not U3" in finding for finding in findings)
+
+
+def _seq_write(bw: float, half: float) -> DirectionResult:
+    return DirectionResult(
+        iops=bw / 2**20, bw_bytes=bw, io_bytes=1, total_ios=1, runtime_ms=8000,
+        fio_runtime_ms=8000, lat_ns=LatencyNs(1, 2, 3, 1, 2, 2, 3, 3, 3), bw_per_second=None,
+        bw_ci95=MeanInterval(mean=bw, low=bw - half, high=bw + half, samples=8,
+                             effective_samples=6.0),
+    )  # fmt: skip

@@ -19,13 +19,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from flashmark.errors import UsageError
+from flashmark.grading.classes import GRADE_NAMES
 from flashmark.units import parse_size
 
 if TYPE_CHECKING:  # click >= 8.2 types ParamType by its value; 8.1 cannot subscript it
     _FloatType = click.ParamType[float]
     _IntType = click.ParamType[int]
+    _NamesType = click.ParamType[tuple[str, ...]]
 else:
-    _FloatType = _IntType = click.ParamType
+    _FloatType = _IntType = _NamesType = click.ParamType
 
 # Limits shared by several commands (each says why it is where it is).
 MIN_INTERVAL_S = 0.05  # /proc/diskstats counters move in jiffies; finer samples are noise
@@ -144,6 +146,39 @@ class Size(_IntType):
             self.fail(str(error), param, ctx)
 
 
+class GradeNames(_NamesType):
+    """A comma-separated list of grade names ("A1,U3"), each one flashmark grades
+    (flashmark.grading.GRADE_RULES); case-insensitive, returned as the grades spell them."""
+
+    name = "grades"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[str, ...]:
+        if isinstance(value, tuple):
+            return value  # already converted (a default from the code)
+        known = {name.upper(): name for name in GRADE_NAMES}
+        names: list[str] = []
+        for part in str(value).split(","):
+            text = part.strip()
+            if not text:
+                self.fail(
+                    f"{_quoted(value)} has an empty grade name: give names such as A1,U3",
+                    param,
+                    ctx,
+                )
+            name = known.get(text.upper())
+            if name is None:
+                self.fail(
+                    f"unknown grade {_quoted(text)}: known grades are {', '.join(GRADE_NAMES)}",
+                    param,
+                    ctx,
+                )
+            if name not in names:
+                names.append(name)
+        return tuple(names)
+
+
 INTERVAL = BoundedFloat(MIN_INTERVAL_S, MAX_INTERVAL_S)
 RUNTIME = BoundedInt(1, MAX_RUNTIME_S)
 TIMEOUT = BoundedFloat(0.0, MAX_TIMEOUT_S, min_open=True)
@@ -151,3 +186,4 @@ WORKLOAD_SCALE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE)  # 0 skips the workloads
 WORKLOAD_SCALE_POSITIVE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE, min_open=True)
 COUNT = BoundedInt(1, MAX_COUNT)
 SIZE = Size()
+GRADES = GradeNames()

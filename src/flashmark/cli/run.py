@@ -16,12 +16,13 @@ from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import print_json, stderr_console, stdout_console
-from flashmark.cli.params import RUNTIME, SIZE, WORKLOAD_SCALE
+from flashmark.cli.params import GRADES, RUNTIME, SIZE, WORKLOAD_SCALE
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.documents.result import run_to_document
-from flashmark.errors import printable
+from flashmark.errors import RequirementNotMet, printable
 from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
+from flashmark.grading import unmet_requirements
 from flashmark.leftovers import temporary_work_folder
 from flashmark.model import TargetKind
 from flashmark.plan import Plan
@@ -100,6 +101,16 @@ _SHORT_RUNTIME_S = 8
     '"Performance impact of MMC storage used on SBC" (2018) '
     "(default: standard 0.05, full 0.1). 0 skips them.",
 )
+@click.option(
+    "--require",
+    "required",
+    type=GRADES,
+    metavar="GRADES",
+    default=(),
+    help="Comma-separated grades this device must pass, e.g. A1,U3: after the result is "
+    "saved and printed, exit 8 if any of them failed, is uncertain (its 95% interval "
+    "contains the threshold) or was not graded in this run.",
+)
 @debug_option
 def run_command(
     target: str,
@@ -114,6 +125,7 @@ def run_command(
     destructive: bool,
     yes: bool,
     workload_scale: float | None,
+    required: tuple[str, ...],
     debug: bool,
 ) -> None:
     """Benchmark TARGET: a folder (default: the current one), a file's folder, or a block device.
@@ -135,7 +147,8 @@ def run_command(
     The history is checked before the first test: a database that cannot take the result
     (not a database, locked, read-only, newer, missing folder) stops the run with exit 6.
     If saving still fails afterwards, the result is printed, kept in a recovery file and
-    the run exits 7: `flashmark import FILE` adds it later. Exit codes: README.md.
+    the run exits 7: `flashmark import FILE` adds it later. With --require, a named grade
+    that is not "pass" exits 8 after the result is saved. Exit codes: README.md.
     """
     roots = SystemRoots.from_environment()
     request = BenchmarkRequest(
@@ -184,6 +197,12 @@ def run_command(
             print_json(run_to_document(result))  # no file could hold it: the only copy
     if outcome is not None and outcome.problem:
         raise outcome.problem
+    unmet = unmet_requirements(result.grades, required)
+    if unmet:  # after saving: the measurement is kept whatever the verdict
+        for line in unmet:
+            click.echo(printable(f"flashmark: required grade {line}"), err=True)
+        names = ", ".join(line.partition(":")[0] for line in unmet)
+        raise RequirementNotMet(f"required grades not passed: {names}")
 
 
 def _describe_plan(plan: Plan) -> None:

@@ -28,7 +28,7 @@ from flashmark.model import (
 )
 from flashmark.monitor.series import MonitorSeries
 from flashmark.probe.model import ProbeReport
-from flashmark.stats import CONFIDENCE, METHOD, MeanInterval
+from flashmark.stats import CONFIDENCE, METHOD, MeanInterval, Verdict
 from flashmark.workloads.result import WorkloadResult
 
 SCHEMA = schemas.RESULT
@@ -159,6 +159,8 @@ def _grade(grade: Grade) -> dict[str, Any]:
     return {
         "title": grade.title,
         "pass": grade.passed,
+        "verdict": None if grade.verdict is None else grade.verdict.value,
+        "verdict_reason": grade.verdict_reason,
         "note": grade.note,
         "source": grade.source,
         "checks": [
@@ -171,6 +173,8 @@ def _grade(grade: Grade) -> dict[str, Any]:
                 "value": check.value,
                 "margin_pct": check.margin_pct,
                 "pass": check.passed,
+                "verdict": None if check.verdict is None else check.verdict.value,
+                "interval": None if check.interval is None else list(check.interval),
             }
             for check in grade.checks
         ],
@@ -326,6 +330,8 @@ def _read_grade(name: str, d: dict[str, Any]) -> Grade:
             value=c["value"],
             margin_pct=c["margin_pct"],
             passed=c["pass"],
+            verdict=_read_verdict(c),
+            interval=None if c.get("interval") is None else (c["interval"][0], c["interval"][1]),
         )
         for c in d["checks"]
     )
@@ -336,4 +342,23 @@ def _read_grade(name: str, d: dict[str, Any]) -> Grade:
         checks=checks,
         passed=d["pass"],
         note=d["note"],
+        verdict=_read_verdict(d),
+        verdict_reason=d.get("verdict_reason", ""),
     )
+
+
+def _read_verdict(d: dict[str, Any]) -> Verdict | None:
+    """A grade's or check's "verdict"; documents saved before it existed derive it from
+    "pass" (True: pass, False: fail, null: not graded)."""
+    if "verdict" in d:
+        if d["verdict"] is None:
+            return None
+        try:
+            return Verdict(d["verdict"])
+        except ValueError:
+            known = ", ".join(verdict.value for verdict in Verdict)
+            raise ResultFormatError(
+                f"unknown grade verdict {d['verdict']!r} (known: {known}, or null)"
+            ) from None
+    passed = d["pass"]
+    return None if passed is None else Verdict.PASS if passed else Verdict.FAIL

@@ -13,7 +13,10 @@ from __future__ import annotations
 #      (per direction); "accepted_iops", "accepted_bw_bytes", "fsync_ms", "ci95" (per
 #      direction) with exact windows: rates count only the I/O completed in the window, and
 #      write headlines became durable rates (the meaning of "iops"/"bw_bytes" is sharper, not
-#      different: a 1-reader reads them).
+#      different: a 1-reader reads them); "verdict" ("pass" | "fail" | "uncertain" | null)
+#      and "verdict_reason" per grade, "verdict" and "interval" per check: a grade whose check's
+#      95% interval contains the threshold is "uncertain", never "fail", and its "pass" is false
+#      (true only for "pass"). Documents without "verdict" read it from "pass".
 RESULT = "flashmark.result/1"
 # `monitor --json` and the history's monitor recordings (docs/workloads.md).
 #   1: first version.

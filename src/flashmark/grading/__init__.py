@@ -7,7 +7,14 @@ conditions that distort a measurement. Pure functions of measured results and pr
 """
 
 from flashmark.grading.claims import claim_findings
-from flashmark.grading.classes import GRADE_RULES, CheckRule, GradeRule, grade_results
+from flashmark.grading.classes import (
+    GRADE_NAMES,
+    GRADE_RULES,
+    CheckRule,
+    GradeRule,
+    grade_results,
+    unmet_requirements,
+)
 from flashmark.grading.conditions import (
     device_warnings,
     environment_warnings,
@@ -16,6 +23,7 @@ from flashmark.grading.conditions import (
 )
 
 __all__ = [
+    "GRADE_NAMES",
     "GRADE_RULES",
     "CheckRule",
     "GradeRule",
@@ -25,4 +33,5 @@ __all__ = [
     "grade_results",
     "judge_probe",
     "report_warnings",
+    "unmet_requirements",
 ]

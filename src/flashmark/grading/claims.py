@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from flashmark.model import Grade
 from flashmark.probe.model import Device, ProbeReport
+from flashmark.stats import Verdict
 
 # Grade families, lowest first: a failed claim reports the best grade of its family met.
 _FAMILIES = (("A1", "A2"), ("U1", "U3"), ("C10",), ("V6", "V10", "V30", "V60", "V90"))
@@ -33,6 +34,11 @@ def claim_findings(report: ProbeReport, grades: Sequence[Grade]) -> tuple[str, .
             continue
         if grade.passed:
             sentences.append(f"claims {claim}; measured {measured}: meets {claim}")
+            continue
+        if grade.verdict is Verdict.UNCERTAIN:
+            sentences.append(
+                f"claims {claim}; measured {measured}: too close to tell ({grade.verdict_reason})"
+            )
             continue
         met = _best_met(claim, by_name)
         verdict = f"meets {met}, not {claim}" if met else f"does not meet {claim}"

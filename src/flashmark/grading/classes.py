@@ -18,6 +18,13 @@ Which test feeds which check (documented in docs/result-schema.md too):
   prepared area: sustained, not a burst).
 A check whose test did not run (a read-only device run, a profile without it) has no value and
 makes its grade `passed: None` rather than a guess.
+
+Each check is judged with its figure's 95% interval (flashmark.stats.judge): pass when the
+whole interval is at or above the threshold, fail when it is wholly below, uncertain when it
+contains the threshold. A grade is never "fail" while an interval includes its threshold: it is
+"uncertain" and `verdict_reason` names the check ("rand-read-4k IOPS 1,905 ± 40 straddles
+1,500"). A figure without an interval (fewer than 2 seconds, old documents) is judged on its
+value as before. `passed` is True only for "pass".
 """
 
 from __future__ import annotations
@@ -25,7 +32,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from flashmark.model import Check, Grade, TestResult
+from flashmark.model import Check, DirectionResult, Grade, TestResult
+from flashmark.stats import MeanInterval, Verdict, judge
 from flashmark.units import MB
 
 _APP_CLASS_SOURCE = (
@@ -93,27 +101,67 @@ GRADE_RULES: tuple[GradeRule, ...] = (
 )
 
 
-def measured_value(results: Sequence[TestResult], test: str, metric: str) -> float | None:
-    """A metric of a test in the unit of its check (IOPS, or MB/s for bandwidth)."""
+def _direction(results: Sequence[TestResult], test: str, metric: str) -> DirectionResult | None:
     result = next((r for r in results if r.spec.name == test), None)
     if result is None:
         return None
-    direction_name, _, quantity = metric.partition("_")
-    direction = result.read if direction_name == "read" else result.write
+    direction_name, _, _ = metric.partition("_")
+    return result.read if direction_name == "read" else result.write
+
+
+def measured_value(results: Sequence[TestResult], test: str, metric: str) -> float | None:
+    """A metric of a test in the unit of its check (IOPS, or MB/s for bandwidth)."""
+    measured = measured_with_interval(results, test, metric)
+    return None if measured is None else measured[0]
+
+
+def measured_with_interval(
+    results: Sequence[TestResult], test: str, metric: str
+) -> tuple[float, MeanInterval | None] | None:
+    """A metric of a test and its 95% interval, both in the unit of its check; None when the
+    test did not run. The interval is None when the figure has none (fewer than 2 seconds)."""
+    direction = _direction(results, test, metric)
     if direction is None:
         return None
+    _, _, quantity = metric.partition("_")
     if quantity == "iops":
-        return direction.iops
+        return direction.iops, direction.iops_ci95
     if quantity == "bw_bytes":
-        return direction.bw_bytes / MB
+        interval = direction.bw_ci95
+        return direction.bw_bytes / MB, None if interval is None else interval.scaled(1 / MB)
     raise ValueError(f"unknown metric {metric!r}")
 
 
+def _number(value: float, unit: str) -> str:
+    return f"{value:,.2f}" if unit == "MB/s" else f"{value:,.0f}"
+
+
+def _value_text(check: Check) -> str:
+    """'rand-read-4k IOPS 1,905 ± 40' (the value and half its 95% interval), or without ±."""
+    if check.value is None:
+        return f"{check.test} {check.unit} not measured"
+    text = f"{check.test} {check.unit} {_number(check.value, check.unit)}"
+    if check.interval is not None:
+        low, high = check.interval
+        text += f" ± {_number((high - low) / 2, check.unit)}"
+    return text
+
+
+def straddle_text(check: Check) -> str:
+    """'rand-read-4k IOPS 1,905 ± 40 straddles 1,500': an uncertain check in words."""
+    return f"{_value_text(check)} straddles {_number(check.threshold, check.unit)}"
+
+
 def _check(rule: CheckRule, results: Sequence[TestResult]) -> Check:
-    value = measured_value(results, rule.test, rule.metric)
-    if value is None:
+    measured = measured_with_interval(results, rule.test, rule.metric)
+    if measured is None:
         return Check(rule.name, rule.test, rule.metric, rule.unit, rule.threshold, None, None, None)
+    value, interval = measured
     margin = (value - rule.threshold) / rule.threshold * 100.0
+    if interval is None:  # judged on the value alone, as before intervals existed
+        verdict = Verdict.PASS if value >= rule.threshold else Verdict.FAIL
+    else:
+        verdict = judge(value, interval, rule.threshold).verdict
     return Check(
         rule.name,
         rule.test,
@@ -122,8 +170,26 @@ def _check(rule: CheckRule, results: Sequence[TestResult]) -> Check:
         rule.threshold,
         value,
         margin,
-        value >= rule.threshold,
+        verdict is Verdict.PASS,
+        verdict,
+        None if interval is None else (interval.low, interval.high),
     )
+
+
+def grade_verdict(checks: Sequence[Check]) -> tuple[Verdict | None, str]:
+    """A grade's verdict from its checks, and why when it is uncertain.
+
+    fail: a check clearly fails (its interval lies below the threshold). Otherwise None when
+    a check was not measured; uncertain when an interval contains its threshold (never fail
+    then); pass when every check passes."""
+    if any(check.verdict is Verdict.FAIL for check in checks):
+        return Verdict.FAIL, ""
+    if any(check.verdict is None for check in checks):
+        return None, ""
+    straddling = [check for check in checks if check.verdict is Verdict.UNCERTAIN]
+    if straddling:
+        return Verdict.UNCERTAIN, "; ".join(straddle_text(check) for check in straddling)
+    return Verdict.PASS, ""
 
 
 def grade_results(
@@ -132,11 +198,38 @@ def grade_results(
     grades = []
     for rule in rules:
         checks = tuple(_check(check, results) for check in rule.checks)
-        if any(check.passed is False for check in checks):
-            passed: bool | None = False
-        elif all(check.passed for check in checks):
-            passed = True
-        else:
-            passed = None
-        grades.append(Grade(rule.name, rule.title, rule.source, checks, passed, rule.note))
+        verdict, reason = grade_verdict(checks)
+        passed = None if verdict is None else verdict is Verdict.PASS
+        grades.append(
+            Grade(rule.name, rule.title, rule.source, checks, passed, rule.note, verdict, reason)
+        )
     return tuple(grades)
+
+
+GRADE_NAMES: tuple[str, ...] = tuple(rule.name for rule in GRADE_RULES)
+
+
+def unmet_requirements(grades: Sequence[Grade], required: Sequence[str]) -> tuple[str, ...]:
+    """One line per required grade that is not "pass": failed, uncertain (with the check that
+    straddles its threshold), not fully measured, or not graded in this run at all."""
+    by_name = {grade.name: grade for grade in grades}
+    lines = []
+    for name in required:
+        grade = by_name.get(name)
+        if grade is None:
+            lines.append(f"{name}: not graded in this run")
+        elif grade.verdict is Verdict.PASS:
+            continue
+        elif grade.verdict is Verdict.FAIL:
+            failing = [c for c in grade.checks if c.verdict is Verdict.FAIL]
+            lines.append(f"{name}: fail ({'; '.join(_fail_text(c) for c in failing)})")
+        elif grade.verdict is Verdict.UNCERTAIN:
+            lines.append(f"{name}: uncertain ({grade.verdict_reason})")
+        else:
+            missing = ", ".join(c.test for c in grade.checks if c.value is None)
+            lines.append(f"{name}: not graded in this run ({missing} did not run)")
+    return tuple(lines)
+
+
+def _fail_text(check: Check) -> str:
+    return f"{_value_text(check)} < {_number(check.threshold, check.unit)}"

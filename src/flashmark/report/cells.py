@@ -8,11 +8,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from flashmark.model import Check, DirectionResult, Run, TargetKind
+from flashmark.model import Check, DirectionResult, Grade, Run, TargetKind
 from flashmark.report.describe import measured_line
+from flashmark.stats import Verdict
 from flashmark.units import format_iops, format_latency_ns, format_rate, format_size
 
-VERDICTS = {True: "pass", False: "fail", None: "n/a"}
+# A grade's verdict in words; None: not every check could be measured.
+VERDICTS: dict[Verdict | None, str] = {
+    Verdict.PASS: "pass",
+    Verdict.FAIL: "fail",
+    Verdict.UNCERTAIN: "uncertain",
+    None: "n/a",
+}
 UNIT_NOTE = "MB = 10^6 bytes"
 
 
@@ -35,6 +42,14 @@ def check_text(check: Check) -> str:
     value = f"{check.value:.1f}" if check.unit == "MB/s" else f"{check.value:.0f}"
     margin = f"{check.margin_pct:+.1f}%" if check.margin_pct is not None else ""
     return f"{check.name} {value} {check.unit} (>= {check.threshold:g}, {margin})"
+
+
+def grade_verdict_text(grade: Grade) -> str:
+    """'pass', 'fail', 'n/a', or 'uncertain (rand-read-4k IOPS 1,905 ± 40 straddles 1,500)'."""
+    text = VERDICTS[grade.verdict]
+    if grade.verdict is Verdict.UNCERTAIN and grade.verdict_reason:
+        return f"{text} ({grade.verdict_reason})"
+    return text
 
 
 def grades_passed(run: Run) -> str:

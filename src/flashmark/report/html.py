@@ -39,13 +39,19 @@ from flashmark.model import Run, TargetKind
 from flashmark.probe.model import Device, Environment
 from flashmark.references import PUBLISHED_LABEL, ReferenceDevice
 from flashmark.report import cells, charts, describe
+from flashmark.stats import Verdict
 from flashmark.units import format_duration, format_iops, format_rate, format_size
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
     from flashmark.monitor import MonitorSeries
 
-VERDICT_TEXT = {True: "pass", False: "fail", None: "n/a"}
-VERDICT_CLASS = {True: "pass", False: "fail", None: "na"}
+VERDICT_TEXT = cells.VERDICTS
+VERDICT_CLASS: dict[Verdict | None, str] = {
+    Verdict.PASS: "pass",
+    Verdict.FAIL: "fail",
+    Verdict.UNCERTAIN: "uncertain",
+    None: "na",
+}
 
 # Nothing may be fetched: no scripts but the page's own (by its hash), no images, fonts,
 # frames or connections. Inline styles stay allowed: the SVG charts carry their own.

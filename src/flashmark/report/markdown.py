@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from flashmark.model import Run
 from flashmark.report.cells import (
     UNIT_NOTE,
-    VERDICTS,
     check_text,
     device_text,
     direction_cells,
+    grade_verdict_text,
     seconds_text,
     settings_text,
     started_text,
@@ -108,7 +108,7 @@ def run_to_markdown(run: Run) -> str:
     lines += markdown_table(
         ("class", "verdict", "checks: measured (required, margin)"),
         [
-            [grade.name, VERDICTS[grade.passed], "; ".join(check_text(c) for c in grade.checks)]
+            [grade.name, grade_verdict_text(grade), "; ".join(check_text(c) for c in grade.checks)]
             for grade in run.grades
         ],
         [False, False, False],

@@ -5,19 +5,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Group, RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from flashmark.model import Grade, Run, TargetKind
 from flashmark.report.cells import check_text, direction_cells
 from flashmark.report.describe import describe_activity, measured_line
+from flashmark.stats import Verdict
 from flashmark.units import (
     format_duration,
     format_size,
 )
 from flashmark.workloads.result import WorkloadResult
 
-_PASS = {True: "[green]pass[/green]", False: "[red]fail[/red]", None: "[yellow]n/a[/yellow]"}
+_VERDICT_MARKUP: dict[Verdict | None, str] = {
+    Verdict.PASS: "[green]pass[/green]",
+    Verdict.FAIL: "[red]fail[/red]",
+    Verdict.UNCERTAIN: "[bold yellow]uncertain[/bold yellow]",
+    None: "[yellow]n/a[/yellow]",
+}
 
 
 def render_run(run: Run) -> RenderableType:
@@ -81,9 +88,10 @@ def _grades_table(grades: Sequence[Grade]) -> Table:
     table.add_column("verdict")
     table.add_column("checks: measured (required, margin)")
     for grade in grades:
-        table.add_row(
-            grade.name, _PASS[grade.passed], "; ".join(check_text(check) for check in grade.checks)
-        )
+        checks = "; ".join(check_text(check) for check in grade.checks)
+        if grade.verdict is Verdict.UNCERTAIN and grade.verdict_reason:
+            checks += f"\n[yellow]uncertain: {escape(grade.verdict_reason)}[/yellow]"
+        table.add_row(grade.name, _VERDICT_MARKUP[grade.verdict], checks)
     return table
 
 

@@ -1,0 +1,87 @@
+"""`flashmark run --require`: exit 8 after saving when a named grade is not "pass"."""
+
+import json
+
+import pytest
+
+from flashmark.errors import ExitStatus
+from tests.cli_runner import flashmark
+
+
+@pytest.fixture
+def card(tmp_path):
+    folder = tmp_path / "card"
+    folder.mkdir()
+    return folder
+
+
+def env(recordings, tmp_path, recording):
+    return {
+        "FLASHMARK_FIO_REPLAY": str(recordings / recording),
+        "FLASHMARK_DB": str(tmp_path / "history.sqlite3"),
+    }
+
+
+def standard(card, *require):
+    # standard-fast-card: A1, C10, U1, U3, V30 pass; A2's depth-32 intervals straddle 4000/2000
+    return ("run", str(card), "--profile", "standard", "--runtime", "3", "--size", "64M",
+            "--workload-scale", "0", "--json", *require)  # fmt: skip
+
+
+def test_exit_8_on_a_failed_grade_after_the_result_is_saved(recordings, tmp_path, card):
+    environment = env(recordings, tmp_path, "quick-a1-card")
+    done = flashmark("run", str(card), "--require", "a1,U1", "--json", env=environment)
+    assert done.returncode == 8 and ExitStatus.REQUIREMENT.value == 8, done.stderr
+    document = json.loads(done.stdout)  # printed in full before exiting
+    assert document["grades"]["A1"]["verdict"] == "fail"
+    lines = done.stderr.splitlines()
+    assert lines[-3:] == [
+        "flashmark: required grade A1: fail (seq-write MB/s 9.98 ± 0.02 < 10.00)",
+        "flashmark: required grade U1: fail (seq-write MB/s 9.98 ± 0.02 < 10.00)",
+        "flashmark: error: required grades not passed: A1, U1",
+    ]
+    listed = json.loads(flashmark("history", "--json", env=environment).stdout)
+    assert [entry["id"] for entry in listed] == [document["id"]] == [1]  # saved before exit 8
+
+
+def test_exit_0_when_every_required_grade_passes(recordings, tmp_path, card):
+    done = flashmark(*standard(card, "--require", "A1,U3,V30"),
+                     env=env(recordings, tmp_path, "standard-fast-card"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    grades = json.loads(done.stdout)["grades"]
+    assert [grades[name]["verdict"] for name in ("A1", "U3", "V30")] == ["pass"] * 3
+    assert "required grade" not in done.stderr
+
+
+def test_exit_8_on_an_uncertain_grade_names_the_straddled_thresholds(recordings, tmp_path, card):
+    done = flashmark(*standard(card, "--require", "A1,A2"),
+                     env=env(recordings, tmp_path, "standard-fast-card"))  # fmt: skip
+    assert done.returncode == 8, done.stderr
+    a2 = json.loads(done.stdout)["grades"]["A2"]
+    assert a2["verdict"] == "uncertain" and a2["pass"] is False
+    assert [check["verdict"] for check in a2["checks"]] == ["uncertain", "uncertain", "pass"]
+    (line,) = [line for line in done.stderr.splitlines() if "required grade A" in line]
+    assert line == (
+        "flashmark: required grade A2: uncertain (rand-read-4k-q32 IOPS 3,999 ± 896 straddles "
+        "4,000; rand-write-4k-q32 IOPS 1,987 ± 390 straddles 2,000)"
+    )
+    assert "A1" not in line
+
+
+def test_the_terminal_report_shows_uncertain(recordings, tmp_path, card):
+    arguments = [a for a in standard(card) if a != "--json"]
+    done = flashmark(*arguments, "--no-save", env=env(recordings, tmp_path, "standard-fast-card"))
+    assert done.returncode == 0, done.stderr
+    assert "uncertain" in done.stdout
+    assert "straddles" in done.stdout
+
+
+def test_an_unknown_grade_is_a_usage_error_listing_the_known_ones(recordings, tmp_path, card):
+    environment = env(recordings, tmp_path, "quick-a1-card")
+    done = flashmark("run", str(card), "--require", "A1,X9", env=environment)
+    assert done.returncode == ExitStatus.USAGE.value == 2
+    assert done.stderr.strip().splitlines() == [
+        "flashmark: error: Invalid value for '--require': unknown grade 'X9': known grades "
+        "are A1, A2, C10, U1, U3, V30 (see `flashmark run --help`)"
+    ]
+    assert not (tmp_path / "history.sqlite3").exists()  # refused before anything ran
