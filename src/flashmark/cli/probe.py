@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import click
@@ -12,10 +12,9 @@ from rich.text import Text
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stderr_console, stdout_console
-from flashmark.documents.entries import StoredResult
-from flashmark.errors import HistoryError
+from flashmark.cli.passports import card_passports
 from flashmark.grading import judge_probe
-from flashmark.passport import Passport, passports_for
+from flashmark.model import Passport
 from flashmark.probe import probe_target
 from flashmark.probe.model import ProbeReport
 from flashmark.report.describe import device_facts, environment_facts
@@ -47,27 +46,13 @@ def probe_command(target: str, as_json: bool, db_path: Path | None, debug: bool)
     """
     report = judge_probe(probe_target(target, SystemRoots.from_environment()))
     errors = stderr_console()
-    passports = _passports(report, db_path, errors.print)
+    passports = card_passports(report, History.locate(db_path), errors.print)
     if as_json:
         print_json({**report.to_dict(), "passports": [p.to_dict() for p in passports]})
     else:
         stdout_console().print(render_probe(report, passports))
     for warning in report.warnings:
         errors.print(Text(f"warning: {warning}", style="yellow"))
-
-
-def _passports(
-    report: ProbeReport, db_path: Path | None, warn: Callable[[str], None]
-) -> list[Passport]:
-    """A passport per card, with what the history (read-only) knows about the same card."""
-    if not any(device.card for device in report.devices):
-        return []
-    entries: Sequence[StoredResult] = ()
-    try:
-        entries = History.locate(db_path).list()
-    except HistoryError as error:  # the passport without history; the probe goes on
-        warn(f"warning: the history could not be read for the card passport: {error}")
-    return passports_for(report, entries)
 
 
 def render_probe(report: ProbeReport, passports: Sequence[Passport] = ()) -> Group:
