@@ -17,7 +17,7 @@ from flashmark.grading import judge_probe
 from flashmark.model import Passport
 from flashmark.probe import probe_target
 from flashmark.probe.model import ProbeReport
-from flashmark.report.describe import device_facts, environment_facts
+from flashmark.report.describe import device_facts, environment_facts, passport_rows
 from flashmark.store import History
 from flashmark.sysroot import SystemRoots
 
@@ -75,18 +75,7 @@ def render_probe(report: ProbeReport, passports: Sequence[Passport] = ()) -> Gro
 
 
 def _passport_section(passport: Passport) -> Table:
-    rows = [("verdict", passport.verdict)]
-    for point in passport.points:
-        detail = "; ".join(part for part in (point.evidence, point.source) if part)
-        rows.append(
-            (f"{point.topic} {point.status}", f"{point.text}" + (f"  [{detail}]" if detail else ""))
-        )
-    if passport.seen_before:
-        seen = ", ".join(str(result_id) for result_id in passport.seen_before)
-        rows.append(("seen before", f"results {seen} (`flashmark show ID`)"))
-    else:
-        rows.append(("seen before", "never: this card (by CID) is not in the history"))
-    return _section(f"Passport {passport.device}", rows)
+    return _section(f"Passport {passport.device}", passport_rows(passport))
 
 
 def _section(title: str, rows: Iterable[tuple[str, str]]) -> Table:
