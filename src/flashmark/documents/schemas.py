@@ -14,6 +14,7 @@ from __future__ import annotations
 #      direction) with exact windows: rates count only the I/O completed in the window, and
 #      write headlines became durable rates (the meaning of "iops"/"bw_bytes" is sharper, not
 #      different: a 1-reader reads them).
+#      "passport" (run): the measured SD/eMMC card's passport, or null.
 RESULT = "flashmark.result/1"
 # `monitor --json` and the history's monitor recordings (docs/workloads.md).
 #   1: first version.
