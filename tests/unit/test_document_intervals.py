@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 from flashmark.documents.result import document_to_run, run_to_document
-
 from flashmark.fio.parse import parse_test_output
 from flashmark.profiles import SEQ_WRITE
 from tests.unit.test_parse_recorded import replay
