@@ -6,9 +6,12 @@ point with its evidence and the source of the rule behind it.
     passport.points     # PassportPoint(topic, status, text, evidence, source)
     passport.seen_before  # history ids of earlier results of this very card (by CID)
 
-Pure: the caller reads the history (`History.list()`) and passes the entries in. A card is
-recognised by its whole CID register (manufacturer, OEM, name, revision, serial, date): two
-cards share it only if a counterfeiter cloned it, which is itself a finding.
+Pure: the caller reads the history and passes the entries in (flashmark.cli.passports reads
+the card's results through the history's CID index, `History.of_card`). The Passport and
+PassportPoint dataclasses live in flashmark.model, so that a Run can carry its card's passport.
+
+A card is recognised by its whole CID register (manufacturer, OEM, name, revision, serial,
+date): two cards share it only if a counterfeiter cloned it, which is itself a finding.
 
 The CID rules are reasons to look closer, not proof; each names its source. The main one is
 Thomas Kaiser's survey of several thousand Armbian users' cards (ThomasKaiser/sbc-bench,
