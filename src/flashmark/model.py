@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from flashmark.monitor.series import MonitorSeries
 from flashmark.probe.model import ProbeReport
@@ -219,6 +219,69 @@ class FioInfo:
 
 
 @dataclass(frozen=True)
+class PassportPoint:
+    """One point of a card passport (flashmark.passport): a finding with its evidence and the
+    source of the rule behind it."""
+
+    topic: str  # "identity", "capacity", "classes", "host"
+    status: str  # "ok", "suspicious", "fake", "unknown", "info"
+    text: str
+    evidence: str
+    source: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "topic": self.topic,
+            "status": self.status,
+            "text": self.text,
+            "evidence": self.evidence,
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PassportPoint:
+        return cls(
+            topic=str(d["topic"]),
+            status=str(d["status"]),
+            text=str(d["text"]),
+            evidence=str(d.get("evidence", "")),
+            source=str(d.get("source", "")),
+        )
+
+
+@dataclass(frozen=True)
+class Passport:
+    """A card's passport: one verdict from everything flashmark knows about the card
+    (computed by flashmark.passport; plain data here so that Run can carry it)."""
+
+    device: str
+    cid: str | None  # the whole CID register, lower-case hex: how the card is recognised
+    verdict: str  # "fake", "suspicious", "no sign of a fake", "unknown"
+    points: tuple[PassportPoint, ...]
+    seen_before: tuple[int, ...]  # history ids of earlier results of this card (by CID)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "cid": self.cid,
+            "verdict": self.verdict,
+            "points": [point.to_dict() for point in self.points],
+            "seen_before": list(self.seen_before),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Passport:
+        cid = d.get("cid")
+        return cls(
+            device=str(d["device"]),
+            cid=None if cid is None else str(cid),
+            verdict=str(d["verdict"]),
+            points=tuple(PassportPoint.from_dict(point) for point in d.get("points", ())),
+            seen_before=tuple(int(result_id) for result_id in d.get("seen_before", ())),
+        )
+
+
+@dataclass(frozen=True)
 class Run:
     """One complete benchmark run: the result document, as saved and as exported."""
 
@@ -236,6 +299,7 @@ class Run:
     probe: ProbeReport | None = None  # the device, its claims and the host, read before the run
     findings: tuple[str, ...] = ()  # claimed vs measured, e.g. "claims A2; measured ...: ..."
     workloads: tuple[WorkloadResult, ...] = ()  # the profile's real-world workloads, after fio
+    passport: Passport | None = None  # the measured card's passport, when it is an SD/eMMC card
 
     def test(self, name: str) -> TestResult | None:
         return next((t for t in self.tests if t.spec.name == name), None)

@@ -6,9 +6,12 @@ point with its evidence and the source of the rule behind it.
     passport.points     # PassportPoint(topic, status, text, evidence, source)
     passport.seen_before  # history ids of earlier results of this very card (by CID)
 
-Pure: the caller reads the history (`History.list()`) and passes the entries in. A card is
-recognised by its whole CID register (manufacturer, OEM, name, revision, serial, date): two
-cards share it only if a counterfeiter cloned it, which is itself a finding.
+Pure: the caller reads the history and passes the entries in (flashmark.cli.passports reads
+the card's results through the history's CID index, `History.of_card`). The Passport and
+PassportPoint dataclasses live in flashmark.model, so that a Run can carry its card's passport.
+
+A card is recognised by its whole CID register (manufacturer, OEM, name, revision, serial,
+date): two cards share it only if a counterfeiter cloned it, which is itself a finding.
 
 The CID rules are reasons to look closer, not proof; each names its source. The main one is
 Thomas Kaiser's survey of several thousand Armbian users' cards (ThomasKaiser/sbc-bench,
@@ -18,12 +21,12 @@ results/SD-cards-with-low-serial-numbers.md, "SBC_BENCH" below).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
+from flashmark.documents.cards import document_cids
 from flashmark.documents.entries import StoredResult
+from flashmark.model import Passport, PassportPoint
 from flashmark.probe.model import Card, Device, ProbeReport
 
 SBC_BENCH = "ThomasKaiser/sbc-bench results/SD-cards-with-low-serial-numbers.md"
@@ -50,33 +53,6 @@ _NAME_CAPACITY = re.compile(r"^(?:SD|SL|SR|SE)?(\d{2,3})G?$")
 NAME_CAPACITY_RANGE = (0.85, 1.02)
 
 
-@dataclass(frozen=True)
-class PassportPoint:
-    topic: str  # "identity", "capacity", "classes", "host"
-    status: str  # "ok", "suspicious", "fake", "unknown", "info"
-    text: str
-    evidence: str
-    source: str
-
-
-@dataclass(frozen=True)
-class Passport:
-    device: str
-    cid: str | None
-    verdict: str
-    points: tuple[PassportPoint, ...]
-    seen_before: tuple[int, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "device": self.device,
-            "cid": self.cid,
-            "verdict": self.verdict,
-            "points": [asdict(point) for point in self.points],
-            "seen_before": list(self.seen_before),
-        }
-
-
 def card_cid(device: Device) -> str | None:
     card = device.card
     return card.cid.raw.lower() if card and card.cid else None
@@ -84,22 +60,8 @@ def card_cid(device: Device) -> str | None:
 
 def results_of_card(entries: Sequence[StoredResult], cid: str) -> list[StoredResult]:
     """History entries that measured the card with this CID, oldest first."""
-    found = [entry for entry in entries if cid in _cids_of(entry.document)]
+    found = [entry for entry in entries if cid in document_cids(entry.document)]
     return sorted(found, key=lambda entry: entry.id)
-
-
-def _cids_of(document: Mapping[str, Any]) -> set[str]:
-    cids: set[str] = set()
-    card_cid_value = document.get("card_cid")
-    if isinstance(card_cid_value, str):
-        cids.add(card_cid_value.lower())
-    probe = document.get("probe")
-    if isinstance(probe, Mapping):
-        for device in probe.get("devices") or ():
-            cid = ((device or {}).get("card") or {}).get("cid") or {}
-            if isinstance(cid.get("raw"), str):
-                cids.add(cid["raw"].lower())
-    return cids
 
 
 def passports_for(report: ProbeReport, entries: Sequence[StoredResult] = ()) -> list[Passport]:

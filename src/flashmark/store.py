@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from flashmark.documents.cards import document_card_cid
 from flashmark.documents.codec import compact
 from flashmark.documents.entries import StoredResult
 from flashmark.errors import (
@@ -83,6 +84,25 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             json_extract(document, '$.target.path'),
             target
         ) WHERE kind = 'benchmark'
+        """,
+    ),
+    (
+        # The card a result measured, by its whole CID register (lower-case hex, as `flashmark
+        # probe` shows it), indexed: the card passport recognises a card again and `history
+        # --card` lists its results without reading every document. Backfilled from what the
+        # documents always held (documents.cards: a capacity result's "card_cid", else the
+        # first probed device's card CID).
+        "0003_card_cid",
+        """
+        ALTER TABLE results ADD COLUMN card_cid TEXT;
+        UPDATE results SET card_cid = lower(COALESCE(
+            json_extract(document, '$.card_cid'),
+            (SELECT json_extract(device.value, '$.card.cid.raw')
+               FROM json_each(results.document, '$.probe.devices') AS device
+              WHERE json_type(device.value, '$.card.cid.raw') = 'text'
+              ORDER BY device.key LIMIT 1)
+        )) WHERE json_valid(document);
+        CREATE INDEX results_card_cid ON results (card_cid)
         """,
     ),
 )
@@ -207,6 +227,19 @@ class History:
             )
         return _stored(row)
 
+    def of_card(self, cid: str) -> list[StoredResult]:
+        """Every result of the card with this CID (lower-case hex), oldest first: read
+        through the CID index (migration 0003_card_cid), not by scanning the documents."""
+        with self._reader() as connection:
+            rows = (
+                []
+                if connection is None
+                else connection.execute(
+                    "SELECT * FROM results WHERE card_cid = ? ORDER BY id", (cid.lower(),)
+                ).fetchall()
+            )
+        return [_stored(row) for row in rows]
+
     def list(self, limit: int | None = None, kind: str | None = None) -> list[StoredResult]:
         query = "SELECT * FROM results"
         parameters: list[Any] = []
@@ -272,10 +305,10 @@ def _insert(
     document: Mapping[str, Any],
 ) -> int:
     cursor = connection.execute(
-        "INSERT INTO results (kind, created_at, target, label, schema, document) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO results (kind, created_at, target, label, schema, document, card_cid) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
         (kind, _created_at(document), target, label, str(document.get("schema", "")),
-         compact(document)),
+         compact(document), document_card_cid(document)),
     )  # fmt: skip
     new_id = int(cursor.lastrowid or 0)
     connection.execute(

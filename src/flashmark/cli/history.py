@@ -1,4 +1,5 @@
-"""`flashmark history`: the saved results, newest first.
+"""`flashmark history`: the saved results, newest first; `--card CID` lists every result of one
+SD/eMMC card (recognised by its CID register, through the history's CID index) over time.
 
 `flashmark show ID` is in show.py: it reads whole result documents and needs their renderers,
 which `history` must not import to start fast (issue 9, "instant start").
@@ -12,7 +13,7 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
-from flashmark.cli.params import COUNT
+from flashmark.cli.params import CARD_CID, COUNT
 from flashmark.report.history_table import render_history
 from flashmark.store import History
 
@@ -24,13 +25,32 @@ from flashmark.store import History
     type=COUNT,
     default=50,
     show_default=True,
-    help="How many of the newest results.",
+    help="How many of the newest results (not with --card, which lists them all).",
+)
+@click.option(
+    "--card",
+    "card_cid",
+    type=CARD_CID,
+    default=None,
+    metavar="CID",
+    help="Every result of the card with this CID (32 hex digits, as `flashmark probe` shows).",
 )
 @db_option
 @debug_option
-def history_command(as_json: bool, limit: int, db_path: Path | None, debug: bool) -> None:
-    """List saved results, newest first (`flashmark show ID` shows one)."""
-    entries = History.locate(db_path).list(limit=limit)
+def history_command(
+    as_json: bool, limit: int, card_cid: str | None, db_path: Path | None, debug: bool
+) -> None:
+    """List saved results, newest first (`flashmark show ID` shows one).
+
+    \b
+    With --card CID: every result of that SD/eMMC card over time, whatever the target or
+    reader it was measured through (benchmarks, capacity probes, ...).
+    """
+    history = History.locate(db_path)
+    if card_cid is not None:
+        entries = sorted(history.of_card(card_cid), key=lambda entry: entry.id, reverse=True)
+    else:
+        entries = history.list(limit=limit)
     if as_json:
         print_json(
             [
@@ -44,6 +64,10 @@ def history_command(as_json: bool, limit: int, db_path: Path | None, debug: bool
                 }
                 for entry in entries
             ]
+        )
+    elif not entries and card_cid is not None:
+        click.echo(
+            f"No saved results of the card {card_cid} (`flashmark probe` shows a card's CID)."
         )
     elif not entries:
         click.echo("No saved results yet: `flashmark run` measures and saves one.")

@@ -26,8 +26,9 @@ if TYPE_CHECKING:  # click >= 8.2 types ParamType by its value; 8.1 cannot subsc
     _FloatType = click.ParamType[float]
     _IntType = click.ParamType[int]
     _NamesType = click.ParamType[tuple[str, ...]]
+    _StrType = click.ParamType[str]
 else:
-    _FloatType = _IntType = _NamesType = click.ParamType
+    _FloatType = _IntType = _NamesType = _StrType = click.ParamType
 
 # Limits shared by several commands (each says why it is where it is).
 MIN_INTERVAL_S = 0.05  # /proc/diskstats counters move in jiffies; finer samples are noise
@@ -179,6 +180,30 @@ class GradeNames(_NamesType):
         return tuple(names)
 
 
+# An SD or eMMC CID register: 128 bits, printed by the kernel (and `flashmark probe`) as 32
+# hex digits (SD Physical Layer Simplified Specification 5.2; JEDEC eMMC 7.2).
+_CID = re.compile(r"[0-9a-f]{32}")
+
+
+class CardCid(_StrType):
+    """A card's CID as `flashmark probe` shows it: 32 hex digits (either case, an optional
+    0x), returned lower-case, as the history keeps it."""
+
+    name = "cid"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value).strip().lower()
+        text = text.removeprefix("0x")
+        if not _CID.fullmatch(text):
+            self.fail(
+                f"{_quoted(value)} is not a card CID: give the 32 hex digits `flashmark probe` "
+                "shows for the card",
+                param,
+                ctx,
+            )
+        return text
+
+
 INTERVAL = BoundedFloat(MIN_INTERVAL_S, MAX_INTERVAL_S)
 RUNTIME = BoundedInt(1, MAX_RUNTIME_S)
 TIMEOUT = BoundedFloat(0.0, MAX_TIMEOUT_S, min_open=True)
@@ -187,3 +212,4 @@ WORKLOAD_SCALE_POSITIVE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE, min_open=True)
 COUNT = BoundedInt(1, MAX_COUNT)
 SIZE = Size()
 GRADES = GradeNames()
+CARD_CID = CardCid()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import click
@@ -12,13 +12,12 @@ from rich.text import Text
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stderr_console, stdout_console
-from flashmark.documents.entries import StoredResult
-from flashmark.errors import HistoryError
+from flashmark.cli.passports import card_passports
 from flashmark.grading import judge_probe
-from flashmark.passport import Passport, passports_for
+from flashmark.model import Passport
 from flashmark.probe import probe_target
 from flashmark.probe.model import ProbeReport
-from flashmark.report.describe import device_facts, environment_facts
+from flashmark.report.describe import device_facts, environment_facts, passport_rows
 from flashmark.store import History
 from flashmark.sysroot import SystemRoots
 
@@ -47,27 +46,13 @@ def probe_command(target: str, as_json: bool, db_path: Path | None, debug: bool)
     """
     report = judge_probe(probe_target(target, SystemRoots.from_environment()))
     errors = stderr_console()
-    passports = _passports(report, db_path, errors.print)
+    passports = card_passports(report, History.locate(db_path), errors.print)
     if as_json:
         print_json({**report.to_dict(), "passports": [p.to_dict() for p in passports]})
     else:
         stdout_console().print(render_probe(report, passports))
     for warning in report.warnings:
         errors.print(Text(f"warning: {warning}", style="yellow"))
-
-
-def _passports(
-    report: ProbeReport, db_path: Path | None, warn: Callable[[str], None]
-) -> list[Passport]:
-    """A passport per card, with what the history (read-only) knows about the same card."""
-    if not any(device.card for device in report.devices):
-        return []
-    entries: Sequence[StoredResult] = ()
-    try:
-        entries = History.locate(db_path).list()
-    except HistoryError as error:  # the passport without history; the probe goes on
-        warn(f"warning: the history could not be read for the card passport: {error}")
-    return passports_for(report, entries)
 
 
 def render_probe(report: ProbeReport, passports: Sequence[Passport] = ()) -> Group:
@@ -90,18 +75,7 @@ def render_probe(report: ProbeReport, passports: Sequence[Passport] = ()) -> Gro
 
 
 def _passport_section(passport: Passport) -> Table:
-    rows = [("verdict", passport.verdict)]
-    for point in passport.points:
-        detail = "; ".join(part for part in (point.evidence, point.source) if part)
-        rows.append(
-            (f"{point.topic} {point.status}", f"{point.text}" + (f"  [{detail}]" if detail else ""))
-        )
-    if passport.seen_before:
-        seen = ", ".join(str(result_id) for result_id in passport.seen_before)
-        rows.append(("seen before", f"results {seen} (`flashmark show ID`)"))
-    else:
-        rows.append(("seen before", "never: this card (by CID) is not in the history"))
-    return _section(f"Passport {passport.device}", rows)
+    return _section(f"Passport {passport.device}", passport_rows(passport))
 
 
 def _section(title: str, rows: Iterable[tuple[str, str]]) -> Table:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from flashmark.benchmark import BenchmarkRequest, plan_benchmark, run_benchmark
 from flashmark.cli import db_option, debug_option
@@ -17,6 +18,7 @@ from flashmark.cli.clean import clean_at_start
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import GRADES, RUNTIME, SIZE, WORKLOAD_SCALE
+from flashmark.cli.passports import card_passports
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.documents.result import run_to_document
@@ -24,12 +26,13 @@ from flashmark.errors import RequirementNotMet, printable
 from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
 from flashmark.grading import unmet_requirements
 from flashmark.leftovers import temporary_work_folder
-from flashmark.model import TargetKind
+from flashmark.model import Passport, Run, TargetKind
 from flashmark.plan import Plan
 from flashmark.probe import measured_summary
 from flashmark.profiles import PROFILES
 from flashmark.report.terminal import render_run
 from flashmark.signals import signals_raise
+from flashmark.store import History
 from flashmark.sysroot import SystemRoots
 from flashmark.units import format_duration, format_size
 
@@ -186,6 +189,8 @@ def run_command(
         with progress_display() as progress:
             result = run_benchmark(plan, runner, roots, progress)
 
+    # The measured card's passport, from the history as it was before this run (read-only).
+    result = dataclasses.replace(result, passport=_measured_card_passport(result, db_path))
     outcome = None if history is None else save_result(history, run_to_document(result))
     if outcome is not None and outcome.id is not None:
         result = dataclasses.replace(result, id=outcome.id)
@@ -203,6 +208,19 @@ def run_command(
             click.echo(printable(f"flashmark: required grade {line}"), err=True)
         names = ", ".join(line.partition(":")[0] for line in unmet)
         raise RequirementNotMet(f"required grades not passed: {names}")
+
+
+def _measured_card_passport(result: Run, db_path: Path | None) -> Passport | None:
+    """The passport of the measured device's SD/eMMC card, or None without one."""
+    if result.probe is None:
+        return None
+    console = stderr_console()
+    passports = card_passports(
+        result.probe,
+        History.locate(db_path),
+        lambda warning: console.print(Text(warning, style="yellow")),
+    )
+    return passports[0] if passports else None
 
 
 def _describe_plan(plan: Plan) -> None:

@@ -8,6 +8,7 @@ their versions, and the mapping of each kind of result to and from its document.
     workloads.py  workload results -> flashmark.workloads/1
     entries.py    a document as the history lists it (kind, target, label; id once stored)
     kinds.py      which documents the history keeps, as what; reading one back for import
+    cards.py      which card (by CID) a document measured: the history's CID index
 
 `from flashmark.documents import run_to_document` works for every name below. The modules load
 when a name is first used: the data types (probe, monitor series) use the codec and the schemas

@@ -18,6 +18,7 @@ from flashmark.model import (
     Grade,
     HostInfo,
     LatencyNs,
+    Passport,
     Pattern,
     Run,
     Settings,
@@ -58,6 +59,7 @@ def run_to_document(run: Run) -> dict[str, Any]:
         "findings": list(run.findings),
         "workloads": [workload.to_dict() for workload in run.workloads],
         "probe": run.probe.to_dict() if run.probe else None,
+        "passport": run.passport.to_dict() if run.passport else None,
     }
 
 
@@ -241,6 +243,7 @@ def _read_run(d: dict[str, Any]) -> Run:
         probe=ProbeReport.from_dict(d["probe"]) if d.get("probe") else None,
         findings=tuple(d.get("findings", ())),
         workloads=tuple(WorkloadResult.from_dict(w) for w in d.get("workloads", ())),
+        passport=Passport.from_dict(d["passport"]) if d.get("passport") else None,
     )
 
 

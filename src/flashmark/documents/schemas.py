@@ -17,6 +17,7 @@ from __future__ import annotations
 #      and "verdict_reason" per grade, "verdict" and "interval" per check: a grade whose check's
 #      95% interval contains the threshold is "uncertain", never "fail", and its "pass" is false
 #      (true only for "pass"). Documents without "verdict" read it from "pass".
+#      "passport" (run): the measured SD/eMMC card's passport, or null.
 RESULT = "flashmark.result/1"
 # `monitor --json` and the history's monitor recordings (docs/workloads.md).
 #   1: first version.

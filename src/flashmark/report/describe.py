@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from flashmark.model import Run, TargetKind
+from flashmark.model import Passport, Run, TargetKind
 from flashmark.probe import device_summary, measured_summary
 from flashmark.probe.model import Device, Environment, ProbeReport
 from flashmark.units import format_rate
@@ -437,3 +437,23 @@ def legend_label(run: Run, index: int) -> str:
     target = target_text(run).rstrip("/")
     short = target.rsplit("/", 1)[-1] or target
     return f"{run_id_label(run, index)} {short}" + (f" on {kernel}" if kernel else "")
+
+
+def passport_rows(passport: Passport) -> list[tuple[str, str]]:
+    """A card passport as (label, text) rows: the verdict, each point with its evidence and
+    source, and whether the history knew the card (the probe's and the run's terminal view)."""
+    rows = [("verdict", passport.verdict)]
+    for point in passport.points:
+        detail = "; ".join(part for part in (point.evidence, point.source) if part)
+        rows.append(
+            (f"{point.topic} {point.status}", point.text + (f"  [{detail}]" if detail else ""))
+        )
+    rows.append(("seen before", seen_before_text(passport)))
+    return rows
+
+
+def seen_before_text(passport: Passport) -> str:
+    if passport.seen_before:
+        seen = ", ".join(str(result_id) for result_id in passport.seen_before)
+        return f"results {seen} (`flashmark show ID`; `flashmark history --card {passport.cid}`)"
+    return "never: this card (by CID) is not in the history"

@@ -35,7 +35,7 @@ import jinja2
 from markupsafe import Markup
 
 from flashmark import __version__
-from flashmark.model import Run, TargetKind
+from flashmark.model import Passport, Run, TargetKind
 from flashmark.probe.model import Device, Environment
 from flashmark.references import PUBLISHED_LABEL, ReferenceDevice
 from flashmark.report import cells, charts, describe
@@ -98,6 +98,32 @@ class Card:
     findings: tuple[str, ...]
     warnings: tuple[str, ...]
     buffered: bool
+    passport: PassportView | None = None
+
+
+@dataclass(frozen=True)
+class PassportView:
+    """The measured card's passport in a verdict card: the verdict and each point's evidence."""
+
+    title: str
+    verdict: str
+    verdict_class: str  # the badge's CSS class: pass, fail or na
+    points: tuple[PassportPointView, ...]
+    seen_before: str
+
+
+@dataclass(frozen=True)
+class PassportPointView:
+    topic: str
+    status: str
+    status_class: str  # the badge's CSS class
+    text: str
+    evidence: str
+    source: str
+
+
+# A passport's verdict and its points' statuses as the grades' badge colours.
+_PASSPORT_CLASS = {"no sign of a fake": "pass", "ok": "pass", "fake": "fail", "suspicious": "fail"}
 
 
 def render_html_report(runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()) -> str:
@@ -246,6 +272,28 @@ def _card(view: RunView) -> Card:
         findings=tuple(run.findings),
         warnings=tuple(run.warnings),
         buffered=not settings.direct,
+        passport=_passport(run.passport) if run.passport is not None else None,
+    )
+
+
+def _passport(passport: Passport) -> PassportView:
+    cid = f", CID {passport.cid}" if passport.cid else ""
+    return PassportView(
+        title=f"Card passport ({passport.device}{cid})",
+        verdict=passport.verdict,
+        verdict_class=_PASSPORT_CLASS.get(passport.verdict, "na"),
+        points=tuple(
+            PassportPointView(
+                topic=point.topic,
+                status=point.status,
+                status_class=_PASSPORT_CLASS.get(point.status, "na"),
+                text=point.text,
+                evidence=point.evidence,
+                source=point.source,
+            )
+            for point in passport.points
+        ),
+        seen_before=describe.seen_before_text(passport),
     )
 
 

@@ -9,9 +9,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from flashmark.model import Grade, Run, TargetKind
+from flashmark.model import Grade, Passport, Run, TargetKind
 from flashmark.report.cells import check_text, direction_cells
-from flashmark.report.describe import describe_activity, measured_line
+from flashmark.report.describe import describe_activity, measured_line, passport_rows
 from flashmark.stats import Verdict
 from flashmark.units import (
     format_duration,
@@ -37,6 +37,8 @@ def render_run(run: Run) -> RenderableType:
         parts.append(render_workloads(run.workloads))
     if run.findings:
         parts.append(Text("\n".join(f"finding: {f}" for f in run.findings), style="bold"))
+    if run.passport is not None:
+        parts.append(_passport_table(run.passport))
     if run.warnings:
         parts.append(Text("\n".join(f"warning: {w}" for w in run.warnings), style="yellow"))
     return Group(*parts)
@@ -92,6 +94,23 @@ def _grades_table(grades: Sequence[Grade]) -> Table:
         if grade.verdict is Verdict.UNCERTAIN and grade.verdict_reason:
             checks += f"\n[yellow]uncertain: {escape(grade.verdict_reason)}[/yellow]"
         table.add_row(grade.name, _VERDICT_MARKUP[grade.verdict], checks)
+    return table
+
+
+def _passport_table(passport: Passport) -> Table:
+    """The measured card's passport: one verdict, each point with its evidence and source."""
+    cid = f", CID {passport.cid}" if passport.cid else ""
+    table = Table(
+        title=f"Card passport ({passport.device}{cid})",
+        title_justify="left",
+        show_header=False,
+        box=None,
+        pad_edge=False,
+    )
+    table.add_column(style="dim", no_wrap=True)
+    table.add_column(overflow="fold")
+    for label, text in passport_rows(passport):
+        table.add_row(label, text)
     return table
 
 
