@@ -59,6 +59,8 @@ def test_every_check_of_the_class_is_decided_on_the_right_side(documents, card, 
         assert (check["margin_pct"] > 0) is passes
         low, high = check["interval"]
         assert (high >= check["threshold"]) if passes else (low < check["threshold"])
+        if not low <= check["threshold"] <= high:  # decided: only the right side will do
+            assert check["verdict"] == ("pass" if passes else "fail")
 
 
 def test_speed_class_c10_follows_the_sequential_write(documents):
