@@ -92,7 +92,7 @@ def test_recorded_run_shows_mb_per_s_eta_from_the_plan_and_the_running_step():
 
     # Preparation: no write rate seen yet -> the ETA is not guessed.
     bars.begin(PREPARE_JOB_NAME, 1, total, None)
-    assert _live_lines(bars, console)[0].endswith("ETA ?")
+    assert _live_lines(bars, console)[0].endswith("ETA ? + workloads")
     # Half written at 20 MiB/s: the rest takes size/2 / rate, then every test.
     bars.update(0.5, "w=20.0MiB/s w=20 IOPS")
     lines = _live_lines(bars, console)
@@ -125,11 +125,13 @@ def test_recorded_run_shows_mb_per_s_eta_from_the_plan_and_the_running_step():
     lines = _live_lines(bars, console)
     assert lines[1] == f"{total - 1} done, 1 to go"
     assert _eta_seconds(lines) == 0  # the plan knows no length for the workloads
+    assert lines[0].endswith("ETA 0s + workloads")
     bars.begin(steps[-1].name, total, total, None)
     assert _live_lines(bars, console)[-1].startswith(f"[{total}/{total}] workloads")
     bars.end(steps[-1].name, "pkg-install 1.0 s")
     lines = _live_lines(bars, console)
     assert lines[1] == f"{total} done, 0 to go" and len(lines) == 2
+    assert lines[0].endswith("ETA 0s")
     printed = console.export_text()
     assert "KiB" not in printed and "MiB/s" not in printed
     assert printed.count(" MB/s") == total - 1

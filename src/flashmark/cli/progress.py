@@ -217,6 +217,17 @@ class BarProgress:
                 return left + bytes_left / self._write_rate
             return left
 
+    def _unknown_suffix(self) -> str:
+        """' + workloads' while a step the plan gives no length (not the preparation) is to come:
+        the ETA leaves it out rather than guess."""
+        first = self._number - 1 if self._name else self._number
+        unknown = [
+            step.name.split(" ")[0]
+            for step in self._steps[max(first, 0) :]
+            if step.expected_s is None and step.bytes_to_write is None
+        ]
+        return "".join(f" + {name}" for name in unknown)
+
     def renderable(self) -> RenderableType:
         with self._lock:
             total = max(self._total, 1)
@@ -227,7 +238,7 @@ class BarProgress:
                 ProgressBar(
                     total=float(total), completed=self._done + running * self._fraction, width=28
                 ),
-                Text(_eta_text(self.remaining_s())),
+                Text(_eta_text(self.remaining_s()) + self._unknown_suffix()),
             )
             to_go = total - self._done - running
             lines: list[RenderableType] = [
