@@ -32,6 +32,7 @@ from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_nam
 from flashmark.plan import Plan
 from flashmark.sysroot import SystemRoots
 from flashmark.target import TestArea, created_test_file
+from flashmark.units import format_iops, format_rate
 from flashmark.workloads import WorkloadResult, run_workloads
 
 # Seconds between two readings of the device's counters during tests and workloads: iostat's
@@ -98,7 +99,7 @@ def measure(
             progress.begin(PREPARE_JOB_NAME, number, total, None)
             output = runner.run(plan.prepare_job, progress.update, folder_fd=area.folder_fd)
             rate = parse_prepare_output(output, settings.size_bytes, PREPARE_TIME_LIMIT_S)
-            progress.end(PREPARE_JOB_NAME, f"{rate / 1e6:.1f} MB/s")
+            progress.end(PREPARE_JOB_NAME, format_rate(rate))
         for spec, job in zip(plan.tests, plan.jobs, strict=True):
             number += 1
             progress.begin(spec.name, number, total, job.expected_s)
@@ -226,7 +227,9 @@ def _summary(result: TestResult) -> str:
     parts = []
     for label, direction in (("read", result.read), ("write", result.write)):
         if direction is not None:
-            parts.append(f"{label} {direction.bw_bytes / 1e6:.1f} MB/s {direction.iops:.0f} IOPS")
+            parts.append(
+                f"{label} {format_rate(direction.bw_bytes)} {format_iops(direction.iops)} IOPS"
+            )
     return ", ".join(parts)
 
 

@@ -1,27 +1,114 @@
-"""Progress of a run on stderr: live bars with ETA on a terminal, one line per step otherwise.
+"""Progress of a run on stderr: a bounded live display on a terminal, one line per step
+otherwise (nothing live when stderr is not a terminal).
 
-fio reports how far each job is ("[45.0%]"); the runner passes that fraction and fio's current
-speed text here from its reader thread, so updates must be thread-safe (rich's are).
+One unit system: every rate shown while running goes through units.format_rate (MB/s with
+MB = 10^6 bytes, the results' unit) and IOPS through units.format_iops; fio's own KiB/s and
+MiB/s status text is converted, never shown as is.
+
+The overall ETA comes from the plan, not from fio's early "[eta ...]" guesses: the known
+length (ramp + runtime) of every test not yet finished, the time left in the running test, and
+for the preparation the bytes still to write divided by the write rate seen so far.
+
+The live region is at most three lines (the overall bar, "k done, m to go", the running step);
+finished steps are printed above it once, as ordinary scrolling lines, so the running step is
+visible on any terminal at least that high.
+
+fio reports from the runner's reader thread, so updates take a lock.
 """
 
 from __future__ import annotations
 
+import re
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    Progress,
-    TaskID,
-    TaskProgressColumn,
-    TextColumn,
-    TimeRemainingColumn,
-)
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
 
-from flashmark.units import format_duration
+from flashmark.fio.jobs import PREPARE_JOB_NAME
+from flashmark.plan import Plan
+from flashmark.units import KiB, MiB, format_duration, format_iops, format_rate
+
+_RATE_RE = re.compile(r"\b([rwt])=(\d+(?:\.\d+)?)([kKMGT]i?)?B/s")
+_IOPS_GROUP_RE = re.compile(r"((?:[rwt]=\d+(?:\.\d+)?[kM]?,?)+) IOPS")  # "r=2688,w=900 IOPS"
+_IOPS_RE = re.compile(r"([rwt])=(\d+(?:\.\d+)?)([kM]?)")
+_RATE_FACTORS = {
+    "": 1.0,
+    "Ki": float(KiB),
+    "Mi": float(MiB),
+    "Gi": float(1024**3),
+    "Ti": float(1024**4),
+    "k": 1e3,
+    "K": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+}
+_DIRECTIONS = {"r": "read", "w": "write", "t": "trim"}
+
+
+@dataclass(frozen=True)
+class FioStatus:
+    """fio's live figures, in bytes/s and IOPS, per direction ("read", "write")."""
+
+    rates: dict[str, float]
+    iops: dict[str, float]
+
+    def text(self) -> str:
+        """The figures in the results' units: 'read 6.15 MB/s 1501 IOPS'."""
+        parts = []
+        for direction in ("read", "write", "trim"):
+            if direction not in self.rates and direction not in self.iops:
+                continue
+            part: str = direction
+            if direction in self.rates:
+                part += f" {format_rate(self.rates[direction])}"
+            if direction in self.iops:
+                part += f" {format_iops(self.iops[direction])} IOPS"
+            parts.append(part)
+        return ", ".join(parts)
+
+
+def parse_fio_status(status: str) -> FioStatus:
+    """fio's status text ("r=6006KiB/s r=1501 IOPS") in bytes/s and IOPS."""
+    rates = {
+        _DIRECTIONS[d]: float(value) * _RATE_FACTORS[unit]
+        for d, value, unit in _RATE_RE.findall(status)
+    }
+    iops = {
+        _DIRECTIONS[d]: float(value) * {"": 1.0, "k": 1e3, "M": 1e6}[unit]
+        for group in _IOPS_GROUP_RE.findall(status)
+        for d, value, unit in _IOPS_RE.findall(group)
+    }
+    return FioStatus(rates, iops)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the plan as the display knows it before it runs."""
+
+    name: str
+    expected_s: float | None  # ramp + runtime of a test; None for size-based or unknown steps
+    bytes_to_write: int | None = None  # the preparation: the whole area
+
+
+def steps_of(plan: Plan) -> tuple[Step, ...]:
+    steps: list[Step] = []
+    if plan.prepare_job is not None:
+        steps.append(Step(PREPARE_JOB_NAME, None, plan.settings.size_bytes))
+    steps += [
+        Step(spec.name, job.expected_s) for spec, job in zip(plan.tests, plan.jobs, strict=True)
+    ]
+    if plan.workloads:
+        steps.append(Step(f"workloads ({', '.join(plan.workloads)})", None))
+    return tuple(steps)
 
 
 class PlainProgress:
@@ -46,57 +133,140 @@ class PlainProgress:
 
 
 class BarProgress:
-    """A bar per step with fio's live speed, and an overall bar with the run's ETA."""
+    """The overall bar with the plan's ETA, a "k done, m to go" line and the running step."""
 
-    def __init__(self, console: Console) -> None:
-        self._progress = Progress(
-            TextColumn("{task.description:<22}"),
-            BarColumn(bar_width=28),
-            TaskProgressColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[status]}", style="dim"),
-            console=console,
-            transient=False,
+    def __init__(
+        self,
+        console: Console,
+        steps: Sequence[Step] = (),
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        live: bool = True,
+    ) -> None:
+        self._console = console
+        self._steps = list(steps)
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._number = 0
+        self._total = len(self._steps)
+        self._name = ""
+        self._expected_s: float | None = None
+        self._started = 0.0
+        self._fraction = 0.0
+        self._status: FioStatus | None = None
+        self._write_rate: float | None = None  # bytes/s seen while preparing
+        self._done = 0
+        self._live = (
+            Live(get_renderable=self.renderable, console=console, refresh_per_second=4)
+            if live
+            else None
         )
-        self._overall = self._progress.add_task("all steps", total=None, status="")
-        self._current: TaskID | None = None
-        self._done_steps = 0
 
     def __enter__(self) -> BarProgress:
-        self._progress.start()
+        if self._live is not None:
+            self._live.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._progress.stop()
+        if self._live is not None:
+            self._live.stop()
 
     def begin(self, step: str, number: int, total: int, expected_s: float | None) -> None:
-        self._progress.update(self._overall, total=total)
-        self._current = self._progress.add_task(
-            f"[{number}/{total}] {step}", total=1.0, status="starting fio"
-        )
+        with self._lock:
+            self._number, self._total, self._name = number, max(total, len(self._steps)), step
+            self._expected_s = expected_s
+            self._started = self._clock()
+            self._fraction = 0.0
+            self._status = None
 
     def update(self, fraction: float | None, status: str) -> None:
-        if self._current is None:
-            return
-        if fraction is not None:
-            self._progress.update(self._current, completed=fraction, status=status)
-            self._progress.update(self._overall, completed=self._done_steps + fraction)
-        else:
-            self._progress.update(self._current, status=status)
+        with self._lock:
+            if fraction is not None:
+                self._fraction = max(0.0, min(1.0, fraction))
+            if status:
+                self._status = parse_fio_status(status)
+                write = self._status.rates.get("write")
+                if self._name == PREPARE_JOB_NAME and write:
+                    self._write_rate = write
 
     def end(self, step: str, summary: str) -> None:
-        if self._current is not None:
-            self._progress.update(self._current, completed=1.0, status=summary)
-        self._done_steps += 1
-        self._progress.update(self._overall, completed=self._done_steps)
-        self._current = None
+        with self._lock:
+            took = format_duration(self._clock() - self._started)
+            self._done += 1
+            self._name = ""
+        self._console.print(f"[{self._number}/{self._total}] {step}: {summary} ({took})")
+
+    def remaining_s(self) -> float | None:
+        """Seconds left in the whole plan, or None while a needed rate is still unknown."""
+        with self._lock:
+            left = 0.0
+            for step in self._steps[self._number :]:  # steps after the running one
+                if step.expected_s is not None:
+                    left += step.expected_s
+            if not self._name:
+                return left
+            if self._expected_s is not None:
+                return left + max(0.0, self._expected_s - (self._clock() - self._started))
+            current = (
+                self._steps[self._number - 1] if 0 < self._number <= len(self._steps) else None
+            )
+            if current is not None and current.bytes_to_write is not None:
+                if not self._write_rate:
+                    return None
+                bytes_left = current.bytes_to_write * (1.0 - self._fraction)
+                return left + bytes_left / self._write_rate
+            return left
+
+    def _unknown_suffix(self) -> str:
+        """' + workloads' while a step the plan gives no length (not the preparation) is to come:
+        the ETA leaves it out rather than guess."""
+        first = self._number - 1 if self._name else self._number
+        unknown = [
+            step.name.split(" ")[0]
+            for step in self._steps[max(first, 0) :]
+            if step.expected_s is None and step.bytes_to_write is None
+        ]
+        return "".join(f" + {name}" for name in unknown)
+
+    def renderable(self) -> RenderableType:
+        with self._lock:
+            total = max(self._total, 1)
+            running = 1 if self._name else 0
+            overall = Table.grid(padding=(0, 1))
+            overall.add_row(
+                Text("all steps".ljust(22)),
+                ProgressBar(
+                    total=float(total), completed=self._done + running * self._fraction, width=28
+                ),
+                Text(_eta_text(self.remaining_s()) + self._unknown_suffix()),
+            )
+            to_go = total - self._done - running
+            lines: list[RenderableType] = [
+                overall,
+                Text(f"{self._done} done, {to_go} to go", style="dim"),
+            ]
+            if self._name:
+                label = f"[{self._number}/{self._total}] {self._name}"
+                status = self._status.text() if self._status else "starting fio"
+                lines.append(
+                    Text(
+                        f"{label}  {self._fraction:.0%}  {status}",
+                        overflow="ellipsis",
+                        no_wrap=True,
+                    )
+                )
+            return Group(*lines)
+
+
+def _eta_text(remaining: float | None) -> str:
+    return "ETA ?" if remaining is None else f"ETA {format_duration(remaining)}"
 
 
 @contextmanager
-def progress_display() -> Iterator[PlainProgress | BarProgress]:
+def progress_display(plan: Plan | None = None) -> Iterator[PlainProgress | BarProgress]:
     console = Console(file=sys.stderr)
     if console.is_terminal:
-        with BarProgress(console) as bars:
+        with BarProgress(console, steps_of(plan) if plan is not None else ()) as bars:
             yield bars
     else:
         yield PlainProgress()

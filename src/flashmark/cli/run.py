@@ -186,7 +186,7 @@ def run_command(
         if destructive:
             _confirm_destruction(plan, yes)
         _describe_plan(plan)
-        with progress_display() as progress:
+        with progress_display(plan) as progress:
             result = run_benchmark(plan, runner, roots, progress)
 
     # The measured card's passport, from the history as it was before this run (read-only).

@@ -1,0 +1,164 @@
+"""The live progress display driven by a recorded sequence of events (no fio): one unit
+(units.format_rate), an ETA from the plan, and a bounded height that keeps the running step."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from rich.console import Console
+
+from flashmark.cli.progress import (
+    BarProgress,
+    PlainProgress,
+    parse_fio_status,
+    progress_display,
+    steps_of,
+)
+from flashmark.fio.jobs import PREPARE_JOB_NAME
+from flashmark.model import Target, TargetKind
+from flashmark.plan import default_settings, plan_tests
+from flashmark.profiles import get_profile
+from flashmark.units import MiB, format_iops, format_rate
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _plan(profile_name: str):
+    profile = get_profile(profile_name)
+    settings = default_settings(
+        profile, size_bytes=None, runtime_s=None, buffered=False, destructive=False
+    )
+    target = Target(
+        given="/mnt/card",
+        kind=TargetKind.FILE,
+        path="/mnt/card/flashmark.test",
+        folder="/mnt/card",
+        block_device=None,
+        filesystem="ext4",
+        mount_point="/mnt/card",
+        mount_options=None,
+        capacity_bytes=None,
+        test_file=".flashmark-test",
+    )
+    return plan_tests(profile, settings, target, log_folder="/tmp/logs")
+
+
+def _console() -> Console:
+    return Console(record=True, width=80, height=20, file=io.StringIO(), force_terminal=False)
+
+
+def _live_lines(bars: BarProgress, console: Console) -> list[str]:
+    lines = console.render_lines(bars.renderable(), console.options, pad=False)
+    return ["".join(segment.text for segment in line).rstrip() for line in lines]
+
+
+def _eta_seconds(lines: list[str]) -> float:
+    match = re.search(r"ETA (?:(\d+)m)?(\d+)s", lines[0])
+    assert match, lines
+    return 60 * int(match.group(1) or 0) + int(match.group(2))
+
+
+def test_fio_status_is_shown_in_the_results_unit():
+    status = parse_fio_status("r=6006KiB/s r=1501 IOPS")
+    assert status.rates == {"read": 6006 * 1024}
+    assert status.text() == f"read {format_rate(6006 * 1024)} {format_iops(1501)} IOPS"
+    assert "KiB" not in status.text() and "MB/s" in status.text()
+    mixed = parse_fio_status("r=10.5MiB/s,w=3601KiB/s r=2688,w=900 IOPS")
+    assert mixed.rates == {"read": 10.5 * MiB, "write": 3601 * 1024}
+    assert mixed.iops == {"read": 2688, "write": 900}
+    decimal = parse_fio_status("w=12.3MB/s w=3 IOPS")
+    assert decimal.rates == {"write": 12.3e6}
+    assert decimal.text() == "write 12.3 MB/s 3.0 IOPS"
+
+
+def test_recorded_run_shows_mb_per_s_eta_from_the_plan_and_the_running_step():
+    plan = _plan("full")
+    steps = steps_of(plan)
+    assert steps[0].name == PREPARE_JOB_NAME
+    total = len(steps)
+    clock = Clock()
+    console = _console()
+    bars = BarProgress(console, steps, clock, live=False)
+    tests_s = sum(s.expected_s or 0.0 for s in steps)
+    assert tests_s == pytest.approx(plan.expected_seconds())
+
+    # Preparation: no write rate seen yet -> the ETA is not guessed.
+    bars.begin(PREPARE_JOB_NAME, 1, total, None)
+    assert _live_lines(bars, console)[0].endswith("ETA ? + workloads")
+    # Half written at 20 MiB/s: the rest takes size/2 / rate, then every test.
+    bars.update(0.5, "w=20.0MiB/s w=20 IOPS")
+    lines = _live_lines(bars, console)
+    prepare_left = plan.settings.size_bytes * 0.5 / (20 * MiB)
+    assert _eta_seconds(lines) == pytest.approx(prepare_left + tests_s, abs=1)
+    assert lines[-1].startswith(f"[1/{total}] {PREPARE_JOB_NAME}")
+    assert format_rate(20 * MiB) in lines[-1] and "MiB" not in lines[-1]
+    clock.now += 10
+    bars.end(PREPARE_JOB_NAME, format_rate(20 * MiB))
+
+    # The tests: fio's early "[eta ...]" is ignored; the ETA is the plan's remaining time.
+    tests = steps[1:-1]
+    assert steps[-1].name.startswith("workloads") and steps[-1].expected_s is None
+    for index, step in enumerate(tests):
+        assert step.expected_s is not None
+        number = index + 2
+        bars.begin(step.name, number, total, step.expected_s)
+        clock.now += step.expected_s / 4
+        bars.update(0.25, "r=6006KiB/s r=1501 IOPS")
+        lines = _live_lines(bars, console)
+        assert len(lines) <= 3 < console.height
+        running = lines[-1]
+        assert running.startswith(f"[{number}/{total}] {step.name}")
+        assert format_rate(6006 * 1024) in running and "KiB" not in running
+        remaining = sum(s.expected_s or 0.0 for s in tests[index + 1 :]) + step.expected_s * 0.75
+        assert _eta_seconds(lines) == pytest.approx(remaining, abs=1)
+        assert lines[1] == f"{index + 1} done, {total - index - 2} to go"
+        clock.now += step.expected_s * 0.75
+        bars.end(step.name, f"read {format_rate(6006 * 1024)}")
+    lines = _live_lines(bars, console)
+    assert lines[1] == f"{total - 1} done, 1 to go"
+    assert _eta_seconds(lines) == 0  # the plan knows no length for the workloads
+    assert lines[0].endswith("ETA 0s + workloads")
+    bars.begin(steps[-1].name, total, total, None)
+    assert _live_lines(bars, console)[-1].startswith(f"[{total}/{total}] workloads")
+    bars.end(steps[-1].name, "pkg-install 1.0 s")
+    lines = _live_lines(bars, console)
+    assert lines[1] == f"{total} done, 0 to go" and len(lines) == 2
+    assert lines[0].endswith("ETA 0s")
+    printed = console.export_text()
+    assert "KiB" not in printed and "MiB/s" not in printed
+    assert printed.count(" MB/s") == total - 1
+
+
+def test_running_step_visible_on_a_20_row_terminal_with_the_full_profile():
+    """The live region stays at three lines whatever the number of steps."""
+    plan = _plan("full")
+    steps = steps_of(plan)
+    assert len(steps) > 17  # more steps than a 20-row terminal has rows for, one each
+    console = _console()
+    bars = BarProgress(console, steps, Clock(), live=False)
+    last = steps[-1]
+    bars.begin(last.name, len(steps), len(steps), last.expected_s)
+    lines = _live_lines(bars, console)
+    assert len(lines) == 3
+    assert lines[-1].startswith(f"[{len(steps)}/{len(steps)}] {last.name}")
+
+
+def test_live_display_on_a_terminal_and_plain_lines_otherwise(capsys):
+    with progress_display(_plan("quick")) as shown:
+        assert isinstance(shown, PlainProgress)  # stderr is captured: not a terminal
+    console = Console(file=io.StringIO(), force_terminal=True, width=80, height=20, record=True)
+    plan = _plan("quick")
+    with BarProgress(console, steps_of(plan)) as bars:
+        first = steps_of(plan)[1]
+        bars.begin(first.name, 2, len(steps_of(plan)), first.expected_s)
+        bars.update(0.5, "w=3601KiB/s w=900 IOPS")
+        bars.end(first.name, "write 3.69 MB/s")
+    assert "write 3.69 MB/s" in console.export_text()
