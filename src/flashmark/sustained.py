@@ -6,7 +6,7 @@ runner and jobs).
 from __future__ import annotations
 
 from flashmark.model import Pattern, TestSpec
-from flashmark.units import GiB, KiB
+from flashmark.units import GiB, KiB, format_size
 
 # The write cliff (issue 10 section 3). Sequential writes in 512 KiB blocks, the recording unit
 # the SD speed classes are specified in (SD Physical Layer Simplified Specification, section
@@ -23,7 +23,9 @@ SUSTAINED_SIZE_CAP_BYTES = 8 * GiB
 # SUSTAINED_STEADY_RAMP_S seconds.
 SUSTAINED_STEADY_SLOPE_PCT = 0.5
 SUSTAINED_STEADY_S = 30
-SUSTAINED_STEADY_RAMP_S = 30
+# Judged only after this long, so that a steady burst into a large cache (at 80 MB/s, 60 s is
+# 4.8 GB written, more than most cards' SLC caches) does not end the test before the cliff.
+SUSTAINED_STEADY_RAMP_S = 60
 SUSTAINED_WRITE = TestSpec(
     name=SUSTAINED_WRITE_NAME,
     pattern=Pattern.SEQ_WRITE,
@@ -34,3 +36,13 @@ SUSTAINED_WRITE = TestSpec(
     f"{SUSTAINED_STEADY_SLOPE_PCT}% of its mean, judged after {SUSTAINED_STEADY_RAMP_S} s) or "
     f"when the test area (at most {SUSTAINED_SIZE_CAP_BYTES // GiB} GiB) is written",
 )
+
+
+def sustained_stop_rule(limit_bytes: int) -> str:
+    """Both stop rules in words, for the plan printed before a run."""
+    return (
+        f"{SUSTAINED_WRITE_NAME} stops when its rate has been steady for {SUSTAINED_STEADY_S} s "
+        f"(bandwidth slope under {SUSTAINED_STEADY_SLOPE_PCT}% of its mean, judged after "
+        f"{SUSTAINED_STEADY_RAMP_S} s) or after {format_size(limit_bytes)} "
+        f"(the test area, at most {SUSTAINED_SIZE_CAP_BYTES // GiB} GiB)"
+    )

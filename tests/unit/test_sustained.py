@@ -79,6 +79,16 @@ def test_the_plan_prints_both_stop_rules():
     assert "steady for 30 s" in description and "test area (at most 8 GiB)" in description
 
 
+def test_the_plan_note_gives_the_size_limit_and_the_steady_rule():
+    note = plan_for("standard", size_bytes=512 * MiB).sustained_note
+    assert note is not None
+    assert "steady for 30 s" in note and "after 512 MiB" in note and "at most 8 GiB" in note
+    assert plan_for("quick").sustained_note is None
+    # The sustained write has no fixed time: only the time-based tests are counted.
+    plan = plan_for("sustained")
+    assert plan.expected_seconds() == 0
+
+
 def test_the_size_limit_is_the_area_capped():
     settings = default_settings(
         get_profile("sustained"),
