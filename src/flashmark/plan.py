@@ -167,8 +167,18 @@ def plan_tests(profile: Profile, settings: Settings, target: Target, *, log_fold
             job_for_test(spec, settings, filename, readonly=readonly, log_folder=log_folder)
             for spec in tests
         ),
-        prepare_job=None if readonly else prepare_job(settings, filename),
+        prepare_job=None
+        if readonly or not _needs_prepare(tests, target)
+        else prepare_job(settings, filename),
         skipped=skipped,
         warnings=tuple(warnings),
         workloads=workloads,
     )
+
+
+def _needs_prepare(tests: tuple[TestSpec, ...], target: Target) -> bool:
+    """A folder's test file must be written before fio uses it (else fio lays it out itself);
+    a device needs it only for tests that read. A device run of writes alone (the sustained
+    profile) is not prepared: the preparation would fill the write cache the sustained write
+    is there to find."""
+    return target.kind is not TargetKind.DEVICE or any(spec.pattern.reads for spec in tests)

@@ -102,6 +102,12 @@ def test_the_size_limit_is_the_area_capped():
     assert sustained_size_limit(small) == 256 * MiB
 
 
+def test_a_device_run_of_the_sustained_profile_is_not_prepared():
+    # The preparation would fill the write cache that sustained-write is there to find.
+    assert not plan_for("sustained").prepare
+    assert plan_for("standard").prepare
+
+
 def test_a_read_only_device_run_skips_it():
     plan = plan_for("sustained", destructive=False)
     assert plan.tests == () and plan.skipped == ("sustained-write",)
