@@ -119,6 +119,19 @@ class BandwidthSeries:
 
 
 @dataclass(frozen=True)
+class SustainedWrite:
+    """The write cliff of the `sustained-write` test: where the rate falls off (the write
+    cache) and the rates before and after it (flashmark.surface.cache.estimate_cache).
+
+    `cache_bytes` and `burst_bw_bytes` are None when no cache was found: the whole pass ran at
+    `sustained_bw_bytes`, the rate the speed classes are then graded on."""
+
+    cache_bytes: int | None
+    burst_bw_bytes: float | None  # bytes per second
+    sustained_bw_bytes: float  # bytes per second
+
+
+@dataclass(frozen=True)
 class DirectionResult:
     """What one data direction (read or write) of one test achieved.
 
@@ -151,6 +164,9 @@ class DirectionResult:
     # with fewer than 2 whole seconds, and in results saved before they existed.
     bw_ci95: MeanInterval | None = None
     iops_ci95: MeanInterval | None = None
+    # The `sustained-write` test's write direction only (None elsewhere, and in results saved
+    # before it existed): the cache and the rates either side of it.
+    sustained: SustainedWrite | None = None
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,17 @@ import math
 from dataclasses import dataclass
 
 from flashmark.errors import UsageError
-from flashmark.fio.jobs import PREPARE_BLOCK_BYTES, FioJob, job_for_test, prepare_job
+from flashmark.fio.jobs import (
+    PREPARE_BLOCK_BYTES,
+    FioJob,
+    job_for_test,
+    prepare_job,
+    sustained_size_limit,
+)
 from flashmark.model import Settings, Target, TargetKind, TestSpec
 from flashmark.probe.model import ProbeReport
 from flashmark.profiles import Profile
+from flashmark.sustained import SUSTAINED_WRITE_NAME, sustained_stop_rule
 from flashmark.units import format_size
 
 
@@ -48,7 +55,17 @@ class Plan:
         return ((self.prepare_job,) if self.prepare_job else ()) + self.jobs
 
     def expected_seconds(self) -> float:
-        return len(self.tests) * float(self.settings.runtime_s + self.settings.ramp_s)
+        """The time-based tests' time; the size- or steady-state-bound sustained write, whose
+        time depends on the device, is not counted (see `sustained_note`)."""
+        timed = sum(1 for job in self.jobs if job.expected_s is not None)
+        return timed * float(self.settings.runtime_s + self.settings.ramp_s)
+
+    @property
+    def sustained_note(self) -> str | None:
+        """The sustained write's stop rules, when the plan runs it."""
+        if not any(test.name == SUSTAINED_WRITE_NAME for test in self.tests):
+            return None
+        return sustained_stop_rule(sustained_size_limit(self.settings))
 
 
 @dataclass(frozen=True)
@@ -150,8 +167,18 @@ def plan_tests(profile: Profile, settings: Settings, target: Target, *, log_fold
             job_for_test(spec, settings, filename, readonly=readonly, log_folder=log_folder)
             for spec in tests
         ),
-        prepare_job=None if readonly else prepare_job(settings, filename),
+        prepare_job=None
+        if readonly or not _needs_prepare(tests, target)
+        else prepare_job(settings, filename),
         skipped=skipped,
         warnings=tuple(warnings),
         workloads=workloads,
     )
+
+
+def _needs_prepare(tests: tuple[TestSpec, ...], target: Target) -> bool:
+    """A folder's test file must be written before fio uses it (else fio lays it out itself);
+    a device needs it only for tests that read. A device run of writes alone (the sustained
+    profile) is not prepared: the preparation would fill the write cache the sustained write
+    is there to find."""
+    return target.kind is not TargetKind.DEVICE or any(spec.pattern.reads for spec in tests)

@@ -6,6 +6,8 @@
     full      standard + a block-size sweep over seed 002's iozone record sizes; workloads
               at 10%
     a1        just what the SD Association application performance classes grade
+    sustained just `sustained-write`: sequential 512 KiB writes past the device's write cache
+              (standard and full run it too); the speed classes grade its sustained rate
 
 Default sizes and times are per profile: quick trades test-area size for time (128 MiB is
 prepared in ~13 s at 10 MB/s); standard and full use 1 GiB so a card's cache flatters less.
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 
 from flashmark.errors import UsageError
 from flashmark.model import Pattern, TestSpec
+from flashmark.sustained import SUSTAINED_WRITE
 from flashmark.units import GiB, KiB, MiB, block_size_label
 from flashmark.workloads.session import WORKLOAD_NAMES
 
@@ -96,7 +99,13 @@ QUICK_TESTS = (
     RAND_READ_4K_Q32,
     RAND_WRITE_4K_Q32,
 )
-STANDARD_TESTS = (*QUICK_TESTS, MIXED_4K_70R_Q4, _seq("read", iodepth=8), _seq("write", iodepth=8))
+STANDARD_TESTS = (
+    *QUICK_TESTS,
+    MIXED_4K_70R_Q4,
+    _seq("read", iodepth=8),
+    _seq("write", iodepth=8),
+    SUSTAINED_WRITE,
+)
 
 
 def _sweep() -> tuple[TestSpec, ...]:
@@ -157,6 +166,15 @@ PROFILES: dict[str, Profile] = {
             # the depth-32 ones (see grade.py).
             tests=(SEQ_WRITE, RAND_READ_4K, RAND_WRITE_4K, RAND_READ_4K_Q32, RAND_WRITE_4K_Q32),
             default_size_bytes=128 * MiB,
+            default_runtime_s=8,
+            default_ramp_s=2,
+        ),
+        Profile(
+            name="sustained",
+            summary="sequential 512k writes past the write cache: cache size, burst and "
+            "sustained rate; the speed classes graded on the sustained rate",
+            tests=(SUSTAINED_WRITE,),
+            default_size_bytes=1 * GiB,
             default_runtime_s=8,
             default_ramp_s=2,
         ),

@@ -31,15 +31,26 @@ def page(text: str) -> Page:
 
 
 def expected_titles(runs) -> set[str]:
-    """One headline pair, then a latency and a per-second bandwidth chart for every test of
-    the runs (each has two or more seconds of fio samples); replayed runs recorded no device
-    activity and none is a full profile, so no sweep and no activity charts."""
+    """One headline pair, then a latency chart for every test of the runs and a per-second
+    bandwidth chart for every test with two or more seconds of fio samples (the recorded
+    sustained-write ends after about a second); replayed runs recorded no device activity and
+    none is a full profile, so no sweep and no activity charts."""
     titles = {
         "Sequential MB/s, 1 MiB blocks (MB = 10^6 B)",
         "4K random IOPS, queue depth 1 and 32",
     }
     for test in charts.tests_in(runs):
-        titles |= {f"{test}: latency percentiles", f"{test}: MB/s each second"}
+        titles.add(f"{test}: latency percentiles")
+        if any(
+            direction is not None
+            and direction.bw_per_second is not None
+            and len(direction.bw_per_second.samples_bps) >= 2
+            for run in runs
+            for result in run.tests
+            if result.spec.name == test
+            for direction in (result.read, result.write)
+        ):
+            titles.add(f"{test}: MB/s each second")
     return titles
 
 

@@ -165,7 +165,13 @@ def test_ram_filesystems_are_refused_unless_buffered(tmp_path, replay_env):
 
 def test_profiles_lists_every_profile():
     done = flashmark("profiles", "--json")
-    assert [p["name"] for p in json.loads(done.stdout)] == ["quick", "standard", "full", "a1"]
+    assert [p["name"] for p in json.loads(done.stdout)] == [
+        "quick",
+        "standard",
+        "full",
+        "a1",
+        "sustained",
+    ]
 
 
 def test_run_carries_the_probe_and_claimed_vs_measured_findings(tmp_path, replay_env):

@@ -42,7 +42,7 @@ def test_standard_run_carries_workloads_and_device_activity(recordings, tmp_path
     assert activity["summary"]["write_bytes"] >= install["counts"]["bytes_written"] * 0.5
     for test in document["tests"]:  # replayed fio: the device was watched, nothing measured
         assert test["device_activity"]["device"] == device
-    assert "[11/11] workloads" in done.stderr
+    assert "[12/12] workloads" in done.stderr
     assert list(folder.iterdir()) == []  # test file and workload folder removed
 
     shown = flashmark("show", "1", "--json", env=env)

@@ -235,6 +235,8 @@ def _describe_plan(plan: Plan) -> None:
         f"{', then workloads ' + ', '.join(plan.workloads) if plan.workloads else ''}",
         highlight=False,
     )
+    if plan.sustained_note is not None:
+        console.print(f"flashmark: {plan.sustained_note}", highlight=False)
     if plan.probe_problem is not None:
         console.print(
             f"[yellow]warning:[/yellow] could not identify the device: {plan.probe_problem}",

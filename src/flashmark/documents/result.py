@@ -22,6 +22,7 @@ from flashmark.model import (
     Pattern,
     Run,
     Settings,
+    SustainedWrite,
     Target,
     TargetKind,
     TestResult,
@@ -123,6 +124,7 @@ def _direction(direction: DirectionResult | None) -> dict[str, Any] | None:
         "accepted_bw_bytes": direction.accepted_bw_bytes,
         "fsync_ms": direction.fsync_ms,
         "ci95": _intervals(direction),
+        "sustained": _sustained(direction.sustained),
         "lat_ns": {
             "min": lat.min,
             "mean": lat.mean,
@@ -141,6 +143,26 @@ def _direction(direction: DirectionResult | None) -> dict[str, Any] | None:
             "samples": list(series.samples_bps),
         },
     }
+
+
+def _sustained(sustained: SustainedWrite | None) -> dict[str, Any] | None:
+    if sustained is None:
+        return None
+    return {
+        "cache_bytes": sustained.cache_bytes,
+        "burst_bw_bytes": sustained.burst_bw_bytes,
+        "sustained_bw_bytes": sustained.sustained_bw_bytes,
+    }
+
+
+def _read_sustained(d: dict[str, Any] | None) -> SustainedWrite | None:
+    if d is None:
+        return None
+    return SustainedWrite(
+        cache_bytes=d.get("cache_bytes"),
+        burst_bw_bytes=d.get("burst_bw_bytes"),
+        sustained_bw_bytes=d["sustained_bw_bytes"],
+    )
 
 
 def _intervals(direction: DirectionResult) -> dict[str, Any] | None:
@@ -304,6 +326,8 @@ def _read_direction(d: dict[str, Any] | None) -> DirectionResult | None:
         fsync_ms=d.get("fsync_ms"),
         bw_ci95=_read_interval(d.get("ci95"), "bw_bytes", d["bw_bytes"]),
         iops_ci95=_read_interval(d.get("ci95"), "iops", d["iops"]),
+        # Absent from results saved before the sustained-write test existed.
+        sustained=_read_sustained(d.get("sustained")),
     )
 
 

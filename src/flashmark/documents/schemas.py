@@ -18,6 +18,9 @@ from __future__ import annotations
 #      95% interval contains the threshold is "uncertain", never "fail", and its "pass" is false
 #      (true only for "pass"). Documents without "verdict" read it from "pass".
 #      "passport" (run): the measured SD/eMMC card's passport, or null.
+#      "sustained" (per direction): the sustained-write test's {"cache_bytes",
+#      "burst_bw_bytes", "sustained_bw_bytes"}, null elsewhere; speed-class checks then read
+#      that test's sustained rate (the check's "test" says so). Documents without it read null.
 RESULT = "flashmark.result/1"
 # `monitor --json` and the history's monitor recordings (docs/workloads.md).
 #   1: first version.

@@ -46,6 +46,13 @@ from dataclasses import dataclass
 
 from flashmark import __version__
 from flashmark.model import Pattern, Settings, TestSpec
+from flashmark.sustained import (
+    SUSTAINED_SIZE_CAP_BYTES,
+    SUSTAINED_STEADY_RAMP_S,
+    SUSTAINED_STEADY_S,
+    SUSTAINED_STEADY_SLOPE_PCT,
+    SUSTAINED_WRITE_NAME,
+)
 from flashmark.units import MiB
 
 PERCENTILES = ("50", "90", "99", "99.9", "99.99")
@@ -99,6 +106,8 @@ def job_for_test(
     `log_folder` (absolute). Both must be literal to fio's parser, else ValueError (a bug)."""
     if not is_fio_literal_folder(log_folder):
         raise ValueError(f"fio would not read this log folder literally: {log_folder!r}")
+    if spec.name == SUSTAINED_WRITE_NAME:
+        return sustained_job(spec, settings, filename, readonly=readonly, log_folder=log_folder)
     lines = _header(f"test {spec.name} ({spec.description}), profile {settings.profile}", filename)
     lines += _global_options(settings, filename)
     lines += [
@@ -132,6 +141,57 @@ def job_for_test(
         window_s=float(settings.runtime_s),
         # Generous: fsync at the end of a write test on a slow card can take long.
         timeout_s=max(120.0, 4 * expected),
+        log_prefix=spec.name,
+    )
+
+
+# The sustained write is size-based: a slow card may take this long before it stops.
+SUSTAINED_TIME_LIMIT_S = 1800
+
+
+def sustained_size_limit(settings: Settings) -> int:
+    """How much the sustained write writes at most: the test area, capped."""
+    return min(settings.size_bytes, SUSTAINED_SIZE_CAP_BYTES)
+
+
+def sustained_job(
+    spec: TestSpec, settings: Settings, filename: str, *, readonly: bool, log_folder: str
+) -> FioJob:
+    """The `sustained-write` test: sequential writes from the start of the area, not time-based,
+    until `io_size` is written or fio's steady-state rule holds (fio HOWTO, "steadystate":
+    bw_slope:P% ends the job when the slope of the per-second bandwidth over the last
+    `steadystate_duration` seconds is under P% of its mean; `steadystate_ramp_time` seconds
+    are not judged). No ramp: the first bytes are the cache's, and estimate_cache needs them.
+    One log line per I/O, as in every test, from which the cache is estimated (fio/parse.py)."""
+    limit = sustained_size_limit(settings)
+    lines = _header(f"test {spec.name} ({spec.description}), profile {settings.profile}", filename)
+    lines += _global_options(settings, filename)
+    lines += [
+        f"io_size={limit}",
+        f"runtime={SUSTAINED_TIME_LIMIT_S}",
+        f"steadystate=bw_slope:{SUSTAINED_STEADY_SLOPE_PCT}%",
+        f"steadystate_duration={SUSTAINED_STEADY_S}",
+        f"steadystate_ramp_time={SUSTAINED_STEADY_RAMP_S}",
+        "lat_percentiles=1",
+        f"percentile_list={':'.join(PERCENTILES)}",
+        f"write_iops_log={log_folder}/{spec.name}",
+        "log_offset=0",
+        "per_job_logs=1",
+        "",
+        f"[{spec.name}]",
+        f"rw={spec.pattern.value}",
+        f"bs={spec.block_size_bytes}",
+        f"iodepth={spec.iodepth}",
+        "end_fsync=1",
+    ]
+    return FioJob(
+        name=spec.name,
+        text="\n".join(lines) + "\n",
+        writes=True,
+        readonly=readonly,
+        expected_s=None,
+        window_s=None,
+        timeout_s=SUSTAINED_TIME_LIMIT_S + 300.0,
         log_prefix=spec.name,
     )
 

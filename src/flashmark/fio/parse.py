@@ -33,8 +33,17 @@ from flashmark.errors import (
 from flashmark.fio.jobs import SAMPLE_INTERVAL_MS, FioJob
 from flashmark.fio.runner import FioOutput
 from flashmark.fio.window import Completion, count_window, read_completions
-from flashmark.model import BandwidthSeries, DirectionResult, LatencyNs, TestResult, TestSpec
+from flashmark.model import (
+    BandwidthSeries,
+    DirectionResult,
+    LatencyNs,
+    SustainedWrite,
+    TestResult,
+    TestSpec,
+)
 from flashmark.stats import interval_of_mean
+from flashmark.surface.cache import estimate_cache
+from flashmark.sustained import SUSTAINED_WRITE_NAME
 
 _PERCENTILE_KEYS = {
     "p50": "50.000000",
@@ -234,6 +243,9 @@ def _direction(
     iops_interval = None
     if bw_interval is not None and bw_bytes > 0:
         iops_interval = bw_interval.scaled(iops / bw_bytes)
+    sustained = None
+    if ddir == 1 and spec.name == SUSTAINED_WRITE_NAME:
+        sustained = sustained_write(completions)
     return DirectionResult(
         iops=iops,
         bw_bytes=bw_bytes,
@@ -248,6 +260,26 @@ def _direction(
         fsync_ms=fsync_ms,
         bw_ci95=bw_interval,
         iops_ci95=iops_interval,
+        sustained=sustained,
+    )
+
+
+def sustained_write(completions: Sequence[Completion]) -> SustainedWrite | None:
+    """The cache and the rates either side of it, from a sustained write's completions:
+    (bytes written so far, completion time) after each request, fed to estimate_cache.
+    None when there are too few completions to say anything."""
+    points = [(0, 0)]
+    written = 0
+    for completion in completions:
+        written += completion.bytes
+        points.append((written, round(completion.time_ms * 1_000_000)))
+    estimate = estimate_cache(points)
+    if estimate is None or estimate.sustained_bw_bytes is None:
+        return None
+    return SustainedWrite(
+        cache_bytes=estimate.bytes if estimate.found else None,
+        burst_bw_bytes=estimate.burst_bw_bytes if estimate.found else None,
+        sustained_bw_bytes=estimate.sustained_bw_bytes,
     )
 
 

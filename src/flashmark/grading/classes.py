@@ -15,7 +15,11 @@ Which test feeds which check (documented in docs/result-schema.md too):
   without command queueing (most SBCs and mainline kernels, seed 002) depth 32 reaches the card
   one request at a time, so the result is the same as depth 1.
 - Every sequential check reads `seq-write` (1 MiB, depth 1, time-based after a ramp over a
-  prepared area: sustained, not a burst).
+  prepared area: sustained, not a burst), except that the speed classes (C10, U1, U3, V30),
+  when the run measured `sustained-write` (profiles standard, full, sustained), grade its
+  sustained rate: the rate after the device's write cache (flashmark.surface.cache), written
+  in 512 KiB recording units as the SD speed classes are specified. The check then names that
+  test and the grade's note says which rate was graded.
 A check whose test did not run (a read-only device run, a profile without it) has no value and
 makes its grade `passed: None` rather than a guess.
 
@@ -32,8 +36,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from flashmark.model import Check, DirectionResult, Grade, TestResult
+from flashmark.model import Check, DirectionResult, Grade, SustainedWrite, TestResult
 from flashmark.stats import MeanInterval, Verdict, judge
+from flashmark.sustained import SUSTAINED_WRITE_NAME
 from flashmark.units import MB
 
 _APP_CLASS_SOURCE = (
@@ -54,6 +59,8 @@ class CheckRule:
     metric: str  # "read_iops", "write_iops" or "write_bw_bytes"
     threshold: float  # in `unit`
     unit: str
+    # Speed classes: grade the sustained-write test's sustained rate when it was measured.
+    sustained: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,24 @@ class GradeRule:
 def _sequential(threshold_mb_s: int) -> CheckRule:
     return CheckRule(
         "sustained sequential write", "seq-write", "write_bw_bytes", threshold_mb_s, "MB/s"
+    )
+
+
+SUSTAINED_CHECK_NAME = "sustained sequential write after the write cache"
+SUSTAINED_NOTE = (
+    "graded on the sustained rate after the write cache (sustained-write, 512 KiB writes), "
+    "not the burst"
+)
+
+
+def _speed_class(threshold_mb_s: int) -> CheckRule:
+    return CheckRule(
+        "sustained sequential write",
+        "seq-write",
+        "write_bw_bytes",
+        threshold_mb_s,
+        "MB/s",
+        sustained=True,
     )
 
 
@@ -94,10 +119,10 @@ GRADE_RULES: tuple[GradeRule, ...] = (
         note="A2 needs host support (command queueing and cache); without it an A2 card "
         "can measure below A1",
     ),
-    GradeRule("C10", "Speed Class 10", _SPEED_CLASS_SOURCE, (_sequential(10),)),
-    GradeRule("U1", "UHS Speed Class 1", _SPEED_CLASS_SOURCE, (_sequential(10),)),
-    GradeRule("U3", "UHS Speed Class 3", _SPEED_CLASS_SOURCE, (_sequential(30),)),
-    GradeRule("V30", "Video Speed Class 30", _SPEED_CLASS_SOURCE, (_sequential(30),)),
+    GradeRule("C10", "Speed Class 10", _SPEED_CLASS_SOURCE, (_speed_class(10),)),
+    GradeRule("U1", "UHS Speed Class 1", _SPEED_CLASS_SOURCE, (_speed_class(10),)),
+    GradeRule("U3", "UHS Speed Class 3", _SPEED_CLASS_SOURCE, (_speed_class(30),)),
+    GradeRule("V30", "Video Speed Class 30", _SPEED_CLASS_SOURCE, (_speed_class(30),)),
 )
 
 
@@ -152,7 +177,33 @@ def straddle_text(check: Check) -> str:
     return f"{_value_text(check)} straddles {_number(check.threshold, check.unit)}"
 
 
+def sustained_rate(results: Sequence[TestResult]) -> SustainedWrite | None:
+    """The sustained-write test's cache and rates, when the run measured them."""
+    result = next((r for r in results if r.spec.name == SUSTAINED_WRITE_NAME), None)
+    if result is None or result.write is None:
+        return None
+    return result.write.sustained
+
+
 def _check(rule: CheckRule, results: Sequence[TestResult]) -> Check:
+    sustained = sustained_rate(results) if rule.sustained else None
+    if sustained is not None:
+        value = sustained.sustained_bw_bytes / MB
+        margin = (value - rule.threshold) / rule.threshold * 100.0
+        # One figure from a fit, without an interval: judged on its value.
+        verdict = Verdict.PASS if value >= rule.threshold else Verdict.FAIL
+        return Check(
+            SUSTAINED_CHECK_NAME,
+            SUSTAINED_WRITE_NAME,
+            rule.metric,
+            rule.unit,
+            rule.threshold,
+            value,
+            margin,
+            verdict is Verdict.PASS,
+            verdict,
+            None,
+        )
     measured = measured_with_interval(results, rule.test, rule.metric)
     if measured is None:
         return Check(rule.name, rule.test, rule.metric, rule.unit, rule.threshold, None, None, None)
@@ -200,8 +251,11 @@ def grade_results(
         checks = tuple(_check(check, results) for check in rule.checks)
         verdict, reason = grade_verdict(checks)
         passed = None if verdict is None else verdict is Verdict.PASS
+        note = rule.note
+        if any(check.test == SUSTAINED_WRITE_NAME for check in checks):
+            note = f"{note}; {SUSTAINED_NOTE}" if note else SUSTAINED_NOTE
         grades.append(
-            Grade(rule.name, rule.title, rule.source, checks, passed, rule.note, verdict, reason)
+            Grade(rule.name, rule.title, rule.source, checks, passed, note, verdict, reason)
         )
     return tuple(grades)
 

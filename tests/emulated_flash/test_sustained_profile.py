@@ -1,0 +1,55 @@
+"""`flashmark run --profile sustained` on an emulated card with a write cache: the result's
+cache size within 5% of the model's and its burst and sustained rates within 2% (issue 10's
+targets), and the speed classes graded on the sustained rate. Root, FUSE, nbdkit and fio."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from flashmark.emulated_flash import FlashModel
+
+pytestmark = [pytest.mark.flash, pytest.mark.fio]
+
+MB = 1_000_000
+KiB, MiB = 1 << 10, 1 << 20
+
+# A card with an SLC-like cache: 48 MiB at 60 MB/s, then 12 MB/s; no idle drain, so the
+# cache stays full once filled.
+CARD = FlashModel(
+    claimed_bytes=256 * MiB,
+    cache_bytes=48 * MiB,
+    cache_write_bps=60 * MB,
+    write_bps=12 * MB,
+    name="cached card",
+)
+
+
+def test_the_sustained_profile_finds_the_models_cache_and_rates(emulated_flash):
+    device = emulated_flash(CARD)
+    done = subprocess.run(
+        [sys.executable, "-m", "flashmark", "run", device.path, "--destructive", "--yes",
+         "--no-save", "--profile", "sustained", "--size", "112M", "--json"],
+        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode in (0, 8), done.stderr[-3000:]
+    assert "sustained-write stops when its rate has been steady" in done.stderr
+    document = json.loads(done.stdout)
+    (test,) = document["tests"]
+    assert test["name"] == "sustained-write"
+    sustained = test["write"]["sustained"]
+    idle = f"device idle {device.stats().idle_ns / 1e6:.0f} ms"
+    assert sustained["cache_bytes"] == pytest.approx(CARD.cache_bytes, rel=0.05), idle
+    assert sustained["burst_bw_bytes"] == pytest.approx(
+        CARD.burst_write_bps_at(512 * KiB), rel=0.02
+    ), idle
+    assert sustained["sustained_bw_bytes"] == pytest.approx(
+        CARD.sustained_write_bps_at(512 * KiB), rel=0.02
+    ), idle
+    grades = document["grades"]
+    # 12 MB/s sustained: U1 passes, U3 (30 MB/s) fails although the burst is 60 MB/s.
+    assert grades["U3"]["verdict"] == "fail" and grades["U1"]["verdict"] == "pass"
+    assert grades["U3"]["checks"][0]["test"] == "sustained-write"

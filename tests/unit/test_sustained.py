@@ -1,0 +1,205 @@
+"""The sustained-write test (issue 10 section 3): which profiles run it, its fio job, the cache
+found in its per-I/O log, the result document, and the speed classes graded on its rate."""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from flashmark.documents.result import document_to_run, run_to_document
+from flashmark.fio.jobs import sustained_size_limit
+from flashmark.fio.parse import sustained_write
+from flashmark.fio.window import Completion
+from flashmark.grading import grade_results
+from flashmark.model import (
+    DirectionResult,
+    LatencyNs,
+    SustainedWrite,
+    Target,
+    TargetKind,
+    TestResult,
+)
+from flashmark.plan import default_settings, plan_tests
+from flashmark.profiles import SEQ_WRITE, get_profile
+from flashmark.stats import Verdict
+from flashmark.sustained import SUSTAINED_SIZE_CAP_BYTES, SUSTAINED_WRITE
+from flashmark.units import MB, GiB, KiB, MiB
+
+SAVED = Path(__file__).resolve().parents[1] / "data" / "report" / "quick-a1-card.json"
+LAT = LatencyNs(1, 2, 3, 1, 2, 2, 3, 3, 3)
+DEVICE = Target(
+    given="/dev/sdz",
+    kind=TargetKind.DEVICE,
+    path="/dev/sdz",
+    folder=None,
+    block_device="/dev/sdz",
+    filesystem=None,
+    mount_point=None,
+    mount_options=None,
+    capacity_bytes=16 * GiB,
+)
+
+
+def plan_for(profile_name, size_bytes=None, destructive=True):
+    profile = get_profile(profile_name)
+    settings = default_settings(
+        profile,
+        size_bytes=size_bytes,
+        runtime_s=None,
+        buffered=False,
+        destructive=destructive,
+    )
+    return plan_tests(profile, settings, DEVICE, log_folder="/tmp/flashmark-logs")
+
+
+@pytest.mark.parametrize("name", ["standard", "full", "sustained"])
+def test_fuller_profiles_and_the_sustained_profile_run_the_sustained_write(name):
+    plan = plan_for(name)
+    assert "sustained-write" in [test.name for test in plan.tests]
+    job = plan.jobs[[test.name for test in plan.tests].index("sustained-write")]
+    assert "rw=write\n" in job.text and f"bs={512 * KiB}\n" in job.text
+    assert "steadystate=bw_slope:" in job.text and "steadystate_duration=" in job.text
+    assert f"io_size={1 * GiB}\n" in job.text and "time_based" not in job.text
+    assert "write_iops_log=/tmp/flashmark-logs/sustained-write\n" in job.text
+    assert "end_fsync=1\n" in job.text
+
+
+def test_the_sustained_profile_runs_only_the_sustained_write():
+    assert plan_for("sustained").profile.test_names() == ("sustained-write",)
+
+
+@pytest.mark.parametrize("name", ["quick", "a1"])
+def test_quick_and_a1_do_not_run_it(name):
+    assert "sustained-write" not in plan_for(name).profile.test_names()
+
+
+def test_the_plan_prints_both_stop_rules():
+    description = SUSTAINED_WRITE.description
+    assert "steady for 30 s" in description and "test area (at most 8 GiB)" in description
+
+
+def test_the_plan_note_gives_the_size_limit_and_the_steady_rule():
+    note = plan_for("standard", size_bytes=512 * MiB).sustained_note
+    assert note is not None
+    assert "steady for 30 s" in note and "after 512 MiB" in note and "at most 8 GiB" in note
+    assert plan_for("quick").sustained_note is None
+    # The sustained write has no fixed time: only the time-based tests are counted.
+    plan = plan_for("sustained")
+    assert plan.expected_seconds() == 0
+
+
+def test_the_size_limit_is_the_area_capped():
+    settings = default_settings(
+        get_profile("sustained"),
+        size_bytes=64 * GiB,
+        runtime_s=None,
+        buffered=False,
+        destructive=True,
+    )
+    assert sustained_size_limit(settings) == SUSTAINED_SIZE_CAP_BYTES
+    small = dataclasses.replace(settings, size_bytes=256 * MiB)
+    assert sustained_size_limit(small) == 256 * MiB
+
+
+def test_a_device_run_of_the_sustained_profile_is_not_prepared():
+    # The preparation would fill the write cache that sustained-write is there to find.
+    assert not plan_for("sustained").prepare
+    assert plan_for("standard").prepare
+
+
+def test_a_read_only_device_run_skips_it():
+    plan = plan_for("sustained", destructive=False)
+    assert plan.tests == () and plan.skipped == ("sustained-write",)
+
+
+def test_the_cache_and_both_rates_are_found_in_the_completions():
+    # 256 MiB at 60 MB/s, then 20 MB/s, in 512 KiB writes: times in whole ms as fio logs.
+    block, cache = 512 * KiB, 256 * MiB
+    completions, written, now_ms = [], 0, 0.0
+    while written < 768 * MiB:
+        rate = 60 * MB if written < cache else 20 * MB
+        now_ms += block / rate * 1000
+        written += block
+        completions.append(Completion(int(now_ms) + 0.5, block))
+    found = sustained_write(completions)
+    assert found is not None and found.cache_bytes is not None
+    assert found.burst_bw_bytes is not None
+    assert abs(found.cache_bytes - cache) / cache < 0.05
+    assert abs(found.burst_bw_bytes - 60 * MB) / (60 * MB) < 0.02
+    assert abs(found.sustained_bw_bytes - 20 * MB) / (20 * MB) < 0.02
+
+
+def test_too_few_completions_say_nothing():
+    assert sustained_write([Completion(1.5, 512 * KiB)]) is None
+
+
+def direction(bw, sustained=None):
+    return DirectionResult(
+        iops=bw / (512 * KiB),
+        bw_bytes=bw,
+        io_bytes=1,
+        total_ios=1,
+        runtime_ms=1,
+        fio_runtime_ms=1,
+        lat_ns=LAT,
+        bw_per_second=None,
+        sustained=sustained,
+    )
+
+
+CLIFF = SustainedWrite(cache_bytes=512 * MiB, burst_bw_bytes=80e6, sustained_bw_bytes=18e6)
+
+
+def test_u3_is_graded_on_the_sustained_rate_and_says_so():
+    # Burst (and the seq-write test, inside the cache) above 30 MB/s, sustained below.
+    results = [
+        TestResult(SEQ_WRITE, None, direction(80e6), "", 1),
+        TestResult(SUSTAINED_WRITE, None, direction(25e6, CLIFF), "", 1),
+    ]
+    grades = {grade.name: grade for grade in grade_results(results)}
+    for name in ("U3", "V30"):
+        grade = grades[name]
+        assert grade.verdict is Verdict.FAIL and grade.passed is False
+        (check,) = grade.checks
+        assert check.test == "sustained-write" and check.value == pytest.approx(18.0)
+        assert "sustained rate" in check.name or "after the write cache" in check.name
+        assert "graded on the sustained rate" in grade.note
+    assert grades["U1"].verdict is Verdict.PASS and grades["C10"].verdict is Verdict.PASS
+    # A1/A2's sequential check is not a speed class: it still reads seq-write.
+    assert next(c for c in grades["A1"].checks if c.metric == "write_bw_bytes").test == "seq-write"
+
+
+def test_without_the_sustained_write_the_speed_classes_read_seq_write():
+    grades = {
+        g.name: g for g in grade_results([TestResult(SEQ_WRITE, None, direction(80e6), "", 1)])
+    }
+    assert grades["U3"].verdict is Verdict.PASS
+    assert grades["U3"].checks[0].test == "seq-write"
+    assert "sustained rate" not in grades["U3"].note
+
+
+def test_the_sustained_figures_survive_saving_and_reading():
+    run = document_to_run(json.loads(SAVED.read_text()))
+    tests = (*run.tests, TestResult(SUSTAINED_WRITE, None, direction(25e6, CLIFF), "", 1))
+    document = run_to_document(dataclasses.replace(run, tests=tests))
+    saved = document["tests"][-1]["write"]["sustained"]
+    assert saved == {
+        "cache_bytes": 512 * MiB,
+        "burst_bw_bytes": 80e6,
+        "sustained_bw_bytes": 18e6,
+    }
+    read_back = document_to_run(json.loads(json.dumps(document)))
+    assert read_back.tests[-1].write is not None
+    assert read_back.tests[-1].write.sustained == CLIFF
+
+
+def test_a_document_saved_before_the_sustained_write_reads_without_it():
+    document = json.loads(SAVED.read_text())
+    for test in document["tests"]:
+        for key in ("read", "write"):
+            if test.get(key) is not None:
+                test[key].pop("sustained", None)
+    run = document_to_run(document)
+    assert all(d.sustained is None for t in run.tests for d in (t.read, t.write) if d is not None)
+    assert run_to_document(run)["tests"][0]["write"]["sustained"] is None
