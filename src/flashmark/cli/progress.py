@@ -234,11 +234,15 @@ class BarProgress:
             running = 1 if self._name else 0
             overall = Table.grid(padding=(0, 1))
             overall.add_row(
-                Text("all steps".ljust(22)),
+                Text("all steps"),
                 ProgressBar(
-                    total=float(total), completed=self._done + running * self._fraction, width=28
+                    total=float(total), completed=self._done + running * self._fraction, width=24
                 ),
-                Text(_eta_text(self.remaining_s()) + self._unknown_suffix()),
+                Text(
+                    _eta_text(self.remaining_s()) + self._unknown_suffix(),
+                    overflow="ellipsis",
+                    no_wrap=True,
+                ),
             )
             to_go = total - self._done - running
             lines: list[RenderableType] = [
