@@ -101,6 +101,7 @@ def serve_command(
         import uvicorn
 
         from flashmark.server.app import CONFIG_ENV, ServerConfig, create_app
+        from flashmark.server.protocol import PROTOCOL
     except ImportError as error:
         raise EnvironmentProblem(
             f"`flashmark serve` needs the server extra ({error.name} is missing): "
@@ -122,7 +123,7 @@ def serve_command(
     )
     log_level = "debug" if debug else "warning"
     if workers == 1:
-        uvicorn.run(create_app(config), host=host, port=port, log_level=log_level)
+        uvicorn.run(create_app(config), host=host, port=port, log_level=log_level, http=PROTOCOL)
         return
     os.environ[CONFIG_ENV] = json.dumps(dataclasses.asdict(config))
     uvicorn.run(
@@ -132,6 +133,7 @@ def serve_command(
         port=port,
         workers=workers,
         log_level=log_level,
+        http=PROTOCOL,  # TCP_NODELAY on each connection (flashmark/server/protocol.py)
     )
 
 
