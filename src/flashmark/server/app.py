@@ -55,9 +55,8 @@ from flashmark.server.storage import (
 )
 from flashmark.server.views import (
     HEADLINE_LABELS,
-    bars_svg,
+    TableRows,
     charts,
-    table_rows,
     with_navigation,
 )
 
@@ -170,6 +169,7 @@ def create_app(config: ServerConfig) -> Starlette:
     # page of a popular model would otherwise read thousands of rows.
     groups: GroupCache[dict[str, list[float]]] = GroupCache()
     counts: GroupCache[dict[str, int]] = GroupCache()
+    table_rows = TableRows()
     state: dict[str, Storage] = {}
 
     @asynccontextmanager
@@ -442,7 +442,6 @@ def create_app(config: ServerConfig) -> Starlette:
             key=key,
             rows=rows,
             table_rows=table_rows(rows),
-            bars_svg=bars_svg,
             headlines=HEADLINE_LABELS,
             profiles=profiles,
             profile=profile,
