@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from flashmark.server.intake import HEADLINES, Accepted, accept, content_hash
-from flashmark.server.storage import Search, Storage, open_storage
+from flashmark.server.storage import Storage, open_storage
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -496,7 +496,12 @@ def main() -> None:
         "give it twice to compare (default: this tree)",
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs of each server")
+    parser.add_argument("--seed-only", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.seed_only:  # a database for one server's code (see seed_for)
+        seeded = prepare(options.database, options)
+        print(json.dumps({"secret": seeded.secret, "seconds": seeded.seconds}))
+        return
     servers: list[tuple[str, str | None]] = []
     for given in options.server:
         label, _, src = given.partition("=")
@@ -515,17 +520,58 @@ def main() -> None:
     if missing_reason():
         sys.exit(f"server_load: {missing_reason()}")
     with ThrowawayPostgres() as pg:
-        seeded = prepare(pg.create("seeded"), options)
+        # One seeded database per server, made by that server's own code (its migrations:
+        # an older service refuses a database a newer one migrated), with the same rows.
+        seeded = {
+            label: seed_for(pg, f"seeded{index}", src, options)
+            for index, (label, src) in enumerate(servers)
+        }
         results = []
         for index, (label, src) in enumerate(interleaved(servers, options.repeat)):
             print(f"\n## Run {index + 1} of {runs}: {label}", flush=True)
-            # Every run starts from the same database: a copy of the seeded one.
-            database = pg.create(f"run{index}", template="seeded")
+            # Every run starts from the same database: a copy of its server's seeded one.
+            template = f"seeded{[name for name, _ in servers].index(label)}"
+            database = pg.create(f"run{index}", template=template)
             try:
-                results.append(measure(database, seeded, options, label, src))
+                results.append(measure(database, seeded[label], options, label, src))
             finally:
                 pg.drop(f"run{index}")
         summary(results, servers, options)
+
+
+def seed_for(
+    pg: ThrowawayPostgres, name: str, src: str | None, options: argparse.Namespace
+) -> Seeded:
+    """A seeded database made by this script run with the flashmark of `src`."""
+    database = pg.create(name)
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(Path(src).resolve())
+    done = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--seed-only",
+            "--database",
+            database,
+            "--results",
+            str(options.results),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        check=True,
+        timeout=3600,
+    )
+    lines = done.stdout.decode().splitlines()
+    print("\n".join(lines[:-1]))
+    made = json.loads(lines[-1])
+    import psycopg
+
+    with psycopg.connect(database) as connection:
+        rows = connection.execute("SELECT model_key, id FROM results ORDER BY id").fetchall()
+    return Seeded(
+        [(str(key), int(result_id)) for key, result_id in rows], made["secret"], made["seconds"]
+    )
 
 
 def interleaved(servers: list[tuple[str, str | None]], repeat: int) -> list[tuple[str, str | None]]:
@@ -774,12 +820,12 @@ def killed(
     headers: dict[str, str],
     src: str | None = None,
 ) -> Killed:
-    storage = open_storage(database)
-    try:
-        newest = storage.search(Search(limit=1))
-    finally:
-        storage.close()
-    before = newest[0].id if newest else 0
+    # The database is read as it is, not through this tree's Storage (which would migrate
+    # it: a server from an older tree would then refuse it).
+    import psycopg
+
+    with psycopg.connect(database) as connection:
+        before = connection.execute("SELECT COALESCE(MAX(id), 0) FROM results").fetchone()[0]
     server = start_server(database, options.workers, port, log, src)
     acknowledged: dict[int, bytes] = {}
     attempted = 0
@@ -810,24 +856,22 @@ def killed(
 
     asyncio.run(load())
     server.wait(timeout=30)
-    storage = open_storage(database)
     lost = partial = stored = 0
-    try:
+    with psycopg.connect(database) as connection:
         for result_id, body in acknowledged.items():
-            document = storage.document(result_id)
+            row = connection.execute(
+                "SELECT document FROM results WHERE id = %s", (result_id,)
+            ).fetchone()
             sent = {k: v for k, v in json.loads(body).items() if k != "id"}
-            if document is None or {k: v for k, v in document.items() if k != "id"} != sent:
+            if row is None or json.loads(zlib.decompress(bytes(row[0]))) != sent:
                 lost += 1
-        with storage._transaction() as run_sql:
-            for row in run_sql(
-                "SELECT content_hash, document FROM results WHERE id > ?", (before,)
-            ).fetchall():
-                stored += 1
-                document = json.loads(zlib.decompress(bytes(row[1])))
-                if content_hash(document) != row[0]:
-                    partial += 1
-    finally:
-        storage.close()
+        for row in connection.execute(
+            "SELECT content_hash, document FROM results WHERE id > %s", (before,)
+        ).fetchall():
+            stored += 1
+            document = json.loads(zlib.decompress(bytes(row[1])))
+            if content_hash(document) != row[0]:
+                partial += 1
     return Killed(attempted, len(acknowledged), stored, lost, partial)
 
 
