@@ -110,13 +110,20 @@ class ThrowawayPostgres:
         assert self.folder is not None
         return f"postgresql://postgres@/{database}?host={self.folder}"
 
-    def create(self, database: str) -> str:
-        """A new empty database (template0: nothing a test left in template1)."""
+    def create(self, database: str, template: str = "template0") -> str:
+        """A new database: empty (template0: nothing a test left in template1), or a copy of
+        `template` (a database nobody is connected to)."""
         import psycopg
 
         with psycopg.connect(self.url(), autocommit=True) as connection:
-            connection.execute(f'CREATE DATABASE "{database}" TEMPLATE template0')
+            connection.execute(f'CREATE DATABASE "{database}" TEMPLATE "{template}"')
         return self.url(database)
+
+    def drop(self, database: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url(), autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE "{database}" WITH (FORCE)')
 
     def log(self) -> str:
         assert self.folder is not None

@@ -101,6 +101,8 @@ def serve_command(
         import uvicorn
 
         from flashmark.server.app import CONFIG_ENV, ServerConfig, create_app
+        from flashmark.server.processes import reuse_port_supported, serve_processes
+        from flashmark.server.protocol import PROTOCOL
     except ImportError as error:
         raise EnvironmentProblem(
             f"`flashmark serve` needs the server extra ({error.name} is missing): "
@@ -122,16 +124,24 @@ def serve_command(
     )
     log_level = "debug" if debug else "warning"
     if workers == 1:
-        uvicorn.run(create_app(config), host=host, port=port, log_level=log_level)
+        uvicorn.run(create_app(config), host=host, port=port, log_level=log_level, http=PROTOCOL)
         return
-    os.environ[CONFIG_ENV] = json.dumps(dataclasses.asdict(config))
+    os.environ[CONFIG_ENV] = json.dumps(dataclasses.asdict(config))  # the processes read it
+    factory = "flashmark.server.app:app_from_environment"
+    if reuse_port_supported():  # each process its own socket (flashmark/server/processes.py)
+        try:
+            serve_processes(factory, host, port, workers, log_level)
+        except OSError as error:
+            raise EnvironmentProblem(f"cannot listen on {host}:{port}: {error.strerror}") from None
+        return
     uvicorn.run(
-        "flashmark.server.app:app_from_environment",
+        factory,
         factory=True,
         host=host,
         port=port,
         workers=workers,
         log_level=log_level,
+        http=PROTOCOL,  # TCP_NODELAY on each connection (flashmark/server/protocol.py)
     )
 
 

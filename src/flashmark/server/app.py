@@ -53,7 +53,12 @@ from flashmark.server.storage import (
     Stored,
     open_storage,
 )
-from flashmark.server.views import HEADLINE_LABELS, capacity, charts, row_cells, with_navigation
+from flashmark.server.views import (
+    HEADLINE_LABELS,
+    TableRows,
+    charts,
+    with_navigation,
+)
 
 CONFIG_ENV = "FLASHMARK_SERVE_CONFIG"  # how `serve --workers N` hands the settings to workers
 _LOG = logging.getLogger("flashmark.server")
@@ -164,6 +169,7 @@ def create_app(config: ServerConfig) -> Starlette:
     # page of a popular model would otherwise read thousands of rows.
     groups: GroupCache[dict[str, list[float]]] = GroupCache()
     counts: GroupCache[dict[str, int]] = GroupCache()
+    table_rows = TableRows()
     state: dict[str, Storage] = {}
 
     @asynccontextmanager
@@ -318,8 +324,7 @@ def create_app(config: ServerConfig) -> Starlette:
         return page(
             "browse.html",
             rows=rows,
-            cells=[row_cells(row) for row in rows],
-            capacity=capacity,
+            table_rows=table_rows(rows),
             headlines=HEADLINE_LABELS,
             query=request.query_params,
             following=following,
@@ -394,22 +399,33 @@ def create_app(config: ServerConfig) -> Starlette:
         if not re.fullmatch(r"[a-z0-9._-]{1,120}", key):
             raise Problem(404, "not-found", "no such device model (model keys are lower case)")
         params = request.query_params
-        chosen = None
-        if params.get("result"):
-            chosen = await run_in_threadpool(storage().summary, _result_id(params["result"]))
-            if chosen is None or chosen.model_key != key:
-                raise Problem(
-                    404,
-                    "not-found",
-                    f"no result {params['result']} of the model {key} on this service",
-                )
-        profile = chosen.profile if chosen else _text(params, "profile")
-        before = _int(params, "before", 1, _MAX_ID)
-        search = Search(model=key, profile=profile, before=before, limit=_PAGE_SIZE)
-        rows, more = await run_in_threadpool(_page_of, storage(), search)
-        profiles = counts.get((key, ""))
+        result_id = _result_id(params["result"]) if params.get("result") else None
+        # A chosen result sets the profile (the parameter is not read then); a wrong result
+        # is answered before a wrong `before`.
+        profile = None if result_id is not None else _text(params, "profile")
+        try:
+            before, wrong_before = _int(params, "before", 1, _MAX_ID), None
+        except Problem as error:
+            before, wrong_before = None, error
+        known = counts.get((key, ""))
+        # The database work of a page in one trip to the thread pool (each trip costs about as
+        # much as a query, more on a busy machine).
+        chosen, rows, more, profiles = await run_in_threadpool(
+            _device_rows, storage(), key, result_id, profile, before, known is None
+        )
+        if result_id is not None and chosen is None:
+            raise Problem(
+                404,
+                "not-found",
+                f"no result {params['result']} of the model {key} on this service",
+            )
+        if wrong_before is not None:
+            raise wrong_before
+        if chosen is not None:
+            profile = chosen.profile
         if profiles is None:
-            profiles = await run_in_threadpool(storage().profiles_of_model, key)
+            profiles = known
+        else:
             counts.put((key, ""), profiles)
         if not profiles:
             raise Problem(404, "not-found", f"no results of the model {key} on this service")
@@ -425,8 +441,7 @@ def create_app(config: ServerConfig) -> Starlette:
             "device.html",
             key=key,
             rows=rows,
-            cells=[row_cells(row) for row in rows],
-            capacity=capacity,
+            table_rows=table_rows(rows),
             headlines=HEADLINE_LABELS,
             profiles=profiles,
             profile=profile,
@@ -650,6 +665,29 @@ def _page_of(storage: Storage, search: Search) -> tuple[list[ResultRow], bool]:
     """One page of a search, and whether another follows (one row more is asked for)."""
     rows = storage.search(dataclasses.replace(search, limit=search.limit + 1))
     return rows[: search.limit], len(rows) > search.limit
+
+
+def _device_rows(
+    storage: Storage,
+    key: str,
+    result_id: int | None,
+    profile: str | None,
+    before: int | None,
+    count_profiles: bool,
+) -> tuple[ResultRow | None, list[ResultRow], bool, dict[str, int] | None]:
+    """What a device page reads: the chosen result (None when it is not of this model), a
+    page of the model's results (of the chosen result's profile, else of `profile`), and,
+    when asked, the model's results per profile."""
+    chosen = None
+    if result_id is not None:
+        chosen = storage.summary(result_id)
+        if chosen is None or chosen.model_key != key:
+            return None, [], False, None
+        profile = chosen.profile
+    search = Search(model=key, profile=profile, before=before, limit=_PAGE_SIZE)
+    rows, more = _page_of(storage, search)
+    profiles = storage.profiles_of_model(key) if count_profiles else None
+    return chosen, rows, more, profiles
 
 
 def _report(documents: list[dict[str, Any]]) -> str:

@@ -179,9 +179,8 @@ class Storage:
         rows = [_values(accepted, token_id) for accepted in batch]
         with self._provider.connection() as connection:
             if self.dialect is POSTGRES:
-                with connection.cursor() as cursor:
+                with connection.transaction(), connection.cursor() as cursor:
                     cursor.executemany(sql.replace("?", "%s"), rows)
-                connection.commit()
             else:
                 connection.execute("BEGIN IMMEDIATE")
                 try:
@@ -300,25 +299,40 @@ class Storage:
     # -- plumbing -------------------------------------------------------------------------------
     @contextlib.contextmanager
     def _transaction(self, *, write: bool = False) -> Iterator[Any]:
-        """A function running one statement: `run(sql, parameters) -> cursor`, inside one
-        transaction committed at the end of the block (rolled back on any exception)."""
+        """A function running one statement: `run(sql, parameters) -> cursor`.
+
+        write=True: every statement of the block in one transaction, committed at its end
+        (rolled back on any exception). A read (write=False) runs each statement as its own
+        transaction, as every read of this class is a single statement: no BEGIN and COMMIT
+        round trips around it (PostgreSQL connections are in autocommit mode, SQLite's
+        isolation_level is None), which are two thirds of a page's trips to PostgreSQL."""
         postgres = self.dialect is POSTGRES
         with self._provider.connection() as connection:
-            try:
-                if not postgres:
-                    # IMMEDIATE takes the write lock first: no deadlock between two upgrades.
-                    connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            if not write:
 
-                def run(sql: str, parameters: Sequence[Any] = ()) -> Any:
+                def read(sql: str, parameters: Sequence[Any] = ()) -> Any:
                     if postgres:
                         return connection.execute(sql.replace("?", "%s"), parameters)
                     return connection.execute(sql, parameters)
 
-                yield run
-                connection.commit() if postgres else connection.execute("COMMIT")
+                yield read
+                return
+            if postgres:
+                with connection.transaction():
+
+                    def run(sql: str, parameters: Sequence[Any] = ()) -> Any:
+                        return connection.execute(sql.replace("?", "%s"), parameters)
+
+                    yield run
+                return
+            # IMMEDIATE takes the write lock first: no deadlock between two upgrades.
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield connection.execute
+                connection.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(Exception):
-                    connection.rollback() if postgres else connection.execute("ROLLBACK")
+                    connection.execute("ROLLBACK")
                 raise
 
 
@@ -491,6 +505,9 @@ class _PostgresProvider:
         self._shown = _without_password(url)
         self._pool = psycopg_pool.ConnectionPool(
             url,
+            # Reads are single statements: no transaction around them (Storage._transaction);
+            # writes open one with connection.transaction().
+            kwargs={"autocommit": True},
             min_size=1,
             max_size=pool_size,
             open=False,
