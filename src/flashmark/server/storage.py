@@ -163,10 +163,15 @@ class Storage:
     # -- results --------------------------------------------------------------------------------
     def add_result(self, accepted: Accepted, token_id: int) -> Stored:
         values = _values(accepted, token_id)
-        with self._transaction(write=True) as run:
-            row = run(_INSERT, values).fetchone()
-            if row is not None:
-                return Stored(id=int(row[0]), created=True)
+        # One statement, committed on its own (autocommit): it is atomic by itself, so no
+        # BEGIN and COMMIT round trips are needed around it. A document already stored (same
+        # content hash) inserts nothing; its id is read after, and rows are never deleted.
+        with self._transaction() as run:
+            # fetchall, not fetchone: SQLite commits an autocommit statement when it has been
+            # stepped to its end, and the answer must not come before the commit.
+            rows = run(_INSERT, values).fetchall()
+            if rows:
+                return Stored(id=int(rows[0][0]), created=True)
             row = run(
                 "SELECT id FROM results WHERE content_hash = ?", (accepted.content_hash,)
             ).fetchone()
@@ -302,8 +307,8 @@ class Storage:
         """A function running one statement: `run(sql, parameters) -> cursor`.
 
         write=True: every statement of the block in one transaction, committed at its end
-        (rolled back on any exception). A read (write=False) runs each statement as its own
-        transaction, as every read of this class is a single statement: no BEGIN and COMMIT
+        (rolled back on any exception). Otherwise each statement is its own transaction
+        (every read of this class, and an upload's single INSERT): no BEGIN and COMMIT
         round trips around it (PostgreSQL connections are in autocommit mode, SQLite's
         isolation_level is None), which are two thirds of a page's trips to PostgreSQL."""
         postgres = self.dialect is POSTGRES
