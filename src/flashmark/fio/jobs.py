@@ -96,6 +96,9 @@ class FioJob:
     window_s: float | None  # the measuring window (runtime after the ramp) of time-based jobs
     timeout_s: float  # the runner kills fio after this long
     log_prefix: str | None
+    # Size-based tests (sustained-write): the io_size it stops at, to tell that stop from the
+    # steady rule's (flashmark.fio.parse); None for the others.
+    size_limit_bytes: int | None = None
 
 
 def job_for_test(
@@ -193,6 +196,7 @@ def sustained_job(
         window_s=None,
         timeout_s=SUSTAINED_TIME_LIMIT_S + 300.0,
         log_prefix=spec.name,
+        size_limit_bytes=limit,
     )
 
 
