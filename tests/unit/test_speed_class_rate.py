@@ -226,3 +226,11 @@ def test_the_reports_say_which_rate_was_graded_and_when_the_cache_was_not_exceed
 def test_a_pass_too_short_for_a_whole_sub_unit_after_the_cache_has_none():
     completions = log((8 * MiB, 50 * MB))
     assert sub_unit_rates(completions, 8 * MiB) is None
+
+
+def test_one_fast_first_write_is_no_cache():
+    # A buffered first write (recorded: 1 GB/s, then 60 MB/s) is not a cache that was left.
+    completions = [Completion(0.5, BLOCK), *log((64 * MiB, 60 * MB))]
+    completions = [Completion(c.time_ms + 0.5, c.bytes) for c in completions]
+    found = measured(completions)
+    assert found.cache_bytes is None and found.cache_exceeded is False
