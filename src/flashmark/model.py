@@ -136,6 +136,7 @@ class SubUnitRates:
     max_busy_bounds: tuple[float, float]  # the same within the log's resolution
     busy_over_limit: int  # writes longer than busy_limit_ms
     busy_limit_ms: float  # 250 ms (SD Physical Layer Simplified Specification 4.10, 4.13.3.3)
+    method: str = ""  # how the times were taken (flashmark.speed_class_rate METHOD_*)
 
 
 # Why the sustained-write test ended (fio's steadystate rule, its io_size, or its runtime).

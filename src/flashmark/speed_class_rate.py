@@ -28,15 +28,19 @@ over the time from the completion of the write before it to the completion of it
 Only whole sub-units after the write cache are graded (after the fall-off that
 flashmark.surface.cache finds; with no fall-off, all but the first, the preparation), and the
 figure graded is the slowest of them: Pw is a minimum over AUs, each sub-unit must meet it.
-A write's busy time is the time between its completion and the previous one's: at queue depth
-1 that is the card's busy plus the host's turn-around (microseconds; a stalled host counts
-against the card, which makes the check strict, never lenient). Every write but the first
-(the preparation) is checked.
+Host stalls: at queue depth 1 the time between two completions is the card's busy plus the
+host's turn-around before it issued the next write. fio's latency log (write_lat_log) gives
+each write's time from its issue to its completion, so the turn-around is known: a gap over
+HOST_STALL_MS is a stalled host (the card sat idle) and is left out of the sub-unit's time;
+shorter gaps count against the card. A write's busy time is its latency. Every write but the
+first (the preparation) is checked against the 250 ms limit. Without a latency log (results
+recorded before it) both come from the times between completions, stalls included.
 
 Bounds: fio logs whole milliseconds, cut down, so a span between two logged times is known
-to within 1 ms either way. The slowest sub-unit's rate lies between the slowest of the
-sub-units' lowest possible rates and the slowest of their highest possible rates; the longest
-busy likewise within 1 ms. These are the bounds the verdicts use (flashmark.grading.classes):
+to within 1 ms either way (1 ms more per stall left out). The slowest sub-unit's rate lies
+between the slowest of the sub-units' lowest possible rates and the slowest of their highest
+possible rates; a latency is logged in ns, the longest busy is then exact (without the
+latency log, within 1 ms). These are the bounds the verdicts use (flashmark.grading.classes):
 they are not a confidence interval of a mean, because a minimum is not an average. A measured
 sub-unit below the class is a sub-unit below it, whatever the others did; what the bounds
 cover is only the log's resolution.
@@ -56,48 +60,83 @@ RECORDING_UNIT_BYTES = 512 * KiB  # RU = 512 KB (4.13.3.3, Table 4-60)
 SUB_UNIT_BYTES = 4 * MiB  # "performance is measured in each 4MB sub-unit" (Table 4-60)
 WRITE_BUSY_LIMIT_MS = 250.0  # "Each write busy shall be less than or equal to 250ms"
 _LOG_RESOLUTION_MS = 1.0  # fio logs whole milliseconds (flashmark.fio.window)
+# A gap this long between a write's completion and the next write's issue is a stalled host
+# (a loaded host delays a thread by tens of ms now and then, docs/emulated-flash.md); the card
+# sat idle and the gap is not its time. Shorter gaps (tens of µs on a healthy host) count
+# against the card: strict, never lenient. The emulated cards absorb gaps up to the same 50 ms
+# (FlashModel.absorb_ns), so their truth is met exactly.
+HOST_STALL_MS = 50.0
+METHOD_LATENCY = (
+    "sub-unit: time between completions less host stalls over 50 ms (from fio's latency log); "
+    "busy: each write's total latency (fio write_lat_log)"
+)
+METHOD_COMPLETIONS = (
+    "sub-unit and busy: time between completions (fio's per-I/O log, whole ms; no latency log)"
+)
 
 
-def sub_unit_rates(completions: Sequence[Completion], from_bytes: int) -> SubUnitRates | None:
+def sub_unit_rates(
+    completions: Sequence[Completion],
+    from_bytes: int,
+    latencies_ns: Sequence[int] | None = None,
+) -> SubUnitRates | None:
     """The rates of the whole 4 MiB sub-units that start at or after `from_bytes` (bytes
     written from the start of the pass) and the longest write busy; None when no whole
-    sub-unit is there to grade. `completions` are in time order (flashmark.fio.window)."""
+    sub-unit is there to grade. `completions` are in time order (flashmark.fio.window);
+    `latencies_ns`, each write's total latency from fio's latency log in the same order, make
+    the busy times exact and let host stalls be told from the card's time (see the top)."""
     if not completions:
         return None
+    exact = latencies_ns is not None and len(latencies_ns) == len(completions)
+    # Per write: the host's stall before it was issued (only with latencies; 0 otherwise).
+    stalls = [0.0] * len(completions)
+    if exact:
+        assert latencies_ns is not None
+        for index in range(1, len(completions)):
+            issued = completions[index].time_ms - latencies_ns[index] / 1e6
+            gap = issued - completions[index - 1].time_ms
+            stalls[index] = gap if gap > HOST_STALL_MS else 0.0
     first_graded = -(-max(0, from_bytes) // SUB_UNIT_BYTES)  # the first whole one after it
-    # (bytes written, time) at the end of each sub-unit, and at the start of the pass.
-    ends: list[tuple[int, float]] = [(0, 0.0)]
+    # (bytes written, time, index of the first write after it) at each sub-unit boundary.
+    ends: list[tuple[int, float, int]] = [(0, 0.0, 0)]
     written = 0
-    for completion in completions:
+    for index, completion in enumerate(completions):
         written += completion.bytes
-        if written >= (len(ends)) * SUB_UNIT_BYTES:
-            ends.append((written, completion.time_ms))
-    spans = []
-    for index in range(max(1, first_graded + 1), len(ends)):
-        start_bytes, start_ms = ends[index - 1]
-        end_bytes, end_ms = ends[index]
-        if start_bytes < first_graded * SUB_UNIT_BYTES:
-            continue
-        spans.append((end_bytes - start_bytes, end_ms - start_ms))
+        if written >= len(ends) * SUB_UNIT_BYTES:
+            ends.append((written, completion.time_ms, index + 1))
+    spans = []  # (bytes, ms of the card's time, ms of uncertainty)
+    for number in range(max(1, first_graded + 1), len(ends)):
+        start_bytes, start_ms, first = ends[number - 1]
+        end_bytes, end_ms, after = ends[number]
+        stalled = [stall for stall in stalls[first:after] if stall > 0]
+        took = end_ms - start_ms - sum(stalled)
+        spans.append((end_bytes - start_bytes, took, _LOG_RESOLUTION_MS * (1 + len(stalled))))
     if not spans:
         return None
-    rates = [_rate(size, took) for size, took in spans]
-    slowest = min(rates)
-    low = min(_rate(size, took + _LOG_RESOLUTION_MS) for size, took in spans)
-    high = min(_rate(size, max(took - _LOG_RESOLUTION_MS, 1e-3)) for size, took in spans)
-    busy = [later.time_ms - earlier.time_ms for earlier, later in itertools.pairwise(completions)]
-    longest = max(busy, default=0.0)
+    rates = [_rate(size, took) for size, took, _ in spans]
+    low = min(_rate(size, took + error) for size, took, error in spans)
+    high = min(_rate(size, max(took - error, 1e-3)) for size, took, error in spans)
+    if exact:
+        assert latencies_ns is not None
+        busy = [latency / 1e6 for latency in latencies_ns[1:]]
+        longest = max(busy, default=0.0)
+        busy_bounds = (longest, longest)
+    else:
+        busy = [b.time_ms - a.time_ms for a, b in itertools.pairwise(completions)]
+        longest = max(busy, default=0.0)
+        busy_bounds = (max(0.0, longest - _LOG_RESOLUTION_MS), longest + _LOG_RESOLUTION_MS)
     return SubUnitRates(
         sub_unit_bytes=SUB_UNIT_BYTES,
         from_bytes=first_graded * SUB_UNIT_BYTES,
         count=len(spans),
-        min_bw_bytes=slowest,
+        min_bw_bytes=min(rates),
         min_bw_bounds=(low, high),
         median_bw_bytes=statistics.median(rates),
         max_busy_ms=longest,
-        max_busy_bounds=(max(0.0, longest - _LOG_RESOLUTION_MS), longest + _LOG_RESOLUTION_MS),
+        max_busy_bounds=busy_bounds,
         busy_over_limit=sum(1 for took in busy if took > WRITE_BUSY_LIMIT_MS),
         busy_limit_ms=WRITE_BUSY_LIMIT_MS,
+        method=METHOD_LATENCY if exact else METHOD_COMPLETIONS,
     )
 
 

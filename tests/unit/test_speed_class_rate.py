@@ -234,3 +234,41 @@ def test_one_fast_first_write_is_no_cache():
     completions = [Completion(c.time_ms + 0.5, c.bytes) for c in completions]
     found = measured(completions)
     assert found.cache_bytes is None and found.cache_exceeded is False
+
+
+def with_latencies(completions, stalls=()):
+    """fio's latency log for `completions` (made by `log`): each write's time from its issue
+    to its completion; `stalls` are (write number, ms) the host waited before issuing it, in
+    which the card sat idle (its completion and all later ones move on by as much)."""
+    extra = dict(stalls)
+    shifted, latencies, delay, previous = [], [], 0.0, 0.0
+    for number, completion in enumerate(completions):
+        delay += extra.get(number, 0.0)
+        time_ms = completion.time_ms + delay
+        shifted.append(Completion(int(time_ms) + 0.5, completion.bytes))
+        latencies.append(round((completion.time_ms - previous) * 1e6))
+        previous = completion.time_ms
+    return shifted, latencies
+
+
+def test_a_stalled_host_is_not_the_cards_time_but_a_card_pause_is():
+    # 20 MB/s after a 16 MiB cache; the host stalls 120 ms before one write (the card idles),
+    # and the card pauses 60 ms inside another write (garbage collection, in its latency).
+    card_pause = (16 * MiB + 30 * SUB_UNIT_BYTES) // BLOCK + 2
+    completions = log((16 * MiB, 60 * MB), (240 * MiB, 20 * MB), pauses=[(card_pause, 60.0)])
+    stalled = (16 * MiB + 10 * SUB_UNIT_BYTES) // BLOCK + 5
+    shifted, latencies = with_latencies(completions, stalls=[(stalled, 120.0)])
+    written = sum(c.bytes for c in shifted)
+    without = sustained_write(shifted, steady=False, size_limit_bytes=written)
+    found = sustained_write(shifted, steady=False, size_limit_bytes=written, latencies_ns=latencies)
+    assert without is not None and found is not None and found.sub_units is not None
+    # Without the latency log the stall counts against the card: its sub-unit is the slowest.
+    stall_rate = SUB_UNIT_BYTES / (SUB_UNIT_BYTES / (20 * MB) + 0.120)
+    assert without.sub_units.min_bw_bytes == pytest.approx(stall_rate, rel=0.01)
+    # With it, the stall is left out and the card's own pause decides.
+    pause_rate = SUB_UNIT_BYTES / (SUB_UNIT_BYTES / (20 * MB) + 0.060)
+    assert found.sub_units.min_bw_bytes == pytest.approx(pause_rate, rel=0.01)
+    assert found.sub_units.max_busy_ms == pytest.approx(BLOCK / (20 * MB) * 1000 + 60, abs=1.0)
+    low, high = found.sub_units.max_busy_bounds
+    assert low == high == found.sub_units.max_busy_ms  # logged in ns: exact
+    assert "latency log" in found.sub_units.method

@@ -170,6 +170,7 @@ def _sustained(sustained: SustainedWrite | None) -> dict[str, Any] | None:
             "max_busy_bounds": list(sub_units.max_busy_bounds),
             "busy_over_limit": sub_units.busy_over_limit,
             "busy_limit_ms": sub_units.busy_limit_ms,
+            "method": sub_units.method,
         },
     }
 
@@ -198,6 +199,7 @@ def _read_sustained(d: dict[str, Any] | None) -> SustainedWrite | None:
             max_busy_bounds=(units["max_busy_bounds"][0], units["max_busy_bounds"][1]),
             busy_over_limit=units["busy_over_limit"],
             busy_limit_ms=units["busy_limit_ms"],
+            method=units.get("method", ""),
         ),
     )
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 #      "time limit"), "cache_exceeded" (true | false: no fall-off before a limit, the cache
 #      may be larger | null) and "sub_units" (the SD speed-class measurement: slowest and
 #      median 4 MiB sub-unit after the cache with the slowest's "min_bw_bounds", longest write
-#      busy with its bounds, writes over the 250 ms limit); speed classes then grade the
+#      busy with its bounds, writes over the 250 ms limit, "method"); speed classes then grade the
 #      slowest sub-unit plus a busy check, and a class that would pass on a test that never
 #      left the cache is "uncertain". "at_most" per check (true: the value must be at most the
 #      threshold, the busy check; margin_pct is then headroom below it); read as false when

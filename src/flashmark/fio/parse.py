@@ -32,7 +32,7 @@ from flashmark.errors import (
 )
 from flashmark.fio.jobs import SAMPLE_INTERVAL_MS, FioJob
 from flashmark.fio.runner import FioOutput
-from flashmark.fio.window import Completion, count_window, read_completions
+from flashmark.fio.window import Completion, count_window, read_completions, read_latencies_ns
 from flashmark.model import (
     STOPPED_SIZE_LIMIT,
     STOPPED_STEADY,
@@ -250,7 +250,10 @@ def _direction(
     sustained = None
     if ddir == 1 and spec.name == SUSTAINED_WRITE_NAME:
         sustained = sustained_write(
-            completions, steady=_steady_attained(fio_job), size_limit_bytes=job.size_limit_bytes
+            completions,
+            steady=_steady_attained(fio_job),
+            size_limit_bytes=job.size_limit_bytes,
+            latencies_ns=read_latencies_ns(output.latency_logs, ddir) or None,
         )
     return DirectionResult(
         iops=iops,
@@ -271,7 +274,11 @@ def _direction(
 
 
 def sustained_write(
-    completions: Sequence[Completion], *, steady: bool, size_limit_bytes: int | None
+    completions: Sequence[Completion],
+    *,
+    steady: bool,
+    size_limit_bytes: int | None,
+    latencies_ns: Sequence[int] | None = None,
 ) -> SustainedWrite | None:
     """The cache and the rates either side of it, from a sustained write's completions:
     (bytes written so far, completion time) after each request, fed to estimate_cache; why the
@@ -307,7 +314,7 @@ def sustained_write(
         written_bytes=written,
         stopped_by=stopped_by,
         cache_exceeded=exceeded,
-        sub_units=sub_unit_rates(completions, graded_from),
+        sub_units=sub_unit_rates(completions, graded_from, latencies_ns),
     )
 
 
