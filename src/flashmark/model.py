@@ -129,11 +129,14 @@ class SubUnitRates:
     from_bytes: int  # the first graded sub-unit starts here (bytes from the start of the pass)
     count: int  # whole sub-units graded
     min_bw_bytes: float  # the slowest sub-unit, bytes per second
-    # What the slowest can be given the log's 1 ms resolution (low, high), bytes per second.
+    # The interval the verdict uses (low, high), bytes per second: from the slowest sub-unit
+    # at its lowest to the second slowest at its highest (the log's 1 ms resolution applied):
+    # one slow sub-unit alone may be a host delay (flashmark.speed_class_rate).
     min_bw_bounds: tuple[float, float]
     median_bw_bytes: float
-    max_busy_ms: float  # the longest time between two consecutive write completions
-    max_busy_bounds: tuple[float, float]  # the same within the log's resolution
+    max_busy_ms: float  # the longest busy of one write (its latency; without the latency log,
+    # the time between two consecutive completions)
+    max_busy_bounds: tuple[float, float]  # from the second longest to the longest, likewise
     busy_over_limit: int  # writes longer than busy_limit_ms
     busy_limit_ms: float  # 250 ms (SD Physical Layer Simplified Specification 4.10, 4.13.3.3)
     method: str = ""  # how the times were taken (flashmark.speed_class_rate METHOD_*)

@@ -36,14 +36,18 @@ shorter gaps count against the card. A write's busy time is its latency. Every w
 first (the preparation) is checked against the 250 ms limit. Without a latency log (results
 recorded before it) both come from the times between completions, stalls included.
 
-Bounds: fio logs whole milliseconds, cut down, so a span between two logged times is known
-to within 1 ms either way (1 ms more per stall left out). The slowest sub-unit's rate lies
-between the slowest of the sub-units' lowest possible rates and the slowest of their highest
-possible rates; a latency is logged in ns, the longest busy is then exact (without the
-latency log, within 1 ms). These are the bounds the verdicts use (flashmark.grading.classes):
-they are not a confidence interval of a mean, because a minimum is not an average. A measured
-sub-unit below the class is a sub-unit below it, whatever the others did; what the bounds
-cover is only the log's resolution.
+The interval of a minimum (what the verdicts use, flashmark.grading.classes): a minimum is
+not a mean, and has no sampling error to average away; what it has is outliers. On a busy
+host a single sub-unit can be slowed by a delay outside the card that the latency log does not
+see (the kernel's or, on the emulated cards, the FUSE and nbdkit threads' scheduling). So the
+interval of the slowest sub-unit runs from the slowest (at its lowest) to the second slowest
+(at its highest): the card passes when even the slowest meets the class, fails when at least
+two sub-units fall short, and one sub-unit alone below the class is "uncertain" (run again on
+an idle host). Likewise the longest busy: from the second longest to the longest, so one write
+over 250 ms is uncertain and two fail. Within that, fio logs whole milliseconds, cut down: a
+span between two logged times is known to within 1 ms either way (1 ms more per stall left
+out); latencies are logged in ns (without the latency log, within 1 ms). It is not a
+confidence interval of a mean, and a pass covers only the sub-units the test wrote.
 """
 
 from __future__ import annotations
@@ -114,17 +118,21 @@ def sub_unit_rates(
     if not spans:
         return None
     rates = [_rate(size, took) for size, took, _ in spans]
-    low = min(_rate(size, took + error) for size, took, error in spans)
-    high = min(_rate(size, max(took - error, 1e-3)) for size, took, error in spans)
+    lows = sorted(_rate(size, took + error) for size, took, error in spans)
+    highs = sorted(_rate(size, max(took - error, 1e-3)) for size, took, error in spans)
+    # From the slowest (at its lowest) to the second slowest (at its highest): see the top.
+    low, high = lows[0], highs[min(1, len(highs) - 1)]
     if exact:
         assert latencies_ns is not None
         busy = [latency / 1e6 for latency in latencies_ns[1:]]
-        longest = max(busy, default=0.0)
-        busy_bounds = (longest, longest)
+        resolution = 0.0
     else:
         busy = [b.time_ms - a.time_ms for a, b in itertools.pairwise(completions)]
-        longest = max(busy, default=0.0)
-        busy_bounds = (max(0.0, longest - _LOG_RESOLUTION_MS), longest + _LOG_RESOLUTION_MS)
+        resolution = _LOG_RESOLUTION_MS
+    ranked = sorted(busy, reverse=True) or [0.0]
+    longest = ranked[0]
+    # From the second longest (at its shortest) to the longest (at its longest).
+    busy_bounds = (max(0.0, ranked[min(1, len(ranked) - 1)] - resolution), longest + resolution)
     return SubUnitRates(
         sub_unit_bytes=SUB_UNIT_BYTES,
         from_bytes=first_graded * SUB_UNIT_BYTES,

@@ -38,9 +38,10 @@ contains the threshold. A grade is never "fail" while an interval includes its t
 1,500"). A figure without an interval (fewer than 2 seconds, old documents) is judged on its
 value as before. `passed` is True only for "pass".
 The speed classes' slowest sub-unit and longest busy are a minimum and a maximum, not means:
-they carry the bounds the log's 1 ms resolution allows (flashmark.speed_class_rate) and are
-judged on those the same way (pass when the bounds are wholly on the right side, fail when
-wholly on the wrong side, uncertain otherwise).
+their interval runs from the slowest to the second slowest sub-unit (from the second longest
+to the longest busy), since one outlier alone may be a host delay (flashmark.speed_class_rate),
+and they are judged on it the same way: pass when it is wholly on the right side, fail when
+wholly on the wrong side (two sub-units short, two writes over 250 ms), uncertain otherwise.
 """
 
 from __future__ import annotations
