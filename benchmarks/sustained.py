@@ -130,14 +130,29 @@ def rows_for(card: Card, repeat: int) -> list[Row]:
         return found
 
     def row(parameter: str, unit: str, scale: float, truth: float | None, key: Any) -> Row:
-        return Row(name, parameter, unit, scale, truth, [key(sustained(d)) for d in documents],
-                   seconds)  # fmt: skip
+        # A figure the run did not find (no cache found) counts as 0: -100% in the table.
+        values = []
+        for d in documents:
+            try:
+                values.append(float(key(sustained(d)) or 0.0))
+            except (KeyError, TypeError):
+                values.append(0.0)
+        return Row(name, parameter, unit, scale, truth, values, seconds)
 
-    def verdicts(grade: str) -> Row:
+    def verdicts(grade: str) -> list[Row]:
         expected = card.verdicts[grade]
-        right = [1.0 if d["grades"][grade]["verdict"] == expected else 0.0 for d in documents]
-        return Row(name, f"{grade} verdict is {expected} (1 = every run)", "", 1, 1.0, right,
-                   seconds)  # fmt: skip
+        found = [d["grades"][grade]["verdict"] for d in documents]
+        right = [1.0 if verdict == expected else 0.0 for verdict in found]
+        # pass for a card the truth fails, or fail for one it passes: never acceptable;
+        # "uncertain" is (the interval of a minimum, flashmark.speed_class_rate).
+        opposite = {"pass": "fail", "fail": "pass"}.get(expected)
+        wrong = [1.0 if verdict == opposite else 0.0 for verdict in found]
+        return [
+            Row(name, f"{grade} verdict is {expected} (1 = every run)", "", 1, 1.0, right,
+                seconds),
+            Row(name, f"{grade} verdict on the wrong side ({opposite or '-'}), runs", "", 1,
+                0.0, [sum(wrong)], seconds),
+        ]  # fmt: skip
 
     rows = [
         row("cache exceeded (1 = yes)", "", 1, 1.0 if card.exceeded else None,
@@ -157,7 +172,7 @@ def rows_for(card: Card, repeat: int) -> list[Row]:
         ]  # fmt: skip
     else:
         rows.append(row("cache at least (written)", "MiB", MiB, None, lambda s: s["written_bytes"]))
-    rows += [verdicts("U1"), verdicts("U3")]
+    rows += [*verdicts("U1"), *verdicts("U3")]
     return rows
 
 
