@@ -286,3 +286,10 @@ def test_a_stalled_host_is_not_the_cards_time_but_a_card_pause_is():
     assert high == found.sub_units.max_busy_ms  # logged in ns: exact
     assert low == pytest.approx(BLOCK / (20 * MB) * 1000, abs=1.0)
     assert "latency log" in found.sub_units.method
+
+
+def test_a_single_sub_unit_after_the_cache_never_fails_a_card():
+    # 16 MiB cache, then one whole sub-unit at 8 MB/s: below U1, but one sub-unit alone.
+    found = measured(log((16 * MiB, 60 * MB), (8 * MiB + BLOCK, 8 * MB)))
+    assert found.sub_units is not None and found.sub_units.count == 1
+    assert grades_for(found)["U1"].verdict is Verdict.UNCERTAIN
