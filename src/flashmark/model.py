@@ -119,16 +119,54 @@ class BandwidthSeries:
 
 
 @dataclass(frozen=True)
+class SubUnitRates:
+    """The sustained-write test measured as the SD speed classes are specified
+    (flashmark.speed_class_rate): the rate of each whole 4 MiB sub-unit of 512 KiB writes after
+    the write cache, the slowest of them (the figure the speed classes grade) and the longest
+    busy time of one write against the specification's limit."""
+
+    sub_unit_bytes: int  # 4 MiB
+    from_bytes: int  # the first graded sub-unit starts here (bytes from the start of the pass)
+    count: int  # whole sub-units graded
+    min_bw_bytes: float  # the slowest sub-unit, bytes per second
+    # The interval the verdict uses (low, high), bytes per second: from the slowest sub-unit
+    # at its lowest to the second slowest at its highest (the log's 1 ms resolution applied):
+    # one slow sub-unit alone may be a host delay (flashmark.speed_class_rate).
+    min_bw_bounds: tuple[float, float]
+    median_bw_bytes: float
+    max_busy_ms: float  # the longest busy of one write (its latency; without the latency log,
+    # the time between two consecutive completions)
+    max_busy_bounds: tuple[float, float]  # from the second longest to the longest, likewise
+    busy_over_limit: int  # writes longer than busy_limit_ms
+    busy_limit_ms: float  # 250 ms (SD Physical Layer Simplified Specification 4.10, 4.13.3.3)
+    method: str = ""  # how the times were taken (flashmark.speed_class_rate METHOD_*)
+
+
+# Why the sustained-write test ended (fio's steadystate rule, its io_size, or its runtime).
+STOPPED_STEADY = "steady"
+STOPPED_SIZE_LIMIT = "size limit"
+STOPPED_TIME_LIMIT = "time limit"
+
+
+@dataclass(frozen=True)
 class SustainedWrite:
     """The write cliff of the `sustained-write` test: where the rate falls off (the write
     cache) and the rates before and after it (flashmark.surface.cache.estimate_cache).
 
     `cache_bytes` and `burst_bw_bytes` are None when no cache was found: the whole pass ran at
-    `sustained_bw_bytes`, the rate the speed classes are then graded on."""
+    `sustained_bw_bytes`. Results saved before the later fields read them as None."""
 
     cache_bytes: int | None
     burst_bw_bytes: float | None  # bytes per second
     sustained_bw_bytes: float  # bytes per second
+    written_bytes: int | None = None  # what the test wrote before it stopped
+    stopped_by: str | None = None  # STOPPED_STEADY, STOPPED_SIZE_LIMIT or STOPPED_TIME_LIMIT
+    # True: a fall-off was found (the cache was exceeded). False: none was found and the test
+    # stopped at a limit, not on a steady rate: the cache may be larger than what was written
+    # and `sustained_bw_bytes` may still be the burst rate. None: none found, but the rate was
+    # steady (a device without a cache, as far as the test can tell), or not known (old results).
+    cache_exceeded: bool | None = None
+    sub_units: SubUnitRates | None = None  # None: no whole sub-unit after the cache
 
 
 @dataclass(frozen=True)
@@ -196,8 +234,13 @@ class Check:
     # pass / fail / uncertain by the value's 95% interval (flashmark.stats.judge); without an
     # interval (too few samples, old documents) by the value alone. None when not measured.
     verdict: Verdict | None = None
-    # The value's 95% interval in `unit` (low, high); None without one.
+    # The value's 95% interval in `unit` (low, high); None without one. For a minimum or a
+    # maximum (the speed classes' slowest sub-unit, longest write busy) the bounds the log's
+    # resolution allows (flashmark.speed_class_rate), not a confidence interval.
     interval: tuple[float, float] | None = None
+    # False: the value must be at least the threshold; True: at most (a busy-time limit). The
+    # margin is then (threshold - value) / threshold * 100: positive is headroom either way.
+    at_most: bool = False
 
 
 @dataclass(frozen=True)

@@ -53,3 +53,41 @@ def test_the_sustained_profile_finds_the_models_cache_and_rates(emulated_flash):
     # 12 MB/s sustained: U1 passes, U3 (30 MB/s) fails although the burst is 60 MB/s.
     assert grades["U3"]["verdict"] == "fail" and grades["U1"]["verdict"] == "pass"
     assert grades["U3"]["checks"][0]["test"] == "sustained-write"
+    # Graded as the SD specification measures speed classes: the slowest 4 MiB sub-unit after
+    # the cache (a minimum, so host delays can only lower it) and each write's busy time.
+    assert sustained["cache_exceeded"] is True and sustained["stopped_by"] == "size limit"
+    units = sustained["sub_units"]
+    assert units["from_bytes"] >= sustained["cache_bytes"]
+    assert units["min_bw_bytes"] <= units["median_bw_bytes"]
+    assert units["median_bw_bytes"] == pytest.approx(
+        CARD.sustained_write_bps_at(512 * KiB), rel=0.02
+    )
+    rate, busy = grades["U1"]["checks"]
+    assert rate["name"] == "slowest 4 MiB sub-unit after the write cache"
+    assert busy["at_most"] is True and busy["threshold"] == 250
+
+
+def test_a_cache_larger_than_the_test_is_flagged_and_no_class_passes_on_the_burst(
+    emulated_flash,
+):
+    card = FlashModel(
+        claimed_bytes=256 * MiB,
+        cache_bytes=200 * MiB,
+        cache_write_bps=60 * MB,
+        write_bps=12 * MB,
+        name="large cache",
+    )
+    device = emulated_flash(card)
+    done = subprocess.run(
+        [sys.executable, "-m", "flashmark", "run", device.path, "--destructive", "--yes",
+         "--no-save", "--profile", "sustained", "--size", "64M", "--json"],
+        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode in (0, 8), done.stderr[-3000:]
+    document = json.loads(done.stdout)
+    sustained = document["tests"][0]["write"]["sustained"]
+    assert sustained["cache_exceeded"] is False and sustained["cache_bytes"] is None
+    assert sustained["written_bytes"] == 64 * MiB and sustained["stopped_by"] == "size limit"
+    for name in ("U1", "U3"):  # 60 MB/s, but only the burst was seen
+        assert document["grades"][name]["verdict"] == "uncertain"
+        assert "may still be the burst" in document["grades"][name]["verdict_reason"]

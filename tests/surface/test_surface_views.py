@@ -36,7 +36,15 @@ def saved_scan(private_history: Path) -> int:
         backing=Backing.MEMORY,
     )
     medium = EngineMedium(model)
-    target = SurfaceTarget("/dev/loop9", "/dev/loop9", "device", medium.size_bytes, 512)
+    target = SurfaceTarget(
+        "/dev/loop9",
+        "/dev/loop9",
+        "device",
+        medium.size_bytes,
+        512,
+        device="mmcblk9 (sd): Example EX16G, 16 MiB",
+        identity="035344534331364780ffffffff0140e1",
+    )
     settings = SurfaceSettings(block_bytes=128 * 1024, slices=256, write=True, verify=True)
     scan = SurfaceScan(medium, target, settings, nonce=7, clock=medium.clock)
     scan.run()
@@ -96,3 +104,11 @@ def test_its_json_imports_once(saved_scan, tmp_path):
     path.write_text(json.dumps(document))
     output = invoke("import", str(path))
     assert "already" in output
+
+
+def test_the_scan_says_which_device_it_was(saved_scan):
+    # The device's line and identity are in the document, and `show` prints the line.
+    document = json.loads(invoke("show", str(saved_scan), "--json"))
+    assert document["target"]["device"] == "mmcblk9 (sd): Example EX16G, 16 MiB"
+    assert document["target"]["identity"] == "035344534331364780ffffffff0140e1"
+    assert "device   mmcblk9 (sd): Example EX16G, 16 MiB" in invoke("show", str(saved_scan))

@@ -172,3 +172,21 @@ def test_live_display_on_a_terminal_and_plain_lines_otherwise(capsys):
         bars.update(0.5, "w=3601KiB/s w=900 IOPS")
         bars.end(first.name, "write 3.69 MB/s")
     assert "write 3.69 MB/s" in console.export_text()
+
+
+def test_a_surface_scan_on_a_terminal_shows_its_bytes_rate_and_eta():
+    # `flashmark surface` is no fio step: its own words and time left are shown, and the ETA
+    # names the read pass still to come instead of claiming 0 s.
+    from flashmark.cli.surface import _PhaseProgress
+
+    clock, console = Clock(), _console()
+    bars = BarProgress(console, clock=clock, live=False)
+    scan = _PhaseProgress(bars, 2, clock)
+    scan("write", 0, 256 * MiB)
+    clock.now += 8.0
+    scan("write", 64 * MiB, 256 * MiB)  # 8 MiB/s: 24 s left in this pass
+    lines = _live_lines(bars, console)
+    assert "ETA 24s + read pass" in lines[0]
+    assert lines[2].endswith(f"25%  64 MiB of 256 MiB, {format_rate(8 * MiB)}")
+    clock.now += 4.0
+    assert _eta_seconds(_live_lines(bars, console)) == 20

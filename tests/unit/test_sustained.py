@@ -122,7 +122,7 @@ def test_the_cache_and_both_rates_are_found_in_the_completions():
         now_ms += block / rate * 1000
         written += block
         completions.append(Completion(int(now_ms) + 0.5, block))
-    found = sustained_write(completions)
+    found = sustained_write(completions, steady=False, size_limit_bytes=768 * MiB)
     assert found is not None and found.cache_bytes is not None
     assert found.burst_bw_bytes is not None
     assert abs(found.cache_bytes - cache) / cache < 0.05
@@ -131,7 +131,9 @@ def test_the_cache_and_both_rates_are_found_in_the_completions():
 
 
 def test_too_few_completions_say_nothing():
-    assert sustained_write([Completion(1.5, 512 * KiB)]) is None
+    assert (
+        sustained_write([Completion(1.5, 512 * KiB)], steady=False, size_limit_bytes=None) is None
+    )
 
 
 def direction(bw, sustained=None):
@@ -188,6 +190,10 @@ def test_the_sustained_figures_survive_saving_and_reading():
         "cache_bytes": 512 * MiB,
         "burst_bw_bytes": 80e6,
         "sustained_bw_bytes": 18e6,
+        "written_bytes": None,
+        "stopped_by": None,
+        "cache_exceeded": None,
+        "sub_units": None,
     }
     read_back = document_to_run(json.loads(json.dumps(document)))
     assert read_back.tests[-1].write is not None

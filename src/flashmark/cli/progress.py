@@ -124,7 +124,9 @@ class PlainProgress:
         expected = f" (about {format_duration(expected_s)})" if expected_s else ""
         print(f"{self._label}: running{expected}", file=sys.stderr, flush=True)
 
-    def update(self, fraction: float | None, status: str) -> None:
+    def update(
+        self, fraction: float | None, status: str, *, left_s: float | None = None, then: str = ""
+    ) -> None:
         pass
 
     def end(self, step: str, summary: str) -> None:
@@ -154,6 +156,10 @@ class BarProgress:
         self._started = 0.0
         self._fraction = 0.0
         self._status: FioStatus | None = None
+        # A step that is not fio (a surface pass) gives its own status text and time left.
+        self._plain_status = ""
+        self._step_left: tuple[float, float] | None = None  # (seconds left, when said)
+        self._then = ""  # what follows the step and the ETA leaves out, e.g. "read pass"
         self._write_rate: float | None = None  # bytes/s seen while preparing
         self._done = 0
         self._live = (
@@ -178,13 +184,28 @@ class BarProgress:
             self._started = self._clock()
             self._fraction = 0.0
             self._status = None
+            self._plain_status = ""
+            self._step_left = None
+            self._then = ""
 
-    def update(self, fraction: float | None, status: str) -> None:
+    def update(
+        self, fraction: float | None, status: str, *, left_s: float | None = None, then: str = ""
+    ) -> None:
+        """`status` is fio's live status text, or a step's own words (shown as they are).
+        `left_s`: the running step's own estimate of its time left, for steps the plan gives no
+        length; `then`: a step to come whose length nobody knows yet (named after the ETA)."""
         with self._lock:
             if fraction is not None:
                 self._fraction = max(0.0, min(1.0, fraction))
+            if left_s is not None:
+                self._step_left = (left_s, self._clock())
+            self._then = then
             if status:
-                self._status = parse_fio_status(status)
+                parsed = parse_fio_status(status)
+                if not parsed.rates and not parsed.iops:
+                    self._plain_status, self._status = status, None
+                    return
+                self._status = parsed
                 write = self._status.rates.get("write")
                 if self._name == PREPARE_JOB_NAME and write:
                     self._write_rate = write
@@ -205,6 +226,9 @@ class BarProgress:
                     left += step.expected_s
             if not self._name:
                 return left
+            if self._step_left is not None:
+                said, at = self._step_left
+                return left + max(0.0, said - (self._clock() - at))
             if self._expected_s is not None:
                 return left + max(0.0, self._expected_s - (self._clock() - self._started))
             current = (
@@ -226,7 +250,8 @@ class BarProgress:
             for step in self._steps[max(first, 0) :]
             if step.expected_s is None and step.bytes_to_write is None
         ]
-        return "".join(f" + {name}" for name in unknown)
+        then = [self._then] if self._then and self._name else []
+        return "".join(f" + {name}" for name in (*then, *unknown))
 
     def renderable(self) -> RenderableType:
         with self._lock:
@@ -251,7 +276,8 @@ class BarProgress:
             ]
             if self._name:
                 label = f"[{self._number}/{self._total}] {self._name}"
-                status = self._status.text() if self._status else "starting fio"
+                status = self._status.text() if self._status else self._plain_status
+                status = status or "starting fio"
                 lines.append(
                     Text(
                         f"{label}  {self._fraction:.0%}  {status}",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -269,8 +269,14 @@ def _progress(phases: int) -> Iterator[_PhaseProgress]:
 
 
 class _PhaseProgress:
-    def __init__(self, display: PlainProgress | BarProgress, phases: int) -> None:
+    def __init__(
+        self,
+        display: PlainProgress | BarProgress,
+        phases: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._display = display
+        self._clock = clock
         self._phases = phases  # the passes planned; the retries add one when there are errors
         self._phase: str | None = None
         self._number = 0
@@ -280,7 +286,7 @@ class _PhaseProgress:
         self._first_done = 0
 
     def __call__(self, phase: str, done: int, total: int) -> None:
-        now = time.monotonic()
+        now = self._clock()
         if phase != self._phase:
             self.close()
             self._phase, self._number = phase, self._number + 1
@@ -298,7 +304,9 @@ class _PhaseProgress:
         status = f"{format_size(done)} of {format_size(total)}"
         if phase != "retry" and rate > 0:
             status += f", {format_rate(rate)}"
-        self._display.update(done / total if total else 1.0, status)
+        # The read pass after a write pass: its length is known only once it runs.
+        then = _STEPS["read"] if phase == "write" and self._number < self._phases else ""
+        self._display.update(done / total if total else 1.0, status, left_s=left, then=then)
         if isinstance(self._display, PlainProgress) and now - self._last_line >= _PLAIN_EVERY_S:
             self._last_line = now
             eta = f", about {format_duration(left)} left" if left is not None else ""

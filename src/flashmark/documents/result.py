@@ -22,6 +22,7 @@ from flashmark.model import (
     Pattern,
     Run,
     Settings,
+    SubUnitRates,
     SustainedWrite,
     Target,
     TargetKind,
@@ -148,20 +149,58 @@ def _direction(direction: DirectionResult | None) -> dict[str, Any] | None:
 def _sustained(sustained: SustainedWrite | None) -> dict[str, Any] | None:
     if sustained is None:
         return None
+    sub_units = sustained.sub_units
     return {
         "cache_bytes": sustained.cache_bytes,
         "burst_bw_bytes": sustained.burst_bw_bytes,
         "sustained_bw_bytes": sustained.sustained_bw_bytes,
+        "written_bytes": sustained.written_bytes,
+        "stopped_by": sustained.stopped_by,
+        "cache_exceeded": sustained.cache_exceeded,
+        "sub_units": None
+        if sub_units is None
+        else {
+            "sub_unit_bytes": sub_units.sub_unit_bytes,
+            "from_bytes": sub_units.from_bytes,
+            "count": sub_units.count,
+            "min_bw_bytes": sub_units.min_bw_bytes,
+            "min_bw_bounds": list(sub_units.min_bw_bounds),
+            "median_bw_bytes": sub_units.median_bw_bytes,
+            "max_busy_ms": sub_units.max_busy_ms,
+            "max_busy_bounds": list(sub_units.max_busy_bounds),
+            "busy_over_limit": sub_units.busy_over_limit,
+            "busy_limit_ms": sub_units.busy_limit_ms,
+            "method": sub_units.method,
+        },
     }
 
 
 def _read_sustained(d: dict[str, Any] | None) -> SustainedWrite | None:
     if d is None:
         return None
+    units = d.get("sub_units")
     return SustainedWrite(
         cache_bytes=d.get("cache_bytes"),
         burst_bw_bytes=d.get("burst_bw_bytes"),
         sustained_bw_bytes=d["sustained_bw_bytes"],
+        written_bytes=d.get("written_bytes"),
+        stopped_by=d.get("stopped_by"),
+        cache_exceeded=d.get("cache_exceeded"),
+        sub_units=None
+        if units is None
+        else SubUnitRates(
+            sub_unit_bytes=units["sub_unit_bytes"],
+            from_bytes=units["from_bytes"],
+            count=units["count"],
+            min_bw_bytes=units["min_bw_bytes"],
+            min_bw_bounds=(units["min_bw_bounds"][0], units["min_bw_bounds"][1]),
+            median_bw_bytes=units["median_bw_bytes"],
+            max_busy_ms=units["max_busy_ms"],
+            max_busy_bounds=(units["max_busy_bounds"][0], units["max_busy_bounds"][1]),
+            busy_over_limit=units["busy_over_limit"],
+            busy_limit_ms=units["busy_limit_ms"],
+            method=units.get("method", ""),
+        ),
     )
 
 
@@ -199,6 +238,7 @@ def _grade(grade: Grade) -> dict[str, Any]:
                 "pass": check.passed,
                 "verdict": None if check.verdict is None else check.verdict.value,
                 "interval": None if check.interval is None else list(check.interval),
+                "at_most": check.at_most,
             }
             for check in grade.checks
         ],
@@ -359,6 +399,7 @@ def _read_grade(name: str, d: dict[str, Any]) -> Grade:
             passed=c["pass"],
             verdict=_read_verdict(c),
             interval=None if c.get("interval") is None else (c["interval"][0], c["interval"][1]),
+            at_most=bool(c.get("at_most", False)),
         )
         for c in d["checks"]
     )

@@ -21,6 +21,15 @@ from __future__ import annotations
 #      "sustained" (per direction): the sustained-write test's {"cache_bytes",
 #      "burst_bw_bytes", "sustained_bw_bytes"}, null elsewhere; speed-class checks then read
 #      that test's sustained rate (the check's "test" says so). Documents without it read null.
+#      Later in "sustained": "written_bytes", "stopped_by" ("steady" | "size limit" |
+#      "time limit"), "cache_exceeded" (true | false: no fall-off before a limit, the cache
+#      may be larger | null) and "sub_units" (the SD speed-class measurement: slowest and
+#      median 4 MiB sub-unit after the cache with the slowest's "min_bw_bounds", longest write
+#      busy with its bounds, writes over the 250 ms limit, "method"); speed classes then grade the
+#      slowest sub-unit plus a busy check, and a class that would pass on a test that never
+#      left the cache is "uncertain". "at_most" per check (true: the value must be at most the
+#      threshold, the busy check; margin_pct is then headroom below it); read as false when
+#      absent. A 1-reader still reads every check's "pass"/"verdict" right.
 RESULT = "flashmark.result/1"
 # `monitor --json` and the history's monitor recordings (docs/workloads.md).
 #   1: first version.

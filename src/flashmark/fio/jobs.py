@@ -96,6 +96,9 @@ class FioJob:
     window_s: float | None  # the measuring window (runtime after the ramp) of time-based jobs
     timeout_s: float  # the runner kills fio after this long
     log_prefix: str | None
+    # Size-based tests (sustained-write): the io_size it stops at, to tell that stop from the
+    # steady rule's (flashmark.fio.parse); None for the others.
+    size_limit_bytes: int | None = None
 
 
 def job_for_test(
@@ -162,7 +165,10 @@ def sustained_job(
     bw_slope:P% ends the job when the slope of the per-second bandwidth over the last
     `steadystate_duration` seconds is under P% of its mean; `steadystate_ramp_time` seconds
     are not judged). No ramp: the first bytes are the cache's, and estimate_cache needs them.
-    One log line per I/O, as in every test, from which the cache is estimated (fio/parse.py)."""
+    One log line per I/O, as in every test, from which the cache is estimated (fio/parse.py),
+    and a per-I/O latency log (write_lat_log: NAME_lat.1.log holds each I/O's total latency in
+    ns, from its issue to its completion): the card's own time per write, without the host's
+    gaps between writes, for the speed-class measurement (flashmark.speed_class_rate)."""
     limit = sustained_size_limit(settings)
     lines = _header(f"test {spec.name} ({spec.description}), profile {settings.profile}", filename)
     lines += _global_options(settings, filename)
@@ -175,6 +181,7 @@ def sustained_job(
         "lat_percentiles=1",
         f"percentile_list={':'.join(PERCENTILES)}",
         f"write_iops_log={log_folder}/{spec.name}",
+        f"write_lat_log={log_folder}/{spec.name}",
         "log_offset=0",
         "per_job_logs=1",
         "",
@@ -193,6 +200,7 @@ def sustained_job(
         window_s=None,
         timeout_s=SUSTAINED_TIME_LIMIT_S + 300.0,
         log_prefix=spec.name,
+        size_limit_bytes=limit,
     )
 
 

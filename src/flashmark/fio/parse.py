@@ -32,8 +32,11 @@ from flashmark.errors import (
 )
 from flashmark.fio.jobs import SAMPLE_INTERVAL_MS, FioJob
 from flashmark.fio.runner import FioOutput
-from flashmark.fio.window import Completion, count_window, read_completions
+from flashmark.fio.window import Completion, count_window, read_completions, read_latencies_ns
 from flashmark.model import (
+    STOPPED_SIZE_LIMIT,
+    STOPPED_STEADY,
+    STOPPED_TIME_LIMIT,
     BandwidthSeries,
     DirectionResult,
     LatencyNs,
@@ -41,6 +44,7 @@ from flashmark.model import (
     TestResult,
     TestSpec,
 )
+from flashmark.speed_class_rate import SUB_UNIT_BYTES, sub_unit_rates
 from flashmark.stats import interval_of_mean
 from flashmark.surface.cache import estimate_cache
 from flashmark.sustained import SUSTAINED_WRITE_NAME
@@ -245,7 +249,12 @@ def _direction(
         iops_interval = bw_interval.scaled(iops / bw_bytes)
     sustained = None
     if ddir == 1 and spec.name == SUSTAINED_WRITE_NAME:
-        sustained = sustained_write(completions)
+        sustained = sustained_write(
+            completions,
+            steady=_steady_attained(fio_job),
+            size_limit_bytes=job.size_limit_bytes,
+            latencies_ns=read_latencies_ns(output.latency_logs, ddir) or None,
+        )
     return DirectionResult(
         iops=iops,
         bw_bytes=bw_bytes,
@@ -264,10 +273,18 @@ def _direction(
     )
 
 
-def sustained_write(completions: Sequence[Completion]) -> SustainedWrite | None:
+def sustained_write(
+    completions: Sequence[Completion],
+    *,
+    steady: bool,
+    size_limit_bytes: int | None,
+    latencies_ns: Sequence[int] | None = None,
+) -> SustainedWrite | None:
     """The cache and the rates either side of it, from a sustained write's completions:
-    (bytes written so far, completion time) after each request, fed to estimate_cache.
-    None when there are too few completions to say anything."""
+    (bytes written so far, completion time) after each request, fed to estimate_cache; why the
+    test stopped (`steady`: fio's steady-state rule held); whether the cache was exceeded; and
+    the rates per 4 MiB sub-unit after it, as the SD speed classes are measured
+    (flashmark.speed_class_rate). None when there are too few completions to say anything."""
     points = [(0, 0)]
     written = 0
     for completion in completions:
@@ -276,11 +293,37 @@ def sustained_write(completions: Sequence[Completion]) -> SustainedWrite | None:
     estimate = estimate_cache(points)
     if estimate is None or estimate.sustained_bw_bytes is None:
         return None
+    if steady:
+        stopped_by = STOPPED_STEADY
+    elif size_limit_bytes is not None and written >= size_limit_bytes:
+        stopped_by = STOPPED_SIZE_LIMIT
+    else:
+        stopped_by = STOPPED_TIME_LIMIT
+    if estimate.found and estimate.bytes is not None:
+        exceeded: bool | None = True
+        graded_from = estimate.bytes
+    else:
+        # No fall-off: a steady rate is taken as a device without a cache; a stop at a limit
+        # leaves open that the cache is larger than what was written.
+        exceeded = None if steady else False
+        graded_from = SUB_UNIT_BYTES  # all but the first sub-unit (the card's preparation)
     return SustainedWrite(
         cache_bytes=estimate.bytes if estimate.found else None,
         burst_bw_bytes=estimate.burst_bw_bytes if estimate.found else None,
         sustained_bw_bytes=estimate.sustained_bw_bytes,
+        written_bytes=written,
+        stopped_by=stopped_by,
+        cache_exceeded=exceeded,
+        sub_units=sub_unit_rates(completions, graded_from, latencies_ns),
     )
+
+
+def _steady_attained(fio_job: Mapping[str, Any]) -> bool:
+    """Whether fio's steady-state rule ended the job: its JSON "steadystate" object's
+    "attained" (fio 3.33 stat.c, json output of ss_state & FIO_SS_ATTAINED); absent without
+    the rule."""
+    section = fio_job.get("steadystate")
+    return isinstance(section, Mapping) and bool(section.get("attained"))
 
 
 def bandwidth_series(rates_bps: Sequence[float], interval_ms: int) -> BandwidthSeries | None:

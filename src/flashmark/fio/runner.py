@@ -40,7 +40,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -76,6 +76,9 @@ class FioOutput:
     stderr: str
     logs: Mapping[str, str]  # fio log file name (NAME_iops.1.log) -> content
     elapsed_s: float
+    # fio's per-I/O total-latency logs (NAME_lat.1.log -> content), for jobs that write them
+    # (write_lat_log: the sustained write); empty otherwise and in older recordings.
+    latency_logs: Mapping[str, str] = field(default_factory=dict)
 
 
 class FioRunner(Protocol):
@@ -249,6 +252,10 @@ class FioProcessRunner:
             path.name: path.read_text()
             for path in sorted(self.workdir.glob(f"{job.name}_iops*.log"))
         }
+        latency_logs = {
+            path.name: path.read_text()
+            for path in sorted(self.workdir.glob(f"{job.name}_lat.*.log"))
+        }
         return FioOutput(
             job_name=job.name,
             argv=tuple(argv),
@@ -257,6 +264,7 @@ class FioProcessRunner:
             stderr=b"".join(stderr_chunks).decode("utf-8", "replace"),
             logs=logs,
             elapsed_s=elapsed,
+            latency_logs=latency_logs,
         )
 
 
@@ -453,6 +461,9 @@ class ReplayRunner:
         logs = {
             p.name: p.read_text() for p in sorted(self.recordings.glob(f"{job.name}_iops*.log"))
         }
+        latency_logs = {
+            p.name: p.read_text() for p in sorted(self.recordings.glob(f"{job.name}_lat.*.log"))
+        }
         json_text = json_path.read_text() if json_path.exists() else ""  # a killed fio writes none
         return FioOutput(
             job_name=job.name,
@@ -462,6 +473,7 @@ class ReplayRunner:
             stderr=stderr_path.read_text() if stderr_path.exists() else "",
             logs=logs,
             elapsed_s=_recorded_elapsed(json_text),
+            latency_logs=latency_logs,
         )
 
 

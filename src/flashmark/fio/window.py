@@ -128,6 +128,28 @@ def read_completions(logs: Mapping[str, str], ddir: int) -> list[Completion]:
     return found
 
 
+def read_latencies_ns(logs: Mapping[str, str], ddir: int) -> list[int]:
+    """Direction `ddir`'s per-I/O total latencies in ns from fio's `write_lat_log` NAME_lat
+    logs ("time (ms), latency (ns), direction, block size, offset", fio HOWTO "Log File
+    Formats"; ns since fio 3.0), in completion order. Loud about lines of another shape."""
+    found: list[tuple[int, int]] = []
+    for name, text in logs.items():
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            fields = line.split(",")
+            try:
+                time_ms, latency_ns, direction = (int(field) for field in fields[:3])
+            except ValueError:
+                raise FioOutputError(
+                    f"fio log {name} line {number} is not 'time, latency, direction, ...': {line!r}"
+                ) from None
+            if direction == ddir:
+                found.append((time_ms, latency_ns))
+    found.sort(key=lambda entry: entry[0])  # stable: same-millisecond entries keep log order
+    return [latency for _, latency in found]
+
+
 def count_window(
     completions: Iterable[Completion], window_ms: float, interval_ms: int, iodepth: int = 1
 ) -> WindowCount:

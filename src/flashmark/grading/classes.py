@@ -16,10 +16,18 @@ Which test feeds which check (documented in docs/result-schema.md too):
   one request at a time, so the result is the same as depth 1.
 - Every sequential check reads `seq-write` (1 MiB, depth 1, time-based after a ramp over a
   prepared area: sustained, not a burst), except that the speed classes (C10, U1, U3, V30),
-  when the run measured `sustained-write` (profiles standard, full, sustained), grade its
-  sustained rate: the rate after the device's write cache (flashmark.surface.cache), written
-  in 512 KiB recording units as the SD speed classes are specified. The check then names that
-  test and the grade's note says which rate was graded.
+  when the run measured `sustained-write` (profiles standard, full, sustained), are graded as
+  the SD Physical Layer Simplified Specification measures them (flashmark.speed_class_rate):
+  the slowest 4 MiB sub-unit of 512 KiB writes after the device's write cache must reach the
+  class's MB/s, and no write may be busy longer than 250 ms. The checks then name that test
+  and the figure, and the grade's note says which rate was graded. Results without sub-unit
+  rates (saved before them, or too short to hold a whole sub-unit after the cache) grade the
+  rate after the cache as a whole, as before.
+- When the sustained-write test found no fall-off and stopped at its size (or time) limit
+  rather than on a steady rate, the cache may be larger than what it wrote and the rate it
+  measured may still be the burst: a speed class that would pass is "uncertain" (verdict_reason
+  says why); one that fails still fails, since a card writes no faster after its cache than
+  into it.
 A check whose test did not run (a read-only device run, a profile without it) has no value and
 makes its grade `passed: None` rather than a guess.
 
@@ -29,6 +37,11 @@ contains the threshold. A grade is never "fail" while an interval includes its t
 "uncertain" and `verdict_reason` names the check ("rand-read-4k IOPS 1,905 ± 40 straddles
 1,500"). A figure without an interval (fewer than 2 seconds, old documents) is judged on its
 value as before. `passed` is True only for "pass".
+The speed classes' slowest sub-unit and longest busy are a minimum and a maximum, not means:
+their interval runs from the slowest to the second slowest sub-unit (from the second longest
+to the longest busy), since one outlier alone may be a host delay (flashmark.speed_class_rate),
+and they are judged on it the same way: pass when it is wholly on the right side, fail when
+wholly on the wrong side (two sub-units short, two writes over 250 ms), uncertain otherwise.
 """
 
 from __future__ import annotations
@@ -39,7 +52,7 @@ from dataclasses import dataclass
 from flashmark.model import Check, DirectionResult, Grade, SustainedWrite, TestResult
 from flashmark.stats import MeanInterval, Verdict, judge
 from flashmark.sustained import SUSTAINED_WRITE_NAME
-from flashmark.units import MB
+from flashmark.units import MB, format_size
 
 _APP_CLASS_SOURCE = (
     "SD Association, Application Performance Class (Physical Layer Simplified Specification "
@@ -79,9 +92,16 @@ def _sequential(threshold_mb_s: int) -> CheckRule:
 
 
 SUSTAINED_CHECK_NAME = "sustained sequential write after the write cache"
+SUB_UNIT_CHECK_NAME = "slowest 4 MiB sub-unit after the write cache"
+BUSY_CHECK_NAME = "longest write busy (512 KiB)"
 SUSTAINED_NOTE = (
-    "graded on the sustained rate after the write cache (sustained-write, 512 KiB writes), "
-    "not the burst"
+    "graded on the sustained-write test as the SD speed classes are measured: the slowest "
+    "4 MiB sub-unit of 512 KiB writes after the write cache, each write busy at most 250 ms "
+    "(SD Physical Layer Simplified Specification 4.10, 4.13.3.3), not the burst"
+)
+SUSTAINED_WHOLE_NOTE = (
+    "graded on the sustained rate after the write cache as a whole (sustained-write, 512 KiB "
+    "writes; no sub-unit rates in this result), not the burst"
 )
 
 
@@ -162,13 +182,17 @@ def _number(value: float, unit: str) -> str:
 
 
 def _value_text(check: Check) -> str:
-    """'rand-read-4k IOPS 1,905 ± 40' (the value and half its 95% interval), or without ±."""
+    """'rand-read-4k IOPS 1,905 ± 40' (the value and half its 95% interval), or without ±;
+    a minimum or maximum with its bounds ('sustained-write MB/s 29.9 (29.8..30.1)')."""
     if check.value is None:
         return f"{check.test} {check.unit} not measured"
     text = f"{check.test} {check.unit} {_number(check.value, check.unit)}"
     if check.interval is not None:
         low, high = check.interval
-        text += f" ± {_number((high - low) / 2, check.unit)}"
+        if check.test == SUSTAINED_WRITE_NAME:
+            text += f" ({_number(low, check.unit)}..{_number(high, check.unit)})"
+        else:
+            text += f" ± {_number((high - low) / 2, check.unit)}"
     return text
 
 
@@ -185,16 +209,95 @@ def sustained_rate(results: Sequence[TestResult]) -> SustainedWrite | None:
     return result.write.sustained
 
 
-def _check(rule: CheckRule, results: Sequence[TestResult]) -> Check:
-    sustained = sustained_rate(results) if rule.sustained else None
-    if sustained is not None:
+def _judge_bounds(low: float, high: float, threshold: float, *, at_most: bool) -> Verdict:
+    """A minimum's or maximum's verdict from the bounds the measurement allows: never "fail"
+    while the bounds include the threshold."""
+    if at_most:
+        low, high, threshold = -high, -low, -threshold
+    if low >= threshold:
+        return Verdict.PASS
+    if high < threshold:
+        return Verdict.FAIL
+    return Verdict.UNCERTAIN
+
+
+def _sustained_checks(rule: CheckRule, sustained: SustainedWrite) -> tuple[Check, ...]:
+    """A speed class on the sustained-write test: the slowest sub-unit and the longest busy
+    (flashmark.speed_class_rate), or the rate after the cache where sub-units are missing."""
+    sub_units = sustained.sub_units
+    if sub_units is None:
         value = sustained.sustained_bw_bytes / MB
-        margin = (value - rule.threshold) / rule.threshold * 100.0
         # One figure from a fit, without an interval: judged on its value.
         verdict = Verdict.PASS if value >= rule.threshold else Verdict.FAIL
-        return Check(
-            SUSTAINED_CHECK_NAME,
-            SUSTAINED_WRITE_NAME,
+        return (
+            Check(
+                SUSTAINED_CHECK_NAME,
+                SUSTAINED_WRITE_NAME,
+                rule.metric,
+                rule.unit,
+                rule.threshold,
+                value,
+                (value - rule.threshold) / rule.threshold * 100.0,
+                verdict is Verdict.PASS,
+                verdict,
+                None,
+            ),
+        )
+    value = sub_units.min_bw_bytes / MB
+    low, high = (bound / MB for bound in sub_units.min_bw_bounds)
+    verdict = _judge_bounds(low, high, rule.threshold, at_most=False)
+    if verdict is Verdict.FAIL and sub_units.count < 2:
+        verdict = Verdict.UNCERTAIN  # one sub-unit alone never fails a card (see the top)
+    rate = Check(
+        SUB_UNIT_CHECK_NAME,
+        SUSTAINED_WRITE_NAME,
+        rule.metric,
+        rule.unit,
+        rule.threshold,
+        value,
+        (value - rule.threshold) / rule.threshold * 100.0,
+        verdict is Verdict.PASS,
+        verdict,
+        (low, high),
+    )
+    limit = sub_units.busy_limit_ms
+    busy_low, busy_high = sub_units.max_busy_bounds
+    busy_verdict = _judge_bounds(busy_low, busy_high, limit, at_most=True)
+    busy = Check(
+        BUSY_CHECK_NAME,
+        SUSTAINED_WRITE_NAME,
+        "write_busy_ms",
+        "ms",
+        limit,
+        sub_units.max_busy_ms,
+        (limit - sub_units.max_busy_ms) / limit * 100.0,
+        busy_verdict is Verdict.PASS,
+        busy_verdict,
+        (busy_low, busy_high),
+        at_most=True,
+    )
+    return (rate, busy)
+
+
+def _checks(rule: CheckRule, results: Sequence[TestResult]) -> tuple[Check, ...]:
+    sustained = sustained_rate(results) if rule.sustained else None
+    if sustained is not None:
+        return _sustained_checks(rule, sustained)
+    measured = measured_with_interval(results, rule.test, rule.metric)
+    if measured is None:
+        return (
+            Check(rule.name, rule.test, rule.metric, rule.unit, rule.threshold, None, None, None),
+        )
+    value, interval = measured
+    margin = (value - rule.threshold) / rule.threshold * 100.0
+    if interval is None:  # judged on the value alone, as before intervals existed
+        verdict = Verdict.PASS if value >= rule.threshold else Verdict.FAIL
+    else:
+        verdict = judge(value, interval, rule.threshold).verdict
+    return (
+        Check(
+            rule.name,
+            rule.test,
             rule.metric,
             rule.unit,
             rule.threshold,
@@ -202,28 +305,18 @@ def _check(rule: CheckRule, results: Sequence[TestResult]) -> Check:
             margin,
             verdict is Verdict.PASS,
             verdict,
-            None,
-        )
-    measured = measured_with_interval(results, rule.test, rule.metric)
-    if measured is None:
-        return Check(rule.name, rule.test, rule.metric, rule.unit, rule.threshold, None, None, None)
-    value, interval = measured
-    margin = (value - rule.threshold) / rule.threshold * 100.0
-    if interval is None:  # judged on the value alone, as before intervals existed
-        verdict = Verdict.PASS if value >= rule.threshold else Verdict.FAIL
-    else:
-        verdict = judge(value, interval, rule.threshold).verdict
-    return Check(
-        rule.name,
-        rule.test,
-        rule.metric,
-        rule.unit,
-        rule.threshold,
-        value,
-        margin,
-        verdict is Verdict.PASS,
-        verdict,
-        None if interval is None else (interval.low, interval.high),
+            None if interval is None else (interval.low, interval.high),
+        ),
+    )
+
+
+def cache_not_exceeded_text(sustained: SustainedWrite) -> str:
+    """Why a speed class is uncertain when the sustained-write test never left the cache."""
+    written = "" if sustained.written_bytes is None else f" {format_size(sustained.written_bytes)}"
+    stop = sustained.stopped_by or "a limit"
+    return (
+        f"sustained-write stopped at its {stop} after{written} without the rate falling off: "
+        "the write cache may be larger than that, and the rate graded may still be the burst"
     )
 
 
@@ -247,13 +340,19 @@ def grade_results(
     results: Sequence[TestResult], rules: Sequence[GradeRule] = GRADE_RULES
 ) -> tuple[Grade, ...]:
     grades = []
+    sustained = sustained_rate(results)
     for rule in rules:
-        checks = tuple(_check(check, results) for check in rule.checks)
+        checks = tuple(check for item in rule.checks for check in _checks(item, results))
         verdict, reason = grade_verdict(checks)
-        passed = None if verdict is None else verdict is Verdict.PASS
         note = rule.note
         if any(check.test == SUSTAINED_WRITE_NAME for check in checks):
-            note = f"{note}; {SUSTAINED_NOTE}" if note else SUSTAINED_NOTE
+            assert sustained is not None  # a check reads it only when it is there
+            graded = SUSTAINED_WHOLE_NOTE if sustained.sub_units is None else SUSTAINED_NOTE
+            note = f"{note}; {graded}" if note else graded
+            if sustained.cache_exceeded is False and verdict is Verdict.PASS:
+                # A pass on what may be the burst is no pass; a fail stands (see the top).
+                verdict, reason = Verdict.UNCERTAIN, cache_not_exceeded_text(sustained)
+        passed = None if verdict is None else verdict is Verdict.PASS
         grades.append(
             Grade(rule.name, rule.title, rule.source, checks, passed, note, verdict, reason)
         )
@@ -286,4 +385,5 @@ def unmet_requirements(grades: Sequence[Grade], required: Sequence[str]) -> tupl
 
 
 def _fail_text(check: Check) -> str:
-    return f"{_value_text(check)} < {_number(check.threshold, check.unit)}"
+    sign = ">" if check.at_most else "<"
+    return f"{_value_text(check)} {sign} {_number(check.threshold, check.unit)}"

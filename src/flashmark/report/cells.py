@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from flashmark.model import Check, DirectionResult, Grade, Run, TargetKind
 from flashmark.report.describe import measured_line
 from flashmark.stats import Verdict
+from flashmark.sustained import SUSTAINED_WRITE_NAME
 from flashmark.units import format_iops, format_latency_ns, format_rate, format_size
 
 # A grade's verdict in words; None: not every check could be measured.
@@ -36,12 +37,51 @@ def direction_cells(direction: DirectionResult | None) -> tuple[str, str, str, s
 
 
 def check_text(check: Check) -> str:
-    """'random 4K read 1500 IOPS (>= 1500, +0.0%)': value, threshold and margin of a check."""
+    """'random 4K read 1500 IOPS (>= 1500, +0.0%)': value, threshold and margin of a check
+    ('<=' for a limit such as the longest write busy, its margin the headroom)."""
     if check.value is None:
         return f"{check.name}: not measured ({check.test})"
     value = f"{check.value:.1f}" if check.unit == "MB/s" else f"{check.value:.0f}"
     margin = f"{check.margin_pct:+.1f}%" if check.margin_pct is not None else ""
-    return f"{check.name} {value} {check.unit} (>= {check.threshold:g}, {margin})"
+    sign = "<=" if check.at_most else ">="
+    return f"{check.name} {value} {check.unit} ({sign} {check.threshold:g}, {margin})"
+
+
+def sustained_text(run: Run) -> str | None:
+    """The sustained-write test's cache and which rate the speed classes graded, in one
+    sentence; None when the run did not measure it."""
+    result = next((r for r in run.tests if r.spec.name == SUSTAINED_WRITE_NAME), None)
+    sustained = None if result is None or result.write is None else result.write.sustained
+    if sustained is None:
+        return None
+    if sustained.cache_bytes is not None and sustained.burst_bw_bytes is not None:
+        text = (
+            f"write cache {format_size(sustained.cache_bytes)}: "
+            f"{format_rate(sustained.burst_bw_bytes)} burst, then "
+            f"{format_rate(sustained.sustained_bw_bytes)} sustained"
+        )
+    elif sustained.cache_exceeded is False:
+        written = "" if sustained.written_bytes is None else format_size(sustained.written_bytes)
+        text = (
+            f"write cache not exceeded: at least {written or 'what was written'} (stopped at "
+            f"its {sustained.stopped_by or 'limit'} without a fall-off); "
+            f"{format_rate(sustained.sustained_bw_bytes)} throughout, which may still be the "
+            "burst rate"
+        )
+    else:
+        text = f"no write cache found: {format_rate(sustained.sustained_bw_bytes)} throughout"
+    units = sustained.sub_units
+    if units is None:
+        return f"{text}; speed classes graded on the sustained rate after the cache as a whole"
+    over = ""
+    if units.busy_over_limit:
+        over = f", {units.busy_over_limit} over {units.busy_limit_ms:g} ms"
+    return (
+        f"{text}; speed classes graded as the SD specification measures them: slowest 4 MiB "
+        f"sub-unit of 512 KiB writes after the cache {format_rate(units.min_bw_bytes)} "
+        f"(median {format_rate(units.median_bw_bytes)}, {units.count} sub-units from "
+        f"{format_size(units.from_bytes)}), longest write busy {units.max_busy_ms:.0f} ms{over}"
+    )
 
 
 def grade_verdict_text(grade: Grade) -> str:

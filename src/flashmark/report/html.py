@@ -99,6 +99,8 @@ class Card:
     warnings: tuple[str, ...]
     buffered: bool
     passport: PassportView | None = None
+    # The sustained-write test's cache and which rate the speed classes graded (cells).
+    sustained: str | None = None
 
 
 @dataclass(frozen=True)
@@ -273,6 +275,7 @@ def _card(view: RunView) -> Card:
         warnings=tuple(run.warnings),
         buffered=not settings.direct,
         passport=_passport(run.passport) if run.passport is not None else None,
+        sustained=cells.sustained_text(run),
     )
 
 

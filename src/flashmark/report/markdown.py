@@ -20,6 +20,7 @@ from flashmark.report.cells import (
     seconds_text,
     settings_text,
     started_text,
+    sustained_text,
     target_details,
     target_place,
 )
@@ -113,6 +114,9 @@ def run_to_markdown(run: Run) -> str:
         ],
         [False, False, False],
     )
+    sustained = sustained_text(run)
+    if sustained is not None:
+        lines += ["", f"sustained-write: {escape_inline(sustained)}"]
     if run.findings:
         lines += ["", "**Findings** (what the card claims against what was measured)", ""]
         lines += bullets(run.findings)

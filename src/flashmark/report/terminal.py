@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flashmark.model import Grade, Passport, Run, TargetKind
-from flashmark.report.cells import check_text, direction_cells
+from flashmark.report.cells import check_text, direction_cells, sustained_text
 from flashmark.report.describe import describe_activity, measured_line, passport_rows
 from flashmark.stats import Verdict
 from flashmark.units import (
@@ -33,6 +33,9 @@ def render_run(run: Run) -> RenderableType:
     if activity is not None:
         parts.append(activity)
     parts.append(_grades_table(run.grades))
+    sustained = sustained_text(run)
+    if sustained is not None:
+        parts.append(Text(f"sustained-write: {sustained}"))
     if run.workloads:
         parts.append(render_workloads(run.workloads))
     if run.findings:

@@ -131,6 +131,10 @@ def estimate_cache(points: Sequence[tuple[int, int]]) -> CacheEstimate | None:
     n = len(sizes)
     split = first_guess - 1  # the first request of the second line
     margin = max(2, n // 50)
+    if split - margin < _MIN_POINTS:
+        # A "cache" of a request or two is the first request's own quirk (a buffered first
+        # write, a device waking up), not a cache that can be told from it: none is found.
+        return no_cache
     first = _line_through(sizes, times, range(0, max(0, split - margin)))
     second = _line_through(sizes, times, range(min(n, split + margin), n))
     if first is None or second is None or first.slope <= 0:

@@ -49,6 +49,8 @@ def summary_lines(result: SurfaceResult) -> list[str]:
         f"{len(result.slices)} slices, "
         f"blocks of {format_size(settings.block_bytes)}, direct I/O; MB = 10^6 bytes",
     ]
+    if target.device is not None:
+        lines.append(f"device   {target.device}")
     if result.write is not None:
         lines.append(f"write    {_pass_line(result.write.bw_bytes, result.write.bytes)}")
     if result.read is not None:
@@ -79,9 +81,12 @@ def summary_lines(result: SurfaceResult) -> list[str]:
         )
     if not result.complete:
         why = result.state.stop_reason or "stopped"
+        # Writing again needs the flag that allows it (cli/surface.py refuses it otherwise).
+        again = " --destructive" if result.state.phase == "write" else ""
         lines.append(
             f"stopped  {why}, in the {result.state.phase} phase at offset "
-            f"{result.state.next_offset}: `flashmark surface {target.given} --resume` continues"
+            f"{result.state.next_offset}: `flashmark surface {target.given}{again} --resume` "
+            "continues"
         )
     return lines
 

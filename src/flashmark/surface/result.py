@@ -4,7 +4,9 @@ Frozen dataclasses cross the boundaries (DESIGN.md); `to_document` and `from_doc
 other's inverse, so a saved scan reads back as the same object (`show`, `--resume`).
 
 Schema history (docs/surface.md):
-  flashmark.surface/1: first version.
+  flashmark.surface/1: first version. Later additions a 1-reader can ignore:
+    "target": "device" (the probed device in one line) and "identity" (its CID, else its
+    serial number; what --resume compares), null when unknown or in older documents.
 """
 
 from __future__ import annotations
@@ -219,6 +221,10 @@ class SurfaceTarget:
     size_bytes: int  # the surface scanned: the device, or the files written in the folder
     sector_bytes: int  # the smallest request (logical block size), the mapping's resolution
     filesystem: str | None = None
+    # The probed device in one line ("mmcblk0 (sd): SanDisk SN64G, 64 GB, ..."), and its CID
+    # or serial number (a resumed scan must be of the same device); None when unknown.
+    device: str | None = None
+    identity: str | None = None
 
 
 @dataclass(frozen=True)
@@ -277,6 +283,8 @@ def to_document(result: SurfaceResult) -> dict[str, Any]:
             "size_bytes": target.size_bytes,
             "sector_bytes": target.sector_bytes,
             "filesystem": target.filesystem,
+            "device": target.device,
+            "identity": target.identity,
         },
         "settings": {
             "block_bytes": settings.block_bytes,
@@ -313,6 +321,8 @@ def from_document(document: Mapping[str, Any]) -> SurfaceResult:
                 size_bytes=int(target["size_bytes"]),
                 sector_bytes=int(target["sector_bytes"]),
                 filesystem=target.get("filesystem"),
+                device=target.get("device"),
+                identity=target.get("identity"),
             ),
             settings=SurfaceSettings(
                 block_bytes=int(settings["block_bytes"]),

@@ -27,12 +27,15 @@ from flashmark.errors import (
     DirectIONotSupported,
     ExitStatus,
     FlashmarkError,
+    Interrupted,
     ReadOnlyTarget,
     TargetError,
     TargetPermissionDenied,
     UsageError,
 )
 from flashmark.mounts import mount_of, read_mounts
+from flashmark.probe import probe_target
+from flashmark.probe.summary import measured_summary
 from flashmark.surface.medium import (
     Medium,
     folder_files,
@@ -58,6 +61,8 @@ class SurfacePlan:
     write: bool  # a device: --destructive; a folder: always
     size_bytes: int | None  # a folder: what will be written; a device: read when opened
     filesystem: str | None = None
+    device: str | None = None  # the probed device in one line (flashmark.probe)
+    identity: str | None = None  # its CID, else its serial number
 
 
 class ScanStopped(FlashmarkError):
@@ -87,7 +92,15 @@ def plan_surface(
             raise UsageError("--size is for folders; a device is scanned whole")
         if write:
             check_writable(node, roots)  # refused now, held by claim_for_writing during the scan
-        return SurfacePlan(given=node, kind=DEVICE, write=write, size_bytes=None)
+        device, identity = identify(node, roots)
+        return SurfacePlan(
+            given=node,
+            kind=DEVICE,
+            write=write,
+            size_bytes=None,
+            device=device,
+            identity=identity,
+        )
     if write:
         raise UsageError(
             "--destructive is for block devices; a folder is scanned with files of its own "
@@ -114,13 +127,33 @@ def plan_surface(
             f"cannot write in {folder}: permission denied (pick a folder you can write, or sudo)"
         )
     size = folder_surface_bytes(folder, size_limit, block_bytes)
+    device, identity = identify(str(folder), roots)
     return SurfacePlan(
         given=str(folder),
         kind=FOLDER,
         write=True,
         size_bytes=size,
         filesystem=mount.fstype if mount is not None else None,
+        device=device,
+        identity=identity,
     )
+
+
+def identify(path: str, roots: SystemRoots) -> tuple[str | None, str | None]:
+    """The device under `path` in one line and its CID (SD/eMMC), else its serial number, so
+    that a saved scan says which card it was; (None, None) when the probe cannot tell. Reads
+    sysfs only (no activity sample): a probe that fails never stops a scan."""
+    try:
+        report = probe_target(path, roots, sample_s=0.0)
+    except Interrupted:
+        raise
+    except (FlashmarkError, OSError):
+        return None, None
+    device = report.device
+    if device is None:
+        return measured_summary(report), None
+    cid = device.card.cid.raw if device.card is not None and device.card.cid is not None else None
+    return measured_summary(report), cid or device.serial
 
 
 @contextlib.contextmanager
@@ -166,6 +199,12 @@ def scan_surface(
                 f"cannot resume: {plan.given} now holds {medium.size_bytes} bytes, the "
                 f"interrupted scan covered {previous.target.size_bytes}"
             )
+        before = None if previous is None else previous.target.identity
+        if before is not None and plan.identity is not None and before != plan.identity:
+            raise UsageError(
+                f"cannot resume: {plan.given} is now another device (identity {plan.identity}, "
+                f"the interrupted scan's was {before}); scan it afresh without --resume"
+            )
         target = SurfaceTarget(
             given=plan.given,
             path=plan.given,
@@ -173,6 +212,8 @@ def scan_surface(
             size_bytes=medium.size_bytes,
             sector_bytes=medium.sector_bytes,
             filesystem=plan.filesystem,
+            device=plan.device,
+            identity=plan.identity,
         )
         settings = SurfaceSettings(
             block_bytes=block_bytes, slices=slices, write=plan.write, verify=plan.write
