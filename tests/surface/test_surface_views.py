@@ -96,3 +96,21 @@ def test_its_json_imports_once(saved_scan, tmp_path):
     path.write_text(json.dumps(document))
     output = invoke("import", str(path))
     assert "already" in output
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("width", "mobile"), [(390, True), (1280, False)])
+def test_html_page_fits_a_phone_and_a_laptop(saved_scan, tmp_path, width, mobile):
+    """In Chromium at a phone's and a laptop's width: the page is as wide as the screen, no
+    text leaves its box, and no chart label is cut off at the drawing's edge ("16 MiB" was)."""
+    from tests.report_html.devtools import Browser, find_chromium
+
+    page = tmp_path / "scan.html"
+    page.write_text(invoke("show", str(saved_scan), "--format", "html"), encoding="utf-8")
+    with Browser(find_chromium()) as browser:
+        browser.open(page.as_uri(), width, mobile=mobile)
+        layout = browser.layout()
+        assert (layout.viewport, layout.document_width) == (width, width)
+        assert layout.outside == [] and layout.spilling == []
+        assert layout.cut == []
+        assert browser.console == []
