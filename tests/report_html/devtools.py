@@ -193,13 +193,17 @@ class Browser:
                     os.close(fd)
             shutil.rmtree(self._profile, ignore_errors=True)
 
-    def open(self, url: str, width: int, height: int = 900, *, mobile: bool = False) -> None:
+    def open(
+        self, url: str, width: int, height: int = 900, *, mobile: bool = False, media: str = ""
+    ) -> None:
         """Load `url` in a viewport `width` x `height` CSS px (a phone's: `mobile`, which
-        honours the page's viewport meta as a phone does) and wait for its load event."""
+        honours the page's viewport meta as a phone does), its CSS for `media` ("print", or
+        "" for the screen), and wait for its load event."""
         self._call(
             "Emulation.setDeviceMetricsOverride",
             {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
         )
+        self._call("Emulation.setEmulatedMedia", {"media": media})
         self._events.clear()
         self._call("Page.navigate", {"url": url})
         self._wait_for("Page.loadEventFired")

@@ -195,6 +195,32 @@ def test_the_page_fits_the_screen_at_every_width(browser, request, which, device
     assert int.from_bytes(content[20:24], "big") >= layout.height
 
 
+# Number cells whose text takes a second line: a box of its text starts below the first
+# line's bottom (a raised footnote mark does not).
+FIGURES_ON_TWO_LINES = """[...document.querySelectorAll("td.num")].filter((cell) => {
+  const range = document.createRange();
+  range.selectNodeContents(cell);
+  const boxes = [...range.getClientRects()];
+  return boxes.some((box) => box.top >= boxes[0].bottom - 1);
+}).map((cell) => cell.textContent)"""
+# An A4 page less the print CSS's 12 mm margins, in CSS px (96 to the inch): 186 mm.
+A4_PRINTED_WIDTH_PX = round((210 - 2 * 12) / 25.4 * 96)
+
+
+@pytest.mark.parametrize("which", ["report_path", "full_report_path"])
+def test_the_printed_page_fits_the_paper(browser, request, which):
+    """With the print CSS at an A4 page's printable width, no table runs past the paper's
+    edge (paper does not scroll: a table the screen scrolls must fit, figures unbroken)."""
+    page = request.getfixturevalue(which)
+    browser.open(page.as_uri(), A4_PRINTED_WIDTH_PX, media="print")
+    layout = browser.layout()
+    assert layout.document_width == A4_PRINTED_WIDTH_PX, layout.outside
+    assert layout.outside == [] and layout.spilling == []
+    # a figure is never broken across lines ("150" over "0")
+    broken = browser.evaluate(FIGURES_ON_TWO_LINES)
+    assert broken == []
+
+
 def test_the_layout_checks_see_a_page_wider_than_the_screen(browser, tmp_path):
     """The same checks on a page with a table of unbreakable cells outside any scroll box, a
     heading too narrow for its word and a label past its chart's edge: they fail, so they would
