@@ -142,8 +142,16 @@ class Browser:
 
     def __enter__(self) -> Browser:
         self._profile = tempfile.mkdtemp(prefix="flashmark-chromium-")
-        commands_read, commands_write = os.pipe()
-        replies_read, replies_write = os.pipe()
+        try:
+            self._start()
+        except BaseException:
+            self.__exit__()  # the browser, the pipes and the profile go whatever failed
+            raise
+        return self
+
+    def _start(self) -> None:
+        commands_read, self._to_browser = os.pipe()
+        self._from_browser, replies_write = os.pipe()
 
         def onto_fds_3_and_4() -> None:  # in the child, before exec
             # dup to high numbers first: a pipe end may already sit on 3 or 4
@@ -158,24 +166,24 @@ class Browser:
                 if flag.startswith("--host-resolver-rules") else flag
                 for flag in FLAGS
             )  # fmt: skip
-        self._process = subprocess.Popen(
-            [self.chromium, *flags, f"--user-data-dir={self._profile}",
-             "--remote-debugging-pipe", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            # 3 and 4 kept too: the child closes what is not listed after preexec_fn has run
-            pass_fds=tuple(sorted({3, 4, commands_read, replies_write})),
-            preexec_fn=onto_fds_3_and_4,
-            env={**os.environ, "LC_ALL": "C"},
-        )  # fmt: skip
-        os.close(commands_read)
-        os.close(replies_write)
-        self._to_browser, self._from_browser = commands_write, replies_read
+        try:
+            self._process = subprocess.Popen(
+                [self.chromium, *flags, f"--user-data-dir={self._profile}",
+                 "--remote-debugging-pipe", "about:blank"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                # 3 and 4 kept too: the child closes what is not listed after preexec_fn ran
+                pass_fds=tuple(sorted({3, 4, commands_read, replies_write})),
+                preexec_fn=onto_fds_3_and_4,
+                env={**os.environ, "LC_ALL": "C"},
+            )  # fmt: skip
+        finally:
+            os.close(commands_read)  # the browser's ends: only the browser holds them now
+            os.close(replies_write)
         target = self._call("Target.createTarget", {"url": "about:blank"})["targetId"]
         attached = self._call("Target.attachToTarget", {"targetId": target, "flatten": True})
         self._session = attached["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             self._call(f"{domain}.enable", {})
-        return self
 
     def __exit__(self, *exc: object) -> None:
         try:
@@ -191,6 +199,7 @@ class Browser:
             for fd in (self._to_browser, self._from_browser):
                 if fd >= 0:
                     os.close(fd)
+            self._to_browser = self._from_browser = -1
             shutil.rmtree(self._profile, ignore_errors=True)
 
     def open(
@@ -240,7 +249,10 @@ class Browser:
         message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params}
         if session and self._session:
             message["sessionId"] = self._session
-        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
+        try:
+            os.write(self._to_browser, json.dumps(message).encode() + b"\0")
+        except BrokenPipeError:
+            raise RuntimeError(f"Chromium ({self.chromium}) closed its DevTools pipe") from None
         while True:
             reply = self._read()
             if reply.get("id") == self._next_id:
