@@ -179,11 +179,10 @@ def test_the_page_fits_the_screen_at_every_width(browser, request, which, device
     assert layout.spilling == []  # no text crosses a card's or a cell's border
     assert layout.cut == []
     assert browser.console == []
-    if mobile:
-        # Tables of sentences read without sideways scrolling on a phone (only the tables of
-        # figures, a column per run or per metric, scroll in their box).
-        scrolling = browser.evaluate(SCROLLING_TABLE_HEADERS)
-        assert not [head for head in scrolling if set(head) & set(SENTENCE_COLUMNS)], scrolling
+    # Tables of sentences read without sideways scrolling, on a phone and in a narrow verdict
+    # card alike (only tables of figures, a column per run or metric, scroll in their box).
+    scrolling = browser.evaluate(SCROLLING_TABLE_HEADERS)
+    assert not [head for head in scrolling if set(head) & set(SENTENCE_COLUMNS)], scrolling
     ARTIFACTS.mkdir(exist_ok=True)
     name = "report" if which == "report_path" else "report-full"
     target = ARTIFACTS / (f"{name}.png" if device == "laptop" else f"{name}-{device}.png")
