@@ -33,8 +33,8 @@ from tests.report_html.svg import ChartGeometry, chart_svgs, geometry
 TOLERANCE = 0.5
 
 
-@pytest.fixture(scope="module")
-def runs() -> list[Run]:
+def publishable_runs() -> list[Run]:
+    """The two recorded runs and the full-profile run twice (see the module docstring)."""
     full = document_to_run(load_document("full-vm-disk"))
     other = dataclasses.replace(
         full,
@@ -47,6 +47,11 @@ def runs() -> list[Run]:
         full,
         other,
     ]
+
+
+@pytest.fixture(scope="module")
+def runs() -> list[Run]:
+    return publishable_runs()
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from flashmark.server.storage import open_storage
+from tests.report_html.devtools import Browser
 from tests.report_html.test_browser import BROWSER_FLAGS, console_lines, page_requests
 from tests.server.conftest import IN_CI, recorded, variant
 from tests.server.test_injection import poisoned
@@ -109,3 +110,15 @@ def test_every_page_renders_quietly_and_asks_only_the_service(
         if name == "device":
             assert done.stdout.count("<rect") >= 6 * 20  # six histograms of 20 bins
             assert "percentile" in done.stdout
+    # On a phone every page is as wide as the screen: wide tables scroll in their box, long
+    # (and hostile) names wrap, nothing crosses its box's border.
+    with Browser(chromium, allow_host="127.0.0.1") as browser:
+        for name, path in pages.items():
+            browser.console.clear()
+            browser.open(server.url + path, 390, mobile=True)
+            layout = browser.layout()
+            assert (layout.viewport, layout.document_width) == (390, 390), (name, layout)
+            assert layout.outside == [] and layout.spilling == [], (name, layout)
+            assert layout.cut == [], (name, layout.cut)
+            if name != "not found":  # its 404 status is logged as a resource that failed
+                assert browser.console == [], (name, browser.console)

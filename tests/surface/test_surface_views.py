@@ -112,3 +112,21 @@ def test_the_scan_says_which_device_it_was(saved_scan):
     assert document["target"]["device"] == "mmcblk9 (sd): Example EX16G, 16 MiB"
     assert document["target"]["identity"] == "035344534331364780ffffffff0140e1"
     assert "device   mmcblk9 (sd): Example EX16G, 16 MiB" in invoke("show", str(saved_scan))
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("width", "mobile"), [(390, True), (1280, False)])
+def test_html_page_fits_a_phone_and_a_laptop(saved_scan, tmp_path, width, mobile):
+    """In Chromium at a phone's and a laptop's width: the page is as wide as the screen, no
+    text leaves its box, and no chart label is cut off at the drawing's edge ("16 MiB" was)."""
+    from tests.report_html.devtools import Browser, find_chromium
+
+    page = tmp_path / "scan.html"
+    page.write_text(invoke("show", str(saved_scan), "--format", "html"), encoding="utf-8")
+    with Browser(find_chromium()) as browser:
+        browser.open(page.as_uri(), width, mobile=mobile)
+        layout = browser.layout()
+        assert (layout.viewport, layout.document_width) == (width, width)
+        assert layout.outside == [] and layout.spilling == []
+        assert layout.cut == []
+        assert browser.console == []

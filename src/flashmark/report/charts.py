@@ -379,7 +379,9 @@ def sweep_chart(
                 if value is not None and value.measurement.block_size_bytes == size:
                     xy.append((float(size), mb_per_s(value.value)))
             if xy:
-                label = f"{reference_label(reference)} {kind}"
+                # the pattern before the name: a long name is cut at its end, never the
+                # word that tells the random points from the sequential ones
+                label = f"published {kind}: {reference.name}"
                 series.append((label, xy, _DOTTED, reference_colour(ref_index)))
     sizes = sorted({size for size, _ in tests})
     chart = pygal.XY(
@@ -568,8 +570,17 @@ def _fit_legend(chart: Any) -> None:
     widest = max(len(title) for title in titles) * 0.6 * font + config.legend_box_size + 16
     columns = max(1, min(3, len(titles), int((config.width - 2 * config.margin) // widest)))
     config.legend_at_bottom_columns = columns
-    # Longer labels are cut with an ellipsis rather than run off the chart's edge.
-    config.truncate_legend = int((config.width / columns - 2 * config.margin - 30) // (0.65 * font))
+    # Longer labels are cut with an ellipsis rather than run off the chart's edge. pygal starts
+    # the legend where the plot starts, right of the y labels, and gives each column an equal
+    # share of the plot's width (pygal 3.1 graph.py `_legend`), the text after the colour box.
+    left = config.margin + config.spacing + _y_labels_width(chart) + config.spacing
+    right = config.margin_right
+    if any(series.get("secondary") for _, series in chart.raw_series):
+        right += config.spacing + 3 * 0.6 * config.style.label_font_size  # "100" of %util
+    share = (config.width - left - right) / columns
+    last_column = config.width - left - (columns - 1) * share  # may use the right margin
+    room = min(share - 10, last_column) - config.legend_box_size - 5
+    config.truncate_legend = max(8, int(room // (_CHAR_EM * font)))
     rows = math.ceil(len(titles) / columns)
     missing_rows = rows - len(titles) // columns
     config.margin_bottom = config.margin + 1.5 * row * missing_rows
@@ -582,6 +593,21 @@ def _fit_legend(chart: Any) -> None:
     # the chart grows instead, so that four runs' activity (twelve entries) leaves a plot to
     # read rather than a strip.
     config.height = SIZE[1] + 1.5 * row * max(0, rows - _LEGEND_ROWS)
+
+
+def _y_labels_width(chart: Any) -> float:
+    """The width pygal gives the left axis's labels (its own estimate, 0.6 em a character:
+    pygal 3.1 util.py `text_len`), from the labels set on the chart; a chart without set labels
+    is assumed to have labels of eight characters."""
+    config = chart.config
+    format_value = config.value_formatter or config.formatter or str
+    texts = [
+        str(label["label"]) if isinstance(label, dict) and "label" in label
+        else format_value(label["value"] if isinstance(label, dict) else label)
+        for label in (config.y_labels or ())
+    ]  # fmt: skip
+    characters = max((len(text) for text in texts), default=8)
+    return characters * 0.6 * float(config.style.label_font_size)
 
 
 def _raw_values(chart: Any) -> list[tuple[str, list[float]]]:

@@ -10,20 +10,29 @@ chart library.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 
 from flashmark import __version__
 from flashmark.surface.render import summary_lines
 from flashmark.surface.result import SurfaceResult
-from flashmark.units import GiB, MiB, format_size, mb_per_s
+from flashmark.units import MB, GiB, MiB, format_size, mb_per_s
 
-_WIDTH, _HEIGHT = 800, 280
-_LEFT, _RIGHT, _TOP, _BOTTOM = 56, 16, 16, 44
+# The chart's coordinates (viewBox units) and its text size: the SVG scales to the page's width,
+# so 13 units read as about 8.5 px on a 390 px phone and 18 px at the page's widest (48rem).
+# The right margin holds half of the last offset label ("16.0 GiB"), centred on the plot's edge.
+_WIDTH, _HEIGHT = 560, 280
+_LEFT, _RIGHT, _TOP, _BOTTOM = 52, 36, 16, 44
+_FONT = 13
+_CHAR_EM = 0.62  # a character of a sans-serif font is at most about 0.62 em wide
 _COLOURS = {"write": "#d95f02", "read": "#1b6ac9"}
-_STYLE = """body{font-family:system-ui,sans-serif;margin:1.5rem;max-width:60rem;color:#222}
-pre{background:#f6f6f6;padding:.8rem;overflow-x:auto}svg{max-width:100%;height:auto}
+_STYLE = """body{font-family:system-ui,sans-serif;margin:1.5rem;max-width:60rem;color:#222;
+overflow-wrap:break-word}
+pre{background:#f6f6f6;padding:.8rem;overflow-x:auto}
+svg{display:block;width:100%;max-width:48rem;height:auto}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:right}
-.legend span{margin-right:1rem}"""
+.legend span{margin-right:1rem;white-space:nowrap}
+@media (max-width:40rem){body{margin:1rem}h1{font-size:1.5rem}h2{font-size:1.2rem}}"""
 
 
 def render_surface_html(results: Sequence[SurfaceResult]) -> str:
@@ -60,7 +69,11 @@ def surface_chart(result: SurfaceResult) -> str:
     rates = [r for points in series.values() for _, r in points if r is not None]
     if not rates:
         return "<p>No rates were measured.</p>"
-    top = max(rates) * 1.1
+    # round steps of MB/s, about four, the top point a little below the plot's edge
+    peak = mb_per_s(max(rates))
+    step = _round_step(peak / 4)
+    ticks = max(1, math.ceil(peak * 1.04 / step))
+    top = ticks * step * MB
     plot_w, plot_h = _WIDTH - _LEFT - _RIGHT, _HEIGHT - _TOP - _BOTTOM
 
     def x(offset: float) -> float:
@@ -75,20 +88,20 @@ def surface_chart(result: SurfaceResult) -> str:
         f'<rect x="{_LEFT}" y="{_TOP}" width="{plot_w}" height="{plot_h}" fill="none" '
         'stroke="#999"/>',
     ]
-    for step in range(5):
-        rate = top * step / 4
+    for tick in range(ticks + 1):
         parts.append(
-            f'<text x="{_LEFT - 6}" y="{y(rate) + 4:.1f}" font-size="11" text-anchor="end">'
-            f"{mb_per_s(rate):.0f}</text>"
+            f'<text x="{_LEFT - 6}" y="{y(tick * step * MB) + 4:.1f}" font-size="{_FONT}" '
+            f'text-anchor="end">{tick * step:g}</text>'
         )
-        offset = size * step / 4
+    for quarter in range(5):
+        offset = size * quarter / 4
         parts.append(
-            f'<text x="{x(offset):.1f}" y="{_TOP + plot_h + 16}" font-size="11" '
+            f'<text x="{x(offset):.1f}" y="{_TOP + plot_h + 17}" font-size="{_FONT}" '
             f'text-anchor="middle">{_offset_label(offset)}</text>'
         )
     parts.append(
-        f'<text x="14" y="{_TOP + plot_h / 2}" font-size="11" '
-        f'transform="rotate(-90 14 {_TOP + plot_h / 2})" text-anchor="middle">MB/s</text>'
+        f'<text x="16" y="{_TOP + plot_h / 2}" font-size="{_FONT}" '
+        f'transform="rotate(-90 16 {_TOP + plot_h / 2})" text-anchor="middle">MB/s</text>'
     )
     for name, points in series.items():
         drawn = " ".join(f"{x(o):.1f},{y(r):.1f}" for o, r in points if r is not None)
@@ -100,11 +113,14 @@ def surface_chart(result: SurfaceResult) -> str:
     cache = result.cache
     if cache is not None and cache.found and cache.bytes is not None:
         cx = x(cache.bytes)
+        label = f"cache full ({format_size(cache.bytes)})"
+        # right of the line, or left of it where the label would run off the chart
+        fits = cx + 4 + len(label) * _CHAR_EM * _FONT <= _WIDTH
+        anchor = f'x="{cx + 4:.1f}"' if fits else f'x="{cx - 4:.1f}" text-anchor="end"'
         parts.append(
             f'<line class="cache-cliff" x1="{cx:.1f}" y1="{_TOP}" x2="{cx:.1f}" '
             f'y2="{_TOP + plot_h}" stroke="#555" stroke-dasharray="4 3"/>'
-            f'<text x="{cx + 4:.1f}" y="{_TOP + 12}" font-size="11">cache full '
-            f"({html.escape(format_size(cache.bytes))})</text>"
+            f'<text {anchor} y="{_TOP + 14}" font-size="{_FONT}">{html.escape(label)}</text>'
         )
     for found in result.integrity.ranges:
         left, right = x(found.start), max(x(found.end), x(found.start) + 1)
@@ -124,6 +140,14 @@ def surface_chart(result: SurfaceResult) -> str:
         ' <span style="color:#c00">&#9632; not as written</span>' if result.integrity.ranges else ""
     )
     return "".join(parts) + f'<p class="legend">{legend}{marks}</p>'
+
+
+def _round_step(value: float) -> float:
+    """The smallest 1, 2 or 5 times a power of ten at least `value`: ticks a reader can add."""
+    if value <= 0:
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(value))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= value * (1 - 1e-9))
 
 
 def _offset_label(offset: float) -> str:
