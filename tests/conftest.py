@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,18 @@ def flash_missing_reason() -> str | None:
     from flashmark.emulated_flash import unavailable_reason
 
     return unavailable_reason()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """SIGTERM (a CI timeout, `kill`) ends the run like Ctrl-C: pytest then runs the teardown of
+    every active fixture, so emulated devices, FUSE mounts and blkio cgroups are removed instead
+    of left behind by a process that died at once (SIGTERM's default action)."""
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+
+
+def _interrupt_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum} (SIGTERM): stopping and removing test devices")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -95,7 +95,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "references": LazyCommand(
         "flashmark.cli.references",
         "references_command",
-        "List the reference data set: figures published in the seed documents, not measured "
+        "List published figures to compare with (write-ups and forum posts), not measured "
         "here, each with its source, host board, tool, method and the unit as published.",
     ),
     "report": LazyCommand(

@@ -116,17 +116,18 @@ def _group_table(devices: list[ReferenceDevice]) -> Table:
 @click.option(
     "--source",
     default=None,
-    metavar="SEED",
-    help="Only this source, by the number in its slugs (seed002-...): 2 or 002.",
+    metavar="N",
+    help="Only this source, by the number in its references' names (seed002-... is source 2): "
+    "2 or 002.",
 )
 def references_command(as_json: bool, kind: str | None, source: str | None) -> None:
-    """List the reference data set: figures published in the seed documents, not measured
+    """List published figures to compare with (write-ups and forum posts), not measured
     here, each with its source, host board, tool, method and the unit as published.
 
     \b
     All of them, as tables:
         flashmark references
-    The eMMC figures of seed 002, as JSON with values normalised to B/s, IOPS, ns and s:
+    The eMMC figures of source 2, as JSON with values normalised to B/s, IOPS, ns and s:
         flashmark references --kind emmc --source 002 --json
     """
     devices = select_references(kind=kind, source=source)

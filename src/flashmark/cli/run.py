@@ -190,7 +190,9 @@ def run_command(
             result = run_benchmark(plan, runner, roots, progress)
 
     # The measured card's passport, from the history as it was before this run (read-only).
-    result = dataclasses.replace(result, passport=_measured_card_passport(result, db_path))
+    result = dataclasses.replace(
+        result, passport=_measured_card_passport(result, history or History.locate(db_path))
+    )
     outcome = None if history is None else save_result(history, run_to_document(result))
     if outcome is not None and outcome.id is not None:
         result = dataclasses.replace(result, id=outcome.id)
@@ -210,14 +212,15 @@ def run_command(
         raise RequirementNotMet(f"required grades not passed: {names}")
 
 
-def _measured_card_passport(result: Run, db_path: Path | None) -> Passport | None:
-    """The passport of the measured device's SD/eMMC card, or None without one."""
+def _measured_card_passport(result: Run, history: History) -> Passport | None:
+    """The passport of the measured device's SD/eMMC card, or None without one (the history
+    the result will be saved to, or with --no-save the one it would have gone to)."""
     if result.probe is None:
         return None
     console = stderr_console()
     passports = card_passports(
         result.probe,
-        History.locate(db_path),
+        history,
         lambda warning: console.print(Text(warning, style="yellow")),
     )
     return passports[0] if passports else None

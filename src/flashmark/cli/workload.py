@@ -1,4 +1,5 @@
-"""`flashmark workload NAME [TARGET]`: one of seed 002's real-world workloads, alone."""
+"""`flashmark workload NAME [TARGET]`: one real-world workload (a package install and its
+relatives, a cold boot-like read), alone."""
 
 from __future__ import annotations
 

@@ -1,1 +1,2 @@
-"""Presenting results: terminal tables now; Markdown, CSV and HTML exporters join here."""
+"""Presenting results: terminal tables, the exporter registry (Markdown, CSV, JSON, HTML) and
+the one module describing devices and environments for every view."""
