@@ -42,6 +42,13 @@ def pytest_configure(config: pytest.Config) -> None:
     of left behind by a process that died at once (SIGTERM's default action)."""
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    # A suite started in the background by a non-interactive shell (`pytest ... &`) inherits
+    # SIGINT ignored (POSIX Shell Command Language 2.11: an asynchronous list without job
+    # control), and an ignored signal stays ignored across exec. flashmark keeps an ignored
+    # SIGINT ignored, as it should, so every test that sends SIGINT, in-process or to a process
+    # it starts, would wait in vain: give the suite Python's usual Ctrl-C handler instead.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _interrupt_on_sigterm(signum: int, frame: object) -> None:
