@@ -23,6 +23,7 @@ from flashmark.monitor import device_for_path
 from flashmark.profiles import SWEEP_BLOCK_SIZES, get_profile
 from flashmark.report import charts
 from flashmark.report.describe import legend_label
+from flashmark.sustained import SUSTAINED_WRITE_NAME
 from flashmark.sysroot import SystemRoots
 from flashmark.units import block_size_label
 from tests.report_html.conftest import REFERENCE_SLUGS
@@ -98,8 +99,18 @@ def test_device_activity_is_drawn_for_every_test(page, full_run):
     _, _, folder = full_run
     if device_for_path(folder, SystemRoots()) is None:
         pytest.skip(f"{folder} is on no block device (tmpfs?): no device activity to draw")
+    _, document, _ = full_run
+    run = document_to_run(document)
     titles = {chart.title for chart in page.charts}
     for test in get_profile("full").test_names():
-        assert f"{test}: device I/O each 1 s" in titles
+        result = run.test(test)
+        assert result is not None and result.monitor is not None, test  # recorded for each
+        samples = len(result.monitor.samples)
+        # A chart is drawn from two samples on (one per 1 s interval). Each timed test runs
+        # its ramp and window (3 s here); the untimed sustained-write stops at the 32 MiB
+        # area, which a fast disk writes in well under a second.
+        if test != SUSTAINED_WRITE_NAME:
+            assert samples >= 2, test
+        assert (f"{test}: device I/O each 1 s" in titles) is (samples >= 2), test
     # every chart of the page is accounted for
     assert page.all("body")[0].attributes["data-charts"] == str(len(page.charts))
