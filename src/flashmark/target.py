@@ -76,14 +76,20 @@ class TestArea:
     folder_fd: int | None  # the opened, checked folder (kind FILE); fio's working directory
 
 
-def resolve_target(given: str, *, size_bytes: int, destructive: bool, roots: SystemRoots) -> Target:
+def stat_target(given: str, missing: str) -> tuple[Path, os.stat_result]:
+    """The path TARGET names and what it is (following links), or the one-line error every
+    command gives: "{given}: no such {missing}" or "{given}: permission denied"."""
     path = Path(given).expanduser()
     try:
-        status = path.stat()
+        return path, path.stat()
     except FileNotFoundError:
-        raise TargetNotFound(f"{given}: no such folder, file or device") from None
+        raise TargetNotFound(f"{given}: no such {missing}") from None
     except PermissionError:
         raise TargetPermissionDenied(f"{given}: permission denied") from None
+
+
+def resolve_target(given: str, *, size_bytes: int, destructive: bool, roots: SystemRoots) -> Target:
+    path, status = stat_target(given, "folder, file or device")
     if stat.S_ISBLK(status.st_mode):
         return _device_target(
             given, status, size_bytes=size_bytes, destructive=destructive, roots=roots

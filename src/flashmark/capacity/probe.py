@@ -46,26 +46,20 @@ from flashmark.errors import (
     DeviceFailed,
     Interrupted,
     TargetError,
-    TargetNotFound,
     UnsafeDevice,
     UsageError,
     add_outcome,
 )
 from flashmark.signals import signals_held
 from flashmark.sysroot import SystemRoots
+from flashmark.target import stat_target
 
 Opener = Callable[[str], RawDevice]
 
 
 def check_block_device(given: str) -> tuple[str, str]:
     """(path, major:minor) of a block device; TargetError for anything else."""
-    path = Path(given).expanduser()
-    try:
-        status = path.stat()
-    except FileNotFoundError:
-        raise TargetNotFound(f"{given}: no such device") from None
-    except PermissionError:
-        raise TargetError(f"{given}: permission denied") from None
+    path, status = stat_target(given, "device")
     if stat.S_ISDIR(status.st_mode) or stat.S_ISREG(status.st_mode):
         what = "a folder" if stat.S_ISDIR(status.st_mode) else "a file"
         raise TargetError(

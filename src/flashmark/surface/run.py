@@ -29,7 +29,6 @@ from flashmark.errors import (
     FlashmarkError,
     ReadOnlyTarget,
     TargetError,
-    TargetNotFound,
     TargetPermissionDenied,
     UsageError,
 )
@@ -44,6 +43,7 @@ from flashmark.surface.pattern import new_nonce
 from flashmark.surface.result import SurfaceResult, SurfaceSettings, SurfaceTarget
 from flashmark.surface.scan import Progress, SurfaceScan
 from flashmark.sysroot import SystemRoots
+from flashmark.target import stat_target
 
 DEVICE = "device"
 FOLDER = "folder"
@@ -80,13 +80,7 @@ def plan_surface(
 ) -> SurfacePlan:
     """What TARGET is and whether it may be scanned as asked; every refusal raised here,
     before anything is measured (and before a confirmation is asked)."""
-    path = Path(given).expanduser()
-    try:
-        status = path.stat()
-    except FileNotFoundError:
-        raise TargetNotFound(f"{given}: no such device or folder") from None
-    except PermissionError:
-        raise TargetPermissionDenied(f"{given}: permission denied") from None
+    path, status = stat_target(given, "device or folder")
     if stat.S_ISBLK(status.st_mode):
         node = os.path.realpath(path)
         if size_limit is not None:
