@@ -55,6 +55,7 @@ from flashmark.errors import (
     TargetPermissionDenied,
 )
 from flashmark.fio.runner import fio_work_parent
+from flashmark.signals import signals_held
 
 # /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces and parentheses, so fields
 # are counted after the last ")". Field 22 (starttime) is the 20th after it (proc(5)).
@@ -271,8 +272,10 @@ def temporary_work_folder(purpose: str, parent: Path | None = None) -> Iterator[
         yield path
     finally:
         # Not raising here: a folder that cannot be removed must not cost a finished run its
-        # result, and its name lets `flashmark clean` find it later.
-        shutil.rmtree(path, ignore_errors=True)
+        # result, and its name lets `flashmark clean` find it later. Held: a signal in the
+        # middle of the removal would leave the rest of the folder.
+        with signals_held():
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def leftover_folder(given: str | Path) -> Path:

@@ -1,4 +1,4 @@
-"""The history's tests wait out locks: at 0.5 s instead of 5 s for the commands run in-process.
+"""The history's tests wait out locks: at 0.1 s instead of 5 s for the commands run in-process.
 A lock held by another connection is refused after the wait either way; only its length is
 the product's choice (store.BUSY_TIMEOUT_S), and the subprocess tests keep it."""
 
@@ -8,7 +8,7 @@ import pytest
 
 import flashmark.store
 
-SHORT_BUSY_TIMEOUT_S = 0.5
+SHORT_BUSY_TIMEOUT_S = 0.1
 
 
 @pytest.fixture(autouse=True)

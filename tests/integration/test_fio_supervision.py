@@ -12,13 +12,16 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import psutil
 import pytest
 
 from flashmark.errors import ExitStatus
+from flashmark.fio import runner
 from flashmark.fio.runner import _parent_death_prefix
+from tests.cli_runner import flashmark
 from tests.integration.direct_io import direct_io_folder
 
 
@@ -163,3 +166,26 @@ def test_the_parent_death_signal_stops_a_child_that_writes_nothing():
     finally:
         if child.is_running():
             child.kill()
+
+
+@pytest.mark.fio
+def test_a_signal_while_fios_readers_start_stops_the_run_in_one_line(
+    folder, private_tmp, monkeypatch
+):
+    """Ctrl-C as fio's output readers start (the fault tier met it on a busy host): the run
+    stops with 130, never with 'cannot join thread before it is started'."""
+    real_start = threading.Thread.start
+
+    def start_after_a_signal(thread):
+        if getattr(thread, "_target", None) is runner._follow_status:
+            os.kill(os.getpid(), signal.SIGINT)  # flashmark's handler runs at once
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start_after_a_signal)
+    done = flashmark(
+        "run", str(folder), "--size", "4M", "--runtime", "1", "--profile", "a1", "--no-save",
+        env={"TMPDIR": str(private_tmp)},
+    )  # fmt: skip
+    assert done.returncode == ExitStatus.INTERRUPTED, done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert list(folder.iterdir()) == [] and list(private_tmp.iterdir()) == []

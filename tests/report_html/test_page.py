@@ -34,7 +34,9 @@ def expected_titles(runs) -> set[str]:
     """One headline pair, then a latency chart for every test of the runs and a per-second
     bandwidth chart for every test with two or more seconds of fio samples (the recorded
     sustained-write ends after about a second); replayed runs recorded no device activity and
-    none is a full profile, so no sweep and no activity charts."""
+    none is a full profile, so no sweep and no per-test activity charts. The standard run's
+    workloads are real: their device activity is charted when the device was sampled twice or
+    more (one sample a second), which depends on how fast this host ran them."""
     titles = {
         "Sequential MB/s, 1 MiB blocks (MB = 10^6 B)",
         "4K random IOPS, queue depth 1 and 32",
@@ -51,7 +53,19 @@ def expected_titles(runs) -> set[str]:
             for direction in (result.read, result.write)
         ):
             titles.add(f"{test}: MB/s each second")
+    for workload in charts.workloads_in(runs):
+        monitors = charts.monitors_during_workload(runs, workload)
+        if any(_drawable(monitor) for _, _, monitor in monitors):
+            titles.add(f"workload {workload}: device I/O")
     return titles
+
+
+def _drawable(monitor) -> bool:
+    """What charts.monitor_chart draws: two samples or more, with I/O or a busy share."""
+    samples = monitor.samples
+    return len(samples) >= 2 and any(
+        s.read_iops or s.write_iops or s.util_pct is not None for s in samples
+    )
 
 
 def test_every_expected_chart_is_an_inline_svg(page, saved_runs):

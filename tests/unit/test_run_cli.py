@@ -3,6 +3,8 @@
 import json
 import os
 import shutil
+import signal
+from pathlib import Path
 
 import pytest
 
@@ -129,6 +131,30 @@ def test_too_old_fio_is_refused(tmp_path):
     done = flashmark("run", str(tmp_path), "--no-save", env={"PATH": f"{fake}:/usr/bin:/bin"})
     assert done.returncode == ExitStatus.ENVIRONMENT
     assert "too old" in done.stderr and "3.11" in done.stderr
+
+
+def test_a_signal_while_fios_work_folder_is_removed_still_removes_all_of_it(
+    tmp_path, recordings, monkeypatch
+):
+    # SIGTERM as the run ends, while its fio work folder is being removed: the removal
+    # finishes, then the command stops with its status.
+    work_parent = tmp_path / "tmp"
+    work_parent.mkdir()
+    card = tmp_path / "card"
+    card.mkdir()
+    real_rmtree = shutil.rmtree
+
+    def rmtree_after_a_signal(path, *args, **kwargs):
+        if Path(path).name.startswith("flashmark-fio-"):
+            os.kill(os.getpid(), signal.SIGTERM)  # flashmark's handler runs at once
+        real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", rmtree_after_a_signal)
+    replay = str(recordings / "quick-a1-card")
+    env = {"FLASHMARK_FIO_REPLAY": replay, "TMPDIR": str(work_parent)}
+    done = flashmark("run", str(card), "--no-save", env=env)
+    assert done.returncode == ExitStatus.TERMINATED, done.stderr
+    assert list(work_parent.iterdir()) == [] and list(card.iterdir()) == []
 
 
 def test_a_device_failure_mid_run_exits_5_and_removes_the_test_file(tmp_path, recordings):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -25,6 +27,7 @@ from flashmark.workloads import (
     run_workload,
     run_workloads,
 )
+from tests.cli_runner import flashmark
 
 SCALE = 0.01  # 4 packages, ~350 files, ~9 MB: a second or two
 
@@ -145,6 +148,25 @@ def test_sigterm_stops_the_command_and_removes_the_folder(tmp_path: Path) -> Non
             process.wait()
     assert process.returncode == 143, stderr
     assert "stopped by SIGTERM" in stderr
+    assert leftovers(tmp_path) == []
+
+
+def test_a_signal_during_the_folders_removal_still_removes_all_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The workload is done and its folder is being removed when SIGTERM comes (the fault tier
+    # hit this under load): the removal finishes, then the command stops with its status.
+    real_rmtree = shutil.rmtree
+
+    def rmtree_after_a_signal(path: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(path).name.startswith("flashmark-workload-"):
+            os.kill(os.getpid(), signal.SIGTERM)  # flashmark's handler runs at once
+        real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", rmtree_after_a_signal)
+    done = flashmark("workload", "pkg-install", str(tmp_path), "--scale", str(SCALE))
+    assert done.returncode == 143, done.stderr
+    assert "stopped by SIGTERM" in done.stderr
     assert leftovers(tmp_path) == []
 
 

@@ -214,7 +214,7 @@ class FioProcessRunner:
         stderr_chunks: list[bytes] = []
         try:
             # A signal between starting fio and handing it to the supervisor would leave fio
-            # without an owner: it is raised once the supervisor has it.
+            # without an owner: it is raised once the supervisor has it and its readers run.
             with signals_held():
                 # The forked child changes into its copy of the descriptor before it runs fio:
                 # the folder that was opened and checked, whatever its path names now (proc(5),
@@ -230,14 +230,18 @@ class FioProcessRunner:
                     start_new_session=True,
                 )
                 supervisor = _Supervisor(process)
-            readers = [
-                threading.Thread(target=_follow_status, args=(process, on_progress), daemon=True),
-                threading.Thread(
-                    target=_collect, args=(process.stderr, stderr_chunks), daemon=True
-                ),
-            ]
-            for reader in readers:
-                reader.start()
+                # Held too: the `finally` joins every reader, and a thread cut off before it
+                # started cannot be joined (RuntimeError).
+                readers = [
+                    threading.Thread(
+                        target=_follow_status, args=(process, on_progress), daemon=True
+                    ),
+                    threading.Thread(
+                        target=_collect, args=(process.stderr, stderr_chunks), daemon=True
+                    ),
+                ]
+                for reader in readers:
+                    reader.start()
             supervisor.wait(job.timeout_s)
         finally:
             if supervisor is not None:

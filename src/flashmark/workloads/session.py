@@ -29,6 +29,7 @@ from flashmark.errors import (
 )
 from flashmark.leftovers import make_work_folder
 from flashmark.monitor import DiskMonitor, device_for_path, optional_monitor
+from flashmark.signals import signals_held
 from flashmark.sysroot import SystemRoots
 from flashmark.units import format_size
 from flashmark.workloads import cold_read, dpkg
@@ -109,21 +110,27 @@ def run_workloads(
     installed = package_set.installed_bytes + package_set.archive_bytes
     _check_space(folder, scale, _needed_bytes(names, installed, _total(boot_files)))
     device = device_for_path(folder, roots)
+    workdir: Path | None = None
     try:
-        workdir = make_work_folder("workload", folder)
-    except OSError as error:
-        raise _target_error(error, folder) from error
-    try:
+        # Held: a signal waits until the folder exists and is named here, to be removed below.
+        with signals_held():
+            try:
+                workdir = make_work_folder("workload", folder)
+            except OSError as error:
+                raise _target_error(error, folder) from error
         session = _Session(
             workdir, package_set, boot_files, roots, device, interval_s, seed,
             _ProgressShare(progress, len(names)), random_write_iops,
         )  # fmt: skip
         results = tuple(session.run(name) for name in names)
     except BaseException:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
         raise
     try:
-        shutil.rmtree(workdir)
+        # Held: a signal in the middle of the removal would leave the rest of the folder.
+        with signals_held():
+            shutil.rmtree(workdir)
     except OSError as error:
         raise TargetError(
             f"the workloads finished but {workdir} could not be removed: {error}; remove it by hand"
