@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
+from flashmark.model import Grade
 from flashmark.probe import device_summary
 from flashmark.references import PUBLISHED_LABEL
 from flashmark.report import charts
@@ -98,14 +99,18 @@ def test_published_figures_are_labelled_as_such(page, text, references):
     assert page.all("section")[-1].attributes["id"] == "references"
 
 
+def _shown(grade: Grade) -> str:
+    """The badge a grade gets: its verdict, or "n/a" when it was not graded."""
+    return "n/a" if grade.verdict is None else grade.verdict.value
+
+
 def test_verdict_cards_show_each_grade_as_the_run_graded_it(page, saved_runs):
     cards = [e for e in page.elements if e.tag == "article" and "card" in e.attributes["class"]]
     assert len(cards) == len(saved_runs.runs)
     badges = [e.text.strip() for e in page.elements if "badge" in e.attributes.get("class", "")]
     for run in saved_runs.runs:
         for grade in run.grades:
-            verdict = {True: "pass", False: "fail", None: "n/a"}[grade.passed]
-            assert f"{grade.name} {verdict}" in badges
+            assert f"{grade.name} {_shown(grade)}" in badges
 
 
 def test_the_cards_claims_stand_next_to_the_verdicts(page, text, saved_runs):
@@ -116,7 +121,7 @@ def test_the_cards_claims_stand_next_to_the_verdicts(page, text, saved_runs):
     grades = {grade.name: grade for grade in probed.grades}
     card = text.split('id="run-1"')[1].split("</article>")[0]
     for claim in claims:
-        verdict = {True: "pass", False: "fail", None: "n/a"}[grades[claim].passed]
+        verdict = _shown(grades[claim])
         assert re.search(rf"<th>{claim}</th><td><span class=\"badge \w+\">{verdict}<", card)
     for finding in probed.findings:
         assert escape(f"finding: {finding}") in card

@@ -121,6 +121,52 @@ def test_every_straddling_check_is_named():
     )
 
 
+def with_flush(results, test, accepted_over_durable):
+    """The results with `test`'s write figures durable (flush in the window) and the rate the
+    host accepted `accepted_over_durable` times higher."""
+    changed = []
+    for result in results:
+        if result.spec is test:
+            write = result.write
+            write = dataclasses.replace(
+                write,
+                accepted_iops=write.iops * accepted_over_durable,
+                accepted_bw_bytes=write.bw_bytes * accepted_over_durable,
+                fsync_ms=8000 * (accepted_over_durable - 1),
+            )
+            result = dataclasses.replace(result, write=write)
+        changed.append(result)
+    return changed
+
+
+@pytest.mark.parametrize(
+    ("durable", "half", "accepted_over_durable", "verdict", "interval"),
+    [
+        # an exact-A1 card: 500 IOPS accepted, its one final flush (40 ms in 8 s) below the line
+        (497.5, 0.5, 1.005, Verdict.UNCERTAIN, (497.0, 498.0 * 1.005)),
+        # the whole bracket below: even the accepted rate misses
+        (480.0, 2.0, 1.005, Verdict.FAIL, (478.0, 482.0 * 1.005)),
+        # the durable rate's interval wholly above: pass, as without a flush
+        (520.0, 2.0, 1.005, Verdict.PASS, (518.0, 522.0 * 1.005)),
+        # a flush that hides a burst of cached writes (accepted twice the durable): not a pass
+        (300.0, 5.0, 2.0, Verdict.UNCERTAIN, (295.0, 610.0)),
+    ],
+)
+def test_a_write_figure_runs_from_its_durable_to_its_accepted_rate(
+    durable, half, accepted_over_durable, verdict, interval
+):
+    results = with_flush(card(write=(durable, half)), RAND_WRITE_4K, accepted_over_durable)
+    a1 = graded(results)["A1"]
+    check = a1.checks[1]
+    assert check.value == durable and check.verdict is verdict and a1.verdict is verdict
+    assert check.interval == pytest.approx(interval)
+    if verdict is Verdict.UNCERTAIN:  # a bracket, not "value ± half": it is not centred
+        low, high = interval
+        assert a1.verdict_reason == (
+            f"rand-write-4k IOPS {durable:,.0f} ({low:,.0f}..{high:,.0f}) straddles 500"
+        )
+
+
 @pytest.mark.parametrize(("value", "verdict"), [(1499.9, Verdict.FAIL), (1500.0, Verdict.PASS)])
 def test_without_an_interval_the_value_decides_as_before(value, verdict):
     a1 = graded(card(read=(value, None)))["A1"]
