@@ -1,0 +1,167 @@
+"""Time to a graded verdict, per profile, on emulated cards: wall time beside the target, and
+where it goes (preparation, tests, the rest), an older tree vs this checkout.
+
+    sudo python3 -m benchmarks.time_to_verdict [--repeat N] [--profiles quick a1 full]
+                                               [--old-tree DIR]     (from the repository root)
+
+Each profile runs `flashmark run FOLDER --profile P --json --no-save` on an ext4 folder of an
+emulated card (a loop device capped by the kernel block throttle, flashmark.emulated), inside
+the card's throttle group. "new" is this checkout; "old" is the tree given by --old-tree (by
+default main at 35405fa, 2026-11-23, unpacked with `git archive` into a temporary
+folder), run the same way. Runs are interleaved (old, new, old, new, ...) on the same card, so
+a busy host weighs on both alike; min / median / max over the repetitions are printed.
+
+Breakdown: "tests" is the sum of the tests' fio wall times from the result document (extensions
+included), "prepare" the preparation step's time as the CLI's progress lines print it (whole
+seconds), "rest" the remainder of the wall time (start-up, probe, grading, file creation and
+removal). Prints tables; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flashmark.emulated import DeviceCaps, EmulatedDevice, unavailable_reason
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+OLD_COMMIT = "35405fa"  # main at the start of 2026-11-23's session (issue 9)
+
+# Issue 9's targets: (card, target seconds). The 10 MB/s card is the A1 card of the recorded
+# runs (tests/data/fio/record.py); the 60/30 MB/s card reads 60 MB/s and writes 30 MB/s.
+TEN_MB_CARD = DeviceCaps("10 MB/s card", 1500, 500, 40_000_000, 10_000_000)
+SIXTY_THIRTY_CARD = DeviceCaps("60/30 MB/s card", 4000, 2000, 60_000_000, 30_000_000)
+TARGETS: dict[str, tuple[DeviceCaps, float]] = {
+    "quick": (TEN_MB_CARD, 45.0),
+    "a1": (TEN_MB_CARD, 40.0),
+    "full": (SIXTY_THIRTY_CARD, 300.0),
+}
+_STEP_RE = re.compile(r"\] prepare: (.*) \((?:(\d+)m)?(\d+)s\)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Timing:
+    wall_s: float
+    prepare_s: float
+    tests_s: float
+    verdicts: str
+    windows: str  # each test's measured window, s (an extended test's added up)
+
+    @property
+    def rest_s(self) -> float:
+        return self.wall_s - self.prepare_s - self.tests_s
+
+
+def run_profile(device: EmulatedDevice, profile: str, source: Path) -> Timing:
+    """One `flashmark run` of `profile` with the flashmark found in `source`/src."""
+    argv = [sys.executable, "-m", "flashmark", "run", str(device.mount_point)]
+    argv += ["--profile", profile, "--json", "--no-save"]
+    env = {**os.environ, "PYTHONPATH": str(source / "src"), "CI": "true"}
+    started = time.monotonic()
+    done = subprocess.run(
+        device.command(argv), capture_output=True, text=True, timeout=3600, env=env
+    )
+    wall = time.monotonic() - started
+    if done.returncode not in (0, 8):  # 8: a required grade failed (not asked for here)
+        raise SystemExit(f"flashmark ({source}) failed: {done.stderr[-2000:]}")
+    document: dict[str, Any] = json.loads(done.stdout)
+    tests = sum(float(t.get("elapsed_s") or 0.0) for t in document["tests"])
+    prepare = 0.0
+    for match in _STEP_RE.finditer(done.stderr):
+        prepare += 60 * int(match.group(2) or 0) + int(match.group(3))
+    windows = " ".join(
+        f"{t['name']}={_window_s(t):g}" for t in document["tests"] if _window_s(t) is not None
+    )
+    return Timing(wall, prepare, tests, _verdicts(document), windows)
+
+
+def _window_s(test: dict[str, Any]) -> float | None:
+    direction = test.get("write") or test.get("read")
+    return round(direction["runtime_ms"] / 1000, 1) if direction else None
+
+
+def _verdicts(document: dict[str, Any]) -> str:
+    grades = document.get("grades") or {}
+    wanted = [name for name in ("A1", "A2", "U1", "U3") if name in grades]
+    return ", ".join(
+        f"{name} {grades[name].get('verdict') or ('pass' if grades[name]['pass'] else 'fail')}"
+        for name in wanted
+    )
+
+
+def unpack_old(commit: str, destination: Path) -> Path:
+    """The tree of `commit` as plain files (git archive): no worktree, no checkout touched."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPOSITORY), "archive", commit],
+        capture_output=True,
+        check=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(destination)], input=archive, check=True)
+    return destination
+
+
+def spread(values: list[float]) -> str:
+    return f"{min(values):.1f} / {statistics.median(values):.1f} / {max(values):.1f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=3, help="repetitions of each variant")
+    parser.add_argument("--profiles", nargs="*", default=["quick", "a1", "full"])
+    parser.add_argument("--old-tree", type=Path, default=None, help="flashmark tree to compare")
+    parser.add_argument("--new-only", action="store_true", help="skip the old tree")
+    args = parser.parse_args()
+    if (reason := unavailable_reason()) is not None:
+        raise SystemExit(f"cannot emulate devices here: {reason}")
+    with tempfile.TemporaryDirectory(prefix="flashmark-old-") as scratch:
+        variants = [("new", REPOSITORY)]
+        if not args.new_only:
+            old = args.old_tree or unpack_old(OLD_COMMIT, Path(scratch))
+            variants.insert(0, ("old", old))
+        rows: list[str] = []
+        for profile in args.profiles:
+            caps, target = TARGETS[profile]
+            timings: dict[str, list[Timing]] = {name: [] for name, _ in variants}
+            with EmulatedDevice(caps, size_bytes=2 * 2**30) as device:
+                for repetition in range(args.repeat):
+                    for name, source in variants:
+                        timing = run_profile(device, profile, source)
+                        timings[name].append(timing)
+                        print(
+                            f"# {profile} {name} run {repetition + 1}: {timing.wall_s:.1f} s "
+                            f"(prepare {timing.prepare_s:.0f}, tests {timing.tests_s:.1f}) "
+                            f"{timing.verdicts}; windows {timing.windows}",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+            for name, _ in variants:
+                runs = timings[name]
+                walls = [t.wall_s for t in runs]
+                met = "yes" if statistics.median(walls) <= target else "no"
+                verdicts = sorted({t.verdicts for t in runs})
+                rows.append(
+                    f"| {profile} | {caps.name} | {name} | {spread(walls)} | {target:.0f} s "
+                    f"| {met} | {spread([t.prepare_s for t in runs])} | "
+                    f"{spread([t.tests_s for t in runs])} | {spread([t.rest_s for t in runs])} "
+                    f"| {len(runs)} | {'; '.join(verdicts)} |"
+                )
+    print(
+        "| profile | card | code | wall s min / median / max | target | median met | "
+        "prepare s | tests s | rest s | runs | verdicts |"
+    )
+    print("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
