@@ -499,8 +499,8 @@ def main() -> None:
     parser.add_argument("--seed-only", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.seed_only:  # a database for one server's code (see seed_for)
-        seeded = prepare(options.database, options)
-        print(json.dumps({"secret": seeded.secret, "seconds": seeded.seconds}))
+        made = prepare(options.database, options)
+        print(json.dumps({"secret": made.secret, "seconds": made.seconds}))
         return
     servers: list[tuple[str, str | None]] = []
     for given in options.server:
@@ -513,8 +513,8 @@ def main() -> None:
     if options.database is not None:
         if runs > 1:
             parser.error("several runs copy a seeded database: leave --database out")
-        seeded = prepare(options.database, options)
-        result = measure(options.database, seeded, options, *servers[0])
+        only = prepare(options.database, options)
+        result = measure(options.database, only, options, *servers[0])
         summary([result], servers, options)
         return
     if missing_reason():
@@ -825,7 +825,9 @@ def killed(
     import psycopg
 
     with psycopg.connect(database) as connection:
-        before = connection.execute("SELECT COALESCE(MAX(id), 0) FROM results").fetchone()[0]
+        row = connection.execute("SELECT COALESCE(MAX(id), 0) FROM results").fetchone()
+        assert row is not None  # an aggregate always gives one row
+        before = row[0]
     server = start_server(database, options.workers, port, log, src)
     acknowledged: dict[int, bytes] = {}
     attempted = 0

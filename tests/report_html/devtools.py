@@ -159,7 +159,7 @@ class Browser:
             os.dup2(high_read, 3)
             os.dup2(high_write, 4)
 
-        flags = FLAGS
+        flags: tuple[str, ...] = FLAGS
         if self.allow_host is not None:
             flags = tuple(
                 f"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE {self.allow_host}"

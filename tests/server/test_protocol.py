@@ -32,7 +32,7 @@ def test_every_connection_has_tcp_nodelay_on_a_socket_bound_like_uvicorns():
         seen: list[int] = []
 
         def protocol() -> asyncio.Protocol:
-            made = config.http_protocol_class(
+            made = config.http_protocol_class(  # type: ignore[call-arg]
                 config=config, server_state=ServerState(), app_state={}, _loop=loop
             )
             original = made.connection_made

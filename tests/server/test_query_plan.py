@@ -8,7 +8,8 @@ import hashlib
 import itertools
 
 from flashmark.server.intake import accept
-from flashmark.server.storage import _SUMMARY, POSTGRES, Search, _filters, open_storage
+from flashmark.server.migrations import POSTGRES
+from flashmark.server.storage import _SUMMARY, Search, _filters, open_storage
 from tests.server.conftest import recorded
 
 MAKERS = ("kingston", "sandisk", "samsung", "lexar", "transcend", "toshiba", "phison", "pny")

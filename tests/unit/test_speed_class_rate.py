@@ -274,7 +274,8 @@ def test_a_stalled_host_is_not_the_cards_time_but_a_card_pause_is():
     written = sum(c.bytes for c in shifted)
     without = sustained_write(shifted, steady=False, size_limit_bytes=written)
     found = sustained_write(shifted, steady=False, size_limit_bytes=written, latencies_ns=latencies)
-    assert without is not None and found is not None and found.sub_units is not None
+    assert without is not None and found is not None
+    assert without.sub_units is not None and found.sub_units is not None
     # Without the latency log the stall counts against the card: its sub-unit is the slowest.
     stall_rate = SUB_UNIT_BYTES / (SUB_UNIT_BYTES / (20 * MB) + 0.120)
     assert without.sub_units.min_bw_bytes == pytest.approx(stall_rate, rel=0.01)
