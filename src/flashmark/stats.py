@@ -147,11 +147,24 @@ def judge(value: float, interval: MeanInterval | None, threshold: float) -> Judg
     if interval is None:
         return Judgement(Verdict.UNCERTAIN, f"{value:g} has no interval (fewer than 2 samples)")
     low, high = interval.low, interval.high
-    if low >= threshold:
-        return Judgement(Verdict.PASS, f"95% interval {low:g}..{high:g} is >= {threshold:g}")
-    if high < threshold:
-        return Judgement(Verdict.FAIL, f"95% interval {low:g}..{high:g} is < {threshold:g}")
+    verdict = judge_bounds(low, high, threshold)
+    if verdict is Verdict.PASS:
+        return Judgement(verdict, f"95% interval {low:g}..{high:g} is >= {threshold:g}")
+    if verdict is Verdict.FAIL:
+        return Judgement(verdict, f"95% interval {low:g}..{high:g} is < {threshold:g}")
     return Judgement(
-        Verdict.UNCERTAIN,
-        f"95% interval {low:g}..{high:g} contains the threshold {threshold:g}",
+        verdict, f"95% interval {low:g}..{high:g} contains the threshold {threshold:g}"
     )
+
+
+def judge_bounds(low: float, high: float, threshold: float, *, at_most: bool = False) -> Verdict:
+    """pass / fail / uncertain for a figure known to lie within low..high that must be >=
+    `threshold` (<= with at_most): pass when the whole range is on the right side, fail when
+    it is wholly on the wrong side, uncertain while it includes the threshold."""
+    if at_most:
+        low, high, threshold = -high, -low, -threshold
+    if low >= threshold:
+        return Verdict.PASS
+    if high < threshold:
+        return Verdict.FAIL
+    return Verdict.UNCERTAIN

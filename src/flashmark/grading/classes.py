@@ -56,7 +56,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from flashmark.model import Check, DirectionResult, Grade, SustainedWrite, TestResult
-from flashmark.stats import MeanInterval, Verdict, judge
+from flashmark.stats import MeanInterval, Verdict, judge, judge_bounds
 from flashmark.sustained import SUSTAINED_WRITE_NAME
 from flashmark.units import MB, format_size
 
@@ -225,16 +225,28 @@ def sustained_rate(results: Sequence[TestResult]) -> SustainedWrite | None:
     return result.write.sustained
 
 
-def _judge_bounds(low: float, high: float, threshold: float, *, at_most: bool) -> Verdict:
-    """A minimum's or maximum's verdict from the bounds the measurement allows: never "fail"
-    while the bounds include the threshold."""
-    if at_most:
-        low, high, threshold = -high, -low, -threshold
-    if low >= threshold:
-        return Verdict.PASS
-    if high < threshold:
-        return Verdict.FAIL
-    return Verdict.UNCERTAIN
+def _check(
+    name: str,
+    rule: CheckRule,
+    value: float,
+    verdict: Verdict,
+    interval: tuple[float, float] | None,
+    test: str = SUSTAINED_WRITE_NAME,
+) -> Check:
+    """A measured check of `rule`'s metric, unit and threshold: its margin from the value and
+    `passed` from the verdict."""
+    return Check(
+        name,
+        test,
+        rule.metric,
+        rule.unit,
+        rule.threshold,
+        value,
+        (value - rule.threshold) / rule.threshold * 100.0,
+        verdict is Verdict.PASS,
+        verdict,
+        interval,
+    )
 
 
 def _sustained_checks(rule: CheckRule, sustained: SustainedWrite) -> tuple[Check, ...]:
@@ -245,40 +257,16 @@ def _sustained_checks(rule: CheckRule, sustained: SustainedWrite) -> tuple[Check
         value = sustained.sustained_bw_bytes / MB
         # One figure from a fit, without an interval: judged on its value.
         verdict = Verdict.PASS if value >= rule.threshold else Verdict.FAIL
-        return (
-            Check(
-                SUSTAINED_CHECK_NAME,
-                SUSTAINED_WRITE_NAME,
-                rule.metric,
-                rule.unit,
-                rule.threshold,
-                value,
-                (value - rule.threshold) / rule.threshold * 100.0,
-                verdict is Verdict.PASS,
-                verdict,
-                None,
-            ),
-        )
+        return (_check(SUSTAINED_CHECK_NAME, rule, value, verdict, None),)
     value = sub_units.min_bw_bytes / MB
     low, high = (bound / MB for bound in sub_units.min_bw_bounds)
-    verdict = _judge_bounds(low, high, rule.threshold, at_most=False)
+    verdict = judge_bounds(low, high, rule.threshold)
     if verdict is Verdict.FAIL and sub_units.count < 2:
         verdict = Verdict.UNCERTAIN  # one sub-unit alone never fails a card (see the top)
-    rate = Check(
-        SUB_UNIT_CHECK_NAME,
-        SUSTAINED_WRITE_NAME,
-        rule.metric,
-        rule.unit,
-        rule.threshold,
-        value,
-        (value - rule.threshold) / rule.threshold * 100.0,
-        verdict is Verdict.PASS,
-        verdict,
-        (low, high),
-    )
+    rate = _check(SUB_UNIT_CHECK_NAME, rule, value, verdict, (low, high))
     limit = sub_units.busy_limit_ms
     busy_low, busy_high = sub_units.max_busy_bounds
-    busy_verdict = _judge_bounds(busy_low, busy_high, limit, at_most=True)
+    busy_verdict = judge_bounds(busy_low, busy_high, limit, at_most=True)
     busy = Check(
         BUSY_CHECK_NAME,
         SUSTAINED_WRITE_NAME,
@@ -305,7 +293,6 @@ def _checks(rule: CheckRule, results: Sequence[TestResult]) -> tuple[Check, ...]
             Check(rule.name, rule.test, rule.metric, rule.unit, rule.threshold, None, None, None),
         )
     value, interval = measured
-    margin = (value - rule.threshold) / rule.threshold * 100.0
     if interval is None:  # judged on the value alone, as before intervals existed
         verdict = Verdict.PASS if value >= rule.threshold else Verdict.FAIL
     else:
@@ -320,20 +307,8 @@ def _checks(rule: CheckRule, results: Sequence[TestResult]) -> tuple[Check, ...]
         if factor > 1.0:
             interval = dataclasses.replace(interval, high=interval.high * factor)
         verdict = judge(value, interval, rule.threshold).verdict
-    return (
-        Check(
-            rule.name,
-            rule.test,
-            rule.metric,
-            rule.unit,
-            rule.threshold,
-            value,
-            margin,
-            verdict is Verdict.PASS,
-            verdict,
-            None if interval is None else (interval.low, interval.high),
-        ),
-    )
+    bounds = None if interval is None else (interval.low, interval.high)
+    return (_check(rule.name, rule, value, verdict, bounds, test=rule.test),)
 
 
 def cache_not_exceeded_text(sustained: SustainedWrite) -> str:
