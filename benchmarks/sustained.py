@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.truth_rows
+
+from benchmarks.truth_rows import Row
 from flashmark.emulated_flash import EmulatedFlash, FlashModel, unavailable_reason
 
 MB = 1_000_000
@@ -58,32 +61,6 @@ CARDS = (
                     cache_bytes=200 * MiB, cache_write_bps=60 * MB, write_bps=12 * MB),
          "112M", {"U1": "uncertain", "U3": "uncertain"}, False),
 )  # fmt: skip
-
-
-@dataclass
-class Row:
-    card: str
-    parameter: str
-    unit: str
-    scale: float
-    truth: float | None
-    measured: list[float]
-    seconds: list[float]
-
-    def render(self) -> str:
-        low, mid, high = min(self.measured), statistics.median(self.measured), max(self.measured)
-        values = " / ".join(f"{v / self.scale:,.3f}" for v in (low, mid, high))
-        if self.truth is None or self.truth == 0:
-            truth, errors = ("-" if self.truth is None else "0"), "-"
-        else:
-            truth = f"{self.truth / self.scale:,.3f}"
-            errors = " / ".join(
-                f"{(v - self.truth) / self.truth * 100:+.2f}%" for v in (low, mid, high)
-            )
-        return (
-            f"| {self.card} | {self.parameter} | {self.unit} | {truth} | {values} | {errors} | "
-            f"{statistics.median(self.seconds):.1f} s |"
-        )
 
 
 def run(device: EmulatedFlash, size: str) -> tuple[dict[str, Any], float]:

@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that print tables (truth, measured, error, time); they assert nothing."""
