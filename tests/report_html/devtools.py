@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# Quiet Chromium's own background traffic and keep all of it on this machine (as
-# tests/report_html/test_browser.py does for its command-line runs).
-FLAGS = (
+# Quiet Chromium's own background traffic and keep all of it on this machine: for the
+# DevTools sessions here and the command-line runs of tests/report_html/test_browser.py.
+QUIET_FLAGS = (
     "--headless",
     "--no-sandbox",  # CI runs as root, where Chromium's sandbox refuses to start
     "--disable-gpu",
@@ -38,9 +38,9 @@ FLAGS = (
     "--disable-component-update",
     "--disable-sync",
     "--disable-extensions",
-    "--hide-scrollbars",
     "--host-resolver-rules=MAP * ~NOTFOUND",
 )
+FLAGS = (*QUIET_FLAGS, "--hide-scrollbars")
 TIMEOUT_S = 60.0
 
 # Layout facts of the loaded page, read in the page by Runtime.evaluate (the page's own CSP

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.report.html import render_html_report
-from tests.report_html.devtools import Browser, find_chromium
+from tests.report_html.devtools import QUIET_FLAGS, Browser, find_chromium
 from tests.report_html.page import Page
 from tests.report_html.test_publishable import publishable_runs
 
@@ -29,23 +29,10 @@ pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 TIMEOUT_S = 120
-# Quiet Chromium's own background traffic (component updates, sign-in checks); whatever of it
-# remains is told apart from the page's requests below, and the host resolver rule keeps all
-# of it on this machine.
-BROWSER_FLAGS = (
-    "--headless",
-    "--no-sandbox",  # CI runs as root, where Chromium's sandbox refuses to start
-    "--disable-gpu",
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-extensions",
-    "--host-resolver-rules=MAP * ~NOTFOUND",
-    "--timeout=10000",
-    "--virtual-time-budget=5000",
-)
+# Chromium quietened (tests/report_html/devtools.QUIET_FLAGS: whatever background traffic
+# remains is told apart from the page's requests below, and stays on this machine), with the
+# command-line run's own time limits.
+BROWSER_FLAGS = (*QUIET_FLAGS, "--timeout=10000", "--virtual-time-budget=5000")
 
 
 # The column headers of every table that scrolls sideways in its box.
