@@ -51,6 +51,7 @@ def test_the_ramp_is_the_settings_and_zero_is_written_as_no_warm_up(ramp_s):
         job = job_for_test(spec, settings, ".flashmark-1.tmp", readonly=False, log_folder=LOGS)
         assert options(job.text)["ramp_time"] == str(ramp_s)
         assert job.window_s == 8 and job.expected_s == 8 + ramp_s
+        assert job.ramp_s == ramp_s  # parse counts the window's start by it (fio/window.py)
 
 
 def test_read_test_has_no_fsync_and_mixed_test_sets_the_mix():

@@ -103,6 +103,8 @@ class FioJob:
     # Size-based tests (sustained-write): the io_size it stops at, to tell that stop from the
     # steady rule's (flashmark.fio.parse); None for the others.
     size_limit_bytes: int | None = None
+    # Seconds fio runs before the window opens (ramp_time); 0: the window opens with the I/O.
+    ramp_s: int = 0
 
 
 def job_for_test(
@@ -149,6 +151,7 @@ def job_for_test(
         # Generous: fsync at the end of a write test on a slow card can take long.
         timeout_s=max(120.0, 4 * expected),
         log_prefix=spec.name,
+        ramp_s=settings.ramp_s,
     )
 
 
