@@ -35,6 +35,7 @@ class BenchmarkRequest:
     profile: str = "quick"
     size_bytes: int | None = None  # None: the profile's default
     runtime_s: int | None = None
+    ramp_s: int | None = None  # None: the profile's default; 0: no warm-up
     buffered: bool = False
     destructive: bool = False
     workload_scale: float | None = None
@@ -54,6 +55,7 @@ def plan_benchmark(
         buffered=request.buffered,
         destructive=request.destructive,
         workload_scale=request.workload_scale,
+        ramp_s=request.ramp_s,
     )
     target = resolve_target(
         request.target, size_bytes=settings.size_bytes, destructive=request.destructive, roots=roots

@@ -115,12 +115,15 @@ def default_settings(
     buffered: bool,
     destructive: bool,
     workload_scale: float | None = None,
+    ramp_s: int | None = None,
 ) -> Settings:
+    """The run's settings: what was asked for, the profile's defaults for the rest (None).
+    A ramp of 0 is a choice (no warm-up), not a missing value."""
     return Settings(
         profile=profile.name,
         size_bytes=size_bytes or profile.default_size_bytes,
         runtime_s=runtime_s or profile.default_runtime_s,
-        ramp_s=profile.default_ramp_s,
+        ramp_s=profile.default_ramp_s if ramp_s is None else ramp_s,
         direct=not buffered,
         destructive=destructive,
         workload_scale=profile.default_workload_scale if workload_scale is None else workload_scale,

@@ -36,13 +36,16 @@ NUMBERS = "numeric inputs"
 CATEGORIES = (SIGNALS, STACKS, DATABASE, PATHS, NUMBERS)
 
 # The run every signal, database and hostile-path case makes: 4 MiB prepared at the emulated
-# device's 4 MB/s (about 1 s), then 5 tests (a1) or 6 (quick) of 2 s ramp + 1 s each.
+# device's 4 MB/s (about 1 s), then 5 tests (a1) or 6 (quick) of 1 s each. No ramp (--ramp 0):
+# these cases test what happens to processes, files and output, never a figure, and a ramp
+# is only more of the same fio run (the window and its I/O start together without one).
 RUN_SIZE = "4M"
 RUN_RUNTIME_S = 1
+RUN_RAMP_S = 0
 KILL_RUN_SIZE = "20M"
 KILL_RUNTIME_S = 5
 TESTS_IN_PROFILE = {"a1": 5, "quick": 6}
-TEST_SECONDS = 3.0  # ramp + runtime of one timed test
+TEST_SECONDS = float(RUN_RAMP_S + RUN_RUNTIME_S)  # one timed test
 WORKLOAD_SCALE = "0.01"  # pkg-install at 1% of seed 002's desktop: about 3 s on the device
 MONITOR_SLEEP_S = 3
 
@@ -191,7 +194,7 @@ def _run_signal_case(rng: random.Random, index: int, as_json: bool) -> SignalCas
     elif phase == "saving":
         delay = rng.uniform(0.0, 0.3)
     else:
-        # A KILL mid-test keeps fio busy 7 s per test (KILL_RUNTIME_S): only the first three.
+        # A KILL mid-test keeps fio busy 5 s per test (KILL_RUNTIME_S): only the first three.
         last = 2 if profile == "quick" else (3 if sig == "KILL" else tests)
         number = rng.choices(range(1, last + 1), weights=[4, 3] + [1] * (last - 2))[0]
         phase = f"test-{number}"

@@ -391,7 +391,7 @@ def _signal_argv(case: c.SignalCase, folder: CaseFolder, device: EmulatedDevice)
     if case.command == "run":
         return flashmark(
             "run", str(folder.target), "--profile", case.profile, "--size", case.run_size,
-            "--runtime", str(case.runtime_s), *json_flag,
+            "--runtime", str(case.runtime_s), "--ramp", str(c.RUN_RAMP_S), *json_flag,
         )  # fmt: skip
     if case.command == "workload":
         return flashmark(
@@ -788,7 +788,7 @@ def run_stack_case(lab: Lab, case: c.StackCase, marker: str, outcome: Outcome) -
         before = stack.state()
         argv = flashmark(
             "run", node, "--destructive", "--yes", "--no-save", "--profile", "a1",
-            "--size", c.RUN_SIZE, "--runtime", str(c.RUN_RUNTIME_S),
+            "--size", c.RUN_SIZE, "--runtime", str(c.RUN_RUNTIME_S), "--ramp", str(c.RUN_RAMP_S),
         )  # fmt: skip
         done = subprocess.run(
             argv,
@@ -914,7 +914,7 @@ def _database_run(
         target_before = folder.target.stat().st_mtime_ns
         argv = flashmark(
             "run", str(folder.target), "--db", str(db), "--profile", "a1", "--size", c.RUN_SIZE,
-            "--runtime", str(c.RUN_RUNTIME_S),
+            "--runtime", str(c.RUN_RUNTIME_S), "--ramp", str(c.RUN_RAMP_S),
         )  # fmt: skip
         started = time.monotonic()
         done = subprocess.run(
@@ -1009,7 +1009,7 @@ def _path_case_in(
     env = folder.env(X="victim")
     argv = flashmark(
         "run", str(folder.target), "--profile", "a1", "--size", c.RUN_SIZE, "--runtime",
-        str(c.RUN_RUNTIME_S),
+        str(c.RUN_RUNTIME_S), "--ramp", str(c.RUN_RAMP_S),
     )  # fmt: skip
     done = subprocess.run(device.command(argv), env=env, cwd=folder.root, capture_output=True,
                           timeout=_CASE_TIMEOUT_S, stdin=subprocess.DEVNULL)  # fmt: skip
@@ -1051,7 +1051,7 @@ def numeric_argv(case: c.NumericCase, folder: CaseFolder) -> list[str]:
     target, out = str(folder.target), str(folder.root / "out.md")
     bases: dict[str, list[str]] = {
         "run": ["run", target, "--profile", "a1", "--size", c.RUN_SIZE, "--runtime",
-                str(c.RUN_RUNTIME_S)],
+                str(c.RUN_RUNTIME_S), "--ramp", str(c.RUN_RAMP_S)],
         "workload": ["workload", "pkg-install", target, "--scale", "0.001"],
         "monitor": ["monitor", _root_device_name(), "--no-save"],
         "export": ["export", "-o", out],

@@ -23,6 +23,7 @@ def test_the_numeric_options_known_today_are_all_discovered():
     known = {
         ("run", "--size"),
         ("run", "--runtime"),
+        ("run", "--ramp"),
         ("run", "--workload-scale"),
         ("history", "--limit"),
         ("show", "ARG:result_id"),

@@ -110,9 +110,11 @@ def lab() -> Iterator[LoopLab]:
 
 
 def destructive_run(node: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """A whole a1 run, as short as it gets: what is refused, held and written is tested here,
+    never a figure, so no ramp."""
     return subprocess.run(
         [sys.executable, "-m", "flashmark", "run", node, "--destructive", "--yes", "--no-save",
-         "--size", "4M", "--runtime", "1", "--profile", "a1", *extra],
+         "--size", "4M", "--runtime", "1", "--ramp", "0", "--profile", "a1", *extra],
         capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
     )  # fmt: skip
 

@@ -32,6 +32,7 @@ from tests.hostile_names import folder_paths, plant_sentinels, remove_tree, snap
 from tests.integration.direct_io import direct_io_folder
 
 # One short random-write test after the preparation: fio writes the whole test file twice.
+# No ramp, here and in the CLI runs below (--ramp 0): where fio writes is tested, not a figure.
 TINY = Profile("tiny", "hostile-name test", (RAND_WRITE_4K,), 4 * 2**20, 1, 0)
 TINY_SETTINGS = Settings(
     profile="tiny", size_bytes=4 * 2**20, runtime_s=1, ramp_s=0, direct=True, destructive=False
@@ -92,7 +93,7 @@ def test_the_cli_measures_a_hostile_folder_and_touches_nothing_else(folder_with_
         }
         done = subprocess.run(
             [sys.executable, "-m", "flashmark", "run", str(target), "--size", "4M",
-             "--runtime", "1", "--profile", "a1", "--no-save", "--json"],
+             "--runtime", "1", "--ramp", "0", "--profile", "a1", "--no-save", "--json"],
             capture_output=True, text=True, env=env, timeout=180,
         )  # fmt: skip
         assert done.returncode == ExitStatus.OK, done.stderr
@@ -117,7 +118,7 @@ def test_a_device_reaches_fio_by_the_kernels_name_not_the_path_given(tmp_path):
             assert target.path == device.device
             done = subprocess.run(
                 [sys.executable, "-m", "flashmark", "run", str(node), "--size", "16M",
-                 "--runtime", "1", "--profile", "a1", "--no-save", "--json"],
+                 "--runtime", "1", "--ramp", "0", "--profile", "a1", "--no-save", "--json"],
                 capture_output=True, text=True, timeout=120,
                 env={**os.environ, "FLASHMARK_DB": ""},
             )  # fmt: skip

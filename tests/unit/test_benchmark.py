@@ -39,6 +39,16 @@ def test_the_plan_names_every_job_and_touches_nothing(tmp_path: Path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(("ramp_s", "expected"), [(None, 2), (0, 0), (7, 7)])
+def test_the_ramp_asked_for_is_the_plans_and_every_timed_jobs(tmp_path: Path, ramp_s, expected):
+    """None takes the profile's default (a1: 2 s); 0 is a ramp of 0, not a missing value."""
+    request = BenchmarkRequest(str(tmp_path), profile="a1", runtime_s=3, ramp_s=ramp_s)
+    plan = plan_benchmark(request, SystemRoots(), "/work", probe=False)
+    assert plan.settings.ramp_s == expected
+    assert [f"ramp_time={expected}\n" in job.text for job in plan.jobs] == [True] * len(plan.jobs)
+    assert plan.expected_seconds() == len(plan.jobs) * (3 + expected)
+
+
 def test_a_signal_during_the_probe_stops_the_run(tmp_path: Path, monkeypatch):
     def interrupted(*args: object, **kwargs: object) -> None:
         raise Interrupted("SIGINT", ExitStatus.INTERRUPTED)

@@ -1,5 +1,7 @@
 """Job files are complete, re-runnable and say what the measurement rules require."""
 
+import dataclasses
+
 import pytest
 
 from flashmark.fio.jobs import job_for_test, prepare_job
@@ -37,6 +39,19 @@ def test_write_test_is_direct_incompressible_timed_and_fsynced():
     assert (opts["log_offset"], opts["per_job_logs"]) == ("0", "1")
     assert "re-run from inside the measured folder" in job.text
     assert job.expected_s == 10
+
+
+@pytest.mark.parametrize("ramp_s", [0, 5])
+def test_the_ramp_is_the_settings_and_zero_is_written_as_no_warm_up(ramp_s):
+    """--ramp reaches the job; ramp_time=0 is fio's own default (no ramp, fio-3.33 time.c
+    in_ramp_time), written out so the printed job says what ran. The window stays the runtime;
+    only the wait before it changes."""
+    settings = dataclasses.replace(SETTINGS, ramp_s=ramp_s)
+    for spec in (SEQ_WRITE, RAND_READ_4K):
+        job = job_for_test(spec, settings, ".flashmark-1.tmp", readonly=False, log_folder=LOGS)
+        assert options(job.text)["ramp_time"] == str(ramp_s)
+        assert job.window_s == 8 and job.expected_s == 8 + ramp_s
+        assert job.ramp_s == ramp_s  # parse counts the window's start by it (fio/window.py)
 
 
 def test_read_test_has_no_fsync_and_mixed_test_sets_the_mix():

@@ -18,6 +18,7 @@ BAD_NUMBERS = [
 NUMERIC_OPTIONS = [
     (["run", "{tmp}/missing"], "--size", []),
     (["run", "{tmp}/missing"], "--runtime", []),
+    (["run", "{tmp}/missing"], "--ramp", []),
     (["run", "{tmp}/missing"], "--workload-scale", []),
     (["workload", "pkg-install", "{tmp}/missing"], "--scale", []),
     (["workload", "pkg-install", "{tmp}/missing"], "--interval", []),
@@ -63,6 +64,9 @@ def test_a_bad_number_is_refused_in_one_line_before_anything_runs(
         (["run", "--runtime", "1_0"], "not a whole number"),
         (["history", "--limit", "\u0663"], "not a whole number"),  # an Arabic-Indic 3
         (["run", "--runtime", "86401"], "at most 86,400"),
+        (["run", "--ramp", "3601"], "at most 3,600"),
+        (["run", "--ramp", "1.5"], "not a whole number"),
+        (["run", "--ramp", "-1"], "not a whole number"),
         (["run", "--size", "-1M"], "cannot read size"),
         (["run", "--size", "0"], "larger than zero"),
         (["run", "--size", "16E"], "cannot read size"),

@@ -88,6 +88,24 @@ def test_show_fio_prints_rerunnable_job_files_and_runs_nothing(tmp_path, replay_
     assert not (tmp_path / "history.sqlite3").exists()  # nothing to save, nothing opened
 
 
+def test_the_ramp_asked_for_is_run_recorded_and_kept_in_the_history(tmp_path, replay_env):
+    folder = tmp_path / "card"
+    folder.mkdir()
+    shown = flashmark("run", str(folder), "--ramp", "7", "--show-fio", env=replay_env)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stderr.count("ramp_time=7\n") == 6  # each timed test of the quick profile
+    done = flashmark("run", str(folder), "--ramp", "0", "--runtime", "3", "--json", env=replay_env)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert (document["settings"]["ramp_s"], document["settings"]["runtime_s"]) == (0, 3)
+    assert all("ramp_time=0\n" in test["job"] for test in document["tests"])
+    assert "6 tests x 3 s" in done.stderr  # what is about to run: no warm-up
+    saved = json.loads(flashmark("show", str(document["id"]), "--json", env=replay_env).stdout)
+    assert saved["settings"]["ramp_s"] == 0
+    table = flashmark("show", str(document["id"]), env=replay_env).stdout
+    assert "3 s per test after 0 s ramp" in table
+
+
 @pytest.mark.parametrize(
     ("args", "status", "message"),
     [

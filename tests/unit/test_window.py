@@ -83,3 +83,17 @@ def test_a_burst_at_the_window_start_loses_at_most_the_queue_depth_to_the_ramp()
 def test_a_window_shorter_than_a_second_is_one_sample():
     count = count_window(steady(100, 4096, first_ms=50, until_ms=700), 600, 1000)
     assert len(count.interval_bytes) == 1 and count.interval_ms == 600
+
+
+def test_without_a_ramp_the_first_transfer_was_issued_in_the_window_and_counts_whole():
+    # A card answering its first write from its cache in 10 ms, then one a second. After a ramp
+    # that first one was in flight when the window opened, and spans a median spacing back
+    # (1 s, 1% of it inside); with ramp_time=0 the window opened with its issue.
+    completions = [Completion(10.5, MiB), *steady(1000, MiB, first_ms=1010.5, until_ms=8010.5)]
+    after_a_ramp = count_window(completions, 8000, 1000)
+    without = count_window(completions, 8000, 1000, ramped=False)
+    # 7 whole transfers at 1.01..7.01 s; the one drained at 8.01 s is 98.95% inside
+    assert after_a_ramp.ios == pytest.approx(0.0105 + 7 + 0.9895)
+    assert without.ios == pytest.approx(1 + 7 + 0.9895)
+    # the first second holds it and most of the next one (10.5..1010.5 ms)
+    assert without.interval_bytes[0] == pytest.approx(MiB * (1 + 0.9895))

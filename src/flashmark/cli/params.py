@@ -34,6 +34,10 @@ else:
 MIN_INTERVAL_S = 0.05  # /proc/diskstats counters move in jiffies; finer samples are noise
 MAX_INTERVAL_S = 3600.0  # one reading an hour is the coarsest view that still says anything
 MAX_RUNTIME_S = 86_400  # a day per test: longer is a typo (seconds taken for minutes)
+# An hour of warm-up before each test: a write cache or a sleeping device is past its start
+# long before that (the sustained profile, not a ramp, finds where a cache ends); longer is a
+# typo, and would be spent again before every test of the profile.
+MAX_RAMP_S = 3600
 MAX_TIMEOUT_S = 30 * 86_400  # a monitored command may run a month, not forever
 # Workloads build their package set in memory: scale 10 is ~220,000 files and ~12 GB written,
 # ten times seed 002's desktop install, well past what any card test needs.
@@ -206,6 +210,7 @@ class CardCid(_StrType):
 
 INTERVAL = BoundedFloat(MIN_INTERVAL_S, MAX_INTERVAL_S)
 RUNTIME = BoundedInt(1, MAX_RUNTIME_S)
+RAMP = BoundedInt(0, MAX_RAMP_S)  # 0: no warm-up, measuring starts with the first I/O
 TIMEOUT = BoundedFloat(0.0, MAX_TIMEOUT_S, min_open=True)
 WORKLOAD_SCALE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE)  # 0 skips the workloads
 WORKLOAD_SCALE_POSITIVE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE, min_open=True)

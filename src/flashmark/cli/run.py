@@ -17,7 +17,7 @@ from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import print_json, stderr_console, stdout_console
-from flashmark.cli.params import GRADES, RUNTIME, SIZE, WORKLOAD_SCALE
+from flashmark.cli.params import GRADES, RAMP, RUNTIME, SIZE, WORKLOAD_SCALE
 from flashmark.cli.passports import card_passports
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
@@ -67,6 +67,17 @@ _SHORT_RUNTIME_S = 8
     type=RUNTIME,
     metavar="SECONDS",
     help="Measured seconds per timed test (default per profile: quick 8).",
+)
+@click.option(
+    "--ramp",
+    "ramp_s",
+    type=RAMP,
+    metavar="SECONDS",
+    help="Warm-up seconds before each timed test: fio runs the test but counts nothing, so a "
+    "device waking from power saving or a first burst into its write cache does not decide "
+    "the figure (default per profile: quick 2, standard 3). Raise it if a device's per-second "
+    "rates still change over a test's first seconds; 0 measures from the first I/O (quicker, "
+    "start-up included). The sustained-write test has none: its start is the cache.",
 )
 @click.option(
     "--json",
@@ -120,6 +131,7 @@ def run_command(
     profile_name: str,
     size_bytes: int | None,
     runtime_s: int | None,
+    ramp_s: int | None,
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
@@ -159,6 +171,7 @@ def run_command(
         profile=profile_name,
         size_bytes=size_bytes,
         runtime_s=runtime_s,
+        ramp_s=ramp_s,
         buffered=buffered,
         destructive=destructive,
         workload_scale=workload_scale,
@@ -334,7 +347,7 @@ def profiles_command(as_json: bool) -> None:
         table.add_row(
             f"{profile.name}\n[dim]{profile.summary}[/dim]",
             f"--size {format_size(profile.default_size_bytes)}\n"
-            f"--runtime {profile.default_runtime_s} s\nramp {profile.default_ramp_s} s",
+            f"--runtime {profile.default_runtime_s} s\n--ramp {profile.default_ramp_s} s",
             ", ".join(profile.test_names()),
         )
     stdout_console().print(table)

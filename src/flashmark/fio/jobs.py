@@ -10,7 +10,11 @@ with plain `fio FILE --output-format=json`. Options and why they are set:
 - randrepeat=0, norandommap=1: a new random sequence each run, and no map forcing every block
   to be hit exactly once (time-based random tests wrap around the area anyway).
 - time_based + runtime + ramp_time: a fixed measuring window after a warm-up that is not
-  counted, so a short burst into a card's cache does not decide the result.
+  counted, so a short burst into a card's cache does not decide the result. ramp_time=0
+  (`--ramp 0`) is fio's default, no warm-up: in_ramp_time() and ramp_time_over() test
+  `td->o.ramp_time` first (fio-3.33 time.c), so the stats are never reset and the window, its
+  logs and the I/O start together at the job's epoch. It is written out all the same, so the
+  printed job says what was run.
 - end_fsync=1 on writes: the data must be on the device before the clock stops.
 - lat_percentiles=1: percentiles of the whole latency (submission + completion), what an
   application waits for; fio reports them in JSON since 3.11 (axboe/fio issue #691).
@@ -99,6 +103,8 @@ class FioJob:
     # Size-based tests (sustained-write): the io_size it stops at, to tell that stop from the
     # steady rule's (flashmark.fio.parse); None for the others.
     size_limit_bytes: int | None = None
+    # Seconds fio runs before the window opens (ramp_time); 0: the window opens with the I/O.
+    ramp_s: int = 0
 
 
 def job_for_test(
@@ -145,6 +151,7 @@ def job_for_test(
         # Generous: fsync at the end of a write test on a slow card can take long.
         timeout_s=max(120.0, 4 * expected),
         log_prefix=spec.name,
+        ramp_s=settings.ramp_s,
     )
 
 

@@ -231,7 +231,9 @@ def _direction(
         if missing % size:
             unlogged.append(Completion(0.5, missing % size))
         completions = unlogged + completions
-    count = count_window(completions, window_ms, SAMPLE_INTERVAL_MS, spec.iodepth)
+    count = count_window(
+        completions, window_ms, SAMPLE_INTERVAL_MS, spec.iodepth, ramped=job.ramp_s > 0
+    )
     rates = count.interval_rates_bps
     bw_interval = interval_of_mean(rates, mean=count.bw_bytes)
     iops, bw_bytes = count.iops, count.bw_bytes

@@ -31,7 +31,8 @@ span inside the window:
 - the start: the I/Os in flight when the window opened (at most the queue depth; the rest of a
   burst completing then was issued inside the window and counts whole) span one median burst
   spacing back (their predecessors completed in the ramp, which fio does not log; the median,
-  so that a pause elsewhere does not stretch it).
+  so that a pause elsewhere does not stretch it). Without a ramp (ramp_time=0) no I/O was
+  issued before the window, which opens with the first one: the first burst spans from 0.
 Logged times are cut to whole milliseconds, so each is taken at its middle (+0.5 ms). For a
 device completing at a steady pace this is exact whatever the block size, where counting whole
 I/Os is off by up to one transfer (12.5% at one transfer per second in 8 s).
@@ -155,10 +156,16 @@ def read_latencies_ns(logs: Mapping[str, str], ddir: int) -> list[int]:
 
 
 def count_window(
-    completions: Iterable[Completion], window_ms: float, interval_ms: int, iodepth: int = 1
+    completions: Iterable[Completion],
+    window_ms: float,
+    interval_ms: int,
+    iodepth: int = 1,
+    *,
+    ramped: bool = True,
 ) -> WindowCount:
     """The window [0, window_ms)'s bytes and I/Os, and its bytes per interval.
-    `iodepth` bounds how many I/Os were in flight when the window opened."""
+    `iodepth` bounds how many I/Os were in flight when the window opened after a ramp; without
+    one (`ramped` False: ramp_time=0) none were, and the window opens with the first I/O."""
     events = list(completions)
     interval_count = max(1, math.floor(window_ms / interval_ms))
     edges = [float(k * interval_ms) for k in range(interval_count + 1)]
@@ -167,7 +174,7 @@ def count_window(
     width = edges[1] - edges[0]
     interval_bytes = [0.0] * (len(edges) - 1)
     window_bytes = window_ios = 0.0
-    for span in _spans(events, iodepth, window_ms):
+    for span in _spans(events, iodepth, window_ms, ramped):
         window_share = _share(span.start, span.end, 0.0, window_ms)
         window_bytes += window_share * span.bytes
         window_ios += window_share * span.ios
@@ -198,7 +205,7 @@ class _Span:
     ios: int
 
 
-def _spans(events: list[Completion], iodepth: int, window_ms: float) -> list[_Span]:
+def _spans(events: list[Completion], iodepth: int, window_ms: float, ramped: bool) -> list[_Span]:
     """Completions grouped into bursts (gaps <= 1 ms, which the log cannot order), each burst
     spanning from the previous burst's end to its own.
 
@@ -210,7 +217,10 @@ def _spans(events: list[Completion], iodepth: int, window_ms: float) -> list[_Sp
     throttle granting 100 ms of budget, would otherwise have a whole burst counted as the
     ramp's.) The I/Os in flight when the window closed, the first burst after it, are treated
     alike: they span at least one median burst spacing, as they would have without the close
-    (fio stops issuing then, so that burst may follow a cut-short one)."""
+    (fio stops issuing then, so that burst may follow a cut-short one).
+
+    Without a ramp, fio's window and its first I/O start together (time.c: no stats reset, the
+    epoch is the job's start): nothing straddles the start, and the first burst spans from 0."""
     if not events:
         return []
     bursts: list[list[Completion]] = [[events[0]]]
@@ -228,10 +238,13 @@ def _spans(events: list[Completion], iodepth: int, window_ms: float) -> list[_Sp
         lead = (events[-1].time_ms - events[0].time_ms) / (len(events) - 1)
     else:
         lead = events[0].time_ms  # a lone I/O: it took the time since the window start
-    first, rest = bursts[0][: max(1, iodepth)], bursts[0][max(1, iodepth) :]
-    spans = [_span(first[0].time_ms - lead, first)]
-    if rest:
-        spans.append(_span(first[-1].time_ms, rest))
+    if ramped:
+        first, rest = bursts[0][: max(1, iodepth)], bursts[0][max(1, iodepth) :]
+        spans = [_span(first[0].time_ms - lead, first)]
+        if rest:
+            spans.append(_span(first[-1].time_ms, rest))
+    else:
+        spans = [_span(0.0, bursts[0])]
     closed = False
     for previous, burst in itertools.pairwise(bursts):
         start = previous[-1].time_ms
