@@ -300,33 +300,36 @@ def steady_rates(
 
 
 def edge_burst_bytes(completions: Sequence[Completion], window_ms: float) -> float:
-    """What the window's count may be off by on a device that completes in bursts: the median
-    burst's bytes beyond its median I/O (0 for a stream of single I/Os).
+    """What the window's count may be off by on a device that completes in bursts: the bytes
+    the device completes over its typical pause, beyond one I/O (0 for a steady stream).
 
-    The count spreads each burst over the gap before it (`_spans`), which is exact for a stream
-    of single completions whatever the block size. A device that finishes many I/Os at once
-    after a pause (the kernel block throttle grants 100 ms of budget at a time: 150 I/Os of a
-    1500 IOPS card) has one burst more or fewer inside a window than its rate gives, by where
-    the window falls between them, and the log cannot tell which: an emulated card at 1500 IOPS
-    read 1539 IOPS over 3 s (one burst more) and 1500 over 8 s. A device faster than the log's
-    millisecond shows bursts of one millisecond's I/O, a negligible share of any window."""
-    sizes: list[int] = []
-    counts: list[int] = []
-    last = -math.inf
-    for completion in completions:
-        if completion.time_ms >= window_ms:
-            break
-        if completion.time_ms - last <= _SAME_INSTANT_MS:
-            sizes[-1] += completion.bytes
-            counts[-1] += 1
-        else:
-            sizes.append(completion.bytes)
-            counts.append(1)
-        last = completion.time_ms
-    if not sizes:
+    The count spreads each burst over the gap before it (`_spans`), which is exact for a steady
+    stream whatever the block size. A device that finishes many I/Os at once after a pause (the
+    kernel block throttle grants 100 ms of budget at a time: 150 I/Os of a 1500 IOPS card) has
+    one burst more or fewer inside a window than its rate gives, by where the window falls
+    between them, and the log cannot tell which: an emulated card at 1500 IOPS read 1539 IOPS
+    over 3 s (one burst more) and 1500 over 8 s. The typical pause is the gap between
+    completions that a moment picked at random falls in (the median of the gaps weighted by
+    their length); over it the device completes rate x pause. For a steady stream that is one
+    I/O, which the spreading already places; a device faster than the log's millisecond adds
+    a millisecond's I/O, a negligible share of any window."""
+    inside = [c for c in completions if c.time_ms < window_ms]
+    if len(inside) < 3:
         return 0.0
-    per_io = statistics.median(size / count for size, count in zip(sizes, counts, strict=True))
-    return max(0.0, statistics.median(sizes) - per_io)
+    span_ms = inside[-1].time_ms - inside[0].time_ms
+    gaps = sorted(b.time_ms - a.time_ms for a, b in itertools.pairwise(inside))
+    if span_ms <= 0:
+        return 0.0
+    covered = 0.0
+    typical_gap = gaps[-1]
+    for gap in gaps:
+        covered += gap
+        if covered >= span_ms / 2:
+            typical_gap = gap
+            break
+    rate = sum(c.bytes for c in inside[1:]) / span_ms  # bytes per ms
+    one_io = statistics.median(c.bytes for c in inside)
+    return max(0.0, rate * typical_gap - one_io)
 
 
 def written_extent(logs: Mapping[str, str], area_bytes: int) -> int:
