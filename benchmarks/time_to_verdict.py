@@ -15,7 +15,7 @@ Each profile runs `flashmark run` on two kinds of emulated card with the same ca
 
 "new" is this checkout (or --new-tree DIR, e.g. a `git archive` of a commit, so that editing the
 checkout during a long run changes nothing); "old" is the tree given by --old-tree (by
-default main at 35405fa, 2026-11-23, unpacked with `git archive` into a temporary
+default main at b9d5891, before adaptive lengths, unpacked with `git archive` into a temporary
 folder), run the same way. Runs are interleaved (old, new, old, new, ...) on the same card, so
 a busy host weighs on both alike; min / median / max over the repetitions are printed.
 
