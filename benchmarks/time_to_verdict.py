@@ -2,12 +2,20 @@
 where it goes (preparation, tests, the rest), an older tree vs this checkout.
 
     sudo python3 -m benchmarks.time_to_verdict [--repeat N] [--profiles quick a1 full]
-                                               [--old-tree DIR]     (from the repository root)
+                                               [--cards throttle flash] [--old-tree DIR]
+                                               (from the repository root)
 
-Each profile runs `flashmark run FOLDER --profile P --json --no-save` on an ext4 folder of an
-emulated card (a loop device capped by the kernel block throttle, flashmark.emulated), inside
-the card's throttle group. "new" is this checkout; "old" is the tree given by --old-tree (by
-default main at 35405fa, 2026-11-23, unpacked with `git archive` into a temporary
+Each profile runs `flashmark run` on two kinds of emulated card with the same caps:
+- throttle: `flashmark run FOLDER --profile P --json --no-save` on an ext4 folder of a loop
+  device capped by the kernel block throttle (flashmark.emulated), inside its throttle group.
+  The throttle grants 100 ms of budget at a time: I/O completes in bursts.
+- flash: `flashmark run DEVICE --profile P --destructive --yes --json --no-save` on an emulated
+  flash device (flashmark.emulated_flash: nbdkit paces every request by the model's latency and
+  rate, as a card completes I/O one request at a time).
+
+"new" is this checkout (or --new-tree DIR, e.g. a `git archive` of a commit, so that editing the
+checkout during a long run changes nothing); "old" is the tree given by --old-tree (by
+default main at b9d5891, before adaptive lengths, unpacked with `git archive` into a temporary
 folder), run the same way. Runs are interleaved (old, new, old, new, ...) on the same card, so
 a busy host weighs on both alike; min / median / max over the repetitions are printed.
 
@@ -20,6 +28,7 @@ removal). Prints tables; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -33,9 +42,11 @@ from pathlib import Path
 from typing import Any
 
 from flashmark.emulated import DeviceCaps, EmulatedDevice, unavailable_reason
+from flashmark.emulated_flash import EmulatedFlash, FlashModel
+from flashmark.emulated_flash import unavailable_reason as flash_unavailable_reason
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-OLD_COMMIT = "35405fa"  # main at the start of 2026-11-23's session (issue 9)
+OLD_COMMIT = "b9d5891"  # main before adaptive lengths (issue 9, 2026-11-23)
 
 # Issue 9's targets: (card, target seconds). The 10 MB/s card is the A1 card of the recorded
 # runs (tests/data/fio/record.py); the 60/30 MB/s card reads 60 MB/s and writes 30 MB/s.
@@ -46,6 +57,22 @@ TARGETS: dict[str, tuple[DeviceCaps, float]] = {
     "a1": (TEN_MB_CARD, 40.0),
     "full": (SIXTY_THIRTY_CARD, 300.0),
 }
+
+
+def flash_model(caps: DeviceCaps) -> FlashModel:
+    """An emulated flash card with `caps`: 4 KiB requests at the IOPS caps, large ones at the
+    byte rates (each request costs a latency plus its bytes at the rate, model.py)."""
+    assert caps.read_iops and caps.write_iops and caps.read_bps and caps.write_bps
+    return FlashModel(
+        4 * 2**30,
+        name=caps.name,
+        read_bps=caps.read_bps,
+        read_latency_ns=round(1e9 / caps.read_iops - 4096 * 1e9 / caps.read_bps),
+        write_bps=caps.write_bps,
+        write_latency_ns=round(1e9 / caps.write_iops - 4096 * 1e9 / caps.write_bps),
+    )
+
+
 _STEP_RE = re.compile(r"\] prepare: (.*) \((?:(\d+)m)?(\d+)s\)$", re.MULTILINE)
 
 
@@ -62,15 +89,19 @@ class Timing:
         return self.wall_s - self.prepare_s - self.tests_s
 
 
-def run_profile(device: EmulatedDevice, profile: str, source: Path) -> Timing:
+def run_profile(device: EmulatedDevice | EmulatedFlash, profile: str, source: Path) -> Timing:
     """One `flashmark run` of `profile` with the flashmark found in `source`/src."""
-    argv = [sys.executable, "-m", "flashmark", "run", str(device.mount_point)]
+    argv = [sys.executable, "-m", "flashmark", "run"]
+    if isinstance(device, EmulatedFlash):
+        argv += [device.path, "--destructive", "--yes"]
+    else:
+        argv += [str(device.mount_point)]
     argv += ["--profile", profile, "--json", "--no-save"]
     env = {**os.environ, "PYTHONPATH": str(source / "src"), "CI": "true"}
     started = time.monotonic()
-    done = subprocess.run(
-        device.command(argv), capture_output=True, text=True, timeout=3600, env=env
-    )
+    if isinstance(device, EmulatedDevice):
+        argv = device.command(argv)  # the flash device paces itself: no throttle group
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=3600, env=env)
     wall = time.monotonic() - started
     if done.returncode not in (0, 8):  # 8: a required grade failed (not asked for here)
         raise SystemExit(f"flashmark ({source}) failed: {done.stderr[-2000:]}")
@@ -79,8 +110,10 @@ def run_profile(device: EmulatedDevice, profile: str, source: Path) -> Timing:
     prepare = 0.0
     for match in _STEP_RE.finditer(done.stderr):
         prepare += 60 * int(match.group(2) or 0) + int(match.group(3))
-    windows = " ".join(
-        f"{t['name']}={_window_s(t):g}" for t in document["tests"] if _window_s(t) is not None
+    windows = " ".join(  # "+": measured at full length (lengthened)
+        f"{t['name']}={_window_s(t):g}{'+' if t.get('lengthened') else ''}"
+        for t in document["tests"]
+        if _window_s(t) is not None
     )
     return Timing(wall, prepare, tests, _verdicts(document), windows)
 
@@ -97,6 +130,12 @@ def _verdicts(document: dict[str, Any]) -> str:
         f"{name} {grades[name].get('verdict') or ('pass' if grades[name]['pass'] else 'fail')}"
         for name in wanted
     )
+
+
+def _card(kind: str, caps: DeviceCaps) -> EmulatedDevice | EmulatedFlash:
+    if kind == "flash":
+        return EmulatedFlash(flash_model(caps))
+    return EmulatedDevice(caps, size_bytes=2 * 2**30)
 
 
 def unpack_old(commit: str, destination: Path) -> Path:
@@ -119,28 +158,35 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="repetitions of each variant")
     parser.add_argument("--profiles", nargs="*", default=["quick", "a1", "full"])
     parser.add_argument("--old-tree", type=Path, default=None, help="flashmark tree to compare")
+    parser.add_argument(
+        "--new-tree", type=Path, default=REPOSITORY, help="flashmark tree measured as new"
+    )
     parser.add_argument("--new-only", action="store_true", help="skip the old tree")
+    parser.add_argument("--cards", nargs="*", default=["throttle", "flash"])
     args = parser.parse_args()
     if (reason := unavailable_reason()) is not None:
         raise SystemExit(f"cannot emulate devices here: {reason}")
+    if "flash" in args.cards and (reason := flash_unavailable_reason()) is not None:
+        raise SystemExit(f"cannot emulate flash here: {reason}")
     with tempfile.TemporaryDirectory(prefix="flashmark-old-") as scratch:
-        variants = [("new", REPOSITORY)]
+        variants = [("new", args.new_tree)]
         if not args.new_only:
             old = args.old_tree or unpack_old(OLD_COMMIT, Path(scratch))
             variants.insert(0, ("old", old))
         rows: list[str] = []
-        for profile in args.profiles:
+        for profile, kind in itertools.product(args.profiles, args.cards):
             caps, target = TARGETS[profile]
             timings: dict[str, list[Timing]] = {name: [] for name, _ in variants}
-            with EmulatedDevice(caps, size_bytes=2 * 2**30) as device:
+            card = f"{caps.name}, {kind}"
+            with _card(kind, caps) as device:
                 for repetition in range(args.repeat):
                     for name, source in variants:
                         timing = run_profile(device, profile, source)
                         timings[name].append(timing)
                         print(
-                            f"# {profile} {name} run {repetition + 1}: {timing.wall_s:.1f} s "
-                            f"(prepare {timing.prepare_s:.0f}, tests {timing.tests_s:.1f}) "
-                            f"{timing.verdicts}; windows {timing.windows}",
+                            f"# {profile} {card} {name} run {repetition + 1}: "
+                            f"{timing.wall_s:.1f} s (prepare {timing.prepare_s:.0f}, tests "
+                            f"{timing.tests_s:.1f}) {timing.verdicts}; windows {timing.windows}",
                             file=sys.stderr,
                             flush=True,
                         )
@@ -150,7 +196,7 @@ def main() -> None:
                 met = "yes" if statistics.median(walls) <= target else "no"
                 verdicts = sorted({t.verdicts for t in runs})
                 rows.append(
-                    f"| {profile} | {caps.name} | {name} | {spread(walls)} | {target:.0f} s "
+                    f"| {profile} | {card} | {name} | {spread(walls)} | {target:.0f} s "
                     f"| {met} | {spread([t.prepare_s for t in runs])} | "
                     f"{spread([t.tests_s for t in runs])} | {spread([t.rest_s for t in runs])} "
                     f"| {len(runs)} | {'; '.join(verdicts)} |"

@@ -26,13 +26,15 @@ from flashmark.errors import (
 )
 from flashmark.fio.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S
 from flashmark.fio.parse import parse_prepare_output, parse_test_output
-from flashmark.fio.runner import FioRunner
+from flashmark.fio.runner import FioOutput, FioRunner
+from flashmark.fio.window import written_extent
+from flashmark.lengths import bursty_reason, full_length
 from flashmark.model import FioInfo, Target, TargetKind, TestResult
 from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name
 from flashmark.plan import Plan
 from flashmark.sysroot import SystemRoots
 from flashmark.target import TestArea, created_test_file
-from flashmark.units import format_iops, format_rate
+from flashmark.units import format_iops, format_rate, format_size
 from flashmark.workloads import WorkloadResult, run_workloads
 
 # Seconds between two readings of the device's counters during tests and workloads: iostat's
@@ -94,20 +96,25 @@ def measure(
     left_behind: list[str] = []
     with _test_area(plan, roots, left_behind) as area:
         number = 0
-        if plan.prepare_job is not None:
+        written = 0  # how far from its start the tests so far wrote the area sequentially
+        bursty: str | None = None  # the test that found the device completing in bursts
+        for index, spec in enumerate(plan.tests):
+            if index == plan.prepare_after and plan.prepare_job is not None:
+                number += 1
+                _prepare(plan, runner, progress, area, written, number, total)
             number += 1
-            progress.begin(PREPARE_JOB_NAME, number, total, None)
-            output = runner.run(plan.prepare_job, progress.update, folder_fd=area.folder_fd)
-            rate = parse_prepare_output(output, settings.size_bytes, PREPARE_TIME_LIMIT_S)
-            progress.end(PREPARE_JOB_NAME, format_rate(rate))
-        for spec, job in zip(plan.tests, plan.jobs, strict=True):
-            number += 1
+            job = plan.jobs[index]
             progress.begin(spec.name, number, total, job.expected_s)
             with watch.monitor() as monitor:
-                output = runner.run(job, progress.update, folder_fd=area.folder_fd)
-            result = parse_test_output(spec, job, output)
+                result, output, found_bursty = _measure_test(
+                    plan, index, runner, progress, area.folder_fd, bursty
+                )
+            if found_bursty and bursty is None:
+                bursty = spec.name
             if monitor is not None:
                 result = dataclasses.replace(result, monitor=monitor.series())
+            if index < plan.prepare_after:
+                written = max(written, written_extent(output.logs, settings.size_bytes))
             command = command or output.argv
             results.append(result)
             progress.end(spec.name, _summary(result))
@@ -120,6 +127,62 @@ def measure(
         workloads=workloads,
         warnings=tuple(left_behind) + watch.warnings + _workload_warnings(workloads),
     )
+
+
+def _prepare(
+    plan: Plan,
+    runner: FioRunner,
+    progress: Progress,
+    area: TestArea,
+    written: int,
+    number: int,
+    total: int,
+) -> None:
+    """Write what the tests before the first read did not: the whole area, the rest of it, or
+    nothing (the step then says so)."""
+    job = plan.rest_of_prepare(written)
+    progress.begin(PREPARE_JOB_NAME, number, total, None)
+    if job is None:
+        progress.end(PREPARE_JOB_NAME, "nothing left to write: the tests before wrote it all")
+        return
+    left = plan.settings.size_bytes - plan.prepare_start(written)
+    output = runner.run(job, progress.update, folder_fd=area.folder_fd)
+    rate = parse_prepare_output(output, left, PREPARE_TIME_LIMIT_S)
+    done = "" if left == plan.settings.size_bytes else f"the {format_size(left)} not yet written, "
+    progress.end(PREPARE_JOB_NAME, done + format_rate(rate))
+
+
+def _measure_test(
+    plan: Plan,
+    index: int,
+    runner: FioRunner,
+    progress: Progress,
+    folder_fd: int | None,
+    bursty: str | None,
+) -> tuple[TestResult, FioOutput, bool]:
+    """Test `index`: its planned run, and when that was a short first window that was not
+    enough (flashmark.lengths), one more run at full length, which is the result; at full
+    length at once when an earlier test (`bursty`) found the device completing in bursts.
+    Also whether this test found it so."""
+    spec, job = plan.tests[index], plan.jobs[index]
+    if plan.is_first_window(index) and bursty is not None:
+        job = plan.full_length_job(index, plan.settings.runtime_s)
+        output = runner.run(job, progress.update, folder_fd=folder_fd)
+        result = parse_test_output(spec, job, output)
+        return dataclasses.replace(result, lengthened=bursty_reason(bursty)), output, False
+    output = runner.run(job, progress.update, folder_fd=folder_fd)
+    result = parse_test_output(spec, job, output)
+    if not plan.is_first_window(index):
+        return result, output, False
+    longer = full_length(result, plan.settings.runtime_s)
+    if longer is None:
+        return result, output, False
+    progress.update(None, f"measuring again for {longer.window_s} s: {longer.reason}")
+    job = plan.full_length_job(index, longer.window_s)
+    output = runner.run(job, progress.update, folder_fd=folder_fd)
+    result = parse_test_output(spec, job, output)
+    lengthened = f"its first window was not enough: {longer.reason}"
+    return dataclasses.replace(result, lengthened=lengthened), output, longer.bursty
 
 
 class _DeviceWatch:

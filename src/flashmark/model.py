@@ -69,6 +69,10 @@ class Settings:
     destructive: bool  # writes allowed on a block device
     ioengine: str = "libaio"
     workload_scale: float = 0.0  # scale of the profile's workloads; 0 runs none
+    # Adaptive lengths (flashmark.lengths): the short first window of the timed tests, each run
+    # again for runtime_s only when it was not enough. None: every test runs runtime_s
+    # (--runtime given, or a profile no longer than the first window).
+    first_window_s: int | None = None
 
 
 @dataclass(frozen=True)
@@ -198,7 +202,7 @@ class DirectionResult:
     # Writes only: from the last write's completion to the end of the end_fsync, the time the
     # device took to make the data durable (a card with a volatile cache shows it here).
     fsync_ms: float | None = None
-    # 95% intervals of the headline rates, from the per-second rates (flashmark.stats); None
+    # 95% intervals of the headline rates, from rates of about a second each (flashmark.stats); None
     # with fewer than 2 whole seconds, and in results saved before they existed.
     bw_ci95: MeanInterval | None = None
     iops_ci95: MeanInterval | None = None
@@ -217,6 +221,10 @@ class TestResult:
     job_file: str  # the exact fio job file, re-runnable with plain fio
     elapsed_s: float  # wall time of the fio invocation, ramp and fsync included
     monitor: MonitorSeries | None = None  # what the device saw meanwhile (/proc/diskstats)
+    # Why the test measured its full length instead of a short first window (flashmark.lengths:
+    # the first was not enough, or an earlier test found the device bursty); None when its
+    # first window was enough or lengths were fixed (--runtime).
+    lengthened: str | None = None
 
 
 @dataclass(frozen=True)

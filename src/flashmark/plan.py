@@ -4,8 +4,14 @@ profile, the user's settings and the resolved target; nothing here touches the d
     profile + settings + target -> Plan (tests, skipped ones and why, the exact fio jobs)
 
 Read-only device runs keep the tests that only read; a destructive device run and every folder
-run first write the whole test area (`prepare`), so reads read data that was really written.
-The jobs are built here and nowhere else: `--show-fio` prints them, measure() runs them.
+run write the whole test area (`prepare`) before the first test that reads, so reads read data
+that was really written. The sequential writes that come before it (`seq-write`, first in every
+profile that reads) write the start of the area themselves: the preparation writes only the
+rest (`rest_of_prepare`) instead of writing the area once more.
+
+Without --runtime, the other timed tests measure a short first window and run again at full
+length only when it was not enough (flashmark.lengths). The jobs are built here and nowhere
+else: `--show-fio` prints them, measure() runs them.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from flashmark.fio.jobs import (
     prepare_job,
     sustained_size_limit,
 )
-from flashmark.model import Settings, Target, TargetKind, TestSpec
+from flashmark.lengths import first_window_s
+from flashmark.model import Pattern, Settings, Target, TargetKind, TestSpec
 from flashmark.probe.model import ProbeReport
 from flashmark.profiles import Profile
 from flashmark.sustained import SUSTAINED_WRITE_NAME, sustained_stop_rule
@@ -30,20 +37,26 @@ from flashmark.units import format_size
 
 @dataclass(frozen=True)
 class Plan:
-    """What a run will do. `jobs` pairs with `tests`; `prepare_job` runs first when set."""
+    """What a run will do. `jobs` pairs with `tests`; `prepare_job` runs after the first
+    `prepare_after` tests when set."""
 
     profile: Profile
     settings: Settings
     target: Target
     tests: tuple[TestSpec, ...]
-    jobs: tuple[FioJob, ...]  # one per test, in the same order
-    prepare_job: FioJob | None  # writes the whole area first (folders, destructive devices)
+    jobs: tuple[FioJob, ...]  # one per test, in the same order (a short first window or full)
+    prepare_job: FioJob | None  # writes the whole area (folders, destructive devices)
     skipped: tuple[str, ...]  # names of tests left out, with the reason in `warnings`
     warnings: tuple[str, ...]
     workloads: tuple[str, ...] = ()  # run after the tests, in the target folder
     area_note: str | None = None  # how --size was rounded, when it was
     probe: ProbeReport | None = None  # the device and host, judged, read before measuring
     probe_problem: str | None = None  # why the device could not be identified
+    # How many tests run before the preparation: the sequential writes leading the plan write
+    # the start of the area, and the preparation then writes only what they did not.
+    prepare_after: int = 0
+    filename: str = ""  # what the jobs name: a folder's test file or the device node
+    log_folder: str = ""
 
     @property
     def prepare(self) -> bool:
@@ -51,14 +64,49 @@ class Plan:
 
     @property
     def all_jobs(self) -> tuple[FioJob, ...]:
-        """Every fio invocation in the order it runs."""
-        return ((self.prepare_job,) if self.prepare_job else ()) + self.jobs
+        """Every fio invocation in the order it runs, as planned: the preparation may be
+        shortened to what the tests before it did not write, and a test whose first window was
+        not enough runs again at full length (`full_length_job`)."""
+        before, after = self.jobs[: self.prepare_after], self.jobs[self.prepare_after :]
+        return before + ((self.prepare_job,) if self.prepare_job else ()) + after
 
     def expected_seconds(self) -> float:
-        """The time-based tests' time; the size- or steady-state-bound sustained write, whose
-        time depends on the device, is not counted (see `sustained_note`)."""
-        timed = sum(1 for job in self.jobs if job.expected_s is not None)
-        return timed * float(self.settings.runtime_s + self.settings.ramp_s)
+        """The time-based tests' time at their planned windows; the size- or steady-state-bound
+        sustained write, whose time depends on the device, is not counted (see
+        `sustained_note`), nor tests measured again at full length."""
+        return sum(job.expected_s for job in self.jobs if job.expected_s is not None)
+
+    def is_first_window(self, index: int) -> bool:
+        """Whether test `index` measures a short first window (flashmark.lengths)."""
+        window = self.jobs[index].window_s
+        return window is not None and window < self.settings.runtime_s
+
+    def full_length_job(self, index: int, window_s: int) -> FioJob:
+        """Test `index` again, measuring `window_s` seconds (flashmark.lengths)."""
+        return job_for_test(
+            self.tests[index],
+            self.settings,
+            self.filename,
+            readonly=self.jobs[index].readonly,
+            log_folder=self.log_folder,
+            window_s=window_s,
+            again=True,
+        )
+
+    def rest_of_prepare(self, written_bytes: int) -> FioJob | None:
+        """The preparation of what the tests before it did not write (`written_bytes` from the
+        area's start, rounded down to a preparation block); None when they wrote it all."""
+        start = self.prepare_start(written_bytes)
+        if self.prepare_job is None or start >= self.settings.size_bytes:
+            return None
+        if start == 0:
+            return self.prepare_job
+        return prepare_job(self.settings, self.filename, offset_bytes=start)
+
+    def prepare_start(self, written_bytes: int) -> int:
+        """Where the preparation starts when the tests before it wrote `written_bytes`."""
+        whole_blocks = written_bytes // PREPARE_BLOCK_BYTES * PREPARE_BLOCK_BYTES
+        return min(whole_blocks, self.settings.size_bytes)
 
     @property
     def sustained_note(self) -> str | None:
@@ -118,7 +166,9 @@ def default_settings(
     ramp_s: int | None = None,
 ) -> Settings:
     """The run's settings: what was asked for, the profile's defaults for the rest (None).
-    A ramp of 0 is a choice (no warm-up), not a missing value."""
+    A ramp of 0 is a choice (no warm-up), not a missing value. Without `runtime_s` the timed
+    tests measure a short first window and run again at the profile's runtime only when it was
+    not enough (flashmark.lengths); `runtime_s` fixes every test's length."""
     return Settings(
         profile=profile.name,
         size_bytes=size_bytes or profile.default_size_bytes,
@@ -127,6 +177,7 @@ def default_settings(
         direct=not buffered,
         destructive=destructive,
         workload_scale=profile.default_workload_scale if workload_scale is None else workload_scale,
+        first_window_s=None if runtime_s else first_window_s(profile.default_runtime_s),
     )
 
 
@@ -161,22 +212,49 @@ def plan_tests(profile: Profile, settings: Settings, target: Target, *, log_fold
         workloads = ()
     if settings.workload_scale <= 0:
         workloads = ()
+    prepared = not readonly and _needs_prepare(tests, target)
+    leading = _leading_sequential_writes(tests) if prepared else 0
     return Plan(
         profile=profile,
         settings=settings,
         target=target,
         tests=tests,
         jobs=tuple(
-            job_for_test(spec, settings, filename, readonly=readonly, log_folder=log_folder)
-            for spec in tests
+            job_for_test(
+                spec,
+                settings,
+                filename,
+                readonly=readonly,
+                log_folder=log_folder,
+                # The leading sequential writes measure their full length: the preparation
+                # writes what they do not, so it costs no time.
+                window_s=None if index < leading else settings.first_window_s,
+            )
+            for index, spec in enumerate(tests)
         ),
-        prepare_job=None
-        if readonly or not _needs_prepare(tests, target)
-        else prepare_job(settings, filename),
+        prepare_job=prepare_job(settings, filename) if prepared else None,
         skipped=skipped,
         warnings=tuple(warnings),
         workloads=workloads,
+        prepare_after=leading,
+        filename=filename,
+        log_folder=log_folder,
     )
+
+
+def _leading_sequential_writes(tests: tuple[TestSpec, ...]) -> int:
+    """How many tests may run before the preparation: the time-based sequential writes before
+    the first test that reads (they write the area from its start, as the preparation would).
+    0 when no test reads: the preparation then only lays out a folder's test file."""
+    first_read = next((i for i, spec in enumerate(tests) if spec.pattern.reads), None)
+    if first_read is None:
+        return 0
+    leading = 0
+    for spec in tests[:first_read]:
+        if spec.pattern is not Pattern.SEQ_WRITE or spec.name == SUSTAINED_WRITE_NAME:
+            break
+        leading += 1
+    return leading
 
 
 def _needs_prepare(tests: tuple[TestSpec, ...], target: Target) -> bool:

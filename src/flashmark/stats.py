@@ -21,6 +21,7 @@ and still widens the interval where the samples say the seconds are related.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import statistics
@@ -30,8 +31,12 @@ from enum import StrEnum
 
 CONFIDENCE = 0.95
 METHOD = (
-    "Student t interval of the mean of per-second rates, sample count reduced for lag-1 "
-    "autocorrelation (AR(1): n_eff = n(1-r)/(1+r), r >= 0)"
+    "Student t interval of the mean of rates over about a second each, between burst ends, "
+    "sample count reduced for lag-1 autocorrelation (AR(1): n_eff = n(1-r)/(1+r), r >= 0)"
+)
+
+EDGE_METHOD = (
+    "; widened by one burst of completions over the window (a device completing in bursts)"
 )
 
 # Student t quantiles t(0.975, df) for df = 1..30 (NIST/SEMATECH e-Handbook, section 1.3.6.7.2,
@@ -69,6 +74,9 @@ class MeanInterval:
     effective_samples: float  # after the autocorrelation correction (<= samples)
     confidence: float = CONFIDENCE
     method: str = METHOD
+    # How much of each half comes from the window's edges on a device completing in bursts
+    # (`widened`), in the mean's unit; not saved in documents (the method says it).
+    edge: float = dataclasses.field(default=0.0, compare=False)
 
     @property
     def half_width_pct(self) -> float:
@@ -85,6 +93,23 @@ class MeanInterval:
             effective_samples=self.effective_samples,
             confidence=self.confidence,
             method=self.method,
+            edge=self.edge * factor,
+        )
+
+    @property
+    def edge_pct(self) -> float:
+        """The edges' share of the half width, in percent of the mean."""
+        return self.edge / self.mean * 100 if self.mean else math.inf
+
+    def widened(self, edge: float) -> MeanInterval:
+        """The interval with `edge` more on each side: what a window's count may be off by on a
+        device completing in bursts (flashmark.fio.window.edge_burst_bytes)."""
+        return dataclasses.replace(
+            self,
+            low=self.low - edge,
+            high=self.high + edge,
+            method=self.method + EDGE_METHOD,
+            edge=self.edge + edge,
         )
 
 

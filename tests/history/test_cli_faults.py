@@ -41,7 +41,7 @@ def test_run_on_a_broken_history_stops_before_the_first_test(
 ) -> None:
     card = tmp_path / "card"
     card.mkdir()
-    env = {**home, "FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card")}
+    env = {**home, "FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive")}
     with broken_history(fault, tmp_path) as db:
         before = tree(tmp_path)
         done = flashmark("run", str(card), "--json", "--db", str(db), env=env)
@@ -70,7 +70,7 @@ def test_run_on_a_broken_history_never_starts_fio(tmp_path: Path, home: dict[str
 def test_no_save_measures_whatever_the_history_is(
     tmp_path: Path, recordings: Path, home: dict[str, str]
 ) -> None:
-    env = {**home, "FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card")}
+    env = {**home, "FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive")}
     fault = next(f for f in FAULTS if f.name == "garbage")
     with broken_history(fault, tmp_path) as db:
         done = flashmark("run", str(tmp_path), "--json", "--no-save", "--db", str(db), env=env)

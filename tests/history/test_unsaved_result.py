@@ -72,7 +72,8 @@ def run_breaking_the_history(
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
     }
-    argv = [sys.executable, "-m", "flashmark", "run", str(card), *args]
+    # --runtime 8: the recorded run's lengths (tests/data/fio/quick-a1-card/scenario.txt)
+    argv = [sys.executable, "-m", "flashmark", "run", str(card), "--runtime", "8", *args]
     process = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **env}
     )
@@ -157,7 +158,7 @@ def test_a_run_output_from_elsewhere_is_imported_under_its_own_kind(
         "FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card"),
         "FLASHMARK_DB": str(tmp_path / "board.sqlite3"),
     }
-    measured = flashmark("run", str(tmp_path), "--json", env=env)
+    measured = flashmark("run", str(tmp_path), "--json", "--runtime", "8", env=env)
     assert measured.returncode == 0, measured.stderr
     saved = tmp_path / "result.json"
     saved.write_text(measured.stdout)  # id 1 in the board's history

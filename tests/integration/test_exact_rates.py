@@ -87,7 +87,10 @@ def assert_exact_window(direction: DirectionResult, truth_per_s: float, unit: st
     seconds = [round(x / 1e6, 3) for x in series.samples_bps] if series else None
     assert window == pytest.approx(truth_per_s, rel=TOLERANCE), f"MB/s per second: {seconds}"
     interval = direction.bw_ci95
-    assert interval is not None and interval.samples == direction.runtime_ms // 1000
+    # The interval rests on rates of about a second each between the window's first and last
+    # completions (fio/window.py steady_rates): at most one per second of the window, fewer
+    # when large transfers leave a second or two at its edges.
+    assert interval is not None and 2 <= interval.samples <= direction.runtime_ms // 1000
     assert interval.low <= direction.bw_bytes <= interval.high
     if direction.fsync_ms is not None:  # a write: durable = the window's bytes + the fsync
         durable = direction.bw_bytes if unit == "bytes" else direction.iops

@@ -205,7 +205,7 @@ def test_run_removes_a_killed_runs_leftovers_first_and_says_so_in_one_line(
     folders: tuple[Path, Path], killed_run: dict[str, Path], live_run: dict[str, Path], recordings
 ) -> None:
     card, temp = folders
-    replay = {"FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card")}
+    replay = {"FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive")}
     done = flashmark("run", str(card), "--no-save", temp=temp, env=replay)
     assert done.returncode == 0, done.stderr
     [line] = [line for line in done.stderr.splitlines() if "leftover" in line]
@@ -220,7 +220,7 @@ def test_run_removes_a_killed_runs_leftovers_first_and_says_so_in_one_line(
 
 def test_run_is_quiet_when_nothing_was_left(folders: tuple[Path, Path], recordings) -> None:
     card, temp = folders
-    replay = {"FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card")}
+    replay = {"FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive")}
     done = flashmark("run", str(card), "--no-save", temp=temp, env=replay)
     assert done.returncode == 0, done.stderr
     assert "leftover" not in done.stderr

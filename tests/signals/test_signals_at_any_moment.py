@@ -164,7 +164,7 @@ def test_a_signal_at_any_moment_gives_its_status_and_one_line(
     tmp_path, script, recordings, command, sig
 ):
     replay = tmp_path / "replay"
-    shutil.copytree(recordings / "quick-a1-card", replay)
+    shutil.copytree(recordings / "quick-a1-card-adaptive", replay)
     if command == "run-held":
         (replay / f"{HELD_TEST}.json").unlink()
         os.mkfifo(replay / f"{HELD_TEST}.json")  # read by every run, written by none

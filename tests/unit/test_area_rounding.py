@@ -72,7 +72,7 @@ def test_quick_run_with_a_fractional_size_prepares_what_fio_writes(tmp_path, rec
     # What fio does with a 2 MiB area in 1 MiB blocks: it writes 2 MiB (the recording's
     # preparation wrote its 128 MiB area).
     replay = tmp_path / "replay"
-    shutil.copytree(recordings / "quick-a1-card", replay)
+    shutil.copytree(recordings / "quick-a1-card-adaptive", replay)
     prepare = json.loads((replay / "prepare.json").read_text())
     prepare["jobs"][0]["write"]["io_bytes"] = 2 * MiB
     (replay / "prepare.json").write_text(json.dumps(prepare))
@@ -89,7 +89,7 @@ def test_quick_run_with_a_fractional_size_prepares_what_fio_writes(tmp_path, rec
 
 
 def test_a_size_below_two_blocks_is_refused_before_anything_runs(tmp_path, recordings):
-    env = {"FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card")}
+    env = {"FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive")}
     done = _flashmark("run", str(tmp_path), "--size", "1500K", "--no-save", env=env)
     assert done.returncode == ExitStatus.USAGE
     assert "use at least 2 MiB" in done.stderr and len(done.stderr.splitlines()) == 1

@@ -15,14 +15,46 @@ from flashmark.sysroot import SystemRoots
 
 
 def test_one_call_measures_grades_and_removes_its_test_file(tmp_path: Path, recordings: Path):
-    runner = ReplayRunner(recordings / "quick-a1-card")
+    # The default quick profile as recorded: seq-write at full length, the preparation of
+    # what it did not write, seq-read's 3 s first window, which found the throttled card
+    # completing in bursts (tests/data/fio/quick-a1-card-adaptive/scenario.txt), so seq-read
+    # ran again for 8 s and every later test measured 8 s at once.
+    runner = ReplayRunner(recordings / "quick-a1-card-adaptive")
     run = run_benchmark(BenchmarkRequest(str(tmp_path)), runner)
     assert [t.spec.name for t in run.tests][:2] == ["seq-write", "seq-read"]
     assert {grade.name: grade.passed for grade in run.grades}["A2"] is False
     assert list(tmp_path.iterdir()) == []
-    # The jobs that ran are the plan's jobs, prepare first: built once, not rebuilt.
+    assert [job.name for job in runner.jobs_run] == [
+        "seq-write",
+        "prepare",
+        "seq-read",
+        "seq-read-full",
+        "rand-read-4k-full",
+        "rand-write-4k-full",
+        "rand-read-4k-q32-full",
+        "rand-write-4k-q32-full",
+    ]
+    assert "prepare: write the test area from byte" in runner.jobs_run[1].text
+    lengthened = {t.spec.name: t.lengthened for t in run.tests}
+    assert lengthened["seq-write"] is None  # before the preparation: its full length is free
+    assert (lengthened["seq-read"] or "").startswith("its first window was not enough: read")
+    assert (lengthened["rand-read-4k"] or "").startswith("seq-read found the device completing")
+    directions = [t.read or t.write for t in run.tests]
+    assert [d.runtime_ms if d else None for d in directions] == [8000] * 6
+    # The jobs that ran are the plan's jobs, built once: the first windows and the preparation
+    # as planned, the full-length runs from the plan too.
     plan = plan_benchmark(BenchmarkRequest(str(tmp_path)), SystemRoots(), runner.log_folder)
-    assert [job.name for job in runner.jobs_run] == [job.name for job in plan.all_jobs]
+    planned = [job.name for job in plan.all_jobs]
+    assert planned == [
+        "seq-write",
+        "prepare",
+        "seq-read",
+        "rand-read-4k",
+        "rand-write-4k",
+        "rand-read-4k-q32",
+        "rand-write-4k-q32",
+    ]
+    assert [job.window_s for job in plan.jobs] == [8.0, 3.0, 3.0, 3.0, 3.0, 3.0]
 
 
 def test_the_plan_names_every_job_and_touches_nothing(tmp_path: Path):

@@ -27,9 +27,10 @@ from flashmark.target import resolve_target
 from tests.hostile_names import folder_paths, plant_sentinels, remove_tree, snapshot
 
 PROFILE = get_profile("a1")
-# Buffered: the folder may be on tmpfs here; direct I/O is what the fio tests check.
+# Buffered: the folder may be on tmpfs here; direct I/O is what the fio tests check. 8 s: the
+# recorded run's lengths (tests/data/fio/quick-a1-card/scenario.txt).
 SETTINGS = default_settings(
-    PROFILE, size_bytes=8 * 2**20, runtime_s=None, buffered=True, destructive=False
+    PROFILE, size_bytes=8 * 2**20, runtime_s=8, buffered=True, destructive=False
 )
 
 

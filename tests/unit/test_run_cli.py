@@ -15,7 +15,7 @@ from tests.cli_runner import flashmark
 @pytest.fixture
 def replay_env(recordings, tmp_path):
     return {
-        "FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card"),
+        "FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive"),
         "FLASHMARK_DB": str(tmp_path / "history.sqlite3"),
     }
 
@@ -88,7 +88,11 @@ def test_show_fio_prints_rerunnable_job_files_and_runs_nothing(tmp_path, replay_
     assert not (tmp_path / "history.sqlite3").exists()  # nothing to save, nothing opened
 
 
-def test_the_ramp_asked_for_is_run_recorded_and_kept_in_the_history(tmp_path, replay_env):
+def test_the_ramp_asked_for_is_run_recorded_and_kept_in_the_history(
+    tmp_path, replay_env, recordings
+):
+    # --runtime 3 fixes every test's length: the recording of fixed 8 s tests answers it.
+    replay_env = {**replay_env, "FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card")}
     folder = tmp_path / "card"
     folder.mkdir()
     shown = flashmark("run", str(folder), "--ramp", "7", "--show-fio", env=replay_env)
@@ -168,7 +172,7 @@ def test_a_signal_while_fios_work_folder_is_removed_still_removes_all_of_it(
         real_rmtree(path, *args, **kwargs)
 
     monkeypatch.setattr(shutil, "rmtree", rmtree_after_a_signal)
-    replay = str(recordings / "quick-a1-card")
+    replay = str(recordings / "quick-a1-card-adaptive")
     env = {"FLASHMARK_FIO_REPLAY": replay, "TMPDIR": str(work_parent)}
     done = flashmark("run", str(card), "--no-save", env=env)
     assert done.returncode == ExitStatus.TERMINATED, done.stderr
@@ -184,7 +188,9 @@ def test_a_device_failure_mid_run_exits_5_and_removes_the_test_file(tmp_path, re
         shutil.copy(path, broken / path.name)
     folder = tmp_path / "card"
     folder.mkdir()
-    done = flashmark("run", str(folder), "--no-save", env={"FLASHMARK_FIO_REPLAY": str(broken)})
+    done = flashmark(
+        "run", str(folder), "--no-save", "--runtime", "8", env={"FLASHMARK_FIO_REPLAY": str(broken)}
+    )
     assert done.returncode == ExitStatus.DEVICE, done.stderr
     assert "device failed or disappeared" in done.stderr
     assert list(folder.iterdir()) == []
@@ -241,7 +247,7 @@ def test_run_carries_the_probe_and_claimed_vs_measured_findings(tmp_path, replay
         "speed_class": "C10", "uhs_grade": "U3", "video_class": "V30", "app_class": "A2"
     }  # fmt: skip
     findings = document["findings"]
-    assert "claims A2; measured 1500/491 IOPS: does not meet A2" in findings[-1]
+    assert "claims A2; measured 1500/499 IOPS: does not meet A2" in findings[-1]
     assert "claims U3; measured 10.0 MB/s: does not meet U3" in findings
     assert 'device: mmcblk0 (sd): Kingston "SD64G"' in done.stderr
     shown = json.loads(flashmark("show", "1", "--json", env=env).stdout)

@@ -35,18 +35,21 @@ def test_exit_8_on_a_failed_grade_after_the_result_is_saved(recordings, tmp_path
     # quick-a1-card: recorded on an emulated card exactly at the A1 line (1920/500 IOPS,
     # 10 MB/s): A1 and U1 straddle their thresholds (a write figure runs from its durable rate,
     # flush included, to the rate the host accepted), A2 is far below its own
-    done = flashmark("run", str(card), "--require", "a1,A2,U1", "--json", env=environment)
+    # --runtime 8: the recorded run's lengths (tests/data/fio/quick-a1-card/scenario.txt)
+    done = flashmark(
+        "run", str(card), "--require", "a1,A2,U1", "--json", "--runtime", "8", env=environment
+    )
     assert done.returncode == 8 and ExitStatus.REQUIREMENT.value == 8, done.stderr
     document = json.loads(done.stdout)  # printed in full before exiting
     assert document["grades"]["A2"]["verdict"] == "fail"
     assert document["grades"]["A1"]["verdict"] == "uncertain"
     lines = done.stderr.splitlines()
     assert lines[-4:] == [
-        "flashmark: required grade A1: uncertain (rand-read-4k IOPS 1,519 ± 63 straddles 1,500; "
-        "rand-write-4k IOPS 501 (478..530) straddles 500; seq-write MB/s 9.98 (9.95..10.03) "
+        "flashmark: required grade A1: uncertain (rand-read-4k IOPS 1,519 ± 64 straddles 1,500; "
+        "rand-write-4k IOPS 501 (477..530) straddles 500; seq-write MB/s 9.98 (9.95..10.03) "
         "straddles 10.00)",
-        "flashmark: required grade A2: fail (rand-read-4k-q32 IOPS 1,500 ± 75 < 4,000; "
-        "rand-write-4k-q32 IOPS 491 (478..511) < 2,000)",
+        "flashmark: required grade A2: fail (rand-read-4k-q32 IOPS 1,500 ± 81 < 4,000; "
+        "rand-write-4k-q32 IOPS 491 (476..514) < 2,000)",
         "flashmark: required grade U1: uncertain (seq-write MB/s 9.98 (9.95..10.03) straddles "
         "10.00)",
         "flashmark: error: required grades not passed: A1, A2, U1",
@@ -87,8 +90,8 @@ def test_exit_8_on_an_uncertain_grade_names_the_straddled_thresholds(recordings,
     assert [check["verdict"] for check in a2["checks"]] == ["uncertain", "uncertain", "pass"]
     (line,) = [line for line in done.stderr.splitlines() if "required grade A" in line]
     assert line == (
-        "flashmark: required grade A2: uncertain (rand-read-4k-q32 IOPS 3,999 ± 896 straddles "
-        "4,000; rand-write-4k-q32 IOPS 1,987 (1,597..2,391) straddles 2,000)"
+        "flashmark: required grade A2: uncertain (rand-read-4k-q32 IOPS 3,999 ± 158 straddles "
+        "4,000; rand-write-4k-q32 IOPS 1,987 (1,905..2,081) straddles 2,000)"
     )
     assert "A1" not in line
 

@@ -23,9 +23,11 @@ from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.documents.result import run_to_document
 from flashmark.errors import RequirementNotMet, printable
+from flashmark.fio.jobs import PREPARE_JOB_NAME
 from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
 from flashmark.grading import unmet_requirements
 from flashmark.leftovers import temporary_work_folder
+from flashmark.lengths import MIN_TRANSFERS, TARGET_HALF_WIDTH_PCT
 from flashmark.model import Passport, Run, TargetKind
 from flashmark.plan import Plan
 from flashmark.probe import measured_summary
@@ -66,7 +68,9 @@ _SHORT_RUNTIME_S = 8
     "runtime_s",
     type=RUNTIME,
     metavar="SECONDS",
-    help="Measured seconds per timed test (default per profile: quick 8).",
+    help="Measure every timed test exactly this long. Without it, each test measures 3 s "
+    "and runs again for the profile's length (quick 8) only when its 95% interval is wider "
+    "than +-1% or it holds fewer than 20 transfers.",
 )
 @click.option(
     "--ramp",
@@ -245,7 +249,7 @@ def _describe_plan(plan: Plan) -> None:
     settings, target = plan.settings, plan.target
     console.print(
         f"flashmark: {plan.profile.name} profile on {printable(target.folder or target.path)}: "
-        f"{len(plan.tests)} tests x {settings.ramp_s + settings.runtime_s} s"
+        f"{_lengths(plan)}"
         f"{' after preparing ' + format_size(settings.size_bytes) if plan.prepare else ''}"
         f" (about {format_duration(plan.expected_seconds())} plus preparation)"
         f"{', then workloads ' + ', '.join(plan.workloads) if plan.workloads else ''}",
@@ -270,6 +274,20 @@ def _describe_plan(plan: Plan) -> None:
             "noisier figures, especially for sequential tests",
             highlight=False,
         )
+
+
+def _lengths(plan: Plan) -> str:
+    """How long the tests measure, e.g. "6 tests x 10 s" or, with adaptive lengths,
+    "6 tests x 5 s (10 s where 3 s are not enough)" (flashmark.lengths)."""
+    settings = plan.settings
+    full = settings.ramp_s + settings.runtime_s
+    if settings.first_window_s is None:
+        return f"{len(plan.tests)} tests x {full} s"
+    first = settings.first_window_s
+    return (
+        f"{len(plan.tests)} tests x {settings.ramp_s + first} s "
+        f"({full} s where {first} s are not enough)"
+    )
 
 
 def _confirm_destruction(plan: Plan, yes: bool) -> None:
@@ -297,6 +315,19 @@ def _print_jobs(plan: Plan) -> None:
             f"# ---- {job.name}.fio{'  (run with --readonly)' if job.readonly else ''}{where}",
             file=sys.stderr,
         )
+        if job.window_s is not None and job.window_s < plan.settings.runtime_s:
+            print(
+                f"# a first window: when its 95% interval is wider than "
+                f"+-{TARGET_HALF_WIDTH_PCT:g}% or it holds fewer than {MIN_TRANSFERS} "
+                f"transfers, flashmark runs it again with runtime="
+                f"{plan.settings.runtime_s} (or longer for {MIN_TRANSFERS} transfers)",
+                file=sys.stderr,
+            )
+        if job.name == PREPARE_JOB_NAME and plan.prepare_after:
+            print(
+                "# flashmark writes only what the tests before it did not (offset=, size=)",
+                file=sys.stderr,
+            )
         print(job.text, file=sys.stderr)
 
 

@@ -89,6 +89,7 @@ def _settings(settings: Settings) -> dict[str, Any]:
         "destructive": settings.destructive,
         "ioengine": settings.ioengine,
         "workload_scale": settings.workload_scale,
+        "first_window_s": settings.first_window_s,
     }
 
 
@@ -102,6 +103,7 @@ def _test(result: TestResult) -> dict[str, Any]:
         "iodepth": spec.iodepth,
         "rwmix_read_pct": spec.rwmix_read_pct,
         "elapsed_s": round(result.elapsed_s, 3),
+        "lengthened": result.lengthened,
         "read": _direction(result.read),
         "write": _direction(result.write),
         "job": result.job_file,
@@ -289,6 +291,8 @@ def _read_run(d: dict[str, Any]) -> Run:
             destructive=s["destructive"],
             ioengine=s["ioengine"],
             workload_scale=s.get("workload_scale", 0.0),
+            # Absent from results saved before adaptive lengths: every test ran runtime_s.
+            first_window_s=s.get("first_window_s"),
         ),
         host=HostInfo(
             hostname=h["hostname"],
@@ -324,6 +328,7 @@ def _read_test(d: dict[str, Any]) -> TestResult:
         write=_read_direction(d["write"]),
         job_file=d["job"],
         elapsed_s=d["elapsed_s"],
+        lengthened=d.get("lengthened"),  # absent before adaptive lengths
         monitor=MonitorSeries.from_dict(activity)
         if (activity := d.get("device_activity"))
         else None,

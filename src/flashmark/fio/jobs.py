@@ -24,7 +24,9 @@ with plain `fio FILE --output-format=json`. Options and why they are set:
   the I/O completed inside the window, the per-second rates (spread, chart, confidence
   interval) and the durable write rate (fio/window.py). log_offset=0 (no offset column) and
   per_job_logs=1 (one file per job, `NAME_iops.1.log`) are fio's defaults, written out so the
-  columns and the name cannot move (fio HOWTO, "log_offset", "per_job_logs"). log_avg_msec
+  columns and the name cannot move (fio HOWTO, "log_offset", "per_job_logs"); sequential
+  writes set log_offset=1 (a fifth column, the I/O's offset), which tells how far they wrote:
+  the preparation then writes only the rest (plan.py). log_avg_msec
   applies to every log of a job, which is why no averaged bandwidth log is written beside it.
   The logs go to flashmark's work folder, never to the measured folder.
 - thread=1: jobs run as threads of fio's one process instead of forked processes (fio HOWTO,
@@ -108,30 +110,45 @@ class FioJob:
 
 
 def job_for_test(
-    spec: TestSpec, settings: Settings, filename: str, *, readonly: bool, log_folder: str
+    spec: TestSpec,
+    settings: Settings,
+    filename: str,
+    *,
+    readonly: bool,
+    log_folder: str,
+    window_s: int | None = None,
+    again: bool = False,
 ) -> FioJob:
     """The fio job measuring one test of a profile against `filename`: a generated test-file
     name relative to fio's working directory, or a device's /dev/NAME. Its per-I/O log goes to
-    `log_folder` (absolute). Both must be literal to fio's parser, else ValueError (a bug)."""
+    `log_folder` (absolute). Both must be literal to fio's parser, else ValueError (a bug).
+    `window_s` is the measuring window, the settings' runtime unless given (flashmark.lengths:
+    a short first window). `again` names the run of a test whose first window was not enough
+    `NAME-full`, with its own output and log files."""
     if not is_fio_literal_folder(log_folder):
         raise ValueError(f"fio would not read this log folder literally: {log_folder!r}")
     if spec.name == SUSTAINED_WRITE_NAME:
         return sustained_job(spec, settings, filename, readonly=readonly, log_folder=log_folder)
-    lines = _header(f"test {spec.name} ({spec.description}), profile {settings.profile}", filename)
+    name = f"{spec.name}-full" if again else spec.name
+    what = f"test {spec.name} ({spec.description}), profile {settings.profile}"
+    if again:
+        what += ", measured again at full length: its first window was not enough"
+    lines = _header(what, filename)
     lines += _global_options(settings, filename)
+    window = settings.runtime_s if window_s is None else window_s
     lines += [
         "time_based=1",
-        f"runtime={settings.runtime_s}",
+        f"runtime={window}",
         f"ramp_time={settings.ramp_s}",
         "randrepeat=0",
         "norandommap=1",
         "lat_percentiles=1",
         f"percentile_list={':'.join(PERCENTILES)}",
-        f"write_iops_log={log_folder}/{spec.name}",
-        "log_offset=0",
+        f"write_iops_log={log_folder}/{name}",
+        f"log_offset={1 if spec.pattern is Pattern.SEQ_WRITE else 0}",
         "per_job_logs=1",
         "",
-        f"[{spec.name}]",
+        f"[{name}]",
         f"rw={spec.pattern.value}",
         f"bs={spec.block_size_bytes}",
         f"iodepth={spec.iodepth}",
@@ -140,17 +157,17 @@ def job_for_test(
         lines.append(f"rwmixread={spec.rwmix_read_pct}")
     if spec.writes:
         lines.append("end_fsync=1")
-    expected = float(settings.runtime_s + settings.ramp_s)
+    expected = float(window + settings.ramp_s)
     return FioJob(
-        name=spec.name,
+        name=name,
         text="\n".join(lines) + "\n",
         writes=spec.writes,
         readonly=readonly,
         expected_s=expected,
-        window_s=float(settings.runtime_s),
+        window_s=float(window),
         # Generous: fsync at the end of a write test on a slow card can take long.
         timeout_s=max(120.0, 4 * expected),
-        log_prefix=spec.name,
+        log_prefix=name,
         ramp_s=settings.ramp_s,
     )
 
@@ -211,12 +228,22 @@ def sustained_job(
     )
 
 
-def prepare_job(settings: Settings, filename: str) -> FioJob:
-    """Write the whole test area once, so reads read written data (not holes or unwritten
-    extents, which a filesystem answers without touching the device) and fio does not lay out
-    the file itself."""
-    lines = _header("prepare: write the whole test area once before the tests", filename)
-    lines += _global_options(settings, filename)
+def prepare_job(settings: Settings, filename: str, offset_bytes: int = 0) -> FioJob:
+    """Write the test area once, so reads read written data (not holes or unwritten extents,
+    which a filesystem answers without touching the device) and fio does not lay out the file
+    itself. From `offset_bytes` on (a whole number of PREPARE_BLOCK_BYTES) when the sequential
+    write tests before it wrote the start of the area (plan.py)."""
+    if offset_bytes % PREPARE_BLOCK_BYTES or not 0 <= offset_bytes < settings.size_bytes:
+        raise ValueError(f"preparation offset {offset_bytes} is not a block inside the area")
+    if offset_bytes:
+        what = f"prepare: write the test area from byte {offset_bytes} on (the rest is written)"
+    else:
+        what = "prepare: write the whole test area once before the tests"
+    lines = _header(what, filename)
+    # fio does its I/O in [offset, offset + size) (fio HOWTO, "offset", "size").
+    lines += _global_options(settings, filename, settings.size_bytes - offset_bytes)
+    if offset_bytes:
+        lines.append(f"offset={offset_bytes}")
     lines += [
         f"runtime={PREPARE_TIME_LIMIT_S}",
         "",
@@ -249,7 +276,7 @@ def _header(what: str, filename: str) -> list[str]:
     return [f"; flashmark {__version__}: {what}", how, "[global]"]
 
 
-def _global_options(settings: Settings, filename: str) -> list[str]:
+def _global_options(settings: Settings, filename: str, size_bytes: int | None = None) -> list[str]:
     if not (_RELATIVE_NAME.fullmatch(filename) or _DEVICE_NODE.fullmatch(filename)):
         raise ValueError(
             f"fio would not read this file name literally: {filename!r}; job files only name "
@@ -257,7 +284,7 @@ def _global_options(settings: Settings, filename: str) -> list[str]:
         )
     return [
         f"filename={filename}",
-        f"size={settings.size_bytes}",
+        f"size={settings.size_bytes if size_bytes is None else size_bytes}",
         f"ioengine={settings.ioengine}",
         f"direct={1 if settings.direct else 0}",
         "thread=1",

@@ -32,7 +32,14 @@ from flashmark.errors import (
 )
 from flashmark.fio.jobs import SAMPLE_INTERVAL_MS, FioJob
 from flashmark.fio.runner import FioOutput
-from flashmark.fio.window import Completion, count_window, read_completions, read_latencies_ns
+from flashmark.fio.window import (
+    Completion,
+    count_window,
+    edge_burst_bytes,
+    read_completions,
+    read_latencies_ns,
+    steady_rates,
+)
 from flashmark.model import (
     STOPPED_SIZE_LIMIT,
     STOPPED_STEADY,
@@ -235,7 +242,15 @@ def _direction(
         completions, window_ms, SAMPLE_INTERVAL_MS, spec.iodepth, ramped=job.ramp_s > 0
     )
     rates = count.interval_rates_bps
-    bw_interval = interval_of_mean(rates, mean=count.bw_bytes)
+    # The interval rests on rates between burst ends (fio/window.py steady_rates), which the
+    # window's edges do not skew; the per-second rates when there are too few bursts.
+    steady = steady_rates(
+        completions, window_ms, SAMPLE_INTERVAL_MS, spec.iodepth, ramped=job.ramp_s > 0
+    )
+    bw_interval = interval_of_mean(steady or rates, mean=count.bw_bytes)
+    edge = edge_burst_bytes(completions, window_ms)
+    if bw_interval is not None and edge > 0:
+        bw_interval = bw_interval.widened(edge * 1000 / window_ms)
     iops, bw_bytes = count.iops, count.bw_bytes
     accepted_iops = accepted_bw = fsync_ms = None
     if ddir == 1 and count.last_completion_ms is not None:  # writes: durable is the headline

@@ -60,7 +60,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from flashmark.errors import FioOutputError
@@ -265,3 +265,115 @@ def _share(start: float, end: float, low: float, high: float) -> float:
         return 1.0 if low <= end < high else 0.0
     overlap = min(end, high) - max(start, low)
     return max(0.0, overlap) / (end - start)
+
+
+def steady_rates(
+    completions: Iterable[Completion],
+    window_ms: float,
+    interval_ms: int,
+    iodepth: int = 1,
+    *,
+    ramped: bool = True,
+) -> tuple[float, ...]:
+    """Rates (bytes/s) over about `interval_ms` each, tiling the window from the end of its
+    opening burst to the end of its last burst: the samples its 95% interval rests on.
+
+    The window's count is exact, but its per-second split is not at the edges: the burst that
+    completes as the window opens (a block throttle's slice of budget, reaped just after the
+    ramp) lands whole in the first second, while every later burst is spread over the gap
+    before it (`_spans`), and the last second misses the burst fio's close cut short. A steady
+    card throttled at 1920 IOPS read +10% in its first second and -10% in its last of a 3 s
+    window (an emulated card, 4 runs alike), and an interval resting on those is that wide
+    although the mean is right. Tiles that start and end at burst ends hold whole bursts, and
+    read the card's steady rate. () when the window has too few bursts for two tiles (a stream
+    faster than the log's millisecond, or a slow device): the caller then uses the per-second
+    rates."""
+    events = list(completions)
+    ends: list[float] = []
+    for event in events:
+        if event.time_ms >= window_ms:
+            break
+        if ends and event.time_ms - ends[-1] <= _SAME_INSTANT_MS:
+            ends[-1] = event.time_ms
+        else:
+            ends.append(event.time_ms)
+    if len(ends) < 3:
+        return ()
+    spacing = statistics.median(b - a for a, b in itertools.pairwise(ends))
+    # Bursts ending within half a spacing of the first still belong to the window's opening.
+    start = max(end for end in ends if end <= ends[0] + spacing / 2)
+    stop = ends[-1]
+    count = round((stop - start) / interval_ms)
+    if count < 2:
+        return ()
+    width = (stop - start) / count
+    spans = _spans(events, iodepth, window_ms, ramped)
+    rates = []
+    for k in range(count):
+        low, high = start + k * width, start + (k + 1) * width
+        # The opening burst (ends up to `start`) belongs to no tile: they start after it.
+        share = sum(_share(s.start, s.end, low, high) * s.bytes for s in spans if s.end > start)
+        rates.append(share * 1000 / width)
+    return tuple(rates)
+
+
+def edge_burst_bytes(completions: Sequence[Completion], window_ms: float) -> float:
+    """What the window's count may be off by on a device that completes in bursts: the bytes
+    the device completes over its typical pause, beyond one I/O (0 for a steady stream).
+
+    The count spreads each burst over the gap before it (`_spans`), which is exact for a steady
+    stream whatever the block size. A device that finishes many I/Os at once after a pause (the
+    kernel block throttle grants 100 ms of budget at a time: 150 I/Os of a 1500 IOPS card) has
+    one burst more or fewer inside a window than its rate gives, by where the window falls
+    between them, and the log cannot tell which: an emulated card at 1500 IOPS read 1539 IOPS
+    over 3 s (one burst more) and 1500 over 8 s. The typical pause is the gap between
+    completions that a moment picked at random falls in (the median of the gaps weighted by
+    their length); over it the device completes rate x pause. For a steady stream that is one
+    I/O, which the spreading already places; a device faster than the log's millisecond adds
+    a millisecond's I/O, a negligible share of any window."""
+    inside = [c for c in completions if c.time_ms < window_ms]
+    if len(inside) < 3:
+        return 0.0
+    span_ms = inside[-1].time_ms - inside[0].time_ms
+    gaps = sorted(b.time_ms - a.time_ms for a, b in itertools.pairwise(inside))
+    if span_ms <= 0:
+        return 0.0
+    covered = 0.0
+    typical_gap = gaps[-1]
+    for gap in gaps:
+        covered += gap
+        if covered >= span_ms / 2:
+            typical_gap = gap
+            break
+    rate = sum(c.bytes for c in inside[1:]) / span_ms  # bytes per ms
+    one_io = statistics.median(c.bytes for c in inside)
+    return max(0.0, rate * typical_gap - one_io)
+
+
+def written_extent(logs: Mapping[str, str], area_bytes: int) -> int:
+    """How far from the start of the area a sequential write test wrote, from its per-I/O log
+    with offsets (log_offset=1: `time, value, direction, block size, offset, priority`, fio
+    HOWTO "Log File Formats").
+
+    The test wrote sequentially from offset 0, its unlogged ramp first, so the area up to the
+    end of the furthest logged write is written; a write reaching the end of the area means fio
+    went round (time-based jobs wrap, fio HOWTO "time_based"): all of it. 0 when the log has
+    no offsets (nothing is known to be written)."""
+    extent = 0
+    for name, text in logs.items():
+        for number, line in enumerate(text.splitlines(), start=1):
+            fields = line.split(",")
+            if len(fields) < 6:
+                if line.strip():
+                    return 0
+                continue
+            try:
+                direction, size, offset = int(fields[2]), int(fields[3]), int(fields[4])
+            except ValueError:
+                raise FioOutputError(
+                    f"fio log {name} line {number} is not 'time, value, direction, block size, "
+                    f"offset, priority': {line!r}"
+                ) from None
+            if direction == 1:
+                extent = max(extent, offset + size)
+    return min(extent, area_bytes)

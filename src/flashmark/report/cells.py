@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from flashmark.model import Check, DirectionResult, Grade, Run, TargetKind
+from flashmark.model import Check, DirectionResult, Grade, Run, Settings, TargetKind
 from flashmark.report.describe import measured_line
 from flashmark.stats import Verdict
 from flashmark.sustained import SUSTAINED_WRITE_NAME
@@ -128,9 +128,20 @@ def device_text(run: Run) -> str | None:
 def settings_text(run: Run) -> str:
     settings = run.settings
     mode = "direct I/O" if settings.direct else "BUFFERED I/O (page cache included)"
+    area = format_size(settings.size_bytes)
+    return f"{settings.profile}: area {area}, {lengths_text(settings)}, {mode}"
+
+
+def lengths_text(settings: Settings) -> str:
+    """How long each test measured, e.g. "8 s per test after 2 s ramp", or with adaptive
+    lengths "3 s per test after 2 s ramp, 8 s where 3 s were not enough" (flashmark.lengths;
+    each test's `lengthened` says which and why)."""
+    text = f"{settings.runtime_s} s per test after {settings.ramp_s} s ramp"
+    if settings.first_window_s is None:
+        return text
     return (
-        f"{settings.profile}: area {format_size(settings.size_bytes)}, "
-        f"{settings.runtime_s} s per test after {settings.ramp_s} s ramp, {mode}"
+        f"{settings.first_window_s} s per test after {settings.ramp_s} s ramp, "
+        f"{settings.runtime_s} s where {settings.first_window_s} s were not enough"
     )
 
 

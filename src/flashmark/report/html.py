@@ -265,8 +265,8 @@ def _card(view: RunView) -> Card:
         device_line=_device_line(run),
         method=(
             f"{describe.where_text(run)}; profile {settings.profile}, area "
-            f"{format_size(settings.size_bytes)}, {settings.runtime_s} s per test after "
-            f"{settings.ramp_s} s ramp, {mode}; {cells.started_text(run)}"
+            f"{format_size(settings.size_bytes)}, {cells.lengths_text(settings)}, {mode}; "
+            f"{cells.started_text(run)}"
         ),
         grades=tuple(run.grades),
         claims=claims,

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flashmark.model import Grade, Passport, Run, TargetKind
-from flashmark.report.cells import check_text, direction_cells, sustained_text
+from flashmark.report.cells import check_text, direction_cells, settings_text, sustained_text
 from flashmark.report.describe import describe_activity, measured_line, passport_rows
 from flashmark.stats import Verdict
 from flashmark.units import (
@@ -57,13 +57,8 @@ def _header(run: Run) -> Text:
     measured = measured_line(run.probe) if run.probe else None
     if measured:
         lines.append(f"device   {measured}")
-    settings = run.settings
-    mode = "direct I/O" if settings.direct else "BUFFERED I/O (page cache included)"
-    lines.append(
-        f"profile  {settings.profile}: area {format_size(settings.size_bytes)}, "
-        f"{settings.runtime_s} s per test after {settings.ramp_s} s ramp, {mode}"
-    )
-    lines.append(f"engine   {run.fio.version}, {settings.ioengine}; MB = 10^6 bytes")
+    lines.append(f"profile  {settings_text(run)}")
+    lines.append(f"engine   {run.fio.version}, {run.settings.ioengine}; MB = 10^6 bytes")
     return Text("\n".join(lines))
 
 

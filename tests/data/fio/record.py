@@ -22,6 +22,7 @@ from flashmark.emulated import DeviceCaps, EmulatedDevice
 from flashmark.fio.jobs import FioJob, job_for_test, prepare_job
 from flashmark.fio.runner import FioOutput, FioProcessRunner, ProgressCallback
 from flashmark.measure import measure
+from flashmark.model import Settings
 from flashmark.plan import default_settings, plan_tests
 from flashmark.profiles import get_profile
 from flashmark.sysroot import SystemRoots
@@ -99,11 +100,13 @@ def record_profile(
     profile: str,
     caps: DeviceCaps,
     *,
-    runtime_s: int,
+    runtime_s: int | None,
     size_bytes: int,
     filesystem: bool,
     note: str,
 ) -> None:
+    """One profile run as `flashmark run` makes it; `runtime_s` None: its default lengths
+    (adaptive: a first window, a test again at full length where it was not enough)."""
     destination = HERE / name
     shutil.rmtree(destination, ignore_errors=True)
     with (
@@ -130,8 +133,17 @@ def record_profile(
     _describe(
         destination,
         caps,
-        f"profile {profile}, runtime {runtime_s} s, area "
+        f"profile {profile}, {_lengths(settings)}, area "
         f"{size_bytes // MiB} MiB, {'ext4 folder' if filesystem else 'raw device'}. {note}",
+    )
+
+
+def _lengths(settings: Settings) -> str:
+    if settings.first_window_s is None:
+        return f"runtime {settings.runtime_s} s"
+    return (
+        f"adaptive lengths (first window {settings.first_window_s} s, "
+        f"{settings.runtime_s} s where not enough)"
     )
 
 
@@ -282,6 +294,16 @@ def main() -> None:
             size_bytes=128 * MiB,
             filesystem=True,
             note="The default quick profile.",
+        )
+    if want("quick-a1-card-adaptive"):
+        record_profile(
+            "quick-a1-card-adaptive",
+            "quick",
+            A1_CARD,
+            runtime_s=None,
+            size_bytes=128 * MiB,
+            filesystem=True,
+            note="The default quick profile, as `flashmark run` makes it.",
         )
     if want("standard-fast-card"):
         record_profile(

@@ -1,0 +1,118 @@
+"""How long each timed test measures: a short first window, and its full length only where the
+short one was not enough (issue 9, "adaptive lengths"). Pure: measure() runs, this decides.
+
+    plan.py builds short first windows -> measure() runs one -> full_length(result) ->
+        None: keep it;  FullLength(seconds, reason): run the test once more for `seconds`, keep that
+
+A test's first window is FIRST_WINDOW_S seconds (after the profile's ramp). It is enough when,
+for every direction it measures:
+- the 95% interval of the mean (flashmark.stats, from rates between burst ends, which the
+  window's edges do not skew) is within +-TARGET_HALF_WIDTH_PCT of the mean, and
+- the window holds at least MIN_TRANSFERS transfers: the window counts the transfers
+  straddling its two edges in proportion (fio/window.py), and the fewer whole ones it holds,
+  the more those two estimated parts weigh (1 MiB at 10 MB/s: 28 in 3 s; 16 MiB at 30 MB/s:
+  5, so it runs again until it holds 20).
+Otherwise (a busy host, a throttling device, a card collecting garbage, large slow transfers)
+the test runs once more for the profile's runtime, or as long as MIN_TRANSFERS take at the
+rate the first window saw, up to MAX_WINDOW_S, and that run is its result: one fio run, one
+exact window, nothing merged. Its `lengthened` says why.
+
+Why a second run, and not one run stopped early: fio writes its per-I/O log only when the job
+ends (fio HOWTO, "write_iops_log"), and flashmark's exact window, its per-second rates and its
+interval all come from that log; fio's own early stop (`steadystate`, fio HOWTO "Steady state")
+is not an interval of the mean, and ends the window at a moment fio chooses. A time-based run
+with a known window keeps the count exact; the cost of a test that needs its full length is
+its short first run (ramp + FIRST_WINDOW_S + a fio start), paid only where the short one
+was not enough. An earlier design (extending a test by further short runs and merging them)
+cost a ramp per extension and merged windows of different warm-up (issue 9 notes).
+
+A device that completes many I/Os at once after each pause (the kernel block throttle of the
+emulated cards grants 100 ms of budget at a time) has one burst more or fewer inside a window
+than its rate gives, by where the window falls; the interval is widened by that
+(fio/window.py edge_burst_bytes), which at 3 s is more than +-1% for such a device. Once a
+test has shown it, the run's later tests measure their full length at once: their first
+windows could not be enough either.
+
+Which tests: every time-based test of a run without --runtime, except the sequential writes
+that come before the preparation (plan.py): the preparation writes what they did not, so their
+full length costs no time. With --runtime every test measures that long, as before.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from flashmark.model import DirectionResult, TestResult
+
+# The first window: 3 per-second samples, the fewest whose interval means something (with 2 the
+# t quantile is 12.7). Random 4K tests on a steady device are exact at 2 s (issue 9: CV 0.07%),
+# and exact windows count 3 s within 0.1% of an emulated card's true rate.
+FIRST_WINDOW_S = 3
+# The stop rule: the 95% interval of the mean within +-1% of it (issue 9).
+TARGET_HALF_WIDTH_PCT = 1.0
+# Whole transfers a window holds before its rate is trusted (see the module doc).
+MIN_TRANSFERS = 20
+# The longest a test runs to collect MIN_TRANSFERS: 16 MiB transfers at 5 MB/s need 67 s.
+MAX_WINDOW_S = 60
+
+
+@dataclass(frozen=True)
+class FullLength:
+    """Run the test again for `window_s` seconds; `reason` says why the first was not enough."""
+
+    window_s: int
+    reason: str
+    # The device completes in bursts so large that the window's edges alone leave a first
+    # window too uncertain (fio/window.py edge_burst_bytes): the run's later tests skip theirs.
+    bursty: bool = False
+
+
+def first_window_s(profile_runtime_s: int) -> int | None:
+    """The short first window of a profile's tests; None when its runtime is no longer."""
+    return FIRST_WINDOW_S if profile_runtime_s > FIRST_WINDOW_S else None
+
+
+def full_length(result: TestResult, runtime_s: int) -> FullLength | None:
+    """None when `result`, measured over a short first window, is enough; else how long to
+    measure the test again (at least `runtime_s`, the profile's) and why."""
+    reasons: list[str] = []
+    bursty = False
+    needed_s = float(runtime_s)
+    for label, direction in (("read", result.read), ("write", result.write)):
+        if direction is None:
+            continue
+        interval = direction.bw_ci95
+        if interval is None:
+            reasons.append(f"{label}s too few for an interval")
+        elif interval.half_width_pct > TARGET_HALF_WIDTH_PCT:
+            reasons.append(
+                f"{label} interval +-{interval.half_width_pct:.1f}% "
+                f"(wider than +-{TARGET_HALF_WIDTH_PCT:g}%)"
+            )
+            bursty = bursty or interval.edge_pct > TARGET_HALF_WIDTH_PCT
+        transfers = _transfers(direction)
+        if transfers < MIN_TRANSFERS:
+            reasons.append(f"{transfers:.0f} {label}s (fewer than {MIN_TRANSFERS})")
+            if transfers > 0:
+                per_s = transfers * 1000 / direction.runtime_ms
+                needed_s = max(needed_s, math.ceil(MIN_TRANSFERS / per_s) + 1)
+    if not reasons:
+        return None
+    return FullLength(
+        window_s=min(MAX_WINDOW_S, int(needed_s)), reason="; ".join(reasons), bursty=bursty
+    )
+
+
+def bursty_reason(test: str) -> str:
+    """Why a test skipped its first window: an earlier one found the device bursty."""
+    return (
+        f"{test} found the device completing in bursts, which leave a first window "
+        f"more uncertain than +-{TARGET_HALF_WIDTH_PCT:g}% at its edges: measured at full length"
+    )
+
+
+def _transfers(direction: DirectionResult) -> float:
+    """Transfers completed inside the window (writes: as the host accepted them)."""
+    iops = direction.accepted_iops if direction.accepted_iops is not None else direction.iops
+    return iops * direction.runtime_ms / 1000

@@ -1,0 +1,220 @@
+"""Adaptive lengths (flashmark.lengths) and what they rest on: intervals from rates between burst
+ends, the edge allowance of bursty devices (flashmark.fio.window), and the plan's first windows
+and shortened preparation, on synthetic completion streams whose true rate is known exactly
+and on a recorded run (tests/data/fio/quick-a1-card-adaptive)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from flashmark.fio.jobs import PREPARE_BLOCK_BYTES, prepare_job
+from flashmark.fio.window import Completion, edge_burst_bytes, steady_rates, written_extent
+from flashmark.lengths import FIRST_WINDOW_S, MIN_TRANSFERS, bursty_reason, full_length
+from flashmark.model import (
+    DirectionResult,
+    LatencyNs,
+    Settings,
+    Target,
+    TargetKind,
+    TestResult,
+)
+from flashmark.plan import default_settings, plan_tests
+from flashmark.profiles import PROFILES, RAND_READ_4K, SEQ_READ
+from flashmark.stats import MeanInterval
+
+MiB = 2**20
+LOGS = "/tmp/flashmark-fio-abc123"
+
+
+def steady(spacing_ms: float, size: int, *, first_ms: float, until_ms: float) -> list[Completion]:
+    times, t = [], first_ms
+    while t <= until_ms:
+        times.append(t)
+        t += spacing_ms
+    return [Completion(t, size) for t in times]
+
+
+def throttled(per_slice: int, size: int, *, until_ms: float) -> list[Completion]:
+    """The kernel block throttle: a slice's budget completes at once every 100 ms, the first
+    burst as the window opens (t = 0.5 ms, where fio's epoch falls)."""
+    completions = []
+    start = 0.5
+    while start <= until_ms:
+        completions += [Completion(start, size)] * per_slice
+        start += 100.0
+    return completions
+
+
+def test_rates_between_burst_ends_are_flat_for_a_throttled_card():
+    # 150 I/Os per 100 ms: 1500 IOPS. Per-second rates of a 3 s window read +10% at the start
+    # (the opening burst lands whole in it); rates between burst ends read the card's rate.
+    completions = throttled(150, 4096, until_ms=3100)
+    rates = steady_rates(completions, 3000, 1000)
+    assert len(rates) == 3
+    assert [r / 4096 for r in rates] == pytest.approx([1500.0] * 3, rel=1e-9)
+
+
+def test_rates_between_burst_ends_follow_a_steady_stream():
+    completions = steady(0.75, 4096, first_ms=0.3, until_ms=3100)  # 1333 IOPS
+    rates = steady_rates(completions, 3000, 1000)
+    assert [r / 4096 for r in rates] == pytest.approx([1000 / 0.75] * len(rates), rel=1e-3)
+
+
+def test_too_few_bursts_leave_the_per_second_rates_to_the_caller():
+    assert steady_rates(steady(1600, 16 * MiB, first_ms=10, until_ms=3000), 3000, 1000) == ()
+
+
+def test_a_steady_stream_needs_no_edge_allowance_a_bursty_one_a_burst():
+    assert edge_burst_bytes(steady(0.75, 4096, first_ms=0.3, until_ms=3100), 3000) == (
+        pytest.approx(0, abs=1e-6)
+    )
+    # As fio logs it: whole milliseconds (+0.5), two or three completions in each.
+    logged = [
+        Completion(int(c.time_ms) + 0.5, c.bytes)
+        for c in steady(0.75, 4096, first_ms=0.3, until_ms=3100)
+    ]
+    assert edge_burst_bytes(logged, 3000) < 0.5 * 4096
+    # The throttle: 150 I/Os per 100 ms pause; about one burst beyond one I/O.
+    edge = edge_burst_bytes(throttled(150, 4096, until_ms=3100), 3000)
+    assert edge == pytest.approx(149 * 4096, rel=0.05)
+
+
+def test_written_extent_reads_offsets_and_sees_a_wrapped_area():
+    # time, value, direction, block size, offset, priority (log_offset=1)
+    log = "".join(f"{k},1,1,1048576,{k * MiB},0\n" for k in range(2, 10))
+    assert written_extent({"seq-write_iops.1.log": log}, 64 * MiB) == 10 * MiB
+    wrapped = log + f"11,1,1,1048576,{63 * MiB},0\n12,1,1,1048576,0,0\n"
+    assert written_extent({"seq-write_iops.1.log": wrapped}, 64 * MiB) == 64 * MiB
+    assert written_extent({"seq-write_iops.1.log": "2,1,1,1048576\n"}, 64 * MiB) == 0
+
+
+def direction(ios: float, window_ms: int, interval: MeanInterval | None) -> DirectionResult:
+    latency = LatencyNs(1, 1, 1, 0, 1, 1, 1, 1, 1)
+    return DirectionResult(
+        iops=ios * 1000 / window_ms,
+        bw_bytes=ios * 4096 * 1000 / window_ms,
+        io_bytes=int(ios * 4096),
+        total_ios=int(ios),
+        runtime_ms=window_ms,
+        fio_runtime_ms=window_ms,
+        lat_ns=latency,
+        bw_per_second=None,
+        bw_ci95=interval,
+    )
+
+
+def interval(mean: float, half_pct: float, edge_pct: float = 0.0) -> MeanInterval:
+    half = mean * half_pct / 100
+    return MeanInterval(mean, mean - half, mean + half, 3, 3.0, edge=mean * edge_pct / 100)
+
+
+def result(read: DirectionResult) -> TestResult:
+    return TestResult(spec=RAND_READ_4K, read=read, write=None, job_file="", elapsed_s=5.0)
+
+
+def test_a_narrow_interval_over_enough_transfers_keeps_the_first_window():
+    read = direction(4500, 3000, interval(1500, 0.4))
+    assert full_length(result(read), 8) is None
+
+
+def test_a_wide_interval_measures_the_full_length_and_says_why():
+    read = direction(4500, 3000, interval(1500, 2.5))
+    longer = full_length(result(read), 8)
+    assert longer is not None and longer.window_s == 8 and not longer.bursty
+    assert longer.reason == "read interval +-2.5% (wider than +-1%)"
+
+
+def test_an_interval_wide_by_its_edges_marks_the_device_bursty():
+    read = direction(4650, 3000, interval(1550, 3.4, edge_pct=3.3))
+    longer = full_length(result(read), 8)
+    assert longer is not None and longer.bursty
+    assert bursty_reason("seq-read").startswith("seq-read found the device completing in bursts")
+
+
+def test_large_transfers_run_until_the_window_holds_twenty():
+    # 16 MiB at 30 MB/s: 1.79 a second, 5.4 in 3 s: 20 need 12 s (11.2 rounded up, and one more)
+    read = direction(5.36, 3000, interval(1.79, 0.5))
+    longer = full_length(result(read), 10)
+    assert longer is not None and longer.window_s == 13
+    assert f"(fewer than {MIN_TRANSFERS})" in longer.reason
+
+
+def test_no_interval_is_not_enough():
+    longer = full_length(result(direction(4500, 3000, None)), 8)
+    assert longer is not None and "too few for an interval" in longer.reason
+
+
+def folder_target(tmp_path: Path) -> Target:
+    return Target(
+        given=str(tmp_path),
+        kind=TargetKind.FILE,
+        path=str(tmp_path / ".flashmark-1.tmp"),
+        folder=str(tmp_path),
+        block_device=None,
+        filesystem="ext4",
+        mount_point=None,
+        mount_options=None,
+        capacity_bytes=None,
+        test_file=".flashmark-1.tmp",
+    )
+
+
+def test_the_quick_plan_measures_first_windows_after_a_full_length_seq_write(tmp_path):
+    quick = PROFILES["quick"]
+    settings = default_settings(
+        quick, size_bytes=None, runtime_s=None, buffered=False, destructive=False
+    )
+    assert settings.first_window_s == FIRST_WINDOW_S
+    plan = plan_tests(quick, settings, folder_target(tmp_path), log_folder=LOGS)
+    assert plan.prepare_after == 1  # seq-write, then the preparation of the rest
+    assert [job.name for job in plan.all_jobs][:3] == ["seq-write", "prepare", "seq-read"]
+    assert [job.window_s for job in plan.jobs] == [8.0] + [3.0] * 5
+    assert [plan.is_first_window(i) for i in range(len(plan.jobs))] == [False] + [True] * 5
+    again = plan.full_length_job(1, 8)
+    assert again.name == "seq-read-full" and again.window_s == 8.0
+    assert "runtime=8\n" in again.text and "[seq-read-full]\n" in again.text
+    assert plan.expected_seconds() == 10 + 5 * 5
+
+
+def test_runtime_fixes_every_length(tmp_path):
+    quick = PROFILES["quick"]
+    settings = default_settings(
+        quick, size_bytes=None, runtime_s=4, buffered=False, destructive=False
+    )
+    plan = plan_tests(quick, settings, folder_target(tmp_path), log_folder=LOGS)
+    assert settings.first_window_s is None
+    assert [job.window_s for job in plan.jobs] == [4.0] * 6
+    assert not any(plan.is_first_window(i) for i in range(6))
+
+
+def test_the_preparation_writes_what_seq_write_did_not(tmp_path):
+    quick = PROFILES["quick"]
+    settings = default_settings(
+        quick, size_bytes=None, runtime_s=None, buffered=False, destructive=False
+    )
+    plan = plan_tests(quick, settings, folder_target(tmp_path), log_folder=LOGS)
+    assert plan.rest_of_prepare(0) is plan.prepare_job
+    rest = plan.rest_of_prepare(100 * MiB + 5)  # rounded down to whole preparation blocks
+    assert rest is not None
+    assert f"offset={100 * MiB}\n" in rest.text and f"size={28 * MiB}\n" in rest.text
+    assert plan.rest_of_prepare(128 * MiB) is None
+    with pytest.raises(ValueError):
+        prepare_job(settings, ".flashmark-1.tmp", offset_bytes=PREPARE_BLOCK_BYTES + 1)
+
+
+def test_a_plan_of_reads_alone_has_no_leading_writes(tmp_path):
+    settings = Settings(
+        profile="quick",
+        size_bytes=64 * MiB,
+        runtime_s=8,
+        ramp_s=2,
+        direct=True,
+        destructive=False,
+        first_window_s=3,
+    )
+    profile = dataclasses.replace(PROFILES["quick"], tests=(SEQ_READ, RAND_READ_4K))
+    plan = plan_tests(profile, settings, folder_target(tmp_path), log_folder=LOGS)
+    assert plan.prepare_after == 0 and [job.window_s for job in plan.jobs] == [3.0, 3.0]
