@@ -70,7 +70,10 @@ HEADLINES = (  # test, direction, metric, cap attribute, fio rw, block size, iod
 )
 
 
-def run_flashmark(device: EmulatedDevice, runtime: int | None) -> tuple[dict[str, Any], float]:
+def run_flashmark(
+    device: EmulatedDevice, runtime: int | None, profile: str = "quick"
+) -> tuple[dict[str, Any], float]:
+    """`flashmark run --profile PROFILE --json` on the device: (the result document, wall s)."""
     argv = [
         sys.executable,
         "-m",
@@ -80,7 +83,7 @@ def run_flashmark(device: EmulatedDevice, runtime: int | None) -> tuple[dict[str
         "--json",
         "--no-save",
         "--profile",
-        "quick",
+        profile,
     ]
     if runtime:
         argv += ["--runtime", str(runtime)]
