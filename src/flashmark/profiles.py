@@ -10,10 +10,12 @@
               (standard and full run it too); the speed classes grade its sustained rate
 
 Default sizes and times are per profile: quick trades test-area size for time (128 MiB is
-prepared in ~13 s at 10 MB/s); standard and full use 1 GiB so a card's cache flatters less.
-Runtime per timed test must stay >= 8 s: the block throttle used to verify accuracy works in
-100 ms slices, and 1 MiB transfers over shorter windows quantise to about +-1 I/O (see
-benchmarks/accuracy.py).
+written in ~13 s at 10 MB/s, most of it by seq-write); standard and full use 1 GiB so a card's
+cache flatters less. `default_runtime_s` is each timed test's full length: without --runtime a
+test first measures a 3 s window and runs its full length only where that was not enough
+(flashmark.lengths). The full length stays >= 8 s: the kernel block throttle of the emulated
+cards grants 100 ms of budget at a time, and a window holds one grant more or fewer than its
+rate gives (1.25% of 8 s; fio/window.py edge_burst_bytes).
 """
 
 from __future__ import annotations
