@@ -205,6 +205,8 @@ def plan_tests(profile: Profile, settings: Settings, target: Target, *, log_fold
                 f"read-only run on {target.path}: {len(skipped)} write tests skipped "
                 "(--destructive runs them and overwrites the test area)"
             )
+    if target.kind is TargetKind.DEVICE:
+        # Read-only or destructive alike: a raw device has no folder to install packages in.
         if profile.workloads and settings.workload_scale > 0:
             warnings.append(
                 "workloads skipped: they need a folder on a mounted filesystem, not a raw device"

@@ -1,0 +1,36 @@
+"""Plans for raw block devices: what runs on a device, read-only or with --destructive."""
+
+from __future__ import annotations
+
+import pytest
+
+from flashmark.model import Target, TargetKind
+from flashmark.plan import default_settings, plan_tests
+from flashmark.profiles import PROFILES
+
+DEVICE = Target(
+    given="/dev/sdz",
+    kind=TargetKind.DEVICE,
+    path="/dev/sdz",
+    folder=None,
+    block_device="/dev/sdz",
+    filesystem=None,
+    mount_point=None,
+    mount_options=None,
+    capacity_bytes=8 * 2**30,
+)
+
+
+@pytest.mark.parametrize("destructive", [False, True])
+@pytest.mark.parametrize("profile", ["standard", "full"])
+def test_a_device_gets_no_workloads_and_is_told_why(profile, destructive):
+    # A destructive full run on a device used to measure every test and then stop with an
+    # internal error at the workloads, which need a folder: the whole result was lost.
+    chosen = PROFILES[profile]
+    settings = default_settings(
+        chosen, size_bytes=None, runtime_s=None, buffered=False, destructive=destructive
+    )
+    plan = plan_tests(chosen, settings, DEVICE, log_folder="/tmp/flashmark-fio-abc123")
+    assert plan.workloads == ()
+    assert any("workloads skipped" in warning for warning in plan.warnings)
+    assert any(spec.writes for spec in plan.tests) is destructive
