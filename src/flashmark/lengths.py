@@ -30,8 +30,10 @@ A device that completes many I/Os at once after each pause (the kernel block thr
 emulated cards grants 100 ms of budget at a time) has one burst more or fewer inside a window
 than its rate gives, by where the window falls; the interval is widened by that
 (fio/window.py edge_burst_bytes), which at 3 s is more than +-1% for such a device. Once a
-test has shown it, the run's later tests measure their full length at once: their first
-windows could not be enough either.
+test has shown it, the run's later tests at its queue depth or deeper measure their full length
+at once: their first windows could not be enough either. (A device may batch completions only
+at depth: the emulated flash card, behind FUSE, completes 1 MiB reads at depth 8 in bursts and
+4K ones at depth 1 one by one.)
 
 Which tests: every time-based test of a run without --runtime, except the sequential writes
 that come before the preparation (plan.py): the preparation writes what they did not, so their
@@ -64,7 +66,7 @@ class FullLength:
     window_s: int
     reason: str
     # The device completes in bursts so large that the window's edges alone leave a first
-    # window too uncertain (fio/window.py edge_burst_bytes): the run's later tests skip theirs.
+    # window too uncertain (fio/window.py edge_burst_bytes): later tests as deep skip theirs.
     bursty: bool = False
 
 
@@ -104,10 +106,12 @@ def full_length(result: TestResult, runtime_s: int) -> FullLength | None:
     )
 
 
-def bursty_reason(test: str) -> str:
-    """Why a test skipped its first window: an earlier one found the device bursty."""
+def bursty_reason(test: str, iodepth: int) -> str:
+    """Why a test skipped its first window: an earlier one, at queue depth `iodepth` or below
+    this test's, found the device bursty."""
+    depth = f" at queue depth {iodepth}" if iodepth > 1 else ""
     return (
-        f"{test} found the device completing in bursts, which leave a first window "
+        f"{test} found the device completing in bursts{depth}, which leave a first window "
         f"more uncertain than +-{TARGET_HALF_WIDTH_PCT:g}% at its edges: measured at full length"
     )
 

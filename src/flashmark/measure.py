@@ -29,7 +29,7 @@ from flashmark.fio.parse import parse_prepare_output, parse_test_output
 from flashmark.fio.runner import FioOutput, FioRunner
 from flashmark.fio.window import written_extent
 from flashmark.lengths import bursty_reason, full_length
-from flashmark.model import FioInfo, Target, TargetKind, TestResult
+from flashmark.model import FioInfo, Target, TargetKind, TestResult, TestSpec
 from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name
 from flashmark.plan import Plan
 from flashmark.sysroot import SystemRoots
@@ -97,7 +97,7 @@ def measure(
     with _test_area(plan, roots, left_behind) as area:
         number = 0
         written = 0  # how far from its start the tests so far wrote the area sequentially
-        bursty: str | None = None  # the test that found the device completing in bursts
+        bursty: TestSpec | None = None  # the test that found the device completing in bursts
         for index, spec in enumerate(plan.tests):
             if index == plan.prepare_after and plan.prepare_job is not None:
                 number += 1
@@ -109,8 +109,8 @@ def measure(
                 result, output, found_bursty = _measure_test(
                     plan, index, runner, progress, area.folder_fd, bursty
                 )
-            if found_bursty and bursty is None:
-                bursty = spec.name
+            if found_bursty and (bursty is None or spec.iodepth < bursty.iodepth):
+                bursty = spec
             if monitor is not None:
                 result = dataclasses.replace(result, monitor=monitor.series())
             if index < plan.prepare_after:
@@ -158,18 +158,19 @@ def _measure_test(
     runner: FioRunner,
     progress: Progress,
     folder_fd: int | None,
-    bursty: str | None,
+    bursty: TestSpec | None,
 ) -> tuple[TestResult, FioOutput, bool]:
     """Test `index`: its planned run, and when that was a short first window that was not
     enough (flashmark.lengths), one more run at full length, which is the result; at full
-    length at once when an earlier test (`bursty`) found the device completing in bursts.
-    Also whether this test found it so."""
+    length at once when an earlier test (`bursty`) found the device completing in bursts at
+    this test's queue depth or below. Also whether this test found it so."""
     spec, job = plan.tests[index], plan.jobs[index]
-    if plan.is_first_window(index) and bursty is not None:
+    if plan.is_first_window(index) and bursty is not None and spec.iodepth >= bursty.iodepth:
         job = plan.full_length_job(index, plan.settings.runtime_s)
         output = runner.run(job, progress.update, folder_fd=folder_fd)
         result = parse_test_output(spec, job, output)
-        return dataclasses.replace(result, lengthened=bursty_reason(bursty)), output, False
+        reason = bursty_reason(bursty.name, bursty.iodepth)
+        return dataclasses.replace(result, lengthened=reason), output, False
     output = runner.run(job, progress.update, folder_fd=folder_fd)
     result = parse_test_output(spec, job, output)
     if not plan.is_first_window(index):

@@ -131,7 +131,10 @@ def test_an_interval_wide_by_its_edges_marks_the_device_bursty():
     read = direction(4650, 3000, interval(1550, 3.4, edge_pct=3.3))
     longer = full_length(result(read), 8)
     assert longer is not None and longer.bursty
-    assert bursty_reason("seq-read").startswith("seq-read found the device completing in bursts")
+    assert bursty_reason("seq-read", 1).startswith(
+        "seq-read found the device completing in bursts,"
+    )
+    assert "at queue depth 8," in bursty_reason("seq-read-q8", 8)
 
 
 def test_large_transfers_run_until_the_window_holds_twenty():
