@@ -24,7 +24,7 @@ from flashmark.errors import (
     NotEnoughSpace,
     ReadOnlyTarget,
 )
-from flashmark.fio.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S
+from flashmark.fio.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S, FioJob
 from flashmark.fio.parse import parse_prepare_output, parse_test_output
 from flashmark.fio.runner import FioOutput, FioRunner
 from flashmark.fio.window import written_extent
@@ -164,24 +164,23 @@ def _measure_test(
     enough (flashmark.lengths), one more run at full length, which is the result; at full
     length at once when an earlier test (`bursty`) found the device completing in bursts at
     this test's queue depth or below. Also whether this test found it so."""
-    spec, job = plan.tests[index], plan.jobs[index]
-    if plan.is_first_window(index) and bursty is not None and spec.iodepth >= bursty.iodepth:
-        job = plan.full_length_job(index, plan.settings.runtime_s)
+    spec = plan.tests[index]
+
+    def run(job: FioJob) -> tuple[TestResult, FioOutput]:
         output = runner.run(job, progress.update, folder_fd=folder_fd)
-        result = parse_test_output(spec, job, output)
+        return parse_test_output(spec, job, output), output
+
+    first_window = plan.is_first_window(index)
+    if first_window and bursty is not None and spec.iodepth >= bursty.iodepth:
+        result, output = run(plan.full_length_job(index, plan.settings.runtime_s))
         reason = bursty_reason(bursty.name, bursty.iodepth)
         return dataclasses.replace(result, lengthened=reason), output, False
-    output = runner.run(job, progress.update, folder_fd=folder_fd)
-    result = parse_test_output(spec, job, output)
-    if not plan.is_first_window(index):
-        return result, output, False
-    longer = full_length(result, plan.settings.runtime_s)
+    result, output = run(plan.jobs[index])
+    longer = full_length(result, plan.settings.runtime_s) if first_window else None
     if longer is None:
         return result, output, False
     progress.update(None, f"measuring again for {longer.window_s} s: {longer.reason}")
-    job = plan.full_length_job(index, longer.window_s)
-    output = runner.run(job, progress.update, folder_fd=folder_fd)
-    result = parse_test_output(spec, job, output)
+    result, output = run(plan.full_length_job(index, longer.window_s))
     lengthened = f"its first window was not enough: {longer.reason}"
     return dataclasses.replace(result, lengthened=lengthened), output, longer.bursty
 

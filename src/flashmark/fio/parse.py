@@ -38,7 +38,6 @@ from flashmark.fio.window import (
     edge_burst_bytes,
     read_completions,
     read_latencies_ns,
-    steady_rates,
 )
 from flashmark.model import (
     STOPPED_SIZE_LIMIT,
@@ -244,10 +243,7 @@ def _direction(
     rates = count.interval_rates_bps
     # The interval rests on rates between burst ends (fio/window.py steady_rates), which the
     # window's edges do not skew; the per-second rates when there are too few bursts.
-    steady = steady_rates(
-        completions, window_ms, SAMPLE_INTERVAL_MS, spec.iodepth, ramped=job.ramp_s > 0
-    )
-    bw_interval = interval_of_mean(steady or rates, mean=count.bw_bytes)
+    bw_interval = interval_of_mean(count.steady_rates_bps or rates, mean=count.bw_bytes)
     edge = edge_burst_bytes(completions, window_ms)
     if bw_interval is not None and edge > 0:
         bw_interval = bw_interval.widened(edge * 1000 / window_ms)

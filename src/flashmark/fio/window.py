@@ -88,6 +88,9 @@ class WindowCount:
     interval_bytes: tuple[float, ...]  # per whole interval of the window, in order
     completions: int  # I/Os in the log
     last_completion_ms: float | None  # the last one, drained I/Os included; None without any
+    # Rates (bytes/s) between burst ends, about interval_ms each (`steady_rates`); () when the
+    # window has too few bursts.
+    steady_rates_bps: tuple[float, ...] = ()
 
     @property
     def bw_bytes(self) -> float:
@@ -174,7 +177,8 @@ def count_window(
     width = edges[1] - edges[0]
     interval_bytes = [0.0] * (len(edges) - 1)
     window_bytes = window_ios = 0.0
-    for span in _spans(events, iodepth, window_ms, ramped):
+    spans = _spans(events, iodepth, window_ms, ramped)
+    for span in spans:
         window_share = _share(span.start, span.end, 0.0, window_ms)
         window_bytes += window_share * span.bytes
         window_ios += window_share * span.ios
@@ -192,6 +196,7 @@ def count_window(
         interval_bytes=tuple(interval_bytes),
         completions=len(events),
         last_completion_ms=events[-1].time_ms if events else None,
+        steady_rates_bps=_steady_rates(events, spans, window_ms, interval_ms),
     )
 
 
@@ -287,8 +292,15 @@ def steady_rates(
     although the mean is right. Tiles that start and end at burst ends hold whole bursts, and
     read the card's steady rate. () when the window has too few bursts for two tiles (a stream
     faster than the log's millisecond, or a slow device): the caller then uses the per-second
-    rates."""
+    rates. `count_window` returns them too (`steady_rates_bps`), from the spans it counts."""
     events = list(completions)
+    spans = _spans(events, iodepth, window_ms, ramped)
+    return _steady_rates(events, spans, window_ms, interval_ms)
+
+
+def _steady_rates(
+    events: list[Completion], spans: list[_Span], window_ms: float, interval_ms: int
+) -> tuple[float, ...]:
     ends: list[float] = []
     for event in events:
         if event.time_ms >= window_ms:
@@ -307,7 +319,6 @@ def steady_rates(
     if count < 2:
         return ()
     width = (stop - start) / count
-    spans = _spans(events, iodepth, window_ms, ramped)
     rates = []
     for k in range(count):
         low, high = start + k * width, start + (k + 1) * width
