@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from flashmark.fio.jobs import PREPARE_BLOCK_BYTES, prepare_job
-from flashmark.fio.window import Completion, edge_burst_bytes, steady_rates, written_extent
+from flashmark.fio.window import (
+    Completion,
+    count_window,
+    edge_burst_bytes,
+    steady_rates,
+    written_extent,
+)
 from flashmark.lengths import FIRST_WINDOW_S, MIN_TRANSFERS, bursty_reason, full_length
 from flashmark.model import (
     DirectionResult,
@@ -80,6 +86,51 @@ def test_a_steady_stream_needs_no_edge_allowance_a_bursty_one_a_burst():
     # The throttle: 150 I/Os per 100 ms pause; about one burst beyond one I/O.
     edge = edge_burst_bytes(throttled(150, 4096, until_ms=3100), 3000)
     assert edge == pytest.approx(149 * 4096, rel=0.05)
+
+
+def closed_mid_burst(
+    per_slice: int, size: int, *, window_ms: float, before: int
+) -> list[Completion]:
+    """A throttled card as fio logs it: the burst at the close straddles the window's last
+    millisecond, `before` of its completions logged inside the window and the rest after."""
+    completions = [c for c in throttled(per_slice, size, until_ms=window_ms - 50)]
+    completions += [Completion(window_ms - 0.5, size)] * before
+    completions += [Completion(window_ms + 0.5, size)] * (per_slice - before)
+    return completions
+
+
+@pytest.mark.parametrize("before", [0, 4, 75, 146])
+def test_a_throttled_card_reads_its_rate_between_whole_bursts_wherever_the_close_cuts(before):
+    # 150 I/Os per 100 ms (1500 IOPS); fio's close cuts the burst at 3 s anywhere.
+    count = count_window(closed_mid_burst(150, 4096, window_ms=3000, before=before), 3000, 1000)
+    assert count.whole is not None
+    assert count.whole.iops == pytest.approx(1500, rel=1e-4)
+    # Alike bursts leave only the log's millisecond uncertain: 1.5 I/Os of 2.9 s.
+    assert count.whole.uncertain_bytes == pytest.approx(1.5 * 4096, rel=0.01)
+    # The tiles end at the last whole burst and read the card's rate.
+    assert [r / 4096 for r in count.steady_rates_bps] == pytest.approx([1500.0] * 3, rel=1e-3)
+
+
+def test_bursts_of_unequal_size_are_uncertain_by_the_first_less_the_last():
+    # 40 MB/s of 1 MiB reads through a 100 ms throttle: bursts of 4, 4, 4, 3, ... transfers.
+    sizes = [4, 4, 4, 3] * 8
+    completions = []
+    for k, n in enumerate(sizes):
+        completions += [Completion(0.5 + 100 * k, MiB)] * n
+    count = count_window(completions, 3000, 1000)
+    assert count.whole is not None
+    opening, last = sizes[0], sizes[29]  # the burst at 2900.5 ms is the last in the window
+    rate_ms = count.whole.bytes / (count.whole.stop_ms - count.whole.start_ms)
+    assert count.whole.uncertain_bytes == pytest.approx(abs(opening - last) * MiB + rate_ms)
+    assert count.whole.bytes == sum(sizes[1:30]) * MiB
+
+
+def test_a_steady_stream_has_no_whole_bursts_to_prefer():
+    # One I/O at a time: each is a burst; their rate is the count's, and the count is exact.
+    count = count_window(steady(100, MiB, first_ms=50, until_ms=3100), 3000, 1000)
+    assert count.whole is not None
+    assert count.whole.bw_bytes == pytest.approx(count.bw_bytes, rel=1e-6)
+    assert edge_burst_bytes(steady(100, MiB, first_ms=50, until_ms=3100), 3000) == 0
 
 
 def test_written_extent_reads_offsets_and_sees_a_wrapped_area():

@@ -41,12 +41,12 @@ def test_quick_profile_on_an_a1_card_reads_back_its_caps(recordings):
         direction = getattr(result, direction_name)
         other = result.write if direction_name == "read" else result.read
         assert other is None, spec.name
-        # The window's own rate (for writes: what the host accepted) is the throttle's cap,
-        # within one of its 100 ms grants (1.25% of 8 s): fio's window opens in a burst the
-        # throttle released at once, so 8 s can hold 81 of them (flashmark.fio.window).
+        # The window's own rate (for writes: what the host accepted) is the throttle's cap:
+        # its count could be off by one of the throttle's 100 ms grants (1.25% of 8 s), so it
+        # is measured between the window's whole bursts (flashmark.fio.window.WholeBursts).
         window = getattr(direction, f"accepted_{metric}") if spec.writes else None
         window = getattr(direction, metric) if window is None else window
-        assert window == pytest.approx(expected, rel=0.0126), spec.name
+        assert window == pytest.approx(expected, rel=0.002), spec.name
         lat = direction.lat_ns
         assert lat.min <= lat.mean <= lat.max
         assert lat.p50 <= lat.p90 <= lat.p99 <= lat.p99_9 <= lat.p99_99
@@ -61,11 +61,17 @@ def test_quick_profile_on_an_a1_card_reads_back_its_caps(recordings):
         series = direction.bw_per_second
         assert series is not None and len(series.samples_bps) == 8
         assert series.min_bps <= series.mean_bps <= series.max_bps
-        # The seconds partition the window: their mean is the window's rate.
+        # The seconds partition the window: their mean is the window's count, the headline
+        # unless the rate between whole bursts is surer; that one is within a grant of it.
         window_bw = direction.accepted_bw_bytes if spec.writes else direction.bw_bytes
-        assert series.mean_bps == pytest.approx(window_bw, rel=1e-9), spec.name
         interval = direction.bw_ci95
-        assert interval is not None and interval.samples == 8
+        assert interval is not None
+        between_bursts = "whole bursts" in interval.method
+        assert between_bursts or spec.name == "seq-write", spec.name  # 10 MB/s: one I/O a burst
+        assert series.mean_bps == pytest.approx(
+            window_bw, rel=0.0126 if between_bursts else 1e-9
+        ), spec.name
+        assert 7 <= interval.samples <= 8
         assert interval.low <= direction.bw_bytes <= interval.high
         assert direction.iops_ci95 is not None
         assert direction.iops_ci95.low == pytest.approx(interval.low / spec.block_size_bytes)
