@@ -27,13 +27,17 @@ was not enough. An earlier design (extending a test by further short runs and me
 cost a ramp per extension and merged windows of different warm-up (issue 9 notes).
 
 A device that completes many I/Os at once after each pause (the kernel block throttle of the
-emulated cards grants 100 ms of budget at a time) has one burst more or fewer inside a window
-than its rate gives, by where the window falls; the interval is widened by that
-(fio/window.py edge_burst_bytes), which at 3 s is more than +-1% for such a device. Once a
-test has shown it, the run's later tests at its queue depth or deeper measure their full length
-at once: their first windows could not be enough either. (A device may batch completions only
-at depth: the emulated flash card, behind FUSE, completes 1 MiB reads at depth 8 in bursts and
-4K ones at depth 1 one by one.)
+emulated cards grants 100 ms of budget at a time) is measured between the window's whole
+bursts (fio/window.py WholeBursts), exact in 3 s where the window's count could be off by one
+burst. What stays uncertain is which pause a burst pays for, nothing when the bursts are alike;
+where they differ (1 MiB transfers through the throttle: 4, 4, 4, 3 a slice) the interval is
+widened by the difference. When that still leaves a first window wider than +-1% at its edges,
+the run's later tests at its queue depth or deeper measure their full length at once: their
+first windows could not be enough either. (A device may batch completions only at depth: the
+emulated flash card, behind FUSE, completes 1 MiB reads at depth 8 in bursts and 4K ones at
+depth 1 one by one.) Likewise a test whose first window could not hold MIN_TRANSFERS of its
+transfers even at the fastest rate the run has seen in its directions (16 MiB blocks at
+60 MB/s: 11 in 3 s) measures its length at once.
 
 Which tests: every time-based test of a run without --runtime, except the sequential writes
 that come before the preparation (plan.py): the preparation writes what they did not, so their
@@ -45,7 +49,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from flashmark.model import DirectionResult, TestResult
+from flashmark.model import DirectionResult, TestResult, TestSpec
+from flashmark.units import format_rate
 
 # The first window: 3 per-second samples, the fewest whose interval means something (with 2 the
 # t quantile is 12.7). Random 4K tests on a steady device are exact at 2 s (issue 9: CV 0.07%),
@@ -104,6 +109,50 @@ def full_length(result: TestResult, runtime_s: int) -> FullLength | None:
     return FullLength(
         window_s=min(MAX_WINDOW_S, int(needed_s)), reason="; ".join(reasons), bursty=bursty
     )
+
+
+def too_few_for_a_first_window(
+    spec: TestSpec, fastest_bps: FastestRates, runtime_s: int
+) -> FullLength | None:
+    """How long to measure `spec` at once, when its first window could not hold MIN_TRANSFERS
+    of its transfers even at the fastest rate measured so far in each of its directions
+    (16 MiB blocks at 60 MB/s: 11 in 3 s); None when it could, or nothing was measured yet.
+    The first window would be run, found short and run again: its time is saved."""
+    reasons: list[str] = []
+    needed_s = float(runtime_s)
+    for label, fastest in (("read", fastest_bps.read), ("write", fastest_bps.write)):
+        wanted = spec.pattern.reads if label == "read" else spec.pattern.writes
+        if not wanted or not fastest:
+            continue
+        per_s = fastest / spec.block_size_bytes
+        if per_s * FIRST_WINDOW_S >= MIN_TRANSFERS:
+            continue
+        reasons.append(
+            f"at most {per_s * FIRST_WINDOW_S:.0f} {label}s would fit in its first window at "
+            f"the fastest {label} rate so far ({format_rate(fastest)}; fewer than {MIN_TRANSFERS})"
+        )
+        needed_s = max(needed_s, math.ceil(MIN_TRANSFERS / per_s) + 1)
+    if not reasons:
+        return None
+    return FullLength(window_s=min(MAX_WINDOW_S, int(needed_s)), reason="; ".join(reasons))
+
+
+@dataclass(frozen=True)
+class FastestRates:
+    """The fastest rate (bytes/s) each direction reached so far in a run; 0 before any. Writes
+    count what the host accepted, as the transfers of a window do."""
+
+    read: float = 0.0
+    write: float = 0.0
+
+    def seen(self, result: TestResult) -> FastestRates:
+        read, write = self.read, self.write
+        if result.read is not None:
+            read = max(read, result.read.bw_bytes)
+        if result.write is not None:
+            accepted = result.write.accepted_bw_bytes
+            write = max(write, accepted if accepted is not None else result.write.bw_bytes)
+        return FastestRates(read, write)
 
 
 def bursty_reason(test: str, iodepth: int) -> str:

@@ -18,7 +18,14 @@ from flashmark.fio.window import (
     steady_rates,
     written_extent,
 )
-from flashmark.lengths import FIRST_WINDOW_S, MIN_TRANSFERS, bursty_reason, full_length
+from flashmark.lengths import (
+    FIRST_WINDOW_S,
+    MIN_TRANSFERS,
+    FastestRates,
+    bursty_reason,
+    full_length,
+    too_few_for_a_first_window,
+)
 from flashmark.model import (
     DirectionResult,
     LatencyNs,
@@ -26,6 +33,7 @@ from flashmark.model import (
     Target,
     TargetKind,
     TestResult,
+    TestSpec,
 )
 from flashmark.plan import default_settings, plan_tests
 from flashmark.profiles import PROFILES, RAND_READ_4K, SEQ_READ
@@ -109,6 +117,29 @@ def test_a_throttled_card_reads_its_rate_between_whole_bursts_wherever_the_close
     assert count.whole.uncertain_bytes == pytest.approx(1.5 * 4096, rel=0.01)
     # The tiles end at the last whole burst and read the card's rate.
     assert [r / 4096 for r in count.steady_rates_bps] == pytest.approx([1500.0] * 3, rel=1e-3)
+
+
+def test_a_burst_split_before_the_close_is_counted_whole_or_not_at_all():
+    # The throttle's grant at 2.9 s completes in two parts 5 ms apart (a journal write between):
+    # counting the first part alone would read 110 I/Os short and be that uncertain.
+    completions = [c for c in throttled(150, 4096, until_ms=2850)]
+    completions += [Completion(2900.5, 4096)] * 40 + [Completion(2905.5, 4096)] * 110
+    completions += [Completion(3000.5, 4096)] * 150
+    count = count_window(completions, 3000, 1000)
+    assert count.whole is not None
+    assert count.whole.stop_ms == 2905.5
+    assert count.whole.iops == pytest.approx(1500 * 2900 / 2905, rel=1e-6)
+    # Its two parts are one burst of 150, as the opening one: only the log's millisecond is left.
+    assert count.whole.uncertain_bytes == pytest.approx(1.5 * 4096, rel=0.01)
+    # A split whose second part completes after the close looks like a small last burst: the
+    # rate is 110 I/Os short, and uncertain by as much (the opening burst less the last).
+    split_at_close = [c for c in completions if c.time_ms < 2905]
+    split_at_close += [Completion(3000.5, 4096)] * 110
+    count = count_window(split_at_close, 3000, 1000)
+    assert count.whole is not None and count.whole.stop_ms == 2900.5
+    short_by = 1500 - count.whole.iops
+    assert short_by == pytest.approx(110 * 1000 / 2900, rel=1e-6)
+    assert count.whole.uncertain_bps / 4096 >= short_by
 
 
 def test_bursts_of_unequal_size_are_uncertain_by_the_first_less_the_last():
@@ -272,3 +303,31 @@ def test_a_plan_of_reads_alone_has_no_leading_writes(tmp_path):
     profile = dataclasses.replace(PROFILES["quick"], tests=(SEQ_READ, RAND_READ_4K))
     plan = plan_tests(profile, settings, folder_target(tmp_path), log_folder=LOGS)
     assert plan.prepare_after == 0 and [job.window_s for job in plan.jobs] == [3.0, 3.0]
+
+
+def full_spec(name: str) -> TestSpec:
+    return next(spec for spec in PROFILES["full"].tests if spec.name == name)
+
+
+def test_large_blocks_that_cannot_fill_a_first_window_start_at_their_length():
+    fastest = FastestRates(read=60e6, write=30e6)
+    read = too_few_for_a_first_window(full_spec("rand-read-16M"), fastest, 10)
+    # 60 MB/s of 16 MiB reads: 3.6 a second, 11 in 3 s; 20 need 6 s, the full length is 10.
+    assert read is not None and read.window_s == 10
+    assert read.reason.startswith("at most 11 reads would fit in its first window")
+    write = too_few_for_a_first_window(full_spec("seq-write-16M"), fastest, 10)
+    # 30 MB/s: 1.8 a second; 20 need 12 s (+1 for the transfer cut at an edge).
+    assert write is not None and write.window_s == 13
+    assert too_few_for_a_first_window(full_spec("rand-read-1M"), fastest, 10) is None
+    assert too_few_for_a_first_window(full_spec("rand-read-16M"), FastestRates(), 10) is None
+    # Only the test's own directions count: a slow write does not lengthen a read.
+    assert (
+        too_few_for_a_first_window(full_spec("rand-read-16M"), FastestRates(600e6, 1e6), 10) is None
+    )
+
+
+def test_the_fastest_rates_count_what_the_host_accepted_of_writes():
+    accepted = dataclasses.replace(direction(1500, 3000, None), accepted_bw_bytes=9e6)
+    written = TestResult(spec=RAND_READ_4K, read=None, write=accepted, job_file="", elapsed_s=5.0)
+    fastest = FastestRates(read=1e6).seen(written).seen(result(direction(3, 3000, None)))
+    assert fastest == FastestRates(read=1e6, write=9e6)
