@@ -245,15 +245,16 @@ def plan_tests(profile: Profile, settings: Settings, target: Target, *, log_fold
 
 
 def _leading_sequential_writes(tests: tuple[TestSpec, ...]) -> int:
-    """How many tests may run before the preparation: the time-based sequential writes before
-    the first test that reads (they write the area from its start, as the preparation would).
+    """How many tests may run before the preparation: the sequential writes before the first
+    test that reads, time-based ones and the size-bound sustained write alike (they write the
+    area from its start, as the preparation would, and log their offsets).
     0 when no test reads: the preparation then only lays out a folder's test file."""
     first_read = next((i for i, spec in enumerate(tests) if spec.pattern.reads), None)
     if first_read is None:
         return 0
     leading = 0
     for spec in tests[:first_read]:
-        if spec.pattern is not Pattern.SEQ_WRITE or spec.name == SUSTAINED_WRITE_NAME:
+        if spec.pattern is not Pattern.SEQ_WRITE:
             break
         leading += 1
     return leading

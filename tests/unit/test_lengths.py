@@ -331,3 +331,22 @@ def test_the_fastest_rates_count_what_the_host_accepted_of_writes():
     written = TestResult(spec=RAND_READ_4K, read=None, write=accepted, job_file="", elapsed_s=5.0)
     fastest = FastestRates(read=1e6).seen(written).seen(result(direction(3, 3000, None)))
     assert fastest == FastestRates(read=1e6, write=9e6)
+
+
+def test_the_standard_plan_writes_its_area_with_seq_write_and_the_sustained_write_first(tmp_path):
+    standard = PROFILES["standard"]
+    settings = default_settings(
+        standard, size_bytes=None, runtime_s=None, buffered=False, destructive=False
+    )
+    plan = plan_tests(standard, settings, folder_target(tmp_path), log_folder=LOGS)
+    names = [job.name for job in plan.all_jobs]
+    assert names[:4] == ["seq-write", "sustained-write", "prepare", "seq-read"]
+    assert plan.prepare_after == 2
+    sustained = plan.jobs[1]
+    # Its offsets say how far it wrote: the preparation writes only the rest.
+    assert "log_offset=1\n" in sustained.text
+    log = "".join(f"{k},1,1,524288,{k * 524288},0\n" for k in range(1, 1536))
+    written = written_extent({"sustained-write_iops.1.log": log}, settings.size_bytes)
+    assert written == 1536 * 524288 == 768 * MiB
+    rest = plan.rest_of_prepare(written)
+    assert rest is not None and f"offset={768 * MiB}\n" in rest.text

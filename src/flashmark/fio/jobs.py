@@ -206,7 +206,8 @@ def sustained_job(
         f"percentile_list={':'.join(PERCENTILES)}",
         f"write_iops_log={log_folder}/{spec.name}",
         f"write_lat_log={log_folder}/{spec.name}",
-        "log_offset=0",
+        # Offsets: how far it wrote, so a preparation after it writes only the rest (plan.py).
+        "log_offset=1",
         "per_job_logs=1",
         "",
         f"[{spec.name}]",
