@@ -4,7 +4,7 @@ short one was not enough (issue 9, "adaptive lengths"). Pure: measure() runs, th
     plan.py builds short first windows -> measure() runs one -> full_length(result) ->
         None: keep it;  FullLength(seconds, reason): run the test once more for `seconds`, keep that
 
-A test's first window is FIRST_WINDOW_S seconds (after the profile's ramp). It is enough when,
+A test's first window is FIRST_WINDOW_S seconds (after its ramp, plan.py). It is enough when,
 for every direction it measures:
 - the 95% interval of the mean (flashmark.stats, from rates between burst ends, which the
   window's edges do not skew) is within +-TARGET_HALF_WIDTH_PCT of the mean, and

@@ -176,12 +176,16 @@ def _measure_test(
 
     first_window = plan.is_first_window(index)
     if first_window and bursty is not None and spec.iodepth >= bursty.iodepth:
-        result, output = run(plan.full_length_job(index, plan.settings.runtime_s))
+        result, output = run(
+            plan.full_length_job(index, plan.settings.runtime_s, after_first_window=False)
+        )
         reason = bursty_reason(bursty.name, bursty.iodepth)
         return dataclasses.replace(result, lengthened=reason), output, False
     at_once = too_few_for_a_first_window(spec, fastest, plan.settings.runtime_s)
     if first_window and at_once is not None:
-        result, output = run(plan.full_length_job(index, at_once.window_s))
+        result, output = run(
+            plan.full_length_job(index, at_once.window_s, after_first_window=False)
+        )
         lengthened = f"measured at full length at once: {at_once.reason}"
         return dataclasses.replace(result, lengthened=lengthened), output, False
     result, output = run(plan.jobs[index])

@@ -71,14 +71,19 @@ def test_the_plan_names_every_job_and_touches_nothing(tmp_path: Path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize(("ramp_s", "expected"), [(None, 2), (0, 0), (7, 7)])
+@pytest.mark.parametrize(
+    ("ramp_s", "expected"), [(None, [2, 2, 1, 1, 1]), (0, [0] * 5), (7, [7] * 5)]
+)
 def test_the_ramp_asked_for_is_the_plans_and_every_timed_jobs(tmp_path: Path, ramp_s, expected):
-    """None takes the profile's default (a1: 2 s); 0 is a ramp of 0, not a missing value."""
+    """None takes the profile's default (a1: 2 s) before seq-write and the test after the
+    preparation, and 1 s after a timed test (plan.py); 0 is a ramp of 0, not a missing value;
+    a ramp given is every timed test's."""
     request = BenchmarkRequest(str(tmp_path), profile="a1", runtime_s=3, ramp_s=ramp_s)
     plan = plan_benchmark(request, SystemRoots(), "/work", probe=False)
-    assert plan.settings.ramp_s == expected
-    assert [f"ramp_time={expected}\n" in job.text for job in plan.jobs] == [True] * len(plan.jobs)
-    assert plan.expected_seconds() == len(plan.jobs) * (3 + expected)
+    assert plan.settings.ramp_s == expected[0]
+    assert [job.ramp_s for job in plan.jobs] == expected
+    assert all(f"ramp_time={job.ramp_s}\n" in job.text for job in plan.jobs)
+    assert plan.expected_seconds() == sum(3 + ramp for ramp in expected)
 
 
 def test_a_signal_during_the_probe_stops_the_run(tmp_path: Path, monkeypatch):

@@ -261,7 +261,8 @@ def test_the_quick_plan_measures_first_windows_after_a_full_length_seq_write(tmp
     again = plan.full_length_job(1, 8)
     assert again.name == "seq-read-full" and again.window_s == 8.0
     assert "runtime=8\n" in again.text and "[seq-read-full]\n" in again.text
-    assert plan.expected_seconds() == 10 + 5 * 5
+    # seq-read ramps 2 s after the preparation, the four after it 1 s (tests/unit/test_ramps.py)
+    assert plan.expected_seconds() == 10 + 5 + 4 * 4
 
 
 def test_runtime_fixes_every_length(tmp_path):
@@ -296,6 +297,7 @@ def test_a_plan_of_reads_alone_has_no_leading_writes(tmp_path):
         size_bytes=64 * MiB,
         runtime_s=8,
         ramp_s=2,
+        follow_ramp_s=1,
         direct=True,
         destructive=False,
         first_window_s=3,

@@ -14,7 +14,13 @@ from flashmark.model import Settings
 from flashmark.profiles import PROFILES, RAND_READ_4K, RAND_WRITE_4K
 
 SETTINGS = Settings(
-    profile="quick", size_bytes=128 * 2**20, runtime_s=8, ramp_s=2, direct=True, destructive=False
+    profile="quick",
+    size_bytes=128 * 2**20,
+    runtime_s=8,
+    ramp_s=2,
+    follow_ramp_s=2,
+    direct=True,
+    destructive=False,
 )
 # The card recorded in quick-a1-card: the kernel block throttle's caps.
 A1_CAPS = {"read_iops": 1500, "write_iops": 500, "read_bps": 40e6, "write_bps": 10e6}
