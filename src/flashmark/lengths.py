@@ -70,8 +70,9 @@ class FullLength:
 
     window_s: int
     reason: str
-    # The device completes in bursts so large that the window's edges alone leave a first
-    # window too uncertain (fio/window.py edge_burst_bytes): later tests as deep skip theirs.
+    # The device completes in bursts so large, or so unequal, that the window's edges alone
+    # leave a first window too uncertain (fio/window.py edge_burst_bytes for the count,
+    # WholeBursts.uncertain_bytes between whole bursts): later tests as deep skip theirs.
     bursty: bool = False
 
 
@@ -98,12 +99,10 @@ def full_length(result: TestResult, runtime_s: int) -> FullLength | None:
                 f"(wider than +-{TARGET_HALF_WIDTH_PCT:g}%)"
             )
             bursty = bursty or interval.edge_pct > TARGET_HALF_WIDTH_PCT
-        transfers = _transfers(direction)
-        if transfers < MIN_TRANSFERS:
-            reasons.append(f"{transfers:.0f} {label}s (fewer than {MIN_TRANSFERS})")
-            if transfers > 0:
-                per_s = transfers * 1000 / direction.runtime_ms
-                needed_s = max(needed_s, math.ceil(MIN_TRANSFERS / per_s) + 1)
+        short = _short_of_transfers(label, direction)
+        if short is not None:
+            reasons.append(short[0])
+            needed_s = max(needed_s, short[1])
     if not reasons:
         return None
     return FullLength(
@@ -111,8 +110,39 @@ def full_length(result: TestResult, runtime_s: int) -> FullLength | None:
     )
 
 
+def too_few_transfers(result: TestResult, runtime_s: int) -> FullLength | None:
+    """After a test measured its length at once (`too_few_for_a_first_window`): how long to
+    measure it again when its window still holds fewer than MIN_TRANSFERS, as the fastest rate
+    that length came from may be well above the test's own (16 MiB random writes after a
+    sequential write into a cache); None when it holds enough."""
+    reasons: list[str] = []
+    needed_s = float(runtime_s)
+    for label, direction in (("read", result.read), ("write", result.write)):
+        short = _short_of_transfers(label, direction) if direction is not None else None
+        if short is not None:
+            reasons.append(short[0])
+            needed_s = max(needed_s, short[1])
+    if not reasons:
+        return None
+    return FullLength(window_s=min(MAX_WINDOW_S, int(needed_s)), reason="; ".join(reasons))
+
+
+def _short_of_transfers(label: str, direction: DirectionResult) -> tuple[str, float] | None:
+    """Why a window of `direction` holds too few transfers and how long would hold enough (at
+    the rate it saw, one more second for a transfer cut at an edge); None when it holds
+    MIN_TRANSFERS."""
+    transfers = _transfers(direction)
+    if transfers >= MIN_TRANSFERS:
+        return None
+    needed_s = 0.0
+    if transfers > 0:
+        per_s = transfers * 1000 / direction.runtime_ms
+        needed_s = float(math.ceil(MIN_TRANSFERS / per_s) + 1)
+    return f"{transfers:.0f} {label}s (fewer than {MIN_TRANSFERS})", needed_s
+
+
 def too_few_for_a_first_window(
-    spec: TestSpec, fastest_bps: FastestRates, runtime_s: int
+    spec: TestSpec, fastest: FastestRates, runtime_s: int
 ) -> FullLength | None:
     """How long to measure `spec` at once, when its first window could not hold MIN_TRANSFERS
     of its transfers even at the fastest rate measured so far in each of its directions
@@ -120,16 +150,16 @@ def too_few_for_a_first_window(
     The first window would be run, found short and run again: its time is saved."""
     reasons: list[str] = []
     needed_s = float(runtime_s)
-    for label, fastest in (("read", fastest_bps.read), ("write", fastest_bps.write)):
+    for label, rate in (("read", fastest.read), ("write", fastest.write)):
         wanted = spec.pattern.reads if label == "read" else spec.pattern.writes
-        if not wanted or not fastest:
+        if not wanted or not rate:
             continue
-        per_s = fastest / spec.block_size_bytes
+        per_s = rate / spec.block_size_bytes
         if per_s * FIRST_WINDOW_S >= MIN_TRANSFERS:
             continue
         reasons.append(
             f"at most {per_s * FIRST_WINDOW_S:.0f} {label}s would fit in its first window at "
-            f"the fastest {label} rate so far ({format_rate(fastest)}; fewer than {MIN_TRANSFERS})"
+            f"the fastest {label} rate so far ({format_rate(rate)}; fewer than {MIN_TRANSFERS})"
         )
         needed_s = max(needed_s, math.ceil(MIN_TRANSFERS / per_s) + 1)
     if not reasons:

@@ -28,7 +28,13 @@ from flashmark.fio.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S, FioJob
 from flashmark.fio.parse import parse_prepare_output, parse_test_output
 from flashmark.fio.runner import FioOutput, FioRunner
 from flashmark.fio.window import written_extent
-from flashmark.lengths import FastestRates, bursty_reason, full_length, too_few_for_a_first_window
+from flashmark.lengths import (
+    FastestRates,
+    bursty_reason,
+    full_length,
+    too_few_for_a_first_window,
+    too_few_transfers,
+)
 from flashmark.model import FioInfo, Target, TargetKind, TestResult, TestSpec
 from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name
 from flashmark.plan import Plan
@@ -187,6 +193,11 @@ def _measure_test(
             plan.full_length_job(index, at_once.window_s, after_first_window=False)
         )
         lengthened = f"measured at full length at once: {at_once.reason}"
+        short = too_few_transfers(result, plan.settings.runtime_s)
+        if short is not None:  # slower than the fastest rate its length came from
+            progress.update(None, f"measuring again for {short.window_s} s: {short.reason}")
+            result, output = run(plan.full_length_job(index, short.window_s))
+            lengthened += f"; then again: {short.reason}"
         return dataclasses.replace(result, lengthened=lengthened), output, False
     result, output = run(plan.jobs[index])
     longer = full_length(result, plan.settings.runtime_s) if first_window else None

@@ -41,8 +41,8 @@ EDGE_METHOD = (
 # A device completing in bursts, measured between whole bursts (flashmark.fio.window.WholeBursts).
 WHOLE_BURSTS_METHOD = (
     "; the mean between the ends of the window's opening and last whole bursts of completions "
-    "(a device completing in bursts), widened by the opening burst less the last and a "
-    "millisecond"
+    "(a device completing in bursts), widened by the larger of the opening burst less the last "
+    "and the largest burst less the smallest, and a millisecond"
 )
 
 # Student t quantiles t(0.975, df) for df = 1..30 (NIST/SEMATECH e-Handbook, section 1.3.6.7.2,

@@ -48,11 +48,18 @@ def test_quick_profile_on_an_a1_card_reads_back_its_caps(recordings):
         other = result.write if direction_name == "read" else result.read
         assert other is None, spec.name
         # The window's own rate (for writes: what the host accepted) is the throttle's cap:
-        # its count could be off by one of the throttle's 100 ms grants (1.25% of 8 s), so it
-        # is measured between the window's whole bursts (flashmark.fio.window.WholeBursts).
+        # its count could be off by one of the throttle's 100 ms grants (1.25% of 8 s); where
+        # the bursts are alike the rate between the window's whole bursts is surer, and exact
+        # (flashmark.fio.window.WholeBursts). This host split some grants (a burst in two),
+        # which leaves the writes and the depth-32 reads to their count.
         window = getattr(direction, f"accepted_{metric}") if spec.writes else None
         window = getattr(direction, metric) if window is None else window
-        assert window == pytest.approx(expected, rel=0.002), spec.name
+        interval = direction.bw_ci95
+        assert interval is not None
+        between_bursts = "whole bursts" in interval.method
+        assert between_bursts is (spec.name in ("seq-read", "rand-read-4k")), spec.name
+        tolerance = 0.002 if between_bursts else 0.0126
+        assert window == pytest.approx(expected, rel=tolerance), spec.name
         lat = direction.lat_ns
         assert lat.min <= lat.mean <= lat.max
         assert lat.p50 <= lat.p90 <= lat.p99 <= lat.p99_9 <= lat.p99_99
@@ -70,14 +77,10 @@ def test_quick_profile_on_an_a1_card_reads_back_its_caps(recordings):
         # The seconds partition the window: their mean is the window's count, the headline
         # unless the rate between whole bursts is surer; that one is within a grant of it.
         window_bw = direction.accepted_bw_bytes if spec.writes else direction.bw_bytes
-        interval = direction.bw_ci95
-        assert interval is not None
-        between_bursts = "whole bursts" in interval.method
-        assert between_bursts or spec.name == "seq-write", spec.name  # 10 MB/s: one I/O a burst
         assert series.mean_bps == pytest.approx(
             window_bw, rel=0.0126 if between_bursts else 1e-9
         ), spec.name
-        assert 7 <= interval.samples <= 8
+        assert interval.samples == 8
         assert interval.low <= direction.bw_bytes <= interval.high
         assert direction.iops_ci95 is not None
         assert direction.iops_ci95.low == pytest.approx(interval.low / spec.block_size_bytes)
