@@ -225,7 +225,7 @@ def exact_table(repeat: int) -> None:
     for label, caps, test, runtime, truth, unit in EXACT_CASES:
         spec = next(t for t in PROFILES["full"].tests if t.name == test)
         size = max(32 * MiB, 4 * spec.block_size_bytes)
-        settings = Settings("quick", size, runtime, 2, direct=True, destructive=False)
+        settings = Settings("quick", size, runtime, 2, 2, direct=True, destructive=False)
         for _ in range(repeat):
             with (
                 EmulatedDevice(caps, size_bytes=256 * MiB) as device,

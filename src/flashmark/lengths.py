@@ -4,7 +4,7 @@ short one was not enough (issue 9, "adaptive lengths"). Pure: measure() runs, th
     plan.py builds short first windows -> measure() runs one -> full_length(result) ->
         None: keep it;  FullLength(seconds, reason): run the test once more for `seconds`, keep that
 
-A test's first window is FIRST_WINDOW_S seconds (after the profile's ramp). It is enough when,
+A test's first window is FIRST_WINDOW_S seconds (after its ramp, plan.py). It is enough when,
 for every direction it measures:
 - the 95% interval of the mean (flashmark.stats, from rates between burst ends, which the
   window's edges do not skew) is within +-TARGET_HALF_WIDTH_PCT of the mean, and
@@ -27,13 +27,17 @@ was not enough. An earlier design (extending a test by further short runs and me
 cost a ramp per extension and merged windows of different warm-up (issue 9 notes).
 
 A device that completes many I/Os at once after each pause (the kernel block throttle of the
-emulated cards grants 100 ms of budget at a time) has one burst more or fewer inside a window
-than its rate gives, by where the window falls; the interval is widened by that
-(fio/window.py edge_burst_bytes), which at 3 s is more than +-1% for such a device. Once a
-test has shown it, the run's later tests at its queue depth or deeper measure their full length
-at once: their first windows could not be enough either. (A device may batch completions only
-at depth: the emulated flash card, behind FUSE, completes 1 MiB reads at depth 8 in bursts and
-4K ones at depth 1 one by one.)
+emulated cards grants 100 ms of budget at a time) is measured between the window's whole
+bursts (fio/window.py WholeBursts), exact in 3 s where the window's count could be off by one
+burst. What stays uncertain is which pause a burst pays for, nothing when the bursts are alike;
+where they differ (1 MiB transfers through the throttle: 4, 4, 4, 3 a slice) the interval is
+widened by the difference. When that still leaves a first window wider than +-1% at its edges,
+the run's later tests at its queue depth or deeper measure their full length at once: their
+first windows could not be enough either. (A device may batch completions only at depth: the
+emulated flash card, behind FUSE, completes 1 MiB reads at depth 8 in bursts and 4K ones at
+depth 1 one by one.) Likewise a test whose first window could not hold MIN_TRANSFERS of its
+transfers even at the fastest rate the run has seen in its directions (16 MiB blocks at
+60 MB/s: 11 in 3 s) measures its length at once.
 
 Which tests: every time-based test of a run without --runtime, except the sequential writes
 that come before the preparation (plan.py): the preparation writes what they did not, so their
@@ -45,7 +49,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from flashmark.model import DirectionResult, TestResult
+from flashmark.model import DirectionResult, TestResult, TestSpec
+from flashmark.units import format_rate
 
 # The first window: 3 per-second samples, the fewest whose interval means something (with 2 the
 # t quantile is 12.7). Random 4K tests on a steady device are exact at 2 s (issue 9: CV 0.07%),
@@ -65,8 +70,9 @@ class FullLength:
 
     window_s: int
     reason: str
-    # The device completes in bursts so large that the window's edges alone leave a first
-    # window too uncertain (fio/window.py edge_burst_bytes): later tests as deep skip theirs.
+    # The device completes in bursts so large, or so unequal, that the window's edges alone
+    # leave a first window too uncertain (fio/window.py edge_burst_bytes for the count,
+    # WholeBursts.uncertain_bytes between whole bursts): later tests as deep skip theirs.
     bursty: bool = False
 
 
@@ -93,17 +99,90 @@ def full_length(result: TestResult, runtime_s: int) -> FullLength | None:
                 f"(wider than +-{TARGET_HALF_WIDTH_PCT:g}%)"
             )
             bursty = bursty or interval.edge_pct > TARGET_HALF_WIDTH_PCT
-        transfers = _transfers(direction)
-        if transfers < MIN_TRANSFERS:
-            reasons.append(f"{transfers:.0f} {label}s (fewer than {MIN_TRANSFERS})")
-            if transfers > 0:
-                per_s = transfers * 1000 / direction.runtime_ms
-                needed_s = max(needed_s, math.ceil(MIN_TRANSFERS / per_s) + 1)
+        short = _short_of_transfers(label, direction)
+        if short is not None:
+            reasons.append(short[0])
+            needed_s = max(needed_s, short[1])
     if not reasons:
         return None
     return FullLength(
         window_s=min(MAX_WINDOW_S, int(needed_s)), reason="; ".join(reasons), bursty=bursty
     )
+
+
+def too_few_transfers(result: TestResult, runtime_s: int) -> FullLength | None:
+    """After a test measured its length at once (`too_few_for_a_first_window`): how long to
+    measure it again when its window still holds fewer than MIN_TRANSFERS, as the fastest rate
+    that length came from may be well above the test's own (16 MiB random writes after a
+    sequential write into a cache); None when it holds enough."""
+    reasons: list[str] = []
+    needed_s = float(runtime_s)
+    for label, direction in (("read", result.read), ("write", result.write)):
+        short = _short_of_transfers(label, direction) if direction is not None else None
+        if short is not None:
+            reasons.append(short[0])
+            needed_s = max(needed_s, short[1])
+    if not reasons:
+        return None
+    return FullLength(window_s=min(MAX_WINDOW_S, int(needed_s)), reason="; ".join(reasons))
+
+
+def _short_of_transfers(label: str, direction: DirectionResult) -> tuple[str, float] | None:
+    """Why a window of `direction` holds too few transfers and how long would hold enough (at
+    the rate it saw, one more second for a transfer cut at an edge); None when it holds
+    MIN_TRANSFERS."""
+    transfers = _transfers(direction)
+    if transfers >= MIN_TRANSFERS:
+        return None
+    needed_s = 0.0
+    if transfers > 0:
+        per_s = transfers * 1000 / direction.runtime_ms
+        needed_s = float(math.ceil(MIN_TRANSFERS / per_s) + 1)
+    return f"{transfers:.0f} {label}s (fewer than {MIN_TRANSFERS})", needed_s
+
+
+def too_few_for_a_first_window(
+    spec: TestSpec, fastest: FastestRates, runtime_s: int
+) -> FullLength | None:
+    """How long to measure `spec` at once, when its first window could not hold MIN_TRANSFERS
+    of its transfers even at the fastest rate measured so far in each of its directions
+    (16 MiB blocks at 60 MB/s: 11 in 3 s); None when it could, or nothing was measured yet.
+    The first window would be run, found short and run again: its time is saved."""
+    reasons: list[str] = []
+    needed_s = float(runtime_s)
+    for label, rate in (("read", fastest.read), ("write", fastest.write)):
+        wanted = spec.pattern.reads if label == "read" else spec.pattern.writes
+        if not wanted or not rate:
+            continue
+        per_s = rate / spec.block_size_bytes
+        if per_s * FIRST_WINDOW_S >= MIN_TRANSFERS:
+            continue
+        reasons.append(
+            f"at most {per_s * FIRST_WINDOW_S:.0f} {label}s would fit in its first window at "
+            f"the fastest {label} rate so far ({format_rate(rate)}; fewer than {MIN_TRANSFERS})"
+        )
+        needed_s = max(needed_s, math.ceil(MIN_TRANSFERS / per_s) + 1)
+    if not reasons:
+        return None
+    return FullLength(window_s=min(MAX_WINDOW_S, int(needed_s)), reason="; ".join(reasons))
+
+
+@dataclass(frozen=True)
+class FastestRates:
+    """The fastest rate (bytes/s) each direction reached so far in a run; 0 before any. Writes
+    count what the host accepted, as the transfers of a window do."""
+
+    read: float = 0.0
+    write: float = 0.0
+
+    def seen(self, result: TestResult) -> FastestRates:
+        read, write = self.read, self.write
+        if result.read is not None:
+            read = max(read, result.read.bw_bytes)
+        if result.write is not None:
+            accepted = result.write.accepted_bw_bytes
+            write = max(write, accepted if accepted is not None else result.write.bw_bytes)
+        return FastestRates(read, write)
 
 
 def bursty_reason(test: str, iodepth: int) -> str:

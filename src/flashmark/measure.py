@@ -28,7 +28,13 @@ from flashmark.fio.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S, FioJob
 from flashmark.fio.parse import parse_prepare_output, parse_test_output
 from flashmark.fio.runner import FioOutput, FioRunner
 from flashmark.fio.window import written_extent
-from flashmark.lengths import bursty_reason, full_length
+from flashmark.lengths import (
+    FastestRates,
+    bursty_reason,
+    full_length,
+    too_few_for_a_first_window,
+    too_few_transfers,
+)
 from flashmark.model import FioInfo, Target, TargetKind, TestResult, TestSpec
 from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name
 from flashmark.plan import Plan
@@ -98,6 +104,7 @@ def measure(
         number = 0
         written = 0  # how far from its start the tests so far wrote the area sequentially
         bursty: TestSpec | None = None  # the test that found the device completing in bursts
+        fastest = FastestRates()
         for index, spec in enumerate(plan.tests):
             if index == plan.prepare_after and plan.prepare_job is not None:
                 number += 1
@@ -107,8 +114,9 @@ def measure(
             progress.begin(spec.name, number, total, job.expected_s)
             with watch.monitor() as monitor:
                 result, output, found_bursty = _measure_test(
-                    plan, index, runner, progress, area.folder_fd, bursty
+                    plan, index, runner, progress, area.folder_fd, bursty, fastest
                 )
+            fastest = fastest.seen(result)
             if found_bursty and (bursty is None or spec.iodepth < bursty.iodepth):
                 bursty = spec
             if monitor is not None:
@@ -159,11 +167,13 @@ def _measure_test(
     progress: Progress,
     folder_fd: int | None,
     bursty: TestSpec | None,
+    fastest: FastestRates,
 ) -> tuple[TestResult, FioOutput, bool]:
     """Test `index`: its planned run, and when that was a short first window that was not
     enough (flashmark.lengths), one more run at full length, which is the result; at full
     length at once when an earlier test (`bursty`) found the device completing in bursts at
-    this test's queue depth or below. Also whether this test found it so."""
+    this test's queue depth or below, or when its first window could not hold enough of its
+    transfers at the `fastest` rates so far. Also whether this test found the device bursty."""
     spec = plan.tests[index]
 
     def run(job: FioJob) -> tuple[TestResult, FioOutput]:
@@ -172,9 +182,23 @@ def _measure_test(
 
     first_window = plan.is_first_window(index)
     if first_window and bursty is not None and spec.iodepth >= bursty.iodepth:
-        result, output = run(plan.full_length_job(index, plan.settings.runtime_s))
+        result, output = run(
+            plan.full_length_job(index, plan.settings.runtime_s, after_first_window=False)
+        )
         reason = bursty_reason(bursty.name, bursty.iodepth)
         return dataclasses.replace(result, lengthened=reason), output, False
+    at_once = too_few_for_a_first_window(spec, fastest, plan.settings.runtime_s)
+    if first_window and at_once is not None:
+        result, output = run(
+            plan.full_length_job(index, at_once.window_s, after_first_window=False)
+        )
+        lengthened = f"measured at full length at once: {at_once.reason}"
+        short = too_few_transfers(result, plan.settings.runtime_s)
+        if short is not None:  # slower than the fastest rate its length came from
+            progress.update(None, f"measuring again for {short.window_s} s: {short.reason}")
+            result, output = run(plan.full_length_job(index, short.window_s))
+            lengthened += f"; then again: {short.reason}"
+        return dataclasses.replace(result, lengthened=lengthened), output, False
     result, output = run(plan.jobs[index])
     longer = full_length(result, plan.settings.runtime_s) if first_window else None
     if longer is None:

@@ -65,6 +65,10 @@ class Settings:
     size_bytes: int  # the test area: the test file's size, or the span of the device used
     runtime_s: int  # measured seconds per timed test
     ramp_s: int  # seconds run before measuring starts (not counted)
+    # The ramp of a timed test that directly follows another timed test (or its own first
+    # window): the device is already busy with I/O (plan.py FOLLOW_RAMP_S). Equal to ramp_s
+    # when --ramp was given, and in results saved before it existed.
+    follow_ramp_s: int
     direct: bool  # O_DIRECT; False only with --buffered, and then labelled everywhere
     destructive: bool  # writes allowed on a block device
     ioengine: str = "libaio"

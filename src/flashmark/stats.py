@@ -38,6 +38,12 @@ METHOD = (
 EDGE_METHOD = (
     "; widened by one burst of completions over the window (a device completing in bursts)"
 )
+# A device completing in bursts, measured between whole bursts (flashmark.fio.window.WholeBursts).
+WHOLE_BURSTS_METHOD = (
+    "; the mean between the ends of the window's opening and last whole bursts of completions "
+    "(a device completing in bursts), widened by the larger of the opening burst less the last "
+    "and the largest burst less the smallest, and a millisecond"
+)
 
 # Student t quantiles t(0.975, df) for df = 1..30 (NIST/SEMATECH e-Handbook, section 1.3.6.7.2,
 # "Critical values of the Student's t distribution", column 0.975).
@@ -101,14 +107,15 @@ class MeanInterval:
         """The edges' share of the half width, in percent of the mean."""
         return self.edge / self.mean * 100 if self.mean else math.inf
 
-    def widened(self, edge: float) -> MeanInterval:
+    def widened(self, edge: float, why: str = EDGE_METHOD) -> MeanInterval:
         """The interval with `edge` more on each side: what a window's count may be off by on a
-        device completing in bursts (flashmark.fio.window.edge_burst_bytes)."""
+        device completing in bursts (flashmark.fio.window.edge_burst_bytes), or the rate between
+        its whole bursts (`why` WHOLE_BURSTS_METHOD, flashmark.fio.window.WholeBursts)."""
         return dataclasses.replace(
             self,
             low=self.low - edge,
             high=self.high + edge,
-            method=self.method + EDGE_METHOD,
+            method=self.method + why,
             edge=self.edge + edge,
         )
 

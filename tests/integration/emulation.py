@@ -33,6 +33,17 @@ def headline(document: dict[str, Any], test: str, direction: str, metric: str) -
     return float(entry[direction][metric])
 
 
+def throttled_runner(device: EmulatedDevice, workdir: Path) -> FioProcessRunner:
+    """A runner whose fio runs inside the device's throttle, at nice -10 (see
+    `run_test_in_device`), with its work files in `workdir`."""
+    wrapper = workdir / "fio-in-throttle"
+    fio = shutil.which("fio") or "fio"
+    argv = device.command(["nice", "-n", "-10", fio])
+    wrapper.write_text("#!/bin/sh\n" + " ".join(shlex.quote(part) for part in argv) + ' "$@"\n')
+    wrapper.chmod(0o755)
+    return FioProcessRunner(workdir, executable=str(wrapper))
+
+
 def run_test_in_device(
     device: EmulatedDevice, spec: TestSpec, settings: Settings, workdir: Path
 ) -> TestResult:
@@ -44,12 +55,7 @@ def run_test_in_device(
     device idle, which the throttle does not make up for (a new slice starts, the unused
     budget is gone): the device then really does less than its cap."""
     assert device.mount_point is not None
-    wrapper = workdir / "fio-in-throttle"
-    fio = shutil.which("fio") or "fio"
-    argv = device.command(["nice", "-n", "-10", fio])
-    wrapper.write_text("#!/bin/sh\n" + " ".join(shlex.quote(part) for part in argv) + ' "$@"\n')
-    wrapper.chmod(0o755)
-    runner = FioProcessRunner(workdir, executable=str(wrapper))
+    runner = throttled_runner(device, workdir)
     folder_fd = os.open(device.mount_point, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         name = "exact.tmp"

@@ -42,7 +42,7 @@ def spec_named(name: str) -> TestSpec:
 
 
 def settings(runtime_s: int, size_bytes: int = 32 * MiB) -> Settings:
-    return Settings("quick", size_bytes, runtime_s, 2, direct=True, destructive=False)
+    return Settings("quick", size_bytes, runtime_s, 2, 2, direct=True, destructive=False)
 
 
 def measure(

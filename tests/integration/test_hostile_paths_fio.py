@@ -35,7 +35,13 @@ from tests.integration.direct_io import direct_io_folder
 # No ramp, here and in the CLI runs below (--ramp 0): where fio writes is tested, not a figure.
 TINY = Profile("tiny", "hostile-name test", (RAND_WRITE_4K,), 4 * 2**20, 1, 0)
 TINY_SETTINGS = Settings(
-    profile="tiny", size_bytes=4 * 2**20, runtime_s=1, ramp_s=0, direct=True, destructive=False
+    profile="tiny",
+    size_bytes=4 * 2**20,
+    runtime_s=1,
+    ramp_s=0,
+    follow_ramp_s=0,
+    direct=True,
+    destructive=False,
 )
 
 

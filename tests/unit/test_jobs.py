@@ -9,7 +9,13 @@ from flashmark.model import Settings
 from flashmark.profiles import MIXED_4K_70R_Q4, PROFILES, RAND_READ_4K, SEQ_WRITE
 
 SETTINGS = Settings(
-    profile="quick", size_bytes=128 * 2**20, runtime_s=8, ramp_s=2, direct=True, destructive=False
+    profile="quick",
+    size_bytes=128 * 2**20,
+    runtime_s=8,
+    ramp_s=2,
+    follow_ramp_s=2,
+    direct=True,
+    destructive=False,
 )
 
 

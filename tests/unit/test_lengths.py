@@ -11,8 +11,22 @@ from pathlib import Path
 import pytest
 
 from flashmark.fio.jobs import PREPARE_BLOCK_BYTES, prepare_job
-from flashmark.fio.window import Completion, edge_burst_bytes, steady_rates, written_extent
-from flashmark.lengths import FIRST_WINDOW_S, MIN_TRANSFERS, bursty_reason, full_length
+from flashmark.fio.window import (
+    Completion,
+    count_window,
+    edge_burst_bytes,
+    steady_rates,
+    written_extent,
+)
+from flashmark.lengths import (
+    FIRST_WINDOW_S,
+    MIN_TRANSFERS,
+    FastestRates,
+    bursty_reason,
+    full_length,
+    too_few_for_a_first_window,
+    too_few_transfers,
+)
 from flashmark.model import (
     DirectionResult,
     LatencyNs,
@@ -20,6 +34,7 @@ from flashmark.model import (
     Target,
     TargetKind,
     TestResult,
+    TestSpec,
 )
 from flashmark.plan import default_settings, plan_tests
 from flashmark.profiles import PROFILES, RAND_READ_4K, SEQ_READ
@@ -80,6 +95,82 @@ def test_a_steady_stream_needs_no_edge_allowance_a_bursty_one_a_burst():
     # The throttle: 150 I/Os per 100 ms pause; about one burst beyond one I/O.
     edge = edge_burst_bytes(throttled(150, 4096, until_ms=3100), 3000)
     assert edge == pytest.approx(149 * 4096, rel=0.05)
+
+
+def closed_mid_burst(
+    per_slice: int, size: int, *, window_ms: float, before: int
+) -> list[Completion]:
+    """A throttled card as fio logs it: the burst at the close straddles the window's last
+    millisecond, `before` of its completions logged inside the window and the rest after."""
+    completions = [c for c in throttled(per_slice, size, until_ms=window_ms - 50)]
+    completions += [Completion(window_ms - 0.5, size)] * before
+    completions += [Completion(window_ms + 0.5, size)] * (per_slice - before)
+    return completions
+
+
+@pytest.mark.parametrize("before", [0, 4, 75, 146])
+def test_a_throttled_card_reads_its_rate_between_whole_bursts_wherever_the_close_cuts(before):
+    # 150 I/Os per 100 ms (1500 IOPS); fio's close cuts the burst at 3 s anywhere.
+    count = count_window(closed_mid_burst(150, 4096, window_ms=3000, before=before), 3000, 1000)
+    assert count.whole is not None
+    assert count.whole.iops == pytest.approx(1500, rel=1e-4)
+    # Alike bursts leave only the log's millisecond uncertain: 1.5 I/Os of 2.9 s.
+    assert count.whole.uncertain_bytes == pytest.approx(1.5 * 4096, rel=0.01)
+    # The tiles end at the last whole burst and read the card's rate.
+    assert [r / 4096 for r in count.steady_rates_bps] == pytest.approx([1500.0] * 3, rel=1e-3)
+
+
+def test_a_burst_split_before_the_close_is_counted_whole_or_not_at_all():
+    # The throttle's grant at 2.9 s completes in two parts 5 ms apart (a journal write between):
+    # counting the first part alone would read 110 I/Os short and be that uncertain.
+    completions = [c for c in throttled(150, 4096, until_ms=2850)]
+    completions += [Completion(2900.5, 4096)] * 40 + [Completion(2905.5, 4096)] * 110
+    completions += [Completion(3000.5, 4096)] * 150
+    count = count_window(completions, 3000, 1000)
+    assert count.whole is not None
+    assert count.whole.stop_ms == 2905.5
+    assert count.whole.iops == pytest.approx(1500 * 2900 / 2905, rel=1e-6)
+    # Its two parts are one burst of 150, as the opening one: only the log's millisecond is left.
+    assert count.whole.uncertain_bytes == pytest.approx(1.5 * 4096, rel=0.01)
+    # A split whose second part completes after the close looks like a small last burst: the
+    # rate is 110 I/Os short, and uncertain by as much (the opening burst less the last).
+    split_at_close = [c for c in completions if c.time_ms < 2905]
+    split_at_close += [Completion(3000.5, 4096)] * 110
+    count = count_window(split_at_close, 3000, 1000)
+    assert count.whole is not None and count.whole.stop_ms == 2900.5
+    short_by = 1500 - count.whole.iops
+    assert short_by == pytest.approx(110 * 1000 / 2900, rel=1e-6)
+    assert count.whole.uncertain_bps / 4096 >= short_by
+
+
+@pytest.mark.parametrize("rotation", range(4))
+@pytest.mark.parametrize("window_ms", [2000, 3000, 5000, 8000])
+def test_bursts_of_unequal_size_are_uncertain_by_a_transfer(rotation, window_ms):
+    # 37.5 MiB/s of 1 MiB reads through a 100 ms throttle: bursts of 4, 4, 4, 3 transfers,
+    # the window falling anywhere in that pattern.
+    pattern = [4, 4, 4, 3][rotation:] + [4, 4, 4, 3][:rotation]
+    sizes = pattern * 25
+    completions = []
+    for k, n in enumerate(sizes):
+        completions += [Completion(0.5 + 100 * k, MiB)] * n
+    count = count_window(completions, window_ms, 1000)
+    assert count.whole is not None
+    rate_ms = count.whole.bytes / (count.whole.stop_ms - count.whole.start_ms)
+    # Bursts differ by a transfer: that is what the count between them may be off by.
+    assert count.whole.uncertain_bytes == pytest.approx(MiB + rate_ms)
+    true_bps = 3.75 * MiB * 10
+    assert abs(count.whole.bw_bytes - true_bps) <= count.whole.uncertain_bps
+
+
+def test_a_steady_stream_keeps_its_count_the_rate_between_bursts_being_no_surer():
+    # One I/O at a time: each is a burst; their rate is the count's, and the count is exact
+    # (no edge allowance), where the rate between bursts keeps the log's millisecond: the
+    # parser keeps the count (fio/parse.py takes the surer of the two).
+    count = count_window(steady(100, MiB, first_ms=50, until_ms=3100), 3000, 1000)
+    assert count.whole is not None
+    assert count.whole.bw_bytes == pytest.approx(count.bw_bytes, rel=1e-6)
+    assert edge_burst_bytes(steady(100, MiB, first_ms=50, until_ms=3100), 3000) == 0
+    assert count.whole.uncertain_bps > 0
 
 
 def test_written_extent_reads_offsets_and_sees_a_wrapped_area():
@@ -179,7 +270,8 @@ def test_the_quick_plan_measures_first_windows_after_a_full_length_seq_write(tmp
     again = plan.full_length_job(1, 8)
     assert again.name == "seq-read-full" and again.window_s == 8.0
     assert "runtime=8\n" in again.text and "[seq-read-full]\n" in again.text
-    assert plan.expected_seconds() == 10 + 5 * 5
+    # seq-read ramps 2 s after the preparation, the four after it 1 s (tests/unit/test_ramps.py)
+    assert plan.expected_seconds() == 10 + 5 + 4 * 4
 
 
 def test_runtime_fixes_every_length(tmp_path):
@@ -214,6 +306,7 @@ def test_a_plan_of_reads_alone_has_no_leading_writes(tmp_path):
         size_bytes=64 * MiB,
         runtime_s=8,
         ramp_s=2,
+        follow_ramp_s=1,
         direct=True,
         destructive=False,
         first_window_s=3,
@@ -221,3 +314,69 @@ def test_a_plan_of_reads_alone_has_no_leading_writes(tmp_path):
     profile = dataclasses.replace(PROFILES["quick"], tests=(SEQ_READ, RAND_READ_4K))
     plan = plan_tests(profile, settings, folder_target(tmp_path), log_folder=LOGS)
     assert plan.prepare_after == 0 and [job.window_s for job in plan.jobs] == [3.0, 3.0]
+
+
+def full_spec(name: str) -> TestSpec:
+    return next(spec for spec in PROFILES["full"].tests if spec.name == name)
+
+
+def test_large_blocks_that_cannot_fill_a_first_window_start_at_their_length():
+    fastest = FastestRates(read=60e6, write=30e6)
+    read = too_few_for_a_first_window(full_spec("rand-read-16M"), fastest, 10)
+    # 60 MB/s of 16 MiB reads: 3.6 a second, 11 in 3 s; 20 need 6 s, the full length is 10.
+    assert read is not None and read.window_s == 10
+    assert read.reason.startswith("at most 11 reads would fit in its first window")
+    write = too_few_for_a_first_window(full_spec("seq-write-16M"), fastest, 10)
+    # 30 MB/s: 1.8 a second; 20 need 12 s (+1 for the transfer cut at an edge).
+    assert write is not None and write.window_s == 13
+    assert too_few_for_a_first_window(full_spec("rand-read-1M"), fastest, 10) is None
+    assert too_few_for_a_first_window(full_spec("rand-read-16M"), FastestRates(), 10) is None
+    # Only the test's own directions count: a slow write does not lengthen a read.
+    assert (
+        too_few_for_a_first_window(full_spec("rand-read-16M"), FastestRates(600e6, 1e6), 10) is None
+    )
+
+
+def test_the_fastest_rates_count_what_the_host_accepted_of_writes():
+    accepted = dataclasses.replace(direction(1500, 3000, None), accepted_bw_bytes=9e6)
+    written = TestResult(spec=RAND_READ_4K, read=None, write=accepted, job_file="", elapsed_s=5.0)
+    fastest = FastestRates(read=1e6).seen(written).seen(result(direction(3, 3000, None)))
+    assert fastest == FastestRates(read=1e6, write=9e6)
+
+
+def test_the_standard_plan_writes_its_area_with_seq_write_and_the_sustained_write_first(tmp_path):
+    standard = PROFILES["standard"]
+    settings = default_settings(
+        standard, size_bytes=None, runtime_s=None, buffered=False, destructive=False
+    )
+    plan = plan_tests(standard, settings, folder_target(tmp_path), log_folder=LOGS)
+    names = [job.name for job in plan.all_jobs]
+    assert names[:4] == ["seq-write", "sustained-write", "prepare", "seq-read"]
+    assert plan.prepare_after == 2
+    sustained = plan.jobs[1]
+    # Its offsets say how far it wrote: the preparation writes only the rest.
+    assert "log_offset=1\n" in sustained.text
+    log = "".join(f"{k},1,1,524288,{k * 524288},0\n" for k in range(1, 1536))
+    written = written_extent({"sustained-write_iops.1.log": log}, settings.size_bytes)
+    assert written == 1536 * 524288 == 768 * MiB
+    rest = plan.rest_of_prepare(written)
+    assert rest is not None and f"offset={768 * MiB}\n" in rest.text
+
+
+def test_a_test_measured_at_once_runs_again_when_it_was_slower_than_the_fastest_rate():
+    # rand-write-16M planned from a 60 MB/s sequential write (10 s), but it writes 20 MB/s:
+    # 10 s hold 12 of its transfers; 20 need 17 s, plus one for a transfer cut at an edge.
+    planned = too_few_for_a_first_window(full_spec("rand-write-16M"), FastestRates(0, 60e6), 10)
+    assert planned is not None and planned.window_s == 10
+    slow = TestResult(
+        spec=full_spec("rand-write-16M"),
+        read=None,
+        write=direction(11.92, 10_000, None),
+        job_file="",
+        elapsed_s=12.0,
+    )
+    again = too_few_transfers(slow, 10)
+    assert again is not None and again.window_s == 18
+    assert again.reason == "12 writes (fewer than 20)"
+    enough = dataclasses.replace(slow, write=direction(21, 10_000, None))
+    assert too_few_transfers(enough, 10) is None

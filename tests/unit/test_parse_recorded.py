@@ -14,7 +14,13 @@ from flashmark.model import Settings
 from flashmark.profiles import PROFILES, RAND_READ_4K, RAND_WRITE_4K
 
 SETTINGS = Settings(
-    profile="quick", size_bytes=128 * 2**20, runtime_s=8, ramp_s=2, direct=True, destructive=False
+    profile="quick",
+    size_bytes=128 * 2**20,
+    runtime_s=8,
+    ramp_s=2,
+    follow_ramp_s=2,
+    direct=True,
+    destructive=False,
 )
 # The card recorded in quick-a1-card: the kernel block throttle's caps.
 A1_CAPS = {"read_iops": 1500, "write_iops": 500, "read_bps": 40e6, "write_bps": 10e6}
@@ -41,12 +47,19 @@ def test_quick_profile_on_an_a1_card_reads_back_its_caps(recordings):
         direction = getattr(result, direction_name)
         other = result.write if direction_name == "read" else result.read
         assert other is None, spec.name
-        # The window's own rate (for writes: what the host accepted) is the throttle's cap,
-        # within one of its 100 ms grants (1.25% of 8 s): fio's window opens in a burst the
-        # throttle released at once, so 8 s can hold 81 of them (flashmark.fio.window).
+        # The window's own rate (for writes: what the host accepted) is the throttle's cap:
+        # its count could be off by one of the throttle's 100 ms grants (1.25% of 8 s); where
+        # the bursts are alike the rate between the window's whole bursts is surer, and exact
+        # (flashmark.fio.window.WholeBursts). This host split some grants (a burst in two),
+        # which leaves the writes and the depth-32 reads to their count.
         window = getattr(direction, f"accepted_{metric}") if spec.writes else None
         window = getattr(direction, metric) if window is None else window
-        assert window == pytest.approx(expected, rel=0.0126), spec.name
+        interval = direction.bw_ci95
+        assert interval is not None
+        between_bursts = "whole bursts" in interval.method
+        assert between_bursts is (spec.name in ("seq-read", "rand-read-4k")), spec.name
+        tolerance = 0.002 if between_bursts else 0.0126
+        assert window == pytest.approx(expected, rel=tolerance), spec.name
         lat = direction.lat_ns
         assert lat.min <= lat.mean <= lat.max
         assert lat.p50 <= lat.p90 <= lat.p99 <= lat.p99_9 <= lat.p99_99
@@ -61,11 +74,13 @@ def test_quick_profile_on_an_a1_card_reads_back_its_caps(recordings):
         series = direction.bw_per_second
         assert series is not None and len(series.samples_bps) == 8
         assert series.min_bps <= series.mean_bps <= series.max_bps
-        # The seconds partition the window: their mean is the window's rate.
+        # The seconds partition the window: their mean is the window's count, the headline
+        # unless the rate between whole bursts is surer; that one is within a grant of it.
         window_bw = direction.accepted_bw_bytes if spec.writes else direction.bw_bytes
-        assert series.mean_bps == pytest.approx(window_bw, rel=1e-9), spec.name
-        interval = direction.bw_ci95
-        assert interval is not None and interval.samples == 8
+        assert series.mean_bps == pytest.approx(
+            window_bw, rel=0.0126 if between_bursts else 1e-9
+        ), spec.name
+        assert interval.samples == 8
         assert interval.low <= direction.bw_bytes <= interval.high
         assert direction.iops_ci95 is not None
         assert direction.iops_ci95.low == pytest.approx(interval.low / spec.block_size_bytes)

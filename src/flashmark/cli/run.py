@@ -29,9 +29,9 @@ from flashmark.grading import unmet_requirements
 from flashmark.leftovers import temporary_work_folder
 from flashmark.lengths import MIN_TRANSFERS, TARGET_HALF_WIDTH_PCT
 from flashmark.model import Passport, Run, TargetKind
-from flashmark.plan import Plan
+from flashmark.plan import Plan, default_follow_ramp_s
 from flashmark.probe import measured_summary
-from flashmark.profiles import PROFILES
+from flashmark.profiles import PROFILES, Profile
 from flashmark.report.terminal import render_run
 from flashmark.signals import signals_raise
 from flashmark.store import History
@@ -79,9 +79,11 @@ _SHORT_RUNTIME_S = 8
     metavar="SECONDS",
     help="Warm-up seconds before each timed test: fio runs the test but counts nothing, so a "
     "device waking from power saving or a first burst into its write cache does not decide "
-    "the figure (default per profile: quick 2, standard 3). Raise it if a device's per-second "
-    "rates still change over a test's first seconds; 0 measures from the first I/O (quicker, "
-    "start-up included). The sustained-write test has none: its start is the cache.",
+    "the figure (default per profile: quick 2, standard 3; 1 for a test that directly follows "
+    "another timed test, the device already busy). Given, it is every timed test's warm-up. "
+    "Raise it if a device's per-second rates still change over a test's first seconds; 0 "
+    "measures from the first I/O (quicker, start-up included). The sustained-write test has "
+    "none: its start is the cache.",
 )
 @click.option(
     "--json",
@@ -277,17 +279,19 @@ def _describe_plan(plan: Plan) -> None:
 
 
 def _lengths(plan: Plan) -> str:
-    """How long the tests measure, e.g. "6 tests x 10 s" or, with adaptive lengths,
-    "6 tests x 5 s (10 s where 3 s are not enough)" (flashmark.lengths)."""
+    """How long the tests take, e.g. "6 tests x 10 s" or, with adaptive lengths and a shorter
+    ramp after a timed test (plan.py), "6 tests x 5 s (4 s after a timed test; 9 s more where
+    3 s are not enough)" (flashmark.lengths)."""
     settings = plan.settings
-    full = settings.ramp_s + settings.runtime_s
-    if settings.first_window_s is None:
-        return f"{len(plan.tests)} tests x {full} s"
-    first = settings.first_window_s
-    return (
-        f"{len(plan.tests)} tests x {settings.ramp_s + first} s "
-        f"({full} s where {first} s are not enough)"
-    )
+    count, runtime = len(plan.tests), settings.runtime_s
+    ramp, follow, first = settings.ramp_s, settings.follow_ramp_s, settings.first_window_s
+    if first is None:
+        text = f"{count} tests x {ramp + runtime} s"
+        return text if follow == ramp else f"{text} ({follow + runtime} s after a timed test)"
+    again = f"{follow + runtime} s more where {first} s are not enough"
+    if follow == ramp:
+        return f"{count} tests x {ramp + first} s ({again})"
+    return f"{count} tests x {ramp + first} s ({follow + first} s after a timed test; {again})"
 
 
 def _confirm_destruction(plan: Plan, yes: bool) -> None:
@@ -348,6 +352,14 @@ def _bash_escape(char: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\U{code:08x}"
 
 
+def _ramps_text(profile: Profile) -> str:
+    """The profile's ramps, e.g. "2 s (1 s after a timed test)"."""
+    follow = default_follow_ramp_s(profile)
+    if follow == profile.default_ramp_s:
+        return f"{follow} s"
+    return f"{profile.default_ramp_s} s ({follow} s after a timed test)"
+
+
 @click.command("profiles")
 @click.option("--json", "as_json", is_flag=True, help="As JSON.")
 def profiles_command(as_json: bool) -> None:
@@ -361,6 +373,7 @@ def profiles_command(as_json: bool) -> None:
                     "default_size_bytes": profile.default_size_bytes,
                     "default_runtime_s": profile.default_runtime_s,
                     "default_ramp_s": profile.default_ramp_s,
+                    "follow_ramp_s": default_follow_ramp_s(profile),
                     "tests": [
                         {"name": test.name, "description": test.description}
                         for test in profile.tests
@@ -378,7 +391,7 @@ def profiles_command(as_json: bool) -> None:
         table.add_row(
             f"{profile.name}\n[dim]{profile.summary}[/dim]",
             f"--size {format_size(profile.default_size_bytes)}\n"
-            f"--runtime {profile.default_runtime_s} s\n--ramp {profile.default_ramp_s} s",
+            f"--runtime {profile.default_runtime_s} s\n--ramp {_ramps_text(profile)}",
             ", ".join(profile.test_names()),
         )
     stdout_console().print(table)

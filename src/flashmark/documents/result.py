@@ -85,6 +85,7 @@ def _settings(settings: Settings) -> dict[str, Any]:
         "size_bytes": settings.size_bytes,
         "runtime_s": settings.runtime_s,
         "ramp_s": settings.ramp_s,
+        "follow_ramp_s": settings.follow_ramp_s,
         "direct": settings.direct,
         "destructive": settings.destructive,
         "ioengine": settings.ioengine,
@@ -287,6 +288,8 @@ def _read_run(d: dict[str, Any]) -> Run:
             size_bytes=s["size_bytes"],
             runtime_s=s["runtime_s"],
             ramp_s=s["ramp_s"],
+            # Absent from results saved before it: every timed test ramped ramp_s.
+            follow_ramp_s=s.get("follow_ramp_s", s["ramp_s"]),
             direct=s["direct"],
             destructive=s["destructive"],
             ioengine=s["ioengine"],

@@ -118,13 +118,15 @@ def job_for_test(
     log_folder: str,
     window_s: int | None = None,
     again: bool = False,
+    ramp_s: int | None = None,
 ) -> FioJob:
     """The fio job measuring one test of a profile against `filename`: a generated test-file
     name relative to fio's working directory, or a device's /dev/NAME. Its per-I/O log goes to
     `log_folder` (absolute). Both must be literal to fio's parser, else ValueError (a bug).
     `window_s` is the measuring window, the settings' runtime unless given (flashmark.lengths:
     a short first window). `again` names the run of a test whose first window was not enough
-    `NAME-full`, with its own output and log files."""
+    `NAME-full`, with its own output and log files. `ramp_s` is the job's own warm-up, the
+    settings' ramp unless given (plan.py: shorter after another timed test)."""
     if not is_fio_literal_folder(log_folder):
         raise ValueError(f"fio would not read this log folder literally: {log_folder!r}")
     if spec.name == SUSTAINED_WRITE_NAME:
@@ -136,10 +138,11 @@ def job_for_test(
     lines = _header(what, filename)
     lines += _global_options(settings, filename)
     window = settings.runtime_s if window_s is None else window_s
+    ramp = settings.ramp_s if ramp_s is None else ramp_s
     lines += [
         "time_based=1",
         f"runtime={window}",
-        f"ramp_time={settings.ramp_s}",
+        f"ramp_time={ramp}",
         "randrepeat=0",
         "norandommap=1",
         "lat_percentiles=1",
@@ -157,7 +160,7 @@ def job_for_test(
         lines.append(f"rwmixread={spec.rwmix_read_pct}")
     if spec.writes:
         lines.append("end_fsync=1")
-    expected = float(window + settings.ramp_s)
+    expected = float(window + ramp)
     return FioJob(
         name=name,
         text="\n".join(lines) + "\n",
@@ -168,7 +171,7 @@ def job_for_test(
         # Generous: fsync at the end of a write test on a slow card can take long.
         timeout_s=max(120.0, 4 * expected),
         log_prefix=name,
-        ramp_s=settings.ramp_s,
+        ramp_s=ramp,
     )
 
 
@@ -206,7 +209,8 @@ def sustained_job(
         f"percentile_list={':'.join(PERCENTILES)}",
         f"write_iops_log={log_folder}/{spec.name}",
         f"write_lat_log={log_folder}/{spec.name}",
-        "log_offset=0",
+        # Offsets: how far it wrote, so a preparation after it writes only the rest (plan.py).
+        "log_offset=1",
         "per_job_logs=1",
         "",
         f"[{spec.name}]",

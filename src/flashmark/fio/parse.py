@@ -51,7 +51,7 @@ from flashmark.model import (
     TestSpec,
 )
 from flashmark.speed_class_rate import SUB_UNIT_BYTES, sub_unit_rates
-from flashmark.stats import interval_of_mean
+from flashmark.stats import EDGE_METHOD, WHOLE_BURSTS_METHOD, interval_of_mean
 from flashmark.surface.cache import estimate_cache
 from flashmark.sustained import SUSTAINED_WRITE_NAME
 
@@ -241,13 +241,21 @@ def _direction(
         completions, window_ms, SAMPLE_INTERVAL_MS, spec.iodepth, ramped=job.ramp_s > 0
     )
     rates = count.interval_rates_bps
+    # The headline is the window's count, or the rate between whole bursts where the window's
+    # edges leave the count less sure than that (a device completing in bursts: fio/window.py
+    # WholeBursts); each is uncertain by what its edges may be off by, which widens its interval.
+    iops, bw_bytes = count.iops, count.bw_bytes
+    edge_bps = edge_burst_bytes(completions, window_ms) * 1000 / window_ms
+    why = EDGE_METHOD
+    between = count.whole
+    if between is not None and between.uncertain_bps < edge_bps:
+        iops, bw_bytes, edge_bps = between.iops, between.bw_bytes, between.uncertain_bps
+        why = WHOLE_BURSTS_METHOD
     # The interval rests on rates between burst ends (fio/window.py steady_rates), which the
     # window's edges do not skew; the per-second rates when there are too few bursts.
-    bw_interval = interval_of_mean(count.steady_rates_bps or rates, mean=count.bw_bytes)
-    edge = edge_burst_bytes(completions, window_ms)
-    if bw_interval is not None and edge > 0:
-        bw_interval = bw_interval.widened(edge * 1000 / window_ms)
-    iops, bw_bytes = count.iops, count.bw_bytes
+    bw_interval = interval_of_mean(count.steady_rates_bps or rates, mean=bw_bytes)
+    if bw_interval is not None and edge_bps > 0:
+        bw_interval = bw_interval.widened(edge_bps, why)
     accepted_iops = accepted_bw = fsync_ms = None
     if ddir == 1 and count.last_completion_ms is not None:  # writes: durable is the headline
         accepted_iops, accepted_bw = iops, bw_bytes

@@ -134,15 +134,22 @@ def settings_text(run: Run) -> str:
 
 def lengths_text(settings: Settings) -> str:
     """How long each test measured, e.g. "8 s per test after 2 s ramp", or with adaptive
-    lengths "3 s per test after 2 s ramp, 8 s where 3 s were not enough" (flashmark.lengths;
-    each test's `lengthened` says which and why)."""
-    text = f"{settings.runtime_s} s per test after {settings.ramp_s} s ramp"
+    lengths "3 s per test after 2 s ramp (1 s after a timed test), 8 s where 3 s were not
+    enough" (flashmark.lengths; each test's `lengthened` says which and why)."""
+    ramp = ramp_text(settings)
     if settings.first_window_s is None:
-        return text
+        return f"{settings.runtime_s} s per test after {ramp}"
     return (
-        f"{settings.first_window_s} s per test after {settings.ramp_s} s ramp, "
+        f"{settings.first_window_s} s per test after {ramp}, "
         f"{settings.runtime_s} s where {settings.first_window_s} s were not enough"
     )
+
+
+def ramp_text(settings: Settings) -> str:
+    """The warm-up of the timed tests, e.g. "2 s ramp (1 s after a timed test)" (plan.py)."""
+    if settings.follow_ramp_s == settings.ramp_s:
+        return f"{settings.ramp_s} s ramp"
+    return f"{settings.ramp_s} s ramp ({settings.follow_ramp_s} s after a timed test)"
 
 
 def seconds_text(seconds: float) -> str:

@@ -496,7 +496,7 @@ _HOST_ROWS: list[tuple[str, Callable[[Run], str | None]]] = [
 _METHOD_ROWS: list[tuple[str, Callable[[Run], str | None]]] = [
     ("profile", lambda r: r.settings.profile),
     ("test area", lambda r: format_size(r.settings.size_bytes)),
-    ("time per test", lambda r: f"{r.settings.ramp_s} s ramp + {r.settings.runtime_s} s"),
+    ("time per test", lambda r: f"{cells.ramp_text(r.settings)} + {r.settings.runtime_s} s"),
     ("I/O", lambda r: "direct (O_DIRECT)" if r.settings.direct else "BUFFERED (page cache)"),
     ("writes on a device", lambda r: "allowed" if r.settings.destructive else None),
     ("engine", lambda r: f"{r.fio.version}, {r.settings.ioengine}"),
