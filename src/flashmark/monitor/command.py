@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass
 
 from flashmark.errors import UsageError
+from flashmark.signals import signals_held
 
 # How long a command gets to end after SIGTERM before it is killed: enough for apt or dpkg to
 # finish writing their state, short enough that a stuck command does not hold the run.
@@ -30,19 +31,26 @@ def run_supervised(
     """Run `command` to its end or `timeout_s`. With `output_to_stderr` its stdout goes to
     flashmark's stderr (stdout then carries only flashmark's JSON document)."""
     stdout_target = _stderr_fd() if output_to_stderr else None
+    process: subprocess.Popen[bytes] | None = None
     try:
-        process = subprocess.Popen(list(command), stdout=stdout_target)
-    except OSError as error:
-        raise UsageError(f"cannot run {command[0]!r}: {error.strerror or error}") from None
-    forwarder = _forward_to_stderr(process) if stdout_target == subprocess.PIPE else None
-    try:
+        # A signal between starting the command and taking charge of it would leave it running
+        # without an owner (seen: a `sleep` left by an INT 0.3 s into `flashmark monitor`): it
+        # is raised once `process` is set, inside this `try`, which stops it.
+        with signals_held():
+            try:
+                process = subprocess.Popen(list(command), stdout=stdout_target)
+            except OSError as error:
+                raise UsageError(f"cannot run {command[0]!r}: {error.strerror or error}") from None
+            forwarder = _forward_to_stderr(process) if stdout_target == subprocess.PIPE else None
         status = process.wait(timeout=timeout_s)
         if forwarder is not None:
             forwarder.join()
     except subprocess.TimeoutExpired:
+        assert process is not None
         return CommandOutcome(_stop(process), timed_out=True)
     except BaseException:
-        _stop(process)
+        if process is not None:
+            _stop(process)
         raise
     return CommandOutcome(status, timed_out=False)
 
