@@ -103,11 +103,7 @@ def full_length(result: TestResult, runtime_s: int) -> FullLength | None:
         if short is not None:
             reasons.append(short[0])
             needed_s = max(needed_s, short[1])
-    if not reasons:
-        return None
-    return FullLength(
-        window_s=min(MAX_WINDOW_S, int(needed_s)), reason="; ".join(reasons), bursty=bursty
-    )
+    return _full_length(reasons, needed_s, bursty=bursty)
 
 
 def too_few_transfers(result: TestResult, runtime_s: int) -> FullLength | None:
@@ -122,9 +118,22 @@ def too_few_transfers(result: TestResult, runtime_s: int) -> FullLength | None:
         if short is not None:
             reasons.append(short[0])
             needed_s = max(needed_s, short[1])
+    return _full_length(reasons, needed_s)
+
+
+def _full_length(reasons: list[str], needed_s: float, *, bursty: bool = False) -> FullLength | None:
+    """The run the `reasons` call for, `needed_s` long up to MAX_WINDOW_S; None without any."""
     if not reasons:
         return None
-    return FullLength(window_s=min(MAX_WINDOW_S, int(needed_s)), reason="; ".join(reasons))
+    return FullLength(
+        window_s=min(MAX_WINDOW_S, int(needed_s)), reason="; ".join(reasons), bursty=bursty
+    )
+
+
+def _seconds_for_enough(per_s: float) -> int:
+    """How long a window holds MIN_TRANSFERS at `per_s` transfers a second, one more second
+    for a transfer cut at an edge."""
+    return math.ceil(MIN_TRANSFERS / per_s) + 1
 
 
 def _short_of_transfers(label: str, direction: DirectionResult) -> tuple[str, float] | None:
@@ -136,8 +145,7 @@ def _short_of_transfers(label: str, direction: DirectionResult) -> tuple[str, fl
         return None
     needed_s = 0.0
     if transfers > 0:
-        per_s = transfers * 1000 / direction.runtime_ms
-        needed_s = float(math.ceil(MIN_TRANSFERS / per_s) + 1)
+        needed_s = float(_seconds_for_enough(transfers * 1000 / direction.runtime_ms))
     return f"{transfers:.0f} {label}s (fewer than {MIN_TRANSFERS})", needed_s
 
 
@@ -161,10 +169,8 @@ def too_few_for_a_first_window(
             f"at most {per_s * FIRST_WINDOW_S:.0f} {label}s would fit in its first window at "
             f"the fastest {label} rate so far ({format_rate(rate)}; fewer than {MIN_TRANSFERS})"
         )
-        needed_s = max(needed_s, math.ceil(MIN_TRANSFERS / per_s) + 1)
-    if not reasons:
-        return None
-    return FullLength(window_s=min(MAX_WINDOW_S, int(needed_s)), reason="; ".join(reasons))
+        needed_s = max(needed_s, _seconds_for_enough(per_s))
+    return _full_length(reasons, needed_s)
 
 
 @dataclass(frozen=True)

@@ -4,21 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from flashmark.model import Target, TargetKind
 from flashmark.plan import default_settings, plan_tests
 from flashmark.profiles import PROFILES
-
-DEVICE = Target(
-    given="/dev/sdz",
-    kind=TargetKind.DEVICE,
-    path="/dev/sdz",
-    folder=None,
-    block_device="/dev/sdz",
-    filesystem=None,
-    mount_point=None,
-    mount_options=None,
-    capacity_bytes=8 * 2**30,
-)
+from tests.unit.test_sustained import DEVICE
 
 
 @pytest.mark.parametrize("destructive", [False, True])

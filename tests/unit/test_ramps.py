@@ -9,12 +9,13 @@ import json
 from pathlib import Path
 
 from flashmark.documents.result import document_to_run, run_to_document
-from flashmark.model import Settings, Target, TargetKind
+from flashmark.model import Settings
 from flashmark.plan import FOLLOW_RAMP_S, Plan, default_settings, plan_tests
 from flashmark.profiles import PROFILES
 from flashmark.report.cells import lengths_text
 from flashmark.sustained import SUSTAINED_WRITE_NAME
 from tests.unit.test_lengths import LOGS, folder_target
+from tests.unit.test_sustained import DEVICE
 
 SAVED = Path(__file__).resolve().parents[1] / "data" / "report" / "quick-a1-card.json"
 
@@ -76,22 +77,11 @@ def test_the_first_timed_test_after_the_sustained_write_ramps_fully(tmp_path):
 
 
 def test_a_read_only_device_run_ramps_its_first_test_fully(tmp_path):
-    device = Target(
-        given="/dev/sdz",
-        kind=TargetKind.DEVICE,
-        path="/dev/sdz",
-        folder=None,
-        block_device="/dev/sdz",
-        filesystem=None,
-        mount_point=None,
-        mount_options=None,
-        capacity_bytes=2**30,
-    )
     quick = PROFILES["quick"]
     settings = default_settings(
         quick, size_bytes=None, runtime_s=None, buffered=False, destructive=False
     )
-    plan = plan_tests(quick, settings, device, log_folder=LOGS)
+    plan = plan_tests(quick, settings, DEVICE, log_folder=LOGS)
     assert plan.prepare_job is None
     assert [spec.name for spec in plan.tests][:2] == ["seq-read", "rand-read-4k"]
     assert ramps(plan) == [2, 1, 1]

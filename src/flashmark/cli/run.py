@@ -31,7 +31,8 @@ from flashmark.lengths import MIN_TRANSFERS, TARGET_HALF_WIDTH_PCT
 from flashmark.model import Passport, Run, TargetKind
 from flashmark.plan import Plan, default_follow_ramp_s
 from flashmark.probe import measured_summary
-from flashmark.profiles import PROFILES, Profile
+from flashmark.profiles import PROFILES
+from flashmark.report.cells import ramps_text
 from flashmark.report.terminal import render_run
 from flashmark.signals import signals_raise
 from flashmark.store import History
@@ -352,14 +353,6 @@ def _bash_escape(char: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\U{code:08x}"
 
 
-def _ramps_text(profile: Profile) -> str:
-    """The profile's ramps, e.g. "2 s (1 s after a timed test)"."""
-    follow = default_follow_ramp_s(profile)
-    if follow == profile.default_ramp_s:
-        return f"{follow} s"
-    return f"{profile.default_ramp_s} s ({follow} s after a timed test)"
-
-
 @click.command("profiles")
 @click.option("--json", "as_json", is_flag=True, help="As JSON.")
 def profiles_command(as_json: bool) -> None:
@@ -391,7 +384,8 @@ def profiles_command(as_json: bool) -> None:
         table.add_row(
             f"{profile.name}\n[dim]{profile.summary}[/dim]",
             f"--size {format_size(profile.default_size_bytes)}\n"
-            f"--runtime {profile.default_runtime_s} s\n--ramp {_ramps_text(profile)}",
+            f"--runtime {profile.default_runtime_s} s\n"
+            f"--ramp {ramps_text(profile.default_ramp_s, default_follow_ramp_s(profile))}",
             ", ".join(profile.test_names()),
         )
     stdout_console().print(table)

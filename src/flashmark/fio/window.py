@@ -226,8 +226,9 @@ def count_window(
     width = edges[1] - edges[0]
     interval_bytes = [0.0] * (len(edges) - 1)
     window_bytes = window_ios = 0.0
-    spans = _spans(events, iodepth, window_ms, ramped)
-    steady_bps, whole = _between_bursts(events, spans, window_ms, interval_ms)
+    bursts = _bursts(events, window_ms)  # grouped once: the spans and the tiles share them
+    spans = _spans(events, bursts, iodepth, window_ms, ramped)
+    steady_bps, whole = _between_bursts(bursts, spans, window_ms, interval_ms)
     for span in spans:
         window_share = _share(span.start, span.end, 0.0, window_ms)
         window_bytes += window_share * span.bytes
@@ -261,8 +262,14 @@ class _Span:
     ios: int
 
 
-def _spans(events: list[Completion], iodepth: int, window_ms: float, ramped: bool) -> list[_Span]:
-    """Completions grouped into bursts (gaps <= 1 ms, which the log cannot order), each burst
+def _spans(
+    events: list[Completion],
+    bursts: list[list[Completion]],
+    iodepth: int,
+    window_ms: float,
+    ramped: bool,
+) -> list[_Span]:
+    """The bursts of `events` (`_bursts`: gaps <= 1 ms, which the log cannot order), each
     spanning from the previous burst's end to its own.
 
     The first burst's predecessor completed in the unlogged ramp. Only I/Os issued before the
@@ -279,7 +286,6 @@ def _spans(events: list[Completion], iodepth: int, window_ms: float, ramped: boo
     epoch is the job's start): nothing straddles the start, and the first burst spans from 0."""
     if not events:
         return []
-    bursts = _bursts(events, window_ms)
     ends = [burst[-1].time_ms for burst in bursts]
     if len(bursts) > 1:
         lead = statistics.median(b - a for a, b in itertools.pairwise(ends))
@@ -307,7 +313,9 @@ def _spans(events: list[Completion], iodepth: int, window_ms: float, ramped: boo
 def _bursts(events: list[Completion], window_ms: float) -> list[list[Completion]]:
     """Completions (in time order) grouped into bursts: runs logged at most 1 ms apart, which
     the log cannot order in time. What completes after the window (fio's drain) is one burst,
-    together with the one it continues across the close."""
+    together with the one it continues across the close. [] without completions."""
+    if not events:
+        return []
     bursts: list[list[Completion]] = [[events[0]]]
     for event in events[1:]:
         same_instant = event.time_ms - bursts[-1][-1].time_ms <= _SAME_INSTANT_MS
@@ -354,17 +362,16 @@ def steady_rates(
     faster than the log's millisecond, or a slow device): the caller then uses the per-second
     rates. `count_window` returns them too (`steady_rates_bps`), from the spans it counts."""
     events = list(completions)
-    spans = _spans(events, iodepth, window_ms, ramped)
-    return _between_bursts(events, spans, window_ms, interval_ms)[0]
+    bursts = _bursts(events, window_ms)
+    spans = _spans(events, bursts, iodepth, window_ms, ramped)
+    return _between_bursts(bursts, spans, window_ms, interval_ms)[0]
 
 
 def _between_bursts(
-    events: list[Completion], spans: list[_Span], window_ms: float, interval_ms: int
+    bursts: list[list[Completion]], spans: list[_Span], window_ms: float, interval_ms: int
 ) -> tuple[tuple[float, ...], WholeBursts | None]:
-    """The tiles of `steady_rates` and the `WholeBursts` they tile."""
-    if not events:
-        return (), None
-    bursts = _bursts(events, window_ms)
+    """The tiles of `steady_rates` and the `WholeBursts` they tile, from the window's bursts
+    (`_bursts`) and their spans (`_spans`)."""
     whole = [burst for burst in bursts if burst[-1].time_ms < window_ms]
     if len(whole) < 3:
         return (), None

@@ -147,9 +147,15 @@ def lengths_text(settings: Settings) -> str:
 
 def ramp_text(settings: Settings) -> str:
     """The warm-up of the timed tests, e.g. "2 s ramp (1 s after a timed test)" (plan.py)."""
-    if settings.follow_ramp_s == settings.ramp_s:
-        return f"{settings.ramp_s} s ramp"
-    return f"{settings.ramp_s} s ramp ({settings.follow_ramp_s} s after a timed test)"
+    return ramps_text(settings.ramp_s, settings.follow_ramp_s, noun=" ramp")
+
+
+def ramps_text(ramp_s: int, follow_ramp_s: int, *, noun: str = "") -> str:
+    """A ramp and the shorter one after a timed test, e.g. "2 s (1 s after a timed test)"; one
+    figure when they are the same. `noun` follows the first figure."""
+    if follow_ramp_s == ramp_s:
+        return f"{ramp_s} s{noun}"
+    return f"{ramp_s} s{noun} ({follow_ramp_s} s after a timed test)"
 
 
 def seconds_text(seconds: float) -> str:
