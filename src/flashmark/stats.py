@@ -41,8 +41,9 @@ EDGE_METHOD = (
 # A device completing in bursts, measured between whole bursts (flashmark.fio.window.WholeBursts).
 WHOLE_BURSTS_METHOD = (
     "; the mean between the ends of the window's opening and last whole bursts of completions "
-    "(a device completing in bursts), widened by the larger of the opening burst less the last "
-    "and the largest burst less the smallest, and a millisecond"
+    "(a device completing in bursts), widened by the largest of the opening burst less the last, "
+    "the largest burst less the smallest and how far the two ends are off the line through all, "
+    "and a millisecond"
 )
 
 # Student t quantiles t(0.975, df) for df = 1..30 (NIST/SEMATECH e-Handbook, section 1.3.6.7.2,

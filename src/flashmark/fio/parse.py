@@ -35,9 +35,9 @@ from flashmark.fio.runner import FioOutput
 from flashmark.fio.window import (
     Completion,
     count_window,
-    edge_burst_bytes,
     read_completions,
     read_latencies_ns,
+    surer_rate,
 )
 from flashmark.model import (
     STOPPED_SIZE_LIMIT,
@@ -244,13 +244,9 @@ def _direction(
     # The headline is the window's count, or the rate between whole bursts where the window's
     # edges leave the count less sure than that (a device completing in bursts: fio/window.py
     # WholeBursts); each is uncertain by what its edges may be off by, which widens its interval.
-    iops, bw_bytes = count.iops, count.bw_bytes
-    edge_bps = edge_burst_bytes(completions, window_ms) * 1000 / window_ms
-    why = EDGE_METHOD
-    between = count.whole
-    if between is not None and between.uncertain_bps < edge_bps:
-        iops, bw_bytes, edge_bps = between.iops, between.bw_bytes, between.uncertain_bps
-        why = WHOLE_BURSTS_METHOD
+    headline = surer_rate(count, completions)
+    iops, bw_bytes, edge_bps = headline.iops, headline.bw_bytes, headline.uncertain_bps
+    why = WHOLE_BURSTS_METHOD if headline.between_bursts else EDGE_METHOD
     # The interval rests on rates between burst ends (fio/window.py steady_rates), which the
     # window's edges do not skew; the per-second rates when there are too few bursts.
     bw_interval = interval_of_mean(count.steady_rates_bps or rates, mean=bw_bytes)
