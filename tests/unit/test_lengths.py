@@ -408,3 +408,16 @@ def test_a_test_measured_at_once_runs_again_when_it_was_slower_than_the_fastest_
     assert again.reason == "12 writes (fewer than 20)"
     enough = dataclasses.replace(slow, write=direction(21, 10_000, None))
     assert too_few_transfers(enough, 10) is None
+
+
+def test_a_grant_the_close_cut_at_depth_1_is_not_a_whole_burst():
+    # 1K writes at 2000 IOPS through a 100 ms throttle at queue depth 1: 200 a grant. The close
+    # at 3 s cut the grant due then after its first I/O (logged at 2999.5 ms), and at depth 1
+    # nothing is drained after it: that lone I/O is not a whole burst.
+    completions = [c for c in throttled(200, 1024, until_ms=2950)]
+    completions.append(Completion(2999.5, 1024))
+    count = count_window(completions, 3000, 1000)
+    assert count.whole is not None and count.whole.stop_ms == 2900.5
+    assert count.whole.iops == pytest.approx(2000, rel=1e-4)
+    assert count.whole.uncertain_bytes < 2 * 3 * 1024  # the log's millisecond: 2 I/Os of 2.9 s
+    assert [r / 1024 for r in count.steady_rates_bps] == pytest.approx([2000.0] * 3, rel=1e-3)

@@ -383,9 +383,12 @@ def _between_bursts(
     opening = max(k for k, end in enumerate(ends) if end <= ends[0] + spacing / 2)
     # Likewise the last burst counted is one that half a spacing of quiet follows: a burst the
     # device split (a throttled card's grant delayed by a journal write, 5 ms) is counted whole
-    # or not at all.
+    # or not at all. With nothing logged after a burst, the quiet known is up to the close: at
+    # queue depth 1 fio issues nothing after it, so a grant the close cut shows as its first
+    # I/O alone, just before it (1K writes at 2000 IOPS: 200 a grant, then 1 at 2999.5 ms of
+    # 3000, which counted as whole had the window's rate read 1.85 MB/s in its last second).
     nexts = [burst[0].time_ms for burst in bursts[1 : len(whole) + 1]]
-    nexts += [math.inf] * (len(whole) - len(nexts))
+    nexts += [window_ms] * (len(whole) - len(nexts))
     last = len(whole) - 1
     while last > opening and nexts[last] - ends[last] < spacing / 2:
         last -= 1
@@ -394,23 +397,22 @@ def _between_bursts(
     if stop <= start:
         return (), None
     inside = [s for s in spans if start < s.end <= stop]
-    # The counted bursts (end, bytes), a burst the device split (parts less than half a
-    # spacing apart) taken whole; the opening one with those within half a spacing of it.
-    counted_bursts = [(ends[opening], sum(c.bytes for b in whole[: opening + 1] for c in b))]
+    # The counted bursts' sizes, a burst the device split (parts less than half a spacing
+    # apart) taken whole; the opening one with those within half a spacing of it.
+    sizes = [sum(c.bytes for burst in whole[: opening + 1] for c in burst)]
     for k in range(opening + 1, last + 1):
         size = sum(c.bytes for c in whole[k])
         if k > opening + 1 and whole[k][0].time_ms - ends[k - 1] < spacing / 2:
-            counted_bursts[-1] = (ends[k], counted_bursts[-1][1] + size)
+            sizes[-1] += size
         else:
-            counted_bursts.append((ends[k], size))
-    sizes = [size for _, size in counted_bursts]
+            sizes.append(size)
     counted = sum(s.bytes for s in inside)
     between = WholeBursts(
         start_ms=start,
         stop_ms=stop,
         bytes=counted,
         ios=sum(s.ios for s in inside),
-        uncertain_bytes=max(_attribution_bytes(sizes), _ends_off_line_bytes(counted_bursts))
+        uncertain_bytes=max(_attribution_bytes(sizes), _ends_off_line_bytes(whole[opening:]))
         + counted / (stop - start) * _LOG_RESOLUTION_MS,
     )
     count = round((stop - start) / interval_ms)
@@ -426,10 +428,10 @@ def _between_bursts(
     return tuple(rates), between
 
 
-def _ends_off_line_bytes(bursts: list[tuple[float, int]]) -> float:
-    """How far the first and last of `bursts` ((end ms, bytes), in time order) are from the
-    steady line through all of them, together, in bytes: the line fitted by least squares to
-    the bytes completed by each burst's end, after the first.
+def _ends_off_line_bytes(bursts: list[list[Completion]]) -> float:
+    """How far the first and last of `bursts` are from the steady line through all of them,
+    together, in bytes: the line fitted by least squares to the bytes completed by each burst's
+    end, after the first.
 
     Each end of the rate between whole bursts is one burst's completion time. The kernel block
     throttle grants budget per 100 ms slice, so a transfer needing more than a slice's budget
@@ -438,10 +440,11 @@ def _ends_off_line_bytes(bursts: list[tuple[float, int]]) -> float:
     +0.34% on a quiet host and +0.63% on a loaded one (CI, stop 18) where the window's count
     read -0.17% and -0.39%. For bursts alike and regular this is 0; unequal ones (a throttle's
     4, 4, 4, 3) sit off the line by part of a burst, which `_attribution_bytes` covers too."""
-    if len(bursts) < 3:
+    ends = [burst[-1].time_ms for burst in bursts]
+    done = list(itertools.accumulate(sum(c.bytes for c in burst) for burst in bursts[1:]))
+    done = [0, *done]
+    if len(ends) < 3 or ends[-1] <= ends[0]:
         return 0.0
-    ends = [end for end, _ in bursts]
-    done = [0, *itertools.accumulate(size for _, size in bursts[1:])]
     line = statistics.linear_regression(ends, done)
     return abs(done[0] - line.intercept - line.slope * ends[0]) + abs(
         done[-1] - line.intercept - line.slope * ends[-1]
