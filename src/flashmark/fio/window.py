@@ -397,22 +397,23 @@ def _between_bursts(
     if stop <= start:
         return (), None
     inside = [s for s in spans if start < s.end <= stop]
-    # The counted bursts' sizes, a burst the device split (parts less than half a spacing
-    # apart) taken whole; the opening one with those within half a spacing of it.
-    sizes = [sum(c.bytes for burst in whole[: opening + 1] for c in burst)]
+    # The counted bursts (end, bytes), a burst the device split (parts less than half a
+    # spacing apart) taken whole; the opening one with those within half a spacing of it.
+    counted_bursts = [(ends[opening], sum(c.bytes for b in whole[: opening + 1] for c in b))]
     for k in range(opening + 1, last + 1):
         size = sum(c.bytes for c in whole[k])
         if k > opening + 1 and whole[k][0].time_ms - ends[k - 1] < spacing / 2:
-            sizes[-1] += size
+            counted_bursts[-1] = (ends[k], counted_bursts[-1][1] + size)
         else:
-            sizes.append(size)
+            counted_bursts.append((ends[k], size))
+    sizes = [size for _, size in counted_bursts]
     counted = sum(s.bytes for s in inside)
     between = WholeBursts(
         start_ms=start,
         stop_ms=stop,
         bytes=counted,
         ios=sum(s.ios for s in inside),
-        uncertain_bytes=max(_attribution_bytes(sizes), _ends_off_line_bytes(whole[opening:]))
+        uncertain_bytes=max(_attribution_bytes(sizes), _ends_off_line_bytes(counted_bursts))
         + counted / (stop - start) * _LOG_RESOLUTION_MS,
     )
     count = round((stop - start) / interval_ms)
@@ -428,10 +429,10 @@ def _between_bursts(
     return tuple(rates), between
 
 
-def _ends_off_line_bytes(bursts: list[list[Completion]]) -> float:
-    """How far the first and last of `bursts` are from the steady line through all of them,
-    together, in bytes: the line fitted by least squares to the bytes completed by each burst's
-    end, after the first.
+def _ends_off_line_bytes(bursts: list[tuple[float, int]]) -> float:
+    """How far the first and last of `bursts` ((end ms, bytes), in time order) are from the
+    steady line through all of them, together, in bytes: the line fitted by least squares to
+    the bytes completed by each burst's end, after the first.
 
     Each end of the rate between whole bursts is one burst's completion time. The kernel block
     throttle grants budget per 100 ms slice, so a transfer needing more than a slice's budget
@@ -440,11 +441,10 @@ def _ends_off_line_bytes(bursts: list[list[Completion]]) -> float:
     +0.34% on a quiet host and +0.63% on a loaded one (CI, stop 18) where the window's count
     read -0.17% and -0.39%. For bursts alike and regular this is 0; unequal ones (a throttle's
     4, 4, 4, 3) sit off the line by part of a burst, which `_attribution_bytes` covers too."""
-    ends = [burst[-1].time_ms for burst in bursts]
-    done = list(itertools.accumulate(sum(c.bytes for c in burst) for burst in bursts[1:]))
-    done = [0, *done]
-    if len(ends) < 3 or ends[-1] <= ends[0]:
+    if len(bursts) < 3:
         return 0.0
+    ends = [end for end, _ in bursts]
+    done = [0, *itertools.accumulate(size for _, size in bursts[1:])]
     line = statistics.linear_regression(ends, done)
     return abs(done[0] - line.intercept - line.slope * ends[0]) + abs(
         done[-1] - line.intercept - line.slope * ends[-1]
