@@ -25,13 +25,15 @@ from flashmark.errors import (
     ReadOnlyTarget,
 )
 from flashmark.fio.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S, FioJob
-from flashmark.fio.parse import parse_prepare_output, parse_test_output
+from flashmark.fio.parse import parse_extended_output, parse_prepare_output, parse_test_output
 from flashmark.fio.runner import FioOutput, FioRunner
 from flashmark.fio.window import written_extent
 from flashmark.lengths import (
     FastestRates,
+    FullLength,
     bursty_reason,
     full_length,
+    next_extension_s,
     too_few_for_a_first_window,
     too_few_transfers,
 )
@@ -203,10 +205,44 @@ def _measure_test(
     longer = full_length(result, plan.settings.runtime_s) if first_window else None
     if longer is None:
         return result, output, False
+    if longer.extendable:
+        return _extend(plan, index, runner, progress, folder_fd, (result, output), longer)
     progress.update(None, f"measuring again for {longer.window_s} s: {longer.reason}")
     result, output = run(plan.full_length_job(index, longer.window_s))
     lengthened = f"its first window was not enough: {longer.reason}"
     return dataclasses.replace(result, lengthened=lengthened), output, longer.bursty
+
+
+def _extend(
+    plan: Plan,
+    index: int,
+    runner: FioRunner,
+    progress: Progress,
+    folder_fd: int | None,
+    first: tuple[TestResult, FioOutput],
+    longer: FullLength,
+) -> tuple[TestResult, FioOutput, bool]:
+    """Test `index`'s first window (`first`), too wide only by its interval, extended by
+    further windows of the same test until the pooled interval is enough or the windows
+    together reach the profile's runtime (flashmark.lengths.next_extension_s)."""
+    spec, runtime_s = plan.tests[index], plan.settings.runtime_s
+    result, output = first
+    runs = [(plan.jobs[index], output)]
+    measured_s = plan.jobs[index].window_s or 0.0
+    step = next_extension_s(result, runtime_s, measured_s)
+    while step is not None:
+        progress.update(None, f"extending its first window by {step} s: {longer.reason}")
+        job = plan.extension_job(index, step, len(runs))
+        output = runner.run(job, progress.update, folder_fd=folder_fd)
+        runs.append((job, output))
+        measured_s += step
+        result = parse_extended_output(spec, runs)
+        step = next_extension_s(result, runtime_s, measured_s)
+    lengthened = (
+        f"its first window was not enough: {longer.reason}; extended to {measured_s:g} s "
+        f"in {len(runs)} windows, pooled"
+    )
+    return dataclasses.replace(result, lengthened=lengthened), output, False
 
 
 class _DeviceWatch:

@@ -114,6 +114,21 @@ class Plan:
             ramp_s=self.settings.follow_ramp_s if after_first_window else planned.ramp_s,
         )
 
+    def extension_job(self, index: int, window_s: int, extension: int) -> FioJob:
+        """Test `index`'s `extension`th run extending its first window by `window_s` seconds
+        (flashmark.lengths), after the follow ramp: the device is busy with the same I/O."""
+        planned = self.jobs[index]
+        return job_for_test(
+            self.tests[index],
+            self.settings,
+            self.filename,
+            readonly=planned.readonly,
+            log_folder=self.log_folder,
+            window_s=window_s,
+            ramp_s=self.settings.follow_ramp_s,
+            extension=extension,
+        )
+
     def rest_of_prepare(self, written_bytes: int) -> FioJob | None:
         """The preparation of what the tests before it did not write (`written_bytes` from the
         area's start, rounded down to a preparation block); None when they wrote it all."""

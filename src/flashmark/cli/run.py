@@ -281,15 +281,17 @@ def _describe_plan(plan: Plan) -> None:
 
 def _lengths(plan: Plan) -> str:
     """How long the tests take, e.g. "6 tests x 10 s" or, with adaptive lengths and a shorter
-    ramp after a timed test (plan.py), "6 tests x 5 s (4 s after a timed test; 9 s more where
-    3 s are not enough)" (flashmark.lengths)."""
+    ramp after a timed test (plan.py), "6 tests x 5 s (4 s after a timed test; 4 to 9 s more
+    where 3 s are not enough)": a first window extended by another, or measured again at full
+    length (flashmark.lengths)."""
     settings = plan.settings
     count, runtime = len(plan.tests), settings.runtime_s
     ramp, follow, first = settings.ramp_s, settings.follow_ramp_s, settings.first_window_s
     if first is None:
         text = f"{count} tests x {ramp + runtime} s"
         return text if follow == ramp else f"{text} ({follow + runtime} s after a timed test)"
-    again = f"{follow + runtime} s more where {first} s are not enough"
+    extension = follow + min(first, runtime - first)
+    again = f"{extension} to {follow + runtime} s more where {first} s are not enough"
     if follow == ramp:
         return f"{count} tests x {ramp + first} s ({again})"
     return f"{count} tests x {ramp + first} s ({follow + first} s after a timed test; {again})"
