@@ -39,6 +39,8 @@ def test_one_call_measures_grades_and_removes_its_test_file(tmp_path: Path, reco
         "rand-write-4k-q32-more1",
     ]
     assert "prepare: write the test area from byte" in runner.jobs_run[1].text
+    extension = runner.jobs_run[-1]  # a first window's length, after the follow ramp
+    assert (extension.window_s, extension.ramp_s) == (3.0, 1)
     lengthened = [t.lengthened for t in run.tests]
     assert (lengthened[1] or "").startswith("its first window was not enough: read interval")
     assert (lengthened[5] or "").endswith("extended to 6 s in 2 windows, pooled")

@@ -69,9 +69,10 @@ _SHORT_RUNTIME_S = 8
     "runtime_s",
     type=RUNTIME,
     metavar="SECONDS",
-    help="Measure every timed test exactly this long. Without it, each test measures 3 s "
-    "and runs again for the profile's length (quick 8) only when its 95% interval is wider "
-    "than +-1% or it holds fewer than 20 transfers.",
+    help="Measure every timed test exactly this long. Without it, each test measures 3 s, "
+    "and only when its 95% interval is wider than +-1% or it holds fewer than 20 transfers "
+    "is it extended by further 3 s windows (pooled) or measured again, up to the profile's "
+    "length (quick 8).",
 )
 @click.option(
     "--ramp",
@@ -326,8 +327,9 @@ def _print_jobs(plan: Plan) -> None:
             print(
                 f"# a first window: when its 95% interval is wider than "
                 f"+-{TARGET_HALF_WIDTH_PCT:g}% or it holds fewer than {MIN_TRANSFERS} "
-                f"transfers, flashmark runs it again with runtime="
-                f"{plan.settings.runtime_s} (or longer for {MIN_TRANSFERS} transfers)",
+                f"transfers, flashmark extends it by {job.name}-more1, ... (its windows "
+                f"pooled, up to {plan.settings.runtime_s} s in all) or runs it again with "
+                f"runtime={plan.settings.runtime_s} (or longer for {MIN_TRANSFERS} transfers)",
                 file=sys.stderr,
             )
         if job.name == PREPARE_JOB_NAME and plan.prepare_after:

@@ -166,6 +166,10 @@ def job_for_test(
         lines.append(f"rwmixread={spec.rwmix_read_pct}")
     if spec.writes:
         lines.append("end_fsync=1")
+    if extension:
+        # A result's job file holds its windows' job files in order (fio/parse.py): fio runs a
+        # file's jobs together unless each waits for those before it (fio HOWTO "stonewall").
+        lines.append("stonewall")
     expected = float(window + ramp)
     return FioJob(
         name=name,

@@ -4,7 +4,7 @@ Reads fio's JSON output (never the terse format, whose field positions changed b
 versions and broke other tools) and its per-I/O logs. Field meanings are from the fio HOWTO
 ("Interpreting the output", "Log File Formats"):
 - read/write: io_bytes, total_ios, runtime (ms); fio's own iops and bw_bytes are not used (see
-  `_direction`);
+  `_window`);
 - lat_ns: total latency; with lat_percentiles=1 its "percentile" keys are "50.000000" etc.;
 - per-I/O iops log lines: "time (ms), 1, data direction (0 read, 1 write, 2 trim), block size,
   priority" (flashmark.fio.window counts the window from them).
@@ -216,6 +216,7 @@ class _Window:
     io_bytes: int
     total_ios: int
     latency: LatencyNs
+    latency_count: int  # the I/Os `latency` is of (fio's lat_ns "N")
     per_interval_bps: tuple[float, ...]
     interval_ms: int
     interval_samples: tuple[float, ...]  # what its 95% interval rests on
@@ -310,6 +311,7 @@ def _window(
         io_bytes=io_bytes,
         total_ios=total_ios,
         latency=latency,
+        latency_count=int(lat["N"]) if isinstance(lat.get("N"), int) else total_ios,
         per_interval_bps=rates,
         interval_ms=count.interval_ms,
         # The interval rests on rates between burst ends (fio/window.py steady_rates), which
@@ -375,27 +377,25 @@ def _pooled_latency(windows: Sequence[_Window]) -> LatencyNs:
     """The latency of all the windows' I/Os (see `_pooled`); one window's as fio gave it."""
     if len(windows) == 1:
         return windows[0].latency
-    counts = [max(w.total_ios, 0) for w in windows]
+    counts = [w.latency_count for w in windows]
     total = sum(counts)
-    if total == 0:
+    if total < 2:
         return windows[0].latency
     mean = sum(w.latency.mean * n for w, n in zip(windows, counts, strict=True)) / total
-    # The pooled variance: each window's spread about its own mean and its mean's distance
-    # from the pooled one, weighted by its I/Os.
-    variance = (
-        sum(
-            n * (w.latency.stddev**2 + (w.latency.mean - mean) ** 2)
-            for w, n in zip(windows, counts, strict=True)
-        )
-        / total
+    # fio's stddev is the sample one (stat.c calc_lat: sqrt(S / (n - 1))): pooled, each
+    # window's sum of squares about its own mean plus its I/Os times its mean's distance from
+    # the pooled one, over N - 1.
+    squares = sum(
+        (n - 1) * w.latency.stddev**2 + n * (w.latency.mean - mean) ** 2
+        for w, n in zip(windows, counts, strict=True)
     )
-    busiest = max(windows, key=lambda w: w.total_ios).latency
+    busiest = max(windows, key=lambda w: w.latency_count).latency
     return dataclasses.replace(
         busiest,
         min=min(w.latency.min for w in windows),
         max=max(w.latency.max for w in windows),
         mean=mean,
-        stddev=math.sqrt(variance),
+        stddev=math.sqrt(squares / (total - 1)),
     )
 
 
