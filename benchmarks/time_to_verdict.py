@@ -110,7 +110,7 @@ def run_profile(device: EmulatedDevice | EmulatedFlash, profile: str, source: Pa
     prepare = 0.0
     for match in _STEP_RE.finditer(done.stderr):
         prepare += 60 * int(match.group(2) or 0) + int(match.group(3))
-    windows = " ".join(  # "+": measured at full length (lengthened)
+    windows = " ".join(  # "+": extended or measured at full length (lengthened)
         f"{t['name']}={_window_s(t):g}{'+' if t.get('lengthened') else ''}"
         for t in document["tests"]
         if _window_s(t) is not None

@@ -25,13 +25,16 @@ from flashmark.errors import (
     ReadOnlyTarget,
 )
 from flashmark.fio.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S, FioJob
-from flashmark.fio.parse import parse_prepare_output, parse_test_output
+from flashmark.fio.parse import parse_extended_output, parse_prepare_output, parse_test_output
 from flashmark.fio.runner import FioOutput, FioRunner
 from flashmark.fio.window import written_extent
 from flashmark.lengths import (
     FastestRates,
+    FullLength,
     bursty_reason,
+    extension_s,
     full_length,
+    still_settling,
     too_few_for_a_first_window,
     too_few_transfers,
 )
@@ -170,7 +173,8 @@ def _measure_test(
     fastest: FastestRates,
 ) -> tuple[TestResult, FioOutput, bool]:
     """Test `index`: its planned run, and when that was a short first window that was not
-    enough (flashmark.lengths), one more run at full length, which is the result; at full
+    enough (flashmark.lengths), further windows pooled with it (`_extend`) or one more run at
+    full length, which is the result; at full
     length at once when an earlier test (`bursty`) found the device completing in bursts at
     this test's queue depth or below, or when its first window could not hold enough of its
     transfers at the `fastest` rates so far. Also whether this test found the device bursty."""
@@ -203,10 +207,68 @@ def _measure_test(
     longer = full_length(result, plan.settings.runtime_s) if first_window else None
     if longer is None:
         return result, output, False
+    if longer.extendable:
+        return _extend(plan, index, runner, progress, folder_fd, (result, output), longer)
     progress.update(None, f"measuring again for {longer.window_s} s: {longer.reason}")
     result, output = run(plan.full_length_job(index, longer.window_s))
     lengthened = f"its first window was not enough: {longer.reason}"
     return dataclasses.replace(result, lengthened=lengthened), output, longer.bursty
+
+
+def _extend(
+    plan: Plan,
+    index: int,
+    runner: FioRunner,
+    progress: Progress,
+    folder_fd: int | None,
+    first: tuple[TestResult, FioOutput],
+    longer: FullLength,
+) -> tuple[TestResult, FioOutput, bool]:
+    """Test `index`'s first window (`first`), too wide only by the spread of its rates,
+    extended by further windows of the same test, pooled (flashmark.lengths), until the pooled
+    interval is enough or the windows together measured the profile's runtime. The first
+    window is left out when the first extension shows it was still settling
+    (`still_settling`); when the pooled windows' edges grow too wide to pool, the test is
+    measured again at full length instead."""
+    spec, runtime_s = plan.tests[index], plan.settings.runtime_s
+    first_result, output = first
+    first_job = plan.jobs[index]
+    assert first_job.window_s is not None  # a first window (plan.is_first_window)
+    runs = [(first_job, output)]
+    measured_s, extensions, reason = first_job.window_s, 0, longer.reason
+    left_out = ""
+    result = first_result
+    while (step := extension_s(runtime_s, measured_s)) is not None:
+        progress.update(None, f"extending its first window by {step} s: {reason}")
+        extensions += 1
+        job = plan.extension_job(index, step, extensions)
+        output = runner.run(job, progress.update, folder_fd=folder_fd)
+        runs.append((job, output))
+        measured_s += step
+        if extensions == 1:
+            settling = still_settling(first_result, parse_test_output(spec, job, output))
+            if settling is not None:
+                runs, left_out = runs[1:], f"; the first left out: {settling}"
+        result = parse_extended_output(spec, runs)
+        now = full_length(result, runtime_s)
+        if now is None:
+            break
+        reason = now.reason
+        if not now.extendable:  # wide at the pooled edges, or short of transfers
+            progress.update(None, f"measuring again for {now.window_s} s: {now.reason}")
+            job = plan.full_length_job(index, now.window_s)
+            output = runner.run(job, progress.update, folder_fd=folder_fd)
+            lengthened = (
+                f"its first window was not enough: {longer.reason}; extended {extensions} "
+                f"times, then measured again: {now.reason}"
+            )
+            result = parse_test_output(spec, job, output)
+            return dataclasses.replace(result, lengthened=lengthened), output, False
+    lengthened = (
+        f"its first window was not enough: {longer.reason}{left_out}; extended to "
+        f"{measured_s:g} s in {len(runs)} windows, pooled"
+    )
+    return dataclasses.replace(result, lengthened=lengthened), output, False
 
 
 class _DeviceWatch:

@@ -73,8 +73,9 @@ class Settings:
     destructive: bool  # writes allowed on a block device
     ioengine: str = "libaio"
     workload_scale: float = 0.0  # scale of the profile's workloads; 0 runs none
-    # Adaptive lengths (flashmark.lengths): the short first window of the timed tests, each run
-    # again for runtime_s only when it was not enough. None: every test runs runtime_s
+    # Adaptive lengths (flashmark.lengths): the short first window of the timed tests, each
+    # extended or run again, up to runtime_s, only when it was not enough. None: every test runs
+    # runtime_s
     # (--runtime given, or a profile no longer than the first window).
     first_window_s: int | None = None
 
@@ -222,12 +223,14 @@ class TestResult:
     spec: TestSpec
     read: DirectionResult | None
     write: DirectionResult | None
-    job_file: str  # the exact fio job file, re-runnable with plain fio
+    # The exact fio job file, re-runnable with plain fio; of a test extended (flashmark.lengths),
+    # its windows' job files in order, each after the one before (stonewall).
+    job_file: str
     elapsed_s: float  # wall time of the fio invocation, ramp and fsync included
     monitor: MonitorSeries | None = None  # what the device saw meanwhile (/proc/diskstats)
-    # Why the test measured its full length instead of a short first window (flashmark.lengths:
-    # the first was not enough, or an earlier test found the device bursty); None when its
-    # first window was enough or lengths were fixed (--runtime).
+    # Why the test measured longer than a short first window, extended or at its full length
+    # (flashmark.lengths: the first was not enough, or an earlier test found the device
+    # bursty); None when its first window was enough or lengths were fixed (--runtime).
     lengthened: str | None = None
 
 

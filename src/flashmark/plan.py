@@ -9,14 +9,15 @@ that was really written. The sequential writes that come before it (`seq-write`,
 profile that reads) write the start of the area themselves: the preparation writes only the
 rest (`rest_of_prepare`) instead of writing the area once more.
 
-Without --runtime, the other timed tests measure a short first window and run again at full
-length only when it was not enough (flashmark.lengths). The jobs are built here and nowhere
+Without --runtime, the other timed tests measure a short first window, extended or measured
+again only when it was not enough (flashmark.lengths). The jobs are built here and nowhere
 else: `--show-fio` prints them, measure() runs them.
 
 Each timed job has its own ramp: the profile's for the run's first test, for the first after
 the preparation and for the first after a test that is not time-based (`sustained-write`);
 a shorter one (FOLLOW_RAMP_S) for a test that directly follows another timed test, and for
-a test run again at full length right after its own first window. --ramp sets every ramp.
+a test extended or run again at full length right after its own first window. --ramp sets
+every ramp.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ from flashmark.units import format_size
 # preparation's long sequential write or the size-bound sustained write. A test following a
 # timed test starts on a device already busy with I/O: 1 s covers fio's start and the change
 # of pattern, and a transient still left in the first window widens its 95% interval past
-# +-1%, so the test runs again at full length (flashmark.lengths) rather than reporting it.
+# +-1%, so the test is extended and the first window, its rate outside the next window's
+# interval, left out, or the test runs again at full length (flashmark.lengths) rather than
+# reporting it.
 # Saves 1 s per such test (2 s in the standard profile).
 FOLLOW_RAMP_S = 1
 
@@ -80,7 +83,8 @@ class Plan:
     def all_jobs(self) -> tuple[FioJob, ...]:
         """Every fio invocation in the order it runs, as planned: the preparation may be
         shortened to what the tests before it did not write, and a test whose first window was
-        not enough runs again at full length (`full_length_job`)."""
+        not enough is extended (`extension_job`) or runs again at full length
+        (`full_length_job`)."""
         before, after = self.jobs[: self.prepare_after], self.jobs[self.prepare_after :]
         return before + ((self.prepare_job,) if self.prepare_job else ()) + after
 
@@ -112,6 +116,21 @@ class Plan:
             window_s=window_s,
             again=True,
             ramp_s=self.settings.follow_ramp_s if after_first_window else planned.ramp_s,
+        )
+
+    def extension_job(self, index: int, window_s: int, extension: int) -> FioJob:
+        """Test `index`'s `extension`th run extending its first window by `window_s` seconds
+        (flashmark.lengths), after the follow ramp: the device is busy with the same I/O."""
+        planned = self.jobs[index]
+        return job_for_test(
+            self.tests[index],
+            self.settings,
+            self.filename,
+            readonly=planned.readonly,
+            log_folder=self.log_folder,
+            window_s=window_s,
+            ramp_s=self.settings.follow_ramp_s,
+            extension=extension,
         )
 
     def rest_of_prepare(self, written_bytes: int) -> FioJob | None:
@@ -193,9 +212,10 @@ def default_settings(
 ) -> Settings:
     """The run's settings: what was asked for, the profile's defaults for the rest (None).
     A ramp of 0 is a choice (no warm-up), not a missing value. Without `runtime_s` the timed
-    tests measure a short first window and run again at the profile's runtime only when it was
-    not enough (flashmark.lengths); `runtime_s` fixes every test's length. Without `ramp_s`
-    a test following a timed test ramps FOLLOW_RAMP_S at most; `ramp_s` is every test's ramp."""
+    tests measure a short first window, extended or measured again up to the profile's
+    runtime only when it was not enough (flashmark.lengths); `runtime_s` fixes every test's
+    length. Without `ramp_s` a test following a timed test ramps FOLLOW_RAMP_S at most;
+    `ramp_s` is every test's ramp."""
     return Settings(
         profile=profile.name,
         size_bytes=size_bytes or profile.default_size_bytes,

@@ -13,11 +13,11 @@
 Default sizes and times are per profile: quick trades test-area size for time (128 MiB is
 written in ~13 s at 10 MB/s, most of it by seq-write); standard and full use 1 GiB so a card's
 cache flatters less. `default_runtime_s` is each timed test's full length: without --runtime a
-test first measures a 3 s window and runs its full length only where that was not enough
-(flashmark.lengths). The full length stays >= 8 s: it is what a test gets when 3 s were not
-enough (a busy host, a device collecting garbage), and 8 per-second samples give an interval 3
-times narrower than the first window's 3 (t(0.975) 2.36 / sqrt(8) against 4.30 / sqrt(3)):
-a first window within +-3% then ends within +-1%.
+test first measures a 3 s window, extended by further windows or run at its full length only
+where that was not enough (flashmark.lengths). The full length stays >= 8 s: it is what a test
+gets at most when 3 s were not enough (a busy host, a device collecting garbage), and 8
+per-second samples give an interval 3 times narrower than the first window's 3 (t(0.975) 2.36
+/ sqrt(8) against 4.30 / sqrt(3)): a first window within +-3% then ends within +-1%.
 """
 
 from __future__ import annotations

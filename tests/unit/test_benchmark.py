@@ -15,12 +15,13 @@ from flashmark.sysroot import SystemRoots
 
 
 def test_one_call_measures_grades_and_removes_its_test_file(tmp_path: Path, recordings: Path):
-    # The default quick profile as recorded: seq-write at full length, the preparation of
-    # what it did not write, seq-read's 3 s first window, whose interval was +-1.2% (the
-    # throttled card passes its 1 MiB reads 3 or 4 to a 100 ms grant, so seconds differ by a
-    # transfer), then seq-read again for 8 s; every later test's first window was enough: the
-    # card completes in bursts, and its rate between whole bursts is sure within +-1%
-    # (tests/data/fio/quick-a1-card-adaptive/scenario.txt).
+    # The default quick profile as recorded on a busy host: seq-write at full length, the
+    # preparation of what it did not write, seq-read's 3 s first window, whose interval was
+    # +-1.5% with 0.9% of it at its edges (the throttled card passes its 1 MiB reads 3 or 4 to
+    # a 100 ms grant), then seq-read again for 8 s; rand-write-4k-q32's first window was +-1.2%
+    # by its seconds' spread, its edges small: extended by a second 3 s window and pooled;
+    # every other first window was enough: the card completes in bursts, and its rate between
+    # whole bursts is sure within +-1% (tests/data/fio/quick-a1-card-adaptive/scenario.txt).
     runner = ReplayRunner(recordings / "quick-a1-card-adaptive")
     run = run_benchmark(BenchmarkRequest(str(tmp_path)), runner)
     assert [t.spec.name for t in run.tests][:2] == ["seq-write", "seq-read"]
@@ -35,17 +36,26 @@ def test_one_call_measures_grades_and_removes_its_test_file(tmp_path: Path, reco
         "rand-write-4k",
         "rand-read-4k-q32",
         "rand-write-4k-q32",
+        "rand-write-4k-q32-more1",
     ]
     assert "prepare: write the test area from byte" in runner.jobs_run[1].text
+    extension = runner.jobs_run[-1]  # a first window's length, after the follow ramp
+    assert (extension.window_s, extension.ramp_s) == (3.0, 1)
     lengthened = [t.lengthened for t in run.tests]
     assert (lengthened[1] or "").startswith("its first window was not enough: read interval")
-    assert lengthened[:1] + lengthened[2:] == [None] * 5
+    assert (lengthened[5] or "").endswith("extended to 6 s in 2 windows, pooled")
+    assert lengthened[:1] + lengthened[2:5] == [None] * 4
     directions = [t.read or t.write for t in run.tests]
-    assert [d.runtime_ms if d else None for d in directions] == [8000, 8000] + [3000] * 4
+    assert [d.runtime_ms if d else None for d in directions] == [8000, 8000] + [3000] * 3 + [6000]
     for direction in directions[2:]:
         assert direction is not None and direction.bw_ci95 is not None
         assert direction.bw_ci95.half_width_pct <= 1.0
         assert "whole bursts" in direction.bw_ci95.method
+    # The pooled test: both windows' transfers, and the rate of their bytes over their time.
+    pooled = directions[5]
+    assert pooled is not None and pooled.bw_ci95 is not None
+    assert pooled.bw_ci95.samples == 6
+    assert pooled.accepted_iops == pytest.approx(500, rel=0.01)
     # The jobs that ran are the plan's jobs, built once: the first windows and the preparation
     # as planned.
     plan = plan_benchmark(BenchmarkRequest(str(tmp_path)), SystemRoots(), runner.log_folder)

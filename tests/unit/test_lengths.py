@@ -239,10 +239,12 @@ def test_a_narrow_interval_over_enough_transfers_keeps_the_first_window():
     assert full_length(result(read), 8) is None
 
 
-def test_a_wide_interval_measures_the_full_length_and_says_why():
+def test_a_wide_interval_is_lengthened_to_the_full_length_and_says_why():
+    # Wide by its spread, its edges nothing: extended (tests/unit/test_extensions.py).
     read = direction(4500, 3000, interval(1500, 2.5))
     longer = full_length(result(read), 8)
     assert longer is not None and longer.window_s == 8 and not longer.bursty
+    assert longer.extendable
     assert longer.reason == "read interval +-2.5% (wider than +-1%)"
 
 

@@ -122,7 +122,7 @@ def test_a_test_measured_again_follows_its_own_first_window(tmp_path):
 def test_the_lengths_text_names_both_ramps(tmp_path):
     settings = plan_for("quick", tmp_path).settings
     assert lengths_text(settings) == (
-        "3 s per test after 2 s ramp (1 s after a timed test), 8 s where 3 s were not enough"
+        "3 s per test after 2 s ramp (1 s after a timed test), up to 8 s where 3 s were not enough"
     )
 
 

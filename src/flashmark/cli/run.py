@@ -69,9 +69,10 @@ _SHORT_RUNTIME_S = 8
     "runtime_s",
     type=RUNTIME,
     metavar="SECONDS",
-    help="Measure every timed test exactly this long. Without it, each test measures 3 s "
-    "and runs again for the profile's length (quick 8) only when its 95% interval is wider "
-    "than +-1% or it holds fewer than 20 transfers.",
+    help="Measure every timed test exactly this long. Without it, each test measures 3 s, "
+    "and only when its 95% interval is wider than +-1% or it holds fewer than 20 transfers "
+    "is it extended by further 3 s windows (pooled) or measured again, up to the profile's "
+    "length (quick 8).",
 )
 @click.option(
     "--ramp",
@@ -281,15 +282,17 @@ def _describe_plan(plan: Plan) -> None:
 
 def _lengths(plan: Plan) -> str:
     """How long the tests take, e.g. "6 tests x 10 s" or, with adaptive lengths and a shorter
-    ramp after a timed test (plan.py), "6 tests x 5 s (4 s after a timed test; 9 s more where
-    3 s are not enough)" (flashmark.lengths)."""
+    ramp after a timed test (plan.py), "6 tests x 5 s (4 s after a timed test; 4 to 9 s more
+    where 3 s are not enough)": a first window extended by another, or measured again at full
+    length (flashmark.lengths)."""
     settings = plan.settings
     count, runtime = len(plan.tests), settings.runtime_s
     ramp, follow, first = settings.ramp_s, settings.follow_ramp_s, settings.first_window_s
     if first is None:
         text = f"{count} tests x {ramp + runtime} s"
         return text if follow == ramp else f"{text} ({follow + runtime} s after a timed test)"
-    again = f"{follow + runtime} s more where {first} s are not enough"
+    extension = follow + min(first, runtime - first)
+    again = f"{extension} to {follow + runtime} s more where {first} s are not enough"
     if follow == ramp:
         return f"{count} tests x {ramp + first} s ({again})"
     return f"{count} tests x {ramp + first} s ({follow + first} s after a timed test; {again})"
@@ -324,8 +327,9 @@ def _print_jobs(plan: Plan) -> None:
             print(
                 f"# a first window: when its 95% interval is wider than "
                 f"+-{TARGET_HALF_WIDTH_PCT:g}% or it holds fewer than {MIN_TRANSFERS} "
-                f"transfers, flashmark runs it again with runtime="
-                f"{plan.settings.runtime_s} (or longer for {MIN_TRANSFERS} transfers)",
+                f"transfers, flashmark extends it by {job.name}-more1, ... (its windows "
+                f"pooled, up to {plan.settings.runtime_s} s in all) or runs it again with "
+                f"runtime={plan.settings.runtime_s} (or longer for {MIN_TRANSFERS} transfers)",
                 file=sys.stderr,
             )
         if job.name == PREPARE_JOB_NAME and plan.prepare_after:

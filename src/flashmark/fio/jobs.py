@@ -119,14 +119,17 @@ def job_for_test(
     window_s: int | None = None,
     again: bool = False,
     ramp_s: int | None = None,
+    extension: int = 0,
 ) -> FioJob:
     """The fio job measuring one test of a profile against `filename`: a generated test-file
     name relative to fio's working directory, or a device's /dev/NAME. Its per-I/O log goes to
     `log_folder` (absolute). Both must be literal to fio's parser, else ValueError (a bug).
     `window_s` is the measuring window, the settings' runtime unless given (flashmark.lengths:
     a short first window). `again` names the run of a test whose first window was not enough
-    `NAME-full`, with its own output and log files. `ramp_s` is the job's own warm-up, the
-    settings' ramp unless given (plan.py: shorter after another timed test)."""
+    `NAME-full`, with its own output and log files; `extension` N > 0 names the Nth run
+    extending its first window `NAME-moreN` (its window is pooled with the first's). `ramp_s`
+    is the job's own warm-up, the settings' ramp unless given (plan.py: shorter after another
+    timed test)."""
     if not is_fio_literal_folder(log_folder):
         raise ValueError(f"fio would not read this log folder literally: {log_folder!r}")
     if spec.name == SUSTAINED_WRITE_NAME:
@@ -135,6 +138,9 @@ def job_for_test(
     what = f"test {spec.name} ({spec.description}), profile {settings.profile}"
     if again:
         what += ", measured again at full length: its first window was not enough"
+    if extension:
+        name = f"{spec.name}-more{extension}"
+        what += f", extension {extension} of its first window, which was not enough"
     lines = _header(what, filename)
     lines += _global_options(settings, filename)
     window = settings.runtime_s if window_s is None else window_s
@@ -160,6 +166,10 @@ def job_for_test(
         lines.append(f"rwmixread={spec.rwmix_read_pct}")
     if spec.writes:
         lines.append("end_fsync=1")
+    if extension:
+        # A result's job file holds its windows' job files in order (fio/parse.py): fio runs a
+        # file's jobs together unless each waits for those before it (fio HOWTO "stonewall").
+        lines.append("stonewall")
     expected = float(window + ramp)
     return FioJob(
         name=name,

@@ -4,7 +4,7 @@ Reads fio's JSON output (never the terse format, whose field positions changed b
 versions and broke other tools) and its per-I/O logs. Field meanings are from the fio HOWTO
 ("Interpreting the output", "Log File Formats"):
 - read/write: io_bytes, total_ios, runtime (ms); fio's own iops and bw_bytes are not used (see
-  `_direction`);
+  `_window`);
 - lat_ns: total latency; with lat_percentiles=1 its "percentile" keys are "50.000000" etc.;
 - per-I/O iops log lines: "time (ms), 1, data direction (0 read, 1 write, 2 trim), block size,
   priority" (flashmark.fio.window counts the window from them).
@@ -12,6 +12,7 @@ versions and broke other tools) and its per-I/O logs. Field meanings are from th
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import math
@@ -19,6 +20,7 @@ import os
 import signal
 import statistics
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from flashmark.errors import (
@@ -68,11 +70,32 @@ _DEVICE_ERRNOS = {errno.EIO, errno.ENXIO, errno.ENODEV, errno.ENOMEDIUM, errno.E
 
 def parse_test_output(spec: TestSpec, job: FioJob, output: FioOutput) -> TestResult:
     """The result of one test, or a typed error if fio failed."""
-    fio_job = _single_job(output)
-    read = _direction(output, job, spec, fio_job, "read") if spec.pattern.reads else None
-    write = _direction(output, job, spec, fio_job, "write") if spec.pattern.writes else None
+    return parse_extended_output(spec, [(job, output)])
+
+
+def parse_extended_output(spec: TestSpec, runs: Sequence[tuple[FioJob, FioOutput]]) -> TestResult:
+    """The result of one test measured over the windows of one or more runs in a row (a first
+    window extended, flashmark.lengths), pooled: the windows' bytes over their time together,
+    the interval from all their rates (`_pooled`); or a typed error if fio failed in any."""
+    if not runs:
+        raise ValueError("no runs to parse")
+    reads: list[_Window] = []
+    writes: list[_Window] = []
+    for job, output in runs:
+        fio_job = _single_job(output)
+        if spec.pattern.reads:
+            reads.append(_window(output, job, spec, fio_job, "read"))
+        if spec.pattern.writes:
+            writes.append(_window(output, job, spec, fio_job, "write"))
+    job_file = runs[0][0].text
+    for job, _ in runs[1:]:
+        job_file += f"\n# then, pooled with the window above (flashmark.lengths):\n{job.text}"
     return TestResult(
-        spec=spec, read=read, write=write, job_file=job.text, elapsed_s=output.elapsed_s
+        spec=spec,
+        read=_pooled(reads) if reads else None,
+        write=_pooled(writes) if writes else None,
+        job_file=job_file,
+        elapsed_s=sum(output.elapsed_s for _, output in runs),
     )
 
 
@@ -180,10 +203,31 @@ def _stderr_tail(output: FioOutput) -> str:
     return f": {lines[-1]}" if lines else ""
 
 
-def _direction(
+@dataclass(frozen=True)
+class _Window:
+    """One direction of one run's measuring window, before windows are pooled."""
+
+    iops: float  # the headline: the window's count or its rate between whole bursts
+    bw_bytes: float
+    edge_bps: float  # what the window's edges may put it off by (fio/window.py surer_rate)
+    between_bursts: bool
+    window_ms: int
+    fio_runtime_ms: int
+    io_bytes: int
+    total_ios: int
+    latency: LatencyNs
+    latency_count: int  # the I/Os `latency` is of (fio's lat_ns "N")
+    per_interval_bps: tuple[float, ...]
+    interval_ms: int
+    interval_samples: tuple[float, ...]  # what its 95% interval rests on
+    fsync_ms: float | None  # writes: the end_fsync's time
+    sustained: SustainedWrite | None
+
+
+def _window(
     output: FioOutput, job: FioJob, spec: TestSpec, fio_job: Mapping[str, Any], key: str
-) -> DirectionResult:
-    """One direction's figures, counted from fio's per-I/O log (flashmark.fio.window).
+) -> _Window:
+    """One direction's window, counted from fio's per-I/O log (flashmark.fio.window).
 
     fio's own rates are off in two ways. It divides by a runtime that runs on until the I/Os
     still queued when the window closed have completed (and the end_fsync is done): at 30 IOPS
@@ -192,7 +236,7 @@ def _direction(
     the window's: one transfer too many, +0.9% at 10 MB/s with 1 MiB blocks over 8 s, +5% with
     2 s, more with 16 MiB blocks. So reads count what completed inside the window, per second
     of it; writes count the durable rate: the window's bytes over the window plus the time the
-    end_fsync took.
+    end_fsync took (`_pooled`).
     A job that ended early (an error) is measured over the time it ran.
     """
     ddir = 0 if key == "read" else 1  # fio's data direction numbers in its logs
@@ -240,30 +284,14 @@ def _direction(
     count = count_window(
         completions, window_ms, SAMPLE_INTERVAL_MS, spec.iodepth, ramped=job.ramp_s > 0
     )
-    rates = count.interval_rates_bps
     # The headline is the window's count, or the rate between whole bursts where the window's
     # edges leave the count less sure than that (a device completing in bursts: fio/window.py
     # WholeBursts); each is uncertain by what its edges may be off by, which widens its interval.
     headline = surer_rate(count, completions)
-    iops, bw_bytes, edge_bps = headline.iops, headline.bw_bytes, headline.uncertain_bps
-    why = WHOLE_BURSTS_METHOD if headline.between_bursts else EDGE_METHOD
-    # The interval rests on rates between burst ends (fio/window.py steady_rates), which the
-    # window's edges do not skew; the per-second rates when there are too few bursts.
-    bw_interval = interval_of_mean(count.steady_rates_bps or rates, mean=bw_bytes)
-    if bw_interval is not None and edge_bps > 0:
-        bw_interval = bw_interval.widened(edge_bps, why)
-    accepted_iops = accepted_bw = fsync_ms = None
-    if ddir == 1 and count.last_completion_ms is not None:  # writes: durable is the headline
-        accepted_iops, accepted_bw = iops, bw_bytes
+    fsync_ms = None
+    if ddir == 1 and count.last_completion_ms is not None:
         # The end_fsync ran from the last write's completion until fio's runtime ended.
         fsync_ms = max(0.0, fio_runtime_ms - count.last_completion_ms)
-        durable = window_ms / (window_ms + fsync_ms)
-        iops, bw_bytes = iops * durable, bw_bytes * durable
-        if bw_interval is not None:
-            bw_interval = bw_interval.scaled(durable)
-    iops_interval = None
-    if bw_interval is not None and bw_bytes > 0:
-        iops_interval = bw_interval.scaled(iops / bw_bytes)
     sustained = None
     if ddir == 1 and spec.name == SUSTAINED_WRITE_NAME:
         sustained = sustained_write(
@@ -272,21 +300,102 @@ def _direction(
             size_limit_bytes=job.size_limit_bytes,
             latencies_ns=read_latencies_ns(output.latency_logs, ddir) or None,
         )
+    rates = count.interval_rates_bps
+    return _Window(
+        iops=headline.iops,
+        bw_bytes=headline.bw_bytes,
+        edge_bps=headline.uncertain_bps,
+        between_bursts=headline.between_bursts,
+        window_ms=window_ms,
+        fio_runtime_ms=fio_runtime_ms,
+        io_bytes=io_bytes,
+        total_ios=total_ios,
+        latency=latency,
+        latency_count=int(lat["N"]) if isinstance(lat.get("N"), int) else total_ios,
+        per_interval_bps=rates,
+        interval_ms=count.interval_ms,
+        # The interval rests on rates between burst ends (fio/window.py steady_rates), which
+        # the window's edges do not skew; the per-second rates when there are too few bursts.
+        interval_samples=count.steady_rates_bps or rates,
+        fsync_ms=fsync_ms,
+        sustained=sustained,
+    )
+
+
+def _pooled(windows: Sequence[_Window]) -> DirectionResult:
+    """One direction's result over `windows` in a row (one, or a first window and its
+    extensions, flashmark.lengths): each window's exact rate weighted by its length, which is
+    the bytes of all over their time together; the 95% interval from all their rates, centred
+    there and widened by what their edges may put it off by (weighted alike).
+
+    Writes: the durable rate, the windows' bytes over their time plus the time their
+    end_fsyncs took to put them on the device; the accepted rate beside it. Latency: minimum,
+    maximum, mean and standard deviation of all I/Os; the percentiles, which fio reports per
+    run and which cannot be merged exactly, of the window with the most I/Os."""
+    window_ms = sum(w.window_ms for w in windows)
+    weights = [w.window_ms / window_ms if window_ms > 0 else 1 / len(windows) for w in windows]
+    iops = sum(w.iops * k for w, k in zip(windows, weights, strict=True))
+    bw_bytes = sum(w.bw_bytes * k for w, k in zip(windows, weights, strict=True))
+    edge_bps = sum(w.edge_bps * k for w, k in zip(windows, weights, strict=True))
+    why = WHOLE_BURSTS_METHOD if any(w.between_bursts for w in windows) else EDGE_METHOD
+    samples = [x for w in windows for x in w.interval_samples]
+    bw_interval = interval_of_mean(samples, mean=bw_bytes)
+    if bw_interval is not None and edge_bps > 0:
+        bw_interval = bw_interval.widened(edge_bps, why)
+    accepted_iops = accepted_bw = fsync_ms = None
+    fsyncs = [w.fsync_ms for w in windows if w.fsync_ms is not None]
+    if fsyncs:  # writes: durable is the headline
+        accepted_iops, accepted_bw = iops, bw_bytes
+        fsync_ms = sum(fsyncs)
+        durable = window_ms / (window_ms + fsync_ms)
+        iops, bw_bytes = iops * durable, bw_bytes * durable
+        if bw_interval is not None:
+            bw_interval = bw_interval.scaled(durable)
+    iops_interval = None
+    if bw_interval is not None and bw_bytes > 0:
+        iops_interval = bw_interval.scaled(iops / bw_bytes)
+    rates = [x for w in windows for x in w.per_interval_bps]
     return DirectionResult(
         iops=iops,
         bw_bytes=bw_bytes,
-        io_bytes=io_bytes,
-        total_ios=total_ios,
+        io_bytes=sum(w.io_bytes for w in windows),
+        total_ios=sum(w.total_ios for w in windows),
         runtime_ms=window_ms,
-        fio_runtime_ms=fio_runtime_ms,
-        lat_ns=latency,
-        bw_per_second=bandwidth_series(rates, count.interval_ms),
+        fio_runtime_ms=sum(w.fio_runtime_ms for w in windows),
+        lat_ns=_pooled_latency(windows),
+        bw_per_second=bandwidth_series(rates, windows[0].interval_ms),
         accepted_iops=accepted_iops,
         accepted_bw_bytes=accepted_bw,
         fsync_ms=fsync_ms,
         bw_ci95=bw_interval,
         iops_ci95=iops_interval,
-        sustained=sustained,
+        sustained=windows[0].sustained if len(windows) == 1 else None,
+    )
+
+
+def _pooled_latency(windows: Sequence[_Window]) -> LatencyNs:
+    """The latency of all the windows' I/Os (see `_pooled`); one window's as fio gave it."""
+    if len(windows) == 1:
+        return windows[0].latency
+    counts = [w.latency_count for w in windows]
+    total = sum(counts)
+    if total < 2:
+        return windows[0].latency
+    mean = sum(w.latency.mean * n for w, n in zip(windows, counts, strict=True)) / total
+    # fio's stddev is the sample one (stat.c calc_lat: sqrt(S / (n - 1))): pooled, each
+    # window's sum of squares about its own mean plus its I/Os times its mean's distance from
+    # the pooled one, over N - 1.
+    squares = sum(
+        (n - 1) * w.latency.stddev**2 + n * (w.latency.mean - mean) ** 2
+        for w, n in zip(windows, counts, strict=True)
+    )
+    busiest = max(windows, key=lambda w: w.latency_count).latency
+    return dataclasses.replace(
+        busiest,
+        min=min(w.latency.min for w in windows),
+        max=max(w.latency.max for w in windows),
+        mean=mean,
+        stddev=math.sqrt(squares / (total - 1)),
     )
 
 

@@ -134,14 +134,14 @@ def settings_text(run: Run) -> str:
 
 def lengths_text(settings: Settings) -> str:
     """How long each test measured, e.g. "8 s per test after 2 s ramp", or with adaptive
-    lengths "3 s per test after 2 s ramp (1 s after a timed test), 8 s where 3 s were not
-    enough" (flashmark.lengths; each test's `lengthened` says which and why)."""
+    lengths "3 s per test after 2 s ramp (1 s after a timed test), up to 8 s where 3 s were
+    not enough" (flashmark.lengths; each test's `lengthened` says which and why)."""
     ramp = ramp_text(settings)
     if settings.first_window_s is None:
         return f"{settings.runtime_s} s per test after {ramp}"
     return (
         f"{settings.first_window_s} s per test after {ramp}, "
-        f"{settings.runtime_s} s where {settings.first_window_s} s were not enough"
+        f"up to {settings.runtime_s} s where {settings.first_window_s} s were not enough"
     )
 
 

@@ -106,7 +106,8 @@ def record_profile(
     note: str,
 ) -> None:
     """One profile run as `flashmark run` makes it; `runtime_s` None: its default lengths
-    (adaptive: a first window, a test again at full length where it was not enough)."""
+    (adaptive: a first window, extended or a test again at full length where it was not
+    enough)."""
     destination = HERE / name
     shutil.rmtree(destination, ignore_errors=True)
     with (
