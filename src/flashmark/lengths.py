@@ -5,7 +5,7 @@ decides.
     plan.py builds short first windows -> measure() runs one -> full_length(result) ->
         None: keep it;
         FullLength(extendable=True): extend it by further windows of the same test, pooled,
-            while next_extension_s(pooled result) says so;
+            while extension_s and full_length(pooled result) say so;
         FullLength(seconds, reason): run the test once more for `seconds`, keep that
 
 A test's first window is FIRST_WINDOW_S seconds (after its ramp, plan.py). It is enough when,
@@ -60,7 +60,6 @@ full length costs no time. With --runtime every test measures that long, as befo
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -98,7 +97,7 @@ class FullLength:
     bursty: bool = False
     # Only the interval was too wide, by the rates' spread rather than the window's edges
     # (each within EXTENSION_EDGE_PCT), over enough transfers: more windows of the same kind
-    # narrow it, so the first is extended (`next_extension_s`) rather than measured again.
+    # narrow it, so the first is extended (`extension_s`) rather than measured again.
     extendable: bool = False
 
 
@@ -134,10 +133,7 @@ def full_length(result: TestResult, runtime_s: int) -> FullLength | None:
             reasons.append(short[0])
             needed_s = max(needed_s, short[1])
             extendable = False
-    longer = _full_length(reasons, needed_s, bursty=bursty)
-    if longer is None or bursty or not extendable:
-        return longer
-    return dataclasses.replace(longer, extendable=True)
+    return _full_length(reasons, needed_s, bursty=bursty, extendable=extendable and not bursty)
 
 
 def extension_s(runtime_s: int, measured_s: float) -> int | None:
@@ -188,12 +184,17 @@ def too_few_transfers(result: TestResult, runtime_s: int) -> FullLength | None:
     return _full_length(reasons, needed_s)
 
 
-def _full_length(reasons: list[str], needed_s: float, *, bursty: bool = False) -> FullLength | None:
+def _full_length(
+    reasons: list[str], needed_s: float, *, bursty: bool = False, extendable: bool = False
+) -> FullLength | None:
     """The run the `reasons` call for, `needed_s` long up to MAX_WINDOW_S; None without any."""
     if not reasons:
         return None
     return FullLength(
-        window_s=min(MAX_WINDOW_S, int(needed_s)), reason="; ".join(reasons), bursty=bursty
+        window_s=min(MAX_WINDOW_S, int(needed_s)),
+        reason="; ".join(reasons),
+        bursty=bursty,
+        extendable=extendable,
     )
 
 

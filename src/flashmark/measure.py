@@ -25,7 +25,7 @@ from flashmark.errors import (
     ReadOnlyTarget,
 )
 from flashmark.fio.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S, FioJob
-from flashmark.fio.parse import parse_extended_output, parse_prepare_output, parse_test_output
+from flashmark.fio.parse import ParsedRun, parse_prepare_output, parse_run, pooled_result
 from flashmark.fio.runner import FioOutput, FioRunner
 from flashmark.fio.window import written_extent
 from flashmark.lengths import (
@@ -181,8 +181,8 @@ def _measure_test(
     spec = plan.tests[index]
 
     def run(job: FioJob) -> tuple[TestResult, FioOutput]:
-        output = runner.run(job, progress.update, folder_fd=folder_fd)
-        return parse_test_output(spec, job, output), output
+        parsed, output = _run_parsed(runner, progress, folder_fd, spec, job)
+        return pooled_result(spec, [parsed]), output
 
     first_window = plan.is_first_window(index)
     if first_window and bursty is not None and spec.iodepth >= bursty.iodepth:
@@ -203,16 +203,25 @@ def _measure_test(
             result, output = run(plan.full_length_job(index, short.window_s))
             lengthened += f"; then again: {short.reason}"
         return dataclasses.replace(result, lengthened=lengthened), output, False
-    result, output = run(plan.jobs[index])
+    first, output = _run_parsed(runner, progress, folder_fd, spec, plan.jobs[index])
+    result = pooled_result(spec, [first])
     longer = full_length(result, plan.settings.runtime_s) if first_window else None
     if longer is None:
         return result, output, False
     if longer.extendable:
-        return _extend(plan, index, runner, progress, folder_fd, (result, output), longer)
+        return _extend(plan, index, runner, progress, folder_fd, (first, output), longer)
     progress.update(None, f"measuring again for {longer.window_s} s: {longer.reason}")
     result, output = run(plan.full_length_job(index, longer.window_s))
     lengthened = f"its first window was not enough: {longer.reason}"
     return dataclasses.replace(result, lengthened=lengthened), output, longer.bursty
+
+
+def _run_parsed(
+    runner: FioRunner, progress: Progress, folder_fd: int | None, spec: TestSpec, job: FioJob
+) -> tuple[ParsedRun, FioOutput]:
+    """One fio run of `spec`, parsed once (its windows can be pooled with later runs')."""
+    output = runner.run(job, progress.update, folder_fd=folder_fd)
+    return parse_run(spec, job, output), output
 
 
 def _extend(
@@ -221,7 +230,7 @@ def _extend(
     runner: FioRunner,
     progress: Progress,
     folder_fd: int | None,
-    first: tuple[TestResult, FioOutput],
+    first: tuple[ParsedRun, FioOutput],
     longer: FullLength,
 ) -> tuple[TestResult, FioOutput, bool]:
     """Test `index`'s first window (`first`), too wide only by the spread of its rates,
@@ -231,25 +240,25 @@ def _extend(
     (`still_settling`); when the pooled windows' edges grow too wide to pool, the test is
     measured again at full length instead."""
     spec, runtime_s = plan.tests[index], plan.settings.runtime_s
-    first_result, output = first
+    first_run, output = first
     first_job = plan.jobs[index]
     assert first_job.window_s is not None  # a first window (plan.is_first_window)
-    runs = [(first_job, output)]
+    runs = [first_run]
     measured_s, extensions, reason = first_job.window_s, 0, longer.reason
     left_out = ""
-    result = first_result
+    result = pooled_result(spec, runs)
     while (step := extension_s(runtime_s, measured_s)) is not None:
         progress.update(None, f"extending its first window by {step} s: {reason}")
         extensions += 1
         job = plan.extension_job(index, step, extensions)
-        output = runner.run(job, progress.update, folder_fd=folder_fd)
-        runs.append((job, output))
+        parsed, output = _run_parsed(runner, progress, folder_fd, spec, job)
+        runs.append(parsed)
         measured_s += step
         if extensions == 1:
-            settling = still_settling(first_result, parse_test_output(spec, job, output))
+            settling = still_settling(result, pooled_result(spec, [parsed]))
             if settling is not None:
                 runs, left_out = runs[1:], f"; the first left out: {settling}"
-        result = parse_extended_output(spec, runs)
+        result = pooled_result(spec, runs)
         now = full_length(result, runtime_s)
         if now is None:
             break
@@ -257,13 +266,13 @@ def _extend(
         if not now.extendable:  # wide at the pooled edges, or short of transfers
             progress.update(None, f"measuring again for {now.window_s} s: {now.reason}")
             job = plan.full_length_job(index, now.window_s)
-            output = runner.run(job, progress.update, folder_fd=folder_fd)
+            parsed, output = _run_parsed(runner, progress, folder_fd, spec, job)
             lengthened = (
                 f"its first window was not enough: {longer.reason}; extended {extensions} "
                 f"times, then measured again: {now.reason}"
             )
-            result = parse_test_output(spec, job, output)
-            return dataclasses.replace(result, lengthened=lengthened), output, False
+            result = dataclasses.replace(pooled_result(spec, [parsed]), lengthened=lengthened)
+            return result, output, False
     lengthened = (
         f"its first window was not enough: {longer.reason}{left_out}; extended to "
         f"{measured_s:g} s in {len(runs)} windows, pooled"

@@ -106,30 +106,27 @@ class Plan:
         its own first window the device is busy with the same I/O: the follow ramp. Measured
         at full length at once (`after_first_window` False), in place of its first window:
         the ramp that one had."""
-        planned = self.jobs[index]
-        return job_for_test(
-            self.tests[index],
-            self.settings,
-            self.filename,
-            readonly=planned.readonly,
-            log_folder=self.log_folder,
-            window_s=window_s,
-            again=True,
-            ramp_s=self.settings.follow_ramp_s if after_first_window else planned.ramp_s,
-        )
+        ramp_s = self.settings.follow_ramp_s if after_first_window else self.jobs[index].ramp_s
+        return self._rerun_job(index, window_s, ramp_s, again=True)
 
     def extension_job(self, index: int, window_s: int, extension: int) -> FioJob:
         """Test `index`'s `extension`th run extending its first window by `window_s` seconds
         (flashmark.lengths), after the follow ramp: the device is busy with the same I/O."""
-        planned = self.jobs[index]
+        return self._rerun_job(index, window_s, self.settings.follow_ramp_s, extension=extension)
+
+    def _rerun_job(
+        self, index: int, window_s: int, ramp_s: int, *, again: bool = False, extension: int = 0
+    ) -> FioJob:
+        """Test `index` run once more after its planned job: the same target and checks."""
         return job_for_test(
             self.tests[index],
             self.settings,
             self.filename,
-            readonly=planned.readonly,
+            readonly=self.jobs[index].readonly,
             log_folder=self.log_folder,
             window_s=window_s,
-            ramp_s=self.settings.follow_ramp_s,
+            again=again,
+            ramp_s=ramp_s,
             extension=extension,
         )
 

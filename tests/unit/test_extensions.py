@@ -1,5 +1,5 @@
 """A first window extended by further windows of the same test, pooled (flashmark.lengths
-`next_extension_s`, flashmark.fio.parse `parse_extended_output`): on three real seq-read windows
+`extension_s`, flashmark.fio.parse `parse_extended_output`): on three real seq-read windows
 recorded in a row (tests/data/fio/extended-windows/scenario.txt) and on the extension rule."""
 
 from __future__ import annotations

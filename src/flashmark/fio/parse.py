@@ -70,32 +70,46 @@ _DEVICE_ERRNOS = {errno.EIO, errno.ENXIO, errno.ENODEV, errno.ENOMEDIUM, errno.E
 
 def parse_test_output(spec: TestSpec, job: FioJob, output: FioOutput) -> TestResult:
     """The result of one test, or a typed error if fio failed."""
-    return parse_extended_output(spec, [(job, output)])
+    return pooled_result(spec, [parse_run(spec, job, output)])
 
 
 def parse_extended_output(spec: TestSpec, runs: Sequence[tuple[FioJob, FioOutput]]) -> TestResult:
     """The result of one test measured over the windows of one or more runs in a row (a first
-    window extended, flashmark.lengths), pooled: the windows' bytes over their time together,
-    the interval from all their rates (`_pooled`); or a typed error if fio failed in any."""
+    window extended, flashmark.lengths), pooled (`pooled_result`); or a typed error if fio
+    failed in any."""
+    return pooled_result(spec, [parse_run(spec, job, output) for job, output in runs])
+
+
+def parse_run(spec: TestSpec, job: FioJob, output: FioOutput) -> ParsedRun:
+    """One fio run of `spec`, its per-I/O logs read once, ready to pool with the runs
+    extending it; or a typed error if fio failed."""
+    fio_job = _single_job(output)
+    return ParsedRun(
+        job_text=job.text,
+        elapsed_s=output.elapsed_s,
+        read=_window(output, job, spec, fio_job, "read") if spec.pattern.reads else None,
+        write=_window(output, job, spec, fio_job, "write") if spec.pattern.writes else None,
+    )
+
+
+def pooled_result(spec: TestSpec, runs: Sequence[ParsedRun]) -> TestResult:
+    """The result of one test over the windows of `runs` in a row (one, or a first window and
+    its extensions): the windows' bytes over their time together, the interval from all their
+    rates (`_pooled`)."""
     if not runs:
-        raise ValueError("no runs to parse")
-    reads: list[_Window] = []
-    writes: list[_Window] = []
-    for job, output in runs:
-        fio_job = _single_job(output)
-        if spec.pattern.reads:
-            reads.append(_window(output, job, spec, fio_job, "read"))
-        if spec.pattern.writes:
-            writes.append(_window(output, job, spec, fio_job, "write"))
-    job_file = runs[0][0].text
-    for job, _ in runs[1:]:
-        job_file += f"\n# then, pooled with the window above (flashmark.lengths):\n{job.text}"
+        raise ValueError("no runs to pool")
+    reads = [run.read for run in runs if run.read is not None]
+    writes = [run.write for run in runs if run.write is not None]
+    job_file = runs[0].job_text + "".join(
+        f"\n# then, pooled with the window above (flashmark.lengths):\n{run.job_text}"
+        for run in runs[1:]
+    )
     return TestResult(
         spec=spec,
         read=_pooled(reads) if reads else None,
         write=_pooled(writes) if writes else None,
         job_file=job_file,
-        elapsed_s=sum(output.elapsed_s for _, output in runs),
+        elapsed_s=sum(run.elapsed_s for run in runs),
     )
 
 
@@ -222,6 +236,17 @@ class _Window:
     interval_samples: tuple[float, ...]  # what its 95% interval rests on
     fsync_ms: float | None  # writes: the end_fsync's time
     sustained: SustainedWrite | None
+
+
+@dataclass(frozen=True)
+class ParsedRun:
+    """One fio run of a test, parsed (`parse_run`): each direction's window, before windows
+    are pooled (`pooled_result`)."""
+
+    job_text: str
+    elapsed_s: float
+    read: _Window | None
+    write: _Window | None
 
 
 def _window(
