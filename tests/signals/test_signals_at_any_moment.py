@@ -222,7 +222,18 @@ def _python_startup_interrupt(stderr: str, sig: signal.Signals) -> bool:
     # import path entry", "Exception ignored in: <function _get_module_lock.<locals>.cb"):
     # the process then ends as if no signal had come.
     lines = stderr.rstrip().splitlines()
-    if sig != signal.SIGINT or not lines or not lines[-1].startswith("KeyboardInterrupt"):
+    if sig != signal.SIGINT or not lines:
+        return False
+    # CPython 3.11 interrupted while importing its site module ends with a fatal error naming
+    # the KeyboardInterrupt (pylifecycle.c init_import_site -> Py_FatalError), status 1, and a
+    # thread dump after it: seen in CI at 0.000 s.
+    site = lines[0] == "Fatal Python error: init_import_site: Failed to import the site module"
+    interrupted = (
+        any(line.startswith("KeyboardInterrupt") for line in lines)
+        if site
+        else (lines[-1].startswith("KeyboardInterrupt"))
+    )
+    if not interrupted:
         return False
     for path, function in _FRAME.findall(stderr):
         if f"{SOURCE}/" in path and (
