@@ -197,12 +197,15 @@ def _measure_test(
             plan.full_length_job(index, at_once.window_s, after_first_window=False)
         )
         lengthened = f"measured at full length at once: {at_once.reason}"
+        discarded_s = 0.0
         short = too_few_transfers(result, plan.settings.runtime_s)
         if short is not None:  # slower than the fastest rate its length came from
             progress.update(None, f"measuring again for {short.window_s} s: {short.reason}")
+            discarded_s = result.elapsed_s
             result, output = run(plan.full_length_job(index, short.window_s))
             lengthened += f"; then again: {short.reason}"
-        return dataclasses.replace(result, lengthened=lengthened), output, False
+        result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
+        return result, output, False
     first, output = _run_parsed(runner, progress, folder_fd, spec, plan.jobs[index])
     result = pooled_result(spec, [first])
     longer = full_length(result, plan.settings.runtime_s) if first_window else None
@@ -213,7 +216,8 @@ def _measure_test(
     progress.update(None, f"measuring again for {longer.window_s} s: {longer.reason}")
     result, output = run(plan.full_length_job(index, longer.window_s))
     lengthened = f"its first window was not enough: {longer.reason}"
-    return dataclasses.replace(result, lengthened=lengthened), output, longer.bursty
+    result = dataclasses.replace(result, lengthened=lengthened, discarded_s=first.elapsed_s)
+    return result, output, longer.bursty
 
 
 def _run_parsed(
@@ -245,7 +249,7 @@ def _extend(
     assert first_job.window_s is not None  # a first window (plan.is_first_window)
     runs = [first_run]
     measured_s, extensions, reason = first_job.window_s, 0, longer.reason
-    left_out = ""
+    left_out, discarded_s = "", 0.0
     result = pooled_result(spec, runs)
     while (step := extension_s(runtime_s, measured_s)) is not None:
         progress.update(None, f"extending its first window by {step} s: {reason}")
@@ -257,7 +261,8 @@ def _extend(
         if extensions == 1:
             settling = still_settling(result, pooled_result(spec, [parsed]))
             if settling is not None:
-                runs, left_out = runs[1:], f"; the first left out: {settling}"
+                left_out = f"; the first left out: {settling}"
+                discarded_s, runs = runs[0].elapsed_s, runs[1:]
         result = pooled_result(spec, runs)
         now = full_length(result, runtime_s)
         if now is None:
@@ -271,13 +276,18 @@ def _extend(
                 f"its first window was not enough: {longer.reason}; extended {extensions} "
                 f"times, then measured again: {now.reason}"
             )
-            result = dataclasses.replace(pooled_result(spec, [parsed]), lengthened=lengthened)
+            result = dataclasses.replace(
+                pooled_result(spec, [parsed]),
+                lengthened=lengthened,
+                discarded_s=discarded_s + sum(run.elapsed_s for run in runs),
+            )
             return result, output, False
     lengthened = (
         f"its first window was not enough: {longer.reason}{left_out}; extended to "
         f"{measured_s:g} s in {len(runs)} windows, pooled"
     )
-    return dataclasses.replace(result, lengthened=lengthened), output, False
+    result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
+    return result, output, False
 
 
 class _DeviceWatch:
