@@ -46,8 +46,9 @@ bursts (fio/window.py WholeBursts), exact in 3 s where the window's count could 
 burst. What stays uncertain is which pause a burst pays for, nothing when the bursts are alike;
 where they differ (1 MiB transfers through the throttle: 4, 4, 4, 3 a slice) the interval is
 widened by the difference. When that still leaves a first window wider than +-1% at its edges,
-the run's later tests at its queue depth or deeper measure their full length at once: their
-first windows could not be enough either. (A device may batch completions only at depth: the
+the run's later tests at its queue depth or deeper measure their full length at once (or as
+long as MIN_TRANSFERS of their transfers need, when that is longer): their first windows could
+not be enough either. (A device may batch completions only at depth: the
 emulated flash card, behind FUSE, completes 1 MiB reads at depth 8 in bursts and 4K ones at
 depth 1 one by one.) Likewise a test whose first window could not hold MIN_TRANSFERS of its
 transfers even at the fastest rate the run has seen in its directions (16 MiB blocks at
