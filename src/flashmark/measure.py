@@ -29,13 +29,13 @@ from flashmark.fio.parse import ParsedRun, parse_prepare_output, parse_run, pool
 from flashmark.fio.runner import FioOutput, FioRunner
 from flashmark.fio.window import written_extent
 from flashmark.lengths import (
+    AT_ONCE,
     FastestRates,
     FullLength,
-    bursty_reason,
+    at_once,
     extension_s,
     full_length,
     still_settling,
-    too_few_for_a_first_window,
     too_few_transfers,
 )
 from flashmark.model import FioInfo, Target, TargetKind, TestResult, TestSpec
@@ -192,25 +192,14 @@ def _measure_test(
         return pooled_result(spec, [parsed]), output
 
     first_window = plan.is_first_window(index)
-    deep_enough = bursty is not None and spec.iodepth >= bursty.iodepth
-    found_bursty = bursty if first_window and deep_enough else None
-    at_once = (
-        too_few_for_a_first_window(spec, fastest, plan.settings.runtime_s) if first_window else None
+    at_once_length = (
+        at_once(spec, fastest, plan.settings.runtime_s, bursty) if first_window else None
     )
-    if found_bursty is not None or at_once is not None:
-        # As long as the profile's runtime, or longer when MIN_TRANSFERS need it.
-        window_s = at_once.window_s if at_once is not None else plan.settings.runtime_s
-        job = plan.full_length_job(index, window_s, after_first_window=False)
-        reasons = []
-        if at_once is not None:
-            reasons.append(f"measured at full length at once: {at_once.reason}")
-        if found_bursty is not None:
-            reasons.append(bursty_reason(found_bursty.name, found_bursty.iodepth))
-            _announce(progress, job, f"{found_bursty.name} found the device completing in bursts")
-        else:
-            _announce(progress, job, at_once.reason if at_once is not None else "")
+    if at_once_length is not None:
+        job = plan.full_length_job(index, at_once_length.window_s, after_first_window=False)
+        _announce(progress, job, at_once_length.reason.removeprefix(AT_ONCE))
         result, output = run(job)
-        lengthened, discarded_s = "; ".join(reasons), 0.0
+        lengthened, discarded_s = at_once_length.reason, 0.0
         short = too_few_transfers(result, plan.settings.runtime_s)
         if short is not None:  # slower than the fastest rate its length came from
             job = plan.full_length_job(index, short.window_s)
