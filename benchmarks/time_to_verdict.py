@@ -20,9 +20,13 @@ folder), run the same way. Runs are interleaved (old, new, old, new, ...) on the
 a busy host weighs on both alike; min / median / max over the repetitions are printed.
 
 Breakdown: "tests" is the sum of the tests' fio wall times from the result document (extensions
-included), "prepare" the preparation step's time as the CLI's progress lines print it (whole
-seconds), "rest" the remainder of the wall time (start-up, probe, grading, file creation and
-removal). Prints tables; asserts nothing.
+included, `elapsed_s`), "discarded" the fio wall time of the windows not kept (`discarded_s`: a
+first window that was not enough and was measured again, or left out as still settling),
+"prepare" the preparation step's time as the CLI's progress lines print it (whole seconds),
+"rest" the remainder of the wall time (start-up, probe, workloads, grading, file creation and
+removal). "without discarded" is the wall time less the discarded windows: what the run would
+have taken had flashmark known in advance which first windows would not be enough, the least
+adaptive lengths could reach with the same stop rule. Prints tables; asserts nothing.
 """
 
 from __future__ import annotations
@@ -81,12 +85,17 @@ class Timing:
     wall_s: float
     prepare_s: float
     tests_s: float
+    discarded_s: float
     verdicts: str
     windows: str  # each test's measured window, s (an extended test's added up)
 
     @property
     def rest_s(self) -> float:
-        return self.wall_s - self.prepare_s - self.tests_s
+        return self.wall_s - self.prepare_s - self.tests_s - self.discarded_s
+
+    @property
+    def without_discarded_s(self) -> float:
+        return self.wall_s - self.discarded_s
 
 
 def run_profile(device: EmulatedDevice | EmulatedFlash, profile: str, source: Path) -> Timing:
@@ -107,6 +116,7 @@ def run_profile(device: EmulatedDevice | EmulatedFlash, profile: str, source: Pa
         raise SystemExit(f"flashmark ({source}) failed: {done.stderr[-2000:]}")
     document: dict[str, Any] = json.loads(done.stdout)
     tests = sum(float(t.get("elapsed_s") or 0.0) for t in document["tests"])
+    discarded = sum(float(t.get("discarded_s") or 0.0) for t in document["tests"])
     prepare = 0.0
     for match in _STEP_RE.finditer(done.stderr):
         prepare += 60 * int(match.group(2) or 0) + int(match.group(3))
@@ -115,7 +125,7 @@ def run_profile(device: EmulatedDevice | EmulatedFlash, profile: str, source: Pa
         for t in document["tests"]
         if _window_s(t) is not None
     )
-    return Timing(wall, prepare, tests, _verdicts(document), windows)
+    return Timing(wall, prepare, tests, discarded, _verdicts(document), windows)
 
 
 def _window_s(test: dict[str, Any]) -> float | None:
@@ -186,7 +196,8 @@ def main() -> None:
                         print(
                             f"# {profile} {card} {name} run {repetition + 1}: "
                             f"{timing.wall_s:.1f} s (prepare {timing.prepare_s:.0f}, tests "
-                            f"{timing.tests_s:.1f}) {timing.verdicts}; windows {timing.windows}",
+                            f"{timing.tests_s:.1f}, discarded {timing.discarded_s:.1f}) "
+                            f"{timing.verdicts}; windows {timing.windows}",
                             file=sys.stderr,
                             flush=True,
                         )
@@ -198,14 +209,16 @@ def main() -> None:
                 rows.append(
                     f"| {profile} | {card} | {name} | {spread(walls)} | {target:.0f} s "
                     f"| {met} | {spread([t.prepare_s for t in runs])} | "
-                    f"{spread([t.tests_s for t in runs])} | {spread([t.rest_s for t in runs])} "
+                    f"{spread([t.tests_s for t in runs])} | "
+                    f"{spread([t.discarded_s for t in runs])} | {spread([t.rest_s for t in runs])} "
+                    f"| {spread([t.without_discarded_s for t in runs])} "
                     f"| {len(runs)} | {'; '.join(verdicts)} |"
                 )
     print(
         "| profile | card | code | wall s min / median / max | target | median met | "
-        "prepare s | tests s | rest s | runs | verdicts |"
+        "prepare s | tests s | discarded s | rest s | without discarded s | runs | verdicts |"
     )
-    print("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |")
+    print("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     print("\n".join(rows))
 
 

@@ -46,8 +46,9 @@ bursts (fio/window.py WholeBursts), exact in 3 s where the window's count could 
 burst. What stays uncertain is which pause a burst pays for, nothing when the bursts are alike;
 where they differ (1 MiB transfers through the throttle: 4, 4, 4, 3 a slice) the interval is
 widened by the difference. When that still leaves a first window wider than +-1% at its edges,
-the run's later tests at its queue depth or deeper measure their full length at once: their
-first windows could not be enough either. (A device may batch completions only at depth: the
+the run's later tests at its queue depth or deeper measure their full length at once (or as
+long as MIN_TRANSFERS of their transfers need, when that is longer): their first windows could
+not be enough either. (A device may batch completions only at depth: the
 emulated flash card, behind FUSE, completes 1 MiB reads at depth 8 in bursts and 4K ones at
 depth 1 one by one.) Likewise a test whose first window could not hold MIN_TRANSFERS of its
 transfers even at the fastest rate the run has seen in its directions (16 MiB blocks at
@@ -83,6 +84,8 @@ MAX_WINDOW_S = 60
 # (The throttled card's 1 MiB reads, 3 or 4 to a 100 ms grant, had edges of 0.9% in a first
 # window and 1.8% and 2.7% in two extensions: pooled, +-2.7% over 8 s.)
 EXTENSION_EDGE_PCT = TARGET_HALF_WIDTH_PCT / 2
+# How a test's `lengthened` starts when its first window could not hold MIN_TRANSFERS.
+AT_ONCE = "measured at full length at once: "
 
 
 @dataclass(frozen=True)
@@ -257,6 +260,29 @@ class FastestRates:
             accepted = result.write.accepted_bw_bytes
             write = max(write, accepted if accepted is not None else result.write.bw_bytes)
         return FastestRates(read, write)
+
+
+def at_once(
+    spec: TestSpec, fastest: FastestRates, runtime_s: int, bursty: TestSpec | None
+) -> FullLength | None:
+    """How long `spec` measures at once, without a first window, and why; None when it takes
+    one. At once when its first window could not hold MIN_TRANSFERS at the `fastest` rates
+    (`too_few_for_a_first_window`), or when an earlier test (`bursty`) at its queue depth or
+    below found the device bursty (`bursty_reason`); as long as the profile's runtime, or as
+    long as MIN_TRANSFERS need when that is longer either way (16 MiB writes at 30 MB/s after
+    a bursty 1 MiB test: 13 s, where the runtime, 10 s, held 17.9 of them)."""
+    too_few = too_few_for_a_first_window(spec, fastest, runtime_s)
+    deep_enough = bursty is not None and spec.iodepth >= bursty.iodepth
+    if too_few is None and not deep_enough:
+        return None
+    reasons = [] if too_few is None else [AT_ONCE + too_few.reason]
+    if bursty is not None and deep_enough:
+        reasons.append(bursty_reason(bursty.name, bursty.iodepth))
+    return FullLength(
+        window_s=too_few.window_s if too_few is not None else runtime_s,
+        reason="; ".join(reasons),
+        bursty=deep_enough,
+    )
 
 
 def bursty_reason(test: str, iodepth: int) -> str:

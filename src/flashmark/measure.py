@@ -29,13 +29,13 @@ from flashmark.fio.parse import ParsedRun, parse_prepare_output, parse_run, pool
 from flashmark.fio.runner import FioOutput, FioRunner
 from flashmark.fio.window import written_extent
 from flashmark.lengths import (
+    AT_ONCE,
     FastestRates,
     FullLength,
-    bursty_reason,
+    at_once,
     extension_s,
     full_length,
     still_settling,
-    too_few_for_a_first_window,
     too_few_transfers,
 )
 from flashmark.model import FioInfo, Target, TargetKind, TestResult, TestSpec
@@ -52,11 +52,16 @@ MONITOR_INTERVAL_S = 1.0
 
 
 class Progress(Protocol):
-    """What measure() reports while it works; the CLI draws it (bars on a terminal)."""
+    """What measure() reports while it works; the CLI draws it (bars on a terminal).
+    `expected_s` is a step's planned length; when a test then runs longer than planned (an
+    extension of its first window, a second run at full length, its full length at once),
+    `update` says so with `left_s`, the run's own length, as it starts."""
 
     def begin(self, step: str, number: int, total: int, expected_s: float | None) -> None: ...
 
-    def update(self, fraction: float | None, status: str) -> None: ...
+    def update(
+        self, fraction: float | None, status: str, *, left_s: float | None = None
+    ) -> None: ...
 
     def end(self, step: str, summary: str) -> None: ...
 
@@ -65,7 +70,7 @@ class SilentProgress:
     def begin(self, step: str, number: int, total: int, expected_s: float | None) -> None:
         pass
 
-    def update(self, fraction: float | None, status: str) -> None:
+    def update(self, fraction: float | None, status: str, *, left_s: float | None = None) -> None:
         pass
 
     def end(self, step: str, summary: str) -> None:
@@ -177,7 +182,9 @@ def _measure_test(
     full length, which is the result; at full
     length at once when an earlier test (`bursty`) found the device completing in bursts at
     this test's queue depth or below, or when its first window could not hold enough of its
-    transfers at the `fastest` rates so far. Also whether this test found the device bursty."""
+    transfers at the `fastest` rates so far; either way for as long as those transfers need,
+    and once more when the run still holds too few. Also whether this test found the device
+    bursty."""
     spec = plan.tests[index]
 
     def run(job: FioJob) -> tuple[TestResult, FioOutput]:
@@ -185,24 +192,23 @@ def _measure_test(
         return pooled_result(spec, [parsed]), output
 
     first_window = plan.is_first_window(index)
-    if first_window and bursty is not None and spec.iodepth >= bursty.iodepth:
-        result, output = run(
-            plan.full_length_job(index, plan.settings.runtime_s, after_first_window=False)
-        )
-        reason = bursty_reason(bursty.name, bursty.iodepth)
-        return dataclasses.replace(result, lengthened=reason), output, False
-    at_once = too_few_for_a_first_window(spec, fastest, plan.settings.runtime_s)
-    if first_window and at_once is not None:
-        result, output = run(
-            plan.full_length_job(index, at_once.window_s, after_first_window=False)
-        )
-        lengthened = f"measured at full length at once: {at_once.reason}"
+    at_once_length = (
+        at_once(spec, fastest, plan.settings.runtime_s, bursty) if first_window else None
+    )
+    if at_once_length is not None:
+        job = plan.full_length_job(index, at_once_length.window_s, after_first_window=False)
+        _announce(progress, job, at_once_length.reason.removeprefix(AT_ONCE))
+        result, output = run(job)
+        lengthened, discarded_s = at_once_length.reason, 0.0
         short = too_few_transfers(result, plan.settings.runtime_s)
         if short is not None:  # slower than the fastest rate its length came from
-            progress.update(None, f"measuring again for {short.window_s} s: {short.reason}")
-            result, output = run(plan.full_length_job(index, short.window_s))
+            job = plan.full_length_job(index, short.window_s)
+            _announce(progress, job, short.reason, again=True)
+            discarded_s = result.elapsed_s
+            result, output = run(job)
             lengthened += f"; then again: {short.reason}"
-        return dataclasses.replace(result, lengthened=lengthened), output, False
+        result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
+        return result, output, False
     first, output = _run_parsed(runner, progress, folder_fd, spec, plan.jobs[index])
     result = pooled_result(spec, [first])
     longer = full_length(result, plan.settings.runtime_s) if first_window else None
@@ -210,10 +216,19 @@ def _measure_test(
         return result, output, False
     if longer.extendable:
         return _extend(plan, index, runner, progress, folder_fd, (first, output), longer)
-    progress.update(None, f"measuring again for {longer.window_s} s: {longer.reason}")
-    result, output = run(plan.full_length_job(index, longer.window_s))
+    job = plan.full_length_job(index, longer.window_s)
+    _announce(progress, job, longer.reason, again=True)
+    result, output = run(job)
     lengthened = f"its first window was not enough: {longer.reason}"
-    return dataclasses.replace(result, lengthened=lengthened), output, longer.bursty
+    result = dataclasses.replace(result, lengthened=lengthened, discarded_s=first.elapsed_s)
+    return result, output, longer.bursty
+
+
+def _announce(progress: Progress, job: FioJob, reason: str, *, again: bool = False) -> None:
+    """Say that a test runs at full length (`again`: after its first window), for how long
+    and why, with the run's length for the ETA."""
+    how = "measuring again" if again else "measuring its full length at once"
+    progress.update(None, f"{how} for {job.window_s:g} s: {reason}", left_s=job.expected_s)
 
 
 def _run_parsed(
@@ -245,39 +260,47 @@ def _extend(
     assert first_job.window_s is not None  # a first window (plan.is_first_window)
     runs = [first_run]
     measured_s, extensions, reason = first_job.window_s, 0, longer.reason
-    left_out = ""
+    left_out, discarded_s = "", 0.0
     result = pooled_result(spec, runs)
     while (step := extension_s(runtime_s, measured_s)) is not None:
-        progress.update(None, f"extending its first window by {step} s: {reason}")
         extensions += 1
         job = plan.extension_job(index, step, extensions)
+        progress.update(
+            None, f"extending its first window by {step} s: {reason}", left_s=job.expected_s
+        )
         parsed, output = _run_parsed(runner, progress, folder_fd, spec, job)
         runs.append(parsed)
         measured_s += step
         if extensions == 1:
             settling = still_settling(result, pooled_result(spec, [parsed]))
             if settling is not None:
-                runs, left_out = runs[1:], f"; the first left out: {settling}"
+                left_out = f"; the first left out: {settling}"
+                discarded_s, runs = runs[0].elapsed_s, runs[1:]
         result = pooled_result(spec, runs)
         now = full_length(result, runtime_s)
         if now is None:
             break
         reason = now.reason
         if not now.extendable:  # wide at the pooled edges, or short of transfers
-            progress.update(None, f"measuring again for {now.window_s} s: {now.reason}")
             job = plan.full_length_job(index, now.window_s)
+            _announce(progress, job, now.reason, again=True)
             parsed, output = _run_parsed(runner, progress, folder_fd, spec, job)
             lengthened = (
                 f"its first window was not enough: {longer.reason}; extended {extensions} "
                 f"times, then measured again: {now.reason}"
             )
-            result = dataclasses.replace(pooled_result(spec, [parsed]), lengthened=lengthened)
+            result = dataclasses.replace(
+                pooled_result(spec, [parsed]),
+                lengthened=lengthened,
+                discarded_s=discarded_s + sum(run.elapsed_s for run in runs),
+            )
             return result, output, False
     lengthened = (
         f"its first window was not enough: {longer.reason}{left_out}; extended to "
         f"{measured_s:g} s in {len(runs)} windows, pooled"
     )
-    return dataclasses.replace(result, lengthened=lengthened), output, False
+    result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
+    return result, output, False
 
 
 class _DeviceWatch:

@@ -45,6 +45,10 @@ def test_one_call_measures_grades_and_removes_its_test_file(tmp_path: Path, reco
     assert (lengthened[1] or "").startswith("its first window was not enough: read interval")
     assert (lengthened[5] or "").endswith("extended to 6 s in 2 windows, pooled")
     assert lengthened[:1] + lengthened[2:5] == [None] * 4
+    # Every second the tests took is in the result: seq-read's first window, measured again,
+    # as discarded, the pooled windows as elapsed (fio's whole seconds, as recorded).
+    assert [t.discarded_s for t in run.tests] == [0.0, 6.0, 0.0, 0.0, 0.0, 0.0]
+    assert [t.elapsed_s for t in run.tests][1::4] == [10.0, 10.0]
     directions = [t.read or t.write for t in run.tests]
     assert [d.runtime_ms if d else None for d in directions] == [8000, 8000] + [3000] * 3 + [6000]
     for direction in directions[2:]:

@@ -20,9 +20,11 @@ from flashmark.fio.window import (
     written_extent,
 )
 from flashmark.lengths import (
+    AT_ONCE,
     FIRST_WINDOW_S,
     MIN_TRANSFERS,
     FastestRates,
+    at_once,
     bursty_reason,
     full_length,
     too_few_for_a_first_window,
@@ -365,6 +367,30 @@ def test_large_blocks_that_cannot_fill_a_first_window_start_at_their_length():
     assert (
         too_few_for_a_first_window(full_spec("rand-read-16M"), FastestRates(600e6, 1e6), 10) is None
     )
+
+
+def test_after_a_bursty_test_deeper_ones_start_at_full_length_and_hold_enough_transfers():
+    fastest = FastestRates(read=60e6, write=30e6)
+    bursty = full_spec("rand-write-512k")  # queue depth 1: every later test skips its window
+    plain = at_once(full_spec("rand-read-1M"), fastest, 10, bursty)
+    assert plain is not None and plain.window_s == 10 and plain.bursty
+    assert plain.reason == bursty_reason("rand-write-512k", 1)
+    # 16 MiB writes at 30 MB/s: the runtime would hold 17.9 of them; 20 need 13 s. Both
+    # reasons are given, the transfers' first (as a result said before).
+    large = at_once(full_spec("rand-write-16M"), fastest, 10, bursty)
+    assert large is not None and large.window_s == 13
+    assert large.reason.startswith(AT_ONCE + "at most 5 writes would fit in its first window")
+    assert large.reason.endswith("; " + bursty_reason("rand-write-512k", 1))
+    # Without a bursty test, only the transfers decide; a bursty test deeper than this one's
+    # queue does not count (a device may complete in bursts only at depth).
+    alone = at_once(full_spec("rand-write-16M"), fastest, 10, None)
+    too_few = too_few_for_a_first_window(full_spec("rand-write-16M"), fastest, 10)
+    assert alone is not None and too_few is not None
+    assert (alone.window_s, alone.bursty) == (13, False)
+    assert alone.reason == AT_ONCE + too_few.reason
+    deeper = full_spec("seq-read-q8")
+    assert at_once(full_spec("rand-read-1M"), fastest, 10, deeper) is None
+    assert at_once(full_spec("seq-read-q8"), fastest, 10, deeper) is not None
 
 
 def test_the_fastest_rates_count_what_the_host_accepted_of_writes():

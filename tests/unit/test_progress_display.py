@@ -147,6 +147,43 @@ def test_recorded_run_shows_mb_per_s_eta_from_the_plan_and_the_running_step():
     assert printed.count(" MB/s") == total - 1
 
 
+def test_the_eta_counts_what_tests_take_beyond_the_plan_and_a_test_run_again():
+    # fio's start and the parsing of its log cost each test a little more than its ramp and
+    # window; a test whose first window was not enough runs again (flashmark.lengths), and
+    # measure() says how long that run is as it starts.
+    steps = [s for s in steps_of(_plan("quick")) if s.expected_s is not None]
+    assert len(steps) >= 4
+    clock, console = Clock(), _console()
+    bars = BarProgress(console, steps, clock, live=False)
+    total = len(steps)
+
+    def eta() -> float:
+        return _eta_seconds(_live_lines(bars, console))
+
+    planned_after = [sum(s.expected_s or 0.0 for s in steps[k + 1 :]) for k in range(total)]
+    first = steps[0].expected_s or 0.0
+    bars.begin(steps[0].name, 1, total, steps[0].expected_s)
+    assert eta() == pytest.approx(planned_after[0] + first, abs=1)  # nothing learnt yet
+    clock.now += first + 0.5
+    bars.end(steps[0].name, "done")
+    # Every test to come costs the same 0.5 s more.
+    assert eta() == pytest.approx(planned_after[0] + 0.5 * (total - 1), abs=1)
+
+    second = steps[1].expected_s or 0.0
+    bars.begin(steps[1].name, 2, total, second)
+    clock.now += second  # its first window: not enough
+    bars.update(None, "measuring again for 8 s: read interval +-3.0%", left_s=10.0)
+    rest = planned_after[1] + 0.5 * (total - 2)
+    assert eta() == pytest.approx(rest + 10.5, abs=1)  # the second run, not the plan's 0 s
+    clock.now += 4.0
+    bars.update(0.4, "r=6006KiB/s r=1501 IOPS")
+    assert eta() == pytest.approx(rest + 6.5, abs=1)
+    clock.now += 6.5
+    bars.end(steps[1].name, "done")
+    # The step run again is not what a test costs beyond its plan: still 0.5 s each.
+    assert eta() == pytest.approx(rest, abs=1)
+
+
 def test_running_step_visible_on_a_20_row_terminal_with_the_full_profile():
     """The live region stays at three lines whatever the number of steps."""
     plan = _plan("full")

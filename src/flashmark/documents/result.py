@@ -104,6 +104,7 @@ def _test(result: TestResult) -> dict[str, Any]:
         "iodepth": spec.iodepth,
         "rwmix_read_pct": spec.rwmix_read_pct,
         "elapsed_s": round(result.elapsed_s, 3),
+        "discarded_s": round(result.discarded_s, 3),
         "lengthened": result.lengthened,
         "read": _direction(result.read),
         "write": _direction(result.write),
@@ -332,6 +333,7 @@ def _read_test(d: dict[str, Any]) -> TestResult:
         job_file=d["job"],
         elapsed_s=d["elapsed_s"],
         lengthened=d.get("lengthened"),  # absent before adaptive lengths
+        discarded_s=d.get("discarded_s", 0.0),  # absent before 2026-11-24
         monitor=MonitorSeries.from_dict(activity)
         if (activity := d.get("device_activity"))
         else None,
