@@ -19,9 +19,11 @@ default main at b9d5891, before adaptive lengths, unpacked with `git archive` in
 folder), run the same way. Runs are interleaved (old, new, old, new, ...) on the same card, so
 a busy host weighs on both alike; min / median / max over the repetitions are printed.
 
-Breakdown: "tests" is the sum of the tests' fio wall times from the result document (extensions
-included, `elapsed_s`), "discarded" the fio wall time of the windows not kept (`discarded_s`: a
-first window that was not enough and was measured again, or left out as still settling),
+Breakdown: "tests" is the sum of the tests' fio wall times from the result document (the runs
+kept, `elapsed_s`: a test's pooled windows, or its run at full length), "discarded" the fio wall
+time of the runs not kept (`discarded_s`: a first window measured again or left out as still
+settling, windows set aside for a run at full length, a run at once measured again; "n/a" for
+a tree whose documents do not record it, whose "rest" then holds that time),
 "prepare" the preparation step's time as the CLI's progress lines print it (whole seconds),
 "rest" the remainder of the wall time (start-up, probe, workloads, grading, file creation and
 removal). "without discarded" is the wall time less the discarded windows: what the run would
@@ -85,17 +87,17 @@ class Timing:
     wall_s: float
     prepare_s: float
     tests_s: float
-    discarded_s: float
+    discarded_s: float | None  # None: the tree's documents do not record it
     verdicts: str
     windows: str  # each test's measured window, s (an extended test's added up)
 
     @property
     def rest_s(self) -> float:
-        return self.wall_s - self.prepare_s - self.tests_s - self.discarded_s
+        return self.wall_s - self.prepare_s - self.tests_s - (self.discarded_s or 0.0)
 
     @property
-    def without_discarded_s(self) -> float:
-        return self.wall_s - self.discarded_s
+    def without_discarded_s(self) -> float | None:
+        return None if self.discarded_s is None else self.wall_s - self.discarded_s
 
 
 def run_profile(device: EmulatedDevice | EmulatedFlash, profile: str, source: Path) -> Timing:
@@ -116,7 +118,9 @@ def run_profile(device: EmulatedDevice | EmulatedFlash, profile: str, source: Pa
         raise SystemExit(f"flashmark ({source}) failed: {done.stderr[-2000:]}")
     document: dict[str, Any] = json.loads(done.stdout)
     tests = sum(float(t.get("elapsed_s") or 0.0) for t in document["tests"])
-    discarded = sum(float(t.get("discarded_s") or 0.0) for t in document["tests"])
+    discarded = None
+    if any("discarded_s" in t for t in document["tests"]):
+        discarded = sum(float(t.get("discarded_s") or 0.0) for t in document["tests"])
     prepare = 0.0
     for match in _STEP_RE.finditer(done.stderr):
         prepare += 60 * int(match.group(2) or 0) + int(match.group(3))
@@ -163,6 +167,12 @@ def spread(values: list[float]) -> str:
     return f"{min(values):.1f} / {statistics.median(values):.1f} / {max(values):.1f}"
 
 
+def spread_or_na(values: list[float | None]) -> str:
+    """`spread` of `values`, "n/a" when a run does not record them."""
+    known = [value for value in values if value is not None]
+    return spread(known) if len(known) == len(values) else "n/a"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="repetitions of each variant")
@@ -196,7 +206,8 @@ def main() -> None:
                         print(
                             f"# {profile} {card} {name} run {repetition + 1}: "
                             f"{timing.wall_s:.1f} s (prepare {timing.prepare_s:.0f}, tests "
-                            f"{timing.tests_s:.1f}, discarded {timing.discarded_s:.1f}) "
+                            f"{timing.tests_s:.1f}, discarded "
+                            f"{spread_or_na([timing.discarded_s]).split(' / ')[0]}) "
                             f"{timing.verdicts}; windows {timing.windows}",
                             file=sys.stderr,
                             flush=True,
@@ -210,8 +221,9 @@ def main() -> None:
                     f"| {profile} | {card} | {name} | {spread(walls)} | {target:.0f} s "
                     f"| {met} | {spread([t.prepare_s for t in runs])} | "
                     f"{spread([t.tests_s for t in runs])} | "
-                    f"{spread([t.discarded_s for t in runs])} | {spread([t.rest_s for t in runs])} "
-                    f"| {spread([t.without_discarded_s for t in runs])} "
+                    f"{spread_or_na([t.discarded_s for t in runs])} | "
+                    f"{spread([t.rest_s for t in runs])} "
+                    f"| {spread_or_na([t.without_discarded_s for t in runs])} "
                     f"| {len(runs)} | {'; '.join(verdicts)} |"
                 )
     print(

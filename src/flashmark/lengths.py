@@ -23,8 +23,8 @@ EXTENSION_EDGE_PCT of it, the first window is extended: the same test runs again
 FIRST_WINDOW_S (after the follow ramp), and the windows are pooled (fio/parse.py
 `parse_extended_output`: each window's exact rate weighted by its length, the interval from all
 their rates), until the pooled interval is enough or the windows together reach the profile's
-runtime. Nothing measured is thrown away: the first window's 3 s count, where a second run at
-full length (the earlier design) paid for them again (the emulated flash card's
+runtime. The first window's 3 s count, where a second run at full length (the earlier design)
+paid for them again (the emulated flash card's
 rand-write-4k-q32: 1 s ramp + 3 s instead of 1 s + 8 s, issue 9 notes, session 8). Pooling
 suits windows of one steady state: the device is busy with the same I/O before each (the
 follow ramp), and a test's windows run back to back.
@@ -52,7 +52,10 @@ not be enough either. (A device may batch completions only at depth: the
 emulated flash card, behind FUSE, completes 1 MiB reads at depth 8 in bursts and 4K ones at
 depth 1 one by one.) Likewise a test whose first window could not hold MIN_TRANSFERS of its
 transfers even at the fastest rate the run has seen in its directions (16 MiB blocks at
-60 MB/s: 11 in 3 s) measures its length at once.
+60 MB/s: 11 in 3 s) measures its length at once. Either way (`at_once`), a test measured at
+once that still holds fewer than MIN_TRANSFERS runs once more, as long as they need at the rate
+it measured (`too_few_transfers`); the time of every run not kept is the result's
+`discarded_s`.
 
 Which tests: every time-based test of a run without --runtime, except the sequential writes
 that come before the preparation (plan.py): the preparation writes what they did not, so their
@@ -173,10 +176,12 @@ def still_settling(first: TestResult, extension: TestResult) -> str | None:
 
 
 def too_few_transfers(result: TestResult, runtime_s: int) -> FullLength | None:
-    """After a test measured its length at once (`too_few_for_a_first_window`): how long to
-    measure it again when its window still holds fewer than MIN_TRANSFERS, as the fastest rate
-    that length came from may be well above the test's own (16 MiB random writes after a
-    sequential write into a cache); None when it holds enough."""
+    """After a test measured its length at once (`at_once`): how long to measure it again when
+    its window still holds fewer than MIN_TRANSFERS, at the rate it measured; None when it holds
+    enough. The fastest rate its length came from may be well above the test's own (16 MiB
+    random writes after a sequential write into a cache), and a test at once after a bursty one
+    measured the runtime whatever its transfers, when the run had not yet measured its
+    direction."""
     reasons: list[str] = []
     needed_s = float(runtime_s)
     for label, direction in (("read", result.read), ("write", result.write)):
@@ -279,9 +284,7 @@ def at_once(
     if bursty is not None and deep_enough:
         reasons.append(bursty_reason(bursty.name, bursty.iodepth))
     return FullLength(
-        window_s=too_few.window_s if too_few is not None else runtime_s,
-        reason="; ".join(reasons),
-        bursty=deep_enough,
+        window_s=too_few.window_s if too_few is not None else runtime_s, reason="; ".join(reasons)
     )
 
 

@@ -276,6 +276,7 @@ def _extend(
             if settling is not None:
                 left_out = f"; the first left out: {settling}"
                 discarded_s, runs = runs[0].elapsed_s, runs[1:]
+                measured_s -= first_job.window_s  # the windows pooled measure only the rest
         result = pooled_result(spec, runs)
         now = full_length(result, runtime_s)
         if now is None:

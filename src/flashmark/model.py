@@ -232,9 +232,10 @@ class TestResult:
     # (flashmark.lengths: the first was not enough, or an earlier test found the device
     # bursty); None when its first window was enough or lengths were fixed (--runtime).
     lengthened: str | None = None
-    # Wall time of this test's fio runs whose windows are not in the result: a first window
-    # that was not enough and was measured again, or left out as still settling
-    # (flashmark.lengths). elapsed_s + discarded_s is all the time the test took.
+    # Wall time of this test's fio runs whose windows are not in the result (flashmark.lengths):
+    # a first window that was not enough and was measured again or left out as still settling,
+    # windows set aside for a run at full length, a run at once that held too few transfers.
+    # elapsed_s + discarded_s is all the time the test took.
     discarded_s: float = 0.0
 
 

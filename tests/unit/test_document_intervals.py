@@ -36,3 +36,15 @@ def test_intervals_and_durable_rates_survive_saving_and_reading(recordings):
     assert saved["accepted_bw_bytes"] >= saved["bw_bytes"] and saved["fsync_ms"] >= 0
     read_back = document_to_run(json.loads(json.dumps(document)))
     assert next(t for t in read_back.tests if t.spec.name == "seq-write").write == measured.write
+
+
+def test_the_time_of_runs_not_kept_is_saved_and_read_back():
+    document = json.loads(SAVED.read_text())
+    assert all("discarded_s" not in test for test in document["tests"])  # saved before it
+    run = document_to_run(document)
+    assert {t.discarded_s for t in run.tests} == {0.0}
+    tests = (dataclasses.replace(run.tests[0], discarded_s=4.312), *run.tests[1:])
+    saved = run_to_document(dataclasses.replace(run, tests=tests))
+    assert [t["discarded_s"] for t in saved["tests"]][:2] == [4.312, 0.0]
+    read_back = document_to_run(json.loads(json.dumps(saved)))
+    assert read_back.tests[0].discarded_s == 4.312

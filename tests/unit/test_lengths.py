@@ -373,7 +373,7 @@ def test_after_a_bursty_test_deeper_ones_start_at_full_length_and_hold_enough_tr
     fastest = FastestRates(read=60e6, write=30e6)
     bursty = full_spec("rand-write-512k")  # queue depth 1: every later test skips its window
     plain = at_once(full_spec("rand-read-1M"), fastest, 10, bursty)
-    assert plain is not None and plain.window_s == 10 and plain.bursty
+    assert plain is not None and plain.window_s == 10
     assert plain.reason == bursty_reason("rand-write-512k", 1)
     # 16 MiB writes at 30 MB/s: the runtime would hold 17.9 of them; 20 need 13 s. Both
     # reasons are given, the transfers' first (as a result said before).
@@ -386,11 +386,14 @@ def test_after_a_bursty_test_deeper_ones_start_at_full_length_and_hold_enough_tr
     alone = at_once(full_spec("rand-write-16M"), fastest, 10, None)
     too_few = too_few_for_a_first_window(full_spec("rand-write-16M"), fastest, 10)
     assert alone is not None and too_few is not None
-    assert (alone.window_s, alone.bursty) == (13, False)
+    assert alone.window_s == 13
     assert alone.reason == AT_ONCE + too_few.reason
     deeper = full_spec("seq-read-q8")
     assert at_once(full_spec("rand-read-1M"), fastest, 10, deeper) is None
     assert at_once(full_spec("seq-read-q8"), fastest, 10, deeper) is not None
+    # Too few transfers behind a bursty test too deep to count: the transfers' reason alone.
+    behind = at_once(full_spec("rand-write-16M"), fastest, 10, deeper)
+    assert behind is not None and (behind.window_s, behind.reason) == (13, alone.reason)
 
 
 def test_the_fastest_rates_count_what_the_host_accepted_of_writes():

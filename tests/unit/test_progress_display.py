@@ -183,6 +183,22 @@ def test_the_eta_counts_what_tests_take_beyond_the_plan_and_a_test_run_again():
     # The step run again is not what a test costs beyond its plan: still 0.5 s each.
     assert eta() == pytest.approx(rest, abs=1)
 
+    # A test measured at full length at once says so as it begins: its run's 9 s, not its
+    # planned first window, and not both.
+    third = steps[2].expected_s or 0.0
+    bars.begin(steps[2].name, 3, total, third)
+    bars.update(None, "measuring its full length at once for 8 s: ...", left_s=9.0)
+    rest = planned_after[2] + 0.5 * (total - 3)
+    assert eta() == pytest.approx(rest + 9.5, abs=1)
+    clock.now += 9.5
+    bars.end(steps[2].name, "done")
+    assert eta() == pytest.approx(rest, abs=1)
+    # The next step plans from its own length again.
+    bars.begin(steps[3].name, 4, total, steps[3].expected_s)
+    assert eta() == pytest.approx(
+        planned_after[3] + 0.5 * (total - 4) + (steps[3].expected_s or 0) + 0.5, abs=1
+    )
+
 
 def test_running_step_visible_on_a_20_row_terminal_with_the_full_profile():
     """The live region stays at three lines whatever the number of steps."""
