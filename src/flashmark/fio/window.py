@@ -31,7 +31,9 @@ span inside the window:
 - the start: the I/Os in flight when the window opened (at most the queue depth; the rest of a
   burst completing then was issued inside the window and counts whole) span one median burst
   spacing back (their predecessors completed in the ramp, which fio does not log; the median,
-  so that a pause elsewhere does not stretch it). Without a ramp (ramp_time=0) no I/O was
+  so that a pause elsewhere does not stretch it), from where the next few bursts put the first
+  one's end (`_first_end_in_step`: a first burst that came early or late does not move it).
+  Without a ramp (ramp_time=0) no I/O was
   issued before the window, which opens with the first one: the first burst spans from 0.
 Logged times are cut to whole milliseconds, so each is taken at its middle (+0.5 ms). For a
 device completing at a steady pace this is exact whatever the block size, where counting whole
@@ -280,7 +282,8 @@ def _spans(
     The first burst's predecessor completed in the unlogged ramp. Only I/Os issued before the
     window opened can straddle its start, at most `iodepth` of them: the first `iodepth`
     completions span one median burst spacing (the median, so that a pause elsewhere does not
-    stretch it) before the first completion; the rest of that burst was issued inside the
+    stretch it) before the first completion, taken where the next bursts put it
+    (`_first_end_in_step`); the rest of that burst was issued inside the
     window. (A device that finishes many I/Os at once when the window opens, such as the block
     throttle granting 100 ms of budget, would otherwise have a whole burst counted as the
     ramp's.) The I/Os in flight when the window closed, the first burst after it, are treated
