@@ -323,9 +323,13 @@ class _DeviceWatch:
         if self.roots is None or self.device is None:
             yield None
             return
+        monitor = DiskMonitor(self.device, self.roots, MONITOR_INTERVAL_S)
         try:
-            monitor = DiskMonitor(self.device, self.roots, MONITOR_INTERVAL_S).start()
+            monitor.start()
         except Interrupted:  # a signal is not "no diskstats line": stop and clean up
+            # Its sampling thread may have started before the signal landed; left running, it
+            # is cut off at exit with "Exception ignored in thread started by" (CI, SIGHUP).
+            monitor.stop()
             raise
         except FlashmarkError as error:  # no diskstats line: measure without the monitor
             self.warnings = (f"device activity not recorded: {error}",)

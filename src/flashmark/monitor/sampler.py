@@ -88,7 +88,13 @@ class DiskMonitor:
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
-            self._thread.join()
+            try:
+                self._thread.join()
+            except BaseException:
+                # A signal cut the wait (flashmark's handler raises in the main thread): the
+                # thread ends at once now that _stop is set, so wait for it before going on.
+                self._thread.join()
+                raise
             self._thread = None
         with self._lock:
             if self._end is None and self._previous is not None:
