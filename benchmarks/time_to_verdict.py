@@ -167,6 +167,10 @@ def spread(values: list[float]) -> str:
     return f"{min(values):.1f} / {statistics.median(values):.1f} / {max(values):.1f}"
 
 
+def _seconds(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}"
+
+
 def spread_or_na(values: list[float | None]) -> str:
     """`spread` of `values`, "n/a" when a run does not record them."""
     known = [value for value in values if value is not None]
@@ -206,8 +210,7 @@ def main() -> None:
                         print(
                             f"# {profile} {card} {name} run {repetition + 1}: "
                             f"{timing.wall_s:.1f} s (prepare {timing.prepare_s:.0f}, tests "
-                            f"{timing.tests_s:.1f}, discarded "
-                            f"{spread_or_na([timing.discarded_s]).split(' / ')[0]}) "
+                            f"{timing.tests_s:.1f}, discarded {_seconds(timing.discarded_s)}) "
                             f"{timing.verdicts}; windows {timing.windows}",
                             file=sys.stderr,
                             flush=True,

@@ -78,7 +78,7 @@ _MS_MIDPOINT = 0.5
 _SAME_INSTANT_MS = 1.0
 # The bursts after the window's first that say where it would have ended
 # (`_first_end_in_step`).
-NEXT_BURSTS = 5
+_NEXT_BURSTS = 5
 # How far a logged time may be from the true one, both ends together: each is cut to a whole
 # millisecond and taken at its middle (+-0.5 ms).
 _LOG_RESOLUTION_MS = 1.0
@@ -330,10 +330,13 @@ def _first_end_in_step(bursts: list[list[Completion]], window_ms: float) -> floa
     556 + k x 560 ms): taken from its own end, the window counted 0.12 of a transfer too
     little, -0.73% of 10 s (issue 9 notes, session 9)."""
     own = bursts[0][-1].time_ms
-    nexts = [burst for burst in bursts[1 : NEXT_BURSTS + 1] if burst[-1].time_ms < window_ms]
+    nexts = [burst for burst in bursts[1 : _NEXT_BURSTS + 1] if burst[-1].time_ms < window_ms]
     if len(nexts) < 3:
         return own
-    done = list(itertools.accumulate(sum(c.bytes for c in burst) for burst in bursts))
+    # Only the bursts it looks at: a window of a fast drive holds millions of completions.
+    done = list(
+        itertools.accumulate(sum(c.bytes for c in burst) for burst in bursts[: len(nexts) + 1])
+    )
     points = [(burst[-1].time_ms, done[k + 1]) for k, burst in enumerate(nexts)]
     slopes = [
         (b_done - a_done) / (b_end - a_end)
