@@ -29,10 +29,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from flashmark.emulated import DeviceCaps, EmulatedDevice, unavailable_reason
-from flashmark.grading import GRADE_RULES
-from flashmark.model import DirectionResult, Settings
-from flashmark.profiles import PROFILES
+from flashmark.bench.grading import GRADE_RULES
+from flashmark.bench.model import DirectionResult, Settings
+from flashmark.bench.profiles import PROFILES
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 from tests.integration.emulation import run_test_in_device
 
 MiB = 2**20

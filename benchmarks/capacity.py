@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from flashmark.emulated_flash import EmulatedFlash, FakeMode, FlashModel, unavailable_reason
+from flashmark.testing.flash import EmulatedFlash, FakeMode, FlashModel, unavailable_reason
 
 MiB, GiB = 1 << 20, 1 << 30
 

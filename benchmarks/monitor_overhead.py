@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from flashmark.monitor import DiskMonitor, MonitorSample, device_for_path, parse_diskstats
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 
 def measure(device: str, interval_s: float, seconds: float) -> tuple[float, float, int]:

@@ -52,7 +52,7 @@ from typing import Any
 
 from benchmarks.accuracy import DEVICES, run_flashmark, truth_verdict
 from benchmarks.loaded_host import EXACT_A1
-from flashmark.emulated import DeviceCaps, EmulatedDevice, unavailable_reason
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 from flashmark.units import KiB, MiB
 
 MB = 1_000_000

@@ -29,16 +29,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' truth helpers
 
 from benchmarks.truth_rows import Row
-from flashmark.emulated_flash import (
+from flashmark.surface.result import SurfaceResult
+from flashmark.surface.run import plan_surface, scan_surface
+from flashmark.system.sysroot import SystemRoots
+from flashmark.testing.flash import (
     BadRange,
     EmulatedFlash,
     FakeMode,
     FlashModel,
     unavailable_reason,
 )
-from flashmark.surface.result import SurfaceResult
-from flashmark.surface.run import plan_surface, scan_surface
-from flashmark.sysroot import SystemRoots
 from tests.surface.truth import expected_ranges
 
 MB = 1_000_000

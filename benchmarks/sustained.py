@@ -7,8 +7,8 @@ times with `flashmark run DEVICE --destructive --yes --no-save --profile sustain
 --json`, made fresh with `reset()` in between (empty cache). The table gives truth, measured
 min/median/max, error min/median/max and the median wall time of one run, for the cache and
 both rates (flashmark.surface.cache), the figure the speed classes grade (the slowest 4 MiB
-sub-unit of 512 KiB writes after the cache, flashmark.speed_class_rate), the longest write busy,
-and the U1/U3 verdicts against the ones the model's truth calls for. One card has a cache
+sub-unit of 512 KiB writes after the cache, flashmark.bench.speed_class_rate), the longest write
+busy, and the U1/U3 verdicts against the ones the model's truth calls for. One card has a cache
 larger than the test writes: its row checks the "cache not exceeded" flag and that no class
 passes on what is the burst. Prints tables; asserts nothing.
 """
@@ -27,7 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.truth_rows
 
 from benchmarks.truth_rows import Row
-from flashmark.emulated_flash import EmulatedFlash, FlashModel, unavailable_reason
+from flashmark.testing.flash import EmulatedFlash, FlashModel, unavailable_reason
 
 MB = 1_000_000
 KiB, MiB = 1 << 10, 1 << 20
@@ -134,7 +134,7 @@ def rows_for(card: Card, repeat: int) -> list[Row]:
         found = [d["grades"][grade]["verdict"] for d in documents]
         right = [1.0 if verdict == expected else 0.0 for verdict in found]
         # pass for a card the truth fails, or fail for one it passes: never acceptable;
-        # "uncertain" is (the interval of a minimum, flashmark.speed_class_rate).
+        # "uncertain" is (the interval of a minimum, flashmark.bench.speed_class_rate).
         opposite = {"pass": "fail", "fail": "pass"}.get(expected)
         wrong = [1.0 if verdict == opposite else 0.0 for verdict in found]
         return [

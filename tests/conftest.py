@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import flashmark.probe.target
-from flashmark.emulated_flash import EmulatedFlash, FlashModel
+from flashmark.testing.flash import EmulatedFlash, FlashModel
 
 DATA = Path(__file__).resolve().parent / "data"
 FIO_RECORDINGS = DATA / "fio"
@@ -25,13 +25,13 @@ def fio_missing_reason() -> str | None:
 
 
 def emulation_missing_reason() -> str | None:
-    from flashmark.emulated import unavailable_reason
+    from flashmark.testing.throttle import unavailable_reason
 
     return fio_missing_reason() or unavailable_reason()
 
 
 def flash_missing_reason() -> str | None:
-    from flashmark.emulated_flash import unavailable_reason
+    from flashmark.testing.flash import unavailable_reason
 
     return unavailable_reason()
 

@@ -8,8 +8,8 @@ handler that prints one line and exits with 128 + the signal's number, the shell
 
 Exiting at once (os._exit) is right here because nothing needs undoing yet: the commands that
 create something (a test file, a work folder, a child process) replace this handler with
-flashmark.signals.signals_raise() for as long as they must clean up (saving to the history and
-renaming an export into place included), and put this handler back when they end.
+flashmark.system.signals.signals_raise() for as long as they must clean up (saving to the history
+and renaming an export into place included), and put this handler back when they end.
 
 Only contextlib, os, signal and sys (Python's own start-up loads most of them) are imported before
 install_stop_handlers(): every import before it widens the window in which Python's own

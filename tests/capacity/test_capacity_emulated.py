@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.capacity.search import plan_layout
-from flashmark.emulated_flash import EmulatedFlash, FakeMode, FlashModel
+from flashmark.testing.flash import EmulatedFlash, FakeMode, FlashModel
 from tests.emulated_flash.io_helpers import opened_direct, read_block, write_block
 
 pytestmark = pytest.mark.flash

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from flashmark.bench.passport import SBC_BENCH, card_passport
 from flashmark.capacity.result import CapacityResult
 from flashmark.cli import main
-from flashmark.passport import SBC_BENCH, card_passport
+from flashmark.history.store import History
 from flashmark.probe.mmc import claims_from_ssr, counterfeit_flags, decode_sd_cid
 from flashmark.probe.model import Card, Csd, Device, MmcBus
-from flashmark.store import History
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "probe"
 KINGSTON_CID = "9f544953443634476136980065013b00"  # the rpi5_a2 scenario's card (SOURCES.md)

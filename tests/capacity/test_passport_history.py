@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from flashmark.documents.result import document_to_run, run_to_document
-from flashmark.model import Passport, PassportPoint
-from flashmark.report.html import render_html_report
-from flashmark.report.terminal import render_run
-from flashmark.store import MIGRATIONS, History
+from flashmark.bench.document import document_to_run, run_to_document
+from flashmark.bench.model import Passport, PassportPoint
+from flashmark.bench.render.html import render_html_report
+from flashmark.bench.render.terminal import render_run
+from flashmark.history.store import MIGRATIONS, History
 from tests.capacity.test_passport import KINGSTON_CID, capacity_document, recorded_env
 from tests.cli_runner import Done
 from tests.cli_runner import flashmark as run_flashmark

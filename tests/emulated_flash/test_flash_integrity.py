@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.emulated_flash import Backing, BadRange, EmulatedFlash, FakeMode, FlashModel
+from flashmark.testing.flash import Backing, BadRange, EmulatedFlash, FakeMode, FlashModel
 from tests.emulated_flash.io_helpers import (
     BLOCK,
     opened_direct,

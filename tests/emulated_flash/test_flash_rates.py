@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from flashmark.emulated import DeviceCaps
-from flashmark.emulated_flash import FlashModel
+from flashmark.testing.flash import FlashModel
+from flashmark.testing.throttle import DeviceCaps
 from tests.emulated_flash.io_helpers import (
     find_cache_knee,
     fio_io_log,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.emulated_flash import Backing, BadRange, FakeMode, FlashModel
-from flashmark.emulated_flash.engine import (
+from flashmark.testing.flash import Backing, BadRange, FakeMode, FlashModel
+from flashmark.testing.flash.engine import (
     ControlBlock,
     DeviceFault,
     FileStorage,

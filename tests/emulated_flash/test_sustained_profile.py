@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from flashmark.emulated_flash import FlashModel
+from flashmark.testing.flash import FlashModel
 
 pytestmark = [pytest.mark.flash, pytest.mark.fio]
 

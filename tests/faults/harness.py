@@ -5,8 +5,8 @@ tested) with a private TMPDIR, FLASHMARK_DB, XDG_DATA_HOME and target folder, an
 environment marker (FLASHMARK_FAULT_CASE) that every process it starts inherits: that is how
 leftover processes are found, and how everything is killed afterwards whatever happened.
 
-Folder targets live on emulated devices (flashmark.emulated: ext4 on a throttled loop device,
-4 MB/s write), one per worker, so runs are slow and predictable enough for a signal to land
+Folder targets live on emulated devices (flashmark.testing.throttle: ext4 on a throttled loop
+device, 4 MB/s write), one per worker, so runs are slow and predictable enough for a signal to land
 mid-test. Every device, loop, mount, cgroup, swap area and process a case creates is removed
 when the case or the lab ends.
 
@@ -39,7 +39,7 @@ from typing import Any
 
 import psutil
 
-from flashmark.emulated import DeviceCaps, EmulatedDevice
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from tests.faults import cases as c
 
 MARKER_ENV = "FLASHMARK_FAULT_CASE"
@@ -86,7 +86,7 @@ def flashmark(*args: str) -> list[str]:
 
 
 def unavailable_reason() -> str | None:
-    from flashmark.emulated import unavailable_reason as emulation_reason
+    from flashmark.testing.throttle import unavailable_reason as emulation_reason
 
     if shutil.which("fio") is None:
         return "fio is not installed (apt-get install fio)"

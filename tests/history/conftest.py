@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-import flashmark.store
+import flashmark.history.store
 
 SHORT_BUSY_TIMEOUT_S = 0.1
 
 
 @pytest.fixture(autouse=True)
 def short_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(flashmark.store, "BUSY_TIMEOUT_S", SHORT_BUSY_TIMEOUT_S)
+    monkeypatch.setattr(flashmark.history.store, "BUSY_TIMEOUT_S", SHORT_BUSY_TIMEOUT_S)

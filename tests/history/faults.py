@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.store import History
+from flashmark.history.store import History
 
 
 @dataclass(frozen=True)

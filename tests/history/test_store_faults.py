@@ -22,8 +22,8 @@ from flashmark.errors import (
     RunNotFound,
     UsageError,
 )
-from flashmark.saving import RecoveryFileError, keep_unsaved
-from flashmark.store import BUSY_TIMEOUT_S, History
+from flashmark.history.recovery import RecoveryFileError, keep_unsaved
+from flashmark.history.store import BUSY_TIMEOUT_S, History
 from tests.history.faults import FAULTS, Fault, broken_history, fault_ids, make_history, tree
 
 KINDS = {

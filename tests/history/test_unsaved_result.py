@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.errors import ExitStatus
-from flashmark.store import BUSY_TIMEOUT_S
+from flashmark.history.store import BUSY_TIMEOUT_S
 from tests.cli_runner import flashmark
 from tests.history.faults import read_only
 from tests.history.test_cli_faults import DISKSTATS

@@ -1,8 +1,8 @@
 """A folder on a filesystem that takes direct I/O, for tests that run real fio in folders.
 
 pytest's tmp_path is used when its filesystem takes O_DIRECT and is not RAM (tmpfs is refused
-without --buffered); otherwise an ext4 on a loop device (flashmark.emulated, unthrottled) when
-the machine can make one; otherwise the test is skipped with the reason.
+without --buffered); otherwise an ext4 on a loop device (flashmark.testing.throttle, unthrottled)
+when the machine can make one; otherwise the test is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.emulated import DeviceCaps, EmulatedDevice, unavailable_reason
-from flashmark.mounts import mount_of, read_mounts
-from flashmark.sysroot import SystemRoots
+from flashmark.system.mounts import mount_of, read_mounts
+from flashmark.system.sysroot import SystemRoots
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 
 
 def takes_direct_io(folder: Path) -> bool:

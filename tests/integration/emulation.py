@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flashmark.emulated import EmulatedDevice
+from flashmark.bench.model import Settings, TestResult, TestSpec
 from flashmark.fio.jobs import job_for_test, prepare_job
 from flashmark.fio.parse import parse_test_output
 from flashmark.fio.runner import FioProcessRunner
-from flashmark.model import Settings, TestResult, TestSpec
+from flashmark.testing.throttle import EmulatedDevice
 
 
 def flashmark_json(device: EmulatedDevice, *args: str, timeout: float = 600) -> dict[str, Any]:

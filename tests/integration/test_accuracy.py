@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from flashmark.emulated import DeviceCaps, EmulatedDevice
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from tests.integration.emulation import flashmark_json, headline
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]

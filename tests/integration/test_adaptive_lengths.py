@@ -1,5 +1,5 @@
-"""Adaptive lengths (flashmark.lengths) with real fio on throttled loop devices: which tests keep
-their 3 s first window, and how close those read the card's caps.
+"""Adaptive lengths (flashmark.bench.lengths) with real fio on throttled loop devices: which tests
+keep their 3 s first window, and how close those read the card's caps.
 
 The kernel block throttle grants 100 ms of budget at a time, so a throttled card completes
 I/O in bursts. Its rate between whole bursts (flashmark.fio.window.WholeBursts) is exact in
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.emulated import DeviceCaps, EmulatedDevice
-from flashmark.measure import measure
-from flashmark.plan import default_settings, plan_tests
-from flashmark.profiles import PROFILES
-from flashmark.sysroot import SystemRoots
-from flashmark.target import resolve_target
+from flashmark.bench.measure import measure
+from flashmark.bench.plan import default_settings, plan_tests
+from flashmark.bench.profiles import PROFILES
+from flashmark.bench.target import resolve_target
+from flashmark.system.sysroot import SystemRoots
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from tests.integration.emulation import flashmark_json, throttled_runner
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.emulated import DeviceCaps, EmulatedDevice
-from flashmark.model import DirectionResult, Pattern, Settings, TestSpec
-from flashmark.profiles import PROFILES
+from flashmark.bench.model import DirectionResult, Pattern, Settings, TestSpec
+from flashmark.bench.profiles import PROFILES
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from tests.integration.emulation import run_test_in_device
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.emulated import DeviceCaps, EmulatedDevice
 from flashmark.errors import ExitStatus
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 
 # linux fs/ext4/ext4.h: #define EXT4_IOC_SHUTDOWN _IOR('X', 125, __u32), and
 # EXT4_GOING_FLAGS_NOLOGFLUSH 0x2 (stop at once, without flushing the journal).

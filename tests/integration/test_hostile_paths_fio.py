@@ -19,15 +19,15 @@ import psutil
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from flashmark.emulated import DeviceCaps, EmulatedDevice
+from flashmark.bench.measure import measure
+from flashmark.bench.model import Settings
+from flashmark.bench.plan import plan_tests
+from flashmark.bench.profiles import RAND_WRITE_4K, Profile
+from flashmark.bench.target import resolve_target
 from flashmark.errors import ExitStatus
 from flashmark.fio.runner import FioProcessRunner
-from flashmark.measure import measure
-from flashmark.model import Settings
-from flashmark.plan import plan_tests
-from flashmark.profiles import RAND_WRITE_4K, Profile
-from flashmark.sysroot import SystemRoots
-from flashmark.target import resolve_target
+from flashmark.system.sysroot import SystemRoots
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from tests.hostile_names import folder_paths, plant_sentinels, remove_tree, snapshot
 from tests.integration.direct_io import direct_io_folder
 

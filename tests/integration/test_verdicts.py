@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from flashmark.emulated import DeviceCaps, EmulatedDevice
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from tests.integration.emulation import flashmark_json
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.leftovers import ProcessTable
+from flashmark.system.leftovers import ProcessTable
 from tests.leftovers.stamped import Machine
 
 

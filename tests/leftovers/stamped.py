@@ -1,4 +1,4 @@
-"""Synthetic leftovers named as flashmark names them (flashmark/leftovers.py)."""
+"""Synthetic leftovers named as flashmark names them (flashmark/system/leftovers.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.leftovers import Owner, ProcessTable
+from flashmark.system.leftovers import Owner, ProcessTable
 
 TOKEN = "0123abcd"
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from flashmark.mounts import mount_of, read_mounts
-from flashmark.sysroot import SystemRoots
+from flashmark.system.mounts import mount_of, read_mounts
+from flashmark.system.sysroot import SystemRoots
 
 _MEMORY_FILESYSTEMS = {"tmpfs", "ramfs"}
 _REPO = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.errors import TargetError, TargetNotFound
-from flashmark.leftovers import (
+from flashmark.system.leftovers import (
     Action,
     LeftoverKind,
     Owner,

@@ -9,7 +9,7 @@ import pytest
 
 from flashmark.errors import Interrupted
 from flashmark.monitor.command import run_supervised
-from flashmark.signals import signals_held, signals_raise
+from flashmark.system.signals import signals_held, signals_raise
 
 
 def children() -> list[psutil.Process]:

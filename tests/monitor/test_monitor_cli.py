@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from flashmark.cli import main
 from flashmark.monitor import device_for_path
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 DISKSTATS = Path(__file__).resolve().parents[1] / "data" / "diskstats"
 

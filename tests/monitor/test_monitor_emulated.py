@@ -11,9 +11,9 @@ import subprocess
 
 import pytest
 
-from flashmark.emulated import DeviceCaps, EmulatedDevice
 from flashmark.monitor import DiskMonitor
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from flashmark.units import MiB
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]

@@ -16,7 +16,7 @@ from flashmark.monitor import (
     device_for_path,
     normalise_device_name,
 )
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 DISKSTATS = Path(__file__).resolve().parents[1] / "data" / "diskstats"
 

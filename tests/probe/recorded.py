@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from flashmark.probe.tools import DEFAULT_TIMEOUT_S, ToolNotAvailable, ToolResult
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "probe"
 

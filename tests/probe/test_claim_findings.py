@@ -1,15 +1,15 @@
 """claim_findings(): claimed classes (SSR) against grades a run measured.
 
 The A2 numbers are seed 002's SanDisk Extreme Pro A2 (4k random 1766 read / 732 write IOPS
-on a host without A2 support); the grades are built the way flashmark.grading builds them.
+on a host without A2 support); the grades are built the way flashmark.bench.grading builds them.
 """
 
 from __future__ import annotations
 
-from flashmark.grading import GRADE_RULES, claim_findings, grade_results
-from flashmark.model import Check, DirectionResult, Grade, LatencyNs, TestResult
+from flashmark.bench.grading import GRADE_RULES, claim_findings, grade_results
+from flashmark.bench.model import Check, DirectionResult, Grade, LatencyNs, TestResult
+from flashmark.bench.profiles import SEQ_WRITE
 from flashmark.probe import probe_target
-from flashmark.profiles import SEQ_WRITE
 from flashmark.stats import MeanInterval
 from tests.probe.recorded import Scenario
 

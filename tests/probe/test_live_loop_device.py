@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.probe import probe_target
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 
 @pytest.mark.root

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from flashmark.bench.grading import judge_probe
 from flashmark.errors import TargetNotFound
-from flashmark.grading import judge_probe
 from flashmark.probe import ProbeReport, device_summary, measured_summary, probe_target
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 from tests.probe.recorded import Scenario
 
 

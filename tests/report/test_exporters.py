@@ -10,12 +10,12 @@ import re
 
 import pytest
 
-from flashmark.model import Run
+from flashmark.bench.model import Run
+from flashmark.bench.render.csv_export import COLUMNS, run_to_csv, runs_to_csv
+from flashmark.bench.render.markdown import run_to_markdown, runs_to_markdown
 from flashmark.references import PUBLISHED_LABEL, find_reference
 from flashmark.report.compare import build_comparison
 from flashmark.report.compare_views import cell_text, comparison_to_markdown
-from flashmark.report.csv_export import COLUMNS, run_to_csv, runs_to_csv
-from flashmark.report.markdown import run_to_markdown, runs_to_markdown
 from flashmark.units import MB, format_iops, format_latency_ns
 from tests.report.recorded import DOCUMENT_NAMES
 from tests.report.test_golden import REFERENCE

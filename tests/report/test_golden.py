@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from flashmark.model import Run
+from flashmark.bench.model import Run
+from flashmark.bench.render.csv_export import run_to_csv
+from flashmark.bench.render.markdown import run_to_markdown
 from flashmark.references import find_reference
 from flashmark.report.compare import Comparison, build_comparison, comparison_to_document
 from flashmark.report.compare_views import comparison_to_csv, comparison_to_markdown
-from flashmark.report.csv_export import run_to_csv
 from flashmark.report.exporters import SavedResult, exporter, formats
-from flashmark.report.markdown import run_to_markdown
 from tests.report.recorded import DOCUMENT_NAMES, REPORT_DATA, read_golden
 
 UPDATE_ENV = "FLASHMARK_UPDATE_GOLDEN"

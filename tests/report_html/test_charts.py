@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from flashmark.model import Pattern
-from flashmark.report import charts
+from flashmark.bench.model import Pattern
+from flashmark.bench.render import charts
 from flashmark.units import block_size_label
 from tests.report_html.page import Chart, Page
 

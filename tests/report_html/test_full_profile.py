@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from flashmark.documents.result import document_to_run
+from flashmark.bench.document import document_to_run
+from flashmark.bench.profiles import SWEEP_BLOCK_SIZES, get_profile
+from flashmark.bench.render import charts
+from flashmark.bench.render.describe import legend_label
+from flashmark.bench.sustained import SUSTAINED_WRITE_NAME
 from flashmark.monitor import device_for_path
-from flashmark.profiles import SWEEP_BLOCK_SIZES, get_profile
-from flashmark.report import charts
-from flashmark.report.describe import legend_label
-from flashmark.sustained import SUSTAINED_WRITE_NAME
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 from flashmark.units import block_size_label
 from tests.cli_runner import flashmark
 from tests.report_html.conftest import REFERENCE_SLUGS
@@ -82,8 +82,8 @@ def test_the_sweep_has_a_curve_per_pattern_over_every_block_size(page, full_run)
 
 def test_sweep_points_are_the_depth_1_tests(full_run):
     _, document, _ = full_run
+    from flashmark.bench.model import Pattern
     from flashmark.documents import document_to_run
-    from flashmark.model import Pattern
 
     run = document_to_run(document)
     points = charts.sweep_points(run, Pattern.RAND_WRITE)

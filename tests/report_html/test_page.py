@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from flashmark.model import Grade
+from flashmark.bench.model import Grade
+from flashmark.bench.render import charts
+from flashmark.bench.render.html import render_html_report
 from flashmark.probe import device_summary
 from flashmark.references import PUBLISHED_LABEL
-from flashmark.report import charts
-from flashmark.report.html import render_html_report
 from flashmark.units import format_iops, format_rate
 from tests.report_html.page import Page
 

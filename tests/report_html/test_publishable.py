@@ -20,11 +20,11 @@ import dataclasses
 import pytest
 from markupsafe import escape
 
-from flashmark.documents.result import document_to_run
-from flashmark.model import Run
+from flashmark.bench.document import document_to_run
+from flashmark.bench.model import Run
+from flashmark.bench.render import charts, describe
+from flashmark.bench.render.html import render_html_report
 from flashmark.references import ReferenceDevice
-from flashmark.report import charts, describe
-from flashmark.report.html import render_html_report
 from tests.report.recorded import load_document
 from tests.report_html.page import Page
 from tests.report_html.svg import ChartGeometry, chart_svgs, geometry

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from flashmark.documents.result import document_to_run
-from flashmark.report.html import render_html_report
+from flashmark.bench.document import document_to_run
+from flashmark.bench.render.html import render_html_report
 from flashmark.server.intake import UploadRejected, accept, model_key, parse_upload
 from tests.server.conftest import recorded, variant
 

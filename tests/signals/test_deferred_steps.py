@@ -11,7 +11,7 @@ import time
 import pytest
 
 from flashmark.errors import ExitStatus, Interrupted
-from flashmark.signals import signals_raise
+from flashmark.system.signals import signals_raise
 
 
 def test_sighup_stops_a_run_with_its_own_status():
@@ -35,7 +35,7 @@ def test_the_entry_handler_exits_with_one_line_and_comes_back_after_a_scope():
         """
         import os, signal
         from flashmark.entry import install_stop_handlers
-        from flashmark.signals import signals_raise
+        from flashmark.system.signals import signals_raise
         install_stop_handlers()
         with signals_raise():
             print("inside", flush=True)
@@ -53,7 +53,7 @@ def test_nohup_keeps_sighup_ignored():
         """
         import os, signal
         from flashmark.entry import install_stop_handlers
-        from flashmark.signals import signals_raise
+        from flashmark.system.signals import signals_raise
         install_stop_handlers()
         with signals_raise():
             os.kill(os.getpid(), signal.SIGHUP)

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from flashmark.emulated_flash.model import Backing, BadRange, FakeMode, FlashModel
 from flashmark.errors import DeviceFailed
 from flashmark.surface.cache import estimate_cache
 from flashmark.surface.pattern import Kind, Range
@@ -19,6 +18,7 @@ from flashmark.surface.result import (
     to_document,
 )
 from flashmark.surface.scan import SurfaceScan
+from flashmark.testing.flash.model import Backing, BadRange, FakeMode, FlashModel
 from tests.surface.engine_medium import EngineMedium
 from tests.surface.truth import expected_ranges, mismatched_bytes, unreadable_bytes
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from flashmark.emulated_flash import Backing, BadRange, FakeMode, FlashModel
 from flashmark.surface.run import plan_surface, scan_surface
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
+from flashmark.testing.flash import Backing, BadRange, FakeMode, FlashModel
 from tests.surface.truth import expected_ranges, mismatched_bytes, unreadable_bytes
 
 pytestmark = pytest.mark.flash

@@ -13,10 +13,10 @@ from click.testing import CliRunner
 
 from flashmark.cli import main
 from flashmark.documents.kinds import entry_for
-from flashmark.emulated_flash.model import Backing, BadRange, FlashModel
-from flashmark.store import History
+from flashmark.history.store import History
 from flashmark.surface.result import SurfaceSettings, SurfaceTarget, to_document
 from flashmark.surface.scan import SurfaceScan
+from flashmark.testing.flash.model import Backing, BadRange, FlashModel
 from tests.surface.engine_medium import EngineMedium
 
 MiB = 1 << 20

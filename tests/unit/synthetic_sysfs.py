@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 _PHYSICAL = "devices/pci0000:00/0000:00:14.0/usb2/2-1/host0/target0:0:0/0:0:0:0/block"
 _VIRTUAL = "devices/virtual/block"

@@ -1,4 +1,5 @@
-"""flashmark.benchmark as a library: the pipeline the CLI, scans and the results service share."""
+"""flashmark.bench.benchmark as a library: the pipeline the CLI, scans and the results service
+share."""
 
 from __future__ import annotations
 
@@ -6,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-import flashmark.benchmark
-from flashmark.benchmark import BenchmarkRequest, plan_benchmark, run_benchmark
+import flashmark.bench.benchmark
+from flashmark.bench.benchmark import BenchmarkRequest, plan_benchmark, run_benchmark
+from flashmark.bench.model import TargetKind
 from flashmark.errors import ExitStatus, Interrupted
 from flashmark.fio.runner import ReplayRunner
-from flashmark.model import TargetKind
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 
 def test_one_call_measures_grades_and_removes_its_test_file(tmp_path: Path, recordings: Path):
@@ -109,6 +110,6 @@ def test_a_signal_during_the_probe_stops_the_run(tmp_path: Path, monkeypatch):
     def interrupted(*args: object, **kwargs: object) -> None:
         raise Interrupted("SIGINT", ExitStatus.INTERRUPTED)
 
-    monkeypatch.setattr(flashmark.benchmark, "probe_target", interrupted)
+    monkeypatch.setattr(flashmark.bench.benchmark, "probe_target", interrupted)
     with pytest.raises(Interrupted):
         plan_benchmark(BenchmarkRequest(str(tmp_path)), SystemRoots(), "/work")

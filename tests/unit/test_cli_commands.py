@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from flashmark.cli import COMMANDS, DB_ENV, main
-from flashmark.store import DB_ENV as STORE_DB_ENV
+from flashmark.history.store import DB_ENV as STORE_DB_ENV
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

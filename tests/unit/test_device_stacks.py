@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.device_safety import claim_for_writing, refusal_reasons
-from flashmark.device_stack import Role, StackMember, device_stack
 from flashmark.errors import UnsafeDevice
+from flashmark.system.device_safety import claim_for_writing, refusal_reasons
+from flashmark.system.device_stack import Role, StackMember, device_stack
 from tests.unit.synthetic_sysfs import SyntheticSystem
 
 LUKS_UUID = "CRYPT-LUKS2-0b6a7d3c9e4f4a7e8d1c2b3a4f5e6d7c-data"

@@ -1,4 +1,4 @@
-"""A first window extended by further windows of the same test, pooled (flashmark.lengths
+"""A first window extended by further windows of the same test, pooled (flashmark.bench.lengths
 `extension_s`, flashmark.fio.parse `parse_extended_output`): on three real seq-read windows
 recorded in a row (tests/data/fio/extended-windows/scenario.txt) and on the extension rule."""
 
@@ -9,10 +9,7 @@ import math
 
 import pytest
 
-from flashmark.fio.jobs import job_for_test
-from flashmark.fio.parse import parse_extended_output, parse_test_output
-from flashmark.fio.runner import ReplayRunner
-from flashmark.lengths import (
+from flashmark.bench.lengths import (
     EXTENSION_EDGE_PCT,
     FIRST_WINDOW_S,
     TARGET_HALF_WIDTH_PCT,
@@ -20,8 +17,11 @@ from flashmark.lengths import (
     full_length,
     still_settling,
 )
-from flashmark.model import DirectionResult, LatencyNs, Settings, TestResult
-from flashmark.profiles import RAND_WRITE_4K_Q32, SEQ_READ
+from flashmark.bench.model import DirectionResult, LatencyNs, Settings, TestResult
+from flashmark.bench.profiles import RAND_WRITE_4K_Q32, SEQ_READ
+from flashmark.fio.jobs import job_for_test
+from flashmark.fio.parse import parse_extended_output, parse_test_output
+from flashmark.fio.runner import ReplayRunner
 from flashmark.stats import MeanInterval
 
 SETTINGS = Settings(

@@ -2,9 +2,9 @@
 
 import pytest
 
-from flashmark.grading import grade_results
-from flashmark.model import DirectionResult, LatencyNs, TestResult
-from flashmark.profiles import (
+from flashmark.bench.grading import grade_results
+from flashmark.bench.model import DirectionResult, LatencyNs, TestResult
+from flashmark.bench.profiles import (
     RAND_READ_4K,
     RAND_READ_4K_Q32,
     RAND_WRITE_4K,

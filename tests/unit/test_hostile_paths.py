@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from flashmark.bench.measure import measure
+from flashmark.bench.model import Target, TargetKind
+from flashmark.bench.plan import default_settings, plan_tests
+from flashmark.bench.profiles import get_profile
+from flashmark.bench.target import resolve_target
 from flashmark.errors import EnvironmentProblem
 from flashmark.fio.runner import FioProcessRunner, ReplayRunner, fio_work_parent
-from flashmark.leftovers import temp_folder
-from flashmark.measure import measure
-from flashmark.model import Target, TargetKind
-from flashmark.plan import default_settings, plan_tests
-from flashmark.profiles import get_profile
-from flashmark.sysroot import SystemRoots
-from flashmark.target import resolve_target
+from flashmark.system.leftovers import temp_folder
+from flashmark.system.sysroot import SystemRoots
 from tests.hostile_names import folder_paths, plant_sentinels, remove_tree, snapshot
 
 PROFILE = get_profile("a1")

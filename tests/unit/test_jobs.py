@@ -4,9 +4,9 @@ import dataclasses
 
 import pytest
 
+from flashmark.bench.model import Settings
+from flashmark.bench.profiles import MIXED_4K_70R_Q4, PROFILES, RAND_READ_4K, SEQ_WRITE
 from flashmark.fio.jobs import job_for_test, prepare_job
-from flashmark.model import Settings
-from flashmark.profiles import MIXED_4K_70R_Q4, PROFILES, RAND_READ_4K, SEQ_WRITE
 
 SETTINGS = Settings(
     profile="quick",

@@ -1,6 +1,6 @@
-"""Adaptive lengths (flashmark.lengths) and what they rest on: intervals from rates between burst
-ends, the edge allowance of bursty devices (flashmark.fio.window), and the plan's first windows
-and shortened preparation, on synthetic completion streams whose true rate is known exactly
+"""Adaptive lengths (flashmark.bench.lengths) and what they rest on: intervals from rates between
+burst ends, the edge allowance of bursty devices (flashmark.fio.window), and the plan's first
+windows and shortened preparation, on synthetic completion streams whose true rate is known exactly
 and on a recorded run (tests/data/fio/quick-a1-card-adaptive)."""
 
 from __future__ import annotations
@@ -10,16 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.fio.jobs import PREPARE_BLOCK_BYTES, prepare_job
-from flashmark.fio.window import (
-    Completion,
-    count_window,
-    edge_burst_bytes,
-    steady_rates,
-    surer_rate,
-    written_extent,
-)
-from flashmark.lengths import (
+from flashmark.bench.lengths import (
     AT_ONCE,
     FIRST_WINDOW_S,
     MIN_TRANSFERS,
@@ -30,7 +21,7 @@ from flashmark.lengths import (
     too_few_for_a_first_window,
     too_few_transfers,
 )
-from flashmark.model import (
+from flashmark.bench.model import (
     DirectionResult,
     LatencyNs,
     Settings,
@@ -39,8 +30,17 @@ from flashmark.model import (
     TestResult,
     TestSpec,
 )
-from flashmark.plan import default_settings, plan_tests
-from flashmark.profiles import PROFILES, RAND_READ_4K, SEQ_READ
+from flashmark.bench.plan import default_settings, plan_tests
+from flashmark.bench.profiles import PROFILES, RAND_READ_4K, SEQ_READ
+from flashmark.fio.jobs import PREPARE_BLOCK_BYTES, prepare_job
+from flashmark.fio.window import (
+    Completion,
+    count_window,
+    edge_burst_bytes,
+    steady_rates,
+    surer_rate,
+    written_extent,
+)
 from flashmark.stats import MeanInterval
 
 MiB = 2**20

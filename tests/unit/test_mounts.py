@@ -1,4 +1,4 @@
-from flashmark.mounts import mount_of, parse_mountinfo
+from flashmark.system.mounts import mount_of, parse_mountinfo
 
 # Shape from proc(5); the card line is a Raspberry Pi OS mount of the SD card's root partition.
 MOUNTINFO = """\

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from flashmark.plan import default_settings, plan_tests
-from flashmark.profiles import PROFILES
+from flashmark.bench.plan import default_settings, plan_tests
+from flashmark.bench.profiles import PROFILES
 from tests.unit.test_sustained import DEVICE
 
 

@@ -9,6 +9,9 @@ import re
 import pytest
 from rich.console import Console
 
+from flashmark.bench.model import Target, TargetKind
+from flashmark.bench.plan import default_settings, plan_tests
+from flashmark.bench.profiles import get_profile
 from flashmark.cli.progress import (
     BarProgress,
     PlainProgress,
@@ -17,9 +20,6 @@ from flashmark.cli.progress import (
     steps_of,
 )
 from flashmark.fio.jobs import PREPARE_JOB_NAME
-from flashmark.model import Target, TargetKind
-from flashmark.plan import default_settings, plan_tests
-from flashmark.profiles import get_profile
 from flashmark.units import MiB, format_iops, format_rate
 
 
@@ -149,7 +149,7 @@ def test_recorded_run_shows_mb_per_s_eta_from_the_plan_and_the_running_step():
 
 def test_the_eta_counts_what_tests_take_beyond_the_plan_and_a_test_run_again():
     # fio's start and the parsing of its log cost each test a little more than its ramp and
-    # window; a test whose first window was not enough runs again (flashmark.lengths), and
+    # window; a test whose first window was not enough runs again (flashmark.bench.lengths), and
     # measure() says how long that run is as it starts.
     steps = [s for s in steps_of(_plan("quick")) if s.expected_s is not None]
     assert len(steps) >= 4

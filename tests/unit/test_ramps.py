@@ -8,12 +8,12 @@ import dataclasses
 import json
 from pathlib import Path
 
-from flashmark.documents.result import document_to_run, run_to_document
-from flashmark.model import Settings
-from flashmark.plan import FOLLOW_RAMP_S, Plan, default_settings, plan_tests
-from flashmark.profiles import PROFILES
-from flashmark.report.cells import lengths_text
-from flashmark.sustained import SUSTAINED_WRITE_NAME
+from flashmark.bench.document import document_to_run, run_to_document
+from flashmark.bench.model import Settings
+from flashmark.bench.plan import FOLLOW_RAMP_S, Plan, default_settings, plan_tests
+from flashmark.bench.profiles import PROFILES
+from flashmark.bench.render.cells import lengths_text
+from flashmark.bench.sustained import SUSTAINED_WRITE_NAME
 from tests.unit.test_lengths import LOGS, folder_target
 from tests.unit.test_sustained import DEVICE
 

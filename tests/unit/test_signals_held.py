@@ -7,7 +7,7 @@ import signal
 import pytest
 
 from flashmark.errors import ExitStatus, Interrupted
-from flashmark.signals import signals_held, signals_raise
+from flashmark.system.signals import signals_held, signals_raise
 
 
 def test_a_signal_inside_a_held_section_is_raised_when_it_ends():

@@ -10,25 +10,25 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from flashmark.documents.result import document_to_run, run_to_document
-from flashmark.fio.parse import sustained_write
-from flashmark.fio.window import Completion
-from flashmark.grading import grade_results
-from flashmark.grading.classes import unmet_requirements
-from flashmark.model import (
+from flashmark.bench.document import document_to_run, run_to_document
+from flashmark.bench.grading import grade_results
+from flashmark.bench.grading.classes import unmet_requirements
+from flashmark.bench.model import (
     STOPPED_SIZE_LIMIT,
     STOPPED_STEADY,
     DirectionResult,
     LatencyNs,
     TestResult,
 )
-from flashmark.report.cells import check_text, sustained_text
-from flashmark.report.html import render_html_report
-from flashmark.report.markdown import run_to_markdown
-from flashmark.report.terminal import render_run
-from flashmark.speed_class_rate import SUB_UNIT_BYTES, sub_unit_rates
+from flashmark.bench.render.cells import check_text, sustained_text
+from flashmark.bench.render.html import render_html_report
+from flashmark.bench.render.markdown import run_to_markdown
+from flashmark.bench.render.terminal import render_run
+from flashmark.bench.speed_class_rate import SUB_UNIT_BYTES, sub_unit_rates
+from flashmark.bench.sustained import SUSTAINED_WRITE
+from flashmark.fio.parse import sustained_write
+from flashmark.fio.window import Completion
 from flashmark.stats import Verdict
-from flashmark.sustained import SUSTAINED_WRITE
 from flashmark.units import MB, KiB, MiB
 
 SAVED = Path(__file__).resolve().parents[1] / "data" / "report" / "quick-a1-card.json"

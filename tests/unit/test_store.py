@@ -5,7 +5,7 @@ import sqlite3
 import pytest
 
 from flashmark.errors import HistoryError, RunNotFound
-from flashmark.store import MIGRATIONS, History, default_db_path
+from flashmark.history.store import MIGRATIONS, History, default_db_path
 
 
 def test_saved_documents_get_their_id_and_list_newest_first(tmp_path):

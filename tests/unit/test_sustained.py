@@ -7,12 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.documents.result import document_to_run, run_to_document
-from flashmark.fio.jobs import sustained_size_limit
-from flashmark.fio.parse import sustained_write
-from flashmark.fio.window import Completion
-from flashmark.grading import grade_results
-from flashmark.model import (
+from flashmark.bench.document import document_to_run, run_to_document
+from flashmark.bench.grading import grade_results
+from flashmark.bench.model import (
     DirectionResult,
     LatencyNs,
     SustainedWrite,
@@ -20,10 +17,13 @@ from flashmark.model import (
     TargetKind,
     TestResult,
 )
-from flashmark.plan import default_settings, plan_tests
-from flashmark.profiles import SEQ_WRITE, get_profile
+from flashmark.bench.plan import default_settings, plan_tests
+from flashmark.bench.profiles import SEQ_WRITE, get_profile
+from flashmark.bench.sustained import SUSTAINED_SIZE_CAP_BYTES, SUSTAINED_WRITE
+from flashmark.fio.jobs import sustained_size_limit
+from flashmark.fio.parse import sustained_write
+from flashmark.fio.window import Completion
 from flashmark.stats import Verdict
-from flashmark.sustained import SUSTAINED_SIZE_CAP_BYTES, SUSTAINED_WRITE
 from flashmark.units import MB, GiB, KiB, MiB
 
 SAVED = Path(__file__).resolve().parents[1] / "data" / "report" / "quick-a1-card.json"

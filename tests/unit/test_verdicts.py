@@ -8,21 +8,21 @@ import click
 import pytest
 from rich.console import Console
 
-from flashmark.cli.params import GRADES
-from flashmark.documents.result import document_to_run, run_to_document
-from flashmark.errors import ResultFormatError
-from flashmark.grading import GRADE_NAMES, grade_results, unmet_requirements
-from flashmark.model import DirectionResult, LatencyNs, TestResult
-from flashmark.profiles import (
+from flashmark.bench.document import document_to_run, run_to_document
+from flashmark.bench.grading import GRADE_NAMES, grade_results, unmet_requirements
+from flashmark.bench.model import DirectionResult, LatencyNs, TestResult
+from flashmark.bench.profiles import (
     RAND_READ_4K,
     RAND_READ_4K_Q32,
     RAND_WRITE_4K,
     RAND_WRITE_4K_Q32,
     SEQ_WRITE,
 )
-from flashmark.report.html import render_html_report
-from flashmark.report.markdown import run_to_markdown
-from flashmark.report.terminal import render_run
+from flashmark.bench.render.html import render_html_report
+from flashmark.bench.render.markdown import run_to_markdown
+from flashmark.bench.render.terminal import render_run
+from flashmark.cli.params import GRADES
+from flashmark.errors import ResultFormatError
 from flashmark.stats import MeanInterval, Verdict
 
 LAT = LatencyNs(1, 2, 3, 1, 2, 2, 3, 3, 3)

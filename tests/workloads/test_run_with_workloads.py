@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.monitor import device_for_path
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 from flashmark.workloads import WORKLOAD_NAMES
 from tests.cli_runner import flashmark
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from flashmark.cli import main
 from flashmark.errors import NotEnoughSpace, TargetNotFound
 from flashmark.monitor import device_for_path
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 from flashmark.workloads import (
     FOLDER_PREFIX,
     WORKLOAD_NAMES,

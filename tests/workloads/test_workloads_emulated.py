@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from flashmark.emulated import DeviceCaps, EmulatedDevice
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from flashmark.units import MB, MiB
 
 pytestmark = pytest.mark.root

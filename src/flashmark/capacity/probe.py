@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from flashmark import __version__
+from flashmark.bench.target import stat_target
 from flashmark.capacity.backup import (
     Journal,
     RestoreOutcome,
@@ -41,7 +42,6 @@ from flashmark.capacity.result import (
     layout_dict,
 )
 from flashmark.capacity.search import BLOCK_BYTES, Findings, Progress, find_capacity
-from flashmark.device_safety import claim_for_writing
 from flashmark.errors import (
     DeviceFailed,
     Interrupted,
@@ -50,9 +50,9 @@ from flashmark.errors import (
     UsageError,
     add_outcome,
 )
-from flashmark.signals import signals_held
-from flashmark.sysroot import SystemRoots
-from flashmark.target import stat_target
+from flashmark.system.device_safety import claim_for_writing
+from flashmark.system.signals import signals_held
+from flashmark.system.sysroot import SystemRoots
 
 Opener = Callable[[str], RawDevice]
 

@@ -26,7 +26,7 @@ import click
 from flashmark import __version__
 from flashmark.errors import ExitStatus, FlashmarkError, outcomes, printable
 
-# The history database's environment variable; flashmark.store.DB_ENV says the same (a test
+# The history database's environment variable; flashmark.history.store.DB_ENV says the same (a test
 # checks), named here so that the shared --db option does not import the store (sqlite3).
 DB_ENV = "FLASHMARK_DB"
 

@@ -20,11 +20,11 @@ from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
-from flashmark.device_safety import check_writable
 from flashmark.errors import FlashmarkError, UsageError
 from flashmark.probe import probe_target
-from flashmark.signals import signals_raise
-from flashmark.sysroot import SystemRoots
+from flashmark.system.device_safety import check_writable
+from flashmark.system.signals import signals_raise
+from flashmark.system.sysroot import SystemRoots
 
 
 @click.command("capacity")

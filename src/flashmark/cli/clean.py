@@ -13,7 +13,7 @@ from flashmark.cli import debug_option
 from flashmark.cli.output import print_json
 from flashmark.documents import schemas
 from flashmark.errors import FlashmarkError, TargetError, TargetPermissionDenied
-from flashmark.leftovers import (
+from flashmark.system.leftovers import (
     Action,
     CleanReport,
     Outcome,

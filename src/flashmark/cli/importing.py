@@ -1,6 +1,6 @@
 """`flashmark import FILE ...`: add result documents to the history.
 
-For the recovery files of results that could not be saved (flashmark.saving), and for any
+For the recovery files of results that could not be saved (flashmark.history.recovery), and for any
 `run --json` or `monitor --json` output, e.g. from another board. Every file is read and
 checked before anything is added; the same document is never added twice.
 """
@@ -13,7 +13,7 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.documents.kinds import read_document_file
-from flashmark.store import History
+from flashmark.history.store import History
 
 
 @click.command("import")

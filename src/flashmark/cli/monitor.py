@@ -23,8 +23,8 @@ from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.params import COUNT, INTERVAL, TIMEOUT
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.documents import schemas
-from flashmark.documents.monitor import monitor_document
 from flashmark.errors import FlashmarkError, Interrupted, UsageError
+from flashmark.history.store import History
 from flashmark.monitor import (
     DiskMonitor,
     MonitorSample,
@@ -32,9 +32,9 @@ from flashmark.monitor import (
     device_for_path,
 )
 from flashmark.monitor.command import run_supervised
-from flashmark.signals import signals_raise
-from flashmark.store import History
-from flashmark.sysroot import SystemRoots
+from flashmark.monitor.document import monitor_document
+from flashmark.system.signals import signals_raise
+from flashmark.system.sysroot import SystemRoots
 from flashmark.units import format_rate, format_size
 
 

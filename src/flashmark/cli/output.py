@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from rich.console import Console
 
-from flashmark.documents.codec import to_text
+from flashmark.codec import to_text
 
 # Without a terminal (a pipe, a log file, CI) rich would assume 80 columns and squeeze the
 # tables; a wider page keeps each test on one line.

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from flashmark.bench.grading.classes import GRADE_NAMES
 from flashmark.errors import UsageError
-from flashmark.grading.classes import GRADE_NAMES
 from flashmark.units import parse_size
 
 if TYPE_CHECKING:  # click >= 8.2 types ParamType by its value; 8.1 cannot subscript it
@@ -153,7 +153,7 @@ class Size(_IntType):
 
 class GradeNames(_NamesType):
     """A comma-separated list of grade names ("A1,U3"), each one flashmark grades
-    (flashmark.grading.GRADE_RULES); case-insensitive, returned as the grades spell them."""
+    (flashmark.bench.grading.GRADE_RULES); case-insensitive, returned as the grades spell them."""
 
     name = "grades"
 

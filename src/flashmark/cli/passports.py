@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flashmark.documents.entries import StoredResult
+from flashmark.bench.model import Passport
+from flashmark.bench.passport import card_cid, passports_for
 from flashmark.errors import HistoryError
-from flashmark.model import Passport
-from flashmark.passport import card_cid, passports_for
+from flashmark.history.entries import StoredResult
+from flashmark.history.store import History
 from flashmark.probe.model import ProbeReport
-from flashmark.store import History
 
 
 def card_passports(

@@ -10,16 +10,16 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from flashmark.bench.grading import judge_probe
+from flashmark.bench.model import Passport
+from flashmark.bench.render.describe import device_facts, environment_facts, passport_rows
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.passports import card_passports
-from flashmark.grading import judge_probe
-from flashmark.model import Passport
+from flashmark.history.store import History
 from flashmark.probe import probe_target
 from flashmark.probe.model import ProbeReport
-from flashmark.report.describe import device_facts, environment_facts, passport_rows
-from flashmark.store import History
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 
 @click.command("probe")

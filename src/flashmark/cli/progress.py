@@ -11,7 +11,7 @@ for the preparation the bytes still to write divided by the write rate seen so f
 also costs what the finished ones took beyond their plan (fio's start, the parsing of its log:
 about 0.3 s a test on this machine, more on a Pi), the median of those that ran as planned; and
 a test that runs longer than planned (an extension of its first window, a second run at full
-length, flashmark.lengths) counts that run's own length from when measure() says it starts.
+length, flashmark.bench.lengths) counts that run's own length from when measure() says it starts.
 
 The live region is at most three lines (the overall bar, "k done, m to go", the running step);
 finished steps are printed above it once, as ordinary scrolling lines, so the running step is
@@ -37,8 +37,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from flashmark.bench.plan import Plan
 from flashmark.fio.jobs import PREPARE_JOB_NAME
-from flashmark.plan import Plan
 from flashmark.units import KiB, MiB, format_duration, format_iops, format_rate
 
 _RATE_RE = re.compile(r"\b([rwt])=(\d+(?:\.\d+)?)([kKMGT]i?)?B/s")

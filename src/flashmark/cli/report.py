@@ -1,6 +1,6 @@
 """`flashmark report ID [ID ...] [--reference SLUG ...] -o FILE`: the HTML report.
 
-One self-contained page (flashmark.report.html) comparing saved benchmark runs side by side,
+One self-contained page (flashmark.bench.render.html) comparing saved benchmark runs side by side,
 with charts, and with the headline figures of published reference devices next to them. The
 file is written like `export` writes (a temporary file renamed over FILE) and an existing FILE
 is kept unless --force is given.

@@ -12,7 +12,15 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from flashmark.benchmark import BenchmarkRequest, plan_benchmark, run_benchmark
+from flashmark.bench.benchmark import BenchmarkRequest, plan_benchmark, run_benchmark
+from flashmark.bench.document import run_to_document
+from flashmark.bench.grading import unmet_requirements
+from flashmark.bench.lengths import MIN_TRANSFERS, TARGET_HALF_WIDTH_PCT
+from flashmark.bench.model import Passport, Run, TargetKind
+from flashmark.bench.plan import Plan, default_follow_ramp_s
+from flashmark.bench.profiles import PROFILES
+from flashmark.bench.render.cells import ramps_text
+from flashmark.bench.render.terminal import render_run
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.confirm import confirm_overwrite
@@ -21,22 +29,14 @@ from flashmark.cli.params import GRADES, RAMP, RUNTIME, SIZE, WORKLOAD_SCALE
 from flashmark.cli.passports import card_passports
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
-from flashmark.documents.result import run_to_document
 from flashmark.errors import RequirementNotMet, printable
 from flashmark.fio.jobs import PREPARE_JOB_NAME
 from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
-from flashmark.grading import unmet_requirements
-from flashmark.leftovers import temporary_work_folder
-from flashmark.lengths import MIN_TRANSFERS, TARGET_HALF_WIDTH_PCT
-from flashmark.model import Passport, Run, TargetKind
-from flashmark.plan import Plan, default_follow_ramp_s
+from flashmark.history.store import History
 from flashmark.probe import measured_summary
-from flashmark.profiles import PROFILES
-from flashmark.report.cells import ramps_text
-from flashmark.report.terminal import render_run
-from flashmark.signals import signals_raise
-from flashmark.store import History
-from flashmark.sysroot import SystemRoots
+from flashmark.system.leftovers import temporary_work_folder
+from flashmark.system.signals import signals_raise
+from flashmark.system.sysroot import SystemRoots
 from flashmark.units import format_duration, format_size
 
 # For tests and bug reports: a folder of recorded fio outputs (see fio/runner.py ReplayRunner)
@@ -284,7 +284,7 @@ def _lengths(plan: Plan) -> str:
     """How long the tests take, e.g. "6 tests x 10 s" or, with adaptive lengths and a shorter
     ramp after a timed test (plan.py), "6 tests x 5 s (4 s after a timed test; 4 to 9 s more
     where 3 s are not enough)": a first window extended by another, or measured again at full
-    length (flashmark.lengths)."""
+    length (flashmark.bench.lengths)."""
     settings = plan.settings
     count, runtime = len(plan.tests), settings.runtime_s
     ramp, follow, first = settings.ramp_s, settings.follow_ramp_s, settings.first_window_s

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import click
 
-from flashmark.documents.entries import StoredResult
-from flashmark.documents.result import document_to_run
+from flashmark.bench.document import document_to_run
+from flashmark.bench.model import Run
 from flashmark.errors import RunNotFound, UsageError
-from flashmark.model import Run
+from flashmark.history.entries import StoredResult
+from flashmark.history.store import MAX_ID, History
 from flashmark.references import ReferenceDevice
 from flashmark.report.exporters import SavedResult, exporter, formats, suffix_formats
-from flashmark.store import MAX_ID, History
 
 # Formats that write a file (export) or a page of text (show), from the exporter registry;
 # "table" is show's terminal view.

@@ -2,8 +2,8 @@
 the save still fails (the database changed in between), keep the result anyway.
 
 A kept result is printed by the command as usual, written to a recovery file
-(flashmark.saving.keep_unsaved) and reported as ResultNotSaved (exit 7) with the file's path
-and the `flashmark import` line that adds it to the history.
+(flashmark.history.recovery.keep_unsaved) and reported as ResultNotSaved (exit 7) with the file's
+path and the `flashmark import` line that adds it to the history.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 
 from flashmark.documents.kinds import KINDS, entry_for
 from flashmark.errors import HistoryError, Interrupted, ResultNotSaved
-from flashmark.saving import RecoveryFileError, keep_unsaved
-from flashmark.signals import signals_raise
-from flashmark.store import History
+from flashmark.history.recovery import RecoveryFileError, keep_unsaved
+from flashmark.history.store import History
+from flashmark.system.signals import signals_raise
 
 
 @dataclass(frozen=True)

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import click
 
+from flashmark.bench.document import document_to_run
+from flashmark.bench.render.terminal import render_run, render_workloads
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.monitor import render_summary
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.saved import FILE_FORMATS, RUN_ID, load_entries, render_entries
 from flashmark.documents.kinds import workload_results
-from flashmark.documents.result import document_to_run
 from flashmark.errors import UsageError
 from flashmark.monitor import MonitorSummary
-from flashmark.report.terminal import render_run, render_workloads
 
 
 @click.command("show")

@@ -25,8 +25,7 @@ from flashmark.errors import (
     Interrupted,
     UsageError,
 )
-from flashmark.signals import signals_raise
-from flashmark.store import History
+from flashmark.history.store import History
 from flashmark.surface.render import render_surface
 from flashmark.surface.result import SURFACE_SCHEMA, SurfaceResult, from_document, to_document
 from flashmark.surface.run import (
@@ -37,7 +36,8 @@ from flashmark.surface.run import (
     plan_surface,
     scan_surface,
 )
-from flashmark.sysroot import SystemRoots
+from flashmark.system.signals import signals_raise
+from flashmark.system.sysroot import SystemRoots
 from flashmark.units import KiB, MiB, format_duration, format_rate, format_size
 
 MIN_BLOCK = 4 * KiB

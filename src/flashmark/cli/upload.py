@@ -9,9 +9,9 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.saved import RUN_ID
 from flashmark.errors import UsageError
+from flashmark.history.store import History
 from flashmark.server.anonymise import anonymise
 from flashmark.server.upload import TOKEN_ENV, body_of, load_salt, salt_path, send
-from flashmark.store import History
 
 
 @click.command("upload")

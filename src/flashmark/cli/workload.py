@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from flashmark.bench.render.terminal import render_workloads
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import print_json, stderr_console, stdout_console
@@ -15,14 +16,13 @@ from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.documents import schemas
-from flashmark.documents.workloads import workload_document
-from flashmark.report.terminal import render_workloads
-from flashmark.signals import signals_raise
-from flashmark.sysroot import SystemRoots
+from flashmark.system.signals import signals_raise
+from flashmark.system.sysroot import SystemRoots
 from flashmark.workloads import (
     WORKLOAD_NAMES,
     run_workloads,
 )
+from flashmark.workloads.document import workload_document
 
 _ALL = "all"
 

@@ -21,35 +21,35 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from flashmark.bench.document import document_to_run, run_to_document
+    from flashmark.codec import compact, decode, encode, to_text
     from flashmark.documents import schemas
-    from flashmark.documents.codec import compact, decode, encode, to_text
-    from flashmark.documents.entries import HistoryEntry, StoredResult
     from flashmark.documents.kinds import (
         KINDS,
         entry_for,
         read_document_file,
         workload_results,
     )
-    from flashmark.documents.monitor import monitor_document
-    from flashmark.documents.result import document_to_run, run_to_document
-    from flashmark.documents.workloads import workload_document
+    from flashmark.history.entries import HistoryEntry, StoredResult
+    from flashmark.monitor.document import monitor_document
+    from flashmark.workloads.document import workload_document
 
 _HOMES = {
     "schemas": "flashmark.documents.schemas",
-    "compact": "flashmark.documents.codec",
-    "decode": "flashmark.documents.codec",
-    "encode": "flashmark.documents.codec",
-    "to_text": "flashmark.documents.codec",
+    "compact": "flashmark.codec",
+    "decode": "flashmark.codec",
+    "encode": "flashmark.codec",
+    "to_text": "flashmark.codec",
     "KINDS": "flashmark.documents.kinds",
-    "HistoryEntry": "flashmark.documents.entries",
-    "StoredResult": "flashmark.documents.entries",
+    "HistoryEntry": "flashmark.history.entries",
+    "StoredResult": "flashmark.history.entries",
     "entry_for": "flashmark.documents.kinds",
     "read_document_file": "flashmark.documents.kinds",
     "workload_results": "flashmark.documents.kinds",
-    "monitor_document": "flashmark.documents.monitor",
-    "document_to_run": "flashmark.documents.result",
-    "run_to_document": "flashmark.documents.result",
-    "workload_document": "flashmark.documents.workloads",
+    "monitor_document": "flashmark.monitor.document",
+    "document_to_run": "flashmark.bench.document",
+    "run_to_document": "flashmark.bench.document",
+    "workload_document": "flashmark.workloads.document",
 }
 
 

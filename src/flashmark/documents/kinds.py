@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from flashmark.bench.document import document_to_run
 from flashmark.capacity.result import CAPACITY_SCHEMA, CapacityResult
 from flashmark.documents import schemas
-from flashmark.documents.entries import HistoryEntry
-from flashmark.documents.result import document_to_run
 from flashmark.errors import ResultFormatError, UsageError
+from flashmark.history.entries import HistoryEntry
 from flashmark.monitor.series import MonitorSummary
 from flashmark.surface.result import SURFACE_SCHEMA
 from flashmark.surface.result import from_document as surface_from_document

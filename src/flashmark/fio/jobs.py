@@ -51,8 +51,8 @@ import re
 from dataclasses import dataclass
 
 from flashmark import __version__
-from flashmark.model import Pattern, Settings, TestSpec
-from flashmark.sustained import (
+from flashmark.bench.model import Pattern, Settings, TestSpec
+from flashmark.bench.sustained import (
     SUSTAINED_SIZE_CAP_BYTES,
     SUSTAINED_STEADY_RAMP_S,
     SUSTAINED_STEADY_S,
@@ -124,7 +124,7 @@ def job_for_test(
     """The fio job measuring one test of a profile against `filename`: a generated test-file
     name relative to fio's working directory, or a device's /dev/NAME. Its per-I/O log goes to
     `log_folder` (absolute). Both must be literal to fio's parser, else ValueError (a bug).
-    `window_s` is the measuring window, the settings' runtime unless given (flashmark.lengths:
+    `window_s` is the measuring window, the settings' runtime unless given (flashmark.bench.lengths:
     a short first window). `again` names the run of a test whose first window was not enough
     `NAME-full`, with its own output and log files; `extension` N > 0 names the Nth run
     extending its first window `NAME-moreN` (its window is pooled with the first's). `ramp_s`
@@ -205,7 +205,7 @@ def sustained_job(
     One log line per I/O, as in every test, from which the cache is estimated (fio/parse.py),
     and a per-I/O latency log (write_lat_log: NAME_lat.1.log holds each I/O's total latency in
     ns, from its issue to its completion): the card's own time per write, without the host's
-    gaps between writes, for the speed-class measurement (flashmark.speed_class_rate)."""
+    gaps between writes, for the speed-class measurement (flashmark.bench.speed_class_rate)."""
     limit = sustained_size_limit(settings)
     lines = _header(f"test {spec.name} ({spec.description}), profile {settings.profile}", filename)
     lines += _global_options(settings, filename)

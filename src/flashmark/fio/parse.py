@@ -23,6 +23,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flashmark.bench.model import (
+    STOPPED_SIZE_LIMIT,
+    STOPPED_STEADY,
+    STOPPED_TIME_LIMIT,
+    BandwidthSeries,
+    DirectionResult,
+    LatencyNs,
+    SustainedWrite,
+    TestResult,
+    TestSpec,
+)
+from flashmark.bench.speed_class_rate import SUB_UNIT_BYTES, sub_unit_rates
+from flashmark.bench.sustained import SUSTAINED_WRITE_NAME
 from flashmark.errors import (
     DeviceFailed,
     DirectIONotSupported,
@@ -41,21 +54,8 @@ from flashmark.fio.window import (
     read_latencies_ns,
     surer_rate,
 )
-from flashmark.model import (
-    STOPPED_SIZE_LIMIT,
-    STOPPED_STEADY,
-    STOPPED_TIME_LIMIT,
-    BandwidthSeries,
-    DirectionResult,
-    LatencyNs,
-    SustainedWrite,
-    TestResult,
-    TestSpec,
-)
-from flashmark.speed_class_rate import SUB_UNIT_BYTES, sub_unit_rates
 from flashmark.stats import EDGE_METHOD, WHOLE_BURSTS_METHOD, interval_of_mean
 from flashmark.surface.cache import estimate_cache
-from flashmark.sustained import SUSTAINED_WRITE_NAME
 
 _PERCENTILE_KEYS = {
     "p50": "50.000000",
@@ -75,7 +75,7 @@ def parse_test_output(spec: TestSpec, job: FioJob, output: FioOutput) -> TestRes
 
 def parse_extended_output(spec: TestSpec, runs: Sequence[tuple[FioJob, FioOutput]]) -> TestResult:
     """The result of one test measured over the windows of one or more runs in a row (a first
-    window extended, flashmark.lengths), pooled (`pooled_result`); or a typed error if fio
+    window extended, flashmark.bench.lengths), pooled (`pooled_result`); or a typed error if fio
     failed in any."""
     return pooled_result(spec, [parse_run(spec, job, output) for job, output in runs])
 
@@ -101,7 +101,7 @@ def pooled_result(spec: TestSpec, runs: Sequence[ParsedRun]) -> TestResult:
     reads = [run.read for run in runs if run.read is not None]
     writes = [run.write for run in runs if run.write is not None]
     job_file = runs[0].job_text + "".join(
-        f"\n# then, pooled with the window above (flashmark.lengths):\n{run.job_text}"
+        f"\n# then, pooled with the window above (flashmark.bench.lengths):\n{run.job_text}"
         for run in runs[1:]
     )
     return TestResult(
@@ -349,7 +349,7 @@ def _window(
 
 def _pooled(windows: Sequence[_Window]) -> DirectionResult:
     """One direction's result over `windows` in a row (one, or a first window and its
-    extensions, flashmark.lengths): each window's exact rate weighted by its length, which is
+    extensions, flashmark.bench.lengths): each window's exact rate weighted by its length, which is
     the bytes of all over their time together; the 95% interval from all their rates, centred
     there and widened by what their edges may put it off by (weighted alike).
 
@@ -435,7 +435,7 @@ def sustained_write(
     (bytes written so far, completion time) after each request, fed to estimate_cache; why the
     test stopped (`steady`: fio's steady-state rule held); whether the cache was exceeded; and
     the rates per 4 MiB sub-unit after it, as the SD speed classes are measured
-    (flashmark.speed_class_rate). None when there are too few completions to say anything."""
+    (flashmark.bench.speed_class_rate). None when there are too few completions to say anything."""
     points = [(0, 0)]
     written = 0
     for completion in completions:

@@ -48,7 +48,7 @@ import psutil
 
 from flashmark.errors import EnvironmentProblem, FioFailed, FioNotFound, FioTooOld, Interrupted
 from flashmark.fio.jobs import FioJob, is_fio_literal_folder
-from flashmark.signals import signals_held
+from flashmark.system.signals import signals_held
 
 # Needed: JSON bw_bytes / *_ns fields (fio 3.0) and lat_percentiles honoured in JSON output
 # (fixed after fio-3.10, axboe/fio issue #691).

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass
 
 from flashmark.errors import UsageError
-from flashmark.signals import signals_held
+from flashmark.system.signals import signals_held
 
 # How long a command gets to end after SIGTERM before it is killed: enough for apt or dpkg to
 # finish writing their state, short enough that a stuck command does not hold the run.

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flashmark.errors import EnvironmentProblem, FlashmarkError, TargetNotFound
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 SECTOR_BYTES = 512  # Documentation/block/stat.rst: diskstats sectors are always 512 bytes
 KIB = 1024

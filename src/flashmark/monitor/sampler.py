@@ -29,7 +29,7 @@ from flashmark.monitor.series import (
     compute_sample,
     summarise,
 )
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 
 class DiskMonitor:

@@ -4,7 +4,8 @@ from flashmark.probe import probe_target, ProbeReport
 report = probe_target("/media/card", SystemRoots.from_environment())
 report.to_dict()           # JSON-ready, "schema": "flashmark.probe/1"
 device_summary(device)     # one line naming a device
-flashmark.grading judges a report: judge_probe(report).warnings, claim_findings(report, grades)
+flashmark.bench.grading judges a report:
+    judge_probe(report).warnings, claim_findings(report, grades)
 """
 
 from flashmark.probe.model import SCHEMA, ProbeReport

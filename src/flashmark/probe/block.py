@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flashmark.probe.model import Unreadable
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 SECTOR_BYTES = 512  # the unit of /sys/block/*/size, fixed by the kernel (sysfs-block ABI)
 

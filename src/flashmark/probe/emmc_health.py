@@ -11,7 +11,7 @@ blocks consumed), 0x03 urgent.
 from __future__ import annotations
 
 from flashmark.probe.model import Health, Unreadable
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 _PRE_EOL = {1: "normal", 2: "warning", 3: "urgent"}
 

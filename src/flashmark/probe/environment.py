@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from flashmark.probe.model import Environment, Temperature, Throttling
 from flashmark.probe.resolve import Mount
 from flashmark.probe.tools import ToolFailed, ToolNotAvailable, ToolRunner
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 # vcgencmd get_throttled bit -> condition (Raspberry Pi documentation, see module doc).
 THROTTLE_BITS_NOW = {

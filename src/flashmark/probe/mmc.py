@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from flashmark.errors import FlashmarkError
 from flashmark.probe.model import Card, Cid, Claims, Csd, Scr, Ssr, Unreadable
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 
 class RegisterFormatError(FlashmarkError):

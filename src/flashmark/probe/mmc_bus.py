@@ -25,7 +25,7 @@ from pathlib import Path
 
 from flashmark.probe.model import MmcBus
 from flashmark.probe.tools import ToolFailed, ToolNotAvailable, ToolRunner
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 
 def parse_ios(text: str) -> dict[str, str]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from flashmark.codec import decode, encode
 from flashmark.documents import schemas
-from flashmark.documents.codec import decode, encode
 
 SCHEMA = schemas.PROBE
 

@@ -15,7 +15,7 @@ import re
 
 from flashmark.probe.model import Health, PcieLink, Unreadable
 from flashmark.probe.tools import ToolFailed, ToolNotAvailable, ToolRunner
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 
 def read_pcie_link(roots: SystemRoots, block_name: str) -> PcieLink | None:

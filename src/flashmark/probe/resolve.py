@@ -20,7 +20,7 @@ from pathlib import Path
 
 from flashmark.errors import TargetNotFound
 from flashmark.probe.model import Layer
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 _MAX_DEPTH = 8  # loop-on-file-on-loop chains deeper than this are not real set-ups
 

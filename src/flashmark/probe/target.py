@@ -17,7 +17,7 @@ from flashmark.probe.resolve import resolve_target
 from flashmark.probe.tools import NoToolRunner, SubprocessToolRunner, ToolRunner
 from flashmark.probe.ufs import read_ufs, ufs_host_dir
 from flashmark.probe.usb import read_usb_link
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 LIVE_SAMPLE_S = 0.5  # long enough to see iowait and a busy disk, short enough not to bother
 
@@ -31,7 +31,7 @@ def probe_target(
 ) -> ProbeReport:
     """Describe the device(s) under `path`. Raises TargetNotFound when `path` does not exist;
     fields that cannot be read are None (or listed as unreadable), never an exception.
-    The report observes only: its `warnings` are judged by flashmark.grading.judge_probe."""
+    The report observes only: its `warnings` are judged by flashmark.bench.grading.judge_probe."""
     if tools is None:
         tools = SubprocessToolRunner() if roots.is_live else NoToolRunner()
     if sample_s is None:

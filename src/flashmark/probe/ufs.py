@@ -15,7 +15,7 @@ from pathlib import Path
 
 from flashmark.probe.emmc_health import decode_life_time, decode_pre_eol
 from flashmark.probe.model import Health, Unreadable
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 # JEDEC manufacturer IDs of UFS devices, as named in the kernel's include/ufs/ufs_quirks.h
 # (UFS_VENDOR_*).

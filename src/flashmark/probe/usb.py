@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from flashmark.probe.model import UsbLink
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 
 _USB_DEVICE = re.compile(r"^\d+-[\d.]+$")  # "2-1", "1-1.4"
 _USB_INTERFACE = re.compile(r"^\d+-[\d.]+:\d+\.\d+$")  # "2-1:1.0"

@@ -39,7 +39,7 @@ PUBLISHED_LABEL = "published figures, not measured here"
 # Cells that hold no number. "DNF" (did not finish) and "tbd" are seed 003's; "N/A" seed 001's.
 ABSENT_TEXTS = frozenset({"DNF", "tbd", "N/A"})
 
-# flashmark test names (see flashmark.profiles) and the workload names of seed 002's timings.
+# flashmark test names (see flashmark.bench.profiles) and the workload names of seed 002's timings.
 _TEST_NAME = re.compile(
     r"^(?:(?:seq|rand)-(?:read|write)(?:-\d+[kM])?(?:-q\d+)?"
     r"|mixed-\d+[kM]-\d+r-q\d+"

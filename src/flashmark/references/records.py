@@ -29,7 +29,7 @@ UNIT_FACTORS: dict[str, tuple[Decimal, str]] = {
     "s": (Decimal(1), "s"),
 }
 
-# The metric names follow flashmark.model.Check.metric; each has one normalised unit.
+# The metric names follow flashmark.bench.model.Check.metric; each has one normalised unit.
 METRIC_UNITS: dict[str, str] = {
     "read_iops": "IOPS",
     "write_iops": "IOPS",
@@ -161,7 +161,8 @@ _BLOCK_SUFFIX = re.compile(r"-(\d+)([kM])(?=-|$)")
 def block_size_for(test_name: str) -> int | None:
     """Block size a flashmark test name implies: "rand-read-4k" 4096, "seq-read" 1 MiB.
 
-    Sequential tests without a size suffix use 1 MiB (flashmark.profiles); workloads have none.
+    Sequential tests without a size suffix use 1 MiB (flashmark.bench.profiles); workloads have
+    none.
     """
     match = _BLOCK_SUFFIX.search(test_name)
     if match is not None:

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flashmark.bench.model import Run
+from flashmark.bench.render.cells import grades_passed, seconds_text, started_text, target_place
 from flashmark.documents import schemas
-from flashmark.model import Run
 from flashmark.references import PUBLISHED_LABEL, ReferenceDevice
-from flashmark.report.cells import grades_passed, seconds_text, started_text, target_place
 from flashmark.units import format_iops, format_latency_ns, format_rate
 
 # History of the `compare --format json` document: 1: first version.

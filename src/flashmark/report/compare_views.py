@@ -14,10 +14,10 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from flashmark.bench.render.cells import UNIT_NOTE, plain_number
+from flashmark.bench.render.markdown import bullets, code, escape_inline, markdown_table
 from flashmark.references import PUBLISHED_LABEL
-from flashmark.report.cells import UNIT_NOTE, plain_number
 from flashmark.report.compare import Cell, Comparison, Figure
-from flashmark.report.markdown import bullets, code, escape_inline, markdown_table
 from flashmark.units import MB
 
 GRADES_LABEL = "grades passed"

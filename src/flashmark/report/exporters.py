@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flashmark.documents.result import document_to_run
-from flashmark.model import Run
+from flashmark.bench.document import document_to_run
+from flashmark.bench.model import Run
 from flashmark.references import ReferenceDevice
 
 BENCHMARK = "benchmark"
@@ -123,7 +123,7 @@ def export_markdown(results: Sequence[SavedResult], references: Sequence[Referen
         from flashmark.surface.render import surfaces_to_markdown
 
         return surfaces_to_markdown(scans)
-    from flashmark.report.markdown import runs_to_markdown
+    from flashmark.bench.render.markdown import runs_to_markdown
 
     return runs_to_markdown(benchmark_runs(results))
 
@@ -133,7 +133,7 @@ def export_csv(results: Sequence[SavedResult], references: Sequence[ReferenceDev
         from flashmark.surface.render import surfaces_to_csv
 
         return surfaces_to_csv(scans)
-    from flashmark.report.csv_export import runs_to_csv
+    from flashmark.bench.render.csv_export import runs_to_csv
 
     return runs_to_csv(benchmark_runs(results))
 
@@ -145,7 +145,7 @@ def export_html(results: Sequence[SavedResult], references: Sequence[ReferenceDe
 
         return render_surface_html(scans)
     # Imported when asked for: pygal and Jinja2 are the heaviest part of report/.
-    from flashmark.report.html import render_html_report
+    from flashmark.bench.render.html import render_html_report
 
     return render_html_report(benchmark_runs(results), references)
 

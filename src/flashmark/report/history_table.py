@@ -18,7 +18,7 @@ from flashmark.units import format_duration
 
 
 class HistoryEntry(Protocol):
-    """What the table reads of a saved result (flashmark.store.StoredResult has it)."""
+    """What the table reads of a saved result (flashmark.history.store.StoredResult has it)."""
 
     @property
     def id(self) -> int: ...

@@ -35,8 +35,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from flashmark.documents.result import document_to_run
-from flashmark.report.html import render_html_report
+from flashmark.bench.document import document_to_run
+from flashmark.bench.render.html import render_html_report
 from flashmark.server.intake import (
     ACCEPTED_SCHEMAS,
     HEADLINE_COLUMNS,

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Union
 
-from flashmark.documents.result import document_to_run
+from flashmark.bench.document import document_to_run
+from flashmark.bench.model import Run
 from flashmark.documents.schemas import RESULT as RESULT_SCHEMA
 from flashmark.errors import FlashmarkError
-from flashmark.model import Run
 from flashmark.monitor import MonitorSeries
 from flashmark.probe.model import Device, ProbeReport
 from flashmark.workloads.result import WorkloadResult
@@ -224,7 +224,8 @@ def _check_types(value: Any, where: str) -> None:
 
 @cache
 def _hints(kind: type) -> dict[str, Any]:
-    # flashmark.model names these only under TYPE_CHECKING (a runtime import would be circular).
+    # flashmark.bench.model names these only under TYPE_CHECKING (a runtime import would be
+    # circular).
     names = {"MonitorSeries": MonitorSeries, "ProbeReport": ProbeReport}
     return typing.get_type_hints(kind, localns={**names, "WorkloadResult": WorkloadResult})
 

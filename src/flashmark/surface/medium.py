@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from flashmark.errors import DirectIONotSupported, NotEnoughSpace, TargetError
-from flashmark.leftovers import test_file_name
+from flashmark.system.leftovers import test_file_name
 
 # ioctl(2) BLKSSZGET, the logical block size (linux/fs.h: _IO(0x12, 104)).
 _BLKSSZGET = 0x1268
@@ -78,7 +78,7 @@ class BlockMedium:
 def open_block_device(node: str, *, write: bool) -> Iterator[BlockMedium]:
     """The device opened with O_DIRECT (read-only unless `write`); closed on the way out.
 
-    For a write, the caller holds flashmark.device_safety.claim_for_writing around this."""
+    For a write, the caller holds flashmark.system.device_safety.claim_for_writing around this."""
     flags = (os.O_RDWR if write else os.O_RDONLY) | os.O_DIRECT | os.O_CLOEXEC
     try:
         fd = os.open(node, flags)
@@ -101,8 +101,8 @@ def open_block_device(node: str, *, write: bool) -> Iterator[BlockMedium]:
 class FolderMedium:
     """The surface as files of FOLDER_FILE_BYTES (the last one shorter), one after another.
 
-    Their names are owner-stamped (flashmark.leftovers): `flashmark clean` removes them after a
-    SIGKILL; every other exit removes them here."""
+    Their names are owner-stamped (flashmark.system.leftovers): `flashmark clean` removes them
+    after a SIGKILL; every other exit removes them here."""
 
     folder: Path
     size_bytes: int

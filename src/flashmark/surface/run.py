@@ -4,8 +4,8 @@
     result = scan_surface(plan, block_bytes=..., slices=..., roots=roots, progress=...)
 
 A block device is read (and, when `write`, first written) through O_DIRECT; every write happens
-inside flashmark.device_safety.claim_for_writing, which refuses a device whose stack is in use
-and holds it with O_EXCL for the whole scan (the same guard as `run --destructive`). A folder
+inside flashmark.system.device_safety.claim_for_writing, which refuses a device whose stack is in
+use and holds it with O_EXCL for the whole scan (the same guard as `run --destructive`). A folder
 gets files over its free space (less a margin), written, verified and always removed
 (f3write/f3read, https://github.com/AltraMayor/f3, do the same with files of 1 GB).
 
@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashmark.device_safety import check_writable, claim_for_writing
+from flashmark.bench.target import stat_target
 from flashmark.errors import (
     DirectIONotSupported,
     ExitStatus,
@@ -33,7 +33,6 @@ from flashmark.errors import (
     TargetPermissionDenied,
     UsageError,
 )
-from flashmark.mounts import mount_of, read_mounts
 from flashmark.probe import probe_target
 from flashmark.probe.summary import measured_summary
 from flashmark.surface.medium import (
@@ -45,8 +44,9 @@ from flashmark.surface.medium import (
 from flashmark.surface.pattern import new_nonce
 from flashmark.surface.result import SurfaceResult, SurfaceSettings, SurfaceTarget
 from flashmark.surface.scan import Progress, SurfaceScan
-from flashmark.sysroot import SystemRoots
-from flashmark.target import stat_target
+from flashmark.system.device_safety import check_writable, claim_for_writing
+from flashmark.system.mounts import mount_of, read_mounts
+from flashmark.system.sysroot import SystemRoots
 
 DEVICE = "device"
 FOLDER = "folder"

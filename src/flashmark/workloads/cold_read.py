@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from flashmark.sysroot import SystemRoots
+from flashmark.system.sysroot import SystemRoots
 from flashmark.workloads.dpkg import ContentPool, Counters, read_file, syncfs, write_file
 from flashmark.workloads.packages import SyntheticFile
 

@@ -27,10 +27,10 @@ from flashmark.errors import (
     TargetPermissionDenied,
     UsageError,
 )
-from flashmark.leftovers import make_work_folder
 from flashmark.monitor import DiskMonitor, device_for_path, optional_monitor
-from flashmark.signals import signals_held
-from flashmark.sysroot import SystemRoots
+from flashmark.system.leftovers import make_work_folder
+from flashmark.system.signals import signals_held
+from flashmark.system.sysroot import SystemRoots
 from flashmark.units import format_size
 from flashmark.workloads import cold_read, dpkg
 from flashmark.workloads.packages import (
@@ -49,7 +49,7 @@ DESCRIPTIONS = {
     "pkg-reinstall": "install the removed subset again from cached archives (2nd install)",
     "cold-read": "drop the page cache and read a boot-like set of files (boot)",
 }
-FOLDER_PREFIX = "flashmark-workload-"  # names: flashmark/leftovers.py
+FOLDER_PREFIX = "flashmark-workload-"  # names: flashmark/system/leftovers.py
 _SPACE_MARGIN_BYTES = 64 * 1024 * 1024  # journal, metadata, folders: ext4 needs headroom
 
 Progress = Callable[[float], None]

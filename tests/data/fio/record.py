@@ -18,15 +18,15 @@ import threading
 import time
 from pathlib import Path
 
-from flashmark.emulated import DeviceCaps, EmulatedDevice
+from flashmark.bench.measure import measure
+from flashmark.bench.model import Settings
+from flashmark.bench.plan import default_settings, plan_tests
+from flashmark.bench.profiles import get_profile
+from flashmark.bench.target import resolve_target
 from flashmark.fio.jobs import FioJob, job_for_test, prepare_job
 from flashmark.fio.runner import FioOutput, FioProcessRunner, ProgressCallback
-from flashmark.measure import measure
-from flashmark.model import Settings
-from flashmark.plan import default_settings, plan_tests
-from flashmark.profiles import get_profile
-from flashmark.sysroot import SystemRoots
-from flashmark.target import resolve_target
+from flashmark.system.sysroot import SystemRoots
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from flashmark.units import MiB
 
 HERE = Path(__file__).resolve().parent

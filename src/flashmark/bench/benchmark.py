@@ -1,0 +1,120 @@
+"""The whole benchmark as one library call, shared by the CLI, scans and the results service.
+
+    request -> plan_benchmark: resolve the target, probe it, plan the tests and their fio jobs
+            -> run_benchmark:  measure -> grade -> claim findings + warnings -> Run
+
+Nothing here prints, asks or saves: the caller shows the plan (or only the plan, --show-fio),
+checks its history and asks for confirmation between the two calls, then renders and saves.
+`run_benchmark(request, ...)` does both calls in one for callers with nothing to do between.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+from dataclasses import dataclass
+
+from flashmark import __version__
+from flashmark.bench.grading import claim_findings, grade_results, judge_probe
+from flashmark.bench.measure import Progress, measure
+from flashmark.bench.model import HostInfo, Run, Target
+from flashmark.bench.plan import Plan, default_settings, plan_area, plan_tests
+from flashmark.bench.profiles import get_profile
+from flashmark.bench.target import resolve_target
+from flashmark.errors import FlashmarkError, Interrupted
+from flashmark.fio.runner import FioRunner
+from flashmark.probe import ProbeReport, probe_target
+from flashmark.system.sysroot import SystemRoots
+
+
+@dataclass(frozen=True)
+class BenchmarkRequest:
+    """What a user asks for: the command line of `flashmark run`, as data."""
+
+    target: str  # a folder, a file (its folder is measured) or a block device
+    profile: str = "quick"
+    size_bytes: int | None = None  # None: the profile's default
+    runtime_s: int | None = None
+    ramp_s: int | None = None  # None: the profile's default; 0: no warm-up
+    buffered: bool = False
+    destructive: bool = False
+    workload_scale: float | None = None
+
+
+def plan_benchmark(
+    request: BenchmarkRequest, roots: SystemRoots, log_folder: str, *, probe: bool = True
+) -> Plan:
+    """Resolve, probe and plan; nothing is written. `log_folder` is the runner's folder for
+    fio's logs (it is named in the jobs). Raises UsageError and the target's errors."""
+    profile = get_profile(request.profile)
+    area = plan_area(profile, request.size_bytes)
+    settings = default_settings(
+        profile,
+        size_bytes=area.size_bytes,
+        runtime_s=request.runtime_s,
+        buffered=request.buffered,
+        destructive=request.destructive,
+        workload_scale=request.workload_scale,
+        ramp_s=request.ramp_s,
+    )
+    target = resolve_target(
+        request.target, size_bytes=settings.size_bytes, destructive=request.destructive, roots=roots
+    )
+    plan = plan_tests(profile, settings, target, log_folder=log_folder)
+    report, problem = _probe(target, roots) if probe else (None, None)
+    return dataclasses.replace(plan, area_note=area.note, probe=report, probe_problem=problem)
+
+
+def run_benchmark(
+    request: BenchmarkRequest | Plan,
+    runner: FioRunner,
+    roots: SystemRoots | None = None,
+    progress: Progress | None = None,
+) -> Run:
+    """Measure, grade and judge a plan (made from `request` when given one). With `roots`,
+    device activity is recorded and the workloads run (see measure)."""
+    if isinstance(request, Plan):
+        plan = request
+    else:
+        plan = plan_benchmark(request, roots or SystemRoots(), runner.log_folder)
+    measured = measure(plan, runner, progress, roots)
+    grades = grade_results(measured.tests)
+    report = plan.probe
+    return Run(
+        started_at=measured.started_at,
+        finished_at=measured.finished_at,
+        target=plan.target,
+        settings=plan.settings,
+        host=host_info(),
+        fio=measured.fio,
+        tests=measured.tests,
+        grades=grades,
+        warnings=plan.warnings + measured.warnings + (report.warnings if report else ()),
+        tests_skipped=plan.skipped,
+        probe=report,
+        findings=claim_findings(report, grades) if report else (),
+        workloads=measured.workloads,
+    )
+
+
+def _probe(target: Target, roots: SystemRoots) -> tuple[ProbeReport | None, str | None]:
+    """What the device is and claims, and what would distort the run; read before measuring
+    (the probe samples the device's activity, which the benchmark would dominate). A probe
+    that fails leaves the run without a description, never stops it."""
+    try:
+        return judge_probe(probe_target(target.folder or target.path, roots)), None
+    except Interrupted:  # a signal is not a failed probe: stop the run
+        raise
+    except (FlashmarkError, OSError) as error:
+        return None, str(error)
+
+
+def host_info() -> HostInfo:
+    uname = platform.uname()
+    return HostInfo(
+        hostname=uname.node,
+        kernel=uname.release,
+        machine=uname.machine,
+        python=platform.python_version(),
+        flashmark_version=__version__,
+    )

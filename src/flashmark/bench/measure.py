@@ -1,0 +1,423 @@
+"""Run a plan: the only step that touches the device (through a FioRunner).
+
+    Plan (plan.py) -> measure -> Measurement (what fio and the workloads saw, not yet judged)
+
+Each fio job of the plan runs with the device's /proc/diskstats counters sampled alongside;
+the test file or the device's claim lives exactly as long as the fio steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from flashmark.bench.lengths import (
+    AT_ONCE,
+    FastestRates,
+    FullLength,
+    at_once,
+    extension_s,
+    full_length,
+    still_settling,
+    too_few_transfers,
+)
+from flashmark.bench.model import FioInfo, Target, TargetKind, TestResult, TestSpec
+from flashmark.bench.plan import Plan
+from flashmark.bench.target import TestArea, created_test_file
+from flashmark.errors import (
+    DeviceFailed,
+    FlashmarkError,
+    Interrupted,
+    NotEnoughSpace,
+    ReadOnlyTarget,
+)
+from flashmark.fio.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S, FioJob
+from flashmark.fio.parse import ParsedRun, parse_prepare_output, parse_run, pooled_result
+from flashmark.fio.runner import FioOutput, FioRunner
+from flashmark.fio.window import written_extent
+from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name
+from flashmark.system.device_safety import claim_for_writing
+from flashmark.system.sysroot import SystemRoots
+from flashmark.units import format_iops, format_rate, format_size
+from flashmark.workloads import WorkloadResult, run_workloads
+
+# Seconds between two readings of the device's counters during tests and workloads: iostat's
+# usual interval; the monitor costs well under 1% of a core at it (benchmarks/).
+MONITOR_INTERVAL_S = 1.0
+
+
+class Progress(Protocol):
+    """What measure() reports while it works; the CLI draws it (bars on a terminal).
+    `expected_s` is a step's planned length; when a test then runs longer than planned (an
+    extension of its first window, a second run at full length, its full length at once),
+    `update` says so with `left_s`, the run's own length, as it starts."""
+
+    def begin(self, step: str, number: int, total: int, expected_s: float | None) -> None: ...
+
+    def update(
+        self, fraction: float | None, status: str, *, left_s: float | None = None
+    ) -> None: ...
+
+    def end(self, step: str, summary: str) -> None: ...
+
+
+class SilentProgress:
+    def begin(self, step: str, number: int, total: int, expected_s: float | None) -> None:
+        pass
+
+    def update(self, fraction: float | None, status: str, *, left_s: float | None = None) -> None:
+        pass
+
+    def end(self, step: str, summary: str) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What a plan measured, before grading."""
+
+    started_at: str  # ISO 8601, UTC
+    finished_at: str
+    fio: FioInfo
+    tests: tuple[TestResult, ...]
+    workloads: tuple[WorkloadResult, ...]
+    warnings: tuple[str, ...]  # what went wrong on the way without spoiling the figures
+
+
+def measure(
+    plan: Plan,
+    runner: FioRunner,
+    progress: Progress | None = None,
+    roots: SystemRoots | None = None,
+) -> Measurement:
+    """Run the plan's jobs against its target. Removes its test file whatever happens.
+
+    With `roots`, the device's /proc/diskstats counters are sampled every second during each
+    test (TestResult.monitor), and the plan's workloads run after the tests."""
+    progress = progress or SilentProgress()
+    target, settings = plan.target, plan.settings
+    watch = _DeviceWatch(target, roots)
+    fio_version = runner.version()  # fails before anything is created when fio is unusable
+    started = _now()
+    results: list[TestResult] = []
+    command: tuple[str, ...] = ()
+    total = len(plan.tests) + (1 if plan.prepare else 0) + (1 if plan.workloads else 0)
+    left_behind: list[str] = []
+    with _test_area(plan, roots, left_behind) as area:
+        number = 0
+        written = 0  # how far from its start the tests so far wrote the area sequentially
+        bursty: TestSpec | None = None  # the test that found the device completing in bursts
+        fastest = FastestRates()
+        for index, spec in enumerate(plan.tests):
+            if index == plan.prepare_after and plan.prepare_job is not None:
+                number += 1
+                _prepare(plan, runner, progress, area, written, number, total)
+            number += 1
+            job = plan.jobs[index]
+            progress.begin(spec.name, number, total, job.expected_s)
+            with watch.monitor() as monitor:
+                result, output, found_bursty = _measure_test(
+                    plan, index, runner, progress, area.folder_fd, bursty, fastest
+                )
+            fastest = fastest.seen(result)
+            if found_bursty and (bursty is None or spec.iodepth < bursty.iodepth):
+                bursty = spec
+            if monitor is not None:
+                result = dataclasses.replace(result, monitor=monitor.series())
+            if index < plan.prepare_after:
+                written = max(written, written_extent(output.logs, settings.size_bytes))
+            command = command or output.argv
+            results.append(result)
+            progress.end(spec.name, _summary(result))
+    workloads = _run_workloads(plan, results, roots, progress)
+    return Measurement(
+        started_at=started,
+        finished_at=_now(),
+        fio=FioInfo(version=fio_version, command=command),
+        tests=tuple(results),
+        workloads=workloads,
+        warnings=tuple(left_behind) + watch.warnings + _workload_warnings(workloads),
+    )
+
+
+def _prepare(
+    plan: Plan,
+    runner: FioRunner,
+    progress: Progress,
+    area: TestArea,
+    written: int,
+    number: int,
+    total: int,
+) -> None:
+    """Write what the tests before the first read did not: the whole area, the rest of it, or
+    nothing (the step then says so)."""
+    job = plan.rest_of_prepare(written)
+    progress.begin(PREPARE_JOB_NAME, number, total, None)
+    if job is None:
+        progress.end(PREPARE_JOB_NAME, "nothing left to write: the tests before wrote it all")
+        return
+    left = plan.settings.size_bytes - plan.prepare_start(written)
+    output = runner.run(job, progress.update, folder_fd=area.folder_fd)
+    rate = parse_prepare_output(output, left, PREPARE_TIME_LIMIT_S)
+    done = "" if left == plan.settings.size_bytes else f"the {format_size(left)} not yet written, "
+    progress.end(PREPARE_JOB_NAME, done + format_rate(rate))
+
+
+def _measure_test(
+    plan: Plan,
+    index: int,
+    runner: FioRunner,
+    progress: Progress,
+    folder_fd: int | None,
+    bursty: TestSpec | None,
+    fastest: FastestRates,
+) -> tuple[TestResult, FioOutput, bool]:
+    """Test `index`: its planned run, and when that was a short first window that was not
+    enough (flashmark.bench.lengths), further windows pooled with it (`_extend`) or one more run at
+    full length, which is the result; at full
+    length at once when an earlier test (`bursty`) found the device completing in bursts at
+    this test's queue depth or below, or when its first window could not hold enough of its
+    transfers at the `fastest` rates so far; either way for as long as those transfers need,
+    and once more when the run still holds too few. Also whether this test found the device
+    bursty."""
+    spec = plan.tests[index]
+
+    def run(job: FioJob) -> tuple[TestResult, FioOutput]:
+        parsed, output = _run_parsed(runner, progress, folder_fd, spec, job)
+        return pooled_result(spec, [parsed]), output
+
+    first_window = plan.is_first_window(index)
+    at_once_length = (
+        at_once(spec, fastest, plan.settings.runtime_s, bursty) if first_window else None
+    )
+    if at_once_length is not None:
+        job = plan.full_length_job(index, at_once_length.window_s, after_first_window=False)
+        _announce(progress, job, at_once_length.reason.removeprefix(AT_ONCE))
+        result, output = run(job)
+        lengthened, discarded_s = at_once_length.reason, 0.0
+        short = too_few_transfers(result, plan.settings.runtime_s)
+        if short is not None:  # slower than the fastest rate its length came from
+            job = plan.full_length_job(index, short.window_s)
+            _announce(progress, job, short.reason, again=True)
+            discarded_s = result.elapsed_s
+            result, output = run(job)
+            lengthened += f"; then again: {short.reason}"
+        result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
+        return result, output, False
+    first, output = _run_parsed(runner, progress, folder_fd, spec, plan.jobs[index])
+    result = pooled_result(spec, [first])
+    longer = full_length(result, plan.settings.runtime_s) if first_window else None
+    if longer is None:
+        return result, output, False
+    if longer.extendable:
+        return _extend(plan, index, runner, progress, folder_fd, (first, output), longer)
+    job = plan.full_length_job(index, longer.window_s)
+    _announce(progress, job, longer.reason, again=True)
+    result, output = run(job)
+    lengthened = f"its first window was not enough: {longer.reason}"
+    result = dataclasses.replace(result, lengthened=lengthened, discarded_s=first.elapsed_s)
+    return result, output, longer.bursty
+
+
+def _announce(progress: Progress, job: FioJob, reason: str, *, again: bool = False) -> None:
+    """Say that a test runs at full length (`again`: after its first window), for how long
+    and why, with the run's length for the ETA."""
+    how = "measuring again" if again else "measuring its full length at once"
+    progress.update(None, f"{how} for {job.window_s:g} s: {reason}", left_s=job.expected_s)
+
+
+def _run_parsed(
+    runner: FioRunner, progress: Progress, folder_fd: int | None, spec: TestSpec, job: FioJob
+) -> tuple[ParsedRun, FioOutput]:
+    """One fio run of `spec`, parsed once (its windows can be pooled with later runs')."""
+    output = runner.run(job, progress.update, folder_fd=folder_fd)
+    return parse_run(spec, job, output), output
+
+
+def _extend(
+    plan: Plan,
+    index: int,
+    runner: FioRunner,
+    progress: Progress,
+    folder_fd: int | None,
+    first: tuple[ParsedRun, FioOutput],
+    longer: FullLength,
+) -> tuple[TestResult, FioOutput, bool]:
+    """Test `index`'s first window (`first`), too wide only by the spread of its rates,
+    extended by further windows of the same test, pooled (flashmark.bench.lengths), until the pooled
+    interval is enough or the windows together measured the profile's runtime. The first
+    window is left out when the first extension shows it was still settling
+    (`still_settling`); when the pooled windows' edges grow too wide to pool, the test is
+    measured again at full length instead."""
+    spec, runtime_s = plan.tests[index], plan.settings.runtime_s
+    first_run, output = first
+    first_job = plan.jobs[index]
+    assert first_job.window_s is not None  # a first window (plan.is_first_window)
+    runs = [first_run]
+    measured_s, extensions, reason = first_job.window_s, 0, longer.reason
+    left_out, discarded_s = "", 0.0
+    result = pooled_result(spec, runs)
+    while (step := extension_s(runtime_s, measured_s)) is not None:
+        extensions += 1
+        job = plan.extension_job(index, step, extensions)
+        progress.update(
+            None, f"extending its first window by {step} s: {reason}", left_s=job.expected_s
+        )
+        parsed, output = _run_parsed(runner, progress, folder_fd, spec, job)
+        runs.append(parsed)
+        measured_s += step
+        if extensions == 1:
+            settling = still_settling(result, pooled_result(spec, [parsed]))
+            if settling is not None:
+                left_out = f"; the first left out: {settling}"
+                discarded_s, runs = runs[0].elapsed_s, runs[1:]
+                measured_s -= first_job.window_s  # the windows pooled measure only the rest
+        result = pooled_result(spec, runs)
+        now = full_length(result, runtime_s)
+        if now is None:
+            break
+        reason = now.reason
+        if not now.extendable:  # wide at the pooled edges, or short of transfers
+            job = plan.full_length_job(index, now.window_s)
+            _announce(progress, job, now.reason, again=True)
+            parsed, output = _run_parsed(runner, progress, folder_fd, spec, job)
+            lengthened = (
+                f"its first window was not enough: {longer.reason}; extended {extensions} "
+                f"times, then measured again: {now.reason}"
+            )
+            result = dataclasses.replace(
+                pooled_result(spec, [parsed]),
+                lengthened=lengthened,
+                discarded_s=discarded_s + sum(run.elapsed_s for run in runs),
+            )
+            return result, output, False
+    lengthened = (
+        f"its first window was not enough: {longer.reason}{left_out}; extended to "
+        f"{measured_s:g} s in {len(runs)} windows, pooled"
+    )
+    result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
+    return result, output, False
+
+
+class _DeviceWatch:
+    """Monitors the target's device during each test, when its diskstats line can be read."""
+
+    def __init__(self, target: Target, roots: SystemRoots | None) -> None:
+        self.roots = roots
+        self.device: str | None = None
+        self.warnings: tuple[str, ...] = ()
+        if roots is None:
+            return
+        if target.kind is TargetKind.DEVICE:
+            self.device = normalise_device_name(target.path)
+        elif target.folder:
+            self.device = device_for_path(Path(target.folder), roots)
+
+    @contextlib.contextmanager
+    def monitor(self) -> Iterator[DiskMonitor | None]:
+        if self.roots is None or self.device is None:
+            yield None
+            return
+        monitor = DiskMonitor(self.device, self.roots, MONITOR_INTERVAL_S)
+        try:
+            monitor.start()
+        except Interrupted:  # a signal is not "no diskstats line": stop and clean up
+            # Its sampling thread may have started before the signal landed; left running, it
+            # is cut off at exit with "Exception ignored in thread started by" (CI, SIGHUP).
+            monitor.stop()
+            raise
+        except FlashmarkError as error:  # no diskstats line: measure without the monitor
+            self.warnings = (f"device activity not recorded: {error}",)
+            self.device = None
+            yield None
+            return
+        try:
+            yield monitor
+        finally:
+            monitor.stop()
+
+
+def _run_workloads(
+    plan: Plan, results: list[TestResult], roots: SystemRoots | None, progress: Progress
+) -> tuple[WorkloadResult, ...]:
+    if roots is None or not plan.workloads:
+        return ()
+    target, settings = plan.target, plan.settings
+    assert target.folder is not None  # plan_tests only plans workloads for folders
+    step = f"workloads ({', '.join(plan.workloads)})"
+    total = len(plan.tests) + (1 if plan.prepare else 0) + 1
+    progress.begin(step, total, total, None)  # the last step
+    rand_write = next((r for r in results if r.spec.name == "rand-write-4k"), None)
+    workloads = run_workloads(
+        plan.workloads,
+        Path(target.folder),
+        scale=settings.workload_scale,
+        roots=roots,
+        progress=lambda fraction: progress.update(fraction, ""),
+        interval_s=MONITOR_INTERVAL_S,
+        random_write_iops=rand_write.write.iops if rand_write and rand_write.write else None,
+    )
+    progress.end(
+        step,
+        ", ".join(
+            f"{w.name} {w.seconds:.1f} s" if w.seconds is not None else f"{w.name} skipped"
+            for w in workloads
+        ),
+    )
+    return workloads
+
+
+def _workload_warnings(workloads: tuple[WorkloadResult, ...]) -> tuple[str, ...]:
+    return tuple(f"workload {w.name} skipped: {w.skipped}" for w in workloads if w.skipped)
+
+
+@contextlib.contextmanager
+def _test_area(plan: Plan, roots: SystemRoots | None, left_behind: list[str]) -> Iterator[TestArea]:
+    """What fio measures, for the time of the fio steps. Each runner.run has stopped and reaped
+    fio before it returns or raises, so the test file is only removed once nothing uses it."""
+    target, settings = plan.target, plan.settings
+    if target.kind is TargetKind.DEVICE:
+        try:
+            with contextlib.ExitStack() as held:
+                if settings.destructive:
+                    # Every member of the device's stack stays opened with O_EXCL until the
+                    # last write: nothing can mount or claim them meanwhile (device_safety.py).
+                    held.enter_context(claim_for_writing(target.path, roots or SystemRoots()))
+                yield TestArea(filename=target.path, folder_fd=None)
+        except NotEnoughSpace as error:
+            # A block device has no free space to run out of: writes past its end fail with
+            # ENOSPC when it shrank to nothing, which is how a pulled card looks.
+            raise DeviceFailed(
+                f"{target.path} stopped taking writes (it vanished or shrank): {error}"
+            ) from None
+        return
+    with created_test_file(target, direct=settings.direct, left_behind=left_behind) as area:
+        try:
+            yield area
+        except ReadOnlyTarget as error:
+            # The test file was created, so the filesystem was writable when the run began:
+            # turning read-only since is the kernel's answer to I/O errors (ext4
+            # errors=remount-ro, ext4(5)), a failing device.
+            raise DeviceFailed(
+                f"the filesystem turned read-only while being measured ({error}); "
+                "the kernel does that after I/O errors: see `dmesg`"
+            ) from None
+
+
+def _summary(result: TestResult) -> str:
+    parts = []
+    for label, direction in (("read", result.read), ("write", result.write)):
+        if direction is not None:
+            parts.append(
+                f"{label} {format_rate(direction.bw_bytes)} {format_iops(direction.iops)} IOPS"
+            )
+    return ", ".join(parts)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

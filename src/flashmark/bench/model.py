@@ -1,0 +1,386 @@
+"""Typed data crossing flashmark's boundaries (plan -> measure -> grade -> store -> present).
+
+All are frozen dataclasses. Units are in the field names: bytes, bytes per second (`_bps`),
+nanoseconds (`_ns`), milliseconds (`_ms`), seconds (`_s`). Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from flashmark.monitor.series import MonitorSeries
+from flashmark.probe.model import ProbeReport
+from flashmark.stats import MeanInterval, Verdict
+from flashmark.workloads.result import WorkloadResult
+
+
+class Pattern(StrEnum):
+    """fio's `rw=` values that flashmark uses."""
+
+    SEQ_READ = "read"
+    SEQ_WRITE = "write"
+    RAND_READ = "randread"
+    RAND_WRITE = "randwrite"
+    RAND_MIXED = "randrw"
+
+    @property
+    def reads(self) -> bool:
+        return self in (Pattern.SEQ_READ, Pattern.RAND_READ, Pattern.RAND_MIXED)
+
+    @property
+    def writes(self) -> bool:
+        return self in (Pattern.SEQ_WRITE, Pattern.RAND_WRITE, Pattern.RAND_MIXED)
+
+
+class TargetKind(StrEnum):
+    FILE = "file"  # a test file that flashmark creates in a folder and removes afterwards
+    DEVICE = "device"  # a whole block device or partition, addressed directly
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    """One named test of a profile: what fio is asked to do, independent of the target."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
+
+    name: str
+    pattern: Pattern
+    block_size_bytes: int
+    iodepth: int
+    rwmix_read_pct: int | None = None  # only for Pattern.RAND_MIXED
+    description: str = ""
+
+    @property
+    def writes(self) -> bool:
+        return self.pattern.writes
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a run measures: the profile and everything a user can set about it."""
+
+    profile: str
+    size_bytes: int  # the test area: the test file's size, or the span of the device used
+    runtime_s: int  # measured seconds per timed test
+    ramp_s: int  # seconds run before measuring starts (not counted)
+    # The ramp of a timed test that directly follows another timed test (or its own first
+    # window): the device is already busy with I/O (plan.py FOLLOW_RAMP_S). Equal to ramp_s
+    # when --ramp was given, and in results saved before it existed.
+    follow_ramp_s: int
+    direct: bool  # O_DIRECT; False only with --buffered, and then labelled everywhere
+    destructive: bool  # writes allowed on a block device
+    ioengine: str = "libaio"
+    workload_scale: float = 0.0  # scale of the profile's workloads; 0 runs none
+    # Adaptive lengths (flashmark.bench.lengths): the short first window of the timed tests, each
+    # extended or run again, up to runtime_s, only when it was not enough. None: every test runs
+    # runtime_s
+    # (--runtime given, or a profile no longer than the first window).
+    first_window_s: int | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """What is measured: resolved from the TARGET argument before anything is written."""
+
+    given: str  # as typed by the user
+    kind: TargetKind
+    path: str  # the test file (kind FILE) or the kernel's device node /dev/NAME (kind DEVICE)
+    folder: str | None  # the folder holding the test file (kind FILE)
+    block_device: str | None  # e.g. "/dev/mmcblk0p2", when known
+    filesystem: str | None  # e.g. "ext4", for kind FILE when known
+    mount_point: str | None
+    mount_options: str | None
+    capacity_bytes: int | None  # device size (kind DEVICE) or free space (kind FILE)
+    # Kind FILE, for the run only (not saved): the test file's generated name inside `folder`,
+    # and the folder's (st_dev, st_ino) when it was checked, so the folder opened for the run
+    # is known to be the one checked (target.py).
+    test_file: str | None = None
+    folder_identity: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class LatencyNs:
+    """Completion latency of every I/O (submission + completion), from fio's lat_ns."""
+
+    min: float
+    mean: float
+    max: float
+    stddev: float
+    p50: float
+    p90: float
+    p99: float
+    p99_9: float
+    p99_99: float
+
+
+@dataclass(frozen=True)
+class BandwidthSeries:
+    """Bandwidth per interval of the window (bytes completed in it / its length), its spread."""
+
+    interval_ms: int
+    samples_bps: tuple[float, ...]
+    min_bps: float
+    max_bps: float
+    mean_bps: float
+    stddev_bps: float
+
+
+@dataclass(frozen=True)
+class SubUnitRates:
+    """The sustained-write test measured as the SD speed classes are specified
+    (flashmark.bench.speed_class_rate): the rate of each whole 4 MiB sub-unit of 512 KiB writes
+    after the write cache, the slowest of them (the figure the speed classes grade) and the longest
+    busy time of one write against the specification's limit."""
+
+    sub_unit_bytes: int  # 4 MiB
+    from_bytes: int  # the first graded sub-unit starts here (bytes from the start of the pass)
+    count: int  # whole sub-units graded
+    min_bw_bytes: float  # the slowest sub-unit, bytes per second
+    # The interval the verdict uses (low, high), bytes per second: from the slowest sub-unit
+    # at its lowest to the second slowest at its highest (the log's 1 ms resolution applied):
+    # one slow sub-unit alone may be a host delay (flashmark.bench.speed_class_rate).
+    min_bw_bounds: tuple[float, float]
+    median_bw_bytes: float
+    max_busy_ms: float  # the longest busy of one write (its latency; without the latency log,
+    # the time between two consecutive completions)
+    max_busy_bounds: tuple[float, float]  # from the second longest to the longest, likewise
+    busy_over_limit: int  # writes longer than busy_limit_ms
+    busy_limit_ms: float  # 250 ms (SD Physical Layer Simplified Specification 4.10, 4.13.3.3)
+    method: str = ""  # how the times were taken (flashmark.bench.speed_class_rate METHOD_*)
+
+
+# Why the sustained-write test ended (fio's steadystate rule, its io_size, or its runtime).
+STOPPED_STEADY = "steady"
+STOPPED_SIZE_LIMIT = "size limit"
+STOPPED_TIME_LIMIT = "time limit"
+
+
+@dataclass(frozen=True)
+class SustainedWrite:
+    """The write cliff of the `sustained-write` test: where the rate falls off (the write
+    cache) and the rates before and after it (flashmark.surface.cache.estimate_cache).
+
+    `cache_bytes` and `burst_bw_bytes` are None when no cache was found: the whole pass ran at
+    `sustained_bw_bytes`. Results saved before the later fields read them as None."""
+
+    cache_bytes: int | None
+    burst_bw_bytes: float | None  # bytes per second
+    sustained_bw_bytes: float  # bytes per second
+    written_bytes: int | None = None  # what the test wrote before it stopped
+    stopped_by: str | None = None  # STOPPED_STEADY, STOPPED_SIZE_LIMIT or STOPPED_TIME_LIMIT
+    # True: a fall-off was found (the cache was exceeded). False: none was found and the test
+    # stopped at a limit, not on a steady rate: the cache may be larger than what was written
+    # and `sustained_bw_bytes` may still be the burst rate. None: none found, but the rate was
+    # steady (a device without a cache, as far as the test can tell), or not known (old results).
+    cache_exceeded: bool | None = None
+    sub_units: SubUnitRates | None = None  # None: no whole sub-unit after the cache
+
+
+@dataclass(frozen=True)
+class DirectionResult:
+    """What one data direction (read or write) of one test achieved.
+
+    The headline rates `iops` and `bw_bytes` are what the grades read. Reads: the I/O completed
+    inside the measuring window per second of it (a transfer straddling an edge in proportion,
+    flashmark.fio.window). Writes: the durable rate, the window's bytes over the window plus
+    the time the end_fsync took to put them on the device (`fsync_ms`); the window's own rate,
+    what the host had accepted, is `accepted_*` beside it.
+    """
+
+    iops: float
+    bw_bytes: float  # bytes per second
+    io_bytes: int  # fio's count: the window's I/O plus those still queued when it closed
+    total_ios: int
+    runtime_ms: int  # the measuring window (after the ramp)
+    # fio's own runtime: the window plus the wait for the I/Os still queued when it closed and,
+    # on writes, the final fsync. fio divides by this, which understates a slow device at a
+    # deep queue (see flashmark.fio.parse); kept to show how long the device took to settle.
+    fio_runtime_ms: int
+    lat_ns: LatencyNs
+    bw_per_second: BandwidthSeries | None
+    # Writes only (None for reads, and in results saved before they existed): the rate the host
+    # saw completed inside the window, before the end_fsync made it durable.
+    accepted_iops: float | None = None
+    accepted_bw_bytes: float | None = None
+    # Writes only: from the last write's completion to the end of the end_fsync, the time the
+    # device took to make the data durable (a card with a volatile cache shows it here).
+    fsync_ms: float | None = None
+    # 95% intervals of the headline rates, from rates of about a second each (flashmark.stats); None
+    # with fewer than 2 whole seconds, and in results saved before they existed.
+    bw_ci95: MeanInterval | None = None
+    iops_ci95: MeanInterval | None = None
+    # The `sustained-write` test's write direction only (None elsewhere, and in results saved
+    # before it existed): the cache and the rates either side of it.
+    sustained: SustainedWrite | None = None
+
+
+@dataclass(frozen=True)
+class TestResult:
+    __test__: ClassVar[bool] = False  # not a pytest test class
+
+    spec: TestSpec
+    read: DirectionResult | None
+    write: DirectionResult | None
+    # The exact fio job file, re-runnable with plain fio; of a test extended
+    # (flashmark.bench.lengths), its windows' job files in order, each after the one before
+    # (stonewall).
+    job_file: str
+    elapsed_s: float  # wall time of the fio invocation, ramp and fsync included
+    monitor: MonitorSeries | None = None  # what the device saw meanwhile (/proc/diskstats)
+    # Why the test measured longer than a short first window, extended or at its full length
+    # (flashmark.bench.lengths: the first was not enough, or an earlier test found the device
+    # bursty); None when its first window was enough or lengths were fixed (--runtime).
+    lengthened: str | None = None
+    # Wall time of this test's fio runs whose windows are not in the result
+    # (flashmark.bench.lengths):
+    # a first window that was not enough and was measured again or left out as still settling,
+    # windows set aside for a run at full length, a run at once that held too few transfers.
+    # elapsed_s + discarded_s is all the time the test took.
+    discarded_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Check:
+    """One threshold of a grade: value vs threshold, with the margin and the method."""
+
+    name: str  # e.g. "random 4K read"
+    test: str  # the test it reads, e.g. "rand-read-4k"
+    metric: str  # "read_iops", "write_iops", "write_bw_bytes"
+    unit: str  # "IOPS" or "MB/s"
+    threshold: float  # in `unit`
+    value: float | None  # in `unit`; None when the test did not run
+    margin_pct: float | None  # (value - threshold) / threshold * 100
+    passed: bool | None  # True only for verdict "pass"; None when the test did not run
+    # pass / fail / uncertain by the value's 95% interval (flashmark.stats.judge); without an
+    # interval (too few samples, old documents) by the value alone. None when not measured.
+    verdict: Verdict | None = None
+    # The value's 95% interval in `unit` (low, high); None without one. For a minimum or a
+    # maximum (the speed classes' slowest sub-unit, longest write busy) the bounds the log's
+    # resolution allows (flashmark.bench.speed_class_rate), not a confidence interval.
+    interval: tuple[float, float] | None = None
+    # False: the value must be at least the threshold; True: at most (a busy-time limit). The
+    # margin is then (threshold - value) / threshold * 100: positive is headroom either way.
+    at_most: bool = False
+
+
+@dataclass(frozen=True)
+class Grade:
+    name: str  # "A1", "A2", "C10", "U1", "U3", "V30"
+    title: str
+    source: str
+    checks: tuple[Check, ...]
+    # True only for verdict "pass"; None: not every check could be measured (e.g. read-only
+    # run) and none clearly failed.
+    passed: bool | None
+    note: str = ""
+    # "fail" if a check's interval lies wholly below its threshold; else None if a check was
+    # not measured; else "uncertain" if a check's interval contains its threshold; else "pass".
+    verdict: Verdict | None = None
+    # Why a grade is uncertain: which check straddles which threshold ("" otherwise).
+    verdict_reason: str = ""
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    """The minimum needed to read a number later; `flashmark probe` records much more."""
+
+    hostname: str
+    kernel: str
+    machine: str
+    python: str
+    flashmark_version: str
+
+
+@dataclass(frozen=True)
+class FioInfo:
+    version: str  # e.g. "fio-3.33"
+    command: tuple[str, ...]  # argv of one test's invocation, with the job file's path
+
+
+@dataclass(frozen=True)
+class PassportPoint:
+    """One point of a card passport (flashmark.bench.passport): a finding with its evidence and the
+    source of the rule behind it."""
+
+    topic: str  # "identity", "capacity", "classes", "host"
+    status: str  # "ok", "suspicious", "fake", "unknown", "info"
+    text: str
+    evidence: str
+    source: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "topic": self.topic,
+            "status": self.status,
+            "text": self.text,
+            "evidence": self.evidence,
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PassportPoint:
+        return cls(
+            topic=str(d["topic"]),
+            status=str(d["status"]),
+            text=str(d["text"]),
+            evidence=str(d.get("evidence", "")),
+            source=str(d.get("source", "")),
+        )
+
+
+@dataclass(frozen=True)
+class Passport:
+    """A card's passport: one verdict from everything flashmark knows about the card
+    (computed by flashmark.bench.passport; plain data here so that Run can carry it)."""
+
+    device: str
+    cid: str | None  # the whole CID register, lower-case hex: how the card is recognised
+    verdict: str  # "fake", "suspicious", "no sign of a fake", "unknown"
+    points: tuple[PassportPoint, ...]
+    seen_before: tuple[int, ...]  # history ids of earlier results of this card (by CID)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "cid": self.cid,
+            "verdict": self.verdict,
+            "points": [point.to_dict() for point in self.points],
+            "seen_before": list(self.seen_before),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Passport:
+        cid = d.get("cid")
+        return cls(
+            device=str(d["device"]),
+            cid=None if cid is None else str(cid),
+            verdict=str(d["verdict"]),
+            points=tuple(PassportPoint.from_dict(point) for point in d.get("points", ())),
+            seen_before=tuple(int(result_id) for result_id in d.get("seen_before", ())),
+        )
+
+
+@dataclass(frozen=True)
+class Run:
+    """One complete benchmark run: the result document, as saved and as exported."""
+
+    started_at: str  # ISO 8601, UTC
+    finished_at: str
+    target: Target
+    settings: Settings
+    host: HostInfo
+    fio: FioInfo
+    tests: tuple[TestResult, ...]
+    grades: tuple[Grade, ...]
+    warnings: tuple[str, ...] = ()
+    id: int | None = None  # the run's id in the history, once saved
+    tests_skipped: tuple[str, ...] = field(default=())  # names, with the reason in warnings
+    probe: ProbeReport | None = None  # the device, its claims and the host, read before the run
+    findings: tuple[str, ...] = ()  # claimed vs measured, e.g. "claims A2; measured ...: ..."
+    workloads: tuple[WorkloadResult, ...] = ()  # the profile's real-world workloads, after fio
+    passport: Passport | None = None  # the measured card's passport, when it is an SD/eMMC card
+
+    def test(self, name: str) -> TestResult | None:
+        return next((t for t in self.tests if t.spec.name == name), None)

@@ -1,0 +1,330 @@
+"""The plan of a run: which tests, on which area, with which fio jobs. Computed once, from the
+profile, the user's settings and the resolved target; nothing here touches the device.
+
+    profile + settings + target -> Plan (tests, skipped ones and why, the exact fio jobs)
+
+Read-only device runs keep the tests that only read; a destructive device run and every folder
+run write the whole test area (`prepare`) before the first test that reads, so reads read data
+that was really written. The sequential writes that come before it (`seq-write`, first in every
+profile that reads) write the start of the area themselves: the preparation writes only the
+rest (`rest_of_prepare`) instead of writing the area once more.
+
+Without --runtime, the other timed tests measure a short first window, extended or measured
+again only when it was not enough (flashmark.bench.lengths). The jobs are built here and nowhere
+else: `--show-fio` prints them, measure() runs them.
+
+Each timed job has its own ramp: the profile's for the run's first test, for the first after
+the preparation and for the first after a test that is not time-based (`sustained-write`);
+a shorter one (FOLLOW_RAMP_S) for a test that directly follows another timed test, and for
+a test extended or run again at full length right after its own first window. --ramp sets
+every ramp.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from flashmark.bench.lengths import first_window_s
+from flashmark.bench.model import Pattern, Settings, Target, TargetKind, TestSpec
+from flashmark.bench.profiles import Profile
+from flashmark.bench.sustained import SUSTAINED_WRITE_NAME, sustained_stop_rule
+from flashmark.errors import UsageError
+from flashmark.fio.jobs import (
+    PREPARE_BLOCK_BYTES,
+    FioJob,
+    job_for_test,
+    prepare_job,
+    sustained_size_limit,
+)
+from flashmark.probe.model import ProbeReport
+from flashmark.units import format_size
+
+# The ramp of a timed test that directly follows another timed test (issue 9, "time to
+# verdict"). The profile's ramp lets a device settle into a workload from rest, or after the
+# preparation's long sequential write or the size-bound sustained write. A test following a
+# timed test starts on a device already busy with I/O: 1 s covers fio's start and the change
+# of pattern, and a transient still left in the first window widens its 95% interval past
+# +-1%, so the test is extended and the first window, its rate outside the next window's
+# interval, left out, or the test runs again at full length (flashmark.bench.lengths) rather than
+# reporting it.
+# Saves 1 s per such test (2 s in the standard profile).
+FOLLOW_RAMP_S = 1
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run will do. `jobs` pairs with `tests`; `prepare_job` runs after the first
+    `prepare_after` tests when set."""
+
+    profile: Profile
+    settings: Settings
+    target: Target
+    tests: tuple[TestSpec, ...]
+    jobs: tuple[FioJob, ...]  # one per test, in the same order (a short first window or full)
+    prepare_job: FioJob | None  # writes the whole area (folders, destructive devices)
+    skipped: tuple[str, ...]  # names of tests left out, with the reason in `warnings`
+    warnings: tuple[str, ...]
+    workloads: tuple[str, ...] = ()  # run after the tests, in the target folder
+    area_note: str | None = None  # how --size was rounded, when it was
+    probe: ProbeReport | None = None  # the device and host, judged, read before measuring
+    probe_problem: str | None = None  # why the device could not be identified
+    # How many tests run before the preparation: the sequential writes leading the plan write
+    # the start of the area, and the preparation then writes only what they did not.
+    prepare_after: int = 0
+    filename: str = ""  # what the jobs name: a folder's test file or the device node
+    log_folder: str = ""
+
+    @property
+    def prepare(self) -> bool:
+        return self.prepare_job is not None
+
+    @property
+    def all_jobs(self) -> tuple[FioJob, ...]:
+        """Every fio invocation in the order it runs, as planned: the preparation may be
+        shortened to what the tests before it did not write, and a test whose first window was
+        not enough is extended (`extension_job`) or runs again at full length
+        (`full_length_job`)."""
+        before, after = self.jobs[: self.prepare_after], self.jobs[self.prepare_after :]
+        return before + ((self.prepare_job,) if self.prepare_job else ()) + after
+
+    def expected_seconds(self) -> float:
+        """The time-based tests' time at their planned windows; the size- or steady-state-bound
+        sustained write, whose time depends on the device, is not counted (see
+        `sustained_note`), nor tests measured again at full length."""
+        return sum(job.expected_s for job in self.jobs if job.expected_s is not None)
+
+    def is_first_window(self, index: int) -> bool:
+        """Whether test `index` measures a short first window (flashmark.bench.lengths)."""
+        window = self.jobs[index].window_s
+        return window is not None and window < self.settings.runtime_s
+
+    def full_length_job(
+        self, index: int, window_s: int, *, after_first_window: bool = True
+    ) -> FioJob:
+        """Test `index` again, measuring `window_s` seconds (flashmark.bench.lengths). Right after
+        its own first window the device is busy with the same I/O: the follow ramp. Measured
+        at full length at once (`after_first_window` False), in place of its first window:
+        the ramp that one had."""
+        ramp_s = self.settings.follow_ramp_s if after_first_window else self.jobs[index].ramp_s
+        return self._rerun_job(index, window_s, ramp_s, again=True)
+
+    def extension_job(self, index: int, window_s: int, extension: int) -> FioJob:
+        """Test `index`'s `extension`th run extending its first window by `window_s` seconds
+        (flashmark.bench.lengths), after the follow ramp: the device is busy with the same I/O."""
+        return self._rerun_job(index, window_s, self.settings.follow_ramp_s, extension=extension)
+
+    def _rerun_job(
+        self, index: int, window_s: int, ramp_s: int, *, again: bool = False, extension: int = 0
+    ) -> FioJob:
+        """Test `index` run once more after its planned job: the same target and checks."""
+        return job_for_test(
+            self.tests[index],
+            self.settings,
+            self.filename,
+            readonly=self.jobs[index].readonly,
+            log_folder=self.log_folder,
+            window_s=window_s,
+            again=again,
+            ramp_s=ramp_s,
+            extension=extension,
+        )
+
+    def rest_of_prepare(self, written_bytes: int) -> FioJob | None:
+        """The preparation of what the tests before it did not write (`written_bytes` from the
+        area's start, rounded down to a preparation block); None when they wrote it all."""
+        start = self.prepare_start(written_bytes)
+        if self.prepare_job is None or start >= self.settings.size_bytes:
+            return None
+        if start == 0:
+            return self.prepare_job
+        return prepare_job(self.settings, self.filename, offset_bytes=start)
+
+    def prepare_start(self, written_bytes: int) -> int:
+        """Where the preparation starts when the tests before it wrote `written_bytes`."""
+        whole_blocks = written_bytes // PREPARE_BLOCK_BYTES * PREPARE_BLOCK_BYTES
+        return min(whole_blocks, self.settings.size_bytes)
+
+    @property
+    def sustained_note(self) -> str | None:
+        """The sustained write's stop rules, when the plan runs it."""
+        if not any(test.name == SUSTAINED_WRITE_NAME for test in self.tests):
+            return None
+        return sustained_stop_rule(sustained_size_limit(self.settings))
+
+
+@dataclass(frozen=True)
+class AreaSize:
+    """The test area a run uses, and what to tell the user if it differs from --size."""
+
+    size_bytes: int
+    note: str | None = None
+
+
+def plan_area(profile: Profile, requested_bytes: int | None) -> AreaSize:
+    """The test area for `profile`: --size rounded down to a whole number of the profile's
+    largest block (and of the preparation's block), or a UsageError when that leaves less
+    than two of its largest blocks.
+
+    Each test reads or writes whole blocks, and fio writes no partial last block: a 2.5 MiB
+    area was prepared as 2 MiB, and the check that the preparation wrote the whole area then
+    blamed the device ("very slow"). Rounding makes every accepted size work with every
+    profile.
+    """
+    largest = max(test.block_size_bytes for test in profile.tests)
+    unit = math.lcm(largest, PREPARE_BLOCK_BYTES)
+    minimum = max(2 * largest, unit)
+    if requested_bytes is None:
+        return AreaSize(profile.default_size_bytes)
+    rounded = requested_bytes // unit * unit
+    if rounded < minimum:
+        raise UsageError(
+            f"--size {format_size(requested_bytes)} is too small for the {profile.name} "
+            f"profile: its largest block is {format_size(largest)}; use at least "
+            f"{format_size(minimum)}"
+        )
+    if rounded == requested_bytes:
+        return AreaSize(rounded)
+    return AreaSize(
+        rounded,
+        f"--size {format_size(requested_bytes)} rounded down to {format_size(rounded)}, "
+        f"a whole number of {format_size(unit)} blocks (the {profile.name} profile's largest)",
+    )
+
+
+def default_follow_ramp_s(profile: Profile) -> int:
+    """The ramp of a timed test directly after another one, without --ramp."""
+    return min(profile.default_ramp_s, FOLLOW_RAMP_S)
+
+
+def default_settings(
+    profile: Profile,
+    *,
+    size_bytes: int | None,
+    runtime_s: int | None,
+    buffered: bool,
+    destructive: bool,
+    workload_scale: float | None = None,
+    ramp_s: int | None = None,
+) -> Settings:
+    """The run's settings: what was asked for, the profile's defaults for the rest (None).
+    A ramp of 0 is a choice (no warm-up), not a missing value. Without `runtime_s` the timed
+    tests measure a short first window, extended or measured again up to the profile's
+    runtime only when it was not enough (flashmark.bench.lengths); `runtime_s` fixes every test's
+    length. Without `ramp_s` a test following a timed test ramps FOLLOW_RAMP_S at most;
+    `ramp_s` is every test's ramp."""
+    return Settings(
+        profile=profile.name,
+        size_bytes=size_bytes or profile.default_size_bytes,
+        runtime_s=runtime_s or profile.default_runtime_s,
+        ramp_s=profile.default_ramp_s if ramp_s is None else ramp_s,
+        follow_ramp_s=default_follow_ramp_s(profile) if ramp_s is None else ramp_s,
+        direct=not buffered,
+        destructive=destructive,
+        workload_scale=profile.default_workload_scale if workload_scale is None else workload_scale,
+        first_window_s=None if runtime_s else first_window_s(profile.default_runtime_s),
+    )
+
+
+def plan_tests(profile: Profile, settings: Settings, target: Target, *, log_folder: str) -> Plan:
+    """The plan for `target`. `log_folder` is the runner's folder for fio's bandwidth logs.
+
+    A block device without --destructive is the one read-only case: its write tests are left
+    out, nothing prepares it, and fio runs with --readonly as a second guard."""
+    warnings: list[str] = []
+    if not settings.direct:
+        warnings.append(
+            "buffered I/O (--buffered): the page cache is part of every figure; "
+            "these are not the device's own speeds"
+        )
+    readonly = target.kind is TargetKind.DEVICE and not settings.destructive
+    filename = target.test_file if target.kind is TargetKind.FILE else target.path
+    assert filename is not None  # resolve_target names a folder target's test file
+    tests, workloads = profile.tests, profile.workloads
+    skipped: tuple[str, ...] = ()
+    if readonly:
+        tests = tuple(spec for spec in profile.tests if not spec.writes)
+        skipped = tuple(spec.name for spec in profile.tests if spec.writes)
+        if skipped:
+            warnings.append(
+                f"read-only run on {target.path}: {len(skipped)} write tests skipped "
+                "(--destructive runs them and overwrites the test area)"
+            )
+    if target.kind is TargetKind.DEVICE:
+        # Read-only or destructive alike: a raw device has no folder to install packages in.
+        if profile.workloads and settings.workload_scale > 0:
+            warnings.append(
+                "workloads skipped: they need a folder on a mounted filesystem, not a raw device"
+            )
+        workloads = ()
+    if settings.workload_scale <= 0:
+        workloads = ()
+    prepared = not readonly and _needs_prepare(tests, target)
+    leading = _leading_sequential_writes(tests) if prepared else 0
+    ramps = _ramps(tests, settings, leading if prepared else None)
+    return Plan(
+        profile=profile,
+        settings=settings,
+        target=target,
+        tests=tests,
+        jobs=tuple(
+            job_for_test(
+                spec,
+                settings,
+                filename,
+                readonly=readonly,
+                log_folder=log_folder,
+                # The leading sequential writes measure their full length: the preparation
+                # writes what they do not, so it costs no time.
+                window_s=None if index < leading else settings.first_window_s,
+                ramp_s=ramps[index],
+            )
+            for index, spec in enumerate(tests)
+        ),
+        prepare_job=prepare_job(settings, filename) if prepared else None,
+        skipped=skipped,
+        warnings=tuple(warnings),
+        workloads=workloads,
+        prepare_after=leading,
+        filename=filename,
+        log_folder=log_folder,
+    )
+
+
+def _ramps(tests: tuple[TestSpec, ...], settings: Settings, prepare_at: int | None) -> list[int]:
+    """Each test's ramp: the settings' ramp for the first test, for the first after the
+    preparation (`prepare_at`; None without one), which follows a long sequential write, and
+    for the first after a test that is not time-based (the sustained write); the follow ramp
+    for every other, which directly follows a timed test. (The sustained write's job has no
+    ramp at all.)"""
+    ramps = []
+    for index in range(len(tests)):
+        after_timed = (
+            index > 0 and index != prepare_at and tests[index - 1].name != SUSTAINED_WRITE_NAME
+        )
+        ramps.append(settings.follow_ramp_s if after_timed else settings.ramp_s)
+    return ramps
+
+
+def _leading_sequential_writes(tests: tuple[TestSpec, ...]) -> int:
+    """How many tests may run before the preparation: the sequential writes before the first
+    test that reads, time-based ones and the size-bound sustained write alike (they write the
+    area from its start, as the preparation would, and log their offsets).
+    0 when no test reads: the preparation then only lays out a folder's test file."""
+    first_read = next((i for i, spec in enumerate(tests) if spec.pattern.reads), None)
+    if first_read is None:
+        return 0
+    leading = 0
+    for spec in tests[:first_read]:
+        if spec.pattern is not Pattern.SEQ_WRITE:
+            break
+        leading += 1
+    return leading
+
+
+def _needs_prepare(tests: tuple[TestSpec, ...], target: Target) -> bool:
+    """A folder's test file must be written before fio uses it (else fio lays it out itself);
+    a device needs it only for tests that read. A device run of writes alone (the sustained
+    profile) is not prepared: the preparation would fill the write cache the sustained write
+    is there to find."""
+    return target.kind is not TargetKind.DEVICE or any(spec.pattern.reads for spec in tests)

@@ -1,0 +1,169 @@
+"""Plain-text cells describing a Run, shared by the Markdown, CSV and comparison exporters.
+
+They format numbers with flashmark.units exactly as the terminal view does (report/terminal.py),
+so a figure pasted from an export reads the same as the one on screen. Pure functions.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from flashmark.bench.model import Check, DirectionResult, Grade, Run, Settings, TargetKind
+from flashmark.bench.render.describe import measured_line
+from flashmark.bench.sustained import SUSTAINED_WRITE_NAME
+from flashmark.stats import Verdict
+from flashmark.units import format_iops, format_latency_ns, format_rate, format_size
+
+# A grade's verdict in words; None: not every check could be measured.
+VERDICTS: dict[Verdict | None, str] = {
+    Verdict.PASS: "pass",
+    Verdict.FAIL: "fail",
+    Verdict.UNCERTAIN: "uncertain",
+    None: "n/a",
+}
+UNIT_NOTE = "MB = 10^6 bytes"
+
+
+def direction_cells(direction: DirectionResult | None) -> tuple[str, str, str, str]:
+    """MB/s (number only), IOPS, p50 and p99 latency with their unit; blanks without data."""
+    if direction is None:
+        return ("", "", "", "")
+    return (
+        format_rate(direction.bw_bytes).removesuffix(" MB/s"),
+        format_iops(direction.iops),
+        format_latency_ns(direction.lat_ns.p50),
+        format_latency_ns(direction.lat_ns.p99),
+    )
+
+
+def check_text(check: Check) -> str:
+    """'random 4K read 1500 IOPS (>= 1500, +0.0%)': value, threshold and margin of a check
+    ('<=' for a limit such as the longest write busy, its margin the headroom)."""
+    if check.value is None:
+        return f"{check.name}: not measured ({check.test})"
+    value = f"{check.value:.1f}" if check.unit == "MB/s" else f"{check.value:.0f}"
+    margin = f"{check.margin_pct:+.1f}%" if check.margin_pct is not None else ""
+    sign = "<=" if check.at_most else ">="
+    return f"{check.name} {value} {check.unit} ({sign} {check.threshold:g}, {margin})"
+
+
+def sustained_text(run: Run) -> str | None:
+    """The sustained-write test's cache and which rate the speed classes graded, in one
+    sentence; None when the run did not measure it."""
+    result = next((r for r in run.tests if r.spec.name == SUSTAINED_WRITE_NAME), None)
+    sustained = None if result is None or result.write is None else result.write.sustained
+    if sustained is None:
+        return None
+    if sustained.cache_bytes is not None and sustained.burst_bw_bytes is not None:
+        text = (
+            f"write cache {format_size(sustained.cache_bytes)}: "
+            f"{format_rate(sustained.burst_bw_bytes)} burst, then "
+            f"{format_rate(sustained.sustained_bw_bytes)} sustained"
+        )
+    elif sustained.cache_exceeded is False:
+        written = "" if sustained.written_bytes is None else format_size(sustained.written_bytes)
+        text = (
+            f"write cache not exceeded: at least {written or 'what was written'} (stopped at "
+            f"its {sustained.stopped_by or 'limit'} without a fall-off); "
+            f"{format_rate(sustained.sustained_bw_bytes)} throughout, which may still be the "
+            "burst rate"
+        )
+    else:
+        text = f"no write cache found: {format_rate(sustained.sustained_bw_bytes)} throughout"
+    units = sustained.sub_units
+    if units is None:
+        return f"{text}; speed classes graded on the sustained rate after the cache as a whole"
+    over = ""
+    if units.busy_over_limit:
+        over = f", {units.busy_over_limit} over {units.busy_limit_ms:g} ms"
+    return (
+        f"{text}; speed classes graded as the SD specification measures them: slowest 4 MiB "
+        f"sub-unit of 512 KiB writes after the cache {format_rate(units.min_bw_bytes)} "
+        f"(median {format_rate(units.median_bw_bytes)}, {units.count} sub-units from "
+        f"{format_size(units.from_bytes)}), longest write busy {units.max_busy_ms:.0f} ms{over}"
+    )
+
+
+def grade_verdict_text(grade: Grade) -> str:
+    """'pass', 'fail', 'n/a', or 'uncertain (rand-read-4k IOPS 1,905 ± 40 straddles 1,500)'."""
+    text = VERDICTS[grade.verdict]
+    if grade.verdict is Verdict.UNCERTAIN and grade.verdict_reason:
+        return f"{text} ({grade.verdict_reason})"
+    return text
+
+
+def grades_passed(run: Run) -> str:
+    """'A1, C10, U1', or 'none'."""
+    return ", ".join(grade.name for grade in run.grades if grade.passed) or "none"
+
+
+def started_text(run: Run) -> str:
+    """'2026-11-22 01:32 UTC'; the stored text itself when it is not ISO 8601."""
+    try:
+        started = datetime.fromisoformat(run.started_at)
+    except ValueError:
+        return run.started_at
+    if started.tzinfo is None:  # the schema says UTC; an old document may lack the offset
+        started = started.replace(tzinfo=UTC)
+    return started.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def target_place(run: Run) -> str:
+    """The folder measured in, or the device node for a device run."""
+    target = run.target
+    return (target.folder or target.path) if target.kind is TargetKind.FILE else target.path
+
+
+def target_details(run: Run) -> str:
+    """'/dev/mmcblk0p1, ext4', as in the terminal header."""
+    device = run.target.block_device or "unknown device"
+    return device + (f", {run.target.filesystem}" if run.target.filesystem else "")
+
+
+def device_text(run: Run) -> str | None:
+    """The probed device in one line, or None when the run carries no probe."""
+    return measured_line(run.probe) if run.probe is not None else None
+
+
+def settings_text(run: Run) -> str:
+    settings = run.settings
+    mode = "direct I/O" if settings.direct else "BUFFERED I/O (page cache included)"
+    area = format_size(settings.size_bytes)
+    return f"{settings.profile}: area {area}, {lengths_text(settings)}, {mode}"
+
+
+def lengths_text(settings: Settings) -> str:
+    """How long each test measured, e.g. "8 s per test after 2 s ramp", or with adaptive
+    lengths "3 s per test after 2 s ramp (1 s after a timed test), up to 8 s where 3 s were
+    not enough" (flashmark.bench.lengths; each test's `lengthened` says which and why)."""
+    ramp = ramp_text(settings)
+    if settings.first_window_s is None:
+        return f"{settings.runtime_s} s per test after {ramp}"
+    return (
+        f"{settings.first_window_s} s per test after {ramp}, "
+        f"up to {settings.runtime_s} s where {settings.first_window_s} s were not enough"
+    )
+
+
+def ramp_text(settings: Settings) -> str:
+    """The warm-up of the timed tests, e.g. "2 s ramp (1 s after a timed test)" (plan.py)."""
+    return ramps_text(settings.ramp_s, settings.follow_ramp_s, noun=" ramp")
+
+
+def ramps_text(ramp_s: int, follow_ramp_s: int, *, noun: str = "") -> str:
+    """A ramp and the shorter one after a timed test, e.g. "2 s (1 s after a timed test)"; one
+    figure when they are the same. `noun` follows the first figure."""
+    if follow_ramp_s == ramp_s:
+        return f"{ramp_s} s{noun}"
+    return f"{ramp_s} s{noun} ({follow_ramp_s} s after a timed test)"
+
+
+def seconds_text(seconds: float) -> str:
+    """Workload seconds as the terminal's workload table shows them: one decimal."""
+    return f"{seconds:.1f}"
+
+
+def plain_number(value: float, decimals: int) -> str:
+    """Fixed point without trailing zeros, for CSV: 6.1435904, 1500, 0.5 (stable in goldens)."""
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text

@@ -1,0 +1,767 @@
+"""Runs -> charts, each an inline SVG string (pygal), one function per chart. Pure: no I/O.
+
+Every chart compares runs: one series per run (per run and direction where a test both reads
+and writes), in the run's own colour throughout the report, so run #2 is the same colour in the
+headline bars, the latency curves and the device activity. Published reference figures get
+their own pale, dashed colours and say "published" in the legend: they were not measured here.
+
+A function returns None when the runs hold nothing it could draw (a sweep needs the full
+profile; a time series needs two samples), and the report says so in words instead.
+
+The SVG must work inside a self-contained page that never makes a request:
+- pygal's default `js` option references its tooltip script on a CDN: `js=()` drops it;
+- pygal also embeds a config <script> and comments naming its home page: `_self_contained`,
+  an XML filter, removes both, so the SVG holds no script and no URL (tests check it);
+- fonts are the system's (no web fonts), sizes from a viewBox (`explicit_size=False`), so a
+  chart scales to the width of a phone or a printed page.
+Without pygal's script there are no tooltips; the page has the headline figures and each
+test's results in tables.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pygal
+from pygal.style import Style
+
+from flashmark.bench.model import DirectionResult, Pattern, Run, TestResult
+from flashmark.bench.render import describe
+from flashmark.references import ReferenceDevice
+from flashmark.units import block_size_label, format_rate, mb_per_s
+
+if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
+    from flashmark.monitor import MonitorSeries
+
+# Okabe & Ito's palette: told apart with the common colour-vision deficiencies and in grey
+# print (https://jfly.uni-koeln.de/color/). Black is left out: it is the axes' colour.
+RUN_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
+# Published figures: pale and dashed, never to be mistaken for a measurement.
+# Greys and browns: none close to a run's colour (a pale purple once read as run #4's).
+REFERENCE_COLOURS = ("#8C8C8C", "#9C755F", "#5F5F5F", "#C9A66B", "#BAB0AC")
+_REFERENCE_VALUE_STYLE = "fill-opacity:0.35;stroke-dasharray:5 3;stroke-width:2"
+_DASHED = {"dasharray": "7,4", "width": 2}
+_DOTTED = {"dasharray": "2,3", "width": 2}
+_SOLID = {"width": 2}
+
+# A value within this factor of a tick takes the next tick as the axis end: its dot drawn on
+# the plot's edge would run into the title or the axis labels.
+_LOG_PAD = 1.25
+_MAX_LOG_TICKS = 10
+_SPARSE = 4.9  # an axis end labelled next to a power of ten only this factor away (5x, not 2x)
+_SVG_NS = "http://www.w3.org/2000/svg"
+_XLINK_NS = "http://www.w3.org/1999/xlink"
+# A character of _FONTS is at most about 0.62 em wide (digits about 0.55 em).
+_CHAR_EM = 0.62
+_LABEL_GAP = 6.0  # the least room between two axis labels (viewBox units)
+_FONTS = 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif'
+
+# One viewBox for every chart: two across on a laptop, one across a phone. Font sizes
+# are in viewBox units; at 520 units a chart drawn 360 px wide on a phone still has 10 px
+# labels, and at 400-600 px on a laptop 13-20 px.
+SIZE = (520, 360)
+_LEGEND_ROWS = 2  # legend rows SIZE leaves room for below the plot
+
+
+@dataclass(frozen=True)
+class HeadlineFigure:
+    """One bar of the headline charts: a test, the direction read, and how it is measured."""
+
+    test: str
+    direction: str  # "read" or "write"
+    metric: str  # the references' metric name: read_bw_bytes, write_iops, ...
+    label: str
+
+    def measured(self, run: Run) -> float | None:
+        """The run's value in the chart's unit (MB/s or IOPS), or None if not measured."""
+        result = run.test(self.test)
+        direction = _direction(result, self.direction) if result else None
+        if direction is None:
+            return None
+        return mb_per_s(direction.bw_bytes) if self.metric.endswith("bw_bytes") else direction.iops
+
+
+HEADLINE_BANDWIDTH = (
+    HeadlineFigure("seq-read", "read", "read_bw_bytes", "read"),
+    HeadlineFigure("seq-write", "write", "write_bw_bytes", "write"),
+)
+HEADLINE_IOPS = (
+    HeadlineFigure("rand-read-4k", "read", "read_iops", "read q1"),
+    HeadlineFigure("rand-write-4k", "write", "write_iops", "write q1"),
+    HeadlineFigure("rand-read-4k-q32", "read", "read_iops", "read q32"),
+    HeadlineFigure("rand-write-4k-q32", "write", "write_iops", "write q32"),
+)
+
+# pygal's bar layout (pygal 3.1 graph/bar.py): each group of bars takes its share of the plot
+# width, less a margin of 1/(2 x bars) each side... approximated as 85 % of the group's slot.
+_BAR_SHARE = 0.85
+
+# fio's completion-latency percentiles as flashmark keeps them (LatencyNs field, label).
+LATENCY_PERCENTILES = (
+    ("p50", "p50"),
+    ("p90", "p90"),
+    ("p99", "p99"),
+    ("p99_9", "p99.9"),
+    ("p99_99", "p99.99"),
+)
+
+
+def run_label(run: Run, index: int) -> str:
+    """How a run is named in legends: id, target and device, short enough for a legend
+    ("#3 CARD on mmcblk0p1"); headings and tables use describe.run_label's full one."""
+    return describe.legend_label(run, index)
+
+
+def reference_label(reference: ReferenceDevice) -> str:
+    return f"published: {reference.name}"
+
+
+def run_colour(index: int) -> str:
+    return RUN_COLOURS[index % len(RUN_COLOURS)]
+
+
+def reference_colour(index: int) -> str:
+    return REFERENCE_COLOURS[index % len(REFERENCE_COLOURS)]
+
+
+# -- headline ---------------------------------------------------------------------------------
+
+
+def headline_bandwidth_chart(
+    runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
+) -> str | None:
+    """Sequential read and write MB/s (1 MiB blocks, depth 1) of every run, and the
+    references' published figures for the same tests."""
+    return _headline_chart(
+        runs,
+        references,
+        HEADLINE_BANDWIDTH,
+        title="Sequential MB/s, 1 MiB blocks (MB = 10^6 B)",
+        formatter=_number,
+    )
+
+
+def headline_iops_chart(
+    runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
+) -> str | None:
+    """4K random read and write IOPS at queue depth 1 and 32 of every run, and the
+    references' published figures for the same tests."""
+    return _headline_chart(
+        runs,
+        references,
+        HEADLINE_IOPS,
+        title="4K random IOPS, queue depth 1 and 32",
+        formatter=_iops,
+    )
+
+
+def _headline_chart(
+    runs: Sequence[Run],
+    references: Sequence[ReferenceDevice],
+    figures: Sequence[HeadlineFigure],
+    *,
+    title: str,
+    formatter: Callable[[float], str],
+) -> str | None:
+    measured = [[figure.measured(run) for figure in figures] for run in runs]
+    published = [
+        [reference_value(reference, figure) for figure in figures] for reference in references
+    ]
+    if all(value is None for row in (*measured, *published) for value in row):
+        return None
+    colours = [run_colour(i) for i in range(len(runs))]
+    colours += [reference_colour(i) for i in range(len(references))]
+    texts = [
+        formatter(value) for row in (*measured, *published) for value in row if value is not None
+    ]
+    chart = pygal.Bar(
+        **_config(
+            SIZE,
+            colours,
+            title=title,
+            # Figures on the bars only while each fits above its own bar (side by side they
+            # would run together, "20002000"); the page's table has them all.
+            print_values=_values_fit(texts, groups=len(figures), bars=len(colours)),
+            print_values_position="top",
+            formatter=lambda value: "" if value is None else formatter(value),
+            value_formatter=formatter,
+        )
+    )
+    # Round ticks, about five (pygal's own put one every 200 MB/s, twelve labels on a phone).
+    top = _top(value for row in (*measured, *published) for value in row)
+    step = _nice_step(top / 5)
+    chart.config.y_labels = [step * i for i in range(math.ceil(top / step) + 1)]
+    chart.config.range = (0.0, step * math.ceil(top / step))
+    chart.x_labels = [figure.label for figure in figures]
+    for index, (run, values) in enumerate(zip(runs, measured, strict=True)):
+        chart.add(run_label(run, index), values)
+    for reference, values in zip(references, published, strict=True):
+        chart.add(
+            reference_label(reference),
+            [None if v is None else {"value": v, "style": _REFERENCE_VALUE_STYLE} for v in values],
+        )
+    return _render(chart)
+
+
+def _values_fit(texts: Sequence[str], *, groups: int, bars: int) -> bool:
+    """Whether the widest printed value is narrower than one bar (in viewBox units)."""
+    if not texts:
+        return False
+    width, _ = SIZE
+    plot = width - 2 * 12 - 60  # the margins of _config and the y labels
+    bar = plot / groups * _BAR_SHARE / bars
+    font: float = _style(()).value_font_size
+    return max(len(text) for text in texts) * _CHAR_EM * font < bar
+
+
+def reference_value(reference: ReferenceDevice, figure: HeadlineFigure) -> float | None:
+    """The reference's published value for a headline figure, in the chart's unit."""
+    found = reference.value_for(figure.test, figure.metric)
+    if found is None:
+        return None
+    return mb_per_s(found.value) if figure.metric.endswith("bw_bytes") else found.value
+
+
+# -- per test ---------------------------------------------------------------------------------
+
+
+def tests_in(runs: Sequence[Run]) -> tuple[str, ...]:
+    """Every test of the runs, in the order the first run holding it ran it."""
+    names: dict[str, None] = {}
+    for run in runs:
+        for result in run.tests:
+            names.setdefault(result.spec.name, None)
+    return tuple(names)
+
+
+def latency_chart(runs: Sequence[Run], test: str) -> str | None:
+    """Completion latency percentiles (p50 .. p99.99) of one test, a curve per run and
+    direction, on a logarithmic axis: the tail of a slow card is orders above its median."""
+    chart = pygal.Line(
+        **_config(
+            SIZE,
+            [],
+            title=f"{test}: latency percentiles",
+            logarithmic=True,
+            value_formatter=_latency,
+            dots_size=4,
+        )
+    )
+    chart.x_labels = [label for _, label in LATENCY_PERCENTILES]
+    drawn = _per_direction(
+        runs,
+        test,
+        chart,
+        lambda direction: [getattr(direction.lat_ns, key) for key, _ in LATENCY_PERCENTILES],
+    )
+    if not drawn:
+        return None
+    _log_axis(chart, (v for _, values in _raw_values(chart) for v in values))
+    return _render(chart)
+
+
+def bandwidth_chart(runs: Sequence[Run], test: str) -> str | None:
+    """fio's bandwidth per second over the measuring window of one test, a line per run and
+    direction: a card whose cache fills shows a cliff, a stall shows as a drop to zero."""
+
+    def points(direction: DirectionResult) -> list[tuple[float, float]] | None:
+        series = direction.bw_per_second
+        if series is None or len(series.samples_bps) < 2:
+            return None
+        step_s = series.interval_ms / 1000
+        return [((i + 1) * step_s, mb_per_s(bps)) for i, bps in enumerate(series.samples_bps)]
+
+    chart = pygal.XY(
+        **_config(
+            SIZE,
+            [],
+            title=f"{test}: MB/s each second",
+            x_title="seconds into the measuring window",
+            value_formatter=_mb_s,
+            x_value_formatter=_seconds,
+            dots_size=2,
+        )
+    )
+    if not _per_direction(runs, test, chart, points):
+        return None
+    _linear_axes(chart)
+    return _render(chart)
+
+
+def _per_direction(
+    runs: Sequence[Run],
+    test: str,
+    chart: Any,
+    values: Callable[[DirectionResult], Sequence[Any] | None],
+) -> bool:
+    """Add a series per run and direction of `test`; the chart's colours follow the runs."""
+    colours: list[str] = []
+    for index, run in enumerate(runs):
+        result = run.test(test)
+        if result is None:
+            continue
+        both = result.read is not None and result.write is not None
+        for name in ("read", "write"):
+            direction = _direction(result, name)
+            series = values(direction) if direction is not None else None
+            if series is None:
+                continue
+            label = run_label(run, index) + (f" {name}" if both else "")
+            style = _DASHED if both and name == "write" else _SOLID
+            chart.add(label, list(series), stroke_style=style)
+            colours.append(run_colour(index))
+    chart.config.style = _style(colours)
+    return bool(colours)
+
+
+# -- block-size sweep -------------------------------------------------------------------------
+
+# The sweep's curves: depth-1 tests of one pattern at every block size a run measured.
+SWEEP_CURVES = (
+    ("read", Pattern.RAND_READ, "random"),
+    ("read", Pattern.SEQ_READ, "sequential"),
+    ("write", Pattern.RAND_WRITE, "random"),
+    ("write", Pattern.SEQ_WRITE, "sequential"),
+)
+# Fewer block sizes than this is not a sweep (the quick profile has 4k random and 1M
+# sequential, one point each).
+SWEEP_MIN_POINTS = 3
+
+
+def sweep_points(run: Run, pattern: Pattern) -> list[tuple[int, float, str]]:
+    """(block size in bytes, MB/s, test name) of every depth-1 test of `pattern`, by size."""
+    points = []
+    for result in run.tests:
+        spec = result.spec
+        if spec.pattern is not pattern or spec.iodepth != 1:
+            continue
+        direction = _direction(result, "read" if pattern.reads else "write")
+        if direction is not None:
+            points.append((spec.block_size_bytes, mb_per_s(direction.bw_bytes), spec.name))
+    return sorted(points)
+
+
+def sweep_chart(
+    runs: Sequence[Run], direction: str, references: Sequence[ReferenceDevice] = ()
+) -> str | None:
+    """Throughput against block size (both axes logarithmic) for `direction` ("read" or
+    "write"): a random and a sequential curve per run, and the references' published points
+    at the same tests (seed 002 measured 1k, 4k and 16k random and 16M sequential)."""
+    curves = [(pattern, kind) for name, pattern, kind in SWEEP_CURVES if name == direction]
+    found = [
+        (index, run, pattern, kind, sweep_points(run, pattern))
+        for index, run in enumerate(runs)
+        for pattern, kind in curves
+    ]
+    if not any(len(points) >= SWEEP_MIN_POINTS for *_, points in found):
+        return None
+    tests = sorted({(size, name) for *_, points in found for size, _, name in points})
+    series: list[tuple[str, list[tuple[float, float]], dict[str, Any], str]] = []
+    for index, run, _pattern, kind, points in found:
+        if len(points) < 2:
+            continue
+        style = _SOLID if kind == "random" else _DASHED
+        xy = [(float(size), mb) for size, mb, _ in points]
+        series.append((f"{run_label(run, index)} {kind}", xy, style, run_colour(index)))
+    metric = f"{direction}_bw_bytes"
+    for ref_index, reference in enumerate(references):
+        for _pattern, kind in curves:
+            xy = []
+            for size, name in tests:
+                if (kind == "random") != name.startswith("rand-"):
+                    continue
+                value = reference.value_for(name, metric)
+                # Only at the block size the source measured: seed 002's 16M sequential
+                # figure also stands for flashmark's 1M seq-read, but not on this axis.
+                if value is not None and value.measurement.block_size_bytes == size:
+                    xy.append((float(size), mb_per_s(value.value)))
+            if xy:
+                # the pattern before the name: a long name is cut at its end, never the
+                # word that tells the random points from the sequential ones
+                label = f"published {kind}: {reference.name}"
+                series.append((label, xy, _DOTTED, reference_colour(ref_index)))
+    sizes = sorted({size for size, _ in tests})
+    chart = pygal.XY(
+        **_config(
+            SIZE,
+            [colour for *_, colour in series],
+            title=f"Sweep, {direction}: MB/s by block size",
+            x_title="block size (k = KiB, M = MiB)",
+            logarithmic=True,
+            value_formatter=_mb_s,
+            x_value_formatter=lambda size: block_size_label(int(size)),
+            dots_size=4,
+        )
+    )
+    chart.x_labels = _spaced_log_labels(sizes, block_size_label)
+    _log_axis(chart, (mb for _, xy, _, _ in series for _, mb in xy))
+    for label, xy, style, _colour in series:
+        chart.add(label, xy, stroke_style=style)
+    return _render(chart)
+
+
+# -- device activity --------------------------------------------------------------------------
+
+
+def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) -> str | None:
+    """What the device itself did each interval (/proc/diskstats, like `iostat -x 1`): read
+    and write IOPS on the left axis, %util (share of the interval the device was busy) on the
+    right. `series` holds (label, run index, samples) for each run that has them; ramp and
+    final fsync are included, unlike fio's own figures."""
+    # pygal numbers the series on the left axis first and those on the right after them
+    # (pygal 3.1 graph/base.py setup), whatever order they were added in: colours follow.
+    colours: list[str] = []
+    secondary_colours: list[str] = []
+    chart = pygal.XY(
+        **_config(
+            SIZE,
+            [],
+            title=title,
+            x_title="seconds since monitoring started",
+            value_formatter=_iops,
+            x_value_formatter=_seconds,
+            dots_size=2,
+        )
+    )
+    for label, index, monitor in series:
+        samples = monitor.samples
+        if len(samples) < 2:
+            continue
+        for name, style in (("read", _SOLID), ("write", _DASHED)):
+            values = [(s.t_s, getattr(s, f"{name}_iops")) for s in samples]
+            if any(value for _, value in values):
+                chart.add(f"{label} {name} IOPS", values, stroke_style=style)
+                colours.append(run_colour(index))
+        utilisation = [(s.t_s, s.util_pct) for s in samples if s.util_pct is not None]
+        if utilisation:
+            chart.add(f"{label} %util (right)", utilisation, stroke_style=_DOTTED, secondary=True)
+            secondary_colours.append(run_colour(index))
+    if not colours and not secondary_colours:
+        return None
+    chart.config.style = _style([*colours, *secondary_colours])
+    _linear_axes(chart, percent_on_secondary=True)
+    return _render(chart)
+
+
+def monitors_during_test(runs: Sequence[Run], test: str) -> list[tuple[str, int, MonitorSeries]]:
+    """The device activity recorded during `test` in each run that has it."""
+    return [
+        (run_label(run, index), index, result.monitor)
+        for index, run in enumerate(runs)
+        if (result := run.test(test)) is not None and result.monitor is not None
+    ]
+
+
+def monitors_during_workload(
+    runs: Sequence[Run], workload: str
+) -> list[tuple[str, int, MonitorSeries]]:
+    """The device activity recorded during a workload (package install, ...) in each run."""
+    return [
+        (run_label(run, index), index, result.monitor)
+        for index, run in enumerate(runs)
+        for result in run.workloads
+        if result.name == workload and result.monitor is not None
+    ]
+
+
+def workloads_in(runs: Sequence[Run]) -> tuple[str, ...]:
+    names: dict[str, None] = {}
+    for run in runs:
+        for result in run.workloads:
+            names.setdefault(result.name, None)
+    return tuple(names)
+
+
+# -- pygal plumbing ---------------------------------------------------------------------------
+
+
+def _direction(result: TestResult | None, name: str) -> DirectionResult | None:
+    if result is None:
+        return None
+    return result.read if name == "read" else result.write
+
+
+def _style(colours: Sequence[str]) -> Style:
+    return Style(
+        background="#ffffff",
+        plot_background="#ffffff",
+        foreground="#222222",
+        foreground_strong="#111111",
+        foreground_subtle="#6b6b6b",
+        opacity="0.85",
+        opacity_hover="1",
+        transition="0ms",
+        colors=tuple(colours) or RUN_COLOURS,
+        font_family=_FONTS,
+        title_font_size=18,
+        legend_font_size=15,
+        label_font_size=14,
+        major_label_font_size=14,
+        value_font_size=13,
+        tooltip_font_size=14,
+        guide_stroke_color="#cccccc",
+        major_guide_stroke_color="#aaaaaa",
+    )
+
+
+def _config(size: tuple[int, int], colours: Sequence[str], **options: Any) -> dict[str, Any]:
+    width, height = size
+    return {
+        "width": width,
+        "height": height,
+        "style": _style(colours),
+        "js": (),
+        "disable_xml_declaration": True,
+        "explicit_size": False,
+        "legend_at_bottom": True,
+        "truncate_legend": -1,
+        "truncate_label": -1,
+        "show_y_guides": True,
+        "show_x_guides": False,
+        "margin": 12,
+        "margin_right": 36,  # the last x label ("p99.99") is centred on the plot's edge
+        **options,
+    }
+
+
+def _self_contained(root: Any) -> Any:
+    """Drop every <script> and comment from pygal's SVG tree (see the module docstring).
+
+    Works on xml.etree and lxml trees alike: in both, a comment's tag is the Comment factory
+    (a callable), an element's tag a string, namespaced or not.
+    """
+    for parent in list(root.iter()):
+        for child in list(parent):
+            tag = child.tag
+            if callable(tag) or str(tag).rsplit("}", 1)[-1] == "script":
+                parent.remove(child)
+    return root
+
+
+def _render(chart: Any) -> str:
+    _fit_legend(chart)
+    chart.add_xml_filter(_self_contained)  # an attribute of the chart, not a config option
+    svg = chart.render(is_unicode=True)
+    assert isinstance(svg, str)
+    # Inline in HTML the parser puts <svg> in the SVG namespace by itself; without the
+    # declarations the report holds no URL at all, which its tests check.
+    for declaration in (f' xmlns="{_SVG_NS}"', f' xmlns:xlink="{_XLINK_NS}"'):
+        svg = svg.replace(declaration, "", 1)
+    return svg
+
+
+def _fit_legend(chart: Any) -> None:
+    """As many legend columns as the longest label allows, and room for every row.
+
+    pygal reserves floor(series / columns) legend rows below a chart where ceil() are drawn
+    (pygal 3.1 graph.py `_compute_margin`), which cuts off the last row; the difference is
+    added to the bottom margin here.
+    """
+    titles = [str(config.get("title") or "") for _, config in chart.raw_series]
+    if not titles:
+        return
+    config = chart.config  # before rendering, options live there
+    font = config.style.legend_font_size
+    row = max(font, config.legend_box_size)
+    # A character is about 0.6 em wide in the sans-serif fonts of _FONTS.
+    widest = max(len(title) for title in titles) * 0.6 * font + config.legend_box_size + 16
+    columns = max(1, min(3, len(titles), int((config.width - 2 * config.margin) // widest)))
+    config.legend_at_bottom_columns = columns
+    # Longer labels are cut with an ellipsis rather than run off the chart's edge. pygal starts
+    # the legend where the plot starts, right of the y labels, and gives each column an equal
+    # share of the plot's width (pygal 3.1 graph.py `_legend`), the text after the colour box.
+    left = config.margin + config.spacing + _y_labels_width(chart) + config.spacing
+    right = config.margin_right
+    if any(series.get("secondary") for _, series in chart.raw_series):
+        right += config.spacing + 3 * 0.6 * config.style.label_font_size  # "100" of %util
+    share = (config.width - left - right) / columns
+    last_column = config.width - left - (columns - 1) * share  # may use the right margin
+    room = min(share - 10, last_column) - config.legend_box_size - 5
+    config.truncate_legend = max(8, int(room // (_CHAR_EM * font)))
+    rows = math.ceil(len(titles) / columns)
+    missing_rows = rows - len(titles) // columns
+    config.margin_bottom = config.margin + 1.5 * row * missing_rows
+    if any(series.get("secondary") for _, series in chart.raw_series):
+        # pygal reserves the whole legend's height once per axis, left and right (the same
+        # `_compute_margin` loop), which squeezed the activity charts to a strip; the second
+        # reservation is taken back here (spacing 10, pygal's default).
+        config.margin_bottom -= config.spacing + row * 1.5 * (len(titles) // columns - 1) + row
+    # Every legend row takes its height from the plot: beyond the two rows SIZE has room for,
+    # the chart grows instead, so that four runs' activity (twelve entries) leaves a plot to
+    # read rather than a strip.
+    config.height = SIZE[1] + 1.5 * row * max(0, rows - _LEGEND_ROWS)
+
+
+def _y_labels_width(chart: Any) -> float:
+    """The width pygal gives the left axis's labels (its own estimate, 0.6 em a character:
+    pygal 3.1 util.py `text_len`), from the labels set on the chart; a chart without set labels
+    is assumed to have labels of eight characters."""
+    config = chart.config
+    format_value = config.value_formatter or config.formatter or str
+    texts = [
+        str(label["label"]) if isinstance(label, dict) and "label" in label
+        else format_value(label["value"] if isinstance(label, dict) else label)
+        for label in (config.y_labels or ())
+    ]  # fmt: skip
+    characters = max((len(text) for text in texts), default=8)
+    return characters * 0.6 * float(config.style.label_font_size)
+
+
+def _raw_values(chart: Any) -> list[tuple[str, list[float]]]:
+    return [(str(config.get("title")), list(values)) for values, config in chart.raw_series]
+
+
+def _linear_axes(chart: Any, *, percent_on_secondary: bool = False) -> None:
+    """Round ticks for an XY chart of time series: whole seconds along x, and a y axis from
+    zero in four even steps, so that a %util axis on the right (0..100) lines up with it."""
+    primary = [point for values, config in chart.raw_series if not config.get("secondary")
+               for point in values]  # fmt: skip
+    every = [point for values, _ in chart.raw_series for point in values]
+    x_top = max((x for x, _ in every), default=1.0)
+    x_step = max(1.0, _nice_step(x_top / 6))
+    chart.config.x_labels = [x_step * i for i in range(math.ceil(x_top / x_step) + 1)]
+    # A little room above the highest point: on the plot's edge its dot would be cut in half.
+    y_top = max((y for _, y in primary if y is not None), default=0.0) * 1.04
+    y_step = _nice_step(y_top / 4)
+    chart.config.range = (0.0, 4 * y_step)
+    chart.config.y_labels = [y_step * i for i in range(5)]
+    if percent_on_secondary:
+        chart.config.secondary_range = (0.0, 100.0)
+
+
+def _nice_step(rough: float) -> float:
+    """The smallest of 1, 2, 2.5, 5 x 10^n that is at least `rough` (1 for nothing)."""
+    if rough <= 0:
+        return 1.0
+    decade = 10.0 ** math.floor(math.log10(rough))
+    return next(step * decade for step in (1, 2, 2.5, 5, 10) if step * decade >= rough)
+
+
+def _log_ticks(values: Iterable[float | None]) -> list[float]:
+    """Labels for a logarithmic axis that contains every value: 1-2-5 steps per decade from
+    the step at or below the smallest value to the step above the largest (pygal labels only
+    powers of ten, or else every 1..9 step, which crowds a small chart). The axis ends on the
+    outer ticks, so no point sits on (and is cut by) the plot's edge."""
+    present = [value for value in values if value is not None and value > 0]
+    if not present:
+        return []
+    low, high = min(present), max(present)
+    candidates = []
+    for steps in ((1, 2, 5), (1,), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
+        every = [
+            step * 10.0**decade
+            for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 2)
+            for step in steps
+        ]
+        below = max(tick for tick in every if tick <= low / _LOG_PAD)
+        above = min(tick for tick in every if tick >= high * _LOG_PAD)
+        candidates.append([tick for tick in every if below <= tick <= above])
+    # 1-2-5 while it gives 3 to _MAX_LOG_TICKS labels; across many decades powers of ten
+    # (a sweep spans four: thirteen labels crowd a phone); over a short span every 1..9 step.
+    steps_125, powers, steps_19 = candidates
+    if len(steps_125) > _MAX_LOG_TICKS:
+        # The powers of ten between the 1-2-5 ends (no decade of empty axis beyond the data),
+        # and an end only where it is not crowded against its neighbour (200 ms under 100 ms).
+        low_end, high_end = steps_125[0], steps_125[-1]
+        inner = [tick for tick in powers if low_end < tick < high_end]
+        return (
+            ([low_end] if inner and inner[0] / low_end >= _SPARSE else [])
+            + inner
+            + ([high_end] if inner and high_end / inner[-1] >= _SPARSE else [])
+        )
+    return steps_125 if len(steps_125) >= 3 else steps_19
+
+
+def _log_ends(values: Iterable[float | None]) -> tuple[float, float] | None:
+    """Where a logarithmic axis ends: the 1-2-5 steps beyond the smallest and the largest value
+    (by _LOG_PAD), whether or not they carry a label."""
+    present = [value for value in values if value is not None and value > 0]
+    if not present:
+        return None
+    low, high = min(present), max(present)
+    every = [
+        step * 10.0**decade
+        for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 2)
+        for step in (1, 2, 5)
+    ]
+    return (
+        max(tick for tick in every if tick <= low / _LOG_PAD),
+        min(tick for tick in every if tick >= high * _LOG_PAD),
+    )
+
+
+def _spaced_log_labels(values: Sequence[int], label: Callable[[int], str]) -> list[float]:
+    """The values of a logarithmic x axis whose labels fit side by side: 512k and 1M lie a
+    factor of two apart and would read "512k1M"; the later one of such a pair is left out,
+    except the last (the axis's end), which then replaces the one before it."""
+    if len(values) < 3:
+        return [float(value) for value in values]
+    width = SIZE[0] - 2 * 12 - 36 - 90  # less the margins and the y labels' column
+    low, high = math.log10(values[0]), math.log10(values[-1])
+
+    def span(value: int) -> tuple[float, float]:
+        middle = (math.log10(value) - low) / ((high - low) or 1) * width
+        half = len(label(value)) * _CHAR_EM * _style(()).label_font_size / 2
+        return middle - half, middle + half
+
+    kept = [values[0]]
+    for value in values[1:]:
+        if span(value)[0] >= span(kept[-1])[1] + _LABEL_GAP:
+            kept.append(value)
+        elif value == values[-1]:
+            kept[-1] = value if len(kept) > 1 else kept[-1]
+            if len(kept) == 1:
+                kept.append(value)
+    return [float(value) for value in kept]
+
+
+def _log_axis(chart: Any, values: Iterable[float | None]) -> None:
+    present = [value for value in values if value is not None and value > 0]
+    ticks = _log_ticks(present)
+    ends = _log_ends(present)
+    if ticks and ends:
+        chart.config.y_labels = ticks
+        # Ends from the steps beyond the data, the outer ticks included however rounded:
+        # pygal leaves out a tick that rounding puts a hair outside its range.
+        low, high = min(ends[0], ticks[0]), max(ends[1], ticks[-1])
+        chart.config.range = (low / 1.001, high * 1.001)
+
+
+def _top(values: Iterable[float | None]) -> float:
+    """An upper bound for a bar chart's axis with room for the printed values above bars."""
+    present = [value for value in values if value is not None]
+    peak = max(present, default=1.0)
+    return peak * 1.12 if peak > 0 else 1.0
+
+
+def _mb_s(value: float) -> str:
+    """A chart value already in MB/s, printed as everywhere else (units.format_rate)."""
+    return format_rate(value * 1e6)
+
+
+def _number(value: float) -> str:
+    """Three significant digits, no unit (the chart's title names it): 90.2, 1500, 5.03."""
+    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _iops(value: float) -> str:
+    if value >= 10_000:
+        return f"{value / 1000:.0f}k"
+    if value >= 100 or value == 0 or math.isclose(value, round(value)):
+        return f"{value:.0f}"
+    return f"{value:.1f}"
+
+
+def _latency(ns: float) -> str:
+    """An axis label: '500 µs', '2 ms', '1.5 s' (format_latency_ns keeps three digits)."""
+    for unit, factor in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= factor:
+            return f"{ns / factor:.3g} {unit}"
+    return f"{ns:.3g} ns"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"

@@ -1,0 +1,137 @@
+"""Run -> CSV for spreadsheets: one row per test, read and write figures side by side.
+
+Layout (documented in docs/reports.md): one row per fio test, with the read columns and the
+write columns on the same row (empty for a direction the test does not have), so a mixed test
+stays one row and every row of every run has the same columns. Workloads follow as rows of
+kind "workload" with only `workload_s` filled. Units are in the column names: MBps is
+MB/s with MB = 10^6 bytes, latencies are in microseconds. The identifying columns repeat on
+every row so rows of several runs can be sorted and filtered freely. Numbers are plain (no
+units, no thousands separators), rounded to what the stored units resolve (bytes/s, ns).
+The csv module quotes as RFC 4180 says and ends lines with CRLF.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+from flashmark.bench.model import DirectionResult, Run, TestResult
+from flashmark.bench.render.cells import device_text, plain_number, target_place
+from flashmark.units import MB
+
+_RUN_COLUMNS = (
+    "run_id",
+    "started_at",
+    "target",
+    "block_device",
+    "filesystem",
+    "device",
+    "profile",
+    "direct_io",
+    "fio_version",
+)
+_TEST_COLUMNS = (
+    "kind",
+    "test",
+    "pattern",
+    "block_size_bytes",
+    "iodepth",
+    "rwmix_read_pct",
+    "status",
+)
+_DIRECTION_FIELDS = (
+    "bw_MBps",
+    "iops",
+    "lat_mean_us",
+    "lat_p50_us",
+    "lat_p90_us",
+    "lat_p99_us",
+    "lat_p99_9_us",
+    "lat_max_us",
+    "bw_min_MBps",
+    "bw_max_MBps",
+    "io_bytes",
+    "runtime_ms",
+)
+COLUMNS: tuple[str, ...] = (
+    *_RUN_COLUMNS,
+    *_TEST_COLUMNS,
+    *(f"{direction}_{name}" for direction in ("read", "write") for name in _DIRECTION_FIELDS),
+    "workload_s",
+)
+
+
+def _direction(direction: DirectionResult | None) -> list[str]:
+    if direction is None:
+        return [""] * len(_DIRECTION_FIELDS)
+    lat = direction.lat_ns
+    series = direction.bw_per_second
+
+    def mbps(bps: float) -> str:
+        return plain_number(bps / MB, 6)  # 6 decimals: one byte per second
+
+    def us(ns: float) -> str:
+        return plain_number(ns / 1000, 3)  # 3 decimals: one nanosecond
+
+    return [
+        mbps(direction.bw_bytes),
+        plain_number(direction.iops, 3),
+        *(us(v) for v in (lat.mean, lat.p50, lat.p90, lat.p99, lat.p99_9, lat.max)),
+        mbps(series.min_bps) if series else "",
+        mbps(series.max_bps) if series else "",
+        str(direction.io_bytes),
+        str(direction.runtime_ms),
+    ]
+
+
+def _test_row(result: TestResult) -> list[str]:
+    spec = result.spec
+    rwmix = "" if spec.rwmix_read_pct is None else str(spec.rwmix_read_pct)
+    return [
+        "fio", spec.name, spec.pattern.value, str(spec.block_size_bytes), str(spec.iodepth),
+        rwmix, "measured", *_direction(result.read), *_direction(result.write), "",
+    ]  # fmt: skip
+
+
+def _rows(run: Run) -> list[list[str]]:
+    identity = [
+        "" if run.id is None else str(run.id),
+        run.started_at,
+        target_place(run),
+        run.target.block_device or "",
+        run.target.filesystem or "",
+        device_text(run) or "",
+        run.settings.profile,
+        "yes" if run.settings.direct else "no",
+        run.fio.version,
+    ]
+    blank = [""] * (2 * len(_DIRECTION_FIELDS))
+    rows = [[*identity, *_test_row(result)] for result in run.tests]
+    rows += [
+        [*identity, "fio", name, "", "", "", "", "skipped", *blank, ""]
+        for name in run.tests_skipped
+    ]
+    for workload in run.workloads:
+        status, seconds = "measured", workload.seconds
+        if workload.skipped is not None or seconds is None:
+            status, seconds = f"skipped: {workload.skipped}", None
+        time_text = "" if seconds is None else plain_number(seconds, 3)
+        rows.append(
+            [*identity, "workload", workload.name, "", "", "", "", status, *blank, time_text]
+        )
+    return rows
+
+
+def runs_to_csv(runs: Sequence[Run]) -> str:
+    """One header, then the rows of every run in the order given."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)  # excel dialect: RFC 4180 quoting, CRLF line ends
+    writer.writerow(COLUMNS)
+    for run in runs:
+        writer.writerows(_rows(run))
+    return buffer.getvalue()
+
+
+def run_to_csv(run: Run) -> str:
+    return runs_to_csv([run])

@@ -1,0 +1,720 @@
+"""Saved runs (and published reference figures) -> one self-contained HTML page. Pure.
+
+The page is a single file that makes no request: its styles (templates/report.css), its charts
+(inline SVG from flashmark.bench.render.charts) and its one small script (templates/report.js) are
+inline, it uses the system's fonts, and a Content-Security-Policy forbids anything else
+(`default-src 'none'`), so a stray reference would show up as a console error in the browser
+test instead of a request. It reads on a laptop and on a phone (a fluid grid; wide tables
+scroll sideways) and prints cleanly (print CSS: no navigation, charts and cards never split).
+
+Contents, in order: a verdict card per run (grades with their checks, the card's claims
+against what was measured, warnings), the headline figures next to the chosen references
+(labelled as published figures, not measured here), device and environment side by side,
+every result in a table, then the charts: latency percentiles, bandwidth each second, the
+block-size sweep, and what the device saw during each test and workload.
+
+This module computes what the page says (the `page` the template gets: plain values, frozen);
+templates/report.html.j2 lays it out, rendered by Jinja2 with autoescaping, so every text is
+escaped unless marked safe here (the charts' SVG, which pygal escapes itself). Runs are named
+and devices described by flashmark.bench.render.describe, as in every other view.
+The exporter (report/exporters.py) calls `render_html_report(runs, references) -> str`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+from markupsafe import Markup
+
+from flashmark import __version__
+from flashmark.bench.model import Passport, Run, TargetKind
+from flashmark.bench.render import cells, charts, describe
+from flashmark.probe.model import Device, Environment
+from flashmark.references import PUBLISHED_LABEL, ReferenceDevice
+from flashmark.stats import Verdict
+from flashmark.units import format_duration, format_iops, format_rate, format_size
+
+if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
+    from flashmark.monitor import MonitorSeries
+
+VERDICT_TEXT = cells.VERDICTS
+VERDICT_CLASS: dict[Verdict | None, str] = {
+    Verdict.PASS: "pass",
+    Verdict.FAIL: "fail",
+    Verdict.UNCERTAIN: "uncertain",
+    None: "na",
+}
+
+# Nothing may be fetched: no scripts but the page's own (by its hash), no images, fonts,
+# frames or connections. Inline styles stay allowed: the SVG charts carry their own.
+_CSP = (
+    "default-src 'none'; "
+    "script-src 'sha256-{hash}'; "
+    "style-src 'unsafe-inline'; "
+    "base-uri 'none'; form-action 'none'"
+)
+_PYGAL_ID = re.compile(r"chart-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+@dataclass(frozen=True)
+class Section:
+    anchor: str
+    title: str
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run as the page names it: full label (id, target, device), short id, colour."""
+
+    run: Run
+    label: str
+    short: str
+    colour: str
+    anchor: str
+
+
+@dataclass(frozen=True)
+class Figure:
+    svg: Markup
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Card:
+    run: RunView
+    device_line: str
+    method: str
+    grades: tuple[Any, ...]  # flashmark.bench.model.Grade
+    claims: tuple[tuple[str, Any], ...] | None  # (class, its Grade or None); None: no claims
+    no_claims: str
+    findings: tuple[str, ...]
+    warnings: tuple[str, ...]
+    buffered: bool
+    passport: PassportView | None = None
+    # The sustained-write test's cache and which rate the speed classes graded (cells).
+    sustained: str | None = None
+
+
+@dataclass(frozen=True)
+class PassportView:
+    """The measured card's passport in a verdict card: the verdict and each point's evidence."""
+
+    title: str
+    verdict: str
+    verdict_class: str  # the badge's CSS class: pass, fail or na
+    points: tuple[PassportPointView, ...]
+    seen_before: str
+
+
+@dataclass(frozen=True)
+class PassportPointView:
+    topic: str
+    status: str
+    status_class: str  # the badge's CSS class
+    text: str
+    evidence: str
+    source: str
+
+
+# A passport's verdict and its points' statuses as the grades' badge colours.
+_PASSPORT_CLASS = {"no sign of a fake": "pass", "ok": "pass", "fake": "fail", "suspicious": "fail"}
+
+
+def render_html_report(runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()) -> str:
+    """One self-contained HTML page comparing `runs` side by side (one is fine), with the
+    headline figures of `references` next to them, labelled as published, not measured here."""
+    if not runs:
+        raise ValueError("an HTML report needs at least one run")
+    views = tuple(
+        RunView(
+            run,
+            describe.run_label(run, index),
+            describe.run_id_label(run, index),
+            charts.run_colour(index),
+            str(run.id) if run.id is not None else f"n{index + 1}",
+        )
+        for index, run in enumerate(runs)
+    )
+    counter = _ChartCounter()
+    # The order the charts are numbered in is the order they appear in the page.
+    headline = _headline(runs, references, counter)
+    latency = [
+        counter.figure(svg)
+        for test in charts.tests_in(runs)
+        if (svg := charts.latency_chart(runs, test)) is not None
+    ]
+    bandwidth = _bandwidth(runs, counter)
+    sweep = [
+        counter.figure(svg)
+        for direction in ("read", "write")
+        if (svg := charts.sweep_chart(runs, direction, references)) is not None
+    ]
+    activity = _activity(runs, counter)
+    sections = [
+        Section("verdicts", "Verdicts"),
+        Section("headline", "Headline figures"),
+        Section("device", "Device and environment"),
+        Section("results", "All results"),
+        Section("latency", "Latency percentiles"),
+        Section("bandwidth", "Bandwidth each second"),
+        Section("sweep", "Block-size sweep"),
+        Section("activity", "What the device saw"),
+    ]
+    if any(run.workloads for run in runs):
+        sections.append(Section("workloads", "Workloads"))
+    if references:
+        sections.append(Section("references", "References"))
+    script = _asset("report.js").strip()
+    page = {
+        "csp": _CSP.format(hash=_script_hash(script)),
+        "version": __version__,
+        # Legend-short names: full paths of three runs made a heading of ten lines on a phone.
+        "title": "flashmark report: "
+        + ", ".join(charts.run_label(view.run, index) for index, view in enumerate(views)),
+        "subtitle": _subtitle(runs, references),
+        "css": Markup(_asset("report.css")),
+        "script": Markup(script),
+        "chart_count": counter.count,
+        "sections": sections,
+        "runs": views,
+        "cards": [_card(view) for view in views],
+        "headline": headline,
+        "device": _device_and_environment(views),
+        "results": [_results(view) for view in views],
+        "latency": latency,
+        "bandwidth": bandwidth,
+        "sweep": sweep,
+        "activity": activity,
+        "workloads": [_workloads(view) for view in views if view.run.workloads],
+        "references": [_reference(reference) for reference in references],
+    }
+    return _template().render(page=page)
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("flashmark.bench.render", "templates"),
+        autoescape=True,  # every value is text unless marked safe here
+        undefined=jinja2.StrictUndefined,  # a misspelt name fails the tests, not the page
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    environment.globals.update(
+        verdict_text=VERDICT_TEXT, verdict_class=VERDICT_CLASS, published_label=PUBLISHED_LABEL
+    )
+    environment.filters["check_text"] = cells.check_text
+    return environment
+
+
+def _template() -> jinja2.Template:
+    return _environment().get_template("report.html.j2")
+
+
+@cache
+def _asset(name: str) -> str:
+    return resources.files("flashmark.bench.render").joinpath("templates", name).read_text("utf-8")
+
+
+class _ChartCounter:
+    """Numbers the charts (the page says how many it holds) in the order they appear."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def figure(self, svg: str, caption: str = "") -> Figure:
+        self.count += 1
+        # pygal names each chart by a random uuid (its id and its CSS selectors); the chart's
+        # number instead makes the page the same each time it is made (a golden test).
+        svg = _PYGAL_ID.sub(f"chart-{self.count}", svg)
+        return Figure(Markup(svg), caption)  # pygal escapes the texts in its SVG
+
+
+# -- verdicts ---------------------------------------------------------------------------------
+
+
+def _card(view: RunView) -> Card:
+    run = view.run
+    settings = run.settings
+    mode = "direct I/O" if settings.direct else "BUFFERED I/O: the page cache is included"
+    device = run.probe.device if run.probe else None
+    card = device.card if device else None
+    grades = {grade.name: grade for grade in run.grades}
+    claims: tuple[tuple[str, Any], ...] | None = None
+    if run.probe is None:
+        no_claims = "The device was not probed: its claims are unknown."
+    elif card is None or not card.claimed.names():
+        no_claims = (
+            "No speed or application class claimed: the device has no SD status register, "
+            "or it could not be read."
+        )
+    else:
+        no_claims = ""
+        claims = tuple((name, grades.get(name)) for name in card.claimed.names())
+    return Card(
+        run=view,
+        device_line=_device_line(run),
+        method=(
+            f"{describe.where_text(run)}; profile {settings.profile}, area "
+            f"{format_size(settings.size_bytes)}, {cells.lengths_text(settings)}, {mode}; "
+            f"{cells.started_text(run)}"
+        ),
+        grades=tuple(run.grades),
+        claims=claims,
+        no_claims=no_claims,
+        findings=tuple(run.findings),
+        warnings=tuple(run.warnings),
+        buffered=not settings.direct,
+        passport=_passport(run.passport) if run.passport is not None else None,
+        sustained=cells.sustained_text(run),
+    )
+
+
+def _passport(passport: Passport) -> PassportView:
+    cid = f", CID {passport.cid}" if passport.cid else ""
+    return PassportView(
+        title=f"Card passport ({passport.device}{cid})",
+        verdict=passport.verdict,
+        verdict_class=_PASSPORT_CLASS.get(passport.verdict, "na"),
+        points=tuple(
+            PassportPointView(
+                topic=point.topic,
+                status=point.status,
+                status_class=_PASSPORT_CLASS.get(point.status, "na"),
+                text=point.text,
+                evidence=point.evidence,
+                source=point.source,
+            )
+            for point in passport.points
+        ),
+        seen_before=describe.seen_before_text(passport),
+    )
+
+
+def _device_line(run: Run) -> str:
+    measured = describe.measured_line(run.probe) if run.probe is not None else None
+    if measured is not None:
+        return measured
+    return f"{run.target.block_device or 'unknown device'} (not identified by the probe)"
+
+
+# -- headline ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeadlineRow:
+    label: str
+    measured: tuple[str, ...]
+    published: tuple[Markup | str, ...]
+
+
+@dataclass(frozen=True)
+class ReferenceHead:
+    name: str
+    short: str
+
+
+@dataclass(frozen=True)
+class Headline:
+    figures: tuple[Figure, ...]
+    published: bool
+    references: tuple[ReferenceHead, ...]
+    rows: tuple[HeadlineRow, ...]
+    caption: str
+    notes: tuple[str, ...]
+
+
+def _headline(
+    runs: Sequence[Run], references: Sequence[ReferenceDevice], counter: _ChartCounter
+) -> Headline:
+    published = f" Pale dashed bars: {PUBLISHED_LABEL}." if references else ""
+    figures = []
+    for svg, caption in (
+        (
+            charts.headline_bandwidth_chart(runs, references),
+            "seq-read and seq-write: 1 MiB blocks at queue depth 1; seq-write is the "
+            "sustained write the speed classes grade.",
+        ),
+        (
+            charts.headline_iops_chart(runs, references),
+            "4K random at queue depth 1 (what A1 grades) and 32 (what A2 grades).",
+        ),
+    ):
+        if svg is not None:
+            figures.append(counter.figure(svg, caption + published))
+    notes: list[str] = []
+    rows = []
+    for figure in (*charts.HEADLINE_BANDWIDTH, *charts.HEADLINE_IOPS):
+        unit = "MB/s" if figure.metric.endswith("bw_bytes") else "IOPS"
+        rows.append(
+            HeadlineRow(
+                f"{figure.test} {figure.direction} {unit}",
+                tuple(_figure_text(figure.measured(run), unit) for run in runs),
+                tuple(_published_cell(reference, figure, notes) for reference in references),
+            )
+        )
+    return Headline(
+        figures=tuple(figures),
+        published=bool(references),
+        references=tuple(ReferenceHead(r.name, _short(r.name)) for r in references),
+        rows=tuple(rows),
+        caption="Measured here" + (f", and {PUBLISHED_LABEL}" if references else ""),
+        notes=tuple(notes),
+    )
+
+
+def _published_cell(
+    reference: ReferenceDevice, figure: charts.HeadlineFigure, notes: list[str]
+) -> Markup | str:
+    """The published value, numbered to its note (as printed, how close a comparison it is,
+    the source's caveat)."""
+    found = reference.value_for(figure.test, figure.metric)
+    if found is None:
+        return "\u2013"
+    unit = "MB/s" if figure.metric.endswith("bw_bytes") else "IOPS"
+    text = _figure_text(charts.reference_value(reference, figure), unit)
+    marks = [
+        mark
+        for flag, mark in (
+            (found.loose, "loose comparison"),
+            (found.derived, "derived"),
+            (found.suspect, "suspect figure"),
+        )
+        if flag
+    ]
+    published = found.measurement.published
+    notes.append(
+        f'{reference.name}, {figure.test}: published as "{published.text}" {published.unit}'
+        + (f"; {', '.join(marks)}" if marks else "")
+        + (f"; {found.note}" if found.note else "")
+    )
+    return Markup("{}<sup>{}</sup>").format(text, len(notes))
+
+
+def _figure_text(value: float | None, unit: str) -> str:
+    if value is None:
+        return "\u2013"
+    if unit == "MB/s":
+        return format_rate(value * 1e6).removesuffix(" MB/s")
+    return format_iops(value)
+
+
+# -- device and environment -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeviceTable:
+    groups: tuple[tuple[str, tuple[tuple[str, tuple[str | None, ...]], ...]], ...]
+    notes: tuple[str, ...]
+
+
+def _device_and_environment(views: Sequence[RunView]) -> DeviceTable:
+    """One row per fact, one column per run; a fact no run knows is left out."""
+    runs = [view.run for view in views]
+
+    def device_row(fact: describe.Fact) -> Callable[[Run], str | None]:
+        return lambda run: fact.text(d) if (d := _device(run)) else None
+
+    def environment_row(fact: describe.EnvironmentFact) -> Callable[[Run], str | None]:
+        return lambda run: fact.text(e) if (e := _probed_environment(run)) else None
+
+    groups: list[tuple[str, list[tuple[str, Callable[[Run], str | None]]]]] = [
+        ("Target", _TARGET_ROWS),
+        (
+            "Device",
+            [(f.label, device_row(f)) for f in describe.DEVICE_FACTS if not f.detail],
+        ),
+        (
+            "Host and environment",
+            [
+                (f.label, environment_row(f))
+                for f in describe.ENVIRONMENT_FACTS
+                if not f.detail and f.label != "kernel"
+            ]
+            + _HOST_ROWS,
+        ),
+        ("Method", _METHOD_ROWS),
+    ]
+    table = []
+    for group, rows in groups:
+        known = []
+        for label, read in rows:
+            values = tuple(read(run) for run in runs)
+            if any(value is not None for value in values):
+                known.append((label, values))
+        table.append((group, tuple(known)))
+    notes = tuple(
+        f"{view.short}: {note}"
+        for view in views
+        if view.run.probe
+        for note in (*view.run.probe.warnings, *view.run.probe.notes)
+    )
+    return DeviceTable(tuple(table), notes)
+
+
+def _device(run: Run) -> Device | None:
+    return run.probe.device if run.probe else None
+
+
+def _probed_environment(run: Run) -> Environment | None:
+    return run.probe.environment if run.probe else None
+
+
+def _space(run: Run) -> str | None:
+    size = run.target.capacity_bytes
+    if not size:
+        return None
+    return format_size(size) + (" device" if run.target.kind is TargetKind.DEVICE else " free")
+
+
+_TARGET_ROWS: list[tuple[str, Callable[[Run], str | None]]] = [
+    ("given", lambda r: r.target.given),
+    ("measured", describe.where_text),
+    ("block device", lambda r: r.target.block_device),
+    ("filesystem", lambda r: r.target.filesystem),
+    ("mount point", lambda r: r.target.mount_point),
+    ("mount options", lambda r: r.target.mount_options),
+    ("space", _space),
+]
+
+# The host as the run recorded it, probed or not.
+_HOST_ROWS: list[tuple[str, Callable[[Run], str | None]]] = [
+    ("kernel", lambda r: r.host.kernel),
+    ("machine", lambda r: r.host.machine),
+    ("hostname", lambda r: r.host.hostname),
+]
+
+_METHOD_ROWS: list[tuple[str, Callable[[Run], str | None]]] = [
+    ("profile", lambda r: r.settings.profile),
+    ("test area", lambda r: format_size(r.settings.size_bytes)),
+    ("time per test", lambda r: f"{cells.ramp_text(r.settings)} + {r.settings.runtime_s} s"),
+    ("I/O", lambda r: "direct (O_DIRECT)" if r.settings.direct else "BUFFERED (page cache)"),
+    ("writes on a device", lambda r: "allowed" if r.settings.destructive else None),
+    ("engine", lambda r: f"{r.fio.version}, {r.settings.ioengine}"),
+    (
+        "workloads",
+        lambda r: f"scale {r.settings.workload_scale:g}" if r.settings.workload_scale else None,
+    ),
+    ("tests skipped", lambda r: describe.join(r.tests_skipped)),
+    ("started, finished", lambda r: f"{r.started_at} - {r.finished_at}"),
+    ("flashmark", lambda r: r.host.flashmark_version),
+]
+
+
+# -- all results ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResultsTable:
+    caption: str
+    rows: tuple[tuple[str, tuple[str, ...]], ...]
+    skipped: tuple[str, ...]
+
+
+def _results(view: RunView) -> ResultsTable:
+    run = view.run
+    buffered = " (buffered I/O)" if not run.settings.direct else ""
+    return ResultsTable(
+        caption=f"{view.label}{buffered}",
+        rows=tuple(
+            (
+                result.spec.name,
+                (*cells.direction_cells(result.read), *cells.direction_cells(result.write)),
+            )
+            for result in run.tests
+        ),
+        skipped=tuple(run.tests_skipped),
+    )
+
+
+# -- charts per test --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bandwidth:
+    figures: tuple[Figure, ...]
+    missing: tuple[str, ...]
+
+
+def _bandwidth(runs: Sequence[Run], counter: _ChartCounter) -> Bandwidth:
+    figures = []
+    missing = []
+    for test in charts.tests_in(runs):
+        svg = charts.bandwidth_chart(runs, test)
+        if svg is None:
+            missing.append(test)
+        else:
+            figures.append(counter.figure(svg))
+    return Bandwidth(tuple(figures), tuple(missing))
+
+
+def _activity(runs: Sequence[Run], counter: _ChartCounter) -> list[Figure]:
+    figures = []
+    for test in charts.tests_in(runs):
+        monitors = charts.monitors_during_test(runs, test)
+        svg = charts.monitor_chart(monitors, f"{test}: device I/O each {_interval(monitors)}")
+        if svg is not None:
+            figures.append(counter.figure(svg))
+    for workload in charts.workloads_in(runs):
+        monitors = charts.monitors_during_workload(runs, workload)
+        svg = charts.monitor_chart(monitors, f"workload {workload}: device I/O")
+        if svg is not None:
+            figures.append(counter.figure(svg))
+    return figures
+
+
+def _interval(monitors: Sequence[tuple[str, int, MonitorSeries]]) -> str:
+    intervals = {monitor.interval_s for _, _, monitor in monitors}
+    return f"{intervals.pop():g} s" if len(intervals) == 1 else "interval"
+
+
+# -- workloads --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkloadRow:
+    name: str
+    skipped: str | None
+    time: str = ""
+    operations: str = ""
+    seen: str = ""
+
+
+@dataclass(frozen=True)
+class WorkloadTable:
+    caption: str
+    rows: tuple[WorkloadRow, ...]
+
+
+def _workloads(view: RunView) -> WorkloadTable:
+    rows = []
+    for result in view.run.workloads:
+        if result.skipped is not None:
+            rows.append(WorkloadRow(result.name, result.skipped))
+            continue
+        counts = result.counts
+        seconds = result.seconds or 0.0
+        rows.append(
+            WorkloadRow(
+                result.name,
+                None,
+                time=f"{format_duration(seconds)} ({seconds:.2f} s)",
+                operations=(
+                    f"{counts.packages} packages, {counts.files_written} files written, "
+                    f"{counts.files_removed} removed, {counts.files_read} read, {counts.fsyncs} "
+                    f"fsyncs; {format_size(counts.bytes_written)} written, "
+                    f"{format_size(counts.bytes_read)} read"
+                ),
+                seen=(
+                    describe.describe_activity(result.monitor.device, result.monitor.summary())
+                    if result.monitor is not None
+                    else "no block device"
+                ),
+            )
+        )
+    caption = f"{view.label}, scale {view.run.settings.workload_scale:g}"
+    return WorkloadTable(caption, tuple(rows))
+
+
+# -- references -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReferenceRow:
+    test: str
+    metric: str
+    published: str
+    marks: str
+
+
+@dataclass(frozen=True)
+class ReferenceView:
+    name: str
+    slug: str
+    facts: str
+    citation: str
+    summary: str
+    host: str
+    method: str
+    differs_because: tuple[str, ...]
+    rows: tuple[ReferenceRow, ...]
+
+
+_DIRECT = {True: "direct I/O", False: "buffered I/O", None: "direct I/O not stated"}
+
+
+def _reference(reference: ReferenceDevice) -> ReferenceView:
+    source, setup = reference.source, reference.setup
+    facts = describe.join(
+        (
+            reference.media_kind.value,
+            reference.type_as_published,
+            reference.capacity,
+            reference.rating,
+            f"made {reference.production_date}" if reference.production_date else None,
+            f"through {reference.interface}" if reference.interface else None,
+        )
+    )
+    method = describe.join(
+        (
+            f"{setup.tool} {setup.tool_version or ''}".strip(),
+            _DIRECT[setup.direct_io],
+            f"blocks {setup.block_sizes}",
+            f"depth {setup.queue_depth}",
+            f"test size {setup.test_size}" if setup.test_size else None,
+        )
+    )
+    return ReferenceView(
+        name=reference.name,
+        slug=reference.slug,
+        facts=facts or "",
+        citation=source.citation,
+        summary=source.summary,
+        host=setup.host_board + (f"; {setup.host_details}" if setup.host_details else ""),
+        method=method or "",
+        differs_because=tuple(source.differs_because),
+        rows=tuple(
+            ReferenceRow(
+                m.tests[0] if m.tests else "-",
+                m.metric,
+                f"{m.published.text} {m.published.unit}",
+                _measurement_marks(m.loose, m.suspect, m.note),
+            )
+            for m in reference.measurements
+        ),
+    )
+
+
+def _measurement_marks(loose: bool, suspect: bool, note: str) -> str:
+    marks = [text for flag, text in ((loose, "loose comparison"), (suspect, "suspect")) if flag]
+    return "; ".join([*marks, note] if note else marks)
+
+
+# -- small pieces -----------------------------------------------------------------------------
+
+
+def _script_hash(script: str) -> str:
+    return base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+
+
+def _short(text: str, limit: int = 28) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _subtitle(runs: Sequence[Run], references: Sequence[ReferenceDevice]) -> str:
+    dates = sorted(run.started_at[:10] for run in runs)
+    span = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+    text = f"{len(runs)} run{'s' if len(runs) != 1 else ''} measured {span}"
+    if references:
+        text += f"; {len(references)} reference device{'s' if len(references) != 1 else ''}"
+        text += f" ({PUBLISHED_LABEL})"
+    return text

@@ -1,0 +1,188 @@
+"""Run -> rich renderables for the terminal. Pure: builds tables, prints nothing itself."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from flashmark.bench.model import Grade, Passport, Run, TargetKind
+from flashmark.bench.render.cells import check_text, direction_cells, settings_text, sustained_text
+from flashmark.bench.render.describe import describe_activity, measured_line, passport_rows
+from flashmark.stats import Verdict
+from flashmark.units import (
+    format_duration,
+    format_size,
+)
+from flashmark.workloads.result import WorkloadResult
+
+_VERDICT_MARKUP: dict[Verdict | None, str] = {
+    Verdict.PASS: "[green]pass[/green]",
+    Verdict.FAIL: "[red]fail[/red]",
+    Verdict.UNCERTAIN: "[bold yellow]uncertain[/bold yellow]",
+    None: "[yellow]n/a[/yellow]",
+}
+
+
+def render_run(run: Run) -> RenderableType:
+    parts: list[RenderableType] = [_header(run), _tests_table(run)]
+    activity = _activity_table(run)
+    if activity is not None:
+        parts.append(activity)
+    parts.append(_grades_table(run.grades))
+    sustained = sustained_text(run)
+    if sustained is not None:
+        parts.append(Text(f"sustained-write: {sustained}"))
+    if run.workloads:
+        parts.append(render_workloads(run.workloads))
+    if run.findings:
+        parts.append(Text("\n".join(f"finding: {f}" for f in run.findings), style="bold"))
+    if run.passport is not None:
+        parts.append(_passport_table(run.passport))
+    if run.warnings:
+        parts.append(Text("\n".join(f"warning: {w}" for w in run.warnings), style="yellow"))
+    return Group(*parts)
+
+
+def _header(run: Run) -> Text:
+    target = run.target
+    where = target.folder if target.kind is TargetKind.FILE else target.path
+    lines = [f"flashmark run{f' #{run.id}' if run.id else ''}  {run.started_at}"]
+    device = target.block_device or "unknown device"
+    fs = f", {target.filesystem}" if target.filesystem else ""
+    lines.append(f"target   {where} ({device}{fs})")
+    measured = measured_line(run.probe) if run.probe else None
+    if measured:
+        lines.append(f"device   {measured}")
+    lines.append(f"profile  {settings_text(run)}")
+    lines.append(f"engine   {run.fio.version}, {run.settings.ioengine}; MB = 10^6 bytes")
+    return Text("\n".join(lines))
+
+
+def _tests_table(run: Run) -> Table:
+    buffered = "" if run.settings.direct else " (buffered)"
+    table = Table(title=f"Results{buffered}", title_justify="left", header_style="bold")
+    table.add_column("test")
+    for direction in ("read", "write"):
+        table.add_column(f"{direction} MB/s", justify="right")
+        table.add_column(f"{direction} IOPS", justify="right")
+        table.add_column("p50", justify="right")
+        table.add_column("p99", justify="right")
+    for result in run.tests:
+        table.add_row(
+            result.spec.name, *direction_cells(result.read), *direction_cells(result.write)
+        )
+    for name in run.tests_skipped:
+        table.add_row(Text(name, style="dim"), Text("skipped", style="dim"))
+    return table
+
+
+def _grades_table(grades: Sequence[Grade]) -> Table:
+    table = Table(
+        title="Grades (SD Association classes)", title_justify="left", header_style="bold"
+    )
+    table.add_column("class")
+    table.add_column("verdict")
+    table.add_column("checks: measured (required, margin)")
+    for grade in grades:
+        checks = "; ".join(check_text(check) for check in grade.checks)
+        if grade.verdict is Verdict.UNCERTAIN and grade.verdict_reason:
+            checks += f"\n[yellow]uncertain: {escape(grade.verdict_reason)}[/yellow]"
+        table.add_row(grade.name, _VERDICT_MARKUP[grade.verdict], checks)
+    return table
+
+
+def _passport_table(passport: Passport) -> Table:
+    """The measured card's passport: one verdict, each point with its evidence and source."""
+    cid = f", CID {passport.cid}" if passport.cid else ""
+    table = Table(
+        title=f"Card passport ({passport.device}{cid})",
+        title_justify="left",
+        show_header=False,
+        box=None,
+        pad_edge=False,
+    )
+    table.add_column(style="dim", no_wrap=True)
+    table.add_column(overflow="fold")
+    for label, text in passport_rows(passport):
+        table.add_row(label, text)
+    return table
+
+
+def render_workloads(results: Sequence[WorkloadResult]) -> RenderableType:
+    """The workloads' times and operations, what the device saw, and each phase iostat-style."""
+    table = Table(title="Workloads", title_justify="left", header_style="bold")
+    table.add_column("workload")
+    table.add_column("time", justify="right")
+    table.add_column("operations")
+    table.add_column("device saw")
+    for result in results:
+        if result.skipped is not None:
+            table.add_row(result.name, "skipped", result.skipped, "")
+            continue
+        counts = result.counts
+        ops = (
+            f"{counts.packages} packages, {counts.files_written} files written, "
+            f"{counts.files_removed} removed, {counts.files_read} read, "
+            f"{counts.fsyncs} fsyncs; {format_size(counts.bytes_written)} written, "
+            f"{format_size(counts.bytes_read)} read"
+        )
+        device = "no block device (tmpfs or network?)"
+        if result.monitor is not None:
+            device = describe_activity(result.monitor.device, result.monitor.summary())
+        table.add_row(result.name, f"{result.seconds or 0.0:.1f} s", ops, device)
+    parts: list[RenderableType] = [table]
+    for result in results:
+        if result.monitor is None or not result.monitor.phases:
+            continue
+        parts.append(Text(f"{result.name} by phase ({result.description}):", style="bold"))
+        phases = Table(show_edge=False)
+        for column in ("phase", "seconds", "tps", "r/s", "w/s", "kB_read/s", "kB_wrtn/s",
+                       "kB_read", "kB_wrtn", "areq-sz kB"):  # fmt: skip
+            phases.add_column(column, justify="right")
+        for phase in result.monitor.phases:
+            s = phase.summary
+            request = (s.read_bytes + s.write_bytes) / max(1, s.read_ios + s.write_ios)
+            phases.add_row(
+                phase.name, f"{s.seconds:.1f}", f"{s.iops:.1f}", f"{s.read_iops:.1f}",
+                f"{s.write_iops:.1f}", f"{s.read_bps / 1024:.1f}", f"{s.write_bps / 1024:.1f}",
+                f"{s.read_bytes // 1024}", f"{s.write_bytes // 1024}", f"{request / 1024:.1f}",
+            )  # fmt: skip
+        parts.append(phases)
+    total = sum(r.seconds or 0.0 for r in results)
+    parts.append(
+        Text(
+            "kB = 1024 bytes, as in iostat; tps = requests completed per second. "
+            f"Timed total {format_duration(total)}."
+        )
+    )
+    return Group(*parts)
+
+
+def _activity_table(run: Run) -> Table | None:
+    """What the device itself saw during each test (/proc/diskstats), like `iostat -x`."""
+    monitored = [(t.spec.name, t.monitor) for t in run.tests if t.monitor is not None]
+    if not monitored:
+        return None
+    device = monitored[0][1].device
+    table = Table(
+        title=f"What {device} saw during each test (/proc/diskstats; kB = 1024 bytes)",
+        title_justify="left",
+        header_style="bold",
+    )
+    for column in ("test", "r/s", "w/s", "kB_read/s", "kB_wrtn/s", "areq-sz kB", "aqu-sz",
+                   "%util"):  # fmt: skip
+        table.add_column(column, justify="left" if column == "test" else "right")
+    for name, series in monitored:
+        s = series.summary()
+        request = (s.read_bytes + s.write_bytes) / max(1, s.read_ios + s.write_ios)
+        table.add_row(
+            name, f"{s.read_iops:.1f}", f"{s.write_iops:.1f}", f"{s.read_bps / 1024:.1f}",
+            f"{s.write_bps / 1024:.1f}", f"{request / 1024:.1f}",
+            "-" if s.avg_queue is None else f"{s.avg_queue:.2f}",
+            "-" if s.util_pct is None else f"{s.util_pct:.0f}",
+        )  # fmt: skip
+    return table

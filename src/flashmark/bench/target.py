@@ -1,0 +1,357 @@
+"""From the TARGET argument to something safe to measure, and the test file's life cycle.
+
+- A folder, or a file inside one (the file itself is never touched): a uniquely named test file
+  is created in the folder and always removed (see `created_test_file`).
+- A block device: read tests only, unless the run is destructive; a destructive run is refused
+  when anything in the device's stack, above or below it, is in use (device_safety.py).
+Every refusal is a typed error naming the cause and the option that changes it.
+
+Paths are data, never syntax: fio's job parser reinterprets '#', ';', '${..}', ':' and blanks
+(fio/jobs.py), so fio never sees a path the user typed. A folder is opened once, checked to be
+the folder resolve_target examined (st_dev, st_ino), and everything after goes through that
+descriptor: the test file is created and removed relative to it, and fio runs inside it with a
+generated relative name (fio/runner.py). A device is given to fio by the kernel's own name,
+/dev/NAME from sysfs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from flashmark.bench.model import Target, TargetKind
+from flashmark.errors import (
+    DeviceFailed,
+    DirectIONotSupported,
+    NotEnoughSpace,
+    ReadOnlyTarget,
+    TargetError,
+    TargetNotFound,
+    TargetPermissionDenied,
+    UsageError,
+    add_outcome,
+    printable,
+)
+from flashmark.fio.jobs import is_fio_literal_device
+from flashmark.system.device_safety import BlockDevice, block_device_for_majmin, check_writable
+from flashmark.system.leftovers import test_file_name
+from flashmark.system.mounts import mount_of, read_mounts
+from flashmark.system.signals import signals_held
+from flashmark.system.sysroot import SystemRoots
+from flashmark.units import MiB, format_size
+
+TEST_FILE_PREFIX = ".flashmark-"  # the whole name: leftovers.test_file_name()
+# Left free beyond the test area, so the filesystem's metadata and the journal have room.
+FREE_SPACE_MARGIN_BYTES = 64 * MiB
+# Filesystems known to take O_DIRECT opens but serve them from memory: their numbers would be
+# RAM speed, not a device's.
+_MEMORY_FILESYSTEMS = {"tmpfs", "ramfs"}
+# errno values of the test file's life cycle that mean the device or its filesystem failed:
+# I/O errors, a device gone, a filesystem shut down (EIO) or turned read-only after errors
+# (EROFS: ext4 errors=remount-ro), or found corrupt (EUCLEAN, ext4's EFSCORRUPTED).
+_DEVICE_ERRNOS = {
+    errno.EIO,
+    errno.ENXIO,
+    errno.ENODEV,
+    errno.ENOMEDIUM,
+    errno.EREMOTEIO,
+    errno.EROFS,
+    errno.EUCLEAN,
+}
+
+
+@dataclass(frozen=True)
+class TestArea:
+    """What fio is pointed at: `filename` for its job file, and the folder to run in."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
+
+    filename: str  # a generated name relative to the folder, or a device's /dev/NAME
+    folder_fd: int | None  # the opened, checked folder (kind FILE); fio's working directory
+
+
+def stat_target(given: str, missing: str) -> tuple[Path, os.stat_result]:
+    """The path TARGET names and what it is (following links), or the one-line error every
+    command gives: "{given}: no such {missing}" or "{given}: permission denied"."""
+    path = Path(given).expanduser()
+    try:
+        return path, path.stat()
+    except FileNotFoundError:
+        raise TargetNotFound(f"{given}: no such {missing}") from None
+    except PermissionError:
+        raise TargetPermissionDenied(f"{given}: permission denied") from None
+
+
+def resolve_target(given: str, *, size_bytes: int, destructive: bool, roots: SystemRoots) -> Target:
+    path, status = stat_target(given, "folder, file or device")
+    if stat.S_ISBLK(status.st_mode):
+        return _device_target(
+            given, status, size_bytes=size_bytes, destructive=destructive, roots=roots
+        )
+    if destructive:
+        raise UsageError(
+            "--destructive is for block devices only; a folder is measured with a "
+            "test file that is removed afterwards"
+        )
+    if stat.S_ISDIR(status.st_mode):
+        folder = path.resolve()
+    elif stat.S_ISREG(status.st_mode):
+        folder = path.resolve().parent
+    else:
+        raise TargetError(f"{given}: not a folder, a file or a block device")
+    try:
+        folder_status = folder.stat()
+    except OSError as error:
+        raise TargetError(f"{folder}: cannot read the folder: {error.strerror}") from None
+    return _folder_target(given, folder, folder_status, size_bytes=size_bytes, roots=roots)
+
+
+def _folder_target(
+    given: str, folder: Path, status: os.stat_result, *, size_bytes: int, roots: SystemRoots
+) -> Target:
+    st_dev = status.st_dev
+    mount = mount_of(str(folder), read_mounts(roots))
+    device = block_device_for_majmin(f"{os.major(st_dev)}:{os.minor(st_dev)}", roots)
+    if mount is not None and mount.read_only:
+        raise ReadOnlyTarget(
+            f"{folder} is on a read-only filesystem ({mount.fstype} on "
+            f"{mount.mount_point}): remount it read-write or pick another folder"
+        )
+    stats = os.statvfs(folder)
+    free = stats.f_bavail * stats.f_frsize
+    if free < size_bytes + FREE_SPACE_MARGIN_BYTES:
+        raise NotEnoughSpace(
+            f"{folder} has {format_size(free)} free; the test area needs {format_size(size_bytes)} "
+            f"plus {format_size(FREE_SPACE_MARGIN_BYTES)} to spare: choose a smaller --size"
+        )
+    # fio reads this name in its job files: it must stay literal to fio's parser (letters,
+    # digits, '.', '_', '-'); fio/jobs.py refuses anything else.
+    name = test_file_name()
+    return Target(
+        given=given,
+        kind=TargetKind.FILE,
+        path=str(folder / name),
+        folder=str(folder),
+        block_device=f"/dev/{device.name}" if device is not None else None,
+        filesystem=mount.fstype if mount is not None else None,
+        mount_point=mount.mount_point if mount is not None else None,
+        mount_options=mount.all_options if mount is not None else None,
+        capacity_bytes=free,
+        test_file=name,
+        folder_identity=(status.st_dev, status.st_ino),
+    )
+
+
+def _device_target(
+    given: str, status: os.stat_result, *, size_bytes: int, destructive: bool, roots: SystemRoots
+) -> Target:
+    node, device = _kernel_node(given, status, roots)
+    try:
+        with open(node, "rb"):
+            pass
+    except PermissionError:
+        raise TargetPermissionDenied(
+            f"{node}: permission denied: reading a device needs root (sudo) or the disk group"
+        ) from None
+    except OSError as error:
+        raise TargetError(f"{node}: cannot open the device: {error.strerror}") from None
+    capacity = device.size_bytes
+    if capacity is not None and size_bytes > capacity:
+        raise NotEnoughSpace(
+            f"{node} holds {format_size(capacity)}, less than the test area "
+            f"{format_size(size_bytes)}: choose a smaller --size"
+        )
+    if destructive:
+        # Refused here, before the confirmation prompt; measure() holds the claim for the run.
+        check_writable(node, roots)
+    return Target(
+        given=given,
+        kind=TargetKind.DEVICE,
+        path=node,
+        folder=None,
+        block_device=node,
+        filesystem=None,
+        mount_point=None,
+        mount_options=None,
+        capacity_bytes=capacity,
+    )
+
+
+def _kernel_node(given: str, status: os.stat_result, roots: SystemRoots) -> tuple[str, BlockDevice]:
+    """The device's node by the kernel's own name (/dev/NAME, NAME from sysfs for its
+    major:minor), checked to be that same device: fio is given this, never `given`, which may
+    be any path to a device node (a symlink, a node made elsewhere, a name fio would parse)."""
+    majmin = f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}"
+    device = block_device_for_majmin(majmin, roots)
+    if device is None:
+        raise TargetError(
+            f"{printable(given)}: the kernel lists no block device {majmin} "
+            f"({roots.sysfs}/dev/block/{majmin} is missing)"
+        )
+    node = f"/dev/{device.name}"
+    if not is_fio_literal_device(node):
+        raise TargetError(
+            f"{printable(given)}: the kernel names this device {device.name!r}, a name flashmark "
+            "does not hand to fio (only letters, digits, '.', '_' and '-')"
+        )
+    try:
+        node_status = os.stat(node)
+    except OSError as error:
+        raise TargetError(
+            f"{printable(given)}: {node}, the kernel's name for device {majmin}, cannot be "
+            f"read: {error.strerror}"
+        ) from None
+    if not stat.S_ISBLK(node_status.st_mode) or node_status.st_rdev != status.st_rdev:
+        raise TargetError(
+            f"{printable(given)}: {node} is not device {majmin}, which the kernel calls "
+            f"{device.name}; is /dev out of date?"
+        )
+    return node, device
+
+
+@contextlib.contextmanager
+def created_test_file(
+    target: Target, *, direct: bool, left_behind: list[str] | None = None
+) -> Iterator[TestArea]:
+    """Open the checked folder, create the test file in it, check it takes direct I/O, and
+    always try to remove it. Yields what fio gets: the generated name and the folder's
+    descriptor (closed on exit).
+
+    Whatever ends the block, the error on its way out carries what became of the test file
+    ("removed", or "could not be removed: PATH"): the caller stops fio before that. When the
+    block succeeds and removal fails, the message goes to `left_behind` (the measured result is
+    still good), or is raised when there is no such list.
+    """
+    if target.folder is None or target.test_file is None or target.folder_identity is None:
+        raise TargetError(f"{target.given}: not a folder target")
+    if direct and target.filesystem in _MEMORY_FILESYSTEMS:
+        raise DirectIONotSupported(
+            f"{target.folder} is on {target.filesystem}, which lives in RAM: its speed is not a "
+            "device's. Pick a folder on the device to measure, or add --buffered to measure it "
+            "anyway"
+        )
+    folder_fd: int | None = None
+    try:
+        with signals_held():  # a signal in between would leak the descriptor
+            folder_fd = _open_checked_folder(target)
+        name = target.test_file
+        created = False
+        try:
+            # The file and the promise to remove it come together: a signal in between would
+            # leave the file behind, so it is raised once the removal below is armed.
+            with signals_held():
+                try:
+                    descriptor = os.open(
+                        name,
+                        os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                        0o600,
+                        dir_fd=folder_fd,
+                    )
+                except OSError as error:
+                    raise _creation_error(target, error) from None
+                created = True
+                os.close(descriptor)
+            if direct:
+                _check_direct_io(name, folder_fd, target)
+            yield TestArea(filename=name, folder_fd=folder_fd)
+        except BaseException as error:
+            if created:
+                add_outcome(error, _remove(target, folder_fd).message)
+            raise
+        removal = _remove(target, folder_fd)
+        if removal.error is not None:
+            if left_behind is None:
+                raise removal.error
+            left_behind.append(removal.message)
+    finally:
+        if folder_fd is not None:
+            os.close(folder_fd)
+
+
+def _open_checked_folder(target: Target) -> int:
+    """The folder, opened once; refused when it is no longer the folder that was checked (its
+    path was renamed or replaced since resolve_target looked at it)."""
+    assert target.folder is not None
+    shown = printable(target.folder)
+    try:
+        folder_fd = os.open(target.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        raise _lifecycle_error(f"cannot open the folder {shown}", error) from None
+    status = os.fstat(folder_fd)
+    if (status.st_dev, status.st_ino) != target.folder_identity:
+        os.close(folder_fd)
+        raise TargetError(
+            f"{shown} changed after it was checked (renamed or replaced); nothing was written: "
+            "run again"
+        )
+    return folder_fd
+
+
+@dataclass(frozen=True)
+class _Removal:
+    message: str
+    error: Exception | None  # None when the test file is gone
+
+
+def _remove(target: Target, folder_fd: int) -> _Removal:
+    """Remove the test file through the folder's descriptor; say what really happened."""
+    assert target.test_file is not None
+    shown = printable(target.path)
+    try:
+        os.unlink(target.test_file, dir_fd=folder_fd)
+    except FileNotFoundError:
+        pass  # gone already
+    except OSError as error:
+        message = (
+            f"the test file could not be removed: {shown} ({error.strerror}); "
+            "delete it once the filesystem works again"
+        )
+        return _Removal(message, _lifecycle_error(message, error, include_cause=False))
+    return _Removal("the test file was removed", None)
+
+
+def _lifecycle_error(what: str, error: OSError, *, include_cause: bool = True) -> Exception:
+    """An OSError of the test file's life cycle as flashmark's error: a failed device or
+    filesystem is DeviceFailed (exit 5), anything else a TargetError."""
+    cause = f": {error.strerror}" if include_cause else ""
+    if error.errno in _DEVICE_ERRNOS:
+        return DeviceFailed(f"the device failed or disappeared: {what}{cause}")
+    return TargetError(f"{what}{cause}")
+
+
+def _creation_error(target: Target, error: OSError) -> Exception:
+    folder = printable(target.folder or "")
+    if error.errno == errno.EROFS:
+        return ReadOnlyTarget(f"{folder} is on a read-only filesystem: pick another folder")
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return TargetPermissionDenied(
+            f"cannot create a test file in {folder}: permission denied "
+            "(pick a folder you can write, or run with sudo)"
+        )
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return NotEnoughSpace(f"{folder} is full: free some space or choose a smaller --size")
+    return _lifecycle_error(f"cannot create a test file in {folder}", error)
+
+
+def _check_direct_io(name: str, folder_fd: int, target: Target) -> None:
+    fs = target.filesystem or "this filesystem"
+    try:
+        descriptor = os.open(
+            name, os.O_RDWR | os.O_DIRECT | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder_fd
+        )
+    except OSError as error:
+        if error.errno == errno.EINVAL:
+            raise DirectIONotSupported(
+                f"{fs} at {printable(target.mount_point or target.folder or '')} does not "
+                "support direct I/O (O_DIRECT), so flashmark cannot bypass the page cache there. "
+                "Add --buffered to measure with the page cache (results are labelled buffered)"
+            ) from None
+        what = f"cannot open the test file {printable(target.path)}"
+        raise _lifecycle_error(what, error) from None
+    os.close(descriptor)

@@ -1,0 +1,72 @@
+"""Where a result goes when the history cannot take it (what goes into the history, and as
+what, is flashmark.documents.kinds).
+
+A result that was measured but could not be saved is written to a recovery file
+(`keep_unsaved`): $XDG_STATE_HOME/flashmark/unsaved/ (XDG Base Directory Specification;
+XDG_STATE_HOME defaults to ~/.local/state), or, when that cannot be written, the temporary
+folder (tempfile.gettempdir(): $TMPDIR, else /tmp). `flashmark import` reads it back
+(documents.kinds.read_document_file).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flashmark.codec import to_text
+from flashmark.errors import HistoryError
+
+UNSAVED_FOLDER = Path("flashmark") / "unsaved"
+# In the temporary folder (shared by every user) the files are named, not foldered: mkstemp
+# makes each name unique and private (0600), which a shared fixed folder name would not.
+_TEMP_PREFIX = "flashmark-unsaved-"
+
+
+class RecoveryFileError(HistoryError):
+    """Not even a recovery file could be written (every place tried is in the message)."""
+
+
+def unsaved_folder(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    state_home = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state_home) / UNSAVED_FOLDER
+
+
+def keep_unsaved(
+    document: Mapping[str, Any], kind: str, environ: Mapping[str, str] | None = None
+) -> Path:
+    """Write `document` to a new recovery file and return its path; RecoveryFileError
+    naming every place tried when none can be written."""
+    text = to_text(document)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    problems: list[str] = []
+    places = ((unsaved_folder(environ), ""), (Path(tempfile.gettempdir()), _TEMP_PREFIX))
+    for folder, prefix in places:
+        try:
+            if not prefix:
+                folder.mkdir(parents=True, exist_ok=True)
+            return _write_new(folder, f"{prefix}{kind}-{stamp}-", text)
+        except OSError as error:
+            problems.append(f"{folder}: {error.strerror or error}")
+    raise RecoveryFileError(f"no recovery file could be written ({'; '.join(problems)})")
+
+
+def _write_new(folder: Path, prefix: str, text: str) -> Path:
+    descriptor, name = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=".json")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            # The copy must survive a crash or power cut right after the run: it may be the
+            # only one.
+            os.fsync(stream.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)  # a half-written file is no recovery file
+        raise
+    return Path(name)

@@ -1,0 +1,265 @@
+"""May flashmark write to this block device? The guard every command that writes a device uses.
+
+    with claim_for_writing("/dev/sdb", roots) as claim:   # raises UnsafeDevice with the reason
+        ...write to /dev/sdb...                           # claim.claimed: what is held
+
+A device is refused when any member of its stack (device_stack.py: partitions, holders and
+slaves, loop devices and their backing files or devices, at any depth) is mounted, used as swap,
+or held by a device-mapper (LVM, LUKS) or md device built on the stack. Then every member that
+can be is opened with O_EXCL and the descriptors are held until the block ends: the kernel
+refuses a mount, swapon, mkfs, dm/md assembly or another exclusive open of a device while it is
+claimed (open(2), "O_EXCL": EBUSY "if pathname refers to a block device that is in use by the
+system (e.g., it is mounted)"). That also closes the gap between the check and the writes, and
+covers what /proc/self/mountinfo cannot show (mounts in other mount namespaces). After claiming,
+the stack is read and checked again: what changed in between is refused too.
+
+Sysfs layout used (Documentation/ABI/stable/sysfs-block): /sys/dev/block/MAJ:MIN links to the
+device's folder; `size` is in 512-byte sectors whatever the logical block size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import os
+import re
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from flashmark.errors import UnsafeDevice
+from flashmark.system.device_stack import (
+    DeviceStack,
+    FileIdentity,
+    Link,
+    MemberKind,
+    Role,
+    StackMember,
+    device_node,
+    device_stack,
+    kernel_name_of_node,
+)
+from flashmark.system.mounts import Mount, read_mounts, swap_sources
+from flashmark.system.sysroot import SystemRoots
+
+SECTOR_BYTES = 512  # unit of sysfs `size`, fixed by the kernel (include/linux/types.h sector_t)
+
+
+@dataclass(frozen=True)
+class BlockDevice:
+    name: str  # kernel name, e.g. "mmcblk0p2"
+    majmin: str
+    sysfs_dir: Path  # the device's folder under the sysfs root
+    is_partition: bool
+    size_bytes: int | None
+
+
+def block_device_for_majmin(majmin: str, roots: SystemRoots) -> BlockDevice | None:
+    link = roots.sys_path(f"dev/block/{majmin}")
+    if not link.exists():
+        return None
+    folder = link.resolve()
+    size = (
+        roots.read_sys(str(folder.relative_to(roots.sysfs) / "size"))
+        if folder.is_relative_to(roots.sysfs)
+        else None
+    )
+    return BlockDevice(
+        name=folder.name,
+        majmin=majmin,
+        sysfs_dir=folder,
+        is_partition=(folder / "partition").exists(),
+        size_bytes=int(size) * SECTOR_BYTES if size and size.isdigit() else None,
+    )
+
+
+def block_device_for_node(node: str, roots: SystemRoots) -> BlockDevice | None:
+    """The sysfs view of a device node such as /dev/sda1 (stat gives its major:minor)."""
+    status = os.stat(node)
+    return block_device_for_majmin(f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}", roots)
+
+
+@dataclass(frozen=True)
+class WriteClaim:
+    """What `claim_for_writing` holds: the stack it checked and the members opened with O_EXCL."""
+
+    node: str
+    stack: DeviceStack
+    claimed: tuple[str, ...]  # labels, the target first
+
+
+# Opens one member exclusively and returns what releases it.
+Claimer = Callable[[StackMember], Callable[[], None]]
+
+
+def open_exclusive(member: StackMember) -> Callable[[], None]:
+    """The live claimer: an O_RDONLY | O_EXCL descriptor on the member's device node.
+
+    Read-only is enough: exclusivity is about who may claim the device, not about how it is
+    opened (block/bdev.c), and flashmark's writes go through fio's own descriptors."""
+    node = device_node(member.name, member.majmin)
+    if node is None:
+        raise FileNotFoundError(errno.ENOENT, f"no device node for {member.majmin}", member.node)
+    descriptor = os.open(node, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+    return functools.partial(os.close, descriptor)
+
+
+@contextlib.contextmanager
+def claim_for_writing(
+    node: str, roots: SystemRoots, *, claimer: Claimer | None = None
+) -> Iterator[WriteClaim]:
+    """Refuse `node` when its stack is in use (UnsafeDevice, naming the member and why), else
+    hold every claimable member with O_EXCL until the block ends."""
+    if claimer is None:
+        if not roots.is_live:
+            raise UnsafeDevice(
+                f"refusing to write to {node}: /sys or /proc point at a recorded system "
+                "(FLASHMARK_SYSFS_ROOT, FLASHMARK_PROCFS_ROOT), so what uses the device "
+                "cannot be checked; unset them"
+            )
+        claimer = open_exclusive
+    name = kernel_name_of_node(node, roots)
+    stack = device_stack(name, roots)
+    _refuse_if_used(node, stack, roots)
+    releases: list[Callable[[], None]] = []
+    try:
+        claimed: list[StackMember] = []
+        for member in stack.claimable():
+            releases.append(_claim(node, member, claimer))
+            claimed.append(member)
+        # Read again with the claims held: anything mounted or stacked since the first look
+        # either made a claim fail (EBUSY) or shows up now.
+        again = device_stack(name, roots)
+        _refuse_if_used(node, again, roots)
+        held = {(m.name, m.majmin) for m in claimed}
+        new = [m.label for m in again.claimable() if (m.name, m.majmin) not in held]
+        if new:
+            raise UnsafeDevice(
+                f"refusing to write to {node}: its device stack changed while it was being "
+                f"checked ({', '.join(new)} appeared); run the command again"
+            )
+        yield WriteClaim(node, again, tuple(m.label for m in claimed))
+    finally:
+        for release in reversed(releases):
+            with contextlib.suppress(OSError):  # close(2) fails only on a bad descriptor
+                release()
+
+
+def check_writable(node: str, roots: SystemRoots) -> WriteClaim:
+    """Refuse now (before asking the user to confirm) what `claim_for_writing` would refuse;
+    the claims are released at once."""
+    with claim_for_writing(node, roots) as claim:
+        return claim
+
+
+def _claim(node: str, member: StackMember, claimer: Claimer) -> Callable[[], None]:
+    try:
+        return claimer(member)
+    except OSError as error:
+        if error.errno == errno.EBUSY:
+            why = (
+                "is busy according to the kernel (an O_EXCL open failed): mounted (maybe in "
+                "another mount namespace), used as swap or by device-mapper/md, or opened "
+                "exclusively by another program"
+            )
+            raise UnsafeDevice(
+                f"refusing to write to {node}: {_sentence(member.route, why)}"
+            ) from None
+        why = f"cannot be held unused during the run (O_EXCL open failed: {error.strerror})"
+        raise UnsafeDevice(f"refusing to write to {node}: {_sentence(member.route, why)}") from None
+
+
+def refusal_reasons(stack: DeviceStack, roots: SystemRoots) -> tuple[str, ...]:
+    """Why writing to the stack's target would destroy data in use; empty when it looks free."""
+    flagged: list[tuple[StackMember, str]] = []
+    mounts = read_mounts(roots)
+    for member in stack.devices():
+        for mount in mounts:
+            if mount.majmin == member.majmin or _source_name(mount.source, roots) == member.name:
+                flagged.append((member, _mounted_state(mount)))
+    for source in swap_sources(roots):
+        swapping = _swap_member(stack, source, roots)
+        if swapping is not None:
+            flagged.append((swapping, "is used as swap"))
+    reasons = [_sentence(member.route, state) for member, state in flagged]
+    for member in stack.members:
+        # A dm or md device built on the stack holds its members even when nothing is mounted
+        # on it (an open LUKS mapping, an active volume group or array). Said once, and only
+        # when no mount or swap further up already explains it.
+        explained = any(_passes_through(other.route, member.route) for other, _ in flagged)
+        if member.role is Role.ABOVE and member.is_mapper and not explained:
+            reasons.append(_sentence(member.route, ""))
+    return tuple(dict.fromkeys(reasons))
+
+
+def _refuse_if_used(node: str, stack: DeviceStack, roots: SystemRoots) -> None:
+    reasons = refusal_reasons(stack, roots)
+    if reasons:
+        raise UnsafeDevice(f"refusing to write to {node}: " + "; ".join(reasons))
+
+
+def _sentence(route: tuple[Link, ...], state: str) -> str:
+    """ "it is backed by /dev/loop2, which has partition /dev/loop2p1, which is mounted on /x"."""
+    words = "it"
+    for number, link in enumerate(route):
+        words += (" " if number == 0 else ", which ") + f"{link.relation} {link.member}"
+    if not state:
+        return words
+    return f"{words} {state}" if not route else f"{words}, which {state}"
+
+
+def _passes_through(route: tuple[Link, ...], prefix: tuple[Link, ...]) -> bool:
+    return route[: len(prefix)] == prefix
+
+
+def _mounted_state(mount: Mount) -> str:
+    if mount.mount_point == "/":
+        return f"holds the root filesystem ({mount.source} on /)"
+    return f"is mounted on {mount.mount_point}"
+
+
+def _swap_member(stack: DeviceStack, source: str, roots: SystemRoots) -> StackMember | None:
+    """The member a /proc/swaps entry (a device or a swap file) is, if any."""
+    path = _unescape(source).removesuffix(" (deleted)")
+    if roots.is_live:
+        with contextlib.suppress(OSError):
+            found = os.stat(path)
+            if stat.S_ISBLK(found.st_mode):
+                majmin = f"{os.major(found.st_rdev)}:{os.minor(found.st_rdev)}"
+                return next((m for m in stack.devices() if m.majmin == majmin), None)
+            identity = FileIdentity(found.st_dev, found.st_ino)
+            for member in stack.members:
+                if member.kind is MemberKind.FILE and member.file_identity == identity:
+                    return member
+    name = _source_name(path, roots)
+    for member in stack.members:
+        if (member.kind is MemberKind.DEVICE and member.name == name) or (
+            member.kind is MemberKind.FILE and member.name == path
+        ):
+            return member
+    return None
+
+
+def _source_name(source: str, roots: SystemRoots) -> str | None:
+    """Kernel name of a /dev path from mountinfo or /proc/swaps (e.g. /dev/mapper/x -> dm-0)."""
+    if not source.startswith("/dev/"):
+        return None
+    if roots.is_live and os.path.exists(source):
+        return Path(os.path.realpath(source)).name
+    if source.startswith("/dev/mapper/"):
+        wanted = source.removeprefix("/dev/mapper/")
+        block = roots.sys_path("class/block")
+        for entry in sorted(block.iterdir()) if block.is_dir() else ():
+            if roots.read_sys(f"class/block/{entry.name}/dm/name") == wanted:
+                return entry.name
+    return source.removeprefix("/dev/").replace("/", "!")
+
+
+_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
+
+
+def _unescape(text: str) -> str:
+    """/proc/swaps escapes space, tab, newline and backslash in paths as octal (seq_file_path)."""
+    return _OCTAL_ESCAPE.sub(lambda match: chr(int(match.group(1), 8)), text)

@@ -1,0 +1,332 @@
+"""An emulated flash card as a real block device: nbdkit + nbdfuse + a direct-I/O loop device.
+
+    with EmulatedFlash(FlashModel(claimed_bytes=1 * GiB, real_bytes=256 * MiB)) as card:
+        card.path       # "/dev/loopN": give it to fio, flashmark, f3probe, ...
+        card.model      # the truth: capacities, rates, cache, pauses, bad ranges
+        card.stats()    # what the device did, by its own clock
+        card.reset()    # fresh device state (empty cache, counters zero), data kept
+        card.vanish()   # every later request fails with EIO
+
+The stack, bottom to top (docs/emulated-flash.md):
+- nbdkit runs plugin.py in its embedded Python: the behaviour model (engine.py) serves the
+  claimed address space from a sparse file (or memory) of the real capacity.
+- nbdfuse exposes that NBD export as one regular file in a FUSE mount (this kernel has no nbd
+  or device-mapper module; FUSE works). nbdfuse starts nbdkit itself (`--command nbdkit -s`:
+  NBD over nbdkit's stdin/stdout, nbdfuse(1) "MODES"), and nbdkit's --exit-with-parent ends
+  it with nbdfuse.
+- `losetup --direct-io=on` turns the file into /dev/loopN. Direct I/O matters: a buffered
+  loop device keeps written data in the page cache, so reads would return what was written
+  even where the model aliases or drops it.
+- Optionally the kernel block throttle caps the loop device (flashmark.testing.throttle), for
+  caps on top of the model; commands run inside it through `command()`.
+
+Everything created is removed on exit, whatever happened inside (exceptions, Ctrl-C): the loop
+device, the FUSE mount, the nbdfuse and nbdkit processes, the cgroup and the work folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+
+import flashmark
+from flashmark.testing.flash.engine import ControlBlock, FlashStats
+from flashmark.testing.flash.model import Backing, FlashModel
+from flashmark.testing.throttle import (
+    CGROUP_ROOT,
+    DeviceCaps,
+    EmulationUnavailable,
+    command_in_group,
+    create_throttle_group,
+    throttle_unavailable_reason,
+)
+
+PLUGIN = Path(__file__).with_name("plugin.py")
+_TOOLS = {  # command -> Debian package that provides it
+    "nbdkit": "nbdkit",
+    "nbdfuse": "libnbd-bin",  # Debian 12 ships nbdfuse there ("nbdfuse" is a virtual name)
+    "fusermount3": "fuse3",
+    "losetup": "util-linux",
+}
+_ENGINE_PYTHON = (3, 11)  # enum.StrEnum; flashmark's own floor (pyproject requires-python)
+_START_TIMEOUT_S = 20.0
+_STOP_TIMEOUT_S = 10.0
+
+
+def unavailable_reason() -> str | None:
+    """None when this machine can run emulated flash devices, else the reason (for skips)."""
+    if os.geteuid() != 0:
+        return "emulated flash needs root (FUSE mount over a loop device)"
+    for tool, package in _TOOLS.items():
+        if shutil.which(tool) is None:
+            return f"emulated flash needs {tool} (apt-get install {package})"
+    if not Path("/dev/fuse").exists():
+        return "emulated flash needs FUSE (/dev/fuse is missing: modprobe fuse)"
+    if not Path("/dev/loop-control").exists():
+        return "emulated flash needs loop devices (/dev/loop-control is missing)"
+    return _python_plugin_missing()
+
+
+@functools.cache
+def _python_plugin_missing() -> str | None:
+    """nbdkit must have its Python plugin, built for a Python the engine runs on (3.11+)."""
+    try:
+        done = subprocess.run(
+            ["nbdkit", "python", "--dump-plugin"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=_c_locale(),
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"nbdkit does not run: {error}"
+    if done.returncode != 0:
+        return "nbdkit has no Python plugin (apt-get install nbdkit-plugin-python)"
+    # --dump-plugin prints "python_version=3.11.1" (nbdkit-python-plugin(3), "Python versions")
+    fields = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    version = tuple(int(part) for part in fields.get("python_version", "0").split(".")[:2])
+    if version < _ENGINE_PYTHON:
+        return (
+            f"nbdkit's Python plugin runs Python {fields.get('python_version', '?')}; the "
+            f"emulated flash engine needs {'.'.join(map(str, _ENGINE_PYTHON))} or newer"
+        )
+    return None
+
+
+class EmulatedFlash:
+    """A block device behaving as `model` says; a context manager (see the module doc)."""
+
+    def __init__(
+        self,
+        model: FlashModel,
+        *,
+        caps: DeviceCaps | None = None,
+        workdir: Path | None = None,
+        cgroup_root: Path = CGROUP_ROOT,
+    ) -> None:
+        self.model = model
+        self.caps = caps
+        self._parent_dir = workdir
+        self._cgroup_root = cgroup_root
+        self._stack = contextlib.ExitStack()
+        self._control: ControlBlock | None = None
+        self._log: Path | None = None
+        self.path = ""  # /dev/loopN once entered
+        self.image: Path | None = None  # nbdfuse's file (in its FUSE mount) under the loop
+        self.cgroup: Path | None = None
+
+    # -- life cycle ---------------------------------------------------------------------------
+    def __enter__(self) -> EmulatedFlash:
+        reason = unavailable_reason()
+        if reason is None and self.caps is not None:
+            reason = throttle_unavailable_reason(self._cgroup_root)
+        if reason is not None:
+            raise EmulationUnavailable(reason)
+        try:
+            self._setup()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove everything (idempotent; __exit__ calls it)."""
+        # SIGINT during cleanup would leave a mount or a loop device behind: finish first.
+        with _deferred_sigint():
+            self._stack.close()
+
+    def _setup(self) -> None:
+        workdir = Path(tempfile.mkdtemp(prefix="flashmark-flash-", dir=self._parent_dir))
+        self._stack.callback(shutil.rmtree, workdir, True)
+
+        model_file = workdir / "model.json"
+        model_file.write_text(self.model.to_json())
+        control_file = workdir / "control"
+        self._control = ControlBlock(control_file, create=True)
+        self._stack.callback(self._control.close)
+        backing: Path | None = None
+        if self.model.backing is Backing.FILE:
+            backing = workdir / "backing.img"
+            with backing.open("wb") as handle:  # sparse: truncate allocates nothing
+                handle.truncate(self.model.real_capacity)
+
+        mount = workdir / "mnt"
+        mount.mkdir()
+        self._log = workdir / "nbd.log"
+        self._start_server(mount, model_file, control_file, backing)
+        image = mount / "flash"
+        self.image = image
+
+        self.path = _run(["losetup", "--find", "--show", "--direct-io=on", str(image)]).strip()
+        self._stack.callback(_detach_loop, self.path)
+        if _loop_direct_io(self.path) != "1":
+            raise EmulationUnavailable(
+                f"{self.path} did not switch to direct I/O on {image}: aliasing would be hidden"
+                " by the page cache (the kernel's FUSE must support O_DIRECT)"
+            )
+        if shutil.which("udevadm") is not None:
+            # udev probes a new block device (blkid reads it); let that finish before the
+            # counters start, so it is not charged to the test.
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                subprocess.run(["udevadm", "settle", "--timeout=10"], timeout=20, check=False)
+        if self.caps is not None:
+            status = os.stat(self.path)
+            majmin = f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}"
+            self.cgroup = create_throttle_group(self.caps, majmin, self._stack, self._cgroup_root)
+        self.reset()
+
+    def _start_server(
+        self, mount: Path, model_file: Path, control_file: Path, backing: Path | None
+    ) -> None:
+        assert self._log is not None
+        pidfile = mount.parent / "nbdfuse.pid"
+        nbdkit = [
+            "nbdkit",
+            "-s",  # serve on stdin/stdout, as nbdfuse --command expects
+            "--exit-with-parent",
+            "python",
+            str(PLUGIN),
+            f"model={model_file}",
+            f"control={control_file}",
+        ]
+        if backing is not None:
+            nbdkit.append(f"backing={backing}")
+        argv = ["nbdfuse", "-P", str(pidfile), str(mount / "flash"), "--command", *nbdkit]
+        env = _c_locale()
+        # The plugin imports the engine from the same flashmark as this process.
+        env["PYTHONPATH"] = str(Path(flashmark.__file__).resolve().parent.parent)
+        with self._log.open("wb") as log:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                # Its own session: a Ctrl-C meant for us must not kill the device under the
+                # loop before close() has detached it.
+                start_new_session=True,
+            )
+        self._stack.callback(_stop_server, process, mount)
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while not (pidfile.exists() and pidfile.read_text().strip()):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise EmulationUnavailable(
+                    f"nbdfuse did not mount {mount} (exit {process.poll()}): {self.server_log()}"
+                )
+            time.sleep(0.01)
+
+    # -- use ----------------------------------------------------------------------------------
+    def stats(self) -> FlashStats:
+        """The device's own counters and clock since the last reset."""
+        return self._require_control().read_stats()
+
+    def reset(self) -> None:
+        """Make the device fresh: empty cache, counters and clock restarted, not vanished.
+
+        The data stays. Takes effect at the next request (the device is idle until then).
+        """
+        self._require_control().request_reset()
+
+    def vanish(self) -> None:
+        """From the next request on, every request fails with EIO (the card is gone).
+
+        The loop device node stays, as it does for a card that dies in its reader; `reset()`
+        brings the device back.
+        """
+        self._require_control().request_vanish()
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        """argv wrapped to run inside the throttle caps (only with `caps=`)."""
+        if self.cgroup is None:
+            raise EmulationUnavailable("this emulated flash device has no throttle caps")
+        return command_in_group(self.cgroup, argv)
+
+    def server_log(self) -> str:
+        """What nbdfuse and nbdkit printed (for error messages)."""
+        if self._log is None or not self._log.exists():
+            return ""
+        return self._log.read_text(errors="replace")[-2000:].strip()
+
+    def _require_control(self) -> ControlBlock:
+        if self._control is None:
+            raise EmulationUnavailable("the emulated flash is not set up (use it in a with block)")
+        return self._control
+
+
+def _c_locale() -> dict[str, str]:
+    return {**os.environ, "LC_ALL": "C"}
+
+
+def _run(argv: list[str]) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=_c_locale())
+    if done.returncode != 0:
+        raise EmulationUnavailable(
+            f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.strip()}"
+        )
+    return done.stdout
+
+
+def _loop_direct_io(device: str) -> str:
+    dio = Path("/sys/block") / Path(device).name / "loop" / "dio"
+    return dio.read_text().strip() if dio.exists() else "unknown"
+
+
+def _detach_loop(device: str) -> None:
+    """Detach the loop device. If something still holds it open, the kernel detaches it when
+    the last user closes it (losetup -d sets autoclear), and the FUSE unmount goes lazy."""
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired, EmulationUnavailable):
+        _run(["losetup", "--detach", device])
+
+
+def _stop_server(process: subprocess.Popen[bytes], mount: Path) -> None:
+    """Unmount (nbdfuse then exits, and nbdkit with it); kill only if it does not.
+
+    The unmount is tried even if nbdfuse already died: its mount stays until unmounted. If the
+    loop device is still held open (it is then detached on last close), the plain unmount is
+    refused as busy and a lazy one detaches the mount from the tree.
+    """
+    for argv in (["fusermount3", "-u", str(mount)], ["fusermount3", "-u", "-z", str(mount)]):
+        try:
+            _run(argv)
+            break
+        except (EmulationUnavailable, OSError, subprocess.TimeoutExpired):
+            continue
+    try:
+        process.wait(timeout=_STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()  # our own child, by its handle; nbdkit follows (--exit-with-parent)
+        process.wait(timeout=_STOP_TIMEOUT_S)
+
+
+@contextlib.contextmanager
+def _deferred_sigint() -> Iterator[None]:
+    """Hold back SIGINT (in the main thread) until the block ends, then deliver it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            os.kill(os.getpid(), signal.SIGINT)

@@ -1,0 +1,410 @@
+"""The behaviour engine of an emulated flash device: addresses, pacing, cache, faults.
+
+`FlashEngine` serves reads and writes of the claimed address space exactly as a `FlashModel`
+says. It is plain Python with an injectable clock, so unit tests drive it with a fake clock;
+plugin.py puts it behind nbdkit. Standard library only: it runs inside nbdkit's embedded
+interpreter (the system python3), see model.py.
+
+Pacing: the device keeps one running clock, `free_at`, the instant it finishes its current
+work. A request that arrives within the model's `absorb_ns` of `free_at` starts at `free_at`,
+not at its arrival, so the host's own per-request overhead (kernel, FUSE, nbd, Python, the
+client) is absorbed instead of being added to every request; a later request starts at its
+arrival and the whole gap counts as idle. The engine then sleeps until the request's computed
+end. Over any stretch of back-to-back requests the device therefore delivers exactly the
+model's rate, whatever the host's overhead, as long as that overhead is smaller than the
+request's own service time. (A rate model paced this way reproduced a 40 MB/s cache of 64 MiB
+followed by 10 MB/s within 0.1% through fio on the development machine; DESIGN.md,
+"Emulated flash".)
+
+The host talks to a running engine through a small shared file (`ControlBlock`): it asks for a
+reset or for the device to vanish, and reads the engine's counters, without any I/O through
+the device.
+"""
+
+from __future__ import annotations
+
+import errno
+import mmap
+import os
+import struct
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import astuple, dataclass, fields
+from pathlib import Path
+from typing import Protocol
+
+from flashmark.testing.flash.model import NS_PER_S, Backing, FlashModel
+
+
+class DeviceFault(Exception):
+    """A request the device fails; `errno` is what the client sees (EIO through loop)."""
+
+    def __init__(self, error: int, message: str) -> None:
+        super().__init__(message)
+        self.errno = error
+
+
+@dataclass(frozen=True)
+class FlashStats:
+    """What the engine did since the last reset, by its own clock (time.monotonic_ns).
+
+    CLOCK_MONOTONIC is system-wide, so the host can compare these instants with its own.
+    """
+
+    generation: int = 0  # the reset these counters belong to
+    bytes_read: int = 0
+    bytes_written: int = 0
+    read_requests: int = 0
+    write_requests: int = 0
+    read_errors: int = 0
+    write_errors: int = 0
+    cache_fill_bytes: int = 0
+    gc_pauses: int = 0
+    vanished: int = 0  # 1 once the device has vanished
+    busy_ns: int = 0  # total service time charged (what the rates are made of)
+    idle_ns: int = 0  # total idle time (gaps longer than the model's absorb_ns)
+    first_request_ns: int = 0  # arrival of the first request after the reset (0: none yet)
+    cache_full_ns: int = 0  # when the cache first became full (0: not yet)
+    cached_bytes: int = 0  # bytes written into the cache (at the burst rate)
+    longest_idle_ns: int = 0  # the longest idle gap
+    cache_fill_after_longest_idle_bytes: int = 0  # cache fill right after it (drain applied)
+    # bytes written into the cache from the longest idle gap on, until the cache was full
+    # again: the burst a client sees after it (more than the room the gap made when the device
+    # was idle again before the cache filled)
+    cached_after_longest_idle_bytes: int = 0
+
+
+_STATS_FIELDS = len(fields(FlashStats))
+
+
+class ControlBlock:
+    """A page shared by the host and the engine (a file both map).
+
+    Host area: magic, vanish request, reset generation. Engine area: a sequence number and the
+    FlashStats fields, published after every request. The sequence number is odd while the
+    engine writes, so a reader retries instead of seeing a half-written set (a seqlock).
+    """
+
+    SIZE = 4096
+    _MAGIC = 0x31_48_53_41_4C_46_4D_46  # b"FMFLASH1" little-endian
+    _HOST = struct.Struct("<QQQ")  # magic, vanish requested, reset generation
+    _SEQ = struct.Struct("<Q")
+    _SEQ_AT = 64
+    _STATS = struct.Struct("<" + "Q" * _STATS_FIELDS)
+    _STATS_AT = 72
+
+    def __init__(self, path: Path, *, create: bool) -> None:
+        flags = os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+        fd = os.open(path, flags, 0o600)
+        try:
+            if create:
+                os.ftruncate(fd, self.SIZE)
+            self._map = mmap.mmap(fd, self.SIZE)
+        finally:
+            os.close(fd)
+        if create:
+            self._HOST.pack_into(self._map, 0, self._MAGIC, 0, 0)
+        elif self._HOST.unpack_from(self._map, 0)[0] != self._MAGIC:
+            raise ValueError(f"{path} is not a flashmark emulated-flash control block")
+
+    # host side
+    def request_vanish(self) -> None:
+        _, _, generation = self._HOST.unpack_from(self._map, 0)
+        self._HOST.pack_into(self._map, 0, self._MAGIC, 1, generation)
+
+    def request_reset(self) -> int:
+        _, _, generation = self._HOST.unpack_from(self._map, 0)
+        self._HOST.pack_into(self._map, 0, self._MAGIC, 0, generation + 1)
+        return int(generation + 1)
+
+    def read_stats(self) -> FlashStats:
+        """The latest published counters; zeros if the engine has not seen the last reset."""
+        _, vanish, generation = self._HOST.unpack_from(self._map, 0)
+        for _ in range(10_000):
+            before = self._SEQ.unpack_from(self._map, self._SEQ_AT)[0]
+            if before % 2:
+                continue
+            values = self._STATS.unpack_from(self._map, self._STATS_AT)
+            if self._SEQ.unpack_from(self._map, self._SEQ_AT)[0] == before:
+                break
+        else:  # pragma: no cover - the engine would have to die mid-publish
+            raise RuntimeError("emulated flash counters kept changing while being read")
+        stats = FlashStats(*values)
+        if stats.generation != generation:
+            # The engine applies a reset at its next request; until then it is a fresh device.
+            return FlashStats(generation=generation, vanished=vanish)
+        return stats
+
+    # engine side
+    def poll(self) -> tuple[bool, int]:
+        """(vanish requested, reset generation)."""
+        _, vanish, generation = self._HOST.unpack_from(self._map, 0)
+        return bool(vanish), int(generation)
+
+    def publish(self, stats: FlashStats) -> None:
+        sequence = self._SEQ.unpack_from(self._map, self._SEQ_AT)[0]
+        self._SEQ.pack_into(self._map, self._SEQ_AT, sequence + 1)
+        self._STATS.pack_into(self._map, self._STATS_AT, *astuple(stats))
+        self._SEQ.pack_into(self._map, self._SEQ_AT, sequence + 2)
+
+    def close(self) -> None:
+        self._map.close()
+
+
+class Storage(Protocol):
+    """The real capacity: `real_bytes` of storage addressed from 0."""
+
+    def read_into(self, view: memoryview, offset: int) -> None: ...
+
+    def write(self, data: memoryview, offset: int) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class FileStorage:
+    """A sparse file: only written blocks take disk space, so a genuine 64 GiB model is cheap
+    until it is filled."""
+
+    def __init__(self, path: Path, size: int) -> None:
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        if os.fstat(self._fd).st_size != size:
+            os.ftruncate(self._fd, size)
+
+    def read_into(self, view: memoryview, offset: int) -> None:
+        done = 0
+        while done < len(view):
+            got = os.preadv(self._fd, [view[done:]], offset + done)
+            if got <= 0:
+                raise DeviceFault(errno.EIO, f"backing file ended at {offset + done}")
+            done += got
+
+    def write(self, data: memoryview, offset: int) -> None:
+        done = 0
+        while done < len(data):
+            done += os.pwrite(self._fd, data[done:], offset + done)
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+class MemoryStorage:
+    """The real capacity in RAM (nbdkit's process): for small devices, no disk involved."""
+
+    def __init__(self, size: int) -> None:
+        self._memory = bytearray(size)
+
+    def read_into(self, view: memoryview, offset: int) -> None:
+        view[:] = self._memory[offset : offset + len(view)]
+
+    def write(self, data: memoryview, offset: int) -> None:
+        self._memory[offset : offset + len(data)] = data
+
+    def close(self) -> None:
+        self._memory = bytearray()
+
+
+def open_storage(model: FlashModel, path: Path | None) -> Storage:
+    if model.backing is Backing.MEMORY:
+        return MemoryStorage(model.real_capacity)
+    if path is None:
+        raise ValueError("a file-backed model needs a backing path")
+    return FileStorage(path, model.real_capacity)
+
+
+class FlashEngine:
+    """Serves one device's requests as its model says. One request at a time (plugin.py asks
+    nbdkit to serialise them), like the single channel of a card's controller."""
+
+    def __init__(
+        self,
+        model: FlashModel,
+        storage: Storage,
+        *,
+        control: ControlBlock | None = None,
+        clock: Callable[[], int] = time.monotonic_ns,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.model = model
+        self._storage = storage
+        self._control = control
+        self._clock = clock
+        self._sleep = sleep
+        self._generation = 0
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        self._free_at: float | None = None  # end of the device's current work (ns)
+        self._fill = 0  # bytes in the write cache
+        self._written = 0  # bytes written since the reset (GC pauses count these)
+        self._moved = 0  # bytes read + written since the reset (the vanish budget)
+        self._vanished = False
+        self._stats = FlashStats(generation=self._generation)
+        self._counts = dict.fromkeys(
+            ("read_errors", "write_errors", "read_requests", "write_requests", "gc_pauses"), 0
+        )
+        self._bytes_read = 0
+        self._busy = 0.0
+        self._idle = 0.0
+        self._first_request = 0
+        self._cache_full_at = 0
+        self._cached = 0
+        self._longest_idle = 0
+        self._fill_after_longest_idle = 0
+        self._cached_after_longest_idle = 0
+        self._filling_after_longest_idle = False
+
+    # -- the two requests ---------------------------------------------------------------------
+    def read_into(self, buf: memoryview, offset: int) -> None:
+        length = len(buf)
+        end, _ = self._admit(offset, length, write=False)
+        for position, size, real in self._segments(offset, length):
+            part = buf[position : position + size]
+            if real is None:
+                part[:] = bytes([self.model.beyond_fill()]) * size
+            else:
+                self._storage.read_into(part, real)
+        self._moved += length
+        self._bytes_read += length
+        self._counts["read_requests"] += 1
+        self._finish(end)
+
+    def write(self, data: memoryview, offset: int) -> None:
+        length = len(data)
+        end, cached = self._admit(offset, length, write=True)
+        for position, size, real in self._segments(offset, length):
+            if real is not None:  # None: beyond a fake's real capacity, the write is dropped
+                self._storage.write(data[position : position + size], real)
+        self._fill += cached
+        self._cached += cached
+        if self._filling_after_longest_idle:
+            self._cached_after_longest_idle += cached
+            self._filling_after_longest_idle = self._fill < self.model.cache_bytes
+        if cached and self._fill >= self.model.cache_bytes and not self._cache_full_at:
+            self._cache_full_at = round(end)
+        self._written += length
+        self._moved += length
+        self._counts["write_requests"] += 1
+        self._finish(end)
+
+    def stats(self) -> FlashStats:
+        return self._stats
+
+    def close(self) -> None:
+        self._storage.close()
+        if self._control is not None:
+            self._control.close()
+
+    # -- steps --------------------------------------------------------------------------------
+    def _admit(self, offset: int, length: int, *, write: bool) -> tuple[float, int]:
+        """Check the request may run and charge its time on the device clock.
+
+        Returns the instant it ends and, for a write, how many of its bytes go to the cache.
+        """
+        self._poll_control()
+        error_key = "write_errors" if write else "read_errors"
+        if offset < 0 or offset + length > self.model.claimed_bytes:
+            self._fail(error_key)
+            raise DeviceFault(errno.EINVAL, f"request {offset}+{length} beyond the device")
+        if not self._vanished:
+            budget = self.model.vanish_after_bytes
+            self._vanished = budget is not None and self._moved + length > budget
+        if self._vanished:
+            self._fail(error_key)
+            raise DeviceFault(errno.EIO, "the device has vanished")
+        start = self._start_time()  # applies the idle drain, so the cache room is known after it
+        cached = 0
+        if write:
+            cached = min(length, max(0, self.model.cache_bytes - self._fill))
+            pauses = self.model.gc_pauses_for(self._written, length)
+            busy = self.model.write_ns(length, cached=cached) + pauses * self.model.gc_pause_ns
+        else:
+            pauses = 0
+            busy = self.model.read_ns(length)
+        end = start + busy
+        self._free_at = end
+        self._busy += busy
+        if self.model.is_bad(offset, length, write=write):
+            # The device spent the time on the request and then reported it uncorrectable.
+            self._fail(error_key)
+            self._sleep_until(end)
+            raise DeviceFault(errno.EIO, f"bad block in {offset}+{length}")
+        self._counts["gc_pauses"] += pauses
+        return end, cached
+
+    def _start_time(self) -> float:
+        now = self._clock()
+        if self._free_at is None:
+            self._first_request = now
+            return float(now)
+        gap = now - self._free_at
+        if gap <= self.model.absorb_ns:
+            return self._free_at  # back to back: the gap was the host's overhead, absorbed
+        # Idle: the whole gap (a head start of absorb_ns after every idle period would let a
+        # client that pauses do up to absorb_ns of extra work per pause).
+        self._fill = round(self.model.cache_after_idle(self._fill, gap))
+        self._idle += gap
+        if gap > self._longest_idle:
+            self._longest_idle = round(gap)
+            self._fill_after_longest_idle = self._fill
+            self._cached_after_longest_idle = 0
+            self._filling_after_longest_idle = True
+        return float(now)
+
+    def _finish(self, end: float) -> None:
+        self._publish()
+        self._sleep_until(end)
+
+    def _fail(self, key: str) -> None:
+        self._counts[key] += 1
+        self._publish()
+
+    def _sleep_until(self, end: float) -> None:
+        remaining = (end - self._clock()) / NS_PER_S
+        if remaining > 0:
+            self._sleep(remaining)
+
+    def _poll_control(self) -> None:
+        if self._control is None:
+            return
+        vanish, generation = self._control.poll()
+        if generation != self._generation:
+            self._generation = generation
+            self._reset_state()
+        if vanish:
+            self._vanished = True
+
+    def _publish(self) -> None:
+        self._stats = FlashStats(
+            generation=self._generation,
+            bytes_read=self._bytes_read,
+            bytes_written=self._written,
+            read_requests=self._counts["read_requests"],
+            write_requests=self._counts["write_requests"],
+            read_errors=self._counts["read_errors"],
+            write_errors=self._counts["write_errors"],
+            cache_fill_bytes=self._fill,
+            gc_pauses=self._counts["gc_pauses"],
+            vanished=int(self._vanished),
+            busy_ns=round(self._busy),
+            idle_ns=round(self._idle),
+            first_request_ns=self._first_request,
+            cache_full_ns=self._cache_full_at,
+            cached_bytes=self._cached,
+            longest_idle_ns=self._longest_idle,
+            cache_fill_after_longest_idle_bytes=self._fill_after_longest_idle,
+            cached_after_longest_idle_bytes=self._cached_after_longest_idle,
+        )
+        if self._control is not None:
+            self._control.publish(self._stats)
+
+    def _segments(self, offset: int, length: int) -> Iterator[tuple[int, int, int | None]]:
+        """(position in the request, size, real offset or None) pieces of a request."""
+        real = self.model.real_capacity
+        position = 0
+        while position < length:
+            located = self.model.locate(offset + position)
+            # Beyond a fake's real capacity (None), the rest of the request lies beyond it too.
+            rest = length - position
+            size = rest if located is None else min(rest, real - located)
+            yield position, size, located
+            position += size

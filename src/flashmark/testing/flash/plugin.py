@@ -1,0 +1,110 @@
+"""nbdkit plugin: serves a FlashEngine as an NBD export. Runs inside nbdkit, never imported.
+
+    nbdkit python .../flashmark/testing/flash/plugin.py model=MODEL.json control=CONTROL \
+        [backing=FILE]
+
+nbdkit's Python plugin (nbdkit-python-plugin(3), nbdkit 1.32) runs this file in an embedded
+interpreter, the system python3, and calls the top-level functions below by name: `open`,
+`get_size` and `pread` are required, the others optional. device.py starts it with PYTHONPATH
+set to the directory holding the flashmark package it was itself imported from, so the engine
+is the same code as the host's. Errors: a callback raises after `nbdkit.set_error(errno)`;
+without it the client would see EIO anyway (same man page, "Exceptions").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbdkit  # provided by nbdkit-plugin-python inside nbdkit only
+
+from flashmark.testing.flash.engine import ControlBlock, DeviceFault, FlashEngine, open_storage
+from flashmark.testing.flash.model import FlashModel
+
+API_VERSION = 2
+
+_settings: dict[str, str] = {}
+_engines: list[FlashEngine] = []
+
+
+def config(key: str, value: str) -> None:
+    if key not in ("model", "control", "backing"):
+        raise ValueError(f"unknown parameter {key}= (expected model=, control=, backing=)")
+    _settings[key] = value
+
+
+def config_complete() -> None:
+    for key in ("model", "control"):
+        if key not in _settings:
+            raise ValueError(f"missing parameter {key}=")
+    model = FlashModel.from_json(Path(_settings["model"]).read_text())
+    backing = _settings.get("backing")
+    storage = open_storage(model, Path(backing) if backing else None)
+    control = ControlBlock(Path(_settings["control"]), create=False)
+    _engines.append(FlashEngine(model, storage, control=control))
+
+
+def thread_model() -> int:
+    # One request at a time: the engine's clock models a card's single channel, and its state
+    # is not locked (nbdkit-python-plugin(3), "Threads": this is also the default).
+    return int(nbdkit.THREAD_MODEL_SERIALIZE_ALL_REQUESTS)
+
+
+def _engine() -> FlashEngine:
+    return _engines[0]
+
+
+def open(readonly: bool) -> int:
+    return 1  # one device; the handle carries nothing
+
+
+def get_size(h: int) -> int:
+    return _engine().model.claimed_bytes
+
+
+def is_rotational(h: int) -> bool:
+    return False
+
+
+def can_write(h: int) -> bool:
+    return True
+
+
+def can_flush(h: int) -> bool:
+    # fio's end_fsync and filesystems send flushes; the model has no volatile state to
+    # write back (the cache is a speed model, its data is already stored), so flush is free.
+    return True
+
+
+def can_trim(h: int) -> bool:
+    # No discard: the loop device then reports "not supported" (mkfs carries on) instead of
+    # the model having to define what a discarded block of a fake reads back.
+    return False
+
+
+def can_multi_conn(h: int) -> bool:
+    return False
+
+
+def pread(h: int, buf: bytearray, offset: int, flags: int) -> None:
+    try:
+        _engine().read_into(memoryview(buf), offset)
+    except DeviceFault as fault:
+        nbdkit.set_error(fault.errno)
+        raise
+
+
+def pwrite(h: int, buf: bytes, offset: int, flags: int) -> None:
+    try:
+        _engine().write(memoryview(buf), offset)
+    except DeviceFault as fault:
+        nbdkit.set_error(fault.errno)
+        raise
+
+
+def flush(h: int, flags: int) -> None:
+    return None
+
+
+def cleanup() -> None:
+    for engine in _engines:
+        engine.close()

@@ -1,0 +1,278 @@
+"""Emulated storage devices whose true speed is known: loop devices under the kernel block throttle.
+
+A loop device backed by a file in the page cache is far faster than any SD card; capping it
+with the block throttle turns it into a device whose read/write IOPS and bytes/s are known to
+the digit. Processes only feel the caps while they run inside the throttling cgroup, so every
+command meant to measure the device is started through `EmulatedDevice.command()`.
+
+Used by the integration tests and benchmarks/ (DESIGN.md, "Testing against truth"); needs root,
+loop devices and the blkio throttle (cgroup v1 `blkio.throttle.*_device`, or cgroup v2
+`io.max`). `unavailable_reason()` says why a machine cannot do it, for clean skips.
+
+Kernel facts relied on (Documentation/admin-guide/cgroup-v1/blkio-controller.rst and
+cgroup-v2.rst "IO Interface Files"): caps are per device as "MAJ:MIN value"; a process moves
+itself into a group by writing 0 to the group's cgroup.procs; children inherit the group.
+The throttle dispatches per 100 ms slice, so an IOPS cap acts as floor(cap/10)*10: use caps
+that are multiples of 10 (`effective_iops`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from flashmark.units import MiB
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+_V1_BLKIO = "blkio"
+_GROUP_PREFIX = "flashmark-emu-"
+
+
+@dataclass(frozen=True)
+class DeviceCaps:
+    """The true speed of an emulated device. None leaves that dimension unthrottled."""
+
+    name: str
+    read_iops: int | None = None
+    write_iops: int | None = None
+    read_bps: int | None = None  # bytes per second
+    write_bps: int | None = None
+
+    def effective_iops(self, cap: int | None) -> int | None:
+        """What the throttle really allows: it works in 100 ms slices (see module doc)."""
+        return None if cap is None else (cap // 10) * 10
+
+
+class EmulationUnavailable(RuntimeError):
+    pass
+
+
+def unavailable_reason(cgroup_root: Path = CGROUP_ROOT) -> str | None:
+    """None when this machine can emulate devices, else the reason (for pytest skips)."""
+    if os.geteuid() != 0:
+        return "emulated devices need root (loop devices and the block throttle)"
+    for tool in ("losetup", "mkfs.ext4", "mount", "umount"):
+        if shutil.which(tool) is None:
+            return f"emulated devices need {tool} (Debian packages util-linux, e2fsprogs, mount)"
+    if not Path("/dev/loop-control").exists():
+        return "emulated devices need loop devices (/dev/loop-control is missing)"
+    return throttle_unavailable_reason(cgroup_root)
+
+
+def _throttle_flavour(cgroup_root: Path) -> str | None:
+    if (cgroup_root / _V1_BLKIO / "blkio.throttle.read_iops_device").exists():
+        return "v1"
+    controllers = cgroup_root / "cgroup.controllers"
+    if controllers.exists() and "io" in controllers.read_text().split():
+        return "v2"
+    return None
+
+
+class EmulatedDevice:
+    """A throttled loop device, optionally with an ext4 filesystem mounted on it.
+
+    Use as a context manager; everything it creates (backing file, loop device, mount, cgroup)
+    is removed on exit, whatever happened inside.
+    """
+
+    def __init__(
+        self,
+        caps: DeviceCaps,
+        *,
+        size_bytes: int = 512 * MiB,
+        filesystem: bool = True,
+        cgroup_root: Path = CGROUP_ROOT,
+    ) -> None:
+        self.caps = caps
+        self.size_bytes = size_bytes
+        self.filesystem = filesystem
+        self._cgroup_root = cgroup_root
+        self._stack = contextlib.ExitStack()
+        self._workdir: Path | None = None
+        self.device: str = ""
+        self.majmin: str = ""
+        self.mount_point: Path | None = None
+        self.cgroup: Path | None = None
+
+    # -- life cycle ---------------------------------------------------------------------------
+    def __enter__(self) -> EmulatedDevice:
+        reason = unavailable_reason(self._cgroup_root)
+        if reason is not None:
+            raise EmulationUnavailable(reason)
+        try:
+            self._setup()
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._stack.close()
+
+    def _setup(self) -> None:
+        workdir = Path(tempfile.mkdtemp(prefix="flashmark-emu-"))
+        self._workdir = workdir
+        self._stack.callback(shutil.rmtree, workdir, True)
+
+        backing = workdir / "backing.img"
+        with backing.open("wb") as handle:
+            handle.truncate(self.size_bytes)
+        self.device = _run(["losetup", "--find", "--show", str(backing)]).strip()
+        self._stack.callback(_run_quietly, ["losetup", "--detach", self.device])
+        self.majmin = _majmin(self.device)
+
+        if self.filesystem:
+            # Initialise inode tables and journal now, so ext4lazyinit does not write in the
+            # background while a test measures the device.
+            _run(
+                [
+                    "mkfs.ext4",
+                    "-q",
+                    "-F",
+                    "-E",
+                    "lazy_itable_init=0,lazy_journal_init=0",
+                    self.device,
+                ]
+            )
+            mount_point = workdir / "mnt"
+            mount_point.mkdir()
+            _run(["mount", self.device, str(mount_point)])
+            self._stack.callback(_unmount, mount_point)
+            self.mount_point = mount_point
+
+        _wait_for_udev()
+        self.cgroup = self._create_cgroup()
+
+    def _create_cgroup(self) -> Path:
+        return create_throttle_group(self.caps, self.majmin, self._stack, self._cgroup_root)
+
+    # -- use ----------------------------------------------------------------------------------
+    def command(self, argv: Sequence[str]) -> list[str]:
+        """argv wrapped so that it runs inside the throttling cgroup (and so do its children)."""
+        if self.cgroup is None:
+            raise EmulationUnavailable("the emulated device is not set up (use it in a with block)")
+        return command_in_group(self.cgroup, argv)
+
+    @property
+    def target(self) -> Path:
+        """Where a benchmark should point: the mounted folder, or the device node."""
+        return self.mount_point if self.mount_point is not None else Path(self.device)
+
+
+def create_throttle_group(
+    caps: DeviceCaps, majmin: str, stack: contextlib.ExitStack, cgroup_root: Path = CGROUP_ROOT
+) -> Path:
+    """A new cgroup capping device `majmin` at `caps`; `stack` removes it when closed.
+
+    Shared with the emulated flash devices (flashmark.testing.flash), which can run inside
+    the same caps.
+    """
+    flavour = _throttle_flavour(cgroup_root)
+    name = f"{_GROUP_PREFIX}{uuid.uuid4().hex[:10]}"
+    if flavour == "v1":
+        group = cgroup_root / _V1_BLKIO / name
+        group.mkdir()
+        stack.callback(_remove_cgroup, group, cgroup_root / _V1_BLKIO)
+        for attribute, value in (
+            ("blkio.throttle.read_iops_device", caps.read_iops),
+            ("blkio.throttle.write_iops_device", caps.write_iops),
+            ("blkio.throttle.read_bps_device", caps.read_bps),
+            ("blkio.throttle.write_bps_device", caps.write_bps),
+        ):
+            if value is not None:
+                (group / attribute).write_text(f"{majmin} {value}\n")
+        return group
+    if flavour is None:
+        raise EmulationUnavailable(f"no block throttle under {cgroup_root}")
+    # cgroup v2: the io controller must be enabled for the children of the root.
+    (cgroup_root / "cgroup.subtree_control").write_text("+io\n")
+    group = cgroup_root / name
+    group.mkdir()
+    stack.callback(_remove_cgroup, group, cgroup_root)
+    limits = {
+        "riops": caps.read_iops,
+        "wiops": caps.write_iops,
+        "rbps": caps.read_bps,
+        "wbps": caps.write_bps,
+    }
+    settings = " ".join(f"{key}={value}" for key, value in limits.items() if value is not None)
+    if settings:
+        (group / "io.max").write_text(f"{majmin} {settings}\n")
+    return group
+
+
+def command_in_group(group: Path, argv: Sequence[str]) -> list[str]:
+    """argv wrapped so that it runs inside cgroup `group` (and so do its children)."""
+    join_then_exec = 'echo 0 > "$0/cgroup.procs" && exec "$@"'
+    return ["sh", "-c", join_then_exec, str(group), *argv]
+
+
+def throttle_unavailable_reason(cgroup_root: Path = CGROUP_ROOT) -> str | None:
+    """None when the block throttle can be used here, else the reason."""
+    if _throttle_flavour(cgroup_root) is None:
+        return (
+            f"no block throttle under {cgroup_root}: need cgroup v1 blkio with "
+            "blkio.throttle.*_device, or cgroup v2 with the io controller"
+        )
+    return None
+
+
+def _run(argv: list[str]) -> str:
+    completed = subprocess.run(
+        argv, capture_output=True, text=True, timeout=120, env={**os.environ, "LC_ALL": "C"}
+    )
+    if completed.returncode != 0:
+        raise EmulationUnavailable(
+            f"{' '.join(argv)} failed ({completed.returncode}): {completed.stderr.strip()}"
+        )
+    return completed.stdout
+
+
+def _wait_for_udev() -> None:
+    """Let udev finish probing the new device (blkid reads it) before anything is measured.
+
+    Those reads would land in the measured device's counters; machines without udev skip this.
+    """
+    if shutil.which("udevadm") is not None:
+        _run_quietly(["udevadm", "settle", "--timeout=10"])
+
+
+def _run_quietly(argv: list[str]) -> None:
+    with contextlib.suppress(EmulationUnavailable, OSError, subprocess.TimeoutExpired):
+        _run(argv)
+
+
+def _majmin(device: str) -> str:
+    status = os.stat(device)
+    return f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}"
+
+
+def _unmount(mount_point: Path) -> None:
+    try:
+        _run(["umount", str(mount_point)])
+    except (EmulationUnavailable, subprocess.TimeoutExpired):
+        # Still busy (a process left behind): detach it lazily so the loop device can go.
+        _run_quietly(["umount", "--lazy", str(mount_point)])
+
+
+def _remove_cgroup(group: Path, parent: Path) -> None:
+    """Move any process left in the group to its parent, then remove the group."""
+    with contextlib.suppress(OSError):
+        for pid in (group / "cgroup.procs").read_text().split():
+            with contextlib.suppress(OSError):
+                (parent / "cgroup.procs").write_text(pid)
+    with contextlib.suppress(OSError):
+        group.rmdir()
