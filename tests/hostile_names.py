@@ -1,7 +1,7 @@
 """Folder names that fio's job-file parser would reinterpret, for property-based tests.
 
 fio cuts a job line at the first ';' or '#', strips blanks and control characters at both
-ends, expands ${VAR} and $pagesize, and splits filename= on ':' (fio/jobs.py). A shell would
+ends, expands ${VAR} and $pagesize, and splits filename= on ':' (bench/jobs.py). A shell would
 also act on $(..), backquotes, quotes and backslashes. Names mix these with ordinary text,
 unicode, leading and trailing blanks, newlines, and lengths up to the 255-byte limit of a
 name on Linux filesystems (NAME_MAX, limits.h).

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.documents import read_document_file
 from flashmark.errors import (
     HistoryError,
     HistoryFolderMissing,
@@ -24,6 +23,7 @@ from flashmark.errors import (
 )
 from flashmark.history.recovery import RecoveryFileError, keep_unsaved
 from flashmark.history.store import BUSY_TIMEOUT_S, History
+from flashmark.kinds.files import read_document_file
 from tests.history.faults import FAULTS, Fault, broken_history, fault_ids, make_history, tree
 
 KINDS = {

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from flashmark.bench.jobs import job_for_test, prepare_job
 from flashmark.bench.model import Settings, TestResult, TestSpec
-from flashmark.fio.jobs import job_for_test, prepare_job
-from flashmark.fio.parse import parse_test_output
+from flashmark.bench.results import parse_test_output
 from flashmark.fio.runner import FioProcessRunner
 from flashmark.testing.throttle import EmulatedDevice
 

@@ -68,7 +68,7 @@ def test_quick_profile_reports_every_headline_within_3_percent_of_truth(document
 
 def test_a_slow_card_at_queue_depth_32_is_measured_within_3_percent_of_truth(documents):
     # 30 write IOPS with 32 writes queued: fio's own runtime runs ~1 s past the 8 s window
-    # while the queue drains, so its IOPS figure would be ~11% low (flashmark.fio.parse).
+    # while the queue drains, so its IOPS figure would be ~11% low (flashmark.bench.results).
     document, _ = documents["slow"]
     truth = {
         ("seq-write", "write", "bw_bytes"): SLOW_CARD.write_bps,

@@ -2,7 +2,7 @@
 
 `flashmark run "/mnt/card/notes#2024"` once overwrote the user's `/mnt/card/notes`: fio read
 the path in its job file and cut it at the '#'. Here fio writes to folders with names
-hypothesis makes up (fio/jobs.py lists what its parser reinterprets), with sentinel files
+hypothesis makes up (bench/jobs.py lists what its parser reinterprets), with sentinel files
 above, beside and inside the folder and where the old job line sent fio. Afterwards every file
 is byte-identical, the test file is gone, and no fio process is left.
 """

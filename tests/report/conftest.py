@@ -9,8 +9,8 @@ from typing import Any
 import click
 import pytest
 
+from flashmark.bench.document import document_to_run
 from flashmark.bench.model import Run
-from flashmark.documents import document_to_run
 from flashmark.history.store import History
 from tests.report.recorded import DISKSTATS, DOCUMENT_NAMES, load_document
 

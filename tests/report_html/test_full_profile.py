@@ -82,8 +82,8 @@ def test_the_sweep_has_a_curve_per_pattern_over_every_block_size(page, full_run)
 
 def test_sweep_points_are_the_depth_1_tests(full_run):
     _, document, _ = full_run
+    from flashmark.bench.document import document_to_run
     from flashmark.bench.model import Pattern
-    from flashmark.documents import document_to_run
 
     run = document_to_run(document)
     points = charts.sweep_points(run, Pattern.RAND_WRITE)

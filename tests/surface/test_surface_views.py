@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from flashmark.cli import main
-from flashmark.documents.kinds import entry_for
 from flashmark.history.store import History
+from flashmark.kinds.registry import entry_for
 from flashmark.surface.result import SurfaceSettings, SurfaceTarget, to_document
 from flashmark.surface.scan import SurfaceScan
 from flashmark.testing.flash.model import Backing, BadRange, FlashModel

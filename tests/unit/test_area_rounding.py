@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from flashmark.bench.jobs import PREPARE_BLOCK_BYTES, PREPARE_TIME_LIMIT_S, prepare_job
 from flashmark.bench.plan import default_settings, plan_area
 from flashmark.bench.profiles import PROFILES, get_profile
+from flashmark.bench.results import parse_prepare_output
 from flashmark.errors import ExitStatus, UsageError
-from flashmark.fio.jobs import PREPARE_BLOCK_BYTES, PREPARE_TIME_LIMIT_S, prepare_job
-from flashmark.fio.parse import parse_prepare_output
 from flashmark.fio.runner import FioProcessRunner
 from flashmark.units import KiB, MiB, parse_size
 from tests.cli_runner import flashmark

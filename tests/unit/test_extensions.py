@@ -1,5 +1,5 @@
 """A first window extended by further windows of the same test, pooled (flashmark.bench.lengths
-`extension_s`, flashmark.fio.parse `parse_extended_output`): on three real seq-read windows
+`extension_s`, flashmark.bench.results `parse_extended_output`): on three real seq-read windows
 recorded in a row (tests/data/fio/extended-windows/scenario.txt) and on the extension rule."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from flashmark.bench.jobs import job_for_test
 from flashmark.bench.lengths import (
     EXTENSION_EDGE_PCT,
     FIRST_WINDOW_S,
@@ -19,8 +20,7 @@ from flashmark.bench.lengths import (
 )
 from flashmark.bench.model import DirectionResult, LatencyNs, Settings, TestResult
 from flashmark.bench.profiles import RAND_WRITE_4K_Q32, SEQ_READ
-from flashmark.fio.jobs import job_for_test
-from flashmark.fio.parse import parse_extended_output, parse_test_output
+from flashmark.bench.results import parse_extended_output, parse_test_output
 from flashmark.fio.runner import ReplayRunner
 from flashmark.stats import MeanInterval
 

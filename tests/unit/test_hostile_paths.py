@@ -21,8 +21,7 @@ from flashmark.bench.plan import default_settings, plan_tests
 from flashmark.bench.profiles import get_profile
 from flashmark.bench.target import resolve_target
 from flashmark.errors import EnvironmentProblem
-from flashmark.fio.runner import FioProcessRunner, ReplayRunner, fio_work_parent
-from flashmark.system.leftovers import temp_folder
+from flashmark.fio.runner import FioProcessRunner, ReplayRunner, fio_work_parent, temp_folder
 from flashmark.system.sysroot import SystemRoots
 from tests.hostile_names import folder_paths, plant_sentinels, remove_tree, snapshot
 

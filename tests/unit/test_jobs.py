@@ -4,9 +4,9 @@ import dataclasses
 
 import pytest
 
+from flashmark.bench.jobs import job_for_test, prepare_job
 from flashmark.bench.model import Settings
 from flashmark.bench.profiles import MIXED_4K_70R_Q4, PROFILES, RAND_READ_4K, SEQ_WRITE
-from flashmark.fio.jobs import job_for_test, prepare_job
 
 SETTINGS = Settings(
     profile="quick",
@@ -84,7 +84,7 @@ def test_buffered_settings_turn_direct_off():
 )  # fmt: skip
 def test_job_files_refuse_names_fio_would_reinterpret(name):
     # fio cuts lines at ';' and '#', strips blanks, expands ${..}, splits filename= on ':'
-    # (fio/jobs.py): only generated names and the kernel's /dev/NAME may be named.
+    # (bench/jobs.py): only generated names and the kernel's /dev/NAME may be named.
     with pytest.raises(ValueError):
         prepare_job(SETTINGS, name)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from flashmark.bench.jobs import PREPARE_BLOCK_BYTES, prepare_job
 from flashmark.bench.lengths import (
     AT_ONCE,
     FIRST_WINDOW_S,
@@ -32,7 +33,6 @@ from flashmark.bench.model import (
 )
 from flashmark.bench.plan import default_settings, plan_tests
 from flashmark.bench.profiles import PROFILES, RAND_READ_4K, SEQ_READ
-from flashmark.fio.jobs import PREPARE_BLOCK_BYTES, prepare_job
 from flashmark.fio.window import (
     Completion,
     count_window,
@@ -170,7 +170,7 @@ def test_bursts_of_unequal_size_are_uncertain_by_a_transfer(rotation, window_ms)
 def test_a_steady_stream_keeps_its_count_the_rate_between_bursts_being_no_surer():
     # One I/O at a time: each is a burst; their rate is the count's, and the count is exact
     # (no edge allowance), where the rate between bursts keeps the log's millisecond: the
-    # parser keeps the count (fio/parse.py takes the surer of the two).
+    # parser keeps the count (bench/results.py takes the surer of the two).
     count = count_window(steady(100, MiB, first_ms=50, until_ms=3100), 3000, 1000)
     assert count.whole is not None
     assert count.whole.bw_bytes == pytest.approx(count.bw_bytes, rel=1e-6)
@@ -193,7 +193,7 @@ LONE_TRANSFERS_THROUGH_SLICES = [
 def test_lone_transfers_through_a_throttle_are_read_within_half_a_percent(times):
     # Each end of the rate between whole bursts is one transfer's completion, which the
     # throttle's slices move by tens of ms: it is uncertain by how far its ends are off the
-    # steady line, and the parser (fio/parse.py) takes whichever of it and the count is surer.
+    # steady line, and the parser (bench/results.py) takes whichever of it and the count is surer.
     completions = [Completion(t, 16 * MiB) for t in times]
     count = count_window(completions, 10_000, 1000)
     assert count.whole is not None

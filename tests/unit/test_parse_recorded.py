@@ -5,11 +5,11 @@ import json
 
 import pytest
 
+from flashmark.bench.jobs import job_for_test
 from flashmark.bench.model import Settings
 from flashmark.bench.profiles import PROFILES, RAND_READ_4K, RAND_WRITE_4K
+from flashmark.bench.results import parse_prepare_output, parse_test_output
 from flashmark.errors import DeviceFailed, FioFailed, FioOutputError, NotEnoughSpace
-from flashmark.fio.jobs import job_for_test
-from flashmark.fio.parse import parse_prepare_output, parse_test_output
 from flashmark.fio.runner import ReplayRunner
 from flashmark.fio.window import read_completions
 

@@ -9,6 +9,7 @@ import re
 import pytest
 from rich.console import Console
 
+from flashmark.bench.jobs import PREPARE_JOB_NAME
 from flashmark.bench.model import Target, TargetKind
 from flashmark.bench.plan import default_settings, plan_tests
 from flashmark.bench.profiles import get_profile
@@ -19,7 +20,6 @@ from flashmark.cli.progress import (
     progress_display,
     steps_of,
 )
-from flashmark.fio.jobs import PREPARE_JOB_NAME
 from flashmark.units import MiB, format_iops, format_rate
 
 

@@ -24,9 +24,9 @@ from flashmark.bench.render.cells import check_text, sustained_text
 from flashmark.bench.render.html import render_html_report
 from flashmark.bench.render.markdown import run_to_markdown
 from flashmark.bench.render.terminal import render_run
+from flashmark.bench.results import sustained_write
 from flashmark.bench.speed_class_rate import SUB_UNIT_BYTES, sub_unit_rates
 from flashmark.bench.sustained import SUSTAINED_WRITE
-from flashmark.fio.parse import sustained_write
 from flashmark.fio.window import Completion
 from flashmark.stats import Verdict
 from flashmark.units import MB, KiB, MiB

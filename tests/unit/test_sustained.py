@@ -9,6 +9,7 @@ import pytest
 
 from flashmark.bench.document import document_to_run, run_to_document
 from flashmark.bench.grading import grade_results
+from flashmark.bench.jobs import sustained_size_limit
 from flashmark.bench.model import (
     DirectionResult,
     LatencyNs,
@@ -19,9 +20,8 @@ from flashmark.bench.model import (
 )
 from flashmark.bench.plan import default_settings, plan_tests
 from flashmark.bench.profiles import SEQ_WRITE, get_profile
+from flashmark.bench.results import sustained_write
 from flashmark.bench.sustained import SUSTAINED_SIZE_CAP_BYTES, SUSTAINED_WRITE
-from flashmark.fio.jobs import sustained_size_limit
-from flashmark.fio.parse import sustained_write
 from flashmark.fio.window import Completion
 from flashmark.stats import Verdict
 from flashmark.units import MB, GiB, KiB, MiB

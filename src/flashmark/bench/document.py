@@ -1,7 +1,7 @@
 """Run <-> the JSON result document "flashmark.result/1" (documented in docs/result-schema.md).
 
 The document is what `run --json` prints, what the history stores, and what exporters read.
-Its version history: flashmark.documents.schemas.RESULT.
+Its version history: SCHEMA below.
 """
 
 from __future__ import annotations
@@ -27,14 +27,36 @@ from flashmark.bench.model import (
     TestResult,
     TestSpec,
 )
-from flashmark.documents import schemas
 from flashmark.errors import ResultFormatError
 from flashmark.monitor.series import MonitorSeries
 from flashmark.probe.model import ProbeReport
 from flashmark.stats import CONFIDENCE, METHOD, MeanInterval, Verdict
 from flashmark.workloads.result import WorkloadResult
 
-SCHEMA = schemas.RESULT
+# `run --json`, the history's benchmarks, every exporter's input (docs/result-schema.md).
+#   1: first version. Later additions a 1-reader can ignore: "probe", "findings", "workloads"
+#      (run), "workload_scale" (settings), "device_activity" (per test), "fio_runtime_ms"
+#      (per direction); "accepted_iops", "accepted_bw_bytes", "fsync_ms", "ci95" (per
+#      direction) with exact windows: rates count only the I/O completed in the window, and
+#      write headlines became durable rates (the meaning of "iops"/"bw_bytes" is sharper, not
+#      different: a 1-reader reads them); "verdict" ("pass" | "fail" | "uncertain" | null)
+#      and "verdict_reason" per grade, "verdict" and "interval" per check: a grade whose check's
+#      95% interval contains the threshold is "uncertain", never "fail", and its "pass" is false
+#      (true only for "pass"). Documents without "verdict" read it from "pass".
+#      "passport" (run): the measured SD/eMMC card's passport, or null.
+#      "sustained" (per direction): the sustained-write test's {"cache_bytes",
+#      "burst_bw_bytes", "sustained_bw_bytes"}, null elsewhere; speed-class checks then read
+#      that test's sustained rate (the check's "test" says so). Documents without it read null.
+#      Later in "sustained": "written_bytes", "stopped_by" ("steady" | "size limit" |
+#      "time limit"), "cache_exceeded" (true | false: no fall-off before a limit, the cache
+#      may be larger | null) and "sub_units" (the SD speed-class measurement: slowest and
+#      median 4 MiB sub-unit after the cache with the slowest's "min_bw_bounds", longest write
+#      busy with its bounds, writes over the 250 ms limit, "method"); speed classes then grade the
+#      slowest sub-unit plus a busy check, and a class that would pass on a test that never
+#      left the cache is "uncertain". "at_most" per check (true: the value must be at most the
+#      threshold, the busy check; margin_pct is then headroom below it); read as false when
+#      absent. A 1-reader still reads every check's "pass"/"verdict" right.
+SCHEMA = "flashmark.result/1"
 _LATENCY_KEYS = {"p50": "p50", "p90": "p90", "p99": "p99", "p99_9": "p99.9", "p99_99": "p99.99"}
 
 

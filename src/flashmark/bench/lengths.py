@@ -20,7 +20,7 @@ for every direction it measures:
 When only the interval was too wide, by the spread of the rates (a device whose seconds differ
 by 1%: a t interval over 3 of them is +-2.5%) with the window's edges taking at most
 EXTENSION_EDGE_PCT of it, the first window is extended: the same test runs again for another
-FIRST_WINDOW_S (after the follow ramp), and the windows are pooled (fio/parse.py
+FIRST_WINDOW_S (after the follow ramp), and the windows are pooled (bench/results.py
 `parse_extended_output`: each window's exact rate weighted by its length, the interval from all
 their rates), until the pooled interval is enough or the windows together reach the profile's
 runtime. The first window's 3 s count, where a second run at full length (the earlier design)

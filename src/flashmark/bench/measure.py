@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from flashmark.bench.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S
 from flashmark.bench.lengths import (
     AT_ONCE,
     FastestRates,
@@ -28,6 +29,7 @@ from flashmark.bench.lengths import (
 )
 from flashmark.bench.model import FioInfo, Target, TargetKind, TestResult, TestSpec
 from flashmark.bench.plan import Plan
+from flashmark.bench.results import ParsedRun, parse_prepare_output, parse_run, pooled_result
 from flashmark.bench.target import TestArea, created_test_file
 from flashmark.errors import (
     DeviceFailed,
@@ -36,8 +38,7 @@ from flashmark.errors import (
     NotEnoughSpace,
     ReadOnlyTarget,
 )
-from flashmark.fio.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S, FioJob
-from flashmark.fio.parse import ParsedRun, parse_prepare_output, parse_run, pooled_result
+from flashmark.fio.job import FioJob
 from flashmark.fio.runner import FioOutput, FioRunner
 from flashmark.fio.window import written_extent
 from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name

@@ -196,7 +196,7 @@ class DirectionResult:
     runtime_ms: int  # the measuring window (after the ramp)
     # fio's own runtime: the window plus the wait for the I/Os still queued when it closed and,
     # on writes, the final fsync. fio divides by this, which understates a slow device at a
-    # deep queue (see flashmark.fio.parse); kept to show how long the device took to settle.
+    # deep queue (see flashmark.bench.results); kept to show how long the device took to settle.
     fio_runtime_ms: int
     lat_ns: LatencyNs
     bw_per_second: BandwidthSeries | None

@@ -25,18 +25,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from flashmark.bench.jobs import (
+    PREPARE_BLOCK_BYTES,
+    job_for_test,
+    prepare_job,
+    sustained_size_limit,
+)
 from flashmark.bench.lengths import first_window_s
 from flashmark.bench.model import Pattern, Settings, Target, TargetKind, TestSpec
 from flashmark.bench.profiles import Profile
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME, sustained_stop_rule
 from flashmark.errors import UsageError
-from flashmark.fio.jobs import (
-    PREPARE_BLOCK_BYTES,
-    FioJob,
-    job_for_test,
-    prepare_job,
-    sustained_size_limit,
-)
+from flashmark.fio.job import FioJob
 from flashmark.probe.model import ProbeReport
 from flashmark.units import format_size
 

@@ -11,7 +11,7 @@ from flashmark.units import GiB, KiB, format_size
 # The write cliff (issue 10 section 3). Sequential writes in 512 KiB blocks, the recording unit
 # the SD speed classes are specified in (SD Physical Layer Simplified Specification, section
 # 4.13 "Speed Class Specification": performance is measured over recording units of an
-# allocation unit), until the rate has been steady or a size limit is reached (fio/jobs.py
+# allocation unit), until the rate has been steady or a size limit is reached (bench/jobs.py
 # sustained_job). flashmark.surface.cache.estimate_cache finds the cache in its per-I/O log.
 SUSTAINED_WRITE_NAME = "sustained-write"
 SUSTAINED_BLOCK_BYTES = 512 * KiB

@@ -7,7 +7,7 @@
 Every refusal is a typed error naming the cause and the option that changes it.
 
 Paths are data, never syntax: fio's job parser reinterprets '#', ';', '${..}', ':' and blanks
-(fio/jobs.py), so fio never sees a path the user typed. A folder is opened once, checked to be
+(bench/jobs.py), so fio never sees a path the user typed. A folder is opened once, checked to be
 the folder resolve_target examined (st_dev, st_ino), and everything after goes through that
 descriptor: the test file is created and removed relative to it, and fio runs inside it with a
 generated relative name (fio/runner.py). A device is given to fio by the kernel's own name,
@@ -32,16 +32,16 @@ from flashmark.errors import (
     NotEnoughSpace,
     ReadOnlyTarget,
     TargetError,
-    TargetNotFound,
     TargetPermissionDenied,
     UsageError,
     add_outcome,
     printable,
 )
-from flashmark.fio.jobs import is_fio_literal_device
+from flashmark.fio.job import is_fio_literal_device
 from flashmark.system.device_safety import BlockDevice, block_device_for_majmin, check_writable
 from flashmark.system.leftovers import test_file_name
 from flashmark.system.mounts import mount_of, read_mounts
+from flashmark.system.paths import stat_target
 from flashmark.system.signals import signals_held
 from flashmark.system.sysroot import SystemRoots
 from flashmark.units import MiB, format_size
@@ -76,16 +76,6 @@ class TestArea:
     folder_fd: int | None  # the opened, checked folder (kind FILE); fio's working directory
 
 
-def stat_target(given: str, missing: str) -> tuple[Path, os.stat_result]:
-    """The path TARGET names and what it is (following links), or the one-line error every
-    command gives: "{given}: no such {missing}" or "{given}: permission denied"."""
-    path = Path(given).expanduser()
-    try:
-        return path, path.stat()
-    except FileNotFoundError:
-        raise TargetNotFound(f"{given}: no such {missing}") from None
-    except PermissionError:
-        raise TargetPermissionDenied(f"{given}: permission denied") from None
 
 
 def resolve_target(given: str, *, size_bytes: int, destructive: bool, roots: SystemRoots) -> Target:
@@ -131,7 +121,7 @@ def _folder_target(
             f"plus {format_size(FREE_SPACE_MARGIN_BYTES)} to spare: choose a smaller --size"
         )
     # fio reads this name in its job files: it must stay literal to fio's parser (letters,
-    # digits, '.', '_', '-'); fio/jobs.py refuses anything else.
+    # digits, '.', '_', '-'); bench/jobs.py refuses anything else.
     name = test_file_name()
     return Target(
         given=given,

@@ -24,7 +24,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from flashmark import __version__
-from flashmark.bench.target import stat_target
 from flashmark.capacity.backup import (
     Journal,
     RestoreOutcome,
@@ -51,6 +50,7 @@ from flashmark.errors import (
     add_outcome,
 )
 from flashmark.system.device_safety import claim_for_writing
+from flashmark.system.paths import stat_target
 from flashmark.system.signals import signals_held
 from flashmark.system.sysroot import SystemRoots
 

@@ -11,8 +11,8 @@ import click
 from flashmark import __version__
 from flashmark.cli import debug_option
 from flashmark.cli.output import print_json
-from flashmark.documents import schemas
 from flashmark.errors import FlashmarkError, TargetError, TargetPermissionDenied
+from flashmark.fio.runner import temp_folder
 from flashmark.system.leftovers import (
     Action,
     CleanReport,
@@ -20,13 +20,12 @@ from flashmark.system.leftovers import (
     ProcessTable,
     clean_folders,
     leftover_folder,
-    temp_folder,
 )
 from flashmark.units import format_size
 
-# History of the `clean --json` document (docs/leftovers.md):
+# `clean --json` (docs/leftovers.md).
 #   1: first version.
-CLEAN_SCHEMA = schemas.CLEAN
+CLEAN_SCHEMA = "flashmark.clean/1"
 _LISTED_AT_START = 3  # paths named in the one line `run` prints; the rest are counted
 
 _VERB = {

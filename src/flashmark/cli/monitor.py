@@ -16,26 +16,23 @@ from pathlib import Path
 from typing import TextIO
 
 import click
-from rich.table import Table
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.params import COUNT, INTERVAL, TIMEOUT
 from flashmark.cli.saving import history_to_save, save_result
-from flashmark.documents import schemas
 from flashmark.errors import FlashmarkError, Interrupted, UsageError
 from flashmark.history.store import History
 from flashmark.monitor import (
     DiskMonitor,
     MonitorSample,
-    MonitorSummary,
     device_for_path,
 )
 from flashmark.monitor.command import run_supervised
-from flashmark.monitor.document import monitor_document
+from flashmark.monitor.document import SCHEMA, recording, to_document
+from flashmark.monitor.render import format_sample_line, render_recording
 from flashmark.system.signals import signals_raise
 from flashmark.system.sysroot import SystemRoots
-from flashmark.units import format_rate, format_size
 
 
 class MonitoredCommandTimedOut(FlashmarkError):
@@ -81,7 +78,7 @@ class _SplitAtDoubleDash(click.Command):
     help="With a command: stop it after this many seconds (default: let it finish).",
 )
 @click.option(
-    "--json", "as_json", is_flag=True, help=f"Print a {schemas.MONITOR} document on stdout."
+    "--json", "as_json", is_flag=True, help=f"Print a {SCHEMA} document on stdout."
 )
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save a command's recording.")
@@ -159,19 +156,6 @@ class _LinePrinter:
                 self.done.set()
 
 
-def format_sample_line(device: str, s: MonitorSample) -> str:
-    """One interval as `iostat -x` shows it (kB = 1024 bytes, areq-sz in kB)."""
-    request = "" if s.avg_request_bytes is None else f"{s.avg_request_bytes / 1024:.1f}"
-    queue = "" if s.avg_queue is None else f"{s.avg_queue:.2f}"
-    util = "" if s.util_pct is None else f"{s.util_pct:.1f}"
-    return (
-        f"{device:<12}{s.iops:>9.2f}{s.read_iops:>9.2f}{s.write_iops:>9.2f}"
-        f"{s.read_bps / 1024:>12.2f}{s.write_bps / 1024:>12.2f}"
-        f"{s.read_bytes // 1024:>10}{s.write_bytes // 1024:>10}"
-        f"{request:>9}{queue:>8}{util:>7}"
-    )
-
-
 def _live(
     device: str, roots: SystemRoots, interval_s: float, count: int | None, as_json: bool
 ) -> None:
@@ -191,11 +175,11 @@ def _live(
         finally:
             monitor.stop()
     series = monitor.series()
-    document = monitor_document(series, (), None, started, time.time())
+    result = recording(series, (), None, started, time.time())
     if as_json:
-        print_json(document)
+        print_json(to_document(result))
     else:
-        render_summary(series.summary(), device, ())
+        stdout_console().print(render_recording(result))
     if stopped_by is not None and stopped_by.signal_name != "SIGINT":
         raise stopped_by
 
@@ -220,15 +204,21 @@ def _monitor_command(
         ran = run_supervised(command, timeout_s=timeout_s, output_to_stderr=as_json)
     status, timed_out = ran.status, ran.timed_out
     series = monitor.series()
-    document = monitor_document(series, command, status, started, time.time())
-    document["timed_out"] = timed_out
+    result = recording(series, command, status, started, time.time(), timed_out)
+    document = to_document(result)
     outcome = None if history is None or timed_out else save_result(history, document)
     if outcome is not None and outcome.id is not None:
         document["id"] = outcome.id
     if as_json:
         print_json(document)
     else:
-        render_summary(series.summary(), device, command, status, document.get("id"))
+        console = stdout_console()
+        console.print(render_recording(result))
+        if outcome is not None and outcome.id is not None:
+            console.print(
+                f"Saved to the history as {outcome.id} (`flashmark show {outcome.id}`).",
+                highlight=False,
+            )
         if outcome is not None and outcome.problem and outcome.recovery_file is None:
             print_json(document)  # no file could hold it: the only copy
     if outcome is not None and outcome.problem:
@@ -240,53 +230,3 @@ def _monitor_command(
             "the recording was not saved"
         )
     return status
-
-
-def render_summary(
-    summary: MonitorSummary,
-    device: str,
-    command: tuple[str, ...],
-    exit_status: int | None = None,
-    saved_id: int | None = None,
-) -> None:
-    console = stdout_console()
-    what = f"while `{' '.join(command)}` ran" if command else "while monitored"
-    # The title is a line of its own: as the table's title rich wraps it to the table's width,
-    # which the figures set, so a long command was cut at a different place on every run.
-    console.print(f"{device} {what} ({summary.seconds:.1f} s)", soft_wrap=True, highlight=False)
-    table = Table()
-    table.add_column("", justify="left")
-    table.add_column("read", justify="right")
-    table.add_column("write", justify="right")
-    table.add_row("data", format_size(summary.read_bytes), format_size(summary.write_bytes))
-    table.add_row("requests", f"{summary.read_ios}", f"{summary.write_ios}")
-    table.add_row("IOPS (mean)", f"{summary.read_iops:.1f}", f"{summary.write_iops:.1f}")
-    table.add_row(
-        "IOPS (busiest interval)",
-        _maybe(summary.peak_read_iops, "{:.1f}"),
-        _maybe(summary.peak_write_iops, "{:.1f}"),
-    )
-    table.add_row("rate (mean)", format_rate(summary.read_bps), format_rate(summary.write_bps))
-    table.add_row(
-        "mean request",
-        _maybe(summary.avg_read_request_bytes, "{:.1f} KiB", 1024),
-        _maybe(summary.avg_write_request_bytes, "{:.1f} KiB", 1024),
-    )
-    console.print(table)
-    if summary.write_share_ops is not None:
-        busy = _maybe(summary.util_pct, "{:.0f}%")
-        queue = _maybe(summary.avg_queue, "{:.2f}")
-        console.print(
-            f"Mix: {summary.write_share_ops:.0%} of requests and "
-            f"{summary.write_share_bytes or 0:.0%} of bytes were writes; device busy {busy}, "
-            f"mean queue {queue}."
-        )
-    console.print(f"Verdict: {summary.verdict}.")
-    if exit_status is not None:
-        console.print(f"The command exited with status {exit_status}.")
-    if saved_id is not None:
-        console.print(f"Saved to the history as {saved_id} (`flashmark show {saved_id}`).")
-
-
-def _maybe(value: float | None, pattern: str, divisor: float = 1.0) -> str:
-    return "-" if value is None else pattern.format(value / divisor)

@@ -15,6 +15,7 @@ from rich.text import Text
 from flashmark.bench.benchmark import BenchmarkRequest, plan_benchmark, run_benchmark
 from flashmark.bench.document import run_to_document
 from flashmark.bench.grading import unmet_requirements
+from flashmark.bench.jobs import PREPARE_JOB_NAME
 from flashmark.bench.lengths import MIN_TRANSFERS, TARGET_HALF_WIDTH_PCT
 from flashmark.bench.model import Passport, Run, TargetKind
 from flashmark.bench.plan import Plan, default_follow_ramp_s
@@ -30,7 +31,6 @@ from flashmark.cli.passports import card_passports
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.errors import RequirementNotMet, printable
-from flashmark.fio.jobs import PREPARE_JOB_NAME
 from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
 from flashmark.history.store import History
 from flashmark.probe import measured_summary

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flashmark.documents.kinds import KINDS, entry_for
-from flashmark.errors import HistoryError, Interrupted, ResultNotSaved
+from flashmark.errors import HistoryError, Interrupted, ResultFormatError, ResultNotSaved
 from flashmark.history.recovery import RecoveryFileError, keep_unsaved
 from flashmark.history.store import History
+from flashmark.kinds.registry import entry_for, kind_of
 from flashmark.system.signals import signals_raise
 
 
@@ -86,7 +86,10 @@ def save_result(history: History, document: Mapping[str, Any]) -> SaveOutcome:
 
 
 def _kind(document: Mapping[str, Any]) -> str:
-    return KINDS.get(str(document.get("schema")), "result")
+    try:
+        return kind_of(document).name
+    except ResultFormatError:
+        return "result"
 
 
 def _import_line(history: History, path: Path) -> str:

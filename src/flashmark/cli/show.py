@@ -6,15 +6,11 @@ from pathlib import Path
 
 import click
 
-from flashmark.bench.document import document_to_run
-from flashmark.bench.render.terminal import render_run, render_workloads
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.monitor import render_summary
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.saved import FILE_FORMATS, RUN_ID, load_entries, render_entries
-from flashmark.documents.kinds import workload_results
 from flashmark.errors import UsageError
-from flashmark.monitor import MonitorSummary
+from flashmark.kinds.registry import kind_named
 
 
 @click.command("show")
@@ -48,28 +44,6 @@ def show_command(
         print_json(dict(entry.document))
     elif format_name != "table":
         click.echo(render_entries([entry], format_name, "use --format json or table"), nl=False)
-    elif entry.kind == "benchmark":
-        stdout_console().print(render_run(document_to_run(dict(entry.document))))
-    elif entry.kind == "monitor":
-        document = dict(entry.document)
-        render_summary(
-            MonitorSummary.from_dict(document["summary"]),
-            str(document["device"]),
-            tuple(document.get("command") or ()),
-            document.get("exit_status"),
-        )
-    elif entry.kind == "workload":
-        stdout_console().print(render_workloads(workload_results(entry.document)))
-    elif entry.kind == "surface":
-        from flashmark.surface.render import render_surface
-        from flashmark.surface.result import from_document
-
-        stdout_console().print(render_surface(from_document(dict(entry.document))))
-    elif entry.kind == "capacity":
-        from flashmark.capacity.result import CapacityResult
-        from flashmark.cli.capacity import render_capacity
-
-        capacity = CapacityResult.from_dict(entry.document).with_id(entry.id)
-        stdout_console().print(render_capacity(capacity))
     else:
-        print_json(dict(entry.document))
+        kind = kind_named(entry.kind)
+        stdout_console().print(kind.terminal(kind.from_document(entry.document)))

@@ -8,21 +8,20 @@ from pathlib import Path
 
 import click
 
-from flashmark.bench.render.terminal import render_workloads
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
-from flashmark.documents import schemas
 from flashmark.system.signals import signals_raise
 from flashmark.system.sysroot import SystemRoots
 from flashmark.workloads import (
     WORKLOAD_NAMES,
     run_workloads,
 )
-from flashmark.workloads.document import workload_document
+from flashmark.workloads.document import SCHEMA, to_document, workload_run
+from flashmark.workloads.render import render_workloads
 
 _ALL = "all"
 
@@ -49,7 +48,7 @@ _ALL = "all"
     help="Seconds between two readings of the device's I/O counters.",
 )
 @click.option(
-    "--json", "as_json", is_flag=True, help=f"Print a {schemas.WORKLOADS} document on stdout."
+    "--json", "as_json", is_flag=True, help=f"Print a {SCHEMA} document on stdout."
 )
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save this result to the history.")
@@ -92,7 +91,7 @@ def workload_command(
             names, target, scale=scale, roots=roots, progress=progress, interval_s=interval_s
         )
         display.end(", ".join(names), "done")
-    document = workload_document(results, target, scale, started, time.time())
+    document = to_document(workload_run(results, target, scale, started, time.time()))
     outcome = None if history is None else save_result(history, document)
     if outcome is not None and outcome.id is not None:
         document["id"] = outcome.id

@@ -6,7 +6,7 @@ hyperfine tests with a mock executor.
 
 Subprocess hygiene: argv lists, LC_ALL=C, a timeout per job, stderr kept for the message.
 Nothing fio starts outlives a run (`_Supervisor`):
-- fio runs its jobs as threads of one process (`thread=1` in every job, fio/jobs.py), so that
+- fio runs its jobs as threads of one process (`thread=1` in every job, bench/jobs.py), so that
   process is the whole of fio: fio 3.33 forks job processes into sessions of their own, and
   killing the main process left them writing.
 - fio is started in a session and process group of its own, which is signalled as a whole.
@@ -47,7 +47,7 @@ from typing import Protocol
 import psutil
 
 from flashmark.errors import EnvironmentProblem, FioFailed, FioNotFound, FioTooOld, Interrupted
-from flashmark.fio.jobs import FioJob, is_fio_literal_folder
+from flashmark.fio.job import FioJob, is_fio_literal_folder
 from flashmark.system.signals import signals_held
 
 # Needed: JSON bw_bytes / *_ns fields (fio 3.0) and lat_percentiles honoured in JSON output
@@ -128,7 +128,7 @@ _ETA_RE = re.compile(r"\]\[(\d+(?:\.\d+)?)%\]((?:\[[^\]]*\])*?)\[eta [^\]]*\]")
 
 def fio_work_parent(tmpdir: str | None = None) -> str:
     """A folder to create fio's work folder in, whose path fio's job parser reads literally
-    (write_iops_log names it, fio/jobs.py): the temporary folder (TMPDIR) when it is, else the
+    (write_iops_log names it, bench/jobs.py): the temporary folder (TMPDIR) when it is, else the
     first of /tmp, /var/tmp that is. A TMPDIR like `/tmp/a#b` would be cut at the '#'."""
     chosen = tmpdir if tmpdir is not None else tempfile.gettempdir()
     for candidate in (chosen, *_FALLBACK_TEMP_FOLDERS):
@@ -486,3 +486,12 @@ def _recorded_elapsed(json_text: str) -> float:
         return float(json.loads(json_text)["jobs"][0]["elapsed"])
     except (ValueError, KeyError, IndexError, TypeError):
         return 0.0
+
+
+def temp_folder() -> Path:
+    """Where runs make their fio work folders: the temp folder, or /tmp or /var/tmp when
+    TMPDIR's path holds characters fio's job files would misread (fio_work_parent)."""
+    try:
+        return Path(fio_work_parent())
+    except EnvironmentProblem:  # no run could have made one either
+        return Path(tempfile.gettempdir())

@@ -48,7 +48,7 @@ release is one transfer or less (slow cards, large blocks) the count is within 0
 a device the headline is the rate between the window's whole bursts instead (`WholeBursts`:
 from the end of the opening burst to the end of the last one the close did not cut), exact
 whatever the window's length; `edge_burst_bytes` and `WholeBursts.uncertain_bytes` say how
-sure each is, and the parser takes the surer (fio/parse.py).
+sure each is, and the parser takes the surer (bench/results.py).
 
 Durable rates (writes): the data the host had accepted in the window is on the device once the
 end_fsync returns. The durable rate is the window's bytes over the window plus the time the

@@ -1,5 +1,5 @@
 """Where a result goes when the history cannot take it (what goes into the history, and as
-what, is flashmark.documents.kinds).
+what, is flashmark.kinds.registry).
 
 A result that was measured but could not be saved is written to a recovery file
 (`keep_unsaved`): $XDG_STATE_HOME/flashmark/unsaved/ (XDG Base Directory Specification;

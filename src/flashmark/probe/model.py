@@ -4,7 +4,7 @@ Everything a probe found crosses into `flashmark run` and the JSON output as the
 A value that could not be read is None; a value that was read but could not be understood is
 an `Unreadable` entry quoting the raw text, so a report never hides what the kernel said.
 
-The "schema" key of ProbeReport.to_dict() and its history: flashmark.documents.schemas.PROBE.
+The "schema" key of ProbeReport.to_dict() and its history: SCHEMA below.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from flashmark.codec import decode, encode
-from flashmark.documents import schemas
 
-SCHEMA = schemas.PROBE
+# `probe --json`, and a run's "probe" (docs/probe.md).
+#   1: first version.
+SCHEMA = "flashmark.probe/1"
 
 T = TypeVar("T")
 

@@ -19,7 +19,6 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from flashmark.documents import schemas
 from flashmark.errors import FlashmarkError, UsageError
 from flashmark.references.records import (
     METRIC_UNITS,
@@ -32,8 +31,12 @@ from flashmark.references.records import (
     Source,
 )
 
-DATA_SCHEMA = schemas.REFERENCES_DATA  # the shipped JSON files
-DOCUMENT_SCHEMA = schemas.REFERENCES  # `flashmark references --json`
+# The reference data files shipped in flashmark/references/*.json.
+#   1: first version.
+DATA_SCHEMA = "flashmark.references.data/1"
+# `references --json` (docs/references.md).
+#   1: first version.
+DOCUMENT_SCHEMA = "flashmark.references/1"
 PUBLISHED_LABEL = "published figures, not measured here"
 
 # Cells that hold no number. "DNF" (did not finish) and "tbd" are seed 003's; "N/A" seed 001's.

@@ -16,12 +16,13 @@ from typing import Any
 
 from flashmark.bench.model import Run
 from flashmark.bench.render.cells import grades_passed, seconds_text, started_text, target_place
-from flashmark.documents import schemas
 from flashmark.references import PUBLISHED_LABEL, ReferenceDevice
 from flashmark.units import format_iops, format_latency_ns, format_rate
 
 # History of the `compare --format json` document: 1: first version.
-COMPARE_SCHEMA = schemas.COMPARE
+# `compare --json` (docs/reports.md).
+#   1: first version.
+COMPARE_SCHEMA = "flashmark.compare/1"
 
 
 @dataclass(frozen=True)

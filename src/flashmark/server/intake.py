@@ -2,7 +2,7 @@
 
 An upload is parsed strictly (UTF-8, JSON without NaN/Infinity, one object), must be a result
 document of a schema listed in ACCEPTED_SCHEMAS, is read back into a Run by flashmark's own
-reader (`document_to_run`, as `flashmark.documents.kinds.entry_for` does for `import`) and is then
+reader (`document_to_run`, as `flashmark.kinds.registry.entry_for` does for `import`) and is then
 checked field by field against the Run's type hints: the reader itself is lenient about types
 (a document from flashmark is well typed), while the pages and exports of the service must
 be able to trust every stored field.
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Union
 
+from flashmark.bench.document import SCHEMA as RESULT_SCHEMA
 from flashmark.bench.document import document_to_run
 from flashmark.bench.model import Run
-from flashmark.documents.schemas import RESULT as RESULT_SCHEMA
 from flashmark.errors import FlashmarkError
 from flashmark.monitor import MonitorSeries
 from flashmark.probe.model import Device, ProbeReport

@@ -22,7 +22,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashmark.bench.target import stat_target
 from flashmark.errors import (
     DirectIONotSupported,
     ExitStatus,
@@ -46,6 +45,7 @@ from flashmark.surface.result import SurfaceResult, SurfaceSettings, SurfaceTarg
 from flashmark.surface.scan import Progress, SurfaceScan
 from flashmark.system.device_safety import check_writable, claim_for_writing
 from flashmark.system.mounts import mount_of, read_mounts
+from flashmark.system.paths import stat_target
 from flashmark.system.sysroot import SystemRoots
 
 DEVICE = "device"

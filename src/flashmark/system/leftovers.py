@@ -54,7 +54,6 @@ from flashmark.errors import (
     TargetNotFound,
     TargetPermissionDenied,
 )
-from flashmark.fio.runner import fio_work_parent
 from flashmark.system.signals import signals_held
 
 # /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces and parentheses, so fields
@@ -334,13 +333,6 @@ def clean_folders(
     return CleanReport(folders=unique, outcomes=tuple(outcomes), dry_run=dry_run)
 
 
-def temp_folder() -> Path:
-    """Where runs make their fio work folders: the temp folder, or /tmp or /var/tmp when
-    TMPDIR's path holds characters fio's job files would misread (fio_work_parent)."""
-    try:
-        return Path(fio_work_parent())
-    except EnvironmentProblem:  # no run could have made one either
-        return Path(tempfile.gettempdir())
 
 
 # -- judging owners ----------------------------------------------------------------------------

@@ -18,12 +18,13 @@ import threading
 import time
 from pathlib import Path
 
+from flashmark.bench.jobs import job_for_test, prepare_job
 from flashmark.bench.measure import measure
 from flashmark.bench.model import Settings
 from flashmark.bench.plan import default_settings, plan_tests
 from flashmark.bench.profiles import get_profile
 from flashmark.bench.target import resolve_target
-from flashmark.fio.jobs import FioJob, job_for_test, prepare_job
+from flashmark.fio.job import FioJob
 from flashmark.fio.runner import FioOutput, FioProcessRunner, ProgressCallback
 from flashmark.system.sysroot import SystemRoots
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice

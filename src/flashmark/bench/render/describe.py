@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING
 from flashmark.bench.model import Passport, Run, TargetKind
 from flashmark.probe import device_summary, measured_summary
 from flashmark.probe.model import Device, Environment, ProbeReport
-from flashmark.units import format_rate
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
-    from flashmark.monitor import MonitorSummary
+    pass
 
 
 @dataclass(frozen=True)
@@ -365,13 +364,6 @@ def environment_facts(environment: Environment, *, detail: bool) -> list[tuple[s
     ]
 
 
-def describe_activity(device: str, summary: MonitorSummary) -> str:
-    """What a device saw during a test or workload (/proc/diskstats), in one line."""
-    return (
-        f"{device}: {summary.iops:.0f} IOPS ({summary.write_iops:.0f} writes), "
-        f"{format_rate(summary.write_bps)} written, {format_rate(summary.read_bps)} read; "
-        f"{summary.verdict}"
-    )
 
 
 # -- runs -------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from markupsafe import Markup
 from flashmark import __version__
 from flashmark.bench.model import Passport, Run, TargetKind
 from flashmark.bench.render import cells, charts, describe
+from flashmark.monitor.render import describe_activity
 from flashmark.probe.model import Device, Environment
 from flashmark.references import PUBLISHED_LABEL, ReferenceDevice
 from flashmark.stats import Verdict
@@ -615,7 +616,7 @@ def _workloads(view: RunView) -> WorkloadTable:
                     f"{format_size(counts.bytes_read)} read"
                 ),
                 seen=(
-                    describe.describe_activity(result.monitor.device, result.monitor.summary())
+                    describe_activity(result.monitor.device, result.monitor.summary())
                     if result.monitor is not None
                     else "no block device"
                 ),

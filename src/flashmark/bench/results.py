@@ -13,16 +13,13 @@ versions and broke other tools) and its per-I/O logs. Field meanings are from th
 from __future__ import annotations
 
 import dataclasses
-import errno
-import json
 import math
-import os
-import signal
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flashmark.bench.jobs import SAMPLE_INTERVAL_MS
 from flashmark.bench.model import (
     STOPPED_SIZE_LIMIT,
     STOPPED_STEADY,
@@ -37,15 +34,11 @@ from flashmark.bench.model import (
 from flashmark.bench.speed_class_rate import SUB_UNIT_BYTES, sub_unit_rates
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME
 from flashmark.errors import (
-    DeviceFailed,
-    DirectIONotSupported,
     FioFailed,
     FioOutputError,
-    NotEnoughSpace,
-    ReadOnlyTarget,
-    TargetPermissionDenied,
 )
-from flashmark.fio.jobs import SAMPLE_INTERVAL_MS, FioJob
+from flashmark.fio.job import FioJob
+from flashmark.fio.output import json_number, json_section, quoted, single_job
 from flashmark.fio.runner import FioOutput
 from flashmark.fio.window import (
     Completion,
@@ -64,8 +57,6 @@ _PERCENTILE_KEYS = {
     "p99_9": "99.900000",
     "p99_99": "99.990000",
 }
-# errno values fio reports in a job's "error" field that mean the device itself failed.
-_DEVICE_ERRNOS = {errno.EIO, errno.ENXIO, errno.ENODEV, errno.ENOMEDIUM, errno.EREMOTEIO}
 
 
 def parse_test_output(spec: TestSpec, job: FioJob, output: FioOutput) -> TestResult:
@@ -83,7 +74,7 @@ def parse_extended_output(spec: TestSpec, runs: Sequence[tuple[FioJob, FioOutput
 def parse_run(spec: TestSpec, job: FioJob, output: FioOutput) -> ParsedRun:
     """One fio run of `spec`, its per-I/O logs read once, ready to pool with the runs
     extending it; or a typed error if fio failed."""
-    fio_job = _single_job(output)
+    fio_job = single_job(output)
     return ParsedRun(
         job_text=job.text,
         elapsed_s=output.elapsed_s,
@@ -115,106 +106,27 @@ def pooled_result(spec: TestSpec, runs: Sequence[ParsedRun]) -> TestResult:
 
 def parse_prepare_output(output: FioOutput, expected_bytes: int, time_limit_s: int) -> float:
     """Check the preparation wrote the whole area; return its write rate in bytes/s."""
-    fio_job = _single_job(output)
-    write = _section(fio_job, "write")
-    written = int(_number(write, "io_bytes"))
+    fio_job = single_job(output)
+    write = json_section(fio_job, "write")
+    written = int(json_number(write, "io_bytes"))
     if written < expected_bytes:
         raise FioFailed(
             f"preparing the test area wrote {written} of {expected_bytes} bytes within "
             f"{time_limit_s} s: the device is very slow; choose a smaller --size"
         )
-    return _number(write, "bw_bytes")
+    return json_number(write, "bw_bytes")
 
 
-def _single_job(output: FioOutput) -> Mapping[str, Any]:
-    """fio's one job (group_reporting), after turning any failure into a typed error."""
-    document = _load(output)
-    if output.returncode < 0 and document is None:
-        name = signal.Signals(-output.returncode).name
-        raise FioFailed(
-            f"fio was killed by {name} during {output.job_name!r}{_stderr_tail(output)}"
-        )
-    jobs = document.get("jobs") if document is not None else None
-    job_error = 0
-    if isinstance(jobs, list) and len(jobs) == 1 and isinstance(jobs[0], Mapping):
-        job_error = int(jobs[0].get("error", 0) or 0)
-    if output.returncode != 0 or job_error != 0:
-        _raise_failure(output, job_error)
-    if document is None:
-        raise FioOutputError(f"fio wrote no JSON for {output.job_name!r}{_stderr_tail(output)}")
-    if not isinstance(jobs, list) or len(jobs) != 1 or not isinstance(jobs[0], Mapping):
-        raise FioOutputError(
-            f"fio JSON for {output.job_name!r} should hold exactly one job, found: {_quote(jobs)}"
-        )
-    return jobs[0]
 
 
-def _load(output: FioOutput) -> Mapping[str, Any] | None:
-    text = output.json_text.strip()
-    if not text:
-        return None
-    # fio may print notes ("fio: ...") before the JSON object in the same file.
-    start = text.find("{")
-    try:
-        document = json.loads(text[start:]) if start >= 0 else None
-    except json.JSONDecodeError as error:
-        raise FioOutputError(
-            f"fio JSON for {output.job_name!r} does not parse ({error}): {_quote(text)}"
-        ) from None
-    if document is not None and not isinstance(document, Mapping):
-        raise FioOutputError(f"fio JSON for {output.job_name!r} is not an object: {_quote(text)}")
-    return document
 
 
-def _raise_failure(output: FioOutput, job_error: int) -> None:
-    stderr = output.stderr.lower()
-    code = job_error or _errno_in(stderr)
-    where = f" during {output.job_name!r}{_stderr_tail(output)}"
-    if code in _DEVICE_ERRNOS or "no such device" in stderr or "input/output error" in stderr:
-        raise DeviceFailed(f"the device failed or disappeared ({_errno_name(code)}){where}")
-    if code == errno.ENOSPC:
-        raise NotEnoughSpace(f"the filesystem ran out of space{where}; choose a smaller --size")
-    if code == errno.EROFS:
-        raise ReadOnlyTarget(f"the filesystem is read-only{where}")
-    if code in (errno.EACCES, errno.EPERM):
-        raise TargetPermissionDenied(
-            f"permission denied{where}; run as root or pick a folder you can write"
-        )
-    if code == errno.EINVAL and "direct" in stderr:
-        raise DirectIONotSupported(
-            f"the target refused direct I/O{where}; --buffered runs "
-            "with the page cache (results labelled buffered)"
-        )
-    if output.returncode < 0:
-        name = signal.Signals(-output.returncode).name
-        raise FioFailed(f"fio was killed by {name}{where}")
-    raise FioFailed(f"fio failed (exit {output.returncode}, {_errno_name(code)}){where}")
 
 
-def _errno_in(stderr: str) -> int:
-    """fio's messages end in "...: <strerror>"; map the known texts back to errno values."""
-    for code in (
-        errno.EIO,
-        errno.ENXIO,
-        errno.ENODEV,
-        errno.ENOSPC,
-        errno.EROFS,
-        errno.EACCES,
-        errno.EPERM,
-        errno.EINVAL,
-    ):
-        if os.strerror(code).lower() in stderr:
-            return code
-    return 0
 
 
-def _errno_name(code: int) -> str:
-    return errno.errorcode.get(code, "no errno") if code else "no errno"
 
 
-def _stderr_tail(output: FioOutput) -> str:
-    lines = [line.strip() for line in output.stderr.splitlines() if line.strip()]
-    return f": {lines[-1]}" if lines else ""
 
 
 @dataclass(frozen=True)
@@ -265,28 +177,28 @@ def _window(
     A job that ended early (an error) is measured over the time it ran.
     """
     ddir = 0 if key == "read" else 1  # fio's data direction numbers in its logs
-    section = _section(fio_job, key)
-    lat = _section(section, "lat_ns")
+    section = json_section(fio_job, key)
+    lat = json_section(section, "lat_ns")
     percentiles = lat.get("percentile")
     if not isinstance(percentiles, Mapping):
         raise FioOutputError(
             f"fio JSON {key}.lat_ns has no percentiles (is lat_percentiles=1 set, and fio >= "
-            f"3.11?): {_quote(lat)}"
+            f"3.11?): {quoted(lat)}"
         )
-    values = {name: _number(percentiles, raw) for name, raw in _PERCENTILE_KEYS.items()}
+    values = {name: json_number(percentiles, raw) for name, raw in _PERCENTILE_KEYS.items()}
     latency = LatencyNs(
-        min=_number(lat, "min"),
-        mean=_number(lat, "mean"),
-        max=_number(lat, "max"),
-        stddev=_number(lat, "stddev"),
+        min=json_number(lat, "min"),
+        mean=json_number(lat, "mean"),
+        max=json_number(lat, "max"),
+        stddev=json_number(lat, "stddev"),
         **values,
     )
-    fio_runtime_ms = int(_number(section, "runtime"))
+    fio_runtime_ms = int(json_number(section, "runtime"))
     window_ms = fio_runtime_ms
     if job.window_s is not None:
         window_ms = min(fio_runtime_ms, round(job.window_s * 1000))
-    io_bytes = int(_number(section, "io_bytes"))
-    total_ios = int(_number(section, "total_ios"))
+    io_bytes = int(json_number(section, "io_bytes"))
+    total_ios = int(json_number(section, "total_ios"))
     completions = read_completions(output.logs, ddir)
     # io_bytes counts what completed after the ramp, as the log does; total_ios counts what was
     # issued after it. fio 3.33 counts, but does not log, what completes in the moment between
@@ -491,20 +403,7 @@ def bandwidth_series(rates_bps: Sequence[float], interval_ms: int) -> BandwidthS
     )
 
 
-def _section(parent: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = parent.get(key)
-    if not isinstance(value, Mapping):
-        raise FioOutputError(f"fio JSON has no {key!r} object where expected: {_quote(parent)}")
-    return value
 
 
-def _number(parent: Mapping[str, Any], key: str) -> float:
-    value = parent.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise FioOutputError(f"fio JSON field {key!r} is not a number: {_quote(parent)}")
-    return float(value)
 
 
-def _quote(value: object, limit: int = 300) -> str:
-    text = json.dumps(value) if not isinstance(value, str) else value
-    return text if len(text) <= limit else text[:limit] + "..."

@@ -47,9 +47,6 @@ flashmark's own work folder; each must match the patterns below or building the 
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 from flashmark import __version__
 from flashmark.bench.model import Pattern, Settings, TestSpec
 from flashmark.bench.sustained import (
@@ -59,6 +56,7 @@ from flashmark.bench.sustained import (
     SUSTAINED_STEADY_SLOPE_PCT,
     SUSTAINED_WRITE_NAME,
 )
+from flashmark.fio.job import FioJob, is_fio_literal_file, is_fio_literal_folder
 from flashmark.units import MiB
 
 PERCENTILES = ("50", "90", "99", "99.9", "99.99")
@@ -72,41 +70,12 @@ PREPARE_BLOCK_BYTES = MiB
 # the device writes slower than 1 GiB per ~20 min, and the user should pick a smaller --size.
 PREPARE_TIME_LIMIT_S = 1800
 
-# What a job file may name (see the module doc): characters fio's parser takes literally.
-_RELATIVE_NAME = re.compile(r"\.?[A-Za-z0-9][A-Za-z0-9._-]*")  # a test file in fio's cwd
-_DEVICE_NODE = re.compile(r"/dev/[A-Za-z0-9][A-Za-z0-9._-]*")  # the kernel's name of a device
-_FOLDER = re.compile(r"(/[A-Za-z0-9._+-]+)+")  # an absolute folder (fio's logs)
 
 
-def is_fio_literal_folder(path: str) -> bool:
-    """True when fio's job parser reads `path` (an absolute folder) exactly as it is."""
-    return _FOLDER.fullmatch(path) is not None
 
 
-def is_fio_literal_device(path: str) -> bool:
-    """True when `path` is a /dev node name fio's job parser reads exactly as it is."""
-    return _DEVICE_NODE.fullmatch(path) is not None
 
 
-@dataclass(frozen=True)
-class FioJob:
-    """One fio invocation: the job file text and what the runner needs to know about it."""
-
-    name: str
-    text: str
-    writes: bool
-    readonly: (
-        bool  # pass fio's --readonly: it refuses any write (device runs without --destructive)
-    )
-    expected_s: float | None  # known for time-based jobs; None for the size-based preparation
-    window_s: float | None  # the measuring window (runtime after the ramp) of time-based jobs
-    timeout_s: float  # the runner kills fio after this long
-    log_prefix: str | None
-    # Size-based tests (sustained-write): the io_size it stops at, to tell that stop from the
-    # steady rule's (flashmark.fio.parse); None for the others.
-    size_limit_bytes: int | None = None
-    # Seconds fio runs before the window opens (ramp_time); 0: the window opens with the I/O.
-    ramp_s: int = 0
 
 
 def job_for_test(
@@ -167,7 +136,7 @@ def job_for_test(
     if spec.writes:
         lines.append("end_fsync=1")
     if extension:
-        # A result's job file holds its windows' job files in order (fio/parse.py): fio runs a
+        # A result's job file holds its windows' job files in order (bench/results.py): fio runs a
         # file's jobs together unless each waits for those before it (fio HOWTO "stonewall").
         lines.append("stonewall")
     expected = float(window + ramp)
@@ -202,7 +171,7 @@ def sustained_job(
     bw_slope:P% ends the job when the slope of the per-second bandwidth over the last
     `steadystate_duration` seconds is under P% of its mean; `steadystate_ramp_time` seconds
     are not judged). No ramp: the first bytes are the cache's, and estimate_cache needs them.
-    One log line per I/O, as in every test, from which the cache is estimated (fio/parse.py),
+    One log line per I/O, as in every test, from which the cache is estimated (bench/results.py),
     and a per-I/O latency log (write_lat_log: NAME_lat.1.log holds each I/O's total latency in
     ns, from its issue to its completion): the card's own time per write, without the host's
     gaps between writes, for the speed-class measurement (flashmark.bench.speed_class_rate)."""
@@ -291,7 +260,7 @@ def _header(what: str, filename: str) -> list[str]:
 
 
 def _global_options(settings: Settings, filename: str, size_bytes: int | None = None) -> list[str]:
-    if not (_RELATIVE_NAME.fullmatch(filename) or _DEVICE_NODE.fullmatch(filename)):
+    if not is_fio_literal_file(filename):
         raise ValueError(
             f"fio would not read this file name literally: {filename!r}; job files only name "
             "generated test files and /dev nodes"

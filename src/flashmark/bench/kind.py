@@ -1,0 +1,58 @@
+"""The benchmark run as a kind of result (flashmark.kinds)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from flashmark.bench.document import SCHEMA, document_to_run, run_to_document
+from flashmark.bench.model import Run
+from flashmark.kinds.contract import Listing, ResultKind
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from flashmark.references import ReferenceDevice
+
+
+def _listing(run: Run) -> Listing:
+    # What was measured, absolute: "." or "card" would name another place tomorrow.
+    return Listing(run.target.folder or run.target.path, run.settings.profile)
+
+
+def _terminal(run: Run) -> RenderableType:
+    from flashmark.bench.render.terminal import render_run
+
+    return render_run(run)
+
+
+def _markdown(runs: Sequence[Run]) -> str:
+    from flashmark.bench.render.markdown import runs_to_markdown
+
+    return runs_to_markdown(runs)
+
+
+def _csv(runs: Sequence[Run]) -> str:
+    from flashmark.bench.render.csv_export import runs_to_csv
+
+    return runs_to_csv(runs)
+
+
+def _html(runs: Sequence[Run], references: Sequence[ReferenceDevice]) -> str:
+    # Imported when asked for: pygal and Jinja2 are the heaviest part of flashmark.
+    from flashmark.bench.render.html import render_html_report
+
+    return render_html_report(runs, references)
+
+
+RUN: ResultKind[Run] = ResultKind(
+    name="benchmark",
+    schema=SCHEMA,
+    to_document=run_to_document,
+    from_document=lambda document: document_to_run(dict(document)),
+    listing=_listing,
+    terminal=_terminal,
+    markdown=_markdown,
+    csv=_csv,
+    html=_html,
+)

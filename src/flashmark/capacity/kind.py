@@ -1,0 +1,27 @@
+"""The capacity probe as a kind of result (flashmark.kinds)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from flashmark.capacity.result import CAPACITY_SCHEMA, CapacityResult
+from flashmark.kinds.contract import Listing, ResultKind
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+
+def _terminal(result: CapacityResult) -> RenderableType:
+    from flashmark.capacity.render import render_capacity
+
+    return render_capacity(result)
+
+
+CAPACITY: ResultKind[CapacityResult] = ResultKind(
+    name="capacity",
+    schema=CAPACITY_SCHEMA,
+    to_document=CapacityResult.to_dict,
+    from_document=CapacityResult.from_dict,
+    listing=lambda result: Listing(result.device, result.verdict),
+    terminal=_terminal,
+)

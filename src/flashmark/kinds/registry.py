@@ -1,0 +1,58 @@
+"""Every kind of result flashmark keeps, in one place: one line a kind.
+
+`kind_of(document)` tells a document's kind by its schema, refusing a newer version of a known
+kind by name (upgrade flashmark) and anything else as not a flashmark result. `entry_for`
+reads a document whole, the same way whether a command saves it as it finishes or `flashmark
+import` adds it later, so a result imported twice is recognised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flashmark.bench.kind import RUN
+from flashmark.capacity.kind import CAPACITY
+from flashmark.errors import ResultFormatError
+from flashmark.history.entries import HistoryEntry
+from flashmark.kinds.contract import ResultKind
+from flashmark.monitor.kind import MONITOR
+from flashmark.surface.kind import SURFACE
+from flashmark.workloads.kind import WORKLOADS
+
+KINDS: tuple[ResultKind[Any], ...] = (RUN, MONITOR, WORKLOADS, CAPACITY, SURFACE)
+
+_BY_SCHEMA = {kind.schema: kind for kind in KINDS}
+_BY_NAME = {kind.name: kind for kind in KINDS}
+
+
+def kind_named(name: str) -> ResultKind[Any]:
+    """The kind the history stores under `name`; KeyError for a name it never stores."""
+    return _BY_NAME[name]
+
+
+def kind_of(document: Mapping[str, Any]) -> ResultKind[Any]:
+    """The kind of a result document, by its schema; ResultFormatError for one this version
+    does not read (another program's JSON, a newer schema, a malformed one)."""
+    schema = document.get("schema")
+    kind = _BY_SCHEMA.get(schema) if isinstance(schema, str) else None
+    if kind is not None:
+        return kind
+    known = ", ".join(_BY_SCHEMA)
+    name, _, version = str(schema).rpartition("/")
+    if any(known_schema.rpartition("/")[0] == name for known_schema in _BY_SCHEMA):
+        raise ResultFormatError(
+            f"document schema {schema!r} is version {version}, newer than this flashmark "
+            f"reads ({known}): upgrade flashmark"
+        )
+    raise ResultFormatError(
+        f"not a flashmark result document: schema {schema!r} (the history keeps {known})"
+    )
+
+
+def entry_for(document: Mapping[str, Any]) -> HistoryEntry:
+    """The entry a result document is kept as, after reading it whole (a malformed document is
+    a ResultFormatError, never a half-kept result)."""
+    kind = kind_of(document)
+    listing = kind.listing(kind.from_document(document))
+    return HistoryEntry(kind.name, listing.target, listing.label, document)
