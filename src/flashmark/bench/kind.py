@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from flashmark.bench.document import SCHEMA, document_to_run, run_to_document
 from flashmark.bench.model import Run
-from flashmark.kinds.contract import Listing, ResultKind
+from flashmark.result_kind import Listing, ResultKind
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from flashmark.capacity.result import CAPACITY_SCHEMA, CapacityResult
-from flashmark.kinds.contract import Listing, ResultKind
+from flashmark.result_kind import Listing, ResultKind
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -1,2 +1,2 @@
-"""The kinds of result flashmark keeps and shows: each kind's contract (kinds.contract) is built
-in its own package and listed once in kinds.registry."""
+"""The kinds of result flashmark keeps and shows, listed once (kinds.registry): each kind's
+contract (flashmark.result_kind.ResultKind) is built in its own package."""

@@ -15,8 +15,8 @@ from flashmark.bench.kind import RUN
 from flashmark.capacity.kind import CAPACITY
 from flashmark.errors import ResultFormatError
 from flashmark.history.entries import HistoryEntry
-from flashmark.kinds.contract import ResultKind
 from flashmark.monitor.kind import MONITOR
+from flashmark.result_kind import ResultKind
 from flashmark.surface.kind import SURFACE
 from flashmark.workloads.kind import WORKLOADS
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flashmark.kinds.contract import Listing, ResultKind
 from flashmark.monitor.document import SCHEMA, MonitorRecording, from_document, to_document
+from flashmark.result_kind import Listing, ResultKind
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from flashmark.kinds.contract import Listing, ResultKind
+from flashmark.result_kind import Listing, ResultKind
 from flashmark.surface.result import SURFACE_SCHEMA, SurfaceResult, from_document, to_document
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flashmark.kinds.contract import Listing, ResultKind
+from flashmark.result_kind import Listing, ResultKind
 from flashmark.workloads.document import SCHEMA, WorkloadRun, from_document, to_document
 
 if TYPE_CHECKING:
