@@ -22,8 +22,8 @@ import time
 from dataclasses import dataclass
 
 from flashmark.probe.model import Environment, Temperature, Throttling
-from flashmark.probe.resolve import Mount
 from flashmark.probe.tools import ToolFailed, ToolNotAvailable, ToolRunner
+from flashmark.system.mounts import Mount
 from flashmark.system.sysroot import SystemRoots
 
 # vcgencmd get_throttled bit -> condition (Raspberry Pi documentation, see module doc).
@@ -117,10 +117,10 @@ def read_environment(
         cpu_count=sum(1 for line in cpuinfo.splitlines() if line.startswith("processor")) or None,
         kernel=roots.read_proc("sys/kernel/osrelease"),
         distribution=_distribution(roots),
-        filesystem=mount.filesystem if mount else None,
+        filesystem=mount.fstype if mount else None,
         mount_point=mount.mount_point if mount else None,
         mount_source=mount.source if mount else None,
-        mount_options=mount.options if mount else None,
+        mount_options=mount.all_options if mount else None,
         free_bytes=free,
         total_bytes=total,
         cpu_governors=_governors(roots),

@@ -20,19 +20,10 @@ from pathlib import Path
 
 from flashmark.errors import TargetNotFound
 from flashmark.probe.model import Layer
+from flashmark.system.mounts import Mount, mount_of, read_mounts
 from flashmark.system.sysroot import SystemRoots
 
 _MAX_DEPTH = 8  # loop-on-file-on-loop chains deeper than this are not real set-ups
-
-
-@dataclass(frozen=True)
-class Mount:
-    mount_point: str
-    root: str
-    major_minor: str
-    filesystem: str
-    source: str
-    options: str  # per-mount options, then the superblock's, as `mount` shows them
 
 
 @dataclass(frozen=True)
@@ -45,66 +36,11 @@ class Resolution:
     physical: tuple[str, ...]  # kernel names of the whole physical devices
 
 
-def parse_mountinfo(text: str) -> tuple[Mount, ...]:
-    """proc/self/mountinfo, format in Documentation/filesystems/proc.rst (3.5)."""
-    mounts = []
-    for line in text.splitlines():
-        fields = line.split()
-        if "-" not in fields or len(fields) < 10:
-            continue
-        separator = fields.index("-")
-        mounts.append(
-            Mount(
-                mount_point=_unescape(fields[4]),
-                root=_unescape(fields[3]),
-                major_minor=fields[2],
-                filesystem=fields[separator + 1],
-                source=_unescape(fields[separator + 2]),
-                options=_merge_options(fields[5], fields[separator + 3]),
-            )
-        )
-    return tuple(mounts)
-
-
-def _merge_options(per_mount: str, superblock: str) -> str:
-    """The mount's options then the superblock's, each once (as `findmnt -o OPTIONS`)."""
-    merged: list[str] = []
-    for option in (*per_mount.split(","), *superblock.split(",")):
-        if option and option not in merged:
-            merged.append(option)
-    return ",".join(merged)
-
-
-def _unescape(text: str) -> str:
-    # mountinfo escapes space, tab, newline and backslash as octal (\040 ...).
-    return (text.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n")).replace(
-        "\\134", "\\"
-    )
-
-
-def mount_of(path: str, mounts: tuple[Mount, ...], device: str | None = None) -> Mount | None:
-    """The mount holding `path`: the longest mount point that is a prefix of it (the last
-    one mounted wins on ties, as the kernel's view does), preferring entries whose
-    major:minor matches `device` when the live stat() gives one."""
-
-    def contains(mount: Mount) -> bool:
-        point = mount.mount_point.rstrip("/") or "/"
-        return point == "/" or path == point or path.startswith(point + "/")
-
-    candidates = [m for m in mounts if contains(m)]
-    if device is not None and any(m.major_minor == device for m in candidates):
-        candidates = [m for m in candidates if m.major_minor == device]
-    if not candidates:
-        return None
-    longest = max(len(m.mount_point) for m in candidates)
-    return [m for m in candidates if len(m.mount_point) == longest][-1]
-
-
 def resolve_target(given: str | Path, roots: SystemRoots) -> Resolution:
     path = os.path.abspath(os.fspath(given))
     layers: list[Layer] = []
     physical: list[str] = []
-    mounts = parse_mountinfo(roots.read_proc("self/mountinfo") or "")
+    mounts = read_mounts(roots)
 
     device_name = _device_name_of_node(path, roots)
     if device_name is not None:
@@ -146,7 +82,7 @@ def _walk_mount(
         layers.append(Layer("filesystem", path, "no mount found for this path in mountinfo"))
         return
     name = _block_name(mount, roots)
-    detail = f"{mount.filesystem} on {mount.source}, mounted at {mount.mount_point}"
+    detail = f"{mount.fstype} on {mount.source}, mounted at {mount.mount_point}"
     if name is None:
         layers.append(Layer("filesystem", mount.mount_point, f"{detail}: no block device"))
         return
@@ -157,7 +93,7 @@ def _walk_mount(
 def _block_name(mount: Mount, roots: SystemRoots) -> str | None:
     """The block device under a mount: its major:minor in sysfs, else its source /dev path
     (btrfs and others report an anonymous 0:N device number)."""
-    link = roots.sys_path(f"dev/block/{mount.major_minor}")
+    link = roots.sys_path(f"dev/block/{mount.majmin}")
     if link.exists():
         return link.resolve().name
     source = mount.source

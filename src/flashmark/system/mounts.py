@@ -20,6 +20,7 @@ _OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
 @dataclass(frozen=True)
 class Mount:
     majmin: str  # "8:1"; 0:N for filesystems without a block device (tmpfs, btrfs subvolumes)
+    root: str  # the folder of the filesystem mounted here ("/" unless a bind mount)
     mount_point: str
     options: str  # per-mount options, e.g. "rw,relatime"
     fstype: str
@@ -32,7 +33,9 @@ class Mount:
 
     @property
     def all_options(self) -> str:
-        return ",".join(dict.fromkeys([*self.options.split(","), *self.super_options.split(",")]))
+        """The mount's options then the superblock's, each once (as `findmnt -o OPTIONS`)."""
+        options = (*self.options.split(","), *self.super_options.split(","))
+        return ",".join(dict.fromkeys(option for option in options if option))
 
 
 def _unescape(text: str) -> str:
@@ -51,6 +54,7 @@ def parse_mountinfo(text: str) -> tuple[Mount, ...]:
         mounts.append(
             Mount(
                 majmin=fields[2],
+                root=_unescape(fields[3]),
                 mount_point=_unescape(fields[4]),
                 options=fields[5],
                 fstype=fields[separator + 1],
@@ -65,16 +69,23 @@ def read_mounts(roots: SystemRoots) -> tuple[Mount, ...]:
     return parse_mountinfo(roots.read_proc("self/mountinfo") or "")
 
 
-def mount_of(path: str, mounts: tuple[Mount, ...]) -> Mount | None:
+def mount_of(path: str, mounts: tuple[Mount, ...], majmin: str | None = None) -> Mount | None:
     """The mount holding `path` (an absolute, resolved path): the longest matching mount point,
-    the last one mounted where several share it (the one visible)."""
-    best: Mount | None = None
+    the last one mounted where several share it (the one visible). With `majmin` (the device a
+    live stat() of the path names), mounts of that device are preferred."""
     target = PurePosixPath(path)
-    for mount in mounts:
-        point = PurePosixPath(mount.mount_point)
-        if (target == point or point in target.parents) and (
-            best is None or len(point.parts) >= len(PurePosixPath(best.mount_point).parts)
-        ):
+    candidates = [
+        mount
+        for mount in mounts
+        if target == PurePosixPath(mount.mount_point)
+        or PurePosixPath(mount.mount_point) in target.parents
+    ]
+    if majmin is not None and any(mount.majmin == majmin for mount in candidates):
+        candidates = [mount for mount in candidates if mount.majmin == majmin]
+    best: Mount | None = None
+    for mount in candidates:
+        depth = len(PurePosixPath(mount.mount_point).parts)
+        if best is None or depth >= len(PurePosixPath(best.mount_point).parts):
             best = mount
     return best
 
