@@ -20,6 +20,7 @@ from pathlib import Path
 
 from flashmark.errors import TargetNotFound
 from flashmark.probe.model import Layer
+from flashmark.system.device_stack import dm_kind
 from flashmark.system.mounts import Mount, mount_of, read_mounts
 from flashmark.system.sysroot import SystemRoots
 
@@ -174,7 +175,7 @@ def _walk(
     dm_name = roots.read_sys(f"{base}/dm/name")
     if dm_name is not None:
         uuid = roots.read_sys(f"{base}/dm/uuid") or ""
-        kind = _dm_kind(uuid)
+        kind = dm_kind(uuid)
         layers.append(Layer("device-mapper", name, f"{kind} '{dm_name}' on {', '.join(slaves)}"))
         for slave in slaves:
             _walk(slave, roots, mounts, layers, physical, depth + 1)
@@ -193,17 +194,3 @@ def _walk(
 def _slaves(name: str, roots: SystemRoots) -> list[str]:
     folder = roots.sys_path(f"class/block/{name}/slaves")
     return sorted(entry.name for entry in folder.iterdir()) if folder.is_dir() else []
-
-
-def _dm_kind(uuid: str) -> str:
-    # dm uuid prefixes set by the tools that create the mappings: cryptsetup "CRYPT-LUKS1/2-",
-    # LVM2 "LVM-", dm-verity via veritysetup "CRYPT-VERITY-".
-    if uuid.startswith("CRYPT-LUKS"):
-        return "LUKS encryption"
-    if uuid.startswith("CRYPT-VERITY"):
-        return "dm-verity"
-    if uuid.startswith("CRYPT-"):
-        return "dm-crypt"
-    if uuid.startswith("LVM-"):
-        return "LVM volume"
-    return "device-mapper target"

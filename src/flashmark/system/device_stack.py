@@ -306,7 +306,7 @@ class _Walk:
         dm_name = self.roots.read_sys(f"class/block/{name}/dm/name")
         if dm_name is not None:
             uuid = self.roots.read_sys(f"class/block/{name}/dm/uuid") or ""
-            return f"{node} ({_dm_kind(uuid)} '{dm_name}')"
+            return f"{node} ({dm_kind(uuid)} '{dm_name}')"
         level = self.roots.read_sys(f"class/block/{name}/md/level")
         if level is not None:
             return f"{node} (md {level})"
@@ -403,11 +403,16 @@ def _overlap(first: tuple[int, int] | None, second: tuple[int, int] | None) -> b
     return first[0] < second[1] and second[0] < first[1]
 
 
-def _dm_kind(uuid: str) -> str:
+def dm_kind(uuid: str) -> str:
     """What built a dm device, from the prefix its tool gives the dm uuid (cryptsetup: CRYPT-,
-    lvm2: LVM-, multipath-tools: mpath-, kpartx: partN-)."""
+    CRYPT-LUKS1/2- for LUKS, CRYPT-VERITY- from veritysetup; lvm2: LVM-; multipath-tools:
+    mpath-; kpartx: partN-)."""
+    if uuid.startswith("CRYPT-LUKS"):
+        return "LUKS"
+    if uuid.startswith("CRYPT-VERITY"):
+        return "dm-verity"
     if uuid.startswith("CRYPT-"):
-        return "LUKS" if uuid.startswith("CRYPT-LUKS") else "dm-crypt"
+        return "dm-crypt"
     if uuid.startswith("LVM-"):
         return "LVM"
     if uuid.startswith("mpath-"):
