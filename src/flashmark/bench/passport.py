@@ -6,10 +6,10 @@ point with its evidence and the source of the rule behind it.
     passport.points     # PassportPoint(topic, status, text, evidence, source)
     passport.seen_before  # history ids of earlier results of this very card (by CID)
 
-Pure: the caller reads the history and passes the entries in (flashmark.cli.passports reads
-the card's results through the history's CID index, `History.of_card`). The Passport and
-PassportPoint dataclasses live in flashmark.bench.model, so that a Run can carry its card's
-passport.
+`card_passports(report, history, warn)` reads each card's earlier results through the
+history's CID index (`History.of_card`); the rules themselves are pure and take the entries.
+The Passport and PassportPoint dataclasses live in flashmark.bench.model, so that a Run can
+carry its card's passport.
 
 A card is recognised by its whole CID register (manufacturer, OEM, name, revision, serial,
 date): two cards share it only if a counterfeiter cloned it, which is itself a finding.
@@ -22,12 +22,14 @@ results/SD-cards-with-low-serial-numbers.md, "SBC_BENCH" below).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from flashmark.bench.model import Passport, PassportPoint
+from flashmark.errors import HistoryError
 from flashmark.history.cards import document_cids
 from flashmark.history.entries import StoredResult
+from flashmark.history.store import History
 from flashmark.probe.model import Card, Device, ProbeReport
 
 SBC_BENCH = "ThomasKaiser/sbc-bench results/SD-cards-with-low-serial-numbers.md"
@@ -357,3 +359,23 @@ def host_points(device: Device) -> list[PassportPoint]:
             "host", "ok", "claims A2 and this host enables command queueing", bus.host, DESIGN_A2
         )
     ]
+
+
+def card_passports(
+    report: ProbeReport, history: History, warn: Callable[[str], None]
+) -> list[Passport]:
+    """A passport per card of the probe ([] without cards), "seen before" from the history,
+    read through its CID index. A history that cannot be read gives the passports without it
+    and a warning (`warn`), never a failed command."""
+    cards = [device for device in report.devices if device.card]
+    if not cards:
+        return []
+    cids = sorted({cid for device in cards if (cid := card_cid(device)) is not None})
+    entries: list[StoredResult] = []
+    try:
+        for cid in cids:
+            entries += history.of_card(cid)
+    except HistoryError as error:  # the passport without history; the command goes on
+        warn(f"warning: the history could not be read for the card passport: {error}")
+        entries = []
+    return passports_for(report, entries)

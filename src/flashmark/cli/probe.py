@@ -12,10 +12,10 @@ from rich.text import Text
 
 from flashmark.bench.grading import judge_probe
 from flashmark.bench.model import Passport
+from flashmark.bench.passport import card_passports
 from flashmark.bench.render.describe import device_facts, environment_facts, passport_rows
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stderr_console, stdout_console
-from flashmark.cli.passports import card_passports
 from flashmark.history.store import History
 from flashmark.probe import probe_target
 from flashmark.probe.model import ProbeReport

@@ -18,6 +18,7 @@ from flashmark.bench.grading import unmet_requirements
 from flashmark.bench.jobs import PREPARE_JOB_NAME
 from flashmark.bench.lengths import MIN_TRANSFERS, TARGET_HALF_WIDTH_PCT
 from flashmark.bench.model import Passport, Run, TargetKind
+from flashmark.bench.passport import card_passports
 from flashmark.bench.plan import Plan, default_follow_ramp_s
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.render.cells import ramps_text
@@ -27,7 +28,6 @@ from flashmark.cli.clean import clean_at_start
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import GRADES, RAMP, RUNTIME, SIZE, WORKLOAD_SCALE
-from flashmark.cli.passports import card_passports
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.errors import RequirementNotMet, printable
