@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -31,7 +30,7 @@ from flashmark.cli.params import GRADES, RAMP, RUNTIME, SIZE, WORKLOAD_SCALE
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.errors import RequirementNotMet, printable
-from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
+from flashmark.fio.runner import fio_work_parent, runner_from_environment
 from flashmark.history.store import History
 from flashmark.probe import measured_summary
 from flashmark.system.leftovers import temporary_work_folder
@@ -39,9 +38,6 @@ from flashmark.system.signals import signals_raise
 from flashmark.system.sysroot import SystemRoots
 from flashmark.units import format_duration, format_size
 
-# For tests and bug reports: a folder of recorded fio outputs (see fio/runner.py ReplayRunner)
-# replaces fio, so the whole command runs without fio or root. Never set in normal use.
-REPLAY_ENV = "FLASHMARK_FIO_REPLAY"
 # Shorter windows quantise the throttle-verified accuracy (see profiles.py); allowed, but said.
 _SHORT_RUNTIME_S = 8
 
@@ -191,10 +187,7 @@ def run_command(
         signals_raise(),
         temporary_work_folder("fio", Path(fio_work_parent())) as workdir,
     ):
-        replay = os.environ.get(REPLAY_ENV)
-        runner: FioRunner = (
-            ReplayRunner(Path(replay)) if replay else FioProcessRunner(Path(workdir))
-        )
+        runner = runner_from_environment(Path(workdir))
         plan = plan_benchmark(request, roots, runner.log_folder, probe=not show_fio)
         if plan.area_note:
             console.print(f"note: {plan.area_note}", highlight=False)

@@ -495,3 +495,15 @@ def temp_folder() -> Path:
         return Path(fio_work_parent())
     except EnvironmentProblem:  # no run could have made one either
         return Path(tempfile.gettempdir())
+
+
+# For tests and bug reports: a folder of recorded fio outputs (ReplayRunner) replaces fio, so
+# a whole command runs without fio or root. Never set in normal use.
+REPLAY_ENV = "FLASHMARK_FIO_REPLAY"
+
+
+def runner_from_environment(workdir: Path) -> FioRunner:
+    """The fio runner a command uses: fio itself, working in `workdir`; or, with
+    FLASHMARK_FIO_REPLAY set, the recorded outputs in that folder."""
+    replay = os.environ.get(REPLAY_ENV)
+    return ReplayRunner(Path(replay)) if replay else FioProcessRunner(workdir)
