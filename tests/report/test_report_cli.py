@@ -66,14 +66,12 @@ def test_show_table_is_still_the_default(cli: click.Group, history_db: Path) -> 
 
 
 def test_show_html_renders_the_report(cli: click.Group, history_db: Path) -> None:
-    pytest.importorskip("flashmark.bench.render.html", reason="the HTML report is not there yet")
     result = invoke(cli, "show", "1", "--format", "html", "--db", str(history_db))
     assert result.exit_code == 0, result.stderr
     assert "<html" in stdout(result).lower()
 
 
 def test_export_html_writes_the_report(cli: click.Group, history_db: Path, tmp_path: Path) -> None:
-    pytest.importorskip("flashmark.bench.render.html", reason="the HTML report is not there yet")
     output = tmp_path / "cards.html"
     result = invoke(cli, "export", "1", "2", "-o", str(output), "--db", str(history_db))
     assert result.exit_code == 0, result.stderr

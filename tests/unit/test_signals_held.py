@@ -24,6 +24,13 @@ def test_a_signal_inside_a_held_section_is_raised_when_it_ends():
     assert caught.value.exit_status == ExitStatus.TERMINATED
 
 
-def test_without_a_signal_a_held_section_changes_nothing():
-    with signals_raise(), signals_held():
-        pass
+def test_without_a_signal_a_held_section_runs_through_and_restores_the_handlers():
+    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    steps = []
+    with signals_raise():
+        with signals_held():
+            steps.append("inside")
+        steps.append("after")  # nothing was held back, so nothing is raised here
+    assert steps == ["inside", "after"]
+    after = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    assert after == before
