@@ -71,29 +71,43 @@ def test_token_commands_create_revoke_and_list(database):
 
 def test_upload_sends_what_the_dry_run_shows(database, start_server, tmp_path: Path):
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
-    for name in ("quick-a1-card", "standard-fast-card"):
-        done = flashmark("import", str(DATA / "report" / f"{name}.json"), env=env)
+    for file in (
+        DATA / "report" / "quick-a1-card.json",
+        DATA / "report" / "standard-fast-card.json",
+        DATA / "upload" / "surface-fake.json",
+    ):
+        done = flashmark("import", str(file), env=env)
         assert done.returncode == 0, done.stderr
-    dry = flashmark("upload", "1", "--dry-run", env=env)
+    server = start_server(database)
+    dry = flashmark("upload", "1", "--dry-run", "--link-card", "--server", server.url, env=env)
     assert dry.returncode == 0, dry.stderr
-    assert "card serial '0x36980065' sent as 'serial-" in dry.stderr
-    assert "host name 'vm' sent as 'host-" in dry.stderr
-    assert "0x36980065" not in dry.stdout
+    assert "0x36980065" not in dry.stdout and "36980065" not in dry.stdout
     shown = json.loads(dry.stdout)
+    assert shown["host"]["hostname"] == "(not uploaded)" and len(shown["card_link"]) == 32
     assert (tmp_path / "state" / "flashmark" / "upload-salt").stat().st_mode & 0o777 == 0o600
 
-    server = start_server(database)
     secret = CliRunner().invoke(main, ["token", "create", "cli", "--database", database])
     env["FLASHMARK_TOKEN"] = secret.stdout.strip()
-    sent = flashmark("upload", "1", "2", "--server", server.url, env=env)
+    sent = flashmark("upload", "1", "2", "--link-card", "--server", server.url, env=env)
     assert sent.returncode == 0, sent.stderr
     assert f"run 1: uploaded as 1: {server.url}/api/v1/results/1" in sent.stdout
-    again = flashmark("upload", "1", "--server", server.url, env=env)
+    again = flashmark("upload", "1", "--link-card", "--server", server.url, env=env)
     assert "already on the service as 1" in again.stdout
     with urllib.request.urlopen(f"{server.url}/api/v1/results/1", timeout=10) as response:
         stored = json.loads(response.read())
     assert {k: v for k, v in stored.items() if k != "id"} == shown
+    # The service shows it, on its own page and among the results of its card model.
+    for page in ("/results/1", "/devices/sd-9f-0x5449-sd64g-6.1?result=1"):
+        with urllib.request.urlopen(f"{server.url}{page}", timeout=10) as response:
+            assert response.status == 200 and "SD64G" in response.read().decode()
 
+    # a kind the service does not take is refused before anything is sent
+    surface = flashmark("upload", "2", "3", "--server", server.url, env=env)
+    assert surface.returncode == 2 and surface.stdout == ""
+    assert (
+        f"run 3 is a surface result (flashmark.surface/1); {server.url} takes "
+        "flashmark.result/1: nothing was sent"
+    ) in surface.stderr
     refused = flashmark(
         "upload", "1", "--server", server.url, env={**env, "FLASHMARK_TOKEN": "fmk_wrong"}
     )

@@ -1,4 +1,5 @@
-"""`flashmark upload ID ... --server URL`: saved results to a results service, anonymised."""
+"""`flashmark upload ID ... --server URL`: saved results to a results service, built from the
+allow-list of what may leave the machine (flashmark.server.allowlist)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,18 @@ from flashmark.cli import db_option, debug_option
 from flashmark.cli.saved import RUN_ID
 from flashmark.errors import UsageError
 from flashmark.history.store import History
-from flashmark.server.anonymise import anonymise
-from flashmark.server.upload import TOKEN_ENV, body_of, load_salt, salt_path, send
+from flashmark.server.identifiers import Known
+from flashmark.server.outgoing import NotUploadable, card_identity, outgoing
+from flashmark.server.upload import (
+    TOKEN_ENV,
+    accepted_schemas,
+    body_of,
+    card_link,
+    load_salt,
+    machine_names,
+    salt_path,
+    send,
+)
 
 
 @click.command("upload")
@@ -23,7 +34,15 @@ from flashmark.server.upload import TOKEN_ENV, body_of, load_salt, salt_path, se
     metavar="TOKEN",
     help=f"Upload token from the service's operator [env {TOKEN_ENV}].",
 )
-@click.option("--dry-run", is_flag=True, help="Print exactly what would be sent and send nothing.")
+@click.option(
+    "--dry-run", is_flag=True, help="Print exactly the bytes that would be sent; send nothing."
+)
+@click.option(
+    "--link-card",
+    is_flag=True,
+    help="Also send an opaque card_link, so that the service can tell results of the same "
+    "card apart from other cards of its model (off by default; see below).",
+)
 @db_option
 @debug_option
 def upload_command(
@@ -31,45 +50,67 @@ def upload_command(
     server: str | None,
     token: str | None,
     dry_run: bool,
+    link_card: bool,
     db_path: Path | None,
     debug: bool,
 ) -> None:
-    """Send saved benchmark results to a results service (`flashmark serve`).
+    """Send saved results to a results service (`flashmark serve`).
 
     \b
-    Before anything leaves this machine the host name, card serial numbers and paths are
-    replaced by salted hashes (the salt stays here, in ~/.local/state/flashmark/upload-salt,
-    so the same card is still recognised); what was replaced is listed.
+    What is sent is built from a list of the fields that identify nobody: figures, settings,
+    grades, model names, maker, bus, kernel, file system type. Host and user names, paths,
+    mount sources, serial numbers (the CID's too), network addresses, test file names and
+    free text that may quote them (warnings, evidence, fio job files) stay on this machine;
+    the service shows "(not uploaded)" in their place. docs/server.md lists every field.
+
+    \b
+    --link-card adds card_link: a keyed hash (HMAC-SHA256) of the card's CID or serial, with
+    a salt that stays here (~/.local/state/flashmark/upload-salt) and the service's address.
+    Your uploads of one card then share a link on that service; nobody can get the serial
+    back from it, and another service or machine gets another link.
         flashmark upload 3 --dry-run                      # the exact JSON, nothing sent
         FLASHMARK_TOKEN=fmk_... flashmark upload 3 4 --server http://results.example:8080
     """
     history = History.locate(db_path)
     stored = [history.get(run_id) for run_id in ids]
-    for entry in stored:
-        if entry.kind != "benchmark":
-            raise UsageError(
-                f"run {entry.id} is a {entry.kind} recording: only benchmark results are uploaded"
-            )
     if not dry_run and not server:
         raise UsageError("say where to upload with --server URL (or look first with --dry-run)")
+    if link_card and not server:
+        raise UsageError("--link-card needs --server URL: a card's link differs per service")
     if not dry_run and not token:
         raise UsageError(f"uploading needs a token: --token TOKEN or {TOKEN_ENV}")
-    # Made on the first use, a dry run included: what it prints is exactly what is sent later.
-    salt = load_salt(salt_path())
+    known = Known().with_names(machine_names())
+    bodies = []
     for entry in stored:
-        anonymised = anonymise(dict(entry.document), salt)
-        body = body_of({k: v for k, v in anonymised.document.items() if k != "id"})
-        for replacement in anonymised.replacements:
-            click.echo(
-                f"run {entry.id}: {replacement.what} {replacement.original!r} sent as "
-                f"{replacement.replacement!r}",
-                err=True,
+        try:
+            document = outgoing(entry.document, known)
+        except NotUploadable as error:
+            raise NotUploadable(
+                f"run {entry.id} ({entry.kind}) cannot be uploaded: {error}"
+            ) from None
+        if link_card:
+            assert server is not None
+            identity = card_identity(entry.document)
+            if identity is None:
+                click.echo(f"run {entry.id}: no card serial or CID to link: no card_link", err=True)
+            else:
+                document["card_link"] = card_link(load_salt(salt_path()), server, identity)
+        bodies.append((entry, body_of(document)))
+    if dry_run:
+        for entry, body in bodies:
+            click.echo(body, nl=False)  # bytes: written as they are
+            click.echo(f"run {entry.id}: dry run, nothing sent ({len(body):,} bytes)", err=True)
+        return
+    assert server is not None and token is not None
+    taken = accepted_schemas(server)
+    for entry, _ in bodies:
+        schema = entry.document.get("schema")
+        if schema not in taken:
+            raise UsageError(
+                f"run {entry.id} is a {entry.kind} result ({schema}); {server} takes "
+                f"{', '.join(taken) or 'none'}: nothing was sent"
             )
-        if dry_run:
-            click.echo(body.decode("utf-8"))
-            click.echo(f"run {entry.id}: dry run, nothing sent ({len(body)} bytes)", err=True)
-            continue
-        assert server is not None and token is not None
+    for entry, body in bodies:
         uploaded = send(server, token, body)
         state = "uploaded" if uploaded.created else "already on the service"
         click.echo(f"run {entry.id}: {state} as {uploaded.id}: {uploaded.url}")

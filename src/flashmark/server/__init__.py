@@ -1,7 +1,8 @@
 """The results service: `flashmark serve`, `flashmark upload`, `flashmark token`.
 
 Importing this package costs nothing: the web framework (the `server` extra) is imported only
-by `flashmark.server.app`, which only `flashmark serve` loads. The upload client and the
-anonymisation (`upload.py`, `anonymise.py`) and the storage for SQLite (`storage.py`) use
-the standard library, so `upload` and `token` work on a core install; PostgreSQL needs psycopg.
+by `flashmark.server.app`, which only `flashmark serve` loads. The upload client and what it
+sends (`upload.py`, `outgoing.py` after `allowlist.py`) and the storage for SQLite
+(`storage.py`) use the standard library, so `upload` and `token` work on a core install;
+PostgreSQL needs psycopg.
 """

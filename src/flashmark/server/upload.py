@@ -1,16 +1,30 @@
 """The upload client of `flashmark upload` (standard library only: it runs on a core install).
 
-The salt that makes anonymised values recognisable (anonymise.py) is 32 random bytes kept in
-$XDG_STATE_HOME/flashmark/upload-salt (default ~/.local/state), private to the user (0600),
-made on the first upload. Losing it only means later uploads of the same card get another
-replacement.
+What is sent is built by outgoing.py. This module adds what the machine knows: its host and
+user names (kept out of every text sent), the optional card link, the service's list of
+accepted kinds, and the HTTP exchange.
+
+Card link (`--link-card`, off by default): HMAC-SHA256 of the card's identity (its whole CID,
+else its serial number) under a salt kept on this machine, with the service's address in the
+message, cut to 128 bits and sent as `card_link`. The service can then tell that two uploads
+measured the same card, and nothing else: without the salt nobody can recover or confirm a
+serial (a card serial has only 2^32 values, an unsalted hash would be reversed by trying them
+all), the same card gets another link on another service (so two services' data cannot be
+joined by it), and another machine's uploads of the card get other links. The salt is 32
+random bytes in $XDG_STATE_HOME/flashmark/upload-salt (default ~/.local/state), private to the
+user (0600), made on first use; deleting it starts new links.
 """
 
 from __future__ import annotations
 
+import contextlib
+import getpass
+import hashlib
+import hmac
 import json
 import os
 import secrets
+import socket
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -19,11 +33,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flashmark.codec import to_text
 from flashmark.errors import ExitStatus, FlashmarkError, UsageError
 
 TOKEN_ENV = "FLASHMARK_TOKEN"
 TIMEOUT_S = 30.0
 SALT_FILE = Path("flashmark") / "upload-salt"
+# Bits of the card link: enough that two cards never share one (2^64 cards for an even chance),
+# short enough to read.
+_LINK_HEX_DIGITS = 32
+# Accounts that name no person: their names are not kept out of texts ("root" is a word of
+# many a kernel's and a tool's messages).
+_SYSTEM_USERS = frozenset({"root", "nobody"})
 
 
 class UploadFailed(FlashmarkError):
@@ -39,6 +60,18 @@ class Uploaded:
     created: bool
 
 
+def machine_names(environ: Mapping[str, str] | None = None) -> set[str]:
+    """This machine's host name (and its first label) and the user names running flashmark,
+    as the texts of a result might quote them."""
+    env = os.environ if environ is None else environ
+    host = socket.gethostname()
+    names = {host, host.split(".", 1)[0]}
+    with contextlib.suppress(KeyError, OSError):  # no user name for this uid (a container)
+        names.add(getpass.getuser())
+    names.add(env.get("SUDO_USER", ""))  # the user behind `sudo flashmark upload`
+    return {name for name in names if name and name not in _SYSTEM_USERS}
+
+
 def salt_path(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     state_home = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
@@ -49,11 +82,15 @@ def load_salt(path: Path) -> bytes:
     """The salt at `path`, made (0600) when missing."""
     try:
         text = path.read_text(encoding="ascii").strip()
-        return bytes.fromhex(text)
+        salt = bytes.fromhex(text)
     except FileNotFoundError:
         pass
     except (OSError, ValueError) as error:
         raise UsageError(f"cannot read the upload salt {path}: {error}") from None
+    else:
+        if len(salt) < 16:
+            raise UsageError(f"the upload salt {path} is too short: delete it to make a new one")
+        return salt
     salt = secrets.token_bytes(32)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -67,16 +104,39 @@ def load_salt(path: Path) -> bytes:
     return salt
 
 
-def endpoint(server: str) -> str:
+def service_origin(server: str) -> str:
+    """scheme://host[:port] of --server, lower case: what a card link is made for."""
     parts = urllib.parse.urlsplit(server)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UsageError(f"--server must be an http:// or https:// address, not {server!r}")
-    return server.rstrip("/") + "/api/v1/results"
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def card_link(salt: bytes, server: str, identity: str) -> str:
+    """The opaque link of one card's uploads to one service (see the module's text)."""
+    message = "\0".join(("flashmark card link 1", service_origin(server), identity))
+    digest = hmac.new(salt, message.encode("utf-8"), hashlib.sha256).hexdigest()
+    return digest[:_LINK_HEX_DIGITS]
+
+
+def endpoint(server: str, path: str = "/api/v1/results") -> str:
+    service_origin(server)  # refuses what is not an http(s) address
+    return server.rstrip("/") + path
 
 
 def body_of(document: Mapping[str, Any]) -> bytes:
-    """Exactly the bytes sent (what --dry-run prints)."""
-    return json.dumps(document, ensure_ascii=False, indent=1).encode("utf-8")
+    """Exactly the bytes sent, and what --dry-run prints: JSON as flashmark writes it."""
+    return to_text(document).encode("utf-8")
+
+
+def accepted_schemas(server: str, timeout_s: float = TIMEOUT_S) -> tuple[str, ...]:
+    """The result schemas the service takes (its GET /api/v1)."""
+    request = urllib.request.Request(endpoint(server, "/api/v1"), headers=_ACCEPT_JSON)
+    answer = _exchange(server, request, timeout_s, "answered")
+    schemas = answer.get("accepted_schemas")
+    if not isinstance(schemas, list) or not all(isinstance(s, str) for s in schemas):
+        raise UploadFailed(f"{server} gave an answer that is not a flashmark service's")
+    return tuple(schemas)
 
 
 def send(server: str, token: str, body: bytes, timeout_s: float = TIMEOUT_S) -> Uploaded:
@@ -85,24 +145,41 @@ def send(server: str, token: str, body: bytes, timeout_s: float = TIMEOUT_S) -> 
         data=body,
         method="POST",
         headers={
+            **_ACCEPT_JSON,
             "Content-Type": "application/json",
             "Authorization": f"Bearer {token}",
-            "Accept": "application/json",
         },
     )
+    answer = _exchange(server, request, timeout_s, "refused the result")
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            answer = json.loads(response.read())
-            return Uploaded(int(answer["id"]), str(answer["url"]), response.status == 201)
-    except urllib.error.HTTPError as error:
-        raise UploadFailed(f"{server} refused the result: {_problem(error)}") from None
-    except (urllib.error.URLError, OSError) as error:
-        reason = getattr(error, "reason", error)
-        raise UploadFailed(f"cannot reach {server}: {reason}") from None
+        return Uploaded(int(answer["id"]), str(answer["url"]), bool(answer["created"]))
     except (ValueError, KeyError, TypeError) as error:
         raise UploadFailed(
             f"{server} gave an answer that is not a flashmark service's: {error}"
         ) from None
+
+
+_ACCEPT_JSON = {"Accept": "application/json"}
+
+
+def _exchange(
+    server: str, request: urllib.request.Request, timeout_s: float, refusal: str
+) -> dict[str, Any]:
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            answer = json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        raise UploadFailed(f"{server} {refusal}: {_problem(error)}") from None
+    except (urllib.error.URLError, OSError) as error:
+        reason = getattr(error, "reason", error)
+        raise UploadFailed(f"cannot reach {server}: {reason}") from None
+    except ValueError as error:
+        raise UploadFailed(
+            f"{server} gave an answer that is not a flashmark service's: {error}"
+        ) from None
+    if not isinstance(answer, dict):
+        raise UploadFailed(f"{server} gave an answer that is not a flashmark service's")
+    return answer
 
 
 def _problem(error: urllib.error.HTTPError) -> str:

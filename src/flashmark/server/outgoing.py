@@ -1,0 +1,118 @@
+"""The document `flashmark upload` sends for a saved result: built from the allow-list of its
+kind (allowlist.py), checked to read back as that kind, and the card it measured (pure).
+
+Built, not scrubbed: nothing of the saved document reaches the upload except through a rule of
+the allow-list, and every text that does is screened for identifiers (identifiers.py), with
+the names this document and this machine are known by. One part is rebuilt from allowed
+parts: the CID register, with its serial (PSN) and CRC zeroed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from flashmark.errors import ResultFormatError, UsageError
+from flashmark.kinds.registry import entry_for
+from flashmark.probe.mmc import RegisterFormatError, decode_mmc_cid, decode_sd_cid
+from flashmark.server.allowlist import ALLOW_LISTS
+from flashmark.server.fields import WITHHELD, NotSent
+from flashmark.server.identifiers import Known, names_in
+
+# Hex digits of a 128-bit CID (digit i holds bits 127-4i .. 124-4i) that hold its serial
+# number and its CRC7 with the end bit. SD: PSN [55:24] (SD Physical Layer Simplified
+# Specification 5.2); eMMC: PSN [47:16] (JESD84-B51 7.2); both: CRC [7:1], bit 0 always 1.
+_PSN_DIGITS = {"SD": range(18, 26), "MMC": range(20, 28)}
+_CRC_DIGITS = range(30, 32)
+
+
+class NotUploadable(UsageError):
+    """A saved document that cannot be made into an upload: a kind flashmark does not upload,
+    or a field the allow-list's rule refuses where the document needs one (damaged)."""
+
+
+def outgoing(document: Mapping[str, Any], known: Known | None = None) -> dict[str, Any]:
+    """What is sent for `document`; `known` adds this machine's host and user names."""
+    schema = document.get("schema")
+    table = ALLOW_LISTS.get(schema) if isinstance(schema, str) else None
+    if table is None or not isinstance(schema, str):
+        raise NotUploadable(
+            f"schema {schema!r} is not a kind of result flashmark uploads "
+            f"(it uploads {', '.join(ALLOW_LISTS)})"
+        )
+    names = (known or Known()).with_names(names_in(document))
+    kind = schema.partition("/")[0].removeprefix("flashmark.")
+    try:
+        sent: dict[str, Any] = table.build(document, kind, names)
+    except NotSent as error:
+        raise NotUploadable(f"{error.where} cannot be sent: {error.why}") from None
+    _rebuild_cids(document, sent)
+    try:
+        entry_for(sent)  # reads every field, changes none
+    except ResultFormatError as error:
+        raise NotUploadable(f"what would be sent does not read back as a {kind}: {error}") from None
+    return sent
+
+
+def card_identity(document: Mapping[str, Any]) -> str | None:
+    """What tells the measured card from every other one, to link its uploads when asked
+    (upload.card_link): its whole CID (lower-case hex) where it has one, else its serial
+    number; None when the document names neither."""
+    capacity_cid = document.get("card_cid")
+    if isinstance(capacity_cid, str) and capacity_cid:
+        return capacity_cid.lower()
+    target = document.get("target")
+    identity = target.get("identity") if isinstance(target, Mapping) else None
+    if isinstance(identity, str) and identity:
+        return identity.lower() if re.fullmatch(r"[0-9a-fA-F]{32}", identity) else identity
+    probe = document.get("probe")
+    devices = probe.get("devices") if isinstance(probe, Mapping) else None
+    devices = [device for device in devices or () if isinstance(device, Mapping)]
+    for device in devices:
+        card = device.get("card")
+        cid = card.get("cid") if isinstance(card, Mapping) else None
+        raw = cid.get("raw") if isinstance(cid, Mapping) else None
+        if isinstance(raw, str) and raw:
+            return raw.lower()
+    for device in devices:
+        serial = device.get("serial")
+        if isinstance(serial, str) and serial.strip():
+            return serial.strip()
+    return None
+
+
+def _rebuild_cids(document: Mapping[str, Any], sent: dict[str, Any]) -> None:
+    """Each sent CID's register, rebuilt from the saved one without its serial and CRC."""
+    saved_probe, sent_probe = document.get("probe"), sent.get("probe")
+    if not isinstance(saved_probe, Mapping) or not isinstance(sent_probe, dict):
+        return
+    for saved, device in zip(saved_probe["devices"], sent_probe["devices"], strict=True):
+        card = device.get("card")
+        cid = card.get("cid") if isinstance(card, dict) else None
+        if isinstance(cid, dict) and cid.get("raw") == WITHHELD:
+            cid["raw"] = _masked_cid(saved["card"]["cid"]["raw"], card["type"], cid)
+
+
+def _masked_cid(raw: Any, card_type: str, sent: Mapping[str, Any]) -> str:
+    """The CID with its serial and CRC digits zeroed, when it is a CID of `card_type` that
+    decodes to the maker, OEM, name and revision being sent; else WITHHELD."""
+    serial_digits = _PSN_DIGITS.get(card_type)
+    if not isinstance(raw, str) or serial_digits is None:
+        return WITHHELD
+    if not re.fullmatch(r"[0-9a-fA-F]{32}", raw):
+        return WITHHELD
+    hidden = set(serial_digits) | set(_CRC_DIGITS)
+    masked = "".join("0" if index in hidden else digit for index, digit in enumerate(raw.lower()))
+    try:
+        decoded = (decode_sd_cid if card_type == "SD" else decode_mmc_cid)(masked)
+    except RegisterFormatError:
+        return WITHHELD
+    same = (
+        decoded.manufacturer_id == sent.get("manufacturer_id")
+        and decoded.oem_id == sent.get("oem_id")
+        and decoded.product_name == sent.get("product_name")
+        and decoded.revision == sent.get("revision")
+        and decoded.serial == 0
+    )
+    return masked if same else WITHHELD
