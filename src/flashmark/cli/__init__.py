@@ -129,7 +129,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "upload": LazyCommand(
         "flashmark.cli.upload",
         "upload_command",
-        "Send saved benchmark results to a results service (`flashmark serve`).",
+        "Send saved results to a results service (`flashmark serve`).",
     ),
     "surface": LazyCommand(
         "flashmark.cli.surface",
