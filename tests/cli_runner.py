@@ -35,10 +35,10 @@ def flashmark(
     cwd: Path | None = None,
     input: str | None = None,
 ) -> Done:
-    """Run `flashmark ARGS` in this process with `env` added to the environment (an empty
-    FLASHMARK_DB unless given: a test never reaches the user's history) and `cwd` as the
-    working folder."""
-    overrides = {"FLASHMARK_DB": "", **(env or {})}
+    """Run `flashmark ARGS` in this process with `env` added to the environment and `cwd` as
+    the working folder. The history is the test's own (conftest's private_history sets
+    FLASHMARK_DB), never the user's."""
+    overrides = dict(env or {})
     with _inside(cwd), _fresh_tempdir():
         result = CliRunner().invoke(
             main, [str(arg) for arg in args], env=overrides, input=input, prog_name="flashmark"
