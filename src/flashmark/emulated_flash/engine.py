@@ -421,7 +421,6 @@ class FlashEngine:
         """A cache flush: an honest card makes every completed write durable; the others
         acknowledge it and do nothing (the writes count as flushed for the truth)."""
         with self._lock:
-            self._poll_power()
             if not self._powered:
                 raise DeviceFault(errno.EIO, "the device has no power")
             if self._volatile is not None:
@@ -430,7 +429,9 @@ class FlashEngine:
 
     def tick(self) -> None:
         """Carry out a pending power request and write back what fell due (the plugin's
-        thread calls this every POWER_POLL_S)."""
+        thread calls this every POWER_POLL_S). Only here: the instant a power request takes
+        effect then falls at a random point of the device's work, in service as often as the
+        device is busy, as a real cut does (requests would see it only between requests)."""
         with self._lock:
             self._poll_power()
             if self._volatile is not None and self._powered:
@@ -647,7 +648,6 @@ class FlashEngine:
     def _poll_control(self) -> None:
         if self._control is None:
             return
-        self._poll_power()
         vanish, generation = self._control.poll()
         if generation != self._generation:
             self._generation = generation

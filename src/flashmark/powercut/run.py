@@ -1,0 +1,570 @@
+"""The power-cut test as one library call.
+
+    plan = plan_powercut(request, roots)            # refusals happen here, nothing written
+    result = run_powercut(request, plan, roots=roots, progress=print_event)
+
+Each cycle: a session on the device (media.py) checks the records of the last cut, then writes
+the next cycle's and cuts the power while writes are in flight (cycle.py); the session ends, so
+the device is released; the on command runs, and the test waits (bounded) for the same device,
+by its identity (identity.py), to come back, whatever node it comes back as. After the last
+cycle one more session checks its records. The acknowledged flush points go to the recorder
+(recorder.py, remote.py) as they happen; the verdict is verdict.py's.
+
+A run that cannot go on (a power command fails, the recorder is lost, Ctrl-C) raises
+PowercutStopped with the cycles checked so far; the on command runs first whenever the off
+command ran, so the device is left powered and released.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import os
+import random
+import stat
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from flashmark import __version__
+from flashmark.device_safety import check_writable
+from flashmark.device_stack import device_stack, kernel_name_of_node, name_of_majmin
+from flashmark.documents.codec import encode
+from flashmark.errors import (
+    DeviceFailed,
+    ExitStatus,
+    FlashmarkError,
+    Interrupted,
+    TargetError,
+    UsageError,
+)
+from flashmark.powercut.check import Return, check_cycle, unchecked_cycle
+from flashmark.powercut.commands import run_power_command
+from flashmark.powercut.cycle import CutOutcome, CutPlan, cut_while_writing
+from flashmark.powercut.identity import DeviceIdentity, identify, size_of, wait_for_device
+from flashmark.powercut.journal import JournalLayout, QueueFacts, queue_facts
+from flashmark.powercut.media import Medium, RawMedium, Session
+from flashmark.powercut.record import new_nonce
+from flashmark.powercut.recorder import (
+    CycleLog,
+    FileRecorder,
+    FlushRecorder,
+    RunHeader,
+    cut_entry,
+    run_entry,
+    verified_entry,
+)
+from flashmark.powercut.result import (
+    BACK,
+    CAPACITY_CHANGED,
+    RAW,
+    UNREADABLE,
+    VANISHED,
+    CycleResult,
+    PowercutResult,
+    PowercutSettings,
+    PowercutTarget,
+)
+from flashmark.powercut.verdict import judge
+from flashmark.sysroot import SystemRoots
+
+MiB = 1 << 20
+DEFAULT_AREA_BYTES = 1 << 30  # the raw journal's area: the device's first GiB (or all of it)
+FILESYSTEMS = ("ext4", "f2fs")
+
+
+@dataclass(frozen=True)
+class PowercutRequest:
+    device: str  # the block device as given
+    cycles: int
+    off_command: str
+    on_command: str
+    mode: str = RAW  # RAW, or a filesystem of FILESYSTEMS
+    record_bytes: int = 4096
+    flush_every: int = 8
+    area_bytes: int | None = None  # RAW: the journal's area (default DEFAULT_AREA_BYTES)
+    cut_min_s: float = 1.0
+    cut_max_s: float = 4.0
+    come_back_timeout_s: float = 60.0
+    command_timeout_s: float = 30.0
+    off_timeout_s: float = 10.0  # after the off command, the device must stop answering
+    record_file: Path | None = None  # where the flush points go (default: state_folder())
+    seed: int | None = None  # the cut moments (tests)
+
+
+@dataclass(frozen=True)
+class PowercutPlan:
+    """What the device is, checked before anything is written (and before a confirmation)."""
+
+    node: str
+    name: str
+    identity: DeviceIdentity | None
+    size_bytes: int
+    facts: QueueFacts
+    summary: str | None  # the probed device in one line
+
+
+@dataclass(frozen=True)
+class PowercutEvent:
+    cycle: int
+    cycles: int
+    text: str
+
+
+Progress = Callable[[PowercutEvent], None]
+
+
+class PowercutStopped(FlashmarkError):
+    """The test stopped before its last cycle; `partial` holds the cycles checked so far."""
+
+    def __init__(self, partial: PowercutResult, cause: BaseException) -> None:
+        super().__init__(str(cause) or type(cause).__name__)
+        self.partial = partial
+        self.cause = cause
+        self.exit_status = getattr(cause, "exit_status", ExitStatus.FAILURE)
+
+
+def state_folder(env: dict[str, str] | None = None) -> Path:
+    """$XDG_STATE_HOME/flashmark/powercut (XDG_STATE_HOME defaults to ~/.local/state)."""
+    environment = os.environ if env is None else env
+    home = environment.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(home) / "flashmark" / "powercut"
+
+
+def plan_powercut(request: PowercutRequest, roots: SystemRoots) -> PowercutPlan:
+    """Every refusal, before anything is written: bad settings, not a block device, a device
+    in use, a record file on the device itself."""
+    _check_settings(request)
+    try:
+        status = os.stat(request.device)
+    except OSError as error:
+        raise TargetError(f"{request.device}: {error.strerror}") from None
+    if not stat.S_ISBLK(status.st_mode):
+        raise TargetError(
+            f"{request.device} is not a block device: the power-cut test writes a whole device "
+            "(or a partition); give its node, e.g. /dev/sdb"
+        )
+    node = os.path.realpath(request.device)
+    name = kernel_name_of_node(node, roots)
+    check_writable(node, roots)
+    size = size_of(name, roots)
+    if size < request.record_bytes * request.flush_every * 4:
+        raise TargetError(f"{node} holds {size} bytes: too small for a journal")
+    record_file = request.record_file or state_folder()
+    _refuse_record_on_device(record_file, name, roots)
+    return PowercutPlan(
+        node=node,
+        name=name,
+        identity=identify(name, roots),
+        size_bytes=size,
+        facts=queue_facts(name, roots),
+        summary=_probe_summary(node, roots),
+    )
+
+
+def run_powercut(
+    request: PowercutRequest,
+    plan: PowercutPlan,
+    *,
+    roots: SystemRoots,
+    progress: Progress = lambda event: None,
+    recorder: FlushRecorder | None = None,
+    medium: Medium | None = None,
+) -> PowercutResult:
+    """Run the cycles; the result (or PowercutStopped with the cycles checked so far)."""
+    return _Run(request, plan, roots, progress, recorder, medium).run()
+
+
+@dataclass(frozen=True)
+class _Written:
+    number: int
+    first_seq: int
+    outcome: CutOutcome
+    back: Return
+
+
+class _Run:
+    def __init__(
+        self,
+        request: PowercutRequest,
+        plan: PowercutPlan,
+        roots: SystemRoots,
+        progress: Progress,
+        recorder: FlushRecorder | None,
+        medium: Medium | None,
+    ) -> None:
+        self.request = request
+        self.plan = plan
+        self.roots = roots
+        self.progress = progress
+        self.nonce = new_nonce()
+        self.rng = random.Random(request.seed)
+        self.medium = medium or self._raw_medium()
+        self.recorder = recorder or FileRecorder(
+            (request.record_file or state_folder()) / f"{self.nonce.hex()}.jsonl"
+        )
+        self.fua = bool(plan.facts.fua)
+        self.cycles: list[CycleResult] = []
+        self.notes: list[str] = list(_notes(plan, self.fua))
+        self.node = plan.node
+        self.off_ran = False  # the off command ran and the on command not yet: power is off
+        self.started_at = _now()
+        self.began = time.monotonic()
+
+    def _raw_medium(self) -> RawMedium:
+        area = min(self.request.area_bytes or DEFAULT_AREA_BYTES, self.plan.size_bytes)
+        area -= area % self.request.record_bytes
+        return RawMedium(JournalLayout(0, area, self.request.record_bytes), self.roots)
+
+    # -- the cycles ---------------------------------------------------------------------------
+    def run(self) -> PowercutResult:
+        stopped: str | None = None
+        try:
+            self.recorder.append(run_entry(self._header()))
+            self.medium.prepare(self.node)
+            stopped = self._cycles()
+        except BaseException as error:
+            self._power_back_on_after(error)
+            partial = self._result(_stop_reason(error))
+            raise PowercutStopped(partial, error) from error
+        finally:
+            self.recorder.close()
+        return self._result(stopped)
+
+    def _cycles(self) -> str | None:
+        written: _Written | None = None
+        seq = 0
+        total = self.request.cycles
+        for number in range(1, total + 1):
+            with self.medium.session(self.node, after_cut=written is not None) as session:
+                if written is not None:
+                    checked = self._check(session, written)
+                    if checked.device != BACK:
+                        return f"the device came back {checked.device} after cut {checked.number}"
+                self._say(number, f"writing from record {seq:,}")
+                outcome = cut_while_writing(
+                    session.sink,
+                    self.recorder,
+                    self._cut_plan(),
+                    number=number,
+                    first_seq=seq,
+                    rng=self.rng,
+                    on_cut=self._off_starts,
+                )
+                self.recorder.append(cut_entry(number, outcome.mark))
+                self._say(number, _cut_line(outcome))
+            back = self._power_on(number)
+            written = _Written(number, seq, outcome, back)
+            if outcome.progress.submitted_through is not None:
+                seq = outcome.progress.submitted_through + 1
+            if back.state != BACK:
+                self._record(self._unchecked(written))
+                return _gone_reason(back, number, self.request.come_back_timeout_s)
+        if written is not None:
+            with self.medium.session(self.node, after_cut=True) as session:
+                checked = self._check(session, written)
+                if checked.device != BACK:
+                    return f"the device came back {checked.device} after cut {checked.number}"
+        return None
+
+    def _check(self, session: Session, written: _Written) -> CycleResult:
+        """Read the cycle's records back and classify them against what was recorded."""
+        log, count = _log_of(written)
+        try:
+            result = check_cycle(
+                session,
+                log,
+                nonce=self.nonce,
+                record_bytes=self.medium.record_bytes,
+                count=count,
+                written=written.outcome.progress.records_written,
+                in_flight=written.outcome.records_in_flight,
+                came_back=written.back,
+            )
+        except DeviceFailed as error:
+            self.notes.append(f"cycle {written.number}: {error}")
+            return self._record(self._unchecked(written, device=UNREADABLE))
+        self._say(written.number, checked_line(result))
+        return self._record(result)
+
+    def _unchecked(self, written: _Written, device: str | None = None) -> CycleResult:
+        log, count = _log_of(written)
+        back = written.back if device is None else Return(device, written.back.node, None)
+        return unchecked_cycle(
+            log,
+            count=count,
+            written=written.outcome.progress.records_written,
+            in_flight=written.outcome.records_in_flight,
+            came_back=back,
+        )
+
+    def _record(self, result: CycleResult) -> CycleResult:
+        self.cycles.append(result)
+        self.recorder.append(verified_entry(result.number, encode(result)))
+        return result
+
+    # -- power --------------------------------------------------------------------------------
+    def _off_starts(self, cut_at_s: float) -> None:
+        self.off_ran = True
+
+    def _power_on(self, number: int) -> Return:
+        run_power_command(
+            self.request.on_command, what="on", timeout_s=self.request.command_timeout_s
+        )
+        self.off_ran = False
+        back = self._wait_back()
+        if back.state == BACK:
+            moved = f" (was {self.node})" if back.node != self.node else ""
+            self._say(number, f"back as {back.node}{moved} after {back.after_s:.2f} s")
+            assert back.node is not None
+            self.node = back.node
+        return back
+
+    def _wait_back(self) -> Return:
+        timeout = self.request.come_back_timeout_s
+        identity = self.plan.identity
+        if identity is None:
+            found = _wait_for_path(self.plan.node, self.roots, timeout)
+        else:
+            waited = wait_for_device(identity, self.roots, timeout_s=timeout)
+            found = None if waited is None else (waited[0].node, waited[0].size_bytes, waited[1])
+        if found is None:
+            return Return(VANISHED, None, None)
+        node, size, seconds = found
+        if size != self.plan.size_bytes:
+            self.notes.append(f"the device came back with {size} bytes, not {self.plan.size_bytes}")
+            return Return(CAPACITY_CHANGED, node, round(seconds, 3))
+        return Return(BACK, node, round(seconds, 3))
+
+    def _power_back_on_after(self, error: BaseException) -> None:
+        """The run stops while the power is off: switch it back on, so the device is left
+        usable; what happened is added to the error."""
+        if not self.off_ran:
+            return
+        self.off_ran = False
+        try:
+            run_power_command(
+                self.request.on_command, what="on", timeout_s=self.request.command_timeout_s
+            )
+        except FlashmarkError as failed:
+            error.add_note(f"the on command failed too, the device may be without power: {failed}")
+        else:
+            error.add_note("the on command was run, to leave the device powered")
+
+    # -- the result ---------------------------------------------------------------------------
+    def _cut_plan(self) -> CutPlan:
+        request = self.request
+        return CutPlan(
+            nonce=self.nonce,
+            flush_every=request.flush_every,
+            fua=self.fua,
+            cut_min_s=request.cut_min_s,
+            cut_max_s=request.cut_max_s,
+            off_command=request.off_command,
+            command_timeout_s=request.command_timeout_s,
+            off_timeout_s=request.off_timeout_s,
+        )
+
+    def _header(self) -> RunHeader:
+        layout = getattr(self.medium, "layout", None)
+        return RunHeader(
+            run=self.nonce.hex(),
+            identity=None if self.plan.identity is None else str(self.plan.identity),
+            mode=self.medium.mode,
+            record_bytes=self.medium.record_bytes,
+            flush_every=self.request.flush_every,
+            fua=self.fua,
+            area_start=0 if layout is None else layout.area_start,
+            area_bytes=0 if layout is None else layout.area_bytes,
+            cycles=self.request.cycles,
+            started_at=self.started_at,
+            off_command=self.request.off_command,
+            on_command=self.request.on_command,
+            cut_min_s=self.request.cut_min_s,
+            cut_max_s=self.request.cut_max_s,
+            come_back_timeout_s=self.request.come_back_timeout_s,
+        )
+
+    def _result(self, stopped: str | None) -> PowercutResult:
+        request, plan = self.request, self.plan
+        header = self._header()
+        judgement = judge(self.cycles, self.medium.record_bytes)
+        return PowercutResult(
+            target=PowercutTarget(
+                path=plan.node,
+                identity=None if plan.identity is None else str(plan.identity),
+                size_bytes=plan.size_bytes,
+                logical_block_bytes=plan.facts.logical_block_bytes,
+                write_cache=plan.facts.write_cache,
+                fua=plan.facts.fua,
+                device=plan.summary,
+            ),
+            settings=PowercutSettings(
+                run=header.run,
+                cycles=request.cycles,
+                mode=header.mode,
+                record_bytes=header.record_bytes,
+                flush_every=request.flush_every,
+                fua=self.fua,
+                area_start=header.area_start,
+                area_bytes=header.area_bytes,
+                cut_min_s=request.cut_min_s,
+                cut_max_s=request.cut_max_s,
+                off_command=request.off_command,
+                on_command=request.on_command,
+                come_back_timeout_s=request.come_back_timeout_s,
+                recorder=self.recorder.where,
+            ),
+            cycles=tuple(self.cycles),
+            flushed_bytes_lost=sum(cycle.flushed_bytes_lost for cycle in self.cycles),
+            verdict=judgement.verdict,
+            loss_rate_upper_95=judgement.loss_rate_upper_95,
+            summary=judgement.summary,
+            started_at=self.started_at,
+            finished_at=_now(),
+            duration_s=round(time.monotonic() - self.began, 3),
+            complete=stopped is None and len(self.cycles) == request.cycles,
+            stopped=stopped,
+            notes=tuple(self.notes),
+            flashmark_version=__version__,
+        )
+
+    def _say(self, number: int, text: str) -> None:
+        self.progress(PowercutEvent(number, self.request.cycles, text))
+
+
+def _log_of(written: _Written) -> tuple[CycleLog, int]:
+    """The cycle's log as the recorder holds it, and how many records were submitted."""
+    progress, mark = written.outcome.progress, written.outcome.mark
+    log = CycleLog(
+        written.number, written.first_seq, progress.flushed_through, frozenset(progress.fua), mark
+    )
+    submitted = mark.submitted_through
+    return log, 0 if submitted is None else submitted - written.first_seq + 1
+
+
+def _wait_for_path(
+    node: str, roots: SystemRoots, timeout_s: float
+) -> tuple[str, int, float] | None:
+    """Without an identity: the same node with a size again."""
+    began = time.monotonic()
+    while True:
+        with contextlib.suppress(FlashmarkError, OSError):
+            size = size_of(kernel_name_of_node(node, roots), roots)
+            if size > 0:
+                return node, size, time.monotonic() - began
+        if time.monotonic() - began >= timeout_s:
+            return None
+        time.sleep(0.1)
+
+
+def _check_settings(request: PowercutRequest) -> None:
+    if request.cycles < 1:
+        raise UsageError("--cycles must be at least 1")
+    if request.mode != RAW and request.mode not in FILESYSTEMS:
+        raise UsageError(f"--filesystem must be one of {', '.join(FILESYSTEMS)}")
+    if request.record_bytes % 4096 or not 4096 <= request.record_bytes <= 1 << 20:
+        raise UsageError("the record size must be a multiple of 4 KiB, at most 1 MiB")
+    if request.flush_every < 1:
+        raise UsageError("--flush-every must be at least 1")
+    if not 0 < request.cut_min_s <= request.cut_max_s:
+        raise UsageError("--cut-after MIN-MAX needs 0 < MIN <= MAX seconds")
+    for name in ("come_back_timeout_s", "command_timeout_s", "off_timeout_s"):
+        if getattr(request, name) <= 0:
+            raise UsageError(f"{name.removesuffix('_s').replace('_', ' ')} must be positive")
+    if not request.off_command.strip() or not request.on_command.strip():
+        raise UsageError("--off-command and --on-command must not be empty")
+
+
+def _refuse_record_on_device(folder: Path, name: str, roots: SystemRoots) -> None:
+    """The record of acknowledgements must not live on the device whose power is cut."""
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        device = os.stat(probe).st_dev
+    except OSError:
+        return
+    holder = name_of_majmin(f"{os.major(device)}:{os.minor(device)}", roots)
+    if holder is None:
+        return
+    if any(member.name == holder for member in device_stack(name, roots).devices()):
+        raise UsageError(
+            f"the flush record would be kept in {folder}, on the device under test ({holder}): "
+            "give --record-file on another device, or --record-to HOST:PORT"
+        )
+
+
+def _probe_summary(node: str, roots: SystemRoots) -> str | None:
+    """The device in one line (flashmark.probe); None when the probe cannot tell."""
+    from flashmark.probe import probe_target
+    from flashmark.probe.summary import measured_summary
+
+    try:
+        return measured_summary(probe_target(node, roots, sample_s=0.0))
+    except Interrupted:
+        raise
+    except (FlashmarkError, OSError):
+        return None
+
+
+def _notes(plan: PowercutPlan, fua: bool) -> list[str]:
+    notes = []
+    if plan.identity is None:
+        notes.append(
+            "the device names no identity (no CID, WWID, serial, by-id name): it is recognised "
+            "by its path and capacity only"
+        )
+    if plan.facts.write_cache == "write through":
+        notes.append(
+            "the kernel sees no volatile write cache (queue/write_cache: write through): it "
+            "completes flushes without sending them, so the device is trusted to keep every "
+            "write it acknowledges"
+        )
+    if fua:
+        notes.append("the device takes FUA writes: each group's last record is written with FUA")
+    else:
+        notes.append("the device does not take FUA writes (queue/fua: 0): flushes only")
+    return notes
+
+
+def _cut_line(outcome: CutOutcome) -> str:
+    progress, mark = outcome.progress, outcome.mark
+    full = "; the journal area was full" if progress.full else ""
+    off = mark.off_command_s or 0.0
+    return (
+        f"power cut at {mark.cut_at_s:.2f} s: {progress.records_written:,} records acknowledged,"
+        f" {progress.flushes:,} flushes recorded (off command {off:.2f} s){full}"
+    )
+
+
+def checked_line(result: CycleResult) -> str:
+    line = (
+        f"checked: {result.durable:,} durable, {result.lost_after_flush:,} lost after a flush, "
+        f"{result.lost_unflushed:,} lost unflushed, {result.torn:,} torn"
+    )
+    if result.corrupt:
+        line += f", {result.corrupt:,} corrupt"
+    if result.fsck is not None:
+        line += f"; fsck: {result.fsck.state}"
+    return line
+
+
+def _gone_reason(back: Return, number: int, timeout_s: float) -> str:
+    if back.state == VANISHED:
+        return f"the device did not come back within {timeout_s:g} s after cut {number}"
+    return f"the device came back with another capacity after cut {number}"
+
+
+def _stop_reason(error: BaseException) -> str:
+    name = getattr(error, "signal_name", None)
+    if name:
+        return f"stopped by {name}"
+    if isinstance(error, KeyboardInterrupt):
+        return "stopped by SIGINT"
+    return f"stopped: {error}"
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
