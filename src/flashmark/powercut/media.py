@@ -23,14 +23,26 @@ from flashmark.sysroot import SystemRoots
 
 
 class Session(Protocol):
-    sink: RecordSink
-    fsck: FsCheck | None  # the filesystem check the session began with (after a cut)
+    @property
+    def sink(self) -> RecordSink:
+        """Where the cycle's records go."""
+
+    @property
+    def fsck(self) -> FsCheck | None:
+        """The filesystem check the session began with (after a cut), if any."""
+
+    @property
+    def usable(self) -> bool:
+        """False when the session can only look (a filesystem that could not be mounted)."""
 
     def offset_of(self, seq: int) -> int: ...
 
     def read(self, first_seq: int, count: int) -> Iterator[bytes | None]:
         """The records as they read back (None: nothing there); DeviceFailed when the device
         cannot be read."""
+
+    def forget(self, first_seq: int, count: int) -> None:
+        """The records were checked: their room may be used again."""
 
 
 class Medium(Protocol):
@@ -52,11 +64,18 @@ class _RawSession:
         self.fsck: FsCheck | None = None
         self._journal = journal
 
+    @property
+    def usable(self) -> bool:
+        return True
+
     def offset_of(self, seq: int) -> int:
         return self._journal.offset_of(seq)
 
     def read(self, first_seq: int, count: int) -> Iterator[bytes | None]:
         return self._journal.read(first_seq, count)
+
+    def forget(self, first_seq: int, count: int) -> None:
+        return None  # the journal's slots are simply written again
 
 
 class RawMedium:

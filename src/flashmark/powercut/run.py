@@ -33,6 +33,7 @@ from flashmark.device_stack import device_stack, kernel_name_of_node, name_of_ma
 from flashmark.documents.codec import encode
 from flashmark.errors import (
     DeviceFailed,
+    EnvironmentProblem,
     ExitStatus,
     FlashmarkError,
     Interrupted,
@@ -42,6 +43,7 @@ from flashmark.errors import (
 from flashmark.powercut.check import Return, check_cycle, unchecked_cycle
 from flashmark.powercut.commands import run_power_command
 from flashmark.powercut.cycle import CutOutcome, CutPlan, cut_while_writing
+from flashmark.powercut.filesystem import FsMedium, filesystem_missing
 from flashmark.powercut.identity import DeviceIdentity, identify, size_of, wait_for_device
 from flashmark.powercut.journal import JournalLayout, QueueFacts, queue_facts
 from flashmark.powercut.media import Medium, RawMedium, Session
@@ -145,6 +147,10 @@ def plan_powercut(request: PowercutRequest, roots: SystemRoots) -> PowercutPlan:
             f"{request.device} is not a block device: the power-cut test writes a whole device "
             "(or a partition); give its node, e.g. /dev/sdb"
         )
+    if request.mode != RAW:
+        missing = filesystem_missing(request.mode, roots)
+        if missing is not None:
+            raise EnvironmentProblem(missing)
     node = os.path.realpath(request.device)
     name = kernel_name_of_node(node, roots)
     check_writable(node, roots)
@@ -200,7 +206,7 @@ class _Run:
         self.progress = progress
         self.nonce = new_nonce()
         self.rng = random.Random(request.seed)
-        self.medium = medium or self._raw_medium()
+        self.medium = medium or self._medium()
         self.recorder = recorder or FileRecorder(
             (request.record_file or state_folder()) / f"{self.nonce.hex()}.jsonl"
         )
@@ -212,7 +218,11 @@ class _Run:
         self.started_at = _now()
         self.began = time.monotonic()
 
-    def _raw_medium(self) -> RawMedium:
+    def _medium(self) -> Medium:
+        if self.request.mode != RAW:
+            return FsMedium(
+                self.request.mode, self.request.record_bytes, self.plan.size_bytes, self.roots
+            )
         area = min(self.request.area_bytes or DEFAULT_AREA_BYTES, self.plan.size_bytes)
         area -= area % self.request.record_bytes
         return RawMedium(JournalLayout(0, area, self.request.record_bytes), self.roots)
@@ -240,8 +250,10 @@ class _Run:
             with self.medium.session(self.node, after_cut=written is not None) as session:
                 if written is not None:
                     checked = self._check(session, written)
-                    if checked.device != BACK:
-                        return f"the device came back {checked.device} after cut {checked.number}"
+                    stop = _stop_after(checked, session)
+                    if stop is not None:
+                        return stop
+                    session.forget(written.first_seq, _log_of(written)[1])
                 self._say(number, f"writing from record {seq:,}")
                 outcome = cut_while_writing(
                     session.sink,
@@ -263,9 +275,7 @@ class _Run:
                 return _gone_reason(back, number, self.request.come_back_timeout_s)
         if written is not None:
             with self.medium.session(self.node, after_cut=True) as session:
-                checked = self._check(session, written)
-                if checked.device != BACK:
-                    return f"the device came back {checked.device} after cut {checked.number}"
+                return _stop_after(self._check(session, written), session)
         return None
 
     def _check(self, session: Session, written: _Written) -> CycleResult:
@@ -432,6 +442,16 @@ class _Run:
 
     def _say(self, number: int, text: str) -> None:
         self.progress(PowercutEvent(number, self.request.cycles, text))
+
+
+def _stop_after(checked: CycleResult, session: Session) -> str | None:
+    """Why the run cannot go on after this check, or None."""
+    if checked.device != BACK:
+        return f"the device came back {checked.device} after cut {checked.number}"
+    if not session.usable:
+        state = checked.fsck.state if checked.fsck is not None else "unusable"
+        return f"the filesystem could not be mounted after cut {checked.number} (fsck: {state})"
+    return None
 
 
 def _log_of(written: _Written) -> tuple[CycleLog, int]:
