@@ -23,7 +23,7 @@ import os
 import random
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,11 +175,13 @@ def run_powercut(
     *,
     roots: SystemRoots,
     progress: Progress = lambda event: None,
-    recorder: FlushRecorder | None = None,
-    medium: Medium | None = None,
+    recorder_for: Callable[[str], FlushRecorder] | None = None,
 ) -> PowercutResult:
-    """Run the cycles; the result (or PowercutStopped with the cycles checked so far)."""
-    return _Run(request, plan, roots, progress, recorder, medium).run()
+    """Run the cycles; the result (or PowercutStopped with the cycles checked so far).
+
+    `recorder_for(run)` gives the recorder of the run's flush points (remote.RemoteRecorder);
+    by default a file named after the run in `request.record_file` or `state_folder()`."""
+    return _Run(request, plan, roots, progress, recorder_for).run()
 
 
 @dataclass(frozen=True)
@@ -197,8 +199,7 @@ class _Run:
         plan: PowercutPlan,
         roots: SystemRoots,
         progress: Progress,
-        recorder: FlushRecorder | None,
-        medium: Medium | None,
+        recorder_for: Callable[[str], FlushRecorder] | None,
     ) -> None:
         self.request = request
         self.plan = plan
@@ -206,26 +207,18 @@ class _Run:
         self.progress = progress
         self.nonce = new_nonce()
         self.rng = random.Random(request.seed)
-        self.medium = medium or self._medium()
-        self.recorder = recorder or FileRecorder(
-            (request.record_file or state_folder()) / f"{self.nonce.hex()}.jsonl"
-        )
+        self.medium = medium_for(request, plan.size_bytes, roots)
+        self.recorder = (recorder_for or self._record_file)(self.nonce.hex())
         self.fua = bool(plan.facts.fua)
         self.cycles: list[CycleResult] = []
         self.notes: list[str] = list(_notes(plan, self.fua))
         self.node = plan.node
         self.off_ran = False  # the off command ran and the on command not yet: power is off
-        self.started_at = _now()
+        self.started_at = utc_now()
         self.began = time.monotonic()
 
-    def _medium(self) -> Medium:
-        if self.request.mode != RAW:
-            return FsMedium(
-                self.request.mode, self.request.record_bytes, self.plan.size_bytes, self.roots
-            )
-        area = min(self.request.area_bytes or DEFAULT_AREA_BYTES, self.plan.size_bytes)
-        area -= area % self.request.record_bytes
-        return RawMedium(JournalLayout(0, area, self.request.record_bytes), self.roots)
+    def _record_file(self, run: str) -> FlushRecorder:
+        return FileRecorder((self.request.record_file or state_folder()) / f"{run}.jsonl")
 
     # -- the cycles ---------------------------------------------------------------------------
     def run(self) -> PowercutResult:
@@ -397,51 +390,81 @@ class _Run:
         )
 
     def _result(self, stopped: str | None) -> PowercutResult:
-        request, plan = self.request, self.plan
-        header = self._header()
-        judgement = judge(self.cycles, self.medium.record_bytes)
-        return PowercutResult(
-            target=PowercutTarget(
-                path=plan.node,
-                identity=None if plan.identity is None else str(plan.identity),
-                size_bytes=plan.size_bytes,
-                logical_block_bytes=plan.facts.logical_block_bytes,
-                write_cache=plan.facts.write_cache,
-                fua=plan.facts.fua,
-                device=plan.summary,
-            ),
-            settings=PowercutSettings(
-                run=header.run,
-                cycles=request.cycles,
-                mode=header.mode,
-                record_bytes=header.record_bytes,
-                flush_every=request.flush_every,
-                fua=self.fua,
-                area_start=header.area_start,
-                area_bytes=header.area_bytes,
-                cut_min_s=request.cut_min_s,
-                cut_max_s=request.cut_max_s,
-                off_command=request.off_command,
-                on_command=request.on_command,
-                come_back_timeout_s=request.come_back_timeout_s,
-                recorder=self.recorder.where,
-            ),
-            cycles=tuple(self.cycles),
-            flushed_bytes_lost=sum(cycle.flushed_bytes_lost for cycle in self.cycles),
-            verdict=judgement.verdict,
-            loss_rate_upper_95=judgement.loss_rate_upper_95,
-            summary=judgement.summary,
-            started_at=self.started_at,
-            finished_at=_now(),
-            duration_s=round(time.monotonic() - self.began, 3),
-            complete=stopped is None and len(self.cycles) == request.cycles,
+        return build_result(
+            self.plan,
+            self._header(),
+            self.cycles,
+            recorder=self.recorder.where,
+            duration_s=time.monotonic() - self.began,
             stopped=stopped,
-            notes=tuple(self.notes),
-            flashmark_version=__version__,
+            notes=self.notes,
         )
 
     def _say(self, number: int, text: str) -> None:
         self.progress(PowercutEvent(number, self.request.cycles, text))
+
+
+def build_result(
+    plan: PowercutPlan,
+    header: RunHeader,
+    cycles: Sequence[CycleResult],
+    *,
+    recorder: str,
+    duration_s: float,
+    stopped: str | None,
+    notes: Sequence[str],
+) -> PowercutResult:
+    """The result of the cycles checked so far, judged (verdict.py)."""
+    judgement = judge(cycles, header.record_bytes)
+    return PowercutResult(
+        target=PowercutTarget(
+            path=plan.node,
+            identity=None if plan.identity is None else str(plan.identity),
+            size_bytes=plan.size_bytes,
+            logical_block_bytes=plan.facts.logical_block_bytes,
+            write_cache=plan.facts.write_cache,
+            fua=plan.facts.fua,
+            device=plan.summary,
+        ),
+        settings=PowercutSettings(
+            run=header.run,
+            cycles=header.cycles,
+            mode=header.mode,
+            record_bytes=header.record_bytes,
+            flush_every=header.flush_every,
+            fua=header.fua,
+            area_start=header.area_start,
+            area_bytes=header.area_bytes,
+            cut_min_s=header.cut_min_s,
+            cut_max_s=header.cut_max_s,
+            off_command=header.off_command,
+            on_command=header.on_command,
+            come_back_timeout_s=header.come_back_timeout_s,
+            recorder=recorder,
+        ),
+        cycles=tuple(cycles),
+        flushed_bytes_lost=sum(cycle.flushed_bytes_lost for cycle in cycles),
+        verdict=judgement.verdict,
+        loss_rate_upper_95=judgement.loss_rate_upper_95,
+        summary=judgement.summary,
+        started_at=header.started_at,
+        finished_at=utc_now(),
+        duration_s=round(duration_s, 3),
+        complete=stopped is None and len(cycles) == header.cycles,
+        stopped=stopped,
+        notes=tuple(notes),
+        flashmark_version=__version__,
+    )
+
+
+def medium_for(request: PowercutRequest, size_bytes: int, roots: SystemRoots) -> Medium:
+    """Where the records go: the raw journal in the device's first GiB (or all of it), or
+    files on a fresh filesystem."""
+    if request.mode != RAW:
+        return FsMedium(request.mode, request.record_bytes, size_bytes, roots)
+    area = min(request.area_bytes or DEFAULT_AREA_BYTES, size_bytes)
+    area -= area % request.record_bytes
+    return RawMedium(JournalLayout(0, area, request.record_bytes), roots)
 
 
 def _stop_after(checked: CycleResult, session: Session) -> str | None:
@@ -586,5 +609,5 @@ def _stop_reason(error: BaseException) -> str:
     return f"stopped: {error}"
 
 
-def _now() -> str:
+def utc_now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
