@@ -245,9 +245,11 @@ def verify_powercut(
     if checked is not None:
         cycles.append(checked)
     where = remote.where if remote is not None else str(record_file)
-    stopped = (
-        None if len(cycles) >= header.cycles else f"{len(cycles)} of {header.cycles} cycles so far"
-    )
+    if len(cycles) < header.cycles:
+        notes.append(
+            f"{len(cycles)} of the run's {header.cycles} cycles so far: the next "
+            "`flashmark powercut --host-down` continues it"
+        )
     return build_result(
         plan,
         header,

@@ -5,7 +5,7 @@ TCP, one JSON object a line (UTF-8, at most MAX_LINE bytes). Both ends know a sh
 
     recorder -> board   {"hello": "flashmark-powercut/1", "challenge": <32 random bytes, hex>}
     board -> recorder   {"nonce": <32 random bytes, hex>, "proof": HMAC(token, "board" + c + n)}
-    recorder -> board   {"proof": HMAC(token, "recorder" + c + n)}
+    recorder -> board   {"proof": HMAC(token, "recorder" + c + n)}, or {"refused": ...}
 
 Each side checks the other's proof (HMAC-SHA256, RFC 2104; compared in constant time), so a
 board only believes a recorder that knows the token, and the reverse. Every later message is
@@ -149,6 +149,11 @@ def board_handshake(sock: socket.socket, token: bytes) -> Channel:
         proof = _mac(token, BOARD.encode() + challenge + nonce)
         sock.sendall((json.dumps({"nonce": nonce.hex(), "proof": proof}) + "\n").encode())
         answer = _read_line(reader)
+        if isinstance(answer, dict) and "refused" in answer:
+            raise ProtocolError(
+                "the recorder refused this board's token (check --token-file)",
+                authentication=True,
+            )
         expected = _mac(token, RECORDER.encode() + challenge + nonce)
         if not isinstance(answer, dict) or not hmac.compare_digest(
             str(answer.get("proof", "")), expected
@@ -174,6 +179,8 @@ def recorder_handshake(sock: socket.socket, token: bytes) -> Channel:
         nonce = _hex(reply.get("nonce"))
         expected = _mac(token, BOARD.encode() + challenge + nonce)
         if not hmac.compare_digest(str(reply.get("proof", "")), expected):
+            # Said, so that the board stops at once instead of trying again and again.
+            sock.sendall((json.dumps({"refused": "another token"}) + "\n").encode())
             raise ProtocolError("the board does not know the token", authentication=True)
         proof = _mac(token, RECORDER.encode() + challenge + nonce)
         sock.sendall((json.dumps({"proof": proof}) + "\n").encode())
