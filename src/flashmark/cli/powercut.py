@@ -118,7 +118,8 @@ def powercut_command() -> None:
     type=BoundedInt(1, MAX_CYCLES),
     default=6,
     show_default=True,
-    help="Power cuts to make (a pass needs 5 cuts after an acknowledged flush).",
+    help="Power cuts to make (a pass needs 5 cuts after an acknowledged flush); with "
+    "--host-down, the cycles of the run, one per boot.",
 )
 @click.option("--off-command", metavar="CMD", help="Shell command that cuts the power.")
 @click.option("--on-command", metavar="CMD", help="Shell command that switches it back on.")
@@ -267,7 +268,7 @@ def run_command(
         raise UsageError("--record-file and --record-to are two places for one record: pick one")
     request = PowercutRequest(
         device=device,
-        cycles=1 if host_down else cycles,
+        cycles=cycles,
         off_command=off_command,
         on_command=on_command or "-",
         mode=filesystem or RAW,
@@ -294,7 +295,11 @@ def run_command(
     errors.print(
         f"flashmark: power-cut test of {plan.node}"
         + (f" ({plan.identity})" if plan.identity else "")
-        + (": one cycle, the cut takes this host down" if host_down else f": {cycles} cycles"),
+        + (
+            ": one cycle of a run, the cut takes this host down"
+            if host_down
+            else f": {cycles} cycles"
+        ),
         highlight=False,
     )
 

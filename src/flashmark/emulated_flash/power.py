@@ -144,7 +144,7 @@ def _ask_engine(control_path: Path, *, on: bool) -> PowerState:
 
 def _attach(home: str, image: str) -> str:
     deadline = time.monotonic() + _LOOP_RELEASE_S
-    while backing_file(home) is not None and time.monotonic() < deadline:
+    while backing_file(home) == image and time.monotonic() < deadline:
         time.sleep(0.02)  # still held by the program that used the card: detached on close
     argv = ["losetup", "--direct-io=on", home, image]
     if backing_file(home) is not None or _run(argv) is None:
