@@ -8,7 +8,7 @@ import psutil
 import pytest
 
 from flashmark.errors import ExitStatus
-from flashmark.powercut.commands import PowerCommandFailed, run_power_command
+from flashmark.powercut.commands import PowerCommandFailed, run_power_command, shown
 
 
 def test_a_command_that_works_is_timed():
@@ -36,3 +36,18 @@ def test_a_command_that_hangs_is_killed_with_everything_it_started():
         if p.info["cmdline"] in (["sleep", "300"], ["sleep", "301"])
     ]
     assert not left
+
+
+def test_passwords_in_a_command_are_left_out_of_what_is_kept():
+    tasmota = "curl -fsS 'http://plug/cm?user=admin&password=s3cret&cmnd=Power%20Off'"
+    assert shown(tasmota) == "curl -fsS 'http://plug/cm?user=admin&password=***&cmnd=Power%20Off'"
+    assert shown("curl http://admin:s3cret@plug/relay/0?turn=off") == (
+        "curl http://***@plug/relay/0?turn=off"
+    )
+    assert shown("uhubctl -l 1-1 -p 2 -a off") == "uhubctl -l 1-1 -p 2 -a off"
+
+
+def test_a_failing_command_s_message_does_not_show_its_password():
+    with pytest.raises(PowerCommandFailed) as caught:
+        run_power_command("exit 1 # ?password=s3cret", what="off", timeout_s=5)
+    assert "s3cret" not in str(caught.value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import time
@@ -18,6 +19,12 @@ from dataclasses import dataclass
 from flashmark.errors import EnvironmentProblem
 
 _OUTPUT_TAIL = 400  # characters of the command's output a message quotes
+# Credentials in a command line: a URL's user:password@, and password=/pass=/token=/key=
+# parameters (Tasmota's web password travels as &password=...).
+_SECRETS = (
+    (re.compile(r"(://)[^/@\s:'\"]+:[^/@\s'\"]+@"), r"\1***@"),
+    (re.compile(r"(?i)([?&\s](?:password|pass|passwd|token|key|apikey)=)[^&\s'\"]+"), r"\1***"),
+)
 
 
 class PowerCommandFailed(EnvironmentProblem):
@@ -59,9 +66,16 @@ def run_power_command(command: str, *, what: str, timeout_s: float) -> CommandRu
     if process.returncode != 0:
         tail = text[-_OUTPUT_TAIL:] or "no output"
         raise PowerCommandFailed(
-            f"the {what} command failed (exit {process.returncode}): {command}: {tail}"
+            f"the {what} command failed (exit {process.returncode}): {shown(command)}: {tail}"
         )
     return CommandRun(command, time.monotonic() - began, text)
+
+
+def shown(command: str) -> str:
+    """The command as results and records keep it: passwords and tokens replaced by ***."""
+    for pattern, replacement in _SECRETS:
+        command = pattern.sub(replacement, command)
+    return command
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

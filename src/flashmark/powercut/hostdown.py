@@ -62,6 +62,7 @@ from flashmark.powercut.run import (
     checked_line,
     medium_for,
     plan_powercut,
+    run_header,
     utc_now,
 )
 from flashmark.sysroot import SystemRoots
@@ -114,7 +115,7 @@ def run_host_down_cycle(
     medium = medium_for(settings, plan.size_bytes, roots)
     if log is None:
         nonce = os.urandom(16)
-        header = _header(request, plan, nonce, medium)
+        header = run_header(request, plan, nonce, medium, utc_now())
         recorder = RemoteRecorder(remote.address, remote.token, run=nonce.hex())
         recorder.append(run_entry(header))
         number, first_seq = 1, 0
@@ -290,27 +291,6 @@ def _recorder_for(
         )
     assert record_file is not None
     return FileRecorder(record_file)
-
-
-def _header(request: PowercutRequest, plan: PowercutPlan, nonce: bytes, medium: Any) -> RunHeader:
-    layout = getattr(medium, "layout", None)
-    return RunHeader(
-        run=nonce.hex(),
-        identity=None if plan.identity is None else str(plan.identity),
-        mode=medium.mode,
-        record_bytes=medium.record_bytes,
-        flush_every=request.flush_every,
-        fua=bool(plan.facts.fua),
-        area_start=0 if layout is None else layout.area_start,
-        area_bytes=0 if layout is None else layout.area_bytes,
-        cycles=request.cycles,
-        started_at=utc_now(),
-        off_command=request.off_command,
-        on_command=request.on_command,
-        cut_min_s=request.cut_min_s,
-        cut_max_s=request.cut_max_s,
-        come_back_timeout_s=request.come_back_timeout_s,
-    )
 
 
 def _request_of(header: RunHeader, device: str, record_file: Path | None) -> PowercutRequest:

@@ -41,7 +41,7 @@ from flashmark.errors import (
     UsageError,
 )
 from flashmark.powercut.check import Return, check_cycle, unchecked_cycle
-from flashmark.powercut.commands import run_power_command
+from flashmark.powercut.commands import run_power_command, shown
 from flashmark.powercut.cycle import CutOutcome, CutPlan, cut_while_writing
 from flashmark.powercut.filesystem import FsMedium, filesystem_missing
 from flashmark.powercut.identity import DeviceIdentity, identify, size_of, wait_for_device
@@ -370,24 +370,7 @@ class _Run:
         )
 
     def _header(self) -> RunHeader:
-        layout = getattr(self.medium, "layout", None)
-        return RunHeader(
-            run=self.nonce.hex(),
-            identity=None if self.plan.identity is None else str(self.plan.identity),
-            mode=self.medium.mode,
-            record_bytes=self.medium.record_bytes,
-            flush_every=self.request.flush_every,
-            fua=self.fua,
-            area_start=0 if layout is None else layout.area_start,
-            area_bytes=0 if layout is None else layout.area_bytes,
-            cycles=self.request.cycles,
-            started_at=self.started_at,
-            off_command=self.request.off_command,
-            on_command=self.request.on_command,
-            cut_min_s=self.request.cut_min_s,
-            cut_max_s=self.request.cut_max_s,
-            come_back_timeout_s=self.request.come_back_timeout_s,
-        )
+        return run_header(self.request, self.plan, self.nonce, self.medium, self.started_at)
 
     def _result(self, stopped: str | None) -> PowercutResult:
         return build_result(
@@ -402,6 +385,31 @@ class _Run:
 
     def _say(self, number: int, text: str) -> None:
         self.progress(PowercutEvent(number, self.request.cycles, text))
+
+
+def run_header(
+    request: PowercutRequest, plan: PowercutPlan, nonce: bytes, medium: Medium, started_at: str
+) -> RunHeader:
+    """What the recorder keeps about a run: enough to find and check its records later. The
+    commands are kept with their passwords left out (commands.shown)."""
+    layout = medium.layout if isinstance(medium, RawMedium) else None
+    return RunHeader(
+        run=nonce.hex(),
+        identity=None if plan.identity is None else str(plan.identity),
+        mode=medium.mode,
+        record_bytes=medium.record_bytes,
+        flush_every=request.flush_every,
+        fua=bool(plan.facts.fua),
+        area_start=0 if layout is None else layout.area_start,
+        area_bytes=0 if layout is None else layout.area_bytes,
+        cycles=request.cycles,
+        started_at=started_at,
+        off_command=shown(request.off_command),
+        on_command=shown(request.on_command),
+        cut_min_s=request.cut_min_s,
+        cut_max_s=request.cut_max_s,
+        come_back_timeout_s=request.come_back_timeout_s,
+    )
 
 
 def build_result(
