@@ -13,9 +13,10 @@ writes it dropped that a completed flush had covered (PowerCut.flushed_lost_byte
 truth, verdict, the cycle of the first loss, flushed bytes lost as measured and as the card
 counts them, false alarms (losses claimed on an honest card) and the time. Asserts nothing.
 
-Measured and true flushed bytes differ by at most a flush group a cut: the card counts a write
-as flushed when its flush completes, the test once fsync returned and the flush point was
-recorded, a moment later.
+On the raw journal, measured and true flushed bytes differ by at most a flush group a cut: the
+card counts a write as flushed when its flush completes, the test once fsync returned and the
+flush point was recorded, a moment later. On ext4 the card also counts the filesystem's own
+journal and metadata writes; the test counts the files' records.
 """
 
 from __future__ import annotations

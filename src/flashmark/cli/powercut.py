@@ -181,7 +181,7 @@ def powercut_command() -> None:
     help="After the off command, the device must stop answering within this many seconds.",
 )
 @click.option(
-    "--record-file",
+    "--record-dir",
     "record_folder",
     type=click.Path(file_okay=False, path_type=Path),
     metavar="DIR",
@@ -265,7 +265,7 @@ def run_command(
     if new_run and not host_down:
         raise UsageError("--new-run is for --host-down runs")
     if record_folder is not None and remote is not None:
-        raise UsageError("--record-file and --record-to are two places for one record: pick one")
+        raise UsageError("--record-dir and --record-to are two places for one record: pick one")
     request = PowercutRequest(
         device=device,
         cycles=cycles,
