@@ -169,6 +169,7 @@ def test_a_write_cut_in_service_keeps_its_first_sectors_and_one_garbage_sector(d
     assert sectors[3] not in (bytes([0xBB]) * SECTOR, bytes([0xAA]) * SECTOR)
     assert sectors[4:] == [bytes([0xAA]) * SECTOR] * 4
     assert (cuts[0].torn_writes, cuts[0].in_flight_bytes, cuts[0].lost_writes) == (1, RECORD, 0)
+    assert cuts[0].torn_kept_bytes == 3 * SECTOR
 
 
 def test_a_reset_keeps_the_data_of_the_volatile_cache(tmp_path):

@@ -103,6 +103,7 @@ class PowerCut:
     flushed_lost_bytes: int = 0  # of those, bytes a completed flush had covered (the card lied)
     torn_writes: int = 0  # a write in service at the cut that left a torn remnant (0 or 1)
     in_flight_bytes: int = 0  # the write (or read) in service at the cut, which failed
+    torn_kept_bytes: int = 0  # of the torn write, the bytes stored new (its first sectors)
 
 
 @dataclass(frozen=True)
@@ -560,7 +561,7 @@ class FlashEngine:
 
     def _cut_power(self) -> None:
         cut = self._clock()
-        torn = in_flight_bytes = 0
+        torn = in_flight_bytes = kept = 0
         if self._volatile is not None:
             self._volatile.make_due_durable(cut)
         flight = self._in_flight
@@ -569,7 +570,7 @@ class FlashEngine:
             if self._volatile is not None:
                 self._volatile.forget(flight.seq)  # never completed: not a lost completed write
             if self.model.torn_writes and flight.pieces:
-                self._tear(flight, cut)
+                kept = self._tear(flight, cut)
                 torn = 1
         dropped = self._volatile.drop() if self._volatile is not None else Dropped()
         self._in_flight = None
@@ -583,11 +584,13 @@ class FlashEngine:
             flushed_lost_bytes=dropped.flushed_bytes,
             torn_writes=torn,
             in_flight_bytes=in_flight_bytes,
+            torn_kept_bytes=kept,
         )
 
-    def _tear(self, flight: _InFlight, cut: int) -> None:
+    def _tear(self, flight: _InFlight, cut: int) -> int:
         """The write's first sectors (the share of its service time that had passed) are
-        stored, the sector being programmed turns to garbage, the rest keeps its old data."""
+        stored, the sector being programmed turns to garbage, the rest keeps its old data.
+        Returns the bytes stored new."""
         total = sum(len(data) for _, data in flight.pieces) // SECTOR
         span = flight.end_ns - flight.start_ns
         share = 1.0 if span <= 0 else min(1.0, max(0.0, (cut - flight.start_ns) / span))
@@ -605,6 +608,7 @@ class FlashEngine:
                     old = flight.old[number][sector * SECTOR : (sector + 1) * SECTOR]
                     self._storage.write(memoryview(old), at)
                 index += 1
+        return done * SECTOR
 
     def _restore_power(self) -> None:
         """A card starting up: powered, its clock, speed cache and counters fresh."""
