@@ -283,3 +283,27 @@ def test_a_cut_that_takes_the_host_down_is_checked_after_the_reboot_from_another
             lost = document["cycles"][-1]["flushed_bytes_lost"]
             assert lost <= truth.flushed_lost_bytes
         assert len(list((tmp_path / "recorder").glob("*.jsonl"))) == 1, "one run, continued"
+
+
+def test_a_run_whose_host_crashed_is_checked_from_its_local_record(emulated_flash, tmp_path):
+    """No --host-down: the host dies at the cut all the same (its off command kills it), and
+    `verify --record-file` checks the cut from the record the run kept on the host."""
+    card = emulated_flash(card_model(durability=Durability.LYING, durable_lag_ns=SECOND // 2))
+    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    crashed = flashmark(
+        "powercut", card.path, "--destructive", "--yes", "--cut-after", "0.3-0.6",
+        "--off-command", card.power_command("off") + "; kill -KILL $PPID",
+        "--on-command", card.power_command("on"), env=env,
+    )  # fmt: skip
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    card.power_on()
+    (record,) = (tmp_path / "state" / "flashmark" / "powercut").glob("*.jsonl")
+    done = flashmark(
+        "powercut", "verify", card.path, "--record-file", str(record), "--json", env=env
+    )
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    (cycle,) = document["cycles"]
+    assert document["verdict"] == "fail" and cycle["lost_after_flush"] > 0
+    assert cycle["flushed_bytes_lost"] <= card.power_cuts()[-1].flushed_lost_bytes
+    assert json.loads(record.read_text().splitlines()[-1])["type"] == "verified"
