@@ -26,12 +26,12 @@ from flashmark.powercut import (
     to_document,
 )
 from flashmark.powercut.hostdown import RemoteSpec, run_host_down_cycle, verify_powercut
+from flashmark.powercut.plan import DEFAULT_AREA_BYTES, FILESYSTEMS
 from flashmark.powercut.protocol import DEFAULT_PORT, TOKEN_ENV, parse_address, read_token
 from flashmark.powercut.recorder import FlushRecorder
 from flashmark.powercut.remote import RemoteRecorder
 from flashmark.powercut.render import render_powercut
 from flashmark.powercut.result import POWERCUT_SCHEMA, RAW
-from flashmark.powercut.run import DEFAULT_AREA_BYTES, FILESYSTEMS
 from flashmark.saving import RecoveryFileError, keep_unsaved
 from flashmark.signals import signals_raise
 from flashmark.sysroot import SystemRoots
@@ -409,7 +409,7 @@ def listen_command(address: str, token_file: Path | None, folder: Path | None, d
     Each entry is on this machine's disk (fsync) before the board is told so.
     """
     from flashmark.powercut.listener import RecorderServer, RunStore
-    from flashmark.powercut.run import state_folder
+    from flashmark.powercut.plan import state_folder
 
     token = read_token(token_file)
     host, port = parse_address(address, default_host="0.0.0.0")

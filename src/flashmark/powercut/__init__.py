@@ -8,6 +8,7 @@ the host down too. The result is a `PowercutResult` (`flashmark.powercut/1`), re
 `flashmark.powercut.render`.
 """
 
+from flashmark.powercut.plan import PowercutPlan, PowercutRequest, plan_powercut
 from flashmark.powercut.result import (
     HISTORY_KIND,
     POWERCUT_SCHEMA,
@@ -15,14 +16,7 @@ from flashmark.powercut.result import (
     from_document,
     to_document,
 )
-from flashmark.powercut.run import (
-    PowercutEvent,
-    PowercutPlan,
-    PowercutRequest,
-    PowercutStopped,
-    plan_powercut,
-    run_powercut,
-)
+from flashmark.powercut.run import PowercutEvent, PowercutStopped, run_powercut
 
 __all__ = [
     "HISTORY_KIND",

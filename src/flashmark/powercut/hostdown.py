@@ -37,6 +37,7 @@ from flashmark.powercut.check import Return, check_cycle, records_to_check, unch
 from flashmark.powercut.cycle import CutPlan, PowerNotCut, cut_while_writing
 from flashmark.powercut.identity import identify, size_of
 from flashmark.powercut.journal import queue_facts
+from flashmark.powercut.plan import PowercutPlan, PowercutRequest, medium_for, plan_powercut
 from flashmark.powercut.recorder import (
     CutMark,
     CycleLog,
@@ -55,13 +56,9 @@ from flashmark.powercut.remote import RemoteRecorder, fetch_run
 from flashmark.powercut.result import BACK, UNREADABLE, CycleResult, PowercutResult
 from flashmark.powercut.run import (
     PowercutEvent,
-    PowercutPlan,
-    PowercutRequest,
     Progress,
     build_result,
     checked_line,
-    medium_for,
-    plan_powercut,
     run_header,
     utc_now,
 )
