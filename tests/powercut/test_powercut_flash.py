@@ -307,3 +307,50 @@ def test_a_run_whose_host_crashed_is_checked_from_its_local_record(emulated_flas
     assert document["verdict"] == "fail" and cycle["lost_after_flush"] > 0
     assert cycle["flushed_bytes_lost"] <= card.power_cuts()[-1].flushed_lost_bytes
     assert json.loads(record.read_text().splitlines()[-1])["type"] == "verified"
+
+
+def test_a_mounted_card_is_refused_before_anything_is_written(emulated_flash, tmp_path):
+    card = emulated_flash(card_model())
+    subprocess.run(["mkfs.ext4", "-F", "-q", card.path], check=True, capture_output=True)
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    subprocess.run(["mount", card.path, str(mount)], check=True)
+    try:
+        (mount / "keep").write_text("precious")
+        done = flashmark(
+            "powercut", card.path, "--destructive", "--yes", "--off-command",
+            card.power_command("off"), "--on-command", card.power_command("on"),
+            env={"XDG_STATE_HOME": str(tmp_path)},
+        )  # fmt: skip
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+    assert done.returncode == 4, done.stderr
+    assert f"refusing to write to {card.path}: it is mounted on {mount}" in done.stderr
+    assert card.power_cuts() == () and card.powered
+    subprocess.run(["mount", card.path, str(mount)], check=True)
+    try:
+        assert (mount / "keep").read_text() == "precious"
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_ctrl_c_while_the_power_is_off_switches_it_back_on_before_exiting(emulated_flash, tmp_path):
+    card = emulated_flash(card_model(durability=Durability.HONEST))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "flashmark", "powercut", card.path, "--destructive", "--yes",
+         "--cut-after", "0.3", "--off-command", card.power_command("off"),
+         "--on-command", "sleep 3; " + card.power_command("on")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path)},
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while card.powered and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the off command has cut the card
+    assert not card.powered
+    process.send_signal(signal.SIGINT)  # during the on command's sleep
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert out.startswith("verdict: uncertain — 0 cycles: no cut was checked")
+    assert "stopped  by SIGINT" in out
+    assert "the on command was run, to leave the device powered" in err
+    assert card.powered

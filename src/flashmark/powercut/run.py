@@ -464,12 +464,13 @@ def _gone_reason(back: Return, number: int, timeout_s: float) -> str:
 
 
 def _stop_reason(error: BaseException) -> str:
+    """Why the run stopped, as the result's `stopped` says it ("stopped  by SIGTERM")."""
     name = getattr(error, "signal_name", None)
     if name:
-        return f"stopped by {name}"
+        return f"by {name}"
     if isinstance(error, KeyboardInterrupt):
-        return "stopped by SIGINT"
-    return f"stopped: {error}"
+        return "by SIGINT"
+    return str(error) or type(error).__name__
 
 
 def utc_now() -> str:

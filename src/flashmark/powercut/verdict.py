@@ -43,7 +43,7 @@ def judge(cycles: Sequence[CycleResult], record_bytes: int) -> Judgement:
             summary += f"; {len(cycles) - len(tested)} cut before any flush tested nothing"
         return Judgement("pass", bound, summary)
     if not tested:
-        why = "no cut came after an acknowledged flush" if cycles else "no cut was made"
+        why = "no cut came after an acknowledged flush" if cycles else "no cut was checked"
         return Judgement("uncertain", bound, f"verdict: uncertain — {count}: {why}")
     return Judgement(
         "uncertain",
