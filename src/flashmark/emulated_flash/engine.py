@@ -45,7 +45,7 @@ from typing import Protocol
 from flashmark.emulated_flash.model import NS_PER_S, SECTOR, Backing, Durability, FlashModel
 from flashmark.emulated_flash.volatile import Dropped, VolatileCache
 
-# How often a request in service looks whether the power went (and the plugin's thread ticks).
+# How often the plugin's thread carries out power requests and due write-backs.
 POWER_POLL_S = 0.005
 
 
@@ -532,19 +532,11 @@ class FlashEngine:
         return round(end + lag)
 
     def _wait_for(self, end: float, epoch: int) -> None:
-        """Sleep until the request's end; it fails if the power went before that instant."""
-        while True:
-            if self._power_epoch != epoch:
-                if end > self._last_cut.cut_ns:
-                    raise DeviceFault(errno.EIO, "the power went while the request was served")
-                return
-            remaining = (end - self._clock()) / NS_PER_S
-            if remaining <= 0:
-                return
-            if self._control is None:
-                self._sleep(remaining)  # nothing can cut the power meanwhile but the sleep itself
-                continue
-            self._sleep(min(remaining, POWER_POLL_S))
+        """Sleep until the request's end (one sleep, as pacing wants); it fails if the power
+        went before that instant (the ticking thread cut it meanwhile)."""
+        self._sleep_until(end)
+        if self._power_epoch != epoch and end > self._last_cut.cut_ns:
+            raise DeviceFault(errno.EIO, "the power went while the request was served")
 
     def _poll_power(self) -> None:
         if self._control is None:
