@@ -36,8 +36,9 @@ if [ "$dev" = yes ]; then
     # nbdkit, nbdkit-plugin-python, libnbd-bin (nbdfuse), fuse3: emulated flash with caches and
     # fakes (Debian 12 ships nbdfuse in libnbd-bin; "nbdfuse" is only a virtual name there, which
     # dpkg-query never reports installed); chromium: the HTML report and server page tests;
-    # postgresql: the results service's tests start a throwaway server (initdb + pg_ctl).
-    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql"
+    # postgresql: the results service's tests start a throwaway server (initdb + pg_ctl);
+    # f2fs-tools: the power-cut test's f2fs mode.
+    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql f2fs-tools"
 fi
 missing=""
 for package in $packages; do

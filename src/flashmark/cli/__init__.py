@@ -80,6 +80,12 @@ COMMANDS: dict[str, LazyCommand] = {
         "monitor_command",
         "Watch a device's I/O, or record it while COMMAND runs.",
     ),
+    "powercut": LazyCommand(
+        "flashmark.cli.powercut",
+        "powercut_command",
+        "Does DEVICE keep what it acknowledged when the power goes? Cuts its power again and "
+        "again while it writes, and checks every record it said was flushed.",
+    ),
     "probe": LazyCommand(
         "flashmark.cli.probe",
         "probe_command",

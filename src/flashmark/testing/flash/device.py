@@ -6,6 +6,7 @@
         card.stats()    # what the device did, by its own clock
         card.reset()    # fresh device state (empty cache, counters zero), data kept
         card.vanish()   # every later request fails with EIO
+        card.power_off(); card.power_on()   # a power cut: only what was durable stays
 
 The stack, bottom to top (docs/emulated-flash.md):
 - nbdkit runs plugin.py in its embedded Python: the behaviour model (engine.py) serves the
@@ -29,9 +30,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -40,7 +43,8 @@ from pathlib import Path
 from types import TracebackType
 
 import flashmark
-from flashmark.testing.flash.engine import ControlBlock, FlashStats
+from flashmark.testing.flash import power
+from flashmark.testing.flash.engine import ControlBlock, FlashStats, PowerCut
 from flashmark.testing.flash.model import Backing, FlashModel
 from flashmark.testing.throttle import (
     CGROUP_ROOT,
@@ -121,7 +125,8 @@ class EmulatedFlash:
         self._stack = contextlib.ExitStack()
         self._control: ControlBlock | None = None
         self._log: Path | None = None
-        self.path = ""  # /dev/loopN once entered
+        self._workdir: Path | None = None
+        self._first_loop = ""
         self.image: Path | None = None  # nbdfuse's file (in its FUSE mount) under the loop
         self.cgroup: Path | None = None
 
@@ -156,6 +161,7 @@ class EmulatedFlash:
     def _setup(self) -> None:
         workdir = Path(tempfile.mkdtemp(prefix="flashmark-flash-", dir=self._parent_dir))
         self._stack.callback(shutil.rmtree, workdir, True)
+        self._workdir = workdir
 
         model_file = workdir / "model.json"
         model_file.write_text(self.model.to_json())
@@ -175,11 +181,23 @@ class EmulatedFlash:
         image = mount / "flash"
         self.image = image
 
-        self.path = _run(["losetup", "--find", "--show", "--direct-io=on", str(image)]).strip()
-        self._stack.callback(_detach_loop, self.path)
-        if _loop_direct_io(self.path) != "1":
+        loop = _run(["losetup", "--find", "--show", "--direct-io=on", str(image)]).strip()
+        self._first_loop = loop
+        # Power cycles may attach the card again elsewhere: the switch's state says where.
+        power.write_state(
+            workdir,
+            power.SwitchState(
+                image=str(image),
+                control=str(control_file),
+                home_loop=loop,
+                loop=loop,
+                dies_at_power_cut=self.model.dies_at_power_cut,
+            ),
+        )
+        self._stack.callback(self._detach_current_loop)
+        if _loop_direct_io(loop) != "1":
             raise EmulationUnavailable(
-                f"{self.path} did not switch to direct I/O on {image}: aliasing would be hidden"
+                f"{loop} did not switch to direct I/O on {image}: aliasing would be hidden"
                 " by the page cache (the kernel's FUSE must support O_DIRECT)"
             )
         if shutil.which("udevadm") is not None:
@@ -233,6 +251,21 @@ class EmulatedFlash:
                 )
             time.sleep(0.01)
 
+    @property
+    def path(self) -> str:
+        """The card's loop device: where it is attached now, or where it was before its power
+        went off ("" before it is entered)."""
+        if self._workdir is None or not (self._workdir / power.STATE_FILE).exists():
+            return self._first_loop
+        state = power.read_state(self._workdir)
+        return state.loop or state.home_loop
+
+    def _detach_current_loop(self) -> None:
+        assert self._workdir is not None
+        state = power.read_state(self._workdir)
+        if state.loop is not None:
+            power.detach_loop(state.loop, state.image)
+
     # -- use ----------------------------------------------------------------------------------
     def stats(self) -> FlashStats:
         """The device's own counters and clock since the last reset."""
@@ -252,6 +285,47 @@ class EmulatedFlash:
         brings the device back.
         """
         self._require_control().request_vanish()
+
+    def power_off(self) -> PowerCut | None:
+        """Cut the power: what was not durable is lost and the loop device is detached (see
+        flashmark.testing.flash.power). What the cut did, or None if it was off already."""
+        return power.power_off(self._require_workdir())
+
+    def power_on(self) -> str | None:
+        """Power back on: the loop device the card came back as (the same one when it is
+        free), or None when the model says it died at this cut."""
+        return power.power_on(self._require_workdir())
+
+    def power_cuts(self) -> tuple[PowerCut, ...]:
+        """What each power cut did so far (also those made by `power_command`s)."""
+        return power.read_state(self._require_workdir()).cuts
+
+    @property
+    def powered(self) -> bool:
+        return power.read_state(self._require_workdir()).powered
+
+    def power_command(self, action: str) -> str:
+        """A shell command that switches this card "off" or "on" from any process, as a
+        relay or a smart plug would (`flashmark powercut --off-command ...`)."""
+        if action not in ("off", "on"):
+            raise ValueError(f"power action {action!r} is not off or on")
+        package_root = str(Path(flashmark.__file__).resolve().parent.parent)
+        return shlex.join(
+            [
+                "env",
+                f"PYTHONPATH={package_root}",
+                sys.executable,
+                "-m",
+                "flashmark.testing.flash.power",
+                action,
+                str(self._require_workdir()),
+            ]
+        )
+
+    def _require_workdir(self) -> Path:
+        if self._workdir is None:
+            raise EmulationUnavailable("the emulated flash is not set up (use it in a with block)")
+        return self._workdir
 
     def command(self, argv: Sequence[str]) -> list[str]:
         """argv wrapped to run inside the throttle caps (only with `caps=`)."""
@@ -287,13 +361,6 @@ def _run(argv: list[str]) -> str:
 def _loop_direct_io(device: str) -> str:
     dio = Path("/sys/block") / Path(device).name / "loop" / "dio"
     return dio.read_text().strip() if dio.exists() else "unknown"
-
-
-def _detach_loop(device: str) -> None:
-    """Detach the loop device. If something still holds it open, the kernel detaches it when
-    the last user closes it (losetup -d sets autoclear), and the FUSE unmount goes lazy."""
-    with contextlib.suppress(OSError, subprocess.TimeoutExpired, EmulationUnavailable):
-        _run(["losetup", "--detach", device])
 
 
 def _stop_server(process: subprocess.Popen[bytes], mount: Path) -> None:

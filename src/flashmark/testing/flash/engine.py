@@ -17,8 +17,15 @@ followed by 10 MB/s within 0.1% through fio on the development machine; DESIGN.m
 "Emulated flash".)
 
 The host talks to a running engine through a small shared file (`ControlBlock`): it asks for a
-reset or for the device to vanish, and reads the engine's counters, without any I/O through
-the device.
+reset, for the device to vanish or for its power to go off or on, and reads the engine's
+counters and what each power cut did, without any I/O through the device.
+
+Power: a card with a volatile write cache (model.durability) keeps completed writes there until
+they become durable (volatile.py). A power cut, stamped by the engine's own clock when it sees
+the host's request, keeps what was durable by then and drops the rest; a write in service at
+that instant fails, and with `torn_writes` leaves a torn remnant. While the power is off every
+request fails with EIO. The plugin calls `tick()` from a thread of its own, so that writes fall
+due and a power cut happens on time also while no request arrives.
 """
 
 from __future__ import annotations
@@ -26,14 +33,20 @@ from __future__ import annotations
 import errno
 import mmap
 import os
+import random
 import struct
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Protocol
 
-from flashmark.testing.flash.model import NS_PER_S, Backing, FlashModel
+from flashmark.testing.flash.model import NS_PER_S, SECTOR, Backing, Durability, FlashModel
+from flashmark.testing.flash.volatile import Dropped, VolatileCache
+
+# How often the plugin's thread carries out power requests and due write-backs.
+POWER_POLL_S = 0.005
 
 
 class DeviceFault(Exception):
@@ -77,12 +90,43 @@ class FlashStats:
 _STATS_FIELDS = len(fields(FlashStats))
 
 
+@dataclass(frozen=True)
+class PowerCut:
+    """What one power cut did, by the engine's clock: the truth a power-cut test is judged by.
+
+    Counts are of write requests as the engine received them (a record written with one
+    pwrite(2) of 4 KiB through the loop device is one)."""
+
+    cut_ns: int = 0  # the instant the power went (CLOCK_MONOTONIC, like FlashStats)
+    lost_writes: int = 0  # completed writes that were not durable yet, dropped
+    lost_bytes: int = 0
+    flushed_lost_bytes: int = 0  # of those, bytes a completed flush had covered (the card lied)
+    torn_writes: int = 0  # a write in service at the cut that left a torn remnant (0 or 1)
+    in_flight_bytes: int = 0  # the write (or read) in service at the cut, which failed
+    torn_kept_bytes: int = 0  # of the torn write, the bytes stored new (its first sectors)
+
+
+@dataclass(frozen=True)
+class PowerState:
+    """The engine's answer to the host's last power request."""
+
+    generation: int = 0  # the host request this answers
+    powered: bool = True
+    power_cuts: int = 0
+    last_cut: PowerCut = PowerCut()
+
+
+_CUT_FIELDS = len(fields(PowerCut))
+
+
 class ControlBlock:
     """A page shared by the host and the engine (a file both map).
 
-    Host area: magic, vanish request, reset generation. Engine area: a sequence number and the
-    FlashStats fields, published after every request. The sequence number is odd while the
-    engine writes, so a reader retries instead of seeing a half-written set (a seqlock).
+    Host area: magic, vanish request, reset generation, power request (generation, wanted).
+    Engine area: a sequence number and the FlashStats fields, published after every request.
+    The sequence number is odd while the engine writes, so a reader retries instead of seeing a
+    half-written set (a seqlock). The engine's power state has a place of its own, its
+    generation written last (the host waits for it to match its request).
     """
 
     SIZE = 4096
@@ -92,6 +136,12 @@ class ControlBlock:
     _SEQ_AT = 64
     _STATS = struct.Struct("<" + "Q" * _STATS_FIELDS)
     _STATS_AT = 72
+    _POWER_REQUEST = struct.Struct("<QQ")  # generation, wanted (1 on, 0 off)
+    _POWER_REQUEST_AT = 24
+    _POWER_SEEN = struct.Struct("<Q")
+    _POWER_SEEN_AT = 1024
+    _POWER_STATE = struct.Struct("<QQ" + "Q" * _CUT_FIELDS)  # powered, cuts, last cut
+    _POWER_STATE_AT = 1032
 
     def __init__(self, path: Path, *, create: bool) -> None:
         flags = os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0)
@@ -104,6 +154,7 @@ class ControlBlock:
             os.close(fd)
         if create:
             self._HOST.pack_into(self._map, 0, self._MAGIC, 0, 0)
+            self._POWER_REQUEST.pack_into(self._map, self._POWER_REQUEST_AT, 0, 1)
         elif self._HOST.unpack_from(self._map, 0)[0] != self._MAGIC:
             raise ValueError(f"{path} is not a flashmark emulated-flash control block")
 
@@ -135,7 +186,33 @@ class ControlBlock:
             return FlashStats(generation=generation, vanished=vanish)
         return stats
 
+    def request_power(self, *, on: bool) -> int:
+        """Ask for the power to go on or off; the generation `read_power` will answer."""
+        generation, _ = self._POWER_REQUEST.unpack_from(self._map, self._POWER_REQUEST_AT)
+        self._POWER_REQUEST.pack_into(self._map, self._POWER_REQUEST_AT, generation + 1, int(on))
+        return int(generation + 1)
+
+    def read_power(self) -> PowerState:
+        generation = self._POWER_SEEN.unpack_from(self._map, self._POWER_SEEN_AT)[0]
+        powered, cuts, *cut = self._POWER_STATE.unpack_from(self._map, self._POWER_STATE_AT)
+        return PowerState(int(generation), bool(powered), int(cuts), PowerCut(*cut))
+
     # engine side
+    def poll_power(self) -> tuple[int, bool]:
+        """(power request generation, wanted on)."""
+        generation, wanted = self._POWER_REQUEST.unpack_from(self._map, self._POWER_REQUEST_AT)
+        return int(generation), bool(wanted)
+
+    def publish_power(self, state: PowerState) -> None:
+        self._POWER_STATE.pack_into(
+            self._map,
+            self._POWER_STATE_AT,
+            int(state.powered),
+            state.power_cuts,
+            *astuple(state.last_cut),
+        )
+        self._POWER_SEEN.pack_into(self._map, self._POWER_SEEN_AT, state.generation)
+
     def poll(self) -> tuple[bool, int]:
         """(vanish requested, reset generation)."""
         _, vanish, generation = self._HOST.unpack_from(self._map, 0)
@@ -211,9 +288,23 @@ def open_storage(model: FlashModel, path: Path | None) -> Storage:
     return FileStorage(path, model.real_capacity)
 
 
+@dataclass(frozen=True)
+class _InFlight:
+    """The write in service: what a power cut tears (pieces and old data only when it can)."""
+
+    seq: int
+    length: int
+    start_ns: float
+    end_ns: float
+    pieces: tuple[tuple[int, bytes], ...] = ()  # (real offset, data) in the write's order
+    old: tuple[bytes, ...] | None = None  # write-through: what the pieces replaced
+
+
 class FlashEngine:
     """Serves one device's requests as its model says. One request at a time (plugin.py asks
-    nbdkit to serialise them), like the single channel of a card's controller."""
+    nbdkit to serialise them), like the single channel of a card's controller. A lock keeps
+    the plugin's ticking thread out while a request changes the state; the pacing sleep runs
+    outside it, so a power cut can land while a request is in service."""
 
     def __init__(
         self,
@@ -230,7 +321,24 @@ class FlashEngine:
         self._clock = clock
         self._sleep = sleep
         self._generation = 0
+        self._lock = threading.Lock()
+        self._volatile = (
+            VolatileCache(model.volatile_bytes, self._write_durable)
+            if model.has_volatile_cache
+            else None
+        )
+        self._rng = random.Random(model.reorder_seed)
+        self._seq = 0  # write requests admitted, ever: the volatile cache's order
+        self._in_flight: _InFlight | None = None
+        self._powered = True
+        self._power_epoch = 0  # one more at every power cut
+        self._power_cuts = 0
+        self._last_cut = PowerCut()
+        # A power request posted before this engine started is not one for it to carry out.
+        self._power_seen = control.poll_power()[0] if control is not None else 0
         self._reset_state()
+        if control is not None:
+            control.publish_power(self._power_state())
 
     def _reset_state(self) -> None:
         self._free_at: float | None = None  # end of the device's current work (ns)
@@ -253,41 +361,101 @@ class FlashEngine:
         self._cached_after_longest_idle = 0
         self._filling_after_longest_idle = False
 
-    # -- the two requests ---------------------------------------------------------------------
+    # -- the requests -------------------------------------------------------------------------
     def read_into(self, buf: memoryview, offset: int) -> None:
         length = len(buf)
-        end, _ = self._admit(offset, length, write=False)
-        for position, size, real in self._segments(offset, length):
-            part = buf[position : position + size]
-            if real is None:
-                part[:] = bytes([self.model.beyond_fill()]) * size
-            else:
-                self._storage.read_into(part, real)
-        self._moved += length
-        self._bytes_read += length
-        self._counts["read_requests"] += 1
-        self._finish(end)
+        with self._lock:
+            epoch = self._power_epoch
+            _, end, _ = self._admit(offset, length, write=False)
+            for position, size, real in self._segments(offset, length):
+                part = buf[position : position + size]
+                if real is None:
+                    part[:] = bytes([self.model.beyond_fill()]) * size
+                else:
+                    self._storage.read_into(part, real)
+                    if self._volatile is not None:
+                        self._volatile.overlay(part, real)
+            self._moved += length
+            self._bytes_read += length
+            self._counts["read_requests"] += 1
+            self._publish()
+        self._wait_for(end, epoch)
 
     def write(self, data: memoryview, offset: int) -> None:
         length = len(data)
-        end, cached = self._admit(offset, length, write=True)
-        for position, size, real in self._segments(offset, length):
-            if real is not None:  # None: beyond a fake's real capacity, the write is dropped
-                self._storage.write(data[position : position + size], real)
-        self._fill += cached
-        self._cached += cached
-        if self._filling_after_longest_idle:
-            self._cached_after_longest_idle += cached
-            self._filling_after_longest_idle = self._fill < self.model.cache_bytes
-        if cached and self._fill >= self.model.cache_bytes and not self._cache_full_at:
-            self._cache_full_at = round(end)
-        self._written += length
-        self._moved += length
-        self._counts["write_requests"] += 1
-        self._finish(end)
+        with self._lock:
+            epoch = self._power_epoch
+            start, end, cached = self._admit(offset, length, write=True)
+            # None: beyond a fake's real capacity, that part of the write is dropped
+            pieces = [
+                (real, data[position : position + size])
+                for position, size, real in self._segments(offset, length)
+                if real is not None
+            ]
+            self._seq += 1
+            self._in_flight = self._flight(self._seq, length, start, end, pieces)
+            if self._volatile is None:
+                for real, piece in pieces:
+                    self._storage.write(piece, real)
+            else:
+                self._volatile.add(self._seq, pieces, self._due_after(end))
+            self._fill += cached
+            self._cached += cached
+            if self._filling_after_longest_idle:
+                self._cached_after_longest_idle += cached
+                self._filling_after_longest_idle = self._fill < self.model.cache_bytes
+            if cached and self._fill >= self.model.cache_bytes and not self._cache_full_at:
+                self._cache_full_at = round(end)
+            self._written += length
+            self._moved += length
+            self._counts["write_requests"] += 1
+            self._publish()
+            seq = self._seq
+        try:
+            self._wait_for(end, epoch)
+        finally:
+            with self._lock:
+                if self._in_flight is not None and self._in_flight.seq == seq:
+                    self._in_flight = None
+
+    def flush(self) -> None:
+        """A cache flush: an honest card makes every completed write durable; the others
+        acknowledge it and do nothing (the writes count as flushed for the truth)."""
+        with self._lock:
+            if not self._powered:
+                raise DeviceFault(errno.EIO, "the device has no power")
+            if self._volatile is not None:
+                self._volatile.make_due_durable(self._clock())
+                self._volatile.flush(honest=self.model.durability is Durability.HONEST)
+
+    def tick(self) -> None:
+        """Carry out a pending power request and write back what fell due (the plugin's
+        thread calls this every POWER_POLL_S). Only here: the instant a power request takes
+        effect then falls at a random point of the device's work, in service as often as the
+        device is busy, as a real cut does (requests would see it only between requests)."""
+        with self._lock:
+            self._poll_power()
+            if self._volatile is not None and self._powered:
+                self._volatile.make_due_durable(self._clock())
+
+    def cut_power(self) -> PowerCut:
+        """The power goes now (what a host power request does; tests call it directly)."""
+        with self._lock:
+            if self._powered:
+                self._cut_power()
+            return self._last_cut
+
+    def restore_power(self) -> None:
+        with self._lock:
+            if not self._powered:
+                self._restore_power()
 
     def stats(self) -> FlashStats:
         return self._stats
+
+    @property
+    def volatile_fill_bytes(self) -> int:
+        return 0 if self._volatile is None else self._volatile.fill_bytes
 
     def close(self) -> None:
         self._storage.close()
@@ -295,13 +463,17 @@ class FlashEngine:
             self._control.close()
 
     # -- steps --------------------------------------------------------------------------------
-    def _admit(self, offset: int, length: int, *, write: bool) -> tuple[float, int]:
+    def _admit(self, offset: int, length: int, *, write: bool) -> tuple[float, float, int]:
         """Check the request may run and charge its time on the device clock.
 
-        Returns the instant it ends and, for a write, how many of its bytes go to the cache.
+        Returns the instants it starts and ends and, for a write, how many of its bytes go to
+        the (speed model's) cache.
         """
         self._poll_control()
         error_key = "write_errors" if write else "read_errors"
+        if not self._powered:
+            self._fail(error_key)
+            raise DeviceFault(errno.EIO, "the device has no power")
         if offset < 0 or offset + length > self.model.claimed_bytes:
             self._fail(error_key)
             raise DeviceFault(errno.EINVAL, f"request {offset}+{length} beyond the device")
@@ -312,6 +484,8 @@ class FlashEngine:
             self._fail(error_key)
             raise DeviceFault(errno.EIO, "the device has vanished")
         start = self._start_time()  # applies the idle drain, so the cache room is known after it
+        if self._volatile is not None:
+            self._volatile.make_due_durable(round(start))
         cached = 0
         if write:
             cached = min(length, max(0, self.model.cache_bytes - self._fill))
@@ -329,7 +503,115 @@ class FlashEngine:
             self._sleep_until(end)
             raise DeviceFault(errno.EIO, f"bad block in {offset}+{length}")
         self._counts["gc_pauses"] += pauses
-        return end, cached
+        return start, end, cached
+
+    def _flight(
+        self, seq: int, length: int, start: float, end: float, pieces: list[tuple[int, memoryview]]
+    ) -> _InFlight:
+        if not self.model.torn_writes:
+            return _InFlight(seq, length, start, end)
+        old = None
+        if self._volatile is None:  # write-through: the tear must put back what it replaced
+            saved = []
+            for real, piece in pieces:
+                before = bytearray(len(piece))
+                self._storage.read_into(memoryview(before), real)
+                saved.append(bytes(before))
+            old = tuple(saved)
+        return _InFlight(
+            seq, length, start, end, tuple((real, bytes(piece)) for real, piece in pieces), old
+        )
+
+    def _due_after(self, end: float) -> int | None:
+        """When a write completing at `end` becomes durable on its own."""
+        lag = self.model.durable_lag_ns
+        if lag is None:
+            return None
+        if self.model.durability is Durability.OUT_OF_ORDER:
+            return round(end + self._rng.uniform(0, lag))
+        return round(end + lag)
+
+    def _wait_for(self, end: float, epoch: int) -> None:
+        """Sleep until the request's end (one sleep, as pacing wants); it fails if the power
+        went before that instant (the ticking thread cut it meanwhile)."""
+        self._sleep_until(end)
+        if self._power_epoch != epoch and end > self._last_cut.cut_ns:
+            raise DeviceFault(errno.EIO, "the power went while the request was served")
+
+    def _poll_power(self) -> None:
+        if self._control is None:
+            return
+        generation, wanted = self._control.poll_power()
+        if generation == self._power_seen:
+            return
+        self._power_seen = generation
+        if wanted and not self._powered:
+            self._restore_power()
+        elif not wanted and self._powered:
+            self._cut_power()
+        self._control.publish_power(self._power_state())
+
+    def _cut_power(self) -> None:
+        cut = self._clock()
+        torn = in_flight_bytes = kept = 0
+        if self._volatile is not None:
+            self._volatile.make_due_durable(cut)
+        flight = self._in_flight
+        if flight is not None and flight.end_ns > cut:
+            in_flight_bytes = flight.length
+            if self._volatile is not None:
+                self._volatile.forget(flight.seq)  # never completed: not a lost completed write
+            if self.model.torn_writes and flight.pieces:
+                kept = self._tear(flight, cut)
+                torn = 1
+        dropped = self._volatile.drop() if self._volatile is not None else Dropped()
+        self._in_flight = None
+        self._powered = False
+        self._power_epoch += 1
+        self._power_cuts += 1
+        self._last_cut = PowerCut(
+            cut_ns=cut,
+            lost_writes=dropped.writes,
+            lost_bytes=dropped.bytes,
+            flushed_lost_bytes=dropped.flushed_bytes,
+            torn_writes=torn,
+            in_flight_bytes=in_flight_bytes,
+            torn_kept_bytes=kept,
+        )
+
+    def _tear(self, flight: _InFlight, cut: int) -> int:
+        """The write's first sectors (the share of its service time that had passed) are
+        stored, the sector being programmed turns to garbage, the rest keeps its old data.
+        Returns the bytes stored new."""
+        total = sum(len(data) for _, data in flight.pieces) // SECTOR
+        span = flight.end_ns - flight.start_ns
+        share = 1.0 if span <= 0 else min(1.0, max(0.0, (cut - flight.start_ns) / span))
+        done = min(total, int(share * total))
+        index = 0
+        for number, (real, data) in enumerate(flight.pieces):
+            for sector in range(len(data) // SECTOR):
+                at = real + sector * SECTOR
+                if index < done:
+                    new = data[sector * SECTOR : (sector + 1) * SECTOR]
+                    self._storage.write(memoryview(new), at)
+                elif index == done:
+                    self._storage.write(memoryview(self._rng.randbytes(SECTOR)), at)
+                elif flight.old is not None:
+                    old = flight.old[number][sector * SECTOR : (sector + 1) * SECTOR]
+                    self._storage.write(memoryview(old), at)
+                index += 1
+        return done * SECTOR
+
+    def _restore_power(self) -> None:
+        """A card starting up: powered, its clock, speed cache and counters fresh."""
+        self._powered = True
+        self._reset_state()
+
+    def _power_state(self) -> PowerState:
+        return PowerState(self._power_seen, self._powered, self._power_cuts, self._last_cut)
+
+    def _write_durable(self, real: int, data: bytes) -> None:
+        self._storage.write(memoryview(data), real)
 
     def _start_time(self) -> float:
         now = self._clock()
@@ -350,10 +632,6 @@ class FlashEngine:
             self._filling_after_longest_idle = True
         return float(now)
 
-    def _finish(self, end: float) -> None:
-        self._publish()
-        self._sleep_until(end)
-
     def _fail(self, key: str) -> None:
         self._counts[key] += 1
         self._publish()
@@ -369,6 +647,8 @@ class FlashEngine:
         vanish, generation = self._control.poll()
         if generation != self._generation:
             self._generation = generation
+            if self._volatile is not None:
+                self._volatile.make_all_durable()  # a reset keeps the data (see device.reset)
             self._reset_state()
         if vanish:
             self._vanished = True

@@ -58,6 +58,21 @@ class BadRange:
         return offset < self.end and self.start < offset + length
 
 
+class Durability(enum.StrEnum):
+    """When an acknowledged write survives a power cut (the device's volatile write cache).
+
+    What a flush means to the host: "previously completed write requests are on non-volatile
+    storage" once it completes (Linux Documentation/block/writeback_cache_control.rst).
+    """
+
+    WRITE_THROUGH = "write-through"  # no volatile cache: a completed write is durable
+    HONEST = "honest"  # volatile until a flush completes (or the card writes it back itself)
+    LYING = "lying"  # flushes complete at once and do nothing: durable durable_lag_ns later
+    # flushes do nothing; each write becomes durable after a delay of its own, drawn in
+    # [0, durable_lag_ns], so later writes are often durable before earlier ones
+    OUT_OF_ORDER = "out-of-order"
+
+
 class Backing(enum.StrEnum):
     """Where the real capacity lives. A sparse file only takes the space that was written."""
 
@@ -99,6 +114,21 @@ class FlashModel:
     bad_ranges: tuple[BadRange, ...] = ()
     vanish_after_bytes: int | None = None  # requests fail once this many bytes moved (r + w)
     backing: Backing = Backing.FILE
+    # Power cuts (docs/emulated-flash.md, "Power cuts"). The durable state is the backing
+    # (file or memory); writes not yet durable live in a volatile cache of volatile_bytes,
+    # which a power cut loses. The cache writes its oldest entries back when it is full.
+    durability: Durability = Durability.WRITE_THROUGH
+    # how long after it completes a write becomes durable on its own (honest: optional; lying
+    # and out-of-order: required, their only way to durability). None: never on its own.
+    durable_lag_ns: int | None = None
+    volatile_bytes: int = 64 * 1024 * 1024
+    # a write in service when the power goes keeps its first sectors (in proportion to the
+    # service time that had passed), the sector being programmed turns to garbage, and the
+    # rest of it is not stored
+    torn_writes: bool = False
+    reorder_seed: int = 0  # out-of-order: the delays are drawn from this seed
+    # the card does not come back after its Nth power cut (None: it always does)
+    dies_at_power_cut: int | None = None
 
     def __post_init__(self) -> None:
         problems = list(self._problems())
@@ -134,12 +164,25 @@ class FlashModel:
                 found.append(f"bad range {bad} is empty or outside the device")
         if self.vanish_after_bytes is not None and self.vanish_after_bytes < 0:
             found.append("vanish_after_bytes must not be negative")
+        if self.durable_lag_ns is not None and self.durable_lag_ns < 0:
+            found.append("durable_lag_ns must not be negative")
+        lying = (Durability.LYING, Durability.OUT_OF_ORDER)
+        if self.durability in lying and self.durable_lag_ns is None:
+            found.append(f"a {self.durability} card needs durable_lag_ns (its flushes do nothing)")
+        if self.volatile_bytes < SECTOR:
+            found.append(f"volatile_bytes must be at least {SECTOR}")
+        if self.dies_at_power_cut is not None and self.dies_at_power_cut < 1:
+            found.append("dies_at_power_cut counts power cuts from 1")
         return found
 
     # -- capacity and addresses ---------------------------------------------------------------
     @property
     def real_capacity(self) -> int:
         return self.claimed_bytes if self.real_bytes is None else self.real_bytes
+
+    @property
+    def has_volatile_cache(self) -> bool:
+        return self.durability is not Durability.WRITE_THROUGH
 
     @property
     def is_fake(self) -> bool:
@@ -222,6 +265,7 @@ class FlashModel:
         data["fake"] = FakeMode(data["fake"])
         data["backing"] = Backing(data["backing"])
         data["bad_ranges"] = tuple(BadRange(**bad) for bad in data["bad_ranges"])
+        data["durability"] = Durability(data.get("durability", Durability.WRITE_THROUGH))
         return cls(**data)
 
 

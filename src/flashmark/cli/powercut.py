@@ -1,0 +1,482 @@
+"""`flashmark powercut DEVICE`: does the device keep what it acknowledged when the power goes?
+And `powercut listen` (a flush recorder for another machine), `powercut verify` (after a cut
+that took the host down too)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from flashmark.cli import debug_option
+from flashmark.cli.confirm import confirm_overwrite
+from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.cli.params import SIZE, BoundedFloat, BoundedInt
+from flashmark.errors import ExitStatus, FlashmarkError, Interrupted, UsageError
+from flashmark.history.recovery import RecoveryFileError, keep_unsaved
+from flashmark.powercut import (
+    PowercutEvent,
+    PowercutRequest,
+    PowercutResult,
+    PowercutStopped,
+    plan_powercut,
+    run_powercut,
+    to_document,
+)
+from flashmark.powercut.hostdown import RemoteSpec, run_host_down_cycle, verify_powercut
+from flashmark.powercut.plan import DEFAULT_AREA_BYTES, FILESYSTEMS
+from flashmark.powercut.protocol import DEFAULT_PORT, TOKEN_ENV, parse_address, read_token
+from flashmark.powercut.recorder import FlushRecorder
+from flashmark.powercut.remote import RemoteRecorder
+from flashmark.powercut.render import render_powercut
+from flashmark.powercut.result import POWERCUT_SCHEMA, RAW
+from flashmark.system.signals import signals_raise
+from flashmark.system.sysroot import SystemRoots
+from flashmark.units import format_size
+
+if TYPE_CHECKING:
+    _RangeType = click.ParamType[tuple[float, float]]
+else:
+    _RangeType = click.ParamType
+
+MAX_CYCLES = 100_000
+_SECONDS = BoundedFloat(0.0, 86_400.0, min_open=True)
+
+
+class CutRange(_RangeType):
+    """MIN-MAX seconds (or one number for a fixed moment)."""
+
+    name = "MIN-MAX"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[float, float]:
+        if isinstance(value, tuple):
+            return value
+        low, _, high = str(value).partition("-")
+        first = _SECONDS.convert(low, param, ctx)
+        second = _SECONDS.convert(high, param, ctx) if high else first
+        if second < first:
+            self.fail(f"{value!r}: MIN must not be above MAX", param, ctx)
+        return first, second
+
+
+class PowercutGroup(click.Group):
+    """`powercut DEVICE ...` runs the test; `powercut listen` and `powercut verify` are the
+    network recorder's two ends."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+def _recorder_options(function: Any) -> Any:
+    function = click.option(
+        "--token-file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help=f"The recorder's shared token (first line; chmod 600) [or env {TOKEN_ENV}].",
+    )(function)
+    return function
+
+
+@click.group(
+    "powercut",
+    cls=PowercutGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+)
+def powercut_command() -> None:
+    """Does DEVICE keep what it acknowledged when the power goes? Cuts its power again and
+    again while it writes, and checks every record it said was flushed.
+
+    \b
+    flashmark powercut DEVICE --destructive --cycles 6 --off-command CMD --on-command CMD
+        the test (see `flashmark powercut run --help`)
+    flashmark powercut listen
+        keep the flush points on this machine for a board whose cut takes it down too
+    flashmark powercut verify DEVICE --record-to HOST:PORT
+        after that board's reboot: check the last cut
+    Power commands for relays, USB hubs and smart plugs: docs/powercut.md.
+    """
+
+
+@powercut_command.command("run")
+@click.argument("device", metavar="DEVICE")
+@click.option(
+    "--destructive",
+    is_flag=True,
+    help="Required: the test overwrites the device (its first GiB, or all of it with a "
+    "fresh filesystem). Asks to type the device path.",
+)
+@click.option("--yes", is_flag=True, help="Confirm --destructive without the typed prompt.")
+@click.option(
+    "--cycles",
+    type=BoundedInt(1, MAX_CYCLES),
+    default=6,
+    show_default=True,
+    help="Power cuts to make (a pass needs 5 cuts after an acknowledged flush); with "
+    "--host-down, the cycles of the run, one per boot.",
+)
+@click.option("--off-command", metavar="CMD", help="Shell command that cuts the power.")
+@click.option("--on-command", metavar="CMD", help="Shell command that switches it back on.")
+@click.option(
+    "--filesystem",
+    type=click.Choice(FILESYSTEMS),
+    help="Write fsync'd files on a fresh filesystem instead of a raw journal; fsck after "
+    "every cut.",
+)
+@click.option(
+    "--cut-after",
+    type=CutRange(),
+    default="1-4",
+    show_default=True,
+    help="The power is cut at a random moment this many seconds after a cycle's first write.",
+)
+@click.option(
+    "--flush-every",
+    type=BoundedInt(1, 1_000_000),
+    default=8,
+    show_default=True,
+    help="Records (files) per flush.",
+)
+@click.option(
+    "--record-size",
+    "record_bytes",
+    type=SIZE,
+    default="4K",
+    show_default=True,
+    help="A journal record (or a file), a multiple of 4K up to 1M.",
+)
+@click.option(
+    "--area",
+    "area_bytes",
+    type=SIZE,
+    metavar="SIZE",
+    help=f"The raw journal's area at the start of the device [default: "
+    f"{format_size(DEFAULT_AREA_BYTES)}, or the whole device when smaller].",
+)
+@click.option(
+    "--come-back-timeout",
+    type=_SECONDS,
+    default=60.0,
+    show_default=True,
+    help="Seconds to wait for the same device to come back after the on command.",
+)
+@click.option(
+    "--command-timeout",
+    type=_SECONDS,
+    default=30.0,
+    show_default=True,
+    help="Seconds an off or on command may take before it is killed.",
+)
+@click.option(
+    "--off-timeout",
+    type=_SECONDS,
+    default=10.0,
+    show_default=True,
+    help="After the off command, the device must stop answering within this many seconds.",
+)
+@click.option(
+    "--record-dir",
+    "record_folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Folder of the flush record (one file per run), on another device than DEVICE "
+    "[default ~/.local/state/flashmark/powercut].",
+)
+@click.option(
+    "--record-to",
+    metavar="HOST:PORT",
+    help="Send the flush points to `flashmark powercut listen` on HOST instead.",
+)
+@_recorder_options
+@click.option(
+    "--host-down",
+    is_flag=True,
+    help="The off command takes this host down too: write one cycle and die with the power; "
+    "`flashmark powercut verify` checks it after the reboot (needs --record-to).",
+)
+@click.option("--new-run", is_flag=True, help="--host-down: start a new run at the recorder.")
+@click.option(
+    "--json", "as_json", is_flag=True, help=f"Print the result document ({POWERCUT_SCHEMA})."
+)
+@debug_option
+def run_command(
+    device: str,
+    destructive: bool,
+    yes: bool,
+    cycles: int,
+    off_command: str | None,
+    on_command: str | None,
+    filesystem: str | None,
+    cut_after: tuple[float, float],
+    flush_every: int,
+    record_bytes: int,
+    area_bytes: int | None,
+    come_back_timeout: float,
+    command_timeout: float,
+    off_timeout: float,
+    record_folder: Path | None,
+    record_to: str | None,
+    token_file: Path | None,
+    host_down: bool,
+    new_run: bool,
+    as_json: bool,
+    debug: bool,
+) -> PowercutResult | None:
+    """Cut DEVICE's power while it writes, CYCLES times, and check what it kept.
+
+    \b
+    Each cycle writes a journal of verifiable records at the device's own pace,
+    flushes every few records (fsync; FUA where the device takes it) and keeps
+    every acknowledged flush point outside the device; runs the off command at
+    a random moment while writes are in flight, releases the device, runs the
+    on command and waits for the same device (by CID, WWID, serial or by-id
+    name) to come back; then reads every record back. A record lost after an
+    acknowledged flush means the device lies: verdict fail. Nothing lost over
+    enough cuts: pass, with the 95% upper bound of the loss rate.
+
+    \b
+    Examples:
+      sudo flashmark powercut /dev/sda --destructive --cycles 20 \\
+          --off-command 'uhubctl -l 1-1 -p 2 -a off' \\
+          --on-command 'uhubctl -l 1-1 -p 2 -a on'
+      sudo flashmark powercut /dev/sda --destructive --filesystem ext4 ...
+    More power commands (GPIO relays, Tasmota and Shelly plugs): docs/powercut.md.
+    Exit codes: README.md (the verdict is in the result; 3: a power command failed).
+    """
+    roots = SystemRoots.from_environment()
+    if not destructive:
+        raise UsageError(
+            f"the power-cut test overwrites {device}: add --destructive (and confirm by "
+            "typing the device path, or --yes)"
+        )
+    if off_command is None:
+        raise UsageError("give the command that cuts the power: --off-command CMD")
+    if on_command is None and not host_down:
+        raise UsageError("give the command that switches the power on: --on-command CMD")
+    remote = _remote(record_to, token_file)
+    if host_down and remote is None:
+        raise UsageError("--host-down keeps the flush points on another machine: --record-to")
+    if new_run and not host_down:
+        raise UsageError("--new-run is for --host-down runs")
+    if record_folder is not None and remote is not None:
+        raise UsageError("--record-dir and --record-to are two places for one record: pick one")
+    request = PowercutRequest(
+        device=device,
+        cycles=cycles,
+        off_command=off_command,
+        on_command=on_command or "-",
+        mode=filesystem or RAW,
+        record_bytes=record_bytes,
+        flush_every=flush_every,
+        area_bytes=area_bytes,
+        cut_min_s=cut_after[0],
+        cut_max_s=cut_after[1],
+        come_back_timeout_s=come_back_timeout,
+        command_timeout_s=command_timeout,
+        off_timeout_s=off_timeout,
+        record_file=record_folder,
+    )
+    plan = plan_powercut(request, roots)
+    what = (
+        f"a fresh {filesystem} filesystem replaces everything on it"
+        if filesystem
+        else "its first "
+        + format_size(min(area_bytes or DEFAULT_AREA_BYTES, plan.size_bytes))
+        + " is overwritten"
+    )
+    confirm_overwrite(plan.node, device, f"The power-cut test writes {plan.node}: {what}.", yes=yes)
+    errors = stderr_console()
+    errors.print(
+        f"flashmark: power-cut test of {plan.node}"
+        + (f" ({plan.identity})" if plan.identity else "")
+        + (
+            ": one cycle of a run, the cut takes this host down"
+            if host_down
+            else f": {cycles} cycles"
+        ),
+        highlight=False,
+    )
+
+    def progress(event: PowercutEvent) -> None:
+        errors.print(f"  cycle {event.cycle}/{event.cycles}: {event.text}", highlight=False)
+
+    with signals_raise():
+        if host_down:
+            assert remote is not None
+            run_host_down_cycle(
+                request, plan, remote, roots=roots, progress=progress, new_run=new_run
+            )
+            return None
+        try:
+            result = run_powercut(
+                request, plan, roots=roots, progress=progress, recorder_for=_recorder_for(remote)
+            )
+        except PowercutStopped as stopped:
+            _show(stopped.partial, as_json)
+            raise _stopped_error(stopped) from stopped.cause
+    _show(result, as_json)
+    return result
+
+
+@powercut_command.command("verify")
+@click.argument("device", metavar="DEVICE")
+@click.option("--record-to", metavar="HOST:PORT", help="The recorder that kept the run.")
+@_recorder_options
+@click.option(
+    "--record-file",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    metavar="FILE",
+    help="Or a local flush record (a run's .jsonl file).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help=f"Print the result document ({POWERCUT_SCHEMA})."
+)
+@debug_option
+def verify_command(
+    device: str,
+    record_to: str | None,
+    token_file: Path | None,
+    record_file: Path | None,
+    as_json: bool,
+    debug: bool,
+) -> PowercutResult:
+    """Check DEVICE's last power cut against the flush points a recorder kept.
+
+    \b
+    After a --host-down cycle (the cut took the host down too), once the host is
+    back: reads the device's run from the recorder, reads the last cycle's
+    records back, sends the result to the recorder and prints the run so far.
+    Nothing is written to the device in the raw mode; with a filesystem, fsck
+    repairs what it finds, as a boot would.
+
+    \b
+    Example:
+      sudo flashmark powercut verify /dev/mmcblk0p3 --record-to 192.168.1.5:7468 \\
+          --token-file /etc/flashmark/powercut.token
+    """
+    remote = _remote(record_to, token_file)
+    if remote is None and record_file is None:
+        raise UsageError("give where the run was recorded: --record-to HOST:PORT or --record-file")
+    errors = stderr_console()
+
+    def progress(event: PowercutEvent) -> None:
+        errors.print(f"  cycle {event.cycle}/{event.cycles}: {event.text}", highlight=False)
+
+    with signals_raise():
+        result = verify_powercut(
+            device,
+            roots=SystemRoots.from_environment(),
+            remote=remote,
+            record_file=record_file,
+            progress=progress,
+        )
+    _show(result, as_json)
+    return result
+
+
+@powercut_command.command("listen")
+@click.option(
+    "--listen",
+    "address",
+    default=f"0.0.0.0:{DEFAULT_PORT}",
+    show_default=True,
+    metavar="HOST:PORT",
+    help="Where to take connections.",
+)
+@_recorder_options
+@click.option(
+    "--folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where the runs are kept [default ~/.local/state/flashmark/powercut-recorder].",
+)
+@debug_option
+def listen_command(address: str, token_file: Path | None, folder: Path | None, debug: bool) -> None:
+    """Keep the flush points of boards under test, until Ctrl-C.
+
+    \b
+    Run it on a machine the power cuts do not reach; the board gives
+    --record-to THIS_HOST:PORT. Both ends need the same token (at least 16
+    characters, in a file only its owner can read):
+      python3 -c 'import secrets; print(secrets.token_urlsafe(32))' > token
+      chmod 600 token
+      flashmark powercut listen --token-file token
+    Each entry is on this machine's disk (fsync) before the board is told so.
+    """
+    from flashmark.powercut.listener import RecorderServer, RunStore
+    from flashmark.powercut.plan import state_folder
+
+    token = read_token(token_file)
+    host, port = parse_address(address, default_host="0.0.0.0")
+    store = RunStore(folder or state_folder().with_name("powercut-recorder"))
+    errors = stderr_console()
+
+    def say(line: str) -> None:
+        errors.print(line, highlight=False)
+
+    try:
+        server = RecorderServer((host, port), store, token, say)
+    except OSError as error:
+        raise UsageError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+    bound_host, bound_port = server.server_address[:2]
+    say(f"flashmark: recording flush points on {bound_host!s}:{bound_port} into {store.folder}")
+    sys.stderr.flush()
+    with signals_raise():
+        try:
+            server.serve_forever(poll_interval=0.2)
+        finally:
+            server.server_close()
+
+
+def _recorder_for(remote: RemoteSpec | None) -> Callable[[str], FlushRecorder] | None:
+    if remote is None:
+        return None
+
+    def recorder_for(run: str) -> FlushRecorder:
+        return RemoteRecorder(remote.address, remote.token, run=run)
+
+    return recorder_for
+
+
+def _remote(record_to: str | None, token_file: Path | None) -> RemoteSpec | None:
+    if record_to is None:
+        if token_file is not None:
+            raise UsageError("--token-file goes with --record-to")
+        return None
+    address = parse_address(record_to)
+    return RemoteSpec(address, read_token(token_file))
+
+
+def _show(result: PowercutResult, as_json: bool) -> None:
+    document = to_document(result)
+    if as_json:
+        print_json(document)
+    else:
+        stdout_console().print(render_powercut(result))
+    try:
+        kept = keep_unsaved(document, "powercut")
+    except RecoveryFileError as error:
+        stderr_console().print(f"flashmark: the result was not kept in a file: {error}")
+        return
+    stderr_console().print(f"result kept in {kept}", highlight=False)
+
+
+def _stopped_error(stopped: PowercutStopped) -> BaseException:
+    """The cause in one line that says what was kept; a signal stays itself (its exit status,
+    its "stopped by" line)."""
+    cause = stopped.cause
+    if isinstance(cause, Interrupted | KeyboardInterrupt):
+        return cause
+    error = FlashmarkError(
+        f"{cause}; the power-cut test stopped after {len(stopped.partial.cycles)} checked "
+        "cycle(s), shown above"
+    )
+    error.exit_status = getattr(cause, "exit_status", ExitStatus.FAILURE)
+    for note in getattr(cause, "__notes__", ()):
+        error.add_note(note)
+    return error

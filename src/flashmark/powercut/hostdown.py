@@ -1,0 +1,336 @@
+"""When the power cut takes the host down too: one cycle per boot, checked after the reboot.
+
+On a board that boots from the card under test (or shares its power), the off command takes
+the board down with the card, so nothing survives on the board to compare with. The flush
+points then go to a recorder on another machine (`flashmark powercut listen`, listener.py) as
+they happen, each confirmed before the writer goes on (remote.py), and the cycle is:
+
+    flashmark powercut DEVICE --host-down --record-to HOST:PORT ...   writes, runs the off
+        command (which must take this host down: a smart plug, a relay), dies with the power;
+    (the power comes back: the plug's own timer, or the recorder's machine switches it on)
+    flashmark powercut verify DEVICE --record-to HOST:PORT            after the reboot: reads
+        the run back from the recorder, checks the last cycle's records, sends the result to
+        the recorder, prints the run so far.
+
+The next `--host-down` run continues the device's run where it stopped (the same records,
+nonce and settings) until it has its cycles; a cycle must be verified before the next one
+starts. The moment of the cut is recorded just before the off command; what the writer did
+after its last confirmed flush point is not known, so the check covers one flush group past it.
+`verify --record-file FILE` does the same from a local record file (a run whose host crashed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flashmark.codec import decode, encode
+from flashmark.errors import DeviceFailed, FlashmarkError, UsageError
+from flashmark.powercut.check import Return, check_cycle, records_to_check, unchecked_cycle
+from flashmark.powercut.cycle import CutPlan, PowerNotCut, cut_while_writing
+from flashmark.powercut.identity import identify, size_of
+from flashmark.powercut.journal import queue_facts
+from flashmark.powercut.plan import PowercutPlan, PowercutRequest, medium_for, plan_powercut
+from flashmark.powercut.recorder import (
+    CutMark,
+    CycleLog,
+    FileRecorder,
+    FlushRecorder,
+    RunHeader,
+    RunLog,
+    cut_entry,
+    read_entries,
+    read_run,
+    run_entry,
+    verified_entry,
+    void_entry,
+)
+from flashmark.powercut.remote import RemoteRecorder, fetch_run
+from flashmark.powercut.result import BACK, UNREADABLE, CycleResult, PowercutResult
+from flashmark.powercut.run import (
+    PowercutEvent,
+    Progress,
+    build_result,
+    checked_line,
+    run_header,
+    utc_now,
+)
+from flashmark.system.device_stack import kernel_name_of_node
+from flashmark.system.sysroot import SystemRoots
+
+HOST_DOWN_TIMEOUT_S = 60.0  # after the off command, this host should be gone by then
+
+
+class HostStayedUp(FlashmarkError):
+    """The off command of a --host-down cycle did not take this host down."""
+
+
+@dataclass(frozen=True)
+class RemoteSpec:
+    address: tuple[str, int]
+    token: bytes
+
+    @property
+    def where(self) -> str:
+        return f"{self.address[0]}:{self.address[1]}"
+
+
+def run_host_down_cycle(
+    request: PowercutRequest,
+    plan: PowercutPlan,
+    remote: RemoteSpec,
+    *,
+    roots: SystemRoots,
+    progress: Progress = lambda event: None,
+    new_run: bool = False,
+    host_down_timeout_s: float = HOST_DOWN_TIMEOUT_S,
+) -> None:
+    """Write one cycle and cut the power, which takes this host down: it does not return.
+    HostStayedUp when the host is still up `host_down_timeout_s` after the off command."""
+    identity = None if plan.identity is None else str(plan.identity)
+    if identity is None:
+        raise UsageError(
+            f"{plan.node} names no identity (CID, WWID, serial): after a reboot it could not "
+            "be told from another device, so --host-down cannot be used with it"
+        )
+    entries = fetch_run(remote.address, remote.token, identity=identity)
+    log = None if new_run or not entries else read_run(entries)
+    if log is not None and _done(log) >= log.header.cycles:
+        log = None  # that run has all its cycles: start another
+    if log is not None and log.last is not None and not _settled(log.last):
+        raise UsageError(
+            f"cycle {log.last.number} of run {log.header.run} has not been checked: run "
+            f"`flashmark powercut verify {plan.node} --record-to {remote.where}` first"
+        )
+    settings = request if log is None else _request_of(log.header, request.device, None)
+    medium = medium_for(settings, plan.size_bytes, roots)
+    if log is None:
+        nonce = os.urandom(16)
+        header = run_header(request, plan, nonce, medium, utc_now())
+        recorder = RemoteRecorder(remote.address, remote.token, run=nonce.hex())
+        recorder.append(run_entry(header))
+        number, first_seq = 1, 0
+        if medium.mode != "raw":
+            medium.prepare(plan.node)
+    else:
+        header = log.header
+        nonce = bytes.fromhex(header.run)
+        recorder = RemoteRecorder(
+            remote.address, remote.token, run=header.run, next_entry=_next_entry(entries)
+        )
+        last = log.last
+        number = 1 if last is None else last.number + 1
+        first_seq = (
+            0
+            if last is None
+            else last.first_seq + records_to_check(last, header.flush_every, medium.capacity)
+        )
+    say = _sayer(progress, number, header.cycles)
+    say(
+        f"run {header.run}, writing from record {first_seq:,}; the off command takes this host down"
+    )
+
+    def record_cut(cut_at_s: float) -> None:
+        recorder.append(cut_entry(number, CutMark(None, None, cut_at_s, None)))
+
+    plan_cut = CutPlan(
+        nonce=nonce,
+        flush_every=header.flush_every,
+        fua=header.fua,
+        cut_min_s=request.cut_min_s,
+        cut_max_s=request.cut_max_s,
+        off_command=request.off_command,
+        command_timeout_s=request.command_timeout_s,
+        off_timeout_s=host_down_timeout_s,
+    )
+    try:
+        # after_cut=False: `verify` checked (and repaired) the filesystem after the last cut
+        with medium.session(plan.node, after_cut=False) as session:
+            cut_while_writing(
+                session.sink,
+                recorder,
+                plan_cut,
+                number=number,
+                first_seq=first_seq,
+                rng=random.Random(request.seed),
+                on_cut=record_cut,
+            )
+        # Still here: the device lost its power but this host did not.
+        reason = "the device lost its power and this host kept running"
+    except PowerNotCut as error:  # only a host still running can report it
+        reason = str(error)
+    with contextlib.suppress(FlashmarkError):
+        recorder.append(void_entry(number, reason))
+    recorder.close()
+    raise HostStayedUp(
+        f"{reason}: --host-down needs an off command that cuts this host's power too "
+        "(without --host-down, --on-command brings the device back and the test goes on)"
+    )
+
+
+def verify_powercut(
+    device: str,
+    *,
+    roots: SystemRoots,
+    remote: RemoteSpec | None = None,
+    record_file: Path | None = None,
+    progress: Progress = lambda event: None,
+) -> PowercutResult:
+    """Check the last cycle of the device's run that is not checked yet, record its result,
+    and return the run's result so far."""
+    began = time.monotonic()
+    if (remote is None) == (record_file is None):
+        raise UsageError("verify reads the run from --record-to HOST:PORT or --record-file FILE")
+    node = os.path.realpath(device)
+    name = kernel_name_of_node(node, roots)
+    identity = identify(name, roots)
+    if remote is not None:
+        if identity is None:
+            raise UsageError(f"{node} names no identity: its run cannot be found at the recorder")
+        entries = fetch_run(remote.address, remote.token, identity=str(identity))
+        if not entries:
+            raise UsageError(f"the recorder at {remote.where} has no run of {node} ({identity})")
+    else:
+        assert record_file is not None
+        entries = read_entries(record_file)
+    log = read_run(entries)
+    header = log.header
+    if header.identity is not None and identity is not None and str(identity) != header.identity:
+        raise UsageError(
+            f"{node} is another device ({identity}) than the run's ({header.identity})"
+        )
+    request = _request_of(header, node, record_file)
+    plan = plan_powercut(request, roots) if _pending(log) else _plan_without_checks(node, roots)
+    medium = medium_for(request, plan.size_bytes, roots)
+    notes: list[str] = []
+    pending = _pending(log)
+    checked: CycleResult | None = None
+    if pending is None:
+        notes.append("nothing new to check: every cycle of this run was checked already")
+    else:
+        count = records_to_check(pending, header.flush_every, medium.capacity)
+        came_back = Return(BACK, node, None)
+        try:
+            with medium.session(node, after_cut=True) as session:
+                checked = check_cycle(
+                    session,
+                    pending,
+                    nonce=bytes.fromhex(header.run),
+                    record_bytes=header.record_bytes,
+                    count=count,
+                    written=None
+                    if pending.cut is None or pending.cut.acked_through is None
+                    else pending.cut.acked_through - pending.first_seq + 1,
+                    in_flight=0,
+                    came_back=came_back,
+                )
+        except DeviceFailed as error:
+            notes.append(f"cycle {pending.number}: {error}")
+            checked = _unreadable(pending, count, node)
+        recorder = _recorder_for(header.run, entries, remote, record_file)
+        try:
+            recorder.append(verified_entry(pending.number, encode(checked)))
+        finally:
+            recorder.close()
+        _sayer(progress, pending.number, header.cycles)(checked_line(checked))
+    cycles = [_decoded(cycle.verified) for cycle in log.cycles if cycle.verified is not None]
+    if checked is not None:
+        cycles.append(checked)
+    where = remote.where if remote is not None else str(record_file)
+    if len(cycles) < header.cycles:
+        notes.append(
+            f"{len(cycles)} of the run's {header.cycles} cycles so far: the next "
+            "`flashmark powercut --host-down` continues it"
+        )
+    return build_result(
+        plan,
+        header,
+        cycles,
+        recorder=where,
+        duration_s=time.monotonic() - began,
+        stopped=None,
+        notes=notes,
+    )
+
+
+def _pending(log: RunLog) -> CycleLog | None:
+    last = log.last
+    return None if last is None or _settled(last) else last
+
+
+def _settled(cycle: CycleLog) -> bool:
+    return cycle.verified is not None or cycle.void is not None
+
+
+def _done(log: RunLog) -> int:
+    return sum(cycle.verified is not None for cycle in log.cycles)
+
+
+def _next_entry(entries: Sequence[Mapping[str, Any]]) -> int:
+    return max((int(entry.get("i", -1)) for entry in entries), default=-1) + 1
+
+
+def _recorder_for(
+    run: str,
+    entries: Sequence[Mapping[str, Any]],
+    remote: RemoteSpec | None,
+    record_file: Path | None,
+) -> FlushRecorder:
+    if remote is not None:
+        return RemoteRecorder(
+            remote.address, remote.token, run=run, next_entry=_next_entry(entries)
+        )
+    assert record_file is not None
+    return FileRecorder(record_file)
+
+
+def _request_of(header: RunHeader, device: str, record_file: Path | None) -> PowercutRequest:
+    """The run's own settings (a continued run keeps those it started with)."""
+    return PowercutRequest(
+        device=device,
+        cycles=header.cycles,
+        off_command=header.off_command or "-",
+        on_command=header.on_command or "-",
+        mode=header.mode,
+        record_bytes=header.record_bytes,
+        flush_every=header.flush_every,
+        area_bytes=header.area_bytes or None,
+        cut_min_s=header.cut_min_s,
+        cut_max_s=header.cut_max_s,
+        come_back_timeout_s=header.come_back_timeout_s,
+        record_file=None if record_file is None else record_file.parent,
+    )
+
+
+def _plan_without_checks(node: str, roots: SystemRoots) -> PowercutPlan:
+    """The device as it is, for a result when nothing is read or written."""
+    name = kernel_name_of_node(node, roots)
+    return PowercutPlan(
+        node=node,
+        name=name,
+        identity=identify(name, roots),
+        size_bytes=size_of(name, roots),
+        facts=queue_facts(name, roots),
+        summary=None,
+    )
+
+
+def _unreadable(pending: CycleLog, count: int, node: str) -> CycleResult:
+    return unchecked_cycle(
+        pending, count=count, written=None, in_flight=0, came_back=Return(UNREADABLE, node, None)
+    )
+
+
+def _decoded(document: Mapping[str, Any]) -> CycleResult:
+    result: CycleResult = decode(CycleResult, dict(document))
+    return result
+
+
+def _sayer(progress: Progress, number: int, cycles: int) -> Callable[[str], None]:
+    return lambda text: progress(PowercutEvent(number, cycles, text))

@@ -1,0 +1,102 @@
+"""Where the records live between two cuts: a session on the device, held safely.
+
+A session is one stretch of access to the device while it has power: the check of the last
+cut's records and the next cycle's writes. The raw medium claims the device for the session
+(flashmark.system.device_safety.claim_for_writing: refused when anything in its stack is in use,
+every member held with O_EXCL) and writes the journal itself; the filesystem medium (filesystem.py)
+mounts a filesystem and writes files. Between sessions the device is released, so that its
+power can go and come back, and the next session claims it again, as whatever node it came
+back as.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Protocol
+
+from flashmark.powercut.journal import JournalLayout, RawJournal, opened
+from flashmark.powercut.result import RAW, FsCheck
+from flashmark.powercut.writer import RecordSink
+from flashmark.system.device_safety import claim_for_writing
+from flashmark.system.sysroot import SystemRoots
+
+
+class Session(Protocol):
+    @property
+    def sink(self) -> RecordSink:
+        """Where the cycle's records go."""
+
+    @property
+    def fsck(self) -> FsCheck | None:
+        """The filesystem check the session began with (after a cut), if any."""
+
+    @property
+    def usable(self) -> bool:
+        """False when the session can only look (a filesystem that could not be mounted)."""
+
+    def offset_of(self, seq: int) -> int: ...
+
+    def read(self, first_seq: int, count: int) -> Iterator[bytes | None]:
+        """The records as they read back (None: nothing there); DeviceFailed when the device
+        cannot be read."""
+
+    def forget(self, first_seq: int, count: int) -> None:
+        """The records were checked: their room may be used again."""
+
+
+class Medium(Protocol):
+    mode: str  # result.RAW, or the filesystem's name
+    record_bytes: int
+    capacity: int  # records one cycle may write
+
+    def prepare(self, node: str) -> None:
+        """Once, before the first cycle (a fresh filesystem)."""
+
+    def session(self, node: str, *, after_cut: bool) -> contextlib.AbstractContextManager[Session]:
+        """Access to the device at `node` until the block ends; `after_cut` when its power went
+        since the last session (a filesystem is checked first)."""
+
+
+class _RawSession:
+    def __init__(self, journal: RawJournal) -> None:
+        self.sink: RecordSink = journal
+        self.fsck: FsCheck | None = None
+        self._journal = journal
+
+    @property
+    def usable(self) -> bool:
+        return True
+
+    def offset_of(self, seq: int) -> int:
+        return self._journal.offset_of(seq)
+
+    def read(self, first_seq: int, count: int) -> Iterator[bytes | None]:
+        return self._journal.read(first_seq, count)
+
+    def forget(self, first_seq: int, count: int) -> None:
+        return None  # the journal's slots are simply written again
+
+
+class RawMedium:
+    """The journal written to the device's own blocks (journal.py)."""
+
+    mode = RAW
+
+    def __init__(self, layout: JournalLayout, roots: SystemRoots) -> None:
+        self.layout = layout
+        self.record_bytes = layout.record_bytes
+        self.capacity = layout.slots
+        self._roots = roots
+
+    def prepare(self, node: str) -> None:
+        return None
+
+    @contextlib.contextmanager
+    def session(self, node: str, *, after_cut: bool) -> Iterator[Session]:
+        with claim_for_writing(node, self._roots), opened(node, write=True) as fd:
+            journal = RawJournal(fd, self.layout)
+            try:
+                yield _RawSession(journal)
+            finally:
+                journal.close()

@@ -1,0 +1,168 @@
+"""What the power-cut test will write to, checked before anything is written.
+
+    plan = plan_powercut(request, roots)    # every refusal happens here, before a confirmation
+
+The request is the test's typed settings; the plan is what the device is (its node, identity,
+size and the kernel's view of its cache). Refused: settings that make no sense, anything but a
+block device, a device whose stack is in use (flashmark.system.device_safety), a flush record that
+would live on the device under test, a filesystem mode this machine cannot run.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from flashmark.errors import (
+    EnvironmentProblem,
+    FlashmarkError,
+    Interrupted,
+    TargetError,
+    UsageError,
+)
+from flashmark.powercut.filesystem import FsMedium, filesystem_missing
+from flashmark.powercut.identity import DeviceIdentity, identify, size_of
+from flashmark.powercut.journal import JournalLayout, QueueFacts, queue_facts
+from flashmark.powercut.media import Medium, RawMedium
+from flashmark.powercut.result import RAW
+from flashmark.system.device_safety import check_writable
+from flashmark.system.device_stack import device_stack, kernel_name_of_node, name_of_majmin
+from flashmark.system.sysroot import SystemRoots
+
+DEFAULT_AREA_BYTES = 1 << 30  # the raw journal's area: the device's first GiB (or all of it)
+FILESYSTEMS = ("ext4", "f2fs")
+
+
+@dataclass(frozen=True)
+class PowercutRequest:
+    device: str  # the block device as given
+    cycles: int
+    off_command: str
+    on_command: str
+    mode: str = RAW  # RAW, or a filesystem of FILESYSTEMS
+    record_bytes: int = 4096
+    flush_every: int = 8
+    area_bytes: int | None = None  # RAW: the journal's area (default DEFAULT_AREA_BYTES)
+    cut_min_s: float = 1.0
+    cut_max_s: float = 4.0
+    come_back_timeout_s: float = 60.0
+    command_timeout_s: float = 30.0
+    off_timeout_s: float = 10.0  # after the off command, the device must stop answering
+    record_file: Path | None = None  # where the flush points go (default: state_folder())
+    seed: int | None = None  # the cut moments (tests)
+
+
+@dataclass(frozen=True)
+class PowercutPlan:
+    """What the device is, checked before anything is written (and before a confirmation)."""
+
+    node: str
+    name: str
+    identity: DeviceIdentity | None
+    size_bytes: int
+    facts: QueueFacts
+    summary: str | None  # the probed device in one line
+
+
+def state_folder(env: dict[str, str] | None = None) -> Path:
+    """$XDG_STATE_HOME/flashmark/powercut (XDG_STATE_HOME defaults to ~/.local/state)."""
+    environment = os.environ if env is None else env
+    home = environment.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(home) / "flashmark" / "powercut"
+
+
+def plan_powercut(request: PowercutRequest, roots: SystemRoots) -> PowercutPlan:
+    """Every refusal, before anything is written: bad settings, not a block device, a device
+    in use, a record file on the device itself."""
+    _check_settings(request)
+    try:
+        status = os.stat(request.device)
+    except OSError as error:
+        raise TargetError(f"{request.device}: {error.strerror}") from None
+    if not stat.S_ISBLK(status.st_mode):
+        raise TargetError(
+            f"{request.device} is not a block device: the power-cut test writes a whole device "
+            "(or a partition); give its node, e.g. /dev/sdb"
+        )
+    if request.mode != RAW:
+        missing = filesystem_missing(request.mode, roots)
+        if missing is not None:
+            raise EnvironmentProblem(missing)
+    node = os.path.realpath(request.device)
+    name = kernel_name_of_node(node, roots)
+    check_writable(node, roots)
+    size = size_of(name, roots)
+    if size < request.record_bytes * request.flush_every * 4:
+        raise TargetError(f"{node} holds {size} bytes: too small for a journal")
+    record_file = request.record_file or state_folder()
+    _refuse_record_on_device(record_file, name, roots)
+    return PowercutPlan(
+        node=node,
+        name=name,
+        identity=identify(name, roots),
+        size_bytes=size,
+        facts=queue_facts(name, roots),
+        summary=_probe_summary(node, roots),
+    )
+
+
+def medium_for(request: PowercutRequest, size_bytes: int, roots: SystemRoots) -> Medium:
+    """Where the records go: the raw journal in the device's first GiB (or all of it), or
+    files on a fresh filesystem."""
+    if request.mode != RAW:
+        return FsMedium(request.mode, request.record_bytes, size_bytes, roots)
+    area = min(request.area_bytes or DEFAULT_AREA_BYTES, size_bytes)
+    area -= area % request.record_bytes
+    return RawMedium(JournalLayout(0, area, request.record_bytes), roots)
+
+
+def _check_settings(request: PowercutRequest) -> None:
+    if request.cycles < 1:
+        raise UsageError("--cycles must be at least 1")
+    if request.mode != RAW and request.mode not in FILESYSTEMS:
+        raise UsageError(f"--filesystem must be one of {', '.join(FILESYSTEMS)}")
+    if request.record_bytes % 4096 or not 4096 <= request.record_bytes <= 1 << 20:
+        raise UsageError("the record size must be a multiple of 4 KiB, at most 1 MiB")
+    if request.flush_every < 1:
+        raise UsageError("--flush-every must be at least 1")
+    if not 0 < request.cut_min_s <= request.cut_max_s:
+        raise UsageError("--cut-after MIN-MAX needs 0 < MIN <= MAX seconds")
+    for name in ("come_back_timeout_s", "command_timeout_s", "off_timeout_s"):
+        if getattr(request, name) <= 0:
+            raise UsageError(f"{name.removesuffix('_s').replace('_', ' ')} must be positive")
+    if not request.off_command.strip() or not request.on_command.strip():
+        raise UsageError("--off-command and --on-command must not be empty")
+
+
+def _refuse_record_on_device(folder: Path, name: str, roots: SystemRoots) -> None:
+    """The record of acknowledgements must not live on the device whose power is cut."""
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        device = os.stat(probe).st_dev
+    except OSError:
+        return
+    holder = name_of_majmin(f"{os.major(device)}:{os.minor(device)}", roots)
+    if holder is None:
+        return
+    if any(member.name == holder for member in device_stack(name, roots).devices()):
+        raise UsageError(
+            f"the flush record would be kept in {folder}, on the device under test ({holder}): "
+            "give --record-dir on another device, or --record-to HOST:PORT"
+        )
+
+
+def _probe_summary(node: str, roots: SystemRoots) -> str | None:
+    """The device in one line (flashmark.probe); None when the probe cannot tell."""
+    from flashmark.probe import probe_target
+    from flashmark.probe.summary import measured_summary
+
+    try:
+        return measured_summary(probe_target(node, roots, sample_s=0.0))
+    except Interrupted:
+        raise
+    except (FlashmarkError, OSError):
+        return None

@@ -1,0 +1,194 @@
+"""The power switch of an emulated card, usable from any process (a test's off/on commands).
+
+    python -m flashmark.testing.flash.power off WORKDIR   # the card loses power
+    python -m flashmark.testing.flash.power on WORKDIR    # and gets it back
+
+Off: the engine cuts the power by its own clock (engine.py: what was durable stays, the rest of
+its volatile cache is gone, a write in service fails or tears), then the loop device is
+detached, as a card pulled from its reader leaves the host: its node stays, empty. The kernel
+detaches it when the last program holding it lets go (losetup -d sets autoclear while it is
+open). On: the engine starts up from its durable state, and the card's file is attached again,
+as the same /dev/loopN when that is free (a card that comes back under its old name), else as
+another loop device (a USB card that comes back as sdc instead of sdb). A card
+whose model says it dies at this power cut stays dark: the switch works, the card never comes.
+
+The state lives in WORKDIR/power.json beside the engine's control block; a lock file keeps
+two switches from overlapping. `EmulatedFlash` (device.py) keeps its loop device through it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from flashmark.testing.flash.engine import ControlBlock, PowerCut, PowerState
+from flashmark.testing.throttle import EmulationUnavailable
+
+STATE_FILE = "power.json"
+_LOCK_FILE = "power.lock"
+_ENGINE_ANSWER_S = 10.0  # the engine's thread answers within milliseconds
+_LOOP_RELEASE_S = 10.0  # how long power-on waits for the old loop device to be let go
+
+
+@dataclass(frozen=True)
+class SwitchState:
+    """Where the card is attached and what its power cuts did (their truth, in order)."""
+
+    image: str  # the file the loop device maps (nbdfuse's file in its FUSE mount)
+    control: str  # the engine's control block
+    home_loop: str  # the loop device the card comes back as when it is free
+    loop: str | None  # where it is attached now (None: off, or dead)
+    powered: bool = True
+    dies_at_power_cut: int | None = None
+    dead: bool = False
+    cuts: tuple[PowerCut, ...] = ()
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> SwitchState:
+        data = json.loads(text)
+        data["cuts"] = tuple(PowerCut(**cut) for cut in data["cuts"])
+        return cls(**data)
+
+
+def read_state(workdir: Path) -> SwitchState:
+    return SwitchState.from_json((workdir / STATE_FILE).read_text())
+
+
+def write_state(workdir: Path, state: SwitchState) -> None:
+    temporary = workdir / f".{STATE_FILE}.tmp"
+    temporary.write_text(state.to_json())
+    temporary.replace(workdir / STATE_FILE)
+
+
+def power_off(workdir: Path) -> PowerCut | None:
+    """Cut the card's power; what the cut did, or None when it was off already."""
+    with _locked(workdir):
+        state = read_state(workdir)
+        if not state.powered:
+            return None
+        cut = _ask_engine(Path(state.control), on=False).last_cut
+        if state.loop is not None:
+            detach_loop(state.loop, state.image)
+        write_state(workdir, replace(state, powered=False, loop=None, cuts=(*state.cuts, cut)))
+        return cut
+
+
+def power_on(workdir: Path) -> str | None:
+    """Give the card its power back; the loop device it came back as, or None when it did
+    not come back (its model says it died at this cut)."""
+    with _locked(workdir):
+        state = read_state(workdir)
+        if state.powered:
+            return state.loop
+        dies = state.dies_at_power_cut
+        if state.dead or (dies is not None and len(state.cuts) >= dies):
+            write_state(workdir, replace(state, dead=True))
+            return None
+        _ask_engine(Path(state.control), on=True)
+        loop = _attach(state.home_loop, state.image)
+        write_state(workdir, replace(state, powered=True, loop=loop))
+        return loop
+
+
+def detach_loop(loop: str, image: str) -> None:
+    """Detach `loop` if it still maps `image` (never another program's loop device). If
+    something still holds it open, the kernel detaches it when the last user closes it
+    (losetup -d sets autoclear), and a FUSE unmount after it goes lazy."""
+    if backing_file(loop) != image:
+        return
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        subprocess.run(
+            ["losetup", "--detach", loop], capture_output=True, timeout=60, env=_c_locale()
+        )
+
+
+def backing_file(loop: str) -> str | None:
+    """The file a loop device maps (sysfs loop/backing_file, loop(4)); None when detached."""
+    path = Path("/sys/block") / Path(loop).name / "loop" / "backing_file"
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def _ask_engine(control_path: Path, *, on: bool) -> PowerState:
+    control = ControlBlock(control_path, create=False)
+    try:
+        generation = control.request_power(on=on)
+        deadline = time.monotonic() + _ENGINE_ANSWER_S
+        while True:
+            state = control.read_power()
+            if state.generation >= generation:
+                return state
+            if time.monotonic() > deadline:
+                raise EmulationUnavailable(
+                    f"the emulated card's engine did not answer the power {'on' if on else 'off'}"
+                    f" request within {_ENGINE_ANSWER_S:.0f} s (is nbdkit still running?)"
+                )
+            time.sleep(0.002)
+    finally:
+        control.close()
+
+
+def _attach(home: str, image: str) -> str:
+    deadline = time.monotonic() + _LOOP_RELEASE_S
+    while backing_file(home) == image and time.monotonic() < deadline:
+        time.sleep(0.02)  # still held by the program that used the card: detached on close
+    argv = ["losetup", "--direct-io=on", home, image]
+    if backing_file(home) is not None or _run(argv) is None:
+        loop = _run(["losetup", "--find", "--show", "--direct-io=on", image])
+        if loop is None:
+            raise EmulationUnavailable(f"no loop device could be attached to {image}")
+        home = loop.strip()
+    if shutil.which("udevadm") is not None:
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            subprocess.run(["udevadm", "settle", "--timeout=10"], timeout=20, check=False)
+    return home
+
+
+def _run(argv: list[str]) -> str | None:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=_c_locale())
+    return done.stdout if done.returncode == 0 else None
+
+
+def _c_locale() -> dict[str, str]:
+    return {**os.environ, "LC_ALL": "C"}
+
+
+@contextlib.contextmanager
+def _locked(workdir: Path) -> Iterator[None]:
+    with (workdir / _LOCK_FILE).open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[0] not in ("off", "on"):
+        print("usage: python -m flashmark.testing.flash.power off|on WORKDIR", file=sys.stderr)
+        return 2
+    workdir = Path(argv[1])
+    try:
+        if argv[0] == "off":
+            power_off(workdir)
+        else:
+            power_on(workdir)
+    except (OSError, EmulationUnavailable) as error:
+        print(f"emulated power {argv[0]}: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
