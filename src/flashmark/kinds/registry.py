@@ -16,11 +16,12 @@ from flashmark.capacity.kind import CAPACITY
 from flashmark.errors import ResultFormatError
 from flashmark.history.entries import HistoryEntry
 from flashmark.monitor.kind import MONITOR
+from flashmark.powercut.kind import POWERCUT
 from flashmark.result_kind import ResultKind
 from flashmark.surface.kind import SURFACE
 from flashmark.workloads.kind import WORKLOADS
 
-KINDS: tuple[ResultKind[Any], ...] = (RUN, MONITOR, WORKLOADS, CAPACITY, SURFACE)
+KINDS: tuple[ResultKind[Any], ...] = (RUN, MONITOR, WORKLOADS, CAPACITY, SURFACE, POWERCUT)
 
 _BY_SCHEMA = {kind.schema: kind for kind in KINDS}
 _BY_NAME = {kind.name: kind for kind in KINDS}
