@@ -169,6 +169,22 @@ class History:
         with self._writer() as connection, _transaction(connection):
             return _insert(connection, kind, target, label, document)
 
+    def replace(
+        self, result_id: int, *, kind: str, target: str, label: str, document: Mapping[str, Any]
+    ) -> int:
+        """Store a document in place of entry `result_id` (a checkpoint of the same result,
+        saved while it was measured); a new entry if that one is gone. Returns the id."""
+        with self._writer() as connection, _transaction(connection):
+            cursor = connection.execute(
+                "UPDATE results SET kind = ?, created_at = ?, target = ?, label = ?, schema = ?, "
+                "document = ?, card_cid = ? WHERE id = ?",
+                (kind, _created_at(document), target, label, str(document.get("schema", "")),
+                 compact({**document, "id": result_id}), document_card_cid(document), result_id),
+            )  # fmt: skip
+            if cursor.rowcount:
+                return result_id
+            return _insert(connection, kind, target, label, document)
+
     def add_unless_present(
         self, *, kind: str, target: str, label: str, document: Mapping[str, Any]
     ) -> Imported:

@@ -43,12 +43,25 @@ def history_to_save(db_path: Path | None, no_save: bool) -> History | None:
     return history
 
 
-def save_result(history: History, document: Mapping[str, Any]) -> SaveOutcome:
-    """Save `document`; if that fails, write it to a recovery file instead."""
+def save_result(
+    history: History, document: Mapping[str, Any], *, replacing: int | None = None
+) -> SaveOutcome:
+    """Save `document` (in place of entry `replacing`, its checkpoint, when given); if that
+    fails, write it to a recovery file instead."""
     try:
         # SIGTERM and SIGHUP raise here too (their default would end the process mid-save).
         with signals_raise():
             entry = entry_for(document)
+            if replacing is not None:
+                return SaveOutcome(
+                    id=history.replace(
+                        replacing,
+                        kind=entry.kind,
+                        target=entry.target,
+                        label=entry.label,
+                        document=document,
+                    )
+                )
             return SaveOutcome(
                 id=history.save(
                     kind=entry.kind, target=entry.target, label=entry.label, document=document
