@@ -20,6 +20,7 @@ from typing import Any
 
 from flashmark.documents.codec import to_text
 from flashmark.errors import HistoryError
+from flashmark.places import state_home
 
 UNSAVED_FOLDER = Path("flashmark") / "unsaved"
 # In the temporary folder (shared by every user) the files are named, not foldered: mkstemp
@@ -32,9 +33,7 @@ class RecoveryFileError(HistoryError):
 
 
 def unsaved_folder(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    state_home = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state_home) / UNSAVED_FOLDER
+    return state_home(environ, needed_for="recovery files") / UNSAVED_FOLDER
 
 
 def keep_unsaved(

@@ -43,6 +43,7 @@ from flashmark.errors import (
     HistoryTooNew,
     RunNotFound,
 )
+from flashmark.places import data_home
 
 DB_ENV = "FLASHMARK_DB"
 # How long to wait for another writer (another flashmark saving holds the lock for milliseconds);
@@ -120,8 +121,7 @@ def default_db_path(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     if env.get(DB_ENV):
         return Path(env[DB_ENV]).expanduser()
-    data_home = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data_home) / "flashmark" / "history.sqlite3"
+    return data_home(env) / "flashmark" / "history.sqlite3"
 
 
 class History:

@@ -90,9 +90,15 @@ def capacity_command(
         if destructive:
             raise UsageError("--restore puts a backup back; it cannot go with --destructive")
         node, restored = restore_backup_file(restore_file, roots, given=device)
+        changed = (
+            f"; {restored.changed_ranges} range(s) ({restored.changed_bytes} bytes) changed "
+            "since the probe (written over: newer data) and were left as they are"
+            if restored.changed_ranges
+            else ""
+        )
         errors.print(
             f"restored {restored.ranges} range(s) ({restored.bytes_restored} bytes) on {node} "
-            f"and checked them; {restore_file} was removed",
+            f"and checked them{changed}; {restore_file} was removed",
             highlight=False,
         )
         return

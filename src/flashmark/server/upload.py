@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from flashmark.errors import ExitStatus, FlashmarkError, UsageError
+from flashmark.places import state_home
 
 TOKEN_ENV = "FLASHMARK_TOKEN"
 TIMEOUT_S = 30.0
@@ -40,9 +41,7 @@ class Uploaded:
 
 
 def salt_path(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    state_home = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state_home) / SALT_FILE
+    return state_home(environ, needed_for="the upload salt (or set XDG_STATE_HOME)") / SALT_FILE
 
 
 def load_salt(path: Path) -> bytes:

@@ -286,8 +286,7 @@ class SurfaceScan:
                 if isinstance(done, Flushed):
                     if done.error is not None:
                         raise DeviceFailed(
-                            f"{self.target.path}: flushing the writes failed: "
-                            f"{done.error.strerror}"
+                            f"{self.target.path}: flushing the writes failed: {done.error.strerror}"
                         )
                     self._commit(done.upto, done.ns)
                     continue
