@@ -220,6 +220,13 @@ class FlashmarkGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except Exception as error:  # a bug: say so plainly, and how to report it
+            if _stdout_refused(error):  # not a bug: where the output goes cannot take it
+                _report(
+                    ctx,
+                    error,
+                    f"flashmark: error: cannot write to stdout: {getattr(error, 'strerror', '')}",
+                    ExitStatus.ENVIRONMENT,
+                )
             _report(
                 ctx,
                 error,
@@ -227,6 +234,20 @@ class FlashmarkGroup(click.Group):
                 "(run again with --debug for the traceback and report it)",
                 ExitStatus.FAILURE,
             )
+
+
+def _stdout_refused(error: Exception) -> bool:
+    """Whether `error` came from writing stdout (a full disk, /dev/full, an I/O error): stdout
+    still refuses to flush what it holds. A broken pipe is the reader's choice, not this."""
+    if not isinstance(error, OSError) or isinstance(error, BrokenPipeError):
+        return False
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return True
+    except (AttributeError, ValueError):  # no stdout at all, or it was closed
+        return True
+    return False
 
 
 def _usage_error(error: click.UsageError) -> NoReturn:

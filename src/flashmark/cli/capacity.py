@@ -19,7 +19,7 @@ from flashmark.cli import db_option, debug_option
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.progress import progress_display
-from flashmark.cli.saving import history_to_save, save_result
+from flashmark.cli.saving import history_to_save, print_only_copy, printing_result, save_result
 from flashmark.device_safety import check_writable
 from flashmark.errors import FlashmarkError, UsageError
 from flashmark.probe import probe_target
@@ -139,16 +139,17 @@ def capacity_command(
     if outcome is not None and outcome.id is not None:
         result = result.with_id(outcome.id)
         document = result.to_dict()
-    if as_json:
-        print_json(document)
-    else:
-        stdout_console().print(render_capacity(result))
-        if outcome is not None and outcome.id is not None:
-            errors.print(
-                f"saved as result {outcome.id} (`flashmark show {outcome.id}`)", highlight=False
-            )
-        if outcome is not None and outcome.problem and outcome.recovery_file is None:
+    with printing_result(document, outcome):
+        if as_json:
             print_json(document)
+        else:
+            stdout_console().print(render_capacity(result))
+            if outcome is not None and outcome.id is not None:
+                errors.print(
+                    f"saved as result {outcome.id} (`flashmark show {outcome.id}`)",
+                    highlight=False,
+                )
+        print_only_copy(outcome, document, json_on_stdout=as_json)
     if outcome is not None and outcome.problem:
         raise outcome.problem
 

@@ -21,7 +21,7 @@ from rich.table import Table
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.params import COUNT, INTERVAL, TIMEOUT
-from flashmark.cli.saving import history_to_save, save_result
+from flashmark.cli.saving import history_to_save, print_only_copy, printing_result, save_result
 from flashmark.documents import schemas
 from flashmark.documents.monitor import monitor_document
 from flashmark.errors import FlashmarkError, Interrupted, UsageError
@@ -225,12 +225,12 @@ def _monitor_command(
     outcome = None if history is None or timed_out else save_result(history, document)
     if outcome is not None and outcome.id is not None:
         document["id"] = outcome.id
-    if as_json:
-        print_json(document)
-    else:
-        render_summary(series.summary(), device, command, status, document.get("id"))
-        if outcome is not None and outcome.problem and outcome.recovery_file is None:
-            print_json(document)  # no file could hold it: the only copy
+    with printing_result(document, outcome):
+        if as_json:
+            print_json(document)
+        else:
+            render_summary(series.summary(), device, command, status, document.get("id"))
+        print_only_copy(outcome, document, json_on_stdout=as_json)
     if outcome is not None and outcome.problem:
         # Before the command's own status: a script must learn that nothing was saved.
         raise outcome.problem

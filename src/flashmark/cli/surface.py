@@ -17,7 +17,7 @@ from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import SIZE, BoundedInt
 from flashmark.cli.progress import BarProgress, PlainProgress, progress_display
-from flashmark.cli.saving import history_to_save, save_result
+from flashmark.cli.saving import history_to_save, print_only_copy, printing_result, save_result
 from flashmark.documents.kinds import entry_for
 from flashmark.errors import (
     ConfirmationRefused,
@@ -194,16 +194,17 @@ def surface_command(
     if outcome is not None and outcome.id is not None:
         document["id"] = outcome.id
         result = from_document(document)
-    if as_json:
-        print_json(document)
-    else:
-        stdout_console().print(render_surface(result))
-        if outcome is not None and outcome.id is not None:
-            stderr_console().print(
-                f"saved as result {outcome.id} (`flashmark show {outcome.id}`)", highlight=False
-            )
-        if outcome is not None and outcome.problem and outcome.recovery_file is None:
-            print_json(document)  # no file could hold it: the only copy
+    with printing_result(document, outcome):
+        if as_json:
+            print_json(document)
+        else:
+            stdout_console().print(render_surface(result))
+            if outcome is not None and outcome.id is not None:
+                stderr_console().print(
+                    f"saved as result {outcome.id} (`flashmark show {outcome.id}`)",
+                    highlight=False,
+                )
+        print_only_copy(outcome, document, json_on_stdout=as_json)
     if stop is not None:
         raise _stopped_error(stop, plan, outcome.id if outcome is not None else None)
     if outcome is not None and outcome.problem:

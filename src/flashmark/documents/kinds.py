@@ -41,7 +41,8 @@ def entry_for(document: Mapping[str, Any]) -> HistoryEntry:
         run = document_to_run(dict(document))  # reads every field: refuses a malformed one
         # What was measured, absolute: "." or "card" would name another place tomorrow.
         place = run.target.folder or run.target.path
-        return HistoryEntry("benchmark", place, run.settings.profile, document)
+        label = run.settings.profile + (" (partial)" if run.partial is not None else "")
+        return HistoryEntry("benchmark", place, label, document)
     if schema == schemas.MONITOR:
         try:
             MonitorSummary.from_dict(document["summary"])
