@@ -16,8 +16,11 @@ from pathlib import Path
 from flashmark.errors import EnvironmentProblem
 
 
-def home(environ: Mapping[str, str] | None = None, *, needed_for: str = "") -> Path:
-    """The user's home folder; EnvironmentProblem when there is none to find."""
+def home(
+    environ: Mapping[str, str] | None = None, *, needed_for: str = "", instead: str = ""
+) -> Path:
+    """The user's home folder; EnvironmentProblem, naming what it was needed for and the
+    variables that can stand in for it, when there is none to find."""
     env = os.environ if environ is None else environ
     if env.get("HOME"):
         return Path(env["HOME"])
@@ -25,10 +28,11 @@ def home(environ: Mapping[str, str] | None = None, *, needed_for: str = "") -> P
         return Path.home()
     except RuntimeError:  # no HOME and no passwd entry for this uid
         pass
-    what = f" for {needed_for}" if needed_for else ""
+    what = f" to keep {needed_for} in" if needed_for else ""
+    alternatives = f", or {instead}" if instead else ""
     raise EnvironmentProblem(
         f"no home folder{what}: HOME is not set and user {os.getuid()} has no passwd entry; "
-        "set HOME (or the XDG_* variable for that place)"
+        f"set HOME{alternatives}"
     )
 
 
@@ -36,19 +40,13 @@ def data_home(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     if env.get("XDG_DATA_HOME"):
         return Path(env["XDG_DATA_HOME"])
-    return (
-        home(env, needed_for="the history (or set FLASHMARK_DB, XDG_DATA_HOME)")
-        / ".local"
-        / "share"
-    )
+    where = home(env, needed_for="the history", instead="FLASHMARK_DB or XDG_DATA_HOME")
+    return where / ".local" / "share"
 
 
 def state_home(environ: Mapping[str, str] | None = None, *, needed_for: str = "") -> Path:
     env = os.environ if environ is None else environ
     if env.get("XDG_STATE_HOME"):
         return Path(env["XDG_STATE_HOME"])
-    return (
-        home(env, needed_for=needed_for or "flashmark's state (or set XDG_STATE_HOME)")
-        / ".local"
-        / "state"
-    )
+    where = home(env, needed_for=needed_for or "flashmark's state", instead="XDG_STATE_HOME")
+    return where / ".local" / "state"

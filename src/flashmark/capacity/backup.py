@@ -43,7 +43,7 @@ BACKUP_FOLDER = Path("flashmark") / "capacity-backups"
 
 def backup_folder(environ: Mapping[str, str] | None = None) -> Path:
     """$XDG_STATE_HOME/flashmark/capacity-backups (XDG_STATE_HOME defaults to ~/.local/state)."""
-    return state_home(environ, needed_for="capacity backups (or give --backup-dir)") / BACKUP_FOLDER
+    return state_home(environ, needed_for="capacity backups") / BACKUP_FOLDER
 
 
 @dataclass(frozen=True)

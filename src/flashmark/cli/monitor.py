@@ -112,9 +112,10 @@ def monitor_command(
     With a command the recording is saved to the history (unless --no-save) and flashmark
     exits with the command's exit status (128 + N when a signal N killed it). The command
     runs as a process group of its own: --timeout, Ctrl-C on flashmark and flashmark's own
-    death (SIGKILL included) stop the whole group; a daemon that left it is named. The history is checked before the command runs
-    (exit 6 if it cannot take the recording); if saving still fails, the recording is kept
-    in a recovery file (exit 7; `flashmark import FILE` adds it later).
+    death (SIGKILL included) stop the whole group; a daemon that left it is named. The
+    history is checked before the command runs (exit 6 if it cannot take the recording); if
+    saving still fails, the recording is kept in a recovery file (exit 7; `flashmark import
+    FILE` adds it later).
     """
     command: tuple[str, ...] = ctx.meta.get("flashmark.monitor.command", ())
     roots = SystemRoots.from_environment()

@@ -41,7 +41,7 @@ class Uploaded:
 
 
 def salt_path(environ: Mapping[str, str] | None = None) -> Path:
-    return state_home(environ, needed_for="the upload salt (or set XDG_STATE_HOME)") / SALT_FILE
+    return state_home(environ, needed_for="the upload salt") / SALT_FILE
 
 
 def load_salt(path: Path) -> bytes:
