@@ -178,8 +178,9 @@ class History:
             cursor = connection.execute(
                 "UPDATE results SET kind = ?, created_at = ?, target = ?, label = ?, schema = ?, "
                 "document = ?, card_cid = ? WHERE id = ?",
-                (kind, _created_at(document), target, label, str(document.get("schema", "")),
-                 compact({**document, "id": result_id}), document_card_cid(document), result_id),
+                (kind, _created_at(document), _text(target), _text(label),
+                 str(document.get("schema", "")), compact({**document, "id": result_id}),
+                 document_card_cid(document), result_id),
             )  # fmt: skip
             if cursor.rowcount:
                 return result_id
@@ -196,7 +197,7 @@ class History:
             rows = connection.execute(
                 "SELECT id, document FROM results WHERE kind = ? AND created_at = ? "
                 "AND target = ? ORDER BY id",
-                (kind, created, target),
+                (kind, created, _text(target)),
             ).fetchall()
             for row in rows:
                 with contextlib.suppress(json.JSONDecodeError):
@@ -323,8 +324,8 @@ def _insert(
     cursor = connection.execute(
         "INSERT INTO results (kind, created_at, target, label, schema, document, card_cid) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (kind, _created_at(document), target, label, str(document.get("schema", "")),
-         compact(document), document_card_cid(document)),
+        (kind, _created_at(document), _text(target), _text(label),
+         str(document.get("schema", "")), compact(document), document_card_cid(document)),
     )  # fmt: skip
     new_id = int(cursor.lastrowid or 0)
     connection.execute(
@@ -332,6 +333,13 @@ def _insert(
         (compact({**document, "id": new_id}), new_id),
     )
     return new_id
+
+
+def _text(value: str) -> str:
+    """A listing column as valid UTF-8: a path that is not (a file name's raw bytes, which
+    Python carries as surrogates) is kept with those bytes written as \\xNN; the document
+    itself keeps them exactly (JSON escapes them)."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _created_at(document: Mapping[str, Any]) -> str:

@@ -9,6 +9,7 @@ or any `--json` output of `run`, `monitor` and `workload`, back for `flashmark i
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 from collections.abc import Mapping
@@ -113,9 +114,11 @@ def read_document_file(path: Path) -> HistoryEntry:
     except UnicodeDecodeError as error:
         raise UsageError(f"cannot read {path}: not UTF-8 text: {error}") from None
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_float=_finite, parse_constant=_not_a_number)
     except json.JSONDecodeError as error:
         raise UsageError(f"{path} is not JSON: {error}") from None
+    except ValueError as error:  # a number out of range, or of more digits than Python reads
+        raise UsageError(f"{path} is not a result document: {error}") from None
     except RecursionError:
         raise UsageError(
             f"{path} is JSON nested deeper than a result document ever is: not a result"
@@ -131,6 +134,19 @@ def read_document_file(path: Path) -> HistoryEntry:
         raise UsageError(f"{path}: {error}") from None
     except RecursionError:
         raise UsageError(f"{path}: nested deeper than a result document ever is") from None
+
+
+def _finite(text: str) -> float:
+    """A JSON number as a float; ValueError for one beyond a double's range (1e999 would be
+    read as infinity, which no measurement is and strict JSON cannot write back)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _not_a_number(text: str) -> float:
+    raise ValueError(f"{text} is not a JSON number")
 
 
 def _read_limited(path: Path) -> bytes:

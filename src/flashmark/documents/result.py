@@ -270,7 +270,7 @@ def document_to_run(document: dict[str, Any]) -> Run:
         )
     try:
         return _read_run(document)
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ResultFormatError(
             f"result document is malformed ({type(error).__name__}: {error})"
         ) from None

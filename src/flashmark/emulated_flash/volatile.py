@@ -19,9 +19,9 @@ then removed. `power_on` starts a new nbdkit on the same backing file and attach
 same loop device number (a resumed scan finds its device by that path).
 
 The engine paces what it is given, and with the filter it is given writes at flush time: this
-card is for what survives a power cut, not for rates (EmulatedFlash is). `write_delay_ms`
-(nbdkit-delay-filter(1), "delay-write", in front of the cache) makes each write take that long,
-so that a scan is slow enough to be cut in the middle. Its model must keep its data in a file
+card is for what survives a power cut, not for rates (EmulatedFlash is). `write_delay_ms` and
+`read_delay_ms` (nbdkit-delay-filter(1), "delay-write", "delay-read", in front of the cache)
+make each write or read take that long, so that a scan is slow enough to be cut in the middle. Its model must keep its data in a file
 (`Backing.FILE`): memory would not survive nbdkit.
 """
 
@@ -52,12 +52,18 @@ class VolatileFlash:
     """A card whose unflushed writes a power cut loses; a context manager (module doc)."""
 
     def __init__(
-        self, model: FlashModel, *, write_delay_ms: int = 0, workdir: Path | None = None
+        self,
+        model: FlashModel,
+        *,
+        write_delay_ms: int = 0,
+        read_delay_ms: int = 0,
+        workdir: Path | None = None,
     ) -> None:
         if model.backing is not Backing.FILE:
             raise ValueError("a power cut keeps only what a file-backed card stored (Backing.FILE)")
         self.model = model
         self.write_delay_ms = write_delay_ms
+        self.read_delay_ms = read_delay_ms
         self.path = ""  # /dev/loopN once powered on (kept across power cuts)
         self._parent_dir = workdir
         self._workdir: Path | None = None
@@ -119,6 +125,7 @@ class VolatileFlash:
             f"model={workdir / 'model.json'}", f"control={workdir / 'control'}",
             f"backing={workdir / 'backing.img'}", "cache=writeback",
             f"delay-write={self.write_delay_ms}ms",
+            f"delay-read={self.read_delay_ms}ms",
         ]  # fmt: skip
         env = {
             **os.environ,
