@@ -16,18 +16,22 @@ writes reach the engine's backing file, the card's durable state.
 
 A power cut is SIGKILL to nbdkit, whatever it was doing; the loop device and the FUSE mount are
 then removed. `power_on` starts a new nbdkit on the same backing file and attaches it to the
-same loop device number (a resumed scan finds its device by that path).
+same loop device number (a resumed scan finds its device by that path). That number is one
+of its own, made for it (LOOP_CTL_ADD, loop(4)) above those `losetup --find` hands out (the
+lowest free one), so that nothing else takes it while the card is off; it is removed again
+at the end.
 
 The engine paces what it is given, and with the filter it is given writes at flush time: this
 card is for what survives a power cut, not for rates (EmulatedFlash is). `write_delay_ms` and
 `read_delay_ms` (nbdkit-delay-filter(1), "delay-write", "delay-read", in front of the cache)
-make each write or read take that long, so that a scan is slow enough to be cut in the middle. Its model must keep its data in a file
-(`Backing.FILE`): memory would not survive nbdkit.
+make each write or read take that long, so that a scan is slow enough to be cut in the middle.
+Its model must keep its data in a file (`Backing.FILE`): memory would not survive nbdkit.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import signal
@@ -44,6 +48,9 @@ from flashmark.emulated_flash.engine import ControlBlock, FlashStats
 from flashmark.emulated_flash.model import Backing, FlashModel
 
 _START_TIMEOUT_S = 20.0
+# loop(4): /dev/loop-control's ioctls that add and remove a loop device of a given number
+_LOOP_CTL_ADD, _LOOP_CTL_REMOVE = 0x4C80, 0x4C81
+_FIRST_OWN_LOOP = 200  # far above the devices `losetup --find` hands out first
 _STOP_TIMEOUT_S = 10.0
 _RUN_TIMEOUT_S = 60.0
 
@@ -65,6 +72,7 @@ class VolatileFlash:
         self.write_delay_ms = write_delay_ms
         self.read_delay_ms = read_delay_ms
         self.path = ""  # /dev/loopN once powered on (kept across power cuts)
+        self._loop_number: int | None = None  # the loop device made for this card
         self._parent_dir = workdir
         self._workdir: Path | None = None
         self._control: ControlBlock | None = None
@@ -100,6 +108,9 @@ class VolatileFlash:
     def close(self) -> None:
         """Remove everything (idempotent). Writes not flushed are lost, as at a power cut."""
         self._power_off(cut=True)
+        if self._loop_number is not None:
+            _loop_control(_LOOP_CTL_REMOVE, self._loop_number)
+            self._loop_number = None
         if self._control is not None:
             self._control.close()
             self._control = None
@@ -156,16 +167,16 @@ class VolatileFlash:
         self._power_off(cut=True)
 
     def _attach(self, image: Path) -> None:
-        if self.path:
-            deadline = time.monotonic() + _STOP_TIMEOUT_S
-            while _loop_in_use(self.path):  # detached on last close (autoclear)
-                if time.monotonic() > deadline:
-                    self._power_off(cut=True)
-                    raise EmulationUnavailable(f"{self.path} is still held after the power cut")
-                time.sleep(0.05)
-            _run(["losetup", "--direct-io=on", self.path, str(image)])
-        else:
-            self.path = _run(["losetup", "--find", "--show", "--direct-io=on", str(image)]).strip()
+        if not self.path:
+            self._loop_number = _own_loop_device()
+            self.path = f"/dev/loop{self._loop_number}"
+        deadline = time.monotonic() + _STOP_TIMEOUT_S
+        while _loop_in_use(self.path):  # after a cut: detached on its last close (autoclear)
+            if time.monotonic() > deadline:
+                self._power_off(cut=True)
+                raise EmulationUnavailable(f"{self.path} is still held after the power cut")
+            time.sleep(0.05)
+        _run(["losetup", "--direct-io=on", self.path, str(image)])
         dio = Path("/sys/block") / Path(self.path).name / "loop" / "dio"
         if not dio.exists() or dio.read_text().strip() != "1":
             self._power_off(cut=True)
@@ -235,6 +246,37 @@ def _cache_filter_missing() -> str | None:
     if done.returncode != 0:
         return "nbdkit has no cache or delay filter (apt-get install nbdkit)"
     return None
+
+
+def _own_loop_device() -> int:
+    """A new loop device's number, from _FIRST_OWN_LOOP up (its node appears in /dev)."""
+    for number in range(_FIRST_OWN_LOOP, _FIRST_OWN_LOOP + 800):
+        try:
+            made = _loop_control(_LOOP_CTL_ADD, number, strict=True)
+        except FileExistsError:
+            continue
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while not Path(f"/dev/loop{made}").exists():  # devtmpfs makes it
+            if time.monotonic() > deadline:
+                raise EmulationUnavailable(f"/dev/loop{made} did not appear")
+            time.sleep(0.01)
+        return made
+    raise EmulationUnavailable("no loop device number free from 200 to 999")
+
+
+def _loop_control(request: int, number: int, *, strict: bool = False) -> int:
+    """LOOP_CTL_ADD or LOOP_CTL_REMOVE of loop device `number`; errors raised only when
+    `strict` (a removal that fails leaves a spare, unbound loop device)."""
+    try:
+        fd = os.open("/dev/loop-control", os.O_RDWR | os.O_CLOEXEC)
+        try:
+            return int(fcntl.ioctl(fd, request, number))
+        finally:
+            os.close(fd)
+    except OSError:
+        if strict:
+            raise
+        return -1
 
 
 def _children(pid: int) -> list[int]:
