@@ -85,7 +85,8 @@ _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
     "--resume",
     is_flag=True,
     help="Continue the last incomplete scan of TARGET saved in the history (stopped by "
-    "Ctrl-C, SIGTERM or a device failure) where it stopped. Block devices only.",
+    "Ctrl-C, SIGTERM, a device failure, a SIGKILL or a power cut) from its last durable "
+    "point. Block devices only.",
 )
 @click.option(
     "--json",
@@ -125,8 +126,9 @@ def surface_command(
     \b
     Read errors do not stop the scan: like ddrescue, it skips ahead past a bad area,
     then comes back with smaller blocks down to the device's logical block, and maps
-    what still fails. Ctrl-C keeps what was measured (saved, marked incomplete);
-    `--resume` continues it later.
+    what still fails. Ctrl-C keeps what was measured (saved, marked incomplete), and
+    the scan is kept in the history as it goes, so that `--resume` continues it later,
+    also after a SIGKILL or a power cut, from what the device holds durably.
 
     \b
     Examples:
