@@ -41,7 +41,9 @@ from flashmark.sysroot import SystemRoots
     "restore_file",
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="FILE",
-    help="Put back the blocks of a probe that was killed (its backup FILE), then stop.",
+    help="Put back the blocks of a probe that was killed (its backup FILE), then stop: only "
+    "where the device still holds the probe's blocks; what was written over since is left "
+    "and reported as changed.",
 )
 @click.option(
     "--backup-dir",
@@ -74,7 +76,8 @@ def capacity_command(
     it overwrites is backed up first (in memory and in a file, fsync'd) and put back and
     checked afterwards, also after Ctrl-C, SIGTERM or SIGHUP; a genuine device is left
     byte-identical. If flashmark is killed outright, `flashmark capacity --restore FILE`
-    puts the blocks back. Mounted or in-use devices are refused.
+    puts the blocks back, where they are still the probe's; until then every command that
+    writes the device refuses it. Mounted or in-use devices are refused.
 
     \b
     Examples:
