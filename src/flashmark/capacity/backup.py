@@ -252,6 +252,25 @@ def read_backup(path: Path) -> tuple[dict[str, Any], list[Record]]:
         raise UsageError(f"cannot read {path}: {error.strerror}") from None
 
 
+def pending_header(path: Path) -> dict[str, Any] | None:
+    """The header of a backup file that holds at least one whole record (blocks the probe
+    overwrote), read without reading the records; None for anything else."""
+    try:
+        with path.open("rb") as stream:
+            if stream.readline() != MAGIC:
+                return None
+            header = json.loads(stream.readline())
+            head = stream.read(_RECORD.size)
+            if not isinstance(header, dict) or len(head) < _RECORD.size:
+                return None
+            tag, _, length, _ = _RECORD.unpack(head)
+            start = stream.tell()
+            whole = stream.seek(0, os.SEEK_END) - start >= length
+            return header if tag == b"R" and whole else None
+    except (OSError, ValueError):
+        return None
+
+
 def _records(stream: BinaryIO) -> Iterator[Record]:
     while True:
         head = stream.read(_RECORD.size)

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flashmark.capacity.backup import backup_folder, fsync_folder, read_backup
+from flashmark.capacity.backup import backup_folder, fsync_folder, pending_header
 from flashmark.device_identity import device_identity
 from flashmark.device_stack import DeviceStack
-from flashmark.errors import EnvironmentProblem, UnsafeDevice, UsageError
+from flashmark.errors import EnvironmentProblem, UnsafeDevice
 from flashmark.sysroot import SystemRoots
 
 POINTER_SUFFIX = ".pending"
@@ -67,12 +67,12 @@ def pending_backups(extra_folders: Iterable[Path] = ()) -> list[PendingBackup]:
     not written anything yet)."""
     found: dict[Path, PendingBackup] = {}
     for path in _candidates(extra_folders):
-        with contextlib.suppress(UsageError, OSError):
+        with contextlib.suppress(OSError):
             resolved = path.resolve()
             if resolved in found:
                 continue
-            header, records = read_backup(path)
-            if records:
+            header = pending_header(path)
+            if header is not None:
                 found[resolved] = PendingBackup(path, header)
     return sorted(found.values(), key=lambda backup: str(backup.path))
 
