@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
+import flashmark.saving
 from flashmark.documents import read_document_file
 from flashmark.errors import (
     HistoryError,
@@ -135,7 +135,7 @@ def test_the_same_document_is_added_once(tmp_path: Path) -> None:
     assert (other.id, other.added) == (2, True)
 
 
-def test_recovery_files_fall_back_to_the_temporary_folder(
+def test_recovery_files_try_the_state_folder_var_tmp_tmpdir_tmp_and_the_current_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     document = {"schema": "flashmark.monitor/1", "v": 1}
@@ -146,16 +146,25 @@ def test_recovery_files_fall_back_to_the_temporary_folder(
 
     blocked = tmp_path / "a-file"
     blocked.write_text("")  # the state folder cannot be made under a file
-    temporary = tmp_path / "tmp"
-    temporary.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
-    kept = keep_unsaved(document, "monitor", environ={"XDG_STATE_HOME": str(blocked)})
-    assert kept.parent == temporary and kept.name.startswith("flashmark-unsaved-monitor-")
-    assert json.loads(kept.read_text()) == document
+    var_tmp, tmpdir, tmp, here = (tmp_path / name for name in ("var-tmp", "tmpdir", "tmp", "cwd"))
+    monkeypatch.setattr(flashmark.saving, "SHARED_FOLDERS", (var_tmp, tmp))
+    environ = {"XDG_STATE_HOME": str(blocked), "TMPDIR": str(tmpdir)}
+    for folder in (var_tmp, tmpdir, tmp, here):  # each is taken once those before it are gone
+        folder.mkdir()
+        monkeypatch.chdir(here if folder == here else tmp_path)
+        kept = keep_unsaved(document, "monitor", environ=environ)
+        assert kept.parent == folder and kept.name.startswith("flashmark-unsaved-monitor-")
+        assert json.loads(kept.read_text()) == document
+        kept.unlink()
+        monkeypatch.chdir(tmp_path)
+        folder.rmdir()
 
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
-    with pytest.raises(RecoveryFileError, match=r"a-file.*gone"):
-        keep_unsaved(document, "monitor", environ={"XDG_STATE_HOME": str(blocked)})
+    gone = tmp_path / "gone"  # a current folder that was removed: no place is left
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with pytest.raises(RecoveryFileError, match=r"a-file.*var-tmp.*tmpdir.*tmp"):
+        keep_unsaved(document, "monitor", environ=environ)
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from flashmark.cli import db_option, debug_option
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.progress import progress_display
-from flashmark.cli.saving import history_to_save, save_result
+from flashmark.cli.saving import history_to_save, print_only_copy, printing_result, save_result
 from flashmark.device_safety import check_writable
 from flashmark.errors import FlashmarkError, UsageError
 from flashmark.probe import probe_target
@@ -41,7 +41,9 @@ from flashmark.sysroot import SystemRoots
     "restore_file",
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="FILE",
-    help="Put back the blocks of a probe that was killed (its backup FILE), then stop.",
+    help="Put back the blocks of a probe that was killed (its backup FILE), then stop: only "
+    "where the device still holds the probe's blocks; what was written over since is left "
+    "and reported as changed.",
 )
 @click.option(
     "--backup-dir",
@@ -74,7 +76,8 @@ def capacity_command(
     it overwrites is backed up first (in memory and in a file, fsync'd) and put back and
     checked afterwards, also after Ctrl-C, SIGTERM or SIGHUP; a genuine device is left
     byte-identical. If flashmark is killed outright, `flashmark capacity --restore FILE`
-    puts the blocks back. Mounted or in-use devices are refused.
+    puts the blocks back, where they are still the probe's; until then every command that
+    writes the device refuses it. Mounted or in-use devices are refused.
 
     \b
     Examples:
@@ -90,9 +93,15 @@ def capacity_command(
         if destructive:
             raise UsageError("--restore puts a backup back; it cannot go with --destructive")
         node, restored = restore_backup_file(restore_file, roots, given=device)
+        changed = (
+            f"; {restored.changed_ranges} range(s) ({restored.changed_bytes} bytes) changed "
+            "since the probe (written over: newer data) and were left as they are"
+            if restored.changed_ranges
+            else ""
+        )
         errors.print(
             f"restored {restored.ranges} range(s) ({restored.bytes_restored} bytes) on {node} "
-            f"and checked them; {restore_file} was removed",
+            f"and checked them{changed}; {restore_file} was removed",
             highlight=False,
         )
         return
@@ -133,16 +142,17 @@ def capacity_command(
     if outcome is not None and outcome.id is not None:
         result = result.with_id(outcome.id)
         document = result.to_dict()
-    if as_json:
-        print_json(document)
-    else:
-        stdout_console().print(render_capacity(result))
-        if outcome is not None and outcome.id is not None:
-            errors.print(
-                f"saved as result {outcome.id} (`flashmark show {outcome.id}`)", highlight=False
-            )
-        if outcome is not None and outcome.problem and outcome.recovery_file is None:
+    with printing_result(document, outcome):
+        if as_json:
             print_json(document)
+        else:
+            stdout_console().print(render_capacity(result))
+            if outcome is not None and outcome.id is not None:
+                errors.print(
+                    f"saved as result {outcome.id} (`flashmark show {outcome.id}`)",
+                    highlight=False,
+                )
+        print_only_copy(outcome, document, json_on_stdout=as_json)
     if outcome is not None and outcome.problem:
         raise outcome.problem
 

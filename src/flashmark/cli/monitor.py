@@ -9,6 +9,7 @@ to the history and exits with the command's exit status.
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 import time
@@ -19,9 +20,9 @@ import click
 from rich.table import Table
 
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.output import print_json, stdout_console
+from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import COUNT, INTERVAL, TIMEOUT
-from flashmark.cli.saving import history_to_save, save_result
+from flashmark.cli.saving import history_to_save, print_only_copy, printing_result, save_result
 from flashmark.documents import schemas
 from flashmark.documents.monitor import monitor_document
 from flashmark.errors import FlashmarkError, Interrupted, UsageError
@@ -109,9 +110,12 @@ def monitor_command(
         flashmark monitor mmcblk0 -- apt-get install -y xfce4
         flashmark monitor --json -- tar xf big.tar   # summary + samples as JSON
     With a command the recording is saved to the history (unless --no-save) and flashmark
-    exits with the command's exit status. The history is checked before the command runs
-    (exit 6 if it cannot take the recording); if saving still fails, the recording is kept
-    in a recovery file (exit 7; `flashmark import FILE` adds it later).
+    exits with the command's exit status (128 + N when a signal N killed it). The command
+    runs as a process group of its own: --timeout, Ctrl-C on flashmark and flashmark's own
+    death (SIGKILL included) stop the whole group; a daemon that left it is named. The
+    history is checked before the command runs (exit 6 if it cannot take the recording); if
+    saving still fails, the recording is kept in a recovery file (exit 7; `flashmark import
+    FILE` adds it later).
     """
     command: tuple[str, ...] = ctx.meta.get("flashmark.monitor.command", ())
     roots = SystemRoots.from_environment()
@@ -225,21 +229,27 @@ def _monitor_command(
     outcome = None if history is None or timed_out else save_result(history, document)
     if outcome is not None and outcome.id is not None:
         document["id"] = outcome.id
-    if as_json:
-        print_json(document)
-    else:
-        render_summary(series.summary(), device, command, status, document.get("id"))
-        if outcome is not None and outcome.problem and outcome.recovery_file is None:
-            print_json(document)  # no file could hold it: the only copy
+    with printing_result(document, outcome):
+        if as_json:
+            print_json(document)
+        else:
+            render_summary(series.summary(), device, command, status, document.get("id"))
+        print_only_copy(outcome, document, json_on_stdout=as_json)
     if outcome is not None and outcome.problem:
         # Before the command's own status: a script must learn that nothing was saved.
         raise outcome.problem
+    left = f"; left running: {', '.join(ran.left_running)}" if ran.left_running else ""
     if timed_out:
         raise MonitoredCommandTimedOut(
-            f"{command[0]} ran longer than --timeout {timeout_s:g} s and was stopped; "
-            "the recording was not saved"
+            f"{command[0]} ran longer than --timeout {timeout_s:g} s and was stopped with "
+            f"everything in its process group; the recording was not saved{left}"
         )
-    return status
+    if ran.left_running:
+        stderr_console().print(
+            f"flashmark: note: {command[0]} ended; still running: {', '.join(ran.left_running)}",
+            highlight=False,
+        )
+    return ran.exit_status
 
 
 def render_summary(
@@ -283,10 +293,21 @@ def render_summary(
         )
     console.print(f"Verdict: {summary.verdict}.")
     if exit_status is not None:
-        console.print(f"The command exited with status {exit_status}.")
+        console.print(_status_sentence(exit_status))
     if saved_id is not None:
         console.print(f"Saved to the history as {saved_id} (`flashmark show {saved_id}`).")
 
 
 def _maybe(value: float | None, pattern: str, divisor: float = 1.0) -> str:
     return "-" if value is None else pattern.format(value / divisor)
+
+
+def _status_sentence(status: int) -> str:
+    """How the command ended; a signal as a shell reports it (128 + its number)."""
+    if status >= 0:
+        return f"The command exited with status {status}."
+    try:
+        name = signal.Signals(-status).name
+    except ValueError:
+        name = f"signal {-status}"
+    return f"The command was killed by {name} (flashmark exits {128 - status}, as a shell does)."

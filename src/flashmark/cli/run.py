@@ -12,7 +12,12 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from flashmark.benchmark import BenchmarkRequest, plan_benchmark, run_benchmark
+from flashmark.benchmark import (
+    BenchmarkRequest,
+    BenchmarkStopped,
+    plan_benchmark,
+    run_benchmark,
+)
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.confirm import confirm_overwrite
@@ -20,16 +25,29 @@ from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import GRADES, RAMP, RUNTIME, SIZE, WORKLOAD_SCALE
 from flashmark.cli.passports import card_passports
 from flashmark.cli.progress import progress_display
-from flashmark.cli.saving import history_to_save, save_result
+from flashmark.cli.saving import (
+    SaveOutcome,
+    history_to_save,
+    print_only_copy,
+    printing_result,
+    save_result,
+)
 from flashmark.documents.result import run_to_document
-from flashmark.errors import RequirementNotMet, printable
+from flashmark.errors import (
+    EnvironmentProblem,
+    FlashmarkError,
+    RequirementNotMet,
+    add_outcome,
+    outcomes,
+    printable,
+)
 from flashmark.fio.jobs import PREPARE_JOB_NAME
-from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
+from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner
 from flashmark.grading import unmet_requirements
-from flashmark.leftovers import temporary_work_folder
 from flashmark.lengths import MIN_TRANSFERS, TARGET_HALF_WIDTH_PCT
 from flashmark.model import Passport, Run, TargetKind
 from flashmark.plan import Plan, default_follow_ramp_s
+from flashmark.preflight import fio_work_folder
 from flashmark.probe import measured_summary
 from flashmark.profiles import PROFILES
 from flashmark.report.cells import ramps_text
@@ -187,9 +205,10 @@ def run_command(
     console = stderr_console()
     if not show_fio:
         clean_at_start(target)  # first: a killed run's test file may hold the space this one needs
+    stopped: BenchmarkStopped | None = None
     with (
         signals_raise(),
-        temporary_work_folder("fio", Path(fio_work_parent())) as workdir,
+        fio_work_folder(check_room_for_output=not show_fio) as workdir,
     ):
         replay = os.environ.get(REPLAY_ENV)
         runner: FioRunner = (
@@ -208,21 +227,25 @@ def run_command(
             _confirm_destruction(plan, yes)
         _describe_plan(plan)
         with progress_display(plan) as progress:
-            result = run_benchmark(plan, runner, roots, progress)
+            try:
+                result = run_benchmark(plan, runner, roots, progress)
+            except BenchmarkStopped as stop:  # a later step failed: keep the tests measured
+                stopped, result = stop, stop.partial
 
     # The measured card's passport, from the history as it was before this run (read-only).
-    result = dataclasses.replace(
-        result, passport=_measured_card_passport(result, history or History.locate(db_path))
-    )
+    result = dataclasses.replace(result, passport=_measured_card_passport(result, history, db_path))
     outcome = None if history is None else save_result(history, run_to_document(result))
     if outcome is not None and outcome.id is not None:
         result = dataclasses.replace(result, id=outcome.id)
-    if as_json:
-        print_json(run_to_document(result))
-    else:
-        stdout_console().print(render_run(result))
-        if outcome is not None and outcome.problem and outcome.recovery_file is None:
-            print_json(run_to_document(result))  # no file could hold it: the only copy
+    document = run_to_document(result)
+    with printing_result(document, outcome):
+        if as_json:
+            print_json(document)
+        else:
+            stdout_console().print(render_run(result))
+        print_only_copy(outcome, document, json_on_stdout=as_json)
+    if stopped is not None:
+        raise _stopped_error(stopped, outcome, as_json)
     if outcome is not None and outcome.problem:
         raise outcome.problem
     unmet = unmet_requirements(result.grades, required)
@@ -233,11 +256,43 @@ def run_command(
         raise RequirementNotMet(f"required grades not passed: {names}")
 
 
-def _measured_card_passport(result: Run, history: History) -> Passport | None:
+def _stopped_error(
+    stopped: BenchmarkStopped, outcome: SaveOutcome | None, as_json: bool
+) -> FlashmarkError:
+    """The failure of the step that stopped the run, in one line that says where the tests
+    measured before it are (its exit status and what its cleanup did are kept)."""
+    cause, run = stopped.cause, stopped.partial
+    count = f"the {len(run.tests)} test(s) measured before it"
+    if outcome is None:
+        kept = f"{count} are printed on stdout{' as JSON' if as_json else ''} (--no-save)"
+    elif outcome.id is not None:
+        shown = f"`flashmark show {outcome.id}`"
+        kept = f"{count} are saved as result {outcome.id}, marked partial ({shown})"
+    elif outcome.problem is not None:
+        kept = f"{count} could not be saved: {outcome.problem}"
+    else:
+        kept = f"{count} were kept"
+    error = FlashmarkError(f"{cause}; {kept}")
+    error.exit_status = stopped.exit_status
+    error.__cause__ = cause
+    for note in outcomes(cause):
+        add_outcome(error, note)
+    return error
+
+
+def _measured_card_passport(
+    result: Run, history: History | None, db_path: Path | None
+) -> Passport | None:
     """The passport of the measured device's SD/eMMC card, or None without one (the history
-    the result will be saved to, or with --no-save the one it would have gone to)."""
+    the result will be saved to, or with --no-save the one it would have gone to, if there is
+    one: without a home folder there is no default history to look in)."""
     if result.probe is None:
         return None
+    if history is None:
+        try:
+            history = History.locate(db_path)
+        except EnvironmentProblem:
+            return None
     console = stderr_console()
     passports = card_passports(
         result.probe,

@@ -9,13 +9,17 @@ and the `flashmark import` line that adds it to the history.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flashmark.cli.output import OutputFailed, print_json
+from flashmark.documents.codec import to_text
 from flashmark.documents.kinds import KINDS, entry_for
-from flashmark.errors import HistoryError, Interrupted, ResultNotSaved
+from flashmark.errors import HistoryError, Interrupted, ResultNotSaved, add_outcome
 from flashmark.saving import RecoveryFileError, keep_unsaved
 from flashmark.signals import signals_raise
 from flashmark.store import History
@@ -43,12 +47,25 @@ def history_to_save(db_path: Path | None, no_save: bool) -> History | None:
     return history
 
 
-def save_result(history: History, document: Mapping[str, Any]) -> SaveOutcome:
-    """Save `document`; if that fails, write it to a recovery file instead."""
+def save_result(
+    history: History, document: Mapping[str, Any], *, replacing: int | None = None
+) -> SaveOutcome:
+    """Save `document` (in place of entry `replacing`, its checkpoint, when given); if that
+    fails, write it to a recovery file instead."""
     try:
         # SIGTERM and SIGHUP raise here too (their default would end the process mid-save).
         with signals_raise():
             entry = entry_for(document)
+            if replacing is not None:
+                return SaveOutcome(
+                    id=history.replace(
+                        replacing,
+                        kind=entry.kind,
+                        target=entry.target,
+                        label=entry.label,
+                        document=document,
+                    )
+                )
             return SaveOutcome(
                 id=history.save(
                     kind=entry.kind, target=entry.target, label=entry.label, document=document
@@ -71,10 +88,8 @@ def save_result(history: History, document: Mapping[str, Any]) -> SaveOutcome:
     try:
         path = keep_unsaved(document, _kind(document))
     except RecoveryFileError as lost:
-        problem = ResultNotSaved(
-            f"the result was measured but not saved: {cause}; {lost}: the JSON document "
-            "on stdout is the only copy"
-        )
+        # Where the only copy is, the command says (`print_only_copy`): it knows what it printed.
+        problem = ResultNotSaved(f"the result was measured but not saved: {cause}; {lost}")
         problem.__cause__ = cause
         return SaveOutcome(id=None, problem=problem)
     problem = ResultNotSaved(
@@ -93,3 +108,55 @@ def _import_line(history: History, path: Path) -> str:
     # An explicit history is named in the command, so that it imports where it was meant to go.
     db = "" if history.create_folder else f" --db {shlex.quote(str(history.path))}"
     return f"`flashmark import{db} {shlex.quote(str(path))}`"
+
+
+def print_only_copy(
+    outcome: SaveOutcome | None, document: Mapping[str, Any], *, json_on_stdout: bool
+) -> None:
+    """When neither the history nor a recovery file took the result, the printed document is
+    its only copy: make sure it is printed whole (after the tables, unless it already was the
+    output), on stderr when stdout cannot take it, and say where in the error's line."""
+    if outcome is None or outcome.problem is None or outcome.recovery_file is not None:
+        return
+    where = "on stdout"
+    if not json_on_stdout:
+        try:
+            print_json(document)
+            where = "on stdout, after the tables"
+        except OSError:
+            where = ""
+    if not where:
+        try:
+            sys.stderr.write(to_text(document))
+            sys.stderr.flush()
+            where = "on stderr"
+        except (OSError, ValueError):
+            outcome.problem.args = (f"{outcome.problem}; it could not be printed either",)
+            return
+    outcome.problem.args = (
+        f"{outcome.problem}: the JSON document printed {where} is the only copy",
+    )
+
+
+@contextmanager
+def printing_result(document: Mapping[str, Any], outcome: SaveOutcome | None) -> Iterator[None]:
+    """Around printing a measured result: when stdout refuses it (OutputFailed), the error's
+    line says where the result is: saved, in the recovery file the save wrote, or in one
+    written now (with --no-save the printed copy was to be the only one)."""
+    try:
+        yield
+    except OutputFailed as failed:
+        add_outcome(failed, _where_kept(document, outcome))
+        raise
+
+
+def _where_kept(document: Mapping[str, Any], outcome: SaveOutcome | None) -> str:
+    if outcome is not None and outcome.id is not None:
+        return f"the result is saved as {outcome.id} (`flashmark show {outcome.id}`)"
+    if outcome is not None and outcome.recovery_file is not None:
+        return f"the result is kept in {outcome.recovery_file}"
+    try:
+        path = keep_unsaved(document, _kind(document))
+    except RecoveryFileError as lost:
+        return f"the result is lost: {lost}"
+    return f"the result is kept in {path} (`flashmark import {shlex.quote(str(path))}` adds it)"

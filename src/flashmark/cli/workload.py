@@ -13,7 +13,7 @@ from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE
 from flashmark.cli.progress import progress_display
-from flashmark.cli.saving import history_to_save, save_result
+from flashmark.cli.saving import history_to_save, print_only_copy, printing_result, save_result
 from flashmark.documents import schemas
 from flashmark.documents.workloads import workload_document
 from flashmark.report.terminal import render_workloads
@@ -96,15 +96,16 @@ def workload_command(
     outcome = None if history is None else save_result(history, document)
     if outcome is not None and outcome.id is not None:
         document["id"] = outcome.id
-    if as_json:
-        print_json(document)
-    else:
-        stdout_console().print(render_workloads(results))
-        if outcome is not None and outcome.id is not None:
-            stderr_console().print(
-                f"saved as result {outcome.id} (`flashmark show {outcome.id}`)", highlight=False
-            )
-        if outcome is not None and outcome.problem and outcome.recovery_file is None:
-            print_json(document)  # no file could hold it: the only copy
+    with printing_result(document, outcome):
+        if as_json:
+            print_json(document)
+        else:
+            stdout_console().print(render_workloads(results))
+            if outcome is not None and outcome.id is not None:
+                stderr_console().print(
+                    f"saved as result {outcome.id} (`flashmark show {outcome.id}`)",
+                    highlight=False,
+                )
+        print_only_copy(outcome, document, json_on_stdout=as_json)
     if outcome is not None and outcome.problem:
         raise outcome.problem

@@ -9,6 +9,9 @@ or any `--json` output of `run`, `monitor` and `workload`, back for `flashmark i
 from __future__ import annotations
 
 import json
+import math
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,12 @@ from flashmark.monitor.series import MonitorSummary
 from flashmark.surface.result import SURFACE_SCHEMA
 from flashmark.surface.result import from_document as surface_from_document
 from flashmark.workloads.result import WorkloadResult
+
+# The largest document `import` reads. The largest flashmark writes is a surface scan of
+# 65,536 slices (--slices' maximum), about 20 MB; reading JSON takes several times its size in
+# memory (Python objects), so a limit near it keeps an import of a hostile file within a few
+# hundred MB, even on a small board.
+MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
 
 # The documents the history keeps, by schema, and the kind each is kept as.
 KINDS = {
@@ -41,7 +50,8 @@ def entry_for(document: Mapping[str, Any]) -> HistoryEntry:
         run = document_to_run(dict(document))  # reads every field: refuses a malformed one
         # What was measured, absolute: "." or "card" would name another place tomorrow.
         place = run.target.folder or run.target.path
-        return HistoryEntry("benchmark", place, run.settings.profile, document)
+        label = run.settings.profile + (" (partial)" if run.partial is not None else "")
+        return HistoryEntry("benchmark", place, label, document)
     if schema == schemas.MONITOR:
         try:
             MonitorSummary.from_dict(document["summary"])
@@ -95,17 +105,24 @@ def _workload_entry(document: Mapping[str, Any]) -> HistoryEntry:
 def read_document_file(path: Path) -> HistoryEntry:
     """A saved JSON document (a recovery file or `--json` output) checked for importing.
 
-    Every problem is a UsageError naming the file: it is input the user gave.
+    Only a regular file is read (a FIFO would block forever, /dev/zero never ends: refused
+    before anything is read), and at most MAX_DOCUMENT_BYTES + 1 bytes of it. Every problem is
+    a UsageError naming the file: it is input the user gave.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) else f"not UTF-8 text: {error}"
-        raise UsageError(f"cannot read {path}: {reason}") from None
+        text = _read_limited(path).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError(f"cannot read {path}: not UTF-8 text: {error}") from None
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_float=_finite, parse_constant=_not_a_number)
     except json.JSONDecodeError as error:
         raise UsageError(f"{path} is not JSON: {error}") from None
+    except ValueError as error:  # a number out of range, or of more digits than Python reads
+        raise UsageError(f"{path} is not a result document: {error}") from None
+    except RecursionError:
+        raise UsageError(
+            f"{path} is JSON nested deeper than a result document ever is: not a result"
+        ) from None
     if not isinstance(document, dict):
         raise UsageError(
             f"{path} holds a JSON {type(document).__name__}, not one result document "
@@ -115,3 +132,72 @@ def read_document_file(path: Path) -> HistoryEntry:
         return entry_for(document)
     except ResultFormatError as error:
         raise UsageError(f"{path}: {error}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: nested deeper than a result document ever is") from None
+
+
+def _finite(text: str) -> float:
+    """A JSON number as a float; ValueError for one beyond a double's range (1e999 would be
+    read as infinity, which no measurement is and strict JSON cannot write back)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _not_a_number(text: str) -> float:
+    raise ValueError(f"{text} is not a JSON number")
+
+
+def _read_limited(path: Path) -> bytes:
+    """The bytes of a regular file of at most MAX_DOCUMENT_BYTES; UsageError otherwise."""
+    try:
+        status = os.stat(path)  # refused before it is opened: opening a device may act
+        if not stat.S_ISREG(status.st_mode):
+            raise UsageError(_not_regular(path, status.st_mode))
+        # O_NONBLOCK: had it become a FIFO since, opening it must not wait for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        status = os.fstat(fd)  # what was opened, whatever the name points at now
+        if not stat.S_ISREG(status.st_mode):
+            raise UsageError(_not_regular(path, status.st_mode))
+        if status.st_size > MAX_DOCUMENT_BYTES:
+            raise UsageError(_too_big(path, status.st_size))
+        chunks: list[bytes] = []
+        left = MAX_DOCUMENT_BYTES + 1  # one byte more tells a file that grew past the limit
+        while left > 0:
+            try:
+                chunk = os.read(fd, min(left, 1 << 20))
+            except OSError as error:
+                raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > MAX_DOCUMENT_BYTES:
+            raise UsageError(_too_big(path, len(data)))
+        return data
+    finally:
+        os.close(fd)
+
+
+def _not_regular(path: Path, mode: int) -> str:
+    kinds = (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    what = next((name for test, name in kinds if test(mode)), "not a regular file")
+    return f"{path} is {what}: import reads result files (regular files) only"
+
+
+def _too_big(path: Path, size: int) -> str:
+    return (
+        f"{path} holds {size:,} bytes or more: larger than any result document "
+        f"({MAX_DOCUMENT_BYTES // (1 << 20)} MiB at most), so it is not one"
+    )

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from flashmark.errors import ExitStatus, FlashmarkError
+from flashmark.places import data_home
 from flashmark.server.intake import HEADLINE_COLUMNS, Accepted
 from flashmark.server.migrations import MIGRATIONS, POSTGRES, SQLITE, Dialect, statements
 
@@ -541,8 +542,7 @@ class _PostgresProvider:
 def default_database(environ: Mapping[str, str]) -> str:
     if environ.get(DATABASE_ENV):
         return environ[DATABASE_ENV]
-    data_home = environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return str(Path(data_home) / "flashmark" / "server.sqlite3")
+    return str(data_home(environ) / "flashmark" / "server.sqlite3")
 
 
 def open_storage(database: str, *, pool_size: int = 10, create_folder: bool = False) -> Storage:
