@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import io
 import ipaddress
+import itertools
 import json
 import logging
 import math
@@ -70,6 +71,7 @@ _LOG = logging.getLogger("flashmark.server")
 _HERE = Path(__file__).resolve().parent
 _MAX_ID = 2**63 - 1
 _MAX_TEXT = 200  # longest search text
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _MAX_COMPARE = 8
 _PAGE_SIZE = 50
 # Pages fetch nothing but their own style sheet; forms post to this site only.
@@ -457,7 +459,7 @@ def create_app(config: ServerConfig) -> Starlette:
         host_checked(request)
         root = base(request)
         return StreamingResponse(
-            _csv_lines(storage(), root),
+            _csv_lines(await _batches(storage()), root),
             media_type="text/csv; charset=utf-8",
             headers={
                 **_HEADERS,
@@ -468,7 +470,7 @@ def create_app(config: ServerConfig) -> Starlette:
     async def export_jsonl(request: Request) -> Response:
         host_checked(request)
         return StreamingResponse(
-            _jsonl_lines(storage()),
+            _jsonl_lines(await _batches(storage())),
             media_type="application/jsonl; charset=utf-8",
             headers={
                 **_HEADERS,
@@ -792,6 +794,9 @@ def _text(params: Mapping[str, str], name: str) -> str | None:
     value = params.get(name, "").strip()
     if len(value) > _MAX_TEXT:
         raise Problem(400, "bad-query", f"{name} may have at most {_MAX_TEXT} characters")
+    if _CONTROL.search(value):  # no stored text holds one (documents.strict); PostgreSQL
+        # refuses NUL in a query parameter
+        raise Problem(400, "bad-query", f"{name} may not hold control characters")
     return value or None
 
 
@@ -891,12 +896,23 @@ def _cell(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _csv_lines(storage: Storage, root: str) -> Iterator[str]:
+Batches = Iterator[list[tuple[ResultRow, bytes]]]
+
+
+async def _batches(storage: Storage) -> Batches:
+    """Every result in batches, the first one read now: a database that cannot be read is a
+    503 before the download starts (once its status is sent, a failure can only cut it)."""
+    batches = storage.export_batches()
+    first = await run_in_threadpool(next, batches, None)
+    return itertools.chain([] if first is None else [first], batches)
+
+
+def _csv_lines(batches: Batches, root: str) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(_CSV_COLUMNS)
     yield buffer.getvalue()
-    for batch in storage.export_batches():
+    for batch in batches:
         buffer.seek(0)
         buffer.truncate()
         for row, _ in batch:
@@ -927,8 +943,8 @@ def _number(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
-def _jsonl_lines(storage: Storage) -> Iterator[bytes]:
-    for batch in storage.export_batches():
+def _jsonl_lines(batches: Batches) -> Iterator[bytes]:
+    for batch in batches:
         lines = []
         for row, stored in batch:
             document = json.loads(stored)

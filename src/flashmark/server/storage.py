@@ -13,7 +13,9 @@ or replaced (its folder removed, a copy moved over it), and such writes would be
 and lost. So before every use, and after every write, the path must still name the file the
 connections are open on; when it does not, the database is unavailable (StorageError), and
 when the path names a service database again (the folder restored, a backup put back) the
-connections are opened anew on it. A file is never created after the service has started.
+connections are opened anew on it, after the old file's WAL was emptied into the old file (a
+WAL left at the path would otherwise be read as the new file's). A file is never created
+after the service has started.
 
 PostgreSQL is reached through a psycopg connection pool that checks each connection before
 handing it out (a server restart ends every connection); psycopg is imported only for a
@@ -563,7 +565,12 @@ class _SqliteProvider:
             while self._in_use:
                 self._state.wait()
             connections, self._all = self._all, []
-            for old in connections:  # a deleted file's last close removes its WAL too
+            if connections:
+                # The old file's WAL, emptied into it: the WAL file at the path may be that
+                # one, and a connection to the new file would read its pages as its own.
+                with contextlib.suppress(sqlite3.Error):
+                    connections[0].execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            for old in connections:
                 with contextlib.suppress(sqlite3.Error):
                     old.close()
             self._generation += 1
@@ -623,10 +630,17 @@ class _PostgresProvider:
             psycopg.conninfo.conninfo_to_dict(url)
         except psycopg.Error:
             raise StorageError(
-                f"the database {self._shown} is not a valid PostgreSQL URL or key=value "
-                "connection string"
+                "the --database value is not a valid PostgreSQL URL or key=value connection "
+                "string (not shown: it may hold a password)"
             ) from None
         _PoolLogRedaction.install(url)
+        try:  # one attempt first: an unreachable server is named at once, with libpq's reason
+            psycopg.connect(url, connect_timeout=int(BUSY_TIMEOUT_S)).close()
+        except psycopg.Error as error:
+            reason = " ".join(str(error).split())  # libpq's lines: the reason and a hint
+            raise StorageError(
+                redacted(f"cannot connect to the database {self._shown}: {reason}", url)
+            ) from None
         self._pool = psycopg_pool.ConnectionPool(
             url,
             # Reads are single statements: no transaction around them (Storage._transaction);
