@@ -141,7 +141,10 @@ def serve_command(
         flashmark token create alice        # a token to upload with
     A community (PostgreSQL, two processes; see docs/server.md):
         flashmark serve --database postgresql://flashmark@/flashmark --workers 2
-    Reading is public; uploading needs a token (`flashmark upload ID --server URL`).
+    Reading is public; uploading needs a token (`flashmark upload ID --server URL`), and an
+    address that sent 10 wrong tokens may try one every 10 s. Links in answers come from
+    --base-url, or from a request's Host only when it is a --trusted-host. Every upload is
+    checked whole before it is kept (docs/server.md, "API").
     """
     try:
         import uvicorn

@@ -300,7 +300,9 @@ def _malformed(kind: DocumentKind, document: dict[str, Any], error: Exception) -
         if (isinstance(parent, dict) and last not in parent) or (
             isinstance(parent, list) and isinstance(last, int) and last >= len(parent)
         ):
-            return DocumentInvalid("invalid-document", "is missing", pointer(where))
+            return DocumentInvalid(
+                "invalid-document", "is missing (a malformed document)", pointer(where)
+            )
     # The last value looked up is the field only when the failure is about it: a container
     # (the reader indexed or iterated it), or a value the message names by type or by value.
     # Otherwise (a reader that failed on a value it took earlier) the whole document.

@@ -47,6 +47,7 @@ from flashmark.server.migrations import MIGRATIONS, POSTGRES, SQLITE, Dialect, s
 
 DATABASE_ENV = "FLASHMARK_SERVER_DB"
 BUSY_TIMEOUT_S = 10.0
+POOL_WAIT_S = 5.0
 _LOG = logging.getLogger("flashmark.server")
 # Key of the advisory lock that lets one of several starting server processes migrate.
 _MIGRATION_LOCK = 0x666C6D6B  # "flmk"
@@ -649,7 +650,9 @@ class _PostgresProvider:
             min_size=1,
             max_size=pool_size,
             open=False,
-            timeout=BUSY_TIMEOUT_S,
+            # A request waits this long for a connection, then gets 503 (with Retry-After):
+            # while PostgreSQL cannot be reached, no connection comes.
+            timeout=POOL_WAIT_S,
             # A connection is checked before it is handed out: after the server restarted,
             # pooled connections are dead, and an upload on one would fail.
             check=psycopg_pool.ConnectionPool.check_connection,
