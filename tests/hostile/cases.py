@@ -239,6 +239,7 @@ def size_cases() -> list[Case]:
         Scenario(SIZES, "chunked-over-limit"),
         Scenario(SIZES, "content-length-not-a-number"),
         Scenario(SIZES, "pages-stay-bounded"),
+        Scenario(SIZES, "a-long-series-draws-a-bounded-page"),
         Scenario(SIZES, "every-read-answers"),
     ]
 

@@ -621,6 +621,36 @@ def _reads(lab: Lab, case: c.Scenario, outcome: Outcome) -> None:
     outcome.note = f"{len(lab.kept)} kept results shown"
 
 
+# A result page draws a document of at most --max-upload-bytes; its charts thin long series.
+RESULT_PAGE_LIMIT_BYTES = 4 * 1024 * 1024
+RESULT_PAGE_LIMIT_S = 15.0
+
+
+@scenario("a-long-series-draws-a-bounded-page")
+def _long_series(lab: Lab, case: c.Scenario, outcome: Outcome) -> None:
+    """Nearly 4 MB of one test's per-second samples (300,000 of them): kept, and its page is
+    drawn in bounded time and size (each chart line is thinned to its extremes)."""
+    document = c.distinct(1200)
+    document["tests"] = document["tests"][:1]
+    side = document["tests"][0]["write"] or document["tests"][0]["read"]
+    side["bw_per_second"]["samples"] = [float(i % 1000) * 1e6 for i in range(300_000)]
+    body = json.dumps(document).encode()
+    expect(len(body) < c.MAX_UPLOAD_BYTES, f"{len(body)} bytes")
+    answer = lab.ask("POST", "/api/v1/results", body, lab.upload_headers())
+    expect(answer.status == 201, f"HTTP {answer.status} {answer.text[:200]}")
+    result_id = int(answer.json()["id"])
+    lab.kept.append(result_id)
+    started = time.monotonic()
+    page = lab.ask("GET", f"/results/{result_id}")
+    seconds = time.monotonic() - started
+    outcome.note = (
+        f"{len(body) // 1024} kB document, page {len(page.body) // 1024} kB in {seconds:.1f} s"
+    )
+    expect(page.status == 200, f"HTTP {page.status}")
+    expect(len(page.body) <= RESULT_PAGE_LIMIT_BYTES, f"the page has {len(page.body)} bytes")
+    expect(seconds <= RESULT_PAGE_LIMIT_S, f"the page took {seconds:.1f} s")
+
+
 @scenario("host-evil-upload-stores-nothing")
 def _evil_upload(lab: Lab, case: c.Scenario, outcome: Outcome) -> None:
     before = lab.count()
