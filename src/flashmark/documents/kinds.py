@@ -118,7 +118,7 @@ def _read_monitor(d: Mapping[str, Any]) -> MonitorRecording:
     )
 
 
-def _write_monitor(recording: MonitorRecording, given: Mapping[str, Any]) -> dict[str, Any]:
+def _write_monitor(recording: MonitorRecording) -> dict[str, Any]:
     return {
         "schema": schemas.MONITOR,
         "flashmark_version": recording.flashmark_version,
@@ -166,7 +166,7 @@ def _read_workloads(d: Mapping[str, Any]) -> WorkloadRecording:
     )
 
 
-def _write_workloads(recording: WorkloadRecording, given: Mapping[str, Any]) -> dict[str, Any]:
+def _write_workloads(recording: WorkloadRecording) -> dict[str, Any]:
     return {
         "schema": schemas.WORKLOADS,
         "flashmark_version": recording.flashmark_version,
@@ -184,16 +184,12 @@ def _write_workloads(recording: WorkloadRecording, given: Mapping[str, Any]) -> 
 DOCUMENT_KINDS: dict[str, DocumentKind] = {
     schemas.RESULT: DocumentKind(
         read=lambda d: document_to_run(d if isinstance(d, dict) else dict(d)),
-        write=lambda run, d: run_to_document(run),
+        write=run_to_document,
     ),
     schemas.MONITOR: DocumentKind(read=_read_monitor, write=_write_monitor),
     schemas.WORKLOADS: DocumentKind(read=_read_workloads, write=_write_workloads),
-    CAPACITY_SCHEMA: DocumentKind(
-        read=CapacityResult.from_dict, write=lambda result, d: result.to_dict()
-    ),
-    SURFACE_SCHEMA: DocumentKind(
-        read=surface_from_document, write=lambda result, d: surface_to_document(result)
-    ),
+    CAPACITY_SCHEMA: DocumentKind(read=CapacityResult.from_dict, write=CapacityResult.to_dict),
+    SURFACE_SCHEMA: DocumentKind(read=surface_from_document, write=surface_to_document),
 }
 
 

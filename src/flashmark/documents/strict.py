@@ -245,7 +245,7 @@ class DocumentKind:
     document holds every key this version knows (the others are dropped)."""
 
     read: Callable[[Mapping[str, Any]], object]
-    write: Callable[[Any, Mapping[str, Any]], Any]
+    write: Callable[[Any], Any]
 
 
 def check_document(document: Any, kinds: Mapping[str, DocumentKind]) -> Checked:
@@ -269,7 +269,7 @@ def check_document(document: Any, kinds: Mapping[str, DocumentKind]) -> Checked:
         raise _malformed(kind, document, error) from None
     try:
         check_types(value, document)
-        canonical = kind.write(value, document)
+        canonical = kind.write(value)
     except DocumentInvalid:
         raise
     except _READER_ERRORS as error:

@@ -57,7 +57,8 @@ def _bound(host: str, port: int) -> socket.socket:
 
 def end_with_parent(parent: int) -> None:
     """SIGTERM to this process when its parent ends (the thread that started it, here the
-    parent's main thread); exits at once when the parent `parent` is gone already."""
+    parent's main thread); exits at once when the parent `parent` is gone already. Linux
+    (prctl(2)), like the rest of flashmark."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")

@@ -684,11 +684,11 @@ class _PoolLogRedaction(logging.Filter):
     """psycopg_pool logs why a connection attempt failed (a warning, printed on stderr by
     logging's last resort): such a line passes through `redacted` first."""
 
-    databases: ClassVar[list[str]] = []
+    databases: ClassVar[set[str]] = set()
 
     @classmethod
     def install(cls, url: str) -> None:
-        cls.databases.append(url)
+        cls.databases.add(url)
         logger = logging.getLogger("psycopg")
         if not any(isinstance(f, cls) for f in logger.filters):
             logger.addFilter(cls())
