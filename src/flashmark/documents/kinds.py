@@ -3,27 +3,30 @@
 Each kind of result document is kept under one kind, target and label (`entry_for`), whether a
 command saves it as it finishes or `flashmark import` adds it later: both must agree, or the
 same result imported twice would not be recognised. `read_document_file` reads a recovery file,
-or any `--json` output of `run`, `monitor` and `workload`, back for `flashmark import`.
+or any `--json` output of `run`, `monitor` and `workload`, back for `flashmark import`, checked
+whole by the one check of every document that comes in (documents.strict) against
+DOCUMENT_KINDS: how each kind is read into its typed object and written back.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import stat
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flashmark.capacity.result import CAPACITY_SCHEMA, CapacityResult
 from flashmark.documents import schemas
 from flashmark.documents.entries import HistoryEntry
-from flashmark.documents.result import document_to_run
+from flashmark.documents.result import document_to_run, run_to_document
+from flashmark.documents.strict import DocumentInvalid, DocumentKind, check_document, parse_json
 from flashmark.errors import ResultFormatError, UsageError
-from flashmark.monitor.series import MonitorSummary
+from flashmark.monitor.series import MonitorSample, MonitorSummary
 from flashmark.surface.result import SURFACE_SCHEMA
 from flashmark.surface.result import from_document as surface_from_document
+from flashmark.surface.result import to_document as surface_to_document
 from flashmark.workloads.result import WorkloadResult
 
 # The largest document `import` reads. The largest flashmark writes is a surface scan of
@@ -50,8 +53,7 @@ def entry_for(document: Mapping[str, Any]) -> HistoryEntry:
         run = document_to_run(dict(document))  # reads every field: refuses a malformed one
         # What was measured, absolute: "." or "card" would name another place tomorrow.
         place = run.target.folder or run.target.path
-        label = run.settings.profile + (" (partial)" if run.partial is not None else "")
-        return HistoryEntry("benchmark", place, label, document)
+        return HistoryEntry("benchmark", place, run.settings.profile, document)
     if schema == schemas.MONITOR:
         try:
             MonitorSummary.from_dict(document["summary"])
@@ -84,6 +86,121 @@ def entry_for(document: Mapping[str, Any]) -> HistoryEntry:
     )
 
 
+@dataclass(frozen=True)
+class MonitorRecording:
+    """A flashmark.monitor/1 document as typed data (documents.monitor writes it)."""
+
+    flashmark_version: str
+    started_at: str
+    finished_at: str
+    device: str
+    command: tuple[str, ...] | None
+    exit_status: int | None
+    interval_s: float
+    seconds: float
+    diskstats_fields: int
+    summary: MonitorSummary
+    samples: tuple[MonitorSample, ...]
+    warnings: tuple[str, ...]
+    timed_out: bool | None  # a monitored command only: stopped by --timeout
+    id: int | None
+
+
+def _read_monitor(d: Mapping[str, Any]) -> MonitorRecording:
+    command = d.get("command")
+    return MonitorRecording(
+        flashmark_version=d["flashmark_version"],
+        started_at=d["started_at"],
+        finished_at=d["finished_at"],
+        device=d["device"],
+        command=None if command is None else tuple(command),
+        exit_status=d.get("exit_status"),
+        interval_s=d["interval_s"],
+        seconds=d["seconds"],
+        diskstats_fields=d["diskstats_fields"],
+        summary=MonitorSummary.from_dict(d["summary"]),
+        samples=tuple(MonitorSample.from_dict(sample) for sample in d["samples"]),
+        warnings=tuple(d.get("warnings", ())),
+        timed_out=d.get("timed_out"),
+        id=d.get("id"),
+    )
+
+
+def _write_monitor(recording: MonitorRecording) -> dict[str, Any]:
+    return {
+        "schema": schemas.MONITOR,
+        "flashmark_version": recording.flashmark_version,
+        "started_at": recording.started_at,
+        "finished_at": recording.finished_at,
+        "device": recording.device,
+        "command": None if recording.command is None else list(recording.command),
+        "exit_status": recording.exit_status,
+        "interval_s": recording.interval_s,
+        "seconds": recording.seconds,
+        "diskstats_fields": recording.diskstats_fields,
+        # The reader recomputes nothing: the summary and samples are kept as written.
+        "summary": recording.summary.to_dict(),
+        "samples": [sample.to_dict() for sample in recording.samples],
+        "warnings": list(recording.warnings),
+        "timed_out": recording.timed_out,
+        "id": recording.id,
+    }
+
+
+@dataclass(frozen=True)
+class WorkloadRecording:
+    """A flashmark.workloads/1 document as typed data (documents.workloads writes it)."""
+
+    flashmark_version: str
+    started_at: str
+    finished_at: str
+    target: str
+    scale: float
+    seed: int
+    workloads: tuple[WorkloadResult, ...]
+    id: int | None
+
+
+def _read_workloads(d: Mapping[str, Any]) -> WorkloadRecording:
+    return WorkloadRecording(
+        flashmark_version=d["flashmark_version"],
+        started_at=d["started_at"],
+        finished_at=d["finished_at"],
+        target=d["target"],
+        scale=d["scale"],
+        seed=d["seed"],
+        workloads=workload_results(d),
+        id=d.get("id"),
+    )
+
+
+def _write_workloads(recording: WorkloadRecording) -> dict[str, Any]:
+    return {
+        "schema": schemas.WORKLOADS,
+        "flashmark_version": recording.flashmark_version,
+        "started_at": recording.started_at,
+        "finished_at": recording.finished_at,
+        "target": recording.target,
+        "scale": recording.scale,
+        "seed": recording.seed,
+        "workloads": [result.to_dict() for result in recording.workloads],
+        "id": recording.id,
+    }
+
+
+# How each kind is read and written back, for the check of every document that comes in.
+DOCUMENT_KINDS: dict[str, DocumentKind] = {
+    schemas.RESULT: DocumentKind(
+        read=lambda d: document_to_run(d if isinstance(d, dict) else dict(d)),
+        write=run_to_document,
+    ),
+    schemas.MONITOR: DocumentKind(read=_read_monitor, write=_write_monitor),
+    schemas.WORKLOADS: DocumentKind(read=_read_workloads, write=_write_workloads),
+    CAPACITY_SCHEMA: DocumentKind(read=CapacityResult.from_dict, write=CapacityResult.to_dict),
+    SURFACE_SCHEMA: DocumentKind(read=surface_from_document, write=surface_to_document),
+}
+
+
 def workload_results(document: Mapping[str, Any]) -> tuple[WorkloadResult, ...]:
     """The workloads of a flashmark.workloads/1 document; ResultFormatError if malformed."""
     try:
@@ -114,39 +231,25 @@ def read_document_file(path: Path) -> HistoryEntry:
     except UnicodeDecodeError as error:
         raise UsageError(f"cannot read {path}: not UTF-8 text: {error}") from None
     try:
-        document = json.loads(text, parse_float=_finite, parse_constant=_not_a_number)
-    except json.JSONDecodeError as error:
+        document = parse_json(text)
+    except DocumentInvalid as error:
         raise UsageError(f"{path} is not JSON: {error}") from None
-    except ValueError as error:  # a number out of range, or of more digits than Python reads
-        raise UsageError(f"{path} is not a result document: {error}") from None
-    except RecursionError:
-        raise UsageError(
-            f"{path} is JSON nested deeper than a result document ever is: not a result"
-        ) from None
     if not isinstance(document, dict):
         raise UsageError(
             f"{path} holds a JSON {type(document).__name__}, not one result document "
             "(a file of `export` holding several cannot be imported)"
         )
     try:
+        # The same check as an upload to the results service: what imports can be shown,
+        # reported and exported. Unknown keys are dropped (documents.strict says why).
+        schema = document.get("schema")
+        if isinstance(schema, str) and schema in DOCUMENT_KINDS:
+            document = check_document(document, DOCUMENT_KINDS).document
         return entry_for(document)
+    except DocumentInvalid as error:
+        raise UsageError(f"{path}: {error}") from None
     except ResultFormatError as error:
         raise UsageError(f"{path}: {error}") from None
-    except RecursionError:
-        raise UsageError(f"{path}: nested deeper than a result document ever is") from None
-
-
-def _finite(text: str) -> float:
-    """A JSON number as a float; ValueError for one beyond a double's range (1e999 would be
-    read as infinity, which no measurement is and strict JSON cannot write back)."""
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"the number {text[:40]} is out of range")
-    return value
-
-
-def _not_a_number(text: str) -> float:
-    raise ValueError(f"{text} is not a JSON number")
 
 
 def _read_limited(path: Path) -> bytes:
