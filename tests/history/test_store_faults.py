@@ -24,6 +24,7 @@ from flashmark.errors import (
 )
 from flashmark.saving import RecoveryFileError, keep_unsaved
 from flashmark.store import BUSY_TIMEOUT_S, History
+from tests.conftest import DATA
 from tests.history.faults import FAULTS, Fault, broken_history, fault_ids, make_history, tree
 
 KINDS = {
@@ -196,3 +197,20 @@ def test_database_names_are_names_never_uri_syntax(tmp_path: Path, name: str) ->
     assert history.save(kind="monitor", target="sda", label="x", document={}) == 1
     assert [entry.id for entry in History(path).list()] == [1]
     assert tree(tmp_path) == [name]
+
+
+def test_a_run_in_a_folder_named_with_control_characters_imports(tmp_path: Path) -> None:
+    """A folder's name may hold any character but NUL; its run's document must import (the
+    recovery file of such a run is how it reaches the history), while the results service,
+    open to anyone, refuses control characters (tests/hostile)."""
+    from flashmark.server.intake import UploadRejected, accept
+
+    document = json.loads((DATA / "report" / "quick-a1-card.json").read_text())
+    folder = "/media/card\x1b[31m\nred\u202e"
+    document["target"]["given"] = document["target"]["folder"] = folder
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(document))
+    entry = read_document_file(path)
+    assert entry.target == folder and entry.document["target"]["given"] == folder
+    with pytest.raises(UploadRejected):
+        accept(document)

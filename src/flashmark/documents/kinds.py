@@ -53,7 +53,8 @@ def entry_for(document: Mapping[str, Any]) -> HistoryEntry:
         run = document_to_run(dict(document))  # reads every field: refuses a malformed one
         # What was measured, absolute: "." or "card" would name another place tomorrow.
         place = run.target.folder or run.target.path
-        return HistoryEntry("benchmark", place, run.settings.profile, document)
+        label = run.settings.profile + (" (partial)" if run.partial is not None else "")
+        return HistoryEntry("benchmark", place, label, document)
     if schema == schemas.MONITOR:
         try:
             MonitorSummary.from_dict(document["summary"])
@@ -244,7 +245,7 @@ def read_document_file(path: Path) -> HistoryEntry:
         # reported and exported. Unknown keys are dropped (documents.strict says why).
         schema = document.get("schema")
         if isinstance(schema, str) and schema in DOCUMENT_KINDS:
-            document = check_document(document, DOCUMENT_KINDS).document
+            document = check_document(document, DOCUMENT_KINDS, own=True).document
         return entry_for(document)
     except DocumentInvalid as error:
         raise UsageError(f"{path}: {error}") from None

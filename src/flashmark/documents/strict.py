@@ -39,6 +39,7 @@ from flashmark.errors import ExitStatus, FlashmarkError, ResultFormatError
 MAX_DEPTH = 32
 # Whole numbers must fit the 64-bit integers of SQLite and PostgreSQL (BIGINT).
 MAX_INT = 2**63 - 1
+MAX_UNSIGNED = 2**64 - 1
 # No figure of a storage benchmark comes near 10^18 (B/s, ns, IOPS or bytes as a float); the
 # charts scale figures and would turn larger ones into infinities. 1e400 reads as infinity.
 MAX_FLOAT = 1e18
@@ -75,6 +76,10 @@ _REORDERING = "\u202a-\u202e\u2066-\u2069"
 _UNSAFE_IN_TEXT = re.compile(f"[\x00-\x1f\x7f-\x9f\ud800-\udfff{_REORDERING}]")
 # A file's text keeps its tabs and newlines (\t \n); no other control character.
 _UNSAFE_IN_FILE_TEXT = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_REORDERING}]")
+# A document imported on this machine holds what flashmark itself wrote, and a folder's name may
+# hold any character but NUL: its text may too (its renderers escape what a terminal or a page
+# would act on). Lone surrogates stay refused: the history (UTF-8 text) cannot store them.
+_UNSAFE_IN_OWN_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 
 class DocumentInvalid(FlashmarkError):
@@ -155,19 +160,20 @@ def parse_json(data: bytes | str) -> Any:
 # -- 2. every value ------------------------------------------------------------------------------
 
 
-def check_values(document: Any) -> None:
-    """Every number, text, key and list of a parsed document within the bounds above."""
-    _walk(document, [], "", 0)
+def check_values(document: Any, *, own: bool = False) -> None:
+    """Every number, text, key and list of a parsed document within the bounds above (`own`:
+    a document of flashmark's from this machine, whose text may hold control characters)."""
+    _walk(document, [], "", 0, own)
 
 
 def _fail(path: list[str | int], reason: str) -> typing.NoReturn:
     raise DocumentInvalid("invalid-document", reason, pointer(path))
 
 
-def _walk(value: Any, path: list[str | int], key: str, depth: int) -> None:
+def _walk(value: Any, path: list[str | int], key: str, depth: int, own: bool) -> None:
     kind = type(value)
     if kind is str:
-        _check_text(value, path, key)
+        _check_text(value, path, key, own)
     elif kind is float or kind is int:
         _check_number(value, path)
     elif kind is dict or kind is _Repeated:
@@ -179,7 +185,7 @@ def _walk(value: Any, path: list[str | int], key: str, depth: int) -> None:
             if len(name) > KEY_LIMIT or _UNSAFE_IN_TEXT.search(name):
                 _fail([*path, name[:KEY_LIMIT]], _text_problem(name, KEY_LIMIT, "a key"))
             path.append(name)
-            _walk(item, path, name, depth + 1)
+            _walk(item, path, name, depth + 1, own)
             path.pop()
     elif kind is list:
         if depth >= MAX_DEPTH:
@@ -194,7 +200,7 @@ def _walk(value: Any, path: list[str | int], key: str, depth: int) -> None:
                     _check_number(item, [*path, index])
             else:
                 path.append(index)
-                _walk(item, path, key, depth + 1)
+                _walk(item, path, key, depth + 1, own)
                 path.pop()
     elif value is not None and kind is not bool:
         _fail(path, f"{kind.__name__} is not a JSON value")
@@ -210,12 +216,14 @@ def _check_number(value: float, path: list[str | int]) -> None:
         _fail(path, f"the number {value:g} is beyond ±{MAX_FLOAT:g}, more than any figure")
 
 
-def _check_text(value: str, path: list[str | int], key: str) -> None:
+def _check_text(value: str, path: list[str | int], key: str, own: bool) -> None:
     if key in FILE_TEXT_KEYS:
         limit, unsafe = FILE_TEXT_LIMIT, _UNSAFE_IN_FILE_TEXT
     else:
         limit = IDENTIFIER_LIMIT if key in IDENTIFIER_KEYS else TEXT_LIMIT
         unsafe = _UNSAFE_IN_TEXT
+    if own:
+        unsafe = _UNSAFE_IN_OWN_TEXT
     if len(value) > limit or unsafe.search(value):
         _fail(path, _text_problem(value, limit, "text", unsafe))
 
@@ -248,13 +256,17 @@ class DocumentKind:
     write: Callable[[Any], Any]
 
 
-def check_document(document: Any, kinds: Mapping[str, DocumentKind]) -> Checked:
-    """A parsed document checked whole against the kinds accepted here (by "schema")."""
+def check_document(
+    document: Any, kinds: Mapping[str, DocumentKind], *, own: bool = False
+) -> Checked:
+    """A parsed document checked whole against the kinds accepted here (by "schema"); `own`
+    for a document of flashmark's read on this machine (`flashmark import`), whose text may
+    hold the control characters a folder's name can."""
     if not isinstance(document, dict):
         raise DocumentInvalid(
             "invalid-document", f"a document is one JSON object, not {_json_type(document)}"
         )
-    check_values(document)
+    check_values(document, own=own)
     schema = document.get("schema")
     kind = kinds.get(schema) if isinstance(schema, str) else None
     if kind is None:
@@ -618,7 +630,9 @@ def _check_bool(value: Any, where: tuple[str | int, ...]) -> None:
 
 
 def _check_int(value: Any, where: tuple[str | int, ...]) -> None:
-    if type(value) is not int or not -MAX_INT <= value <= MAX_INT:
+    # Signed or unsigned: a surface scan's nonce is an unsigned 64-bit number, written as hex
+    # text; numbers written as JSON numbers are held to MAX_INT by check_values already.
+    if type(value) is not int or not -MAX_INT - 1 <= value <= MAX_UNSIGNED:
         raise _WrongType(where, "a whole number within 64 bits", value)
 
 

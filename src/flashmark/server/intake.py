@@ -12,6 +12,7 @@ uploader's local `id`), which is how the service answers with the same id.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -61,7 +62,7 @@ class Facts:
     board: str | None
     profile: str
     started_at: str
-    card_serial: str | None  # as uploaded: a salted hash from `flashmark upload`
+    card_serial: str | None  # the upload's card link (a salted hash), when it sent one
     headlines: Mapping[str, float | None]
 
 
@@ -79,17 +80,41 @@ def parse_upload(body: bytes) -> Accepted:
 
 
 def accept(document: Any) -> Accepted:
-    """A parsed document checked against the accepted schemas and the Run's types."""
+    """A parsed document checked against the accepted schemas and the Run's types; an upload's
+    `card_link` (flashmark upload --link-card), which no result document of its own holds, is
+    checked apart and kept."""
+    link = None
+    if isinstance(document, dict) and CARD_LINK in document:
+        document = dict(document)
+        link = _card_link(document.pop(CARD_LINK))
     checked = check_document(document, _KINDS)
     run = checked.value
     assert isinstance(run, Run)
     kept = {key: value for key, value in checked.document.items() if key != "id"}
+    if link is not None:
+        kept[CARD_LINK] = link
     return Accepted(
         document=kept,
         content_hash=content_hash(kept),
-        facts=facts_of(run),
+        facts=dataclasses.replace(facts_of(run), card_serial=link),
         dropped=checked.dropped,
     )
+
+
+# What `flashmark upload --link-card` adds to a document: 128 bits of a salted hash, as 32
+# lowercase hex digits (server/upload.py card_link).
+CARD_LINK = "card_link"
+_CARD_LINK = re.compile(r"[0-9a-f]{32}")
+
+
+def _card_link(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or _CARD_LINK.fullmatch(value) is None:
+        raise DocumentInvalid(
+            "invalid-document", "a card link is 32 lowercase hex digits, or null", "/card_link"
+        )
+    return value
 
 
 def content_hash(document: Mapping[str, Any]) -> str:
@@ -121,7 +146,7 @@ def facts_of(run: Run) -> Facts:
         board=_clean(run.probe.environment.board) if run.probe and run.probe.environment else None,
         profile=run.settings.profile,
         started_at=run.started_at,
-        card_serial=_clean(device.serial) if device else None,
+        card_serial=None,  # only an upload's card link says which card it was (accept)
         headlines=headlines,
     )
 
