@@ -70,16 +70,16 @@ def main() -> int:
 def print_table(outcomes: list[harness.Outcome], elapsed_s: float) -> None:
     rows = harness.as_table(outcomes)
     print()
-    print(f"{'category':<18}{'tried':>7}{'held':>7}{'held %':>9}{'case time':>11}")
+    print(f"{'category':<22}{'tried':>7}{'held':>7}{'held %':>9}{'case time':>11}")
     for row in rows:
         share = 100.0 * row["held"] / row["tried"]
         print(
-            f"{row['category']:<18}{row['tried']:>7}{row['held']:>7}{share:>8.0f}%"
+            f"{row['category']:<22}{row['tried']:>7}{row['held']:>7}{share:>8.0f}%"
             f"{row['seconds']:>10.0f}s"
         )
     tried = sum(row["tried"] for row in rows)
     held = sum(row["held"] for row in rows)
-    print(f"{'total':<18}{tried:>7}{held:>7}{100.0 * held / max(tried, 1):>8.0f}%"
+    print(f"{'total':<22}{tried:>7}{held:>7}{100.0 * held / max(tried, 1):>8.0f}%"
           f"{elapsed_s:>10.0f}s wall")  # fmt: skip
     for row in rows:
         if not row["failures"]:

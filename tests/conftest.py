@@ -78,9 +78,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def private_history(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
-    """Every test saves into a history of its own, never the user's (subprocesses inherit it)."""
+    """Every test saves into a history of its own, never the user's, and keeps its state
+    (recovery files, capacity backups) in a folder of its own (subprocesses inherit both)."""
     path = tmp_path_factory.mktemp("history") / "history.sqlite3"
     monkeypatch.setenv("FLASHMARK_DB", str(path))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     return path
 
 

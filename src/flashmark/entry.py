@@ -57,12 +57,52 @@ def install_stop_handlers() -> None:
             signal.signal(sig, stop_at_once)
 
 
+def standard_streams() -> None:
+    """Make stdin, stdout and stderr safe to use; stop at once when stdout is closed.
+
+    A descriptor 0, 1 or 2 that is closed (`flashmark run >&-`) is opened on /dev/null first:
+    the next file flashmark opens would otherwise get its number, and text meant for stdout
+    would be written into it (the history database, a test file). Results are printed on
+    stdout, so a closed stdout stops flashmark before anything is measured, in one line (exit
+    3, README "Exit codes"). Text that the locale's encoding cannot hold (a path in UTF-8 under
+    LANG=C.ISO-8859-1, a file name that is not UTF-8) is printed escaped (backslashreplace),
+    never raised.
+    """
+    closed = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(fd)
+    for fd in closed:
+        opened = os.open(os.devnull, os.O_RDWR)
+        if opened != fd:
+            os.dup2(opened, fd)
+            os.close(opened)
+    if 2 in closed or sys.stderr is None:
+        sys.stderr = open(2, "w", errors="backslashreplace", closefd=False)  # noqa: SIM115
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(OSError, ValueError):
+                reconfigure(errors="backslashreplace")
+    if 1 in closed:
+        with contextlib.suppress(OSError):
+            os.write(
+                2,
+                b"flashmark: error: stdout is closed (started with >&- or similar): flashmark "
+                b"prints its results there; give it a file, a pipe or /dev/null\n",
+            )
+        os._exit(3)
+
+
 def main() -> None:
     """The console script `flashmark` (pyproject.toml) and `python -m flashmark`."""
     try:
         install_stop_handlers()
     except KeyboardInterrupt:  # a Ctrl-C that Python's handler took just before ours was set
         stop_at_once(signal.SIGINT, None)
+    standard_streams()
     from flashmark.cli import main as command_line
 
     try:

@@ -13,6 +13,8 @@ Categories (issue 8, "Proof"):
   hostile paths    folder names that a job-file parser or a shell would read as syntax
   numeric inputs   nan, inf, -inf, -1, 1e400, an overflowing integer, "" and garbage for
                    every numeric option and argument of every command
+and, in modules of their own (durable_cases.py): power cut and resume, environment faults,
+hostile imports.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from dataclasses import dataclass, field
 
 import click
 
+from tests.faults import durable_cases
+
 DEFAULT_SEED = 8
 DEFAULT_SIGNAL_COUNT = 110  # issue 8 asks for at least 100 seeded signal deliveries
 
@@ -33,7 +37,7 @@ STACKS = "stacked devices"
 DATABASE = "database faults"
 PATHS = "hostile paths"
 NUMBERS = "numeric inputs"
-CATEGORIES = (SIGNALS, STACKS, DATABASE, PATHS, NUMBERS)
+CATEGORIES = (SIGNALS, STACKS, DATABASE, PATHS, NUMBERS, *durable_cases.CATEGORIES)
 
 # The run every signal, database and hostile-path case makes: 4 MiB prepared at the emulated
 # device's 4 MB/s (about 1 s), then 5 tests (a1) or 6 (quick) of 1 s each. No ramp (--ramp 0):
@@ -333,6 +337,8 @@ def numeric_cases(parameters: Iterable[NumericParameter] | None = None) -> list[
 
 def expected_seconds(case: Case) -> float:
     """A rough duration, to start the long cases first (a shorter tail when run in parallel)."""
+    if hasattr(case, "expected_s"):  # the categories in modules of their own say it
+        return float(case.expected_s)
     if isinstance(case, SignalCase):
         if case.command != "run":
             return 0.5 if case.phase == "startup" else 3.5
@@ -360,6 +366,7 @@ def all_cases(seed: int = DEFAULT_SEED, count: int = DEFAULT_SIGNAL_COUNT) -> di
         DATABASE: list(database_cases()),
         PATHS: list(path_cases(seed, generated=max(2, count // 50))),
         NUMBERS: list(numeric_cases()),
+        **durable_cases.all_cases(seed),
     }
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from flashmark.errors import ExitStatus
 from tests.cli_runner import Done, flashmark
+from tests.conftest import DATA
 from tests.history.faults import FAULTS, Fault, broken_history, fault_ids, tree
 
 DISKSTATS = Path(__file__).resolve().parents[1] / "data" / "diskstats"
@@ -160,17 +161,7 @@ def test_import_into_a_broken_history_is_one_line(
     fault: Fault, tmp_path: Path, home: dict[str, str]
 ) -> None:
     document = tmp_path / "result.json"
-    document.write_text(
-        json.dumps(
-            {
-                "schema": "flashmark.monitor/1",
-                "device": "sda",
-                "command": None,
-                "finished_at": "2026-11-23T08:00:00Z",
-                "summary": {"seconds": 1.0},
-            }
-        )
-    )
+    document.write_text((DATA / "report" / "monitor-true.json").read_text())
     with broken_history(fault, tmp_path) as db:
         before = tree(tmp_path)
         done = flashmark("import", str(document), "--db", str(db), env=home)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
+import flashmark.history.recovery
 from flashmark.errors import (
     HistoryError,
     HistoryFolderMissing,
@@ -24,6 +24,7 @@ from flashmark.errors import (
 from flashmark.history.recovery import RecoveryFileError, keep_unsaved
 from flashmark.history.store import BUSY_TIMEOUT_S, History
 from flashmark.kinds.files import read_document_file
+from tests.conftest import DATA
 from tests.history.faults import FAULTS, Fault, broken_history, fault_ids, make_history, tree
 
 KINDS = {
@@ -135,7 +136,7 @@ def test_the_same_document_is_added_once(tmp_path: Path) -> None:
     assert (other.id, other.added) == (2, True)
 
 
-def test_recovery_files_fall_back_to_the_temporary_folder(
+def test_recovery_files_try_the_state_folder_var_tmp_tmpdir_tmp_and_the_current_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     document = {"schema": "flashmark.monitor/1", "v": 1}
@@ -146,16 +147,25 @@ def test_recovery_files_fall_back_to_the_temporary_folder(
 
     blocked = tmp_path / "a-file"
     blocked.write_text("")  # the state folder cannot be made under a file
-    temporary = tmp_path / "tmp"
-    temporary.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
-    kept = keep_unsaved(document, "monitor", environ={"XDG_STATE_HOME": str(blocked)})
-    assert kept.parent == temporary and kept.name.startswith("flashmark-unsaved-monitor-")
-    assert json.loads(kept.read_text()) == document
+    var_tmp, tmpdir, tmp, here = (tmp_path / name for name in ("var-tmp", "tmpdir", "tmp", "cwd"))
+    monkeypatch.setattr(flashmark.history.recovery, "SHARED_FOLDERS", (var_tmp, tmp))
+    environ = {"XDG_STATE_HOME": str(blocked), "TMPDIR": str(tmpdir)}
+    for folder in (var_tmp, tmpdir, tmp, here):  # each is taken once those before it are gone
+        folder.mkdir()
+        monkeypatch.chdir(here if folder == here else tmp_path)
+        kept = keep_unsaved(document, "monitor", environ=environ)
+        assert kept.parent == folder and kept.name.startswith("flashmark-unsaved-monitor-")
+        assert json.loads(kept.read_text()) == document
+        kept.unlink()
+        monkeypatch.chdir(tmp_path)
+        folder.rmdir()
 
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
-    with pytest.raises(RecoveryFileError, match=r"a-file.*gone"):
-        keep_unsaved(document, "monitor", environ={"XDG_STATE_HOME": str(blocked)})
+    gone = tmp_path / "gone"  # a current folder that was removed: no place is left
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with pytest.raises(RecoveryFileError, match=r"a-file.*var-tmp.*tmpdir.*tmp"):
+        keep_unsaved(document, "monitor", environ=environ)
 
 
 @pytest.mark.parametrize(
@@ -187,3 +197,20 @@ def test_database_names_are_names_never_uri_syntax(tmp_path: Path, name: str) ->
     assert history.save(kind="monitor", target="sda", label="x", document={}) == 1
     assert [entry.id for entry in History(path).list()] == [1]
     assert tree(tmp_path) == [name]
+
+
+def test_a_run_in_a_folder_named_with_control_characters_imports(tmp_path: Path) -> None:
+    """A folder's name may hold any character but NUL; its run's document must import (the
+    recovery file of such a run is how it reaches the history), while the results service,
+    open to anyone, refuses control characters (tests/hostile)."""
+    from flashmark.server.intake import UploadRejected, accept
+
+    document = json.loads((DATA / "report" / "quick-a1-card.json").read_text())
+    folder = "/media/card\x1b[31m\nred\u202e"
+    document["target"]["given"] = document["target"]["folder"] = folder
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(document))
+    entry = read_document_file(path)
+    assert entry.target == folder and entry.document["target"]["given"] == folder
+    with pytest.raises(UploadRejected):
+        accept(document)

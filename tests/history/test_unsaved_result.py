@@ -26,6 +26,7 @@ import pytest
 from flashmark.errors import ExitStatus
 from flashmark.history.store import BUSY_TIMEOUT_S
 from tests.cli_runner import flashmark
+from tests.conftest import DATA
 from tests.history.faults import read_only
 from tests.history.test_cli_faults import DISKSTATS
 
@@ -171,18 +172,8 @@ def test_a_run_output_from_elsewhere_is_imported_under_its_own_kind(
 
 
 def test_a_file_that_is_no_result_is_refused_before_anything_is_added(tmp_path: Path) -> None:
-    good = tmp_path / "monitor.json"
-    good.write_text(
-        json.dumps(
-            {
-                "schema": "flashmark.monitor/1",
-                "device": "mmcblk0",
-                "command": ["true"],
-                "finished_at": "2026-11-23T08:00:00Z",
-                "summary": {"seconds": 1.0},
-            }
-        )
-    )
+    good = tmp_path / "monitor.json"  # `monitor mmcblk0 --json -- true`, recorded
+    good.write_text((DATA / "report" / "monitor-true.json").read_text())
     bad = tmp_path / "notes.json"
     bad.write_text('{"schema": "flashmark.result/9"}')
     env = {"FLASHMARK_DB": str(tmp_path / "h.sqlite3")}

@@ -143,3 +143,32 @@ def test_block_size_labels_that_would_touch_are_thinned():
     kept = charts._spaced_log_labels(sizes, block_size_label)
     assert kept[0] == 1024 and kept[-1] == 16 << 20
     assert not {524288.0, float(1 << 20)} <= set(kept)  # "512k1M"
+
+
+def test_a_long_series_is_drawn_from_the_extremes_of_each_span():
+    points = [(float(t), 100.0) for t in range(100_000)]
+    points[31_337] = (31_337.0, 0.0)  # a stall
+    points[77_000] = (77_000.0, 900.0)  # a burst
+    drawn = charts.at_most(points, 800)
+    assert len(drawn) <= 800
+    assert (31_337.0, 0.0) in drawn and (77_000.0, 900.0) in drawn
+    assert [t for t, _ in drawn] == sorted(t for t, _ in drawn)
+    assert charts.at_most(points[:500], 800) == points[:500]
+
+
+def test_an_hour_of_seconds_draws_a_bounded_chart(runs):
+    run = runs[0]
+    test = run.tests[0]
+    direction = test.read or test.write
+    assert direction is not None and direction.bw_per_second is not None
+    series = dataclasses.replace(
+        direction.bw_per_second, samples_bps=tuple(1e7 + i % 7 for i in range(3600))
+    )
+    side = "read" if test.read else "write"
+    longer = dataclasses.replace(
+        test, **{side: dataclasses.replace(direction, bw_per_second=series)}
+    )
+    svg = charts.bandwidth_chart([dataclasses.replace(run, tests=(longer,))], test.spec.name)
+    assert svg is not None
+    dots = svg.count('class="dot reactive tooltip-trigger"')
+    assert charts.MAX_LINE_POINTS // 2 <= dots <= charts.MAX_LINE_POINTS

@@ -188,7 +188,9 @@ def make_service(database: str) -> Iterator[Callable[..., Service]]:
     with contextlib.ExitStack() as stack:
 
         def make(**options: Any) -> Service:
-            app = create_app(ServerConfig(database=database, **options))
+            # The test client's requests name this host: links are made from it.
+            config = {"trusted_hosts": ("results.test",), **options}
+            app = create_app(ServerConfig(database=database, **config))
             client = stack.enter_context(TestClient(app, base_url="http://results.test"))
             return Service(client, database, token)
 

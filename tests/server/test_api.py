@@ -147,12 +147,12 @@ def test_wrong_schema_or_version_is_refused_naming_the_accepted_ones(service: Se
 @pytest.mark.parametrize(
     ("path", "value", "field"),
     [
-        (("settings", "runtime_s"), "8", "result.settings.runtime_s"),
-        (("settings", "direct"), 1, "result.settings.direct"),
-        (("target", "capacity_bytes"), 2**70, "result.target.capacity_bytes"),
-        (("host", "hostname"), ["a"], "result.host.hostname"),
-        (("tests", 0, "elapsed_s"), "fast", "result.tests[0].elapsed_s"),
-        (("probe", "devices", 0, "capacity_bytes"), 1.5, "capacity_bytes"),
+        (("settings", "runtime_s"), "8", "/settings/runtime_s"),
+        (("settings", "direct"), 1, "/settings/direct"),
+        (("target", "capacity_bytes"), 2**70, "/target/capacity_bytes"),
+        (("host", "hostname"), ["a"], "/host/hostname"),
+        (("tests", 0, "elapsed_s"), "fast", "/tests/0/elapsed_s"),
+        (("probe", "devices", 0, "capacity_bytes"), 1.5, "/probe/devices/0/capacity_bytes"),
         (("tests",), {"not": "a list"}, ""),
         (("target",), None, ""),
     ],

@@ -8,6 +8,7 @@ import io
 import json
 from typing import Any
 
+from flashmark.spreadsheet import text_cell
 from tests.server.conftest import Service
 
 # SQL, HTML and a spreadsheet formula in one string, in every text field.
@@ -74,9 +75,13 @@ def test_csv_cells_cannot_start_a_formula(service: Service, documents):
     text = service.client.get("/api/v1/export.csv").text
     rows = list(csv.reader(io.StringIO(text)))
     cells = [cell for row in rows[1:] for cell in row]
-    assert any(PAYLOAD.strip() in cell for cell in cells)
+    assert any(cell.startswith(text_cell(PAYLOAD.strip())) for cell in cells)
     for cell in cells:
         assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), cell
+        # nor where a spreadsheet splitting at another separator would start a cell (OWASP)
+        for boundary in ',;\t|\r\n"':
+            for part in cell.split(boundary)[1:]:
+                assert not part.lstrip(" ").startswith(("=", "+", "-", "@")), (boundary, cell)
     lines = service.client.get("/api/v1/export.jsonl").text.splitlines()
     assert json.loads(lines[0])["host"]["hostname"].startswith(PAYLOAD)
 

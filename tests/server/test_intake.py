@@ -57,7 +57,7 @@ def test_bodies_json_cannot_hold_are_refused(body):
 def test_numbers_beyond_any_storage_figure_are_refused():
     document = recorded("quick-a1-card")
     document["tests"][0]["elapsed_s"] = 1e300
-    with pytest.raises(UploadRejected, match=r"tests\[0\]\.elapsed_s"):
+    with pytest.raises(UploadRejected, match=r"^/tests/0/elapsed_s: "):
         accept(document)
 
 

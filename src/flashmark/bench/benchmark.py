@@ -16,15 +16,27 @@ from dataclasses import dataclass
 
 from flashmark import __version__
 from flashmark.bench.grading import claim_findings, grade_results, judge_probe
-from flashmark.bench.measure import Progress, measure
-from flashmark.bench.model import HostInfo, Run, Target
+from flashmark.bench.measure import Measurement, MeasurementStopped, Progress, measure
+from flashmark.bench.model import HostInfo, Partial, Run, Target
 from flashmark.bench.plan import Plan, default_settings, plan_area, plan_tests
+from flashmark.bench.preflight import check_plan
 from flashmark.bench.profiles import get_profile
 from flashmark.bench.target import resolve_target
 from flashmark.errors import FlashmarkError, Interrupted
 from flashmark.fio.runner import FioRunner
 from flashmark.probe import ProbeReport, probe_target
 from flashmark.system.sysroot import SystemRoots
+
+
+class BenchmarkStopped(FlashmarkError):
+    """A step failed after tests were measured: `partial` is the run with those tests (its
+    `partial` says what failed), `cause` the error, whose exit status this one carries."""
+
+    def __init__(self, partial: Run, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.partial = partial
+        self.cause = cause
+        self.exit_status = getattr(cause, "exit_status", self.exit_status)
 
 
 @dataclass(frozen=True)
@@ -72,12 +84,29 @@ def run_benchmark(
     progress: Progress | None = None,
 ) -> Run:
     """Measure, grade and judge a plan (made from `request` when given one). With `roots`,
-    device activity is recorded and the workloads run (see measure)."""
+    device activity is recorded and the workloads run (see measure). What the later steps
+    need is checked first (flashmark.bench.preflight); a step that still fails after tests were
+    measured raises BenchmarkStopped with those tests, judged."""
     if isinstance(request, Plan):
         plan = request
     else:
         plan = plan_benchmark(request, roots or SystemRoots(), runner.log_folder)
-    measured = measure(plan, runner, progress, roots)
+    if roots is not None:  # the workloads run only with roots
+        check_plan(plan)
+    try:
+        measured = measure(plan, runner, progress, roots)
+    except MeasurementStopped as stopped:
+        partial = Partial(
+            failed_step=stopped.step,
+            error=str(stopped.cause),
+            exit_status=int(stopped.exit_status),
+            not_run=stopped.not_run,
+        )
+        raise BenchmarkStopped(_judged(plan, stopped.partial, partial), stopped.cause) from None
+    return _judged(plan, measured, None)
+
+
+def _judged(plan: Plan, measured: Measurement, partial: Partial | None) -> Run:
     grades = grade_results(measured.tests)
     report = plan.probe
     return Run(
@@ -94,6 +123,7 @@ def run_benchmark(
         probe=report,
         findings=claim_findings(report, grades) if report else (),
         workloads=measured.workloads,
+        partial=partial,
     )
 
 

@@ -16,6 +16,7 @@ from flashmark.bench.model import (
     Grade,
     HostInfo,
     LatencyNs,
+    Partial,
     Passport,
     Pattern,
     Run,
@@ -84,6 +85,14 @@ def run_to_document(run: Run) -> dict[str, Any]:
         "workloads": [workload.to_dict() for workload in run.workloads],
         "probe": run.probe.to_dict() if run.probe else None,
         "passport": run.passport.to_dict() if run.passport else None,
+        "partial": None
+        if run.partial is None
+        else {
+            "failed_step": run.partial.failed_step,
+            "error": run.partial.error,
+            "exit_status": run.partial.exit_status,
+            "not_run": list(run.partial.not_run),
+        },
     }
 
 
@@ -283,7 +292,7 @@ def document_to_run(document: dict[str, Any]) -> Run:
         )
     try:
         return _read_run(document)
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ResultFormatError(
             f"result document is malformed ({type(error).__name__}: {error})"
         ) from None
@@ -336,6 +345,16 @@ def _read_run(d: dict[str, Any]) -> Run:
         findings=tuple(d.get("findings", ())),
         workloads=tuple(WorkloadResult.from_dict(w) for w in d.get("workloads", ())),
         passport=Passport.from_dict(d["passport"]) if d.get("passport") else None,
+        partial=_read_partial(d["partial"]) if d.get("partial") else None,
+    )
+
+
+def _read_partial(d: dict[str, Any]) -> Partial:
+    return Partial(
+        failed_step=str(d["failed_step"]),
+        error=str(d["error"]),
+        exit_status=int(d["exit_status"]),
+        not_run=tuple(str(name) for name in d.get("not_run", ())),
     )
 
 

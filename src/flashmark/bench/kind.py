@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 def _listing(run: Run) -> Listing:
     # What was measured, absolute: "." or "card" would name another place tomorrow.
-    return Listing(run.target.folder or run.target.path, run.settings.profile)
+    label = run.settings.profile + (" (partial)" if run.partial is not None else "")
+    return Listing(run.target.folder or run.target.path, label)
 
 
 def _terminal(run: Run) -> RenderableType:
@@ -49,7 +50,10 @@ RUN: ResultKind[Run] = ResultKind(
     name="benchmark",
     schema=SCHEMA,
     to_document=run_to_document,
-    from_document=lambda document: document_to_run(dict(document)),
+    # A dict as it is (the strict check reads documents through a dict that notes each key).
+    from_document=lambda document: document_to_run(
+        document if isinstance(document, dict) else dict(document)
+    ),
     listing=_listing,
     terminal=_terminal,
     markdown=_markdown,

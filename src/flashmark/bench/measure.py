@@ -29,10 +29,14 @@ from flashmark.bench.lengths import (
 )
 from flashmark.bench.model import FioInfo, Target, TargetKind, TestResult, TestSpec
 from flashmark.bench.plan import Plan
+from flashmark.bench.preflight import full_temporary_folder
 from flashmark.bench.results import ParsedRun, parse_prepare_output, parse_run, pooled_result
 from flashmark.bench.target import TestArea, created_test_file
 from flashmark.errors import (
     DeviceFailed,
+    ExitStatus,
+    FioFailed,
+    FioOutputError,
     FlashmarkError,
     Interrupted,
     NotEnoughSpace,
@@ -90,6 +94,22 @@ class Measurement:
     warnings: tuple[str, ...]  # what went wrong on the way without spoiling the figures
 
 
+class MeasurementStopped(FlashmarkError):
+    """A step failed after tests were measured: `partial` holds those tests, `step` names the
+    step that failed, `not_run` what did not run after it, `cause` the error (its exit status
+    is this one's)."""
+
+    def __init__(
+        self, partial: Measurement, step: str, not_run: tuple[str, ...], cause: BaseException
+    ) -> None:
+        super().__init__(str(cause))
+        self.partial = partial
+        self.step = step
+        self.not_run = not_run
+        self.cause = cause
+        self.exit_status = getattr(cause, "exit_status", ExitStatus.FAILURE)
+
+
 def measure(
     plan: Plan,
     runner: FioRunner,
@@ -101,49 +121,93 @@ def measure(
     With `roots`, the device's /proc/diskstats counters are sampled every second during each
     test (TestResult.monitor), and the plan's workloads run after the tests."""
     progress = progress or SilentProgress()
-    target, settings = plan.target, plan.settings
-    watch = _DeviceWatch(target, roots)
+    watch = _DeviceWatch(plan.target, roots)
     fio_version = runner.version()  # fails before anything is created when fio is unusable
     started = _now()
     results: list[TestResult] = []
-    command: tuple[str, ...] = ()
-    total = len(plan.tests) + (1 if plan.prepare else 0) + (1 if plan.workloads else 0)
     left_behind: list[str] = []
-    with _test_area(plan, roots, left_behind) as area:
-        number = 0
-        written = 0  # how far from its start the tests so far wrote the area sequentially
-        bursty: TestSpec | None = None  # the test that found the device completing in bursts
-        fastest = FastestRates()
-        for index, spec in enumerate(plan.tests):
-            if index == plan.prepare_after and plan.prepare_job is not None:
-                number += 1
-                _prepare(plan, runner, progress, area, written, number, total)
-            number += 1
-            job = plan.jobs[index]
-            progress.begin(spec.name, number, total, job.expected_s)
-            with watch.monitor() as monitor:
-                result, output, found_bursty = _measure_test(
-                    plan, index, runner, progress, area.folder_fd, bursty, fastest
-                )
-            fastest = fastest.seen(result)
-            if found_bursty and (bursty is None or spec.iodepth < bursty.iodepth):
-                bursty = spec
-            if monitor is not None:
-                result = dataclasses.replace(result, monitor=monitor.series())
-            if index < plan.prepare_after:
-                written = max(written, written_extent(output.logs, settings.size_bytes))
-            command = command or output.argv
-            results.append(result)
-            progress.end(spec.name, _summary(result))
-    workloads = _run_workloads(plan, results, roots, progress)
+    steps = _steps(plan)
+    done: list[str] = []  # the steps finished, in order
+    commands: list[tuple[str, ...]] = []  # each fio run's command line
+    try:
+        with _test_area(plan, roots, left_behind) as area:
+            _measure_tests(plan, runner, progress, area, watch, results, done, commands)
+        workloads = _run_workloads(plan, results, roots, progress)
+    except Exception as error:  # a signal is a BaseException: it stops the run as it is
+        if not results or isinstance(error, Interrupted):
+            raise
+        failed = next((step for step in steps if step not in done), "the end of the run")
+        partial = Measurement(
+            started_at=started,
+            finished_at=_now(),
+            fio=FioInfo(version=fio_version, command=commands[0] if commands else ()),
+            tests=tuple(results),
+            workloads=(),
+            warnings=tuple(left_behind) + watch.warnings,
+        )
+        not_run = tuple(step for step in steps if step not in done and step != failed)
+        raise MeasurementStopped(partial, failed, not_run, error) from error
     return Measurement(
         started_at=started,
         finished_at=_now(),
-        fio=FioInfo(version=fio_version, command=command),
+        fio=FioInfo(version=fio_version, command=commands[0] if commands else ()),
         tests=tuple(results),
         workloads=workloads,
         warnings=tuple(left_behind) + watch.warnings + _workload_warnings(workloads),
     )
+
+
+def _steps(plan: Plan) -> tuple[str, ...]:
+    """The run's steps in order: its tests, the preparation among them, the workloads."""
+    steps = [spec.name for spec in plan.tests]
+    if plan.prepare_job is not None and plan.prepare_after < len(steps):
+        steps.insert(plan.prepare_after, PREPARE_JOB_NAME)
+    if plan.workloads:
+        steps.append("workloads")
+    return tuple(steps)
+
+
+def _measure_tests(
+    plan: Plan,
+    runner: FioRunner,
+    progress: Progress,
+    area: TestArea,
+    watch: _DeviceWatch,
+    results: list[TestResult],
+    done: list[str],
+    commands: list[tuple[str, ...]],
+) -> None:
+    """Run the plan's tests (and its preparation before the first that reads) into `results`,
+    noting each finished step in `done` and each test's fio command line in `commands`."""
+    settings = plan.settings
+    total = len(plan.tests) + (1 if plan.prepare else 0) + (1 if plan.workloads else 0)
+    number = 0
+    written = 0  # how far from its start the tests so far wrote the area sequentially
+    bursty: TestSpec | None = None  # the test that found the device completing in bursts
+    fastest = FastestRates()
+    for index, spec in enumerate(plan.tests):
+        if index == plan.prepare_after and plan.prepare_job is not None:
+            number += 1
+            _prepare(plan, runner, progress, area, written, number, total)
+            done.append(PREPARE_JOB_NAME)
+        number += 1
+        job = plan.jobs[index]
+        progress.begin(spec.name, number, total, job.expected_s)
+        with watch.monitor() as monitor:
+            result, output, found_bursty = _measure_test(
+                plan, index, runner, progress, area.folder_fd, bursty, fastest
+            )
+        fastest = fastest.seen(result)
+        if found_bursty and (bursty is None or spec.iodepth < bursty.iodepth):
+            bursty = spec
+        if monitor is not None:
+            result = dataclasses.replace(result, monitor=monitor.series())
+        if index < plan.prepare_after:
+            written = max(written, written_extent(output.logs, settings.size_bytes))
+        commands.append(output.argv)
+        results.append(result)
+        done.append(spec.name)
+        progress.end(spec.name, _summary(result))
 
 
 def _prepare(
@@ -163,8 +227,9 @@ def _prepare(
         progress.end(PREPARE_JOB_NAME, "nothing left to write: the tests before wrote it all")
         return
     left = plan.settings.size_bytes - plan.prepare_start(written)
-    output = runner.run(job, progress.update, folder_fd=area.folder_fd)
-    rate = parse_prepare_output(output, left, PREPARE_TIME_LIMIT_S)
+    with _temporary_folder_checked(runner):
+        output = runner.run(job, progress.update, folder_fd=area.folder_fd)
+        rate = parse_prepare_output(output, left, PREPARE_TIME_LIMIT_S)
     done = "" if left == plan.settings.size_bytes else f"the {format_size(left)} not yet written, "
     progress.end(PREPARE_JOB_NAME, done + format_rate(rate))
 
@@ -236,8 +301,22 @@ def _run_parsed(
     runner: FioRunner, progress: Progress, folder_fd: int | None, spec: TestSpec, job: FioJob
 ) -> tuple[ParsedRun, FioOutput]:
     """One fio run of `spec`, parsed once (its windows can be pooled with later runs')."""
-    output = runner.run(job, progress.update, folder_fd=folder_fd)
-    return parse_run(spec, job, output), output
+    with _temporary_folder_checked(runner):
+        output = runner.run(job, progress.update, folder_fd=folder_fd)
+        return parse_run(spec, job, output), output
+
+
+@contextlib.contextmanager
+def _temporary_folder_checked(runner: FioRunner) -> Iterator[None]:
+    """A fio run that failed because fio's work folder filled up (its JSON missing, a write
+    of its log refused) says so, instead of blaming fio or the target."""
+    try:
+        yield
+    except (FioFailed, FioOutputError, NotEnoughSpace) as error:
+        full = full_temporary_folder(runner.log_folder)
+        if full is not None:
+            raise full from error
+        raise
 
 
 def _extend(

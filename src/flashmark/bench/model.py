@@ -363,8 +363,20 @@ class Passport:
 
 
 @dataclass(frozen=True)
+class Partial:
+    """Why a run's result holds only some of its tests: a later step failed (the workloads ran
+    out of inodes, the device failed), and the tests measured before it are kept."""
+
+    failed_step: str  # the step that failed: a test's name, "prepare", "workloads"
+    error: str  # its one-line error
+    exit_status: int  # what the command exited with (README "Exit codes")
+    not_run: tuple[str, ...] = ()  # the tests and steps that did not run after it
+
+
+@dataclass(frozen=True)
 class Run:
-    """One complete benchmark run: the result document, as saved and as exported."""
+    """One benchmark run: the result document, as saved and as exported (`partial` when a
+    step failed after some of its tests were measured)."""
 
     started_at: str  # ISO 8601, UTC
     finished_at: str
@@ -381,6 +393,7 @@ class Run:
     findings: tuple[str, ...] = ()  # claimed vs measured, e.g. "claims A2; measured ...: ..."
     workloads: tuple[WorkloadResult, ...] = ()  # the profile's real-world workloads, after fio
     passport: Passport | None = None  # the measured card's passport, when it is an SD/eMMC card
+    partial: Partial | None = None  # set when a step failed after tests were measured
 
     def test(self, name: str) -> TestResult | None:
         return next((t for t in self.tests if t.spec.name == name), None)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import struct
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,18 +31,13 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from flashmark.capacity.rawdev import RawDevice
+from flashmark.capacity.signature import SECTOR, is_signed
 from flashmark.errors import DeviceFailed, UsageError
-
-MAGIC = b"FLASHMARK-CAPACITY-BACKUP/1\n"
-_RECORD = struct.Struct(">cQIB")
-BACKUP_FOLDER = Path("flashmark") / "capacity-backups"
-
-
-def backup_folder(environ: Mapping[str, str] | None = None) -> Path:
-    """$XDG_STATE_HOME/flashmark/capacity-backups (XDG_STATE_HOME defaults to ~/.local/state)."""
-    env = os.environ if environ is None else environ
-    state_home = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state_home) / BACKUP_FOLDER
+from flashmark.system.pending_backups import (
+    MAGIC,
+    RECORD,
+    fsync_folder,
+)
 
 
 @dataclass(frozen=True)
@@ -58,6 +52,11 @@ class RestoreOutcome:
     ranges: int
     bytes_restored: int
     differing_after_aliasing: int  # ranges backed up after writes began that read differently
+    # `--restore` after a kill: ranges (and their bytes) written over since the probe, not put
+    # back, and bytes that already held their original content
+    changed_ranges: int = 0
+    changed_bytes: int = 0
+    in_place_bytes: int = 0
 
 
 class Journal:
@@ -84,7 +83,7 @@ class Journal:
                 record = Record(offset, self.device.read(offset, length), not self._writes_started)
                 self.records.append(record)
                 if self._stream is not None:
-                    self._stream.write(_RECORD.pack(b"R", offset, length, int(record.pre_write)))
+                    self._stream.write(RECORD.pack(b"R", offset, length, int(record.pre_write)))
                     self._stream.write(record.data)
             if fresh and self._stream is not None:
                 self._stream.flush()
@@ -133,6 +132,73 @@ def restore_records(device: RawDevice, records: Sequence[Record], source: str) -
     return RestoreOutcome(len(records), sum(len(r.data) for r in records), differing)
 
 
+def restore_ours(
+    device: RawDevice, records: Sequence[Record], nonce: bytes, source: str
+) -> RestoreOutcome:
+    """Put back only what the device still holds of the probe's (`--restore` after a kill,
+    when anything may have written to the device since): each logical block of a backed-up
+    range is written back when every sector of it holds a signature of this probe's nonce
+    (signature.is_signed); one that already holds its original content is left; any other
+    was written over since (a new image, a filesystem) and is left too, as "changed since".
+    Checked first, for every range, then written newest first, as `restore_records` does.
+    DeviceFailed (the file kept) when a restored block does not read back."""
+    unit = max(SECTOR, device.logical_block_bytes)
+    writes: list[tuple[Record, int, bytes]] = []  # (its record, offset, original content)
+    changed_ranges = changed_bytes = in_place = 0
+    for record in records:
+        current = device.read(record.offset, len(record.data))
+        changed = 0
+        run: int | None = None  # the start of blocks to put back, within this record
+        for at in range(0, len(record.data), unit):
+            now, then = current[at : at + unit], record.data[at : at + unit]
+            if now != then and all(
+                is_signed(now[s : s + SECTOR], nonce) for s in range(0, unit, SECTOR)
+            ):
+                run = at if run is None else run
+                continue
+            if run is not None:
+                writes.append((record, record.offset + run, record.data[run:at]))
+                run = None
+            if now == then:
+                in_place += unit
+            else:
+                changed += unit
+        if run is not None:
+            writes.append((record, record.offset + run, record.data[run:]))
+        # Only a range backed up before the first write says what the device held; a later
+        # one (a wrapping device) may hold the probe's data of another address.
+        if changed and record.pre_write:
+            changed_ranges += 1
+            changed_bytes += changed
+    for _, offset, data in reversed(writes):
+        device.write(offset, data)
+    if writes:
+        device.sync()
+    differing = 0
+    failed: list[int] = []
+    for record, offset, data in writes:
+        if device.read(offset, len(data)) == data:
+            continue
+        if record.pre_write:
+            failed.append(offset)
+        else:
+            differing += 1
+    if failed:
+        where = ", ".join(str(offset) for offset in failed[:5])
+        raise DeviceFailed(
+            f"the device did not read back {len(failed)} restored range(s) (at bytes {where}"
+            f"{', ...' if len(failed) > 5 else ''}); the backup stays in {source}"
+        )
+    return RestoreOutcome(
+        ranges=len({id(record) for record, _, _ in writes}),
+        bytes_restored=sum(len(data) for _, _, data in writes),
+        differing_after_aliasing=differing,
+        changed_ranges=changed_ranges,
+        changed_bytes=changed_bytes,
+        in_place_bytes=in_place,
+    )
+
+
 def create_backup_file(folder: Path, device_name: str, header: Mapping[str, Any]) -> Path:
     """A new backup file holding only its header, fsync'd with its folder entry."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -145,7 +211,7 @@ def create_backup_file(folder: Path, device_name: str, header: Mapping[str, Any]
             stream.write(json.dumps(dict(header), sort_keys=True).encode() + b"\n")
             stream.flush()
             os.fsync(stream.fileno())
-        _fsync_folder(folder)
+        fsync_folder(folder)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(name)
@@ -153,14 +219,6 @@ def create_backup_file(folder: Path, device_name: str, header: Mapping[str, Any]
     return Path(name)
 
 
-def _fsync_folder(folder: Path) -> None:
-    # The new name must survive a crash too (fsync(2): syncing the file does not sync the
-    # directory entry).
-    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def read_backup(path: Path) -> tuple[dict[str, Any], list[Record]]:
@@ -180,31 +238,17 @@ def read_backup(path: Path) -> tuple[dict[str, Any], list[Record]]:
         raise UsageError(f"cannot read {path}: {error.strerror}") from None
 
 
+
+
 def _records(stream: BinaryIO) -> Iterator[Record]:
     while True:
-        head = stream.read(_RECORD.size)
-        if len(head) < _RECORD.size:
+        head = stream.read(RECORD.size)
+        if len(head) < RECORD.size:
             return  # end, or a record cut short before its fsync (its write never happened)
-        tag, offset, length, pre_write = _RECORD.unpack(head)
+        tag, offset, length, pre_write = RECORD.unpack(head)
         if tag != b"R":
             return
         data = stream.read(length)
         if len(data) < length:
             return
         yield Record(offset, data, bool(pre_write))
-
-
-def backups_for(folder: Path, majmin: str) -> list[Path]:
-    """Backup files holding blocks of the device `majmin` ("8:16") that were not put back.
-
-    A file without records is skipped: nothing was written under it (a probe that is just
-    starting, or one stopped before its first write)."""
-    if not folder.is_dir():
-        return []
-    found = []
-    for path in sorted(folder.glob("*.backup")):
-        with contextlib.suppress(UsageError):
-            header, records = read_backup(path)
-            if header.get("majmin") == majmin and records:
-                found.append(path)
-    return found

@@ -20,18 +20,16 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from flashmark import __version__
 from flashmark.capacity.backup import (
     Journal,
     RestoreOutcome,
-    backup_folder,
-    backups_for,
     create_backup_file,
     read_backup,
-    restore_records,
+    restore_ours,
 )
 from flashmark.capacity.rawdev import DirectDevice, RawDevice
 from flashmark.capacity.result import (
@@ -43,14 +41,17 @@ from flashmark.capacity.result import (
 from flashmark.capacity.search import BLOCK_BYTES, Findings, Progress, find_capacity
 from flashmark.errors import (
     DeviceFailed,
+    EnvironmentProblem,
     Interrupted,
     TargetError,
-    UnsafeDevice,
     UsageError,
     add_outcome,
 )
+from flashmark.system.device_identity import find_by_identity, identity_of_node
 from flashmark.system.device_safety import claim_for_writing
+from flashmark.system.device_stack import device_stack, kernel_name_of_node
 from flashmark.system.paths import stat_target
+from flashmark.system.pending_backups import backup_folder, forget, refuse_if_pending, register
 from flashmark.system.signals import signals_held
 from flashmark.system.sysroot import SystemRoots
 
@@ -71,13 +72,11 @@ def check_block_device(given: str) -> tuple[str, str]:
     return str(path), f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}"
 
 
-def refuse_if_backup_left(node: str, majmin: str, folder: Path) -> None:
-    left = backups_for(folder, majmin)
-    if left:
-        raise UnsafeDevice(
-            f"an interrupted capacity probe of {node} left its backup in {left[0]}: "
-            f"`flashmark capacity --restore {left[0]}` puts those blocks back first"
-        )
+def refuse_if_backup_left(node: str, roots: SystemRoots, folder: Path) -> None:
+    """UnsafeDevice naming the `--restore` line when a killed probe's backup (in the default
+    folder, found through its pointers, or in `folder`) belongs to the device or its stack."""
+    stack = device_stack(kernel_name_of_node(node, roots), roots)
+    refuse_if_pending(node, stack, roots, extra_folders=(folder,))
 
 
 def probe_device_capacity(
@@ -96,24 +95,27 @@ def probe_device_capacity(
     restore) when a signal stops it."""
     node, majmin = check_block_device(given)
     folder = backup_folder() if folder is None else folder
-    refuse_if_backup_left(node, majmin, folder)
+    refuse_if_backup_left(node, roots, folder)
     nonce = os.urandom(16)
     started = time.time()
     with claim_for_writing(node, roots):
         device = opener(node)
+        path: Path | None = None
         try:
-            path: Path | None = None
             if not destructive:
                 header = {
                     "device": node,
                     "majmin": majmin,
+                    # what --restore and the other writing commands recognise it by
+                    # (flashmark.system.device_identity), whatever its path is then
+                    "identity": identity_of_node(node, roots),
                     "size_bytes": device.size_bytes,
                     "nonce": nonce.hex(),
                     "created_at": _iso(started),
                     "pid": os.getpid(),
                     "flashmark_version": __version__,
                 }
-                path = create_backup_file(folder, Path(node).name, header)
+                path = _new_backup_file(folder, node, header)
             try:
                 journal = Journal(device, path, backup=not destructive)
                 if path is not None and on_backup_file is not None:
@@ -127,6 +129,8 @@ def probe_device_capacity(
             closing = getattr(device, "close", None)
             if callable(closing):
                 closing()
+            if path is not None and not path.exists():  # put back: nothing is pending
+                forget(path)
     finished = time.time()
     anomalies, total = anomalies_of(findings)
     return CapacityResult(
@@ -156,6 +160,31 @@ def probe_device_capacity(
         notes=findings.notes + _restore_notes(outcome),
         flashmark_version=__version__,
     )
+
+
+def _new_backup_file(folder: Path, node: str, header: Mapping[str, object]) -> Path:
+    """The backup file, and where the default folder can find it (a pointer, when it is
+    elsewhere): a probe killed later must leave a backup that every writing command sees.
+    EnvironmentProblem (one line, nothing written) when either cannot be written."""
+    try:
+        path = create_backup_file(folder, Path(node).name, header)
+    except OSError as error:
+        raise EnvironmentProblem(
+            f"cannot write the backup of the blocks the probe overwrites in {folder}: "
+            f"{error.strerror or error}; give --backup-dir DIR (a writable folder on another "
+            "device), or --destructive to probe without a backup"
+        ) from None
+    try:
+        register(path)
+    except (OSError, EnvironmentProblem) as error:
+        path.unlink(missing_ok=True)
+        reason = error.strerror if isinstance(error, OSError) else str(error)
+        raise EnvironmentProblem(
+            f"cannot note the backup {path} in {backup_folder()}: {reason}; a killed probe's "
+            "backup must be found there (so that no command writes over its blocks before "
+            "`flashmark capacity --restore`): make it writable, or set XDG_STATE_HOME"
+        ) from None
+    return path
 
 
 def _search_and_restore(
@@ -212,19 +241,25 @@ def _restore_notes(outcome: RestoreOutcome | None) -> tuple[str, ...]:
 def restore_backup_file(
     backup: Path, roots: SystemRoots, *, given: str | None = None, opener: Opener = DirectDevice
 ) -> tuple[str, RestoreOutcome]:
-    """Put a backup file back on its device (checked: same device number and size), verify,
-    and remove the file."""
+    """Put a killed probe's backup back on its device, only where the device still holds
+    the probe's blocks (backup.restore_ours), verify, and remove the file.
+
+    The device is the one the backup names by identity (flashmark.system.device_identity), wherever
+    it is now; `given` must be that device. A backup without an identity (a device that says
+    nothing about itself) must find the same device number and size."""
     header, records = read_backup(backup)
-    node = given or str(header.get("device", ""))
-    if not node:
-        raise UsageError(f"{backup} does not name its device: give it (`--restore FILE DEVICE`)")
+    try:
+        nonce = bytes.fromhex(str(header["nonce"]))
+    except (KeyError, ValueError):
+        raise UsageError(f"{backup}: the backup's header is damaged (no nonce)") from None
+    node = _backup_device(backup, header, given, roots)
     node, majmin = check_block_device(node)
-    if header.get("majmin") != majmin:
+    if not header.get("identity") and header.get("majmin") != majmin:
         raise UsageError(
             f"{backup} was taken from device {header.get('majmin')} ({header.get('device')}), "
             f"not {node} ({majmin}): give the right device"
         )
-    with claim_for_writing(node, roots):
+    with claim_for_writing(node, roots, restoring=backup):
         device = opener(node)
         try:
             if device.size_bytes != header.get("size_bytes"):
@@ -234,7 +269,7 @@ def restore_backup_file(
                 )
             try:
                 with signals_held():
-                    outcome = restore_records(device, records, str(backup))
+                    outcome = restore_ours(device, records, nonce, str(backup))
             except Interrupted as stop:
                 add_outcome(stop, f"the backup was put back first; {backup} is kept")
                 raise
@@ -243,7 +278,39 @@ def restore_backup_file(
             if callable(closing):
                 closing()
     backup.unlink()
+    forget(backup)
     return node, outcome
+
+
+def _backup_device(
+    backup: Path, header: dict[str, object], given: str | None, roots: SystemRoots
+) -> str:
+    """The node of the device a backup belongs to (see restore_backup_file)."""
+    recorded = header.get("identity")
+    named = str(header.get("device") or "")
+    if not recorded:
+        if not (given or named):
+            raise UsageError(
+                f"{backup} does not name its device: give it (`--restore FILE DEVICE`)"
+            )
+        return given or named
+    if given is not None:
+        now = identity_of_node(given, roots)
+        if now != recorded:
+            raise UsageError(
+                f"{given} is not the device {backup} was taken from (its identity is "
+                f"{now or 'unknown'}, the backup's {recorded}): give that device"
+            )
+        return given
+    if named and identity_of_node(named, roots) == recorded:
+        return named
+    found = find_by_identity(str(recorded), roots)
+    if found is None:
+        raise UsageError(
+            f"the device {backup} was taken from ({named}, identity {recorded}) is not "
+            "attached: attach it, then run the same command again"
+        )
+    return f"/dev/{found.replace('!', '/')}"
 
 
 def _iso(epoch: float) -> str:

@@ -70,6 +70,18 @@ def signature(nonce: bytes, offset: int, length: int) -> bytes:
     return bytes(out)
 
 
+def is_signed(piece: bytes, nonce: bytes) -> bool:
+    """Whether a sector holds a signature of the run with this nonce, for any offset (a
+    wrapping device shows another address's there): the probe's own data."""
+    magic, run, origin = _HEADER.unpack_from(piece)
+    return (
+        magic == MAGIC
+        and run == nonce
+        and origin % SECTOR == 0
+        and piece == signature(nonce, origin, SECTOR)
+    )
+
+
 def classify(data: bytes, nonce: bytes, offset: int, before: bytes | None = None) -> Reading:
     """What the block read back at `offset` is (`before`: its content before the probe)."""
     length = len(data)

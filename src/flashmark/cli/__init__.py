@@ -13,6 +13,7 @@ Python (issue 9, "instant start"). Keep this module's imports light for the same
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -226,6 +227,15 @@ class FlashmarkGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except Exception as error:  # a bug: say so plainly, and how to report it
+            if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
+                _report(ctx, error, _too_long(error), ExitStatus.USAGE)
+            if _stdout_refused(error):  # not a bug: where the output goes cannot take it
+                _report(
+                    ctx,
+                    error,
+                    f"flashmark: error: cannot write to stdout: {getattr(error, 'strerror', '')}",
+                    ExitStatus.ENVIRONMENT,
+                )
             _report(
                 ctx,
                 error,
@@ -233,6 +243,35 @@ class FlashmarkGroup(click.Group):
                 "(run again with --debug for the traceback and report it)",
                 ExitStatus.FAILURE,
             )
+
+
+def _too_long(error: OSError) -> str:
+    """A path beyond the system's limits (given, or made from one given), in one line with
+    the limits, the path cut to its ends."""
+    name = os.fsdecode(error.filename) if error.filename is not None else ""
+    shown = name if len(name) <= 80 else f"{name[:40]}...{name[-40:]} ({len(name)} characters)"
+    try:
+        path_max, name_max = os.pathconf("/", "PC_PATH_MAX"), os.pathconf("/", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        path_max, name_max = 4096, 255  # Linux's PATH_MAX and NAME_MAX (linux/limits.h)
+    return (
+        f"flashmark: error: a path is too long for this system: {shown}: a path may hold "
+        f"{path_max} bytes and each name in it {name_max}; give a shorter one"
+    )
+
+
+def _stdout_refused(error: Exception) -> bool:
+    """Whether `error` came from writing stdout (a full disk, /dev/full, an I/O error): stdout
+    still refuses to flush what it holds. A broken pipe is the reader's choice, not this."""
+    if not isinstance(error, OSError) or isinstance(error, BrokenPipeError):
+        return False
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return True
+    except (AttributeError, ValueError):  # no stdout at all, or it was closed
+        return True
+    return False
 
 
 def _usage_error(error: click.UsageError) -> NoReturn:

@@ -6,18 +6,21 @@ from pathlib import Path
 
 import click
 
+from flashmark.capacity.kind import CAPACITY
 from flashmark.capacity.probe import (
     check_block_device,
     probe_device_capacity,
     restore_backup_file,
 )
-from flashmark.capacity.render import render_capacity
 from flashmark.capacity.result import CAPACITY_SCHEMA
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.confirm import confirm_overwrite
-from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.cli.output import stderr_console
 from flashmark.cli.progress import progress_display
-from flashmark.cli.saving import history_to_save, save_result
+from flashmark.cli.tail import (
+    finish,
+    history_to_save,
+)
 from flashmark.errors import FlashmarkError, UsageError
 from flashmark.probe import probe_target
 from flashmark.system.device_safety import check_writable
@@ -39,7 +42,9 @@ from flashmark.system.sysroot import SystemRoots
     "restore_file",
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="FILE",
-    help="Put back the blocks of a probe that was killed (its backup FILE), then stop.",
+    help="Put back the blocks of a probe that was killed (its backup FILE), then stop: only "
+    "where the device still holds the probe's blocks; what was written over since is left "
+    "and reported as changed.",
 )
 @click.option(
     "--backup-dir",
@@ -72,7 +77,8 @@ def capacity_command(
     it overwrites is backed up first (in memory and in a file, fsync'd) and put back and
     checked afterwards, also after Ctrl-C, SIGTERM or SIGHUP; a genuine device is left
     byte-identical. If flashmark is killed outright, `flashmark capacity --restore FILE`
-    puts the blocks back. Mounted or in-use devices are refused.
+    puts the blocks back, where they are still the probe's; until then every command that
+    writes the device refuses it. Mounted or in-use devices are refused.
 
     \b
     Examples:
@@ -88,9 +94,15 @@ def capacity_command(
         if destructive:
             raise UsageError("--restore puts a backup back; it cannot go with --destructive")
         node, restored = restore_backup_file(restore_file, roots, given=device)
+        changed = (
+            f"; {restored.changed_ranges} range(s) ({restored.changed_bytes} bytes) changed "
+            "since the probe (written over: newer data) and were left as they are"
+            if restored.changed_ranges
+            else ""
+        )
         errors.print(
             f"restored {restored.ranges} range(s) ({restored.bytes_restored} bytes) on {node} "
-            f"and checked them; {restore_file} was removed",
+            f"and checked them{changed}; {restore_file} was removed",
             highlight=False,
         )
         return
@@ -126,23 +138,7 @@ def capacity_command(
             on_backup_file=announce,
         )
         display.end(f"capacity of {node}", result.verdict)
-    document = result.to_dict()
-    outcome = None if history is None else save_result(history, document)
-    if outcome is not None and outcome.id is not None:
-        result = result.with_id(outcome.id)
-        document = result.to_dict()
-    if as_json:
-        print_json(document)
-    else:
-        stdout_console().print(render_capacity(result))
-        if outcome is not None and outcome.id is not None:
-            errors.print(
-                f"saved as result {outcome.id} (`flashmark show {outcome.id}`)", highlight=False
-            )
-        if outcome is not None and outcome.problem and outcome.recovery_file is None:
-            print_json(document)
-    if outcome is not None and outcome.problem:
-        raise outcome.problem
+    finish(CAPACITY, result, history, as_json=as_json).raise_problem()
 
 
 def _confirm(node: str, given: str, yes: bool) -> None:

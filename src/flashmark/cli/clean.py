@@ -63,7 +63,7 @@ def clean_command(target: str, dry_run: bool, as_json: bool, debug: bool) -> Non
       sudo flashmark clean /media/pi/card        files of runs started with sudo
     """
     folder = leftover_folder(target)
-    report = clean_folders((folder, temp_folder()), ProcessTable(), dry_run=dry_run)
+    report = clean_folders((folder, *_temp_folders()), ProcessTable(), dry_run=dry_run)
     if as_json:
         print_json(clean_document(report))
     else:
@@ -81,7 +81,7 @@ def clean_at_start(given: str | Path) -> None:
 
     Never stops the command: a target that cannot be scanned is the command's own error to
     report, a moment later."""
-    folders = [temp_folder()]
+    folders = _temp_folders()
     # A device or a missing folder has no leftovers here: `run` and `workload` say what is wrong.
     with contextlib.suppress(FlashmarkError):
         folders.insert(0, leftover_folder(given))
@@ -102,6 +102,15 @@ def clean_at_start(given: str | Path) -> None:
     failed = report.with_action(Action.FAILED)
     if failed:
         click.echo(f"flashmark: warning: {_removal_error(failed, given)}", err=True)
+
+
+def _temp_folders() -> list[Path]:
+    """The temporary folder runs work in, when there is one (Python finds none when every
+    candidate is unwritable: then no run could have left anything there either)."""
+    try:
+        return [temp_folder()]
+    except FileNotFoundError:
+        return []
 
 
 def clean_document(report: CleanReport) -> dict[str, Any]:

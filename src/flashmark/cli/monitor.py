@@ -18,9 +18,12 @@ from typing import TextIO
 import click
 
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.output import print_json, stdout_console
+from flashmark.cli.output import stderr_console
 from flashmark.cli.params import COUNT, INTERVAL, TIMEOUT
-from flashmark.cli.saving import history_to_save, save_result
+from flashmark.cli.tail import (
+    finish,
+    history_to_save,
+)
 from flashmark.errors import FlashmarkError, Interrupted, UsageError
 from flashmark.history.store import History
 from flashmark.monitor import (
@@ -29,8 +32,9 @@ from flashmark.monitor import (
     device_for_path,
 )
 from flashmark.monitor.command import run_supervised
-from flashmark.monitor.document import SCHEMA, recording, to_document
-from flashmark.monitor.render import format_sample_line, render_recording
+from flashmark.monitor.document import SCHEMA, recording
+from flashmark.monitor.kind import MONITOR
+from flashmark.monitor.render import format_sample_line
 from flashmark.system.signals import signals_raise
 from flashmark.system.sysroot import SystemRoots
 
@@ -106,9 +110,12 @@ def monitor_command(
         flashmark monitor mmcblk0 -- apt-get install -y xfce4
         flashmark monitor --json -- tar xf big.tar   # summary + samples as JSON
     With a command the recording is saved to the history (unless --no-save) and flashmark
-    exits with the command's exit status. The history is checked before the command runs
-    (exit 6 if it cannot take the recording); if saving still fails, the recording is kept
-    in a recovery file (exit 7; `flashmark import FILE` adds it later).
+    exits with the command's exit status (128 + N when a signal N killed it). The command
+    runs as a process group of its own: --timeout, Ctrl-C on flashmark and flashmark's own
+    death (SIGKILL included) stop the whole group; a daemon that left it is named. The
+    history is checked before the command runs (exit 6 if it cannot take the recording); if
+    saving still fails, the recording is kept in a recovery file (exit 7; `flashmark import
+    FILE` adds it later).
     """
     command: tuple[str, ...] = ctx.meta.get("flashmark.monitor.command", ())
     roots = SystemRoots.from_environment()
@@ -175,11 +182,7 @@ def _live(
         finally:
             monitor.stop()
     series = monitor.series()
-    result = recording(series, (), None, started, time.time())
-    if as_json:
-        print_json(to_document(result))
-    else:
-        stdout_console().print(render_recording(result))
+    finish(MONITOR, recording(series, (), None, started, time.time()), None, as_json=as_json)
     if stopped_by is not None and stopped_by.signal_name != "SIGINT":
         raise stopped_by
 
@@ -205,28 +208,18 @@ def _monitor_command(
     status, timed_out = ran.status, ran.timed_out
     series = monitor.series()
     result = recording(series, command, status, started, time.time(), timed_out)
-    document = to_document(result)
-    outcome = None if history is None or timed_out else save_result(history, document)
-    if outcome is not None and outcome.id is not None:
-        document["id"] = outcome.id
-    if as_json:
-        print_json(document)
-    else:
-        console = stdout_console()
-        console.print(render_recording(result))
-        if outcome is not None and outcome.id is not None:
-            console.print(
-                f"Saved to the history as {outcome.id} (`flashmark show {outcome.id}`).",
-                highlight=False,
-            )
-        if outcome is not None and outcome.problem and outcome.recovery_file is None:
-            print_json(document)  # no file could hold it: the only copy
-    if outcome is not None and outcome.problem:
-        # Before the command's own status: a script must learn that nothing was saved.
-        raise outcome.problem
+    finished = finish(MONITOR, result, None if timed_out else history, as_json=as_json)
+    # Before the command's own status: a script must learn that nothing was saved.
+    finished.raise_problem()
+    left = f"; left running: {', '.join(ran.left_running)}" if ran.left_running else ""
     if timed_out:
         raise MonitoredCommandTimedOut(
-            f"{command[0]} ran longer than --timeout {timeout_s:g} s and was stopped; "
-            "the recording was not saved"
+            f"{command[0]} ran longer than --timeout {timeout_s:g} s and was stopped with "
+            f"everything in its process group; the recording was not saved{left}"
         )
-    return status
+    if ran.left_running:
+        stderr_console().print(
+            f"flashmark: note: {command[0]} ended; still running: {', '.join(ran.left_running)}",
+            highlight=False,
+        )
+    return ran.exit_status

@@ -2,16 +2,56 @@
 
 Results go to stdout; progress, warnings and prompts go to stderr, so `--json` output can be
 piped. Nothing outside flashmark.cli prints.
+
+A stdout that refuses what is written (a full disk behind `> file`, /dev/full, an I/O error)
+raises OutputFailed, one line with exit 3, which a command that measured adds where its result
+is to (cli/saving.py). A reader that went away (EPIPE: `| head`) is not an error of ours: that
+BrokenPipeError is left as it is.
 """
 
 from __future__ import annotations
 
+import errno
 import sys
 from typing import Any, TextIO
 
 from rich.console import Console
 
 from flashmark.codec import to_text
+from flashmark.errors import EnvironmentProblem
+
+
+class OutputFailed(EnvironmentProblem):
+    """stdout refused what flashmark printed."""
+
+
+class _Guarded:
+    """A text stream whose write errors (but a broken pipe) become OutputFailed."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as error:
+            raise _failed(error) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as error:
+            raise _failed(error) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _failed(error: OSError) -> OSError | OutputFailed:
+    if error.errno == errno.EPIPE:
+        return error
+    return OutputFailed(f"cannot write to stdout: {error.strerror or error}")
+
 
 # Without a terminal (a pipe, a log file, CI) rich would assume 80 columns and squeeze the
 # tables; a wider page keeps each test on one line.
@@ -26,7 +66,7 @@ def _console(stream: TextIO) -> Console:
 
 
 def stdout_console() -> Console:
-    return _console(sys.stdout)
+    return _console(_Guarded(sys.stdout))  # type: ignore[arg-type]
 
 
 def stderr_console() -> Console:
@@ -34,5 +74,6 @@ def stderr_console() -> Console:
 
 
 def print_json(document: Any) -> None:
-    sys.stdout.write(to_text(document))
-    sys.stdout.flush()
+    stream = _Guarded(sys.stdout)
+    stream.write(to_text(document))
+    stream.flush()

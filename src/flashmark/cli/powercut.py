@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flashmark.cli import debug_option
+from flashmark.cli import db_option, debug_option
 from flashmark.cli.confirm import confirm_overwrite
-from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.cli.output import stderr_console
 from flashmark.cli.params import SIZE, BoundedFloat, BoundedInt
+from flashmark.cli.tail import finish, history_to_save
 from flashmark.errors import ExitStatus, FlashmarkError, Interrupted, UsageError
-from flashmark.history.recovery import RecoveryFileError, keep_unsaved
 from flashmark.powercut import (
     PowercutEvent,
     PowercutRequest,
@@ -24,14 +24,13 @@ from flashmark.powercut import (
     PowercutStopped,
     plan_powercut,
     run_powercut,
-    to_document,
 )
 from flashmark.powercut.hostdown import RemoteSpec, run_host_down_cycle, verify_powercut
+from flashmark.powercut.kind import POWERCUT
 from flashmark.powercut.plan import DEFAULT_AREA_BYTES, FILESYSTEMS
 from flashmark.powercut.protocol import DEFAULT_PORT, TOKEN_ENV, parse_address, read_token
 from flashmark.powercut.recorder import FlushRecorder
 from flashmark.powercut.remote import RemoteRecorder
-from flashmark.powercut.render import render_powercut
 from flashmark.powercut.result import POWERCUT_SCHEMA, RAW
 from flashmark.system.signals import signals_raise
 from flashmark.system.sysroot import SystemRoots
@@ -204,6 +203,8 @@ def powercut_command() -> None:
 @click.option(
     "--json", "as_json", is_flag=True, help=f"Print the result document ({POWERCUT_SCHEMA})."
 )
+@db_option
+@click.option("--no-save", is_flag=True, help="Do not save the result to the history.")
 @debug_option
 def run_command(
     device: str,
@@ -226,6 +227,8 @@ def run_command(
     host_down: bool,
     new_run: bool,
     as_json: bool,
+    db_path: Path | None,
+    no_save: bool,
     debug: bool,
 ) -> PowercutResult | None:
     """Cut DEVICE's power while it writes, CYCLES times, and check what it kept.
@@ -283,6 +286,9 @@ def run_command(
         record_file=record_folder,
     )
     plan = plan_powercut(request, roots)
+    # Before anything is written: a result that could not be saved would be measured for
+    # nothing (a run that takes the host down saves where it is verified).
+    history = None if host_down else history_to_save(db_path, no_save)
     what = (
         f"a fresh {filesystem} filesystem replaces everything on it"
         if filesystem
@@ -318,10 +324,11 @@ def run_command(
                 request, plan, roots=roots, progress=progress, recorder_for=_recorder_for(remote)
             )
         except PowercutStopped as stopped:
-            _show(stopped.partial, as_json)
+            finish(POWERCUT, stopped.partial, history, as_json=as_json)
             raise _stopped_error(stopped) from stopped.cause
-    _show(result, as_json)
-    return result
+    finished = finish(POWERCUT, result, history, as_json=as_json)
+    finished.raise_problem()
+    return finished.result
 
 
 @powercut_command.command("verify")
@@ -337,6 +344,8 @@ def run_command(
 @click.option(
     "--json", "as_json", is_flag=True, help=f"Print the result document ({POWERCUT_SCHEMA})."
 )
+@db_option
+@click.option("--no-save", is_flag=True, help="Do not save the result to the history.")
 @debug_option
 def verify_command(
     device: str,
@@ -344,6 +353,8 @@ def verify_command(
     token_file: Path | None,
     record_file: Path | None,
     as_json: bool,
+    db_path: Path | None,
+    no_save: bool,
     debug: bool,
 ) -> PowercutResult:
     """Check DEVICE's last power cut against the flush points a recorder kept.
@@ -363,6 +374,7 @@ def verify_command(
     remote = _remote(record_to, token_file)
     if remote is None and record_file is None:
         raise UsageError("give where the run was recorded: --record-to HOST:PORT or --record-file")
+    history = history_to_save(db_path, no_save)
     errors = stderr_console()
 
     def progress(event: PowercutEvent) -> None:
@@ -376,8 +388,9 @@ def verify_command(
             record_file=record_file,
             progress=progress,
         )
-    _show(result, as_json)
-    return result
+    finished = finish(POWERCUT, result, history, as_json=as_json)
+    finished.raise_problem()
+    return finished.result
 
 
 @powercut_command.command("listen")
@@ -451,19 +464,6 @@ def _remote(record_to: str | None, token_file: Path | None) -> RemoteSpec | None
     address = parse_address(record_to)
     return RemoteSpec(address, read_token(token_file))
 
-
-def _show(result: PowercutResult, as_json: bool) -> None:
-    document = to_document(result)
-    if as_json:
-        print_json(document)
-    else:
-        stdout_console().print(render_powercut(result))
-    try:
-        kept = keep_unsaved(document, "powercut")
-    except RecoveryFileError as error:
-        stderr_console().print(f"flashmark: the result was not kept in a file: {error}")
-        return
-    stderr_console().print(f"result kept in {kept}", highlight=False)
 
 
 def _stopped_error(stopped: PowercutStopped) -> BaseException:

@@ -11,29 +11,46 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from flashmark.bench.benchmark import BenchmarkRequest, plan_benchmark, run_benchmark
-from flashmark.bench.document import run_to_document
+from flashmark.bench.benchmark import (
+    BenchmarkRequest,
+    BenchmarkStopped,
+    plan_benchmark,
+    run_benchmark,
+)
 from flashmark.bench.grading import unmet_requirements
 from flashmark.bench.jobs import PREPARE_JOB_NAME
+from flashmark.bench.kind import RUN
 from flashmark.bench.lengths import MIN_TRANSFERS, TARGET_HALF_WIDTH_PCT
 from flashmark.bench.model import Passport, Run, TargetKind
 from flashmark.bench.passport import card_passports
 from flashmark.bench.plan import Plan, default_follow_ramp_s
+from flashmark.bench.preflight import fio_work_folder
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.render.cells import ramps_text
-from flashmark.bench.render.terminal import render_run
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import GRADES, RAMP, RUNTIME, SIZE, WORKLOAD_SCALE
 from flashmark.cli.progress import progress_display
-from flashmark.cli.saving import history_to_save, save_result
-from flashmark.errors import RequirementNotMet, printable
-from flashmark.fio.runner import fio_work_parent, runner_from_environment
+from flashmark.cli.tail import (
+    SaveOutcome,
+    finish,
+    history_to_save,
+)
+from flashmark.errors import (
+    EnvironmentProblem,
+    FlashmarkError,
+    RequirementNotMet,
+    add_outcome,
+    outcomes,
+    printable,
+)
+from flashmark.fio.runner import (
+    runner_from_environment,
+)
 from flashmark.history.store import History
 from flashmark.probe import measured_summary
-from flashmark.system.leftovers import temporary_work_folder
 from flashmark.system.signals import signals_raise
 from flashmark.system.sysroot import SystemRoots
 from flashmark.units import format_duration, format_size
@@ -183,9 +200,10 @@ def run_command(
     console = stderr_console()
     if not show_fio:
         clean_at_start(target)  # first: a killed run's test file may hold the space this one needs
+    stopped: BenchmarkStopped | None = None
     with (
         signals_raise(),
-        temporary_work_folder("fio", Path(fio_work_parent())) as workdir,
+        fio_work_folder(check_room_for_output=not show_fio) as workdir,
     ):
         runner = runner_from_environment(Path(workdir))
         plan = plan_benchmark(request, roots, runner.log_folder, probe=not show_fio)
@@ -201,23 +219,17 @@ def run_command(
             _confirm_destruction(plan, yes)
         _describe_plan(plan)
         with progress_display(plan) as progress:
-            result = run_benchmark(plan, runner, roots, progress)
+            try:
+                result = run_benchmark(plan, runner, roots, progress)
+            except BenchmarkStopped as stop:  # a later step failed: keep the tests measured
+                stopped, result = stop, stop.partial
 
     # The measured card's passport, from the history as it was before this run (read-only).
-    result = dataclasses.replace(
-        result, passport=_measured_card_passport(result, history or History.locate(db_path))
-    )
-    outcome = None if history is None else save_result(history, run_to_document(result))
-    if outcome is not None and outcome.id is not None:
-        result = dataclasses.replace(result, id=outcome.id)
-    if as_json:
-        print_json(run_to_document(result))
-    else:
-        stdout_console().print(render_run(result))
-        if outcome is not None and outcome.problem and outcome.recovery_file is None:
-            print_json(run_to_document(result))  # no file could hold it: the only copy
-    if outcome is not None and outcome.problem:
-        raise outcome.problem
+    result = dataclasses.replace(result, passport=_measured_card_passport(result, history, db_path))
+    finished = finish(RUN, result, history, as_json=as_json)
+    if stopped is not None:
+        raise _stopped_error(stopped, finished.outcome, as_json)
+    finished.raise_problem()
     unmet = unmet_requirements(result.grades, required)
     if unmet:  # after saving: the measurement is kept whatever the verdict
         for line in unmet:
@@ -226,11 +238,43 @@ def run_command(
         raise RequirementNotMet(f"required grades not passed: {names}")
 
 
-def _measured_card_passport(result: Run, history: History) -> Passport | None:
+def _stopped_error(
+    stopped: BenchmarkStopped, outcome: SaveOutcome | None, as_json: bool
+) -> FlashmarkError:
+    """The failure of the step that stopped the run, in one line that says where the tests
+    measured before it are (its exit status and what its cleanup did are kept)."""
+    cause, run = stopped.cause, stopped.partial
+    count = f"the {len(run.tests)} test(s) measured before it"
+    if outcome is None:
+        kept = f"{count} are printed on stdout{' as JSON' if as_json else ''} (--no-save)"
+    elif outcome.id is not None:
+        shown = f"`flashmark show {outcome.id}`"
+        kept = f"{count} are saved as result {outcome.id}, marked partial ({shown})"
+    elif outcome.problem is not None:
+        kept = f"{count} could not be saved: {outcome.problem}"
+    else:
+        kept = f"{count} were kept"
+    error = FlashmarkError(f"{cause}; {kept}")
+    error.exit_status = stopped.exit_status
+    error.__cause__ = cause
+    for note in outcomes(cause):
+        add_outcome(error, note)
+    return error
+
+
+def _measured_card_passport(
+    result: Run, history: History | None, db_path: Path | None
+) -> Passport | None:
     """The passport of the measured device's SD/eMMC card, or None without one (the history
-    the result will be saved to, or with --no-save the one it would have gone to)."""
+    the result will be saved to, or with --no-save the one it would have gone to, if there is
+    one: without a home folder there is no default history to look in)."""
     if result.probe is None:
         return None
+    if history is None:
+        try:
+            history = History.locate(db_path)
+        except EnvironmentProblem:
+            return None
     console = stderr_console()
     passports = card_passports(
         result.probe,

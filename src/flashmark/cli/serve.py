@@ -6,23 +6,57 @@ The web framework is the optional `server` extra, imported here only when the co
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import math
 import os
+import re
+import socket
+import urllib.parse
 
 import click
 
 from flashmark.cli import debug_option
 from flashmark.errors import EnvironmentProblem
+from flashmark.server.database_url import is_postgres, shown
 from flashmark.server.storage import DATABASE_ENV, default_database, open_storage
 
 database_option = click.option(
     "--database",
     metavar="URL|PATH",
     envvar=DATABASE_ENV,
-    help=f"postgresql://USER@HOST/NAME, or an SQLite file [env {DATABASE_ENV}; default "
-    "~/.local/share/flashmark/server.sqlite3].",
+    help=f"postgresql://USER@HOST/NAME (or a key=value connection string), or an SQLite file "
+    f"[env {DATABASE_ENV}; default ~/.local/share/flashmark/server.sqlite3]. Its password is "
+    "never printed.",
 )
+_HOST_NAME = re.compile(r"[A-Za-z0-9.-]{1,253}|\[?[0-9A-Fa-f:.]{2,45}\]?")
+
+
+def _base_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    parts = urllib.parse.urlsplit(value)
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.username is not None
+        or parts.query
+        or parts.fragment
+    ):
+        raise click.BadParameter(
+            f"{value!r} is not an address such as https://results.example or "
+            "http://host:8080/flashmark"
+        )
+    return value.rstrip("/")
+
+
+def _trusted_hosts(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[str, ...]:
+    for value in values:
+        if not _HOST_NAME.fullmatch(value):
+            raise click.BadParameter(f"{value!r} is not a host name or address (no port)")
+    return values
 
 
 def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -58,8 +92,19 @@ def storage_for(database: str | None) -> tuple[str, bool]:
 @click.option(
     "--base-url",
     metavar="URL",
-    help="The address users reach the service at, for links in answers "
-    "(default: the address of each request).",
+    callback=_base_url,
+    help="The address users reach the service at (https://results.example): links in "
+    "answers use it, whatever Host a request names.",
+)
+@click.option(
+    "--trusted-host",
+    "trusted_hosts",
+    metavar="NAME",
+    multiple=True,
+    callback=_trusted_hosts,
+    help="Without --base-url: a host name the service answers for (repeat for several); "
+    "links use the request's Host only when it is one of these, and a request naming "
+    "another is refused. Default: localhost, 127.0.0.1, ::1 and the --host address.",
 )
 @click.option(
     "--max-upload-bytes",
@@ -83,6 +128,7 @@ def serve_command(
     port: int,
     workers: int,
     base_url: str | None,
+    trusted_hosts: tuple[str, ...],
     max_upload_bytes: int,
     uploads_per_minute: float,
     debug: bool,
@@ -95,12 +141,15 @@ def serve_command(
         flashmark token create alice        # a token to upload with
     A community (PostgreSQL, two processes; see docs/server.md):
         flashmark serve --database postgresql://flashmark@/flashmark --workers 2
-    Reading is public; uploading needs a token (`flashmark upload ID --server URL`).
+    Reading is public; uploading needs a token (`flashmark upload ID --server URL`), and an
+    address that sent 10 wrong tokens may try one every 10 s. Links in answers come from
+    --base-url, or from a request's Host only when it is a --trusted-host. Every upload is
+    checked whole before it is kept (docs/server.md, "API").
     """
     try:
         import uvicorn
 
-        from flashmark.server.app import CONFIG_ENV, ServerConfig, create_app
+        from flashmark.server.app import CONFIG_ENV, LOOPBACK_HOSTS, ServerConfig, create_app
         from flashmark.server.processes import reuse_port_supported, serve_processes
         from flashmark.server.protocol import PROTOCOL
     except ImportError as error:
@@ -109,18 +158,26 @@ def serve_command(
             "pip install 'flashmark[server]'"
         ) from None
     path, create = storage_for(database)
-    if workers > 1 and not path.startswith(("postgresql://", "postgres://")):
+    if workers > 1 and not is_postgres(path):
         raise click.BadParameter("several processes need PostgreSQL", param_hint="--workers")
+    # Nothing may listen there already: not another service, nor the processes of an earlier
+    # `serve --workers N` (SO_REUSEPORT would let this one bind beside them).
+    _refuse_taken_address(host, port)
     # Migrate (and check the database) once, here: an unusable one stops with one line.
     open_storage(path, create_folder=create).close()
+    if not trusted_hosts:  # the loopback names, and the address it listens on
+        trusted_hosts = LOOPBACK_HOSTS
+        if host not in ("0.0.0.0", "::", ""):
+            trusted_hosts = (*trusted_hosts, host)
     config = ServerConfig(
         database=path,
         base_url=base_url,
+        trusted_hosts=trusted_hosts,
         max_upload_bytes=max_upload_bytes,
         uploads_per_minute=uploads_per_minute,
     )
     click.echo(
-        f"flashmark: serving {_shown(path)} at http://{host}:{port}/ (Ctrl-C stops)", err=True
+        f"flashmark: serving {shown(path)} at http://{host}:{port}/ (Ctrl-C stops)", err=True
     )
     log_level = "debug" if debug else "warning"
     if workers == 1:
@@ -145,7 +202,18 @@ def serve_command(
     )
 
 
-def _shown(database: str) -> str:
-    from flashmark.server.storage import _without_password
-
-    return _without_password(database)
+def _refuse_taken_address(host: str, port: int) -> None:
+    """EnvironmentProblem when a socket is bound to HOST:PORT already: this probe sets no
+    SO_REUSEPORT, so the kernel refuses it even beside sockets that do (socket(7))."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # REUSEADDR: connections of a stopped service in TIME_WAIT do not count.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            taken = " (another program, or processes of an earlier `flashmark serve`)"
+            raise EnvironmentProblem(
+                f"cannot listen on {host}:{port}: {error.strerror}"
+                + (taken if error.errno == errno.EADDRINUSE else "")
+            ) from None

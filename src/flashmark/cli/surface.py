@@ -14,19 +14,24 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
-from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.cli.output import stderr_console
 from flashmark.cli.params import SIZE, BoundedInt
 from flashmark.cli.progress import BarProgress, PlainProgress, progress_display
-from flashmark.cli.saving import history_to_save, save_result
+from flashmark.cli.tail import (
+    finish,
+    history_to_save,
+)
 from flashmark.errors import (
     ConfirmationRefused,
     ExitStatus,
     FlashmarkError,
+    HistoryError,
     Interrupted,
     UsageError,
 )
 from flashmark.history.store import History
-from flashmark.surface.render import render_surface
+from flashmark.kinds.registry import entry_for
+from flashmark.surface.kind import SURFACE
 from flashmark.surface.result import SURFACE_SCHEMA, SurfaceResult, from_document, to_document
 from flashmark.surface.run import (
     DEVICE,
@@ -83,7 +88,8 @@ _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
     "--resume",
     is_flag=True,
     help="Continue the last incomplete scan of TARGET saved in the history (stopped by "
-    "Ctrl-C, SIGTERM or a device failure) where it stopped. Block devices only.",
+    "Ctrl-C, SIGTERM, a device failure, a SIGKILL or a power cut) from its last durable "
+    "point. Block devices only.",
 )
 @click.option(
     "--json",
@@ -123,8 +129,9 @@ def surface_command(
     \b
     Read errors do not stop the scan: like ddrescue, it skips ahead past a bad area,
     then comes back with smaller blocks down to the device's logical block, and maps
-    what still fails. Ctrl-C keeps what was measured (saved, marked incomplete);
-    `--resume` continues it later.
+    what still fails. Ctrl-C keeps what was measured (saved, marked incomplete), and
+    the scan is kept in the history as it goes, so that `--resume` continues it later,
+    also after a SIGKILL or a power cut, from what the device holds durably.
 
     \b
     Examples:
@@ -167,6 +174,9 @@ def surface_command(
     _announce(plan, previous)
     stop: ScanStopped | None = None
     phases = 1 + (write and (previous is None or previous.state.phase == "write"))
+    # A device scan can be resumed: it is kept in the history as it goes (a folder's files
+    # are removed when it stops, so there is nothing to resume).
+    checkpoints = _Checkpoints(history) if history is not None and plan.kind == DEVICE else None
     with signals_raise(), _progress(phases) as progress:
         try:
             result = scan_surface(
@@ -176,28 +186,46 @@ def surface_command(
                 roots=roots,
                 previous=previous,
                 progress=progress,
+                checkpoint=checkpoints,
             )
         except ScanStopped as stopped:
             stop, result = stopped, stopped.partial
-    document = to_document(result)
-    outcome = None if history is None else save_result(history, document)
-    if outcome is not None and outcome.id is not None:
-        document["id"] = outcome.id
-        result = from_document(document)
-    if as_json:
-        print_json(document)
-    else:
-        stdout_console().print(render_surface(result))
-        if outcome is not None and outcome.id is not None:
-            stderr_console().print(
-                f"saved as result {outcome.id} (`flashmark show {outcome.id}`)", highlight=False
-            )
-        if outcome is not None and outcome.problem and outcome.recovery_file is None:
-            print_json(document)  # no file could hold it: the only copy
+    replacing = checkpoints.id if checkpoints else None
+    finished = finish(SURFACE, result, history, as_json=as_json, replacing=replacing)
     if stop is not None:
-        raise _stopped_error(stop, plan, outcome.id if outcome is not None else None)
-    if outcome is not None and outcome.problem:
-        raise outcome.problem
+        raise _stopped_error(stop, plan, finished.saved_id)
+    finished.raise_problem()
+
+
+class _Checkpoints:
+    """Keeps the running scan in the history (scan.py says when: at durable points), always
+    in one entry, which the final result then replaces. A scan killed outright (SIGKILL, a
+    power cut) is thus found by --resume as its last checkpoint. A checkpoint that cannot be
+    saved does not stop the scan; the first failure is said once, and the end is saved (or
+    kept in a recovery file) as usual."""
+
+    def __init__(self, history: History) -> None:
+        self.history = history
+        self.id: int | None = None
+        self._failed = False
+
+    def __call__(self, result: SurfaceResult) -> None:
+        document = to_document(result)
+        try:
+            entry = entry_for(document)
+            fields = {"kind": entry.kind, "target": entry.target, "label": entry.label}
+            if self.id is None:
+                self.id = self.history.save(document=document, **fields)
+            else:
+                self.history.replace(self.id, document=document, **fields)
+        except HistoryError as error:
+            if not self._failed:
+                self._failed = True
+                stderr_console().print(
+                    f"warning: the scan's progress cannot be kept in the history ({error}): "
+                    "a scan killed outright could not be resumed",
+                    highlight=False,
+                )
 
 
 def _interrupted_scan(history: History, given: str) -> SurfaceResult:

@@ -10,18 +10,20 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
-from flashmark.cli.output import print_json, stderr_console, stdout_console
 from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE
 from flashmark.cli.progress import progress_display
-from flashmark.cli.saving import history_to_save, save_result
+from flashmark.cli.tail import (
+    finish,
+    history_to_save,
+)
 from flashmark.system.signals import signals_raise
 from flashmark.system.sysroot import SystemRoots
 from flashmark.workloads import (
     WORKLOAD_NAMES,
     run_workloads,
 )
-from flashmark.workloads.document import SCHEMA, to_document, workload_run
-from flashmark.workloads.render import render_workloads
+from flashmark.workloads.document import SCHEMA, workload_run
+from flashmark.workloads.kind import WORKLOADS
 
 _ALL = "all"
 
@@ -91,19 +93,5 @@ def workload_command(
             names, target, scale=scale, roots=roots, progress=progress, interval_s=interval_s
         )
         display.end(", ".join(names), "done")
-    document = to_document(workload_run(results, target, scale, started, time.time()))
-    outcome = None if history is None else save_result(history, document)
-    if outcome is not None and outcome.id is not None:
-        document["id"] = outcome.id
-    if as_json:
-        print_json(document)
-    else:
-        stdout_console().print(render_workloads(results))
-        if outcome is not None and outcome.id is not None:
-            stderr_console().print(
-                f"saved as result {outcome.id} (`flashmark show {outcome.id}`)", highlight=False
-            )
-        if outcome is not None and outcome.problem and outcome.recovery_file is None:
-            print_json(document)  # no file could hold it: the only copy
-    if outcome is not None and outcome.problem:
-        raise outcome.problem
+    result = workload_run(results, target, scale, started, time.time())
+    finish(WORKLOADS, result, history, as_json=as_json).raise_problem()

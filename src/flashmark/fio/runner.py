@@ -260,6 +260,10 @@ class FioProcessRunner:
             path.name: path.read_text()
             for path in sorted(self.workdir.glob(f"{job.name}_lat.*.log"))
         }
+        # Read, they are not needed on disk: the temporary folder holds one job's logs at a
+        # time (flashmark.bench.preflight checks room for that much).
+        for path in self.workdir.glob(f"{job.name}_*.log"):
+            path.unlink(missing_ok=True)
         return FioOutput(
             job_name=job.name,
             argv=tuple(argv),

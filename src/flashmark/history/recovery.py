@@ -2,10 +2,14 @@
 what, is flashmark.kinds.registry).
 
 A result that was measured but could not be saved is written to a recovery file
-(`keep_unsaved`): $XDG_STATE_HOME/flashmark/unsaved/ (XDG Base Directory Specification;
-XDG_STATE_HOME defaults to ~/.local/state), or, when that cannot be written, the temporary
-folder (tempfile.gettempdir(): $TMPDIR, else /tmp). `flashmark import` reads it back
-(documents.kinds.read_document_file).
+(`keep_unsaved`), in the first of these places that takes it:
+1. $XDG_STATE_HOME/flashmark/unsaved/ (XDG Base Directory Specification; XDG_STATE_HOME
+   defaults to ~/.local/state): flashmark's own place, private to the user;
+2. /var/tmp, which survives a reboot (FHS 3.0, 5.15 "/var/tmp"), then the temporary folder
+   ($TMPDIR, else /tmp), which may not;
+3. the current folder.
+In the shared folders of 2 the names are made unique and private (mkstemp: 0600). `flashmark
+import` reads the file back (documents.kinds.read_document_file).
 """
 
 from __future__ import annotations
@@ -14,17 +18,20 @@ import contextlib
 import os
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from flashmark.codec import to_text
-from flashmark.errors import HistoryError
+from flashmark.errors import EnvironmentProblem, HistoryError
+from flashmark.system.places import state_home
 
 UNSAVED_FOLDER = Path("flashmark") / "unsaved"
 # In the temporary folder (shared by every user) the files are named, not foldered: mkstemp
 # makes each name unique and private (0600), which a shared fixed folder name would not.
 _TEMP_PREFIX = "flashmark-unsaved-"
+# /var/tmp survives a reboot, /tmp may not (FHS 3.0, 5.15); $TMPDIR goes between them.
+SHARED_FOLDERS = (Path("/var/tmp"), Path("/tmp"))
 
 
 class RecoveryFileError(HistoryError):
@@ -32,9 +39,7 @@ class RecoveryFileError(HistoryError):
 
 
 def unsaved_folder(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    state_home = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state_home) / UNSAVED_FOLDER
+    return state_home(environ, needed_for="recovery files") / UNSAVED_FOLDER
 
 
 def keep_unsaved(
@@ -45,8 +50,7 @@ def keep_unsaved(
     text = to_text(document)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     problems: list[str] = []
-    places = ((unsaved_folder(environ), ""), (Path(tempfile.gettempdir()), _TEMP_PREFIX))
-    for folder, prefix in places:
+    for folder, prefix in _places(environ, problems):
         try:
             if not prefix:
                 folder.mkdir(parents=True, exist_ok=True)
@@ -54,6 +58,34 @@ def keep_unsaved(
         except OSError as error:
             problems.append(f"{folder}: {error.strerror or error}")
     raise RecoveryFileError(f"no recovery file could be written ({'; '.join(problems)})")
+
+
+def _places(environ: Mapping[str, str] | None, problems: list[str]) -> Iterator[tuple[Path, str]]:
+    """(folder, name prefix) in the order tried (module doc); each folder once."""
+    seen: set[str] = set()
+
+    def once(folder: Path) -> bool:
+        key = os.path.realpath(folder)
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
+
+    try:
+        yield unsaved_folder(environ), ""
+    except EnvironmentProblem as error:  # no home: the state folder is nowhere
+        problems.append(str(error))
+    env = os.environ if environ is None else environ
+    shared = list(SHARED_FOLDERS)
+    if env.get("TMPDIR"):
+        shared.insert(1, Path(env["TMPDIR"]))
+    for folder in shared:
+        if once(folder):
+            yield folder, _TEMP_PREFIX
+    with contextlib.suppress(OSError):  # a current folder that was removed
+        current = Path.cwd()
+        if once(current):
+            yield current, _TEMP_PREFIX
 
 
 def _write_new(folder: Path, prefix: str, text: str) -> Path:

@@ -43,6 +43,7 @@ from flashmark.errors import (
 )
 from flashmark.history.cards import document_card_cid
 from flashmark.history.entries import StoredResult
+from flashmark.system.places import data_home
 
 DB_ENV = "FLASHMARK_DB"
 # How long to wait for another writer (another flashmark saving holds the lock for milliseconds);
@@ -120,8 +121,7 @@ def default_db_path(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     if env.get(DB_ENV):
         return Path(env[DB_ENV]).expanduser()
-    data_home = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data_home) / "flashmark" / "history.sqlite3"
+    return data_home(env) / "flashmark" / "history.sqlite3"
 
 
 class History:
@@ -169,6 +169,23 @@ class History:
         with self._writer() as connection, _transaction(connection):
             return _insert(connection, kind, target, label, document)
 
+    def replace(
+        self, result_id: int, *, kind: str, target: str, label: str, document: Mapping[str, Any]
+    ) -> int:
+        """Store a document in place of entry `result_id` (a checkpoint of the same result,
+        saved while it was measured); a new entry if that one is gone. Returns the id."""
+        with self._writer() as connection, _transaction(connection):
+            cursor = connection.execute(
+                "UPDATE results SET kind = ?, created_at = ?, target = ?, label = ?, schema = ?, "
+                "document = ?, card_cid = ? WHERE id = ?",
+                (kind, _created_at(document), _text(target), _text(label),
+                 str(document.get("schema", "")), compact({**document, "id": result_id}),
+                 document_card_cid(document), result_id),
+            )  # fmt: skip
+            if cursor.rowcount:
+                return result_id
+            return _insert(connection, kind, target, label, document)
+
     def add_unless_present(
         self, *, kind: str, target: str, label: str, document: Mapping[str, Any]
     ) -> Imported:
@@ -180,7 +197,7 @@ class History:
             rows = connection.execute(
                 "SELECT id, document FROM results WHERE kind = ? AND created_at = ? "
                 "AND target = ? ORDER BY id",
-                (kind, created, target),
+                (kind, created, _text(target)),
             ).fetchall()
             for row in rows:
                 with contextlib.suppress(json.JSONDecodeError):
@@ -307,8 +324,8 @@ def _insert(
     cursor = connection.execute(
         "INSERT INTO results (kind, created_at, target, label, schema, document, card_cid) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (kind, _created_at(document), target, label, str(document.get("schema", "")),
-         compact(document), document_card_cid(document)),
+        (kind, _created_at(document), _text(target), _text(label),
+         str(document.get("schema", "")), compact(document), document_card_cid(document)),
     )  # fmt: skip
     new_id = int(cursor.lastrowid or 0)
     connection.execute(
@@ -316,6 +333,13 @@ def _insert(
         (compact({**document, "id": new_id}), new_id),
     )
     return new_id
+
+
+def _text(value: str) -> str:
+    """A listing column as valid UTF-8: a path that is not (a file name's raw bytes, which
+    Python carries as surrogates) is kept with those bytes written as \\xNN; the document
+    itself keeps them exactly (JSON escapes them)."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _created_at(document: Mapping[str, Any]) -> str:

@@ -15,6 +15,7 @@ from flashmark.bench.kind import RUN
 from flashmark.capacity.kind import CAPACITY
 from flashmark.errors import ResultFormatError
 from flashmark.history.entries import HistoryEntry
+from flashmark.kinds.strict import DocumentKind
 from flashmark.monitor.kind import MONITOR
 from flashmark.powercut.kind import POWERCUT
 from flashmark.result_kind import ResultKind
@@ -24,6 +25,11 @@ from flashmark.workloads.kind import WORKLOADS
 KINDS: tuple[ResultKind[Any], ...] = (RUN, MONITOR, WORKLOADS, CAPACITY, SURFACE, POWERCUT)
 
 _BY_SCHEMA = {kind.schema: kind for kind in KINDS}
+# How each kind is read and written back, for the check of every document that comes in
+# (kinds.strict: `flashmark import`, and the results service's uploads).
+DOCUMENT_KINDS = {
+    kind.schema: DocumentKind(read=kind.from_document, write=kind.to_document) for kind in KINDS
+}
 _BY_NAME = {kind.name: kind for kind in KINDS}
 
 

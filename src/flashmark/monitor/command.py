@@ -1,15 +1,44 @@
 """Run one command while its device is watched: start it, forward its output where asked, wait
-for it (up to a time limit), and stop and reap it on a time-out or on any exception, a signal
-included. The caller holds the DiskMonitor; this module only supervises the process.
+for it (up to a time limit), and stop it, everything it started with it, on a time-out or on any
+exception, a signal included. The caller holds the DiskMonitor; this module only supervises.
+
+A process group of its own. The command runs as the leader of a new process group (a shell's
+job), so it and whatever it starts are stopped as one: SIGTERM to the group, SIGKILL to what is
+left after TERMINATE_GRACE_S. When stdin is a terminal that flashmark holds, the command's group
+is made the terminal's foreground group while it runs (a shell's job control: it may read the
+terminal, and Ctrl-C goes to it; flashmark then exits as it did, 128 + the signal).
+
+flashmark's own death. A SIGKILL (or the OOM killer) leaves no code to run, so a small reaper
+(POSIX sh, in a session of its own, ignoring INT, TERM and HUP) is started first and reads a
+pipe from flashmark: the command's group once it runs, then "done" once it was reaped. End of
+file without "done" means flashmark died: the reaper sends the group SIGTERM, and SIGKILL after
+the grace time. Chosen over `setpriv --pdeathsig` (fio's guard, fio/runner.py), which kills the
+command alone and not what it started, and over a pidfd, which is flashmark's and dies with it.
+(A SIGKILL in the microseconds between starting the command and telling the reaper leaves it.)
+
+Daemons. While the command runs flashmark is a child subreaper (prctl(2)
+PR_SET_CHILD_SUBREAPER): what the command starts and leaves behind is reparented to flashmark,
+not to init, so it is found afterwards. A process that left the command's group (a daemon:
+setsid, a double fork) is not stopped: it is named in the outcome, "left running". What still
+runs in the group after the command ended normally is named too (not stopped: the command
+chose to leave it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
+import os
+import signal
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+import psutil
 
 from flashmark.errors import UsageError
 from flashmark.system.signals import signals_held
@@ -17,12 +46,37 @@ from flashmark.system.signals import signals_held
 # How long a command gets to end after SIGTERM before it is killed: enough for apt or dpkg to
 # finish writing their state, short enough that a stuck command does not hold the run.
 TERMINATE_GRACE_S = 5.0
+_POLL_S = 0.05
+_PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+# The reaper (module doc): the group on its first line, "done" on its second; EOF first means
+# flashmark died. `kill -s 0` tells whether anything is left in the group.
+_REAPER = """
+trap '' INT TERM HUP
+read -r group || exit 0
+read -r state && exit 0
+kill -s TERM -- "-$group" 2>/dev/null || exit 0
+i=0
+while [ "$i" -lt {ticks} ]; do
+    kill -s 0 -- "-$group" 2>/dev/null || exit 0
+    sleep {tick}
+    i=$((i + 1))
+done
+kill -s KILL -- "-$group" 2>/dev/null
+exit 0
+"""
 
 
 @dataclass(frozen=True)
 class CommandOutcome:
     status: int  # the command's exit status (negative: the signal that ended it)
     timed_out: bool  # stopped by flashmark after the time limit
+    # processes the command started that still run, "name[pid]", with why (module doc)
+    left_running: tuple[str, ...] = ()
+
+    @property
+    def exit_status(self) -> int:
+        """What a shell reports for it: the status, or 128 + the signal that ended it."""
+        return 128 - self.status if self.status < 0 else self.status
 
 
 def run_supervised(
@@ -32,27 +86,204 @@ def run_supervised(
     flashmark's stderr (stdout then carries only flashmark's JSON document)."""
     stdout_target = _stderr_fd() if output_to_stderr else None
     process: subprocess.Popen[bytes] | None = None
+    reaper: _Reaper | None = None
+    terminal = _Terminal()
     try:
-        # A signal between starting the command and taking charge of it would leave it running
-        # without an owner (seen: a `sleep` left by an INT 0.3 s into `flashmark monitor`): it
-        # is raised once `process` is set, inside this `try`, which stops it.
-        with signals_held():
+        reaper = _Reaper()
+        with _subreaper():
             try:
-                process = subprocess.Popen(list(command), stdout=stdout_target)
-            except OSError as error:
-                raise UsageError(f"cannot run {command[0]!r}: {error.strerror or error}") from None
-            forwarder = _forward_to_stderr(process) if stdout_target == subprocess.PIPE else None
-        status = process.wait(timeout=timeout_s)
-        if forwarder is not None:
-            forwarder.join()
-    except subprocess.TimeoutExpired:
-        assert process is not None
-        return CommandOutcome(_stop(process), timed_out=True)
-    except BaseException:
-        if process is not None:
-            _stop(process)
-        raise
-    return CommandOutcome(status, timed_out=False)
+                # A signal between starting the command and taking charge of it would leave it
+                # running without an owner: raised once `process` is set, inside this `try`.
+                with signals_held():
+                    try:
+                        process = subprocess.Popen(
+                            list(command), stdout=stdout_target, process_group=0
+                        )
+                    except OSError as error:
+                        raise UsageError(
+                            f"cannot run {command[0]!r}: {error.strerror or error}"
+                        ) from None
+                    reaper.watch(process.pid)
+                    terminal.give(process.pid)
+                    forwarder = (
+                        _forward_to_stderr(process) if stdout_target == subprocess.PIPE else None
+                    )
+                status = process.wait(timeout=timeout_s)
+                if forwarder is not None:
+                    forwarder.join()
+            except subprocess.TimeoutExpired:
+                assert process is not None
+                status = _stop_group(process)
+                return CommandOutcome(status, True, _left_running(process.pid, reaper.pid))
+            except BaseException:
+                if process is not None:
+                    _stop_group(process)
+                raise
+            finally:
+                terminal.take_back()
+                reaper.done()
+            return CommandOutcome(status, False, _left_running(process.pid, reaper.pid))
+    finally:
+        if reaper is not None:
+            reaper.close()
+
+
+def _stop_group(process: subprocess.Popen[bytes]) -> int:
+    """SIGTERM to the command's group, SIGKILL to what is left after the grace time; the
+    leader reaped last, so that its group id cannot name another group meanwhile."""
+    group = process.pid
+    _signal_group(group, signal.SIGTERM)
+    deadline = time.monotonic() + TERMINATE_GRACE_S
+    while time.monotonic() < deadline and _group_alive(group):
+        time.sleep(_POLL_S)
+    _signal_group(group, signal.SIGKILL)
+    return process.wait()
+
+
+def _signal_group(group: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, sig)
+
+
+def _group_alive(group: int) -> bool:
+    """Whether a process of the group still runs (a zombie leader, unreaped, does not)."""
+    for process in psutil.process_iter(["pid"]):
+        with contextlib.suppress(psutil.Error, OSError):
+            if os.getpgid(process.pid) == group and process.status() != psutil.STATUS_ZOMBIE:
+                return True
+    return False
+
+
+def _left_running(group: int, reaper: int) -> tuple[str, ...]:
+    """What the command started that still runs: flashmark's children (adopted as subreaper)
+    but the reaper, and whatever is still in the command's group."""
+    _reap_adopted(group, reaper)
+    found: dict[int, str] = {}
+    me = os.getpid()
+    for process in psutil.process_iter(["pid", "name", "ppid"]):
+        with contextlib.suppress(psutil.Error, OSError):
+            if process.pid in (me, reaper) or process.status() == psutil.STATUS_ZOMBIE:
+                continue
+            in_group = os.getpgid(process.pid) == group
+            if in_group or process.info["ppid"] == me:
+                why = "in its process group" if in_group else "it left its process group"
+                found[process.pid] = f"{process.info['name']}[{process.pid}] ({why})"
+    return tuple(found[pid] for pid in sorted(found))
+
+
+def _reap_adopted(command: int, reaper: int) -> None:
+    """Reap the adopted children that ended (zombies): never the command or the reaper,
+    whose owners wait for them."""
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process().children():
+            with contextlib.suppress(psutil.Error, ChildProcessError, OSError):
+                if child.pid not in (command, reaper) and child.status() == psutil.STATUS_ZOMBIE:
+                    os.waitpid(child.pid, os.WNOHANG)
+
+
+@contextlib.contextmanager
+def _subreaper() -> Iterator[None]:
+    """flashmark as a child subreaper for the block (module doc); nothing where prctl fails."""
+    prctl = _prctl()
+    enabled = prctl is not None and prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    try:
+        yield
+    finally:
+        if enabled and prctl is not None:
+            prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+def _prctl() -> Callable[..., int] | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        function: Callable[..., int] = ctypes.CDLL(name, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return function
+
+
+class _Reaper:
+    """The watcher that stops the command's group if flashmark dies (module doc)."""
+
+    def __init__(self) -> None:
+        ticks = round(TERMINATE_GRACE_S / 0.1)
+        self._process = subprocess.Popen(
+            ["sh", "-c", _REAPER.format(ticks=ticks, tick="0.1")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # no terminal signal reaches it
+        )
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def watch(self, group: int) -> None:
+        self._send(f"{group}\n")
+
+    def done(self) -> None:
+        self._send("done\n")
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            if self._process.stdin is not None:
+                self._process.stdin.close()
+        try:
+            self._process.wait(timeout=TERMINATE_GRACE_S + 5)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+    def _send(self, line: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            assert self._process.stdin is not None
+            self._process.stdin.write(line.encode())
+            self._process.stdin.flush()
+
+
+class _Terminal:
+    """Hands the terminal's foreground to the command's group while it runs, when flashmark
+    holds it (a shell's job control, module doc); nothing without a terminal."""
+
+    def __init__(self) -> None:
+        self._fd: int | None = None
+        self._given = False
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            fd = sys.stdin.fileno()
+            if os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp():
+                self._fd = fd
+
+    def give(self, group: int) -> None:
+        if self._fd is None:
+            return
+        with _background_allowed(), contextlib.suppress(OSError):
+            os.tcsetpgrp(self._fd, group)
+            self._given = True
+        # It may have tried the terminal before it was its own (stopped by SIGTTIN).
+        _signal_group(group, signal.SIGCONT)
+
+    def take_back(self) -> None:
+        if self._fd is None or not self._given:
+            return
+        with _background_allowed(), contextlib.suppress(OSError):
+            os.tcsetpgrp(self._fd, os.getpgrp())
+        self._given = False
+
+
+@contextlib.contextmanager
+def _background_allowed() -> Iterator[None]:
+    """SIGTTOU ignored: tcsetpgrp(3) from a background group would stop flashmark with it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTTOU, previous)
 
 
 def _stderr_fd() -> int:
@@ -72,14 +303,3 @@ def _forward_to_stderr(process: subprocess.Popen[bytes]) -> threading.Thread:
     thread = threading.Thread(target=copy, name="flashmark-command-output", daemon=True)
     thread.start()
     return thread
-
-
-def _stop(process: subprocess.Popen[bytes]) -> int:
-    """Terminate, then kill after a grace period; always reap."""
-    with contextlib.suppress(ProcessLookupError):
-        process.terminate()
-    try:
-        return process.wait(timeout=TERMINATE_GRACE_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        return process.wait()

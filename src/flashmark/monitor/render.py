@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -73,9 +75,20 @@ def render_recording(result: MonitorRecording) -> RenderableType:
         )
     parts.append(Text(f"Verdict: {summary.verdict}."))
     if result.exit_status is not None:
-        parts.append(Text(f"The command exited with status {result.exit_status}."))
+        parts.append(Text(_status_sentence(result.exit_status)))
     return Group(*parts)
 
 
 def _maybe(value: float | None, pattern: str, divisor: float = 1.0) -> str:
     return "-" if value is None else pattern.format(value / divisor)
+
+
+def _status_sentence(status: int) -> str:
+    """How the command ended; a signal as a shell reports it (128 + its number)."""
+    if status >= 0:
+        return f"The command exited with status {status}."
+    try:
+        name = signal.Signals(-status).name
+    except ValueError:
+        name = f"signal {-status}"
+    return f"The command was killed by {name} (flashmark exits {128 - status}, as a shell does)."

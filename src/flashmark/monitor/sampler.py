@@ -87,6 +87,8 @@ class DiskMonitor:
 
     def stop(self) -> None:
         self._stop.set()
+        if self._thread is not None and self._thread.ident is None:
+            self._thread = None  # a signal came between making the thread and starting it
         if self._thread is not None:
             try:
                 self._thread.join()

@@ -18,6 +18,7 @@ from flashmark.bench.render.cells import UNIT_NOTE, plain_number
 from flashmark.bench.render.markdown import bullets, code, escape_inline, markdown_table
 from flashmark.references import PUBLISHED_LABEL
 from flashmark.report.compare import Cell, Comparison, Figure
+from flashmark.spreadsheet import text_cell
 from flashmark.units import MB
 
 GRADES_LABEL = "grades passed"
@@ -112,7 +113,7 @@ def comparison_to_csv(comparison: Comparison) -> str:
         name = f"{column.label} {column.title}"
         if column.published:
             name = f"{column.label} {column.slug} ({PUBLISHED_LABEL})"
-        header += [name, f"{column.label} ratio"]
+        header += [text_cell(name), text_cell(f"{column.label} ratio")]
         if column.published:
             header.append(f"{column.label} flags")
     buffer = io.StringIO()
@@ -139,6 +140,6 @@ def comparison_to_csv(comparison: Comparison) -> str:
         writer.writerow(line)
     grades_line = [GRADES_LABEL, "", "", ""]
     for column, grades in zip(comparison.columns, comparison.grades, strict=True):
-        grades_line += [grades, ""] + ([""] if column.published else [])
+        grades_line += [text_cell(grades), ""] + ([""] if column.published else [])
     writer.writerow(grades_line)
     return buffer.getvalue()

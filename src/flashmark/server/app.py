@@ -13,6 +13,8 @@ import csv
 import dataclasses
 import functools
 import io
+import ipaddress
+import itertools
 import json
 import logging
 import math
@@ -20,6 +22,7 @@ import os
 import re
 import time
 import urllib.parse
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -31,9 +34,11 @@ import jinja2
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from flashmark.bench.document import document_to_run
 from flashmark.bench.render.html import render_html_report
@@ -59,12 +64,14 @@ from flashmark.server.views import (
     charts,
     with_navigation,
 )
+from flashmark.spreadsheet import text_cell
 
 CONFIG_ENV = "FLASHMARK_SERVE_CONFIG"  # how `serve --workers N` hands the settings to workers
 _LOG = logging.getLogger("flashmark.server")
 _HERE = Path(__file__).resolve().parent
 _MAX_ID = 2**63 - 1
 _MAX_TEXT = 200  # longest search text
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _MAX_COMPARE = 8
 _PAGE_SIZE = 50
 # Pages fetch nothing but their own style sheet; forms post to this site only.
@@ -72,7 +79,14 @@ _CSP = (
     "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; "
     "frame-ancestors 'none'"
 )
-_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+# Every answer: no framing by another site (CSP Level 2 frame-ancestors; X-Frame-Options,
+# RFC 7034, for browsers without it), no guessing of types, no referrer to other sites.
+_FRAMING = "frame-ancestors 'none'"
+_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
 _CSV_COLUMNS = (
     "id",
     "url",
@@ -88,35 +102,56 @@ _CSV_COLUMNS = (
     "card_serial",
     *HEADLINE_COLUMNS,
 )
-# A spreadsheet runs a cell starting with one of these as a formula (OWASP "CSV Injection").
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# The device page lists a model's profiles by count: at most this many (each is a link).
+_PROFILES_SHOWN = 50
+# Links are built from the request's Host only when it names one of these (with no
+# --base-url and no --trusted-host): the service's own loopback names.
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+_HOST = re.compile(
+    r"(?:\[(?P<ipv6>[0-9A-Fa-f:.]{2,45})\]|(?P<name>[A-Za-z0-9.-]{1,253}))(?::[0-9]{1,5})?"
+)
 
 
 @dataclass(frozen=True)
 class ServerConfig:
     database: str
-    base_url: str | None = None  # for links in answers; else the request's own address
+    # For links in answers. Without it, the request's Host when it names a trusted host
+    # (trusted_hosts, else LOOPBACK_HOSTS); requests naming another host are refused.
+    base_url: str | None = None
+    trusted_hosts: tuple[str, ...] = ()
     max_upload_bytes: int = 4 * 1024 * 1024
     uploads_per_minute: float = 60.0  # per token and server process (a token bucket)
     upload_burst: int = 30
     pool_size: int = 10
+    # Failed token attempts of one address (IPv4 address, IPv6 /64) before it is slowed to
+    # one attempt every 60 / bad_tokens_per_minute seconds (per server process).
+    bad_token_burst: int = 10
+    bad_tokens_per_minute: float = 6.0
 
 
 class Problem(Exception):
-    """An error answer: RFC 9457 fields. `kind` becomes the type URI's last part."""
+    """An error answer: RFC 9457 fields. `kind` becomes the type URI's last part; `pointer`
+    (a JSON pointer) names the field of the request body that is wrong."""
 
     def __init__(
-        self, status: int, kind: str, detail: str, headers: Mapping[str, str] | None = None
+        self,
+        status: int,
+        kind: str,
+        detail: str,
+        headers: Mapping[str, str] | None = None,
+        pointer: str | None = None,
     ) -> None:
         super().__init__(detail)
         self.status = status
         self.kind = kind
         self.detail = detail
         self.headers = dict(headers or {})
+        self.pointer = pointer
 
 
 _TITLES = {
     400: "Bad request",
+    403: "Forbidden",
     401: "Unauthorized",
     404: "Not found",
     405: "Method not allowed",
@@ -156,6 +191,85 @@ class RateLimiter:
         return (1.0 - bucket.tokens) / rate if rate > 0 else math.inf
 
 
+@dataclass
+class FailedTokens:
+    """Failed token attempts by client address: `burst` of them, then one per 60 / per_minute
+    seconds; an address over it is refused (429) before its token is even looked at, so a
+    right token guessed then is refused too. The `size` most recently failing addresses are
+    kept (least recently failing forgotten first): memory stays bounded whatever the number of
+    addresses. IPv6 addresses count per /64, the block one host usually has."""
+
+    per_minute: float
+    burst: int
+    size: int = 10_000
+    buckets: OrderedDict[str, _Bucket] = field(default_factory=OrderedDict)
+
+    def wait_s(self, address: str, now: float) -> float:
+        """0 when this address may try a token now, else the seconds until it may."""
+        bucket = self.buckets.get(_address_key(address))
+        if bucket is None:
+            return 0.0
+        tokens = min(float(self.burst), bucket.tokens + (now - bucket.updated) * self._rate)
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._rate
+
+    def failed(self, address: str, now: float) -> None:
+        key = _address_key(address)
+        bucket = self.buckets.pop(key, None) or _Bucket(float(self.burst), now)
+        bucket.tokens = min(float(self.burst), bucket.tokens + (now - bucket.updated) * self._rate)
+        bucket.tokens = max(bucket.tokens - 1.0, 0.0)
+        bucket.updated = now
+        self.buckets[key] = bucket  # the most recent last
+        while len(self.buckets) > self.size:
+            self.buckets.popitem(last=False)
+
+    @property
+    def _rate(self) -> float:
+        return self.per_minute / 60.0
+
+
+def _address_key(address: str) -> str:
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address[:64]
+    if parsed.version == 6:
+        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+    return str(parsed)
+
+
+class FramingRefused:
+    """ASGI middleware: every answer refuses to be framed by another site, whichever part of
+    the service made it (a page, the API, an error, the style sheet): a
+    Content-Security-Policy with frame-ancestors 'none' (added to the answer's own policy when
+    it has one without it) and X-Frame-Options: DENY."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def framed(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [
+                    (name, value)
+                    for name, value in message.get("headers", [])
+                    if name.lower() != b"x-frame-options"
+                ]
+                policies = [
+                    value for name, value in headers if name.lower() == b"content-security-policy"
+                ]
+                if not any(b"frame-ancestors" in policy for policy in policies):
+                    headers.append((b"content-security-policy", _FRAMING.encode()))
+                headers.append((b"x-frame-options", b"DENY"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, framed)
+
+
 def create_app(config: ServerConfig) -> Starlette:
     templates = jinja2.Environment(
         loader=jinja2.FileSystemLoader(_HERE / "templates"),
@@ -165,6 +279,9 @@ def create_app(config: ServerConfig) -> Starlette:
     )
     style = (_HERE / "templates" / "server.css").read_bytes()
     limiter = RateLimiter(config.uploads_per_minute, config.upload_burst)
+    failures = FailedTokens(config.bad_tokens_per_minute, config.bad_token_burst)
+    trusted = tuple(host.lower().rstrip(".").strip("[]") for host in config.trusted_hosts)
+    trusted = trusted or LOOPBACK_HOSTS
     # Figures of device models (sorted, per profile) and their counts per profile: a device
     # page of a popular model would otherwise read thousands of rows.
     groups: GroupCache[dict[str, list[float]]] = GroupCache()
@@ -186,7 +303,29 @@ def create_app(config: ServerConfig) -> Starlette:
         return state["storage"]
 
     def base(request: Request) -> str:
-        return (config.base_url or str(request.base_url)).rstrip("/")
+        """The address links in answers start with: --base-url, else the request's own
+        address when its Host names a trusted host (checked for every request by
+        `host_checked`): never a host an attacker sent."""
+        if config.base_url:
+            return config.base_url.rstrip("/")
+        host = _host_of(request)
+        assert host is not None and host[0] in trusted, "host_checked lets no other through"
+        return f"{request.url.scheme}://{host[1]}"
+
+    def host_checked(request: Request) -> None:
+        """Without --base-url, a request must name a trusted host: its links are made from
+        it (a Host header naming another site would make the answer point there)."""
+        if config.base_url:
+            return
+        host = _host_of(request)
+        if host is None or host[0] not in trusted:
+            shown = request.headers.get("host", "")[:100]
+            raise Problem(
+                400,
+                "untrusted-host",
+                f"this service does not answer for the host {shown!r} (it answers for "
+                f"{', '.join(trusted)}): its operator sets --base-url or --trusted-host",
+            )
 
     def page(name: str, status: int = 200, **values: Any) -> HTMLResponse:
         text = templates.get_template(name).render(**values)
@@ -194,6 +333,7 @@ def create_app(config: ServerConfig) -> Starlette:
 
     # -- API ------------------------------------------------------------------------------------
     async def api_index(request: Request) -> Response:
+        host_checked(request)
         root = base(request)
         return JSONResponse(
             {
@@ -208,18 +348,35 @@ def create_app(config: ServerConfig) -> Starlette:
         )
 
     async def upload(request: Request) -> Response:
-        token = await run_in_threadpool(storage().token_for, _bearer(request))
-        if token is None:
+        host_checked(request)
+        address = request.client.host if request.client else ""
+        now = time.monotonic()
+        wait = failures.wait_s(address, now)
+        if wait > 0:
             raise Problem(
-                401, "invalid-token", "the token is not known to this service", _CHALLENGE
+                429,
+                "too-many-bad-tokens",
+                f"too many uploads with a wrong token from {address}: try again in "
+                f"{math.ceil(wait)} s",
+                {"Retry-After": str(math.ceil(wait))},
             )
-        if token.revoked_at is not None:
-            raise Problem(
-                401,
-                "revoked-token",
-                f"the token {token.name!r} was revoked at {token.revoked_at}",
-                _CHALLENGE,
-            )
+        try:
+            token = await run_in_threadpool(storage().token_for, _bearer(request))
+            if token is None:
+                raise Problem(
+                    401, "invalid-token", "the token is not known to this service", _CHALLENGE
+                )
+            if token.revoked_at is not None:
+                raise Problem(
+                    401,
+                    "revoked-token",
+                    f"the token {token.name!r} was revoked at {token.revoked_at}",
+                    _CHALLENGE,
+                )
+        except Problem as refused:
+            if refused.kind != "missing-token":  # a guess, not a request without one
+                failures.failed(address, now)
+            raise
         wait = limiter.wait_s(token.id, time.monotonic())
         if wait > 0:
             raise Problem(
@@ -241,7 +398,7 @@ def create_app(config: ServerConfig) -> Starlette:
             accepted, stored = await run_in_threadpool(_keep, storage(), body, token.id)
         except UploadRejected as error:
             status = 400 if error.problem == "invalid-json" else 422
-            raise Problem(status, error.problem, str(error)) from None
+            raise Problem(status, error.problem, str(error), pointer=error.pointer) from None
         if stored.created:  # this process's pages count it at once, others' within 30 s
             facts = accepted.facts
             count_upload(groups, counts, facts.model_key, facts.profile, facts.headlines)
@@ -252,12 +409,15 @@ def create_app(config: ServerConfig) -> Starlette:
                 "url": url,
                 "page": f"{base(request)}/results/{stored.id}",
                 "created": stored.created,
+                # Keys this service does not know (a newer flashmark's): not kept.
+                "dropped": list(accepted.dropped),
             },
             status_code=201 if stored.created else 200,
             headers={**_HEADERS, "Location": url},
         )
 
     async def api_result(request: Request) -> Response:
+        host_checked(request)
         result_id = _result_id(request.path_params["id"])
         document = await run_in_threadpool(storage().document, result_id)
         if document is None:
@@ -265,6 +425,7 @@ def create_app(config: ServerConfig) -> Starlette:
         return JSONResponse(document, headers=_HEADERS)
 
     async def api_search(request: Request) -> Response:
+        host_checked(request)
         search = _search(request.query_params)
         rows, more = await run_in_threadpool(_page_of, storage(), search)
         root = base(request)
@@ -287,15 +448,18 @@ def create_app(config: ServerConfig) -> Starlette:
             for row in rows
         ]
         following = None
+        headers = dict(_HEADERS)
         if more:
             query = {**request.query_params, "before": str(rows[-1].id)}
             following = f"{root}/api/v1/results?{urllib.parse.urlencode(query)}"
-        return JSONResponse({"results": results, "next": following}, headers=_HEADERS)
+            headers["Link"] = f'<{following}>; rel="next"'  # RFC 8288
+        return JSONResponse({"results": results, "next": following}, headers=headers)
 
     async def export_csv(request: Request) -> Response:
+        host_checked(request)
         root = base(request)
         return StreamingResponse(
-            _csv_lines(storage(), root),
+            _csv_lines(await _batches(storage()), root),
             media_type="text/csv; charset=utf-8",
             headers={
                 **_HEADERS,
@@ -304,8 +468,9 @@ def create_app(config: ServerConfig) -> Starlette:
         )
 
     async def export_jsonl(request: Request) -> Response:
+        host_checked(request)
         return StreamingResponse(
-            _jsonl_lines(storage()),
+            _jsonl_lines(await _batches(storage())),
             media_type="application/jsonl; charset=utf-8",
             headers={
                 **_HEADERS,
@@ -315,6 +480,7 @@ def create_app(config: ServerConfig) -> Starlette:
 
     # -- pages ----------------------------------------------------------------------------------
     async def browse(request: Request) -> Response:
+        host_checked(request)
         search = _search(request.query_params)
         rows, more = await run_in_threadpool(_page_of, storage(), search)
         following = None
@@ -344,6 +510,7 @@ def create_app(config: ServerConfig) -> Starlette:
         return _report(documents)
 
     async def result_page(request: Request) -> Response:
+        host_checked(request)
         result_id = _result_id(request.path_params["id"])
         summary = await run_in_threadpool(storage().summary, result_id)
         if summary is None:
@@ -352,9 +519,10 @@ def create_app(config: ServerConfig) -> Starlette:
             result_id=result_id, model_key=summary.model_key
         )
         report = await run_in_threadpool(report_of, (result_id,))
-        return HTMLResponse(with_navigation(report, navigation), headers=_HEADERS)
+        return HTMLResponse(with_navigation(report, navigation), headers=_REPORT_HEADERS)
 
     async def compare_page(request: Request) -> Response:
+        host_checked(request)
         values = request.query_params.getlist("id")
         ids = tuple(dict.fromkeys(_result_id(value) for value in values))
         if not 2 <= len(ids) <= _MAX_COMPARE:
@@ -367,7 +535,7 @@ def create_app(config: ServerConfig) -> Starlette:
             result_id=None, model_key=None
         )
         report = await run_in_threadpool(report_of, ids)
-        return HTMLResponse(with_navigation(report, navigation), headers=_HEADERS)
+        return HTMLResponse(with_navigation(report, navigation), headers=_REPORT_HEADERS)
 
     reading: dict[tuple[str, str], asyncio.Future[dict[str, list[float]]]] = {}
 
@@ -395,6 +563,7 @@ def create_app(config: ServerConfig) -> Starlette:
         return await asyncio.shield(future)
 
     async def device_page(request: Request) -> Response:
+        host_checked(request)
         key = request.path_params["key"]
         if not re.fullmatch(r"[a-z0-9._-]{1,120}", key):
             raise Problem(404, "not-found", "no such device model (model keys are lower case)")
@@ -429,6 +598,9 @@ def create_app(config: ServerConfig) -> Starlette:
             counts.put((key, ""), profiles)
         if not profiles:
             raise Problem(404, "not-found", f"no results of the model {key} on this service")
+        shown_profiles = dict(
+            sorted(profiles.items(), key=lambda item: (-item[1], item[0]))[:_PROFILES_SHOWN]
+        )
         standing = []
         if chosen is not None:
             figures = await figures_of((key, chosen.profile))
@@ -443,7 +615,8 @@ def create_app(config: ServerConfig) -> Starlette:
             rows=rows,
             table_rows=table_rows(rows),
             headlines=HEADLINE_LABELS,
-            profiles=profiles,
+            profiles=shown_profiles,
+            more_profiles=len(profiles) - len(shown_profiles),
             profile=profile,
             chosen=chosen,
             charts=standing,
@@ -461,13 +634,18 @@ def create_app(config: ServerConfig) -> Starlette:
     # -- errors ---------------------------------------------------------------------------------
     def problem_response(request: Request, problem: Problem) -> Response:
         title = _TITLES.get(problem.status, "Error")
-        body = {
+        body: dict[str, Any] = {
             "type": f"/api/v1/problems/{problem.kind}",
             "title": title,
             "status": problem.status,
             "detail": problem.detail,
             "instance": request.url.path,
         }
+        if problem.pointer is not None:
+            # RFC 9457 §3's own example of a validation problem: each error with its JSON
+            # pointer as a URI fragment ("#" + the pointer, percent-encoded, RFC 6901 §6).
+            fragment = "#" + urllib.parse.quote(problem.pointer, safe="/~!$&'()*+,;=:@?")
+            body["errors"] = [{"detail": problem.detail, "pointer": fragment}]
         wants_page = not request.url.path.startswith(
             "/api/"
         ) and "text/html" in request.headers.get("accept", "")
@@ -536,6 +714,7 @@ def create_app(config: ServerConfig) -> Starlette:
     return Starlette(
         routes=routes,
         lifespan=lifespan,
+        middleware=[Middleware(FramingRefused)],
         exception_handlers={
             Problem: on_problem,
             HTTPException: on_http,
@@ -551,6 +730,20 @@ def app_from_environment() -> Starlette:
 
 
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="flashmark"'}
+# A report page keeps the report's own policy (a meta element: no request at all); a meta
+# policy cannot say frame-ancestors (CSP Level 2, 7.7.1), so the answer's header does.
+_REPORT_HEADERS = {**_HEADERS, "Content-Security-Policy": _FRAMING}
+
+
+def _host_of(request: Request) -> tuple[str, str] | None:
+    """The Host header's name (lower case, without a final dot or IPv6 brackets) and the
+    header itself, or None when it is not a host name or address with an optional port."""
+    header = request.headers.get("host", "")
+    match = _HOST.fullmatch(header)
+    if match is None:
+        return None
+    name = (match.group("ipv6") or match.group("name") or "").lower().rstrip(".")
+    return name, header
 
 
 def _bearer(request: Request) -> str:
@@ -601,6 +794,9 @@ def _text(params: Mapping[str, str], name: str) -> str | None:
     value = params.get(name, "").strip()
     if len(value) > _MAX_TEXT:
         raise Problem(400, "bad-query", f"{name} may have at most {_MAX_TEXT} characters")
+    if _CONTROL.search(value):  # no stored text holds one (documents.strict); PostgreSQL
+        # refuses NUL in a query parameter
+        raise Problem(400, "bad-query", f"{name} may not hold control characters")
     return value or None
 
 
@@ -695,18 +891,28 @@ def _report(documents: list[dict[str, Any]]) -> str:
 
 
 def _cell(value: object) -> str:
-    text = "" if value is None else str(value)
-    if isinstance(value, str) and text.startswith(_FORMULA_START):
-        return "'" + text  # shown as text by spreadsheets, not run
-    return text
+    if isinstance(value, str):
+        return text_cell(value)  # shown as text by spreadsheets, not run
+    return "" if value is None else str(value)
 
 
-def _csv_lines(storage: Storage, root: str) -> Iterator[str]:
+Batches = Iterator[list[tuple[ResultRow, bytes]]]
+
+
+async def _batches(storage: Storage) -> Batches:
+    """Every result in batches, the first one read now: a database that cannot be read is a
+    503 before the download starts (once its status is sent, a failure can only cut it)."""
+    batches = storage.export_batches()
+    first = await run_in_threadpool(next, batches, None)
+    return itertools.chain([] if first is None else [first], batches)
+
+
+def _csv_lines(batches: Batches, root: str) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(_CSV_COLUMNS)
     yield buffer.getvalue()
-    for batch in storage.export_batches():
+    for batch in batches:
         buffer.seek(0)
         buffer.truncate()
         for row, _ in batch:
@@ -737,8 +943,8 @@ def _number(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
-def _jsonl_lines(storage: Storage) -> Iterator[bytes]:
-    for batch in storage.export_batches():
+def _jsonl_lines(batches: Batches) -> Iterator[bytes]:
+    for batch in batches:
         lines = []
         for row, stored in batch:
             document = json.loads(stored)

@@ -12,12 +12,16 @@ hash of its addresses.
 The parent keeps the address bound (without listening: a socket that does not listen gets no
 connections) so a port taken by another program is found before any process starts, restarts
 a process that died, and on SIGINT, SIGTERM or SIGHUP stops them all (uvicorn's graceful
-shutdown) and returns.
+shutdown) and returns. A process ends with its parent however the parent ends (SIGKILL too):
+each asks the kernel for SIGTERM when its parent dies (prctl PR_SET_PDEATHSIG, prctl(2)), so
+no process is left serving, and none shares the port with a service started later.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
 import signal
 import socket
 import threading
@@ -30,6 +34,8 @@ from flashmark.server.protocol import PROTOCOL
 # uvicorn's default length of the accept queue (`--backlog`), for each process here
 BACKLOG = 2048
 STOP_TIMEOUT_S = 30.0
+# linux/prctl.h
+_PR_SET_PDEATHSIG = 1
 
 
 def reuse_port_supported() -> bool:
@@ -49,10 +55,29 @@ def _bound(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _serve_one(app: str, host: str, port: int, log_level: str) -> None:
+def end_with_parent(parent: int) -> None:
+    """SIGTERM to this process when its parent ends (the thread that started it, here the
+    parent's main thread); exits at once when the parent `parent` is gone already. Linux
+    (prctl(2)), like the rest of flashmark."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != parent:  # the parent died before the request above
+        os._exit(0)
+
+
+def _serve_one(app: str, host: str, port: int, log_level: str, parent: int) -> None:
     """One server process (spawned): its own listening socket, the app made by `app`."""
+    end_with_parent(parent)
     sock = _bound(host, port)
-    config = uvicorn.Config(app, factory=True, http=PROTOCOL, log_level=log_level, backlog=BACKLOG)
+    config = uvicorn.Config(
+        app,
+        factory=True,
+        http=PROTOCOL,
+        log_level=log_level,
+        backlog=BACKLOG,
+        timeout_graceful_shutdown=int(STOP_TIMEOUT_S),
+    )
     uvicorn.Server(config).run(sockets=[sock])
 
 
@@ -70,7 +95,7 @@ def serve_processes(app: str, host: str, port: int, workers: int, log_level: str
         signal.signal(sig, stop)
 
     def start() -> BaseProcess:
-        process = context.Process(target=_serve_one, args=(app, host, port, log_level))
+        process = context.Process(target=_serve_one, args=(app, host, port, log_level, os.getpid()))
         process.start()
         return process
 

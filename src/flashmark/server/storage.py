@@ -8,8 +8,19 @@ upload survives the service being killed.
 
 SQLite runs in WAL mode (readers do not block the writer) with synchronous=FULL (a commit is
 on disk before it returns; https://www.sqlite.org/pragma.html#pragma_synchronous) and a busy
-timeout. PostgreSQL is reached through a psycopg connection pool; psycopg is imported only
-for a postgresql:// database, so the core install can keep a service in SQLite.
+timeout. The file is watched: an open connection keeps writing into a file that was deleted
+or replaced (its folder removed, a copy moved over it), and such writes would be acknowledged
+and lost. So before every use, and after every write, the path must still name the file the
+connections are open on; when it does not, the database is unavailable (StorageError), and
+when the path names a service database again (the folder restored, a backup put back) the
+connections are opened anew on it, after the old file's WAL was emptied into the old file (a
+WAL left at the path would otherwise be read as the new file's). A file is never created
+after the service has started.
+
+PostgreSQL is reached through a psycopg connection pool that checks each connection before
+handing it out (a server restart ends every connection); psycopg is imported only for a
+PostgreSQL database, so the core install can keep a service in SQLite. Its password never
+appears in a message (flashmark.server.database_url).
 """
 
 from __future__ import annotations
@@ -17,23 +28,28 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
+import os
 import secrets
 import sqlite3
 import threading
-import urllib.parse
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from flashmark.errors import ExitStatus, FlashmarkError
+from flashmark.server.database_url import is_postgres, redacted, shown
 from flashmark.server.intake import HEADLINE_COLUMNS, Accepted
 from flashmark.server.migrations import MIGRATIONS, POSTGRES, SQLITE, Dialect, statements
+from flashmark.system.places import data_home
 
 DATABASE_ENV = "FLASHMARK_SERVER_DB"
 BUSY_TIMEOUT_S = 10.0
+POOL_WAIT_S = 5.0
+_LOG = logging.getLogger("flashmark.server")
 # Key of the advisory lock that lets one of several starting server processes migrate.
 _MIGRATION_LOCK = 0x666C6D6B  # "flmk"
 _SUMMARY = (
@@ -116,6 +132,8 @@ class _Provider(Protocol):
 
     def connection(self) -> contextlib.AbstractContextManager[Any]: ...
 
+    def check_written(self) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -170,11 +188,14 @@ class Storage:
             # fetchall, not fetchone: SQLite commits an autocommit statement when it has been
             # stepped to its end, and the answer must not come before the commit.
             rows = run(_INSERT, values).fetchall()
-            if rows:
-                return Stored(id=int(rows[0][0]), created=True)
-            row = run(
-                "SELECT id FROM results WHERE content_hash = ?", (accepted.content_hash,)
-            ).fetchone()
+            if not rows:
+                row = run(
+                    "SELECT id FROM results WHERE content_hash = ?", (accepted.content_hash,)
+                ).fetchone()
+        # A file deleted or replaced while the row was written took it along: not acknowledged.
+        self._provider.check_written()
+        if rows:
+            return Stored(id=int(rows[0][0]), created=True)
         return Stored(id=int(row[0]), created=False)
 
     def add_results(self, batch: Sequence[Accepted], token_id: int) -> None:
@@ -194,6 +215,7 @@ class Storage:
                 except BaseException:
                     connection.execute("ROLLBACK")
                     raise
+        self._provider.check_written()
 
     def document(self, result_id: int) -> dict[str, Any] | None:
         """The stored document with the service's id, or None."""
@@ -339,6 +361,7 @@ class Storage:
                 with contextlib.suppress(Exception):
                     connection.execute("ROLLBACK")
                 raise
+            self._provider.check_written()
 
 
 def _values(accepted: Accepted, token_id: int) -> tuple[Any, ...]:
@@ -454,42 +477,138 @@ class _SqliteProvider:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._local = threading.local()
-        self._lock = threading.Lock()
         self._all: list[sqlite3.Connection] = []
+        # The file the connections are open on, (st_dev, st_ino); None until the first one
+        # is open (it may create the file: the service's start, `flashmark token`).
+        self._file: tuple[int, int] | None = None
+        self._generation = 0  # grows whenever the connections are opened on another file
+        self._in_use = 0
+        self._changing = False
+        self._state = threading.Condition()
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[sqlite3.Connection]:
-        # One connection per thread, kept: opening one costs more than most queries here.
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is None:
-            try:
-                # Each connection is used by its own thread only; close() (another thread)
-                # closes them all, hence check_same_thread=False.
-                connection = sqlite3.connect(
-                    self.path,
-                    timeout=BUSY_TIMEOUT_S,
-                    isolation_level=None,
-                    check_same_thread=False,
-                )
-                connection.execute("PRAGMA journal_mode=WAL")
-                connection.execute("PRAGMA synchronous=FULL")
-                connection.execute("PRAGMA foreign_keys=ON")
-            except sqlite3.Error as error:
-                raise StorageError(f"cannot open the database {self.path}: {error}") from None
-            self._local.connection = connection
-            with self._lock:
-                self._all.append(connection)
+        with self._state:
+            while self._changing:
+                self._state.wait()
+            if self._file is not None and self._identity() != self._file:
+                self._reopen()
+            self._in_use += 1
         try:
-            yield connection
-        except sqlite3.DatabaseError as error:
-            raise StorageError(f"database {self.path}: {error}") from None
+            # One connection per thread, kept: opening one costs more than most queries here.
+            connection = self._thread_connection()
+            try:
+                yield connection
+            except sqlite3.DatabaseError as error:
+                raise StorageError(f"database {self.path}: {error}") from None
+        finally:
+            with self._state:
+                self._in_use -= 1
+                self._state.notify_all()
+
+    def check_written(self) -> None:
+        if self._identity() != self._file:
+            raise StorageError(
+                f"the database file {self.path} was removed or replaced while it was written: "
+                "the write is not kept"
+            )
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            status = os.stat(self.path)
+        except OSError:
+            return None
+        return status.st_dev, status.st_ino
+
+    def _thread_connection(self) -> sqlite3.Connection:
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is not None and self._local.generation == self._generation:
+            return connection
+        if connection is not None:
+            with contextlib.suppress(sqlite3.Error):
+                connection.close()
+        first = self._file is None
+        try:
+            # After the first, a connection must find the file: never create an empty one.
+            # Each connection is used by its own thread only; close() (another thread)
+            # closes them all, hence check_same_thread=False.
+            connection = sqlite3.connect(
+                f"{self.path.absolute().as_uri()}?mode={'rwc' if first else 'rw'}",
+                uri=True,
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=FULL")
+            connection.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as error:
+            raise StorageError(f"cannot open the database {self.path}: {error}") from None
+        with self._state:
+            if first:
+                self._file = self._identity()
+            self._all.append(connection)
+            self._local.connection = connection
+            self._local.generation = self._generation
+        return connection
+
+    def _reopen(self) -> None:
+        """The path names another file than the connections are open on, or none: close them
+        all (once none is in use) and open the file the path names, if it is a service
+        database of this version. Called holding self._state."""
+        found = self._identity()
+        if found is None:
+            raise StorageError(
+                f"the database file {self.path} is missing (its folder removed?): nothing is "
+                "read or written until it is back"
+            )
+        self._changing = True
+        try:
+            while self._in_use:
+                self._state.wait()
+            connections, self._all = self._all, []
+            if connections:
+                # The old file's WAL, emptied into it: the WAL file at the path may be that
+                # one, and a connection to the new file would read its pages as its own.
+                with contextlib.suppress(sqlite3.Error):
+                    connections[0].execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            for old in connections:
+                with contextlib.suppress(sqlite3.Error):
+                    old.close()
+            self._generation += 1
+            _check_service_database(self.path)
+            self._file = found
+            _LOG.warning("the database file %s was replaced: now using the new one", self.path)
+        finally:
+            self._changing = False
+            self._state.notify_all()
 
     def close(self) -> None:
-        with self._lock:
+        with self._state:
             connections, self._all = self._all, []
         for connection in connections:
             connection.close()
         self._local = threading.local()
+
+
+def _check_service_database(path: Path) -> None:
+    """The file at `path` is a service database with every migration of this version;
+    StorageError if not (a garbage file, an empty one, another version's)."""
+    try:
+        with contextlib.closing(
+            sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=1.0)
+        ) as probe:
+            names = {row[0] for row in probe.execute("SELECT name FROM schema_migrations")}
+    except sqlite3.Error as error:
+        raise StorageError(
+            f"the database file {path} was replaced by one that is not a service database "
+            f"({error}): nothing is read or written until a service database is back"
+        ) from None
+    if names != {name for name, _ in MIGRATIONS}:
+        raise StorageError(
+            f"the database file {path} was replaced by a service database of another "
+            "version: restart the service to use it"
+        )
 
 
 class _PostgresProvider:
@@ -507,7 +626,23 @@ class _PostgresProvider:
             psycopg.OperationalError,
             psycopg_pool.PoolTimeout,
         )
-        self._shown = _without_password(url)
+        self._url = url
+        self._shown = shown(url)
+        try:  # a malformed one is refused here, not quoted by libpq in a log line
+            psycopg.conninfo.conninfo_to_dict(url)
+        except psycopg.Error:
+            raise StorageError(
+                "the --database value is not a valid PostgreSQL URL or key=value connection "
+                "string (not shown: it may hold a password)"
+            ) from None
+        _PoolLogRedaction.install(url)
+        try:  # one attempt first: an unreachable server is named at once, with libpq's reason
+            psycopg.connect(url, connect_timeout=int(BUSY_TIMEOUT_S)).close()
+        except psycopg.Error as error:
+            reason = " ".join(str(error).split())  # libpq's lines: the reason and a hint
+            raise StorageError(
+                redacted(f"cannot connect to the database {self._shown}: {reason}", url)
+            ) from None
         self._pool = psycopg_pool.ConnectionPool(
             url,
             # Reads are single statements: no transaction around them (Storage._transaction);
@@ -516,7 +651,12 @@ class _PostgresProvider:
             min_size=1,
             max_size=pool_size,
             open=False,
-            timeout=BUSY_TIMEOUT_S,
+            # A request waits this long for a connection, then gets 503 (with Retry-After):
+            # while PostgreSQL cannot be reached, no connection comes.
+            timeout=POOL_WAIT_S,
+            # A connection is checked before it is handed out: after the server restarted,
+            # pooled connections are dead, and an upload on one would fail.
+            check=psycopg_pool.ConnectionPool.check_connection,
         )
         try:
             self._pool.open(wait=True, timeout=BUSY_TIMEOUT_S)
@@ -532,22 +672,49 @@ class _PostgresProvider:
             with self._pool.connection() as connection:
                 yield connection
         except self._errors as error:
-            raise StorageError(f"database {self._shown}: {error}") from None
+            raise StorageError(redacted(f"database {self._shown}: {error}", self._url)) from None
+
+    def check_written(self) -> None:
+        return None  # the server's commit is the acknowledgement
 
     def close(self) -> None:
         self._pool.close()
 
 
+class _PoolLogRedaction(logging.Filter):
+    """psycopg_pool logs why a connection attempt failed (a warning, printed on stderr by
+    logging's last resort): such a line passes through `redacted` first."""
+
+    databases: ClassVar[set[str]] = set()
+
+    @classmethod
+    def install(cls, url: str) -> None:
+        cls.databases.add(url)
+        logger = logging.getLogger("psycopg")
+        if not any(isinstance(f, cls) for f in logger.filters):
+            logger.addFilter(cls())
+        pool = logging.getLogger("psycopg.pool")
+        if not any(isinstance(f, cls) for f in pool.filters):
+            pool.addFilter(cls())
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        for url in self.databases:
+            text = redacted(text, url)
+        record.msg, record.args = redacted(text), None
+        return True
+
+
 def default_database(environ: Mapping[str, str]) -> str:
     if environ.get(DATABASE_ENV):
         return environ[DATABASE_ENV]
-    data_home = environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return str(Path(data_home) / "flashmark" / "server.sqlite3")
+    return str(data_home(environ) / "flashmark" / "server.sqlite3")
 
 
 def open_storage(database: str, *, pool_size: int = 10, create_folder: bool = False) -> Storage:
-    """`postgresql://…` (or `postgres://…`), `sqlite:///PATH`, or a file path; migrated."""
-    if database.startswith(("postgresql://", "postgres://")):
+    """`postgresql://…` (or `postgres://…`, or a key=value connection string),
+    `sqlite:///PATH`, or a file path; migrated."""
+    if is_postgres(database):
         storage = Storage(_PostgresProvider(database, pool_size))
     else:
         path = Path(database.removeprefix("sqlite://")).expanduser()
@@ -565,11 +732,3 @@ def open_storage(database: str, *, pool_size: int = 10, create_folder: bool = Fa
         storage.close()
         raise
     return storage
-
-
-def _without_password(url: str) -> str:
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))

@@ -35,6 +35,7 @@ from typing import Any
 
 from flashmark.codec import to_text
 from flashmark.errors import ExitStatus, FlashmarkError, UsageError
+from flashmark.system.places import state_home
 
 TOKEN_ENV = "FLASHMARK_TOKEN"
 TIMEOUT_S = 30.0
@@ -73,9 +74,7 @@ def machine_names(environ: Mapping[str, str] | None = None) -> set[str]:
 
 
 def salt_path(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    state_home = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state_home) / SALT_FILE
+    return state_home(environ, needed_for="the upload salt") / SALT_FILE
 
 
 def load_salt(path: Path) -> bytes:

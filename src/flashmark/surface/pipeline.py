@@ -10,6 +10,12 @@ The I/O thread decides where the next read goes (the ddrescue skip after errors:
 each request, and hands back results in offset order. It touches no scan state: the scan's
 thread does all bookkeeping, so a result not yet handed back when the pass stops (Ctrl-C) is
 simply done again by a resumed scan.
+
+Writes are made durable in steps: after the write that completes `flush_every_ns` of writing
+(and after the pass's last write) the thread flushes the medium (fsync: the device's volatile
+cache written out) and hands back a `Flushed` marker after that write's result. Everything
+before the marker is on the device; a power cut can only lose what came after it
+(scan.py resumes from the last marker).
 """
 
 from __future__ import annotations
@@ -54,6 +60,15 @@ class Done:
         return memoryview(self.buffer)[: self.length]
 
 
+@dataclass(frozen=True)
+class Flushed:
+    """Every write before this marker is durable up to `upto` (or the flush failed: `error`)."""
+
+    upto: int
+    ns: int  # the flush's own time (not in any request's interval)
+    error: OSError | None
+
+
 SkipRule = Callable[[int, int, int], int]  # (failures in a row, offset, length) -> bytes to skip
 
 
@@ -71,6 +86,7 @@ class Pipeline:
         clock: Callable[[], int],
         pattern: Pattern | None = None,
         skip: SkipRule | None = None,
+        flush_every_ns: int | None = None,
     ) -> None:
         self._medium = medium
         self._write = write
@@ -79,12 +95,13 @@ class Pipeline:
         self._clock = clock
         self._pattern = pattern
         self._skip = skip
+        self._flush_every_ns = flush_every_ns
         self._start = start
         self._fill_at = start  # writes: the next block to fill (scan thread)
         self._spare: list[mmap.mmap] = []  # writes: buffers the scan thread may fill
         self._free: queue.Queue[mmap.mmap | None] = queue.Queue()  # reads: buffers to read into
         self._work: queue.Queue[tuple[int, mmap.mmap] | None] = queue.Queue()  # writes: to write
-        self._results: queue.Queue[Done | BaseException | None] = queue.Queue()
+        self._results: queue.Queue[Done | Flushed | BaseException | None] = queue.Queue()
         self._stop = threading.Event()
         for _ in range(BUFFERS):
             buffer = mmap.mmap(-1, block)  # page-aligned, as O_DIRECT needs
@@ -102,7 +119,7 @@ class Pipeline:
         # The request under way finishes first (a system call cannot be abandoned).
         self._thread.join()
 
-    def results(self) -> Iterator[Done]:
+    def results(self) -> Iterator[Done | Flushed]:
         while True:
             if self._write:
                 self._fill()
@@ -130,7 +147,7 @@ class Pipeline:
             self._work.put((self._fill_at, buffer))
             self._fill_at += length
 
-    def _next(self) -> Done | BaseException | None:
+    def _next(self) -> Done | Flushed | BaseException | None:
         while True:
             try:
                 return self._results.get(timeout=_POLL_S)
@@ -157,7 +174,7 @@ class Pipeline:
         pos = self._start
         failures = 0
         first = True
-        last = self._clock()
+        last = last_flush = self._clock()
         while pos < self._size and not self._stop.is_set():
             taken = self._take()
             if taken is None or self._stop.is_set():
@@ -200,3 +217,20 @@ class Pipeline:
                 Done(pos, length, buffer, started, done, interval, stall, timed, error, skipped)
             )
             pos += length + skipped
+            if self._write and (
+                pos >= self._size
+                or (self._flush_every_ns is not None and done - last_flush >= self._flush_every_ns)
+            ):
+                flushed = self._flush(pos)
+                self._results.put(flushed)
+                if flushed.error is not None:
+                    return
+                last = last_flush = self._clock()  # the flush is charged on its own
+
+    def _flush(self, upto: int) -> Flushed:
+        started = self._clock()
+        try:
+            self._medium.sync()
+        except OSError as error:
+            return Flushed(upto, self._clock() - started, error)
+        return Flushed(upto, self._clock() - started, None)

@@ -15,6 +15,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from flashmark.spreadsheet import text_cell
 from flashmark.surface.result import SliceStats, SurfaceResult
 from flashmark.units import format_latency_ns, format_rate, format_size, mb_per_s
 
@@ -282,7 +283,7 @@ def surfaces_to_csv(results: Sequence[SurfaceResult]) -> str:
             writer.writerow(
                 [
                     result.id or "",
-                    result.target.path,
+                    text_cell(result.target.path),
                     number,
                     piece.start,
                     piece.length,

@@ -6,7 +6,9 @@ other's inverse, so a saved scan reads back as the same object (`show`, `--resum
 Schema history (docs/surface.md):
   flashmark.surface/1: first version. Later additions a 1-reader can ignore:
     "target": "device" (the probed device in one line) and "identity" (its CID, else its
-    serial number; what --resume compares), null when unknown or in older documents.
+    serial number; what --resume compares), null when unknown or in older documents;
+    "write"/"read": "flushes" and "flush_ns" (the write pass's flushes, every 2 s of writing;
+    0 in older documents).
 """
 
 from __future__ import annotations
@@ -114,6 +116,10 @@ class PassStats:
     max_latency_ns: int
     outliers: tuple[Outlier, ...] = ()
     host_stall_ns: int = 0  # host stalls left out of `ns` (gaps of more than 50 ms)
+    # the write pass's flushes (one every 2 s of writing and at its end) and their time,
+    # which `ns` includes: what making the writes durable in steps cost
+    flushes: int = 0
+    flush_ns: int = 0
 
     @property
     def bw_bytes(self) -> float | None:
@@ -129,6 +135,8 @@ class PassStats:
             "max_latency_ns": self.max_latency_ns,
             "outliers": [o.to_dict() for o in self.outliers],
             "host_stall_ns": self.host_stall_ns,
+            "flushes": self.flushes,
+            "flush_ns": self.flush_ns,
         }
 
     @classmethod
@@ -141,6 +149,8 @@ class PassStats:
             max_latency_ns=int(d["max_latency_ns"]),
             outliers=tuple(Outlier.from_dict(o) for o in d.get("outliers", ())),
             host_stall_ns=int(d.get("host_stall_ns", 0)),
+            flushes=int(d.get("flushes", 0)),
+            flush_ns=int(d.get("flush_ns", 0)),
         )
 
 

@@ -42,7 +42,7 @@ from flashmark.surface.medium import (
 )
 from flashmark.surface.pattern import new_nonce
 from flashmark.surface.result import SurfaceResult, SurfaceSettings, SurfaceTarget
-from flashmark.surface.scan import Progress, SurfaceScan
+from flashmark.surface.scan import Checkpoint, Progress, SurfaceScan
 from flashmark.system.device_safety import check_writable, claim_for_writing
 from flashmark.system.mounts import mount_of, read_mounts
 from flashmark.system.paths import stat_target
@@ -183,9 +183,11 @@ def scan_surface(
     roots: SystemRoots,
     previous: SurfaceResult | None = None,
     progress: Progress | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> SurfaceResult:
     """Scan as planned (or continue `previous`); ScanStopped with the partial result when the
-    scan is interrupted or the device fails."""
+    scan is interrupted or the device fails. `checkpoint` is handed the scan as it stands now
+    and then (always at a durable point), to keep for a resume after a SIGKILL or power cut."""
     if previous is not None:
         block_bytes, slices = previous.settings.block_bytes, previous.settings.slices
     with _medium(plan, roots, block_bytes) as medium:
@@ -225,6 +227,7 @@ def scan_surface(
             nonce=previous.state.nonce if previous is not None else new_nonce(),
             previous=previous,
             progress=progress,
+            checkpoint=checkpoint,
         )
         try:
             scan.run()

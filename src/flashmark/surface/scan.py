@@ -8,8 +8,15 @@ of what could not be read, made the way ddrescue makes it.
         result = scan.snapshot()   # also after Ctrl-C or a device failure: marked incomplete
 
 Passes. The write pass writes the run's pattern (pattern.py) over the whole surface in blocks of
-`block_bytes`, then fsyncs (fio's end_fsync, DESIGN.md "Measurement rules"). The read pass reads
-it back in the same blocks and, when the pattern was written, compares every sector.
+`block_bytes`, and fsyncs every FLUSH_EVERY_NS of writing and at its end (fio's end_fsync,
+DESIGN.md "Measurement rules"). The read pass reads it back in the same blocks and, when the
+pattern was written, compares every sector.
+
+Durable steps. A write counts (its bytes, its time, the resume point `next_offset`) only once
+the flush after it returned: a card's volatile cache loses what was not flushed when its power
+is cut, and a scan resumed after the last write *issued* would then find those blocks "dropped".
+The stop by a signal flushes what was written; a SIGKILL or a power cut leaves the last
+checkpoint (`checkpoint=`), which is always at a flushed step.
 
 Timing. Requests are issued back to back by an I/O thread (pipeline.py). Each request's latency
 is measured around its system call; the time charged to it is the interval since the previous
@@ -46,11 +53,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from flashmark import __version__
-from flashmark.errors import DeviceFailed
+from flashmark.errors import DeviceFailed, Interrupted
 from flashmark.surface.cache import CacheEstimate, estimate_cache
 from flashmark.surface.medium import Medium
 from flashmark.surface.pattern import Kind, Pattern, Range, merge
-from flashmark.surface.pipeline import Pipeline
+from flashmark.surface.pipeline import Done, Flushed, Pipeline
 from flashmark.surface.result import (
     Integrity,
     Outlier,
@@ -75,8 +82,23 @@ MAX_OUTLIERS = 16  # the slowest ones kept per pass
 # Points kept for the cache estimate: beyond this many (a 64 GiB device in 1 MiB blocks), every
 # other one is dropped and the stride doubles, so a 1 TB disk keeps the same memory.
 MAX_CACHE_POINTS = 1 << 16
+# The write pass flushes after every 2 s of writing. A flush costs one round trip to the device
+# (0.1 ms through the emulated card's stack, a few ms on a card), and the cached data it writes
+# out was to be written anyway: under 0.5% of the pass for flushes up to 10 ms. What a power cut
+# can cost is the writing since the last flush: at most these 2 s are written again on resume.
+FLUSH_EVERY_NS = 2_000_000_000
+# Checkpoints (the scan saved as it stands, for a resume after SIGKILL or a power cut): in the
+# write pass after a flush (so every durable step is kept), at most once a second, and never
+# more often than keeps their own cost (the document built and saved: milliseconds for 256
+# slices, up to a second for 65536) under 1/20 of the scan.
+CHECKPOINT_EVERY_NS = 1_000_000_000
+CHECKPOINT_COST_SHARE = 20
 
 Progress = Callable[[str, int, int], None]  # phase, bytes done, bytes in the phase
+Checkpoint = Callable[["SurfaceResult"], None]  # the scan as it stands, resumable from there
+# A write handed back by the I/O thread, not yet durable: offset, length, its result (None for
+# a failed block) and the ranges its retries found unwritable.
+_Unflushed = tuple[int, int, "Done | None", "tuple[Range, ...]"]
 
 
 @dataclass(slots=True)
@@ -110,6 +132,8 @@ class _PassClock:
         self.bytes = 0
         self.ns = 0.0
         self.stall_ns = 0
+        self.flushes = 0
+        self.flush_ns = 0
         self.latencies = array("q")
         self.slowest: list[tuple[int, int, int]] = []  # heap of (latency, offset, length)
 
@@ -144,6 +168,8 @@ class _PassClock:
             max_latency_ns=max(max(self.latencies), previous.max_latency_ns if previous else 0),
             host_stall_ns=self.stall_ns + (previous.host_stall_ns if previous else 0),
             outliers=tuple(sorted(outliers, key=lambda o: o.offset)),
+            flushes=self.flushes + (previous.flushes if previous else 0),
+            flush_ns=self.flush_ns + (previous.flush_ns if previous else 0),
         )
 
 
@@ -160,6 +186,7 @@ class SurfaceScan:
         previous: SurfaceResult | None = None,
         progress: Progress | None = None,
         clock: Callable[[], int] = time.monotonic_ns,
+        checkpoint: Checkpoint | None = None,
     ) -> None:
         if settings.block_bytes % medium.sector_bytes or settings.block_bytes <= 0:
             raise ValueError("the block size must be a multiple of the device's logical block")
@@ -200,15 +227,28 @@ class SurfaceScan:
         self._point_stride = 1
         self._last_good: int | None = None
         self._stop_reason: str | None = None
+        self._unflushed: list[_Unflushed] = []
+        self._written_to = self.next_offset  # the end of the last write handed back
+        self._charged = 0
+        self._base = 0
+        self._on_checkpoint = checkpoint
+        self._last_checkpoint_ns = 0
+        self._checkpoint_cost_ns = 0
 
     # -- running ------------------------------------------------------------------------------
     def run(self) -> None:
+        self._checkpoint(force=True)  # a scan killed from now on can be resumed
         if self.phase == "write":
-            self._sequential(write=True)
-            self._sync()
+            try:
+                self._write_pass()
+            except (Interrupted, KeyboardInterrupt):
+                self._flush_on_stop()
+                raise
+            self._cache = self._cache_estimate()
             self.phase, self.next_offset = "read", 0
+            self._checkpoint(force=True)
         if self.phase == "read":
-            self._sequential(write=False)
+            self._read_pass()
             self.phase = "retry"  # the pending areas become a stack, lowest start on top
         if self.phase == "retry":
             self._pending.sort(key=lambda p: -p[0])  # also when resumed in this phase
@@ -219,48 +259,141 @@ class SurfaceScan:
         """Say why the scan stopped early (shown with the incomplete result)."""
         self._stop_reason = reason
 
-    def _sequential(self, *, write: bool) -> None:
+    def _write_pass(self) -> None:
+        """Write the pattern from `next_offset` to the end, durable in steps: what a write did
+        to the scan's figures is counted when the flush after it returned (`_commit`), so that
+        `next_offset`, the resume point, is never past what is on the device."""
+        size = self.medium.size_bytes
+        base = self.next_offset
+        # x: bytes written in this session (a resumed session starts from a cache that may
+        # have drained meanwhile: its cliff is counted from where it started)
+        self._points = [(0, 0)]
+        self._charged = 0  # the write pass's time so far, host stalls left out (the cache's)
+        self._base = base
+        failures = 0
+        pipeline = Pipeline(
+            self.medium,
+            write=True,
+            start=base,
+            size=size,
+            block=self.settings.block_bytes,
+            clock=self._clock,
+            pattern=self.pattern,
+            flush_every_ns=FLUSH_EVERY_NS,
+        )
+        with pipeline:
+            for done in pipeline.results():
+                if isinstance(done, Flushed):
+                    if done.error is not None:
+                        raise DeviceFailed(
+                            f"{self.target.path}: flushing the writes failed: {done.error.strerror}"
+                        )
+                    self._commit(done.upto, done.ns)
+                    continue
+                pos, length = done.offset, done.length
+                if done.error is not None:
+                    self._check_error(done.error, pos, write=True)
+                    failures += 1
+                    if failures >= GONE_AFTER:
+                        self._check_answering(pos)
+                    unwritable = self._map_write_failure(done.view, pos)
+                    self._sync_retries()
+                    self._unflushed.append((pos, length, None, unwritable))
+                else:
+                    failures = 0
+                    self._last_good = pos
+                    self._unflushed.append((pos, length, done, ()))
+                self._written_to = pos + length
+                pipeline.release(done)
+                self._report("write", self._written_to, size)
+
+    def _commit(self, upto: int, flush_ns: int, *, checkpoint: bool = True) -> None:
+        """The writes before `upto` are durable: count them, and the flush's time (the write
+        is done when it is durable: fio's end_fsync)."""
+        clock = self._write_clock
+        for pos, length, done, unwritable in self._unflushed:
+            for found in unwritable:
+                self._add_range(found, unreadable=False)
+            if done is None:
+                continue
+            latency = done.done_ns - done.started_ns
+            if done.timed:
+                clock.add(pos, length, latency, done.interval_ns)
+                clock.stall_ns += done.stall_ns
+                self._charge(pos, length, done.interval_ns, latency, write=True)
+                self._charged += done.interval_ns
+                self._keep_point(pos + length - self._base, self._charged)
+            else:  # the ramp: the time line starts after it
+                self._points = [(pos + length - self._base, 0)]
+        self._unflushed = []
+        clock.ns += flush_ns
+        clock.flushes += 1
+        clock.flush_ns += flush_ns
+        self._charged += flush_ns
+        if self._slices and upto > 0:
+            self._slices[self._slices_of(upto - 1, 1)[0]].write_ns += flush_ns
+        if self._points:
+            x, y = self._points[-1]
+            self._points[-1] = (x, y + flush_ns)
+        self.next_offset = upto
+        if checkpoint:
+            self._checkpoint()
+
+    def _flush_on_stop(self) -> None:
+        """A stop by a signal: what was written is flushed, so that a resumed scan need not
+        write it again. If the flush fails, the resume point stays at the last durable step."""
+        if not self._unflushed:
+            return
+        started = self._clock()
+        try:
+            self.medium.sync()
+        except OSError:
+            return
+        self._commit(self._written_to, self._clock() - started, checkpoint=False)
+
+    def _sync_retries(self) -> None:
+        """The pieces of a failed block were rewritten from this thread, after the I/O thread
+        may have flushed their step: flush them before that step is counted."""
+        try:
+            self.medium.sync()
+        except OSError as error:
+            raise DeviceFailed(
+                f"{self.target.path}: flushing the writes failed: {error.strerror}"
+            ) from None
+
+    def _read_pass(self) -> None:
         size, block = self.medium.size_bytes, self.settings.block_bytes
         sector = self.medium.sector_bytes
-        clock = self._write_clock if write else self._read_clock
-        verify = self.settings.verify and not write
+        clock = self._read_clock
+        verify = self.settings.verify
         max_skip = max(block, (size // MAX_SKIP_SHARE) // sector * sector)
 
         def skip(failures: int, offset: int, length: int) -> int:
             # ddrescue: skip ahead after an error, doubling on successive errors
             return 0 if failures == 1 else min(max_skip, block << (failures - 2))
 
-        base = self.next_offset
-        if write:
-            # x: bytes written in this session (a resumed session starts from a cache that
-            # may have drained meanwhile: its cliff is counted from where it started)
-            self._points = [(0, 0)]
         failures = 0
         pipeline = Pipeline(
             self.medium,
-            write=write,
-            start=base,
+            write=False,
+            start=self.next_offset,
             size=size,
             block=block,
             clock=self._clock,
-            pattern=self.pattern if write else None,
-            skip=None if write else skip,
+            skip=skip,
         )
-        charged = 0  # the write pass's time so far, host stalls left out (the cache's clock)
         with pipeline:
             for done in pipeline.results():
+                assert isinstance(done, Done)  # reads are never flushed
                 pos, length = done.offset, done.length
                 if done.error is not None:
-                    self._check_error(done.error, pos, write=write)
+                    self._check_error(done.error, pos, write=False)
                     failures += 1
                     if failures >= GONE_AFTER:
                         self._check_answering(pos)
-                    if write:
-                        self._map_write_failure(done.view, pos)
-                    else:
-                        self._pending.append([pos, length, _smaller(length, sector)])
-                        if done.skipped:
-                            self._pending.append([pos + length, done.skipped, block])
+                    self._pending.append([pos, length, _smaller(length, sector)])
+                    if done.skipped:
+                        self._pending.append([pos + length, done.skipped, block])
                 else:
                     failures = 0
                     self._last_good = pos
@@ -268,17 +401,28 @@ class SurfaceScan:
                     if done.timed:
                         clock.add(pos, length, latency, done.interval_ns)
                         clock.stall_ns += done.stall_ns
-                        self._charge(pos, length, done.interval_ns, latency, write=write)
-                        charged += done.interval_ns
-                    if write and done.timed:
-                        self._keep_point(pos + length - base, charged)
-                    elif write:  # the ramp: the time line starts after it
-                        self._points = [(pos + length - base, 0)]
+                        self._charge(pos, length, done.interval_ns, latency, write=False)
                     if verify:
                         self._verify(bytes(done.view), pos)
                 self.next_offset = pos + length + done.skipped
                 pipeline.release(done)
-                self._report("write" if write else "read", self.next_offset, size)
+                self._report("read", self.next_offset, size)
+                self._checkpoint()
+
+    def _checkpoint(self, *, force: bool = False) -> None:
+        """Hand the scan as it stands to `checkpoint` (the CLI saves it in the history), so
+        that a scan killed outright (SIGKILL, a power cut) can be resumed from there. At
+        most once per CHECKPOINT_EVERY_NS, and never more often than keeps the checkpoints'
+        own cost under 1/CHECKPOINT_COST_SHARE of the scan's time."""
+        if self._on_checkpoint is None:
+            return
+        now = self._clock()
+        wait = max(CHECKPOINT_EVERY_NS, CHECKPOINT_COST_SHARE * self._checkpoint_cost_ns)
+        if not force and now - self._last_checkpoint_ns < wait:
+            return
+        self._on_checkpoint(self.snapshot(checkpoint=True))
+        self._last_checkpoint_ns = self._clock()
+        self._checkpoint_cost_ns = self._last_checkpoint_ns - now
 
     def _cache_estimate(self) -> CacheEstimate | None:
         """A cliff found by an earlier session stands (that session started with the cache
@@ -295,23 +439,6 @@ class SurfaceScan:
         if len(self._points) > MAX_CACHE_POINTS:
             self._points = self._points[::2]
             self._point_stride *= 2
-
-    def _sync(self) -> None:
-        started = self._clock()
-        try:
-            self.medium.sync()
-        except OSError as error:
-            raise DeviceFailed(
-                f"{self.target.path}: flushing the writes failed: {error.strerror}"
-            ) from None
-        took = self._clock() - started
-        self._write_clock.ns += took  # end_fsync: the write is done when it is durable
-        if self._slices:
-            self._slices[-1].write_ns += took
-        if self._points:
-            x, y = self._points[-1]
-            self._points[-1] = (x, y + took)
-        self._cache = self._cache_estimate()
 
     def _retry(self) -> None:
         sector = self.medium.sector_bytes
@@ -347,11 +474,13 @@ class SurfaceScan:
             if not failed or piece <= sector:
                 done += piece
             self._report("retry", done, total)
+            self._checkpoint()
 
-    def _map_write_failure(self, block: memoryview, pos: int) -> None:
+    def _map_write_failure(self, block: memoryview, pos: int) -> tuple[Range, ...]:
         """Write the failed block again in smaller pieces (`block` still holds its pattern);
-        map the sectors no write gets into."""
+        the sectors no write gets into (mapped once their step is durable)."""
         sector = self.medium.sector_bytes
+        unwritable: list[Range] = []
         stack = [(pos, len(block), _smaller(len(block), sector))]
         while stack:
             start, span, size = stack.pop()
@@ -364,7 +493,8 @@ class SurfaceScan:
                     if piece > sector:
                         stack.append((at, piece, _smaller(piece, sector)))
                     else:
-                        self._add_range(Range(at, piece, Kind.UNWRITABLE), unreadable=False)
+                        unwritable.append(Range(at, piece, Kind.UNWRITABLE))
+        return tuple(unwritable)
 
     # -- bookkeeping --------------------------------------------------------------------------
     def _check_error(self, error: OSError, offset: int, *, write: bool) -> None:
@@ -458,8 +588,9 @@ class SurfaceScan:
             self._progress(phase, done, total)
 
     # -- the result ---------------------------------------------------------------------------
-    def snapshot(self) -> SurfaceResult:
-        """What was measured so far; complete once run() returned."""
+    def snapshot(self, *, checkpoint: bool = False) -> SurfaceResult:
+        """What was measured so far; complete once run() returned. In the write phase only
+        what is durable counts (`_commit`). A `checkpoint` says that the scan was running."""
         complete = self.phase == "done"
         ranges = _normalised(self._ranges)
         integrity = Integrity(
@@ -475,7 +606,7 @@ class SurfaceScan:
             phase=self.phase,
             next_offset=self.next_offset,
             pending=tuple((a, b, c) for a, b, c in sorted(self._pending)),
-            stop_reason=None if complete else self._stop_reason,
+            stop_reason=None if complete else (RUNNING if checkpoint else self._stop_reason),
         )
         return SurfaceResult(
             target=self.target,
@@ -493,6 +624,13 @@ class SurfaceScan:
             resumed_from=None if self._previous is None else self._previous.id,
             warnings=tuple(self._warnings),
         )
+
+
+# The stop reason of a checkpoint: what a scan that never saved its end was doing.
+RUNNING = (
+    "running at its last checkpoint: if no scan runs now, it was killed (SIGKILL, a power "
+    "cut) and --resume continues from there"
+)
 
 
 def _smaller(length: int, sector: int) -> int:

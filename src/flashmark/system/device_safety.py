@@ -42,6 +42,7 @@ from flashmark.system.device_stack import (
     kernel_name_of_node,
 )
 from flashmark.system.mounts import Mount, read_mounts, swap_sources
+from flashmark.system.pending_backups import refuse_if_pending
 from flashmark.system.sysroot import SystemRoots
 
 SECTOR_BYTES = 512  # unit of sysfs `size`, fixed by the kernel (include/linux/types.h sector_t)
@@ -108,10 +109,16 @@ def open_exclusive(member: StackMember) -> Callable[[], None]:
 
 @contextlib.contextmanager
 def claim_for_writing(
-    node: str, roots: SystemRoots, *, claimer: Claimer | None = None
+    node: str,
+    roots: SystemRoots,
+    *,
+    claimer: Claimer | None = None,
+    restoring: Path | None = None,
 ) -> Iterator[WriteClaim]:
-    """Refuse `node` when its stack is in use (UnsafeDevice, naming the member and why), else
-    hold every claimable member with O_EXCL until the block ends."""
+    """Refuse `node` when its stack is in use (UnsafeDevice, naming the member and why) or
+    holds blocks of a killed capacity probe not put back yet (naming the `--restore` line;
+    `restoring` is the backup being put back), else hold every claimable member with O_EXCL
+    until the block ends."""
     if claimer is None:
         if not roots.is_live:
             raise UnsafeDevice(
@@ -123,6 +130,7 @@ def claim_for_writing(
     name = kernel_name_of_node(node, roots)
     stack = device_stack(name, roots)
     _refuse_if_used(node, stack, roots)
+    refuse_if_pending(node, stack, roots, allowed=restoring)
     releases: list[Callable[[], None]] = []
     try:
         claimed: list[StackMember] = []

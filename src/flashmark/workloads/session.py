@@ -33,6 +33,7 @@ from flashmark.system.signals import signals_held
 from flashmark.system.sysroot import SystemRoots
 from flashmark.units import format_size
 from flashmark.workloads import cold_read, dpkg
+from flashmark.workloads.needs import check_room
 from flashmark.workloads.packages import (
     DEFAULT_SEED,
     PackageSet,
@@ -107,8 +108,7 @@ def run_workloads(
     _check_space(folder, scale, _needed_bytes(names, *_full_scale_bytes(seed)) * scale)
     package_set = generate_package_set(scale, seed)
     boot_files = boot_file_set(scale, seed) if "cold-read" in names else ()
-    installed = package_set.installed_bytes + package_set.archive_bytes
-    _check_space(folder, scale, _needed_bytes(names, installed, _total(boot_files)))
+    check_room(folder, names, scale, option="--scale", seed=seed)  # bytes and inodes
     device = device_for_path(folder, roots)
     workdir: Path | None = None
     try:
@@ -187,7 +187,7 @@ def _target_error(error: OSError, place: Path) -> Exception:
     """The flashmark error for an OSError hit while writing the workload's files."""
     where = f"{place}: {error.strerror or error}"
     if error.errno == errno.ENOSPC:
-        return NotEnoughSpace(f"the filesystem filled up at {where}; use a smaller --scale")
+        return NotEnoughSpace(f"the filesystem {_full_of(place)} at {where}; free some space")
     if error.errno == errno.EROFS:
         return ReadOnlyTarget(f"read-only filesystem at {where}; remount it read-write")
     if error.errno in (errno.EACCES, errno.EPERM):
@@ -195,6 +195,15 @@ def _target_error(error: OSError, place: Path) -> Exception:
     if error.errno == errno.EIO:
         return DeviceFailed(f"I/O error at {where}: the device may be failing (see dmesg)")
     return error
+
+
+def _full_of(place: Path) -> str:
+    """What ran out: the inodes (files) or the space (ENOSPC says either)."""
+    try:
+        stats = os.statvfs(place if place.is_dir() else place.parent)
+    except OSError:
+        return "filled up"
+    return "ran out of inodes (files)" if stats.f_files and not stats.f_favail else "filled up"
 
 
 class _ProgressShare:

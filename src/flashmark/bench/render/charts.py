@@ -14,6 +14,10 @@ The SVG must work inside a self-contained page that never makes a request:
   an XML filter, removes both, so the SVG holds no script and no URL (tests check it);
 - fonts are the system's (no web fonts), sizes from a viewBox (`explicit_size=False`), so a
   chart scales to the width of a phone or a printed page.
+A time series of more than MAX_LINE_POINTS samples (an hour-long sustained write, a document
+from elsewhere) is drawn from the lowest and highest sample of each of MAX_LINE_POINTS / 2
+equal spans: a chart is a few hundred pixels wide, so nothing visible is lost, and what one
+chart costs to draw (and to send, in a results service's page) stays bounded.
 Without pygal's script there are no tooltips; the page has the headline figures and each
 test's results in tables.
 """
@@ -46,6 +50,9 @@ _REFERENCE_VALUE_STYLE = "fill-opacity:0.35;stroke-dasharray:5 3;stroke-width:2"
 _DASHED = {"dasharray": "7,4", "width": 2}
 _DOTTED = {"dasharray": "2,3", "width": 2}
 _SOLID = {"width": 2}
+# Points of one line of a time series at most (see the module's docstring): more than the
+# chart's width in pixels.
+MAX_LINE_POINTS = 800
 
 # A value within this factor of a tick takes the next tick as the axis end: its dot drawn on
 # the plot's edge would run into the title or the axis labels.
@@ -263,6 +270,23 @@ def latency_chart(runs: Sequence[Run], test: str) -> str | None:
     return _render(chart)
 
 
+def at_most(points: Sequence[tuple[float, float]], limit: int) -> list[tuple[float, float]]:
+    """`points` (in time order) thinned to at most `limit`: the lowest and the highest of each
+    of limit / 2 equal runs of points, in their order, so that peaks and drops stay drawn."""
+    if len(points) <= limit:
+        return list(points)
+    spans = max(limit // 2, 1)
+    kept: list[tuple[float, float]] = []
+    for span in range(spans):
+        chunk = points[span * len(points) // spans : (span + 1) * len(points) // spans]
+        if not chunk:
+            continue
+        low = min(range(len(chunk)), key=lambda i: chunk[i][1])
+        high = max(range(len(chunk)), key=lambda i: chunk[i][1])
+        kept += [chunk[i] for i in sorted({low, high})]
+    return kept
+
+
 def bandwidth_chart(runs: Sequence[Run], test: str) -> str | None:
     """fio's bandwidth per second over the measuring window of one test, a line per run and
     direction: a card whose cache fills shows a cliff, a stall shows as a drop to zero."""
@@ -272,7 +296,10 @@ def bandwidth_chart(runs: Sequence[Run], test: str) -> str | None:
         if series is None or len(series.samples_bps) < 2:
             return None
         step_s = series.interval_ms / 1000
-        return [((i + 1) * step_s, mb_per_s(bps)) for i, bps in enumerate(series.samples_bps)]
+        return at_most(
+            [((i + 1) * step_s, mb_per_s(bps)) for i, bps in enumerate(series.samples_bps)],
+            MAX_LINE_POINTS,
+        )
 
     chart = pygal.XY(
         **_config(
@@ -431,11 +458,15 @@ def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) 
         if len(samples) < 2:
             continue
         for name, style in (("read", _SOLID), ("write", _DASHED)):
-            values = [(s.t_s, getattr(s, f"{name}_iops")) for s in samples]
+            values = at_most(
+                [(s.t_s, getattr(s, f"{name}_iops")) for s in samples], MAX_LINE_POINTS
+            )
             if any(value for _, value in values):
                 chart.add(f"{label} {name} IOPS", values, stroke_style=style)
                 colours.append(run_colour(index))
-        utilisation = [(s.t_s, s.util_pct) for s in samples if s.util_pct is not None]
+        utilisation = at_most(
+            [(s.t_s, s.util_pct) for s in samples if s.util_pct is not None], MAX_LINE_POINTS
+        )
         if utilisation:
             chart.add(f"{label} %util (right)", utilisation, stroke_style=_DOTTED, secondary=True)
             secondary_colours.append(run_colour(index))

@@ -7,7 +7,8 @@ kind "workload" with only `workload_s` filled. Units are in the column names: MB
 MB/s with MB = 10^6 bytes, latencies are in microseconds. The identifying columns repeat on
 every row so rows of several runs can be sorted and filtered freely. Numbers are plain (no
 units, no thousands separators), rounded to what the stored units resolve (bytes/s, ns).
-The csv module quotes as RFC 4180 says and ends lines with CRLF.
+The csv module quotes as RFC 4180 says and ends lines with CRLF. Text that could start a
+spreadsheet formula is guarded (flashmark.spreadsheet): a result may come from another machine.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 
 from flashmark.bench.model import DirectionResult, Run, TestResult
 from flashmark.bench.render.cells import device_text, plain_number, target_place
+from flashmark.spreadsheet import text_cell
 from flashmark.units import MB
 
 _RUN_COLUMNS = (
@@ -89,27 +91,33 @@ def _test_row(result: TestResult) -> list[str]:
     spec = result.spec
     rwmix = "" if spec.rwmix_read_pct is None else str(spec.rwmix_read_pct)
     return [
-        "fio", spec.name, spec.pattern.value, str(spec.block_size_bytes), str(spec.iodepth),
-        rwmix, "measured", *_direction(result.read), *_direction(result.write), "",
+        "fio", text_cell(spec.name), text_cell(spec.pattern.value), str(spec.block_size_bytes),
+        str(spec.iodepth), rwmix, "measured", *_direction(result.read),
+        *_direction(result.write), "",
     ]  # fmt: skip
 
 
 def _rows(run: Run) -> list[list[str]]:
     identity = [
         "" if run.id is None else str(run.id),
-        run.started_at,
-        target_place(run),
-        run.target.block_device or "",
-        run.target.filesystem or "",
-        device_text(run) or "",
-        run.settings.profile,
+        *(
+            text_cell(text)
+            for text in (
+                run.started_at,
+                target_place(run),
+                run.target.block_device or "",
+                run.target.filesystem or "",
+                device_text(run) or "",
+                run.settings.profile,
+            )
+        ),
         "yes" if run.settings.direct else "no",
-        run.fio.version,
+        text_cell(run.fio.version),
     ]
     blank = [""] * (2 * len(_DIRECTION_FIELDS))
     rows = [[*identity, *_test_row(result)] for result in run.tests]
     rows += [
-        [*identity, "fio", name, "", "", "", "", "skipped", *blank, ""]
+        [*identity, "fio", text_cell(name), "", "", "", "", "skipped", *blank, ""]
         for name in run.tests_skipped
     ]
     for workload in run.workloads:
@@ -117,8 +125,9 @@ def _rows(run: Run) -> list[list[str]]:
         if workload.skipped is not None or seconds is None:
             status, seconds = f"skipped: {workload.skipped}", None
         time_text = "" if seconds is None else plain_number(seconds, 3)
+        name = text_cell(workload.name)
         rows.append(
-            [*identity, "workload", workload.name, "", "", "", "", status, *blank, time_text]
+            [*identity, "workload", name, "", "", "", "", text_cell(status), *blank, time_text]
         )
     return rows
 

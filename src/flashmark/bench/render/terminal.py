@@ -55,6 +55,12 @@ def _header(run: Run) -> Text:
         lines.append(f"device   {measured}")
     lines.append(f"profile  {settings_text(run)}")
     lines.append(f"engine   {run.fio.version}, {run.settings.ioengine}; MB = 10^6 bytes")
+    if run.partial is not None:
+        not_run = f"; not run: {', '.join(run.partial.not_run)}" if run.partial.not_run else ""
+        lines.append(
+            f"partial  {run.partial.failed_step} failed: {run.partial.error}{not_run}; the tests "
+            "below were measured before it"
+        )
     return Text("\n".join(lines))
 
 

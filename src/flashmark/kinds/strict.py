@@ -1,0 +1,660 @@
+"""The one check of every document that comes in from outside: `flashmark import` reads files
+with it and the results service its uploads, so a document either door accepts can be shown,
+reported, exported and stored by SQLite and PostgreSQL alike.
+
+    parse_json(data)         the text: UTF-8, JSON as RFC 8259 has it (no NaN or Infinity), no
+                             key twice in an object, nested at most MAX_DEPTH deep
+    check_document(document) every value (numbers finite and within bounds, text valid Unicode
+                             without control characters and bounded in length, lists bounded),
+                             then the schema: the kind's own reader reads the document into its
+                             typed object, every field of which must hold what its type says;
+                             keys that no reader of this version knows are dropped
+
+Whatever fails raises DocumentInvalid naming the field by its JSON pointer (RFC 6901,
+https://www.rfc-editor.org/rfc/rfc6901), e.g. `/tests/0/elapsed_s`.
+
+Unknown keys are dropped, not refused: a document's schema keeps its version when fields are
+added that a reader of that version may ignore (flashmark.documents.schemas), so a newer
+flashmark's document must stay readable here; dropping them keeps it readable while nothing
+this version has not checked is kept. `Checked.dropped` lists them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import math
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Union
+
+from flashmark.errors import ExitStatus, FlashmarkError, ResultFormatError
+
+# Documents nest about 8 deep (a test's direction's interval); the parser recurses per level.
+MAX_DEPTH = 32
+# Whole numbers must fit the 64-bit integers of SQLite and PostgreSQL (BIGINT).
+MAX_INT = 2**63 - 1
+MAX_UNSIGNED = 2**64 - 1
+# No figure of a storage benchmark comes near 10^18 (B/s, ns, IOPS or bytes as a float); the
+# charts scale figures and would turn larger ones into infinities. 1e400 reads as infinity.
+MAX_FLOAT = 1e18
+# Text: a file path is the longest single line a document holds (PATH_MAX, limits.h).
+TEXT_LIMIT = 4096
+# Names the service shows in every row of a page, searches by and puts in links: the profile,
+# the device kind (the medium), the test pattern, the schema. As long as a search text.
+IDENTIFIER_LIMIT = 200
+IDENTIFIER_KEYS = frozenset({"schema", "profile", "kind", "pattern", "ioengine"})
+# The text of a file (a test's fio job file): newlines and tabs allowed, longer.
+FILE_TEXT_LIMIT = 65536
+FILE_TEXT_KEYS = frozenset({"job"})
+KEY_LIMIT = 128
+# Lists: the report draws a section per test and a table row per grade, warning and finding,
+# so their number bounds what one result page costs (the full profile has 41 tests); series
+# of samples are bounded by the size of the document alone.
+LIST_LIMITS = {
+    "tests": 256,
+    "tests_skipped": 256,
+    "workloads": 64,
+    "warnings": 256,
+    "findings": 256,
+    "notes": 256,
+    "devices": 64,
+    "layers": 64,
+    "points": 256,
+}
+LIST_LIMIT = 1_000_000
+
+# C0 and C1 controls and DEL (Unicode category Cc), lone surrogates (not Unicode scalar values:
+# UTF-8 cannot hold them), and the bidirectional embedding, override and isolate controls,
+# which make a page show text in another order than it is stored (CVE-2021-42574).
+_REORDERING = "\u202a-\u202e\u2066-\u2069"
+_UNSAFE_IN_TEXT = re.compile(f"[\x00-\x1f\x7f-\x9f\ud800-\udfff{_REORDERING}]")
+# A file's text keeps its tabs and newlines (\t \n); no other control character.
+_UNSAFE_IN_FILE_TEXT = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_REORDERING}]")
+# A document imported on this machine holds what flashmark itself wrote, and a folder's name may
+# hold any character but NUL: its text may too (its renderers escape what a terminal or a page
+# would act on). Lone surrogates stay refused: the history (UTF-8 text) cannot store them.
+_UNSAFE_IN_OWN_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
+class DocumentInvalid(FlashmarkError):
+    """A document that is not accepted. `pointer` names the field (RFC 6901; "" is the whole
+    document), `reason` says what is wrong with it, `problem` is the kind: invalid-json (the
+    text), unsupported-schema, invalid-document (a field)."""
+
+    exit_status = ExitStatus.USAGE
+
+    def __init__(self, problem: str, reason: str, pointer: str = "") -> None:
+        super().__init__(f"{pointer}: {reason}" if pointer else reason)
+        self.problem = problem
+        self.reason = reason
+        self.pointer = pointer
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A document that passed: itself without unknown keys, what they were, and the typed
+    object its kind's reader made of it (a Run for a benchmark result)."""
+
+    document: dict[str, Any]
+    dropped: tuple[str, ...]  # JSON pointers of the keys dropped
+    value: object
+
+
+def pointer(path: Sequence[str | int]) -> str:
+    """The JSON pointer of a path of keys and indexes ('~' and '/' escaped, RFC 6901 §3)."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+
+
+# -- 1. the text ---------------------------------------------------------------------------------
+
+
+class _Repeated(dict[str, Any]):
+    """An object in which a key appeared twice (JSON leaves that to the reader: RFC 8259
+    §4). Found by the value check, which knows where it is."""
+
+    repeated: str = ""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    seen: set[str] = set()
+    repeated = _Repeated(value)
+    repeated.repeated = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+    return repeated
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"the JSON holds {name}, which is not a number (RFC 8259 has none)")
+
+
+def parse_json(data: bytes | str) -> Any:
+    """JSON text as a document reads it; DocumentInvalid("invalid-json") when it is not."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise DocumentInvalid(
+                "invalid-json", f"the text is not UTF-8 (byte {error.start}: {error.reason})"
+            ) from None
+    try:
+        return json.loads(data, parse_constant=_refuse_constant, object_pairs_hook=_object)
+    except json.JSONDecodeError as error:
+        raise DocumentInvalid(
+            "invalid-json",
+            f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})",
+        ) from None
+    except RecursionError:
+        raise DocumentInvalid("invalid-json", f"nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as error:  # NaN, Infinity; a whole number of over 4300 digits
+        raise DocumentInvalid("invalid-json", str(error)) from None
+
+
+# -- 2. every value ------------------------------------------------------------------------------
+
+
+def check_values(document: Any, *, own: bool = False) -> None:
+    """Every number, text, key and list of a parsed document within the bounds above (`own`:
+    a document of flashmark's from this machine, whose text may hold control characters)."""
+    _walk(document, [], "", 0, own)
+
+
+def _fail(path: list[str | int], reason: str) -> typing.NoReturn:
+    raise DocumentInvalid("invalid-document", reason, pointer(path))
+
+
+def _walk(value: Any, path: list[str | int], key: str, depth: int, own: bool) -> None:
+    kind = type(value)
+    if kind is str:
+        _check_text(value, path, key, own)
+    elif kind is float or kind is int:
+        _check_number(value, path)
+    elif kind is dict or kind is _Repeated:
+        if depth >= MAX_DEPTH:
+            _fail(path, f"nested deeper than {MAX_DEPTH} levels")
+        if kind is _Repeated:
+            _fail([*path, value.repeated], "this key appears twice in its object")
+        for name, item in value.items():
+            if len(name) > KEY_LIMIT or _UNSAFE_IN_TEXT.search(name):
+                _fail([*path, name[:KEY_LIMIT]], _text_problem(name, KEY_LIMIT, "a key"))
+            path.append(name)
+            _walk(item, path, name, depth + 1, own)
+            path.pop()
+    elif kind is list:
+        if depth >= MAX_DEPTH:
+            _fail(path, f"nested deeper than {MAX_DEPTH} levels")
+        limit = LIST_LIMITS.get(key, LIST_LIMIT)
+        if len(value) > limit:
+            _fail(path, f"may hold at most {limit} entries, not {len(value)}")
+        for index, item in enumerate(value):
+            item_kind = type(item)
+            if item_kind is float or item_kind is int:  # series of samples: most of the values
+                if not -MAX_FLOAT <= item <= MAX_FLOAT:
+                    _check_number(item, [*path, index])
+            else:
+                path.append(index)
+                _walk(item, path, key, depth + 1, own)
+                path.pop()
+    elif value is not None and kind is not bool:
+        _fail(path, f"{kind.__name__} is not a JSON value")
+
+
+def _check_number(value: float, path: list[str | int]) -> None:
+    if type(value) is int:
+        if not -MAX_INT <= value <= MAX_INT:
+            _fail(path, "a whole number must fit in 64 bits (at most 9223372036854775807)")
+    elif not math.isfinite(value):
+        _fail(path, "the number is beyond the range of a float (read as infinity)")
+    elif not -MAX_FLOAT <= value <= MAX_FLOAT:
+        _fail(path, f"the number {value:g} is beyond ±{MAX_FLOAT:g}, more than any figure")
+
+
+def _check_text(value: str, path: list[str | int], key: str, own: bool) -> None:
+    if key in FILE_TEXT_KEYS:
+        limit, unsafe = FILE_TEXT_LIMIT, _UNSAFE_IN_FILE_TEXT
+    else:
+        limit = IDENTIFIER_LIMIT if key in IDENTIFIER_KEYS else TEXT_LIMIT
+        unsafe = _UNSAFE_IN_TEXT
+    if own:
+        unsafe = _UNSAFE_IN_OWN_TEXT
+    if len(value) > limit or unsafe.search(value):
+        _fail(path, _text_problem(value, limit, "text", unsafe))
+
+
+def _text_problem(
+    value: str, limit: int, what: str, unsafe: re.Pattern[str] = _UNSAFE_IN_TEXT
+) -> str:
+    if len(value) > limit:
+        return f"{what} may have at most {limit} characters, not {len(value)}"
+    found = unsafe.search(value)
+    assert found is not None
+    character = found.group()
+    if "\ud800" <= character <= "\udfff":
+        return f"{what} holds a lone surrogate (U+{ord(character):04X}): not valid Unicode"
+    return (
+        f"{what} holds the control character U+{ord(character):04X} at {found.start()} "
+        "(control characters are refused; newlines only in a file's text)"
+    )
+
+
+# -- 3. the schema -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DocumentKind:
+    """How a kind of document is read into its typed object and written back: the writer's
+    document holds every key this version knows (the others are dropped)."""
+
+    read: Callable[[Mapping[str, Any]], object]
+    write: Callable[[Any], Any]
+
+
+def check_document(
+    document: Any, kinds: Mapping[str, DocumentKind], *, own: bool = False
+) -> Checked:
+    """A parsed document checked whole against the kinds accepted here (by "schema"); `own`
+    for a document of flashmark's read on this machine (`flashmark import`), whose text may
+    hold the control characters a folder's name can."""
+    if not isinstance(document, dict):
+        raise DocumentInvalid(
+            "invalid-document", f"a document is one JSON object, not {_json_type(document)}"
+        )
+    check_values(document, own=own)
+    schema = document.get("schema")
+    kind = kinds.get(schema) if isinstance(schema, str) else None
+    if kind is None:
+        raise DocumentInvalid(
+            "unsupported-schema",
+            f"schema {schema!r} is not accepted here (accepted: {', '.join(kinds)})",
+            "/schema",
+        )
+    try:
+        value = kind.read(document)
+    except _READER_ERRORS as error:
+        raise _malformed(kind, document, error) from None
+    try:
+        check_types(value, document)
+        canonical = kind.write(value)
+    except DocumentInvalid:
+        raise
+    except _READER_ERRORS as error:
+        raise DocumentInvalid("invalid-document", _reason(error)) from None
+    dropped: list[str] = []
+    kept = _reconcile(document, canonical, [], dropped)
+    return Checked(document=kept, dropped=tuple(dropped), value=value)
+
+
+# What a reader raises on a malformed document: it indexes nested values, so a list where an
+# object belongs, a missing key or text where a number belongs fail inside it.
+_READER_ERRORS = (ResultFormatError, AttributeError, TypeError, ValueError, KeyError, IndexError)
+
+
+def _malformed(kind: DocumentKind, document: dict[str, Any], error: Exception) -> DocumentInvalid:
+    """The reader's failure, placed: the document is read again through a view that notes
+    every key and index the reader looks up; the last one before it failed is the field."""
+    seen: list[tuple[str | int, ...]] = [()]
+    try:
+        kind.read(_Traced(document, (), seen))
+    except _READER_ERRORS as again:
+        error = again
+    else:  # the reader passes on a second reading: say what it said the first time
+        seen = [()]
+    where = seen[-1]
+    if where:
+        parent, last = _at(document, where[:-1]), where[-1]
+        if (isinstance(parent, dict) and last not in parent) or (
+            isinstance(parent, list) and isinstance(last, int) and last >= len(parent)
+        ):
+            return DocumentInvalid(
+                "invalid-document", "is missing (a malformed document)", pointer(where)
+            )
+    # The last value looked up is the field only when the failure is about it: a container
+    # (the reader indexed or iterated it), or a value the message names by type or by value.
+    # Otherwise (a reader that failed on a value it took earlier) the whole document.
+    value = _at(document, where)
+    message = str(error)
+    if not (
+        isinstance(value, dict | list)
+        or f"'{type(value).__name__}'" in message
+        or (isinstance(value, str | int | float) and repr(value) in message)
+    ):
+        where = ()
+    return DocumentInvalid("invalid-document", _reason(error), pointer(where))
+
+
+def _at(document: Any, where: tuple[str | int, ...]) -> Any:
+    for part in where:
+        document = document[part]
+    return document
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, ResultFormatError):
+        return str(error)
+    return f"the document is malformed here ({type(error).__name__}: {error})"
+
+
+class _Traced(dict[str, Any]):
+    """A document object that notes each key a reader looks up (into `seen`) and hands out its
+    objects and lists traced alike. Used only to place a reader's failure."""
+
+    def __init__(
+        self, value: Mapping[str, Any], where: tuple[str | int, ...], seen: list[Any]
+    ) -> None:
+        super().__init__(value)
+        self._where = where
+        self._seen = seen
+
+    def __getitem__(self, key: str) -> Any:
+        where = (*self._where, key)
+        self._seen.append(where)
+        return _traced(super().__getitem__(key), where, self._seen)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self:
+            return self[key]  # noted, and handed out traced
+        return default
+
+
+class _TracedList(list[Any]):
+    def __init__(self, value: list[Any], where: tuple[str | int, ...], seen: list[Any]) -> None:
+        super().__init__(value)
+        self._where = where
+        self._seen = seen
+
+    def __getitem__(self, index: Any) -> Any:
+        if not isinstance(index, int):
+            return super().__getitem__(index)
+        where = (*self._where, index)
+        self._seen.append(where)
+        return _traced(super().__getitem__(index), where, self._seen)
+
+    def __iter__(self) -> Any:
+        for index in range(len(self)):
+            yield self[index]
+
+
+def _traced(value: Any, where: tuple[str | int, ...], seen: list[Any]) -> Any:
+    if isinstance(value, dict):
+        return _Traced(value, where, seen)
+    if isinstance(value, list):
+        return _TracedList(value, where, seen)
+    return value
+
+
+def _reconcile(given: Any, known: Any, path: list[str | int], dropped: list[str]) -> Any:
+    """`given` without the keys `known` (the writer's document) lacks; a scalar of another
+    JSON type than the writer's (a reader that converted "12" to 12) is refused."""
+    if isinstance(given, dict):
+        if not isinstance(known, dict):
+            return given
+        kept = {}
+        for name, item in given.items():
+            if name not in known:
+                dropped.append(pointer([*path, name]))
+                continue
+            path.append(name)
+            kept[name] = _reconcile(item, known[name], path, dropped)
+            path.pop()
+        return kept
+    if isinstance(given, list):
+        if not isinstance(known, list):
+            return given
+        result = []
+        for index, item in enumerate(given):
+            if index < len(known):
+                path.append(index)
+                item = _reconcile(item, known[index], path, dropped)
+                path.pop()
+            result.append(item)
+        return result
+    if given is not None and known is not None and not _same_type(given, known):
+        _fail(path, f"must be {_json_type(known)}, not {_shown(given)}")
+    return given
+
+
+def _same_type(given: Any, known: Any) -> bool:
+    if isinstance(known, bool) or isinstance(given, bool):
+        return type(given) is type(known)
+    if isinstance(known, int):  # a whole number: 3.0 is one, 3.5 is not
+        return isinstance(given, int) or (isinstance(given, float) and given.is_integer())
+    if isinstance(known, float):
+        return isinstance(given, int | float)
+    return type(given) is type(known)
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int):
+        return "a whole number"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "null"
+
+
+def _shown(value: Any) -> str:
+    shown = json.dumps(value, default=str)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+# -- strict types of the typed object ------------------------------------------------------------
+# A checker is made once per type hint (a result holds tens of thousands of values: per-second
+# samples, latency percentiles), then called for every value of that type. The readers pass
+# most values through as they are, so a wrong type reaches the object and is found here.
+
+Checker = Callable[[Any, tuple[str | int, ...]], None]
+
+
+class _WrongType(Exception):
+    def __init__(self, path: tuple[str | int, ...], expected: str, value: Any) -> None:
+        super().__init__(expected)
+        self.path = path
+        self.expected = expected
+        self.value = value
+
+
+def check_types(value: Any, document: Mapping[str, Any] | None = None) -> None:
+    """Every field of a dataclass tree holds what its type hint says (whole numbers within 64
+    bits, numbers finite and within ±MAX_FLOAT, text where text belongs); DocumentInvalid
+    names the first that does not, by its place in `document` when it can be found there."""
+    try:
+        _checker(type(value))(value, ())  # type: ignore[arg-type]  # classes are hashable
+    except _WrongType as wrong:
+        where, rest = _locate(document, wrong.path, wrong.value)
+        field = ".".join(str(part) for part in rest)
+        reason = f"must be {wrong.expected}, not {_shown(wrong.value)}"
+        raise DocumentInvalid(
+            "invalid-document", f"{field} {reason}" if field else reason, pointer(where)
+        ) from None
+
+
+# Fields a reader takes from a key of another name (documents.result): tried when the field's
+# own name is not a key there.
+_KEY_OF_FIELD = {
+    "job_file": "job",
+    "monitor": "device_activity",
+    "passed": "pass",
+    "bw_ci95": "ci95",
+    "iops_ci95": "ci95",
+    "samples_bps": "samples",
+    "min_bps": "min",
+    "max_bps": "max",
+    "mean_bps": "mean",
+    "stddev_bps": "stddev",
+    "p99_9": "p99.9",
+    "p99_99": "p99.99",
+}
+
+
+def _locate(
+    document: Any, path: tuple[str | int, ...], value: Any
+) -> tuple[list[str | int], list[str | int]]:
+    """The JSON path of a field of the typed object: its names as keys (or as the keys they
+    are read from; a nested object the document keeps flat, as a test's spec, is skipped;
+    the n-th field of a list read from an object is its n-th key). Returned with what is left
+    unplaced when the value found there is not the wrong one."""
+    node: Any = document
+    placed: list[str | int] = []
+    for index, part in enumerate(path):
+        step: str | int | None = None
+        if isinstance(node, dict):
+            if isinstance(part, int):
+                keys = list(node)
+                step = keys[part] if part < len(keys) else None
+            elif part in node:
+                step = part
+            elif _KEY_OF_FIELD.get(part) in node:
+                step = _KEY_OF_FIELD[part]
+            else:
+                continue  # a field the document keeps flat
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            step = part
+        if step is None:
+            return placed, list(path[index:])
+        node = node[step]
+        placed.append(step)
+    if node is value or (type(node) is type(value) and node == value):
+        return placed, []
+    return placed[:-1], list(path[len(path) - 1 :])
+
+
+@cache
+def _hints(kind: type) -> dict[str, Any]:
+    # flashmark.bench.model names these only under TYPE_CHECKING (a runtime import would be
+    # circular).
+    from flashmark.monitor import MonitorSeries
+    from flashmark.probe.model import ProbeReport
+    from flashmark.workloads.result import WorkloadResult
+
+    names = {"MonitorSeries": MonitorSeries, "ProbeReport": ProbeReport}
+    return typing.get_type_hints(kind, localns={**names, "WorkloadResult": WorkloadResult})
+
+
+_NONE = type(None)
+
+
+@cache
+def _checker(hint: Any) -> Checker:
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        options = [_checker(option) for option in typing.get_args(hint) if option is not _NONE]
+        nullable = _NONE in typing.get_args(hint)
+
+        def check_union(value: Any, where: tuple[str | int, ...]) -> None:
+            if value is None and nullable:
+                return
+            first: _WrongType | None = None
+            for option in options:
+                try:
+                    option(value, where)
+                    return
+                except _WrongType as error:
+                    first = first or error
+            assert first is not None
+            raise first
+
+        return check_union
+    if origin is tuple:
+        item = _checker(typing.get_args(hint)[0])
+
+        def check_tuple(value: Any, where: tuple[str | int, ...]) -> None:
+            if not isinstance(value, tuple):
+                raise _WrongType(where, "a list", value)
+            for index, element in enumerate(value):
+                item(element, (*where, index))
+
+        return check_tuple
+    if origin in (dict, Mapping, typing.Mapping):  # e.g. a capacity probe's layout
+        key_check, value_check = (_checker(arg) for arg in typing.get_args(hint))
+
+        def check_mapping(value: Any, where: tuple[str | int, ...]) -> None:
+            if not isinstance(value, Mapping):
+                raise _WrongType(where, "an object", value)
+            for name, element in value.items():
+                key_check(name, (*where, name))
+                value_check(element, (*where, name))
+
+        return check_mapping
+    if origin is not None or hint is Any:
+        return _free
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        members = [member.value for member in hint]
+
+        def check_enum(value: Any, where: tuple[str | int, ...]) -> None:
+            if not isinstance(value, hint):
+                raise _WrongType(where, f"one of {members}", value)
+
+        return check_enum
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _dataclass_checker(hint)
+    return _SIMPLE.get(hint, _free)
+
+
+def _dataclass_checker(kind: type) -> Checker:
+    names = [field.name for field in dataclasses.fields(kind)]
+    fields: list[tuple[str, Checker]] = []  # filled on first use: the field types may be
+    # dataclasses whose checkers are being made right now
+
+    def check_dataclass(value: Any, where: tuple[str | int, ...]) -> None:
+        if not isinstance(value, kind):
+            raise _WrongType(where, "an object", value)
+        if not fields:
+            hints = _hints(kind)
+            fields.extend((name, _checker(hints[name])) for name in names)
+        for name, check in fields:
+            check(getattr(value, name), (*where, name))
+
+    return check_dataclass
+
+
+def _free(value: Any, where: tuple[str | int, ...]) -> None:
+    return None
+
+
+def _check_bool(value: Any, where: tuple[str | int, ...]) -> None:
+    if type(value) is not bool:
+        raise _WrongType(where, "true or false", value)
+
+
+def _check_int(value: Any, where: tuple[str | int, ...]) -> None:
+    # Signed or unsigned: a surface scan's nonce is an unsigned 64-bit number, written as hex
+    # text; numbers written as JSON numbers are held to MAX_INT by check_values already.
+    if type(value) is not int or not -MAX_INT - 1 <= value <= MAX_UNSIGNED:
+        raise _WrongType(where, "a whole number within 64 bits", value)
+
+
+def _check_float(value: Any, where: tuple[str | int, ...]) -> None:
+    kind = type(value)
+    # NaN fails every comparison, so the bound check refuses it too.
+    if (kind is float or kind is int) and -MAX_FLOAT <= value <= MAX_FLOAT:
+        return
+    if kind is float or kind is int:
+        raise _WrongType(where, f"a number within ±{MAX_FLOAT:g}", value)
+    raise _WrongType(where, "a number", value)
+
+
+def _check_str(value: Any, where: tuple[str | int, ...]) -> None:
+    if type(value) is not str:
+        raise _WrongType(where, "text", value)
+
+
+_SIMPLE: dict[Any, Checker] = {
+    bool: _check_bool,
+    int: _check_int,
+    float: _check_float,
+    str: _check_str,
+}
