@@ -231,12 +231,14 @@ def test_nothing_in_the_stack_can_be_mounted_during_a_destructive_run(lab: LoopL
 
 
 def wait_for_fio(process: subprocess.Popen[str], timeout: float = 60) -> None:
+    """Until flashmark's fio runs a job (the device is claimed by then); `fio --version`, which
+    flashmark runs before it claims anything, does not count."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         children = subprocess.run(
-            ["pgrep", "-P", str(process.pid), "fio"], capture_output=True, text=True
-        ).stdout.split()
-        if children:
+            ["pgrep", "-a", "-P", str(process.pid), "fio"], capture_output=True, text=True
+        ).stdout.splitlines()
+        if any("--version" not in line for line in children):
             return
         assert process.poll() is None, process.communicate()
         time.sleep(0.1)
