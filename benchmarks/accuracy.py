@@ -11,7 +11,7 @@ truth, flashmark's figure before exact windows (the old parse: fio's io_bytes or
 the window, from the same run), flashmark's figure and error, plain fio's figure and error, and
 the ratio flashmark/fio; per device: the A1/A2 verdicts against the truth, and wall time.
 
-Then the exact-window cases (issue 9): slow devices (5 MB/s, a 6 MB/s USB stick, 10 write
+Then the exact-window cases: slow devices (5 MB/s, a 6 MB/s USB stick, 10 write
 IOPS), a 2 s window and the full profile's 16 MiB transfers, each one test run as `flashmark
 run` builds and parses it, printed as truth, before (old parse), after (the window's rate; for
 writes what the host accepted), the durable rate, and the 95% interval. Prints tables; asserts
@@ -189,7 +189,7 @@ def profile_table(args: argparse.Namespace) -> None:
             entry = document["grades"][grade]
             verdict = entry.get("verdict") or ("pass" if entry["pass"] else "fail")
             expected = "pass" if truth_verdict(caps, grade) else "fail"
-            # "uncertain" is never wrong: the interval holds the threshold (issue 9)
+            # "uncertain" is never wrong: the interval holds the threshold
             judged = "right" if verdict == expected else "uncertain"
             if verdict not in (expected, "uncertain"):
                 judged = "WRONG"

@@ -1,5 +1,5 @@
 """Fault injection: how often flashmark holds under signals, stacked devices, database faults,
-hostile paths and hostile numbers (issue 8, "Proof").
+hostile paths and hostile numbers.
 
     sudo python3 benchmarks/faults.py [--seed 8] [--count 110] [--workers 6]
                                       [--only CATEGORY|CASE-ID ...] [--verbose]

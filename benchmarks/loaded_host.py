@@ -6,8 +6,8 @@
 The emulated card (a loop device with ext4, capped by the kernel block throttle,
 flashmark.testing.throttle) does 1920 random 4K reads/s, 500 random 4K writes/s and writes 10 MB/s:
 A1 asks for >= 1500 read IOPS, >= 500 write IOPS and >= 10 MB/s (SD Association application
-performance class), so its write checks sit exactly on their thresholds. Issue 9 saw the quick
-profile grade such a card "A1 fail" on a busy host. The card's truth is on the line, so the
+performance class), so its write checks sit exactly on their thresholds. The quick profile once
+graded such a card "A1 fail" on a busy host. The card's truth is on the line, so the
 right answers are "pass" (its write figures measured at or above the line) or "uncertain" (the
 interval contains the line); "fail" says the card is below A1, which it is not.
 

@@ -7,7 +7,7 @@ over a stretch of monitoring at several intervals, on this machine's /proc/disks
 
     python benchmarks/monitor_overhead.py [--seconds 20] [--device NAME]
 
-Prints a table; never asserts (DESIGN.md: benchmarks print, tests assert).
+Prints a table; never asserts (benchmarks print, tests assert).
 """
 
 from __future__ import annotations

@@ -1,16 +1,16 @@
 """What starting flashmark costs: CPU time of short commands, beside `fio --version`.
 
 A user on a Raspberry Pi types `flashmark --help` or `flashmark history` and waits for every
-module flashmark imports; the target is under 150 ms of CPU on this machine (issue 9, "instant
-start"), with `fio --version` as the reference of a tool that starts at once. Each command runs
-as the console script runs it (the script pip generates for `flashmark = flashmark.entry:main`),
-from this checkout's src/ folder, with an empty history in a temporary folder. Repetitions are
-interleaved (a, b, c, a, b, c, ...) so that a busy moment of the machine is shared out rather
-than landing on one command. CPU time is the child's user + system time (os.wait4).
+module flashmark imports; the target is under 150 ms of CPU on this machine, with `fio --version`
+as the reference of a tool that starts at once. Each command runs as the console script runs it
+(the script pip generates for `flashmark = flashmark.entry:main`), from this checkout's src/
+folder, with an empty history in a temporary folder. Repetitions are interleaved (a, b, c, a, b, c,
+...) so that a busy moment of the machine is shared out rather than landing on one command. CPU
+time is the child's user + system time (os.wait4).
 
     python benchmarks/startup.py [--repeat 15]
 
-Prints a table; never asserts (DESIGN.md: benchmarks print, tests assert).
+Prints a table; never asserts (benchmarks print, tests assert).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 TARGET_MS = 150.0
-# The commands issue 9 sets the target for; `run --help` loads the whole run (measure, probe,
+# The commands the target is for; `run --help` loads the whole run (measure, probe,
 # saving) and is shown beside them, as is fio.
 TARGETED = ("flashmark --help", "flashmark history")
 SOURCE = Path(__file__).resolve().parent.parent / "src"

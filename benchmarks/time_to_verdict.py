@@ -53,9 +53,9 @@ from flashmark.testing.flash import unavailable_reason as flash_unavailable_reas
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-OLD_COMMIT = "b9d5891"  # main before adaptive lengths (issue 9, 2026-11-23)
+OLD_COMMIT = "b9d5891"  # main before adaptive lengths (2026-11-23)
 
-# Issue 9's targets: (card, target seconds). The 10 MB/s card is the A1 card of the recorded
+# The targets: (card, target seconds). The 10 MB/s card is the A1 card of the recorded
 # runs (tests/data/fio/record.py); the 60/30 MB/s card reads 60 MB/s and writes 30 MB/s.
 TEN_MB_CARD = DeviceCaps("10 MB/s card", 1500, 500, 40_000_000, 10_000_000)
 SIXTY_THIRTY_CARD = DeviceCaps("60/30 MB/s card", 4000, 2000, 60_000_000, 30_000_000)

@@ -1,6 +1,6 @@
 """`flashmark run --profile sustained` on an emulated card with a write cache: the result's
-cache size within 5% of the model's and its burst and sustained rates within 2% (issue 10's
-targets), and the speed classes graded on the sustained rate. Root, FUSE, nbdkit and fio."""
+cache size within 5% of the model's and its burst and sustained rates within 2%, and the speed
+classes graded on the sustained rate. Root, FUSE, nbdkit and fio."""
 
 from __future__ import annotations
 

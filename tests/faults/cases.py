@@ -4,7 +4,7 @@ Pure data: no process is started and nothing is written here (harness.py runs th
 The same seed and count always give the same cases, in the same order, with the same ids, so a
 failure seen in CI is replayed with `python benchmarks/faults.py --seed S --count N --only ID`.
 
-Categories (issue 8, "Proof"):
+Categories:
   signals          INT, TERM, HUP or KILL to flashmark, or KILL to fio, at a random moment of
                    `run`, `workload` or `monitor`: start-up, preparation, a test, saving
   stacked devices  `run DEV --destructive --yes` where DEV sits on, under or beside something
@@ -30,7 +30,7 @@ import click
 from tests.faults import durable_cases
 
 DEFAULT_SEED = 8
-DEFAULT_SIGNAL_COUNT = 110  # issue 8 asks for at least 100 seeded signal deliveries
+DEFAULT_SIGNAL_COUNT = 110  # at least 100 seeded signal deliveries
 
 SIGNALS = "signals"
 STACKS = "stacked devices"

@@ -1,5 +1,5 @@
 """`flashmark run DIR --profile quick --json` on ext4 on an emulated card: every headline within
-3% of the throttle's caps (DESIGN.md, "Testing against truth").
+3% of the throttle's caps (docs/design.md, "Testing against truth").
 
 The two cards are measured at the same time, as tests/integration/test_verdicts.py measures its
 four: each has its own loop device, block-throttle cgroup and fio, so neither run sees the

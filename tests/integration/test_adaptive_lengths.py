@@ -4,7 +4,7 @@ keep their 3 s first window, and how close those read the card's caps.
 The kernel block throttle grants 100 ms of budget at a time, so a throttled card completes
 I/O in bursts. Its rate between whole bursts (flashmark.fio.window.WholeBursts) is exact in
 3 s, where the window's count could be off by one burst (3.3% of 3 s) and sent every test to
-its full length (issue 9). Truth is the throttle's cap.
+its full length. Truth is the throttle's cap.
 """
 
 import dataclasses

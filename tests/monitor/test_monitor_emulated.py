@@ -1,7 +1,7 @@
 """The monitor against truth: a loop device under the block throttle, driven by real fio.
 
-The throttle caps the device's requests per second exactly (DESIGN.md, "Testing against truth");
-what the monitor reads from /proc/diskstats while fio runs must be that cap.
+The throttle caps the device's requests per second exactly (docs/design.md, "Testing against
+truth"); what the monitor reads from /proc/diskstats while fio runs must be that cap.
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def test_empty_selection_and_bad_source() -> None:
 
 
 def test_sources_are_named_as_they_name_themselves_never_by_file_name() -> None:
-    """Issue 13: the table said "seed 000: 000_a6b929c6c046e3f3.txt" where the source has no
+    """The table once said "seed 000: 000_a6b929c6c046e3f3.txt" where the source has no
     title; now a source is its title, author and year as its text gives them."""
     out = CliRunner().invoke(main, ["references"], env={"COLUMNS": "200"}).output
     assert ".txt" not in out and "seed 0" not in out

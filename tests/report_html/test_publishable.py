@@ -1,4 +1,4 @@
-"""A report a reviewer would publish: the four defects issue 13 found, each held by a test.
+"""A report a reviewer would publish: four defects it once had, each held by a test.
 
 - each run keeps one colour in every chart (the device-activity charts lost it: pygal numbers
   right-axis series after the left-axis ones, whatever order they were added in);

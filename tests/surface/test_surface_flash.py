@@ -2,7 +2,7 @@
 loop): the figures against the model's truth, the error map, safety, Ctrl-C and --resume, and
 folder scans that leave nothing behind.
 
-Rates are asserted within 2% and the cache size within 5% (issue 10's targets): the emulated
+Rates are asserted within 2% and the cache size within 5%: the emulated
 card paces by its own clock and absorbs host stalls up to 50 ms (docs/emulated-flash.md), and
 the scan times whole passes, so load on the host does not flip them.
 """

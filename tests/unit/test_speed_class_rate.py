@@ -1,5 +1,5 @@
-"""The speed classes graded as the SD Physical Layer specification measures them (issue 10
-section 3): the slowest 4 MiB sub-unit of 512 KiB writes after the write cache, each write busy
+"""The speed classes graded as the SD Physical Layer specification measures them: the
+slowest 4 MiB sub-unit of 512 KiB writes after the write cache, each write busy
 at most 250 ms, and an honest verdict when the sustained-write test never left the cache."""
 
 import dataclasses

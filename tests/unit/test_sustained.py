@@ -1,4 +1,4 @@
-"""The sustained-write test (issue 10 section 3): which profiles run it, its fio job, the cache
+"""The sustained-write test: which profiles run it, its fio job, the cache
 found in its per-I/O log, the result document, and the speed classes graded on its rate."""
 
 import dataclasses

@@ -102,10 +102,9 @@ def test_without_a_ramp_the_first_transfer_was_issued_in_the_window_and_counts_w
 @pytest.mark.parametrize("early_ms", [0.0, 35.0, 68.0])
 def test_a_first_transfer_completing_early_is_counted_by_the_pace_of_the_next(early_ms):
     # 16 MiB reads at 30 MB/s through the kernel block throttle: one every 560 ms, the first
-    # at 556 ms, and now and then one some 70 ms early, the next back in its place (recorded,
-    # issue 9 notes, session 9). The first transfer's span starts one spacing before where the
-    # next ones put its end, not before its own end: that one alone read 0.12 of a transfer
-    # (-0.73% in 10 s) too little.
+    # at 556 ms, and now and then one some 70 ms early, the next back in its place (recorded). The
+    # first transfer's span starts one spacing before where the next ones put its end, not before
+    # its own end: that one alone read 0.12 of a transfer (-0.73% in 10 s) too little.
     transfers = steady(560, 16 * MiB, first_ms=556, until_ms=10_100)
     transfers[0] = Completion(556 - early_ms, 16 * MiB)
     count = count_window(transfers, 10_000, 1000)

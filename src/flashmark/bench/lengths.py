@@ -1,5 +1,5 @@
 """How long each timed test measures: a short first window, extended or measured again only
-where the short one was not enough (issue 9, "adaptive lengths"). Pure: measure() runs, this
+where the short one was not enough. Pure: measure() runs, this
 decides.
 
     plan.py builds short first windows -> measure() runs one -> full_length(result) ->
@@ -25,7 +25,7 @@ FIRST_WINDOW_S (after the follow ramp), and the windows are pooled (bench/result
 their rates), until the pooled interval is enough or the windows together reach the profile's
 runtime. The first window's 3 s count, where a second run at full length (the earlier design)
 paid for them again (the emulated flash card's
-rand-write-4k-q32: 1 s ramp + 3 s instead of 1 s + 8 s, issue 9 notes, session 8). Pooling
+rand-write-4k-q32: 1 s ramp + 3 s instead of 1 s + 8 s). Pooling
 suits windows of one steady state: the device is busy with the same I/O before each (the
 follow ramp), and a test's windows run back to back.
 
@@ -71,10 +71,10 @@ from flashmark.bench.model import DirectionResult, TestResult, TestSpec
 from flashmark.units import format_rate
 
 # The first window: 3 per-second samples, the fewest whose interval means something (with 2 the
-# t quantile is 12.7). Random 4K tests on a steady device are exact at 2 s (issue 9: CV 0.07%),
+# t quantile is 12.7). Random 4K tests on a steady device are exact at 2 s (CV 0.07%),
 # and exact windows count 3 s within 0.1% of an emulated card's true rate.
 FIRST_WINDOW_S = 3
-# The stop rule: the 95% interval of the mean within +-1% of it (issue 9).
+# The stop rule: the 95% interval of the mean within +-1% of it.
 TARGET_HALF_WIDTH_PCT = 1.0
 # Whole transfers a window holds before its rate is trusted (see the module doc).
 MIN_TRANSFERS = 20

@@ -36,7 +36,7 @@ SBC_BENCH = "ThomasKaiser/sbc-bench results/SD-cards-with-low-serial-numbers.md"
 PROBE_DOC = "flashmark docs/probe.md (counterfeit flags)"
 SD_SPEC_CID = "SD Physical Layer Simplified Specification 6.00, 5.2 (CID: MDT year 2000 + n)"
 SDXC_SPEC = "SD Physical Layer Specification 3.00 (2009) defined SDXC: cards over 32 GB"
-DESIGN_A2 = "SD Association A2 class needs host command queueing and cache (DESIGN.md)"
+DESIGN_A2 = "SD Association A2 class needs host command queueing and cache (docs/design.md)"
 
 # sbc-bench: "with 0x000027/0x5048 (Phison ...) low serial numbers look OK", "With AData it
 # seems similar" (0x00001d/0x4144): their serials are not a suspicious sign.

@@ -40,14 +40,13 @@ from flashmark.fio.job import FioJob
 from flashmark.probe.model import ProbeReport
 from flashmark.units import format_size
 
-# The ramp of a timed test that directly follows another timed test (issue 9, "time to
-# verdict"). The profile's ramp lets a device settle into a workload from rest, or after the
-# preparation's long sequential write or the size-bound sustained write. A test following a
-# timed test starts on a device already busy with I/O: 1 s covers fio's start and the change
-# of pattern, and a transient still left in the first window widens its 95% interval past
-# +-1%, so the test is extended and the first window, its rate outside the next window's
-# interval, left out, or the test runs again at full length (flashmark.bench.lengths) rather than
-# reporting it.
+# The ramp of a timed test that directly follows another timed test. The profile's ramp lets a
+# device settle into a workload from rest, or after the preparation's long sequential write or the
+# size-bound sustained write. A test following a timed test starts on a device already busy with
+# I/O: 1 s covers fio's start and the change of pattern, and a transient still left in the first
+# window widens its 95% interval past +-1%, so the test is extended and the first window, its rate
+# outside the next window's interval, left out, or the test runs again at full length
+# (flashmark.bench.lengths) rather than reporting it.
 # Saves 1 s per such test (2 s in the standard profile).
 FOLLOW_RAMP_S = 1
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from flashmark.bench.model import Pattern, TestSpec
 from flashmark.units import GiB, KiB, format_size
 
-# The write cliff (issue 10 section 3). Sequential writes in 512 KiB blocks, the recording unit
+# The write cliff. Sequential writes in 512 KiB blocks, the recording unit
 # the SD speed classes are specified in (SD Physical Layer Simplified Specification, section
 # 4.13 "Speed Class Specification": performance is measured over recording units of an
 # allocation unit), until the rate has been steady or a size limit is reached (bench/jobs.py

@@ -8,7 +8,7 @@ Commands are loaded lazily (click's "LazyGroup" pattern,
 https://click.palletsprojects.com/en/stable/complex/#lazily-loading-subcommands): a command's
 module is imported only when that command runs, and `flashmark --help` lists them from the
 table below without importing any, so that starting flashmark costs little more than starting
-Python (issue 9, "instant start"). Keep this module's imports light for the same reason.
+Python. Keep this module's imports light for the same reason.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 SD/eMMC card (recognised by its CID register, through the history's CID index) over time.
 
 `flashmark show ID` is in show.py: it reads whole result documents and needs their renderers,
-which `history` must not import to start fast (issue 9, "instant start").
+which `history` must not import to start fast.
 """
 
 from __future__ import annotations

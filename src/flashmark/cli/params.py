@@ -3,7 +3,7 @@
 click's FloatRange lets "nan" through (every comparison with nan is false) and "inf" through
 an open maximum, and IntRange without a maximum accepts a count no SQLite LIMIT or timer can
 hold. Those values then failed far from where they were typed: `--workload-scale inf` after
-every test had run, `--interval nan` as an internal error (issue 8). These types refuse empty
+every test had run, `--interval nan` as an internal error. These types refuse empty
 text, nan, infinities, negatives and anything out of range before the command starts, with
 click's usage error (exit status 2, one line: see FlashmarkGroup).
 

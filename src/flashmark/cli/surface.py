@@ -48,7 +48,7 @@ from flashmark.units import KiB, MiB, format_duration, format_rate, format_size
 MIN_BLOCK = 4 * KiB
 MAX_BLOCK = 64 * MiB
 DEFAULT_BLOCK = 1 * MiB
-# At least 256 slices (issue 10); the most keeps a document of a 1 TB disk under ~20 MB.
+# At least 256 slices; the most keeps a document of a 1 TB disk under ~20 MB.
 MIN_SLICES, MAX_SLICES = 256, 65536
 _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
 

@@ -131,7 +131,7 @@ class WholeBursts:
     the burst at the close is cut by the log's millisecond at an arbitrary point, which the
     count takes in proportion (`edge_burst_bytes`). The kernel block throttle of an emulated
     1500 IOPS / 40 MB/s card read within 0.12% of its caps between bursts over 2 to 8 s
-    windows, where the windows' counts read up to +4.8% (issue 9 notes, session 7).
+    windows, where the windows' counts read up to +4.8%.
 
     What remains uncertain (`uncertain_bytes`, `_attribution_bytes`): which gap a burst pays
     for, the one before it (a device that completes what it worked on) or the one after (a
@@ -328,7 +328,7 @@ def _first_end_in_step(bursts: list[list[Completion]], window_ms: float) -> floa
     as that burst came early or late. The kernel block throttle now and then completes a
     16 MiB read at 30 MB/s some 70 ms before its place (at 488 ms where the others keep to
     556 + k x 560 ms): taken from its own end, the window counted 0.12 of a transfer too
-    little, -0.73% of 10 s (issue 9 notes, session 9)."""
+    little, -0.73% of 10 s."""
     own = bursts[0][-1].time_ms
     nexts = [burst for burst in bursts[1 : _NEXT_BURSTS + 1] if burst[-1].time_ms < window_ms]
     if len(nexts) < 3:

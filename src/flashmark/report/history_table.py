@@ -1,7 +1,7 @@
 """The table of `flashmark history`: one row per saved result, newest first.
 
 Its own module, apart from terminal.py, so that `flashmark history` imports only rich's table,
-not the whole result model (issue 9: instant start). An entry is anything shaped like the
+not the whole result model. An entry is anything shaped like the
 history's StoredResult (HistoryEntry): reports never import the store itself.
 """
 

@@ -1,7 +1,7 @@
 """What a surface scan reads and writes: a block device, or files filling a folder's free space.
 
 Both take whole-sector requests at sector-aligned offsets into page-aligned buffers and use
-O_DIRECT, so every byte goes to the device and back (DESIGN.md, "Measurement rules"); neither
+O_DIRECT, so every byte goes to the device and back (docs/methodology.md); neither
 retries anything itself: an error is the scan's to map (scan.py).
 """
 

@@ -2,7 +2,7 @@
 
 Every 512-byte sector written carries a 24-byte header: a magic number, the run's nonce and its
 own offset on the surface, followed by 488 bytes of the run's random pad. Reading it back tells
-apart (the f3write/f3read idea, per sector rather than per file; DESIGN.md "Fake cards"):
+apart (the f3write/f3read idea, per sector rather than per file):
 
 - the sector as written: verified;
 - this run's sector of *another* offset, intact: the address is aliased (a fake card that wraps

@@ -1,6 +1,6 @@
 """What a surface scan found, and its JSON document (`flashmark.surface/1`).
 
-Frozen dataclasses cross the boundaries (DESIGN.md); `to_document` and `from_document` are each
+Frozen dataclasses cross the boundaries (docs/design.md); `to_document` and `from_document` are each
 other's inverse, so a saved scan reads back as the same object (`show`, `--resume`).
 
 Schema history (docs/surface.md):

@@ -9,7 +9,7 @@ of what could not be read, made the way ddrescue makes it.
 
 Passes. The write pass writes the run's pattern (pattern.py) over the whole surface in blocks of
 `block_bytes`, and fsyncs every FLUSH_EVERY_NS of writing and at its end (fio's end_fsync,
-DESIGN.md "Measurement rules"). The read pass reads it back in the same blocks and, when the
+docs/methodology.md). The read pass reads it back in the same blocks and, when the
 pattern was written, compares every sector.
 
 Durable steps. A write counts (its bytes, its time, the resume point `next_offset`) only once

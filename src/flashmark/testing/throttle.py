@@ -5,7 +5,7 @@ with the block throttle turns it into a device whose read/write IOPS and bytes/s
 the digit. Processes only feel the caps while they run inside the throttling cgroup, so every
 command meant to measure the device is started through `EmulatedDevice.command()`.
 
-Used by the integration tests and benchmarks/ (DESIGN.md, "Testing against truth"); needs root,
+Used by the integration tests and benchmarks/ (docs/design.md, "Testing against truth"); needs root,
 loop devices and the blkio throttle (cgroup v1 `blkio.throttle.*_device`, or cgroup v2
 `io.max`). `unavailable_reason()` says why a machine cannot do it, for clean skips.
 

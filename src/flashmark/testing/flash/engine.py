@@ -13,8 +13,7 @@ arrival and the whole gap counts as idle. The engine then sleeps until the reque
 end. Over any stretch of back-to-back requests the device therefore delivers exactly the
 model's rate, whatever the host's overhead, as long as that overhead is smaller than the
 request's own service time. (A rate model paced this way reproduced a 40 MB/s cache of 64 MiB
-followed by 10 MB/s within 0.1% through fio on the development machine; DESIGN.md,
-"Emulated flash".)
+followed by 10 MB/s within 0.1% through fio on the development machine.)
 
 The host talks to a running engine through a small shared file (`ControlBlock`): it asks for a
 reset, for the device to vanish or for its power to go off or on, and reads the engine's

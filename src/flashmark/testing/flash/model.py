@@ -8,7 +8,7 @@ paces each request by a clock computed from these numbers alone.
 This module is imported by the nbdkit plugin too, inside nbdkit's embedded interpreter (the
 system python3, not the environment flashmark runs in): it must use the standard library only.
 
-Units follow the project's rule (DESIGN.md, "Measurement rules"): bytes, bytes per second and
+Units follow the project's rule (docs/methodology.md): bytes, bytes per second and
 nanoseconds, as integers.
 """
 
@@ -26,7 +26,7 @@ NS_PER_S = 1_000_000_000
 class FakeMode(enum.StrEnum):
     """What a fake card does with addresses beyond its real capacity.
 
-    These are the behaviours f3probe reports for counterfeit cards (DESIGN.md, "Fake cards"):
+    These are the behaviours f3probe reports for counterfeit cards (docs/capacity.md):
     the controller maps the claimed addresses onto less flash, or ignores what lies beyond it.
     """
 
