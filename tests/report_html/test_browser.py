@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.bench.render.html import render_html_report
+from flashmark.report.html import render_html_report
 from tests.report_html.devtools import QUIET_FLAGS, Browser, find_chromium
 from tests.report_html.page import Page
 from tests.report_html.test_publishable import publishable_runs
