@@ -28,12 +28,12 @@ from flashmark.surface.result import SurfaceResult
 from flashmark.units import MB, GiB, MiB, format_rate, format_size, mb_per_s
 
 # The chart's coordinates (viewBox units) and its text size: the SVG scales to its column, so
-# 13 units read as about 10 px on a 360 px phone (the chart 330 px wide) and 13-18 px on a
-# laptop. The right margin holds half of the last offset label ("16.0 GiB"), centred on the
-# plot's edge.
+# 15 units read as about 10 px on a 360 px phone (the chart in its card about 290 px wide) and
+# 15-20 px on a laptop. The right margin holds half of the last offset label ("16.0 GiB"),
+# centred on the plot's edge.
 _WIDTH, _HEIGHT = 440, 250
-_LEFT, _RIGHT, _TOP, _BOTTOM = 52, 36, 16, 44
-_FONT = 13
+_LEFT, _RIGHT, _TOP, _BOTTOM = 62, 40, 16, 46
+_FONT = 15
 _CHAR_EM = 0.62  # a character of a sans-serif font is at most about 0.62 em wide
 _COLOURS = {"write": "#d95f02", "read": "#1b6ac9"}
 _BAD = "#c00"
