@@ -22,7 +22,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("result_kind",),
     ("fio", "history", "references", "testing"),
     ("system",),
-    ("errors", "units", "stats", "codec", "spreadsheet", "__init__"),
+    ("errors", "units", "stats", "codec", "spreadsheet", "markdown", "__init__"),
 )
 FLOOR_OF = {name: level for level, names in enumerate(FLOORS) for name in names}
 

@@ -16,9 +16,9 @@ import pytest
 
 from flashmark.bench.document import document_to_run, run_to_document
 from flashmark.bench.model import Passport, PassportPoint
-from flashmark.bench.render.html import render_html_report
 from flashmark.bench.render.terminal import render_run
 from flashmark.history.store import MIGRATIONS, History
+from flashmark.report.html import render_html_report
 from tests.capacity.test_passport import KINGSTON_CID, capacity_document, recorded_env
 from tests.cli_runner import Done
 from tests.cli_runner import flashmark as run_flashmark

@@ -11,8 +11,8 @@ from rich.console import Console
 
 from flashmark.errors import ResultFormatError
 from flashmark.powercut.render import (
+    powercuts_section,
     powercuts_to_csv,
-    powercuts_to_html,
     powercuts_to_markdown,
     render_powercut,
 )
@@ -116,8 +116,13 @@ def test_markdown_has_the_verdict_and_one_table_row_per_cycle():
     lines = text.splitlines()
     assert lines[0] == "### Power-cut test 4: /dev/sdb"
     assert lines[2].startswith("**verdict: uncertain — 2 cycles")
-    rows = [line for line in lines if line.startswith("| 1 ") or line.startswith("| 2 ")]
-    assert rows[1] == "| 2 | 2.50 s | 800 | 792 | 795 | 0 | 6 | 0 | 0 | back | 1.20 s |"
+    cells = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in lines
+        if line.startswith("|")
+    ]
+    rows = [row for row in cells if row[0] in ("1", "2")]
+    assert rows[1] == ["2", "2.50 s", "800", "792", "795", "0", "6", "0", "0", "back", "1.20 s"]
 
 
 def test_csv_has_a_row_per_cycle_in_stored_units():
@@ -128,10 +133,15 @@ def test_csv_has_a_row_per_cycle_in_stored_units():
     assert rows[0]["reordered"] == "false"
 
 
-def test_the_html_fragment_escapes_what_it_shows():
+def test_the_html_section_escapes_what_it_shows():
     result = result_of([cycle(1)], path="/dev/<script>")
-    fragment = powercuts_to_html([result])
-    assert fragment.startswith('<section class="powercut verdict-uncertain">')
-    assert "<script>" not in fragment
-    assert "/dev/&lt;script&gt;" in fragment
-    assert fragment.count("<tr") == 2  # the head and one cycle
+    section = powercuts_section([result])
+    (part,) = section.parts
+    assert part.anchor == "powercut"
+    body = str(part.body)
+    assert body.count('<article class="card powercut"') == 1
+    assert "<script>" not in body
+    assert "/dev/&lt;script&gt;" in body
+    cycles = body.split("<caption>Cycles</caption>", 1)[1].split("</table>", 1)[0]
+    assert cycles.count("<tr") == 2  # the head and one cycle
+    assert section.entries[0].answer == result.summary

@@ -3,6 +3,8 @@ recorded runs (ids 1 and 2, see conftest.py); outputs are held against the golde
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import sys
@@ -15,6 +17,7 @@ from click.testing import CliRunner, Result
 
 from flashmark.errors import ExitStatus
 from flashmark.history.store import History
+from flashmark.markdown import escape_inline
 from flashmark.references import PUBLISHED_LABEL, find_reference
 from tests.report.recorded import DOCUMENT_NAMES, read_golden
 from tests.report.test_golden import REFERENCE
@@ -78,7 +81,7 @@ def test_export_html_writes_the_report(cli: click.Group, history_db: Path, tmp_p
     assert "<html" in output.read_text(encoding="utf-8").lower()
 
 
-def test_a_monitor_recording_has_no_markdown_or_csv(
+def test_a_monitor_recording_shows_as_markdown_and_csv(
     cli: click.Group, history_db: Path, procfs: Path
 ) -> None:
     # A real recording: `monitor` on the recorded (idle) /proc while a command runs.
@@ -90,18 +93,47 @@ def test_a_monitor_recording_has_no_markdown_or_csv(
     assert recorded.exit_code == 0, recorded.stderr
     (entry,) = History(history_db).list(limit=1)
     assert entry.kind == "monitor"
-    for format_name in ("md", "csv"):
-        result = invoke(
-            cli, "show", str(entry.id), "--format", format_name, "--db", str(history_db)
-        )
-        one_line_error(
-            result, ExitStatus.USAGE, f"result {entry.id} is a monitor recording; use --format json"
-        )
-    shown = invoke(cli, "show", str(entry.id), "--format", "json", "--db", str(history_db))
-    assert json.loads(stdout(shown))["id"] == entry.id
+    document = entry.document
+    markdown = invoke(cli, "show", str(entry.id), "--format", "md", "--db", str(history_db))
+    assert markdown.exit_code == 0, markdown.stderr
+    text = stdout(markdown)
+    assert text.startswith(f"### flashmark monitor #{entry.id}: mmcblk0 while ")
+    summary = document["summary"]
+    requests = next(line for line in text.splitlines() if line.startswith("| requests "))
+    cells = [cell.strip() for cell in requests.strip("|").split("|")]
+    assert cells == ["requests", str(summary["read_ios"]), str(summary["write_ios"])]
+    assert f"Verdict: {escape_inline(summary['verdict'])}." in text
+    as_csv = invoke(cli, "show", str(entry.id), "--format", "csv", "--db", str(history_db))
+    assert as_csv.exit_code == 0, as_csv.stderr
+    rows = list(csv.DictReader(io.StringIO(stdout(as_csv), newline="")))
+    assert len(rows) == len(document["samples"]) > 0
+    for row, sample in zip(rows, document["samples"], strict=True):
+        assert row["id"] == str(entry.id) and row["device"] == "mmcblk0"
+        assert float(row["t_s"]) == sample["t_s"]
+        assert int(row["write_bytes"]) == sample["write_bytes"]
     exported = invoke(cli, "export", str(entry.id), "-o", "-", "--format", "csv",
                       "--db", str(history_db))  # fmt: skip
-    one_line_error(exported, ExitStatus.USAGE, "is a monitor recording; use --format json")
+    assert exported.exit_code == 0 and stdout(exported) == stdout(as_csv)
+    shown = invoke(cli, "show", str(entry.id), "--format", "json", "--db", str(history_db))
+    assert json.loads(stdout(shown))["id"] == entry.id
+
+
+def test_a_csv_holds_one_kind(cli: click.Group, history_db: Path, procfs: Path) -> None:
+    """A run's table and a recording's have different columns: one line says so; Markdown, a
+    section per result, takes both in the order asked."""
+    recorded = invoke(
+        cli, "monitor", "mmcblk0", "--interval", "0.05", "--db", str(history_db), "--",
+        sys.executable, "-c", "pass",
+        env={"FLASHMARK_PROCFS_ROOT": str(procfs)},
+    )  # fmt: skip
+    assert recorded.exit_code == 0, recorded.stderr
+    db = ["--db", str(history_db)]
+    mixed = invoke(cli, "export", "1", "3", "-o", "-", "--format", "csv", *db)
+    one_line_error(mixed, ExitStatus.USAGE, "benchmark and monitor results cannot share one CSV")
+    both = invoke(cli, "export", "3", "1", "-o", "-", "--format", "md", *db)
+    assert both.exit_code == 0, both.stderr
+    monitor = stdout(invoke(cli, "show", "3", "--format", "md", *db))
+    assert stdout(both) == monitor + "\n" + read_golden("quick-a1-card.md")
 
 
 @pytest.mark.parametrize("suffix", ["md", "csv", "json"])

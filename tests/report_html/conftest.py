@@ -107,3 +107,52 @@ def report_path(
     )
     assert result.exit_code == 0, result.output
     return path
+
+
+# Results of every other kind, recorded on emulated cards (tests/data/report/kinds/record.py).
+KIND_DOCUMENTS = DATA / "report" / "kinds"
+OTHER_KINDS = ("capacity", "monitor", "workload", "powercut")
+
+
+@dataclass(frozen=True)
+class MixedReport:
+    """A report of every kind: a run and a surface scan of one card, and the recorded results
+    of the other kinds; their ids in the history."""
+
+    path: Path
+    run_id: int
+    scan_id: int
+    scan: dict[str, Any]
+    other_ids: dict[str, int]
+
+
+@pytest.fixture(scope="session")
+def mixed_report(cli: click.Group, tmp_path_factory: pytest.TempPathFactory) -> MixedReport:
+    """`flashmark run` (fio replayed) and `flashmark surface` of a folder, both under the
+    recorded Raspberry Pi 5 with its A2 card, so both name the card by its CID; then the
+    other kinds' recorded results imported, and `flashmark report` of all of them."""
+    base = tmp_path_factory.mktemp("mixed")
+    db = base / "history.sqlite3"
+    env = {"FLASHMARK_DB": str(db), **RPI5_A2_ENV}
+    folder = base / "card"
+    folder.mkdir()
+    recording, options, _ = SCENARIOS[0]
+    replay = {"FLASHMARK_FIO_REPLAY": str(FIO_RECORDINGS / recording)}
+    ran = flashmark("run", str(folder), *options, "--json", env={**env, **replay})
+    assert ran.returncode == 0, ran.stderr
+    scanned = flashmark("surface", str(folder), "--size", "16M", "--json", env=env)
+    assert scanned.returncode == 0, scanned.stderr
+    scan = json.loads(scanned.stdout)
+    other_ids = {}
+    for name in OTHER_KINDS:
+        imported = flashmark("import", str(KIND_DOCUMENTS / f"{name}.json"), env=env)
+        assert imported.returncode == 0, imported.stderr
+        other_ids[name] = int(imported.stdout.split(" added as ")[1].split()[0])
+    run_id = json.loads(ran.stdout)["id"]
+    path = base / "report.html"
+    ids = [str(run_id), str(scan["id"]), *map(str, other_ids.values())]
+    result = CliRunner().invoke(
+        cli, ["report", *ids, "-o", str(path), "--reference", REFERENCE_SLUGS[0]], env=env
+    )
+    assert result.exit_code == 0, result.output
+    return MixedReport(path, run_id, scan["id"], scan, other_ids)

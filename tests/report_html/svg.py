@@ -1,5 +1,6 @@
-"""The geometry of the report's charts, read back from pygal's SVG: which colour each legend
-entry has, where the plot area is, where every point and every printed value lands.
+"""The geometry of the report's charts, read back from pygal's SVG and the legend the page
+draws under it: which colour each legend entry is drawn in (the series at its place), where
+the plot area is, where every point and every printed value lands.
 
 What a reader would see wrong, as numbers a test can hold: a run changing colour between
 charts, a point drawn outside its axes (clipped), two printed values on top of each other.
@@ -7,11 +8,16 @@ charts, a point drawn outside its axes (clipped), two printed values on top of e
 
 from __future__ import annotations
 
+import html
 import re
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 
-_SVG = re.compile(r"<svg\b[^>]*class=\"pygal-chart\".*?</svg>", re.S)
+_FIGURE = re.compile(
+    r"<figure>(<svg\b[^>]*class=\"pygal-chart\".*?</svg>)(<ul class=\"legend\">.*?</ul>)", re.S
+)
+# The page's legend: <li><span class="key LINE" style="--key: COLOUR"></span>LABEL</li>
+_LEGEND_KEY = re.compile(r'<li><span class="key (\w+)" style="--key: ([^"]+)"></span>(.*?)</li>')
 # pygal's minified rule: "#chart-1 .color-0,#chart-1 .color-0 a:visited{stroke:#0072B2;..."
 _COLOUR_RULE = re.compile(
     r"\.color-(\d+),\s*#chart-[\w-]+ \.color-\d+ a:visited\s*\{\s*stroke:\s*(#[0-9A-Fa-f]{3,8})"
@@ -49,9 +55,16 @@ class Label:
 
 
 @dataclass(frozen=True)
+class LegendEntry:
+    label: str
+    key_colour: str  # the colour of its key in the page's legend
+    drawn_colour: str  # the colour its series is drawn in (pygal's color-N of its place)
+
+
+@dataclass(frozen=True)
 class ChartGeometry:
     title: str
-    legend_colours: dict[str, str]  # legend text -> its colour
+    legend: tuple[LegendEntry, ...]
     plot: Box  # the plot area, in the plot group's coordinates
     points: tuple[tuple[float, float], ...]  # every dot and line vertex
     values: tuple[Label, ...]  # numbers printed on bars
@@ -59,28 +72,26 @@ class ChartGeometry:
     y_labels: tuple[Label, ...]  # left axis, right-aligned at their x
 
 
-def chart_svgs(page: str) -> list[str]:
-    return _SVG.findall(page)
+def chart_figures(page: str) -> list[tuple[str, str]]:
+    """(SVG, legend HTML) of every pygal chart of a page."""
+    return _FIGURE.findall(page)
 
 
-def geometry(svg: str) -> ChartGeometry:
+def geometry(svg: str, legend_html: str = "") -> ChartGeometry:
     root = ElementTree.fromstring(svg)
     style = "".join(element.text or "" for element in root.iter("style"))
     colours = {int(index): colour.lower() for index, colour in _COLOUR_RULE.findall(style)}
     title = next((t.text or "" for t in root.iter("title")), "")
-    legend: dict[str, str] = {}
-    for group in root.iter("g"):
-        if "legend" not in group.get("class", "").split():
-            continue
-        rect = group.find("rect")
-        text = group.find("text")
-        if rect is None or text is None:
-            continue
-        index = int(re.search(r"color-(\d+)", rect.get("class", "")).group(1))  # type: ignore[union-attr]
-        # the legend's full text is in its <title> when pygal truncated it
-        full = group.find("title")
-        label = (full.text if full is not None else None) or "".join(text.itertext())
-        legend[label.strip()] = colours.get(index, "?")
+    # pygal numbers its series (serie-N, color-N) in the order the legend lists them
+    drawn = {
+        int(found.group(1)): colours.get(int(found.group(2)), "?")
+        for group in root.iter("g")
+        if (found := re.search(r"\bserie-(\d+) color-(\d+)", group.get("class", "")))
+    }
+    legend = tuple(
+        LegendEntry(html.unescape(label), key.lower(), drawn.get(index, "?"))
+        for index, (_line, key, label) in enumerate(_LEGEND_KEY.findall(legend_html))
+    )
     plot_group = next(g for g in root.iter("g") if g.get("class", "").split() == ["plot"])
     background = next(r for r in plot_group.iter("rect") if "background" in r.get("class", ""))
     plot = Box(0.0, 0.0, float(background.get("width", 0)), float(background.get("height", 0)))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.bench.render.html import render_html_report
+from flashmark.report.html import render_html_report
 from tests.report_html.devtools import QUIET_FLAGS, Browser, find_chromium
 from tests.report_html.page import Page
 from tests.report_html.test_publishable import publishable_runs
@@ -246,3 +246,134 @@ def test_print_is_kept_as_an_artifact(chromium, report_path, tmp_path):
     content = pdf.read_bytes()
     assert content.startswith(b"%PDF")
     assert len(re.findall(rb"/Type\s*/Page\b", content)) > 1  # several printed pages
+
+
+# -- as a reader sees it: whole legends, no empty part, at a phone's and a laptop's width -----
+
+# Every legend entry of every chart as drawn: the boxes of its text (a Range over the entry)
+# against the entry's own box, its figure's and the screen's, its font size, and the boxes of
+# the entries before it (two entries drawn over each other).
+LEGEND_FACTS = r"""(() => {
+  const inside = (box, outer) => box.left >= outer.left - 0.5 && box.right <= outer.right + 0.5
+    && box.top >= outer.top - 0.5 && box.bottom <= outer.bottom + 0.5;
+  const overlap = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5
+    && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  const entries = [];
+  for (const legend of document.querySelectorAll("figure > ul.legend")) {
+    const figure = legend.parentElement.getBoundingClientRect();
+    const drawn = [];
+    for (const item of legend.children) {
+      const range = document.createRange();
+      range.selectNodeContents(item);
+      const boxes = [...range.getClientRects()].filter((box) => box.width > 0);
+      const own = item.getBoundingClientRect();
+      entries.push({
+        text: item.textContent,
+        fontPx: parseFloat(getComputedStyle(item).fontSize),
+        shown: boxes.length > 0 && getComputedStyle(item).visibility === "visible",
+        inEntry: boxes.every((box) => inside(box, own)),
+        inFigure: boxes.every((box) => inside(box, figure)),
+        onScreen: boxes.every((box) => box.left >= -0.5 && box.right <= innerWidth + 0.5),
+        overlaps: boxes.some((box) => drawn.some((other) => overlap(box, other))),
+      });
+      drawn.push(...boxes);
+    }
+  }
+  return entries;
+})()"""
+# The parts of the page and its links: a part holds something to read or look at (a table, a
+# chart, a card), every link of the page leads to something, no table or list is empty.
+PART_FACTS = r"""(() => {
+  const seen = (element) => { const box = element.getBoundingClientRect();
+    return box.width > 0 && box.height > 0; };
+  const empty = [...document.querySelectorAll("main section")].filter((section) =>
+    ![...section.querySelectorAll("table, figure, article")].some(seen)).map((s) => s.id);
+  const dangling = [...document.querySelectorAll('a[href^="#"]')].map((a) =>
+    a.getAttribute("href")).filter((href) => { const target = document.getElementById(
+      href.slice(1)); return !target || !seen(target); });
+  const emptyTables = [...document.querySelectorAll("table")].filter((table) =>
+    !table.querySelector("tbody tr")).length;
+  const emptyLists = [...document.querySelectorAll("ul, ol")].filter((list) =>
+    !list.children.length).length;
+  return {parts: document.querySelectorAll("main section").length, empty, dangling,
+    emptyTables, emptyLists};
+})()"""
+# A legend at a phone's reading distance: no smaller than a phone's small print.
+SMALLEST_LEGEND_PX = 12
+READER_WIDTHS = (("phone", 360, True), ("laptop", 1280, False))
+
+
+def legend_problems(entries: list[dict[str, object]]) -> list[str]:
+    """Every legend entry a reader could not read whole, with why."""
+    problems = []
+    for entry in entries:
+        why = [name for name in ("shown", "inEntry", "inFigure", "onScreen") if not entry[name]]
+        if entry["overlaps"]:
+            why.append("overlaps")
+        if "\u2026" in str(entry["text"]):
+            why.append("cut short")
+        if float(str(entry["fontPx"])) < SMALLEST_LEGEND_PX:
+            why.append(f"{entry['fontPx']} px")
+        if why:
+            problems.append(f"{entry['text']!r}: {', '.join(why)}")
+    return problems
+
+
+@pytest.mark.parametrize("which", ["report_path", "full_report_path", "mixed_report"])
+@pytest.mark.parametrize(("device", "width", "mobile"), READER_WIDTHS)
+def test_legends_are_whole_and_no_part_is_empty(browser, request, which, device, width, mobile):
+    """At 360 px (a small phone) and at 1280 px: every legend entry is drawn whole, inside its
+    chart's box and the screen, in type a phone shows, never shortened with an ellipsis; every
+    part of the page has a table, a chart or a card in it, and every link leads to one. The
+    whole page is kept as a screenshot (test-artifacts/readable-*.png)."""
+    fixture = request.getfixturevalue(which)
+    page = fixture if isinstance(fixture, Path) else fixture.path
+    browser.console.clear()
+    browser.open(page.as_uri(), width, mobile=mobile)
+    layout = browser.layout()
+    assert layout.viewport == width and layout.document_width == width, layout.outside
+    assert layout.outside == [] and layout.spilling == [] and layout.cut == []
+    entries = browser.evaluate(LEGEND_FACTS)
+    expected = [entry for chart in Page(page.read_text(encoding="utf-8")).charts
+                for entry in chart.legend]  # fmt: skip
+    assert [entry["text"] for entry in entries] == expected and expected
+    assert legend_problems(entries) == []
+    parts = browser.evaluate(PART_FACTS)
+    assert parts["parts"] > 0
+    assert (parts["empty"], parts["dangling"]) == ([], [])
+    assert (parts["emptyTables"], parts["emptyLists"]) == (0, 0)
+    assert browser.console == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    name = {"report_path": "report", "full_report_path": "full", "mixed_report": "mixed"}[which]
+    target = ARTIFACTS / f"readable-{name}-{width}.png"
+    browser.screenshot(target)
+    assert int.from_bytes(target.read_bytes()[16:20], "big") == width
+
+
+def test_the_reader_checks_see_cut_legends_and_empty_parts(browser, tmp_path):
+    """The same checks on a page with the defects they look for: a legend entry clipped by
+    its box, one shortened with an ellipsis ("#3 /dev/loo…"), one in tiny type, a part with
+    only a sentence in it, and a link to nothing. They fail, so they would have caught them."""
+    page = tmp_path / "defects.html"
+    page.write_text(
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><meta name="viewport" '
+        'content="width=device-width, initial-scale=1"><title>defects</title></head><body>'
+        '<nav><a href="#sweep">Block-size sweep</a> <a href="#nowhere">Nowhere</a></nav><main>'
+        '<section id="chart"><figure><svg viewBox="0 0 10 10"><rect width="10" height="10"/>'
+        '</svg><ul class="legend">'
+        '<li style="display:block;width:4rem;overflow:hidden;white-space:nowrap">'
+        "#1 /media/pi/CARD on mmcblk0p1 read</li>"
+        "<li>#3 /dev/loo\u2026</li>"
+        '<li style="font-size:8px">#4 /dev/sda</li></ul></figure></section>'
+        '<section id="sweep"><h2>Block-size sweep</h2><p>None of these runs has one.</p>'
+        "</section></main></body></html>",
+        encoding="utf-8",
+    )
+    browser.open(page.as_uri(), 360, mobile=True)
+    problems = legend_problems(browser.evaluate(LEGEND_FACTS))
+    assert [problem.split("'")[1] for problem in problems] == [
+        "#1 /media/pi/CARD on mmcblk0p1 read", "#3 /dev/loo\u2026", "#4 /dev/sda"
+    ]
+    assert "inEntry" in problems[0] and "cut short" in problems[1] and "8 px" in problems[2]
+    parts = browser.evaluate(PART_FACTS)
+    assert parts["empty"] == ["sweep"] and parts["dangling"] == ["#nowhere"]

@@ -13,11 +13,14 @@ from flashmark.units import block_size_label
 from tests.report_html.page import Chart, Page
 
 
-def only_chart(svg: str | None) -> Chart:
-    assert svg is not None
-    parsed = Page(svg)
+def only_chart(made: charts.Chart | None) -> Chart:
+    """The chart as the page reads it: the SVG's title and the legend drawn under it."""
+    assert made is not None
+    parsed = Page(f"<figure>{made.svg}</figure>")
     assert len(parsed.charts) == 1
-    return parsed.charts[0]
+    chart = parsed.charts[0]
+    chart.legend = [key.label for key in made.legend]
+    return chart
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +37,7 @@ def every_chart(runs, references):
 
 
 def test_charts_are_bare_svg_without_scripts_comments_or_urls(runs, references):
-    made = [svg for svg in every_chart(runs, references) if svg is not None]
+    made = [chart.svg for chart in every_chart(runs, references) if chart is not None]
     assert made
     for svg in made:
         assert svg.startswith("<svg ") and svg.endswith("</svg>")
@@ -72,9 +75,10 @@ def test_reference_values_are_the_published_ones(references):
 def test_latency_curves_follow_the_runs_colours(runs):
     # A run's colour is its place in the report, the same in every chart and card: here the
     # second of two runs is drawn in the second colour, and no third colour appears.
-    svg = charts.latency_chart([runs[0], runs[2]], "rand-write-4k-q32")
-    assert svg is not None
-    assert charts.run_colour(1) in svg and charts.run_colour(2) not in svg
+    chart = charts.latency_chart([runs[0], runs[2]], "rand-write-4k-q32")
+    assert chart is not None
+    assert charts.run_colour(1) in chart.svg and charts.run_colour(2) not in chart.svg
+    assert [key.colour for key in chart.legend] == [charts.run_colour(0), charts.run_colour(1)]
 
 
 def test_a_test_no_run_has_draws_nothing(runs):
@@ -87,9 +91,9 @@ def test_bandwidth_series_has_a_point_per_second(runs):
     result = run.test("seq-read")
     assert result is not None and result.read is not None and result.read.bw_per_second
     samples = result.read.bw_per_second.samples_bps
-    svg = charts.bandwidth_chart([run], "seq-read")
-    assert svg is not None
-    assert svg.count('class="dot reactive tooltip-trigger"') == len(samples)
+    chart = charts.bandwidth_chart([run], "seq-read")
+    assert chart is not None
+    assert chart.svg.count('class="dot reactive tooltip-trigger"') == len(samples)
 
 
 def test_no_sweep_without_the_full_profile(runs, references):
@@ -168,7 +172,7 @@ def test_an_hour_of_seconds_draws_a_bounded_chart(runs):
     longer = dataclasses.replace(
         test, **{side: dataclasses.replace(direction, bw_per_second=series)}
     )
-    svg = charts.bandwidth_chart([dataclasses.replace(run, tests=(longer,))], test.spec.name)
-    assert svg is not None
-    dots = svg.count('class="dot reactive tooltip-trigger"')
+    chart = charts.bandwidth_chart([dataclasses.replace(run, tests=(longer,))], test.spec.name)
+    assert chart is not None
+    dots = chart.svg.count('class="dot reactive tooltip-trigger"')
     assert charts.MAX_LINE_POINTS // 2 <= dots <= charts.MAX_LINE_POINTS

@@ -22,6 +22,7 @@ from flashmark.bench.render import charts
 from flashmark.bench.render.describe import legend_label
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME
 from flashmark.monitor import device_for_path
+from flashmark.references import find_reference
 from flashmark.system.sysroot import SystemRoots
 from flashmark.units import block_size_label
 from tests.cli_runner import flashmark
@@ -70,11 +71,12 @@ def test_the_sweep_has_a_curve_per_pattern_over_every_block_size(page, full_run)
     assert label.startswith(f"#{document['id']} ")
     sweeps = {chart.title: chart for chart in page.charts if chart.title.startswith("Sweep")}
     assert set(sweeps) == {"Sweep, read: MB/s by block size", "Sweep, write: MB/s by block size"}
+    sandisk = find_reference(REFERENCE_SLUGS[0])
     for chart in sweeps.values():
         assert chart.legend[:2] == [f"{label} random", f"{label} sequential"]
-        # seed 002 published 1k, 4k and 16k random figures: drawn as published points
-        # (the legend may cut a long name short; the pattern comes first so it never is)
-        assert any(e.startswith("published random: SanDisk") for e in chart.legend), chart.legend
+        # seed 002 published 1k, 4k and 16k random figures: drawn as published points, the
+        # card named in full
+        assert f"published random: {sandisk.name}" in chart.legend, chart.legend
     names = {test["name"] for test in document["tests"]}
     for size in SWEEP_BLOCK_SIZES:
         assert f"rand-read-{block_size_label(size)}" in names

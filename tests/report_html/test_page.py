@@ -3,6 +3,7 @@ sections and charts it holds, what they say, and that it is one file that fetche
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -11,9 +12,9 @@ from markupsafe import escape
 
 from flashmark.bench.model import Grade
 from flashmark.bench.render import charts
-from flashmark.bench.render.html import render_html_report
 from flashmark.probe import device_summary
 from flashmark.references import PUBLISHED_LABEL
+from flashmark.report.html import render_html_report
 from flashmark.units import format_iops, format_rate
 from tests.report_html.page import Page
 
@@ -177,7 +178,9 @@ def test_one_run_without_references(saved_runs):
     assert {chart.title for chart in parsed.charts} == expected_titles([run])
     assert PUBLISHED_LABEL not in page
     assert 'id="references"' not in page and 'id="workloads"' not in page
-    assert "None of these runs has a block-size sweep" in page
+    # no sweep: no part and no link, a sentence instead
+    assert 'id="sweep"' not in page and 'href="#sweep"' not in page
+    assert "Block-size sweep: this run has none; the full profile measures it" in page
 
 
 def test_the_standard_runs_workloads_get_a_table(text, saved_runs):
@@ -201,3 +204,33 @@ def test_text_from_the_runs_is_escaped(saved_runs):
 def test_no_runs_is_a_programming_error():
     with pytest.raises(ValueError, match="at least one run"):
         render_html_report([])
+
+
+def _terminal_header(run) -> dict[str, str]:
+    """The terminal's header lines of a run as `flashmark show` prints them: label -> text."""
+    from rich.console import Console
+
+    from flashmark.bench.render.terminal import render_run
+
+    console = Console(width=1000, record=True, color_system=None)
+    console.print(render_run(run))
+    header = {}
+    for line in console.export_text().splitlines()[1:]:  # under "flashmark run #N  DATE"
+        found = re.fullmatch(r"([a-z]+) +(\S.*)", line)  # "profile  quick: area ..."
+        if found is None:
+            break  # the results table's title
+        header[found.group(1)] = found.group(2).rstrip()
+    return header
+
+
+def test_the_method_rows_are_the_terminals_header_word_for_word(text, saved_runs):
+    runs = saved_runs.runs
+    for label in ("profile", "engine"):
+        row = re.search(rf"<tr><th>{label}</th>(.*?)</tr>", text)
+        assert row is not None, label
+        cells = [html.unescape(cell) for cell in re.findall(r"<td>(.*?)</td>", row.group(1))]
+        assert cells == [_terminal_header(run)[label] for run in runs], label
+    # and each verdict card says how its run measured in the same words
+    for run in runs:
+        card = text.split(f'id="run-{run.id}"')[1].split("</article>")[0]
+        assert str(escape(f"profile {_terminal_header(run)['profile']}")) in card

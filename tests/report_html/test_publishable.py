@@ -23,11 +23,11 @@ from markupsafe import escape
 from flashmark.bench.document import document_to_run
 from flashmark.bench.model import Run
 from flashmark.bench.render import charts, describe
-from flashmark.bench.render.html import render_html_report
 from flashmark.references import ReferenceDevice
+from flashmark.report.html import render_html_report
 from tests.report.recorded import load_document
 from tests.report_html.page import Page
-from tests.report_html.svg import ChartGeometry, chart_svgs, geometry
+from tests.report_html.svg import ChartGeometry, chart_figures, geometry
 
 # half a unit: pygal writes coordinates rounded to six decimals, from float arithmetic
 TOLERANCE = 0.5
@@ -61,7 +61,7 @@ def page(runs: list[Run], references: tuple[ReferenceDevice, ...]) -> str:
 
 @pytest.fixture(scope="module")
 def geometries(page: str) -> list[ChartGeometry]:
-    return [geometry(svg) for svg in chart_svgs(page)]
+    return [geometry(svg, legend) for svg, legend in chart_figures(page)]
 
 
 def _run_of(label: str, runs: list[Run]) -> int | None:
@@ -80,10 +80,13 @@ def test_each_run_keeps_its_colour_in_every_chart(runs, geometries):
     activity_with_two_runs = 0
     for chart in geometries:
         in_chart = set()
-        for label, colour in chart.legend_colours.items():
-            index = _run_of(label, runs)
+        assert chart.legend, chart.title
+        for entry in chart.legend:
+            # the key under the chart has the colour its series is drawn in
+            assert entry.key_colour == entry.drawn_colour, (chart.title, entry)
+            index = _run_of(entry.label, runs)
             if index is not None:
-                seen.setdefault(index, set()).add(colour)
+                seen.setdefault(index, set()).add(entry.drawn_colour)
                 in_chart.add(index)
         if "device I/O" in chart.title and len(in_chart) >= 2:
             activity_with_two_runs += 1
@@ -130,9 +133,9 @@ def test_the_overlap_check_sees_values_printed_side_by_side(monkeypatch, runs):
     """The control: the same chart with values forced onto bars too narrow for them."""
     monkeypatch.setattr(charts, "_values_fit", lambda texts, groups, bars: True)
     many = [dataclasses.replace(runs[1], id=n) for n in range(1, 7)]
-    svg = charts.headline_iops_chart(many)
-    assert svg is not None
-    values = geometry(svg).values
+    chart = charts.headline_iops_chart(many)
+    assert chart is not None
+    values = geometry(chart.svg).values
     assert any(a.box.overlaps(b.box) for i, a in enumerate(values) for b in values[i + 1 :])
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from markupsafe import escape
 
 from flashmark.errors import ExitStatus
 from tests.conftest import DATA
@@ -28,7 +30,7 @@ def test_writes_the_page_and_says_so(invoke, saved_runs, tmp_path):
     path = tmp_path / "cards.html"
     result = invoke(*map(str, saved_runs.ids[:2]), "-o", str(path))
     assert result.exit_code == 0, result.output
-    assert f"wrote {path}: 2 runs" in result.stderr
+    assert f"wrote {path}: 2 benchmark results" in result.stderr
     assert result.stdout == ""
     page = Page(path.read_text(encoding="utf-8"))
     assert len([e for e in page.all("article")]) == 2
@@ -84,21 +86,31 @@ def test_an_unwritable_place_is_one_line(invoke, saved_runs, tmp_path):
     ]
 
 
-def test_a_monitor_recording_is_refused_in_one_line(invoke, saved_runs, tmp_path):
+def test_a_monitor_recording_gets_its_own_section(invoke, saved_runs, tmp_path):
     # A real `flashmark monitor` recording (of `true`, on a recorded /proc) in its own history
     procfs = tmp_path / "proc"
     procfs.mkdir()
     (procfs / "diskstats").write_text((DATA / "diskstats" / "kernel-4.19-18-fields.t0").read_text())
     db = tmp_path / "history.sqlite3"
-    env = {"FLASHMARK_DB": str(db), "FLASHMARK_PROCFS_ROOT": str(procfs)}
-    monitored = flashmark("monitor", "mmcblk0", "--interval", "0.05", "--", "true", env=env)
+    env = {"FLASHMARK_DB": str(db), "FLASHMARK_PROCFS_ROOT": str(procfs), "FLASHMARK_JSON": ""}
+    monitored = flashmark(
+        "monitor", "mmcblk0", "--interval", "0.05", "--json", "--", "true", env=env
+    )
     assert monitored.returncode == 0, monitored.stderr
-    result = invoke("1", "-o", str(tmp_path / "report.html"), db=db)
-    assert result.exit_code == ExitStatus.USAGE
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "result 1 is a monitor recording" in lines[0]
-    assert "flashmark show ID" in lines[0]
-    assert not (tmp_path / "report.html").exists()
+    document = json.loads(monitored.stdout)
+    path = tmp_path / "report.html"
+    result = invoke("1", "-o", str(path), db=db)
+    assert result.exit_code == 0, result.output
+    assert f"wrote {path}: 1 monitor result" in result.stderr
+    text = path.read_text(encoding="utf-8")
+    page = Page(text)
+    sections = [e.attributes["id"] for e in page.all("section")]
+    assert sections == ["monitor"]  # no benchmark part without a run
+    links = [e.attributes["href"] for e in page.all("a")]
+    assert links == ["#monitor"]
+    assert 'id="monitor-1"' in text
+    assert f"Verdict: {escape(document['summary']['verdict'])}." in text
+    assert f"{document['summary']['read_ios']}" in text
 
 
 def test_ids_are_required(invoke, tmp_path):

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from flashmark.bench.document import document_to_run
-from flashmark.bench.render.html import render_html_report
+from flashmark.report.html import render_html_report
 from flashmark.server.intake import UploadRejected, accept, model_key, parse_upload
 from tests.server.conftest import recorded, variant
 

@@ -17,6 +17,7 @@ from flashmark.kinds.registry import entry_for
 from flashmark.surface.result import SurfaceSettings, SurfaceTarget, to_document
 from flashmark.surface.scan import SurfaceScan
 from flashmark.testing.flash.model import Backing, BadRange, FlashModel
+from tests.report_html.page import Page
 from tests.surface.engine_medium import EngineMedium
 
 MiB = 1 << 20
@@ -87,7 +88,8 @@ def test_markdown_and_csv(saved_scan):
 
 def test_html_page_has_the_chart_with_the_cliff(saved_scan, tmp_path):
     page = invoke("show", str(saved_scan), "--format", "html")
-    assert "default-src 'none'" in page
+    csp = [e for e in Page(page).all("meta") if e.attributes.get("http-equiv")]
+    assert "default-src 'none'" in csp[0].attributes["content"]
     assert page.count("<polyline") == 2 and 'class="cache-cliff"' in page
     assert 'class="bad"' in page
     out = tmp_path / "scan.html"

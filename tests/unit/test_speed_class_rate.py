@@ -21,13 +21,13 @@ from flashmark.bench.model import (
     TestResult,
 )
 from flashmark.bench.render.cells import check_text, sustained_text
-from flashmark.bench.render.html import render_html_report
 from flashmark.bench.render.markdown import run_to_markdown
 from flashmark.bench.render.terminal import render_run
 from flashmark.bench.results import sustained_write
 from flashmark.bench.speed_class_rate import SUB_UNIT_BYTES, sub_unit_rates
 from flashmark.bench.sustained import SUSTAINED_WRITE
 from flashmark.fio.window import Completion
+from flashmark.report.html import render_html_report
 from flashmark.stats import Verdict
 from flashmark.units import MB, KiB, MiB
 

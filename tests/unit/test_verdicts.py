@@ -18,11 +18,11 @@ from flashmark.bench.profiles import (
     RAND_WRITE_4K_Q32,
     SEQ_WRITE,
 )
-from flashmark.bench.render.html import render_html_report
 from flashmark.bench.render.markdown import run_to_markdown
 from flashmark.bench.render.terminal import render_run
 from flashmark.cli.params import GRADES
 from flashmark.errors import ResultFormatError
+from flashmark.report.html import render_html_report
 from flashmark.stats import MeanInterval, Verdict
 
 LAT = LatencyNs(1, 2, 3, 1, 2, 2, 3, 3, 3)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from flashmark.bench.document import SCHEMA, document_to_run, run_to_document
 from flashmark.bench.model import Run
-from flashmark.result_kind import Listing, ResultKind
+from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -39,11 +39,26 @@ def _csv(runs: Sequence[Run]) -> str:
     return runs_to_csv(runs)
 
 
-def _html(runs: Sequence[Run], references: Sequence[ReferenceDevice]) -> str:
+def _html(runs: Sequence[Run], references: Sequence[ReferenceDevice]) -> HtmlSection:
     # Imported when asked for: pygal and Jinja2 are the heaviest part of flashmark.
-    from flashmark.bench.render.html import render_html_report
+    from flashmark.bench.render.html import runs_section
 
-    return render_html_report(runs, references)
+    return runs_section(runs, references)
+
+
+def _card(run: Run) -> CardIdentity | None:
+    """The probed device's card by its CID, else the device by its serial number."""
+    device = run.probe.device if run.probe is not None else None
+    if device is None:
+        return None
+    from flashmark.probe import device_summary
+
+    name = device_summary(device)
+    if device.card is not None and device.card.cid is not None:
+        return cid_identity(device.card.cid.raw, name)
+    if device.serial:
+        return CardIdentity(f"serial:{device.serial}", name)
+    return None
 
 
 RUN: ResultKind[Run] = ResultKind(
@@ -59,4 +74,5 @@ RUN: ResultKind[Run] = ResultKind(
     markdown=_markdown,
     csv=_csv,
     html=_html,
+    card=_card,
 )

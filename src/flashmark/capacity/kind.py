@@ -2,19 +2,45 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from flashmark.capacity.result import CAPACITY_SCHEMA, CapacityResult
-from flashmark.result_kind import Listing, ResultKind
+from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
+
+    from flashmark.references import ReferenceDevice
 
 
 def _terminal(result: CapacityResult) -> RenderableType:
     from flashmark.capacity.render import render_capacity
 
     return render_capacity(result)
+
+
+def _markdown(results: Sequence[CapacityResult]) -> str:
+    from flashmark.capacity.render import capacities_to_markdown
+
+    return capacities_to_markdown(results)
+
+
+def _csv(results: Sequence[CapacityResult]) -> str:
+    from flashmark.capacity.render import capacities_to_csv
+
+    return capacities_to_csv(results)
+
+
+def _html(results: Sequence[CapacityResult], references: Sequence[ReferenceDevice]) -> HtmlSection:
+    from flashmark.capacity.render import capacities_section
+
+    return capacities_section(results)
+
+
+def _card(result: CapacityResult) -> CardIdentity | None:
+    """The probed card by its CID, when the device has one."""
+    return cid_identity(result.card_cid) if result.card_cid else None
 
 
 CAPACITY: ResultKind[CapacityResult] = ResultKind(
@@ -24,4 +50,8 @@ CAPACITY: ResultKind[CapacityResult] = ResultKind(
     from_document=CapacityResult.from_dict,
     listing=lambda result: Listing(result.device, result.verdict),
     terminal=_terminal,
+    markdown=_markdown,
+    csv=_csv,
+    html=_html,
+    card=_card,
 )

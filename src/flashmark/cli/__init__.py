@@ -108,9 +108,8 @@ COMMANDS: dict[str, LazyCommand] = {
     "report": LazyCommand(
         "flashmark.cli.report",
         "report_command",
-        "Write an HTML report of saved runs (IDs from `flashmark history`): verdicts, device "
-        "and environment, headline bars, latency percentiles, bandwidth each second, the "
-        "block-size sweep and the device's I/O, one series per run.",
+        "Write an HTML report of saved results of any kinds (IDs from `flashmark history`), "
+        "the results of one card together.",
     ),
     "run": LazyCommand(
         "flashmark.cli.run",

@@ -115,8 +115,9 @@ def export_command(
     """Write saved results (IDs from `flashmark history`) to a file.
 
     \b
-    Markdown (a section per run) for a forum post, CSV (one row per test) for a spreadsheet,
-    JSON (the saved documents: one, or a list of several), or a self-contained HTML page.
+    Markdown (a section per result) for a forum post, CSV (one table, of one kind of result)
+    for a spreadsheet, JSON (the saved documents: one, or a list of several), or a
+    self-contained HTML page.
         flashmark export 3 -o card.md
         flashmark export 3 4 5 -o cards.csv
         flashmark export 3 -o - --format md

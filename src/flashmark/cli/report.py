@@ -1,13 +1,15 @@
 """`flashmark report ID [ID ...] [--reference SLUG ...] -o FILE`: the HTML report.
 
-One self-contained page (flashmark.bench.render.html) comparing saved benchmark runs side by side,
-with charts, and with the headline figures of published reference devices next to them. The
-file is written like `export` writes (a temporary file renamed over FILE) and an existing FILE
-is kept unless --force is given.
+One self-contained page (flashmark.report.html) of saved results of any kinds: benchmark runs
+side by side, with charts and the headline figures of published reference devices next to them,
+surface scans, capacity probes, power-cut tests, workload runs and monitor recordings, the
+results of one card together. The file is written like `export` writes (a temporary file
+renamed over FILE) and an existing FILE is kept unless --force is given.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -47,10 +49,15 @@ def report_command(
     db_path: Path | None,
     debug: bool,
 ) -> None:
-    """Write an HTML report of saved runs (IDs from `flashmark history`): verdicts, device
-    and environment, headline bars, latency percentiles, bandwidth each second, the
-    block-size sweep and the device's I/O, one series per run. One file, no external
-    requests: it opens offline, on a phone, and prints.
+    """Write an HTML report of saved results of any kinds (IDs from `flashmark history`), the
+    results of one card together.
+
+    Benchmark runs: verdicts, device and environment, headline bars, latency percentiles,
+    bandwidth each second, the block-size sweep and the device's I/O, one series per run.
+    Surface scans, capacity probes, power-cut tests, workload runs and monitor recordings get
+    their own sections; results that name the same card (its CID, else its serial number) are
+    listed together first. One file, no external requests: it opens offline, on a phone, and
+    prints.
 
     \b
     One run, and two cards as published elsewhere:
@@ -58,6 +65,8 @@ def report_command(
             --reference seed001-microsd
     Three runs side by side:
         flashmark report 3 4 5 -o cards.html
+    A card's runs and its surface scan:
+        flashmark report 3 4 7 -o card.html
     """
     duplicates = sorted({i for i in result_ids if result_ids.count(i) > 1})
     if duplicates:
@@ -67,17 +76,13 @@ def report_command(
         check_output(path, force)
     references = [find_reference(slug) for slug in dict.fromkeys(reference_slugs)]
     entries = load_entries(db_path, result_ids)
-    page = render_entries(
-        entries,
-        "html",
-        "`flashmark show ID` shows it; a report is made of `flashmark run` results",
-        references,
-    )
+    page = render_entries(entries, "html", "`flashmark show ID` shows it", references)
     if path is None:
         click.echo(page, nl=False)
         return
     write_atomically(path, page)
-    what = f"{len(entries)} run{'s' * (len(entries) > 1)}"
+    kinds = Counter(entry.kind for entry in entries)
+    what = ", ".join(f"{count} {kind} result{'s' * (count > 1)}" for kind, count in kinds.items())
     if references:
         what += f", {len(references)} published reference{'s' * (len(references) > 1)}"
     click.echo(f"wrote {path}: {what}", err=True)

@@ -1,7 +1,7 @@
 """Saved results for `show`, `export` and `compare`: look them up, and render them as a format.
 
-An unknown id is one line that says which ids the history holds; a monitor recording asked for
-in a format only benchmark runs have is one line that says which formats it has.
+An unknown id is one line that says which ids the history holds; a result asked for in a format
+its kind has no renderer for is one line that says so.
 """
 
 from __future__ import annotations
@@ -104,8 +104,8 @@ def render_entries(
 ) -> str:
     """The entries as one text in `format_name` (one of FILE_FORMATS), by its exporter.
 
-    A result of a kind the format cannot hold (a monitor recording as Markdown) is a
-    UsageError that says so; `instead` says what the user can do, e.g. "use --format json".
+    A result of a kind the format cannot hold is a UsageError that says so; `instead` says
+    what the user can do, e.g. "use --format json".
     """
     if format_name not in FILE_FORMATS:
         raise UsageError(f"unknown format {format_name!r}: use one of {', '.join(FILE_FORMATS)}")

@@ -21,7 +21,8 @@ from flashmark.kinds.registry import kind_named
     type=click.Choice(["table", *FILE_FORMATS]),
     default=None,
     help="table (the terminal view, default), json (the saved document), md (Markdown for a "
-    "forum post), csv (one row per test) or html (a self-contained page).",
+    "forum post), csv (a table: one row per test, slice, cycle or interval) or html (a "
+    "self-contained page).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @db_option

@@ -12,10 +12,12 @@ from flashmark.powercut.result import (
     from_document,
     to_document,
 )
-from flashmark.result_kind import Listing, ResultKind
+from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
+
+    from flashmark.references import ReferenceDevice
 
 
 def _terminal(result: PowercutResult) -> RenderableType:
@@ -36,6 +38,30 @@ def _csv(results: Sequence[PowercutResult]) -> str:
     return powercuts_to_csv(results)
 
 
+def _html(
+    results: Sequence[PowercutResult], references: Sequence[ReferenceDevice]
+) -> HtmlSection:
+    from flashmark.powercut.render import powercuts_section
+
+    return powercuts_section(results)
+
+
+def _card(result: PowercutResult) -> CardIdentity | None:
+    """The device by the identity the test followed it by ("cid:...", "serial:MODEL:SERIAL",
+    "loop:/path", ...; powercut.identity), a partition by its disk."""
+    identity = result.target.identity
+    if not identity:
+        return None
+    source, _, value = identity.partition(" partition ")[0].partition(":")
+    name = result.target.device
+    if source == "cid":
+        return cid_identity(value, name)
+    if source == "serial":
+        # MODEL:SERIAL, or SERIAL alone: the serial number is what a probe records too
+        return CardIdentity(f"serial:{value.rsplit(':', 1)[-1]}", name or identity)
+    return CardIdentity(f"{source}:{value}", name or identity)
+
+
 POWERCUT: ResultKind[PowercutResult] = ResultKind(
     name=HISTORY_KIND,
     schema=POWERCUT_SCHEMA,
@@ -45,4 +71,6 @@ POWERCUT: ResultKind[PowercutResult] = ResultKind(
     terminal=_terminal,
     markdown=_markdown,
     csv=_csv,
+    html=_html,
+    card=_card,
 )

@@ -1,4 +1,4 @@
-"""A power-cut result for people: the terminal (rich), Markdown, CSV and an HTML fragment.
+"""A power-cut result for people: the terminal (rich), Markdown, CSV and an HTML section.
 
 Plain functions of the result, each with one signature, so that a registry of result kinds can
 take them as they are. The verdict line comes first everywhere: it is what the user came for.
@@ -7,15 +7,18 @@ take them as they are. The verdict line comes first everywhere: it is what the u
 from __future__ import annotations
 
 import csv
-import html
 import io
 from collections.abc import Sequence
 
+from markupsafe import Markup
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from flashmark.markdown import bullets, escape_inline, fenced, markdown_table
 from flashmark.powercut.result import RAW, CycleResult, PowercutResult
+from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection
+from flashmark.spreadsheet import text_cell
 from flashmark.units import format_size
 
 _VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "uncertain": "bold yellow"}
@@ -117,26 +120,17 @@ def powercuts_to_markdown(results: Sequence[PowercutResult]) -> str:
     out: list[str] = []
     for result in results:
         title = f"Power-cut test {result.id}" if result.id else "Power-cut test"
-        out.append(f"### {title}: {result.target.path}")
+        out.append(f"### {title}: {escape_inline(result.target.path)}")
         out.append("")
-        out.append(f"**{result.summary}**")
+        out.append(f"**{escape_inline(result.summary)}**")
         out.append("")
-        out.append("```")
-        out.extend(describe_lines(result))
-        out.append("```")
+        out.extend(fenced(describe_lines(result)))
         out.append("")
         if result.cycles:
-            out.append("| " + " | ".join(_COLUMNS) + " |")
-            out.append(
-                "| " + " | ".join("---" if c == "device" else "---:" for c in _COLUMNS) + " |"
-            )
-            for cycle in result.cycles:
-                out.append(
-                    "| " + " | ".join(cell.replace("|", "\\|") for cell in _row(cycle)) + " |"
-                )
+            right = [column != "device" for column in _COLUMNS]
+            out.extend(markdown_table(_COLUMNS, [_row(cycle) for cycle in result.cycles], right))
             out.append("")
-        for note in result.notes:
-            out.append(f"- {note}")
+        out.extend(bullets(result.notes))
         if result.notes:
             out.append("")
     return "\n".join(out)
@@ -178,8 +172,8 @@ def powercuts_to_csv(results: Sequence[PowercutResult]) -> str:
             writer.writerow(
                 [
                     result.id or "",
-                    result.target.path,
-                    result.target.identity or "",
+                    text_cell(result.target.path),
+                    text_cell(result.target.identity or ""),
                     result.settings.run,
                     result.settings.mode,
                     result.verdict,
@@ -204,27 +198,81 @@ def powercuts_to_csv(results: Sequence[PowercutResult]) -> str:
     return stream.getvalue()
 
 
-def powercuts_to_html(results: Sequence[PowercutResult]) -> str:
-    """An HTML fragment (a <section> per result) for a page that brings its own styles."""
-    return "\n".join(_section(result) for result in results)
-
-
-def _section(result: PowercutResult) -> str:
-    title = f"Power-cut test {result.id}" if result.id else "Power-cut test"
-    head = "".join(f"<th>{html.escape(name)}</th>" for name in _COLUMNS)
-    rows = "".join(
-        f'<tr class="{"lost" if cycle.lost_acknowledged else "kept"}">'
-        + "".join(f"<td>{html.escape(cell)}</td>" for cell in _row(cycle))
-        + "</tr>"
-        for cycle in result.cycles
+def powercuts_section(results: Sequence[PowercutResult]) -> HtmlSection:
+    """The power-cut tests' part of the HTML report: a card per test, its verdict first, what
+    was tested, and a row per cycle (a cycle that lost acknowledged writes marked)."""
+    body = Markup(
+        '<p class="note">Each cycle writes, flushes and cuts the power; a flushed record that '
+        "is not found intact afterwards was lost by the card after it said it was stored.</p>"
+        '<div class="cards">{}</div>'
+    ).format(Markup("").join(_card(result, index) for index, result in enumerate(results)))
+    return HtmlSection(
+        parts=(HtmlPart("powercut", "Power-cut tests", body),),
+        entries=tuple(_entry(result, index) for index, result in enumerate(results)),
+        subtitle=f"{len(results)} power-cut test{'s' * (len(results) != 1)}",
     )
-    notes = "".join(f"<li>{html.escape(note)}</li>" for note in result.notes)
-    return (
-        f'<section class="powercut verdict-{html.escape(result.verdict)}">'
-        f"<h2>{html.escape(title)}: {html.escape(result.target.path)}</h2>"
-        f"<p><strong>{html.escape(result.summary)}</strong></p>"
-        f"<pre>{html.escape(chr(10).join(describe_lines(result)))}</pre>"
-        + (f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>" if rows else "")
-        + (f"<ul>{notes}</ul>" if notes else "")
-        + "</section>"
+
+
+def _entry(result: PowercutResult, index: int) -> HtmlEntry:
+    name = _name(result, index)
+    return HtmlEntry(name, f"{name} {result.target.path}", _anchor(result, index), result.summary)
+
+
+def _name(result: PowercutResult, index: int) -> str:
+    return f"#{result.id}" if result.id is not None else f"power-cut test {index + 1}"
+
+
+def _anchor(result: PowercutResult, index: int) -> str:
+    return f"powercut-{result.id}" if result.id is not None else f"powercut-n{index + 1}"
+
+
+_VERDICT_CLASS = {"pass": "pass", "fail": "fail", "uncertain": "uncertain"}
+
+
+def _cell(tag: str, column: str, text: str) -> Markup:
+    """A cell of the cycles' table: figures right-aligned, the device's state as text."""
+    css = "" if column == "device" else ' class="num"'
+    return Markup("<{}{}>{}</{}>").format(Markup(tag), Markup(css), text, Markup(tag))
+
+
+def _card(result: PowercutResult, index: int) -> Markup:
+    head = Markup("").join(_cell("th", name, name) for name in _COLUMNS)
+    rows = Markup("").join(
+        Markup('<tr class="{}"><th>{}</th>{}</tr>').format(
+            "lost" if cycle.lost_acknowledged else "kept",
+            cells[0],
+            Markup("").join(
+                _cell("td", name, cell) for name, cell in zip(_COLUMNS[1:], cells[1:], strict=True)
+            ),
+        )
+        for cycle in result.cycles
+        for cells in (_row(cycle),)
+    )
+    facts = Markup("").join(
+        Markup("<tr><th>{}</th><td>{}</td></tr>").format(*line.split(None, 1))
+        for line in describe_lines(result)
+    )
+    table = (
+        Markup(
+            '<div class="table-wrap"><table><caption>Cycles</caption><thead><tr>{}</tr></thead>'
+            "<tbody>{}</tbody></table></div>"
+        ).format(head, rows)
+        if result.cycles
+        else Markup("")
+    )
+    notes = Markup("").join(Markup("<li>{}</li>").format(note) for note in result.notes)
+    return Markup(
+        '<article class="card powercut" id="{}"><h3>Power-cut test {}</h3>'
+        '<div class="badges"><span class="badge {}">{}</span></div><p>{}</p>'
+        '<div class="table-wrap"><table class="stack"><tbody>{}</tbody></table></div>{}{}'
+        "</article>"
+    ).format(
+        _anchor(result, index),
+        f"{_name(result, index)}: {result.target.path}",
+        _VERDICT_CLASS.get(result.verdict, "na"),
+        result.verdict,
+        result.summary,
+        facts,
+        table,
+        Markup('<ul class="note">{}</ul>').format(notes) if result.notes else Markup(""),
     )

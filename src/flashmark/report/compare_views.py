@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flashmark.bench.render.cells import UNIT_NOTE, plain_number
-from flashmark.bench.render.markdown import bullets, code, escape_inline, markdown_table
+from flashmark.markdown import bullets, code, escape_inline, markdown_table
 from flashmark.references import PUBLISHED_LABEL
 from flashmark.report.compare import Cell, Comparison, Figure
 from flashmark.spreadsheet import text_cell

@@ -4,12 +4,15 @@ Every format has the same signature, `(results, references) -> str`: the saved r
 order asked (their kind and document, as the history keeps them) and the published references
 the user chose (only the HTML report shows them). JSON writes the saved documents unchanged
 (byte for byte what `run --json` printed); the other formats decode the documents and hand
-them to their kind's renderer (flashmark.kinds). One file holds one kind: a scan's table and a
-run's have different columns.
+them to their kind's renderer (flashmark.kinds). Markdown is a section per result, so results
+of several kinds share a file in the order asked; the HTML report puts every kind's section in
+one page (flashmark.report.html); a CSV file holds one kind, since a scan's table and a run's
+have different columns.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +21,7 @@ from typing import Any
 from flashmark.errors import UsageError
 from flashmark.kinds.registry import kind_named
 from flashmark.references import ReferenceDevice
+from flashmark.result_kind import ResultKind
 
 
 @dataclass(frozen=True)
@@ -46,21 +50,46 @@ class Exporter:
         if self.name == "json":
             documents = [dict(result.document) for result in results]
             return json.dumps(documents[0] if len(documents) == 1 else documents, indent=2) + "\n"
-        names = list(dict.fromkeys(result.kind for result in results))
+        decoded = [
+            (kind, kind.from_document(result.document))
+            for result in results
+            for kind in (kind_named(result.kind),)
+        ]
+        if self.name == "html":
+            from flashmark.report.html import KindResults, render_report
+
+            order = list(dict.fromkeys(kind.name for kind, _ in decoded))
+            return render_report(
+                [
+                    KindResults(
+                        kind_named(name), tuple(r for kind, r in decoded if kind.name == name)
+                    )
+                    for name in order
+                ],
+                references,
+            )
+        if self.name == "md":
+            # consecutive results of one kind through their kind's renderer together
+            return "\n".join(
+                _markdown(kind, [result for _, result in group])
+                for kind, group in itertools.groupby(decoded, key=lambda pair: pair[0])
+            )
+        names = list(dict.fromkeys(kind.name for kind, _ in decoded))
         if len(names) > 1:
             raise UsageError(
                 f"{names[0]} and {names[1]} results cannot share one {self.title} file: "
                 "export them separately"
             )
-        kind = kind_named(names[0])
-        decoded = [kind.from_document(result.document) for result in results]
-        if self.name == "md" and kind.markdown is not None:
-            return kind.markdown(decoded)
+        kind = decoded[0][0]
         if self.name == "csv" and kind.csv is not None:
-            return kind.csv(decoded)
-        if self.name == "html" and kind.html is not None:
-            return kind.html(decoded, references)
+            return kind.csv([result for _, result in decoded])
         raise UsageError(f"{kind.name} results cannot be written as {self.title}")
+
+
+def _markdown(kind: ResultKind[Any], results: Sequence[Any]) -> str:
+    if kind.markdown is None:
+        raise UsageError(f"{kind.name} results cannot be written as Markdown")
+    return kind.markdown(results)
 
 
 _FORMATS = (

@@ -41,7 +41,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from flashmark.bench.document import document_to_run
-from flashmark.bench.render.html import render_html_report
+from flashmark.report.html import render_html_report
 from flashmark.server.intake import (
     ACCEPTED_SCHEMAS,
     HEADLINE_COLUMNS,

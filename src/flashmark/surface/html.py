@@ -1,10 +1,10 @@
-"""Surface scans -> one self-contained HTML page with a chart of MB/s over the surface. Pure.
+"""Surface scans -> their section of the HTML report, with a chart of MB/s over the surface.
 
-Like the benchmark report (report/html.py) the page makes no request (inline style, inline SVG,
-no script; a Content-Security-Policy forbids anything else). The chart is drawn here as plain
-SVG, one polyline per pass over the slices, with the cache cliff marked by a dashed line and
-ranges not read back as written marked in red under the axis: a few hundred points need no
-chart library.
+Each scan is a card: its summary (the terminal's lines, word for word: surface.render) and a
+chart drawn here as plain SVG, one polyline per pass over the slices, with the cache cliff
+marked by a dashed line and ranges not read back as written marked in red under the axis (a
+few hundred points need no chart library). The page around it (flashmark.report.html) makes no
+request; this SVG holds no script and no URL. Its legend is page text under it.
 """
 
 from __future__ import annotations
@@ -13,53 +13,112 @@ import html
 import math
 from collections.abc import Sequence
 
-from flashmark import __version__
+from markupsafe import Markup
+
+from flashmark.result_kind import (
+    HtmlEntry,
+    HtmlPart,
+    HtmlSection,
+    LegendKey,
+    legend_html,
+    short_target,
+)
 from flashmark.surface.render import summary_lines
 from flashmark.surface.result import SurfaceResult
-from flashmark.units import MB, GiB, MiB, format_size, mb_per_s
+from flashmark.units import MB, GiB, MiB, format_rate, format_size, mb_per_s
 
-# The chart's coordinates (viewBox units) and its text size: the SVG scales to the page's width,
-# so 13 units read as about 8.5 px on a 390 px phone and 18 px at the page's widest (48rem).
-# The right margin holds half of the last offset label ("16.0 GiB"), centred on the plot's edge.
-_WIDTH, _HEIGHT = 560, 280
-_LEFT, _RIGHT, _TOP, _BOTTOM = 52, 36, 16, 44
-_FONT = 13
+# The chart's coordinates (viewBox units) and its text size: the SVG scales to its column, so
+# 15 units read as about 10 px on a 360 px phone (the chart in its card about 290 px wide) and
+# 15-20 px on a laptop. The right margin holds half of the last offset label ("16.0 GiB"),
+# centred on the plot's edge.
+_WIDTH, _HEIGHT = 440, 250
+_LEFT, _RIGHT, _TOP, _BOTTOM = 62, 40, 16, 46
+_FONT = 15
 _CHAR_EM = 0.62  # a character of a sans-serif font is at most about 0.62 em wide
 _COLOURS = {"write": "#d95f02", "read": "#1b6ac9"}
-_STYLE = """body{font-family:system-ui,sans-serif;margin:1.5rem;max-width:60rem;color:#222;
-overflow-wrap:break-word}
-pre{background:#f6f6f6;padding:.8rem;overflow-x:auto}
-svg{display:block;width:100%;max-width:48rem;height:auto}
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:right}
-.legend span{margin-right:1rem;white-space:nowrap}
-@media (max-width:40rem){body{margin:1rem}h1{font-size:1.5rem}h2{font-size:1.2rem}}"""
+_BAD = "#c00"
 
 
-def render_surface_html(results: Sequence[SurfaceResult]) -> str:
-    body = "\n".join(_section(result) for result in results)
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'\">"
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>flashmark surface scans</title><style>{_STYLE}</style></head><body>"
-        f"<h1>flashmark surface scans</h1>{body}"
-        f"<p><small>flashmark {html.escape(__version__)}; MB = 10^6 bytes</small></p>"
-        "</body></html>\n"
+def surfaces_section(results: Sequence[SurfaceResult]) -> HtmlSection:
+    """The scans' part of the report: a card per scan with its summary and its chart."""
+    cards = []
+    charts = 0
+    for index, result in enumerate(results):
+        chart = surface_chart(result)
+        charts += chart is not None
+        cards.append(_card(result, index, chart))
+    body = Markup(
+        '<p class="note">MB/s of each pass over the surface, slice by slice, and every range '
+        "that did not read back as written (MB = 10^6 bytes).</p>"
+        '<div class="cards">{}</div>'
+    ).format(Markup("").join(cards))
+    return HtmlSection(
+        parts=(HtmlPart("surface", "Surface scans", body),),
+        entries=tuple(_entry(result, index) for index, result in enumerate(results)),
+        charts=charts,
+        subtitle=f"{len(results)} surface scan{'s' * (len(results) != 1)}",
     )
 
 
-def _section(result: SurfaceResult) -> str:
-    title = f"Scan {result.id}" if result.id else "Scan"
-    summary = html.escape("\n".join(summary_lines(result)))
-    return (
-        f"<section><h2>{html.escape(title)}: {html.escape(result.target.path)}</h2>"
-        f"<pre>{summary}</pre>{surface_chart(result)}</section>"
+def scan_answer(result: SurfaceResult) -> str:
+    """What the scan found, in one line: the passes' averages and what read back as written."""
+    parts = []
+    for name, done in (("write", result.write), ("read", result.read)):
+        if done is not None and done.bw_bytes is not None:
+            parts.append(f"{name} {format_rate(done.bw_bytes)} average")
+    integrity = result.integrity
+    if result.settings.verify:
+        parts.append(
+            f"{format_size(integrity.verified_bytes)} read back as written, "
+            f"{format_size(integrity.mismatched_bytes)} mismatched, "
+            f"{format_size(integrity.unreadable_bytes)} unreadable"
+        )
+    else:
+        parts.append(f"{format_size(integrity.unreadable_bytes)} unreadable (read only)")
+    state = "" if result.complete else "INCOMPLETE: "
+    return f"surface scan: {state}" + "; ".join(parts)
+
+
+def _entry(result: SurfaceResult, index: int) -> HtmlEntry:
+    name = _name(result, index)
+    return HtmlEntry(name, _short(result, index), _anchor(result, index), scan_answer(result))
+
+
+def _name(result: SurfaceResult, index: int) -> str:
+    return f"#{result.id}" if result.id is not None else f"scan {index + 1}"
+
+
+def _short(result: SurfaceResult, index: int) -> str:
+    return f"{_name(result, index)} {short_target(result.target.path)}"
+
+
+def _anchor(result: SurfaceResult, index: int) -> str:
+    return f"surface-{result.id}" if result.id is not None else f"surface-n{index + 1}"
+
+
+def _card(result: SurfaceResult, index: int, chart: Markup | None) -> Markup:
+    lines = summary_lines(result)
+    rows = Markup("").join(
+        Markup("<tr><th>{}</th><td>{}</td></tr>").format(*line.split(None, 1))
+        for line in lines[1:]
+        if len(line.split(None, 1)) == 2
+    )
+    figure = (
+        chart if chart is not None else Markup('<p class="note">No rates were measured.</p>')
+    )
+    return Markup(
+        '<article class="card" id="{}"><h3>Scan {}</h3><p class="note">{}</p>'
+        '<div class="table-wrap"><table class="stack"><tbody>{}</tbody></table></div>{}'
+        "</article>"
+    ).format(
+        _anchor(result, index), f"{_name(result, index)} {result.target.path}", lines[0], rows,
+        figure,
     )
 
 
-def surface_chart(result: SurfaceResult) -> str:
-    """MB/s of each pass over the surface (x: offset), the cache cliff dashed."""
+def surface_chart(result: SurfaceResult) -> Markup | None:
+    """A figure: MB/s of each pass over the surface (x: offset), the cache cliff dashed, and
+    its legend; None when no rate was measured."""
     slices = result.slices
     size = result.target.size_bytes or 1
     series = {
@@ -68,7 +127,7 @@ def surface_chart(result: SurfaceResult) -> str:
     }
     rates = [r for points in series.values() for _, r in points if r is not None]
     if not rates:
-        return "<p>No rates were measured.</p>"
+        return None
     # round steps of MB/s, about four, the top point a little below the plot's edge
     peak = mb_per_s(max(rates))
     step = _round_step(peak / 4)
@@ -126,20 +185,20 @@ def surface_chart(result: SurfaceResult) -> str:
         left, right = x(found.start), max(x(found.end), x(found.start) + 1)
         parts.append(
             f'<rect class="bad" x="{left:.1f}" y="{_TOP + plot_h + 22}" '
-            f'width="{right - left:.1f}" height="6" fill="#c00">'
+            f'width="{right - left:.1f}" height="6" fill="{_BAD}">'
             f"<title>{html.escape(found.kind)} at {found.start}, {found.length} bytes</title>"
             "</rect>"
         )
     parts.append("</svg>")
-    legend = "".join(
-        f'<span style="color:{_COLOURS[name]}">&#9632; {name}</span>'
+    legend = [
+        LegendKey(f"{name} pass", _COLOURS[name])
         for name, points in series.items()
         if any(r is not None for _, r in points)
-    )
-    marks = (
-        ' <span style="color:#c00">&#9632; not as written</span>' if result.integrity.ranges else ""
-    )
-    return "".join(parts) + f'<p class="legend">{legend}{marks}</p>'
+    ]
+    if result.integrity.ranges:
+        legend.append(LegendKey("not read back as written", _BAD, "mark"))
+    # The SVG's texts are escaped above (html.escape), its numbers formatted here.
+    return Markup("<figure>{}{}</figure>").format(Markup("".join(parts)), legend_html(legend))
 
 
 def _round_step(value: float) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from flashmark.result_kind import Listing, ResultKind
+from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
 from flashmark.surface.result import SURFACE_SCHEMA, SurfaceResult, from_document, to_document
 
 if TYPE_CHECKING:
@@ -32,10 +32,24 @@ def _csv(scans: Sequence[SurfaceResult]) -> str:
     return surfaces_to_csv(scans)
 
 
-def _html(scans: Sequence[SurfaceResult], references: Sequence[ReferenceDevice]) -> str:
-    from flashmark.surface.html import render_surface_html
+def _html(scans: Sequence[SurfaceResult], references: Sequence[ReferenceDevice]) -> HtmlSection:
+    from flashmark.surface.html import surfaces_section
 
-    return render_surface_html(scans)
+    return surfaces_section(scans)
+
+
+_CID_DIGITS = 32  # a CID register is 128 bits (SD Physical Layer Simplified Specification 5.2)
+
+
+def _card(scan: SurfaceResult) -> CardIdentity | None:
+    """The scanned card by the identity the scan recorded: its CID, else its serial number."""
+    identity, name = scan.target.identity, scan.target.device
+    if not identity:
+        return None
+    digits = identity.lower()
+    if len(digits) == _CID_DIGITS and all(c in "0123456789abcdef" for c in digits):
+        return cid_identity(digits, name)
+    return CardIdentity(f"serial:{identity}", name or f"device with serial number {identity}")
 
 
 SURFACE: ResultKind[SurfaceResult] = ResultKind(
@@ -48,4 +62,5 @@ SURFACE: ResultKind[SurfaceResult] = ResultKind(
     markdown=_markdown,
     csv=_csv,
     html=_html,
+    card=_card,
 )

@@ -15,6 +15,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from flashmark.markdown import fenced
 from flashmark.spreadsheet import text_cell
 from flashmark.surface.result import SliceStats, SurfaceResult
 from flashmark.units import format_latency_ns, format_rate, format_size, mb_per_s
@@ -242,9 +243,7 @@ def _ranges_table(result: SurfaceResult) -> RenderableType:
 def surfaces_to_markdown(results: Sequence[SurfaceResult]) -> str:
     out: list[str] = []
     for result in results:
-        out.append("```")
-        out.extend(summary_lines(result))
-        out.append("```")
+        out.extend(fenced(summary_lines(result)))
         out.append("")
         out.append("| from | size | write MB/s | read MB/s | mismatched | unreadable |")
         out.append("| ---: | ---: | ---: | ---: | ---: | ---: |")

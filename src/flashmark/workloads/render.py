@@ -1,31 +1,36 @@
-"""Workload results in the terminal: times, operations, what the device saw, each phase."""
+"""Workload results for people: times, operations, what the device saw, each phase; in the
+terminal (rich), Markdown, CSV and the HTML report, from the same rows."""
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Sequence
 
+from markupsafe import Markup
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from flashmark.markdown import escape_inline, facts, markdown_table
 from flashmark.monitor.render import describe_activity
+from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, short_target
+from flashmark.spreadsheet import text_cell
 from flashmark.units import (
     format_duration,
     format_size,
 )
+from flashmark.workloads.document import WorkloadRun
 from flashmark.workloads.result import WorkloadResult
 
 
-def render_workloads(results: Sequence[WorkloadResult]) -> RenderableType:
-    """The workloads' times and operations, what the device saw, and each phase iostat-style."""
-    table = Table(title="Workloads", title_justify="left", header_style="bold")
-    table.add_column("workload")
-    table.add_column("time", justify="right")
-    table.add_column("operations")
-    table.add_column("device saw")
+def workload_rows(results: Sequence[WorkloadResult]) -> list[tuple[str, str, str, str]]:
+    """(workload, time, operations, what the device saw) of each workload: every view shows
+    these."""
+    rows = []
     for result in results:
         if result.skipped is not None:
-            table.add_row(result.name, "skipped", result.skipped, "")
+            rows.append((result.name, "skipped", result.skipped, ""))
             continue
         counts = result.counts
         ops = (
@@ -37,7 +42,19 @@ def render_workloads(results: Sequence[WorkloadResult]) -> RenderableType:
         device = "no block device (tmpfs or network?)"
         if result.monitor is not None:
             device = describe_activity(result.monitor.device, result.monitor.summary())
-        table.add_row(result.name, f"{result.seconds or 0.0:.1f} s", ops, device)
+        rows.append((result.name, f"{result.seconds or 0.0:.1f} s", ops, device))
+    return rows
+
+
+def render_workloads(results: Sequence[WorkloadResult]) -> RenderableType:
+    """The workloads' times and operations, what the device saw, and each phase iostat-style."""
+    table = Table(title="Workloads", title_justify="left", header_style="bold")
+    table.add_column("workload")
+    table.add_column("time", justify="right")
+    table.add_column("operations")
+    table.add_column("device saw")
+    for row in workload_rows(results):
+        table.add_row(*row)
     parts: list[RenderableType] = [table]
     for result in results:
         if result.monitor is None or not result.monitor.phases:
@@ -64,3 +81,117 @@ def render_workloads(results: Sequence[WorkloadResult]) -> RenderableType:
         )
     )
     return Group(*parts)
+
+
+_COLUMNS = ("workload", "time", "operations", "device saw")
+
+
+def _name(run: WorkloadRun, index: int) -> str:
+    return f"#{run.id}" if run.id is not None else f"workload run {index + 1}"
+
+
+def _anchor(run: WorkloadRun, index: int) -> str:
+    return f"workload-{run.id}" if run.id is not None else f"workload-n{index + 1}"
+
+
+def _answer(run: WorkloadRun) -> str:
+    timed = [f"{r.name} {r.seconds:.1f} s" for r in run.workloads if r.seconds is not None]
+    skipped = [f"{r.name} skipped" for r in run.workloads if r.skipped is not None]
+    return "workloads: " + (", ".join([*timed, *skipped]) or "none ran")
+
+
+def workload_runs_to_markdown(runs: Sequence[WorkloadRun]) -> str:
+    """A section per workload run: where and at what scale, and a row per workload."""
+    sections = []
+    for run in runs:
+        number = f" #{run.id}" if run.id is not None else ""
+        lines = [f"### flashmark workload{number}: {escape_inline(run.label)}", ""]
+        lines += facts(
+            [
+                ("target", run.target),
+                ("scale", f"{run.scale:g} (seed {run.seed})"),
+                ("started", run.started_at),
+            ]
+        )
+        lines += ["", *markdown_table(_COLUMNS, workload_rows(run.workloads),
+                                      (False, True, False, False))]  # fmt: skip
+        lines += ["", "kB = 1024 bytes, as in iostat; time is the timed part's wall time."]
+        sections.append("\n".join(lines) + "\n")
+    return "\n".join(sections)
+
+
+_CSV_COLUMNS = (
+    "id", "started_at", "target", "scale", "workload", "status", "seconds", "packages",
+    "files_written", "files_removed", "files_read", "fsyncs", "bytes_written", "bytes_read",
+    "device", "device_read_bytes", "device_write_bytes", "device_read_ios", "device_write_ios",
+)  # fmt: skip
+
+
+def workload_runs_to_csv(runs: Sequence[WorkloadRun]) -> str:
+    """One row per workload of each run, in the stored units (seconds, bytes, requests)."""
+    stream = io.StringIO()
+    writer = csv.writer(stream)
+    writer.writerow(_CSV_COLUMNS)
+    for run in runs:
+        for result in run.workloads:
+            counts = result.counts
+            seen = result.monitor.summary() if result.monitor is not None else None
+            device = (
+                ["", "", "", "", ""] if seen is None or result.monitor is None
+                else [text_cell(result.monitor.device), seen.read_bytes, seen.write_bytes,
+                      seen.read_ios, seen.write_ios]
+            )  # fmt: skip
+            writer.writerow(
+                [
+                    "" if run.id is None else run.id, run.started_at, text_cell(run.target),
+                    f"{run.scale:g}", result.name,
+                    "measured" if result.skipped is None else f"skipped: {result.skipped}",
+                    "" if result.seconds is None else round(result.seconds, 3), counts.packages,
+                    counts.files_written, counts.files_removed, counts.files_read, counts.fsyncs,
+                    counts.bytes_written, counts.bytes_read, *device,
+                ]
+            )  # fmt: skip
+    return stream.getvalue()
+
+
+def workload_runs_section(runs: Sequence[WorkloadRun]) -> HtmlSection:
+    """The workload runs' part of the HTML report: a table per run."""
+    cards = []
+    for index, run in enumerate(runs):
+        rows = Markup("").join(
+            Markup(
+                '<tr><th>{}</th><td class="num" data-label="time">{}</td>'
+                '<td data-label="operations">{}</td><td data-label="device saw">{}</td></tr>'
+            ).format(*row)
+            for row in workload_rows(run.workloads)
+        )
+        cards.append(
+            Markup(
+                '<article id="{}"><h3>{}</h3><div class="table-wrap"><table class="stack">'
+                "<caption>{}</caption><thead><tr><th>workload</th>"
+                '<th class="num">time</th><th>operations</th><th>device saw</th></tr></thead>'
+                "<tbody>{}</tbody></table></div></article>"
+            ).format(
+                _anchor(run, index),
+                f"{_name(run, index)}: {run.label} in {run.target}",
+                f"scale {run.scale:g}, started {run.started_at}",
+                rows,
+            )
+        )
+    body = Markup(
+        '<p class="note">Real-world workloads (docs/workloads.md): wall time of the timed part, '
+        "the operations issued, and what the device saw meanwhile.</p>{}"
+    ).format(Markup("").join(cards))
+    return HtmlSection(
+        parts=(HtmlPart("workload-runs", "Workload runs", body),),
+        entries=tuple(
+            HtmlEntry(
+                _name(run, index),
+                f"{_name(run, index)} {short_target(run.target)}",
+                _anchor(run, index),
+                _answer(run),
+            )
+            for index, run in enumerate(runs)
+        ),
+        subtitle=f"{len(runs)} workload run{'s' * (len(runs) != 1)}",
+    )

@@ -125,6 +125,29 @@ def device_text(run: Run) -> str | None:
     return measured_line(run.probe) if run.probe is not None else None
 
 
+def header_lines(run: Run) -> tuple[tuple[str, str], ...]:
+    """Where, on what and how a run measured, as (label, text) lines: the terminal prints them
+    as its header, and the HTML report's Method rows and verdict cards are made of the same
+    lines, so the two never disagree."""
+    lines = [("target", f"{target_place(run)} ({target_details(run)})")]
+    device = device_text(run)
+    if device:
+        lines.append(("device", device))
+    lines.append(("profile", settings_text(run)))
+    lines.append(("engine", f"{run.fio.version}, {run.settings.ioengine}; {UNIT_NOTE}"))
+    if run.partial is not None:
+        partial = run.partial
+        not_run = f"; not run: {', '.join(partial.not_run)}" if partial.not_run else ""
+        lines.append(
+            (
+                "partial",
+                f"{partial.failed_step} failed: {partial.error}{not_run}; the tests below "
+                "were measured before it",
+            )
+        )
+    return tuple(lines)
+
+
 def settings_text(run: Run) -> str:
     settings = run.settings
     mode = "direct I/O" if settings.direct else "BUFFERED I/O (page cache included)"

@@ -5,6 +5,10 @@ and writes), in the run's own colour throughout the report, so run #2 is the sam
 headline bars, the latency curves and the device activity. Published reference figures get
 their own pale, dashed colours and say "published" in the legend: they were not measured here.
 
+A chart is its SVG and its legend (`Chart`): the page draws the legend under the chart as text
+(result_kind.legend_html), which wraps on a phone and is never cut short, where a legend inside
+the SVG shrinks with the drawing and must fit its width.
+
 A function returns None when the runs hold nothing it could draw (a sweep needs the full
 profile; a time series needs two samples), and the report says so in words instead.
 
@@ -27,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pygal
 from pygal.style import Style
@@ -35,6 +39,7 @@ from pygal.style import Style
 from flashmark.bench.model import DirectionResult, Pattern, Run, TestResult
 from flashmark.bench.render import describe
 from flashmark.references import ReferenceDevice
+from flashmark.result_kind import LegendKey
 from flashmark.units import block_size_label, format_rate, mb_per_s
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
@@ -50,6 +55,8 @@ _REFERENCE_VALUE_STYLE = "fill-opacity:0.35;stroke-dasharray:5 3;stroke-width:2"
 _DASHED = {"dasharray": "7,4", "width": 2}
 _DOTTED = {"dasharray": "2,3", "width": 2}
 _SOLID = {"width": 2}
+_Line = Literal["solid", "dashed", "dotted"]
+_STROKES: dict[str, dict[str, Any]] = {"solid": _SOLID, "dashed": _DASHED, "dotted": _DOTTED}
 # Points of one line of a time series at most (see the module's docstring): more than the
 # chart's width in pixels.
 MAX_LINE_POINTS = 800
@@ -67,10 +74,18 @@ _LABEL_GAP = 6.0  # the least room between two axis labels (viewBox units)
 _FONTS = 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif'
 
 # One viewBox for every chart: two across on a laptop, one across a phone. Font sizes
-# are in viewBox units; at 520 units a chart drawn 360 px wide on a phone still has 10 px
-# labels, and at 400-600 px on a laptop 13-20 px.
-SIZE = (520, 360)
-_LEGEND_ROWS = 2  # legend rows SIZE leaves room for below the plot
+# are in viewBox units; at 520 units a chart drawn 330 px wide on a phone has 9 px labels,
+# and at 400-600 px on a laptop 11-16 px. The legend is page text under the chart.
+SIZE = (520, 320)
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A drawn chart: its SVG, and its legend in the order of its series (the page shows it
+    under the drawing, result_kind.legend_html)."""
+
+    svg: str
+    legend: tuple[LegendKey, ...]
 
 
 @dataclass(frozen=True)
@@ -139,7 +154,7 @@ def reference_colour(index: int) -> str:
 
 def headline_bandwidth_chart(
     runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
-) -> str | None:
+) -> Chart | None:
     """Sequential read and write MB/s (1 MiB blocks, depth 1) of every run, and the
     references' published figures for the same tests."""
     return _headline_chart(
@@ -153,7 +168,7 @@ def headline_bandwidth_chart(
 
 def headline_iops_chart(
     runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
-) -> str | None:
+) -> Chart | None:
     """4K random read and write IOPS at queue depth 1 and 32 of every run, and the
     references' published figures for the same tests."""
     return _headline_chart(
@@ -172,7 +187,7 @@ def _headline_chart(
     *,
     title: str,
     formatter: Callable[[float], str],
-) -> str | None:
+) -> Chart | None:
     measured = [[figure.measured(run) for figure in figures] for run in runs]
     published = [
         [reference_value(reference, figure) for figure in figures] for reference in references
@@ -203,14 +218,17 @@ def _headline_chart(
     chart.config.y_labels = [step * i for i in range(math.ceil(top / step) + 1)]
     chart.config.range = (0.0, step * math.ceil(top / step))
     chart.x_labels = [figure.label for figure in figures]
+    legend = []
     for index, (run, values) in enumerate(zip(runs, measured, strict=True)):
         chart.add(run_label(run, index), values)
-    for reference, values in zip(references, published, strict=True):
+        legend.append(LegendKey(run_label(run, index), run_colour(index), "bar"))
+    for index, (reference, values) in enumerate(zip(references, published, strict=True)):
         chart.add(
             reference_label(reference),
             [None if v is None else {"value": v, "style": _REFERENCE_VALUE_STYLE} for v in values],
         )
-    return _render(chart)
+        legend.append(LegendKey(reference_label(reference), reference_colour(index), "published"))
+    return _render(chart, legend)
 
 
 def _values_fit(texts: Sequence[str], *, groups: int, bars: int) -> bool:
@@ -244,7 +262,7 @@ def tests_in(runs: Sequence[Run]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def latency_chart(runs: Sequence[Run], test: str) -> str | None:
+def latency_chart(runs: Sequence[Run], test: str) -> Chart | None:
     """Completion latency percentiles (p50 .. p99.99) of one test, a curve per run and
     direction, on a logarithmic axis: the tail of a slow card is orders above its median."""
     chart = pygal.Line(
@@ -258,16 +276,16 @@ def latency_chart(runs: Sequence[Run], test: str) -> str | None:
         )
     )
     chart.x_labels = [label for _, label in LATENCY_PERCENTILES]
-    drawn = _per_direction(
+    legend = _per_direction(
         runs,
         test,
         chart,
         lambda direction: [getattr(direction.lat_ns, key) for key, _ in LATENCY_PERCENTILES],
     )
-    if not drawn:
+    if not legend:
         return None
     _log_axis(chart, (v for _, values in _raw_values(chart) for v in values))
-    return _render(chart)
+    return _render(chart, legend)
 
 
 def at_most(points: Sequence[tuple[float, float]], limit: int) -> list[tuple[float, float]]:
@@ -287,7 +305,7 @@ def at_most(points: Sequence[tuple[float, float]], limit: int) -> list[tuple[flo
     return kept
 
 
-def bandwidth_chart(runs: Sequence[Run], test: str) -> str | None:
+def bandwidth_chart(runs: Sequence[Run], test: str) -> Chart | None:
     """fio's bandwidth per second over the measuring window of one test, a line per run and
     direction: a card whose cache fills shows a cliff, a stall shows as a drop to zero."""
 
@@ -312,10 +330,11 @@ def bandwidth_chart(runs: Sequence[Run], test: str) -> str | None:
             dots_size=2,
         )
     )
-    if not _per_direction(runs, test, chart, points):
+    legend = _per_direction(runs, test, chart, points)
+    if not legend:
         return None
     _linear_axes(chart)
-    return _render(chart)
+    return _render(chart, legend)
 
 
 def _per_direction(
@@ -323,9 +342,10 @@ def _per_direction(
     test: str,
     chart: Any,
     values: Callable[[DirectionResult], Sequence[Any] | None],
-) -> bool:
-    """Add a series per run and direction of `test`; the chart's colours follow the runs."""
-    colours: list[str] = []
+) -> list[LegendKey]:
+    """Add a series per run and direction of `test`; the chart's colours follow the runs.
+    The legend of what was added (empty: nothing to draw)."""
+    legend: list[LegendKey] = []
     for index, run in enumerate(runs):
         result = run.test(test)
         if result is None:
@@ -337,11 +357,11 @@ def _per_direction(
             if series is None:
                 continue
             label = run_label(run, index) + (f" {name}" if both else "")
-            style = _DASHED if both and name == "write" else _SOLID
-            chart.add(label, list(series), stroke_style=style)
-            colours.append(run_colour(index))
-    chart.config.style = _style(colours)
-    return bool(colours)
+            dashed = both and name == "write"
+            chart.add(label, list(series), stroke_style=_DASHED if dashed else _SOLID)
+            legend.append(LegendKey(label, run_colour(index), "dashed" if dashed else "solid"))
+    chart.config.style = _style([key.colour for key in legend])
+    return legend
 
 
 # -- block-size sweep -------------------------------------------------------------------------
@@ -373,7 +393,7 @@ def sweep_points(run: Run, pattern: Pattern) -> list[tuple[int, float, str]]:
 
 def sweep_chart(
     runs: Sequence[Run], direction: str, references: Sequence[ReferenceDevice] = ()
-) -> str | None:
+) -> Chart | None:
     """Throughput against block size (both axes logarithmic) for `direction` ("read" or
     "write"): a random and a sequential curve per run, and the references' published points
     at the same tests (seed 002 measured 1k, 4k and 16k random and 16M sequential)."""
@@ -386,13 +406,13 @@ def sweep_chart(
     if not any(len(points) >= SWEEP_MIN_POINTS for *_, points in found):
         return None
     tests = sorted({(size, name) for *_, points in found for size, _, name in points})
-    series: list[tuple[str, list[tuple[float, float]], dict[str, Any], str]] = []
+    series: list[tuple[str, list[tuple[float, float]], _Line, str]] = []
     for index, run, _pattern, kind, points in found:
         if len(points) < 2:
             continue
-        style = _SOLID if kind == "random" else _DASHED
+        line: _Line = "solid" if kind == "random" else "dashed"
         xy = [(float(size), mb) for size, mb, _ in points]
-        series.append((f"{run_label(run, index)} {kind}", xy, style, run_colour(index)))
+        series.append((f"{run_label(run, index)} {kind}", xy, line, run_colour(index)))
     metric = f"{direction}_bw_bytes"
     for ref_index, reference in enumerate(references):
         for _pattern, kind in curves:
@@ -406,10 +426,8 @@ def sweep_chart(
                 if value is not None and value.measurement.block_size_bytes == size:
                     xy.append((float(size), mb_per_s(value.value)))
             if xy:
-                # the pattern before the name: a long name is cut at its end, never the
-                # word that tells the random points from the sequential ones
                 label = f"published {kind}: {reference.name}"
-                series.append((label, xy, _DOTTED, reference_colour(ref_index)))
+                series.append((label, xy, "dotted", reference_colour(ref_index)))
     sizes = sorted({size for size, _ in tests})
     chart = pygal.XY(
         **_config(
@@ -425,23 +443,24 @@ def sweep_chart(
     )
     chart.x_labels = _spaced_log_labels(sizes, block_size_label)
     _log_axis(chart, (mb for _, xy, _, _ in series for _, mb in xy))
-    for label, xy, style, _colour in series:
-        chart.add(label, xy, stroke_style=style)
-    return _render(chart)
+    for label, xy, line, _colour in series:
+        chart.add(label, xy, stroke_style=_STROKES[line])
+    return _render(chart, [LegendKey(label, colour, line) for label, _, line, colour in series])
 
 
 # -- device activity --------------------------------------------------------------------------
 
 
-def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) -> str | None:
+def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) -> Chart | None:
     """What the device itself did each interval (/proc/diskstats, like `iostat -x 1`): read
     and write IOPS on the left axis, %util (share of the interval the device was busy) on the
     right. `series` holds (label, run index, samples) for each run that has them; ramp and
     final fsync are included, unlike fio's own figures."""
     # pygal numbers the series on the left axis first and those on the right after them
-    # (pygal 3.1 graph/base.py setup), whatever order they were added in: colours follow.
-    colours: list[str] = []
-    secondary_colours: list[str] = []
+    # (pygal 3.1 graph/base.py setup), whatever order they were added in: colours and the
+    # legend follow.
+    primary: list[LegendKey] = []
+    secondary: list[LegendKey] = []
     chart = pygal.XY(
         **_config(
             SIZE,
@@ -457,24 +476,26 @@ def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) 
         samples = monitor.samples
         if len(samples) < 2:
             continue
-        for name, style in (("read", _SOLID), ("write", _DASHED)):
+        line: _Line
+        for name, line in (("read", "solid"), ("write", "dashed")):
             values = at_most(
                 [(s.t_s, getattr(s, f"{name}_iops")) for s in samples], MAX_LINE_POINTS
             )
             if any(value for _, value in values):
-                chart.add(f"{label} {name} IOPS", values, stroke_style=style)
-                colours.append(run_colour(index))
+                chart.add(f"{label} {name} IOPS", values, stroke_style=_STROKES[line])
+                primary.append(LegendKey(f"{label} {name} IOPS", run_colour(index), line))
         utilisation = at_most(
             [(s.t_s, s.util_pct) for s in samples if s.util_pct is not None], MAX_LINE_POINTS
         )
         if utilisation:
             chart.add(f"{label} %util (right)", utilisation, stroke_style=_DOTTED, secondary=True)
-            secondary_colours.append(run_colour(index))
-    if not colours and not secondary_colours:
+            secondary.append(LegendKey(f"{label} %util (right)", run_colour(index), "dotted"))
+    legend = [*primary, *secondary]
+    if not legend:
         return None
-    chart.config.style = _style([*colours, *secondary_colours])
+    chart.config.style = _style([key.colour for key in legend])
     _linear_axes(chart, percent_on_secondary=True)
-    return _render(chart)
+    return _render(chart, legend)
 
 
 def monitors_during_test(runs: Sequence[Run], test: str) -> list[tuple[str, int, MonitorSeries]]:
@@ -528,7 +549,6 @@ def _style(colours: Sequence[str]) -> Style:
         colors=tuple(colours) or RUN_COLOURS,
         font_family=_FONTS,
         title_font_size=18,
-        legend_font_size=15,
         label_font_size=14,
         major_label_font_size=14,
         value_font_size=13,
@@ -547,8 +567,7 @@ def _config(size: tuple[int, int], colours: Sequence[str], **options: Any) -> di
         "js": (),
         "disable_xml_declaration": True,
         "explicit_size": False,
-        "legend_at_bottom": True,
-        "truncate_legend": -1,
+        "show_legend": False,  # the page's text under the chart (module docstring)
         "truncate_label": -1,
         "show_y_guides": True,
         "show_x_guides": False,
@@ -572,8 +591,7 @@ def _self_contained(root: Any) -> Any:
     return root
 
 
-def _render(chart: Any) -> str:
-    _fit_legend(chart)
+def _render(chart: Any, legend: Sequence[LegendKey]) -> Chart:
     chart.add_xml_filter(_self_contained)  # an attribute of the chart, not a config option
     svg = chart.render(is_unicode=True)
     assert isinstance(svg, str)
@@ -581,64 +599,7 @@ def _render(chart: Any) -> str:
     # declarations the report holds no URL at all, which its tests check.
     for declaration in (f' xmlns="{_SVG_NS}"', f' xmlns:xlink="{_XLINK_NS}"'):
         svg = svg.replace(declaration, "", 1)
-    return svg
-
-
-def _fit_legend(chart: Any) -> None:
-    """As many legend columns as the longest label allows, and room for every row.
-
-    pygal reserves floor(series / columns) legend rows below a chart where ceil() are drawn
-    (pygal 3.1 graph.py `_compute_margin`), which cuts off the last row; the difference is
-    added to the bottom margin here.
-    """
-    titles = [str(config.get("title") or "") for _, config in chart.raw_series]
-    if not titles:
-        return
-    config = chart.config  # before rendering, options live there
-    font = config.style.legend_font_size
-    row = max(font, config.legend_box_size)
-    # A character is about 0.6 em wide in the sans-serif fonts of _FONTS.
-    widest = max(len(title) for title in titles) * 0.6 * font + config.legend_box_size + 16
-    columns = max(1, min(3, len(titles), int((config.width - 2 * config.margin) // widest)))
-    config.legend_at_bottom_columns = columns
-    # Longer labels are cut with an ellipsis rather than run off the chart's edge. pygal starts
-    # the legend where the plot starts, right of the y labels, and gives each column an equal
-    # share of the plot's width (pygal 3.1 graph.py `_legend`), the text after the colour box.
-    left = config.margin + config.spacing + _y_labels_width(chart) + config.spacing
-    right = config.margin_right
-    if any(series.get("secondary") for _, series in chart.raw_series):
-        right += config.spacing + 3 * 0.6 * config.style.label_font_size  # "100" of %util
-    share = (config.width - left - right) / columns
-    last_column = config.width - left - (columns - 1) * share  # may use the right margin
-    room = min(share - 10, last_column) - config.legend_box_size - 5
-    config.truncate_legend = max(8, int(room // (_CHAR_EM * font)))
-    rows = math.ceil(len(titles) / columns)
-    missing_rows = rows - len(titles) // columns
-    config.margin_bottom = config.margin + 1.5 * row * missing_rows
-    if any(series.get("secondary") for _, series in chart.raw_series):
-        # pygal reserves the whole legend's height once per axis, left and right (the same
-        # `_compute_margin` loop), which squeezed the activity charts to a strip; the second
-        # reservation is taken back here (spacing 10, pygal's default).
-        config.margin_bottom -= config.spacing + row * 1.5 * (len(titles) // columns - 1) + row
-    # Every legend row takes its height from the plot: beyond the two rows SIZE has room for,
-    # the chart grows instead, so that four runs' activity (twelve entries) leaves a plot to
-    # read rather than a strip.
-    config.height = SIZE[1] + 1.5 * row * max(0, rows - _LEGEND_ROWS)
-
-
-def _y_labels_width(chart: Any) -> float:
-    """The width pygal gives the left axis's labels (its own estimate, 0.6 em a character:
-    pygal 3.1 util.py `text_len`), from the labels set on the chart; a chart without set labels
-    is assumed to have labels of eight characters."""
-    config = chart.config
-    format_value = config.value_formatter or config.formatter or str
-    texts = [
-        str(label["label"]) if isinstance(label, dict) and "label" in label
-        else format_value(label["value"] if isinstance(label, dict) else label)
-        for label in (config.y_labels or ())
-    ]  # fmt: skip
-    characters = max((len(text) for text in texts), default=8)
-    return characters * 0.6 * float(config.style.label_font_size)
+    return Chart(svg, tuple(legend))
 
 
 def _raw_values(chart: Any) -> list[tuple[str, list[float]]]:

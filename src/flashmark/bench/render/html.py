@@ -1,45 +1,38 @@
-"""Saved runs (and published reference figures) -> one self-contained HTML page. Pure.
+"""Saved runs (and published reference figures) -> their section of the HTML report. Pure.
 
-The page is a single file that makes no request: its styles (templates/report.css), its charts
-(inline SVG from flashmark.bench.render.charts) and its one small script (templates/report.js) are
-inline, it uses the system's fonts, and a Content-Security-Policy forbids anything else
-(`default-src 'none'`), so a stray reference would show up as a console error in the browser
-test instead of a request. It reads on a laptop and on a phone (a fluid grid; wide tables
-scroll sideways) and prints cleanly (print CSS: no navigation, charts and cards never split).
+The page around it (flashmark.report.html) is one self-contained file; this module gives the
+runs' parts of it (result_kind.HtmlSection), each only when it has something to show: a verdict
+card per run (grades with their checks, the card's claims against what was measured,
+warnings), the headline figures next to the chosen references (labelled as published figures,
+not measured here), device and environment side by side, every result in a table, then the
+charts: latency percentiles, bandwidth each second, the block-size sweep, and what the device
+saw during each test and workload. What the runs hold no data for is said in a sentence
+(`not_shown`), never as an empty part behind a link.
 
-Contents, in order: a verdict card per run (grades with their checks, the card's claims
-against what was measured, warnings), the headline figures next to the chosen references
-(labelled as published figures, not measured here), device and environment side by side,
-every result in a table, then the charts: latency percentiles, bandwidth each second, the
-block-size sweep, and what the device saw during each test and workload.
-
-This module computes what the page says (the `page` the template gets: plain values, frozen);
-templates/report.html.j2 lays it out, rendered by Jinja2 with autoescaping, so every text is
-escaped unless marked safe here (the charts' SVG, which pygal escapes itself). Runs are named
-and devices described by flashmark.bench.render.describe, as in every other view.
-The exporter (report/exporters.py) calls `render_html_report(runs, references) -> str`.
+This module computes what the parts say (the `page` the template gets: plain values, frozen);
+templates/runs.html.j2 lays each part out, rendered by Jinja2 with autoescaping, so every text
+is escaped unless marked safe here (the charts' SVG, which pygal escapes itself). Runs are named
+and devices described by flashmark.bench.render.describe, as in every other view; the Method
+rows are the terminal's header lines (cells.header_lines).
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import jinja2
 from markupsafe import Markup
 
-from flashmark import __version__
 from flashmark.bench.model import Passport, Run, TargetKind
 from flashmark.bench.render import cells, charts, describe
 from flashmark.monitor.render import describe_activity
 from flashmark.probe.model import Device, Environment
 from flashmark.references import PUBLISHED_LABEL, ReferenceDevice
+from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, legend_html
 from flashmark.stats import Verdict
 from flashmark.units import format_duration, format_iops, format_rate, format_size
 
@@ -54,21 +47,8 @@ VERDICT_CLASS: dict[Verdict | None, str] = {
     None: "na",
 }
 
-# Nothing may be fetched: no scripts but the page's own (by its hash), no images, fonts,
-# frames or connections. Inline styles stay allowed: the SVG charts carry their own.
-_CSP = (
-    "default-src 'none'; "
-    "script-src 'sha256-{hash}'; "
-    "style-src 'unsafe-inline'; "
-    "base-uri 'none'; form-action 'none'"
-)
 _PYGAL_ID = re.compile(r"chart-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-@dataclass(frozen=True)
-class Section:
-    anchor: str
-    title: str
+_FULL_PROFILE = "flashmark run DIR --profile full"
 
 
 @dataclass(frozen=True)
@@ -85,6 +65,7 @@ class RunView:
 @dataclass(frozen=True)
 class Figure:
     svg: Markup
+    legend: Markup
     caption: str = ""
 
 
@@ -129,8 +110,8 @@ class PassportPointView:
 _PASSPORT_CLASS = {"no sign of a fake": "pass", "ok": "pass", "fake": "fail", "suspicious": "fail"}
 
 
-def render_html_report(runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()) -> str:
-    """One self-contained HTML page comparing `runs` side by side (one is fine), with the
+def runs_section(runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()) -> HtmlSection:
+    """The runs' parts of the HTML report, compared side by side (one run is fine), with the
     headline figures of `references` next to them, labelled as published, not measured here."""
     if not runs:
         raise ValueError("an HTML report needs at least one run")
@@ -148,56 +129,98 @@ def render_html_report(runs: Sequence[Run], references: Sequence[ReferenceDevice
     # The order the charts are numbered in is the order they appear in the page.
     headline = _headline(runs, references, counter)
     latency = [
-        counter.figure(svg)
+        counter.figure(chart)
         for test in charts.tests_in(runs)
-        if (svg := charts.latency_chart(runs, test)) is not None
+        if (chart := charts.latency_chart(runs, test)) is not None
     ]
     bandwidth = _bandwidth(runs, counter)
     sweep = [
-        counter.figure(svg)
+        counter.figure(chart)
         for direction in ("read", "write")
-        if (svg := charts.sweep_chart(runs, direction, references)) is not None
+        if (chart := charts.sweep_chart(runs, direction, references)) is not None
     ]
     activity = _activity(runs, counter)
-    sections = [
-        Section("verdicts", "Verdicts"),
-        Section("headline", "Headline figures"),
-        Section("device", "Device and environment"),
-        Section("results", "All results"),
-        Section("latency", "Latency percentiles"),
-        Section("bandwidth", "Bandwidth each second"),
-        Section("sweep", "Block-size sweep"),
-        Section("activity", "What the device saw"),
-    ]
-    if any(run.workloads for run in runs):
-        sections.append(Section("workloads", "Workloads"))
-    if references:
-        sections.append(Section("references", "References"))
-    script = _asset("report.js").strip()
+    workloads = [_workloads(view) for view in views if view.run.workloads]
+    results = [_results(view) for view in views]
     page = {
-        "csp": _CSP.format(hash=_script_hash(script)),
-        "version": __version__,
-        # Legend-short names: full paths of three runs made a heading of ten lines on a phone.
-        "title": "flashmark report: "
-        + ", ".join(charts.run_label(view.run, index) for index, view in enumerate(views)),
-        "subtitle": _subtitle(runs, references),
-        "css": Markup(_asset("report.css")),
-        "script": Markup(script),
-        "chart_count": counter.count,
-        "sections": sections,
         "runs": views,
         "cards": [_card(view) for view in views],
         "headline": headline,
         "device": _device_and_environment(views),
-        "results": [_results(view) for view in views],
+        "results": results,
         "latency": latency,
         "bandwidth": bandwidth,
         "sweep": sweep,
         "activity": activity,
-        "workloads": [_workloads(view) for view in views if view.run.workloads],
+        "workloads": workloads,
         "references": [_reference(reference) for reference in references],
     }
-    return _template().render(page=page)
+    shown = {
+        "verdicts": ("Verdicts", True),
+        "headline": ("Headline figures", bool(headline.rows)),
+        "device": ("Device and environment", True),
+        "results": ("All results", any(r.rows or r.skipped for r in results)),
+        "latency": ("Latency percentiles", bool(latency)),
+        "bandwidth": ("Bandwidth each second", bool(bandwidth.figures)),
+        "sweep": ("Block-size sweep", bool(sweep)),
+        "activity": ("What the device saw", bool(activity)),
+        "workloads": ("Workloads", bool(workloads)),
+        "references": ("References", bool(references)),
+    }
+    template = _template()
+    parts = tuple(
+        HtmlPart(anchor, title, Markup(template.render(page=page, part=anchor)))
+        for anchor, (title, present) in shown.items()
+        if present
+    )
+    return HtmlSection(
+        parts=parts,
+        entries=tuple(
+            HtmlEntry(
+                view.short,
+                charts.run_label(view.run, index),
+                f"run-{view.anchor}",
+                _answer(view.run),
+            )
+            for index, view in enumerate(views)
+        ),
+        charts=counter.count,
+        not_shown=_not_shown(runs, bandwidth, bool(sweep), bool(activity)),
+        subtitle=_subtitle(runs, references),
+        footnote=(
+            "Runs measured with fio: direct I/O unless marked buffered, incompressible data, a "
+            "prepared test area, rates per second of the measuring window after a ramp. "
+            "Grades follow the SD Association's thresholds (docs/result-schema.md)."
+        ),
+    )
+
+
+def _answer(run: Run) -> str:
+    """The grades in one line, "A1 pass, A2 fail, C10 pass" (every grade's verdict)."""
+    graded = ", ".join(f"{grade.name} {VERDICT_TEXT[grade.verdict]}" for grade in run.grades)
+    return f"benchmark ({run.settings.profile}): {graded or 'no grades'}"
+
+
+def _not_shown(
+    runs: Sequence[Run], bandwidth: Bandwidth, sweep: bool, activity: bool
+) -> tuple[str, ...]:
+    """What the runs hold no data for, in a sentence each (instead of an empty part)."""
+    missing = []
+    if not bandwidth.figures and bandwidth.missing:
+        missing.append(
+            "Bandwidth each second: no test has two or more seconds of fio's samples."
+        )
+    if not sweep:
+        which = "this run has none" if len(runs) == 1 else "none of these runs has one"
+        missing.append(
+            f"Block-size sweep: {which}; the full profile measures it ({_FULL_PROFILE})."
+        )
+    if not activity:
+        missing.append(
+            "What the device saw: no device activity with two or more samples (the target was "
+            "on no block device, or the tests were too short; replayed runs record none)."
+        )
+    return tuple(missing)
 
 
 @cache
@@ -218,12 +241,7 @@ def _environment() -> jinja2.Environment:
 
 
 def _template() -> jinja2.Template:
-    return _environment().get_template("report.html.j2")
-
-
-@cache
-def _asset(name: str) -> str:
-    return resources.files("flashmark.bench.render").joinpath("templates", name).read_text("utf-8")
+    return _environment().get_template("runs.html.j2")
 
 
 class _ChartCounter:
@@ -232,12 +250,13 @@ class _ChartCounter:
     def __init__(self) -> None:
         self.count = 0
 
-    def figure(self, svg: str, caption: str = "") -> Figure:
+    def figure(self, chart: charts.Chart, caption: str = "") -> Figure:
         self.count += 1
         # pygal names each chart by a random uuid (its id and its CSS selectors); the chart's
         # number instead makes the page the same each time it is made (a golden test).
-        svg = _PYGAL_ID.sub(f"chart-{self.count}", svg)
-        return Figure(Markup(svg), caption)  # pygal escapes the texts in its SVG
+        svg = _PYGAL_ID.sub(f"chart-{self.count}", chart.svg)
+        # pygal escapes the texts in its SVG
+        return Figure(Markup(svg), legend_html(chart.legend), caption)
 
 
 # -- verdicts ---------------------------------------------------------------------------------
@@ -246,7 +265,7 @@ class _ChartCounter:
 def _card(view: RunView) -> Card:
     run = view.run
     settings = run.settings
-    mode = "direct I/O" if settings.direct else "BUFFERED I/O: the page cache is included"
+    header = dict(cells.header_lines(run))
     device = run.probe.device if run.probe else None
     card = device.card if device else None
     grades = {grade.name: grade for grade in run.grades}
@@ -265,9 +284,7 @@ def _card(view: RunView) -> Card:
         run=view,
         device_line=_device_line(run),
         method=(
-            f"{describe.where_text(run)}; profile {settings.profile}, area "
-            f"{format_size(settings.size_bytes)}, {cells.lengths_text(settings)}, {mode}; "
-            f"{cells.started_text(run)}"
+            f"{describe.where_text(run)}; profile {header['profile']}; {cells.started_text(run)}"
         ),
         grades=tuple(run.grades),
         claims=claims,
@@ -339,7 +356,7 @@ def _headline(
 ) -> Headline:
     published = f" Pale dashed bars: {PUBLISHED_LABEL}." if references else ""
     figures = []
-    for svg, caption in (
+    for chart, caption in (
         (
             charts.headline_bandwidth_chart(runs, references),
             "seq-read and seq-write: 1 MiB blocks at queue depth 1; seq-write is the "
@@ -350,16 +367,21 @@ def _headline(
             "4K random at queue depth 1 (what A1 grades) and 32 (what A2 grades).",
         ),
     ):
-        if svg is not None:
-            figures.append(counter.figure(svg, caption + published))
+        if chart is not None:
+            figures.append(counter.figure(chart, caption + published))
     notes: list[str] = []
     rows = []
     for figure in (*charts.HEADLINE_BANDWIDTH, *charts.HEADLINE_IOPS):
         unit = "MB/s" if figure.metric.endswith("bw_bytes") else "IOPS"
+        measured = [figure.measured(run) for run in runs]
+        if all(value is None for value in measured) and not any(
+            reference.value_for(figure.test, figure.metric) for reference in references
+        ):
+            continue  # a row of dashes says nothing
         rows.append(
             HeadlineRow(
                 f"{figure.test} {figure.direction} {unit}",
-                tuple(_figure_text(figure.measured(run), unit) for run in runs),
+                tuple(_figure_text(value, unit) for value in measured),
                 tuple(_published_cell(reference, figure, notes) for reference in references),
             )
         )
@@ -494,13 +516,16 @@ _HOST_ROWS: list[tuple[str, Callable[[Run], str | None]]] = [
     ("hostname", lambda r: r.host.hostname),
 ]
 
+def _header_line(label: str) -> Callable[[Run], str | None]:
+    """A line of the terminal's header (cells.header_lines), word for word."""
+    return lambda run: dict(cells.header_lines(run)).get(label)
+
+
 _METHOD_ROWS: list[tuple[str, Callable[[Run], str | None]]] = [
-    ("profile", lambda r: r.settings.profile),
-    ("test area", lambda r: format_size(r.settings.size_bytes)),
-    ("time per test", lambda r: f"{cells.ramp_text(r.settings)} + {r.settings.runtime_s} s"),
-    ("I/O", lambda r: "direct (O_DIRECT)" if r.settings.direct else "BUFFERED (page cache)"),
+    ("profile", _header_line("profile")),
+    ("engine", _header_line("engine")),
+    ("partial", _header_line("partial")),
     ("writes on a device", lambda r: "allowed" if r.settings.destructive else None),
-    ("engine", lambda r: f"{r.fio.version}, {r.settings.ioengine}"),
     (
         "workloads",
         lambda r: f"scale {r.settings.workload_scale:g}" if r.settings.workload_scale else None,
@@ -550,11 +575,11 @@ def _bandwidth(runs: Sequence[Run], counter: _ChartCounter) -> Bandwidth:
     figures = []
     missing = []
     for test in charts.tests_in(runs):
-        svg = charts.bandwidth_chart(runs, test)
-        if svg is None:
+        chart = charts.bandwidth_chart(runs, test)
+        if chart is None:
             missing.append(test)
         else:
-            figures.append(counter.figure(svg))
+            figures.append(counter.figure(chart))
     return Bandwidth(tuple(figures), tuple(missing))
 
 
@@ -562,14 +587,14 @@ def _activity(runs: Sequence[Run], counter: _ChartCounter) -> list[Figure]:
     figures = []
     for test in charts.tests_in(runs):
         monitors = charts.monitors_during_test(runs, test)
-        svg = charts.monitor_chart(monitors, f"{test}: device I/O each {_interval(monitors)}")
-        if svg is not None:
-            figures.append(counter.figure(svg))
+        chart = charts.monitor_chart(monitors, f"{test}: device I/O each {_interval(monitors)}")
+        if chart is not None:
+            figures.append(counter.figure(chart))
     for workload in charts.workloads_in(runs):
         monitors = charts.monitors_during_workload(runs, workload)
-        svg = charts.monitor_chart(monitors, f"workload {workload}: device I/O")
-        if svg is not None:
-            figures.append(counter.figure(svg))
+        chart = charts.monitor_chart(monitors, f"workload {workload}: device I/O")
+        if chart is not None:
+            figures.append(counter.figure(chart))
     return figures
 
 
@@ -701,10 +726,6 @@ def _measurement_marks(loose: bool, suspect: bool, note: str) -> str:
 
 
 # -- small pieces -----------------------------------------------------------------------------
-
-
-def _script_hash(script: str) -> str:
-    return base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
 
 
 def _short(text: str, limit: int = 28) -> str:

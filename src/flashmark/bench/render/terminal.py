@@ -9,9 +9,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from flashmark.bench.model import Grade, Passport, Run, TargetKind
-from flashmark.bench.render.cells import check_text, direction_cells, settings_text, sustained_text
-from flashmark.bench.render.describe import measured_line, passport_rows
+from flashmark.bench.model import Grade, Passport, Run
+from flashmark.bench.render.cells import check_text, direction_cells, header_lines, sustained_text
+from flashmark.bench.render.describe import passport_rows
 from flashmark.stats import Verdict
 from flashmark.workloads.render import render_workloads
 
@@ -44,23 +44,8 @@ def render_run(run: Run) -> RenderableType:
 
 
 def _header(run: Run) -> Text:
-    target = run.target
-    where = target.folder if target.kind is TargetKind.FILE else target.path
     lines = [f"flashmark run{f' #{run.id}' if run.id else ''}  {run.started_at}"]
-    device = target.block_device or "unknown device"
-    fs = f", {target.filesystem}" if target.filesystem else ""
-    lines.append(f"target   {where} ({device}{fs})")
-    measured = measured_line(run.probe) if run.probe else None
-    if measured:
-        lines.append(f"device   {measured}")
-    lines.append(f"profile  {settings_text(run)}")
-    lines.append(f"engine   {run.fio.version}, {run.settings.ioengine}; MB = 10^6 bytes")
-    if run.partial is not None:
-        not_run = f"; not run: {', '.join(run.partial.not_run)}" if run.partial.not_run else ""
-        lines.append(
-            f"partial  {run.partial.failed_step} failed: {run.partial.error}{not_run}; the tests "
-            "below were measured before it"
-        )
+    lines += [f"{label:<8} {text}" for label, text in header_lines(run)]
     return Text("\n".join(lines))
 
 

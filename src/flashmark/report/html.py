@@ -1,0 +1,154 @@
+"""Saved results of any kinds -> one self-contained HTML page. Pure.
+
+The page is a single file that makes no request: its styles (templates/report.css), its charts
+(inline SVG) and its one small script (templates/report.js) are inline, it uses the system's
+fonts, and a Content-Security-Policy forbids anything else (`default-src 'none'`), so a stray
+reference would show up as a console error in the browser test instead of a request. It reads
+on a laptop and on a phone (a fluid grid; wide tables scroll sideways) and prints cleanly
+(print CSS: no navigation, charts and cards never split).
+
+Each kind gives its section (result_kind.HtmlSection: parts of the page, written in the classes
+of report.css); this module puts them in one page: the title, a link to every part, what the
+results hold no data for (in words, never as an empty part), and, when the page holds more than
+one kind, the cards the results measured, each with its results of every kind side by side
+(results that name the same card by its CID or serial number), before the parts themselves.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from flashmark import __version__
+from flashmark.kinds.registry import kind_named
+from flashmark.references import ReferenceDevice
+from flashmark.result_kind import HtmlEntry, HtmlSection, ResultKind
+
+# Nothing may be fetched: no scripts but the page's own (by its hash), no images, fonts,
+# frames or connections. Inline styles stay allowed: the SVG charts carry their own.
+_CSP = (
+    "default-src 'none'; "
+    "script-src 'sha256-{hash}'; "
+    "style-src 'unsafe-inline'; "
+    "base-uri 'none'; form-action 'none'"
+)
+CARDS_ANCHOR = "cards"
+
+
+@dataclass(frozen=True)
+class KindResults:
+    """Results of one kind, in the order asked, for one section of the page."""
+
+    kind: ResultKind[Any]
+    results: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class CardGroup:
+    """One card in the page's overview and the results that name it, of every kind."""
+
+    name: str  # the card as people read it; "" for the results that name no card
+    entries: tuple[tuple[str, HtmlEntry], ...]  # (kind's name, the result's entry)
+
+
+def render_html_report(runs: Sequence[Any], references: Sequence[ReferenceDevice] = ()) -> str:
+    """The page of benchmark runs alone (and published references): the results service's."""
+    if not runs:
+        raise ValueError("an HTML report needs at least one run")
+    return render_report([KindResults(kind_named("benchmark"), tuple(runs))], references)
+
+
+def render_report(
+    sections: Sequence[KindResults], references: Sequence[ReferenceDevice] = ()
+) -> str:
+    """One page of every kind's results: each section as its kind draws it, grouped by card in
+    an overview when there is more than one kind; `references` go to the kinds that show
+    published figures (benchmark runs)."""
+    if not any(section.results for section in sections):
+        raise ValueError("an HTML report needs at least one result")
+    drawn: list[tuple[KindResults, HtmlSection]] = []
+    for section in sections:
+        if not section.results:
+            continue
+        if section.kind.html is None:
+            raise ValueError(f"{section.kind.name} results have no HTML section")
+        drawn.append((section, section.kind.html(section.results, references)))
+    parts = [part for _, html in drawn for part in html.parts]
+    groups = _card_groups(drawn) if len(drawn) > 1 else ()
+    anchors = [part.anchor for part in parts] + ([CARDS_ANCHOR] if groups else [])
+    if len(anchors) != len(set(anchors)):
+        raise ValueError(f"two parts of the page share an anchor: {anchors}")
+    entries = [entry for _, html in drawn for entry in html.entries]
+    script = _asset("report.js").strip()
+    page = {
+        "csp": _CSP.format(hash=_script_hash(script)),
+        "version": __version__,
+        # Legend-short names: full paths of three runs made a heading of ten lines on a phone.
+        "title": "flashmark report: " + ", ".join(entry.short for entry in entries),
+        "subtitle": "; ".join(html.subtitle for _, html in drawn if html.subtitle),
+        "css": Markup(_asset("report.css")),
+        "script": Markup(script),
+        "chart_count": sum(html.charts for _, html in drawn),
+        "cards_anchor": CARDS_ANCHOR,
+        "groups": groups,
+        "parts": parts,
+        "not_shown": [sentence for _, html in drawn for sentence in html.not_shown],
+        "made_from": ", ".join(
+            f"{entry.name} ({section.kind.name})"
+            for section, html in drawn
+            for entry in html.entries
+        ),
+        "footnotes": [html.footnote for _, html in drawn if html.footnote],
+    }
+    return _template().render(page=page)
+
+
+def _card_groups(drawn: Sequence[tuple[KindResults, HtmlSection]]) -> tuple[CardGroup, ...]:
+    """The results by the card they name, cards in the order first named; the results that
+    name none last, together."""
+    named: dict[str, tuple[str, list[tuple[str, HtmlEntry]]]] = {}
+    unnamed: list[tuple[str, HtmlEntry]] = []
+    for section, html in drawn:
+        for result, entry in zip(section.results, html.entries, strict=True):
+            card = section.kind.card(result) if section.kind.card is not None else None
+            if card is None:
+                unnamed.append((section.kind.name, entry))
+                continue
+            named.setdefault(card.key, (card.name, []))[1].append((section.kind.name, entry))
+    groups = [CardGroup(name, tuple(members)) for name, members in named.values()]
+    if unnamed:
+        groups.append(CardGroup("", tuple(unnamed)))
+    return tuple(groups)
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("flashmark.report", "templates"),
+        autoescape=True,  # every value is text unless marked safe (the kinds' parts)
+        undefined=jinja2.StrictUndefined,  # a misspelt name fails the tests, not the page
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def _template() -> jinja2.Template:
+    return _environment().get_template("page.html.j2")
+
+
+@cache
+def _asset(name: str) -> str:
+    return resources.files("flashmark.report").joinpath("templates", name).read_text("utf-8")
+
+
+def _script_hash(script: str) -> str:
+    return base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
