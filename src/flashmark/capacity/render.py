@@ -53,15 +53,16 @@ def render_capacity(result: CapacityResult) -> Group:
     )
     style = {"genuine": "green", "fake": "bold red"}.get(result.verdict, "yellow")
     table.add_row("verdict", Text(verdict_sentence(result), style=style))
-    layout = result.layout
+    evidence = result.evidence
+    layout = evidence.layout
     table.add_row(
         "method",
         f"{layout.get('ruler_marks', 0)} signature blocks every "
         f"{layout.get('ruler_step', 0) // 2**20} MiB and a "
         f"{layout.get('window_bytes', 0) // 2**20} MiB window at the end, read back one block "
         f"at a time after a {layout.get('flush_bytes', 0) // 2**20} MiB cache flush; "
-        f"{len(result.steps)} follow-up test(s); {result.blocks_written} blocks written, "
-        f"{result.blocks_read} read, {result.duration_s:.1f} s",
+        f"{len(evidence.steps)} follow-up test(s); {evidence.blocks_written} blocks written, "
+        f"{evidence.blocks_read} read, {result.duration_s:.1f} s",
     )
     table.add_row("evidence", _evidence(result))
     if result.backup is not None:
@@ -78,15 +79,16 @@ def render_capacity(result: CapacityResult) -> Group:
 
 
 def _evidence(result: CapacityResult) -> str:
-    if not result.anomalies_total:
+    evidence = result.evidence
+    if not evidence.anomalies_total:
         return "every block came back as written"
-    first = result.anomalies[0]
+    first = evidence.anomalies[0]
     what = (
         f"the data written at byte {first.origin}"
         if first.origin is not None
         else f"{first.found.value}"
     )
     return (
-        f"{result.anomalies_total} block(s) did not come back as written; the first, at byte "
+        f"{evidence.anomalies_total} block(s) did not come back as written; the first, at byte "
         f"{first.offset}, read back {what}"
     )
