@@ -1,13 +1,13 @@
 """How long flashmark takes to read and write its recorded documents (every kind's codec).
 
-    python3 -m benchmarks.document_codec [--repeat N]       (from the repository root)
+    python3 -m benchmarks.document_codec [--repeat N] [--rounds R]   (from the repository root)
 
 The readers are on the results service's path (one per upload, through the strict check) and
 on `flashmark history`'s; the writers on every command's. For each recorded document of
 tests/data (report goldens and upload documents) it times N readings (`from_document`), N
 writings of what was read (`to_document`) and N strict checks (kinds.strict, as an upload or an
-import is read), and prints milliseconds per operation, the best of 5 rounds. Prints a table;
-asserts nothing.
+import is read), and prints milliseconds per operation, the best of --rounds rounds (a busy
+machine only ever slows a round down). Prints a table; asserts nothing.
 """
 
 from __future__ import annotations
@@ -36,34 +36,35 @@ def documents() -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
-def best_ms(operation: Callable[[], object], repeat: int) -> float:
-    rounds = []
-    for _ in range(5):
+def best_ms(operation: Callable[[], object], repeat: int, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
         start = time.perf_counter()
         for _ in range(repeat):
             operation()
-        rounds.append((time.perf_counter() - start) / repeat * 1000)
-    return min(rounds)
+        times.append((time.perf_counter() - start) / repeat * 1000)
+    return min(times)
 
 
-def timings(document: dict[str, Any], repeat: int) -> tuple[float, float, float]:
+def timings(document: dict[str, Any], repeat: int, rounds: int) -> tuple[float, float, float]:
     kind = kind_of(document)
     value = kind.from_document(document)
     return (
-        best_ms(lambda: kind.from_document(document), repeat),
-        best_ms(lambda: kind.to_document(value), repeat),
-        best_ms(lambda: check_document(document, DOCUMENT_KINDS), max(1, repeat // 10)),
+        best_ms(lambda: kind.from_document(document), repeat, rounds),
+        best_ms(lambda: kind.to_document(value), repeat, rounds),
+        best_ms(lambda: check_document(document, DOCUMENT_KINDS), max(1, repeat // 10), rounds),
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=100)
-    repeat = parser.parse_args().repeat
+    parser.add_argument("--rounds", type=int, default=5)
+    options = parser.parse_args()
     print(f"{'document':34} {'kind':10} {'KiB':>6} {'read ms':>8} {'write ms':>9} {'check ms':>9}")
     totals = [0.0, 0.0, 0.0]
     for name, document in documents():
-        times = timings(document, repeat)
+        times = timings(document, options.repeat, options.rounds)
         totals = [total + one for total, one in zip(totals, times, strict=True)]
         size = len(json.dumps(document)) / 1024
         print(

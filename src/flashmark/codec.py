@@ -202,6 +202,10 @@ def _is_union(hint: Any) -> bool:
     return typing.get_origin(hint) in (Union, types.UnionType)
 
 
+def _is_enum(hint: Any) -> bool:
+    return isinstance(hint, type) and issubclass(hint, enum.Enum)
+
+
 def _is_dataclass(hint: Any) -> bool:
     return isinstance(hint, type) and dataclasses.is_dataclass(hint)
 
@@ -224,12 +228,14 @@ Encoder = Callable[[Any], Any]
 
 
 @functools.cache
-def _class_encoder(kind: type) -> Callable[[Any], dict[str, Any]]:
-    """A function writing `kind`, made once as Python source (a dict display of its keys in
-    order): a generic loop over the fields costs several times as much per object, and
-    documents hold tens of thousands of them (per-second samples)."""
+def _class_encoder(kind: type, schema: str | None = None) -> Callable[[Any], dict[str, Any]]:
+    """A function writing `kind` (with "schema" first, when given), made once as Python
+    source (a dict display of its keys in order): a generic loop over the fields costs several
+    times as much per object, and documents hold tens of thousands of them (per-second
+    samples)."""
     namespace: dict[str, Any] = {}
-    items: list[str] = []  # the dict display, up to the first key left out when None
+    # the dict display, up to the first key left out when None
+    items: list[str] = [] if schema is None else [f"'schema': {schema!r}"]
     statements: list[str] = []  # then one statement a key
     for index, entry in enumerate(document_fields(kind)):
         shape = entry.shape
@@ -250,7 +256,9 @@ def _class_encoder(kind: type) -> Callable[[Any], dict[str, Any]]:
         written = "_v"
         if shape.digits is not None:
             written = f"round({written}, {shape.digits})"
-        if encoder is not None:
+        if _is_enum(_options(entry.hint)[0] if _is_union(entry.hint) else entry.hint):
+            written = f"{written}.value"
+        elif encoder is not None:
             namespace[f"_e{index}"] = encoder
             written = f"_e{index}({written})"
         if shape.empty_as_null:
@@ -545,7 +553,7 @@ class Codec(Generic[T]):
 
     def write(self, value: T) -> dict[str, Any]:
         kind: Any = self.kind
-        return {"schema": self.schema, **_class_encoder(kind)(value)}
+        return _class_encoder(kind, self.schema)(value)
 
     def read(self, document: Mapping[str, Any]) -> T:
         """The value a document holds; ResultFormatError for another schema or a malformed
