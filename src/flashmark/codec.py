@@ -151,9 +151,6 @@ class DocumentField:
     shape: _Shape
     written: _Written | None = None  # a `written` property
 
-    def value(self, owner: Any) -> Any:
-        return getattr(owner, self.name)
-
 
 @functools.cache
 def _hints(kind: Any) -> dict[str, Any]:
