@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from flashmark.bench.passport import SBC_BENCH, card_passport
-from flashmark.capacity.result import CapacityResult
+from flashmark.capacity.result import CAPACITY_DOCUMENT, CapacityResult, Evidence
 from flashmark.cli import main
 from flashmark.history.store import History
 from flashmark.probe.mmc import claims_from_ssr, counterfeit_flags, decode_sd_cid
@@ -108,16 +108,13 @@ def capacity_document(cid: str, verdict: str, real: int) -> dict[str, object]:
         started_at="2026-01-01T00:00:00Z",
         finished_at="2026-01-01T00:00:09Z",
         duration_s=9.0,
-        blocks_written=10,
-        blocks_read=10,
-        layout={},
-        anomalies=(),
-        anomalies_total=0,
-        steps=(),
+        evidence=Evidence(
+            layout={}, blocks_written=10, blocks_read=10, anomalies_total=0, anomalies=(), steps=()
+        ),
         backup=None,
         card_cid=cid,
     )
-    return result.to_dict()
+    return CAPACITY_DOCUMENT.write(result)
 
 
 def test_probe_shows_the_passport_and_recognises_the_card_in_the_history(private_history):

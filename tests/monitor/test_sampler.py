@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from flashmark.codec import decode, encode
 from flashmark.monitor import (
     DiskMonitor,
     MonitorDeviceNotFound,
@@ -54,7 +55,7 @@ def test_class4_card_interval_recorded_by_the_thread_matches_the_counters(procfs
     assert all(abs(s.interval_s - 0.05) < 0.05 for s in series.samples[:-1])
     install_phase = next(p for p in series.phases if p.name == "install")
     assert install_phase.summary.write_ios == 521
-    document = series.to_dict()
+    document = encode(series)
     assert document["summary"]["write_ios"] == 521
     assert {"read_iops", "write_iops"} <= set(document["samples"][0])
 
@@ -67,9 +68,9 @@ def test_a_recording_read_back_from_its_document_gives_the_same_document(procfs:
         monitor.mark("install")
         install(procfs, "kernel-4.19-18-fields.t1")
         time.sleep(0.12)
-    document = json.loads(json.dumps(monitor.series().to_dict()))
-    again = MonitorSeries.from_dict(document)
-    assert again.to_dict() == document
+    document = json.loads(json.dumps(encode(monitor.series())))
+    again = decode(MonitorSeries, document)
+    assert encode(again) == document
     assert again.summary().write_ios == 521 and again.random_write_iops == 33
     assert [p.name for p in again.phases] == [p.name for p in monitor.series().phases]
 

@@ -22,7 +22,13 @@ def iops_grade(name: str, read: float, write: float, read_min: float, write_min:
               (write - write_min) / write_min * 100, write >= write_min),
     )  # fmt: skip
     passed = all(c.passed for c in checks)
-    return Grade(name, f"Application Performance Class {name[1]}", "SD Association", checks, passed)
+    return Grade(
+        name=name,
+        title=f"Application Performance Class {name[1]}",
+        source="SD Association",
+        checks=checks,
+        passed=passed,
+    )
 
 
 def speed_grade(name: str, mb_s: float | None, threshold: float) -> Grade:
@@ -31,7 +37,7 @@ def speed_grade(name: str, mb_s: float | None, threshold: float) -> Grade:
     check = Check(
         "sequential write", "seq-write", "write_bw_bytes", "MB/s", threshold, mb_s, margin, passed
     )
-    return Grade(name, name, "SD Association", (check,), passed)
+    return Grade(name=name, title=name, source="SD Association", checks=(check,), passed=passed)
 
 
 def seed_002_grades() -> list[Grade]:
@@ -87,7 +93,11 @@ def test_an_uncertain_claim_is_called_too_close_to_tell_not_a_failure(scenario: 
     roots, tools = scenario("rpi5_a2")
     report = probe_target("/", roots, tools)
     grades = grade_results(
-        [TestResult(SEQ_WRITE, None, _seq_write(30.2e6, 0.5e6), "", 1)],
+        [
+            TestResult(
+                spec=SEQ_WRITE, read=None, write=_seq_write(30.2e6, 0.5e6), job_file="", elapsed_s=1
+            )
+        ],
         [rule for rule in GRADE_RULES if rule.name in ("U1", "U3")],
     )
     findings = claim_findings(report, grades)

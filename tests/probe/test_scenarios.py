@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.bench.grading import judge_probe
+from flashmark.codec import decode, encode
 from flashmark.errors import TargetNotFound
 from flashmark.probe import ProbeReport, device_summary, measured_summary, probe_target
 from flashmark.system.sysroot import SystemRoots
@@ -83,7 +84,7 @@ def test_a2_card_on_raspberry_pi_5_without_command_queueing(scenario: Scenario) 
     assert report.environment.board == "Raspberry Pi 5 Model B Rev 1.0"
     assert report.environment.throttling is not None and report.environment.throttling.now == ()
     assert ("dmesg",) in tools.calls
-    document = report.to_dict()
+    document = encode(report)
     assert document["devices"][0]["card"]["claimed"] == {
         "speed_class": "C10",
         "uhs_grade": "U3",
@@ -215,9 +216,9 @@ def test_this_machines_loop_device_backed_by_a_file(scenario: Scenario) -> None:
 def test_report_round_trips_through_json(scenario: Scenario, name: str, target: str) -> None:
     roots, tools = scenario(name)
     report = probed(target, roots, tools)
-    document = report.to_dict()
+    document = encode(report)
     assert next(iter(document)) == "schema" and document["schema"] == "flashmark.probe/1"
-    assert ProbeReport.from_dict(document) == report
+    assert decode(ProbeReport, document) == report
 
 
 def test_missing_target_raises_target_not_found(scenario: Scenario) -> None:

@@ -30,11 +30,29 @@ def direction(iops=0.0, bw=0.0):
 
 def results(read_iops, write_iops, seq_mb_s, q32_factor=1.0):
     return [
-        TestResult(RAND_READ_4K, direction(read_iops), None, "", 1),
-        TestResult(RAND_WRITE_4K, None, direction(write_iops), "", 1),
-        TestResult(RAND_READ_4K_Q32, direction(read_iops * q32_factor), None, "", 1),
-        TestResult(RAND_WRITE_4K_Q32, None, direction(write_iops * q32_factor), "", 1),
-        TestResult(SEQ_WRITE, None, direction(10, seq_mb_s * 1e6), "", 1),
+        TestResult(
+            spec=RAND_READ_4K, read=direction(read_iops), write=None, job_file="", elapsed_s=1
+        ),
+        TestResult(
+            spec=RAND_WRITE_4K, read=None, write=direction(write_iops), job_file="", elapsed_s=1
+        ),
+        TestResult(
+            spec=RAND_READ_4K_Q32,
+            read=direction(read_iops * q32_factor),
+            write=None,
+            job_file="",
+            elapsed_s=1,
+        ),
+        TestResult(
+            spec=RAND_WRITE_4K_Q32,
+            read=None,
+            write=direction(write_iops * q32_factor),
+            job_file="",
+            elapsed_s=1,
+        ),
+        TestResult(
+            spec=SEQ_WRITE, read=None, write=direction(10, seq_mb_s * 1e6), job_file="", elapsed_s=1
+        ),
     ]
 
 

@@ -70,7 +70,9 @@ def grades_for(sustained):
         bw_per_second=None,
         sustained=sustained,
     )
-    results = [TestResult(SUSTAINED_WRITE, None, direction, "", 1)]
+    results = [
+        TestResult(spec=SUSTAINED_WRITE, read=None, write=direction, job_file="", elapsed_s=1)
+    ]
     return {grade.name: grade for grade in grade_results(results)}
 
 
@@ -198,7 +200,10 @@ def run_with(found):
         bw_per_second=None,
         sustained=found,
     )
-    tests = (*run.tests, TestResult(SUSTAINED_WRITE, None, direction, "", 1))
+    tests = (
+        *run.tests,
+        TestResult(spec=SUSTAINED_WRITE, read=None, write=direction, job_file="", elapsed_s=1),
+    )
     return dataclasses.replace(run, tests=tests, grades=grade_results(tests))
 
 

@@ -156,8 +156,10 @@ CLIFF = SustainedWrite(cache_bytes=512 * MiB, burst_bw_bytes=80e6, sustained_bw_
 def test_u3_is_graded_on_the_sustained_rate_and_says_so():
     # Burst (and the seq-write test, inside the cache) above 30 MB/s, sustained below.
     results = [
-        TestResult(SEQ_WRITE, None, direction(80e6), "", 1),
-        TestResult(SUSTAINED_WRITE, None, direction(25e6, CLIFF), "", 1),
+        TestResult(spec=SEQ_WRITE, read=None, write=direction(80e6), job_file="", elapsed_s=1),
+        TestResult(
+            spec=SUSTAINED_WRITE, read=None, write=direction(25e6, CLIFF), job_file="", elapsed_s=1
+        ),
     ]
     grades = {grade.name: grade for grade in grade_results(results)}
     for name in ("U3", "V30"):
@@ -174,7 +176,10 @@ def test_u3_is_graded_on_the_sustained_rate_and_says_so():
 
 def test_without_the_sustained_write_the_speed_classes_read_seq_write():
     grades = {
-        g.name: g for g in grade_results([TestResult(SEQ_WRITE, None, direction(80e6), "", 1)])
+        g.name: g
+        for g in grade_results(
+            [TestResult(spec=SEQ_WRITE, read=None, write=direction(80e6), job_file="", elapsed_s=1)]
+        )
     }
     assert grades["U3"].verdict is Verdict.PASS
     assert grades["U3"].checks[0].test == "seq-write"
@@ -183,7 +188,12 @@ def test_without_the_sustained_write_the_speed_classes_read_seq_write():
 
 def test_the_sustained_figures_survive_saving_and_reading():
     run = document_to_run(json.loads(SAVED.read_text()))
-    tests = (*run.tests, TestResult(SUSTAINED_WRITE, None, direction(25e6, CLIFF), "", 1))
+    tests = (
+        *run.tests,
+        TestResult(
+            spec=SUSTAINED_WRITE, read=None, write=direction(25e6, CLIFF), job_file="", elapsed_s=1
+        ),
+    )
     document = run_to_document(dataclasses.replace(run, tests=tests))
     saved = document["tests"][-1]["write"]["sustained"]
     assert saved == {

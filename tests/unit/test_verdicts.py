@@ -56,11 +56,41 @@ def card(read=(3000, 30), write=(1000, 10), seq=(50e6, 1e6), q32=(8000, 80, 4000
     seq_bw, seq_half = seq
     q_read, q_read_half, q_write, q_write_half = q32
     return [
-        TestResult(RAND_READ_4K, direction(read_iops, 0, read_half), None, "", 1),
-        TestResult(RAND_WRITE_4K, None, direction(write_iops, 0, write_half), "", 1),
-        TestResult(RAND_READ_4K_Q32, direction(q_read, 0, q_read_half), None, "", 1),
-        TestResult(RAND_WRITE_4K_Q32, None, direction(q_write, 0, q_write_half), "", 1),
-        TestResult(SEQ_WRITE, None, direction(seq_bw / 2**20, seq_bw, None, seq_half), "", 1),
+        TestResult(
+            spec=RAND_READ_4K,
+            read=direction(read_iops, 0, read_half),
+            write=None,
+            job_file="",
+            elapsed_s=1,
+        ),
+        TestResult(
+            spec=RAND_WRITE_4K,
+            read=None,
+            write=direction(write_iops, 0, write_half),
+            job_file="",
+            elapsed_s=1,
+        ),
+        TestResult(
+            spec=RAND_READ_4K_Q32,
+            read=direction(q_read, 0, q_read_half),
+            write=None,
+            job_file="",
+            elapsed_s=1,
+        ),
+        TestResult(
+            spec=RAND_WRITE_4K_Q32,
+            read=None,
+            write=direction(q_write, 0, q_write_half),
+            job_file="",
+            elapsed_s=1,
+        ),
+        TestResult(
+            spec=SEQ_WRITE,
+            read=None,
+            write=direction(seq_bw / 2**20, seq_bw, None, seq_half),
+            job_file="",
+            elapsed_s=1,
+        ),
     ]
 
 

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from flashmark.cli import main
+from flashmark.codec import encode
 from flashmark.errors import NotEnoughSpace, TargetNotFound
 from flashmark.monitor import device_for_path
 from flashmark.system.sysroot import SystemRoots
@@ -111,7 +112,7 @@ def test_cold_read_without_a_writable_drop_caches_is_skipped_with_the_reason(
     result = run_workload("cold-read", tmp_path, scale=SCALE, roots=roots)
     assert result.seconds is None and result.monitor is None
     assert result.skipped is not None and "drop the page cache" in result.skipped
-    assert result.to_dict()["skipped"] == result.skipped
+    assert encode(result)["skipped"] == result.skipped
 
 
 def test_a_failure_inside_a_workload_still_removes_its_folder(tmp_path: Path) -> None:

@@ -110,6 +110,7 @@ def _judged(plan: Plan, measured: Measurement, partial: Partial | None) -> Run:
     grades = grade_results(measured.tests)
     report = plan.probe
     return Run(
+        flashmark_version=__version__,
         started_at=measured.started_at,
         finished_at=measured.finished_at,
         target=plan.target,
@@ -146,5 +147,4 @@ def host_info() -> HostInfo:
         kernel=uname.release,
         machine=uname.machine,
         python=platform.python_version(),
-        flashmark_version=__version__,
     )

@@ -65,10 +65,7 @@ RUN: ResultKind[Run] = ResultKind(
     name="benchmark",
     schema=SCHEMA,
     to_document=run_to_document,
-    # A dict as it is (the strict check reads documents through a dict that notes each key).
-    from_document=lambda document: document_to_run(
-        document if isinstance(document, dict) else dict(document)
-    ),
+    from_document=document_to_run,
     listing=_listing,
     terminal=_terminal,
     markdown=_markdown,

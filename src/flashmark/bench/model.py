@@ -1,15 +1,19 @@
 """Typed data crossing flashmark's boundaries (plan -> measure -> grade -> store -> present).
 
 All are frozen dataclasses. Units are in the field names: bytes, bytes per second (`_bps`),
-nanoseconds (`_ns`), milliseconds (`_ms`), seconds (`_s`). Nothing here does I/O.
+nanoseconds (`_ns`), milliseconds (`_ms`), seconds (`_s`). Nothing here does I/O. A run's
+document ("flashmark.result/1", flashmark.bench.document) is these classes in the one codec
+(flashmark.codec): their fields in order, with the keys and rounding their metadata gives.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from flashmark.codec import document, written
 from flashmark.monitor.series import MonitorSeries
 from flashmark.probe.model import ProbeReport
 from flashmark.stats import MeanInterval, Verdict
@@ -39,18 +43,18 @@ class TargetKind(StrEnum):
     DEVICE = "device"  # a whole block device or partition, addressed directly
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TestSpec:
     """One named test of a profile: what fio is asked to do, independent of the target."""
 
     __test__: ClassVar[bool] = False  # not a pytest test class
 
     name: str
+    description: str = ""
     pattern: Pattern
     block_size_bytes: int
     iodepth: int
     rwmix_read_pct: int | None = None  # only for Pattern.RAND_MIXED
-    description: str = ""
 
     @property
     def writes(self) -> bool:
@@ -96,8 +100,8 @@ class Target:
     # Kind FILE, for the run only (not saved): the test file's generated name inside `folder`,
     # and the folder's (st_dev, st_ino) when it was checked, so the folder opened for the run
     # is known to be the one checked (target.py).
-    test_file: str | None = None
-    folder_identity: tuple[int, int] | None = None
+    test_file: str | None = field(default=None, metadata=document(saved=False))
+    folder_identity: tuple[int, int] | None = field(default=None, metadata=document(saved=False))
 
 
 @dataclass(frozen=True)
@@ -111,20 +115,20 @@ class LatencyNs:
     p50: float
     p90: float
     p99: float
-    p99_9: float
-    p99_99: float
+    p99_9: float = field(metadata=document(key="p99.9"))
+    p99_99: float = field(metadata=document(key="p99.99"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BandwidthSeries:
     """Bandwidth per interval of the window (bytes completed in it / its length), its spread."""
 
     interval_ms: int
-    samples_bps: tuple[float, ...]
-    min_bps: float
-    max_bps: float
-    mean_bps: float
-    stddev_bps: float
+    min_bps: float = field(metadata=document(key="min"))
+    max_bps: float = field(metadata=document(key="max"))
+    mean_bps: float = field(metadata=document(key="mean"))
+    stddev_bps: float = field(metadata=document(key="stddev"))
+    samples_bps: tuple[float, ...] = field(metadata=document(key="samples"))
 
 
 @dataclass(frozen=True)
@@ -179,6 +183,49 @@ class SustainedWrite:
 
 
 @dataclass(frozen=True)
+class RateIntervals:
+    """A direction's "ci95" in its document: the 95% intervals of both headline rates, which
+    rest on the same samples (the IOPS interval is the bandwidth one scaled), so their
+    count, confidence and method are written once; each mean is its headline rate."""
+
+    bw_bytes: tuple[float, float]
+    iops: tuple[float, float]
+    samples: int
+    effective_samples: float
+    confidence: float
+    method: str
+
+    @classmethod
+    def of(cls, bw: MeanInterval | None, iops: MeanInterval | None) -> RateIntervals | None:
+        if bw is None or iops is None:
+            return None
+        return cls(
+            (bw.low, bw.high),
+            (iops.low, iops.high),
+            bw.samples,
+            bw.effective_samples,
+            bw.confidence,
+            bw.method,
+        )
+
+    def interval(self, low_high: tuple[float, float], mean: float) -> MeanInterval:
+        low, high = low_high
+        return MeanInterval(
+            mean, low, high, self.samples, self.effective_samples, self.confidence, self.method
+        )
+
+    @staticmethod
+    def read(intervals: RateIntervals | None, direction: Mapping[str, Any]) -> dict[str, Any]:
+        """The direction's two intervals from its document (their means its headline rates)."""
+        if intervals is None:
+            return {"bw_ci95": None, "iops_ci95": None}
+        return {
+            "bw_ci95": intervals.interval(intervals.bw_bytes, direction["bw_bytes"]),
+            "iops_ci95": intervals.interval(intervals.iops, direction["iops"]),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
 class DirectionResult:
     """What one data direction (read or write) of one test achieved.
 
@@ -198,8 +245,6 @@ class DirectionResult:
     # on writes, the final fsync. fio divides by this, which understates a slow device at a
     # deep queue (see flashmark.bench.results); kept to show how long the device took to settle.
     fio_runtime_ms: int
-    lat_ns: LatencyNs
-    bw_per_second: BandwidthSeries | None
     # Writes only (None for reads, and in results saved before they existed): the rate the host
     # saw completed inside the window, before the end_fsync made it durable.
     accepted_iops: float | None = None
@@ -208,37 +253,47 @@ class DirectionResult:
     # device took to make the data durable (a card with a volatile cache shows it here).
     fsync_ms: float | None = None
     # 95% intervals of the headline rates, from rates of about a second each (flashmark.stats); None
-    # with fewer than 2 whole seconds, and in results saved before they existed.
-    bw_ci95: MeanInterval | None = None
-    iops_ci95: MeanInterval | None = None
+    # with fewer than 2 whole seconds, and in results saved before they existed. Saved as one
+    # "ci95" (RateIntervals).
+    bw_ci95: MeanInterval | None = field(default=None, metadata=document(saved=False))
+    iops_ci95: MeanInterval | None = field(default=None, metadata=document(saved=False))
     # The `sustained-write` test's write direction only (None elsewhere, and in results saved
     # before it existed): the cache and the rates either side of it.
     sustained: SustainedWrite | None = None
+    lat_ns: LatencyNs
+    bw_per_second: BandwidthSeries | None
+
+    @property
+    @written(before="sustained", read=RateIntervals.read)
+    def ci95(self) -> RateIntervals | None:
+        return RateIntervals.of(self.bw_ci95, self.iops_ci95)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TestResult:
     __test__: ClassVar[bool] = False  # not a pytest test class
 
-    spec: TestSpec
-    read: DirectionResult | None
-    write: DirectionResult | None
-    # The exact fio job file, re-runnable with plain fio; of a test extended
-    # (flashmark.bench.lengths), its windows' job files in order, each after the one before
-    # (stonewall).
-    job_file: str
-    elapsed_s: float  # wall time of the fio invocation, ramp and fsync included
-    monitor: MonitorSeries | None = None  # what the device saw meanwhile (/proc/diskstats)
-    # Why the test measured longer than a short first window, extended or at its full length
-    # (flashmark.bench.lengths: the first was not enough, or an earlier test found the device
-    # bursty); None when its first window was enough or lengths were fixed (--runtime).
-    lengthened: str | None = None
+    spec: TestSpec = field(metadata=document(flatten=True))  # its keys are the test's
+    # wall time of the fio invocation, ramp and fsync included
+    elapsed_s: float = field(metadata=document(digits=3))
     # Wall time of this test's fio runs whose windows are not in the result
     # (flashmark.bench.lengths):
     # a first window that was not enough and was measured again or left out as still settling,
     # windows set aside for a run at full length, a run at once that held too few transfers.
     # elapsed_s + discarded_s is all the time the test took.
-    discarded_s: float = 0.0
+    discarded_s: float = field(default=0.0, metadata=document(digits=3))
+    # Why the test measured longer than a short first window, extended or at its full length
+    # (flashmark.bench.lengths: the first was not enough, or an earlier test found the device
+    # bursty); None when its first window was enough or lengths were fixed (--runtime).
+    lengthened: str | None = None
+    read: DirectionResult | None
+    write: DirectionResult | None
+    # The exact fio job file, re-runnable with plain fio; of a test extended
+    # (flashmark.bench.lengths), its windows' job files in order, each after the one before
+    # (stonewall).
+    job_file: str = field(metadata=document(key="job"))
+    # what the device saw meanwhile (/proc/diskstats)
+    monitor: MonitorSeries | None = field(default=None, metadata=document(key="device_activity"))
 
 
 @dataclass(frozen=True)
@@ -252,7 +307,8 @@ class Check:
     threshold: float  # in `unit`
     value: float | None  # in `unit`; None when the test did not run
     margin_pct: float | None  # (value - threshold) / threshold * 100
-    passed: bool | None  # True only for verdict "pass"; None when the test did not run
+    # True only for verdict "pass"; None when the test did not run
+    passed: bool | None = field(metadata=document(key="pass"))
     # pass / fail / uncertain by the value's 95% interval (flashmark.stats.judge); without an
     # interval (too few samples, old documents) by the value alone. None when not measured.
     verdict: Verdict | None = None
@@ -265,21 +321,21 @@ class Check:
     at_most: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Grade:
     name: str  # "A1", "A2", "C10", "U1", "U3", "V30"
     title: str
-    source: str
-    checks: tuple[Check, ...]
     # True only for verdict "pass"; None: not every check could be measured (e.g. read-only
     # run) and none clearly failed.
-    passed: bool | None
-    note: str = ""
+    passed: bool | None = field(metadata=document(key="pass"))
     # "fail" if a check's interval lies wholly below its threshold; else None if a check was
     # not measured; else "uncertain" if a check's interval contains its threshold; else "pass".
     verdict: Verdict | None = None
     # Why a grade is uncertain: which check straddles which threshold ("" otherwise).
     verdict_reason: str = ""
+    note: str = ""
+    source: str
+    checks: tuple[Check, ...]
 
 
 @dataclass(frozen=True)
@@ -290,7 +346,6 @@ class HostInfo:
     kernel: str
     machine: str
     python: str
-    flashmark_version: str
 
 
 @dataclass(frozen=True)
@@ -310,25 +365,6 @@ class PassportPoint:
     evidence: str
     source: str
 
-    def to_dict(self) -> dict[str, str]:
-        return {
-            "topic": self.topic,
-            "status": self.status,
-            "text": self.text,
-            "evidence": self.evidence,
-            "source": self.source,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> PassportPoint:
-        return cls(
-            topic=str(d["topic"]),
-            status=str(d["status"]),
-            text=str(d["text"]),
-            evidence=str(d.get("evidence", "")),
-            source=str(d.get("source", "")),
-        )
-
 
 @dataclass(frozen=True)
 class Passport:
@@ -340,26 +376,6 @@ class Passport:
     verdict: str  # "fake", "suspicious", "no sign of a fake", "unknown"
     points: tuple[PassportPoint, ...]
     seen_before: tuple[int, ...]  # history ids of earlier results of this card (by CID)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "device": self.device,
-            "cid": self.cid,
-            "verdict": self.verdict,
-            "points": [point.to_dict() for point in self.points],
-            "seen_before": list(self.seen_before),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Passport:
-        cid = d.get("cid")
-        return cls(
-            device=str(d["device"]),
-            cid=None if cid is None else str(cid),
-            verdict=str(d["verdict"]),
-            points=tuple(PassportPoint.from_dict(point) for point in d.get("points", ())),
-            seen_before=tuple(int(result_id) for result_id in d.get("seen_before", ())),
-        )
 
 
 @dataclass(frozen=True)
@@ -373,11 +389,13 @@ class Partial:
     not_run: tuple[str, ...] = ()  # the tests and steps that did not run after it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Run:
     """One benchmark run: the result document, as saved and as exported (`partial` when a
     step failed after some of its tests were measured)."""
 
+    id: int | None = None  # the run's id in the history, once saved
+    flashmark_version: str
     started_at: str  # ISO 8601, UTC
     finished_at: str
     target: Target
@@ -385,13 +403,12 @@ class Run:
     host: HostInfo
     fio: FioInfo
     tests: tuple[TestResult, ...]
-    grades: tuple[Grade, ...]
-    warnings: tuple[str, ...] = ()
-    id: int | None = None  # the run's id in the history, once saved
     tests_skipped: tuple[str, ...] = field(default=())  # names, with the reason in warnings
-    probe: ProbeReport | None = None  # the device, its claims and the host, read before the run
+    grades: tuple[Grade, ...] = field(metadata=document(keyed_by="name"))  # by name
+    warnings: tuple[str, ...] = ()
     findings: tuple[str, ...] = ()  # claimed vs measured, e.g. "claims A2; measured ...: ..."
     workloads: tuple[WorkloadResult, ...] = ()  # the profile's real-world workloads, after fio
+    probe: ProbeReport | None = None  # the device, its claims and the host, read before the run
     passport: Passport | None = None  # the measured card's passport, when it is an SD/eMMC card
     partial: Partial | None = None  # set when a step failed after tests were measured
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from flashmark.capacity.result import CAPACITY_SCHEMA, CapacityResult
+from flashmark.capacity.result import CAPACITY_DOCUMENT, CAPACITY_SCHEMA, CapacityResult
 from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
 
 if TYPE_CHECKING:
@@ -46,8 +46,8 @@ def _card(result: CapacityResult) -> CardIdentity | None:
 CAPACITY: ResultKind[CapacityResult] = ResultKind(
     name="capacity",
     schema=CAPACITY_SCHEMA,
-    to_document=CapacityResult.to_dict,
-    from_document=CapacityResult.from_dict,
+    to_document=CAPACITY_DOCUMENT.write,
+    from_document=CAPACITY_DOCUMENT.read,
     listing=lambda result: Listing(result.device, result.verdict),
     terminal=_terminal,
     markdown=_markdown,

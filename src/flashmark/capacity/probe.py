@@ -35,6 +35,7 @@ from flashmark.capacity.rawdev import DirectDevice, RawDevice
 from flashmark.capacity.result import (
     BackupSummary,
     CapacityResult,
+    Evidence,
     anomalies_of,
     layout_dict,
 )
@@ -145,12 +146,14 @@ def probe_device_capacity(
         started_at=_iso(started),
         finished_at=_iso(finished),
         duration_s=round(finished - started, 3),
-        blocks_written=findings.blocks_written,
-        blocks_read=findings.blocks_read,
-        layout=layout_dict(findings),
-        anomalies=anomalies,
-        anomalies_total=total,
-        steps=findings.steps,
+        evidence=Evidence(
+            layout=layout_dict(findings),
+            blocks_written=findings.blocks_written,
+            blocks_read=findings.blocks_read,
+            anomalies_total=total,
+            anomalies=anomalies,
+            steps=findings.steps,
+        ),
         backup=None
         if outcome is None
         else BackupSummary(

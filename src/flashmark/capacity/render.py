@@ -52,7 +52,8 @@ def verdict_sentence(result: CapacityResult) -> str:
 
 def capacity_rows(result: CapacityResult) -> list[tuple[str, str]]:
     """The probe's facts as (label, text): every view (terminal, Markdown, HTML) shows these."""
-    layout = result.layout
+    evidence = result.evidence
+    layout = evidence.layout
     rows = [
         ("device", result.device),
         ("claims", _size(result.claimed_bytes)),
@@ -64,8 +65,8 @@ def capacity_rows(result: CapacityResult) -> list[tuple[str, str]]:
             f"{layout.get('ruler_step', 0) // 2**20} MiB and a "
             f"{layout.get('window_bytes', 0) // 2**20} MiB window at the end, read back one "
             f"block at a time after a {layout.get('flush_bytes', 0) // 2**20} MiB cache flush; "
-            f"{len(result.steps)} follow-up test(s); {result.blocks_written} blocks written, "
-            f"{result.blocks_read} read, {result.duration_s:.1f} s",
+            f"{len(evidence.steps)} follow-up test(s); {evidence.blocks_written} blocks written, "
+            f"{evidence.blocks_read} read, {result.duration_s:.1f} s",
         ),
         ("evidence", _evidence(result)),
     ]
@@ -128,8 +129,8 @@ def capacities_to_csv(results: Sequence[CapacityResult]) -> str:
                 "" if r.id is None else r.id, r.started_at, text_cell(r.device),
                 r.card_cid or "", r.verdict, r.claimed_bytes,
                 "" if r.real_bytes is None else r.real_bytes, r.granularity_bytes,
-                " ".join(r.behaviour), "yes" if r.destructive else "no", r.blocks_written,
-                r.blocks_read, r.anomalies_total, round(r.duration_s, 3),
+                " ".join(r.behaviour), "yes" if r.destructive else "no", r.evidence.blocks_written,
+                r.evidence.blocks_read, r.evidence.anomalies_total, round(r.duration_s, 3),
             ]
         )  # fmt: skip
     return stream.getvalue()
@@ -190,15 +191,16 @@ def _anchor(result: CapacityResult, index: int) -> str:
 
 
 def _evidence(result: CapacityResult) -> str:
-    if not result.anomalies_total:
+    evidence = result.evidence
+    if not evidence.anomalies_total:
         return "every block came back as written"
-    first = result.anomalies[0]
+    first = evidence.anomalies[0]
     what = (
         f"the data written at byte {first.origin}"
         if first.origin is not None
         else f"{first.found.value}"
     )
     return (
-        f"{result.anomalies_total} block(s) did not come back as written; the first, at byte "
+        f"{evidence.anomalies_total} block(s) did not come back as written; the first, at byte "
         f"{first.offset}, read back {what}"
     )

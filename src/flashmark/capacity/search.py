@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 from flashmark.capacity.backup import Journal
 from flashmark.capacity.signature import Found, Reading, classify, signature
+from flashmark.codec import written
 from flashmark.errors import TargetError
 
 MiB = 1 << 20
@@ -77,6 +78,11 @@ class Observation:
     found: Found
     origin: int | None = None
     own_sectors: int = 0  # leading sectors of the block that held their data
+
+    @property
+    @written(before="found")
+    def wrote(self) -> str:
+        return "signature"  # what the probe wrote to the block (capacity.signature)
 
 
 @dataclass(frozen=True)

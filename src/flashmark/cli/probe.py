@@ -16,6 +16,7 @@ from flashmark.bench.passport import card_passports
 from flashmark.bench.render.describe import device_facts, environment_facts, passport_rows
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.codec import encode
 from flashmark.history.store import History
 from flashmark.probe import probe_target
 from flashmark.probe.model import ProbeReport
@@ -48,7 +49,7 @@ def probe_command(target: str, as_json: bool, db_path: Path | None, debug: bool)
     errors = stderr_console()
     passports = card_passports(report, History.locate(db_path), errors.print)
     if as_json:
-        print_json({**report.to_dict(), "passports": [p.to_dict() for p in passports]})
+        print_json({**encode(report), "passports": encode(passports)})
     else:
         stdout_console().print(render_probe(report, passports))
     for warning in report.warnings:

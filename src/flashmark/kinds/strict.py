@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Union
 
+from flashmark.codec import document_fields
 from flashmark.errors import ExitStatus, FlashmarkError, ResultFormatError
 
 # Documents nest about 8 deep (a test's direction's interval); the parser recurses per level.
@@ -482,31 +483,13 @@ def check_types(value: Any, document: Mapping[str, Any] | None = None) -> None:
         ) from None
 
 
-# Fields a reader takes from a key of another name (documents.result): tried when the field's
-# own name is not a key there.
-_KEY_OF_FIELD = {
-    "job_file": "job",
-    "monitor": "device_activity",
-    "passed": "pass",
-    "bw_ci95": "ci95",
-    "iops_ci95": "ci95",
-    "samples_bps": "samples",
-    "min_bps": "min",
-    "max_bps": "max",
-    "mean_bps": "mean",
-    "stddev_bps": "stddev",
-    "p99_9": "p99.9",
-    "p99_99": "p99.99",
-}
-
-
 def _locate(
     document: Any, path: tuple[str | int, ...], value: Any
 ) -> tuple[list[str | int], list[str | int]]:
-    """The JSON path of a field of the typed object: its names as keys (or as the keys they
-    are read from; a nested object the document keeps flat, as a test's spec, is skipped;
-    the n-th field of a list read from an object is its n-th key). Returned with what is left
-    unplaced when the value found there is not the wrong one."""
+    """The JSON path of a field of the typed object, whose path is of document keys already
+    (flashmark.codec.document_fields; the n-th item of a tuple kept as an object is its n-th
+    key). Returned with what is left unplaced when the value found there is not the wrong
+    one."""
     node: Any = document
     placed: list[str | int] = []
     for index, part in enumerate(path):
@@ -517,10 +500,6 @@ def _locate(
                 step = keys[part] if part < len(keys) else None
             elif part in node:
                 step = part
-            elif _KEY_OF_FIELD.get(part) in node:
-                step = _KEY_OF_FIELD[part]
-            else:
-                continue  # a field the document keeps flat
         elif isinstance(node, list) and isinstance(part, int) and part < len(node):
             step = part
         if step is None:
@@ -530,18 +509,6 @@ def _locate(
     if node is value or (type(node) is type(value) and node == value):
         return placed, []
     return placed[:-1], list(path[len(path) - 1 :])
-
-
-@cache
-def _hints(kind: type) -> dict[str, Any]:
-    # flashmark.bench.model names these only under TYPE_CHECKING (a runtime import would be
-    # circular).
-    from flashmark.monitor import MonitorSeries
-    from flashmark.probe.model import ProbeReport
-    from flashmark.workloads.result import WorkloadResult
-
-    names = {"MonitorSeries": MonitorSeries, "ProbeReport": ProbeReport}
-    return typing.get_type_hints(kind, localns={**names, "WorkloadResult": WorkloadResult})
 
 
 _NONE = type(None)
@@ -605,18 +572,22 @@ def _checker(hint: Any) -> Checker:
 
 
 def _dataclass_checker(kind: type) -> Checker:
-    names = [field.name for field in dataclasses.fields(kind)]
-    fields: list[tuple[str, Checker]] = []  # filled on first use: the field types may be
-    # dataclasses whose checkers are being made right now
+    """Every key of the class's document that is read back (flashmark.codec.document_fields),
+    at its key's place (a flattened dataclass's keys at its owner's)."""
+    fields: list[tuple[str, tuple[str, ...], Checker]] = []  # filled on first use: the field
+    # types may be dataclasses whose checkers are being made right now
 
     def check_dataclass(value: Any, where: tuple[str | int, ...]) -> None:
         if not isinstance(value, kind):
             raise _WrongType(where, "an object", value)
         if not fields:
-            hints = _hints(kind)
-            fields.extend((name, _checker(hints[name])) for name in names)
-        for name, check in fields:
-            check(getattr(value, name), (*where, name))
+            fields.extend(
+                (entry.name, () if entry.key is None else (entry.key,), _checker(entry.hint))
+                for entry in document_fields(kind)
+                if entry.written is None or entry.written.read is not None
+            )
+        for name, key, check in fields:
+            check(getattr(value, name), (*where, *key))
 
     return check_dataclass
 

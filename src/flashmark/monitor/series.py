@@ -11,10 +11,9 @@ Counters wrap (32 bits on 32-bit ARM boards): deltas are taken modulo 2^32 or 2^
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
 
+from flashmark.codec import Defaults, EveryKey, document, written
 from flashmark.monitor.diskstats import FORMAT_FIELDS, SECTOR_BYTES, DiskCounters
 
 KIB = 1024
@@ -41,7 +40,7 @@ def _delta(new: int | None, old: int | None) -> int | None:
     return new + modulus - old
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MonitorSample:
     """What the device did during one interval: the columns of `iostat -x`.
 
@@ -49,23 +48,26 @@ class MonitorSample:
     Figures the kernel format lacks (7-field partitions) or that have no requests are None.
     """
 
-    t_s: float  # end of the interval, seconds since monitoring started
-    interval_s: float
+    t_s: float = field(metadata=document(digits=3))  # end of the interval, since the start
+    interval_s: float = field(metadata=document(digits=4))
+    read_iops: float = field(metadata=document(digits=2))
+    write_iops: float = field(metadata=document(digits=2))
+    read_bps: float = field(metadata=document(digits=1))
+    write_bps: float = field(metadata=document(digits=1))
     read_ios: int
     write_ios: int
     read_bytes: int
     write_bytes: int
-    read_iops: float
-    write_iops: float
-    read_bps: float
-    write_bps: float
-    avg_request_bytes: float | None  # iostat's areq-sz, in bytes
-    avg_read_request_bytes: float | None
-    avg_write_request_bytes: float | None
-    read_await_ms: float | None  # mean time of a read, queue included (iostat r_await)
-    write_await_ms: float | None
-    avg_queue: float | None  # mean requests in flight (iostat aqu-sz)
-    util_pct: float | None  # share of the interval the device was busy (iostat %util)
+    avg_request_bytes: float | None = field(metadata=document(digits=1))  # iostat's areq-sz
+    avg_read_request_bytes: float | None = field(metadata=document(digits=1))
+    avg_write_request_bytes: float | None = field(metadata=document(digits=1))
+    # mean time of a read, queue included (iostat r_await)
+    read_await_ms: float | None = field(metadata=document(digits=3))
+    write_await_ms: float | None = field(metadata=document(digits=3))
+    # mean requests in flight (iostat aqu-sz)
+    avg_queue: float | None = field(metadata=document(digits=3))
+    # share of the interval the device was busy (iostat %util)
+    util_pct: float | None = field(metadata=document(digits=2))
     in_flight: int | None  # requests in flight at the end of the interval
     discard_ios: int | None = None
     flush_ios: int | None = None
@@ -78,42 +80,6 @@ class MonitorSample:
     def iops(self) -> float:
         """iostat's tps: completed requests per second, reads and writes."""
         return self.read_iops + self.write_iops
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> MonitorSample:
-        """The inverse of to_dict (its keys are the field names); absent keys are None."""
-        values: dict[str, Any] = {f.name: d.get(f.name) for f in dataclasses.fields(cls)}
-        return cls(**values)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "t_s": round(self.t_s, 3),
-            "interval_s": round(self.interval_s, 4),
-            "read_iops": round(self.read_iops, 2),
-            "write_iops": round(self.write_iops, 2),
-            "read_bps": round(self.read_bps, 1),
-            "write_bps": round(self.write_bps, 1),
-            "read_ios": self.read_ios,
-            "write_ios": self.write_ios,
-            "read_bytes": self.read_bytes,
-            "write_bytes": self.write_bytes,
-            "avg_request_bytes": _round(self.avg_request_bytes, 1),
-            "avg_read_request_bytes": _round(self.avg_read_request_bytes, 1),
-            "avg_write_request_bytes": _round(self.avg_write_request_bytes, 1),
-            "read_await_ms": _round(self.read_await_ms, 3),
-            "write_await_ms": _round(self.write_await_ms, 3),
-            "avg_queue": _round(self.avg_queue, 3),
-            "util_pct": _round(self.util_pct, 2),
-            "in_flight": self.in_flight,
-            "discard_ios": self.discard_ios,
-            "flush_ios": self.flush_ios,
-            "read_merges": self.read_merges,
-            "write_merges": self.write_merges,
-        }
-
-
-def _round(value: float | None, digits: int) -> float | None:
-    return None if value is None else round(value, digits)
 
 
 def _ratio(numerator: int | None, denominator: int | None) -> float | None:
@@ -166,23 +132,24 @@ def compute_sample(
 class MonitorSummary:
     """A whole run (or phase) of one device: seed 002's iostat table condensed to a verdict."""
 
-    seconds: float
+    seconds: float = field(metadata=document(digits=3))
     read_ios: int
     write_ios: int
     read_bytes: int
     write_bytes: int
-    read_iops: float  # mean over the whole span
-    write_iops: float
-    read_bps: float
-    write_bps: float
-    peak_read_iops: float | None  # highest interval, when there are samples
-    peak_write_iops: float | None
-    avg_read_request_bytes: float | None
-    avg_write_request_bytes: float | None
-    write_share_ops: float | None  # writes / all requests
-    write_share_bytes: float | None
-    util_pct: float | None
-    avg_queue: float | None
+    read_iops: float = field(metadata=document(digits=2))  # mean over the whole span
+    write_iops: float = field(metadata=document(digits=2))
+    read_bps: float = field(metadata=document(digits=1))
+    write_bps: float = field(metadata=document(digits=1))
+    # highest interval, when there are samples
+    peak_read_iops: float | None = field(metadata=document(digits=2))
+    peak_write_iops: float | None = field(metadata=document(digits=2))
+    avg_read_request_bytes: float | None = field(metadata=document(digits=1))
+    avg_write_request_bytes: float | None = field(metadata=document(digits=1))
+    write_share_ops: float | None = field(metadata=document(digits=4))  # writes / all requests
+    write_share_bytes: float | None = field(metadata=document(digits=4))
+    util_pct: float | None = field(metadata=document(digits=2))
+    avg_queue: float | None = field(metadata=document(digits=3))
     flush_ios: int | None
     random_write_bound: bool | None  # None: cannot tell (no I/O, or no busy-time counter)
     verdict: str  # the reasons, in words
@@ -190,35 +157,6 @@ class MonitorSummary:
     @property
     def iops(self) -> float:
         return self.read_iops + self.write_iops
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> MonitorSummary:
-        values: dict[str, Any] = {f.name: d.get(f.name) for f in dataclasses.fields(cls)}
-        return cls(**values)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "seconds": round(self.seconds, 3),
-            "read_ios": self.read_ios,
-            "write_ios": self.write_ios,
-            "read_bytes": self.read_bytes,
-            "write_bytes": self.write_bytes,
-            "read_iops": round(self.read_iops, 2),
-            "write_iops": round(self.write_iops, 2),
-            "read_bps": round(self.read_bps, 1),
-            "write_bps": round(self.write_bps, 1),
-            "peak_read_iops": _round(self.peak_read_iops, 2),
-            "peak_write_iops": _round(self.peak_write_iops, 2),
-            "avg_read_request_bytes": _round(self.avg_read_request_bytes, 1),
-            "avg_write_request_bytes": _round(self.avg_write_request_bytes, 1),
-            "write_share_ops": _round(self.write_share_ops, 4),
-            "write_share_bytes": _round(self.write_share_bytes, 4),
-            "util_pct": _round(self.util_pct, 2),
-            "avg_queue": _round(self.avg_queue, 3),
-            "flush_ios": self.flush_ios,
-            "random_write_bound": self.random_write_bound,
-            "verdict": self.verdict,
-        }
 
 
 def summarise(
@@ -299,72 +237,52 @@ def _random_write_verdict(
 @dataclass(frozen=True)
 class PhaseSummary:
     name: str
-    start_s: float
-    end_s: float
+    start_s: float = field(metadata=document(digits=3))
+    end_s: float = field(metadata=document(digits=3))
     summary: MonitorSummary
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> PhaseSummary:
-        return cls(d["name"], d["start_s"], d["end_s"], MonitorSummary.from_dict(d["summary"]))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "start_s": round(self.start_s, 3),
-            "end_s": round(self.end_s, 3),
-            "summary": self.summary.to_dict(),
-        }
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MonitorSeries:
-    """Everything one monitoring session recorded for one device."""
+    """Everything one monitoring session recorded for one device (its document: a run's
+    "device_activity" and a workload's "monitor")."""
 
     device: str
     interval_s: float
     diskstats_fields: int  # the kernel format seen (FORMAT_FIELDS)
-    started_monotonic: float  # time.monotonic() at the first reading (to line up with others)
-    seconds: float
-    first: DiskCounters
-    last: DiskCounters
-    samples: tuple[MonitorSample, ...]
+    # time.monotonic() at the first reading (to line up with others): only meaningful within
+    # the recording process
+    started_monotonic: float = field(default=0.0, metadata=document(saved=False))
+    seconds: float  # unrounded: the summary is recomputed from it on reading
     phases: tuple[PhaseSummary, ...] = ()
+    samples: tuple[MonitorSample, ...]
     warnings: tuple[str, ...] = ()
     random_write_iops: float | None = field(default=None)
+    # The raw counters at the start and the end: the summary is computed from them.
+    first: DiskCounters
+    last: DiskCounters
 
     def summary(self) -> MonitorSummary:
         return summarise(self.first, self.last, self.seconds, self.samples, self.random_write_iops)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "device": self.device,
-            "interval_s": self.interval_s,
-            "diskstats_fields": self.diskstats_fields,
-            "diskstats_format": FORMAT_FIELDS.get(self.diskstats_fields, "unknown"),
-            "seconds": self.seconds,  # unrounded: the summary is recomputed from it on reading
-            "summary": self.summary().to_dict(),
-            "phases": [phase.to_dict() for phase in self.phases],
-            "samples": [sample.to_dict() for sample in self.samples],
-            "warnings": list(self.warnings),
-            "random_write_iops": self.random_write_iops,
-            # The raw counters at the start and the end: the summary is computed from them.
-            "first": dataclasses.asdict(self.first),
-            "last": dataclasses.asdict(self.last),
-        }
+    @property
+    @written(before="seconds")
+    def diskstats_format(self) -> str:
+        return FORMAT_FIELDS.get(self.diskstats_fields, "unknown")
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> MonitorSeries:
-        """The inverse of to_dict, for results read back from the history."""
-        return cls(
-            device=d["device"],
-            interval_s=d["interval_s"],
-            diskstats_fields=d["diskstats_fields"],
-            started_monotonic=0.0,  # only meaningful within the recording process
-            seconds=d["seconds"],
-            first=DiskCounters(**d["first"]),
-            last=DiskCounters(**d["last"]),
-            samples=tuple(MonitorSample.from_dict(s) for s in d["samples"]),
-            phases=tuple(PhaseSummary.from_dict(p) for p in d["phases"]),
-            warnings=tuple(d["warnings"]),
-            random_write_iops=d.get("random_write_iops"),
-        )
+    @property
+    @written(key="summary", before="phases")
+    def written_summary(self) -> MonitorSummary:
+        return self.summary()
+
+
+# Keys a monitor document may lack, and what they read as (every other key is required).
+EARLIER = Defaults(
+    {
+        # The figures of a sample and of a summary are read as None when absent (a kernel
+        # format without them; later columns).
+        MonitorSample: EveryKey(None),
+        MonitorSummary: EveryKey(None),
+        MonitorSeries: {"random_write_iops": None},
+    }
+)

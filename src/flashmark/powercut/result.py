@@ -2,7 +2,8 @@
 
 Frozen dataclasses, encoded and decoded by the one codec (flashmark.codec): the
 document's shape is these classes' fields, plus "schema" first and "id" once saved.
-`to_document` and `from_document` are each other's inverse.
+`to_document` and `from_document` are each other's inverse. Every key is required (no
+earlier version wrote fewer).
 
 Schema history (docs/powercut.md, "The result"):
   flashmark.powercut/1: first version.
@@ -10,12 +11,9 @@ Schema history (docs/powercut.md, "The result"):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
 
-from flashmark.codec import decode, encode
-from flashmark.errors import ResultFormatError
+from flashmark.codec import Codec, document
 
 POWERCUT_SCHEMA = "flashmark.powercut/1"
 HISTORY_KIND = "powercut"
@@ -123,34 +121,20 @@ class PowercutResult:
     stopped: str | None = None  # why the run stopped before its last cycle
     notes: tuple[str, ...] = ()
     flashmark_version: str = ""
-    id: int | None = None
+    id: int | None = field(default=None, metadata=document(omit_none=True))
 
     def with_id(self, result_id: int) -> PowercutResult:
         return replace(self, id=result_id)
 
 
-def to_document(result: PowercutResult) -> dict[str, Any]:
-    document: dict[str, Any] = {"schema": POWERCUT_SCHEMA, **encode(result)}
-    if result.id is None:
-        del document["id"]
-    return document
+def _check(result: PowercutResult) -> None:
+    if result.verdict not in VERDICTS:
+        raise ValueError(f"verdict {result.verdict!r} is not one of {', '.join(VERDICTS)}")
+    for cycle in result.cycles:
+        if cycle.device not in DEVICE_STATES:
+            raise ValueError(f"cycle {cycle.number}: device state {cycle.device!r}")
 
 
-def from_document(document: Mapping[str, Any]) -> PowercutResult:
-    """The result a document holds; ResultFormatError for another schema or a malformed one."""
-    if document.get("schema") != POWERCUT_SCHEMA:
-        raise ResultFormatError(
-            f"not a {POWERCUT_SCHEMA} document (schema is {document.get('schema')!r})"
-        )
-    try:
-        result: PowercutResult = decode(PowercutResult, dict(document))
-        if result.verdict not in VERDICTS:
-            raise ValueError(f"verdict {result.verdict!r} is not one of {', '.join(VERDICTS)}")
-        for cycle in result.cycles:
-            if cycle.device not in DEVICE_STATES:
-                raise ValueError(f"cycle {cycle.number}: device state {cycle.device!r}")
-        return result
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise ResultFormatError(
-            f"power-cut document is malformed ({type(error).__name__}: {error})"
-        ) from None
+POWERCUT_DOCUMENT = Codec(PowercutResult, POWERCUT_SCHEMA, "power-cut", check=_check)
+to_document = POWERCUT_DOCUMENT.write
+from_document = POWERCUT_DOCUMENT.read

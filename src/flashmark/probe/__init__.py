@@ -2,7 +2,7 @@
 
 from flashmark.probe import probe_target, ProbeReport
 report = probe_target("/media/card", SystemRoots.from_environment())
-report.to_dict()           # JSON-ready, "schema": "flashmark.probe/1"
+codec.encode(report)       # JSON-ready, "schema": "flashmark.probe/1"
 device_summary(device)     # one line naming a device
 flashmark.bench.grading judges a report:
     judge_probe(report).warnings, claim_findings(report, grades)

@@ -1,18 +1,20 @@
-"""The typed result of `flashmark probe`: frozen dataclasses with to_dict()/from_dict().
+"""The typed result of `flashmark probe`: frozen dataclasses, its document in the one codec.
 
 Everything a probe found crosses into `flashmark run` and the JSON output as these classes.
 A value that could not be read is None; a value that was read but could not be understood is
 an `Unreadable` entry quoting the raw text, so a report never hides what the kernel said.
 
-The "schema" key of ProbeReport.to_dict() and its history: SCHEMA below.
+A report's document (`probe --json`, a run's "probe") is `flashmark.codec.encode(report)`,
+"schema" first; its history: SCHEMA below.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from flashmark.codec import decode, encode
+from flashmark.codec import written
 
 # `probe --json`, and a run's "probe" (docs/probe.md).
 #   1: first version.
@@ -251,27 +253,23 @@ class ProbeReport:
     environment: Environment
     warnings: tuple[str, ...] = ()  # conditions that distort a benchmark
     notes: tuple[str, ...] = ()  # what could not be looked at, and why
-    schema: str = SCHEMA
 
     @property
     def device(self) -> Device | None:
         """The (first) physical device, the one a benchmark of this target measures."""
         return self.devices[0] if self.devices else None
 
-    def to_dict(self) -> dict[str, Any]:
-        document = encode(self)
-        assert isinstance(document, dict)
-        # schema first: readers check it before anything else.
-        return {"schema": self.schema, **{k: v for k, v in document.items() if k != "schema"}}
+    @property
+    @written(before="target", read=lambda schema, report: _same_schema(schema))
+    def schema(self) -> str:
+        """Written first: readers check it before anything else."""
+        return SCHEMA
 
-    @classmethod
-    def from_dict(cls, document: dict[str, Any]) -> ProbeReport:
-        schema = document.get("schema")
-        if schema != SCHEMA:
-            raise ValueError(f"not a {SCHEMA} document (schema is {schema!r})")
-        report = decode(cls, document)
-        assert isinstance(report, ProbeReport)
-        return report
+
+def _same_schema(schema: Any) -> Mapping[str, Any]:
+    if schema != SCHEMA:
+        raise ValueError(f"not a {SCHEMA} document (schema is {schema!r})")
+    return {}
 
 
 def _gts(speed: str | None) -> float | None:

@@ -13,7 +13,9 @@ requests next to the break: their slopes are the rates, their crossing the cache
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from flashmark.codec import document, written
 
 NS_PER_S = 1_000_000_000
 # A cache that is less than this much faster than the sustained rate is not told from noise
@@ -28,38 +30,17 @@ _MAKE_UP_REQUESTS = 16  # how far on a late delivery is looked for being made up
 class CacheEstimate:
     found: bool
     bytes: int | None  # where the rate falls off (bytes written from the start of the pass)
-    burst_bw_bytes: float | None  # bytes/s before it
-    sustained_bw_bytes: float | None  # bytes/s after it (the whole pass when none is found)
+    burst_bw_bytes: float | None = field(metadata=document(digits=1))  # bytes/s before it
+    # bytes/s after it (the whole pass when none is found)
+    sustained_bw_bytes: float | None = field(metadata=document(digits=1))
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "found": self.found,
-            "bytes": self.bytes,
-            "burst_bw_bytes": _rounded(self.burst_bw_bytes),
-            "sustained_bw_bytes": _rounded(self.sustained_bw_bytes),
-            "method": (
-                "rates from least-squares slopes either side of the break in completion time "
-                "against bytes written (host stalls cut down)"
-            ),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, object]) -> CacheEstimate:
-        def number(key: str) -> float | None:
-            value = d.get(key)
-            return None if value is None else float(value)  # type: ignore[arg-type]
-
-        size = d.get("bytes")
-        return cls(
-            found=bool(d["found"]),
-            bytes=None if size is None else int(size),  # type: ignore[call-overload]
-            burst_bw_bytes=number("burst_bw_bytes"),
-            sustained_bw_bytes=number("sustained_bw_bytes"),
+    @property
+    @written()
+    def method(self) -> str:
+        return (
+            "rates from least-squares slopes either side of the break in completion time "
+            "against bytes written (host stalls cut down)"
         )
-
-
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 1)
 
 
 @dataclass(frozen=True)

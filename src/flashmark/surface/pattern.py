@@ -24,7 +24,9 @@ from __future__ import annotations
 import random
 import struct
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from flashmark.codec import document
 
 SECTOR = 512
 MAGIC = int.from_bytes(b"FMSURF1\0", "little")
@@ -61,7 +63,7 @@ class Range:
     start: int
     length: int
     kind: str
-    source: int | None = None
+    source: int | None = field(default=None, metadata=document(omit_none=True))
 
     @property
     def end(self) -> int:

@@ -1,7 +1,8 @@
 """What a surface scan found, and its JSON document (`flashmark.surface/1`).
 
-Frozen dataclasses cross the boundaries (docs/design.md); `to_document` and `from_document` are each
-other's inverse, so a saved scan reads back as the same object (`show`, `--resume`).
+Frozen dataclasses, written and read by the one codec (flashmark.codec): the document is their
+fields, so a saved scan reads back as the same object (`show`, `--resume`). What documents
+written before a key existed read it as: EARLIER.
 
 Schema history (docs/surface.md):
   flashmark.surface/1: first version. Later additions a 1-reader can ignore:
@@ -13,11 +14,9 @@ Schema history (docs/surface.md):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from flashmark.errors import ResultFormatError
+from flashmark.codec import Codec, Defaults, document, written
 from flashmark.surface.cache import CacheEstimate
 from flashmark.surface.pattern import MISMATCH_KINDS, Kind, Range
 
@@ -45,48 +44,14 @@ class SliceStats:
     mismatched_bytes: int = 0
 
     @property
+    @written(before="read_bytes", digits=1)
     def read_bw_bytes(self) -> float | None:
         return _rate(self.read_bytes, self.read_ns)
 
     @property
+    @written(before="read_bytes", digits=1)
     def write_bw_bytes(self) -> float | None:
         return _rate(self.write_bytes, self.write_ns)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "start": self.start,
-            "length": self.length,
-            "read_bw_bytes": _round(self.read_bw_bytes),
-            "write_bw_bytes": _round(self.write_bw_bytes),
-            "read_bytes": self.read_bytes,
-            "read_ns": self.read_ns,
-            "write_bytes": self.write_bytes,
-            "write_ns": self.write_ns,
-            "read_max_latency_ns": self.read_max_latency_ns,
-            "write_max_latency_ns": self.write_max_latency_ns,
-            "unreadable_bytes": self.unreadable_bytes,
-            "mismatched_bytes": self.mismatched_bytes,
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> SliceStats:
-        return cls(
-            **{
-                name: int(d[name])
-                for name in (
-                    "start",
-                    "length",
-                    "read_bytes",
-                    "read_ns",
-                    "write_bytes",
-                    "write_ns",
-                    "read_max_latency_ns",
-                    "write_max_latency_ns",
-                    "unreadable_bytes",
-                    "mismatched_bytes",
-                )
-            }
-        )
 
 
 @dataclass(frozen=True)
@@ -96,13 +61,6 @@ class Outlier:
     offset: int
     length: int
     latency_ns: int
-
-    def to_dict(self) -> dict[str, int]:
-        return {"offset": self.offset, "length": self.length, "latency_ns": self.latency_ns}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Outlier:
-        return cls(int(d["offset"]), int(d["length"]), int(d["latency_ns"]))
 
 
 @dataclass(frozen=True)
@@ -122,36 +80,9 @@ class PassStats:
     flush_ns: int = 0
 
     @property
+    @written(before="bytes", digits=1)
     def bw_bytes(self) -> float | None:
         return _rate(self.bytes, self.ns)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "bw_bytes": _round(self.bw_bytes),
-            "bytes": self.bytes,
-            "ns": self.ns,
-            "requests": self.requests,
-            "median_latency_ns": self.median_latency_ns,
-            "max_latency_ns": self.max_latency_ns,
-            "outliers": [o.to_dict() for o in self.outliers],
-            "host_stall_ns": self.host_stall_ns,
-            "flushes": self.flushes,
-            "flush_ns": self.flush_ns,
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> PassStats:
-        return cls(
-            bytes=int(d["bytes"]),
-            ns=int(d["ns"]),
-            requests=int(d["requests"]),
-            median_latency_ns=int(d["median_latency_ns"]),
-            max_latency_ns=int(d["max_latency_ns"]),
-            outliers=tuple(Outlier.from_dict(o) for o in d.get("outliers", ())),
-            host_stall_ns=int(d.get("host_stall_ns", 0)),
-            flushes=int(d.get("flushes", 0)),
-            flush_ns=int(d.get("flush_ns", 0)),
-        )
 
 
 @dataclass(frozen=True)
@@ -162,65 +93,25 @@ class Integrity:
     unwritable_bytes: int  # no write succeeded (not verified)
     ranges: tuple[Range, ...]  # sorted by start; mismatched, unreadable and unwritable
 
-    def to_dict(self) -> dict[str, Any]:
+    @property
+    @written(before="ranges")
+    def bytes_by_kind(self) -> dict[str, int]:
         return {
-            "verified_bytes": self.verified_bytes,
-            "mismatched_bytes": self.mismatched_bytes,
-            "unreadable_bytes": self.unreadable_bytes,
-            "unwritable_bytes": self.unwritable_bytes,
-            "bytes_by_kind": {
-                kind: sum(r.length for r in self.ranges if r.kind == kind)
-                for kind in (*MISMATCH_KINDS, Kind.UNREADABLE, Kind.UNWRITABLE)
-            },
-            "ranges": [
-                {"start": r.start, "length": r.length, "kind": r.kind}
-                | ({"source": r.source} if r.source is not None else {})
-                for r in self.ranges
-            ],
+            kind: sum(r.length for r in self.ranges if r.kind == kind)
+            for kind in (*MISMATCH_KINDS, Kind.UNREADABLE, Kind.UNWRITABLE)
         }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Integrity:
-        return cls(
-            verified_bytes=int(d["verified_bytes"]),
-            mismatched_bytes=int(d["mismatched_bytes"]),
-            unreadable_bytes=int(d["unreadable_bytes"]),
-            unwritable_bytes=int(d.get("unwritable_bytes", 0)),
-            ranges=tuple(
-                Range(int(r["start"]), int(r["length"]), str(r["kind"]), r.get("source"))
-                for r in d["ranges"]
-            ),
-        )
 
 
 @dataclass(frozen=True)
 class ResumeState:
     """Where an interrupted scan stands, enough to continue it (`--resume`)."""
 
-    nonce: int  # the pattern written: needed to verify what the first session wrote
+    # the pattern written: needed to verify what the first session wrote (as 16 hex digits)
+    nonce: int = field(metadata=document(hex_digits=16))
     phase: str  # "write", "read", "retry" or "done"
     next_offset: int  # the sequential pass's next request
     pending: tuple[tuple[int, int, int], ...]  # (start, length, request size) still to map
     stop_reason: str | None = None  # why it stopped (a signal, a device failure)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "nonce": f"{self.nonce:016x}",
-            "phase": self.phase,
-            "next_offset": self.next_offset,
-            "pending": [list(p) for p in self.pending],
-            "stop_reason": self.stop_reason,
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> ResumeState:
-        return cls(
-            nonce=int(str(d["nonce"]), 16),
-            phase=str(d["phase"]),
-            next_offset=int(d["next_offset"]),
-            pending=tuple((int(a), int(b), int(c)) for a, b, c in d["pending"]),
-            stop_reason=d.get("stop_reason"),
-        )
 
 
 @dataclass(frozen=True)
@@ -244,24 +135,34 @@ class SurfaceSettings:
     write: bool  # the write pass ran (--destructive, or a folder)
     verify: bool  # the read pass compared with the pattern
 
+    @property
+    @written()
+    def direct_io(self) -> bool:
+        return True  # the scan always reads and writes with O_DIRECT
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
 class SurfaceResult:
-    target: SurfaceTarget
-    settings: SurfaceSettings
+    flashmark_version: str
     started_at: str
     finished_at: str
     complete: bool
-    read: PassStats | None
-    write: PassStats | None
-    slices: tuple[SliceStats, ...]
-    integrity: Integrity
-    cache: CacheEstimate | None
-    state: ResumeState  # phase "done" when complete
-    flashmark_version: str
     resumed_from: int | None = None
+    target: SurfaceTarget
+    settings: SurfaceSettings
+    write: PassStats | None
+    read: PassStats | None
+    cache: CacheEstimate | None
+    integrity: Integrity
+    slices: tuple[SliceStats, ...]
+    state: ResumeState  # phase "done" when complete
     warnings: tuple[str, ...] = field(default=())
-    id: int | None = None
+    id: int | None = field(default=None, metadata=document(omit_none=True))
+
+    @property
+    @written(before="write")
+    def units(self) -> str:
+        return "bytes, bytes/s (MB/s shown = 10^6 bytes/s), ns"
 
     @property
     def label(self) -> str:
@@ -273,88 +174,20 @@ def _rate(size: int, ns: int) -> float | None:
     return None if ns <= 0 or size <= 0 else size * NS_PER_S / ns
 
 
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 1)
-
-
-def to_document(result: SurfaceResult) -> dict[str, Any]:
-    target, settings = result.target, result.settings
-    document: dict[str, Any] = {
-        "schema": SURFACE_SCHEMA,
-        "flashmark_version": result.flashmark_version,
-        "started_at": result.started_at,
-        "finished_at": result.finished_at,
-        "complete": result.complete,
-        "resumed_from": result.resumed_from,
-        "target": {
-            "given": target.given,
-            "path": target.path,
-            "kind": target.kind,
-            "size_bytes": target.size_bytes,
-            "sector_bytes": target.sector_bytes,
-            "filesystem": target.filesystem,
-            "device": target.device,
-            "identity": target.identity,
-        },
-        "settings": {
-            "block_bytes": settings.block_bytes,
-            "slices": settings.slices,
-            "write": settings.write,
-            "verify": settings.verify,
-            "direct_io": True,
-        },
-        "units": "bytes, bytes/s (MB/s shown = 10^6 bytes/s), ns",
-        "write": None if result.write is None else result.write.to_dict(),
-        "read": None if result.read is None else result.read.to_dict(),
-        "cache": None if result.cache is None else result.cache.to_dict(),
-        "integrity": result.integrity.to_dict(),
-        "slices": [s.to_dict() for s in result.slices],
-        "state": result.state.to_dict(),
-        "warnings": list(result.warnings),
+# Keys a scan's document may lack, and what they read as (every other key is required).
+EARLIER = Defaults(
+    {
+        SurfaceResult: {"resumed_from": None, "warnings": ()},
+        # "device" and "identity" came later: null in older documents.
+        SurfaceTarget: {"filesystem": None, "device": None, "identity": None},
+        # "flushes" and "flush_ns" came later: 0 in older documents.
+        PassStats: {"outliers": (), "host_stall_ns": 0, "flushes": 0, "flush_ns": 0},
+        Integrity: {"unwritable_bytes": 0},
+        ResumeState: {"stop_reason": None},
+        CacheEstimate: {"bytes": None, "burst_bw_bytes": None, "sustained_bw_bytes": None},
     }
-    if result.id is not None:
-        document["id"] = result.id
-    return document
+)
 
-
-def from_document(document: Mapping[str, Any]) -> SurfaceResult:
-    """The inverse of to_document; ResultFormatError naming what is wrong."""
-    if document.get("schema") != SURFACE_SCHEMA:
-        raise ResultFormatError(f"not a {SURFACE_SCHEMA} document: {document.get('schema')!r}")
-    try:
-        target, settings = document["target"], document["settings"]
-        return SurfaceResult(
-            target=SurfaceTarget(
-                given=str(target["given"]),
-                path=str(target["path"]),
-                kind=str(target["kind"]),
-                size_bytes=int(target["size_bytes"]),
-                sector_bytes=int(target["sector_bytes"]),
-                filesystem=target.get("filesystem"),
-                device=target.get("device"),
-                identity=target.get("identity"),
-            ),
-            settings=SurfaceSettings(
-                block_bytes=int(settings["block_bytes"]),
-                slices=int(settings["slices"]),
-                write=bool(settings["write"]),
-                verify=bool(settings["verify"]),
-            ),
-            started_at=str(document["started_at"]),
-            finished_at=str(document["finished_at"]),
-            complete=bool(document["complete"]),
-            read=None if document["read"] is None else PassStats.from_dict(document["read"]),
-            write=None if document["write"] is None else PassStats.from_dict(document["write"]),
-            slices=tuple(SliceStats.from_dict(s) for s in document["slices"]),
-            integrity=Integrity.from_dict(document["integrity"]),
-            cache=None if document["cache"] is None else CacheEstimate.from_dict(document["cache"]),
-            state=ResumeState.from_dict(document["state"]),
-            flashmark_version=str(document["flashmark_version"]),
-            resumed_from=document.get("resumed_from"),
-            warnings=tuple(str(w) for w in document.get("warnings", ())),
-            id=document.get("id"),
-        )
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise ResultFormatError(
-            f"surface document is malformed ({type(error).__name__}: {error})"
-        ) from None
+SURFACE_DOCUMENT = Codec(SurfaceResult, SURFACE_SCHEMA, "surface", EARLIER)
+to_document = SURFACE_DOCUMENT.write
+from_document = SURFACE_DOCUMENT.read

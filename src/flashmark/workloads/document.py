@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from flashmark import __version__
-from flashmark.errors import ResultFormatError
+from flashmark.codec import Codec, Defaults, document
+from flashmark.monitor.series import EARLIER as MONITOR_EARLIER
 from flashmark.workloads.packages import DEFAULT_SEED
+from flashmark.workloads.result import EARLIER as RESULT_EARLIER
 from flashmark.workloads.result import WorkloadResult
 
 # `workload --json` and the history's workload results (docs/workloads.md).
@@ -18,18 +20,18 @@ from flashmark.workloads.result import WorkloadResult
 SCHEMA = "flashmark.workloads/1"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WorkloadRun:
     """One or more workloads run in a row in one folder."""
 
+    flashmark_version: str = __version__
+    started_at: str
+    finished_at: str
     target: str  # absolute: the history lists results by target, and "." says nothing later
     scale: float
     seed: int
-    started_at: str
-    finished_at: str
     workloads: tuple[WorkloadResult, ...]
-    flashmark_version: str = __version__
-    id: int | None = None
+    id: int | None = field(default=None, metadata=document(omit_none=True))
 
     @property
     def label(self) -> str:
@@ -52,43 +54,36 @@ def workload_run(
     )
 
 
-def to_document(result: WorkloadRun) -> dict[str, Any]:
-    document: dict[str, Any] = {
-        "schema": SCHEMA,
-        "flashmark_version": result.flashmark_version,
-        "started_at": result.started_at,
-        "finished_at": result.finished_at,
-        "target": result.target,
-        "scale": result.scale,
-        "seed": result.seed,
-        "workloads": [workload.to_dict() for workload in result.workloads],
-    }
-    if result.id is not None:
-        document["id"] = result.id
-    return document
+def _scale_of_first(run: Mapping[str, Any]) -> Any:
+    return run["workloads"][0]["scale"]
 
 
-def from_document(document: Mapping[str, Any]) -> WorkloadRun:
-    """The inverse of to_document; ResultFormatError naming what is wrong."""
-    try:
-        results = tuple(WorkloadResult.from_dict(entry) for entry in document["workloads"])
-        target = document.get("target")
-        if not isinstance(target, str) or not results:
-            raise ValueError("no target or no workloads")
-        return WorkloadRun(
-            target=target,
-            scale=float(document.get("scale", results[0].scale)),
-            seed=int(document.get("seed", DEFAULT_SEED)),
-            started_at=str(document.get("started_at", "")),
-            finished_at=str(document.get("finished_at", "")),
-            workloads=results,
-            flashmark_version=str(document.get("flashmark_version", "")),
-            id=document.get("id"),
-        )
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise ResultFormatError(
-            f"workload document is malformed ({type(error).__name__}: {error})"
-        ) from None
+# Keys a workload run's document may lack, and what they read as (every other key is required).
+EARLIER = (
+    Defaults(
+        {
+            WorkloadRun: {
+                "flashmark_version": "",
+                "started_at": "",
+                "finished_at": "",
+                "scale": _scale_of_first,
+                "seed": DEFAULT_SEED,
+            }
+        }
+    )
+    | RESULT_EARLIER
+    | MONITOR_EARLIER
+)
+
+
+def _check(run: WorkloadRun) -> None:
+    if not isinstance(run.target, str) or not run.workloads:
+        raise ValueError("no target or no workloads")
+
+
+WORKLOADS_DOCUMENT = Codec(WorkloadRun, SCHEMA, "workload", EARLIER, _check)
+to_document = WORKLOADS_DOCUMENT.write
+from_document = WORKLOADS_DOCUMENT.read
 
 
 def _iso(epoch: float) -> str:

@@ -356,7 +356,16 @@ def grade_results(
                 verdict, reason = Verdict.UNCERTAIN, cache_not_exceeded_text(sustained)
         passed = None if verdict is None else verdict is Verdict.PASS
         grades.append(
-            Grade(rule.name, rule.title, rule.source, checks, passed, note, verdict, reason)
+            Grade(
+                name=rule.name,
+                title=rule.title,
+                source=rule.source,
+                checks=checks,
+                passed=passed,
+                note=note,
+                verdict=verdict,
+                verdict_reason=reason,
+            )
         )
     return tuple(grades)
 

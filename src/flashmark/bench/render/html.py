@@ -532,7 +532,7 @@ _METHOD_ROWS: list[tuple[str, Callable[[Run], str | None]]] = [
     ),
     ("tests skipped", lambda r: describe.join(r.tests_skipped)),
     ("started, finished", lambda r: f"{r.started_at} - {r.finished_at}"),
-    ("flashmark", lambda r: r.host.flashmark_version),
+    ("flashmark", lambda r: r.flashmark_version),
 ]
 
 

@@ -1,0 +1,118 @@
+"""The one codec (flashmark.codec): every kind's document is its dataclasses, a document read
+and written again is the same text, earlier documents read their missing keys from the kind's
+table, and a malformed one names what is wrong."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from flashmark.bench.document import document_to_run, run_to_document
+from flashmark.codec import Codec, Defaults, decode, document, encode, to_text, written
+from flashmark.errors import ResultFormatError
+from flashmark.kinds.registry import DOCUMENT_KINDS, kind_of
+from flashmark.stats import Verdict
+from tests.conftest import DATA
+
+
+def recorded(path: Any) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(path.read_text())
+    return document
+
+
+RECORDED = [
+    path
+    for path in sorted([*(DATA / "report").glob("*.json"), *(DATA / "upload").glob("*.json")])
+    if isinstance(recorded(path), dict) and recorded(path).get("schema") in DOCUMENT_KINDS
+]
+
+
+@pytest.mark.parametrize(
+    "path",
+    RECORDED,
+    ids=lambda path: path.name,
+)
+def test_a_document_read_and_written_again_is_the_same_text(path):
+    kind = kind_of(recorded(path))
+    written_once = kind.to_document(kind.from_document(recorded(path)))
+    written_twice = kind.to_document(kind.from_document(json.loads(to_text(written_once))))
+    assert to_text(written_twice) == to_text(written_once)
+
+
+def test_a_document_of_an_earlier_version_reads_what_it_lacks_from_the_kinds_table():
+    document = recorded(DATA / "report" / "quick-a1-card.json")
+    test = document["tests"][0]
+    assert "discarded_s" not in test and "verdict" not in document["grades"]["A1"]
+    direction = test["read"] or test["write"]
+    assert "fio_runtime_ms" in direction and "ci95" not in direction
+    run = document_to_run(document)
+    assert run.tests[0].discarded_s == 0.0 and run.tests[0].lengthened is None
+    assert run.settings.follow_ramp_s == document["settings"]["ramp_s"]
+    a1 = next(grade for grade in run.grades if grade.name == "A1")
+    assert a1.verdict is {True: Verdict.PASS, False: Verdict.FAIL, None: None}[a1.passed]
+    again = run_to_document(run)
+    assert again["tests"][0]["discarded_s"] == 0.0 and again["grades"]["A1"]["pass"] == a1.passed
+
+
+def test_a_missing_key_that_no_earlier_version_lacked_is_named():
+    document = recorded(DATA / "upload" / "sd-card-run.json")
+    del document["tests"][0]["elapsed_s"]
+    with pytest.raises(ResultFormatError, match=r"result document is malformed.*'elapsed_s'"):
+        document_to_run(document)
+
+
+@dataclass(frozen=True)
+class Point:
+    name: str
+    at_s: float = field(metadata=document(key="at", digits=2))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Trace:
+    points: tuple[Point, ...] = field(metadata=document(keyed_by="name"))
+    span: tuple[float, float]
+    note: str | None = field(default=None, metadata=document(omit_none=True))
+    scratch: int = field(default=7, metadata=document(saved=False))
+
+    @property
+    @written(before="span")
+    def count(self) -> int:
+        return len(self.points)
+
+
+TRACE = Codec(Trace, "example.trace/1", "trace", Defaults({Trace: {"span": (0.0, 0.0)}}))
+
+
+def test_a_dataclass_is_written_in_the_shape_its_metadata_gives_and_read_back():
+    trace = Trace(points=(Point("a", 1.234), Point("b", 2.0)), span=(1.0, 2.0))
+    written_out = TRACE.write(trace)
+    assert list(written_out) == ["schema", "points", "count", "span"]
+    assert written_out["points"] == {"a": {"at": 1.23}, "b": {"at": 2.0}}
+    assert TRACE.read(written_out) == Trace(
+        points=(Point("a", 1.23), Point("b", 2.0)), span=(1.0, 2.0)
+    )
+    assert TRACE.read({"schema": "example.trace/1", "points": {}}).span == (0.0, 0.0)
+    assert encode(Trace(points=(), span=(0, 1), note="n"))["note"] == "n"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"schema": "example.trace/2"}, "not a example.trace/1 document"),
+        ({"span": [1.0]}, "trace span must hold 2 values, not 1"),
+        ({"points": [{"at": 1}]}, "trace points must be an object, not 'list'"),
+        ({"points": {"a": {}}}, "KeyError: 'at'"),
+    ],
+)
+def test_a_malformed_document_is_refused_naming_what_is_wrong(change, message):
+    good = TRACE.write(Trace(points=(Point("a", 1.0),), span=(1.0, 2.0)))
+    with pytest.raises(ResultFormatError, match=message):
+        TRACE.read(good | change)
+
+
+def test_an_unknown_enum_value_names_the_known_values():
+    with pytest.raises(ValueError, match=r"unknown value 'maybe' \(known: pass, fail, uncertain"):
+        decode(Verdict, "maybe")
