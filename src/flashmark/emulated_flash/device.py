@@ -6,6 +6,7 @@
         card.stats()    # what the device did, by its own clock
         card.reset()    # fresh device state (empty cache, counters zero), data kept
         card.vanish()   # every later request fails with EIO
+        card.stop_answering()  # requests are held, unanswered, until card.answer_again()
 
 The stack, bottom to top (docs/emulated-flash.md):
 - nbdkit runs plugin.py in its embedded Python: the behaviour model (engine.py) serves the
@@ -151,6 +152,10 @@ class EmulatedFlash:
         """Remove everything (idempotent; __exit__ calls it)."""
         # SIGINT during cleanup would leave a mount or a loop device behind: finish first.
         with _deferred_sigint():
+            if self._control is not None:
+                # Held requests keep their callers (and the loop device) busy: answer them.
+                with contextlib.suppress(ValueError):  # the control block was closed already
+                    self._control.request_silence(False)
             self._stack.close()
 
     def _setup(self) -> None:
@@ -252,6 +257,17 @@ class EmulatedFlash:
         brings the device back.
         """
         self._require_control().request_vanish()
+
+    def stop_answering(self) -> None:
+        """From the next request on, the device holds every request without answering (no
+        error, no data), as a card that hangs does: its callers wait in uninterruptible I/O
+        (process state D) until `answer_again()`, which serves the held requests. close()
+        answers them too."""
+        self._require_control().request_silence(True)
+
+    def answer_again(self) -> None:
+        """End `stop_answering()`: the held requests are served, in order."""
+        self._require_control().request_silence(False)
 
     def command(self, argv: Sequence[str]) -> list[str]:
         """argv wrapped to run inside the throttle caps (only with `caps=`)."""

@@ -35,6 +35,8 @@ from typing import Protocol
 
 from flashmark.emulated_flash.model import NS_PER_S, Backing, FlashModel
 
+_SILENT_POLL_S = 0.01  # how often a held request looks whether the device may answer again
+
 
 class DeviceFault(Exception):
     """A request the device fails; `errno` is what the client sees (EIO through loop)."""
@@ -80,14 +82,17 @@ _STATS_FIELDS = len(fields(FlashStats))
 class ControlBlock:
     """A page shared by the host and the engine (a file both map).
 
-    Host area: magic, vanish request, reset generation. Engine area: a sequence number and the
-    FlashStats fields, published after every request. The sequence number is odd while the
-    engine writes, so a reader retries instead of seeing a half-written set (a seqlock).
+    Host area: magic, vanish request, reset generation, stop-answering request. Engine area: a
+    sequence number and the FlashStats fields, published after every request. The sequence
+    number is odd while the engine writes, so a reader retries instead of seeing a half-written
+    set (a seqlock).
     """
 
     SIZE = 4096
     _MAGIC = 0x31_48_53_41_4C_46_4D_46  # b"FMFLASH1" little-endian
     _HOST = struct.Struct("<QQQ")  # magic, vanish requested, reset generation
+    _SILENT = struct.Struct("<Q")  # 1 while the device is asked not to answer
+    _SILENT_AT = 24
     _SEQ = struct.Struct("<Q")
     _SEQ_AT = 64
     _STATS = struct.Struct("<" + "Q" * _STATS_FIELDS)
@@ -111,6 +116,9 @@ class ControlBlock:
     def request_vanish(self) -> None:
         _, _, generation = self._HOST.unpack_from(self._map, 0)
         self._HOST.pack_into(self._map, 0, self._MAGIC, 1, generation)
+
+    def request_silence(self, silent: bool) -> None:
+        self._SILENT.pack_into(self._map, self._SILENT_AT, int(silent))
 
     def request_reset(self) -> int:
         _, _, generation = self._HOST.unpack_from(self._map, 0)
@@ -140,6 +148,10 @@ class ControlBlock:
         """(vanish requested, reset generation)."""
         _, vanish, generation = self._HOST.unpack_from(self._map, 0)
         return bool(vanish), int(generation)
+
+    def silent(self) -> bool:
+        """True while the host asks the device not to answer (`EmulatedFlash.stop_answering`)."""
+        return bool(self._SILENT.unpack_from(self._map, self._SILENT_AT)[0])
 
     def publish(self, stats: FlashStats) -> None:
         sequence = self._SEQ.unpack_from(self._map, self._SEQ_AT)[0]
@@ -366,6 +378,11 @@ class FlashEngine:
     def _poll_control(self) -> None:
         if self._control is None:
             return
+        # A card that stopped answering: the request is held, not failed, until the host lets
+        # the device answer again (the client sees no error, only silence). nbdkit serialises
+        # requests (plugin.py), so every later one waits behind it.
+        while self._control.silent():
+            self._sleep(_SILENT_POLL_S)
         vanish, generation = self._control.poll()
         if generation != self._generation:
             self._generation = generation

@@ -35,6 +35,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -127,22 +128,48 @@ _ETA_RE = re.compile(r"\]\[(\d+(?:\.\d+)?)%\]((?:\[[^\]]*\])*?)\[eta [^\]]*\]")
 
 
 def fio_work_parent(tmpdir: str | None = None) -> str:
-    """A folder to create fio's work folder in, whose path fio's job parser reads literally
-    (write_iops_log names it, fio/jobs.py): the temporary folder (TMPDIR) when it is, else the
-    first of /tmp, /var/tmp that is. A TMPDIR like `/tmp/a#b` would be cut at the '#'."""
+    """A folder to create fio's work folder in: the temporary folder (TMPDIR), else the first
+    of /tmp, /var/tmp, that fio's job parser reads literally (write_iops_log names it,
+    fio/jobs.py: a TMPDIR like `/tmp/a#b` would be cut at the '#') and that no other user can
+    change (`owned_by_us_or_root`): fio writes its logs and output there by path, and a TMPDIR
+    in another user's home (`sudo -E`) would let that user swap the work folder for a link to
+    a file of root's. Returned without symlinks (os.path.realpath), as checked."""
     chosen = tmpdir if tmpdir is not None else tempfile.gettempdir()
     for candidate in (chosen, *_FALLBACK_TEMP_FOLDERS):
+        real = os.path.realpath(candidate)
         if (
-            is_fio_literal_folder(candidate)
-            and os.path.isdir(candidate)
-            and os.access(candidate, os.W_OK | os.X_OK)
+            is_fio_literal_folder(real)
+            and os.path.isdir(real)
+            and os.access(real, os.W_OK | os.X_OK)
+            and owned_by_us_or_root(real)
         ):
-            return candidate
+            return real
     raise EnvironmentProblem(
         f"no temporary folder fio can use: {chosen!r} holds characters fio's job files "
-        "interpret, and neither /tmp nor /var/tmp is writable; set TMPDIR to a writable "
-        "folder named with letters, digits and . _ + - only"
+        "interpret or can be changed by another user, and neither /tmp nor /var/tmp is "
+        "usable; set TMPDIR to a writable folder of yours named with letters, digits and "
+        ". _ + - only"
     )
+
+
+def owned_by_us_or_root(path: str) -> bool:
+    """True when no user but root and this process's effective user can rename or replace
+    anything on the way to `path` (an absolute path without symlinks): each folder from / down
+    is owned by one of them and writable by no one else, or sticky (sticky folders let only an
+    entry's owner rename or remove it, chmod(2) "S_ISVTX"), as /tmp is."""
+    trusted = {0, os.geteuid()}
+    parts = Path(path).relative_to("/").parts
+    for depth in range(len(parts) + 1):
+        current = Path("/", *parts[:depth])
+        try:
+            status = os.lstat(current)
+        except OSError:
+            return False
+        if not stat.S_ISDIR(status.st_mode) or status.st_uid not in trusted:
+            return False
+        if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not status.st_mode & stat.S_ISVTX:
+            return False
+    return True
 
 
 class FioProcessRunner:

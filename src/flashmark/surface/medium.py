@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Protocol
 
 from flashmark.errors import DirectIONotSupported, NotEnoughSpace, TargetError
-from flashmark.leftovers import test_file_name
+from flashmark.leftovers import private_folder_name, test_file_name
+from flashmark.private_folder import (
+    FolderReplaced,
+    make_private_folder,
+    open_checked_folder,
+    remove_private_folder,
+)
+from flashmark.signals import signals_held
 
 # ioctl(2) BLKSSZGET, the logical block size (linux/fs.h: _IO(0x12, 104)).
 _BLKSSZGET = 0x1268
@@ -99,10 +106,12 @@ def open_block_device(node: str, *, write: bool) -> Iterator[BlockMedium]:
 
 @dataclass
 class FolderMedium:
-    """The surface as files of FOLDER_FILE_BYTES (the last one shorter), one after another.
+    """The surface as files of FOLDER_FILE_BYTES (the last one shorter), one after another, in
+    a private folder of the scanned folder (flashmark.private_folder): created and opened
+    relative to its descriptor, so no other user can redirect them.
 
-    Their names are owner-stamped (flashmark.leftovers): `flashmark clean` removes them after a
-    SIGKILL; every other exit removes them here."""
+    Their folder's name is owner-stamped (flashmark.leftovers): `flashmark clean` removes it
+    after a SIGKILL; every other exit removes it here."""
 
     folder: Path
     size_bytes: int
@@ -160,34 +169,53 @@ def folder_surface_bytes(folder: Path, size_limit: int | None, block_bytes: int)
 
 
 @contextlib.contextmanager
-def folder_files(folder: Path, size_bytes: int, block_bytes: int) -> Iterator[FolderMedium]:
-    """Create the files (empty, O_DIRECT), and remove them whatever happens."""
+def folder_files(
+    folder: Path, size_bytes: int, block_bytes: int, identity: tuple[int, int] | None = None
+) -> Iterator[FolderMedium]:
+    """Create the files (empty, O_DIRECT) in a private folder of `folder` (the folder checked
+    as `identity`, when given), and remove them and it whatever happens."""
     file_bytes = FOLDER_FILE_BYTES - FOLDER_FILE_BYTES % block_bytes
     count = -(-size_bytes // file_bytes)
+    try:
+        folder_fd = open_checked_folder(str(folder), identity)
+    except FolderReplaced:
+        raise
+    except OSError as error:
+        raise TargetError(f"cannot open {folder}: {error.strerror}") from None
     paths: list[Path] = []
     fds: list[int] = []
     try:
-        for _ in range(count):
-            path = folder / test_file_name()
+        with signals_held():  # made and armed for removal together
             try:
-                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o600)
+                private = make_private_folder(folder_fd, str(folder), private_folder_name())
             except OSError as error:
-                raise TargetError(f"cannot create a file in {folder}: {error.strerror}") from None
-            paths.append(path)
-            fds.append(fd)
-            try:
-                flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-                fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_DIRECT)
-            except OSError:
-                raise DirectIONotSupported(
-                    f"{folder} does not support direct I/O (O_DIRECT), so a surface scan "
-                    "there would measure the page cache: pick a folder on a disk filesystem"
-                ) from None
-        yield FolderMedium(folder, size_bytes, FOLDER_SECTOR, file_bytes, paths, fds)
+                raise TargetError(f"cannot create a folder in {folder}: {error.strerror}") from None
+        try:
+            for _ in range(count):
+                name = test_file_name()
+                flags = os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
+                try:
+                    fd = os.open(name, flags, 0o600, dir_fd=private.fd)
+                except OSError as error:
+                    raise TargetError(
+                        f"cannot create a file in {folder}: {error.strerror}"
+                    ) from None
+                paths.append(Path(private.shown) / name)
+                fds.append(fd)
+                try:
+                    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+                    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_DIRECT)
+                except OSError:
+                    raise DirectIONotSupported(
+                        f"{folder} does not support direct I/O (O_DIRECT), so a surface scan "
+                        "there would measure the page cache: pick a folder on a disk filesystem"
+                    ) from None
+            yield FolderMedium(folder, size_bytes, FOLDER_SECTOR, file_bytes, paths, fds)
+        finally:
+            with signals_held():
+                for fd in fds:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                remove_private_folder(folder_fd, private)
     finally:
-        for fd in fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        for path in paths:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+        os.close(folder_fd)

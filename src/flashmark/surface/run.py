@@ -63,6 +63,8 @@ class SurfacePlan:
     filesystem: str | None = None
     device: str | None = None  # the probed device in one line (flashmark.probe)
     identity: str | None = None  # its CID, else its serial number
+    # A folder: its (st_dev, st_ino) when checked; the folder opened to scan must be this one.
+    folder_identity: tuple[int, int] | None = None
 
 
 class ScanStopped(FlashmarkError):
@@ -126,6 +128,7 @@ def plan_surface(
         raise TargetPermissionDenied(
             f"cannot write in {folder}: permission denied (pick a folder you can write, or sudo)"
         )
+    folder_status = folder.stat()
     size = folder_surface_bytes(folder, size_limit, block_bytes)
     device, identity = identify(str(folder), roots)
     return SurfacePlan(
@@ -136,6 +139,7 @@ def plan_surface(
         filesystem=mount.fstype if mount is not None else None,
         device=device,
         identity=identity,
+        folder_identity=(folder_status.st_dev, folder_status.st_ino),
     )
 
 
@@ -160,7 +164,9 @@ def identify(path: str, roots: SystemRoots) -> tuple[str | None, str | None]:
 def _medium(plan: SurfacePlan, roots: SystemRoots, block_bytes: int) -> Iterator[Medium]:
     if plan.kind == FOLDER:
         assert plan.size_bytes is not None
-        with folder_files(Path(plan.given), plan.size_bytes, block_bytes) as files:
+        with folder_files(
+            Path(plan.given), plan.size_bytes, block_bytes, plan.folder_identity
+        ) as files:
             yield files
     elif plan.write:
         # Held from before the first write until after the last read of the verification:
