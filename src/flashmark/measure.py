@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from flashmark.errors import (
     Interrupted,
     NotEnoughSpace,
     ReadOnlyTarget,
+    TargetError,
 )
 from flashmark.fio.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S, FioJob
 from flashmark.fio.parse import ParsedRun, parse_prepare_output, parse_run, pooled_result
@@ -41,8 +43,10 @@ from flashmark.lengths import (
 from flashmark.model import FioInfo, Target, TargetKind, TestResult, TestSpec
 from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name
 from flashmark.plan import Plan
+from flashmark.private_folder import open_checked_folder
 from flashmark.sysroot import SystemRoots
 from flashmark.target import TestArea, created_test_file
+from flashmark.target_lock import held, held_path
 from flashmark.units import format_iops, format_rate, format_size
 from flashmark.workloads import WorkloadResult, run_workloads
 
@@ -100,41 +104,20 @@ def measure(
     With `roots`, the device's /proc/diskstats counters are sampled every second during each
     test (TestResult.monitor), and the plan's workloads run after the tests."""
     progress = progress or SilentProgress()
-    target, settings = plan.target, plan.settings
+    target = plan.target
     watch = _DeviceWatch(target, roots)
     fio_version = runner.version()  # fails before anything is created when fio is unusable
     started = _now()
     results: list[TestResult] = []
     command: tuple[str, ...] = ()
-    total = len(plan.tests) + (1 if plan.prepare else 0) + (1 if plan.workloads else 0)
     left_behind: list[str] = []
-    with _test_area(plan, roots, left_behind) as area:
-        number = 0
-        written = 0  # how far from its start the tests so far wrote the area sequentially
-        bursty: TestSpec | None = None  # the test that found the device completing in bursts
-        fastest = FastestRates()
-        for index, spec in enumerate(plan.tests):
-            if index == plan.prepare_after and plan.prepare_job is not None:
-                number += 1
-                _prepare(plan, runner, progress, area, written, number, total)
-            number += 1
-            job = plan.jobs[index]
-            progress.begin(spec.name, number, total, job.expected_s)
-            with watch.monitor() as monitor:
-                result, output, found_bursty = _measure_test(
-                    plan, index, runner, progress, area.folder_fd, bursty, fastest
-                )
-            fastest = fastest.seen(result)
-            if found_bursty and (bursty is None or spec.iodepth < bursty.iodepth):
-                bursty = spec
-            if monitor is not None:
-                result = dataclasses.replace(result, monitor=monitor.series())
-            if index < plan.prepare_after:
-                written = max(written, written_extent(output.logs, settings.size_bytes))
-            command = command or output.argv
-            results.append(result)
-            progress.end(spec.name, _summary(result))
-    workloads = _run_workloads(plan, results, roots, progress)
+    with _held_target(target):
+        with _test_area(plan, roots, left_behind) as area:
+            for spec, result, output in _run_tests(plan, runner, progress, area, watch):
+                command = command or output.argv
+                results.append(result)
+                progress.end(spec.name, _summary(result))
+        workloads = _run_workloads(plan, results, roots, progress)
     return Measurement(
         started_at=started,
         finished_at=_now(),
@@ -143,6 +126,57 @@ def measure(
         workloads=workloads,
         warnings=tuple(left_behind) + watch.warnings + _workload_warnings(workloads),
     )
+
+
+def _run_tests(
+    plan: Plan, runner: FioRunner, progress: Progress, area: TestArea, watch: _DeviceWatch
+) -> Iterator[tuple[TestSpec, TestResult, FioOutput]]:
+    """The plan's tests in order, each measured (and the preparation where it falls)."""
+    settings = plan.settings
+    total = len(plan.tests) + (1 if plan.prepare else 0) + (1 if plan.workloads else 0)
+    number = 0
+    written = 0  # how far from its start the tests so far wrote the area sequentially
+    bursty: TestSpec | None = None  # the test that found the device completing in bursts
+    fastest = FastestRates()
+    for index, spec in enumerate(plan.tests):
+        if index == plan.prepare_after and plan.prepare_job is not None:
+            number += 1
+            _prepare(plan, runner, progress, area, written, number, total)
+        number += 1
+        job = plan.jobs[index]
+        progress.begin(spec.name, number, total, job.expected_s)
+        with watch.monitor() as monitor:
+            result, output, found_bursty = _measure_test(
+                plan, index, runner, progress, area.folder_fd, bursty, fastest
+            )
+        fastest = fastest.seen(result)
+        if found_bursty and (bursty is None or spec.iodepth < bursty.iodepth):
+            bursty = spec
+        if monitor is not None:
+            result = dataclasses.replace(result, monitor=monitor.series())
+        if index < plan.prepare_after:
+            written = max(written, written_extent(output.logs, settings.size_bytes))
+        yield spec, result, output
+
+
+@contextlib.contextmanager
+def _held_target(target: Target) -> Iterator[None]:
+    """The folder or device held for the whole measurement (tests and workloads): a second
+    flashmark on it refuses meanwhile (flashmark.target_lock)."""
+    if target.kind is TargetKind.DEVICE:
+        with held_path(target.path):
+            yield
+        return
+    assert target.folder is not None
+    try:
+        descriptor = open_checked_folder(target.folder, target.folder_identity)
+    except OSError as error:
+        raise TargetError(f"cannot open the folder {target.folder}: {error.strerror}") from None
+    try:
+        with held(descriptor, target.folder):
+            yield
+    finally:
+        os.close(descriptor)
 
 
 def _prepare(

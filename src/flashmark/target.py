@@ -55,6 +55,7 @@ from flashmark.private_folder import (
 )
 from flashmark.signals import signals_held
 from flashmark.sysroot import SystemRoots
+from flashmark.target_lock import refuse_if_busy
 from flashmark.units import MiB, format_size
 
 TEST_FILE_PREFIX = ".flashmark-"  # the whole name: leftovers.test_file_name()
@@ -121,6 +122,7 @@ def resolve_target(given: str, *, size_bytes: int, destructive: bool, roots: Sys
         raise TargetError(f"{given}: not a folder, a file or a block device")
     try:
         folder_status = folder.stat()
+        refuse_if_busy(str(folder))
     except OSError as error:
         raise TargetError(f"{folder}: cannot read the folder: {error.strerror}") from None
     return _folder_target(given, folder, folder_status, size_bytes=size_bytes, roots=roots)
@@ -169,8 +171,7 @@ def _device_target(
 ) -> Target:
     node, device = _kernel_node(given, status, roots)
     try:
-        with open(node, "rb"):
-            pass
+        refuse_if_busy(node)
     except PermissionError:
         raise TargetPermissionDenied(
             f"{node}: permission denied: reading a device needs root (sudo) or the disk group"

@@ -26,6 +26,7 @@ from flashmark.private_folder import (
     remove_private_folder,
 )
 from flashmark.signals import signals_held
+from flashmark.target_lock import held
 
 # ioctl(2) BLKSSZGET, the logical block size (linux/fs.h: _IO(0x12, 104)).
 _BLKSSZGET = 0x1268
@@ -99,7 +100,8 @@ def open_block_device(node: str, *, write: bool) -> Iterator[BlockMedium]:
         size = os.lseek(fd, 0, os.SEEK_END)
         raw = fcntl.ioctl(fd, _BLKSSZGET, struct.pack("i", 0))
         sector = struct.unpack("i", raw)[0] or 512
-        yield BlockMedium(fd=fd, size_bytes=size - size % sector, sector_bytes=sector)
+        with held(fd, node):  # one flashmark per device (flashmark.target_lock)
+            yield BlockMedium(fd=fd, size_bytes=size - size % sector, sector_bytes=sector)
     finally:
         os.close(fd)
 
@@ -182,40 +184,49 @@ def folder_files(
         raise
     except OSError as error:
         raise TargetError(f"cannot open {folder}: {error.strerror}") from None
-    paths: list[Path] = []
-    fds: list[int] = []
     try:
-        with signals_held():  # made and armed for removal together
-            try:
-                private = make_private_folder(folder_fd, str(folder), private_folder_name())
-            except OSError as error:
-                raise TargetError(f"cannot create a folder in {folder}: {error.strerror}") from None
-        try:
-            for _ in range(count):
-                name = test_file_name()
-                flags = os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
-                try:
-                    fd = os.open(name, flags, 0o600, dir_fd=private.fd)
-                except OSError as error:
-                    raise TargetError(
-                        f"cannot create a file in {folder}: {error.strerror}"
-                    ) from None
-                paths.append(Path(private.shown) / name)
-                fds.append(fd)
-                try:
-                    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-                    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_DIRECT)
-                except OSError:
-                    raise DirectIONotSupported(
-                        f"{folder} does not support direct I/O (O_DIRECT), so a surface scan "
-                        "there would measure the page cache: pick a folder on a disk filesystem"
-                    ) from None
+        with (
+            held(folder_fd, str(folder)),  # one flashmark per folder (flashmark.target_lock)
+            _files_in(folder, folder_fd, count) as (paths, fds),
+        ):
             yield FolderMedium(folder, size_bytes, FOLDER_SECTOR, file_bytes, paths, fds)
-        finally:
-            with signals_held():
-                for fd in fds:
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
-                remove_private_folder(folder_fd, private)
     finally:
         os.close(folder_fd)
+
+
+@contextlib.contextmanager
+def _files_in(folder: Path, folder_fd: int, count: int) -> Iterator[tuple[list[Path], list[int]]]:
+    """`count` empty files, opened with O_DIRECT, in a new private folder of `folder`; their
+    names and descriptors. Closed and removed with their folder on the way out."""
+    paths: list[Path] = []
+    fds: list[int] = []
+    with signals_held():  # made and armed for removal together
+        try:
+            private = make_private_folder(folder_fd, str(folder), private_folder_name())
+        except OSError as error:
+            raise TargetError(f"cannot create a folder in {folder}: {error.strerror}") from None
+    try:
+        for _ in range(count):
+            name = test_file_name()
+            flags = os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
+            try:
+                fd = os.open(name, flags, 0o600, dir_fd=private.fd)
+            except OSError as error:
+                raise TargetError(f"cannot create a file in {folder}: {error.strerror}") from None
+            paths.append(Path(private.shown) / name)
+            fds.append(fd)
+            try:
+                flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+                fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_DIRECT)
+            except OSError:
+                raise DirectIONotSupported(
+                    f"{folder} does not support direct I/O (O_DIRECT), so a surface scan "
+                    "there would measure the page cache: pick a folder on a disk filesystem"
+                ) from None
+        yield paths, fds
+    finally:
+        with signals_held():
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            remove_private_folder(folder_fd, private)

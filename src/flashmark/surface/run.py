@@ -47,6 +47,7 @@ from flashmark.surface.result import SurfaceResult, SurfaceSettings, SurfaceTarg
 from flashmark.surface.scan import Progress, SurfaceScan
 from flashmark.sysroot import SystemRoots
 from flashmark.target import stat_target
+from flashmark.target_lock import refuse_if_busy
 
 DEVICE = "device"
 FOLDER = "folder"
@@ -90,6 +91,8 @@ def plan_surface(
     path, status = stat_target(given, "device or folder")
     if stat.S_ISBLK(status.st_mode):
         node = os.path.realpath(path)
+        with contextlib.suppress(PermissionError):  # said when the scan opens it
+            refuse_if_busy(node)
         if size_limit is not None:
             raise UsageError("--size is for folders; a device is scanned whole")
         if write:
@@ -129,6 +132,7 @@ def plan_surface(
             f"cannot write in {folder}: permission denied (pick a folder you can write, or sudo)"
         )
     folder_status = folder.stat()
+    refuse_if_busy(str(folder))  # before the free space: a run there holds some of it
     size = folder_surface_bytes(folder, size_limit, block_bytes)
     device, identity = identify(str(folder), roots)
     return SurfacePlan(

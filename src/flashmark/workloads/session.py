@@ -42,6 +42,7 @@ from flashmark.private_folder import (
 )
 from flashmark.signals import signals_held
 from flashmark.sysroot import SystemRoots
+from flashmark.target_lock import held, refuse_if_busy
 from flashmark.units import format_size
 from flashmark.workloads import cold_read, dpkg
 from flashmark.workloads.packages import (
@@ -121,35 +122,52 @@ def run_workloads(
     installed = package_set.installed_bytes + package_set.archive_bytes
     _check_space(folder, scale, _needed_bytes(names, installed, _total(boot_files)))
     device = device_for_path(folder, roots)
-    folder_fd: int | None = None
+    with signals_held():  # a signal in between would leak the descriptor
+        try:
+            folder_fd = open_checked_folder(str(folder), identity)
+        except OSError as error:
+            raise _target_error(error, folder) from error
+    try:
+        # One flashmark per folder (flashmark.target_lock), from before the first write.
+        with held(folder_fd, str(folder)):
+
+            def session_in(private: PrivateFolder) -> _Session:
+                share = _ProgressShare(progress, len(names))
+                return _Session(
+                    private, package_set, boot_files, roots, device, interval_s, seed, share,
+                    random_write_iops,
+                )  # fmt: skip
+
+            return _run_in_private_folder(names, folder, folder_fd, session_in)
+    finally:
+        os.close(folder_fd)
+
+
+def _run_in_private_folder(
+    names: tuple[str, ...],
+    folder: Path,
+    folder_fd: int,
+    session_in: Callable[[PrivateFolder], _Session],
+) -> tuple[WorkloadResult, ...]:
+    """The workloads in a new private folder of `folder`, always removed afterwards."""
     private: PrivateFolder | None = None
     try:
         # Held: a signal waits until the folder exists and is named here, to be removed below.
         with signals_held():
             try:
-                folder_fd = open_checked_folder(str(folder), identity)
                 private = make_private_folder(folder_fd, str(folder), work_folder_name("workload"))
             except OSError as error:
                 raise _target_error(error, folder) from error
-        session = _Session(
-            private, package_set, boot_files, roots, device, interval_s, seed,
-            _ProgressShare(progress, len(names)), random_write_iops,
-        )  # fmt: skip
+        session = session_in(private)
         results = tuple(session.run(name) for name in names)
     except BaseException:
-        if folder_fd is not None:
+        if private is not None:
             with signals_held():
-                if private is not None:
-                    remove_private_folder(folder_fd, private)
-                os.close(folder_fd)
+                remove_private_folder(folder_fd, private)
         raise
-    assert private is not None
-    try:
-        # Held: a signal in the middle of the removal would leave the rest of the folder.
-        with signals_held():
-            failure = remove_private_folder(folder_fd, private)
-    finally:
-        os.close(folder_fd)
+    # Held: a signal in the middle of the removal would leave the rest of the folder.
+    with signals_held():
+        failure = remove_private_folder(folder_fd, private)
     if failure is not None:
         raise TargetError(
             f"the workloads finished but {private.shown} could not be removed: {failure}; "
@@ -175,6 +193,7 @@ def _check_folder(folder: Path) -> tuple[Path, tuple[int, int]]:
         )
     resolved = folder.resolve()
     status = resolved.stat()
+    refuse_if_busy(str(resolved))  # before the space checks: a run there holds space too
     return resolved, (status.st_dev, status.st_ino)
 
 
