@@ -15,16 +15,17 @@ import platform
 from dataclasses import dataclass
 
 from flashmark import __version__
-from flashmark.errors import FlashmarkError, Interrupted
+from flashmark.errors import DeviceFailed, FlashmarkError, Interrupted
 from flashmark.fio.runner import FioRunner
 from flashmark.grading import claim_findings, grade_results, judge_probe
-from flashmark.measure import Progress, measure
+from flashmark.measure import Measurement, MeasurementStopped, Progress, measure
 from flashmark.model import HostInfo, Run, Target
 from flashmark.plan import Plan, default_settings, plan_area, plan_tests
 from flashmark.probe import ProbeReport, probe_target
 from flashmark.profiles import get_profile
 from flashmark.sysroot import SystemRoots
 from flashmark.target import resolve_target
+from flashmark.watchdog import Watchdog
 
 
 @dataclass(frozen=True)
@@ -65,19 +66,41 @@ def plan_benchmark(
     return dataclasses.replace(plan, area_note=area.note, probe=report, probe_problem=problem)
 
 
+class RunStopped(FlashmarkError):
+    """The device failed mid-run (MeasurementStopped): `partial` is the run of the tests
+    measured before, judged as far as they go; `cause` the failure, whose exit status this
+    keeps. The caller saves and shows `partial`, then reports `cause`."""
+
+    def __init__(self, partial: Run, cause: DeviceFailed) -> None:
+        super().__init__(str(cause))
+        self.partial = partial
+        self.cause = cause
+        self.exit_status = cause.exit_status
+
+
 def run_benchmark(
     request: BenchmarkRequest | Plan,
     runner: FioRunner,
     roots: SystemRoots | None = None,
     progress: Progress | None = None,
+    watchdog: Watchdog | None = None,
 ) -> Run:
     """Measure, grade and judge a plan (made from `request` when given one). With `roots`,
-    device activity is recorded and the workloads run (see measure)."""
+    device activity is recorded and the workloads run (see measure); `watchdog` sets the
+    bounds within which a device must answer (flashmark.watchdog). RunStopped, with the tests
+    measured before, when the device fails mid-run."""
     if isinstance(request, Plan):
         plan = request
     else:
         plan = plan_benchmark(request, roots or SystemRoots(), runner.log_folder)
-    measured = measure(plan, runner, progress, roots)
+    try:
+        measured = measure(plan, runner, progress, roots, watchdog)
+    except MeasurementStopped as stopped:
+        raise RunStopped(_judged(plan, stopped.partial), stopped.cause) from stopped.cause
+    return _judged(plan, measured)
+
+
+def _judged(plan: Plan, measured: Measurement) -> Run:
     grades = grade_results(measured.tests)
     report = plan.probe
     return Run(

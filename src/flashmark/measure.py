@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +28,7 @@ from flashmark.errors import (
 )
 from flashmark.fio.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S, FioJob
 from flashmark.fio.parse import ParsedRun, parse_prepare_output, parse_run, pooled_result
-from flashmark.fio.runner import FioOutput, FioRunner
+from flashmark.fio.runner import FioOutput, FioRunner, ProgressCallback
 from flashmark.fio.window import written_extent
 from flashmark.lengths import (
     AT_ONCE,
@@ -42,12 +42,14 @@ from flashmark.lengths import (
 )
 from flashmark.model import FioInfo, Target, TargetKind, TestResult, TestSpec
 from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name
+from flashmark.monitor.diskstats import DiskCounters, read_device_counters
 from flashmark.plan import Plan
 from flashmark.private_folder import open_checked_folder
 from flashmark.sysroot import SystemRoots
 from flashmark.target import TestArea, created_test_file
 from flashmark.target_lock import held, held_path
 from flashmark.units import format_iops, format_rate, format_size
+from flashmark.watchdog import StallWatch, Watchdog
 from flashmark.workloads import WorkloadResult, run_workloads
 
 # Seconds between two readings of the device's counters during tests and workloads: iostat's
@@ -93,31 +95,68 @@ class Measurement:
     warnings: tuple[str, ...]  # what went wrong on the way without spoiling the figures
 
 
+class MeasurementStopped(FlashmarkError):
+    """The device failed after some tests were measured (an I/O error, or it stopped answering:
+    flashmark.watchdog); `partial` holds those tests, `cause` is the failure, whose exit status
+    this error keeps. The test file is gone by then (the cause's notes say so)."""
+
+    def __init__(self, partial: Measurement, cause: DeviceFailed) -> None:
+        super().__init__(str(cause))
+        self.partial = partial
+        self.cause = cause
+        self.exit_status = cause.exit_status
+
+
 def measure(
     plan: Plan,
     runner: FioRunner,
     progress: Progress | None = None,
     roots: SystemRoots | None = None,
+    watchdog: Watchdog | None = None,
 ) -> Measurement:
     """Run the plan's jobs against its target. Removes its test file whatever happens.
 
     With `roots`, the device's /proc/diskstats counters are sampled every second during each
-    test (TestResult.monitor), and the plan's workloads run after the tests."""
+    test (TestResult.monitor), and the plan's workloads run after the tests. Every fio run is
+    watched (`watchdog`, default bounds: flashmark.watchdog): a device that stops answering
+    raises DeviceHung. A device failure once tests were measured raises MeasurementStopped,
+    which keeps them."""
     progress = progress or SilentProgress()
     target = plan.target
     watch = _DeviceWatch(target, roots)
+    watchdog = watchdog or Watchdog()
+    watched = _WatchedRunner(runner, watchdog, watch.counters, target.folder or target.path)
     fio_version = runner.version()  # fails before anything is created when fio is unusable
     started = _now()
     results: list[TestResult] = []
     command: tuple[str, ...] = ()
     left_behind: list[str] = []
-    with _held_target(target):
-        with _test_area(plan, roots, left_behind) as area:
-            for spec, result, output in _run_tests(plan, runner, progress, area, watch):
-                command = command or output.argv
-                results.append(result)
-                progress.end(spec.name, _summary(result))
-        workloads = _run_workloads(plan, results, roots, progress)
+    workloads: tuple[WorkloadResult, ...] = ()
+    try:
+        with _held_target(target):
+            with _test_area(plan, roots, left_behind) as area:
+                for spec, result, output in _run_tests(plan, watched, progress, area, watch):
+                    command = command or output.argv
+                    results.append(result)
+                    watchdog.saw_latency(_slowest_s(result))
+                    progress.end(spec.name, _summary(result))
+            workloads = _run_workloads(plan, results, roots, progress)
+    except DeviceFailed as error:
+        if not results:
+            raise
+        stopped = (
+            f"incomplete: the device failed after {len(results)} of {len(plan.tests)} tests "
+            f"({error}); the tests before are kept"
+        )
+        partial = Measurement(
+            started_at=started,
+            finished_at=_now(),
+            fio=FioInfo(version=fio_version, command=command),
+            tests=tuple(results),
+            workloads=workloads,
+            warnings=(stopped, *left_behind, *watch.warnings),
+        )
+        raise MeasurementStopped(partial, error) from error
     return Measurement(
         started_at=started,
         finished_at=_now(),
@@ -125,6 +164,49 @@ def measure(
         tests=tuple(results),
         workloads=workloads,
         warnings=tuple(left_behind) + watch.warnings + _workload_warnings(workloads),
+    )
+
+
+class _WatchedRunner:
+    """`runner` with every fio run watched by `watchdog` (flashmark.watchdog): the bound for
+    the job's request size, progress from the device's counters (`counters`)."""
+
+    def __init__(
+        self,
+        runner: FioRunner,
+        watchdog: Watchdog,
+        counters: Callable[[], DiskCounters | None],
+        place: str,
+    ) -> None:
+        self.runner = runner
+        self.watchdog = watchdog
+        self.counters = counters
+        self.place = place
+
+    @property
+    def log_folder(self) -> str:
+        return self.runner.log_folder
+
+    def version(self) -> str:
+        return self.runner.version()
+
+    def run(
+        self,
+        job: FioJob,
+        on_progress: ProgressCallback | None = None,
+        *,
+        folder_fd: int | None = None,
+        stall: StallWatch | None = None,
+    ) -> FioOutput:
+        bound = self.watchdog.bound(job.block_bytes)
+        stall = stall or StallWatch(bound, f"{self.place} ({job.name})", self.counters)
+        return self.runner.run(job, on_progress, folder_fd=folder_fd, stall=stall)
+
+
+def _slowest_s(result: TestResult) -> float:
+    """The longest a request of `result` took (fio's maximum latency), in seconds."""
+    return max(
+        (d.lat_ns.max / 1e9 for d in (result.read, result.write) if d is not None), default=0.0
     )
 
 
@@ -339,7 +421,8 @@ def _extend(
 
 
 class _DeviceWatch:
-    """Monitors the target's device during each test, when its diskstats line can be read."""
+    """Monitors the target's device during each test, when its diskstats line can be read;
+    its counters also tell the watchdog whether requests complete (`counters`)."""
 
     def __init__(self, target: Target, roots: SystemRoots | None) -> None:
         self.roots = roots
@@ -351,6 +434,15 @@ class _DeviceWatch:
             self.device = normalise_device_name(target.path)
         elif target.folder:
             self.device = device_for_path(Path(target.folder), roots)
+
+    def counters(self) -> DiskCounters | None:
+        """The device's diskstats line now, or None when it cannot be read."""
+        if self.roots is None or self.device is None:
+            return None
+        try:
+            return read_device_counters(self.roots, self.device)
+        except FlashmarkError:
+            return None
 
     @contextlib.contextmanager
     def monitor(self) -> Iterator[DiskMonitor | None]:

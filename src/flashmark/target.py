@@ -57,6 +57,7 @@ from flashmark.signals import signals_held
 from flashmark.sysroot import SystemRoots
 from flashmark.target_lock import refuse_if_busy
 from flashmark.units import MiB, format_size
+from flashmark.watchdog import DeviceHung
 
 TEST_FILE_PREFIX = ".flashmark-"  # the whole name: leftovers.test_file_name()
 # Left free beyond the test area, so the filesystem's metadata and the journal have room.
@@ -285,7 +286,13 @@ def created_test_file(
                 _check_direct_io(name, private.fd, target)
             yield TestArea(filename=name, folder_fd=private.fd)
         except BaseException as error:
-            if private is not None:
+            if private is not None and isinstance(error, DeviceHung):
+                # Removing anything on a filesystem whose device stopped answering waits in
+                # uninterruptible I/O (its journal), and flashmark could not exit: left to
+                # `flashmark clean`, which finds it by its owner-stamped name.
+                os.close(private.fd)
+                add_outcome(error, _left_on_hung_device(target))
+            elif private is not None:
                 removal = _remove(target, folder_fd, private)
                 if created:
                     add_outcome(error, removal.message)
@@ -332,6 +339,14 @@ def _remove(target: Target, folder_fd: int, private: PrivateFolder) -> _Removal:
         )
         return _Removal(message, _lifecycle_error(message, error, include_cause=False))
     return _Removal("the test file was removed", None)
+
+
+def _left_on_hung_device(target: Target) -> str:
+    folder = printable(target.folder or "")
+    return (
+        f"the test file was left, as the device does not answer: {printable(target.path)}; "
+        f"`flashmark clean {folder}` removes it once the device answers again"
+    )
 
 
 def _lifecycle_error(what: str, error: OSError, *, include_cause: bool = True) -> Exception:

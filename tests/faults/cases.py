@@ -15,6 +15,7 @@ Categories (issue 8, "Proof"):
                    every numeric option and argument of every command
 Categories in files of their own (their cases carry `run_in`, which the harness calls):
   races by another user  race_cases.py
+  hung device            hung_cases.py
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 
 import click
 
+from tests.faults.hung_cases import HUNG, HungCase, hung_cases
 from tests.faults.race_cases import RACES, RaceCase, race_cases
 
 DEFAULT_SEED = 8
@@ -37,7 +39,7 @@ STACKS = "stacked devices"
 DATABASE = "database faults"
 PATHS = "hostile paths"
 NUMBERS = "numeric inputs"
-CATEGORIES = (SIGNALS, STACKS, DATABASE, PATHS, NUMBERS, RACES)
+CATEGORIES = (SIGNALS, STACKS, DATABASE, PATHS, NUMBERS, RACES, HUNG)
 
 # The run every signal, database and hostile-path case makes: 4 MiB prepared at the emulated
 # device's 4 MB/s (about 1 s), then 5 tests (a1) or 6 (quick) of 1 s each. No ramp (--ramp 0):
@@ -156,7 +158,7 @@ class NumericCase:
         return f"{self.command}-{self.option.lstrip('-').replace(':', '-')}-{shown}"
 
 
-Case = SignalCase | StackCase | DatabaseCase | PathCase | NumericCase | RaceCase
+Case = SignalCase | StackCase | DatabaseCase | PathCase | NumericCase | RaceCase | HungCase
 
 
 # -- signals ------------------------------------------------------------------------------------
@@ -365,6 +367,7 @@ def all_cases(seed: int = DEFAULT_SEED, count: int = DEFAULT_SIGNAL_COUNT) -> di
         PATHS: list(path_cases(seed, generated=max(2, count // 50))),
         NUMBERS: list(numeric_cases()),
         RACES: list(race_cases()),
+        HUNG: list(hung_cases()),
     }
 
 

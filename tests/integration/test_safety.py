@@ -227,7 +227,7 @@ def test_a_second_run_on_the_same_target_refuses_while_the_first_holds_it(tmp_pa
                 wait_for_fio_test(first, target)
             else:
                 deadline = time.monotonic() + 60
-                while not subprocess.run(["pgrep", "-P", str(first.pid), "fio"]).returncode == 0:
+                while subprocess.run(["pgrep", "-P", str(first.pid), "fio"]).returncode != 0:
                     assert time.monotonic() < deadline and first.poll() is None
                     time.sleep(0.1)
             second = subprocess.run(

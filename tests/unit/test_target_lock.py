@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.errors import ExitStatus
-from flashmark.target_lock import TargetBusy, held, held_path, holder_pid
+from flashmark.target_lock import TargetBusy, held, held_path, holder_pid, refuse_if_busy
 from tests.cli_runner import flashmark
 from tests.integration.direct_io import takes_direct_io
 
@@ -41,8 +41,7 @@ def holder(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
 
 def test_a_folder_another_process_holds_is_refused_naming_its_pid(tmp_path, holder):
     with pytest.raises(TargetBusy, match=rf"by another flashmark \(pid {holder.pid}\)"):
-        with held_path(str(tmp_path / "card")):
-            pass
+        refuse_if_busy(str(tmp_path / "card"))
     assert holder_pid(os.stat(tmp_path / "card")) == holder.pid
 
 

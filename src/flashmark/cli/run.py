@@ -12,17 +12,24 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from flashmark.benchmark import BenchmarkRequest, plan_benchmark, run_benchmark
+from flashmark.benchmark import BenchmarkRequest, RunStopped, plan_benchmark, run_benchmark
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import print_json, stderr_console, stdout_console
-from flashmark.cli.params import GRADES, RAMP, RUNTIME, SIZE, WORKLOAD_SCALE
+from flashmark.cli.params import (
+    GRADES,
+    RAMP,
+    RUNTIME,
+    SIZE,
+    WORKLOAD_SCALE,
+    stall_timeout_option,
+)
 from flashmark.cli.passports import card_passports
 from flashmark.cli.progress import progress_display
 from flashmark.cli.saving import history_to_save, save_result
 from flashmark.documents.result import run_to_document
-from flashmark.errors import RequirementNotMet, printable
+from flashmark.errors import FlashmarkError, RequirementNotMet, printable
 from flashmark.fio.jobs import PREPARE_JOB_NAME
 from flashmark.fio.runner import FioProcessRunner, FioRunner, ReplayRunner, fio_work_parent
 from flashmark.grading import unmet_requirements
@@ -38,6 +45,7 @@ from flashmark.signals import signals_raise
 from flashmark.store import History
 from flashmark.sysroot import SystemRoots
 from flashmark.units import format_duration, format_size
+from flashmark.watchdog import Watchdog
 
 # For tests and bug reports: a folder of recorded fio outputs (see fio/runner.py ReplayRunner)
 # replaces fio, so the whole command runs without fio or root. Never set in normal use.
@@ -133,6 +141,7 @@ _SHORT_RUNTIME_S = 8
     "saved and printed, exit 8 if any of them failed, is uncertain (its 95% interval "
     "contains the threshold) or was not graded in this run.",
 )
+@stall_timeout_option
 @debug_option
 def run_command(
     target: str,
@@ -149,6 +158,7 @@ def run_command(
     yes: bool,
     workload_scale: float | None,
     required: tuple[str, ...],
+    stall_timeout_s: float,
     debug: bool,
 ) -> None:
     """Benchmark TARGET: a folder (default: the current one), a file's folder, or a block device.
@@ -171,7 +181,10 @@ def run_command(
     (not a database, locked, read-only, newer, missing folder) stops the run with exit 6.
     If saving still fails afterwards, the result is printed, kept in a recovery file and
     the run exits 7: `flashmark import FILE` adds it later. With --require, a named grade
-    that is not "pass" exits 8 after the result is saved. Exit codes: README.md.
+    that is not "pass" exits 8 after the result is saved. A device that stops answering
+    (no request completed for --stall-timeout, longer for big or slow requests) or fails
+    mid-run exits 5; the tests measured before it are saved, marked incomplete.
+    Exit codes: README.md.
     """
     roots = SystemRoots.from_environment()
     request = BenchmarkRequest(
@@ -207,8 +220,12 @@ def run_command(
         if destructive:
             _confirm_destruction(plan, yes)
         _describe_plan(plan)
+        stopped: RunStopped | None = None
         with progress_display(plan) as progress:
-            result = run_benchmark(plan, runner, roots, progress)
+            try:
+                result = run_benchmark(plan, runner, roots, progress, Watchdog(stall_timeout_s))
+            except RunStopped as error:
+                stopped, result = error, error.partial
 
     # The measured card's passport, from the history as it was before this run (read-only).
     result = dataclasses.replace(
@@ -223,6 +240,8 @@ def run_command(
         stdout_console().print(render_run(result))
         if outcome is not None and outcome.problem and outcome.recovery_file is None:
             print_json(run_to_document(result))  # no file could hold it: the only copy
+    if stopped is not None:
+        raise _stopped_error(stopped, outcome.id if outcome is not None else None)
     if outcome is not None and outcome.problem:
         raise outcome.problem
     unmet = unmet_requirements(result.grades, required)
@@ -231,6 +250,20 @@ def run_command(
             click.echo(printable(f"flashmark: required grade {line}"), err=True)
         names = ", ".join(line.partition(":")[0] for line in unmet)
         raise RequirementNotMet(f"required grades not passed: {names}")
+
+
+def _stopped_error(stopped: RunStopped, saved_id: int | None) -> FlashmarkError:
+    """The failure that stopped the run, in one line that says what was kept."""
+    cause = stopped.cause
+    count = len(stopped.partial.tests)
+    tests = f"the {count} test{'s' if count != 1 else ''} measured before"
+    kept = (
+        f"{tests} {'were' if count != 1 else 'was'} saved as result {saved_id} (incomplete)"
+        if saved_id is not None
+        else f"{tests} {'are' if count != 1 else 'is'} shown above (not saved)"
+    )
+    cause.args = (f"{cause}; {kept}",)
+    return cause
 
 
 def _measured_card_passport(result: Run, history: History) -> Passport | None:

@@ -17,16 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from flashmark.errors import DirectIONotSupported, NotEnoughSpace, TargetError
+from flashmark.errors import DirectIONotSupported, NotEnoughSpace, TargetError, add_outcome
 from flashmark.leftovers import private_folder_name, test_file_name
 from flashmark.private_folder import (
     FolderReplaced,
+    PrivateFolder,
     make_private_folder,
     open_checked_folder,
     remove_private_folder,
 )
 from flashmark.signals import signals_held
 from flashmark.target_lock import held
+from flashmark.watchdog import DeviceHung
 
 # ioctl(2) BLKSSZGET, the logical block size (linux/fs.h: _IO(0x12, 104)).
 _BLKSSZGET = 0x1268
@@ -142,15 +144,20 @@ class FolderMedium:
                 _transfer(fd, buffer[at:end], within, write=True)
             except OSError as error:
                 if error.errno in (errno.ENOSPC, errno.EDQUOT):
-                    raise NotEnoughSpace(
-                        f"{self.folder} filled up during the scan (something else wrote "
-                        "there meanwhile): run it again, or give a smaller --size"
-                    ) from None
+                    raise NotEnoughSpace(folder_full(self.folder)) from None
                 raise
 
     def sync(self) -> None:
         for fd in self.fds:
             os.fsync(fd)
+
+
+def folder_full(folder: Path) -> str:
+    """The message when a folder scan's writes find the filesystem full."""
+    return (
+        f"{folder} filled up during the scan (something else wrote there meanwhile): run it "
+        "again, or give a smaller --size"
+    )
 
 
 def folder_surface_bytes(folder: Path, size_limit: int | None, block_bytes: int) -> int:
@@ -224,9 +231,31 @@ def _files_in(folder: Path, folder_fd: int, count: int) -> Iterator[tuple[list[P
                     "there would measure the page cache: pick a folder on a disk filesystem"
                 ) from None
         yield paths, fds
-    finally:
+    except BaseException as error:
+        cause = getattr(error, "cause", error)  # a scan stopped by it (ScanStopped)
+        if not isinstance(cause, DeviceHung):
+            _remove_files(folder_fd, private, fds)
+            raise
+        # Removing files on a filesystem whose device stopped answering waits in
+        # uninterruptible I/O (its journal), and flashmark could not exit: they are left to
+        # `flashmark clean`, which finds them by their folder's owner-stamped name.
         with signals_held():
             for fd in fds:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-            remove_private_folder(folder_fd, private)
+            os.close(private.fd)
+        add_outcome(
+            cause,
+            f"the scan's files were left, as the device does not answer: {private.shown}; "
+            f"`flashmark clean {folder}` removes them once the device answers again",
+        )
+        raise
+    _remove_files(folder_fd, private, fds)
+
+
+def _remove_files(folder_fd: int, private: PrivateFolder, fds: list[int]) -> None:
+    with signals_held():
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        remove_private_folder(folder_fd, private)

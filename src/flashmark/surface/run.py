@@ -37,6 +37,8 @@ from flashmark.mounts import mount_of, read_mounts
 from flashmark.probe import probe_target
 from flashmark.probe.summary import measured_summary
 from flashmark.surface.medium import (
+    BlockMedium,
+    FolderMedium,
     Medium,
     folder_files,
     folder_surface_bytes,
@@ -45,9 +47,11 @@ from flashmark.surface.medium import (
 from flashmark.surface.pattern import new_nonce
 from flashmark.surface.result import SurfaceResult, SurfaceSettings, SurfaceTarget
 from flashmark.surface.scan import Progress, SurfaceScan
+from flashmark.surface.worker import io_process
 from flashmark.sysroot import SystemRoots
 from flashmark.target import stat_target
 from flashmark.target_lock import refuse_if_busy
+from flashmark.watchdog import Watchdog
 
 DEVICE = "device"
 FOLDER = "folder"
@@ -165,7 +169,22 @@ def identify(path: str, roots: SystemRoots) -> tuple[str | None, str | None]:
 
 
 @contextlib.contextmanager
-def _medium(plan: SurfacePlan, roots: SystemRoots, block_bytes: int) -> Iterator[Medium]:
+def _medium(
+    plan: SurfacePlan, roots: SystemRoots, block_bytes: int, watchdog: Watchdog
+) -> Iterator[Medium]:
+    """The device or the folder's files, their requests made by an I/O process of their own,
+    each within the watchdog's bound (surface/worker.py)."""
+    with (
+        _local_medium(plan, roots, block_bytes) as local,
+        io_process(local, block_bytes, watchdog, plan.given) as medium,
+    ):
+        yield medium
+
+
+@contextlib.contextmanager
+def _local_medium(
+    plan: SurfacePlan, roots: SystemRoots, block_bytes: int
+) -> Iterator[BlockMedium | FolderMedium]:
     if plan.kind == FOLDER:
         assert plan.size_bytes is not None
         with folder_files(
@@ -193,12 +212,15 @@ def scan_surface(
     roots: SystemRoots,
     previous: SurfaceResult | None = None,
     progress: Progress | None = None,
+    watchdog: Watchdog | None = None,
 ) -> SurfaceResult:
     """Scan as planned (or continue `previous`); ScanStopped with the partial result when the
-    scan is interrupted or the device fails."""
+    scan is interrupted or the device fails, or stops answering (DeviceHung: no request done
+    within `watchdog`'s bound, flashmark.watchdog)."""
     if previous is not None:
         block_bytes, slices = previous.settings.block_bytes, previous.settings.slices
-    with _medium(plan, roots, block_bytes) as medium:
+    watchdog = watchdog or Watchdog()
+    with _medium(plan, roots, block_bytes, watchdog) as medium:
         if block_bytes % medium.sector_bytes:
             raise UsageError(
                 f"--block-size must be a multiple of {medium.sector_bytes} bytes, the logical "
@@ -235,6 +257,7 @@ def scan_surface(
             nonce=previous.state.nonce if previous is not None else new_nonce(),
             previous=previous,
             progress=progress,
+            watchdog=watchdog,
         )
         try:
             scan.run()

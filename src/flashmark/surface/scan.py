@@ -11,7 +11,10 @@ Passes. The write pass writes the run's pattern (pattern.py) over the whole surf
 `block_bytes`, then fsyncs (fio's end_fsync, DESIGN.md "Measurement rules"). The read pass reads
 it back in the same blocks and, when the pattern was written, compares every sector.
 
-Timing. Requests are issued back to back by an I/O thread (pipeline.py). Each request's latency
+Timing. Requests are issued back to back by an executor of their own (pipeline.py): for a real
+device or folder, the scan's I/O process (worker.py), which a device that stops answering cannot
+hang flashmark with (the watchdog, flashmark.watchdog, ends the scan with DeviceHung, kept as
+incomplete). Each request's latency
 is measured around its system call; the time charged to it is the interval since the previous
 completion, so the pass's time is wall time and the slices' times add up to it: a user's `dd`
 or ddrescue would see the same average. Only when the thread itself was not run for more than
@@ -61,6 +64,7 @@ from flashmark.surface.result import (
     SurfaceSettings,
     SurfaceTarget,
 )
+from flashmark.watchdog import Watchdog
 
 # errno values a medium error comes as: EIO from the block layer (also what the loop device and
 # FUSE give for any failure), EILSEQ/ENODATA/EBADMSG/EREMOTEIO from some drivers for an
@@ -160,6 +164,7 @@ class SurfaceScan:
         previous: SurfaceResult | None = None,
         progress: Progress | None = None,
         clock: Callable[[], int] = time.monotonic_ns,
+        watchdog: Watchdog | None = None,
     ) -> None:
         if settings.block_bytes % medium.sector_bytes or settings.block_bytes <= 0:
             raise ValueError("the block size must be a multiple of the device's logical block")
@@ -168,6 +173,7 @@ class SurfaceScan:
         self.settings = settings
         self.pattern = Pattern(nonce)
         self._clock = clock
+        self._watchdog = watchdog or Watchdog()
         self._progress = progress
         self._buffer = mmap.mmap(-1, settings.block_bytes)  # page-aligned, as O_DIRECT needs
         self._started_at = _now()
@@ -245,6 +251,8 @@ class SurfaceScan:
             clock=self._clock,
             pattern=self.pattern if write else None,
             skip=None if write else skip,
+            watchdog=self._watchdog,
+            place=self.target.path,
         )
         charged = 0  # the write pass's time so far, host stalls left out (the cache's clock)
         with pipeline:
