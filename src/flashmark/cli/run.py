@@ -27,7 +27,7 @@ from flashmark.cli.params import (
 )
 from flashmark.cli.passports import card_passports
 from flashmark.cli.progress import progress_display
-from flashmark.cli.saving import history_to_save, save_result
+from flashmark.cli.saving import SaveOutcome, history_to_save, save_result
 from flashmark.documents.result import run_to_document
 from flashmark.errors import FlashmarkError, RequirementNotMet, printable
 from flashmark.fio.jobs import PREPARE_JOB_NAME
@@ -241,7 +241,7 @@ def run_command(
         if outcome is not None and outcome.problem and outcome.recovery_file is None:
             print_json(run_to_document(result))  # no file could hold it: the only copy
     if stopped is not None:
-        raise _stopped_error(stopped, outcome.id if outcome is not None else None)
+        raise _stopped_error(stopped, outcome)
     if outcome is not None and outcome.problem:
         raise outcome.problem
     unmet = unmet_requirements(result.grades, required)
@@ -252,16 +252,23 @@ def run_command(
         raise RequirementNotMet(f"required grades not passed: {names}")
 
 
-def _stopped_error(stopped: RunStopped, saved_id: int | None) -> FlashmarkError:
-    """The failure that stopped the run, in one line that says what was kept."""
+def _stopped_error(stopped: RunStopped, outcome: SaveOutcome | None) -> FlashmarkError:
+    """The failure that stopped the run (its exit status), in one line that says what was
+    kept: saved, in a recovery file, or only printed."""
     cause = stopped.cause
     count = len(stopped.partial.tests)
     tests = f"the {count} test{'s' if count != 1 else ''} measured before"
-    kept = (
-        f"{tests} {'were' if count != 1 else 'was'} saved as result {saved_id} (incomplete)"
-        if saved_id is not None
-        else f"{tests} {'are' if count != 1 else 'is'} shown above (not saved)"
-    )
+    were = "were" if count != 1 else "was"
+    if outcome is not None and outcome.id is not None:
+        kept = f"{tests} {were} saved as result {outcome.id} (incomplete)"
+    elif outcome is not None and outcome.recovery_file is not None:
+        kept = (
+            f"{tests} could not be saved ({outcome.problem}) and {were} kept in "
+            f"{outcome.recovery_file}: `flashmark import` adds it later"
+        )
+    else:
+        printed = "printed above" if outcome is None else "printed above: the only copy"
+        kept = f"{tests} {were} {printed} (not saved)"
     cause.args = (f"{cause}; {kept}",)
     return cause
 
