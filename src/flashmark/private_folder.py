@@ -13,7 +13,10 @@ So everything flashmark writes in a target folder lives in a private folder:
 - opened relative to the same descriptor with O_NOFOLLOW | O_DIRECTORY, and checked with fstat
   to be the folder just made: a directory owned by the effective uid, mode 0700, on the target
   folder's filesystem, and empty. A name swapped meanwhile for a link, or for a folder someone
-  else made, is refused before anything is written;
+  else made, is refused before anything is written. (FAT and exFAT, as most cards are sold,
+  show every entry with the mount's owner and mode, whoever made it; they hold no symlinks,
+  hard links or FIFOs either, so nothing on them can be redirected, and a folder there is
+  accepted once a symlink in it is refused);
 - reached only through that descriptor afterwards: `path` is /proc/self/fd/N, which the kernel
   resolves to the open directory itself, whatever it is called now (proc(5), /proc/[pid]/fd).
   fio runs with it as its working directory and relative file names (fio/runner.py); the
@@ -153,17 +156,37 @@ def make_private_folder(parent_fd: int, parent_shown: str, name: str) -> Private
 
 def _check_made(descriptor: int, parent: os.stat_result, shown: str) -> None:
     status = os.fstat(descriptor)
-    if (
-        not stat.S_ISDIR(status.st_mode)
-        or status.st_uid != os.geteuid()
-        or status.st_dev != parent.st_dev
-        or os.listdir(descriptor)
-    ):
+    if not stat.S_ISDIR(status.st_mode) or status.st_dev != parent.st_dev or os.listdir(descriptor):
         raise _replaced(shown)
-    if stat.S_IMODE(status.st_mode) != PRIVATE_MODE:
-        os.fchmod(descriptor, PRIVATE_MODE)  # a umask took bits away (or added none)
-        if stat.S_IMODE(os.fstat(descriptor).st_mode) != PRIVATE_MODE:
-            raise _replaced(shown)
+    if status.st_uid == os.geteuid() and stat.S_IMODE(status.st_mode) != PRIVATE_MODE:
+        with contextlib.suppress(OSError):
+            os.fchmod(descriptor, PRIVATE_MODE)  # a umask took bits away
+        status = os.fstat(descriptor)
+    if status.st_uid == os.geteuid() and stat.S_IMODE(status.st_mode) == PRIVATE_MODE:
+        return
+    if not _holds_links(descriptor):
+        # FAT and exFAT (most cards as sold) have no owners or modes: every entry shows the
+        # mount's uid= and mode, whoever made it. Nor can they hold a symlink, a hard link or
+        # a FIFO, so there is nothing anyone could redirect a write to.
+        return
+    raise FolderReplaced(
+        f"{printable(shown)}, the private folder flashmark just made, was replaced: it is "
+        f"owned by uid {status.st_uid} with mode {stat.S_IMODE(status.st_mode):04o}, not by "
+        f"uid {os.geteuid()} with mode 0700 (another user swapped it, or this filesystem maps "
+        "owners, as NFS maps root's: run as that user); nothing was written"
+    )
+
+
+def _holds_links(descriptor: int) -> bool:
+    """True unless this filesystem refuses symlinks (FAT, exFAT: EPERM); tried in the folder
+    just made, and removed at once."""
+    probe = ".flashmark-link-probe"
+    try:
+        os.symlink("flashmark", probe, dir_fd=descriptor)
+    except OSError as error:
+        return error.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS)
+    os.unlink(probe, dir_fd=descriptor)
+    return True
 
 
 def _replaced(shown: str) -> FolderReplaced:

@@ -38,6 +38,7 @@ from flashmark.errors import DeviceFailed
 from flashmark.monitor.diskstats import DiskCounters
 from flashmark.units import format_size
 
+_READ_EVERY_S = 0.5  # how often the device's counters are read: cheap, but not free on an SBC
 DEFAULT_FLOOR_S = 30.0  # drivers/scsi/sd.h: SD_TIMEOUT (30 * HZ), a SCSI disk command's time
 SLOWEST_RATE_BPS = 500_000  # a quarter of SD speed Class 2's 2 MB/s (module doc)
 LATENCY_FACTOR = 10
@@ -93,12 +94,16 @@ class StallWatch:
         self._moves = 0
         self._last: tuple[int, int] | None = None
         self._since = clock()
+        self._read_at = float("-inf")
 
     def moved(self) -> None:
         self._moves += 1
 
     def check(self) -> None:
         now = self._clock()
+        if now - self._read_at < _READ_EVERY_S:
+            return
+        self._read_at = now
         completed, in_flight = self._counters()
         token = (completed, self._moves)
         if token != self._last or in_flight == 0:

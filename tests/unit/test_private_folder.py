@@ -3,6 +3,7 @@ descriptor, removed without following anything that user put there."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -137,3 +138,46 @@ def test_a_path_through_another_users_symlink_is_refused(tmp_path):
     with pytest.raises(ForeignLink):
         refuse_foreign_links(str(inner) + "/")
     refuse_foreign_links(str(tmp_path / "missing" / "x"))  # missing: the caller's stat says so
+
+
+def _made_as_on(monkeypatch, uid: int, mode: int, symlink_error: int | None) -> None:
+    """What a mkdir gives on a filesystem that shows every entry as the mount's uid and mode
+    (FAT, exFAT), and whether it takes symlinks."""
+    real_fstat, real_symlink = os.fstat, os.symlink
+    made: list[int] = []
+
+    def fstat(descriptor):
+        status = real_fstat(descriptor)
+        if descriptor not in made and stat.S_ISDIR(status.st_mode) and status.st_nlink == 2:
+            made.append(descriptor)  # the folder just made (the parent holds the test's)
+        if descriptor in made:
+            values = list(status)
+            values[stat.ST_MODE] = stat.S_IFDIR | mode
+            values[stat.ST_UID] = uid
+            return os.stat_result(values)
+        return status
+
+    def symlink(*args, **kwargs):
+        if symlink_error is not None:
+            raise OSError(symlink_error, os.strerror(symlink_error))
+        real_symlink(*args, **kwargs)
+
+    monkeypatch.setattr(os, "fstat", fstat)
+    monkeypatch.setattr(os, "symlink", symlink)
+    monkeypatch.setattr(os, "fchmod", lambda descriptor, mode: None)  # ignored, as FAT does
+
+
+def test_a_filesystem_without_owners_or_links_is_accepted(parent, monkeypatch):
+    folder, descriptor = parent
+    _made_as_on(monkeypatch, uid=1000, mode=0o755, symlink_error=errno.EPERM)
+    made = make_private_folder(descriptor, str(folder), ".flashmark-fat.d")
+    os.close(made.fd)
+    assert list(os.listdir(folder)) == [".flashmark-fat.d"]  # the probe link is not left
+
+
+def test_a_folder_of_another_owner_where_links_exist_is_refused(parent, monkeypatch):
+    folder, descriptor = parent
+    _made_as_on(monkeypatch, uid=1000, mode=0o700, symlink_error=None)
+    with pytest.raises(FolderReplaced, match="owned by uid 1000 with mode 0700"):
+        make_private_folder(descriptor, str(folder), ".flashmark-swapped.d")
+    assert os.listdir(folder / ".flashmark-swapped.d") == []  # the probe link is removed
