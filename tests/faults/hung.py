@@ -19,6 +19,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
+
 from flashmark.emulated_flash import EmulatedFlash, FlashModel, unavailable_reason
 from tests.faults import harness
 from tests.faults.hung_cases import GRACE_S, STALL_TIMEOUT_S, HungCase
@@ -77,18 +79,29 @@ def _wait_for_moment(case: HungCase, process: subprocess.Popen[bytes]) -> str | 
         time.sleep(float(case.when.removeprefix("after-")))
         return None if process.poll() is not None else f"{case.when.removeprefix('after-')} s in"
     job, delay = case.when.removeprefix("fio-").split("+")
-    seen: list[int] = []
+    seen: dict[int, str] = {}
     while time.monotonic() - started < _START_TIMEOUT_S:
         if process.poll() is not None:
             return None
-        for fio in harness.fio_mains(harness.fio_jobs_of(process.pid)):
-            if fio.pid not in seen:
-                seen.append(fio.pid)
+        seen.update(_fio_jobs(process.pid))
         if len(seen) >= int(job):
             time.sleep(float(delay))
-            return f"{delay} s into fio job {job}" if process.poll() is None else None
+            name = list(seen.values())[int(job) - 1]
+            return f"{delay} s into {name}" if process.poll() is None else None
         time.sleep(0.02)
     return None
+
+
+def _fio_jobs(pid: int) -> dict[int, str]:
+    """fio processes under flashmark `pid` that run a job file: pid -> the job's name (never
+    `fio --version`, whose command line may not be readable yet when it is seen)."""
+    jobs = {}
+    for fio in harness.fio_mains(harness.fio_jobs_of(pid)):
+        with contextlib.suppress(psutil.Error):
+            files = [arg for arg in fio.cmdline() if arg.endswith(".fio")]
+            if files:
+                jobs[fio.pid] = Path(files[0]).stem
+    return jobs
 
 
 def _hang_in(
