@@ -6,8 +6,9 @@ while the run writes there. What must hold: no file outside flashmark's own area
 or created (a root-owned victim file and folder beside the target stay byte-identical), the
 run ends with exit 0, or with a one-line refusal (exit 4) saying a folder was replaced
 between flashmark's checks and nothing was written (a swap that lands between a check and
-the use of what was checked) or that the path goes through the user's symlink (which "link
-the target" must get), nothing is left running, and nothing root-owned is left in the
+the use of what was checked), that the path goes through the user's symlink (which "link
+the target" must get), or, when the user moves the target folder itself, that it is not there;
+nothing is left running, and nothing root-owned is left in the
 user's folder but empty folders the user moved away.
 """
 

@@ -154,14 +154,15 @@ def _start_attacker(
     return process, log
 
 
-def _refused_as_replaced(stderr: str) -> bool:
+def _refused_as_replaced(stderr: str, *, gone_allowed: bool) -> bool:
     """The documented refusal when the user swapped a folder between flashmark's checks: one
-    line saying the folder changed or was replaced, and that nothing was written."""
+    line saying the folder changed or was replaced, and that nothing was written; or, when
+    the user moves the target folder itself (`gone_allowed`), that it is not there."""
     errors = harness.error_lines(stderr)
-    return len(errors) == 1 and any(
-        words in errors[0]
-        for words in ("changed after it was checked", "was replaced", "owned by another user")
-    )
+    said = ["changed after it was checked", "was replaced", "owned by another user"]
+    if gone_allowed:
+        said += ["no such device or folder", "No such file or directory", "does not exist"]
+    return len(errors) == 1 and any(words in errors[0] for words in said)
 
 
 def _steps(log: Path) -> list[dict[str, str]]:
@@ -243,7 +244,7 @@ def _race_in(
     code, stderr = flashmark.returncode, flashmark.stderr
     if case.strategy == "link-target" and not (code == 4 and "owned by another" in stderr):
         outcome.problems.append(f"exit {code}, not refused: {harness._tail(stderr)}")
-    elif code == 4 and _refused_as_replaced(stderr):
+    elif code == 4 and _refused_as_replaced(stderr, gone_allowed=case.place == PARENT):
         outcome.problems += harness.one_error_line(stderr, "refusal")
     elif code != 0:
         outcome.problems.append(f"exit {code} under the attack: {harness._tail(stderr)}")
