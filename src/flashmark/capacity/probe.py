@@ -55,6 +55,7 @@ from flashmark.errors import (
 from flashmark.signals import signals_held
 from flashmark.sysroot import SystemRoots
 from flashmark.target import stat_target
+from flashmark.target_lock import held_path
 
 Opener = Callable[[str], RawDevice]
 
@@ -99,7 +100,7 @@ def probe_device_capacity(
     refuse_if_backup_left(node, roots, folder)
     nonce = os.urandom(16)
     started = time.time()
-    with claim_for_writing(node, roots):
+    with claim_for_writing(node, roots), held_path(node):  # held: flashmark.target_lock
         device = opener(node)
         path: Path | None = None
         try:

@@ -107,6 +107,8 @@ class FioJob:
     size_limit_bytes: int | None = None
     # Seconds fio runs before the window opens (ramp_time); 0: the window opens with the I/O.
     ramp_s: int = 0
+    # Bytes per request (bs=): how long one may take on a slow card (flashmark.watchdog).
+    block_bytes: int = 0
 
 
 def job_for_test(
@@ -182,6 +184,7 @@ def job_for_test(
         timeout_s=max(120.0, 4 * expected),
         log_prefix=name,
         ramp_s=ramp,
+        block_bytes=spec.block_size_bytes,
     )
 
 
@@ -239,6 +242,7 @@ def sustained_job(
         timeout_s=SUSTAINED_TIME_LIMIT_S + 300.0,
         log_prefix=spec.name,
         size_limit_bytes=limit,
+        block_bytes=spec.block_size_bytes,
     )
 
 
@@ -276,6 +280,7 @@ def prepare_job(settings: Settings, filename: str, offset_bytes: int = 0) -> Fio
         window_s=None,
         timeout_s=PREPARE_TIME_LIMIT_S + 300.0,
         log_prefix=None,
+        block_bytes=PREPARE_BLOCK_BYTES,
     )
 
 

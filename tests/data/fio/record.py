@@ -28,6 +28,7 @@ from flashmark.profiles import get_profile
 from flashmark.sysroot import SystemRoots
 from flashmark.target import resolve_target
 from flashmark.units import MiB
+from flashmark.watchdog import StallWatch
 
 HERE = Path(__file__).resolve().parent
 A1_CARD = DeviceCaps(
@@ -78,8 +79,9 @@ class RecordingRunner:
         on_progress: ProgressCallback | None = None,
         *,
         folder_fd: int | None = None,
+        stall: StallWatch | None = None,
     ) -> FioOutput:
-        output = self.inner.run(job, on_progress, folder_fd=folder_fd)
+        output = self.inner.run(job, on_progress, folder_fd=folder_fd, stall=stall)
         save(output, self.destination)
         return output
 
