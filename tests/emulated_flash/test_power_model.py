@@ -8,6 +8,8 @@ service at the cut tears exactly where the model says.
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from flashmark.testing.flash import FlashModel
@@ -184,3 +186,40 @@ def test_a_reset_keeps_the_data_of_the_volatile_cache(tmp_path):
     engine.cut_power()
     engine.restore_power()
     assert read(engine, 0)[0] == 5
+
+
+def test_a_card_that_stopped_answering_fails_its_held_request_when_the_power_goes(tmp_path):
+    """The stop-answering switch and the power request are separate words of the control
+    block, and a request held by a silent card leaves the power thread free to cut it."""
+    clock = FakeClock()
+    host = ControlBlock(tmp_path / "control", create=True)
+    model = FlashModel(claimed_bytes=MiB, durability=Durability.HONEST)
+    held: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        clock.sleep(seconds)
+        held.append(seconds)
+        if len(held) == 3:  # the request has been held a while: the power goes
+            host.request_power(on=False)
+            ticker = threading.Thread(target=engine.tick)
+            ticker.start()
+            ticker.join(timeout=10)
+            assert not ticker.is_alive(), "the power thread waited for the held request"
+
+    control = ControlBlock(tmp_path / "control", create=False)
+    engine = FlashEngine(model, MemoryStorage(MiB), control=control, clock=clock, sleep=sleep)
+    write(engine, 0, 0xAA)
+    engine.flush()
+    host.request_power(on=True)  # a power request is not silence
+    assert not host.silent()
+    host.request_silence(True)
+    assert host.read_power().powered
+    with pytest.raises(DeviceFault, match="no power"):
+        write(engine, RECORD, 0xBB)
+    assert len(held) >= 3
+    state = host.read_power()
+    assert not state.powered and state.power_cuts == 1
+    host.request_silence(False)
+    host.request_power(on=True)
+    engine.tick()
+    assert read(engine, 0)[0] == 0xAA  # flushed before the silence: durable

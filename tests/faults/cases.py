@@ -13,8 +13,11 @@ Categories:
   hostile paths    folder names that a job-file parser or a shell would read as syntax
   numeric inputs   nan, inf, -inf, -1, 1e400, an overflowing integer, "" and garbage for
                    every numeric option and argument of every command
-and, in modules of their own (durable_cases.py): power cut and resume, environment faults,
-hostile imports.
+Categories in files of their own (their cases carry `run_in`, which the harness calls):
+  races by another user  race_cases.py
+  hung device            hung_cases.py
+and, in modules of their own (durable_cases.py, whose cases carry `run`): power cut and resume,
+environment faults, hostile imports.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from dataclasses import dataclass, field
 import click
 
 from tests.faults import durable_cases
+from tests.faults.hung_cases import HUNG, HungCase, hung_cases
+from tests.faults.race_cases import RACES, RaceCase, race_cases
 
 DEFAULT_SEED = 8
 DEFAULT_SIGNAL_COUNT = 110  # at least 100 seeded signal deliveries
@@ -37,7 +42,7 @@ STACKS = "stacked devices"
 DATABASE = "database faults"
 PATHS = "hostile paths"
 NUMBERS = "numeric inputs"
-CATEGORIES = (SIGNALS, STACKS, DATABASE, PATHS, NUMBERS, *durable_cases.CATEGORIES)
+CATEGORIES = (SIGNALS, STACKS, DATABASE, PATHS, NUMBERS, RACES, HUNG, *durable_cases.CATEGORIES)
 
 # The run every signal, database and hostile-path case makes: 4 MiB prepared at the emulated
 # device's 4 MB/s (about 1 s), then 5 tests (a1) or 6 (quick) of 1 s each. No ramp (--ramp 0):
@@ -156,7 +161,7 @@ class NumericCase:
         return f"{self.command}-{self.option.lstrip('-').replace(':', '-')}-{shown}"
 
 
-Case = SignalCase | StackCase | DatabaseCase | PathCase | NumericCase
+Case = SignalCase | StackCase | DatabaseCase | PathCase | NumericCase | RaceCase | HungCase
 
 
 # -- signals ------------------------------------------------------------------------------------
@@ -354,7 +359,7 @@ def expected_seconds(case: Case) -> float:
         return 2.0 + TESTS_IN_PROFILE["a1"] * TEST_SECONDS
     if isinstance(case, StackCase):
         return 1.0 if case.refused else 2.0 + TESTS_IN_PROFILE["a1"] * TEST_SECONDS
-    return 1.0
+    return float(getattr(case, "expected_s", 1.0))
 
 
 # -- all ----------------------------------------------------------------------------------------
@@ -366,6 +371,8 @@ def all_cases(seed: int = DEFAULT_SEED, count: int = DEFAULT_SIGNAL_COUNT) -> di
         DATABASE: list(database_cases()),
         PATHS: list(path_cases(seed, generated=max(2, count // 50))),
         NUMBERS: list(numeric_cases()),
+        RACES: list(race_cases()),
+        HUNG: list(hung_cases()),
         **durable_cases.all_cases(seed),
     }
 

@@ -272,6 +272,7 @@ class Lab:
         self._devices: queue.Queue[EmulatedDevice] = queue.Queue()
         self._made = 0
         self._lock = threading.Lock()
+        self._resources: dict[str, Any] = {}
         self.scratch = Path()
 
     def __enter__(self) -> Lab:
@@ -281,6 +282,14 @@ class Lab:
 
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
+
+    def resource(self, key: str, make: Callable[[], contextlib.AbstractContextManager[Any]]) -> Any:
+        """What `make()` gives, made on first use and shared by the lab's cases, taken down
+        when the lab closes (e.g. a user the race cases attack as)."""
+        with self._lock:
+            if key not in self._resources:
+                self._resources[key] = self._stack.enter_context(make())
+            return self._resources[key]
 
     @contextlib.contextmanager
     def device(self) -> Iterator[EmulatedDevice]:
@@ -327,6 +336,8 @@ class Lab:
                 run_database_case(self, case, marker, outcome)
             elif isinstance(case, c.PathCase):
                 run_path_case(self, case, marker, outcome)
+            elif hasattr(case, "run_in"):  # categories in files of their own (cases.py)
+                case.run_in(self, marker, outcome)
             elif hasattr(case, "run"):  # the categories in modules of their own run themselves
                 case.run(self, marker, outcome)
             else:

@@ -213,3 +213,36 @@ def test_a_read_only_filesystem_is_refused_before_anything_runs():
 def _digest(path, length=16 * 2**20):
     with open(path, "rb") as handle:
         return hashlib.sha256(handle.read(length)).hexdigest()
+
+
+@pytest.mark.root
+@pytest.mark.fio
+@pytest.mark.parametrize("kind", ["folder", "device"])
+def test_a_second_run_on_the_same_target_refuses_while_the_first_holds_it(tmp_path, kind):
+    with EmulatedDevice(CARD, size_bytes=128 * 2**20, filesystem=kind == "folder") as device:
+        target = str(device.mount_point) if kind == "folder" else device.device
+        first = start_run(target, "--size", "4M", "--runtime", "2", "--ramp", "0", device=device)
+        try:
+            if kind == "folder":
+                wait_for_fio_test(first, target)
+            else:
+                deadline = time.monotonic() + 60
+                while subprocess.run(["pgrep", "-P", str(first.pid), "fio"]).returncode != 0:
+                    assert time.monotonic() < deadline and first.poll() is None
+                    time.sleep(0.1)
+            second = subprocess.run(
+                [sys.executable, "-m", "flashmark", "run", target, "--size", "4M", "--no-save"],
+                capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+            )  # fmt: skip
+            assert second.returncode == ExitStatus.TARGET, second.stderr
+            last = second.stderr.strip().splitlines()[-1]
+            assert f"is being measured by another flashmark (pid {first.pid})" in last
+            out, err = first.communicate(timeout=120)
+            assert first.returncode == 0, err
+            assert "rand-write-4k-q32" in out or kind == "device"
+        finally:
+            if first.poll() is None:
+                first.kill()
+                first.communicate()
+        if kind == "folder":
+            assert [p.name for p in Path(target).iterdir()] == ["lost+found"]

@@ -137,21 +137,27 @@ def test_clean_after_sigkill_removes_the_killed_runs_files_and_never_a_live_runs
     card.mkdir()
     temp.mkdir()
     (card / "notes.txt").write_text("the user's own")
-    killed, live = start_run(card, temp), start_run(card, temp)
+    # One run per folder (a second one refuses while the first holds it): the live run
+    # measures a folder beside the killed one's, on the same card.
+    beside = card / "beside"
+    beside.mkdir()
+    killed, live = start_run(card, temp), start_run(beside, temp)
     started += [killed, live]
     killed_file, killed_folder = wait_mid_test(killed, card, temp)
-    live_file, live_folder = wait_mid_test(live, card, temp)
+    live_file, live_folder = wait_mid_test(live, beside, temp)
     live_before = inode(live_file), inode(live_folder)
 
     kill_tree(killed)
     assert killed_file.exists() and killed_folder.exists()  # what a SIGKILL leaves
 
-    done = subprocess.run(
-        [sys.executable, "-m", "flashmark", "clean", str(card)],
-        capture_output=True, text=True, timeout=60, env={**os.environ, "TMPDIR": str(temp)},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    lines = []
+    for folder in (card, beside):
+        done = subprocess.run(
+            [sys.executable, "-m", "flashmark", "clean", str(folder)],
+            capture_output=True, text=True, timeout=60, env={**os.environ, "TMPDIR": str(temp)},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        lines += done.stdout.splitlines()
     for path in (killed_file, killed_folder):
         assert not path.exists()
         assert any(line.startswith("removed") and str(path) in line for line in lines), lines
@@ -162,6 +168,8 @@ def test_clean_after_sigkill_removes_the_killed_runs_files_and_never_a_live_runs
     out, err = live.communicate(timeout=180)
     assert live.returncode == 0, err
     assert "rand-write-4k-q32" in out
+    assert sorted(p.name for p in beside.iterdir()) == []
+    beside.rmdir()
     assert sorted(p.name for p in card.iterdir()) == ["notes.txt"]
     assert (card / "notes.txt").read_text() == "the user's own"
     assert list(temp.iterdir()) == []

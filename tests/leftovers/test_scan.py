@@ -358,3 +358,33 @@ def test_missing_and_odd_targets_are_named(tmp_path: Path) -> None:
         leftover_folder("/dev/null")
     with pytest.raises(TargetNotFound):
         find_leftovers(tmp_path / "gone", ProcessTable())
+
+
+def test_a_dead_runs_private_folder_is_removed_without_following_what_was_put_in_it(
+    tmp_path: Path, machine: Machine, dead_pid: int, live_process: subprocess.Popen[bytes]
+) -> None:
+    user_files = tmp_path / "user"
+    user_files.mkdir()
+    (user_files / "photo.jpg").write_bytes(b"\xff\xd8 the user's photo")
+    folder = tmp_path / "card"
+    folder.mkdir()
+    dead = folder / f".flashmark-{machine.owner(dead_pid, 4242).stamp()}-{TOKEN}.d"
+    dead.mkdir(mode=0o700)
+    (dead / f".flashmark-{machine.owner(dead_pid, 4242).stamp()}-{TOKEN}.tmp").write_bytes(
+        b"\xa5" * 4096
+    )
+    (dead / "photos").symlink_to(user_files)  # what someone put inside: never followed
+    alive = machine.owner(live_process.pid, start_ticks(live_process.pid))
+    live = folder / f".flashmark-{alive.stamp()}-{TOKEN}.d"
+    live.mkdir(mode=0o700)
+    link = folder / f".flashmark-{machine.owner(dead_pid, 4242).stamp()}-11111111.d"
+    link.symlink_to(user_files)  # a link named like a private folder is not one
+
+    report = clean_folders([folder], ProcessTable())
+
+    actions = {outcome.leftover.path: outcome.action for outcome in report.outcomes}
+    assert actions == {dead: Action.REMOVED, live: Action.LEFT}
+    kinds = {outcome.leftover.kind for outcome in report.outcomes}
+    assert kinds == {LeftoverKind.PRIVATE_FOLDER}
+    assert not dead.exists() and live.is_dir() and link.is_symlink()
+    assert (user_files / "photo.jpg").read_bytes() == b"\xff\xd8 the user's photo"

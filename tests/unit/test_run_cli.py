@@ -196,6 +196,38 @@ def test_a_device_failure_mid_run_exits_5_and_removes_the_test_file(tmp_path, re
     assert list(folder.iterdir()) == []
 
 
+def test_the_tests_measured_before_a_device_failure_are_saved_marked_partial(tmp_path, recordings):
+    broken = tmp_path / "replay"
+    shutil.copytree(recordings / "quick-a1-card", broken)
+    for path in broken.glob("rand-write-4k.*"):
+        path.unlink()
+    for path in (recordings / "folder-device-gone").glob("rand-write-4k*"):
+        shutil.copy(path, broken / path.name)
+    folder = tmp_path / "card"
+    folder.mkdir()
+    env = {"FLASHMARK_FIO_REPLAY": str(broken), "FLASHMARK_DB": str(tmp_path / "h.sqlite3")}
+    done = flashmark("run", str(folder), "--runtime", "8", "--json", env=env)
+    assert done.returncode == ExitStatus.DEVICE, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert "device failed or disappeared" in line
+    assert "the 3 test(s) measured before it are saved as result 1, marked partial" in line
+    assert "the test file was removed" in line
+    document = json.loads(done.stdout)
+    assert [test["name"] for test in document["tests"]] == [
+        "seq-write",
+        "seq-read",
+        "rand-read-4k",
+    ]
+    partial = document["partial"]  # failed after 3 of 6 tests
+    assert partial["failed_step"] == "rand-write-4k"
+    assert partial["not_run"] == ["rand-read-4k-q32", "rand-write-4k-q32"]
+    assert partial["exit_status"] == ExitStatus.DEVICE
+    assert "device failed or disappeared" in partial["error"]
+    saved = json.loads(flashmark("show", "1", "--json", env=env).stdout)
+    assert saved == document
+    assert list(folder.iterdir()) == []
+
+
 def test_ram_filesystems_are_refused_unless_buffered(tmp_path, replay_env):
     shm = "/dev/shm"
     if not os.path.ismount(shm):

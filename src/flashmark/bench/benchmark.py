@@ -26,6 +26,7 @@ from flashmark.errors import FlashmarkError, Interrupted
 from flashmark.fio.runner import FioRunner
 from flashmark.probe import ProbeReport, probe_target
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.watchdog import Watchdog
 
 
 class BenchmarkStopped(FlashmarkError):
@@ -82,11 +83,14 @@ def run_benchmark(
     runner: FioRunner,
     roots: SystemRoots | None = None,
     progress: Progress | None = None,
+    watchdog: Watchdog | None = None,
 ) -> Run:
     """Measure, grade and judge a plan (made from `request` when given one). With `roots`,
-    device activity is recorded and the workloads run (see measure). What the later steps
-    need is checked first (flashmark.bench.preflight); a step that still fails after tests were
-    measured raises BenchmarkStopped with those tests, judged."""
+    device activity is recorded and the workloads run (see measure); `watchdog` sets the
+    bounds within which a device must answer (flashmark.system.watchdog). What the later steps need
+    is checked first (flashmark.bench.preflight); a step that still fails after tests were measured
+    (the device failed or stopped answering, a workload ran out of room) raises
+    BenchmarkStopped with those tests, judged."""
     if isinstance(request, Plan):
         plan = request
     else:
@@ -94,7 +98,7 @@ def run_benchmark(
     if roots is not None:  # the workloads run only with roots
         check_plan(plan)
     try:
-        measured = measure(plan, runner, progress, roots)
+        measured = measure(plan, runner, progress, roots, watchdog)
     except MeasurementStopped as stopped:
         partial = Partial(
             failed_step=stopped.step,

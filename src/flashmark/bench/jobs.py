@@ -151,6 +151,7 @@ def job_for_test(
         timeout_s=max(120.0, 4 * expected),
         log_prefix=name,
         ramp_s=ramp,
+        block_bytes=spec.block_size_bytes,
     )
 
 
@@ -208,6 +209,7 @@ def sustained_job(
         timeout_s=SUSTAINED_TIME_LIMIT_S + 300.0,
         log_prefix=spec.name,
         size_limit_bytes=limit,
+        block_bytes=spec.block_size_bytes,
     )
 
 
@@ -245,6 +247,7 @@ def prepare_job(settings: Settings, filename: str, offset_bytes: int = 0) -> Fio
         window_s=None,
         timeout_s=PREPARE_TIME_LIMIT_S + 300.0,
         log_prefix=None,
+        block_bytes=PREPARE_BLOCK_BYTES,
     )
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,13 +42,18 @@ from flashmark.errors import (
     Interrupted,
     NotEnoughSpace,
     ReadOnlyTarget,
+    TargetError,
 )
 from flashmark.fio.job import FioJob
-from flashmark.fio.runner import FioOutput, FioRunner
+from flashmark.fio.runner import FioOutput, FioRunner, ProgressCallback
 from flashmark.fio.window import written_extent
 from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name
 from flashmark.system.device_safety import claim_for_writing
+from flashmark.system.diskstats import DiskCounters, read_device_counters
+from flashmark.system.private_folder import open_checked_folder
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.target_lock import held, held_path
+from flashmark.system.watchdog import StallWatch, Watchdog
 from flashmark.units import format_iops, format_rate, format_size
 from flashmark.workloads import WorkloadResult, run_workloads
 
@@ -95,9 +101,10 @@ class Measurement:
 
 
 class MeasurementStopped(FlashmarkError):
-    """A step failed after tests were measured: `partial` holds those tests, `step` names the
-    step that failed, `not_run` what did not run after it, `cause` the error (its exit status
-    is this one's)."""
+    """A step failed after tests were measured (a device that failed or stopped answering, a
+    workload that ran out of room): `partial` holds those tests, `step` names the step that
+    failed, `not_run` what did not run after it, `cause` the error (its exit status is this
+    one's)."""
 
     def __init__(
         self, partial: Measurement, step: str, not_run: tuple[str, ...], cause: BaseException
@@ -115,13 +122,20 @@ def measure(
     runner: FioRunner,
     progress: Progress | None = None,
     roots: SystemRoots | None = None,
+    watchdog: Watchdog | None = None,
 ) -> Measurement:
     """Run the plan's jobs against its target. Removes its test file whatever happens.
 
     With `roots`, the device's /proc/diskstats counters are sampled every second during each
-    test (TestResult.monitor), and the plan's workloads run after the tests."""
+    test (TestResult.monitor), and the plan's workloads run after the tests. Every fio run is
+    watched (`watchdog`, default bounds: flashmark.system.watchdog): a device that stops answering
+    raises DeviceHung. A device failure once tests were measured raises MeasurementStopped,
+    which keeps them."""
     progress = progress or SilentProgress()
-    watch = _DeviceWatch(plan.target, roots)
+    target = plan.target
+    watch = _DeviceWatch(target, roots)
+    watchdog = watchdog or Watchdog()
+    watched = _WatchedRunner(runner, watchdog, watch.counters, target.folder or target.path)
     fio_version = runner.version()  # fails before anything is created when fio is unusable
     started = _now()
     results: list[TestResult] = []
@@ -130,9 +144,12 @@ def measure(
     done: list[str] = []  # the steps finished, in order
     commands: list[tuple[str, ...]] = []  # each fio run's command line
     try:
-        with _test_area(plan, roots, left_behind) as area:
-            _measure_tests(plan, runner, progress, area, watch, results, done, commands)
-        workloads = _run_workloads(plan, results, roots, progress)
+        with _held_target(target):
+            with _test_area(plan, roots, left_behind) as area:
+                _measure_tests(
+                    plan, watched, watchdog, progress, area, watch, results, done, commands
+                )
+            workloads = _run_workloads(plan, results, roots, progress)
     except Exception as error:  # a signal is a BaseException: it stops the run as it is
         if not results or isinstance(error, Interrupted):
             raise
@@ -157,6 +174,49 @@ def measure(
     )
 
 
+class _WatchedRunner:
+    """`runner` with every fio run watched by `watchdog` (flashmark.system.watchdog): the bound for
+    the job's request size, progress from the device's counters (`counters`)."""
+
+    def __init__(
+        self,
+        runner: FioRunner,
+        watchdog: Watchdog,
+        counters: Callable[[], DiskCounters | None],
+        place: str,
+    ) -> None:
+        self.runner = runner
+        self.watchdog = watchdog
+        self.counters = counters
+        self.place = place
+
+    @property
+    def log_folder(self) -> str:
+        return self.runner.log_folder
+
+    def version(self) -> str:
+        return self.runner.version()
+
+    def run(
+        self,
+        job: FioJob,
+        on_progress: ProgressCallback | None = None,
+        *,
+        folder_fd: int | None = None,
+        stall: StallWatch | None = None,
+    ) -> FioOutput:
+        bound = self.watchdog.bound(job.block_bytes)
+        stall = stall or StallWatch(bound, f"{self.place} ({job.name})", self.counters)
+        return self.runner.run(job, on_progress, folder_fd=folder_fd, stall=stall)
+
+
+def _slowest_s(result: TestResult) -> float:
+    """The longest a request of `result` took (fio's maximum latency), in seconds."""
+    return max(
+        (d.lat_ns.max / 1e9 for d in (result.read, result.write) if d is not None), default=0.0
+    )
+
+
 def _steps(plan: Plan) -> tuple[str, ...]:
     """The run's steps in order: its tests, the preparation among them, the workloads."""
     steps = [spec.name for spec in plan.tests]
@@ -170,6 +230,7 @@ def _steps(plan: Plan) -> tuple[str, ...]:
 def _measure_tests(
     plan: Plan,
     runner: FioRunner,
+    watchdog: Watchdog,
     progress: Progress,
     area: TestArea,
     watch: _DeviceWatch,
@@ -206,8 +267,29 @@ def _measure_tests(
             written = max(written, written_extent(output.logs, settings.size_bytes))
         commands.append(output.argv)
         results.append(result)
+        watchdog.saw_latency(_slowest_s(result))
         done.append(spec.name)
         progress.end(spec.name, _summary(result))
+
+
+@contextlib.contextmanager
+def _held_target(target: Target) -> Iterator[None]:
+    """The folder or device held for the whole measurement (tests and workloads): a second
+    flashmark on it refuses meanwhile (flashmark.system.target_lock)."""
+    if target.kind is TargetKind.DEVICE:
+        with held_path(target.path):
+            yield
+        return
+    assert target.folder is not None
+    try:
+        descriptor = open_checked_folder(target.folder, target.folder_identity)
+    except OSError as error:
+        raise TargetError(f"cannot open the folder {target.folder}: {error.strerror}") from None
+    try:
+        with held(descriptor, target.folder):
+            yield
+    finally:
+        os.close(descriptor)
 
 
 def _prepare(
@@ -385,7 +467,8 @@ def _extend(
 
 
 class _DeviceWatch:
-    """Monitors the target's device during each test, when its diskstats line can be read."""
+    """Monitors the target's device during each test, when its diskstats line can be read;
+    its counters also tell the watchdog whether requests complete (`counters`)."""
 
     def __init__(self, target: Target, roots: SystemRoots | None) -> None:
         self.roots = roots
@@ -397,6 +480,15 @@ class _DeviceWatch:
             self.device = normalise_device_name(target.path)
         elif target.folder:
             self.device = device_for_path(Path(target.folder), roots)
+
+    def counters(self) -> DiskCounters | None:
+        """The device's diskstats line now, or None when it cannot be read."""
+        if self.roots is None or self.device is None:
+            return None
+        try:
+            return read_device_counters(self.roots, self.device)
+        except FlashmarkError:
+            return None
 
     @contextlib.contextmanager
     def monitor(self) -> Iterator[DiskMonitor | None]:

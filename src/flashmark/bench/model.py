@@ -90,18 +90,20 @@ class Target:
 
     given: str  # as typed by the user
     kind: TargetKind
-    path: str  # the test file (kind FILE) or the kernel's device node /dev/NAME (kind DEVICE)
+    path: str  # the test file (kind FILE, in its private folder) or the device's /dev/NAME
     folder: str | None  # the folder holding the test file (kind FILE)
     block_device: str | None  # e.g. "/dev/mmcblk0p2", when known
     filesystem: str | None  # e.g. "ext4", for kind FILE when known
     mount_point: str | None
     mount_options: str | None
     capacity_bytes: int | None  # device size (kind DEVICE) or free space (kind FILE)
-    # Kind FILE, for the run only (not saved): the test file's generated name inside `folder`,
-    # and the folder's (st_dev, st_ino) when it was checked, so the folder opened for the run
-    # is known to be the one checked (target.py).
+    # Kind FILE, for the run only (not saved): the test file's generated name inside the
+    # private folder, the folder's (st_dev, st_ino) when it was checked, so the folder opened
+    # for the run is known to be the one checked, and the private folder's generated name
+    # inside `folder` (target.py, system/private_folder.py).
     test_file: str | None = field(default=None, metadata=document(saved=False))
     folder_identity: tuple[int, int] | None = field(default=None, metadata=document(saved=False))
+    private_folder: str | None = field(default=None, metadata=document(saved=False))
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,12 @@ Every refusal is a typed error naming the cause and the option that changes it.
 Paths are data, never syntax: fio's job parser reinterprets '#', ';', '${..}', ':' and blanks
 (bench/jobs.py), so fio never sees a path the user typed. A folder is opened once, checked to be
 the folder resolve_target examined (st_dev, st_ino), and everything after goes through that
-descriptor: the test file is created and removed relative to it, and fio runs inside it with a
-generated relative name (fio/runner.py). A device is given to fio by the kernel's own name,
-/dev/NAME from sysfs.
+descriptor: a private folder is made in it (mode 0700, flashmark.system.private_folder), the test
+file is created in that, and fio runs inside the private folder, reached through its descriptor,
+with a generated relative name (fio/runner.py). Another user who can write the target folder
+can rename or replace the private folder's name, never what is inside it: fio's removing and
+creating its file by name cannot be redirected. A device is given to fio by the kernel's own
+name, /dev/NAME from sysfs.
 """
 
 from __future__ import annotations
@@ -39,11 +42,20 @@ from flashmark.errors import (
 )
 from flashmark.fio.job import is_fio_literal_device
 from flashmark.system.device_safety import BlockDevice, block_device_for_majmin, check_writable
-from flashmark.system.leftovers import test_file_name
+from flashmark.system.leftovers import private_folder_name, test_file_name
 from flashmark.system.mounts import mount_of, read_mounts
 from flashmark.system.paths import stat_target
+from flashmark.system.private_folder import (
+    FolderReplaced,
+    PrivateFolder,
+    make_private_folder,
+    open_checked_folder,
+    remove_private_folder,
+)
 from flashmark.system.signals import signals_held
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.target_lock import refuse_if_busy
+from flashmark.system.watchdog import DeviceHung
 from flashmark.units import MiB, format_size
 
 TEST_FILE_PREFIX = ".flashmark-"  # the whole name: leftovers.test_file_name()
@@ -72,8 +84,8 @@ class TestArea:
 
     __test__: ClassVar[bool] = False  # not a pytest test class
 
-    filename: str  # a generated name relative to the folder, or a device's /dev/NAME
-    folder_fd: int | None  # the opened, checked folder (kind FILE); fio's working directory
+    filename: str  # a generated name relative to the private folder, or a device's /dev/NAME
+    folder_fd: int | None  # the private folder, open (kind FILE): fio's working directory
 
 
 
@@ -97,6 +109,7 @@ def resolve_target(given: str, *, size_bytes: int, destructive: bool, roots: Sys
         raise TargetError(f"{given}: not a folder, a file or a block device")
     try:
         folder_status = folder.stat()
+        refuse_if_busy(str(folder))
     except OSError as error:
         raise TargetError(f"{folder}: cannot read the folder: {error.strerror}") from None
     return _folder_target(given, folder, folder_status, size_bytes=size_bytes, roots=roots)
@@ -123,10 +136,11 @@ def _folder_target(
     # fio reads this name in its job files: it must stay literal to fio's parser (letters,
     # digits, '.', '_', '-'); bench/jobs.py refuses anything else.
     name = test_file_name()
+    private = private_folder_name()
     return Target(
         given=given,
         kind=TargetKind.FILE,
-        path=str(folder / name),
+        path=str(folder / private / name),
         folder=str(folder),
         block_device=f"/dev/{device.name}" if device is not None else None,
         filesystem=mount.fstype if mount is not None else None,
@@ -135,6 +149,7 @@ def _folder_target(
         capacity_bytes=free,
         test_file=name,
         folder_identity=(status.st_dev, status.st_ino),
+        private_folder=private,
     )
 
 
@@ -143,8 +158,7 @@ def _device_target(
 ) -> Target:
     node, device = _kernel_node(given, status, roots)
     try:
-        with open(node, "rb"):
-            pass
+        refuse_if_busy(node)
     except PermissionError:
         raise TargetPermissionDenied(
             f"{node}: permission denied: reading a device needs root (sudo) or the disk group"
@@ -209,16 +223,21 @@ def _kernel_node(given: str, status: os.stat_result, roots: SystemRoots) -> tupl
 def created_test_file(
     target: Target, *, direct: bool, left_behind: list[str] | None = None
 ) -> Iterator[TestArea]:
-    """Open the checked folder, create the test file in it, check it takes direct I/O, and
-    always try to remove it. Yields what fio gets: the generated name and the folder's
-    descriptor (closed on exit).
+    """Open the checked folder, make the private folder in it and the test file in that, check
+    it takes direct I/O, and always try to remove both. Yields what fio gets: the generated
+    name and the private folder's descriptor (closed on exit).
 
     Whatever ends the block, the error on its way out carries what became of the test file
     ("removed", or "could not be removed: PATH"): the caller stops fio before that. When the
     block succeeds and removal fails, the message goes to `left_behind` (the measured result is
     still good), or is raised when there is no such list.
     """
-    if target.folder is None or target.test_file is None or target.folder_identity is None:
+    if (
+        target.folder is None
+        or target.test_file is None
+        or target.folder_identity is None
+        or target.private_folder is None
+    ):
         raise TargetError(f"{target.given}: not a folder target")
     if direct and target.filesystem in _MEMORY_FILESYSTEMS:
         raise DirectIONotSupported(
@@ -231,30 +250,41 @@ def created_test_file(
         with signals_held():  # a signal in between would leak the descriptor
             folder_fd = _open_checked_folder(target)
         name = target.test_file
+        private: PrivateFolder | None = None
         created = False
         try:
-            # The file and the promise to remove it come together: a signal in between would
-            # leave the file behind, so it is raised once the removal below is armed.
+            # The folder, the file and the promise to remove them come together: a signal in
+            # between would leave them behind, so it is raised once the removal below is armed.
             with signals_held():
                 try:
+                    private = make_private_folder(folder_fd, target.folder, target.private_folder)
                     descriptor = os.open(
                         name,
                         os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
                         0o600,
-                        dir_fd=folder_fd,
+                        dir_fd=private.fd,
                     )
                 except OSError as error:
                     raise _creation_error(target, error) from None
                 created = True
                 os.close(descriptor)
             if direct:
-                _check_direct_io(name, folder_fd, target)
-            yield TestArea(filename=name, folder_fd=folder_fd)
+                _check_direct_io(name, private.fd, target)
+            yield TestArea(filename=name, folder_fd=private.fd)
         except BaseException as error:
-            if created:
-                add_outcome(error, _remove(target, folder_fd).message)
+            if private is not None and isinstance(error, DeviceHung):
+                # Removing anything on a filesystem whose device stopped answering waits in
+                # uninterruptible I/O (its journal), and flashmark could not exit: left to
+                # `flashmark clean`, which finds it by its owner-stamped name.
+                os.close(private.fd)
+                add_outcome(error, _left_on_hung_device(target))
+            elif private is not None:
+                removal = _remove(target, folder_fd, private)
+                if created:
+                    add_outcome(error, removal.message)
             raise
-        removal = _remove(target, folder_fd)
+        assert private is not None  # made before the yield
+        removal = _remove(target, folder_fd, private)
         if removal.error is not None:
             if left_behind is None:
                 raise removal.error
@@ -268,19 +298,13 @@ def _open_checked_folder(target: Target) -> int:
     """The folder, opened once; refused when it is no longer the folder that was checked (its
     path was renamed or replaced since resolve_target looked at it)."""
     assert target.folder is not None
-    shown = printable(target.folder)
     try:
-        folder_fd = os.open(target.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        return open_checked_folder(target.folder, target.folder_identity)
+    except FolderReplaced:
+        raise
     except OSError as error:
-        raise _lifecycle_error(f"cannot open the folder {shown}", error) from None
-    status = os.fstat(folder_fd)
-    if (status.st_dev, status.st_ino) != target.folder_identity:
-        os.close(folder_fd)
-        raise TargetError(
-            f"{shown} changed after it was checked (renamed or replaced); nothing was written: "
-            "run again"
-        )
-    return folder_fd
+        what = f"cannot open the folder {printable(target.folder)}"
+        raise _lifecycle_error(what, error) from None
 
 
 @dataclass(frozen=True)
@@ -289,21 +313,26 @@ class _Removal:
     error: Exception | None  # None when the test file is gone
 
 
-def _remove(target: Target, folder_fd: int) -> _Removal:
-    """Remove the test file through the folder's descriptor; say what really happened."""
-    assert target.test_file is not None
+def _remove(target: Target, folder_fd: int, private: PrivateFolder) -> _Removal:
+    """Remove the test file and its private folder through their descriptors; say what really
+    happened. The private folder's descriptor is closed either way."""
     shown = printable(target.path)
-    try:
-        os.unlink(target.test_file, dir_fd=folder_fd)
-    except FileNotFoundError:
-        pass  # gone already
-    except OSError as error:
+    error = remove_private_folder(folder_fd, private)
+    if error is not None:
         message = (
             f"the test file could not be removed: {shown} ({error.strerror}); "
             "delete it once the filesystem works again"
         )
         return _Removal(message, _lifecycle_error(message, error, include_cause=False))
     return _Removal("the test file was removed", None)
+
+
+def _left_on_hung_device(target: Target) -> str:
+    folder = printable(target.folder or "")
+    return (
+        f"the test file was left, as the device does not answer: {printable(target.path)}; "
+        f"`flashmark clean {folder}` removes it once the device answers again"
+    )
 
 
 def _lifecycle_error(what: str, error: OSError, *, include_cause: bool = True) -> Exception:

@@ -55,6 +55,7 @@ from flashmark.system.paths import stat_target
 from flashmark.system.pending_backups import backup_folder, forget, refuse_if_pending, register
 from flashmark.system.signals import signals_held
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.target_lock import held_path
 
 Opener = Callable[[str], RawDevice]
 
@@ -99,7 +100,7 @@ def probe_device_capacity(
     refuse_if_backup_left(node, roots, folder)
     nonce = os.urandom(16)
     started = time.time()
-    with claim_for_writing(node, roots):
+    with claim_for_writing(node, roots), held_path(node):  # held: flashmark.system.target_lock
         device = opener(node)
         path: Path | None = None
         try:

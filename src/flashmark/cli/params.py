@@ -20,6 +20,7 @@ import click
 
 from flashmark.bench.grading.classes import GRADE_NAMES
 from flashmark.errors import UsageError
+from flashmark.system.watchdog import DEFAULT_FLOOR_S
 from flashmark.units import parse_size
 
 if TYPE_CHECKING:  # click >= 8.2 types ParamType by its value; 8.1 cannot subscript it
@@ -43,6 +44,8 @@ MAX_TIMEOUT_S = 30 * 86_400  # a monitored command may run a month, not forever
 # ten times seed 002's desktop install, well past what any card test needs.
 MAX_WORKLOAD_SCALE = 10.0
 MAX_COUNT = 1_000_000_000  # counts of intervals or history rows; SQLite LIMIT is 64-bit
+# The watchdog's floor (flashmark.system.watchdog): a day of silence is a device that is gone.
+MAX_STALL_TIMEOUT_S = 86_400.0
 
 
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -215,6 +218,21 @@ TIMEOUT = BoundedFloat(0.0, MAX_TIMEOUT_S, min_open=True)
 WORKLOAD_SCALE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE)  # 0 skips the workloads
 WORKLOAD_SCALE_POSITIVE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE, min_open=True)
 COUNT = BoundedInt(1, MAX_COUNT)
+STALL_TIMEOUT = BoundedFloat(0.0, MAX_STALL_TIMEOUT_S, min_open=True)
 SIZE = Size()
 GRADES = GradeNames()
 CARD_CID = CardCid()
+
+
+# Shared by the commands that wait on a device (run, surface).
+stall_timeout_option = click.option(
+    "--stall-timeout",
+    "stall_timeout_s",
+    type=STALL_TIMEOUT,
+    default=DEFAULT_FLOOR_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="Give up (exit 5) when the device completes no request for this long; raised for "
+    "big requests (their size at 0.5 MB/s) and to 10 x the slowest request seen. What was "
+    "measured is kept.",
+)

@@ -31,7 +31,14 @@ from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import print_json, stderr_console, stdout_console
-from flashmark.cli.params import GRADES, RAMP, RUNTIME, SIZE, WORKLOAD_SCALE
+from flashmark.cli.params import (
+    GRADES,
+    RAMP,
+    RUNTIME,
+    SIZE,
+    WORKLOAD_SCALE,
+    stall_timeout_option,
+)
 from flashmark.cli.progress import progress_display
 from flashmark.cli.tail import (
     SaveOutcome,
@@ -53,6 +60,7 @@ from flashmark.history.store import History
 from flashmark.probe import measured_summary
 from flashmark.system.signals import signals_raise
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.watchdog import Watchdog
 from flashmark.units import format_duration, format_size
 
 # Shorter windows quantise the throttle-verified accuracy (see profiles.py); allowed, but said.
@@ -146,6 +154,7 @@ _SHORT_RUNTIME_S = 8
     "saved and printed, exit 8 if any of them failed, is uncertain (its 95% interval "
     "contains the threshold) or was not graded in this run.",
 )
+@stall_timeout_option
 @debug_option
 def run_command(
     target: str,
@@ -162,6 +171,7 @@ def run_command(
     yes: bool,
     workload_scale: float | None,
     required: tuple[str, ...],
+    stall_timeout_s: float,
     debug: bool,
 ) -> None:
     """Benchmark TARGET: a folder (default: the current one), a file's folder, or a block device.
@@ -184,7 +194,10 @@ def run_command(
     (not a database, locked, read-only, newer, missing folder) stops the run with exit 6.
     If saving still fails afterwards, the result is printed, kept in a recovery file and
     the run exits 7: `flashmark import FILE` adds it later. With --require, a named grade
-    that is not "pass" exits 8 after the result is saved. Exit codes: README.md.
+    that is not "pass" exits 8 after the result is saved. A device that stops answering
+    (no request completed for --stall-timeout, longer for big or slow requests) or fails
+    mid-run exits 5; the tests measured before it are saved, marked partial.
+    Exit codes: README.md.
     """
     roots = SystemRoots.from_environment()
     request = BenchmarkRequest(
@@ -220,7 +233,7 @@ def run_command(
         _describe_plan(plan)
         with progress_display(plan) as progress:
             try:
-                result = run_benchmark(plan, runner, roots, progress)
+                result = run_benchmark(plan, runner, roots, progress, Watchdog(stall_timeout_s))
             except BenchmarkStopped as stop:  # a later step failed: keep the tests measured
                 stopped, result = stop, stop.partial
 

@@ -15,7 +15,7 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import stderr_console
-from flashmark.cli.params import SIZE, BoundedInt
+from flashmark.cli.params import SIZE, BoundedInt, stall_timeout_option
 from flashmark.cli.progress import BarProgress, PlainProgress, progress_display
 from flashmark.cli.tail import (
     finish,
@@ -28,6 +28,8 @@ from flashmark.errors import (
     HistoryError,
     Interrupted,
     UsageError,
+    add_outcome,
+    outcomes,
 )
 from flashmark.history.store import History
 from flashmark.kinds.registry import entry_for
@@ -43,6 +45,7 @@ from flashmark.surface.run import (
 )
 from flashmark.system.signals import signals_raise
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.watchdog import DeviceHung, Watchdog
 from flashmark.units import KiB, MiB, format_duration, format_rate, format_size
 
 MIN_BLOCK = 4 * KiB
@@ -99,6 +102,7 @@ _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
 )
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save the result to the history.")
+@stall_timeout_option
 @debug_option
 def surface_command(
     target: str,
@@ -111,6 +115,7 @@ def surface_command(
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
+    stall_timeout_s: float,
     debug: bool,
 ) -> None:
     """Scan the whole surface of TARGET: a block device, or a folder's free space.
@@ -139,6 +144,8 @@ def surface_command(
       sudo flashmark surface /dev/sdb --destructive       write + verify (erases it)
       flashmark surface /media/pi/CARD                    fill + verify the free space
       sudo flashmark surface /dev/sdb --destructive --resume   continue after Ctrl-C
+    A device that completes no request for --stall-timeout (longer for big requests, or
+    after slow ones) stops the scan with exit 5, the partial scan saved.
     Exit codes: README.md (5: the device stopped answering; the partial scan is saved).
     """
     roots = SystemRoots.from_environment()
@@ -187,6 +194,7 @@ def surface_command(
                 previous=previous,
                 progress=progress,
                 checkpoint=checkpoints,
+                watchdog=Watchdog(stall_timeout_s),
             )
         except ScanStopped as stopped:
             stop, result = stopped, stopped.partial
@@ -351,6 +359,8 @@ def _stopped_error(stop: ScanStopped, plan: SurfacePlan, saved_id: int | None) -
     cause = stop.cause
     if saved_id is None:
         kept = "the partial scan was not saved (--no-save)"
+    elif plan.kind == FOLDER and isinstance(cause, DeviceHung):  # its note says where they are
+        kept = f"the partial scan is saved as result {saved_id}"
     elif plan.kind == FOLDER:
         kept = f"the partial scan is saved as result {saved_id}; the scan's files were removed"
     else:
@@ -370,4 +380,6 @@ def _stopped_error(stop: ScanStopped, plan: SurfacePlan, saved_id: int | None) -
     error = FlashmarkError(f"{cause}; {kept}")
     error.exit_status = getattr(cause, "exit_status", ExitStatus.FAILURE)
     error.__cause__ = cause  # --debug shows where it came from
+    for note in outcomes(cause):  # what became of the I/O process, when it was stuck
+        add_outcome(error, note)
     return error

@@ -52,6 +52,8 @@ class FioJob:
     size_limit_bytes: int | None = None
     # Seconds fio runs before the window opens (ramp_time); 0: the window opens with the I/O.
     ramp_s: int = 0
+    # Bytes per request (bs=): how long one may take on a slow card (flashmark.system.watchdog).
+    block_bytes: int = 0
 
 
 def is_fio_literal_file(name: str) -> bool:

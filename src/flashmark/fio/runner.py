@@ -35,6 +35,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -46,9 +47,17 @@ from typing import Protocol
 
 import psutil
 
-from flashmark.errors import EnvironmentProblem, FioFailed, FioNotFound, FioTooOld, Interrupted
+from flashmark.errors import (
+    EnvironmentProblem,
+    FioFailed,
+    FioNotFound,
+    FioTooOld,
+    Interrupted,
+    add_outcome,
+)
 from flashmark.fio.job import FioJob, is_fio_literal_folder
 from flashmark.system.signals import signals_held
+from flashmark.system.watchdog import DeviceHung, StallWatch
 
 # Needed: JSON bw_bytes / *_ns fields (fio 3.0) and lat_percentiles honoured in JSON output
 # (fixed after fio-3.10, axboe/fio issue #691).
@@ -58,6 +67,9 @@ _TERMINATE_GRACE_S = 10.0
 # SIGKILL cannot be caught, but a process in uninterruptible I/O (a device that stopped
 # answering) only dies when that I/O returns.
 _KILL_GRACE_S = 30.0
+# After the device stopped answering: how long a killed fio is waited for before it is
+# reported as stuck in uninterruptible I/O and left (flashmark.system.watchdog).
+_HUNG_GRACE_S = 3.0
 _POLL_S = 0.1
 _FAMILY_POLL_S = 1.0
 # Temporary folders tried, in order, when TMPDIR's path is not literal to fio's parser.
@@ -95,8 +107,10 @@ class FioRunner(Protocol):
         on_progress: ProgressCallback | None = None,
         *,
         folder_fd: int | None = None,
+        stall: StallWatch | None = None,
     ) -> FioOutput:
-        """Run one job; with `folder_fd`, fio's working directory is that open folder."""
+        """Run one job; with `folder_fd`, fio's working directory is that open folder; with
+        `stall`, DeviceHung when the device stops answering (flashmark.system.watchdog)."""
         ...
 
 
@@ -127,22 +141,48 @@ _ETA_RE = re.compile(r"\]\[(\d+(?:\.\d+)?)%\]((?:\[[^\]]*\])*?)\[eta [^\]]*\]")
 
 
 def fio_work_parent(tmpdir: str | None = None) -> str:
-    """A folder to create fio's work folder in, whose path fio's job parser reads literally
-    (write_iops_log names it, bench/jobs.py): the temporary folder (TMPDIR) when it is, else the
-    first of /tmp, /var/tmp that is. A TMPDIR like `/tmp/a#b` would be cut at the '#'."""
+    """A folder to create fio's work folder in: the temporary folder (TMPDIR), else the first
+    of /tmp, /var/tmp, that fio's job parser reads literally (write_iops_log names it,
+    fio/jobs.py: a TMPDIR like `/tmp/a#b` would be cut at the '#') and that no other user can
+    change (`owned_by_us_or_root`): fio writes its logs and output there by path, and a TMPDIR
+    in another user's home (`sudo -E`) would let that user swap the work folder for a link to
+    a file of root's. Returned without symlinks (os.path.realpath), as checked."""
     chosen = tmpdir if tmpdir is not None else tempfile.gettempdir()
     for candidate in (chosen, *_FALLBACK_TEMP_FOLDERS):
+        real = os.path.realpath(candidate)
         if (
-            is_fio_literal_folder(candidate)
-            and os.path.isdir(candidate)
-            and os.access(candidate, os.W_OK | os.X_OK)
+            is_fio_literal_folder(real)
+            and os.path.isdir(real)
+            and os.access(real, os.W_OK | os.X_OK)
+            and owned_by_us_or_root(real)
         ):
-            return candidate
+            return real
     raise EnvironmentProblem(
         f"no temporary folder fio can use: {chosen!r} holds characters fio's job files "
-        "interpret, and neither /tmp nor /var/tmp is writable; set TMPDIR to a writable "
-        "folder named with letters, digits and . _ + - only"
+        "interpret or can be changed by another user, and neither /tmp nor /var/tmp is "
+        "usable; set TMPDIR to a writable folder of yours named with letters, digits and "
+        ". _ + - only"
     )
+
+
+def owned_by_us_or_root(path: str) -> bool:
+    """True when no user but root and this process's effective user can rename or replace
+    anything on the way to `path` (an absolute path without symlinks): each folder from / down
+    is owned by one of them and writable by no one else, or sticky (sticky folders let only an
+    entry's owner rename or remove it, chmod(2) "S_ISVTX"), as /tmp is."""
+    trusted = {0, os.geteuid()}
+    parts = Path(path).relative_to("/").parts
+    for depth in range(len(parts) + 1):
+        current = Path("/", *parts[:depth])
+        try:
+            status = os.lstat(current)
+        except OSError:
+            return False
+        if not stat.S_ISDIR(status.st_mode) or status.st_uid not in trusted:
+            return False
+        if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not status.st_mode & stat.S_ISVTX:
+            return False
+    return True
 
 
 class FioProcessRunner:
@@ -189,6 +229,7 @@ class FioProcessRunner:
         on_progress: ProgressCallback | None = None,
         *,
         folder_fd: int | None = None,
+        stall: StallWatch | None = None,
     ) -> FioOutput:
         # Job names are flashmark's test names, so these are generated paths in the work folder.
         job_path = self.workdir / f"{job.name}.fio"
@@ -220,7 +261,7 @@ class FioProcessRunner:
                 # the folder that was opened and checked, whatever its path names now (proc(5),
                 # /proc/[pid]/fd). pass_fds keeps the descriptor open in the child until then.
                 process = subprocess.Popen(
-                    [*_parent_death_prefix(), *argv],
+                    [*parent_death_prefix(), *argv],
                     cwd=f"/proc/self/fd/{folder_fd}" if folder_fd is not None else self.workdir,
                     pass_fds=(folder_fd,) if folder_fd is not None else (),
                     stdout=subprocess.PIPE,
@@ -234,7 +275,7 @@ class FioProcessRunner:
                 # started cannot be joined (RuntimeError).
                 readers = [
                     threading.Thread(
-                        target=_follow_status, args=(process, on_progress), daemon=True
+                        target=_follow_status, args=(process, on_progress, stall), daemon=True
                     ),
                     threading.Thread(
                         target=_collect, args=(process.stderr, stderr_chunks), daemon=True
@@ -242,12 +283,18 @@ class FioProcessRunner:
                 ]
                 for reader in readers:
                     reader.start()
-            supervisor.wait(job.timeout_s)
+            supervisor.wait(job.timeout_s, stall)
+        except DeviceHung as hung:
+            # Killed at once, not waited for: a process in uninterruptible I/O ends only when
+            # the device answers (flashmark.system.watchdog).
+            assert supervisor is not None
+            add_outcome(hung, supervisor.end(hung=True))
+            raise
         finally:
             if supervisor is not None:
                 supervisor.end()
             for reader in readers:
-                reader.join(timeout=5)
+                reader.join(timeout=0.1 if supervisor and supervisor.stuck else 5)
         elapsed = time.monotonic() - started
         returncode = process.returncode
         assert returncode is not None  # reaped by supervisor.end()
@@ -281,7 +328,7 @@ def _fio_environment() -> dict[str, str]:
 
 
 @functools.cache
-def _parent_death_prefix() -> tuple[str, ...]:
+def parent_death_prefix() -> tuple[str, ...]:
     """`setpriv --pdeathsig KILL --` when this setpriv has the option (util-linux >= 2.33):
     the kernel then sends fio SIGKILL when the thread that started it dies (prctl(2),
     PR_SET_PDEATHSIG; kept across execve). fio is started and waited for by the same thread,
@@ -313,25 +360,37 @@ class _Supervisor:
         self.process = process
         self.family: dict[int, psutil.Process] = {}
         self._family_seen = 0.0
+        self.stuck: list[int] = []  # pids left in uninterruptible I/O after a hang
 
-    def wait(self, timeout_s: float) -> None:
-        """Until fio exits (left unreaped); FioFailed after `timeout_s` (end() stops it)."""
+    def wait(self, timeout_s: float, stall: StallWatch | None = None) -> None:
+        """Until fio exits (left unreaped); FioFailed after `timeout_s`, DeviceHung when
+        `stall` sees no progress for its bound (end() stops it)."""
         deadline = time.monotonic() + timeout_s
         while not self._exited():
             now = time.monotonic()
             if now > deadline:
                 raise FioFailed(f"fio did not finish within {timeout_s:.0f} s and was stopped")
+            if stall is not None:
+                stall.check()
             if now - self._family_seen >= _FAMILY_POLL_S:
                 self._note_family()
                 self._family_seen = now
             time.sleep(_POLL_S)
 
-    def end(self) -> None:
-        """Stop fio if it still runs, kill what is left of it, and reap it.
+    def end(self, *, hung: bool = False) -> str:
+        """Stop fio if it still runs, kill what is left of it, and reap it; what became of it,
+        for the message.
+
+        `hung`: the device stopped answering, so fio is killed at once and given only
+        `_HUNG_GRACE_S` to end; what is still in uninterruptible I/O then is reported, with
+        its pid, and left to the kernel, which ends it when the device answers or is removed
+        (its SIGKILL is pending, and it dies with flashmark: setpriv --pdeathsig).
 
         A signal arriving meanwhile (Interrupted from flashmark's handler, or Python's
         KeyboardInterrupt) must not leave fio running: the cleanup starts over, and the first
         such exception is raised after it. (flashmark's handler raises only once per run.)"""
+        if hung:
+            return self._abandon()
         pending: BaseException | None = None
         for _attempt in range(5):
             try:
@@ -342,10 +401,28 @@ class _Supervisor:
                     pending = error
         if pending is not None:
             raise pending
+        return "fio was stopped"
+
+    def _abandon(self) -> str:
+        if self.process.returncode is not None or self.stuck:
+            return "fio was stopped"
+        self._note_family()
+        self._signal_group(signal.SIGKILL)
+        _kill_all(self.family.values(), wait_s=0)
+        if self._await_exit(_HUNG_GRACE_S):
+            self._signal_group(signal.SIGKILL)
+            self.process.wait()
+            return "fio was stopped"
+        self.stuck = [self.process.pid, *self.family]
+        stuck = ", ".join(f"pid {pid}" for pid in self.stuck)
+        return (
+            f"fio ({stuck}) is stuck in uninterruptible I/O on the device (state D) and was "
+            "left to end when the device answers or is removed"
+        )
 
     def _end_once(self) -> None:
-        if self.process.returncode is not None:
-            return  # reaped: done before
+        if self.process.returncode is not None or self.stuck:
+            return  # reaped: done before; or left in uninterruptible I/O
         if not self._exited():
             self._note_family()
             self._signal_group(signal.SIGTERM)
@@ -389,16 +466,16 @@ class _Supervisor:
                 self.family.setdefault(child.pid, child)
 
 
-def _kill_all(processes: Iterable[psutil.Process]) -> None:
-    """SIGKILL each process that still runs and wait for it; psutil refuses to signal a pid
-    that now names another process (it compares creation times)."""
+def _kill_all(processes: Iterable[psutil.Process], wait_s: float = _TERMINATE_GRACE_S) -> None:
+    """SIGKILL each process that still runs and wait for it up to `wait_s`; psutil refuses to
+    signal a pid that now names another process (it compares creation times)."""
     alive = []
     for process in processes:
         with contextlib.suppress(psutil.Error):
             process.kill()
             alive.append(process)
-    if alive:
-        psutil.wait_procs(alive, timeout=_TERMINATE_GRACE_S)
+    if alive and wait_s > 0:
+        psutil.wait_procs(alive, timeout=wait_s)
 
 
 def _collect(stream: object, chunks: list[bytes]) -> None:
@@ -412,8 +489,13 @@ def _collect(stream: object, chunks: list[bytes]) -> None:
         chunks.append(chunk)
 
 
-def _follow_status(process: subprocess.Popen[bytes], on_progress: ProgressCallback | None) -> None:
-    """Read fio's status lines from stdout and report the percentage it prints."""
+def _follow_status(
+    process: subprocess.Popen[bytes],
+    on_progress: ProgressCallback | None,
+    stall: StallWatch | None = None,
+) -> None:
+    """Read fio's status lines from stdout and report the percentage it prints; a non-zero
+    rate in one is progress for `stall`."""
     stream = process.stdout
     if stream is None:
         return
@@ -424,11 +506,23 @@ def _follow_status(process: subprocess.Popen[bytes], on_progress: ProgressCallba
             return
         pending = (pending + chunk.decode("utf-8", "replace"))[-2048:]
         matches = list(_ETA_RE.finditer(pending))
-        if matches and on_progress is not None:
+        if matches:
             last = matches[-1]
             status = last.group(2).replace("][", " ").strip("[]")
-            on_progress(min(1.0, float(last.group(1)) / 100.0), status)
+            if stall is not None and any(_moving(m.group(2)) for m in matches):
+                stall.moved()
+            if on_progress is not None:
+                on_progress(min(1.0, float(last.group(1)) / 100.0), status)
             pending = pending[last.end() :]
+
+
+# A rate in fio's status line, e.g. "r=6006KiB/s" or "w=1501 IOPS" or "r=15.0k IOPS".
+_RATE_RE = re.compile(r"[rwt]=(\d+(?:\.\d+)?)")
+
+
+def _moving(status: str) -> bool:
+    """True when fio's status brackets show a non-zero rate: something completed."""
+    return any(float(value) > 0 for value in _RATE_RE.findall(status))
 
 
 class ReplayRunner:
@@ -456,6 +550,7 @@ class ReplayRunner:
         on_progress: ProgressCallback | None = None,
         *,
         folder_fd: int | None = None,
+        stall: StallWatch | None = None,
     ) -> FioOutput:
         self.jobs_run.append(job)
         base = self.recordings / job.name

@@ -15,7 +15,18 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from flashmark.monitor.diskstats import (
+from flashmark.monitor.series import (
+    RANDOM_WRITE_MAX_REQUEST_BYTES,
+    RANDOM_WRITE_MIN_UTIL_PCT,
+    RANDOM_WRITE_SHARE,
+    MonitorSample,
+    MonitorSeries,
+    MonitorSummary,
+    PhaseSummary,
+    compute_sample,
+    summarise,
+)
+from flashmark.system.diskstats import (
     FORMAT_FIELDS,
     SECTOR_BYTES,
     DiskCounters,
@@ -28,17 +39,6 @@ from flashmark.monitor.diskstats import (
     parse_diskstats_line,
     read_device_counters,
     read_diskstats,
-)
-from flashmark.monitor.series import (
-    RANDOM_WRITE_MAX_REQUEST_BYTES,
-    RANDOM_WRITE_MIN_UTIL_PCT,
-    RANDOM_WRITE_SHARE,
-    MonitorSample,
-    MonitorSeries,
-    MonitorSummary,
-    PhaseSummary,
-    compute_sample,
-    summarise,
 )
 
 if TYPE_CHECKING:

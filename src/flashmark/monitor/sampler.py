@@ -15,19 +15,19 @@ import time
 from collections.abc import Callable, Iterator
 from types import TracebackType
 
-from flashmark.monitor.diskstats import (
-    DiskCounters,
-    DiskstatsUnreadable,
-    MonitorDeviceNotFound,
-    normalise_device_name,
-    read_device_counters,
-)
 from flashmark.monitor.series import (
     MonitorSample,
     MonitorSeries,
     PhaseSummary,
     compute_sample,
     summarise,
+)
+from flashmark.system.diskstats import (
+    DiskCounters,
+    DiskstatsUnreadable,
+    MonitorDeviceNotFound,
+    normalise_device_name,
+    read_device_counters,
 )
 from flashmark.system.sysroot import SystemRoots
 

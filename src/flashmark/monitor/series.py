@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from flashmark.codec import Defaults, EveryKey, document, written
-from flashmark.monitor.diskstats import FORMAT_FIELDS, SECTOR_BYTES, DiskCounters
+from flashmark.system.diskstats import FORMAT_FIELDS, SECTOR_BYTES, DiskCounters
 
 KIB = 1024
 

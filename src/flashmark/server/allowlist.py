@@ -31,7 +31,6 @@ from flashmark.bench.model import Pattern
 from flashmark.bench.profiles import PROFILES
 from flashmark.capacity.result import CAPACITY_SCHEMA
 from flashmark.capacity.signature import Found
-from flashmark.monitor.diskstats import FORMAT_FIELDS
 from flashmark.monitor.document import SCHEMA as MONITOR_SCHEMA
 from flashmark.probe.model import SCHEMA as PROBE_SCHEMA
 from flashmark.server.fields import (
@@ -53,6 +52,7 @@ from flashmark.server.fields import (
 from flashmark.stats import Verdict
 from flashmark.surface.pattern import MISMATCH_KINDS, Kind
 from flashmark.surface.result import SURFACE_SCHEMA
+from flashmark.system.diskstats import FORMAT_FIELDS
 from flashmark.workloads.document import SCHEMA as WORKLOADS_SCHEMA
 from flashmark.workloads.session import WORKLOAD_NAMES
 

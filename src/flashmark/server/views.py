@@ -216,7 +216,7 @@ _BODY = re.compile(r"<body\b[^>]*>")
 
 def with_navigation(page: str, navigation: str) -> str:
     """The report page with the service's links at the top of its body (the report is made
-    by flashmark.bench.render.html, unchanged otherwise: its own CSP stays in force)."""
+    by flashmark.report.html, unchanged otherwise: its own CSP stays in force)."""
     match = _BODY.search(page)
     if match is None:
         return page

@@ -17,8 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from flashmark.errors import DirectIONotSupported, NotEnoughSpace, TargetError
-from flashmark.system.leftovers import test_file_name
+from flashmark.errors import DirectIONotSupported, NotEnoughSpace, TargetError, add_outcome
+from flashmark.system.leftovers import private_folder_name, test_file_name
+from flashmark.system.private_folder import (
+    FolderReplaced,
+    PrivateFolder,
+    make_private_folder,
+    open_checked_folder,
+    remove_private_folder,
+)
+from flashmark.system.signals import signals_held
+from flashmark.system.target_lock import held
+from flashmark.system.watchdog import DeviceHung
 
 # ioctl(2) BLKSSZGET, the logical block size (linux/fs.h: _IO(0x12, 104)).
 _BLKSSZGET = 0x1268
@@ -92,17 +102,20 @@ def open_block_device(node: str, *, write: bool) -> Iterator[BlockMedium]:
         size = os.lseek(fd, 0, os.SEEK_END)
         raw = fcntl.ioctl(fd, _BLKSSZGET, struct.pack("i", 0))
         sector = struct.unpack("i", raw)[0] or 512
-        yield BlockMedium(fd=fd, size_bytes=size - size % sector, sector_bytes=sector)
+        with held(fd, node):  # one flashmark per device (flashmark.system.target_lock)
+            yield BlockMedium(fd=fd, size_bytes=size - size % sector, sector_bytes=sector)
     finally:
         os.close(fd)
 
 
 @dataclass
 class FolderMedium:
-    """The surface as files of FOLDER_FILE_BYTES (the last one shorter), one after another.
+    """The surface as files of FOLDER_FILE_BYTES (the last one shorter), one after another, in
+    a private folder of the scanned folder (flashmark.system.private_folder): created and opened
+    relative to its descriptor, so no other user can redirect them.
 
-    Their names are owner-stamped (flashmark.system.leftovers): `flashmark clean` removes them
-    after a SIGKILL; every other exit removes them here."""
+    Their folder's name is owner-stamped (flashmark.system.leftovers): `flashmark clean` removes it
+    after a SIGKILL; every other exit removes it here."""
 
     folder: Path
     size_bytes: int
@@ -131,15 +144,20 @@ class FolderMedium:
                 _transfer(fd, buffer[at:end], within, write=True)
             except OSError as error:
                 if error.errno in (errno.ENOSPC, errno.EDQUOT):
-                    raise NotEnoughSpace(
-                        f"{self.folder} filled up during the scan (something else wrote "
-                        "there meanwhile): run it again, or give a smaller --size"
-                    ) from None
+                    raise NotEnoughSpace(folder_full(self.folder)) from None
                 raise
 
     def sync(self) -> None:
         for fd in self.fds:
             os.fsync(fd)
+
+
+def folder_full(folder: Path) -> str:
+    """The message when a folder scan's writes find the filesystem full."""
+    return (
+        f"{folder} filled up during the scan (something else wrote there meanwhile): run it "
+        "again, or give a smaller --size"
+    )
 
 
 def folder_surface_bytes(folder: Path, size_limit: int | None, block_bytes: int) -> int:
@@ -160,20 +178,49 @@ def folder_surface_bytes(folder: Path, size_limit: int | None, block_bytes: int)
 
 
 @contextlib.contextmanager
-def folder_files(folder: Path, size_bytes: int, block_bytes: int) -> Iterator[FolderMedium]:
-    """Create the files (empty, O_DIRECT), and remove them whatever happens."""
+def folder_files(
+    folder: Path, size_bytes: int, block_bytes: int, identity: tuple[int, int] | None = None
+) -> Iterator[FolderMedium]:
+    """Create the files (empty, O_DIRECT) in a private folder of `folder` (the folder checked
+    as `identity`, when given), and remove them and it whatever happens."""
     file_bytes = FOLDER_FILE_BYTES - FOLDER_FILE_BYTES % block_bytes
     count = -(-size_bytes // file_bytes)
+    try:
+        folder_fd = open_checked_folder(str(folder), identity)
+    except FolderReplaced:
+        raise
+    except OSError as error:
+        raise TargetError(f"cannot open {folder}: {error.strerror}") from None
+    try:
+        with (
+            held(folder_fd, str(folder)),  # one flashmark per folder (flashmark.system.target_lock)
+            _files_in(folder, folder_fd, count) as (paths, fds),
+        ):
+            yield FolderMedium(folder, size_bytes, FOLDER_SECTOR, file_bytes, paths, fds)
+    finally:
+        os.close(folder_fd)
+
+
+@contextlib.contextmanager
+def _files_in(folder: Path, folder_fd: int, count: int) -> Iterator[tuple[list[Path], list[int]]]:
+    """`count` empty files, opened with O_DIRECT, in a new private folder of `folder`; their
+    names and descriptors. Closed and removed with their folder on the way out."""
     paths: list[Path] = []
     fds: list[int] = []
+    with signals_held():  # made and armed for removal together
+        try:
+            private = make_private_folder(folder_fd, str(folder), private_folder_name())
+        except OSError as error:
+            raise TargetError(f"cannot create a folder in {folder}: {error.strerror}") from None
     try:
         for _ in range(count):
-            path = folder / test_file_name()
+            name = test_file_name()
+            flags = os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
             try:
-                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, 0o600)
+                fd = os.open(name, flags, 0o600, dir_fd=private.fd)
             except OSError as error:
                 raise TargetError(f"cannot create a file in {folder}: {error.strerror}") from None
-            paths.append(path)
+            paths.append(Path(private.shown) / name)
             fds.append(fd)
             try:
                 flags = fcntl.fcntl(fd, fcntl.F_GETFL)
@@ -183,11 +230,32 @@ def folder_files(folder: Path, size_bytes: int, block_bytes: int) -> Iterator[Fo
                     f"{folder} does not support direct I/O (O_DIRECT), so a surface scan "
                     "there would measure the page cache: pick a folder on a disk filesystem"
                 ) from None
-        yield FolderMedium(folder, size_bytes, FOLDER_SECTOR, file_bytes, paths, fds)
-    finally:
+        yield paths, fds
+    except BaseException as error:
+        cause = getattr(error, "cause", error)  # a scan stopped by it (ScanStopped)
+        if not isinstance(cause, DeviceHung):
+            _remove_files(folder_fd, private, fds)
+            raise
+        # Removing files on a filesystem whose device stopped answering waits in
+        # uninterruptible I/O (its journal), and flashmark could not exit: they are left to
+        # `flashmark clean`, which finds them by their folder's owner-stamped name.
+        with signals_held():
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            os.close(private.fd)
+        add_outcome(
+            cause,
+            f"the scan's files were left, as the device does not answer: {private.shown}; "
+            f"`flashmark clean {folder}` removes them once the device answers again",
+        )
+        raise
+    _remove_files(folder_fd, private, fds)
+
+
+def _remove_files(folder_fd: int, private: PrivateFolder, fds: list[int]) -> None:
+    with signals_held():
         for fd in fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
-        for path in paths:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+        remove_private_folder(folder_fd, private)

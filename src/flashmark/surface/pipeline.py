@@ -1,63 +1,83 @@
-"""The requests of a sequential pass, issued by a thread of their own.
+"""The requests of a sequential pass, issued back to back by an executor of their own.
 
 A real device is idle between two requests: whatever the host does in between (here: building
-the pattern for the next block, comparing the last one) would count against its rate. So one
-thread only issues the requests, back to back, while the scan's thread prepares and checks the
-blocks around them: a few buffers circulate between the two (double buffering). The system
-calls release the GIL, so the device waits only for the thread's own loop (microseconds).
+the pattern for the next block, comparing the last one) would count against its rate. So the
+requests are issued by an executor, back to back, while the scan's thread prepares and checks
+the blocks around them: a few buffers circulate between the two (double buffering), and the
+scan's thread keeps up to two requests queued, so the next one starts as soon as the last ends.
 
-The I/O thread decides where the next read goes (the ddrescue skip after errors: scan.py), times
-each request, and hands back results in offset order. It touches no scan state: the scan's
-thread does all bookkeeping, so a result not yet handed back when the pass stops (Ctrl-C) is
-simply done again by a resumed scan.
+Executors: `ThreadExecutor`, a thread of this process, for a medium that lives in this process
+(the scan engine's tests drive the emulated-flash engine directly); and the scan's I/O process
+(surface/worker.py) for a real device or folder: a device that stops answering leaves its
+requests in uninterruptible I/O forever, and a process with such a thread cannot even exit, so
+the requests go to a process that flashmark can leave behind.
 
-Writes are made durable in steps: after the write that completes `flush_every_ns` of writing
-(and after the pass's last write) the thread flushes the medium (fsync: the device's volatile
-cache written out) and hands back a `Flushed` marker after that write's result. Everything
-before the marker is on the device; a power cut can only lose what came after it
-(scan.py resumes from the last marker).
+The scan's thread decides where the next read goes (the ddrescue skip after errors: scan.py),
+computes the time charged to each request from the executor's timestamps, and hands back
+results in offset order; it waits for each within the watchdog's bound (flashmark.system.watchdog),
+and DeviceHung ends the pass when the device stops answering. Two requests are queued only
+while the last one succeeded: after a failure, the next position depends on it. A result not
+yet handed back when the pass stops (Ctrl-C) is simply done again by a resumed scan.
+
+Writes are made durable in steps: once a write completes `flush_every_ns` after the last flush
+(and after the pass's last write) a flush is queued behind the writes already queued (fsync: the
+device's volatile cache written out), and a `Flushed` marker is handed back after the result of
+the last write before it. The executor runs requests in order, so everything before the marker
+is on the device; a power cut can only lose what came after it (scan.py resumes from the last
+marker).
 """
 
 from __future__ import annotations
 
+import collections
 import mmap
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 from flashmark.surface.medium import Medium
 from flashmark.surface.pattern import Pattern
+from flashmark.system.watchdog import DeviceHung, Watchdog
 
-BUFFERS = 3  # one being transferred, one being checked or filled, one spare
-_POLL_S = 0.25  # how often a waiting thread looks at the stop flag
+BUFFERS = 3  # one being transferred, one being checked or filled, one queued
+QUEUED = 2  # requests queued at once while they succeed
 # A gap this long between a completion and the next request is a host stall, not charged to
-# the device. This thread asks again within microseconds; on a loaded host a thread can wait
+# the device. The executor asks again within microseconds; on a loaded host a thread can wait
 # tens of ms for a CPU (docs/emulated-flash.md, absorb_ns: 5 ms was too little at load 5),
 # and meanwhile a real device idles. The emulated cards absorb gaps up to the same 50 ms, so
 # a shorter gap is charged there as it is to a real device, and a longer one is idle in both.
 STALL_GAP_NS = 50_000_000
 
+READ, WRITE, SYNC = "read", "write", "sync"
+_FLUSH = -1  # a queued flush's slot: it holds no buffer
 
-@dataclass
-class Done:
-    """One finished request."""
 
-    offset: int
-    length: int
-    buffer: mmap.mmap
+@dataclass(frozen=True)
+class Reply:
+    """What an executor reports for one request: `errno` 0 when it succeeded; an exception
+    other than OSError that the request raised (`raised`) is raised in the scan's thread."""
+
+    seq: int
+    errno: int
     started_ns: int
     done_ns: int
-    interval_ns: int  # the time charged to it: since the previous completion, or its latency
-    # after a host stall (0 for a failure)
-    stall_ns: int  # the host's gap before it, when that was a stall (not charged)
-    timed: bool  # False for the pass's first request (its ramp) and for failures
-    error: OSError | None
-    skipped: int  # bytes skipped after this failed read (ddrescue's skip), untried
+    strerror: str = ""
+    raised: BaseException | None = None
 
-    @property
-    def view(self) -> memoryview:
-        return memoryview(self.buffer)[: self.length]
+
+class Executor(Protocol):
+    """Runs requests in the order submitted, one at a time, into or from its buffers."""
+
+    def buffer(self, slot: int) -> memoryview: ...
+
+    def submit(self, op: str, slot: int, offset: int, length: int) -> int:
+        """Queue a request; its sequence number."""
+
+    def wait(self, seq: int, timeout_s: float) -> Reply | None:
+        """The reply to request `seq`, or None when no request completed for `timeout_s`."""
 
 
 @dataclass(frozen=True)
@@ -69,11 +89,53 @@ class Flushed:
     error: OSError | None
 
 
+@dataclass
+class Done:
+    """One finished request."""
+
+    offset: int
+    length: int
+    buffer: memoryview  # the whole slot; `view` is the request's part
+    started_ns: int
+    done_ns: int
+    interval_ns: int  # the time charged to it: since the previous completion, or its latency
+    # after a host stall (0 for a failure)
+    stall_ns: int  # the host's gap before it, when that was a stall (not charged)
+    timed: bool  # False for the pass's first request (its ramp) and for failures
+    error: OSError | None
+    skipped: int  # bytes skipped after this failed read (ddrescue's skip), untried
+    slot: int = 0
+
+    @property
+    def view(self) -> memoryview:
+        return self.buffer[: self.length]
+
+
 SkipRule = Callable[[int, int, int], int]  # (failures in a row, offset, length) -> bytes to skip
 
 
+def wait_within(executor: Executor, seq: int, watchdog: Watchdog, length: int, what: str) -> Reply:
+    """The reply to `seq`; DeviceHung when the device completes nothing for the bound of a
+    request of `length` bytes (flashmark.system.watchdog)."""
+    bound = watchdog.bound(length)
+    started = time.monotonic()
+    reply = executor.wait(seq, bound.seconds)
+    if reply is None:
+        raise DeviceHung(
+            f"{what}: the device stopped answering: no request completed for "
+            f"{time.monotonic() - started:.0f} s (the bound is {bound.seconds:.0f} s: "
+            f"{bound.reason})"
+        )
+    if reply.raised is not None:
+        raise reply.raised
+    if not reply.errno:
+        watchdog.saw_latency((reply.done_ns - reply.started_ns) / 1e9)
+    return reply
+
+
 class Pipeline:
-    """Requests from `start` to `size` in blocks; iterate `results()`, `release()` each."""
+    """Requests from `start` to `size` in blocks; iterate `results()`, `release()` each Done
+    (a write pass also hands back Flushed markers, with `flush_every_ns`)."""
 
     def __init__(
         self,
@@ -86,151 +148,189 @@ class Pipeline:
         clock: Callable[[], int],
         pattern: Pattern | None = None,
         skip: SkipRule | None = None,
+        watchdog: Watchdog | None = None,
+        place: str = "the device",
         flush_every_ns: int | None = None,
     ) -> None:
         self._medium = medium
         self._write = write
         self._size = size
         self._block = block
-        self._clock = clock
         self._pattern = pattern
         self._skip = skip
+        self._watchdog = watchdog or Watchdog()
+        self._place = place
+        executor = getattr(medium, "executor", None)
+        self._own: ThreadExecutor | None = None
+        if executor is None:
+            self._own = ThreadExecutor(medium, clock, BUFFERS, block)
+            executor = self._own
+        self._executor: Executor = executor
+        self._free = list(range(BUFFERS))
+        self._queued: collections.deque[tuple[int, int, int, int]] = collections.deque()
+        self._next = start  # where the next request goes
+        self._failures = 0
+        self._first = True
+        self._last = 0  # the previous completion (ns)
         self._flush_every_ns = flush_every_ns
-        self._start = start
-        self._fill_at = start  # writes: the next block to fill (scan thread)
-        self._spare: list[mmap.mmap] = []  # writes: buffers the scan thread may fill
-        self._free: queue.Queue[mmap.mmap | None] = queue.Queue()  # reads: buffers to read into
-        self._work: queue.Queue[tuple[int, mmap.mmap] | None] = queue.Queue()  # writes: to write
-        self._results: queue.Queue[Done | Flushed | BaseException | None] = queue.Queue()
-        self._stop = threading.Event()
-        for _ in range(BUFFERS):
-            buffer = mmap.mmap(-1, block)  # page-aligned, as O_DIRECT needs
-            (self._spare.append if write else self._free.put)(buffer)
-        self._thread = threading.Thread(target=self._run, name="flashmark-surface-io", daemon=True)
+        self._last_flush: int | None = None  # when the last flush ended (or writing started)
+        self._flush_queued = False
 
     def __enter__(self) -> Pipeline:
-        self._thread.start()
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        self._stop.set()
-        self._free.put(None)
-        self._work.put(None)
-        # The request under way finishes first (a system call cannot be abandoned).
-        self._thread.join()
+    def __exit__(self, kind: type[BaseException] | None, *exc_info: object) -> None:
+        # The requests under way finish first (a system call cannot be abandoned), within the
+        # watchdog's bound; a device that stopped answering is the I/O process's to leave.
+        try:
+            while self._queued and not (kind is not None and issubclass(kind, DeviceHung)):
+                seq, _slot, _pos, length = self._queued.popleft()
+                wait_within(self._executor, seq, self._watchdog, length or self._block, self._place)
+        except (DeviceHung, OSError):
+            pass
+        finally:
+            if self._own is not None:
+                self._own.close()
 
     def results(self) -> Iterator[Done | Flushed]:
         while True:
-            if self._write:
-                self._fill()
-            item = self._next()
-            if item is None:
+            self._issue()
+            if not self._queued:
                 return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-
-    def release(self, done: Done) -> None:
-        if self._write:
-            self._spare.append(done.buffer)
-        else:
-            self._free.put(done.buffer)
-
-    # -- the scan's thread --------------------------------------------------------------------
-    def _fill(self) -> None:
-        assert self._pattern is not None
-        while self._spare and self._fill_at < self._size:
-            buffer = self._spare.pop()
-            length = min(self._block, self._size - self._fill_at)
-            words = self._pattern.expected(self._fill_at, length)
-            memoryview(buffer)[:length] = memoryview(words).cast("B")
-            self._work.put((self._fill_at, buffer))
-            self._fill_at += length
-
-    def _next(self) -> Done | Flushed | BaseException | None:
-        while True:
-            try:
-                return self._results.get(timeout=_POLL_S)
-            except queue.Empty:
-                if not self._thread.is_alive():
-                    return None
-
-    # -- the I/O thread -----------------------------------------------------------------------
-    def _run(self) -> None:
-        try:
-            self._loop()
-        except BaseException as error:  # handed to the scan's thread, raised there
-            self._results.put(error)
-        else:
-            self._results.put(None)
-
-    def _take(self) -> tuple[int, mmap.mmap] | None:
-        if self._write:
-            return self._work.get()
-        buffer = self._free.get()
-        return None if buffer is None else (-1, buffer)
-
-    def _loop(self) -> None:
-        pos = self._start
-        failures = 0
-        first = True
-        last = last_flush = self._clock()
-        while pos < self._size and not self._stop.is_set():
-            taken = self._take()
-            if taken is None or self._stop.is_set():
-                return
-            offset, buffer = taken
-            if self._write:
-                pos = offset  # filled in order by the scan's thread
-            length = min(self._block, self._size - pos)
-            view = memoryview(buffer)[:length]
-            error: OSError | None = None
-            started = self._clock()
-            try:
-                if self._write:
-                    self._medium.write(view, pos)
-                else:
-                    self._medium.read(view, pos)
-            except OSError as failed:
-                error = failed
-            done = self._clock()
-            skipped = stall = 0
-            timed = error is None and not first
-            if error is None:
-                failures = 0
-                gap = started - last
-                if first:
-                    # The ramp: a device may wake from power saving on it, and one that was
-                    # busy until just before (the other pass) may still be finishing that.
-                    interval, first = 0, False
-                elif gap > STALL_GAP_NS:  # the host did not run this thread: the device idled
-                    interval, stall = done - started, gap
-                else:
-                    interval = done - last
-                last = done
-            else:
-                failures += 1
-                interval, last = 0, done  # failures are not timed, nor the time they took
-                if self._skip is not None:
-                    skipped = min(self._skip(failures, pos, length), self._size - pos - length)
-            self._results.put(
-                Done(pos, length, buffer, started, done, interval, stall, timed, error, skipped)
-            )
-            pos += length + skipped
-            if self._write and (
-                pos >= self._size
-                or (self._flush_every_ns is not None and done - last_flush >= self._flush_every_ns)
-            ):
-                flushed = self._flush(pos)
-                self._results.put(flushed)
+            seq, slot, pos, length = self._queued.popleft()
+            if slot == _FLUSH:
+                # A flush waits for what the device still holds: bounded like a block.
+                reply = wait_within(self._executor, seq, self._watchdog, self._block, self._place)
+                flushed = self._flushed(reply, pos)
+                yield flushed
                 if flushed.error is not None:
                     return
-                last = last_flush = self._clock()  # the flush is charged on its own
+                continue
+            reply = wait_within(self._executor, seq, self._watchdog, length, self._place)
+            done = self._done(reply, slot, pos, length)
+            if self._write:
+                self._flush_if_due(done)
+            yield done
 
-    def _flush(self, upto: int) -> Flushed:
-        started = self._clock()
+    def release(self, done: Done) -> None:
+        self._free.append(done.slot)
+
+    def _flush_if_due(self, done: Done) -> None:
+        """Queue a flush behind the writes queued so far when `flush_every_ns` of writing went
+        by since the last one, or after the pass's last write."""
+        if self._flush_queued:  # queued after every write so far: it covers this one too
+            return
+        if self._last_flush is None:
+            self._last_flush = done.started_ns
+        due = self._flush_every_ns is not None and (
+            done.done_ns - self._last_flush >= self._flush_every_ns
+        )
+        if due or done.offset + done.length >= self._size:
+            seq = self._executor.submit(SYNC, 0, 0, 0)  # no bytes: its slot is not touched
+            self._queued.append((seq, _FLUSH, self._next, 0))  # durable up to what is queued
+            self._flush_queued = True
+
+    def _flushed(self, reply: Reply, upto: int) -> Flushed:
+        self._flush_queued = False
+        self._last = self._last_flush = reply.done_ns  # the flush is charged on its own
+        error = OSError(reply.errno, reply.strerror or "I/O error") if reply.errno else None
+        return Flushed(upto, reply.done_ns - reply.started_ns, error)
+
+    def _issue(self) -> None:
+        depth = 1 if self._failures else QUEUED
+        while self._free and len(self._queued) < depth and self._next < self._size:
+            slot = self._free.pop()
+            length = min(self._block, self._size - self._next)
+            if self._write:
+                assert self._pattern is not None
+                words = self._pattern.expected(self._next, length)
+                self._executor.buffer(slot)[:length] = memoryview(words).cast("B")
+            seq = self._executor.submit(WRITE if self._write else READ, slot, self._next, length)
+            self._queued.append((seq, slot, self._next, length))
+            self._next += length
+
+    def _done(self, reply: Reply, slot: int, pos: int, length: int) -> Done:
+        started, done = reply.started_ns, reply.done_ns
+        skipped = stall = 0
+        if not reply.errno:
+            self._failures = 0
+            gap = started - self._last
+            if self._first:
+                # The ramp: a device may wake from power saving on it, and one that was
+                # busy until just before (the other pass) may still be finishing that.
+                interval, self._first = 0, False
+                timed = False
+            elif gap > STALL_GAP_NS:  # the host did not issue this in time: the device idled
+                interval, stall, timed = done - started, gap, True
+            else:
+                interval, timed = done - self._last, True
+            self._last = done
+            error = None
+        else:
+            self._failures += 1
+            interval, self._last, timed = 0, done, False  # failures are not timed
+            error = OSError(reply.errno, reply.strerror or "I/O error")
+            # ddrescue skips only after a second failure in a row: until then requests may be
+            # queued past this one, and the next block may well read.
+            if self._skip is not None and self._failures > 1 and not self._queued:
+                skipped = min(self._skip(self._failures, pos, length), self._size - pos - length)
+                self._next = pos + length + skipped
+        buffer = self._executor.buffer(slot)
+        return Done(
+            pos, length, buffer, started, done, interval, stall, timed, error, skipped, slot
+        )
+
+
+class ThreadExecutor:
+    """An executor thread of this process, over a medium of this process (module doc)."""
+
+    def __init__(self, medium: Medium, clock: Callable[[], int], slots: int, block: int) -> None:
+        self._medium = medium
+        self._clock = clock
+        self._buffers = [mmap.mmap(-1, block) for _ in range(slots)]  # page-aligned (O_DIRECT)
+        self._views = [memoryview(b) for b in self._buffers]
+        self._requests: queue.Queue[tuple[int, str, int, int, int] | None] = queue.Queue()
+        self._replies: queue.Queue[Reply] = queue.Queue()
+        self._seq = 0
+        self._thread = threading.Thread(target=self._run, name="flashmark-surface-io", daemon=True)
+        self._thread.start()
+
+    def buffer(self, slot: int) -> memoryview:
+        return self._views[slot]
+
+    def submit(self, op: str, slot: int, offset: int, length: int) -> int:
+        self._seq += 1
+        self._requests.put((self._seq, op, slot, offset, length))
+        return self._seq
+
+    def wait(self, seq: int, timeout_s: float) -> Reply | None:
         try:
-            self._medium.sync()
-        except OSError as error:
-            return Flushed(upto, self._clock() - started, error)
-        return Flushed(upto, self._clock() - started, None)
+            reply = self._replies.get(timeout=timeout_s)
+        except queue.Empty:
+            return None
+        assert reply.seq == seq, (reply.seq, seq)  # one at a time, in order
+        return reply
+
+    def close(self) -> None:
+        self._requests.put(None)
+        self._thread.join()
+
+    def _run(self) -> None:
+        while (request := self._requests.get()) is not None:
+            seq, op, slot, offset, length = request
+            view = self._views[slot][:length]
+            started = self._clock()
+            try:
+                if op == READ:
+                    self._medium.read(view, offset)
+                elif op == WRITE:
+                    self._medium.write(view, offset)
+                else:
+                    self._medium.sync()
+            except OSError as error:
+                reply = Reply(seq, error.errno or 0, started, self._clock(), error.strerror or "")
+            except BaseException as error:  # raised in the scan's thread (Ctrl-C, NotEnoughSpace)
+                reply = Reply(seq, 0, started, self._clock(), raised=error)
+            else:
+                reply = Reply(seq, 0, started, self._clock())
+            self._replies.put(reply)

@@ -35,6 +35,8 @@ from flashmark.errors import (
 from flashmark.probe import probe_target
 from flashmark.probe.summary import measured_summary
 from flashmark.surface.medium import (
+    BlockMedium,
+    FolderMedium,
     Medium,
     folder_files,
     folder_surface_bytes,
@@ -43,10 +45,13 @@ from flashmark.surface.medium import (
 from flashmark.surface.pattern import new_nonce
 from flashmark.surface.result import SurfaceResult, SurfaceSettings, SurfaceTarget
 from flashmark.surface.scan import Checkpoint, Progress, SurfaceScan
+from flashmark.surface.worker import io_process
 from flashmark.system.device_safety import check_writable, claim_for_writing
 from flashmark.system.mounts import mount_of, read_mounts
 from flashmark.system.paths import stat_target
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.target_lock import refuse_if_busy
+from flashmark.system.watchdog import Watchdog
 
 DEVICE = "device"
 FOLDER = "folder"
@@ -63,6 +68,8 @@ class SurfacePlan:
     filesystem: str | None = None
     device: str | None = None  # the probed device in one line (flashmark.probe)
     identity: str | None = None  # its CID, else its serial number
+    # A folder: its (st_dev, st_ino) when checked; the folder opened to scan must be this one.
+    folder_identity: tuple[int, int] | None = None
 
 
 class ScanStopped(FlashmarkError):
@@ -88,6 +95,8 @@ def plan_surface(
     path, status = stat_target(given, "device or folder")
     if stat.S_ISBLK(status.st_mode):
         node = os.path.realpath(path)
+        with contextlib.suppress(PermissionError):  # said when the scan opens it
+            refuse_if_busy(node)
         if size_limit is not None:
             raise UsageError("--size is for folders; a device is scanned whole")
         if write:
@@ -126,6 +135,8 @@ def plan_surface(
         raise TargetPermissionDenied(
             f"cannot write in {folder}: permission denied (pick a folder you can write, or sudo)"
         )
+    folder_status = folder.stat()
+    refuse_if_busy(str(folder))  # before the free space: a run there holds some of it
     size = folder_surface_bytes(folder, size_limit, block_bytes)
     device, identity = identify(str(folder), roots)
     return SurfacePlan(
@@ -136,6 +147,7 @@ def plan_surface(
         filesystem=mount.fstype if mount is not None else None,
         device=device,
         identity=identity,
+        folder_identity=(folder_status.st_dev, folder_status.st_ino),
     )
 
 
@@ -157,10 +169,27 @@ def identify(path: str, roots: SystemRoots) -> tuple[str | None, str | None]:
 
 
 @contextlib.contextmanager
-def _medium(plan: SurfacePlan, roots: SystemRoots, block_bytes: int) -> Iterator[Medium]:
+def _medium(
+    plan: SurfacePlan, roots: SystemRoots, block_bytes: int, watchdog: Watchdog
+) -> Iterator[Medium]:
+    """The device or the folder's files, their requests made by an I/O process of their own,
+    each within the watchdog's bound (surface/worker.py)."""
+    with (
+        _local_medium(plan, roots, block_bytes) as local,
+        io_process(local, block_bytes, watchdog, plan.given) as medium,
+    ):
+        yield medium
+
+
+@contextlib.contextmanager
+def _local_medium(
+    plan: SurfacePlan, roots: SystemRoots, block_bytes: int
+) -> Iterator[BlockMedium | FolderMedium]:
     if plan.kind == FOLDER:
         assert plan.size_bytes is not None
-        with folder_files(Path(plan.given), plan.size_bytes, block_bytes) as files:
+        with folder_files(
+            Path(plan.given), plan.size_bytes, block_bytes, plan.folder_identity
+        ) as files:
             yield files
     elif plan.write:
         # Held from before the first write until after the last read of the verification:
@@ -184,13 +213,17 @@ def scan_surface(
     previous: SurfaceResult | None = None,
     progress: Progress | None = None,
     checkpoint: Checkpoint | None = None,
+    watchdog: Watchdog | None = None,
 ) -> SurfaceResult:
     """Scan as planned (or continue `previous`); ScanStopped with the partial result when the
-    scan is interrupted or the device fails. `checkpoint` is handed the scan as it stands now
-    and then (always at a durable point), to keep for a resume after a SIGKILL or power cut."""
+    scan is interrupted or the device fails, or stops answering (DeviceHung: no request done
+    within `watchdog`'s bound, flashmark.system.watchdog). `checkpoint` is handed the scan as it
+    stands now and then (always at a durable point), to keep for a resume after a SIGKILL or
+    power cut."""
     if previous is not None:
         block_bytes, slices = previous.settings.block_bytes, previous.settings.slices
-    with _medium(plan, roots, block_bytes) as medium:
+    watchdog = watchdog or Watchdog()
+    with _medium(plan, roots, block_bytes, watchdog) as medium:
         if block_bytes % medium.sector_bytes:
             raise UsageError(
                 f"--block-size must be a multiple of {medium.sector_bytes} bytes, the logical "
@@ -228,6 +261,7 @@ def scan_surface(
             previous=previous,
             progress=progress,
             checkpoint=checkpoint,
+            watchdog=watchdog,
         )
         try:
             scan.run()

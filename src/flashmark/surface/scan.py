@@ -18,7 +18,10 @@ is cut, and a scan resumed after the last write *issued* would then find those b
 The stop by a signal flushes what was written; a SIGKILL or a power cut leaves the last
 checkpoint (`checkpoint=`), which is always at a flushed step.
 
-Timing. Requests are issued back to back by an I/O thread (pipeline.py). Each request's latency
+Timing. Requests are issued back to back by an executor of their own (pipeline.py): for a real
+device or folder, the scan's I/O process (worker.py), which a device that stops answering cannot
+hang flashmark with (the watchdog, flashmark.system.watchdog, ends the scan with DeviceHung, kept as
+incomplete). Each request's latency
 is measured around its system call; the time charged to it is the interval since the previous
 completion, so the pass's time is wall time and the slices' times add up to it: a user's `dd`
 or ddrescue would see the same average. Only when the thread itself was not run for more than
@@ -68,6 +71,7 @@ from flashmark.surface.result import (
     SurfaceSettings,
     SurfaceTarget,
 )
+from flashmark.system.watchdog import Watchdog
 
 # errno values a medium error comes as: EIO from the block layer (also what the loop device and
 # FUSE give for any failure), EILSEQ/ENODATA/EBADMSG/EREMOTEIO from some drivers for an
@@ -187,6 +191,7 @@ class SurfaceScan:
         progress: Progress | None = None,
         clock: Callable[[], int] = time.monotonic_ns,
         checkpoint: Checkpoint | None = None,
+        watchdog: Watchdog | None = None,
     ) -> None:
         if settings.block_bytes % medium.sector_bytes or settings.block_bytes <= 0:
             raise ValueError("the block size must be a multiple of the device's logical block")
@@ -195,6 +200,7 @@ class SurfaceScan:
         self.settings = settings
         self.pattern = Pattern(nonce)
         self._clock = clock
+        self._watchdog = watchdog or Watchdog()
         self._progress = progress
         self._buffer = mmap.mmap(-1, settings.block_bytes)  # page-aligned, as O_DIRECT needs
         self._started_at = _now()
@@ -279,6 +285,8 @@ class SurfaceScan:
             block=self.settings.block_bytes,
             clock=self._clock,
             pattern=self.pattern,
+            watchdog=self._watchdog,
+            place=self.target.path,
             flush_every_ns=FLUSH_EVERY_NS,
         )
         with pipeline:
@@ -341,13 +349,14 @@ class SurfaceScan:
 
     def _flush_on_stop(self) -> None:
         """A stop by a signal: what was written is flushed, so that a resumed scan need not
-        write it again. If the flush fails, the resume point stays at the last durable step."""
+        write it again. If the flush fails (or the device stopped answering: DeviceHung), the
+        resume point stays at the last durable step."""
         if not self._unflushed:
             return
         started = self._clock()
         try:
             self.medium.sync()
-        except OSError:
+        except (OSError, DeviceFailed):
             return
         self._commit(self._written_to, self._clock() - started, checkpoint=False)
 
@@ -381,6 +390,8 @@ class SurfaceScan:
             block=block,
             clock=self._clock,
             skip=skip,
+            watchdog=self._watchdog,
+            place=self.target.path,
         )
         with pipeline:
             for done in pipeline.results():

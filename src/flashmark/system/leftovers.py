@@ -6,9 +6,15 @@ A SIGKILL, the OOM killer or a power cut leave no exit to see: the file (up to -
 the folders stay. So every such name says who made it, and a later run or `flashmark clean` can
 tell a dead run's leftovers from a live run's files:
 
-    .flashmark-PID-START-BOOT-PIDNS-TOKEN.tmp      test file, in the target folder
+    .flashmark-PID-START-BOOT-PIDNS-TOKEN.d        private folder (mode 0700), in the target
+                                                   folder: the test file or a surface scan's
+                                                   files, inside (flashmark.system.private_folder)
+    .flashmark-PID-START-BOOT-PIDNS-TOKEN.tmp      test file: its name inside the private
+                                                   folder; directly in the target folder from
+                                                   versions before private folders
     flashmark-fio-PID-START-BOOT-PIDNS-TOKEN       fio's job files and logs, in the temp folder
-    flashmark-workload-PID-START-BOOT-PIDNS-TOKEN  a workload's files, in the target folder
+    flashmark-workload-PID-START-BOOT-PIDNS-TOKEN  a workload's files (a private folder too),
+                                                   in the target folder
 
 PID is the owner's process id (decimal). START is its start time in clock ticks after boot,
 /proc/PID/stat field 22 (proc(5), "starttime"): a pid the kernel has since given to another
@@ -69,6 +75,7 @@ _OWNER = (
 )
 _TOKEN = r"[0-9a-f]{8}"
 _TEST_FILE = re.compile(rf"\.flashmark-{_OWNER}-{_TOKEN}\.tmp")
+_PRIVATE_FOLDER = re.compile(rf"\.flashmark-{_OWNER}-{_TOKEN}\.d")
 _WORK_FOLDER = re.compile(rf"flashmark-(?P<purpose>fio|workload)-{_OWNER}-{_TOKEN}")
 # Names of flashmark 0.1 (before owners were recorded): secrets.token_hex(4) in target.py, and
 # tempfile.mkdtemp's 8 characters from [a-z0-9_] (CPython's tempfile._RandomNameSequence).
@@ -78,6 +85,7 @@ _LEGACY_WORK_FOLDER = re.compile(r"flashmark-(?P<purpose>fio|workload)-[a-z0-9_]
 
 class LeftoverKind(enum.Enum):
     TEST_FILE = "test file"
+    PRIVATE_FOLDER = "private folder"
     FIO_FOLDER = "fio work folder"
     WORKLOAD_FOLDER = "workload folder"
 
@@ -247,15 +255,28 @@ def test_file_name() -> str:
 test_file_name.__test__ = False  # type: ignore[attr-defined]  # pytest: not a test
 
 
+def private_folder_name() -> str:
+    """A new private folder name (no parent), owned by this process."""
+    return f".flashmark-{owner_stamp()}-{secrets.token_hex(_TOKEN_BYTES)}.d"
+
+
+def work_folder_name(purpose: str) -> str:
+    """A new work folder name (no parent), owned by this process; `purpose` is "fio" or
+    "workload"."""
+    if purpose not in _PURPOSE_KIND:
+        raise ValueError(f"unknown work folder purpose {purpose!r}")
+    return f"flashmark-{purpose}-{owner_stamp()}-{secrets.token_hex(_TOKEN_BYTES)}"
+
+
 def make_work_folder(purpose: str, parent: Path | None = None) -> Path:
     """Create an owned work folder, mode 0700, in `parent` (default: the temp folder).
 
-    `purpose` is "fio" or "workload". Raises OSError as os.mkdir does."""
-    if purpose not in _PURPOSE_KIND:
-        raise ValueError(f"unknown work folder purpose {purpose!r}")
+    For folders no other user can change (fio's, in a temp folder checked by
+    fio_work_parent); in a target folder, flashmark.system.private_folder makes them. Raises OSError
+    as os.mkdir does."""
     folder = Path(parent) if parent is not None else Path(tempfile.gettempdir())
     while True:
-        path = folder / f"flashmark-{purpose}-{owner_stamp()}-{secrets.token_hex(_TOKEN_BYTES)}"
+        path = folder / work_folder_name(purpose)
         try:
             path.mkdir(mode=0o700)
         except FileExistsError:  # 1 in 2**32 for this process; pick another token
@@ -423,6 +444,8 @@ def _leftover(
     pid: int | None = None
     if is_file and (match := _TEST_FILE.fullmatch(name)):
         kind, owner = LeftoverKind.TEST_FILE, _owner_of(match)
+    elif is_dir and (match := _PRIVATE_FOLDER.fullmatch(name)):
+        kind, owner = LeftoverKind.PRIVATE_FOLDER, _owner_of(match)
     elif is_dir and (match := _WORK_FOLDER.fullmatch(name)):
         kind, owner = _PURPOSE_KIND[match.group("purpose")], _owner_of(match)
     elif is_file and (match := _LEGACY_TEST_FILE.fullmatch(name)):

@@ -1,10 +1,15 @@
 """Running workloads in a folder: setup, timing, monitoring, and removing everything after.
 
-Workloads run in order inside one temporary folder and share its state, as seed 002's steps
+Workloads run in order inside one private folder and share its state, as seed 002's steps
 did: `pkg-remove` after `pkg-install` removes what the install put there, `pkg-reinstall`
 then installs it again from archives still in the page cache. A workload run alone builds the
 state it starts from first, quickly (dpkg's --force-unsafe-io: no fsync, one syncfs at the
 end) and untimed, so each workload measures the same operations either way.
+
+The folder is a private one (flashmark.system.private_folder): made relative to the target folder's
+descriptor, opened once the folder was checked, and reached only through its own descriptor
+(/proc/self/fd/N), so that another user who can write the target folder cannot redirect any of
+the tree's hundreds of files (dpkg's status file among them) by renaming or replacing a name.
 """
 
 from __future__ import annotations
@@ -12,7 +17,6 @@ from __future__ import annotations
 import errno
 import functools
 import os
-import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,9 +32,17 @@ from flashmark.errors import (
     UsageError,
 )
 from flashmark.monitor import DiskMonitor, device_for_path, optional_monitor
-from flashmark.system.leftovers import make_work_folder
+from flashmark.system.leftovers import work_folder_name
+from flashmark.system.private_folder import (
+    PrivateFolder,
+    make_private_folder,
+    open_checked_folder,
+    refuse_foreign_links,
+    remove_private_folder,
+)
 from flashmark.system.signals import signals_held
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.target_lock import held, refuse_if_busy
 from flashmark.units import format_size
 from flashmark.workloads import cold_read, dpkg
 from flashmark.workloads.needs import check_room
@@ -103,42 +115,71 @@ def run_workloads(
         raise UsageError(f"each workload can run once per call, got {', '.join(names)}")
     if not scale > 0:
         raise UsageError(f"--scale must be larger than zero, got {scale}")
-    folder = _check_folder(folder)
+    folder, identity = _check_folder(folder)
     # A scale far too large for the disk would take long just to generate: estimate first.
     _check_space(folder, scale, _needed_bytes(names, *_full_scale_bytes(seed)) * scale)
     package_set = generate_package_set(scale, seed)
     boot_files = boot_file_set(scale, seed) if "cold-read" in names else ()
     check_room(folder, names, scale, option="--scale", seed=seed)  # bytes and inodes
     device = device_for_path(folder, roots)
-    workdir: Path | None = None
+    with signals_held():  # a signal in between would leak the descriptor
+        try:
+            folder_fd = open_checked_folder(str(folder), identity)
+        except OSError as error:
+            raise _target_error(error, folder) from error
+    try:
+        # One flashmark per folder (flashmark.system.target_lock), from before the first write.
+        with held(folder_fd, str(folder)):
+
+            def session_in(private: PrivateFolder) -> _Session:
+                share = _ProgressShare(progress, len(names))
+                return _Session(
+                    private, package_set, boot_files, roots, device, interval_s, seed, share,
+                    random_write_iops,
+                )  # fmt: skip
+
+            return _run_in_private_folder(names, folder, folder_fd, session_in)
+    finally:
+        os.close(folder_fd)
+
+
+def _run_in_private_folder(
+    names: tuple[str, ...],
+    folder: Path,
+    folder_fd: int,
+    session_in: Callable[[PrivateFolder], _Session],
+) -> tuple[WorkloadResult, ...]:
+    """The workloads in a new private folder of `folder`, always removed afterwards."""
+    private: PrivateFolder | None = None
     try:
         # Held: a signal waits until the folder exists and is named here, to be removed below.
         with signals_held():
             try:
-                workdir = make_work_folder("workload", folder)
+                private = make_private_folder(folder_fd, str(folder), work_folder_name("workload"))
             except OSError as error:
                 raise _target_error(error, folder) from error
-        session = _Session(
-            workdir, package_set, boot_files, roots, device, interval_s, seed,
-            _ProgressShare(progress, len(names)), random_write_iops,
-        )  # fmt: skip
+        session = session_in(private)
         results = tuple(session.run(name) for name in names)
     except BaseException:
-        if workdir is not None:
-            shutil.rmtree(workdir, ignore_errors=True)
+        if private is not None:
+            with signals_held():
+                remove_private_folder(folder_fd, private)
         raise
-    try:
-        # Held: a signal in the middle of the removal would leave the rest of the folder.
-        with signals_held():
-            shutil.rmtree(workdir)
-    except OSError as error:
+    # Held: a signal in the middle of the removal would leave the rest of the folder.
+    with signals_held():
+        failure = remove_private_folder(folder_fd, private)
+    if failure is not None:
         raise TargetError(
-            f"the workloads finished but {workdir} could not be removed: {error}; remove it by hand"
-        ) from error
+            f"the workloads finished but {private.shown} could not be removed: {failure}; "
+            "remove it by hand"
+        ) from failure
     return results
 
 
-def _check_folder(folder: Path) -> Path:
+def _check_folder(folder: Path) -> tuple[Path, tuple[int, int]]:
+    """The folder, resolved, and its (st_dev, st_ino): the folder opened later must be this
+    one (FolderReplaced otherwise)."""
+    refuse_foreign_links(str(folder))
     if not folder.exists():
         raise TargetNotFound(f"{folder} does not exist: give an existing folder as TARGET")
     if not folder.is_dir():
@@ -150,7 +191,10 @@ def _check_folder(folder: Path) -> Path:
         raise TargetPermissionDenied(
             f"cannot write in {folder}: choose a folder you can write to, or use sudo"
         )
-    return folder.resolve()
+    resolved = folder.resolve()
+    status = resolved.stat()
+    refuse_if_busy(str(resolved))  # before the space checks: a run there holds space too
+    return resolved, (status.st_dev, status.st_ino)
 
 
 @functools.lru_cache(maxsize=4)
@@ -252,7 +296,7 @@ class _Timer:
 class _Session:
     def __init__(
         self,
-        workdir: Path,
+        private: PrivateFolder,
         package_set: PackageSet,
         boot_files: tuple[SyntheticFile, ...],
         roots: SystemRoots,
@@ -262,7 +306,8 @@ class _Session:
         progress: _ProgressShare,
         random_write_iops: float | None = None,
     ) -> None:
-        self.workdir = workdir
+        self.workdir = private.path  # through the descriptor: no name to swap (module doc)
+        self.shown = Path(private.shown)  # for messages
         self.set = package_set
         self.boot_files = boot_files
         self.roots = roots
@@ -272,7 +317,7 @@ class _Session:
         self.progress = progress
         self.random_write_iops = random_write_iops
         self.pool = dpkg.ContentPool(seed)
-        self.layout = dpkg.Layout(workdir / "root")
+        self.layout = dpkg.Layout(self.workdir / "root")
         self.installed: set[int] = set()
         self.cached: set[int] = set()  # archives in the apt cache
         self.status: dpkg.StatusDatabase | None = None
@@ -291,7 +336,7 @@ class _Session:
         try:
             setup()
         except OSError as error:
-            raise _target_error(error, self.workdir) from error
+            raise _target_error(error, self.shown) from error
         setup_seconds = time.perf_counter() - setup_started
         return self._timed(name, body, setup_seconds)
 
@@ -310,7 +355,7 @@ class _Session:
             try:
                 body(counters, timer)
             except OSError as error:
-                raise _target_error(error, self.workdir) from error
+                raise _target_error(error, self.shown) from error
             seconds = time.perf_counter() - started
             timer.finish()
         self.progress.update(1.0)
@@ -441,7 +486,7 @@ class _Session:
             cold_read.prepare(root, self.boot_files, self.pool, dpkg.Counters())
             cold_read.drop_caches(self.roots, self.workdir)
         except OSError as error:
-            raise _target_error(error, root) from error
+            raise _target_error(error, self.shown / "boot") from error
         setup_seconds = time.perf_counter() - started
         total = len(self.boot_files)
         done = 0

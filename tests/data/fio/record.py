@@ -27,6 +27,7 @@ from flashmark.bench.target import resolve_target
 from flashmark.fio.job import FioJob
 from flashmark.fio.runner import FioOutput, FioProcessRunner, ProgressCallback
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.watchdog import StallWatch
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from flashmark.units import MiB
 
@@ -79,8 +80,9 @@ class RecordingRunner:
         on_progress: ProgressCallback | None = None,
         *,
         folder_fd: int | None = None,
+        stall: StallWatch | None = None,
     ) -> FioOutput:
-        output = self.inner.run(job, on_progress, folder_fd=folder_fd)
+        output = self.inner.run(job, on_progress, folder_fd=folder_fd, stall=stall)
         save(output, self.destination)
         return output
 

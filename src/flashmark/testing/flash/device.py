@@ -7,6 +7,7 @@
         card.reset()    # fresh device state (empty cache, counters zero), data kept
         card.vanish()   # every later request fails with EIO
         card.power_off(); card.power_on()   # a power cut: only what was durable stays
+        card.stop_answering()  # requests are held, unanswered, until card.answer_again()
 
 The stack, bottom to top (docs/emulated-flash.md):
 - nbdkit runs plugin.py in its embedded Python: the behaviour model (engine.py) serves the
@@ -156,6 +157,10 @@ class EmulatedFlash:
         """Remove everything (idempotent; __exit__ calls it)."""
         # SIGINT during cleanup would leave a mount or a loop device behind: finish first.
         with _deferred_sigint():
+            if self._control is not None:
+                # Held requests keep their callers (and the loop device) busy: answer them.
+                with contextlib.suppress(ValueError):  # the control block was closed already
+                    self._control.request_silence(False)
             self._stack.close()
 
     def _setup(self) -> None:
@@ -326,6 +331,17 @@ class EmulatedFlash:
         if self._workdir is None:
             raise EmulationUnavailable("the emulated flash is not set up (use it in a with block)")
         return self._workdir
+
+    def stop_answering(self) -> None:
+        """From the next request on, the device holds every request without answering (no
+        error, no data), as a card that hangs does: its callers wait in uninterruptible I/O
+        (process state D) until `answer_again()`, which serves the held requests, or a power
+        cut, which fails them. close() answers them too."""
+        self._require_control().request_silence(True)
+
+    def answer_again(self) -> None:
+        """End `stop_answering()`: the held requests are served, in order."""
+        self._require_control().request_silence(False)
 
     def command(self, argv: Sequence[str]) -> list[str]:
         """argv wrapped to run inside the throttle caps (only with `caps=`)."""

@@ -47,6 +47,8 @@ from flashmark.testing.flash.volatile import Dropped, VolatileCache
 # How often the plugin's thread carries out power requests and due write-backs.
 POWER_POLL_S = 0.005
 
+_SILENT_POLL_S = 0.01  # how often a held request looks whether the device may answer again
+
 
 class DeviceFault(Exception):
     """A request the device fails; `errno` is what the client sees (EIO through loop)."""
@@ -121,11 +123,11 @@ _CUT_FIELDS = len(fields(PowerCut))
 class ControlBlock:
     """A page shared by the host and the engine (a file both map).
 
-    Host area: magic, vanish request, reset generation, power request (generation, wanted).
-    Engine area: a sequence number and the FlashStats fields, published after every request.
-    The sequence number is odd while the engine writes, so a reader retries instead of seeing a
-    half-written set (a seqlock). The engine's power state has a place of its own, its
-    generation written last (the host waits for it to match its request).
+    Host area: magic, vanish request, reset generation, power request (generation, wanted),
+    stop-answering request. Engine area: a sequence number and the FlashStats fields, published
+    after every request. The sequence number is odd while the engine writes, so a reader
+    retries instead of seeing a half-written set (a seqlock). The engine's power state has a
+    place of its own, its generation written last (the host waits for it to match its request).
     """
 
     SIZE = 4096
@@ -137,6 +139,8 @@ class ControlBlock:
     _STATS_AT = 72
     _POWER_REQUEST = struct.Struct("<QQ")  # generation, wanted (1 on, 0 off)
     _POWER_REQUEST_AT = 24
+    _SILENT = struct.Struct("<Q")  # 1 while the device is asked not to answer
+    _SILENT_AT = 40  # after the power request
     _POWER_SEEN = struct.Struct("<Q")
     _POWER_SEEN_AT = 1024
     _POWER_STATE = struct.Struct("<QQ" + "Q" * _CUT_FIELDS)  # powered, cuts, last cut
@@ -161,6 +165,9 @@ class ControlBlock:
     def request_vanish(self) -> None:
         _, _, generation = self._HOST.unpack_from(self._map, 0)
         self._HOST.pack_into(self._map, 0, self._MAGIC, 1, generation)
+
+    def request_silence(self, silent: bool) -> None:
+        self._SILENT.pack_into(self._map, self._SILENT_AT, int(silent))
 
     def request_reset(self) -> int:
         _, _, generation = self._HOST.unpack_from(self._map, 0)
@@ -216,6 +223,10 @@ class ControlBlock:
         """(vanish requested, reset generation)."""
         _, vanish, generation = self._HOST.unpack_from(self._map, 0)
         return bool(vanish), int(generation)
+
+    def silent(self) -> bool:
+        """True while the host asks the device not to answer (`EmulatedFlash.stop_answering`)."""
+        return bool(self._SILENT.unpack_from(self._map, self._SILENT_AT)[0])
 
     def publish(self, stats: FlashStats) -> None:
         sequence = self._SEQ.unpack_from(self._map, self._SEQ_AT)[0]
@@ -363,6 +374,7 @@ class FlashEngine:
     # -- the requests -------------------------------------------------------------------------
     def read_into(self, buf: memoryview, offset: int) -> None:
         length = len(buf)
+        self._hold_while_silent()
         with self._lock:
             epoch = self._power_epoch
             _, end, _ = self._admit(offset, length, write=False)
@@ -382,6 +394,7 @@ class FlashEngine:
 
     def write(self, data: memoryview, offset: int) -> None:
         length = len(data)
+        self._hold_while_silent()
         with self._lock:
             epoch = self._power_epoch
             start, end, cached = self._admit(offset, length, write=True)
@@ -420,6 +433,7 @@ class FlashEngine:
     def flush(self) -> None:
         """A cache flush: an honest card makes every completed write durable; the others
         acknowledge it and do nothing (the writes count as flushed for the truth)."""
+        self._hold_while_silent()
         with self._lock:
             if not self._powered:
                 raise DeviceFault(errno.EIO, "the device has no power")
@@ -639,6 +653,15 @@ class FlashEngine:
         remaining = (end - self._clock()) / NS_PER_S
         if remaining > 0:
             self._sleep(remaining)
+
+    def _hold_while_silent(self) -> None:
+        """A card that stopped answering: the request is held, not failed, until the host lets
+        the device answer again (the client sees no error, only silence) or its power goes
+        (then it fails as any request without power does). nbdkit serialises requests
+        (plugin.py), so every later one waits behind it. Held outside the lock, so that the
+        power thread (`tick`) can still cut the power meanwhile."""
+        while self._control is not None and self._control.silent() and self._powered:
+            self._sleep(_SILENT_POLL_S)
 
     def _poll_control(self) -> None:
         if self._control is None:

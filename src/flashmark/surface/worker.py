@@ -1,0 +1,315 @@
+"""A surface scan's I/O process: every read, write and flush of the device, in a process of its
+own, so that a device that stops answering cannot hang flashmark.
+
+A request to a device that stops answering never returns, and the thread that made it waits in
+uninterruptible I/O (state D). Not even SIGKILL ends it, and a process with such a thread is
+not reaped until the request returns (its exit waits for every thread): flashmark could print
+its message but never exit. So a scan's requests are made by this process, which flashmark
+starts with the device's (or the folder files') descriptors and shared buffers, and can leave
+behind: when the watchdog fires (flashmark.system.watchdog), the process is killed and, if it does
+not end within seconds, reported with its pid and left to the kernel, which ends it when the device
+answers or is removed. It dies with flashmark (setpriv --pdeathsig, as fio does) and has a
+session of its own, so a Ctrl-C meant for flashmark reaches flashmark only.
+
+    python -m flashmark.surface.worker CONFIG-JSON
+
+Protocol: requests come in order on a pipe, as _REQUEST records (sequence number, operation,
+buffer slot, offset, length); each is done at once, back to back, into or from its slot of a
+shared memory file (memfd_create(2), mapped by both), timed around its system call with
+CLOCK_MONOTONIC, which both processes share; the reply is a _REPLY record (sequence number,
+errno or 0, start and end in ns). End of the request pipe ends the process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import mmap
+import os
+import select
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import flashmark
+from flashmark.errors import FlashmarkError, NotEnoughSpace, add_outcome
+from flashmark.fio.runner import parent_death_prefix
+from flashmark.surface.medium import BlockMedium, FolderMedium, folder_full
+from flashmark.surface.pipeline import BUFFERS, READ, SYNC, WRITE, Reply, wait_within
+from flashmark.system.watchdog import Watchdog
+
+_REQUEST = struct.Struct("<QBIQQ")  # seq, op, slot, offset, length
+_REPLY = struct.Struct("<QiQQ")  # seq, errno, started_ns, done_ns
+_OPS = {READ: 1, WRITE: 2, SYNC: 3}
+_OP_NAMES = {code: name for name, code in _OPS.items()}
+_KILLED_GRACE_S = 3.0  # a killed process not gone by then waits in uninterruptible I/O
+_END_TIMEOUT_S = 30.0
+_MODULE = "flashmark.surface.worker"
+
+
+class ProcessExecutor:
+    """The flashmark side of the I/O process: buffers, requests, replies (pipeline.Executor)."""
+
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        shared: mmap.mmap,
+        slot_bytes: int,
+        requests: int,
+        replies: int,
+        folder: Path | None,
+    ) -> None:
+        self.process = process
+        self._shared = shared
+        self._view = memoryview(shared)
+        self._slot_bytes = slot_bytes
+        self._requests = requests
+        self._replies = replies
+        self._folder = folder
+        self._seq = 0
+        self._ops: dict[int, str] = {}
+        self._stash: dict[int, Reply] = {}
+        self._pending = bytearray()
+
+    def buffer(self, slot: int) -> memoryview:
+        return self._view[slot * self._slot_bytes : (slot + 1) * self._slot_bytes]
+
+    def submit(self, op: str, slot: int, offset: int, length: int) -> int:
+        self._seq += 1
+        self._ops[self._seq] = op
+        record = _REQUEST.pack(self._seq, _OPS[op], slot, offset, length)
+        written = os.write(self._requests, record)  # under PIPE_BUF: written whole (pipe(7))
+        assert written == len(record)
+        return self._seq
+
+    def wait(self, seq: int, timeout_s: float) -> Reply | None:
+        """The reply to `seq`; replies to other requests that come first are kept for their
+        own wait. None when no reply at all came for `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        while seq not in self._stash:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self._replies], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self._replies, 4096)
+            if not chunk:
+                code = self.process.poll()
+                raise FlashmarkError(
+                    f"the surface scan's I/O process ended unexpectedly (exit {code})"
+                )
+            self._pending += chunk
+            while len(self._pending) >= _REPLY.size:
+                number, error, started, done = _REPLY.unpack_from(self._pending)
+                del self._pending[: _REPLY.size]
+                self._stash[number] = self._reply(number, error, started, done)
+                deadline = time.monotonic() + timeout_s  # a completion is progress
+        return self._stash.pop(seq)
+
+    def close(self) -> None:
+        # Views of it may still be held (a pass's last result, in a traceback): then it is
+        # unmapped when the last of them goes.
+        with contextlib.suppress(BufferError):
+            self._view.release()
+            self._shared.close()
+
+    def _reply(self, seq: int, error: int, started: int, done: int) -> Reply:
+        op = self._ops.pop(seq, READ)
+        if self._folder is not None and op == WRITE and error in (errno.ENOSPC, errno.EDQUOT):
+            return Reply(seq, 0, started, done, raised=NotEnoughSpace(folder_full(self._folder)))
+        return Reply(seq, error, started, done, os.strerror(error) if error else "")
+
+
+class WorkerMedium:
+    """A Medium whose requests the I/O process makes (pipeline.Medium), each within the
+    watchdog's bound; `executor` lets a pass queue its requests to the same process."""
+
+    def __init__(
+        self,
+        executor: ProcessExecutor,
+        size_bytes: int,
+        sector_bytes: int,
+        block_bytes: int,
+        watchdog: Watchdog,
+        place: str,
+    ) -> None:
+        self.executor = executor
+        self.size_bytes = size_bytes
+        self.sector_bytes = sector_bytes
+        self._block = block_bytes
+        self._watchdog = watchdog
+        self._place = place
+        self._scratch = BUFFERS  # the slot after the passes' own
+
+    def read(self, buffer: memoryview, offset: int) -> None:
+        self._request(READ, offset, len(buffer))
+        buffer[:] = self.executor.buffer(self._scratch)[: len(buffer)]
+
+    def write(self, buffer: memoryview, offset: int) -> None:
+        self.executor.buffer(self._scratch)[: len(buffer)] = buffer
+        self._request(WRITE, offset, len(buffer))
+
+    def sync(self) -> None:
+        self._request(SYNC, 0, 0)
+
+    def _request(self, op: str, offset: int, length: int) -> None:
+        seq = self.executor.submit(op, self._scratch, offset, length)
+        # A flush waits for what the device still holds: bounded like a block of the pass.
+        reply = wait_within(self.executor, seq, self._watchdog, length or self._block, self._place)
+        if reply.errno:
+            raise OSError(reply.errno, reply.strerror)
+
+
+@dataclass(frozen=True)
+class _Config:
+    """What the I/O process is given (as JSON on its command line)."""
+
+    fds: list[int]  # the device, or the folder's files in order
+    folder_file_bytes: int | None  # a folder's files' size; None for a device
+    size: int
+    sector: int
+    shared: int  # the shared memory file: `slots` buffers of `slot_bytes`
+    slot_bytes: int
+    slots: int
+    requests: int  # the pipe requests come on
+    replies: int  # the pipe replies go to
+
+
+@contextlib.contextmanager
+def io_process(
+    medium: BlockMedium | FolderMedium, block_bytes: int, watchdog: Watchdog, place: str
+) -> Iterator[WorkerMedium]:
+    """`medium`'s requests made by an I/O process of their own (module doc), for the block.
+
+    On the way out the process ends: at once (SIGKILL) when the block failed, for then a
+    request may be stuck; one that does not end within seconds is reported on the error, with
+    its pid, and left behind."""
+    fds = [medium.fd] if isinstance(medium, BlockMedium) else list(medium.fds)
+    slots = BUFFERS + 1  # the passes' buffers and one for single requests
+    shared_fd = os.memfd_create("flashmark-surface", os.MFD_CLOEXEC)
+    requests_read, requests_write = os.pipe2(os.O_CLOEXEC)
+    replies_read, replies_write = os.pipe2(os.O_CLOEXEC)
+    config = _Config(
+        fds=fds,
+        folder_file_bytes=medium.file_bytes if isinstance(medium, FolderMedium) else None,
+        size=medium.size_bytes,
+        sector=medium.sector_bytes,
+        shared=shared_fd,
+        slot_bytes=block_bytes,
+        slots=slots,
+        requests=requests_read,
+        replies=replies_write,
+    )
+    try:
+        os.ftruncate(shared_fd, block_bytes * slots)
+        shared = mmap.mmap(shared_fd, block_bytes * slots)
+        process = subprocess.Popen(
+            [*parent_death_prefix(), sys.executable, "-m", _MODULE, json.dumps(asdict(config))],
+            pass_fds=(*fds, shared_fd, requests_read, replies_write),
+            # Not flashmark's own output: a process left stuck would keep a pipe that flashmark
+            # writes to (`flashmark surface ... | tee`) open, and its reader waiting.
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=_environment(),
+            start_new_session=True,
+        )
+    except BaseException:
+        os.close(requests_write)
+        os.close(replies_read)
+        raise
+    finally:
+        for descriptor in (shared_fd, requests_read, replies_write):
+            os.close(descriptor)
+    folder = medium.folder if isinstance(medium, FolderMedium) else None
+    executor = ProcessExecutor(process, shared, block_bytes, requests_write, replies_read, folder)
+    failed: BaseException | None = None
+    try:
+        yield WorkerMedium(
+            executor, medium.size_bytes, medium.sector_bytes, block_bytes, watchdog, place
+        )
+    except BaseException as error:
+        failed = error
+        raise
+    finally:
+        os.close(requests_write)  # the process ends at the end of its requests
+        note = _end(process, killed=failed is not None)
+        if note is not None and failed is not None:
+            add_outcome(getattr(failed, "cause", failed), note)
+        os.close(replies_read)
+        executor.close()
+
+
+def _environment() -> dict[str, str]:
+    """This environment, with the folder holding the flashmark package this process runs
+    first on PYTHONPATH, so that the I/O process runs the same code."""
+    package_parent = str(Path(flashmark.__file__).resolve().parent.parent)
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": package_parent + (os.pathsep + path if path else "")}
+
+
+def _end(process: subprocess.Popen[bytes], *, killed: bool) -> str | None:
+    """Stop the process and reap it; a note when it could not be stopped."""
+    if not killed:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=_END_TIMEOUT_S)  # it ends at the end of its requests
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=_KILLED_GRACE_S)
+    if process.poll() is not None:
+        return None
+    return (
+        f"the scan's I/O process (pid {process.pid}) is stuck in uninterruptible I/O on the "
+        "device (state D) and was left to end when the device answers or is removed"
+    )
+
+
+# -- the I/O process ------------------------------------------------------------------------
+def _serve(config: _Config) -> None:
+    medium: BlockMedium | FolderMedium
+    if config.folder_file_bytes is None:
+        medium = BlockMedium(config.fds[0], config.size, config.sector)
+    else:
+        medium = FolderMedium(
+            Path("."), config.size, config.sector, config.folder_file_bytes, [], config.fds
+        )
+    shared = mmap.mmap(config.shared, config.slot_bytes * config.slots)
+    view = memoryview(shared)
+    requests, replies, slot_bytes = config.requests, config.replies, config.slot_bytes
+    pending = bytearray()
+    while True:
+        while len(pending) < _REQUEST.size:
+            chunk = os.read(requests, 4096)
+            if not chunk:
+                return  # flashmark closed the pipe: done
+            pending += chunk
+        seq, op, slot, offset, length = _REQUEST.unpack_from(pending)
+        del pending[: _REQUEST.size]
+        buffer = view[slot * slot_bytes : slot * slot_bytes + length]
+        error = 0
+        started = time.monotonic_ns()
+        try:
+            if _OP_NAMES[op] == READ:
+                medium.read(buffer, offset)
+            elif _OP_NAMES[op] == WRITE:
+                medium.write(buffer, offset)
+            else:
+                medium.sync()
+        except NotEnoughSpace:
+            error = errno.ENOSPC
+        except OSError as failed:
+            error = failed.errno or errno.EIO
+        done = time.monotonic_ns()
+        os.write(replies, _REPLY.pack(seq, error, started, done))
+
+
+if __name__ == "__main__":
+    _serve(_Config(**json.loads(sys.argv[1])))

@@ -1,0 +1,130 @@
+"""A watchdog on every device operation: a device that stops answering ends the operation with
+DeviceHung (exit 5) within a stated bound, instead of hanging flashmark.
+
+A card that stops answering fails no request: its requests just never complete. fio then waits
+forever (silent for minutes in a timed test, 35 minutes in the preparation, until its own time
+limit), and a surface scan's I/O waits in the kernel for good. So every operation that waits on
+the device watches for progress, and gives up when there has been none for the bound:
+
+- Progress is a completed request. For fio (tests, the preparation, sustained-write) it is read
+  from the device's counters in /proc/diskstats (requests completed: reads, writes, discards,
+  flushes; Documentation/admin-guide/iostats.rst), while the device has requests in flight (a
+  device with none in flight is idle, not hung: fio is busy elsewhere); where the device has no
+  diskstats line (tmpfs, a network filesystem), from fio's status line showing a non-zero rate.
+  A surface scan counts the completions its I/O process hands back (surface/worker.py).
+- The bound is max(floor, request / 0.5 MB/s, 10 x the slowest request seen):
+  * the floor, 30 s by default (`--stall-timeout`), is how long the kernel's SCSI disk driver
+    (USB sticks, card readers) waits for one command before it aborts it (drivers/scsi/sd.h,
+    SD_TIMEOUT = 30 * HZ): a device silent for longer is not going to answer that request;
+  * a big request on a slow card legitimately takes long: a preparation or surface write of
+    64 MiB at 0.5 MB/s takes over two minutes, so a request of R bytes gets R at 0.5 MB/s, a
+    quarter of the slowest SD speed class (Class 2: 2 MB/s, SD Physical Layer Simplified
+    Specification 4.10, "Speed Class");
+  * a card whose garbage collection stalls for seconds is slow, not gone: once requests have
+    completed, 10 times the slowest of them this run (fio's maximum latency of each test so far,
+    the surface scan's own per-request times) is allowed too.
+When it fires, fio is killed and not waited for: a process in uninterruptible I/O (state D)
+dies only when its request returns, so one that does not end within seconds is reported with
+its pid, and the run goes on to keep what it measured and exit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from flashmark.errors import DeviceFailed
+from flashmark.system.diskstats import DiskCounters
+from flashmark.units import format_size
+
+_READ_EVERY_S = 0.5  # how often the device's counters are read: cheap, but not free on an SBC
+DEFAULT_FLOOR_S = 30.0  # drivers/scsi/sd.h: SD_TIMEOUT (30 * HZ), a SCSI disk command's time
+SLOWEST_RATE_BPS = 500_000  # a quarter of SD speed Class 2's 2 MB/s (module doc)
+LATENCY_FACTOR = 10
+
+
+class DeviceHung(DeviceFailed):
+    """The device completed no request for longer than the bound (exit 5)."""
+
+
+@dataclass(frozen=True)
+class StallBound:
+    seconds: float
+    reason: str  # how it was chosen, for the message: "max(30 s floor, ...)"
+
+
+class Watchdog:
+    """A run's bounds: the floor, and the slowest request the device has completed so far."""
+
+    def __init__(self, floor_s: float = DEFAULT_FLOOR_S) -> None:
+        self.floor_s = floor_s
+        self.slowest_s = 0.0
+
+    def saw_latency(self, seconds: float) -> None:
+        self.slowest_s = max(self.slowest_s, seconds)
+
+    def bound(self, request_bytes: int) -> StallBound:
+        size_s = request_bytes / SLOWEST_RATE_BPS
+        latency_s = LATENCY_FACTOR * self.slowest_s
+        seconds = max(self.floor_s, size_s, latency_s)
+        request = f"{_short(size_s)} s for a {format_size(request_bytes)} request at 0.5 MB/s"
+        parts = [f"{self.floor_s:g} s floor", request]
+        if self.slowest_s:
+            parts.append(f"{LATENCY_FACTOR} x {_short(self.slowest_s)} s, the slowest request seen")
+        return StallBound(seconds, f"max({', '.join(parts)})")
+
+
+class StallWatch:
+    """One operation's watch: `check()` raises DeviceHung once no progress has been seen for
+    the bound. Progress comes from `device` (a diskstats reader, None without one) and from
+    `moved()`, which the operation calls on any sign of its own (fio's non-zero rate)."""
+
+    def __init__(
+        self,
+        bound: StallBound,
+        what: str,
+        device: Callable[[], DiskCounters | None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.bound = bound
+        self.what = what  # e.g. "/dev/sdb during rand-read-4k"
+        self._device = device
+        self._clock = clock
+        self._moves = 0
+        self._last: tuple[int, int] | None = None
+        self._since = clock()
+        self._read_at = float("-inf")
+
+    def moved(self) -> None:
+        self._moves += 1
+
+    def check(self) -> None:
+        now = self._clock()
+        if now - self._read_at < _READ_EVERY_S:
+            return
+        self._read_at = now
+        completed, in_flight = self._counters()
+        token = (completed, self._moves)
+        if token != self._last or in_flight == 0:
+            self._last, self._since = token, now
+            return
+        silent = now - self._since
+        if silent > self.bound.seconds:
+            raise DeviceHung(
+                f"{self.what}: the device stopped answering: no request completed for "
+                f"{silent:.0f} s (the bound is {self.bound.seconds:.0f} s: {self.bound.reason})"
+            )
+
+    def _counters(self) -> tuple[int, int | None]:
+        """(requests completed, requests in flight or None when unknown)."""
+        counters = self._device() if self._device is not None else None
+        if counters is None:
+            return 0, None
+        completed = counters.reads + counters.writes
+        completed += (counters.discards or 0) + (counters.flushes or 0)
+        return completed, counters.in_flight
+
+
+def _short(seconds: float) -> str:
+    return f"{seconds:.3g}"
