@@ -112,9 +112,7 @@ def test_a_campaign_has_one_row_a_board_and_flags_the_slow_card(service: Service
     assert (write["low"], write["high"]) == (pytest.approx(median - half), median + half)
     assert "median" in body["rule"] and "MAD" in body["rule"]
     assert body["verdict"].startswith("5 boards, 1 outlier (board-10: random 4K write 50% below")
-    assert "1 incomplete (board-5: incomplete: the run stopped at rand-read-4k (exit 5))" in (
-        body["verdict"]
-    )
+    assert "1 incomplete (board-5: the run stopped at rand-read-4k (exit 5))" in body["verdict"]
     assert body["verdict"].endswith("the other 3 within the fleet's band")
     assert body["job_hash"] and body["job"]["profile"] == "quick"
 

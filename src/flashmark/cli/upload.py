@@ -3,6 +3,7 @@ allow-list of what may leave the machine (flashmark.server.allowlist)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -36,6 +37,12 @@ from flashmark.server.upload import (
     help=f"Upload token from the service's operator [env {TOKEN_ENV}].",
 )
 @click.option(
+    "--token-stdin",
+    is_flag=True,
+    help="Read the token from standard input (its first line): it stays out of the process "
+    "list and the environment (what the fleet playbook does).",
+)
+@click.option(
     "--dry-run", is_flag=True, help="Print exactly the bytes that would be sent; send nothing."
 )
 @click.option(
@@ -62,6 +69,7 @@ def upload_command(
     ids: tuple[int, ...],
     server: str | None,
     token: str | None,
+    token_stdin: bool,
     dry_run: bool,
     link_card: bool,
     campaign: str | None,
@@ -93,6 +101,8 @@ def upload_command(
         FLASHMARK_TOKEN=fmk_... flashmark upload 3 4 --server http://results.example:8080
     """
     chosen = _campaign_choices(campaign, label)
+    if token_stdin:
+        token = sys.stdin.readline().strip() or None
     history = History.locate(db_path)
     stored = [history.get(run_id) for run_id in ids]
     if not dry_run and not server:

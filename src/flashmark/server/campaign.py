@@ -110,11 +110,16 @@ class Board:
         return self.failed_step is None
 
     @property
+    def stopped(self) -> str:
+        """Where an incomplete board's run stopped: "the run stopped at rand-read-4k (exit 5)"."""
+        status = f" (exit {self.failed_status})" if self.failed_status is not None else ""
+        return f"the run stopped at {self.failed_step}{status}"
+
+    @property
     def status(self) -> str:
         """The board in a few words: what a page's status cell and the CSV show."""
         if not self.complete:
-            status = f" (exit {self.failed_status})" if self.failed_status is not None else ""
-            return f"incomplete: the run stopped at {self.failed_step}{status}"
+            return f"incomplete: {self.stopped}"
         return "outlier: " + "; ".join(self.reasons) if self.outlier else "within the fleet"
 
 
@@ -307,7 +312,7 @@ def verdict_of(boards: Sequence[Board]) -> str:
     else:
         parts.append("no outlier")
     if incomplete:
-        named = "; ".join(f"{board.label}: {board.status}" for board in incomplete)
+        named = "; ".join(f"{board.label}: {board.stopped}" for board in incomplete)
         parts.append(f"{len(incomplete)} incomplete ({named})")
     others = len(complete) - len(outliers)
     if outliers and others:
