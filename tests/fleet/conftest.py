@@ -22,7 +22,7 @@ BENCHMARK = ("--profile", "quick", "--size", "4M", "--runtime", "2", "--ramp", "
 CARD = {"read_iops": 800, "write_iops": 400, "read_bps": 20_000_000, "write_bps": 10_000_000}
 SLOW = {**CARD, "write_iops": 200}  # random writes at half the speed: a worn or fake card
 BOARDS = (
-    Board("board-01", DeviceCaps("card", **CARD)),
+    Board("board-01", DeviceCaps("card", **CARD), fresh=True),
     Board("board-02", DeviceCaps("card", **CARD)),
     Board("board-03", DeviceCaps("card", **CARD)),
     Board("board-04", DeviceCaps("slow card", **SLOW)),

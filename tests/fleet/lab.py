@@ -10,7 +10,11 @@ boards can be special:
   fstests do) as soon as fio starts a given test on it, so the run stops mid-way (exit 5) with
   the tests measured before it kept;
 - another fio: the board's PATH finds a `fio` that reports another version first, so its job
-  hash differs and the playbook refuses it before any board measures.
+  hash differs and the playbook refuses it before any board measures;
+- a fresh board: its flashmark command is not there until the playbook installs it from the
+  lab's source tree with that tree's install.sh. The lab's install.sh installs into the lab
+  (the board's command, as `installed/flashmark`) and notes what it was run with: the real
+  one installs Debian packages and /opt/flashmark, which a test must not (.ci/run runs it).
 
 The results service is a real `flashmark serve` on a throwaway PostgreSQL (or an SQLite file),
 on loopback, with one upload token. Everything is removed on exit; nothing is left running.
@@ -22,6 +26,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shlex
 import shutil
 import signal
 import struct
@@ -60,6 +65,7 @@ class Board:
     caps: DeviceCaps
     fails_at: str | None = None  # the test during which its card's file system is shut down
     fio_version: str | None = None  # another fio version than this machine's (refused)
+    fresh: bool = False  # flashmark not installed: the playbook installs it
 
 
 @dataclass
@@ -90,6 +96,7 @@ class FleetLab:
     folder: Path = field(init=False)
     service: Service = field(init=False)
     members: dict[str, LabBoard] = field(init=False, default_factory=dict)
+    source: Path | None = field(init=False, default=None)  # for a fresh board's install
     _stack: contextlib.ExitStack = field(init=False, default_factory=contextlib.ExitStack)
 
     def __enter__(self) -> FleetLab:
@@ -156,9 +163,36 @@ class FleetLab:
         device = self._stack.enter_context(EmulatedDevice(board.caps, size_bytes=self.size_bytes))
         assert device.mount_point is not None and device.cgroup is not None
         command = ["env", *environment, *command_in_group(device.cgroup, flashmark_argv)]
+        if board.fresh:
+            command = [str(self._source_installing(command))]
         if board.fails_at is not None:
             self._stack.enter_context(_fails_at(device.mount_point, board.fails_at))
         return LabBoard(board, device.mount_point, history, command, device)
+
+    def _source_installing(self, command: list[str]) -> Path:
+        """A source tree whose install.sh installs `command` as a program; where it goes."""
+        source = self.folder / "source"
+        installed = self.folder / "installed"
+        (source / "src" / "flashmark").mkdir(parents=True)
+        (source / "src" / "flashmark" / "__init__.py").write_text(
+            f'__version__ = "{flashmark.__version__}"\n'
+        )
+        (source / "pyproject.toml").write_text('[project]\nname = "flashmark"\n')
+        (source / "README.md").write_text("flashmark\n")
+        program = installed / "flashmark"
+        script = source / "install.sh"
+        script.write_text(
+            "#!/bin/sh\nset -eu\n"
+            f"mkdir -p {shlex.quote(str(installed))}\n"
+            f"ls > {shlex.quote(str(installed / 'unpacked.txt'))}\n"
+            f"id -u > {shlex.quote(str(installed / 'uid.txt'))}\n"
+            f"printf '#!/bin/sh\\nexec %s \"$@\"\\n' {shlex.quote(shlex.join(command))}"
+            f" > {shlex.quote(str(program))}\n"
+            f"chmod 755 {shlex.quote(str(program))}\n"
+        )
+        script.chmod(0o755)
+        self.source = source
+        return program
 
     def _other_fio(self, home: Path, version: str) -> Path:
         folder = home / "bin"
@@ -239,9 +273,10 @@ class FleetLab:
         self, campaign: str, *options: str, timeout: float = 600
     ) -> subprocess.CompletedProcess[str]:
         """`flashmark fleet run` on the lab's inventory and service."""
+        source = ("--extra-vars", f"flashmark_source={self.source}") if self.source else ()
         return self.flashmark(
             "fleet", "run", str(self.inventory), "--campaign", campaign,
-            "--server", self.service.url, *options,
+            "--server", self.service.url, *source, *options,
             timeout=timeout, FLASHMARK_TOKEN=self.service.token,
         )  # fmt: skip
 

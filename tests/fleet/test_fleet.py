@@ -6,6 +6,9 @@ nothing identifying a board sent but its label, and the failed board run again a
 
 from __future__ import annotations
 
+import csv
+import html
+import io
 import json
 import re
 import socket
@@ -14,6 +17,9 @@ import subprocess
 import pytest
 
 from tests.fleet.conftest import BENCHMARK, CAMPAIGN, Fleet
+from tests.report_html.devtools import Browser, find_chromium
+from tests.report_html.test_browser import ARTIFACTS, console_lines, page_requests
+from tests.server.test_browser import FLAGS
 
 pytestmark = [pytest.mark.root, pytest.mark.fio, pytest.mark.ansible, pytest.mark.postgres]
 COMPLETE = ("board-01", "board-02", "board-03", "board-04")
@@ -92,8 +98,19 @@ def test_the_campaign_flags_the_slow_card_and_no_other_at_its_known_speeds(fleet
     assert write["boards"] == 4 and write["median"] == pytest.approx(400, rel=0.10)
 
 
+def test_a_board_without_flashmark_gets_it_installed_with_install_sh(fleet: Fleet):
+    installed = fleet.lab.folder / "installed"
+    unpacked = (installed / "unpacked.txt").read_text().split()
+    assert unpacked == ["README.md", "install.sh", "pyproject.toml", "src"]
+    assert (installed / "uid.txt").read_text().strip() == "0"  # install.sh runs as root
+    # Its unpacked copy and the archive made on the controller are gone.
+    left = [p.name for p in fleet.lab.folder.iterdir() if p.name.startswith("flashmark-")]
+    assert [name for name in left if "install" in name or "source" in name] == []
+    assert re.search(r"^board-01 +uploaded", fleet.run.stdout, re.M)
+
+
 def test_the_job_hash_a_board_plans_is_the_one_the_service_finds_in_its_result(fleet: Fleet):
-    member = fleet.lab.members["board-01"]
+    member = fleet.lab.members["board-02"]
     planned = subprocess.run(
         [*member.command, "run", str(member.target), *BENCHMARK, "--job-hash"],
         capture_output=True, text=True, timeout=120, check=True,
@@ -123,6 +140,96 @@ def test_no_board_sends_a_name_but_the_label_it_was_given(fleet: Fleet):
         assert re.search(rf"\b{re.escape(host)}\b", text) is None
         if member.board.fails_at:
             assert document["partial"]["error"] == "(not uploaded)"
+
+
+def test_report_writes_the_campaign_page_as_one_file_and_as_csv(fleet: Fleet, tmp_path):
+    url = fleet.lab.service.url
+    page = tmp_path / "lab.html"
+    made = fleet.lab.flashmark("report", "--campaign", CAMPAIGN, "--server", url, "-o", str(page))
+    assert made.returncode == 0, made.stderr
+    assert made.stderr.strip() == f"wrote {page}: campaign {CAMPAIGN}, 5 boards"
+    text = page.read_text(encoding="utf-8")
+    served = fleet.lab.get(f"/campaigns/{CAMPAIGN}").decode()
+    # The file is the page: the same tables, with its style inline and nothing to fetch.
+    body = re.search(r"<h1>.*</table>", text, re.S)
+    assert body is not None and body.group() in served.replace('href="/', f'href="{url}/')
+    assert '<link rel="stylesheet"' not in text and "<style>" in text
+    assert re.search(r"""(src|href)=["']?(?!http://127\.0\.0\.1)[a-z]+:""", text) is None
+    assert "default-src 'none'; style-src 'sha256-" in html.unescape(text)
+    sheet = tmp_path / "lab.csv"
+    made = fleet.lab.flashmark("report", "--campaign", CAMPAIGN, "--server", url, "-o", str(sheet))
+    assert made.returncode == 0, made.stderr
+    rows = list(csv.DictReader(io.StringIO(sheet.read_text(encoding="utf-8"))))
+    assert [row["board"] for row in rows][:5] == [
+        "board-01", "board-02", "board-03", "board-04", "board-05",
+    ]  # fmt: skip
+    assert [row["outlier"] for row in rows][:5] == ["false", "false", "false", "true", "false"]
+    served_csv = fleet.lab.get(f"/api/v1/campaigns/{CAMPAIGN}/export.csv").decode()
+    assert sheet.read_bytes().decode() == served_csv
+
+
+@pytest.mark.browser
+def test_the_campaign_page_renders_in_chromium_quietly_and_fits_a_phone(fleet: Fleet, tmp_path):
+    chromium = find_chromium()
+    url = f"{fleet.lab.service.url}/campaigns/{CAMPAIGN}"
+    net_log = tmp_path / "net.json"
+    done = subprocess.run(
+        [chromium, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+         f"--log-net-log={net_log}", "--enable-logging=stderr", "--v=0", url],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert console_lines(done.stderr) == []
+    outside = [
+        request
+        for request in page_requests(net_log)
+        if request.startswith(("http", "ws", "ftp"))
+        and not request.startswith(fleet.lab.service.url + "/")
+    ]
+    assert outside == []
+    rows = re.findall(
+        r'<tr class="([^"]*)">\s*<th scope="row"><a href="/results/\d+">([^<]+)<', done.stdout
+    )
+    assert rows == [
+        ("", "board-01"), ("", "board-02"), ("", "board-03"), ("outlier", "board-04"),
+        ("incomplete", "board-05"),
+    ]  # fmt: skip
+    assert done.stdout.count('class="n flagged"') == 2  # board-04's two random-write figures
+    with Browser(chromium, allow_host="127.0.0.1") as browser:
+        browser.open(url, 390, mobile=True)
+        layout = browser.layout()
+        assert (layout.viewport, layout.document_width) == (390, 390), layout
+        assert layout.outside == [] and layout.spilling == [], layout
+        assert browser.console == []
+        ARTIFACTS.mkdir(exist_ok=True)
+        browser.screenshot(ARTIFACTS / "campaign-phone.png")
+        browser.open(url, 1280)
+        browser.screenshot(ARTIFACTS / "campaign.png")
+    # The report file of the same campaign: its inline style allowed by its hash (a refused
+    # one is a console error), nothing asked of any network.
+    page = tmp_path / "campaign.html"
+    made = fleet.lab.flashmark(
+        "report", "--campaign", CAMPAIGN, "--server", fleet.lab.service.url, "-o", str(page)
+    )
+    assert made.returncode == 0, made.stderr
+    file_log = tmp_path / "file-net.json"
+    done = subprocess.run(
+        [chromium, *FLAGS, f"--user-data-dir={tmp_path / 'profile-file'}", "--dump-dom",
+         f"--log-net-log={file_log}", "--enable-logging=stderr", "--v=0", page.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 and console_lines(done.stderr) == [], done.stderr[-2000:]
+    assert [r for r in page_requests(file_log) if re.match(r"(https?|wss?|ftp):", r)] == []
+    with Browser(chromium) as browser:
+        browser.open(page.as_uri(), 390, mobile=True)
+        layout = browser.layout()
+        assert (layout.viewport, layout.document_width) == (390, 390), layout
+        assert browser.console == []
+        # The page's style applied: the verdict's box has its border.
+        assert (
+            browser.evaluate("getComputedStyle(document.querySelector('.verdict')).borderLeftStyle")
+            == "solid"
+        )
 
 
 def test_a_board_run_again_alone_completes_the_campaign(fleet: Fleet):

@@ -80,27 +80,37 @@ def _environment() -> jinja2.Environment:
 def _row(board: Board, campaign: Campaign) -> Row:
     fleet = {figure.column: figure for figure in campaign.figures}
     cells = []
+    outside = []
     for figure in board.figures:
         unit = fleet[figure.column].unit
         parts = []
         if figure.from_median_pct is not None and board.complete:
-            parts.append(f"{figure.from_median_pct:+.0f}% vs fleet")
+            parts.append(f"{_percent(figure.from_median_pct)} vs fleet")
         if figure.model.percentile is not None:
             parts.append(
-                f"p{figure.model.percentile:.0f} of {figure.model.count} of its model "
+                f"p{figure.model.percentile:.0f} of {figure.model.count} results of its model "
                 f"(median {shown_figure(figure.model.median, unit)})"
             )
         flagged = figure.column in board.flagged
-        cells.append(Cell(shown_figure(figure.value, unit), ", ".join(parts), flagged))
+        if flagged and figure.from_median_pct is not None:
+            outside.append(f"{fleet[figure.column].words} {_percent(figure.from_median_pct)}")
+        cells.append(Cell(shown_figure(figure.value, unit), "; ".join(parts), flagged))
     card = " ".join(part for part in (board.maker, board.product) if part) or board.model_key
     return Row(
         board=board,
         card=card,
         capacity="" if board.capacity_bytes is None else f"{board.capacity_bytes / 1e9:.1f} GB",
-        status=board.status,
+        # The reasons in full are in the verdict; the row says which figures and how far.
+        status="outlier: " + ", ".join(outside) if outside else board.status,
         grades=", ".join(f"{name} {verdict or 'not graded'}" for name, verdict in board.grades),
         cells=tuple(cells),
     )
+
+
+def _percent(value: float) -> str:
+    """-50%, +2%, 0% (never -0%)."""
+    rounded = round(value)
+    return f"{rounded:+d}%" if rounded else "0%"
 
 
 def _fleet_rows(figure: FleetFigure) -> dict[str, str]:
@@ -115,8 +125,24 @@ def _fleet_rows(figure: FleetFigure) -> dict[str, str]:
     }
 
 
+# The parts of a job hash named in words first (bench/job_hash.py job_identity); others follow
+# as they are.
+_JOB_WORDS = (
+    ("flashmark_version", "flashmark {}"),
+    ("fio_version", "{}"),
+    ("profile", "the {} profile"),
+    ("target_kind", "on a {}"),
+    ("size_bytes", "{} bytes"),
+    ("runtime_s", "{} s a test"),
+    ("ramp_s", "{} s of ramp"),
+)
+
+
 def _job_text(job: Any) -> str:
-    """The job hash's parts in one line: flashmark 0.1.0, fio-3.33, file, quick, 16 MiB, ..."""
+    """The job hash's parts in one line: "flashmark 0.1.0, fio-3.33, the quick profile, ...",
+    then the rest by their names."""
     if not isinstance(job, dict):
         return ""
-    return ", ".join(f"{key} {value}" for key, value in sorted(job.items()))
+    named = [text.format(job[key]) for key, text in _JOB_WORDS if key in job]
+    rest = [f"{key} {job[key]}" for key in sorted(job) if key not in dict(_JOB_WORDS)]
+    return ", ".join(named + rest)

@@ -6,8 +6,9 @@ callback; it writes nothing unless FLASHMARK_FLEET_EVENTS names a file. Each lin
 
     {"event": "start", "host": H, "task": T}                 a flashmark task began on H
     {"event": "ok"|"failed"|"skipped", "host": H, "task": T,
-     "outcome": {...} or absent}                              ... and ended; `outcome` when the
-                                                              task set flashmark_outcome
+     "outcome": {...} or absent, "message": M}                ... and ended; `outcome` when the
+                                                              task set flashmark_outcome,
+                                                              `message` why it failed
     {"event": "unreachable", "host": H, "task": T, "message": M}
     {"event": "end"}                                          the playbook is done
 
@@ -67,9 +68,13 @@ class CallbackModule(CallbackBase):  # type: ignore[misc]
         if not task.startswith("flashmark"):
             return
         event: dict[str, Any] = {"event": state, "host": result._host.get_name(), "task": task}
-        facts = result._result.get("ansible_facts") if isinstance(result._result, dict) else None
+        answer = result._result if isinstance(result._result, dict) else {}
+        facts = answer.get("ansible_facts")
         if isinstance(facts, dict) and isinstance(facts.get("flashmark_outcome"), dict):
             event["outcome"] = facts["flashmark_outcome"]
+        if state == "failed":  # why, in the task's words (censored when it ran with no_log)
+            lines = [line for line in str(answer.get("stderr", "")).splitlines() if line.strip()]
+            event["message"] = lines[-1] if lines else str(answer.get("msg", ""))
         self._emit(event)
 
     def v2_runner_on_start(self, host: Any, task: Any) -> None:
