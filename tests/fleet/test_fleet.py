@@ -13,6 +13,7 @@ import json
 import re
 import socket
 import subprocess
+from typing import Any
 
 import pytest
 
@@ -25,8 +26,9 @@ pytestmark = [pytest.mark.root, pytest.mark.fio, pytest.mark.ansible, pytest.mar
 COMPLETE = ("board-01", "board-02", "board-03", "board-04")
 
 
-def campaign(fleet: Fleet) -> dict:
-    return fleet.lab.get(f"/api/v1/campaigns/{CAMPAIGN}")
+def campaign(fleet: Fleet) -> dict[str, Any]:
+    answer: dict[str, Any] = fleet.lab.get(f"/api/v1/campaigns/{CAMPAIGN}")
+    return answer
 
 
 def test_every_board_gets_one_line_and_the_run_ends_with_the_verdict(fleet: Fleet):

@@ -268,7 +268,9 @@ def test_a_campaign_that_is_not_there_is_not_found(service: Service, path):
     problem(service.client.get(path), 404, "not-found")
 
 
-def test_a_database_of_the_version_before_campaigns_is_migrated(database: str):
+def test_a_database_of_the_version_before_campaigns_is_migrated(
+    database: str, monkeypatch: pytest.MonkeyPatch
+):
     """A service database made before campaigns existed (migrations 0001 and 0002, with a
     result) gets the campaign tables and columns; its result stays, outside any campaign."""
     from flashmark.server import migrations
@@ -276,10 +278,8 @@ def test_a_database_of_the_version_before_campaigns_is_migrated(database: str):
     from flashmark.server.intake import accept
 
     card = recorded("quick-a1-card")
-    before = migrations.MIGRATIONS[:2]
-    old = storage_module.MIGRATIONS
-    storage_module.MIGRATIONS = before  # type: ignore[misc]
-    try:
+    with monkeypatch.context() as patched:
+        patched.setattr(storage_module, "MIGRATIONS", migrations.MIGRATIONS[:2])
         storage = open_storage(database)
         token = storage.create_token("old")
         with storage._transaction() as run:  # the row as that version wrote it
@@ -290,8 +290,6 @@ def test_a_database_of_the_version_before_campaigns_is_migrated(database: str):
                  "sd-old", "quick", b"x\x9c\x03\x00\x00\x00\x00\x01"),
             )  # fmt: skip
         storage.close()
-    finally:
-        storage_module.MIGRATIONS = old  # type: ignore[misc]
     storage = open_storage(database)
     try:
         with storage._transaction() as run:
