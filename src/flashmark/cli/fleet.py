@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import click
 from rich.live import Live
@@ -94,6 +96,13 @@ def fleet_command() -> None:
     help="Ansible's own output (default: a new file in the temp folder, named at the end).",
 )
 @click.option(
+    "--events",
+    "events_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write each board's events to FILE, one JSON object a line (the collection's "
+    "progress callback: every flashmark task's start and end on every board, with times).",
+)
+@click.option(
     "-e",
     "--extra-vars",
     multiple=True,
@@ -116,6 +125,7 @@ def fleet_run_command(
     forks: int,
     collection: Path | None,
     log_path: Path | None,
+    events_path: Path | None,
     extra_vars: tuple[str, ...],
     debug: bool,
 ) -> None:
@@ -171,11 +181,12 @@ def fleet_run_command(
     console = stderr_console()
     boards: dict[str, BoardProgress] = {}
     started = time.monotonic()
-    with signals_raise():
+    with signals_raise(), contextlib.ExitStack() as stack:
+        kept = stack.enter_context(events_path.open("w", encoding="utf-8")) if events_path else None
         if console.is_terminal:
-            status = _live(request, found, log, boards, existing)
+            status = _live(request, found, log, boards, existing, kept)
         else:
-            status = run_playbook(request, found, log, _printer(boards), existing)
+            status = run_playbook(request, found, log, _printer(boards, kept), existing)
     seconds = time.monotonic() - started
     campaign_now = _campaign(server, campaign)
     if status != 0 and not boards:
@@ -193,11 +204,18 @@ def fleet_run_command(
         )
 
 
-def _printer(boards: dict[str, BoardProgress]) -> Any:
+def _keep(kept: TextIO | None, event: Mapping[str, Any]) -> None:
+    if kept is not None:
+        kept.write(json.dumps(event, ensure_ascii=False) + "\n")
+        kept.flush()
+
+
+def _printer(boards: dict[str, BoardProgress], kept: TextIO | None) -> Any:
     """Off a terminal: one line a board, when it ends."""
     width = 12
 
     def on_event(event: Mapping[str, Any]) -> None:
+        _keep(kept, event)
         changed = follow(boards, event)
         if changed is not None and changed.done:
             click.echo(printable(board_line(changed, width)))
@@ -211,6 +229,7 @@ def _live(
     log: Path,
     boards: dict[str, BoardProgress],
     existing: Mapping[str, Any] | None,
+    kept: TextIO | None,
 ) -> int:
     """On a terminal: a line a board, updated as it goes, left on the screen at the end."""
 
@@ -223,6 +242,7 @@ def _live(
     with Live(table(), console=stderr_console(), auto_refresh=False) as live:
 
         def on_event(event: Mapping[str, Any]) -> None:
+            _keep(kept, event)
             if follow(boards, event) is not None:
                 live.update(table(), refresh=True)
 
