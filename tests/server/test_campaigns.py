@@ -305,3 +305,31 @@ def test_a_database_of_the_version_before_campaigns_is_migrated(
         assert record is not None and [r.board_label for r in record.results] == ["board-1"]
     finally:
         storage.close()
+
+
+def test_what_the_report_reads_back_is_the_campaign_the_service_built(service: Service):
+    from flashmark.server.campaign import NotACampaign, build_campaign, campaign_from_json
+    from flashmark.server.campaign import campaign_to_json as to_json
+    from flashmark.server.campaign_page import campaign_page
+
+    fleet(service, recorded("quick-a1-card"))
+    body = campaign_json(service)
+    read = campaign_from_json(body)
+    assert to_json(read, "http://results.test") == body
+    storage = open_storage(service.database)
+    try:
+        record = storage.campaign(CAMPAIGN)
+        assert record is not None
+        groups = {(r.row.model_key, r.row.profile) for r in record.results}
+        built = build_campaign(record, {g: storage.group_figures(*g) for g in groups})
+    finally:
+        storage.close()
+    assert read == built
+    # The file and the service's page show the same body.
+    page = service.client.get(f"/campaigns/{CAMPAIGN}").text
+    standalone = campaign_page(read, standalone=True)
+    start, end = page.index("<h1>"), page.index("</table>")
+    assert page[start:end] in standalone
+    for broken in ({**body, "boards": [{"label": 7}]}, {**body, "figures": "x"}, [], None):
+        with pytest.raises(NotACampaign):
+            campaign_from_json(broken)

@@ -9,7 +9,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 from rich.live import Live
@@ -30,8 +30,7 @@ from flashmark.fleet.ansible import (
 )
 from flashmark.fleet.progress import BoardProgress, board_line, follow
 from flashmark.fleet.verdict import to_run_again, verdict_line
-from flashmark.server.campaign import Campaign, campaign_from_json, natural_key
-from flashmark.server.campaign_names import campaign_problem
+from flashmark.server.campaign_names import campaign_problem, natural_key
 from flashmark.server.upload import (
     TOKEN_ENV,
     accepted_schemas,
@@ -39,6 +38,9 @@ from flashmark.server.upload import (
     service_origin,
 )
 from flashmark.system.signals import signals_raise
+
+if TYPE_CHECKING:  # a type only: reading a campaign brings the service's result reader
+    from flashmark.server.campaign import Campaign
 
 
 class BoardsDroppedOut(FlashmarkError):
@@ -254,6 +256,10 @@ def _ordered(boards: dict[str, BoardProgress]) -> list[BoardProgress]:
 
 
 def _campaign(server: str, name: str) -> Campaign | None:
+    # Imported when the playbook is done: it brings the service's reading of results, which
+    # the run itself does not need.
+    from flashmark.server.campaign import campaign_from_json
+
     answer = campaign_answer(server, name)
     return None if answer is None else campaign_from_json(answer)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import locale
 import os
 import shutil
 import signal
@@ -187,6 +188,11 @@ def _environment(folder: Path, events: Path, token: str) -> dict[str, str]:
     environment = dict(os.environ)
     known = environment.get("ANSIBLE_COLLECTIONS_PATH", "")
     enabled = environment.get("ANSIBLE_CALLBACKS_ENABLED", "")
+    # ansible-core refuses to start in a locale that is not UTF-8 ("Ansible requires the
+    # locale encoding to be UTF-8"), LC_ALL=C for one: C.UTF-8 is every glibc's since 2.35
+    # and Debian's long before.
+    if locale.getencoding().replace("-", "").lower() != "utf8":
+        environment["LC_ALL"] = "C.UTF-8"
     environment.update(
         {
             "ANSIBLE_COLLECTIONS_PATH": ":".join(part for part in (str(folder), known) if part),

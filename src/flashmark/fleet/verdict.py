@@ -4,9 +4,12 @@ boards whose whole result never reached it and how to run them again alone (pure
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from flashmark.fleet.progress import INCOMPLETE, UPLOADED, BoardProgress
-from flashmark.server.campaign import Campaign
+
+if TYPE_CHECKING:  # a type only: the campaign module brings the service's result reader
+    from flashmark.server.campaign import Campaign
 
 
 def to_run_again(boards: Iterable[BoardProgress]) -> list[str]:

@@ -28,13 +28,13 @@ from __future__ import annotations
 import csv
 import io
 import math
-import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from flashmark.errors import ExitStatus, FlashmarkError
+from flashmark.server.campaign_names import natural_key
 from flashmark.server.intake import HEADLINE_COLUMNS
 from flashmark.server.ranking import standings
 from flashmark.server.storage import CampaignRecord, CampaignResult
@@ -181,14 +181,6 @@ def build_campaign(
         boards=boards,
         figures=figures,
         verdict=verdict_of(boards),
-    )
-
-
-def natural_key(label: str) -> tuple[tuple[int, int | str], ...]:
-    """board-2 before board-10: runs of digits compare as numbers."""
-    return tuple(
-        (0, int(part)) if part.isdigit() else (1, part.casefold())
-        for part in re.findall(r"\d+|\D+", label)
     )
 
 

@@ -63,3 +63,11 @@ def _shown(value: object) -> str:
         text = value if len(value) <= 80 else value[:77] + "..."
         return ascii(text)
     return f"a {type(value).__name__}" if value is not None else "null"
+
+
+def natural_key(label: str) -> tuple[tuple[int, int | str], ...]:
+    """board-2 before board-10: runs of digits compare as numbers."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part.casefold())
+        for part in re.findall(r"\d+|\D+", label)
+    )

@@ -41,7 +41,7 @@ requirements:
 EVENTS_ENV = "FLASHMARK_FLEET_EVENTS"
 
 
-class CallbackModule(CallbackBase):  # type: ignore[misc]
+class CallbackModule(CallbackBase):
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "aggregate"
     CALLBACK_NAME = "flashmark.fleet.progress"
