@@ -30,12 +30,13 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package
 
 from tests.fleet.conftest import BOARDS
-from tests.fleet.lab import FleetLab
+from tests.fleet.lab import FleetLab, LabBoard
 from tests.server.throwaway_pg import ThrowawayPostgres, missing_reason
 
 CAMPAIGN = "bench"
@@ -136,6 +137,7 @@ def run(lab: FleetLab, benchmark: tuple[str, ...]) -> int:
     fleet_s = time.monotonic() - started
     print(f"  fleet: {fleet_s:.1f} s, exit {timed.returncode}", flush=True)
     phases = _phases([json.loads(line) for line in events.read_text().splitlines()], began, fleet_s)
+    at_once_s = runs_at_once(lab, benchmark)
     singles = single_runs(lab, benchmark)
     slowest_run = max(run for run, _ in singles.values())
     slowest_both = max(run + upload for run, upload in singles.values())
@@ -148,6 +150,7 @@ def run(lab: FleetLab, benchmark: tuple[str, ...]) -> int:
     print(f"| slowest single `run` + `upload` | {slowest_both:.1f} |")
     print(f"| `flashmark fleet run`, {len(BOARDS)} boards at once (first: installs on one) | "
           f"{first_s:.1f} |")  # fmt: skip
+    print(f"| the same runs and uploads started at once by hand, no Ansible | {at_once_s:.1f} |")
     print(f"| `flashmark fleet run`, {len(BOARDS)} boards at once (timed) | {fleet_s:.1f} |")
     for name, seconds in phases.items():
         print(f"| - {name} | {seconds:.1f} |")
@@ -158,6 +161,11 @@ def run(lab: FleetLab, benchmark: tuple[str, ...]) -> int:
         f"coordination overhead against the slowest single run: {against_run:+.1f}% "
         f"({fleet_s - slowest_run:+.1f} s; against run + upload: {against_both:+.1f}%; "
         "target <= 10%)"
+    )
+    print(
+        f"Ansible's part alone, against the same runs started at once by hand (the same CPUs "
+        f"shared by the same boards): {(fleet_s / at_once_s - 1) * 100:+.1f}% "
+        f"({fleet_s - at_once_s:+.1f} s)"
     )
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     return 0
@@ -189,38 +197,58 @@ def _phases(events: list[dict[str, object]], began: float, total_s: float) -> di
     }
 
 
+def runs_at_once(lab: FleetLab, benchmark: tuple[str, ...]) -> float:
+    """Every measuring board's `flashmark run` then `flashmark upload`, all started at once
+    without Ansible (what a loop over the boards in a shell would do, each in the background):
+    the wall time until the last upload is in."""
+    members = [m for m in lab.members.values() if m.device is not None and not m.board.fio_version]
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=len(members)) as pool:
+        list(pool.map(lambda member: run_and_upload(lab, member, benchmark, "at-once"), members))
+    seconds = time.monotonic() - started
+    print(f"  {len(members)} runs and uploads at once by hand: {seconds:.1f} s", flush=True)
+    return seconds
+
+
 def single_runs(lab: FleetLab, benchmark: tuple[str, ...]) -> dict[str, tuple[float, float]]:
     """Each working card's board alone, one after another, as its user would by hand: the
-    same `flashmark run` the playbook runs on it (in its card's cgroup, its own history), then
-    `flashmark upload` of that result into another campaign. (run s, upload s) by board."""
+    same `flashmark run` the playbook runs on it (in its card's cgroup), then `flashmark
+    upload` of that result into another campaign. (run s, upload s) by board."""
     times = {}
     for label, member in lab.members.items():
         board = member.board
         if board.fails_at or board.fio_version or member.device is None:
             continue
-        history = member.history.with_name("single.sqlite3")
-        started = time.monotonic()
-        done = subprocess.run(
-            [*member.command, "run", str(member.target), *benchmark, "--json",
-             "--db", str(history)],
-            capture_output=True, text=True, timeout=3600, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        run_s = time.monotonic() - started
-        if done.returncode != 0:
-            raise SystemExit(f"{label}: the single run failed: {done.stderr[-500:]}")
-        result = json.loads(done.stdout)["id"]
-        started = time.monotonic()
-        sent = subprocess.run(
-            [*member.command, "upload", str(result), "--server", lab.service.url,
-             "--campaign", "singles", "--label", label, "--token-stdin", "--db", str(history)],
-            input=lab.service.token, capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
-        upload_s = time.monotonic() - started
-        if sent.returncode != 0:
-            raise SystemExit(f"{label}: the upload failed: {sent.stderr[-500:]}")
-        times[label] = (run_s, upload_s)
-        print(f"  single {label}: run {run_s:.1f} s, upload {upload_s:.1f} s", flush=True)
+        times[label] = run_and_upload(lab, member, benchmark, "singles")
+        print(f"  single {label}: run {times[label][0]:.1f} s, upload {times[label][1]:.1f} s")
     return times
+
+
+def run_and_upload(
+    lab: FleetLab, member: LabBoard, benchmark: tuple[str, ...], campaign: str
+) -> tuple[float, float]:
+    """The board's `flashmark run` (its own history for `campaign`), then its upload."""
+    history = member.history.with_name(f"{campaign}.sqlite3")
+    started = time.monotonic()
+    done = subprocess.run(
+        [*member.command, "run", str(member.target), *benchmark, "--json",
+         "--db", str(history)],
+        capture_output=True, text=True, timeout=3600, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    run_s = time.monotonic() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{member.board.label}: the run failed: {done.stderr[-500:]}")
+    result = json.loads(done.stdout)["id"]
+    started = time.monotonic()
+    sent = subprocess.run(
+        [*member.command, "upload", str(result), "--server", lab.service.url,
+         "--campaign", campaign, "--label", member.board.label, "--token-stdin",
+         "--db", str(history)],
+        input=lab.service.token, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    if sent.returncode != 0:
+        raise SystemExit(f"{member.board.label}: the upload failed: {sent.stderr[-500:]}")
+    return run_s, time.monotonic() - started
 
 
 def _figure(value: float | None) -> str:

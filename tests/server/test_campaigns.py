@@ -330,6 +330,7 @@ def test_what_the_report_reads_back_is_the_campaign_the_service_built(service: S
     standalone = campaign_page(read, standalone=True)
     start, end = page.index("<h1>"), page.index("</table>")
     assert page[start:end] in standalone
-    for broken in ({**body, "boards": [{"label": 7}]}, {**body, "figures": "x"}, [], None):
+    broken: list[Any] = [{**body, "boards": [{"label": 7}]}, {**body, "figures": "x"}, [], None]
+    for answer in broken:
         with pytest.raises(NotACampaign):
-            campaign_from_json(broken)
+            campaign_from_json(answer)

@@ -179,6 +179,9 @@ def fleet_run_command(
     if RESULT_SCHEMA not in taken:
         raise UsageError(f"{server} does not take benchmark results ({RESULT_SCHEMA})")
     existing = campaign_answer(server, campaign)
+    for path in (log_path, events_path):
+        if path is not None:
+            _check_writable(path)
     log = log_path or _new_log(campaign)
     console = stderr_console()
     boards: dict[str, BoardProgress] = {}
@@ -190,12 +193,14 @@ def fleet_run_command(
         else:
             status = run_playbook(request, found, log, _printer(boards, kept), existing)
     seconds = time.monotonic() - started
-    campaign_now = _campaign(server, campaign)
-    if status != 0 and not boards:
+    if not boards:
+        if status == 0:
+            raise UsageError(f"the inventory names no board to run (its output: {log})")
         raise FlashmarkError(
             f"ansible-playbook stopped with exit status {status} before any board started: "
             f"{_tail(log)} (its output: {log})"
         )
+    campaign_now = _campaign(server, campaign)
     click.echo(printable(verdict_line(campaign_now, _ordered(boards))))
     console.print(f"fleet: {len(boards)} boards in {seconds:.0f} s; Ansible's output: {log}")
     again = to_run_again(_ordered(boards))
@@ -204,6 +209,15 @@ def fleet_run_command(
             f"{len(again)} of {len(boards)} boards' results are not whole in the campaign: "
             f"run them again alone with --limit {','.join(again)}"
         )
+
+
+def _check_writable(path: Path) -> None:
+    """A file --log or --events may write (appended to or made), or a usage error now."""
+    try:
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror}") from None
 
 
 def _keep(kept: TextIO | None, event: Mapping[str, Any]) -> None:

@@ -114,8 +114,6 @@ def playbook_variables(
         "flashmark_profile": request.profile,
         "flashmark_version": flashmark.__version__,
         "flashmark_source": str(source) if source else "",
-        # The wrapper reads the verdict itself: the playbook's own report play is skipped.
-        "flashmark_report": False,
         # As ansible.builtin.uri would register the service's answer (tasks/plan.yml).
         "flashmark_campaign_job": {"status": 404, "json": {}}
         if campaign is None
@@ -157,6 +155,8 @@ def run_playbook(
             "--inventory", str(request.inventory),
             "--forks", str(request.forks),
             "--extra-vars", f"@{variables}",
+            # The verdict is read here: the playbook's own report play is left out.
+            "--skip-tags", "flashmark_report",
         ]  # fmt: skip
         if request.limit:
             argv += ["--limit", request.limit]
