@@ -118,3 +118,15 @@ def test_the_boards_to_run_again_are_those_without_their_whole_result(filters):
         "board-3: refused: job hash differs",
         "board-4: no outcome (unreachable, or its play stopped)",
     ]
+
+
+def test_only_a_missing_or_other_flashmark_is_installed(filters):
+    absent = {"rc": 2, "failed": True, "msg": "[Errno 2] No such file or directory: b'flashmark'"}
+    assert filters.flashmark_needs_install(absent)
+    older = planned("aaa", flashmark_version="0.0.9")
+    assert filters.flashmark_needs_install(older, "0.1.0")
+    assert not filters.flashmark_needs_install(older, "0.0.9")
+    assert not filters.flashmark_needs_install(older)  # no pin: any, as long as all agree
+    no_target = {"rc": 4, "stderr": "flashmark: error: /media/card: no such folder"}
+    assert not filters.flashmark_needs_install(no_target, "0.1.0")
+    assert not filters.flashmark_needs_install({"skipped": True}, "0.1.0")

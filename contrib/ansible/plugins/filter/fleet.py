@@ -3,6 +3,7 @@
 Jinja would say these in long expressions; here they are Python, read and tested as such.
 
     flashmark_plan(command_result)                 -> the board's plan: {job_hash, job} or {}
+    flashmark_needs_install(command_result, pin)   -> flashmark missing there, or another version
     flashmark_reference(plans, service_answer)     -> the campaign's {job_hash, job}
     flashmark_refusal(plan, reference, pins...)    -> why this board cannot join, or ""
     flashmark_outcome(run_result, upload_result)   -> what became of the board's run
@@ -37,6 +38,18 @@ def flashmark_plan(result: dict[str, Any]) -> dict[str, Any]:
     return {"job_hash": plan["job_hash"], "job": plan.get("job") or {}}
 
 
+def flashmark_needs_install(result: dict[str, Any], version: str = "") -> bool:
+    """Whether a board's plan says flashmark is missing there (its command was not found),
+    or is another version than `version`. A plan that failed for another reason (a target
+    that is not there) does not call for an install."""
+    if not isinstance(result, dict) or result.get("skipped"):
+        return False
+    missing = "No such file or directory" in str(result.get("msg", "")) or result.get("rc") == 127
+    plan = flashmark_plan(result)
+    other = bool(version) and bool(plan) and plan["job"].get("flashmark_version") != version
+    return missing or other
+
+
 def flashmark_reference(plans: list[dict[str, Any]], service: dict[str, Any]) -> dict[str, Any]:
     """The job every board must run: the campaign's on the service when it exists (a board run
     again joins what is there), else the one most boards planned (on a tie, that of the first
@@ -62,7 +75,13 @@ def flashmark_refusal(
     """Why a board with this plan cannot join the campaign, in words; "" when it can.
     `planned` is the plan command's own result, for its error when there is no plan."""
     if not plan:
-        return _error_of(planned) or "flashmark could not plan the benchmark on this board"
+        error = _error_of(planned) or "flashmark could not plan the benchmark on this board"
+        if flashmark_needs_install(planned or {}):
+            return (
+                f"flashmark is not installed here ({error}): set flashmark_source to a flashmark "
+                "source tree to install it, or flashmark_command to where it is"
+            )
+        return error
     job = plan.get("job", {})
     if version and job.get("flashmark_version") != version:
         return f"flashmark {job.get('flashmark_version')} on this board, not {version}"
@@ -174,6 +193,7 @@ class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
             "flashmark_plan": flashmark_plan,
+            "flashmark_needs_install": flashmark_needs_install,
             "flashmark_reference": flashmark_reference,
             "flashmark_refusal": flashmark_refusal,
             "flashmark_outcome": flashmark_outcome,
