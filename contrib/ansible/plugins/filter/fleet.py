@@ -44,10 +44,21 @@ def flashmark_needs_install(result: dict[str, Any], version: str = "") -> bool:
     that is not there) does not call for an install."""
     if not isinstance(result, dict) or result.get("skipped"):
         return False
-    missing = "No such file or directory" in str(result.get("msg", "")) or result.get("rc") == 127
     plan = flashmark_plan(result)
     other = bool(version) and bool(plan) and plan["job"].get("flashmark_version") != version
-    return missing or other
+    # A flashmark from before fleets does not know --job-hash (a usage error, exit 2).
+    older = result.get("rc") == 2 and "--job-hash" in str(result.get("stderr", ""))
+    return _not_found(result) or other or older
+
+
+def _not_found(result: dict[str, Any]) -> bool:
+    """The command could not be started because it is not there: the command module answers
+    rc 2 (ENOENT) with nothing on stdout or stderr ("Error executing command." in
+    ansible-core 2.19, "[Errno 2] No such file or directory" before); a shell, 127."""
+    if "No such file or directory" in str(result.get("msg", "")) or result.get("rc") == 127:
+        return True
+    silent = not str(result.get("stdout", "")).strip() and not str(result.get("stderr", "")).strip()
+    return result.get("rc") == 2 and silent and bool(result.get("msg"))
 
 
 def flashmark_reference(plans: list[dict[str, Any]], service: dict[str, Any]) -> dict[str, Any]:
@@ -75,13 +86,14 @@ def flashmark_refusal(
     """Why a board with this plan cannot join the campaign, in words; "" when it can.
     `planned` is the plan command's own result, for its error when there is no plan."""
     if not plan:
-        error = _error_of(planned) or "flashmark could not plan the benchmark on this board"
-        if flashmark_needs_install(planned or {}):
+        if isinstance(planned, dict) and _not_found(planned):
+            command = str(planned.get("cmd", "flashmark")).split(" ", 1)[0]
             return (
-                f"flashmark is not installed here ({error}): set flashmark_source to a flashmark "
-                "source tree to install it, or flashmark_command to where it is"
+                f"flashmark is not installed here ({command} was not found): set "
+                "flashmark_source to a flashmark source tree to install it, or "
+                "flashmark_command to where it is"
             )
-        return error
+        return _error_of(planned) or "flashmark could not plan the benchmark on this board"
     job = plan.get("job", {})
     if version and job.get("flashmark_version") != version:
         return f"flashmark {job.get('flashmark_version')} on this board, not {version}"
