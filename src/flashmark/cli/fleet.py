@@ -251,6 +251,7 @@ def _live(
 
     def table() -> Table:
         view = Table.grid(padding=(0, 1))
+        view.add_column(no_wrap=True, overflow="ellipsis")  # one line a board, cut to fit
         for board in _ordered(boards):
             view.add_row(printable(board_line(board)))
         return view
