@@ -6,6 +6,7 @@ import contextlib
 import os
 import shutil
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,13 @@ def emulation_missing_reason() -> str | None:
     from flashmark.testing.throttle import unavailable_reason
 
     return fio_missing_reason() or unavailable_reason()
+
+
+def ansible_missing_reason() -> str | None:
+    beside = Path(sys.executable).parent / "ansible-playbook"
+    if beside.is_file() or shutil.which("ansible-playbook"):
+        return None
+    return "Ansible's ansible-playbook is not installed (pip install 'flashmark[fleet]')"
 
 
 def flash_missing_reason() -> str | None:
@@ -62,6 +70,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # Checking for nbdkit's Python plugin starts nbdkit: only when a flash test was collected.
     wants_flash = any(item.get_closest_marker("flash") for item in items)
     flash_reason = flash_missing_reason() if wants_flash else None
+    ansible_reason = ansible_missing_reason()
     in_ci = os.environ.get("CI") == "true"
     for item in items:
         if in_ci:
@@ -72,6 +81,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=root_reason))
         elif "fio" in item.keywords and fio_reason:
             item.add_marker(pytest.mark.skip(reason=fio_reason))
+        elif "ansible" in item.keywords and ansible_reason:
+            item.add_marker(pytest.mark.skip(reason=ansible_reason))
 
 
 @pytest.fixture(autouse=True)

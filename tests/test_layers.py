@@ -12,7 +12,7 @@ SOURCE = Path(flashmark.__file__).resolve().parent
 # Top floor first; a module may import from its own floor's package or any floor below.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("__main__", "entry", "cli"),
-    ("report", "server"),
+    ("report", "server", "fleet"),
     ("kinds",),
     ("powercut",),
     ("bench",),

@@ -32,7 +32,10 @@ CSV = "CSV injection"
 STORAGE = "storage faults"
 PROCESSES = "processes"
 SECRETS = "secrets in output"
-CATEGORIES = (NUMBERS, UNICODE, SIZES, SHAPES, AUTH, HEADERS, CSV, STORAGE, PROCESSES, SECRETS)
+CAMPAIGNS = "campaign names and labels"
+CATEGORIES = (
+    NUMBERS, UNICODE, SIZES, SHAPES, AUTH, HEADERS, CSV, STORAGE, PROCESSES, SECRETS, CAMPAIGNS,
+)  # fmt: skip
 ENGINES = ("sqlite", "postgres")
 # The service's default --max-upload-bytes
 MAX_UPLOAD_BYTES = 4 * 1024 * 1024
@@ -462,6 +465,101 @@ def secret_cases() -> list[Case]:
     ]
 
 
+def in_campaign(index: int, campaign: Any = "hostile", label: Any = "board-1") -> dict[str, Any]:
+    """A result uploaded into a campaign (flashmark upload --campaign --label)."""
+    return {**distinct(index), "campaign": campaign, "board_label": label}
+
+
+def _campaign_refused(name: str, field: str, value: Any, index: int) -> Upload:
+    document = in_campaign(index)
+    if value is _ABSENT:
+        del document[field]
+    else:
+        document[field] = value
+    # A missing one is named as the field that is wrong, like a bad one.
+    return Upload(CAMPAIGNS, name, json.dumps(document).encode(), True, f"/{field}")
+
+
+def _campaign_kept(name: str, campaign: str, label: str, index: int) -> Upload:
+    return Upload(CAMPAIGNS, name, json.dumps(in_campaign(index, campaign, label)).encode(), False)
+
+
+_ABSENT = object()
+
+
+def campaign_cases() -> list[Case]:
+    """Campaign names (part of addresses) and board labels (in every row of a campaign page and
+    its CSV), each checked apart from the document: refused naming the field, or kept and
+    shown on every page of its campaign."""
+    refused = [
+        ("campaign-nul", "campaign", "lab\u0000"),
+        ("campaign-escape", "campaign", "lab\u001b[2J"),
+        ("campaign-bidi-override", "campaign", "lab\u202e1"),
+        ("campaign-newline", "campaign", "lab\n1"),
+        ("campaign-traversal", "campaign", "../etc"),
+        ("campaign-slash", "campaign", "a/b"),
+        ("campaign-dot-dot", "campaign", ".."),
+        ("campaign-65", "campaign", "c" * 65),
+        ("campaign-empty", "campaign", ""),
+        ("campaign-blank", "campaign", " lab"),
+        ("campaign-html", "campaign", "<script>alert(1)</script>"),
+        ("campaign-sql", "campaign", "x';DROP TABLE results;--"),
+        ("campaign-percent", "campaign", "lab%2F1"),
+        ("campaign-number", "campaign", 7),
+        ("campaign-list", "campaign", ["lab"]),
+        ("campaign-object", "campaign", {"name": "lab"}),
+        ("campaign-true", "campaign", True),
+        ("label-nul", "board_label", "board\u0000"),
+        ("label-escape", "board_label", "board\u001b]0;x\u0007"),
+        ("label-c1", "board_label", "board\u0085"),
+        ("label-bidi-isolate", "board_label", "\u2066board"),
+        ("label-zero-width-joiner", "board_label", "bo\u200dard"),
+        ("label-combining-mark", "board_label", "e\u0301"),
+        ("label-65", "board_label", "b" * 65),
+        ("label-empty", "board_label", ""),
+        ("label-html", "board_label", "<img src=x onerror=alert(1)>"),
+        ("label-formula", "board_label", "=1+1"),
+        ("label-formula-at", "board_label", "@SUM(A1)"),
+        ("label-formula-minus", "board_label", "-2+3"),
+        ("label-formula-full-width", "board_label", "\uff1d1+1"),
+        ("label-ipv4", "board_label", "192.168.1.7"),
+        ("label-ipv6", "board_label", "fe80::1"),
+        ("label-mac", "board_label", "b8:27:eb:12:34:56"),
+        ("label-email", "board_label", "pi@lab.example"),
+        ("label-path", "board_label", "/home/pi"),
+        ("label-serial", "board_label", "board-deadbeef01"),
+        ("label-number", "board_label", 7),
+        ("campaign-without-label", "board_label", _ABSENT),
+        ("label-without-campaign", "campaign", _ABSENT),
+    ]
+    return [
+        *(
+            _campaign_refused(name, field, value, 3000 + index)
+            for index, (name, field, value) in enumerate(refused)
+        ),
+        _campaign_kept("label-cjk", "hostile-kept", "ボード-07", 3100),
+        _campaign_kept("label-64", "hostile-kept", "w" * 64, 3101),
+        _campaign_kept("campaign-64", "c" * 64, "board-1", 3102),
+        _campaign_kept("label-all-signs", "hostile-kept", "board_07.a:1+2-3", 3103),
+        Request(CAMPAIGNS, "page-nul", "GET", "/campaigns/%00", statuses=_404),
+        Request(CAMPAIGNS, "page-traversal", "GET", "/campaigns/..%2F..%2Fetc", statuses=_404),
+        Request(CAMPAIGNS, "api-escape", "GET", "/api/v1/campaigns/%1b%5b2J", statuses=_404),
+        Request(CAMPAIGNS, "api-65", "GET", "/api/v1/campaigns/" + "x" * 65, statuses=_404),
+        Request(CAMPAIGNS, "page-html", "GET", "/campaigns/%3Cscript%3E", statuses=_404),
+        Request(CAMPAIGNS, "api-sql", "GET", "/api/v1/campaigns/x'%20OR%20'1'='1", statuses=_404),
+        Request(CAMPAIGNS, "api-surrogate", "GET", "/api/v1/campaigns/%ed%a0%80", statuses=_404),
+        Request(
+            CAMPAIGNS, "csv-unknown", "GET", "/api/v1/campaigns/none/export.csv", statuses=_404
+        ),
+        Request(
+            CAMPAIGNS, "post-to-campaign", "POST", "/api/v1/campaigns/x", statuses=frozenset({405})
+        ),
+        Scenario(CAMPAIGNS, "campaign-job-differs"),
+        Scenario(CAMPAIGNS, "campaign-of-another-token"),
+        Scenario(CAMPAIGNS, "hostile-texts-on-a-campaign-page"),
+    ]
+
+
 def all_cases() -> dict[str, list[Case]]:
     return {
         NUMBERS: number_cases(),
@@ -474,6 +572,7 @@ def all_cases() -> dict[str, list[Case]]:
         STORAGE: storage_cases(),
         PROCESSES: process_cases(),
         SECRETS: secret_cases(),
+        CAMPAIGNS: campaign_cases(),
     }
 
 

@@ -393,6 +393,20 @@ class Lab:
             answer = self.ask("GET", target)
             if answer.status != 200:
                 faults.append(f"GET {target}: HTTP {answer.status} {answer.text[:200]}")
+        # A result of a campaign: every view of its campaign too.
+        document = safe_json(self.ask("GET", f"/api/v1/results/{result_id}"))
+        campaign = document.get("campaign")
+        if isinstance(campaign, str):
+            for target in (
+                f"/campaigns/{campaign}",
+                f"/api/v1/campaigns/{campaign}",
+                f"/api/v1/campaigns/{campaign}/export.csv",
+            ):
+                answer = self.ask("GET", target)
+                if answer.status != 200:
+                    faults.append(f"GET {target}: HTTP {answer.status} {answer.text[:200]}")
+                elif str(document.get("board_label")) not in answer.text:
+                    faults.append(f"GET {target} does not show the board label")
         return faults
 
     def judge_request(self, case: c.Request, outcome: Outcome) -> None:
@@ -1247,6 +1261,85 @@ def _live_password(lab: Lab, case: c.Scenario, outcome: Outcome) -> None:
             expect(form not in output, f"the password {form!r} was printed: {output[-500:]}")
         os.killpg(server.process.pid, signal.SIGTERM)
         server.process.wait(60)
+
+
+# -- campaigns ----------------------------------------------------------------------------------
+
+
+@scenario("campaign-job-differs")
+def _job_differs(lab: Lab, case: c.Scenario, outcome: Outcome) -> None:
+    """A campaign keeps to its first result's job hash: another benchmark's result is refused
+    (409, naming what differs) and nothing of it is stored."""
+    first = lab.ask(
+        "POST", "/api/v1/results", json.dumps(c.in_campaign(3200, "one-job")).encode(),
+        lab.upload_headers(),
+    )  # fmt: skip
+    expect(first.status == 201, f"HTTP {first.status} {first.text[:200]}")
+    lab.kept.append(int(first.json()["id"]))
+    other = c.in_campaign(3201, "one-job", "board-2")
+    other["settings"]["runtime_s"] = 3
+    before = lab.count()
+    answer = lab.ask("POST", "/api/v1/results", json.dumps(other).encode(), lab.upload_headers())
+    outcome.note = f"HTTP {answer.status}"
+    outcome.problems += problem_faults(answer, 409)
+    expect("runtime_s 3, not" in safe_json(answer).get("detail", ""), "the difference unnamed")
+    expect(lab.count() == before, "a result of another job was stored")
+
+
+@scenario("campaign-of-another-token")
+def _another_token(lab: Lab, case: c.Scenario, outcome: Outcome) -> None:
+    """A campaign takes results from the token that started it only."""
+    first = lab.ask(
+        "POST", "/api/v1/results", json.dumps(c.in_campaign(3210, "owned")).encode(),
+        lab.upload_headers(),
+    )  # fmt: skip
+    expect(first.status == 201, f"HTTP {first.status} {first.text[:200]}")
+    lab.kept.append(int(first.json()["id"]))
+    stranger = lab.create_token(lab.main_database, "stranger")
+    before = lab.count()
+    answer = lab.ask(
+        "POST", "/api/v1/results", json.dumps(c.in_campaign(3211, "owned", "board-2")).encode(),
+        lab.upload_headers(stranger),
+    )  # fmt: skip
+    outcome.note = f"HTTP {answer.status}"
+    outcome.problems += problem_faults(answer, 403)
+    expect(lab.count() == before, "another token's result joined the campaign")
+
+
+@scenario("hostile-texts-on-a-campaign-page")
+def _campaign_texts(lab: Lab, case: c.Scenario, outcome: Outcome) -> None:
+    """Hostile HTML and formulas in every text of a campaign's result (its maker, product,
+    board...): kept, escaped on the campaign page, no CSV cell a spreadsheet would run."""
+    from tests.server.test_injection import PAYLOAD, assert_escaped, poisoned
+
+    document = poisoned(c.distinct(3220))
+    document.update({"campaign": "poisoned", "board_label": "board-1"})
+    answer = lab.ask("POST", "/api/v1/results", json.dumps(document).encode(), lab.upload_headers())
+    expect(answer.status == 201, f"HTTP {answer.status} {answer.text[:200]}")
+    lab.kept.append(int(answer.json()["id"]))
+    page = lab.ask("GET", "/campaigns/poisoned")
+    expect(page.status == 200, f"HTTP {page.status}")
+    try:
+        assert_escaped(page.text)
+    except AssertionError:
+        raise CaseFailed("the campaign page shows the hostile text unescaped") from None
+    exported = lab.ask("GET", "/api/v1/campaigns/poisoned/export.csv")
+    expect(exported.status == 200, f"HTTP {exported.status}")
+    # Figures against the fleet's median may be negative numbers: a number is not a formula.
+    texts = io.StringIO()
+    csv.writer(texts).writerows(
+        [["" if _number(cell) else cell for cell in row]
+         for row in csv.reader(io.StringIO(exported.text))]
+    )  # fmt: skip
+    outcome.problems += formula_cells(texts.getvalue(), PAYLOAD)
+
+
+def _number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
 
 
 def as_table(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 """Hostile input to a real results service, on SQLite and on PostgreSQL: numbers, Unicode and
 control characters, sizes, unknown keys and wrong types, bad tokens, hostile headers, CSV
-injection, storage faults, killed processes and passwords in output.
+injection, storage faults, killed processes, passwords in output, and campaign names and board
+labels.
 
 Cases come from tests/hostile/cases.py; tests/hostile/harness.py runs them (all of an engine's
 at once) and says what did not hold. `python benchmarks/hostile_service.py` prints the table.
@@ -83,4 +84,11 @@ def test_no_process_serves_after_its_service_is_killed(case, engine, hostile_out
 
 @pytest.mark.parametrize(("case", "engine"), _cases(c.SECRETS))
 def test_no_password_or_token_appears_in_output(case, engine, hostile_outcomes):
+    _judge(case, engine, hostile_outcomes)
+
+
+@pytest.mark.parametrize(("case", "engine"), _cases(c.CAMPAIGNS))
+def test_campaign_names_and_labels_are_checked_apart_and_shown_escaped(
+    case, engine, hostile_outcomes
+):
     _judge(case, engine, hostile_outcomes)

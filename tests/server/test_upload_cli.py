@@ -5,6 +5,7 @@ cannot be sent is refused in one line naming the run and the field."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -88,3 +89,62 @@ def test_a_document_the_allow_list_refuses_is_named_and_nothing_is_printed(tmp_p
         "flashmark: error: run 2 (benchmark) cannot be uploaded: result.grades key cannot be "
         "sent: not one of flashmark's own words\n"
     )
+
+
+def test_a_campaign_and_a_label_are_the_only_names_an_upload_adds(tmp_path: Path):
+    env = imported(tmp_path, SD_CARD_RUN)
+    plain = flashmark("upload", "1", "--dry-run", env=env)
+    joined = flashmark(
+        "upload", "1", "--dry-run", "--campaign", "lab-2026.11", "--label", "board-07", env=env
+    )
+    assert joined.returncode == 0, joined.stderr
+    sent = json.loads(joined.stdout)
+    assert (sent["campaign"], sent["board_label"]) == ("lab-2026.11", "board-07")
+    # Everything else is what an upload without them sends.
+    assert {k: v for k, v in sent.items() if k not in ("campaign", "board_label")} == json.loads(
+        plain.stdout
+    )
+    # A board named like this machine may be labelled so: the user chose to send the label.
+    host = sorted(machine_names(), key=len)[-1] if machine_names() else "board-07"
+    if re.fullmatch(r"[^\W_][\w.:+-]{0,63}", host) and not re.search(r"[0-9a-f]{8}", host):
+        named = flashmark("upload", "1", "--dry-run", "--campaign", "lab", "--label", host, env=env)
+        assert named.returncode == 0, named.stderr
+        assert json.loads(named.stdout)["board_label"] == host
+
+
+def test_a_bad_campaign_or_label_is_refused_before_anything_is_read(tmp_path: Path):
+    env = imported(tmp_path, SD_CARD_RUN)
+    cases = {
+        ("--campaign", "a/b", "--label", "board-1"): "--campaign: a campaign name is 1 to 64",
+        ("--campaign", "lab", "--label", "192.168.1.7"): "--label: the board label "
+        "'192.168.1.7' holds an IPv4 address",
+        ("--campaign", "lab", "--label", "pi@lab"): "--label: a board label is 1 to 64",
+        ("--campaign", "lab"): "--campaign and --label go together",
+        ("--label", "board-1"): "--campaign and --label go together",
+    }
+    for options, message in cases.items():
+        done = flashmark("upload", "1", "--dry-run", *options, env=env)
+        assert done.returncode == 2, (options, done.stderr)
+        assert done.stdout == ""
+        assert done.stderr.startswith(f"flashmark: error: {message}"), done.stderr
+
+
+def test_a_partial_result_says_so_without_its_error_text(tmp_path: Path):
+    """A run whose card failed mid-run is sent with the step that failed and its exit status;
+    the error's text, which may quote a path, stays here."""
+    document = read(SD_CARD_RUN)
+    names = [test["name"] for test in document["tests"]]
+    document["tests"] = document["tests"][:2]
+    document["partial"] = {
+        "failed_step": names[2],
+        "error": "the device failed (EIO) under /media/alice/CARD",
+        "exit_status": 5,
+        "not_run": names[3:],
+    }
+    sent = outgoing(document, Known())
+    assert sent["partial"] == {
+        "failed_step": names[2],
+        "error": "(not uploaded)",
+        "exit_status": 5,
+        "not_run": names[3:],
+    }

@@ -66,6 +66,12 @@ COMMANDS: dict[str, LazyCommand] = {
         "export_command",
         "Write saved results (IDs from `flashmark history`) to a file.",
     ),
+    "fleet": LazyCommand(
+        "flashmark.cli.fleet",
+        "fleet_command",
+        "Run one benchmark on every board of an Ansible inventory, into one campaign of a "
+        "results service, and compare the boards.",
+    ),
     "history": LazyCommand(
         "flashmark.cli.history",
         "history_command",

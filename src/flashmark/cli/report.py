@@ -1,14 +1,18 @@
-"""`flashmark report ID [ID ...] [--reference SLUG ...] -o FILE`: the HTML report.
+"""`flashmark report ID [ID ...] [--reference SLUG ...] -o FILE`: the HTML report; and
+`flashmark report --campaign NAME --server URL -o FILE`: a campaign of a results service.
 
 One self-contained page (flashmark.report.html) of saved results of any kinds: benchmark runs
 side by side, with charts and the headline figures of published reference devices next to them,
 surface scans, capacity probes, power-cut tests, workload runs and monitor recordings, the
-results of one card together. The file is written like `export` writes (a temporary file
-renamed over FILE) and an existing FILE is kept unless --force is given.
+results of one card together. A campaign's page is the service's /campaigns/NAME as one file
+(flashmark.server.campaign_page), or its CSV when FILE ends in .csv. The file is written like
+`export` writes (a temporary file renamed over FILE) and an existing FILE is kept unless
+--force is given.
 """
 
 from __future__ import annotations
 
+import urllib.parse
 from collections import Counter
 from pathlib import Path
 
@@ -22,7 +26,7 @@ from flashmark.references import find_reference
 
 
 @click.command("report")
-@click.argument("result_ids", metavar="ID [ID ...]", type=RUN_ID, nargs=-1, required=True)
+@click.argument("result_ids", metavar="ID [ID ...]", type=RUN_ID, nargs=-1)
 @click.option(
     "--reference",
     "reference_slugs",
@@ -39,6 +43,13 @@ from flashmark.references import find_reference
     help="The HTML file to write; - writes to stdout.",
 )
 @click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
+@click.option(
+    "--campaign",
+    metavar="NAME",
+    help="Instead of saved runs: this campaign of the service --server names (a fleet's "
+    "boards, `flashmark fleet run`), as HTML, or as CSV when FILE ends in .csv.",
+)
+@click.option("--server", metavar="URL", help="The results service of --campaign.")
 @db_option
 @debug_option
 def report_command(
@@ -46,6 +57,8 @@ def report_command(
     reference_slugs: tuple[str, ...],
     output: str,
     force: bool,
+    campaign: str | None,
+    server: str | None,
     db_path: Path | None,
     debug: bool,
 ) -> None:
@@ -67,7 +80,14 @@ def report_command(
         flashmark report 3 4 5 -o cards.html
     A card's runs and its surface scan:
         flashmark report 3 4 7 -o card.html
+    A fleet's campaign, every board beside the fleet's median (and as CSV):
+        flashmark report --campaign lab-2026-11 --server https://results.example -o lab.html
     """
+    if campaign is not None or server is not None:
+        _campaign_report(campaign, server, result_ids, reference_slugs, output, force)
+        return
+    if not result_ids:
+        raise UsageError("name the runs to report (IDs from `flashmark history`), or --campaign")
     duplicates = sorted({i for i in result_ids if result_ids.count(i) > 1})
     if duplicates:
         raise UsageError(f"run {duplicates[0]} is given twice: give each ID once")
@@ -86,3 +106,44 @@ def report_command(
     if references:
         what += f", {len(references)} published reference{'s' * (len(references) > 1)}"
     click.echo(f"wrote {path}: {what}", err=True)
+
+
+def _campaign_report(
+    campaign: str | None,
+    server: str | None,
+    result_ids: tuple[int, ...],
+    reference_slugs: tuple[str, ...],
+    output: str,
+    force: bool,
+) -> None:
+    """The campaign's page (or CSV) as the service has it now."""
+    # Imported here: a report of saved runs needs none of the service's modules.
+    from flashmark.server.campaign import campaign_csv, campaign_from_json
+    from flashmark.server.campaign_names import campaign_problem
+    from flashmark.server.campaign_page import campaign_page
+    from flashmark.server.upload import campaign_answer, service_origin
+
+    if campaign is None or server is None:
+        raise UsageError("--campaign NAME and --server URL go together")
+    if result_ids or reference_slugs:
+        raise UsageError("a campaign's report is made of the campaign alone: no IDs or --reference")
+    problem = campaign_problem(campaign)
+    if problem is not None:
+        raise UsageError(f"--campaign: {problem}")
+    path = None if output == STDOUT else Path(output)
+    if path is not None:
+        check_output(path, force)
+    answer = campaign_answer(server, campaign)
+    if answer is None:
+        raise UsageError(f"{server} has no campaign {campaign}")
+    found = campaign_from_json(answer)
+    root = service_origin(server) + urllib.parse.urlsplit(server).path.rstrip("/")
+    if path is not None and path.suffix.lower() == ".csv":
+        text = campaign_csv(found, root)
+    else:
+        text = campaign_page(found, standalone=True, root=root)
+    if path is None:
+        click.echo(text, nl=False)
+        return
+    write_atomically(path, text)
+    click.echo(f"wrote {path}: campaign {campaign}, {len(found.boards)} boards", err=True)

@@ -11,6 +11,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from flashmark import __version__
 from flashmark.bench.benchmark import (
     BenchmarkRequest,
     BenchmarkStopped,
@@ -18,6 +19,7 @@ from flashmark.bench.benchmark import (
     run_benchmark,
 )
 from flashmark.bench.grading import unmet_requirements
+from flashmark.bench.job_hash import job_hash, job_identity
 from flashmark.bench.jobs import PREPARE_JOB_NAME
 from flashmark.bench.kind import RUN
 from flashmark.bench.lengths import MIN_TRANSFERS, TARGET_HALF_WIDTH_PCT
@@ -129,6 +131,15 @@ _SHORT_RUNTIME_S = 8
     "can be run with `fio FILE` (a folder's jobs from inside the folder).",
 )
 @click.option(
+    "--job-hash",
+    "job_hash_only",
+    is_flag=True,
+    help="Print this run's job hash and what it is made of (flashmark and fio versions, "
+    "target kind, settings) as JSON on stdout, and exit without measuring: boards whose "
+    "hashes agree run the same benchmark, and only such results join one campaign "
+    "(`flashmark upload --campaign`).",
+)
+@click.option(
     "--destructive",
     is_flag=True,
     help="Block devices only: also run the write tests, overwriting the test area at "
@@ -167,6 +178,7 @@ def run_command(
     no_save: bool,
     buffered: bool,
     show_fio: bool,
+    job_hash_only: bool,
     destructive: bool,
     yes: bool,
     workload_scale: float | None,
@@ -211,15 +223,22 @@ def run_command(
         workload_scale=workload_scale,
     )
     console = stderr_console()
-    if not show_fio:
+    planning_only = show_fio or job_hash_only
+    if not planning_only:
         clean_at_start(target)  # first: a killed run's test file may hold the space this one needs
     stopped: BenchmarkStopped | None = None
     with (
         signals_raise(),
-        fio_work_folder(check_room_for_output=not show_fio) as workdir,
+        fio_work_folder(check_room_for_output=not planning_only) as workdir,
     ):
         runner = runner_from_environment(Path(workdir))
-        plan = plan_benchmark(request, roots, runner.log_folder, probe=not show_fio)
+        plan = plan_benchmark(request, roots, runner.log_folder, probe=not planning_only)
+        if job_hash_only:
+            identity = job_identity(
+                __version__, runner.version(), plan.target.kind, plan.settings
+            )
+            print_json({"job_hash": job_hash(identity), "job": identity})
+            return
         if plan.area_note:
             console.print(f"note: {plan.area_note}", highlight=False)
         if show_fio:

@@ -3,6 +3,7 @@ allow-list of what may leave the machine (flashmark.server.allowlist)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -11,6 +12,7 @@ from flashmark.cli import db_option, debug_option
 from flashmark.cli.saved import RUN_ID
 from flashmark.errors import UsageError
 from flashmark.history.store import History
+from flashmark.server.campaign_names import campaign_problem, label_problem
 from flashmark.server.identifiers import Known
 from flashmark.server.outgoing import NotUploadable, card_identity, outgoing
 from flashmark.server.upload import (
@@ -35,6 +37,12 @@ from flashmark.server.upload import (
     help=f"Upload token from the service's operator [env {TOKEN_ENV}].",
 )
 @click.option(
+    "--token-stdin",
+    is_flag=True,
+    help="Read the token from standard input (its first line): it stays out of the process "
+    "list and the environment (what the fleet playbook does).",
+)
+@click.option(
     "--dry-run", is_flag=True, help="Print exactly the bytes that would be sent; send nothing."
 )
 @click.option(
@@ -43,14 +51,29 @@ from flashmark.server.upload import (
     help="Also send an opaque card_link, so that the service can tell results of the same "
     "card apart from other cards of its model (off by default; see below).",
 )
+@click.option(
+    "--campaign",
+    metavar="NAME",
+    help="Add the results to this campaign of the service: results of many boards that ran "
+    "the same benchmark, compared as a fleet (`flashmark fleet run`). Needs --label.",
+)
+@click.option(
+    "--label",
+    metavar="LABEL",
+    help="The name this board is shown by in the campaign, e.g. board-07 (the only name of "
+    "the board that is sent: choose one that identifies no machine).",
+)
 @db_option
 @debug_option
 def upload_command(
     ids: tuple[int, ...],
     server: str | None,
     token: str | None,
+    token_stdin: bool,
     dry_run: bool,
     link_card: bool,
+    campaign: str | None,
+    label: str | None,
     db_path: Path | None,
     debug: bool,
 ) -> None:
@@ -64,6 +87,12 @@ def upload_command(
     the service shows "(not uploaded)" in their place. docs/server.md lists every field.
 
     \b
+    --campaign NAME --label LABEL add the run to a campaign (what `flashmark fleet run`
+    does on every board): the service compares the boards of a campaign, and takes only
+    results of the same benchmark (flashmark and fio versions, profile and settings: the
+    job hash of `flashmark run --job-hash`) into one campaign.
+
+    \b
     --link-card adds card_link: a keyed hash (HMAC-SHA256) of the card's CID or serial, with
     a salt that stays here (~/.local/state/flashmark/upload-salt) and the service's address.
     Your uploads of one card then share a link on that service; nobody can get the serial
@@ -71,6 +100,9 @@ def upload_command(
         flashmark upload 3 --dry-run                      # the exact JSON, nothing sent
         FLASHMARK_TOKEN=fmk_... flashmark upload 3 4 --server http://results.example:8080
     """
+    chosen = _campaign_choices(campaign, label)
+    if token_stdin:
+        token = sys.stdin.readline().strip() or None
     history = History.locate(db_path)
     stored = [history.get(run_id) for run_id in ids]
     if not dry_run and not server:
@@ -82,19 +114,20 @@ def upload_command(
     known = Known().with_names(machine_names())
     bodies = []
     for entry in stored:
-        try:
-            document = outgoing(entry.document, known)
-        except NotUploadable as error:
-            raise NotUploadable(
-                f"run {entry.id} ({entry.kind}) cannot be uploaded: {error}"
-            ) from None
+        added = dict(chosen)
         if link_card:
             assert server is not None
             identity = card_identity(entry.document)
             if identity is None:
                 click.echo(f"run {entry.id}: no card serial or CID to link: no card_link", err=True)
             else:
-                document["card_link"] = card_link(load_salt(salt_path()), server, identity)
+                added["card_link"] = card_link(load_salt(salt_path()), server, identity)
+        try:
+            document = outgoing(entry.document, known, added)
+        except NotUploadable as error:
+            raise NotUploadable(
+                f"run {entry.id} ({entry.kind}) cannot be uploaded: {error}"
+            ) from None
         bodies.append((entry, body_of(document)))
     if dry_run:
         for entry, body in bodies:
@@ -114,3 +147,20 @@ def upload_command(
         uploaded = send(server, token, body)
         state = "uploaded" if uploaded.created else "already on the service"
         click.echo(f"run {entry.id}: {state} as {uploaded.id}: {uploaded.url}")
+
+
+def _campaign_choices(campaign: str | None, label: str | None) -> dict[str, str]:
+    """--campaign and --label as the upload adds them, checked before anything is read."""
+    if campaign is None and label is None:
+        return {}
+    if campaign is None or label is None:
+        raise UsageError(
+            "--campaign and --label go together: a campaign shows each board by its label"
+        )
+    for option, problem in (
+        ("--campaign", campaign_problem(campaign)),
+        ("--label", label_problem(label)),
+    ):
+        if problem is not None:
+            raise UsageError(f"{option}: {problem}")
+    return {"campaign": campaign, "board_label": label}

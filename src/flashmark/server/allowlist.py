@@ -33,8 +33,10 @@ from flashmark.capacity.result import CAPACITY_SCHEMA
 from flashmark.capacity.signature import Found
 from flashmark.monitor.document import SCHEMA as MONITOR_SCHEMA
 from flashmark.probe.model import SCHEMA as PROBE_SCHEMA
+from flashmark.server.campaign_names import campaign_problem, label_problem
 from flashmark.server.fields import (
     Always,
+    Chosen,
     DeviceNode,
     Fields,
     Flag,
@@ -126,6 +128,13 @@ CHECK_NAME = OneOf(
     SUSTAINED_CHECK_NAME,
     SUB_UNIT_CHECK_NAME,
     BUSY_CHECK_NAME,
+).or_withheld()
+# The steps of a run (bench/measure.py _steps): its tests, the preparation, the workloads.
+STEP_NAME = OneOf(
+    *{test.name for profile in PROFILES.values() for test in profile.tests},
+    "prepare",
+    "workloads",
+    "the end of the run",
 ).or_withheld()
 # A text flashmark writes from figures and its own words (a verdict's reason, a method): it
 # quotes no path or name, and is screened all the same.
@@ -595,6 +604,17 @@ RUN = Fields(
         "workloads": ListOf(WORKLOAD),
         "probe": PROBE.nullable(),
         "passport": PASSPORT.nullable(),
+        # Why a run holds only some of its tests (a board whose card failed mid-run): the step
+        # and those not run (flashmark's own words) and the exit status; the error's text may
+        # quote a path or a device.
+        "partial": Fields(
+            {
+                "failed_step": STEP_NAME,
+                "error": Withheld(),
+                "exit_status": Whole(),
+                "not_run": ListOf(STEP_NAME, drop=True),
+            }
+        ).nullable(),
     }
 )
 
@@ -770,6 +790,22 @@ MONITOR = Fields(
         "summary": MONITOR_SUMMARY,
         "samples": ListOf(MONITOR_SAMPLE),
         "warnings": Always(()),
+    }
+)
+
+# What the uploader adds to a document of any kind, each by the user's choice for this upload
+# and none part of a saved result (flashmark upload --link-card, --campaign, --label).
+UPLOAD_CHOICES = Fields(
+    {
+        # 128 bits of a keyed hash of the card's identity, under a salt that stays on the
+        # machine (server/upload.py card_link): links one card's uploads, names no serial.
+        "card_link": Matching(r"[0-9a-f]{32}", screened=False),
+        # Which batch of runs this is (flashmark fleet run --campaign).
+        "campaign": Chosen(campaign_problem),
+        # The one name of the board that leaves it, the one the user chose: Ansible's
+        # inventory name of the host (or flashmark_label). Screened for the shapes of
+        # addresses and serial numbers, not for this machine's names (campaign_names.py).
+        "board_label": Chosen(label_problem),
     }
 )
 

@@ -42,6 +42,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from flashmark.bench.document import document_to_run
 from flashmark.report.html import render_html_report
+from flashmark.server.campaign import (
+    Campaign,
+    build_campaign,
+    campaign_csv,
+    campaign_to_json,
+)
+from flashmark.server.campaign_names import CAMPAIGN_NAME
+from flashmark.server.campaign_page import campaign_page
 from flashmark.server.intake import (
     ACCEPTED_SCHEMAS,
     HEADLINE_COLUMNS,
@@ -51,6 +59,7 @@ from flashmark.server.intake import (
 )
 from flashmark.server.ranking import GroupCache, count_upload, standings
 from flashmark.server.storage import (
+    CampaignRefused,
     ResultRow,
     Search,
     Storage,
@@ -155,6 +164,7 @@ _TITLES = {
     401: "Unauthorized",
     404: "Not found",
     405: "Method not allowed",
+    409: "Conflict",
     413: "Body too large",
     415: "Unsupported media type",
     422: "Unprocessable result",
@@ -343,6 +353,7 @@ def create_app(config: ServerConfig) -> Starlette:
                 "results": f"{root}/api/v1/results",
                 "export_csv": f"{root}/api/v1/export.csv",
                 "export_jsonl": f"{root}/api/v1/export.jsonl",
+                "campaigns": f"{root}/api/v1/campaigns/{{name}}",
             },
             headers=_HEADERS,
         )
@@ -399,6 +410,9 @@ def create_app(config: ServerConfig) -> Starlette:
         except UploadRejected as error:
             status = 400 if error.problem == "invalid-json" else 422
             raise Problem(status, error.problem, str(error), pointer=error.pointer) from None
+        except CampaignRefused as refused:
+            status = 403 if refused.kind == "campaign-of-another-token" else 409
+            raise Problem(status, refused.kind, str(refused), pointer="/campaign") from None
         if stored.created:  # this process's pages count it at once, others' within 30 s
             facts = accepted.facts
             count_upload(groups, counts, facts.model_key, facts.profile, facts.headlines)
@@ -624,6 +638,43 @@ def create_app(config: ServerConfig) -> Starlette:
             searching=True,
         )
 
+    async def campaign_of(request: Request) -> Campaign:
+        """The campaign the address names, with every figure of its boards' card models."""
+        name = request.path_params["name"]
+        if CAMPAIGN_NAME.fullmatch(name) is None:
+            raise Problem(404, "not-found", "no such campaign (names are letters, digits, .-_)")
+        record = await run_in_threadpool(storage().campaign, name)
+        if record is None:
+            raise Problem(404, "not-found", f"no campaign {name} on this service")
+        groups_read = {(r.row.model_key, r.row.profile) for r in record.results}
+        figures = {group: await figures_of(group) for group in groups_read}
+        return build_campaign(record, figures)
+
+    async def campaign_view(request: Request) -> Response:
+        host_checked(request)
+        campaign = await campaign_of(request)
+        return HTMLResponse(
+            campaign_page(campaign, standalone=False),
+            headers={**_HEADERS, "Content-Security-Policy": _CSP},
+        )
+
+    async def api_campaign(request: Request) -> Response:
+        host_checked(request)
+        campaign = await campaign_of(request)
+        return JSONResponse(campaign_to_json(campaign, base(request)), headers=_HEADERS)
+
+    async def campaign_export(request: Request) -> Response:
+        host_checked(request)
+        campaign = await campaign_of(request)
+        return Response(
+            campaign_csv(campaign, base(request)),
+            media_type="text/csv; charset=utf-8",
+            headers={
+                **_HEADERS,
+                "Content-Disposition": f'attachment; filename="{campaign.name}.csv"',
+            },
+        )
+
     async def stylesheet(request: Request) -> Response:
         return Response(
             style,
@@ -703,6 +754,7 @@ def create_app(config: ServerConfig) -> Starlette:
         Route("/results/{id}", result_page),
         Route("/compare", compare_page),
         Route("/devices/{key}", device_page),
+        Route("/campaigns/{name}", campaign_view),
         Route("/static/server.css", stylesheet),
         Route("/api/v1", api_index),
         Route("/api/v1/results", upload, methods=["POST"]),
@@ -710,6 +762,8 @@ def create_app(config: ServerConfig) -> Starlette:
         Route("/api/v1/results/{id}", api_result),
         Route("/api/v1/export.csv", export_csv),
         Route("/api/v1/export.jsonl", export_jsonl),
+        Route("/api/v1/campaigns/{name}", api_campaign),
+        Route("/api/v1/campaigns/{name}/export.csv", campaign_export),
     ]
     return Starlette(
         routes=routes,

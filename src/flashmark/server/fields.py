@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,6 +121,21 @@ class Text(Rule):
         if not isinstance(value, str) or len(value) > self.max_length:
             raise NotSent(where, "not text of its size")
         _screen(value, where, known)
+        return value
+
+
+@dataclass(frozen=True)
+class Chosen(Rule):
+    """A name the user chose to send with an upload (a campaign, a board label): sent as it is
+    when its own check (`problem`: why it cannot be sent, or None) passes. Not screened for
+    this machine's names: sending it is the user's choice."""
+
+    problem: Callable[[object], str | None]
+
+    def build(self, value: Any, where: str, known: Known) -> Any:
+        why = self.problem(value)
+        if why is not None:
+            raise NotSent(where, why)
         return value
 
 

@@ -6,6 +6,12 @@ flashmark's own reader and checked field by field against the Run's type hints. 
 a schema listed in ACCEPTED_SCHEMAS. Keys no reader of this version knows are dropped (and
 named in the answer); what is stored is only what was checked.
 
+What an upload adds to its document is checked apart from the document's schema, each by its
+own rule: the card link (32 hex digits), and the campaign name and board label of a fleet's
+uploads (flashmark.server.campaign_names). Every result gets its job hash here
+(flashmark.bench.job_hash), made from the document, never taken from the uploader: the service
+keeps a campaign to results of one job hash.
+
 The same document uploaded twice has the same content hash (canonical JSON without the
 uploader's local `id`), which is how the service answers with the same id.
 """
@@ -21,10 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from flashmark.bench.document import SCHEMA as RESULT_SCHEMA
+from flashmark.bench.job_hash import job_hash, run_job_identity
 from flashmark.bench.model import Run
 from flashmark.kinds.registry import DOCUMENT_KINDS
 from flashmark.kinds.strict import DocumentInvalid, check_document, parse_json
 from flashmark.probe.model import Device
+from flashmark.server.campaign_names import campaign_problem, label_problem
 
 # The schemas `POST /api/v1/results` accepts (GET /api/v1 lists them too). A new result schema
 # is added here once `document_to_run` reads it.
@@ -64,6 +72,14 @@ class Facts:
     started_at: str
     card_serial: str | None  # the upload's card link (a salted hash), when it sent one
     headlines: Mapping[str, float | None]
+    job_hash: str = ""  # flashmark.bench.job_hash of the document
+    job: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # what the hash is made of
+    grades: Mapping[str, str | None] = dataclasses.field(default_factory=dict)  # name: verdict
+    # A partial run (its card failed mid-run): the step that failed and the exit status.
+    failed_step: str | None = None
+    failed_status: int | None = None
+    campaign: str | None = None  # the upload's campaign and board label, when it sent them
+    board_label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,23 +96,28 @@ def parse_upload(body: bytes) -> Accepted:
 
 
 def accept(document: Any) -> Accepted:
-    """A parsed document checked against the accepted schemas and the Run's types; an upload's
-    `card_link` (flashmark upload --link-card), which no result document of its own holds, is
-    checked apart and kept."""
-    link = None
-    if isinstance(document, dict) and CARD_LINK in document:
+    """A parsed document checked against the accepted schemas and the Run's types; what an
+    upload adds and no result document of its own holds (`card_link`, flashmark upload
+    --link-card; `campaign` and `board_label`, --campaign and --label) is checked apart and
+    kept."""
+    added: dict[str, str] = {}
+    if isinstance(document, dict) and UPLOAD_ADDITIONS & document.keys():
         document = dict(document)
-        link = _card_link(document.pop(CARD_LINK))
+        added = _additions({key: document.pop(key) for key in UPLOAD_ADDITIONS & document.keys()})
     checked = check_document(document, _KINDS)
     run = checked.value
     assert isinstance(run, Run)
     kept = {key: value for key, value in checked.document.items() if key != "id"}
-    if link is not None:
-        kept[CARD_LINK] = link
+    kept.update(added)
     return Accepted(
         document=kept,
         content_hash=content_hash(kept),
-        facts=dataclasses.replace(facts_of(run), card_serial=link),
+        facts=dataclasses.replace(
+            facts_of(run),
+            card_serial=added.get(CARD_LINK),
+            campaign=added.get(CAMPAIGN),
+            board_label=added.get(BOARD_LABEL),
+        ),
         dropped=checked.dropped,
     )
 
@@ -105,16 +126,32 @@ def accept(document: Any) -> Accepted:
 # lowercase hex digits (server/upload.py card_link).
 CARD_LINK = "card_link"
 _CARD_LINK = re.compile(r"[0-9a-f]{32}")
+# What `flashmark upload --campaign NAME --label LABEL` adds (server/campaign_names.py).
+CAMPAIGN = "campaign"
+BOARD_LABEL = "board_label"
+UPLOAD_ADDITIONS = frozenset({CARD_LINK, CAMPAIGN, BOARD_LABEL})
 
 
-def _card_link(value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or _CARD_LINK.fullmatch(value) is None:
+def _additions(values: Mapping[str, Any]) -> dict[str, str]:
+    """An upload's additions, each checked by its own rule (null: not sent)."""
+    kept = {key: value for key, value in values.items() if value is not None}
+    link = kept.get(CARD_LINK)
+    if link is not None and (not isinstance(link, str) or _CARD_LINK.fullmatch(link) is None):
         raise DocumentInvalid(
             "invalid-document", "a card link is 32 lowercase hex digits, or null", "/card_link"
         )
-    return value
+    if (CAMPAIGN in kept) != (BOARD_LABEL in kept):
+        missing = BOARD_LABEL if CAMPAIGN in kept else CAMPAIGN
+        raise DocumentInvalid(
+            "invalid-document",
+            "a result joins a campaign with its board's label: send campaign and board_label "
+            "together",
+            f"/{missing}",
+        )
+    for key, problem in ((CAMPAIGN, campaign_problem), (BOARD_LABEL, label_problem)):
+        if key in kept and (why := problem(kept[key])) is not None:
+            raise DocumentInvalid("invalid-document", why, f"/{key}")
+    return kept
 
 
 def content_hash(document: Mapping[str, Any]) -> str:
@@ -137,6 +174,7 @@ def facts_of(run: Run) -> Facts:
         test = tests.get(name)
         side = getattr(test, direction) if test else None
         headlines[column] = float(getattr(side, metric)) if side else None
+    identity = run_job_identity(run)
     return Facts(
         maker=_clean(maker),
         product=_clean(product),
@@ -148,6 +186,11 @@ def facts_of(run: Run) -> Facts:
         started_at=run.started_at,
         card_serial=None,  # only an upload's card link says which card it was (accept)
         headlines=headlines,
+        job_hash=job_hash(identity),
+        job=identity,
+        grades={grade.name: grade.verdict.value if grade.verdict else None for grade in run.grades},
+        failed_step=run.partial.failed_step if run.partial else None,
+        failed_status=run.partial.exit_status if run.partial else None,
     )
 
 

@@ -7,6 +7,8 @@ differently are filled in per engine (`{id}`, `{real}`, `{blob}`, `{key}`).
 History:
 - 0001-results-and-tokens: results (document + searchable facts + headline figures), tokens.
 - 0002-maker-profile-index: searches by maker and profile (and capacity) through one index.
+- 0003-campaigns: campaigns (a fleet's results of one job hash, flashmark fleet run) and what a
+  campaign page reads of each result (its board label, job hash, grades and failed step).
 """
 
 from __future__ import annotations
@@ -94,6 +96,31 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             # capacity is checked in the index before any row is read.
             "CREATE INDEX results_maker_profile ON results (maker_key, profile, id, "
             "capacity_bytes)",
+        ),
+    ),
+    (
+        "0003-campaigns",
+        (
+            # A campaign keeps to the job hash of its first result (flashmark.bench.job_hash)
+            # and to the token that made it: another token's results, or another benchmark's,
+            # do not join it.
+            """
+            CREATE TABLE campaigns (
+                name {key} PRIMARY KEY,            -- campaign_names.CAMPAIGN_NAME
+                job_hash TEXT NOT NULL,
+                job TEXT NOT NULL,                 -- the hash's parts, JSON: for messages
+                token_id BIGINT NOT NULL REFERENCES tokens (id),
+                created_at TEXT NOT NULL
+            )
+            """,
+            # Added columns are null in results stored before: no campaign, no hash.
+            "ALTER TABLE results ADD COLUMN campaign {key}",
+            "ALTER TABLE results ADD COLUMN board_label TEXT",
+            "ALTER TABLE results ADD COLUMN job_hash TEXT",
+            "ALTER TABLE results ADD COLUMN grades TEXT",  # JSON: {"A1": "pass", ...}
+            "ALTER TABLE results ADD COLUMN failed_step TEXT",  # a partial run's failed step
+            "ALTER TABLE results ADD COLUMN failed_status BIGINT",
+            "CREATE INDEX results_campaign ON results (campaign, id)",
         ),
     ),
 )

@@ -16,7 +16,7 @@ from typing import Any
 from flashmark.errors import ResultFormatError, UsageError
 from flashmark.kinds.registry import entry_for
 from flashmark.probe.mmc import RegisterFormatError, decode_mmc_cid, decode_sd_cid
-from flashmark.server.allowlist import ALLOW_LISTS
+from flashmark.server.allowlist import ALLOW_LISTS, UPLOAD_CHOICES
 from flashmark.server.fields import WITHHELD, NotSent
 from flashmark.server.identifiers import Known, names_in
 
@@ -32,8 +32,13 @@ class NotUploadable(UsageError):
     or a field the allow-list's rule refuses where the document needs one (damaged)."""
 
 
-def outgoing(document: Mapping[str, Any], known: Known | None = None) -> dict[str, Any]:
-    """What is sent for `document`; `known` adds this machine's host and user names."""
+def outgoing(
+    document: Mapping[str, Any],
+    known: Known | None = None,
+    chosen: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """What is sent for `document`; `known` adds this machine's host and user names; `chosen`
+    what the user adds to this upload (card_link, campaign, board_label: UPLOAD_CHOICES)."""
     schema = document.get("schema")
     table = ALLOW_LISTS.get(schema) if isinstance(schema, str) else None
     if table is None or not isinstance(schema, str):
@@ -48,6 +53,13 @@ def outgoing(document: Mapping[str, Any], known: Known | None = None) -> dict[st
     except NotSent as error:
         raise NotUploadable(f"{error.where} cannot be sent: {error.why}") from None
     _rebuild_cids(document, sent)
+    unknown = sorted(set(chosen or {}) - set(UPLOAD_CHOICES.fields))
+    if unknown:
+        raise NotUploadable(f"{', '.join(unknown)}: not something an upload may add")
+    try:
+        sent.update(UPLOAD_CHOICES.build(dict(chosen or {}), "upload", names))
+    except NotSent as error:
+        raise NotUploadable(f"{error.where} cannot be sent: {error.why}") from None
     try:
         entry_for(sent)  # reads every field, changes none
     except ResultFormatError as error:

@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from flashmark.bench.job_hash import differences
 from flashmark.errors import ExitStatus, FlashmarkError
 from flashmark.server.database_url import is_postgres, redacted, shown
 from flashmark.server.intake import HEADLINE_COLUMNS, Accepted
@@ -62,8 +63,11 @@ _COLUMNS = (
     "content_hash, uploaded_at, token_id, schema, started_at, maker, maker_key, product, "
     "product_key, capacity_bytes, model_key, medium, board, board_key, profile, card_serial, "
     + ", ".join(HEADLINE_COLUMNS)
-    + ", document"
+    + ", campaign, board_label, job_hash, grades, failed_step, failed_status, document"
 )
+# A campaign page reads every result of its campaign, one row a board: this bounds what a
+# page costs (a fleet of hundreds of boards, each run again a few times).
+MAX_CAMPAIGN_RESULTS = 1000
 _INSERT = (
     f"INSERT INTO results ({_COLUMNS}) VALUES ({', '.join('?' * (_COLUMNS.count(',') + 1))}) "
     "ON CONFLICT (content_hash) DO NOTHING RETURNING id"
@@ -74,6 +78,17 @@ class StorageError(FlashmarkError):
     """The database cannot be used (unreachable, locked, not a service database)."""
 
     exit_status = ExitStatus.HISTORY
+
+
+class CampaignRefused(FlashmarkError):
+    """An upload its campaign does not take; `kind` names why: campaign-of-another-token,
+    campaign-job-differs (another benchmark: its job hash differs), campaign-full."""
+
+    exit_status = ExitStatus.USAGE
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
 
 
 class TokenError(FlashmarkError):
@@ -110,6 +125,28 @@ class ResultRow:
     profile: str
     card_serial: str | None
     headlines: Mapping[str, float | None]
+
+
+@dataclass(frozen=True)
+class CampaignResult:
+    """One result of a campaign, with what its page shows beside the result's summary."""
+
+    row: ResultRow
+    board_label: str
+    grades: Mapping[str, str | None]  # grade name: verdict ("pass", "fail", "uncertain")
+    failed_step: str | None  # a partial run's: the step that failed
+    failed_status: int | None
+
+
+@dataclass(frozen=True)
+class CampaignRecord:
+    """A campaign as stored: its job hash (and its parts) and its results, oldest first."""
+
+    name: str
+    job_hash: str
+    job: Mapping[str, Any]
+    created_at: str
+    results: tuple[CampaignResult, ...]
 
 
 @dataclass(frozen=True)
@@ -180,6 +217,8 @@ class Storage:
 
     # -- results --------------------------------------------------------------------------------
     def add_result(self, accepted: Accepted, token_id: int) -> Stored:
+        if accepted.facts.campaign is not None:
+            return self._add_to_campaign(accepted, token_id)
         values = _values(accepted, token_id)
         # One statement, committed on its own (autocommit): it is atomic by itself, so no
         # BEGIN and COMMIT round trips are needed around it. A document already stored (same
@@ -197,6 +236,86 @@ class Storage:
         if rows:
             return Stored(id=int(rows[0][0]), created=True)
         return Stored(id=int(row[0]), created=False)
+
+    def _add_to_campaign(self, accepted: Accepted, token_id: int) -> Stored:
+        """A result of a campaign, in one transaction with the campaign: the first result makes
+        it (with its job hash and token); a later one must have the same job hash and come with
+        the same token, and the campaign must have room (CampaignRefused otherwise)."""
+        facts = accepted.facts
+        name = facts.campaign
+        assert name is not None
+        lock = " FOR UPDATE" if self.dialect is POSTGRES else ""  # SQLite: BEGIN IMMEDIATE
+        with self._transaction(write=True) as run:
+            run(
+                "INSERT INTO campaigns (name, job_hash, job, token_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
+                (name, facts.job_hash, json.dumps(facts.job, sort_keys=True), token_id, _now()),
+            )
+            campaign = run(
+                f"SELECT job_hash, job, token_id FROM campaigns WHERE name = ?{lock}", (name,)
+            ).fetchone()
+            if int(campaign[2]) != token_id:
+                raise CampaignRefused(
+                    "campaign-of-another-token",
+                    f"the campaign {name!r} was started with another token: upload into a "
+                    "campaign of your own (another --campaign name)",
+                )
+            if campaign[0] != facts.job_hash:
+                theirs = json.loads(campaign[1])
+                raise CampaignRefused(
+                    "campaign-job-differs",
+                    f"this result's job hash {facts.job_hash} differs from the campaign "
+                    f"{name!r}'s {campaign[0]} ({'; '.join(differences(facts.job, theirs))}): "
+                    "a campaign compares runs of the same benchmark only (the same flashmark "
+                    "and fio versions, target kind, profile and settings)",
+                )
+            row = run(
+                "SELECT id FROM results WHERE content_hash = ?", (accepted.content_hash,)
+            ).fetchone()
+            if row is not None:
+                return Stored(id=int(row[0]), created=False)
+            count = run("SELECT COUNT(*) FROM results WHERE campaign = ?", (name,)).fetchone()
+            if int(count[0]) >= MAX_CAMPAIGN_RESULTS:
+                raise CampaignRefused(
+                    "campaign-full",
+                    f"the campaign {name!r} holds {MAX_CAMPAIGN_RESULTS} results, as many as "
+                    "one may: start another campaign",
+                )
+            inserted = run(_INSERT, _values(accepted, token_id)).fetchall()
+        if not inserted:  # another upload of the same document won the race: its id
+            return self._stored_as(accepted.content_hash)
+        return Stored(id=int(inserted[0][0]), created=True)
+
+    def _stored_as(self, content: str) -> Stored:
+        with self._transaction() as run:
+            row = run("SELECT id FROM results WHERE content_hash = ?", (content,)).fetchone()
+        return Stored(id=int(row[0]), created=False)
+
+    def campaign(self, name: str) -> CampaignRecord | None:
+        """A campaign and its results (at most MAX_CAMPAIGN_RESULTS), or None."""
+        with self._transaction() as run:
+            head = run(
+                "SELECT job_hash, job, created_at FROM campaigns WHERE name = ?", (name,)
+            ).fetchone()
+            if head is None:
+                return None
+            rows = run(
+                f"SELECT {_SUMMARY}, board_label, grades, failed_step, failed_status "
+                "FROM results WHERE campaign = ? ORDER BY id LIMIT ?",
+                (name, MAX_CAMPAIGN_RESULTS),
+            ).fetchall()
+        width = len(HEADLINE_COLUMNS) + 11
+        results = tuple(
+            CampaignResult(
+                row=_row(row[:width]),
+                board_label=str(row[width]),
+                grades=json.loads(row[width + 1]) if row[width + 1] else {},
+                failed_step=row[width + 2],
+                failed_status=None if row[width + 3] is None else int(row[width + 3]),
+            )
+            for row in rows
+        )
+        return CampaignRecord(name, str(head[0]), json.loads(head[1]), str(head[2]), results)
 
     def add_results(self, batch: Sequence[Accepted], token_id: int) -> None:
         """Many results in one transaction (seeding a benchmark's database); a document
@@ -385,6 +504,12 @@ def _values(accepted: Accepted, token_id: int) -> tuple[Any, ...]:
         facts.profile,
         facts.card_serial,
         *(facts.headlines[column] for column in HEADLINE_COLUMNS),
+        facts.campaign,
+        facts.board_label,
+        facts.job_hash or None,
+        json.dumps(dict(facts.grades), sort_keys=True),
+        facts.failed_step,
+        facts.failed_status,
         zlib.compress(body.encode("utf-8"), 6),
     )
 

@@ -49,9 +49,14 @@ _SYSTEM_USERS = frozenset({"root", "nobody"})
 
 
 class UploadFailed(FlashmarkError):
-    """The service could not be reached, or refused the result (its message is kept)."""
+    """The service could not be reached, or refused the result (its message is kept);
+    `status` is its HTTP status when it answered one."""
 
     exit_status = ExitStatus.FAILURE
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,19 @@ def accepted_schemas(server: str, timeout_s: float = TIMEOUT_S) -> tuple[str, ..
     return tuple(schemas)
 
 
+def campaign_answer(server: str, name: str, timeout_s: float = TIMEOUT_S) -> dict[str, Any] | None:
+    """The service's GET /api/v1/campaigns/NAME (flashmark.server.campaign reads it), or None
+    when it has no such campaign."""
+    path = "/api/v1/campaigns/" + urllib.parse.quote(name, safe="")
+    request = urllib.request.Request(endpoint(server, path), headers=_ACCEPT_JSON)
+    try:
+        return _exchange(server, request, timeout_s, "answered")
+    except UploadFailed as error:
+        if error.status == 404:
+            return None
+        raise
+
+
 def send(server: str, token: str, body: bytes, timeout_s: float = TIMEOUT_S) -> Uploaded:
     request = urllib.request.Request(
         endpoint(server),
@@ -168,7 +186,7 @@ def _exchange(
         with urllib.request.urlopen(request, timeout=timeout_s) as response:
             answer = json.loads(response.read())
     except urllib.error.HTTPError as error:
-        raise UploadFailed(f"{server} {refusal}: {_problem(error)}") from None
+        raise UploadFailed(f"{server} {refusal}: {_problem(error)}", error.code) from None
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
         raise UploadFailed(f"cannot reach {server}: {reason}") from None

@@ -1,0 +1,56 @@
+"""The job hash: one name for "the same benchmark", so that results of many boards can be
+compared as one campaign (pure).
+
+Two runs do the same jobs when the same flashmark (whose version fixes every profile's tests
+and fio jobs) drives the same fio over the same kind of target with the same settings (the
+profile, the area, the lengths, the ramps, direct I/O, the I/O engine, the workloads' scale).
+The hash is made of exactly these, so a board can compute it from its plan before measuring
+(`flashmark run --job-hash`) and the results service from an uploaded document, and both
+agree. What differs from board to board (the path, the device, the host) is not part of it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from flashmark.bench.model import Run, Settings, TargetKind
+
+# Hex digits of the hash shown and stored: 64 bits tell a fleet's jobs apart with room to
+# spare, and stay short enough to read in a message.
+HASH_DIGITS = 16
+
+
+def job_identity(
+    flashmark_version: str, fio_version: str, target_kind: TargetKind, settings: Settings
+) -> dict[str, Any]:
+    """What makes two runs the same benchmark, as a JSON object (its keys sorted)."""
+    return {
+        "flashmark_version": flashmark_version,
+        "fio_version": fio_version,
+        "target_kind": str(target_kind),
+        **{field.name: getattr(settings, field.name) for field in dataclasses.fields(settings)},
+    }
+
+
+def run_job_identity(run: Run) -> dict[str, Any]:
+    """The identity of a measured run's jobs (also of a partial run: its settings are whole)."""
+    return job_identity(run.flashmark_version, run.fio.version, run.target.kind, run.settings)
+
+
+def job_hash(identity: Mapping[str, Any]) -> str:
+    """sha256 of the identity's canonical JSON (sorted keys, no spaces), cut to HASH_DIGITS."""
+    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()[:HASH_DIGITS]
+
+
+def differences(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> list[str]:
+    """What differs between two identities, in words: `fio_version fio-3.33, not fio-3.35`."""
+    return [
+        f"{key} {mine.get(key)!r}, not {theirs.get(key)!r}"
+        for key in sorted(set(mine) | set(theirs))
+        if mine.get(key) != theirs.get(key)
+    ]

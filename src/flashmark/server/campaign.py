@@ -1,0 +1,586 @@
+"""A campaign: results of many boards that ran the same benchmark, compared as a fleet (pure).
+
+    stored campaign + every result of its card models -> Campaign -> JSON, page, report, CSV
+
+Each board is shown by its newest result (a board run again after it dropped out replaces its
+earlier one, which stays listed). For every headline figure the fleet's median and
+interquartile range are taken over the boards whose run is complete, and each board's figure
+is set beside every result of the same card model and profile on the service (its percentile
+among them: ranking.standings).
+
+Outliers, by a robust rule: a complete board's figure is an outlier when it lies outside
+median ± max(3 x 1.4826 x MAD, 10% of the median) of the fleet's complete boards, judged when
+at least 3 of them have the figure. MAD is the median absolute deviation from the median;
+1.4826 = 1 / Φ⁻¹(3/4) makes it estimate the standard deviation of normally distributed
+figures (Rousseeuw and Croux, "Alternatives to the Median Absolute Deviation", JASA 88, 1993),
+and 3 of those is the conservative threshold of Leys et al., "Detecting outliers: Do not use
+standard deviation around the mean, use absolute deviation around the median" (J. Exp. Soc.
+Psychol. 49, 2013). Median and MAD ignore the outliers they look for, where a mean and standard
+deviation would be pulled towards them. The 10% floor keeps boards of identical cards, whose
+figures differ by a fraction of a percent (MAD near 0), from being flagged for noise.
+
+A partial run (its card failed mid-run) is shown as incomplete, with the step that failed; it
+takes no part in the fleet's figures.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from flashmark.errors import ExitStatus, FlashmarkError
+from flashmark.server.campaign_names import natural_key
+from flashmark.server.intake import HEADLINE_COLUMNS
+from flashmark.server.ranking import standings
+from flashmark.server.storage import CampaignRecord, CampaignResult
+from flashmark.spreadsheet import text_cell
+
+OUTLIER_MADS = 3.0
+MAD_SCALE = 1.4826  # 1 / Phi^-1(3/4): Rousseeuw and Croux (1993)
+MIN_DEVIATION = 0.10  # of the median: below it, no figure is an outlier
+MIN_BOARDS = 3  # complete boards with a figure before its outliers are judged
+RULE = (
+    "a figure of a complete board is an outlier when it lies outside the fleet median "
+    f"± max({OUTLIER_MADS:g} x {MAD_SCALE} x MAD, {MIN_DEVIATION:.0%} of the median) "
+    f"(MAD: the median absolute deviation from the median), judged with at least "
+    f"{MIN_BOARDS} complete boards"
+)
+# (column, in words, unit): how a campaign names the headline figures.
+FIGURES: tuple[tuple[str, str, str], ...] = (
+    ("seq_read_bps", "sequential read", "MB/s"),
+    ("seq_write_bps", "sequential write", "MB/s"),
+    ("rand_read_4k_iops", "random 4K read", "IOPS"),
+    ("rand_write_4k_iops", "random 4K write", "IOPS"),
+    ("rand_read_4k_q32_iops", "random 4K read at depth 32", "IOPS"),
+    ("rand_write_4k_q32_iops", "random 4K write at depth 32", "IOPS"),
+)
+assert tuple(column for column, _, _ in FIGURES) == HEADLINE_COLUMNS
+
+
+class NotACampaign(FlashmarkError):
+    """A service's answer that is not a campaign as this flashmark writes one."""
+
+    exit_status = ExitStatus.FAILURE
+
+
+@dataclass(frozen=True)
+class ModelStanding:
+    """A figure among every result of the same card model and profile on the service."""
+
+    count: int
+    median: float | None
+    percentile: float | None  # share of those results below it, ties counting half
+
+
+@dataclass(frozen=True)
+class BoardFigure:
+    column: str
+    value: float | None
+    from_median_pct: float | None  # against the fleet median
+    model: ModelStanding
+
+
+@dataclass(frozen=True)
+class Board:
+    label: str
+    result_id: int
+    started_at: str
+    maker: str | None
+    product: str | None
+    capacity_bytes: int | None
+    model_key: str
+    medium: str | None
+    card_link: str | None
+    figures: tuple[BoardFigure, ...]
+    grades: tuple[tuple[str, str | None], ...]  # name, verdict
+    failed_step: str | None  # set for an incomplete (partial) run
+    failed_status: int | None
+    outlier: bool
+    reasons: tuple[str, ...]  # why it is an outlier, in words
+    flagged: tuple[str, ...] = ()  # the columns of its figures outside the fleet's band
+    earlier: tuple[int, ...] = ()  # earlier results of this label, oldest first
+
+    @property
+    def complete(self) -> bool:
+        return self.failed_step is None
+
+    @property
+    def stopped(self) -> str:
+        """Where an incomplete board's run stopped: "the run stopped at rand-read-4k (exit 5)"."""
+        status = f" (exit {self.failed_status})" if self.failed_status is not None else ""
+        return f"the run stopped at {self.failed_step}{status}"
+
+    @property
+    def status(self) -> str:
+        """The board in a few words: what a page's status cell and the CSV show."""
+        if not self.complete:
+            return f"incomplete: {self.stopped}"
+        return "outlier: " + "; ".join(self.reasons) if self.outlier else "within the fleet"
+
+
+@dataclass(frozen=True)
+class FleetFigure:
+    column: str
+    words: str
+    unit: str
+    boards: int  # complete boards with this figure
+    median: float | None
+    q1: float | None
+    q3: float | None
+    mad: float | None
+    low: float | None  # the band outside which a figure is an outlier (None: not judged)
+    high: float | None
+
+    @property
+    def iqr(self) -> float | None:
+        return None if self.q1 is None or self.q3 is None else self.q3 - self.q1
+
+
+@dataclass(frozen=True)
+class Campaign:
+    name: str
+    job_hash: str
+    job: Mapping[str, Any]
+    created_at: str
+    boards: tuple[Board, ...]
+    figures: tuple[FleetFigure, ...]
+    verdict: str
+    rule: str = RULE
+
+
+def build_campaign(
+    record: CampaignRecord, model_figures: Mapping[tuple[str, str], Mapping[str, Sequence[float]]]
+) -> Campaign:
+    """The campaign of `record`; `model_figures[(model_key, profile)]` every figure of that
+    card model and profile on the service, each column sorted (Storage.group_figures)."""
+    newest: dict[str, CampaignResult] = {}
+    earlier: dict[str, list[int]] = {}
+    for result in record.results:  # oldest first
+        if result.board_label in newest:
+            earlier.setdefault(result.board_label, []).append(newest[result.board_label].row.id)
+        newest[result.board_label] = result
+    complete = [result for result in newest.values() if result.failed_step is None]
+    figures = tuple(
+        _fleet_figure(column, words, unit, [r.row.headlines[column] for r in complete])
+        for column, words, unit in FIGURES
+    )
+    boards = tuple(
+        _board(result, figures, model_figures, tuple(earlier.get(label, ())))
+        for label, result in sorted(newest.items(), key=lambda item: natural_key(item[0]))
+    )
+    return Campaign(
+        name=record.name,
+        job_hash=record.job_hash,
+        job=record.job,
+        created_at=record.created_at,
+        boards=boards,
+        figures=figures,
+        verdict=verdict_of(boards),
+    )
+
+
+def _fleet_figure(column: str, words: str, unit: str, found: list[float | None]) -> FleetFigure:
+    values = sorted(value for value in found if value is not None)
+    if not values:
+        return FleetFigure(column, words, unit, 0, None, None, None, None, None, None)
+    median = statistics.median(values)
+    q1, q3 = (
+        statistics.quantiles(values, n=4, method="inclusive")[::2]
+        if len(values) > 1
+        else (values[0], values[0])
+    )
+    mad = statistics.median(abs(value - median) for value in values)
+    low = high = None
+    if len(values) >= MIN_BOARDS:
+        half = max(OUTLIER_MADS * MAD_SCALE * mad, MIN_DEVIATION * abs(median))
+        low, high = median - half, median + half
+    return FleetFigure(column, words, unit, len(values), median, q1, q3, mad, low, high)
+
+
+def _board(
+    result: CampaignResult,
+    figures: Sequence[FleetFigure],
+    model_figures: Mapping[tuple[str, str], Mapping[str, Sequence[float]]],
+    earlier: tuple[int, ...],
+) -> Board:
+    row = result.row
+    model = model_figures.get((row.model_key, row.profile), {})
+    standing = {s.column: s for s in standings(model, row.headlines)}
+    shown = []
+    reasons = []
+    flagged = []
+    for fleet in figures:
+        value = row.headlines[fleet.column]
+        within = standing[fleet.column]
+        values = model.get(fleet.column, ())
+        shown.append(
+            BoardFigure(
+                column=fleet.column,
+                value=value,
+                from_median_pct=_pct(value, fleet.median),
+                model=ModelStanding(
+                    count=within.count,
+                    median=statistics.median(values) if values else None,
+                    percentile=within.percentile,
+                ),
+            )
+        )
+        if (
+            result.failed_step is None
+            and value is not None
+            and fleet.low is not None
+            and fleet.high is not None
+            and not fleet.low <= value <= fleet.high
+        ):
+            reasons.append(_reason(fleet, value))
+            flagged.append(fleet.column)
+    return Board(
+        label=result.board_label,
+        result_id=row.id,
+        started_at=row.started_at,
+        maker=row.maker,
+        product=row.product,
+        capacity_bytes=row.capacity_bytes,
+        model_key=row.model_key,
+        medium=row.medium,
+        card_link=row.card_serial,
+        figures=tuple(shown),
+        grades=tuple(sorted(result.grades.items())),
+        failed_step=result.failed_step,
+        failed_status=result.failed_status,
+        outlier=bool(reasons),
+        reasons=tuple(reasons),
+        flagged=tuple(flagged),
+        earlier=earlier,
+    )
+
+
+def _pct(value: float | None, median: float | None) -> float | None:
+    if value is None or median is None or median == 0:
+        return None
+    return (value - median) / median * 100.0
+
+
+def _reason(fleet: FleetFigure, value: float) -> str:
+    assert fleet.median is not None and fleet.low is not None and fleet.high is not None
+    pct = _pct(value, fleet.median)
+    side = "below" if value < fleet.median else "above"
+    amount = f"{abs(pct):.0f}% " if pct is not None else ""
+    return (
+        f"{fleet.words} {amount}{side} the fleet median ({shown_figure(value, fleet.unit)} vs "
+        f"{shown_figure(fleet.median, fleet.unit)} {fleet.unit}; the fleet's band is "
+        f"{shown_figure(fleet.low, fleet.unit)} to {shown_figure(fleet.high, fleet.unit)})"
+    )
+
+
+def shown_figure(value: float | None, unit: str) -> str:
+    """A figure in its unit as pages show it: MB/s with one decimal (MB = 10^6 bytes), IOPS
+    whole."""
+    if value is None:
+        return ""
+    return f"{value / 1e6:.1f}" if unit == "MB/s" else f"{value:.0f}"
+
+
+def verdict_of(boards: Sequence[Board]) -> str:
+    """The campaign in one line: its outliers and incomplete boards by label, with why."""
+    if not boards:
+        return "no board has uploaded a result yet"
+    complete = [board for board in boards if board.complete]
+    outliers = [board for board in complete if board.outlier]
+    incomplete = [board for board in boards if not board.complete]
+    parts = [f"{len(boards)} board{'s' * (len(boards) != 1)}"]
+    if len(complete) < MIN_BOARDS:
+        parts.append(
+            f"too few complete boards to find outliers ({len(complete)}; at least {MIN_BOARDS})"
+        )
+    elif outliers:
+        named = "; ".join(f"{board.label}: {', '.join(board.reasons)}" for board in outliers)
+        parts.append(f"{len(outliers)} outlier{'s' * (len(outliers) != 1)} ({named})")
+    else:
+        parts.append("no outlier")
+    if incomplete:
+        named = "; ".join(f"{board.label}: {board.stopped}" for board in incomplete)
+        parts.append(f"{len(incomplete)} incomplete ({named})")
+    others = len(complete) - len(outliers)
+    if outliers and others:
+        parts.append(f"the other {others} within the fleet's band")
+    return ", ".join(parts)
+
+
+# -- CSV: one row a board, then the fleet's median and quartiles --------------------------------
+
+
+def campaign_csv(campaign: Campaign, root: str) -> str:
+    """The campaign as CSV (figures in bytes/s and IOPS, as the service's export): a row per
+    board, then rows for the fleet's median, Q1 and Q3. Text cells cannot start a formula
+    (flashmark.spreadsheet)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    per_figure = ("", "_from_fleet_median_pct", "_model_percentile", "_model_count")
+    writer.writerow(
+        [
+            "campaign", "board", "status", "outlier", "reasons", "result", "url",
+            "started_at", "maker", "product", "capacity_bytes", "model_key", "card_link",
+            "grades", "job_hash",
+            *(f"{column}{suffix}" for column, _, _ in FIGURES for suffix in per_figure),
+        ]
+    )  # fmt: skip
+    for board in campaign.boards:
+        cells: list[object] = [
+            campaign.name, board.label, board.status, board.outlier, "; ".join(board.reasons),
+            board.result_id, f"{root}/api/v1/results/{board.result_id}", board.started_at,
+            board.maker, board.product, board.capacity_bytes, board.model_key, board.card_link,
+            "; ".join(f"{name} {verdict or 'not graded'}" for name, verdict in board.grades),
+            campaign.job_hash,
+        ]  # fmt: skip
+        for figure in board.figures:
+            cells += [
+                _rounded(figure.value),
+                _rounded(figure.from_median_pct),
+                _rounded(figure.model.percentile),
+                figure.model.count,
+            ]
+        writer.writerow([_cell(cell) for cell in cells])
+    for name, attribute in (("fleet median", "median"), ("fleet Q1", "q1"), ("fleet Q3", "q3")):
+        summary: list[object] = [campaign.name, name, *[""] * 13]
+        for fleet in campaign.figures:
+            summary += [_rounded(getattr(fleet, attribute)), "", "", ""]
+        writer.writerow([_cell(cell) for cell in summary])
+    return buffer.getvalue()
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return text_cell(value)  # shown as text by spreadsheets, not run
+    return "" if value is None else str(value)
+
+
+# -- JSON: the API's answer, and what `flashmark report --campaign` reads back ---------------------
+
+
+def campaign_to_json(campaign: Campaign, root: str) -> dict[str, Any]:
+    """The campaign as `GET /api/v1/campaigns/NAME` answers it; `root` the service's address."""
+    return {
+        "campaign": campaign.name,
+        "url": f"{root}/api/v1/campaigns/{campaign.name}",
+        "page": f"{root}/campaigns/{campaign.name}",
+        "export_csv": f"{root}/api/v1/campaigns/{campaign.name}/export.csv",
+        "created_at": campaign.created_at,
+        "job_hash": campaign.job_hash,
+        "job": dict(campaign.job),
+        "rule": campaign.rule,
+        "verdict": campaign.verdict,
+        "figures": [
+            {
+                "column": figure.column,
+                "words": figure.words,
+                "unit": figure.unit,
+                "boards": figure.boards,
+                "median": figure.median,
+                "q1": figure.q1,
+                "q3": figure.q3,
+                "iqr": figure.iqr,
+                "mad": figure.mad,
+                "low": figure.low,
+                "high": figure.high,
+            }
+            for figure in campaign.figures
+        ],
+        "boards": [
+            {
+                "label": board.label,
+                "outlier": board.outlier,
+                "reasons": list(board.reasons),
+                "flagged": list(board.flagged),
+                "complete": board.complete,
+                "status": board.status,
+                "failed_step": board.failed_step,
+                "failed_status": board.failed_status,
+                "result": board.result_id,
+                "url": f"{root}/api/v1/results/{board.result_id}",
+                "page": f"{root}/results/{board.result_id}",
+                "started_at": board.started_at,
+                "maker": board.maker,
+                "product": board.product,
+                "capacity_bytes": board.capacity_bytes,
+                "model_key": board.model_key,
+                "medium": board.medium,
+                "card_link": board.card_link,
+                "grades": dict(board.grades),
+                "earlier": list(board.earlier),
+                "figures": {
+                    figure.column: {
+                        "value": figure.value,
+                        "from_median_pct": figure.from_median_pct,
+                        "model_count": figure.model.count,
+                        "model_median": figure.model.median,
+                        "model_percentile": figure.model.percentile,
+                    }
+                    for figure in board.figures
+                },
+            }
+            for board in campaign.boards
+        ],
+    }
+
+
+def campaign_from_json(data: Any) -> Campaign:
+    """A campaign read back from a service's answer, every field of the type it must have
+    (NotACampaign otherwise): what a page shows of it is then only what this reads."""
+    try:
+        read = _Reader(data, "")
+        figures = tuple(
+            FleetFigure(
+                column=f.choice("column", HEADLINE_COLUMNS),
+                words=f.text("words"),
+                unit=f.choice("unit", ("MB/s", "IOPS")),
+                boards=f.whole("boards"),
+                median=f.number("median"),
+                q1=f.number("q1"),
+                q3=f.number("q3"),
+                mad=f.number("mad"),
+                low=f.number("low"),
+                high=f.number("high"),
+            )
+            for f in read.items("figures")
+        )
+        boards = tuple(_board_from_json(b) for b in read.items("boards"))
+        return Campaign(
+            name=read.text("campaign"),
+            job_hash=read.text("job_hash"),
+            job=read.mapping("job"),
+            created_at=read.text("created_at"),
+            boards=boards,
+            figures=figures,
+            verdict=read.text("verdict"),
+            rule=read.text("rule"),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise NotACampaign(f"the answer is not a campaign: {error}") from None
+
+
+def _board_from_json(read: _Reader) -> Board:
+    figures = read.mapping("figures")
+    shown = []
+    for column in HEADLINE_COLUMNS:
+        figure = _Reader(figures[column], f"{read.where}/figures/{column}")
+        shown.append(
+            BoardFigure(
+                column=column,
+                value=figure.number("value"),
+                from_median_pct=figure.number("from_median_pct"),
+                model=ModelStanding(
+                    count=figure.whole("model_count"),
+                    median=figure.number("model_median"),
+                    percentile=figure.number("model_percentile"),
+                ),
+            )
+        )
+    grades = read.mapping("grades")
+    return Board(
+        label=read.text("label"),
+        result_id=read.whole("result"),
+        started_at=read.text("started_at"),
+        maker=read.text("maker", null=True),
+        product=read.text("product", null=True),
+        capacity_bytes=read.whole("capacity_bytes", null=True),
+        model_key=read.text("model_key"),
+        medium=read.text("medium", null=True),
+        card_link=read.text("card_link", null=True),
+        figures=tuple(shown),
+        grades=tuple(
+            (_text(name, "grade"), _text(verdict, "verdict", null=True))
+            for name, verdict in sorted(grades.items())
+        ),
+        failed_step=read.text("failed_step", null=True),
+        failed_status=read.whole("failed_status", null=True),
+        outlier=read.flag("outlier"),
+        reasons=tuple(_text(reason, "reason") for reason in read.items_raw("reasons")),
+        flagged=tuple(column for column in read.items_raw("flagged") if column in HEADLINE_COLUMNS),
+        earlier=tuple(_whole(number, "earlier") for number in read.items_raw("earlier")),
+    )
+
+
+class _Reader:
+    """Typed fields of one JSON object; a wrong one raises ValueError naming its place."""
+
+    def __init__(self, value: Any, where: str) -> None:
+        if not isinstance(value, dict):
+            raise ValueError(f"{where or '/'} is not an object")
+        self.value = value
+        self.where = where
+
+    def _get(self, key: str) -> Any:
+        if key not in self.value:
+            raise ValueError(f"{self.where}/{key} is missing")
+        return self.value[key]
+
+    def text(self, key: str, *, null: bool = False) -> Any:
+        return _text(self._get(key), f"{self.where}/{key}", null=null)
+
+    def choice(self, key: str, choices: Sequence[str]) -> str:
+        value = self.text(key)
+        if value not in choices:
+            raise ValueError(f"{self.where}/{key} is not one of {', '.join(choices)}")
+        return str(value)
+
+    def whole(self, key: str, *, null: bool = False) -> Any:
+        value = self._get(key)
+        return None if value is None and null else _whole(value, f"{self.where}/{key}")
+
+    def number(self, key: str) -> float | None:
+        value = self._get(key)
+        if value is None:
+            return None
+        if type(value) not in (int, float) or not math.isfinite(value):
+            raise ValueError(f"{self.where}/{key} is not a number")
+        return float(value)
+
+    def flag(self, key: str) -> bool:
+        value = self._get(key)
+        if type(value) is not bool:
+            raise ValueError(f"{self.where}/{key} is not true or false")
+        return value
+
+    def mapping(self, key: str) -> dict[str, Any]:
+        value = self._get(key)
+        if not isinstance(value, dict):
+            raise ValueError(f"{self.where}/{key} is not an object")
+        return value
+
+    def items_raw(self, key: str) -> list[Any]:
+        value = self._get(key)
+        if not isinstance(value, list):
+            raise ValueError(f"{self.where}/{key} is not a list")
+        return value
+
+    def items(self, key: str) -> list[_Reader]:
+        return [
+            _Reader(item, f"{self.where}/{key}/{index}")
+            for index, item in enumerate(self.items_raw(key))
+        ]
+
+
+def _text(value: Any, where: str, *, null: bool = False) -> Any:
+    if value is None and null:
+        return None
+    if not isinstance(value, str) or len(value) > 4096:
+        raise ValueError(f"{where} is not a text")
+    return value
+
+
+def _whole(value: Any, where: str) -> int:
+    if type(value) is not int:
+        raise ValueError(f"{where} is not a whole number")
+    return value

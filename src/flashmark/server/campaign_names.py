@@ -1,0 +1,73 @@
+"""The two names a fleet's uploads carry: the campaign's and the board's label (pure).
+
+Both are chosen by the user, and are the only things of their kind that leave a board: the
+campaign name says which batch of runs a result belongs to (`flashmark fleet run --campaign`),
+the label which board it came from (Ansible's inventory name of the host). Both are checked
+here, the same way on the board (`flashmark upload`, which refuses to send a bad one) and at
+the service's intake (which refuses it with the field's JSON pointer).
+
+- A campaign name is part of addresses (`/campaigns/NAME`): ASCII letters, digits, `.`, `_`
+  and `-`, starting with a letter or digit (so never `.` or `..`), at most 64 characters.
+- A board label is shown in every row of a campaign: letters and digits of any script, `.`,
+  `_`, `:`, `+` and `-`, starting with a letter or digit, at most 64 characters. No blank, no
+  control or formatting character (bidirectional overrides included), nothing a spreadsheet
+  reads as a formula. It is screened for the shapes of identifiers (an address, a MAC address,
+  8 or more hex digits in a row, ...; flashmark.server.identifiers): an inventory that names
+  boards by their IP address would otherwise publish it. Host names are not refused: the label
+  is the name the user chose to send (an inventory alias keeps the host name home).
+"""
+
+from __future__ import annotations
+
+import re
+
+from flashmark.server.identifiers import Known, identifier_in
+
+NAME_MAX = 64
+CAMPAIGN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# \w on str patterns: letters and digits of every script and "_"; not marks, not formats.
+BOARD_LABEL = re.compile(r"[^\W_][\w.:+-]{0,63}")
+CAMPAIGN_RULE = (
+    "a campaign name is 1 to 64 ASCII letters, digits, '.', '_' and '-', starting with a "
+    "letter or digit"
+)
+LABEL_RULE = (
+    "a board label is 1 to 64 letters or digits, '.', '_', ':', '+' and '-', starting with a "
+    "letter or digit"
+)
+
+
+def campaign_problem(value: object) -> str | None:
+    """Why `value` cannot be a campaign name, or None."""
+    if not isinstance(value, str) or CAMPAIGN_NAME.fullmatch(value) is None:
+        return f"{CAMPAIGN_RULE}, not {_shown(value)}"
+    return None
+
+
+def label_problem(value: object) -> str | None:
+    """Why `value` cannot be a board label, or None."""
+    if not isinstance(value, str) or BOARD_LABEL.fullmatch(value) is None:
+        return f"{LABEL_RULE}, not {_shown(value)}"
+    found = identifier_in(value, Known())
+    if found is not None:
+        return (
+            f"the board label {value!r} holds {found}: label boards by names that identify no "
+            "machine (an inventory alias such as board-07 ansible_host=..., or flashmark_label)"
+        )
+    return None
+
+
+def _shown(value: object) -> str:
+    """A refused value in a message, bounded and with its controls escaped."""
+    if isinstance(value, str):
+        text = value if len(value) <= 80 else value[:77] + "..."
+        return ascii(text)
+    return f"a {type(value).__name__}" if value is not None else "null"
+
+
+def natural_key(label: str) -> tuple[tuple[int, int | str], ...]:
+    """board-2 before board-10: runs of digits compare as numbers."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part.casefold())
+        for part in re.findall(r"\d+|\D+", label)
+    )

@@ -1,0 +1,348 @@
+"""A fleet of boards on this machine, for tests/fleet and benchmarks/fleet.py.
+
+Each board is an Ansible host with `ansible_connection: local`, its own emulated card of known
+speed (a throttled loop device with ext4: flashmark.testing.throttle), its own history database
+and its inventory name as its label. Its flashmark runs inside its card's throttling cgroup
+(its `flashmark_command` joins the group first), so it measures its own card's speed. Two
+boards can be special:
+
+- a failing card: its file system is shut down (EXT4_IOC_SHUTDOWN, as xfs_io -c shutdown and
+  fstests do) as soon as fio starts a given test on it, so the run stops mid-way (exit 5) with
+  the tests measured before it kept;
+- another fio: the board's PATH finds a `fio` that reports another version first, so its job
+  hash differs and the playbook refuses it before any board measures;
+- a fresh board: its flashmark command is not there until the playbook installs it from the
+  lab's source tree with that tree's install.sh. The lab's install.sh installs into the lab
+  (the board's command, as `installed/flashmark`) and notes what it was run with: the real
+  one installs Debian packages and /opt/flashmark, which a test must not (.ci/run runs it).
+
+The results service is a real `flashmark serve` on a throwaway PostgreSQL (or an SQLite file),
+on loopback, with one upload token. Everything is removed on exit; nothing is left running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shlex
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import flashmark
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, command_in_group
+
+SOURCE = Path(flashmark.__file__).resolve().parents[1]
+REPOSITORY = SOURCE.parent
+# linux fs/ext4/ext4.h: EXT4_IOC_SHUTDOWN _IOR('X', 125, __u32), EXT4_GOING_FLAGS_NOLOGFLUSH 2;
+# _IOR(type, nr, size) = (2 << 30) | (size << 16) | (type << 8) | nr (asm-generic/ioctl.h).
+EXT4_IOC_SHUTDOWN = (2 << 30) | (4 << 16) | (ord("X") << 8) | 125
+EXT4_GOING_FLAGS_NOLOGFLUSH = 0x2
+
+
+def ansible_playbook() -> str | None:
+    beside = Path(sys.executable).parent / "ansible-playbook"
+    return str(beside) if beside.is_file() else shutil.which("ansible-playbook")
+
+
+@dataclass(frozen=True)
+class Board:
+    """One board of the fleet: its label, its card's true speed, and how it misbehaves."""
+
+    label: str
+    caps: DeviceCaps
+    fails_at: str | None = None  # the test during which its card's file system is shut down
+    fio_version: str | None = None  # another fio version than this machine's (refused)
+    fresh: bool = False  # flashmark not installed: the playbook installs it
+
+
+@dataclass
+class LabBoard:
+    board: Board
+    target: Path
+    history: Path
+    command: list[str]
+    device: EmulatedDevice | None = None
+
+
+@dataclass
+class Service:
+    url: str
+    token: str
+    database: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+
+@dataclass
+class FleetLab:
+    """`with FleetLab(boards, postgres) as lab:` then `lab.fleet(...)`."""
+
+    boards: Sequence[Board]
+    postgres: Any = None  # tests.server.throwaway_pg.ThrowawayPostgres, or None: SQLite
+    size_bytes: int = 160 * 2**20  # each card
+    folder: Path = field(init=False)
+    service: Service = field(init=False)
+    members: dict[str, LabBoard] = field(init=False, default_factory=dict)
+    source: Path | None = field(init=False, default=None)  # for a fresh board's install
+    _stack: contextlib.ExitStack = field(init=False, default_factory=contextlib.ExitStack)
+
+    def __enter__(self) -> FleetLab:
+        try:
+            self.folder = Path(tempfile.mkdtemp(prefix="flashmark-fleet-lab-"))
+            self._stack.callback(shutil.rmtree, self.folder, True)
+            self.service = self._serve()
+            for board in self.boards:
+                self.members[board.label] = self._board(board)
+            self.write_inventory()
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    # -- the service ------------------------------------------------------------------------
+    def _serve(self) -> Service:
+        if self.postgres is not None:
+            database = self.postgres.create(f"fleet_{os.getpid()}_{int(time.time() * 1000)}")
+        else:
+            database = str(self.folder / "server.sqlite3")
+        made = self.flashmark("token", "create", "fleet", "--database", database)
+        token = made.stdout.strip()
+        port = _free_port()
+        log = self.folder / "serve.log"
+        with log.open("wb") as output:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "flashmark", "serve", "--database", database,
+                 "--host", "127.0.0.1", "--port", str(port)],
+                stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+                env=self.environment(),
+            )  # fmt: skip
+        self._stack.callback(_stop, process)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/v1", timeout=2):
+                    break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the service did not start: {log.read_text()}") from None
+                time.sleep(0.1)
+        return Service(url, token, database, process, log)
+
+    # -- the boards -------------------------------------------------------------------------
+    def _board(self, board: Board) -> LabBoard:
+        home = self.folder / board.label
+        home.mkdir()
+        history = home / "history.sqlite3"
+        environment = [f"PYTHONPATH={SOURCE}"]
+        if board.fio_version is not None:
+            environment.append(
+                f"PATH={self._other_fio(home, board.fio_version)}:{os.environ['PATH']}"
+            )
+        flashmark_argv = [sys.executable, "-m", "flashmark"]
+        if board.fio_version is not None:  # refused before it measures: no card needed
+            target = home / "card"
+            target.mkdir()
+            return LabBoard(board, target, history, ["env", *environment, *flashmark_argv])
+        device = self._stack.enter_context(EmulatedDevice(board.caps, size_bytes=self.size_bytes))
+        assert device.mount_point is not None and device.cgroup is not None
+        command = ["env", *environment, *command_in_group(device.cgroup, flashmark_argv)]
+        if board.fresh:
+            command = [str(self._source_installing(command))]
+        if board.fails_at is not None:
+            self._stack.enter_context(_fails_at(device.mount_point, board.fails_at))
+        return LabBoard(board, device.mount_point, history, command, device)
+
+    def _source_installing(self, command: list[str]) -> Path:
+        """A source tree whose install.sh installs `command` as a program; where it goes."""
+        source = self.folder / "source"
+        installed = self.folder / "installed"
+        (source / "src" / "flashmark").mkdir(parents=True)
+        (source / "src" / "flashmark" / "__init__.py").write_text(
+            f'__version__ = "{flashmark.__version__}"\n'
+        )
+        (source / "pyproject.toml").write_text('[project]\nname = "flashmark"\n')
+        (source / "README.md").write_text("flashmark\n")
+        program = installed / "flashmark"
+        script = source / "install.sh"
+        script.write_text(
+            "#!/bin/sh\nset -eu\n"
+            f"mkdir -p {shlex.quote(str(installed))}\n"
+            f"ls > {shlex.quote(str(installed / 'unpacked.txt'))}\n"
+            f"id -u > {shlex.quote(str(installed / 'uid.txt'))}\n"
+            f"printf '#!/bin/sh\\nexec %s \"$@\"\\n' {shlex.quote(shlex.join(command))}"
+            f" > {shlex.quote(str(program))}\n"
+            f"chmod 755 {shlex.quote(str(program))}\n"
+        )
+        script.chmod(0o755)
+        self.source = source
+        return program
+
+    def _other_fio(self, home: Path, version: str) -> Path:
+        folder = home / "bin"
+        folder.mkdir()
+        real = shutil.which("fio")
+        script = folder / "fio"
+        script.write_text(
+            f'#!/bin/sh\n[ "$1" = --version ] && {{ echo {version}; exit 0; }}\nexec {real} "$@"\n'
+        )
+        script.chmod(0o755)
+        return folder
+
+    def replace_card(self, label: str, caps: DeviceCaps | None = None) -> None:
+        """A new card for a board (its old one failed): another emulated device, the board's
+        history kept; the inventory is written again."""
+        member = self.members[label]
+        device = self._stack.enter_context(
+            EmulatedDevice(caps or member.board.caps, size_bytes=self.size_bytes)
+        )
+        assert device.mount_point is not None and device.cgroup is not None
+        environment = [f"PYTHONPATH={SOURCE}"]
+        command = [
+            "env",
+            *environment,
+            *command_in_group(device.cgroup, [sys.executable, "-m", "flashmark"]),
+        ]
+        self.members[label] = LabBoard(
+            member.board, device.mount_point, member.history, command, device
+        )
+        self.write_inventory()
+
+    @property
+    def inventory(self) -> Path:
+        return self.folder / "inventory.yml"
+
+    def write_inventory(self) -> None:
+        """The inventory, in YAML (a board's command is a list): each board a local host."""
+        hosts = {
+            label: {
+                "flashmark_target": str(member.target),
+                "flashmark_db": str(member.history),
+                "flashmark_command": member.command,
+            }
+            for label, member in self.members.items()
+        }
+        inventory = {
+            "all": {
+                "vars": {
+                    "ansible_connection": "local",
+                    "ansible_python_interpreter": sys.executable,
+                },
+                "hosts": hosts,
+            }
+        }
+        # JSON is YAML: Ansible's YAML inventory reads it as it is.
+        self.inventory.write_text(json.dumps(inventory, indent=1))
+
+    # -- running ----------------------------------------------------------------------------
+    def environment(self, **extra: str) -> dict[str, str]:
+        return {
+            **os.environ,
+            "PYTHONPATH": str(SOURCE),
+            "HOME": str(self.folder),
+            "TMPDIR": str(self.folder),
+            **extra,
+        }
+
+    def flashmark(
+        self, *args: str, timeout: float = 120, **env: str
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "flashmark", *args],
+            capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+            env=self.environment(**env),
+        )  # fmt: skip
+
+    def fleet(
+        self, campaign: str, *options: str, timeout: float = 600
+    ) -> subprocess.CompletedProcess[str]:
+        """`flashmark fleet run` on the lab's inventory and service."""
+        source = ("--extra-vars", f"flashmark_source={self.source}") if self.source else ()
+        return self.flashmark(
+            "fleet", "run", str(self.inventory), "--campaign", campaign,
+            "--server", self.service.url, *source, *options,
+            timeout=timeout, FLASHMARK_TOKEN=self.service.token,
+        )  # fmt: skip
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.service.url + path, timeout=30) as answer:
+            body = answer.read()
+        return json.loads(body) if path.startswith("/api/") and not path.endswith(".csv") else body
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@contextlib.contextmanager
+def _fails_at(mount_point: Path, test: str) -> Iterator[threading.Event]:
+    """Shut the file system at `mount_point` down as soon as fio runs `test` in it (fio runs a
+    folder's jobs inside the folder: its working directory says whose job it is)."""
+    import psutil
+
+    done = threading.Event()
+    stop = threading.Event()
+    marker = f"{test}.fio"
+
+    def watch() -> None:
+        while not stop.is_set():
+            for process in psutil.process_iter(["name"]):
+                if process.info["name"] != "fio":
+                    continue
+                with contextlib.suppress(psutil.Error):
+                    if process.cwd() == str(mount_point) and any(
+                        marker in part for part in process.cmdline()
+                    ):
+                        shut_down(mount_point)
+                        done.set()
+                        return
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=watch, name=f"fails-at-{test}", daemon=True)
+    thread.start()
+    try:
+        yield done
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def shut_down(mount_point: Path) -> None:
+    descriptor = os.open(mount_point, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.ioctl(descriptor, EXT4_IOC_SHUTDOWN, struct.pack("I", EXT4_GOING_FLAGS_NOLOGFLUSH))
+    finally:
+        os.close(descriptor)

@@ -1,0 +1,75 @@
+"""`flashmark fleet run`'s refusals before any board is touched: bad input (exit 2), no Ansible
+(exit 3, saying how to get it), a service that does not answer (exit 1)."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli_runner import flashmark
+
+
+@pytest.fixture
+def inventory(tmp_path: Path) -> Path:
+    path = tmp_path / "boards.yml"
+    path.write_text("all:\n  hosts:\n    board-01: {ansible_connection: local}\n")
+    return path
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port  # closed again: nothing listens there
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (("--campaign", "a/b", "--server", "http://x"), "--campaign: a campaign name is 1 to 64"),
+        (("--campaign", "lab", "--server", "ftp://x"), "--server must be an http:// or https://"),
+        (("--campaign", "lab", "--server", "http://x", "--token", ""), "uploading needs a token"),
+    ],
+)
+def test_bad_input_is_refused_in_one_line(inventory, options, message):
+    done = flashmark("fleet", "run", inventory, *options, env={"FLASHMARK_TOKEN": "fmk_x"})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"flashmark: error: {message}"), done.stderr
+
+
+def test_a_missing_inventory_is_refused(tmp_path):
+    done = flashmark(
+        "fleet", "run", tmp_path / "none.yml", "--campaign", "lab", "--server", "http://x",
+        env={"FLASHMARK_TOKEN": "fmk_x"},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"flashmark: error: no inventory at {tmp_path / 'none.yml'}"
+
+
+def test_without_ansible_it_says_how_to_get_it(inventory, monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))  # nothing beside it
+    done = flashmark(
+        "fleet", "run", inventory, "--campaign", "lab", "--server", "http://x",
+        env={"FLASHMARK_TOKEN": "fmk_x", "PATH": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 3
+    assert done.stderr.strip() == (
+        "flashmark: error: flashmark fleet needs Ansible's ansible-playbook: pip install "
+        "'flashmark[fleet]' (or ansible-core) into flashmark's environment"
+    )
+
+
+@pytest.mark.ansible
+def test_a_service_that_does_not_answer_stops_it_before_any_board(inventory, tmp_path):
+    url = f"http://127.0.0.1:{closed_port()}"
+    log = tmp_path / "ansible.log"
+    done = flashmark(
+        "fleet", "run", inventory, "--campaign", "lab", "--server", url, "--log", log,
+        env={"FLASHMARK_TOKEN": "fmk_x"},
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"flashmark: error: cannot reach {url}: ")
+    assert not log.exists()  # Ansible never started
