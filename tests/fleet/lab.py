@@ -310,7 +310,8 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 @contextlib.contextmanager
 def _fails_at(mount_point: Path, test: str) -> Iterator[threading.Event]:
     """Shut the file system at `mount_point` down as soon as fio runs `test` in it (fio runs a
-    folder's jobs inside the folder: its working directory says whose job it is)."""
+    folder's jobs inside flashmark's private folder there: its working directory says whose
+    job it is)."""
     import psutil
 
     done = threading.Event()
@@ -323,7 +324,7 @@ def _fails_at(mount_point: Path, test: str) -> Iterator[threading.Event]:
                 if process.info["name"] != "fio":
                     continue
                 with contextlib.suppress(psutil.Error):
-                    if process.cwd() == str(mount_point) and any(
+                    if Path(process.cwd()).is_relative_to(mount_point) and any(
                         marker in part for part in process.cmdline()
                     ):
                         shut_down(mount_point)

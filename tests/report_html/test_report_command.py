@@ -115,7 +115,10 @@ def test_a_monitor_recording_gets_its_own_section(invoke, saved_runs, tmp_path):
 
 def test_ids_are_required(invoke, tmp_path):
     result = invoke("-o", str(tmp_path / "report.html"))
-    assert result.exit_code == ExitStatus.USAGE and "Missing argument" in result.stderr
+    assert result.exit_code == ExitStatus.USAGE
+    assert result.stderr == (
+        "flashmark: error: name the runs to report (IDs from `flashmark history`), or --campaign\n"
+    )
 
 
 def _umask() -> int:
