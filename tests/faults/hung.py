@@ -78,6 +78,18 @@ def _wait_for_moment(case: HungCase, process: subprocess.Popen[bytes]) -> str | 
     if case.when.startswith("after-"):
         time.sleep(float(case.when.removeprefix("after-")))
         return None if process.poll() is not None else f"{case.when.removeprefix('after-')} s in"
+    if case.when.startswith("scan+"):
+        # S s after the scan's I/O process started: the scan is under way whatever the load
+        # (a fixed time after start may still fall in the start-up, which is not watched).
+        delay = float(case.when.removeprefix("scan+"))
+        while time.monotonic() - started < _START_TIMEOUT_S:
+            if process.poll() is not None:
+                return None
+            if _scan_worker_started(process.pid):
+                time.sleep(delay)
+                return None if process.poll() is not None else f"{delay:g} s into the scan"
+            time.sleep(0.02)
+        return None
     job, delay = case.when.removeprefix("fio-").split("+")
     seen: dict[int, str] = {}
     while time.monotonic() - started < _START_TIMEOUT_S:
@@ -90,6 +102,16 @@ def _wait_for_moment(case: HungCase, process: subprocess.Popen[bytes]) -> str | 
             return f"{delay} s into {name}" if process.poll() is None else None
         time.sleep(0.02)
     return None
+
+
+def _scan_worker_started(pid: int) -> bool:
+    """Whether flashmark `pid` has started its surface scan's I/O process."""
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process(pid).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if "flashmark.surface.worker" in child.cmdline():
+                    return True
+    return False
 
 
 def _fio_jobs(pid: int) -> dict[int, str]:

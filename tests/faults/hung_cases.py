@@ -27,7 +27,8 @@ class HungCase:
     command: str  # run | surface
     on: str  # "device" or "folder" (ext4 on the emulated card)
     argv: tuple[str, ...]  # after the command and the target
-    when: str  # "fio-N": N s into the N-th fio job ("fio-2+0.5"); "after-S": S s after start
+    when: str  # "fio-N+S": S s into the N-th fio job; "scan+S": S s into the surface scan's I/O
+    # (its I/O process started); "after-S": S s after start
     kept: bool  # tests were measured before the hang: the result is saved, incomplete
     category: str = field(default=HUNG, init=False)
 
@@ -68,9 +69,9 @@ def hung_cases() -> list[HungCase]:
                  ("--profile", "sustained", "--size", "96M", "--destructive", "--yes",
                   "--stall-timeout", str(STALL_TIMEOUT_S)), "fio-1+1.5", kept=False),
         # surface: its own I/O process
-        HungCase("surface-device-read", "surface", "device", _SURFACE, "after-2.5", kept=True),
+        HungCase("surface-device-read", "surface", "device", _SURFACE, "scan+1.5", kept=True),
         HungCase("surface-device-write", "surface", "device",
-                 ("--destructive", "--yes", *_SURFACE), "after-2.5", kept=True),
+                 ("--destructive", "--yes", *_SURFACE), "scan+1.5", kept=True),
         HungCase("surface-folder", "surface", "folder", ("--size", "96M", *_SURFACE),
-                 "after-2.5", kept=True),
+                 "scan+1.5", kept=True),
     ]  # fmt: skip
