@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
+from flashmark.stats import judge_bounds
 from flashmark.testing.flash import FlashModel
 
 pytestmark = [pytest.mark.flash, pytest.mark.fio]
@@ -41,7 +43,8 @@ def test_the_sustained_profile_finds_the_models_cache_and_rates(emulated_flash):
     (test,) = document["tests"]
     assert test["name"] == "sustained-write"
     sustained = test["write"]["sustained"]
-    idle = f"device idle {device.stats().idle_ns / 1e6:.0f} ms"
+    card = device.stats()
+    idle = f"device idle {card.idle_ns / 1e6:.0f} ms (longest {card.longest_idle_ns / 1e6:.0f})"
     assert sustained["cache_bytes"] == pytest.approx(CARD.cache_bytes, rel=0.05), idle
     assert sustained["burst_bw_bytes"] == pytest.approx(
         CARD.burst_write_bps_at(512 * KiB), rel=0.02
@@ -50,9 +53,21 @@ def test_the_sustained_profile_finds_the_models_cache_and_rates(emulated_flash):
         CARD.sustained_write_bps_at(512 * KiB), rel=0.02
     ), idle
     grades = document["grades"]
-    # 12 MB/s sustained: U1 passes, U3 (30 MB/s) fails although the burst is 60 MB/s.
-    assert grades["U3"]["verdict"] == "fail" and grades["U1"]["verdict"] == "pass"
+    # 12 MB/s sustained: U3 (30 MB/s) fails although the burst is 60 MB/s, and U1 passes.
+    assert grades["U3"]["verdict"] == "fail"
     assert grades["U3"]["checks"][0]["test"] == "sustained-write"
+    # Each verdict is its checks' intervals' side of their thresholds (the worst of them).
+    for name in ("U1", "U3"):
+        assert grades[name]["verdict"] == worst_verdict(grades[name]["checks"]), name
+    # A host stall the latency log cannot see (the kernel's, FUSE's or nbdkit's threads not
+    # run: the card sat idle inside a write) slows one sub-unit, or one write's busy time, and
+    # flashmark cannot tell it from the card: one is "uncertain" by its rule, two "fail"
+    # (bench/speed_class_rate.py). So U1 passes where the card never sat idle; after one idle
+    # gap it may be uncertain, never fail; after more, the rule above is what holds.
+    if card.idle_ns == 0:
+        assert grades["U1"]["verdict"] == "pass", grades["U1"]
+    elif card.idle_ns == card.longest_idle_ns:
+        assert grades["U1"]["verdict"] in ("pass", "uncertain"), (idle, grades["U1"])
     # Graded as the SD specification measures speed classes: the slowest 4 MiB sub-unit after
     # the cache (a minimum, so host delays can only lower it) and each write's busy time.
     assert sustained["cache_exceeded"] is True and sustained["stopped_by"] == "size limit"
@@ -65,6 +80,17 @@ def test_the_sustained_profile_finds_the_models_cache_and_rates(emulated_flash):
     rate, busy = grades["U1"]["checks"]
     assert rate["name"] == "slowest 4 MiB sub-unit after the write cache"
     assert busy["at_most"] is True and busy["threshold"] == 250
+
+
+def worst_verdict(checks: list[dict[str, Any]]) -> str:
+    """A grade's verdict from its checks (bench/grading/classes.py grade_verdict): fail when an
+    interval is wholly on the wrong side of its threshold, uncertain when one holds it."""
+    verdicts = []
+    for check in checks:
+        low, high = check["interval"]
+        verdict = judge_bounds(low, high, check["threshold"], at_most=check["at_most"])
+        verdicts.append(verdict.value)
+    return next((v for v in ("fail", "uncertain") if v in verdicts), "pass")
 
 
 def test_a_cache_larger_than_the_test_is_flagged_and_no_class_passes_on_the_burst(

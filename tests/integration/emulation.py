@@ -64,3 +64,16 @@ def run_test_in_device(
         return parse_test_output(spec, job, runner.run(job, folder_fd=folder_fd))
     finally:
         os.close(folder_fd)
+
+
+def run_test_on_device(path: str, spec: TestSpec, settings: Settings, workdir: Path) -> TestResult:
+    """One test of a profile, exactly as `flashmark run --destructive` builds and parses it on
+    a block device, run by real fio at nice -10 (see `run_test_in_device`) on `path`, a device
+    a test made (an emulated card: flashmark.testing.flash)."""
+    wrapper = workdir / "fio-at-nice-10"
+    fio = shutil.which("fio") or "fio"
+    wrapper.write_text(f'#!/bin/sh\nexec nice -n -10 {shlex.quote(fio)} "$@"\n')
+    wrapper.chmod(0o755)
+    runner = FioProcessRunner(workdir, executable=str(wrapper))
+    job = job_for_test(spec, settings, path, readonly=False, log_folder=runner.log_folder)
+    return parse_test_output(spec, job, runner.run(job))

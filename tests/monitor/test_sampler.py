@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from pathlib import Path
@@ -37,13 +38,22 @@ def procfs(tmp_path: Path) -> Path:
     return root
 
 
+def wait_for_samples(monitor: DiskMonitor, count: int) -> None:
+    """Until the sampler thread has taken `count` samples: how soon it does is the host's
+    scheduling (a thread of a loaded host wakes late), not the monitor's."""
+    deadline = time.monotonic() + 30
+    while len(monitor.series().samples) < count:
+        assert time.monotonic() < deadline, f"fewer than {count} samples in 30 s"
+        time.sleep(0.01)
+
+
 def test_class4_card_interval_recorded_by_the_thread_matches_the_counters(procfs: Path) -> None:
     roots = SystemRoots(procfs=procfs)
     with DiskMonitor("/dev/mmcblk0", roots, interval_s=0.05) as monitor:
-        time.sleep(0.2)
+        wait_for_samples(monitor, 3)
         monitor.mark("install")
         install(procfs, "kernel-4.19-18-fields.t1")
-        time.sleep(0.2)
+        wait_for_samples(monitor, 6)
     series = monitor.series()
     assert series.device == "mmcblk0" and series.diskstats_fields == 18
     summary = series.summary()
@@ -51,8 +61,17 @@ def test_class4_card_interval_recorded_by_the_thread_matches_the_counters(procfs
     assert summary.write_bytes == 19952 * 512
     # Every completed request lands in exactly one sample.
     assert sum(s.write_ios for s in series.samples) == 521
-    assert len(series.samples) >= 5
-    assert all(abs(s.interval_s - 0.05) < 0.05 for s in series.samples[:-1])
+    assert len(series.samples) >= 6
+    # The samples tile the recording, each over the time since the one before, on a drift-free
+    # schedule: none before its slot (k x 0.05 s from the start), none two to a slot; a slot
+    # the thread woke too late for is skipped, not squeezed in (sampler.py).
+    ends = [s.t_s for s in series.samples]
+    assert [s.interval_s for s in series.samples] == pytest.approx(
+        [b - a for a, b in zip([0.0, *ends], ends, strict=False)]
+    )
+    slots = [math.floor((t + 0.001) / 0.05) for t in ends[:-1]]
+    assert all(slot >= number for number, slot in enumerate(slots, start=1)), ends
+    assert slots == sorted(set(slots)), ends
     install_phase = next(p for p in series.phases if p.name == "install")
     assert install_phase.summary.write_ios == 521
     document = encode(series)
@@ -83,10 +102,14 @@ def test_a_missing_device_fails_at_once_naming_the_devices_there(procfs: Path) -
 def test_a_device_that_disappears_keeps_what_was_recorded(procfs: Path) -> None:
     roots = SystemRoots(procfs=procfs)
     with DiskMonitor("mmcblk0", roots, interval_s=0.05) as monitor:
+        before = len(monitor.series().samples)
         install(procfs, "kernel-4.19-18-fields.t1")
-        time.sleep(0.15)
+        wait_for_samples(monitor, before + 2)  # one begun before the change may read the old
         (procfs / "diskstats").write_text((DISKSTATS / "kernel-4.14-14-fields.t0").read_text())
-        time.sleep(0.15)
+        deadline = time.monotonic() + 30
+        while not monitor.series().warnings:  # the thread's next reading finds it gone
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
     series = monitor.series()
     assert series.summary().write_ios == 521
     assert any("monitoring stopped" in w and "mmcblk0" in w for w in series.warnings)
