@@ -30,7 +30,7 @@ from flashmark.bench.render.cells import ramps_text
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.confirm import confirm_overwrite
-from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.cli.output import print_json, quiet_option, stderr_console, stdout_console
 from flashmark.cli.params import (
     GRADES,
     RAMP,
@@ -114,6 +114,7 @@ _SHORT_RUNTIME_S = 8
     is_flag=True,
     help="Print the result document (flashmark.result/1) on stdout; progress on stderr.",
 )
+@quiet_option
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save this run to the history.")
 @click.option(
@@ -163,6 +164,7 @@ def run_command(
     runtime_s: int | None,
     ramp_s: int | None,
     as_json: bool,
+    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     buffered: bool,
@@ -239,7 +241,7 @@ def run_command(
 
     # The measured card's passport, from the history as it was before this run (read-only).
     result = dataclasses.replace(result, passport=_measured_card_passport(result, history, db_path))
-    finished = finish(RUN, result, history, as_json=as_json)
+    finished = finish(RUN, result, history, as_json=as_json, quiet=quiet)
     if stopped is not None:
         raise _stopped_error(stopped, finished.outcome, as_json)
     finished.raise_problem()

@@ -14,7 +14,7 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
-from flashmark.cli.output import stderr_console
+from flashmark.cli.output import quiet_option, stderr_console
 from flashmark.cli.params import SIZE, BoundedInt, stall_timeout_option
 from flashmark.cli.progress import BarProgress, PlainProgress, progress_display
 from flashmark.cli.tail import (
@@ -100,6 +100,7 @@ _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
     is_flag=True,
     help=f"Print the result document ({SURFACE_SCHEMA}) on stdout; progress on stderr.",
 )
+@quiet_option
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save the result to the history.")
 @stall_timeout_option
@@ -113,6 +114,7 @@ def surface_command(
     size_limit: int | None,
     resume: bool,
     as_json: bool,
+    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     stall_timeout_s: float,
@@ -199,7 +201,9 @@ def surface_command(
         except ScanStopped as stopped:
             stop, result = stopped, stopped.partial
     replacing = checkpoints.id if checkpoints else None
-    finished = finish(SURFACE, result, history, as_json=as_json, replacing=replacing)
+    finished = finish(
+        SURFACE, result, history, as_json=as_json, quiet=quiet, replacing=replacing
+    )
     if stop is not None:
         raise _stopped_error(stop, plan, finished.saved_id)
     finished.raise_problem()
@@ -343,7 +347,8 @@ class _PhaseProgress:
         # The read pass after a write pass: its length is known only once it runs.
         then = _STEPS["read"] if phase == "write" and self._number < self._phases else ""
         self._display.update(done / total if total else 1.0, status, left_s=left, then=then)
-        if isinstance(self._display, PlainProgress) and now - self._last_line >= _PLAIN_EVERY_S:
+        plain = isinstance(self._display, PlainProgress) and self._display.prints_lines
+        if plain and now - self._last_line >= _PLAIN_EVERY_S:
             self._last_line = now
             eta = f", about {format_duration(left)} left" if left is not None else ""
             print(f"  {_STEPS.get(phase, phase)}: {status}{eta}", file=sys.stderr, flush=True)

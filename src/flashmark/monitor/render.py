@@ -196,7 +196,6 @@ def recordings_section(results: Sequence[MonitorRecording]) -> HtmlSection:
                 _name(result, index),
                 f"{_name(result, index)} {result.device}",
                 _anchor(result, index),
-                f"monitor: {result.summary.verdict}",
             )
             for index, result in enumerate(results)
         ),

@@ -94,12 +94,6 @@ def _anchor(run: WorkloadRun, index: int) -> str:
     return f"workload-{run.id}" if run.id is not None else f"workload-n{index + 1}"
 
 
-def _answer(run: WorkloadRun) -> str:
-    timed = [f"{r.name} {r.seconds:.1f} s" for r in run.workloads if r.seconds is not None]
-    skipped = [f"{r.name} skipped" for r in run.workloads if r.skipped is not None]
-    return "workloads: " + (", ".join([*timed, *skipped]) or "none ran")
-
-
 def workload_runs_to_markdown(runs: Sequence[WorkloadRun]) -> str:
     """A section per workload run: where and at what scale, and a row per workload."""
     sections = []
@@ -189,7 +183,6 @@ def workload_runs_section(runs: Sequence[WorkloadRun]) -> HtmlSection:
                 _name(run, index),
                 f"{_name(run, index)} {short_target(run.target)}",
                 _anchor(run, index),
-                _answer(run),
             )
             for index, run in enumerate(runs)
         ),
