@@ -62,9 +62,9 @@ def run_summary(run: Run) -> str:
         figures = _read_figures(run)
         if figures:
             parts.append(figures)
-    not_judged = [grade.name for grade in run.grades if grade.verdict is None]
-    if not_judged:
-        parts.append(_not_judged_text(run, not_judged, everything=not judged))
+    not_judged = not_judged_text(run)
+    if not_judged is not None:
+        parts.append(not_judged)
     sustained = sustained_rate(run.tests)
     if sustained is not None:
         parts.append(_cache_text(sustained))
@@ -109,8 +109,13 @@ def _shortfall(check: Check) -> str:
     return f"{check.name} {value} {check.unit} {sign} {check.threshold:g}"
 
 
-def _not_judged_text(run: Run, names: Sequence[str], *, everything: bool) -> str:
-    """Which grades were not judged and why: the tests they read did not run."""
+def not_judged_text(run: Run) -> str | None:
+    """Which grades were not judged and why (the tests they read did not run: a read-only
+    device run, a profile without them); None when every grade was judged."""
+    names = [grade.name for grade in run.grades if grade.verdict is None]
+    if not names:
+        return None
+    everything = len(names) == len(run.grades)
     missing = sorted(
         {
             check.test
@@ -126,7 +131,12 @@ def _not_judged_text(run: Run, names: Sequence[str], *, everything: bool) -> str
         return f"{which}: read-only, and each needs a write test (--destructive runs them)"
     if not missing:
         return which
-    return f"{which} ({', '.join(missing)} did not run in the {run.settings.profile} profile)"
+    why = (
+        "the run stopped before them"
+        if run.partial is not None
+        else f"not in the {run.settings.profile} profile"
+    )
+    return f"{which}: {', '.join(missing)} did not run ({why})"
 
 
 def _cache_text(sustained: SustainedWrite) -> str:

@@ -37,6 +37,7 @@ from flashmark.cli.params import (
     RUNTIME,
     SIZE,
     WORKLOAD_SCALE,
+    Choice,
     stall_timeout_option,
 )
 from flashmark.cli.progress import progress_display
@@ -74,7 +75,7 @@ _SHORT_RUNTIME_S = 8
     "profile_name",
     default="quick",
     show_default=True,
-    type=click.Choice(list(PROFILES)),
+    type=Choice(list(PROFILES)),
     help="Which tests to run (`flashmark profiles`).",
 )
 @click.option(
@@ -126,7 +127,7 @@ _SHORT_RUNTIME_S = 8
 @click.option(
     "--show-fio",
     is_flag=True,
-    help="Print the exact fio job files (on stderr) and exit without running them; each "
+    help="Print the exact fio job files (on stdout) and exit without running them; each "
     "can be run with `fio FILE` (a folder's jobs from inside the folder).",
 )
 @click.option(
@@ -225,7 +226,7 @@ def run_command(
         if plan.area_note:
             console.print(f"note: {plan.area_note}", highlight=False)
         if show_fio:
-            _print_jobs(plan)
+            _print_jobs(plan, runner.log_folder)
             return
         # Before any test (and before asking to confirm): a result that could not be saved
         # would otherwise be measured for nothing.
@@ -307,7 +308,8 @@ def _describe_plan(plan: Plan) -> None:
         f"flashmark: {plan.profile.name} profile on {printable(target.folder or target.path)}: "
         f"{_lengths(plan)}"
         f"{' after preparing ' + format_size(settings.size_bytes) if plan.prepare else ''}"
-        f" (about {format_duration(plan.expected_seconds())} plus preparation)"
+        f" (about {format_duration(plan.expected_seconds())}"
+        f"{' plus preparation' if plan.prepare else ''})"
         f"{', then workloads ' + ', '.join(plan.workloads) if plan.workloads else ''}",
         highlight=False,
     )
@@ -363,17 +365,21 @@ def _confirm_destruction(plan: Plan, yes: bool) -> None:
     )
 
 
-def _print_jobs(plan: Plan) -> None:
-    """The jobs exactly as a run would run them; nothing is run. A folder's jobs name the test
-    file relative to the folder (fio runs inside it), so each header says where to run them."""
+def _print_jobs(plan: Plan, log_folder: str) -> None:
+    """The jobs as a run would run them, on stdout (`> jobs.fio`); nothing is run. A folder's
+    jobs name the test file relative to the folder (fio runs inside it), so each header says
+    where to run them. A run writes fio's per-I/O logs to its own work folder, which is gone
+    once it ends: the printed jobs write them beside the test file, in the folder fio runs
+    in, so that `fio FILE` works as printed."""
     target = plan.target
     where = ""
     if target.kind is TargetKind.FILE and target.folder is not None:
         where = f"  (run it inside the folder: cd {_shell_quoted(target.folder)})"
+    out = sys.stdout
     for job in plan.all_jobs:
         print(
             f"# ---- {job.name}.fio{'  (run with --readonly)' if job.readonly else ''}{where}",
-            file=sys.stderr,
+            file=out,
         )
         if job.window_s is not None and job.window_s < plan.settings.runtime_s:
             print(
@@ -382,14 +388,15 @@ def _print_jobs(plan: Plan) -> None:
                 f"transfers, flashmark extends it by {job.name}-more1, ... (its windows "
                 f"pooled, up to {plan.settings.runtime_s} s in all) or runs it again with "
                 f"runtime={plan.settings.runtime_s} (or longer for {MIN_TRANSFERS} transfers)",
-                file=sys.stderr,
+                file=out,
             )
         if job.name == PREPARE_JOB_NAME and plan.prepare_after:
             print(
                 "# flashmark writes only what the tests before it did not (offset=, size=)",
-                file=sys.stderr,
+                file=out,
             )
-        print(job.text, file=sys.stderr)
+        # "write_iops_log=/tmp/flashmark-fio-.../seq-write" -> "write_iops_log=seq-write"
+        print(job.text.replace(f"={log_folder}/", "="), file=out)
 
 
 def _shell_quoted(path: str) -> str:

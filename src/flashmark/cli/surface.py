@@ -182,7 +182,8 @@ def surface_command(
         _confirm(plan, yes)
     _announce(plan, previous)
     stop: ScanStopped | None = None
-    phases = 1 + (write and (previous is None or previous.state.phase == "write"))
+    # A folder scan always writes (plan.write), a device scan with --destructive.
+    phases = 1 + (plan.write and (previous is None or previous.state.phase == "write"))
     # A device scan can be resumed: it is kept in the history as it goes (a folder's files
     # are removed when it stops, so there is nothing to resume).
     checkpoints = _Checkpoints(history) if history is not None and plan.kind == DEVICE else None
@@ -200,6 +201,7 @@ def surface_command(
             )
         except ScanStopped as stopped:
             stop, result = stopped, stopped.partial
+            progress.close("stopped")
     replacing = checkpoints.id if checkpoints else None
     finished = finish(
         SURFACE, result, history, as_json=as_json, quiet=quiet, replacing=replacing
@@ -304,8 +306,10 @@ def _progress(phases: int) -> Iterator[_PhaseProgress]:
         adapter = _PhaseProgress(display, phases)
         try:
             yield adapter
-        finally:
-            adapter.close()
+        except BaseException:
+            adapter.close("stopped")
+            raise
+        adapter.close()
 
 
 class _PhaseProgress:
@@ -353,9 +357,10 @@ class _PhaseProgress:
             eta = f", about {format_duration(left)} left" if left is not None else ""
             print(f"  {_STEPS.get(phase, phase)}: {status}{eta}", file=sys.stderr, flush=True)
 
-    def close(self) -> None:
+    def close(self, how: str = "done") -> None:
+        """End the running pass's step: "done", or "stopped" when the scan stopped in it."""
         if self._phase is not None:
-            self._display.end(_STEPS.get(self._phase, self._phase), "done")
+            self._display.end(_STEPS.get(self._phase, self._phase), how)
             self._phase = None
 
 

@@ -11,7 +11,7 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.output import quiet_option
-from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE
+from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE, Choice
 from flashmark.cli.progress import progress_display
 from flashmark.cli.tail import (
     finish,
@@ -30,7 +30,7 @@ _ALL = "all"
 
 
 @click.command("workload")
-@click.argument("name", type=click.Choice([*WORKLOAD_NAMES, _ALL]), metavar="NAME")
+@click.argument("name", type=Choice([*WORKLOAD_NAMES, _ALL]), metavar="NAME")
 @click.argument("target", default=".", metavar="[TARGET]", type=click.Path(path_type=Path))
 @click.option(
     "--scale",

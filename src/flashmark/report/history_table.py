@@ -44,7 +44,7 @@ def render_history(entries: Sequence[HistoryEntry]) -> RenderableType:
         ("profile", "left"),
         ("seq R/W MB/s", "right"),
         ("4K R/W IOPS", "right"),
-        ("grades passed", "left"),
+        ("answer", "left"),
         ("time", "right"),
     ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
@@ -63,7 +63,7 @@ def render_history(entries: Sequence[HistoryEntry]) -> RenderableType:
 def _headline_cells(entry: HistoryEntry) -> list[str]:
     document = entry.document
     if entry.kind != "benchmark":
-        return ["", "", "", ""]
+        return ["", "", _answer(document), ""]
     tests = {test["name"]: test for test in document.get("tests", [])}
 
     def figure(test: str, direction: str, key: str) -> str:
@@ -75,9 +75,32 @@ def _headline_cells(entry: HistoryEntry) -> list[str]:
 
     seq = f"{figure('seq-read', 'read', 'bw_bytes')}/{figure('seq-write', 'write', 'bw_bytes')}"
     rand = f"{figure('rand-read-4k', 'read', 'iops')}/{figure('rand-write-4k', 'write', 'iops')}"
-    passed = [name for name, grade in document.get("grades", {}).items() if grade.get("pass")]
     seconds = _duration(document.get("started_at"), document.get("finished_at"))
-    return [seq, rand, ",".join(passed) or "none", seconds]
+    return [seq, rand, _grades_answer(document), seconds]
+
+
+def _grades_answer(document: Mapping[str, Any]) -> str:
+    """A run's grades in a few words: "passed A1,C10,U1", "passed none", or "none judged"
+    (a read-only device run, a profile without the tests they read)."""
+    grades = document.get("grades", {})
+    passed = [name for name, grade in grades.items() if grade.get("pass")]
+    if passed:
+        return "passed " + ",".join(passed)
+    judged = any(grade.get("verdict", grade.get("pass")) is not None for grade in grades.values())
+    if judged:
+        return "passed none"
+    settings, target = document.get("settings", {}), document.get("target", {})
+    read_only = target.get("kind") == "device" and not settings.get("destructive")
+    return "none judged (read-only)" if read_only else "none judged"
+
+
+def _answer(document: Mapping[str, Any]) -> str:
+    """Another kind's answer: the first clause of its one-line summary ("fake: 128 MiB real of
+    512 MiB, the rest wraps to the start"); blank for documents saved before it."""
+    summary = document.get("summary", document.get("summary_line"))
+    if not isinstance(summary, str):
+        return ""
+    return summary.removeprefix("verdict: ").split("; ", 1)[0]
 
 
 def _duration(started: str | None, finished: str | None) -> str:
