@@ -11,9 +11,9 @@ import pytest
 from markupsafe import escape
 
 from flashmark.bench.document import document_to_run
+from flashmark.bench.kind import RUN
 from flashmark.bench.render import charts
 from flashmark.history.store import History
-from flashmark.bench.kind import RUN
 from flashmark.surface.kind import SURFACE
 from tests.report_html.conftest import MixedReport
 from tests.report_html.page import Page
