@@ -84,19 +84,42 @@ def _grades_text(grades: Sequence[Grade]) -> str:
 
 
 def _same_judgement(one: Grade, other: Grade) -> bool:
+    """Two grades said as one: both passed, or the same verdict on the same figures (the
+    reasons in parentheses are then the same)."""
+
     def figures(grade: Grade) -> tuple[tuple[str, float | None, float], ...]:
         return tuple((check.test, check.value, check.threshold) for check in grade.checks)
 
-    return one.verdict is other.verdict and figures(one) == figures(other)
+    if one.verdict is not other.verdict:
+        return False
+    return one.verdict is Verdict.PASS or figures(one) == figures(other)
 
 
 def _verdict_text(grade: Grade) -> str:
     if grade.verdict is Verdict.FAIL:
         failing = [check for check in grade.checks if check.verdict is Verdict.FAIL]
         return f"fail ({'; '.join(_shortfall(check) for check in failing)})"
-    if grade.verdict is Verdict.UNCERTAIN and grade.verdict_reason:
-        return f"uncertain ({grade.verdict_reason})"
+    if grade.verdict is Verdict.UNCERTAIN:
+        close = [check for check in grade.checks if check.verdict is Verdict.UNCERTAIN]
+        if close:
+            return f"uncertain ({'; '.join(_too_close(check) for check in close)})"
+        if grade.verdict_reason:  # uncertain for another reason (a cache never left)
+            return f"uncertain ({grade.verdict_reason})"
     return str(grade.verdict)
+
+
+def _figure(check: Check) -> str:
+    """A check's value as the line shows it: IOPS whole, MB/s to three figures (9.97, 29.9)."""
+    value = check.value if check.value is not None else 0.0
+    if check.unit == "IOPS" or value >= 100:
+        return f"{value:.0f}"
+    return f"{value:.3g}"
+
+
+def _too_close(check: Check) -> str:
+    """'random 4K read 1501 IOPS too close to 1500': a check whose 95% interval holds its
+    threshold (the grade's table gives the interval)."""
+    return f"{check.name} {_figure(check)} {check.unit} too close to {check.threshold:g}"
 
 
 def _shortfall(check: Check) -> str:
@@ -104,9 +127,8 @@ def _shortfall(check: Check) -> str:
     threshold."""
     if check.value is None:
         return f"{check.name} not measured"
-    value = f"{check.value:.1f}" if check.unit == "MB/s" else f"{check.value:.0f}"
     sign = ">" if check.at_most else "<"
-    return f"{check.name} {value} {check.unit} {sign} {check.threshold:g}"
+    return f"{check.name} {_figure(check)} {check.unit} {sign} {check.threshold:g}"
 
 
 def not_judged_text(run: Run) -> str | None:

@@ -44,14 +44,20 @@ def render_history(entries: Sequence[HistoryEntry]) -> RenderableType:
         ("profile", "left"),
         ("seq R/W MB/s", "right"),
         ("4K R/W IOPS", "right"),
-        ("answer", "left"),
+        ("grades passed", "left"),
         ("time", "right"),
     ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        # A long label (a monitored command) is cut to a line: `flashmark show ID` has it.
+        table.add_column(
+            column,
+            justify=justify,  # type: ignore[arg-type]
+            no_wrap=column in ("date (UTC)", "profile"),
+            max_width=18 if column == "profile" else None,
+        )
     for entry in entries:
         table.add_row(
             str(entry.id),
-            entry.created_at.replace("T", " ")[:19],
+            entry.created_at.replace("T", " ")[:16],
             entry.kind,
             entry.target,
             entry.label,
@@ -63,7 +69,7 @@ def render_history(entries: Sequence[HistoryEntry]) -> RenderableType:
 def _headline_cells(entry: HistoryEntry) -> list[str]:
     document = entry.document
     if entry.kind != "benchmark":
-        return ["", "", _answer(document), ""]
+        return ["", "", "", ""]
     tests = {test["name"]: test for test in document.get("tests", [])}
 
     def figure(test: str, direction: str, key: str) -> str:
@@ -80,27 +86,18 @@ def _headline_cells(entry: HistoryEntry) -> list[str]:
 
 
 def _grades_answer(document: Mapping[str, Any]) -> str:
-    """A run's grades in a few words: "passed A1,C10,U1", "passed none", or "none judged"
-    (a read-only device run, a profile without the tests they read)."""
+    """'A1,C10,U1'; 'none' when none passed; 'not judged (read-only)' when no grade could be
+    judged (a read-only device run; a profile without the tests they read: 'not judged')."""
     grades = document.get("grades", {})
     passed = [name for name, grade in grades.items() if grade.get("pass")]
     if passed:
-        return "passed " + ",".join(passed)
+        return ",".join(passed)
     judged = any(grade.get("verdict", grade.get("pass")) is not None for grade in grades.values())
     if judged:
-        return "passed none"
+        return "none"
     settings, target = document.get("settings", {}), document.get("target", {})
     read_only = target.get("kind") == "device" and not settings.get("destructive")
-    return "none judged (read-only)" if read_only else "none judged"
-
-
-def _answer(document: Mapping[str, Any]) -> str:
-    """Another kind's answer: the first clause of its one-line summary ("fake: 128 MiB real of
-    512 MiB, the rest wraps to the start"); blank for documents saved before it."""
-    summary = document.get("summary", document.get("summary_line"))
-    if not isinstance(summary, str):
-        return ""
-    return summary.removeprefix("verdict: ").split("; ", 1)[0]
+    return "not judged (read-only)" if read_only else "not judged"
 
 
 def _duration(started: str | None, finished: str | None) -> str:

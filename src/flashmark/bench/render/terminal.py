@@ -124,9 +124,11 @@ def _activity_table(run: Run) -> Table | None:
         return None
     device = monitored[0][1].device
     table = Table(
-        title=f"What {device} saw during each whole test, ramp and final flush included "
-        "(/proc/diskstats; the results above count only the timed window)",
+        title=f"What {device} saw during each test (/proc/diskstats)",
         title_justify="left",
+        caption="over the whole test, ramp and final flush included: the results above count "
+        "only its timed window",
+        caption_justify="left",
         header_style="bold",
     )
     for column in ("test", "reads/s", "writes/s", "read MB/s", "write MB/s", "request KiB",
