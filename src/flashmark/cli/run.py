@@ -306,12 +306,10 @@ def _describe_plan(plan: Plan) -> None:
     settings, target = plan.settings, plan.target
     console.print(
         f"flashmark: {plan.profile.name} profile on {printable(target.folder or target.path)}: "
-        f"{_lengths(plan)}"
-        f"{' after preparing ' + format_size(settings.size_bytes) if plan.prepare else ''}"
-        f" (about {format_duration(plan.expected_seconds())}"
-        f"{' plus preparation' if plan.prepare else ''})"
+        f"{_lengths(plan)}{_preparation(plan)}"
         f"{', then workloads ' + ', '.join(plan.workloads) if plan.workloads else ''}",
         highlight=False,
+        soft_wrap=True,
     )
     if plan.sustained_note is not None:
         console.print(f"flashmark: {plan.sustained_note}", highlight=False)
@@ -332,6 +330,22 @@ def _describe_plan(plan: Plan) -> None:
             "noisier figures, especially for sequential tests",
             highlight=False,
         )
+
+
+def _preparation(plan: Plan) -> str:
+    """The preparation as it will run, and the time known in advance: " after preparing 128
+    MiB (about 31s plus preparation)"; when the first tests write the area themselves, the
+    preparation writes only what they leave ("about 31s, plus writing what seq-write leaves
+    of the 128 MiB area"); a read-only run prepares nothing ("(about 22s)")."""
+    about = f"about {format_duration(plan.expected_seconds())}"
+    if not plan.prepare:
+        return f" ({about})"
+    size = format_size(plan.settings.size_bytes)
+    if plan.prepare_after == 0:
+        return f" after preparing {size} ({about} plus preparation)"
+    first = ", ".join(spec.name for spec in plan.tests[: plan.prepare_after])
+    leave = "leaves" if plan.prepare_after == 1 else "leave"
+    return f" ({about}, plus writing what {first} {leave} of the {size} area)"
 
 
 def _lengths(plan: Plan) -> str:
