@@ -28,6 +28,15 @@ if TYPE_CHECKING:
 SD_MEDIA = frozenset({"sd", "emmc"})
 # Layers of a block-device stack that are a device of their own (flashmark.probe).
 _VIRTUAL_LAYERS = ("loop", "device-mapper", "md")
+# The probe's kinds (flashmark.probe.model.Device.kind) as a sentence says them; others "a KIND".
+_MEDIUM_NAMES = {
+    "usb": "a USB",
+    "nvme": "an NVMe",
+    "sata": "a SATA",
+    "scsi": "a SCSI",
+    "ufs": "a UFS",
+    "md": "an md",
+}
 
 
 def medium_note(run: Run) -> str | None:
@@ -44,8 +53,7 @@ def medium_note(run: Run) -> str | None:
         kind = next((k for k in reversed(layers) if k in _VIRTUAL_LAYERS), "")
     if not kind:
         return "the device's kind is unknown"
-    article = "an" if kind[:1] in "aeiou" else "a"
-    return f"{article} {kind} device is not an SD card or eMMC"
+    return f"{_MEDIUM_NAMES.get(kind, f'a {kind}')} device is not an SD card or eMMC"
 
 
 def run_summary(run: Run) -> str:
