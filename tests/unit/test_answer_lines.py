@@ -36,8 +36,8 @@ def test_an_sd_cards_grades_in_one_line_with_the_figure_that_failed_each():
 def test_other_media_are_graded_as_sd_class_equivalents():
     run = recorded_run("full-vm-disk")  # a virtio disk: the classes are only a yardstick
     assert RUN.summary(run) == (
-        "A1/A2/C10/U1/U3/V30 pass (SD-class equivalents: a virtio device is not an SD card or "
-        "eMMC)"
+        "A1/A2/C10/U1/U3/V30 pass; as SD-class equivalents: a virtio device is not an SD card "
+        "or eMMC"
     )
 
 

@@ -65,7 +65,7 @@ def run_summary(run: Run) -> str:
     if judged:
         graded = _grades_text(judged)
         note = medium_note(run)
-        parts.append(graded if note is None else f"{graded} (SD-class equivalents: {note})")
+        parts.append(graded if note is None else f"{graded}; as SD-class equivalents: {note}")
     else:  # no grade to answer with: the read figures it has, then why no grade
         figures = _read_figures(run)
         if figures:
@@ -125,9 +125,10 @@ def _figure(check: Check) -> str:
 
 
 def _too_close(check: Check) -> str:
-    """'random 4K read 1501 IOPS too close to 1500': a check whose 95% interval holds its
+    """'random 4K read 1501 IOPS, not clearly >= 1500': a check whose 95% interval holds its
     threshold (the grade's table gives the interval)."""
-    return f"{check.name} {_figure(check)} {check.unit} too close to {check.threshold:g}"
+    sign = "<=" if check.at_most else ">="
+    return f"{check.name} {_figure(check)} {check.unit}, not clearly {sign} {check.threshold:g}"
 
 
 def _shortfall(check: Check) -> str:
