@@ -92,15 +92,9 @@ def _grades_text(grades: Sequence[Grade]) -> str:
 
 
 def _same_judgement(one: Grade, other: Grade) -> bool:
-    """Two grades said as one: both passed, or the same verdict on the same figures (the
-    reasons in parentheses are then the same)."""
-
-    def figures(grade: Grade) -> tuple[tuple[str, float | None, float], ...]:
-        return tuple((check.test, check.value, check.threshold) for check in grade.checks)
-
-    if one.verdict is not other.verdict:
-        return False
-    return one.verdict is Verdict.PASS or figures(one) == figures(other)
+    """Two grades said as one: the same verdict for the same reason (both passed; failed or
+    uncertain on the same figures against the same threshold, or for the same cause)."""
+    return _verdict_text(one) == _verdict_text(other)
 
 
 def _verdict_text(grade: Grade) -> str:
@@ -111,8 +105,8 @@ def _verdict_text(grade: Grade) -> str:
         close = [check for check in grade.checks if check.verdict is Verdict.UNCERTAIN]
         if close:
             return f"uncertain ({'; '.join(_too_close(check) for check in close)})"
-        if grade.verdict_reason:  # uncertain for another reason (a cache never left)
-            return f"uncertain ({grade.verdict_reason})"
+        if grade.verdict_reason:  # the sustained-write test never left the write cache
+            return "uncertain (graded on what may still be the burst: see the write cache)"
     return str(grade.verdict)
 
 
