@@ -71,12 +71,11 @@ class HtmlPart:
 class HtmlEntry:
     """One result as the page lists it (its cards overview, its title, its footer): `name` its
     id ("#3"), `short` its name in a legend or a title ("#3 CARD on mmcblk0p1"), `anchor`
-    where the section shows it, `answer` the one line the user came for."""
+    where the section shows it. The overview's one-line answer is the kind's `summary`."""
 
     name: str
     short: str
     anchor: str
-    answer: str
 
 
 def short_target(path: str) -> str:
@@ -138,10 +137,13 @@ class ResultKind(Generic[R]):
     """One kind of result and everything the commands that read results need of it.
 
     `name` is the history's kind and the word users see ("benchmark", "surface"); `schema` the
-    NAME/VERSION its documents carry. `from_document` raises ResultFormatError for a document
-    it cannot read whole. A format a kind has no renderer for is refused by name (`show
-    --format csv` of a kind without a table says which formats it has). `card` names the card
-    a result measured, None where the result does not say.
+    NAME/VERSION its documents carry. `summary` is the result's answer in one line, the
+    question its command was asked ("A1 pass, A2 fail (...)", "fake: 128 MiB real of 512
+    MiB"): every measuring command ends with it as its `verdict:` line, its document holds it
+    as "summary", and the HTML report's overview lists it. `from_document` raises
+    ResultFormatError for a document it cannot read whole. A format a kind has no renderer for
+    is refused by name (`show --format csv` of a kind without a table says which formats it
+    has). `card` names the card a result measured, None where the result does not say.
     """
 
     name: str
@@ -150,6 +152,7 @@ class ResultKind(Generic[R]):
     from_document: Callable[[Mapping[str, Any]], R]
     listing: Callable[[R], Listing]
     terminal: Callable[[R], RenderableType]
+    summary: Callable[[R], str]
     markdown: Callable[[Sequence[R]], str] | None = None
     csv: Callable[[Sequence[R]], str] | None = None
     html: Callable[[Sequence[R], Sequence[ReferenceDevice]], HtmlSection] | None = None

@@ -38,7 +38,7 @@ def test_live_view_prints_one_iostat_line_per_interval_then_a_summary(procfs: Pa
     lines = result.output.splitlines()
     assert lines[0].split()[:4] == ["Device", "tps", "r/s", "w/s"]
     assert sum(1 for line in lines if re.match(r"mmcblk0 +0\.00 +0\.00 +0\.00 ", line)) == 3
-    assert "Verdict: no I/O reached the device." in result.output
+    assert "Pattern: no I/O reached the device." in result.output
 
 
 def test_live_view_as_json_keeps_the_lines_off_stdout(procfs: Path) -> None:
@@ -101,7 +101,8 @@ def test_a_command_is_recorded_saved_and_its_exit_status_kept(tmp_path: Path) ->
     assert json.loads(stored)["summary"]["write_bytes"] == document["summary"]["write_bytes"]
     shown = CliRunner().invoke(main, ["show", str(document["id"]), "--db", str(db)])
     assert shown.exit_code == 0, shown.stderr
-    assert f"{device} while `{sys.executable}" in shown.stdout and "Verdict:" in shown.stdout
+    assert f"{device} while `{sys.executable}" in shown.stdout and "Pattern:" in shown.stdout
+    assert shown.stdout.splitlines()[-1].startswith(f"verdict: {device} during `python")
     assert "exited with status 3" in shown.stdout
 
 

@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from flashmark.errors import ResultFormatError
+from flashmark.powercut.kind import POWERCUT
 from flashmark.powercut.render import (
     powercuts_section,
     powercuts_to_csv,
@@ -30,7 +31,7 @@ def test_six_clean_cuts_pass_with_the_bound_in_the_summary():
     judgement = judge([cycle(n) for n in range(1, 7)], RECORD)
     assert judgement.verdict == "pass"
     assert judgement.summary == (
-        "verdict: pass — 6 cycles, nothing acknowledged was lost (loss rate < 39.4% at 95%)"
+        "pass — 6 cycles, nothing acknowledged was lost (loss rate < 39.4% at 95%)"
     )
 
 
@@ -54,7 +55,7 @@ def test_one_acknowledged_loss_fails_the_card_and_says_how_much():
     judgement = judge(cycles, RECORD)
     assert judgement.verdict == "fail"
     assert judgement.summary == (
-        "verdict: fail — the card lost acknowledged writes in 1 of 3 cycles: "
+        "fail — the card lost acknowledged writes in 1 of 3 cycles: "
         "3 flushed record(s), 12,288 bytes"
     )
 
@@ -102,11 +103,14 @@ def test_a_document_of_another_kind_or_malformed_is_refused(change):
         from_document(document)
 
 
-def test_the_terminal_shows_the_verdict_first_and_a_row_per_cycle():
+def test_the_terminal_shows_the_device_and_a_row_per_cycle_and_the_verdict_line_says_it():
+    result = result_of([cycle(1), lying(2)])
     console = Console(width=160, record=True, color_system=None)
-    console.print(render_powercut(result_of([cycle(1), lying(2)])))
+    console.print(render_powercut(result))
     text = console.export_text()
-    assert text.startswith("verdict: fail — the card lost acknowledged writes in 1 of 2 cycles")
+    assert POWERCUT.summary(result).startswith(
+        "fail — the card lost acknowledged writes in 1 of 2 cycles"
+    )
     assert "identity usb:0781:5581:4C530001:lun0" in text
     assert "│     2 │ 2.50 s │     800 │     792 │     675 │              120 │" in text
 
@@ -144,4 +148,4 @@ def test_the_html_section_escapes_what_it_shows():
     assert "/dev/&lt;script&gt;" in body
     cycles = body.split("<caption>Cycles</caption>", 1)[1].split("</table>", 1)[0]
     assert cycles.count("<tr") == 2  # the head and one cycle
-    assert section.entries[0].answer == result.summary
+    assert section.entries[0].short == f"{section.entries[0].name} /dev/<script>"

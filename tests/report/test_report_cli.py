@@ -102,7 +102,7 @@ def test_a_monitor_recording_shows_as_markdown_and_csv(
     requests = next(line for line in text.splitlines() if line.startswith("| requests "))
     cells = [cell.strip() for cell in requests.strip("|").split("|")]
     assert cells == ["requests", str(summary["read_ios"]), str(summary["write_ios"])]
-    assert f"Verdict: {escape_inline(summary['verdict'])}." in text
+    assert f"Pattern: {escape_inline(summary['verdict'])}." in text
     as_csv = invoke(cli, "show", str(entry.id), "--format", "csv", "--db", str(history_db))
     assert as_csv.exit_code == 0, as_csv.stderr
     rows = list(csv.DictReader(io.StringIO(stdout(as_csv), newline="")))

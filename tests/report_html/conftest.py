@@ -124,6 +124,7 @@ class MixedReport:
     scan_id: int
     scan: dict[str, Any]
     other_ids: dict[str, int]
+    run_document: dict[str, Any]
 
 
 @pytest.fixture(scope="session")
@@ -148,11 +149,12 @@ def mixed_report(cli: click.Group, tmp_path_factory: pytest.TempPathFactory) -> 
         imported = flashmark("import", str(KIND_DOCUMENTS / f"{name}.json"), env=env)
         assert imported.returncode == 0, imported.stderr
         other_ids[name] = int(imported.stdout.split(" added as ")[1].split()[0])
-    run_id = json.loads(ran.stdout)["id"]
+    run_document = json.loads(ran.stdout)
+    run_id = run_document["id"]
     path = base / "report.html"
     ids = [str(run_id), str(scan["id"]), *map(str, other_ids.values())]
     result = CliRunner().invoke(
         cli, ["report", *ids, "-o", str(path), "--reference", REFERENCE_SLUGS[0]], env=env
     )
     assert result.exit_code == 0, result.output
-    return MixedReport(path, run_id, scan["id"], scan, other_ids)
+    return MixedReport(path, run_id, scan["id"], scan, other_ids, run_document)

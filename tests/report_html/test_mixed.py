@@ -11,10 +11,10 @@ import pytest
 from markupsafe import escape
 
 from flashmark.bench.document import document_to_run
+from flashmark.bench.kind import RUN
 from flashmark.bench.render import charts
 from flashmark.history.store import History
-from flashmark.surface.html import scan_answer
-from flashmark.surface.result import from_document as surface_from_document
+from flashmark.surface.kind import SURFACE
 from tests.report_html.conftest import MixedReport
 from tests.report_html.page import Page
 
@@ -43,10 +43,13 @@ def test_the_run_and_the_scan_of_one_card_are_listed_together(mixed_report, text
     group = _group_of(text, f"run-{mixed_report.run_id}")
     assert f'href="#surface-{mixed_report.scan_id}"' in group
     assert f"CID {cid}" in group
-    # each with its answer: the run's grades, the scan's averages and what read back
-    answer = scan_answer(surface_from_document(scan))
+    # each with its answer, the line its command ended with: the run's grades, what the
+    # scan read back
+    answer = SURFACE.summary(SURFACE.from_document(scan))
     assert str(escape(answer)) in group
-    assert "benchmark (quick): A1 " in group
+    run = RUN.from_document(mixed_report.run_document)
+    assert str(escape(RUN.summary(run))) in group
+    assert RUN.summary(run).startswith("A1 ")
     # a result of another device is not in the card's group
     assert f'href="#capacity-{mixed_report.other_ids["capacity"]}"' not in group
 

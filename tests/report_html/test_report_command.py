@@ -109,7 +109,7 @@ def test_a_monitor_recording_gets_its_own_section(invoke, saved_runs, tmp_path):
     links = [e.attributes["href"] for e in page.all("a")]
     assert links == ["#monitor"]
     assert 'id="monitor-1"' in text
-    assert f"Verdict: {escape(document['summary']['verdict'])}." in text
+    assert f"Pattern: {escape(document['summary']['verdict'])}." in text
     assert f"{document['summary']['read_ios']}" in text
 
 

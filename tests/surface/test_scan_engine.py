@@ -255,6 +255,19 @@ def test_the_cache_estimate_needs_enough_points_and_a_real_fall():
     assert estimate.sustained_bw_bytes == pytest.approx(MiB / 0.05)
 
 
+def test_a_fall_off_fitted_beyond_what_was_written_is_no_cache():
+    # A 17 MiB folder pass served by the page cache but for one slow request: the two lines
+    # that fit best cross at 17.8 MiB, past the pass's end ("cache 17.8 MiB at 1.4 GB/s").
+    took_ms = [0.7, 0.65, 1.0, 0.6, 1.0, 30.0, 0.6, 0.7, 0.7, 0.7, 0.6, 0.6, 0.6, 1.0, 0.6]
+    took_ms += [1.0, 1.0]
+    points, elapsed = [(0, 0)], 0.0
+    for number, took in enumerate(took_ms, start=1):
+        elapsed += took * 1e6
+        points.append((number * MiB, round(elapsed)))
+    estimate = estimate_cache(points)
+    assert estimate is not None and not estimate.found and estimate.bytes is None
+
+
 def test_errors_that_are_not_media_errors_stop_the_scan():
     class Broken(EngineMedium):
         def read(self, buffer, offset):

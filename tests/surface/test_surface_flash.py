@@ -28,6 +28,7 @@ from flashmark.surface.run import plan_surface, scan_surface
 from flashmark.system.sysroot import SystemRoots
 from flashmark.testing.flash import Backing, BadRange, EmulatedFlash, FakeMode, FlashModel
 from flashmark.testing.flash.engine import FlashStats
+from flashmark.units import format_size
 from tests.surface.truth import expected_ranges, mismatched_bytes, unreadable_bytes
 
 pytestmark = pytest.mark.flash
@@ -203,6 +204,18 @@ def test_every_aliased_dropped_or_unreadable_sector_is_reported(emulated_flash, 
     assert integrity["verified_bytes"] == (
         model.claimed_bytes - mismatched_bytes(truth) - unreadable_bytes(truth)
     )
+    # the answer, as f3 gives it: how much of the claimed size is real, and what the rest does
+    real, unreadable = model.real_capacity, integrity["unreadable_bytes"]
+    assert real - unreadable <= integrity["verified_bytes"] <= real
+    rest = {
+        FakeMode.WRAP: "the rest wraps to the start",
+        FakeMode.ZEROS: "the rest reads back as zeros (writes dropped)",
+        FakeMode.ERASED: "the rest reads back as 0xFF (writes dropped)",
+    }[model.fake]
+    assert document["summary"].startswith(
+        f"fake: {format_size(integrity['verified_bytes'])} real of "
+        f"{format_size(model.claimed_bytes)}, {rest}"
+    )
 
 
 def test_without_destructive_nothing_is_written_and_errors_are_mapped(emulated_flash):
@@ -265,6 +278,7 @@ def test_ctrl_c_keeps_the_partial_scan_and_resume_finishes_it(emulated_flash):
             process.wait()
     assert process.returncode == 130, rest
     assert "stopped by SIGINT" in rest and "--resume" in rest and "--destructive" in rest
+    assert "[1/2] write pass: stopped" in rest and "write pass: done" not in rest
     (entry,) = json.loads(flashmark("history", "--json").stdout)
     assert entry["kind"] == "surface" and "incomplete" in entry["label"]
     partial = json.loads(flashmark("show", str(entry["id"]), "--json").stdout)
@@ -313,7 +327,14 @@ def test_a_folder_is_filled_verified_and_left_as_it_was(emulated_flash):
     with mounted_ext4(device.path) as folder:
         before = sorted(os.listdir(folder))
         free = os.statvfs(folder).f_bavail * os.statvfs(folder).f_frsize
-        document = scanned(str(folder))
+        done = flashmark("surface", str(folder), "--json")
+        assert done.returncode == 0, done.stderr[-3000:]
+        document = json.loads(done.stdout)
+        # the passes numbered as planned, the answer last (on stderr beside a JSON document)
+        assert "[1/2] write pass: done" in done.stderr and "[2/2] read pass: done" in done.stderr
+        assert done.stderr.splitlines()[-1] == f"verdict: {document['summary']}; saved as #1"
+        scanned_size = format_size(document["target"]["size_bytes"])
+        assert document["summary"].startswith(f"all {scanned_size} of files read back as written")
         assert document["target"]["kind"] == "folder"
         assert document["target"]["filesystem"] == "ext4"
         size = document["target"]["size_bytes"]

@@ -69,7 +69,7 @@ def test_history_lists_it_and_show_draws_it(saved_scan):
     shown = invoke("show", str(saved_scan))
     assert "write MB/s" in shown and "read MB/s" in shown
     assert "^ cache full" in shown
-    assert "aliased: holds the data written at 12582912" in shown
+    assert "aliased: holds the data written at 12 MiB" in shown
     assert "unreadable: I/O error down to the block" in shown
     assert "cache    2 MiB at 40.0 MB/s, then 20.0 MB/s sustained" in shown
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.errors import UnsafeDevice
+from flashmark.errors import TargetPermissionDenied, UnsafeDevice
 from flashmark.system.device_safety import claim_for_writing, refusal_reasons
 from flashmark.system.device_stack import Role, StackMember, device_stack
 from tests.unit.synthetic_sysfs import SyntheticSystem
@@ -25,9 +25,13 @@ class FakeClaimer:
     """Stands in for the O_EXCL opener: records claims and releases; can answer EBUSY."""
 
     def __init__(
-        self, busy: set[str] | None = None, on_claim: Callable[[], None] | None = None
+        self,
+        busy: set[str] | None = None,
+        on_claim: Callable[[], None] | None = None,
+        forbidden: set[str] | None = None,
     ) -> None:
         self.busy = busy or set()
+        self.forbidden = forbidden or set()  # EACCES: this user may not open them
         self.on_claim = on_claim
         self.claimed: list[str] = []
         self.released: list[str] = []
@@ -35,6 +39,8 @@ class FakeClaimer:
     def __call__(self, member: StackMember) -> Callable[[], None]:
         if member.name in self.busy:
             raise OSError(errno.EBUSY, "Device or resource busy")
+        if member.name in self.forbidden:
+            raise PermissionError(errno.EACCES, "Permission denied")
         self.claimed.append(member.name)
         if self.on_claim is not None:
             self.on_claim()
@@ -292,6 +298,20 @@ def test_a_member_the_kernel_reports_busy_is_named_and_earlier_claims_released(
         "the kernel (an O_EXCL open failed): mounted (maybe in another mount namespace)"
     )
     assert claimer.claimed == ["loop8"] and claimer.released == ["loop8"]
+
+
+def test_a_user_who_may_not_open_the_device_is_told_it_needs_root(
+    loops: SyntheticSystem,
+) -> None:
+    # Not "cannot be held unused" (which reads as busy): a permission, said as `run` says it.
+    claimer = FakeClaimer(forbidden={"loop8"})
+    with (
+        pytest.raises(TargetPermissionDenied) as caught,
+        claim_for_writing("/dev/loop8", loops.roots, claimer=claimer),
+    ):
+        pytest.fail("claimed a device this user may not open")
+    assert str(caught.value) == "/dev/loop8: permission denied: writing a device needs root (sudo)"
+    assert caught.value.exit_status == 4
 
 
 def test_a_mount_appearing_while_claiming_is_refused(loops: SyntheticSystem) -> None:

@@ -81,9 +81,12 @@ def test_show_fio_prints_rerunnable_job_files_and_runs_nothing(tmp_path, replay_
     folder.mkdir()
     done = flashmark("run", str(folder), "--show-fio", env=replay_env)
     assert done.returncode == 0, done.stderr
-    assert "# ---- prepare.fio" in done.stderr
-    assert "[rand-write-4k-q32]" in done.stderr and "iodepth=32" in done.stderr
-    assert "[1/7]" not in done.stderr and done.stdout == ""  # no step ran, no result
+    # on stdout, so that `--show-fio > jobs.fio` keeps them
+    assert "# ---- prepare.fio" in done.stdout
+    assert "[rand-write-4k-q32]" in done.stdout and "iodepth=32" in done.stdout
+    # the per-I/O logs go to the folder fio runs in: a run's work folder is gone by then
+    assert "write_iops_log=seq-write\n" in done.stdout and "=/" not in done.stdout
+    assert "[1/7]" not in done.stderr and "verdict:" not in done.stdout  # no step ran
     assert list(folder.iterdir()) == []
     assert not (tmp_path / "history.sqlite3").exists()  # nothing to save, nothing opened
 
@@ -97,7 +100,7 @@ def test_the_ramp_asked_for_is_run_recorded_and_kept_in_the_history(
     folder.mkdir()
     shown = flashmark("run", str(folder), "--ramp", "7", "--show-fio", env=replay_env)
     assert shown.returncode == 0, shown.stderr
-    assert shown.stderr.count("ramp_time=7\n") == 6  # each timed test of the quick profile
+    assert shown.stdout.count("ramp_time=7\n") == 6  # each timed test of the quick profile
     done = flashmark("run", str(folder), "--ramp", "0", "--runtime", "3", "--json", env=replay_env)
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)

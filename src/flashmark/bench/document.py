@@ -52,6 +52,9 @@ from flashmark.workloads.result import EARLIER as WORKLOAD_EARLIER
 #      left the cache is "uncertain". "at_most" per check (true: the value must be at most the
 #      threshold, the busy check; margin_pct is then headroom below it); read as false when
 #      absent. A 1-reader still reads every check's "pass"/"verdict" right.
+#      "summary" (run): the run's answer in one line, the terminal's `verdict:` line
+#      (flashmark.bench.summary); written from the run, never read back, so a document without
+#      it reads as before.
 SCHEMA = "flashmark.result/1"
 
 

@@ -68,6 +68,7 @@ RUN: ResultKind[Run] = ResultKind(
     from_document=document_to_run,
     listing=_listing,
     terminal=_terminal,
+    summary=lambda run: run.summary,
     markdown=_markdown,
     csv=_csv,
     html=_html,

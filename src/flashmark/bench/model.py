@@ -416,3 +416,13 @@ class Run:
 
     def test(self, name: str) -> TestResult | None:
         return next((t for t in self.tests if t.spec.name == name), None)
+
+    @property
+    @written(before="flashmark_version")
+    def summary(self) -> str:
+        """The run's answer in one line (flashmark.bench.summary), the terminal's verdict."""
+        # Imported when asked for: the summary reads the grades' rules, which import this
+        # module.
+        from flashmark.bench.summary import run_summary
+
+        return run_summary(self)

@@ -50,6 +50,7 @@ CAPACITY: ResultKind[CapacityResult] = ResultKind(
     from_document=CAPACITY_DOCUMENT.read,
     listing=lambda result: Listing(result.device, result.verdict),
     terminal=_terminal,
+    summary=lambda result: result.summary,
     markdown=_markdown,
     csv=_csv,
     html=_html,

@@ -44,7 +44,7 @@ class DirectDevice:
             self._fd = os.open(node, os.O_RDWR | os.O_DIRECT | os.O_CLOEXEC)
         except PermissionError:
             raise TargetPermissionDenied(
-                f"{node}: permission denied (raw writes need root: run with sudo)"
+                f"{node}: permission denied: writing a device needs root (sudo)"
             ) from None
         except OSError as error:
             raise TargetError(f"{node}: cannot open for direct I/O: {error.strerror}") from None

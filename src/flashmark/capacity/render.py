@@ -174,7 +174,6 @@ def capacities_section(results: Sequence[CapacityResult]) -> HtmlSection:
                 _name(result, index),
                 f"{_name(result, index)} {result.device}",
                 _anchor(result, index),
-                f"capacity: {verdict_sentence(result)}",
             )
             for index, result in enumerate(results)
         ),

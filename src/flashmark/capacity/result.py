@@ -2,7 +2,9 @@
 codec (flashmark.codec). What documents may lack and read as: EARLIER.
 
 Schema history ("schema" key):
-    flashmark.capacity/1   first version.
+    flashmark.capacity/1   first version. Later additions a 1-reader can ignore: "summary"
+                           (the probe's answer in one line, the terminal's `verdict:` line,
+                           flashmark.capacity.summary: written, never read back).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from dataclasses import dataclass, field, replace
 
 from flashmark.capacity.search import Findings, Observation
 from flashmark.capacity.signature import Found
-from flashmark.codec import Codec, Defaults, document
+from flashmark.capacity.summary import capacity_summary
+from flashmark.codec import Codec, Defaults, document, written
 
 CAPACITY_SCHEMA = "flashmark.capacity/1"
 # The survey reads thousands of blocks; the document keeps every one that did not come back as
@@ -64,6 +67,12 @@ class CapacityResult:
 
     def with_id(self, result_id: int) -> CapacityResult:
         return replace(self, id=result_id)
+
+    @property
+    @written(before="flashmark_version")
+    def summary(self) -> str:
+        """The probe's answer in one line (flashmark.capacity.summary)."""
+        return capacity_summary(self)
 
 
 def _check(result: CapacityResult) -> None:

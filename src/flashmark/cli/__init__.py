@@ -229,6 +229,14 @@ class FlashmarkGroup(click.Group):
             _report(ctx, error, f"flashmark: error: {error}", error.exit_status)
         except KeyboardInterrupt as error:
             _report(ctx, error, "flashmark: interrupted", ExitStatus.INTERRUPTED)
+        except BrokenPipeError:
+            # stdout's reader went away (`flashmark references | head`): not an error of
+            # ours; quietly, with success, as coreutils do (cli/output.py: the consoles' own
+            # output goes on into /dev/null instead).
+            from flashmark.cli.output import reader_gone
+
+            reader_gone()
+            ctx.exit(0)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except Exception as error:  # a bug: say so plainly, and how to report it

@@ -15,7 +15,7 @@ from flashmark.capacity.probe import (
 from flashmark.capacity.result import CAPACITY_SCHEMA
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.confirm import confirm_overwrite
-from flashmark.cli.output import stderr_console
+from flashmark.cli.output import quiet_option, stderr_console
 from flashmark.cli.progress import progress_display
 from flashmark.cli.tail import (
     finish,
@@ -54,6 +54,7 @@ from flashmark.system.sysroot import SystemRoots
     "[default ~/.local/state/flashmark/capacity-backups].",
 )
 @click.option("--json", "as_json", is_flag=True, help=f'Print a "{CAPACITY_SCHEMA}" document.')
+@quiet_option
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save this result to the history.")
 @debug_option
@@ -64,6 +65,7 @@ def capacity_command(
     restore_file: Path | None,
     backup_dir: Path | None,
     as_json: bool,
+    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     debug: bool,
@@ -138,7 +140,7 @@ def capacity_command(
             on_backup_file=announce,
         )
         display.end(f"capacity of {node}", result.verdict)
-    finish(CAPACITY, result, history, as_json=as_json).raise_problem()
+    finish(CAPACITY, result, history, as_json=as_json, quiet=quiet).raise_problem()
 
 
 def _confirm(node: str, given: str, yes: bool) -> None:

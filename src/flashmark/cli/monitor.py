@@ -18,7 +18,7 @@ from typing import TextIO
 import click
 
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.output import stderr_console
+from flashmark.cli.output import quiet_option, stderr_console
 from flashmark.cli.params import COUNT, INTERVAL, TIMEOUT
 from flashmark.cli.tail import (
     finish,
@@ -84,6 +84,7 @@ class _SplitAtDoubleDash(click.Command):
 @click.option(
     "--json", "as_json", is_flag=True, help=f"Print a {SCHEMA} document on stdout."
 )
+@quiet_option
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save a command's recording.")
 @debug_option
@@ -95,6 +96,7 @@ def monitor_command(
     count: int | None,
     timeout_s: float | None,
     as_json: bool,
+    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     debug: bool,
@@ -128,11 +130,13 @@ def monitor_command(
     if command:
         # Checked before the command runs: its recording could not be saved otherwise.
         history = history_to_save(db_path, no_save)
-        status = _monitor_command(name, roots, interval_s, command, timeout_s, as_json, history)
+        status = _monitor_command(
+            name, roots, interval_s, command, timeout_s, as_json, quiet, history
+        )
         if status != 0:
             ctx.exit(status)
     else:
-        _live(name, roots, interval_s, count, as_json)
+        _live(name, roots, interval_s, count, as_json, quiet)
 
 
 # -- live view -------------------------------------------------------------------------------
@@ -144,29 +148,37 @@ class _LinePrinter:
         f"{'kB_read':>10}{'kB_wrtn':>10}{'areq-sz':>9}{'aqu-sz':>8}{'%util':>7}"
     )
 
-    def __init__(self, device: str, stream: TextIO) -> None:
+    def __init__(self, device: str, stream: TextIO, *, silent: bool = False) -> None:
         self.device = device
         self.stream = stream
+        self.silent = silent  # --quiet: counts the lines, prints none
         self.lines = 0
         self.done = threading.Event()
         self.limit: int | None = None
         self._lock = threading.Lock()
 
     def header(self) -> None:
-        print(self.HEADER, file=self.stream, flush=True)
+        if not self.silent:
+            print(self.HEADER, file=self.stream, flush=True)
 
     def __call__(self, sample: MonitorSample) -> None:
         with self._lock:
-            print(format_sample_line(self.device, sample), file=self.stream, flush=True)
+            if not self.silent:
+                print(format_sample_line(self.device, sample), file=self.stream, flush=True)
             self.lines += 1
             if self.limit is not None and self.lines >= self.limit:
                 self.done.set()
 
 
 def _live(
-    device: str, roots: SystemRoots, interval_s: float, count: int | None, as_json: bool
+    device: str,
+    roots: SystemRoots,
+    interval_s: float,
+    count: int | None,
+    as_json: bool,
+    quiet: bool,
 ) -> None:
-    printer = _LinePrinter(device, sys.stderr if as_json else sys.stdout)
+    printer = _LinePrinter(device, sys.stderr if as_json else sys.stdout, silent=quiet)
     printer.limit = count
     started = time.time()
     monitor = DiskMonitor(device, roots, interval_s, on_sample=printer)
@@ -182,7 +194,8 @@ def _live(
         finally:
             monitor.stop()
     series = monitor.series()
-    finish(MONITOR, recording(series, (), None, started, time.time()), None, as_json=as_json)
+    result = recording(series, (), None, started, time.time())
+    finish(MONITOR, result, None, as_json=as_json, quiet=quiet)
     if stopped_by is not None and stopped_by.signal_name != "SIGINT":
         raise stopped_by
 
@@ -195,10 +208,11 @@ def _monitor_command(
     command: tuple[str, ...],
     timeout_s: float | None,
     as_json: bool,
+    quiet: bool,
     history: History | None,
 ) -> int:
     on_sample = None
-    if sys.stderr.isatty():  # a live view while it runs; logs get the summary only
+    if sys.stderr.isatty() and not quiet:  # a live view while it runs; logs get the summary only
         on_sample = _LinePrinter(device, sys.stderr)
         on_sample.header()
     started = time.time()
@@ -208,7 +222,9 @@ def _monitor_command(
     status, timed_out = ran.status, ran.timed_out
     series = monitor.series()
     result = recording(series, command, status, started, time.time(), timed_out)
-    finished = finish(MONITOR, result, None if timed_out else history, as_json=as_json)
+    finished = finish(
+        MONITOR, result, None if timed_out else history, as_json=as_json, quiet=quiet
+    )
     # Before the command's own status: a script must learn that nothing was saved.
     finished.raise_problem()
     left = f"; left running: {', '.join(ran.left_running)}" if ran.left_running else ""

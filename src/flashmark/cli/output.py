@@ -5,16 +5,22 @@ piped. Nothing outside flashmark.cli prints.
 
 A stdout that refuses what is written (a full disk behind `> file`, /dev/full, an I/O error)
 raises OutputFailed, one line with exit 3, which a command that measured adds where its result
-is to (cli/saving.py). A reader that went away (EPIPE: `| head`) is not an error of ours: that
-BrokenPipeError is left as it is.
+is to (cli/tail.py). A reader that went away (EPIPE: `| head`) is not an error of ours: stdout
+is pointed at /dev/null from then on and the command goes on to its own end and exit status,
+quietly, as coreutils' `seq 100000 | head -1` does (a measured result is saved all the same).
+
+`--quiet` (quiet_option) leaves only the result's verdict line on stdout: the stderr console
+then prints nothing (plans, progress, warnings); errors and prompts still reach stderr.
 """
 
 from __future__ import annotations
 
 import errno
+import os
 import sys
 from typing import Any, TextIO
 
+import click
 from rich.console import Console
 
 from flashmark.codec import to_text
@@ -34,12 +40,17 @@ class _Guarded:
     def write(self, text: str) -> int:
         try:
             return self._stream.write(text)
+        except BrokenPipeError:
+            reader_gone()
+            return len(text)
         except OSError as error:
             raise _failed(error) from None
 
     def flush(self) -> None:
         try:
             self._stream.flush()
+        except BrokenPipeError:
+            reader_gone()
         except OSError as error:
             raise _failed(error) from None
 
@@ -53,15 +64,37 @@ def _failed(error: OSError) -> OSError | OutputFailed:
     return OutputFailed(f"cannot write to stdout: {error.strerror or error}")
 
 
+def reader_gone() -> None:
+    """stdout's reader went away (EPIPE): point stdout at /dev/null, so that what is still
+    printed (and the final flush) goes nowhere instead of failing again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.dup2(null, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no descriptor (a test's captured stdout)
+        pass
+    finally:
+        os.close(null)
+
+
+class _Console(Console):
+    """rich's Console, but a reader that went away is not an error (rich exits with 1)."""
+
+    def on_broken_pipe(self) -> None:
+        reader_gone()
+
+
 # Without a terminal (a pipe, a log file, CI) rich would assume 80 columns and squeeze the
 # tables; a wider page keeps each test on one line.
 _PIPE_WIDTH = 132
 
 
-def _console(stream: TextIO) -> Console:
-    console = Console(file=stream, highlight=False)
+def _console(stream: TextIO, *, quiet: bool = False) -> Console:
+    console = _Console(file=stream, highlight=False, quiet=quiet)
     if not console.is_terminal:
-        console = Console(file=stream, highlight=False, width=_PIPE_WIDTH)
+        console = _Console(file=stream, highlight=False, width=_PIPE_WIDTH, quiet=quiet)
     return console
 
 
@@ -69,8 +102,41 @@ def stdout_console() -> Console:
     return _console(_Guarded(sys.stdout))  # type: ignore[arg-type]
 
 
+_quiet = False  # set by --quiet for the command that runs (quiet_option)
+
+
+def is_quiet() -> bool:
+    """Whether the running command was given --quiet: only its verdict line is printed."""
+    return _quiet
+
+
 def stderr_console() -> Console:
-    return _console(sys.stderr)
+    """The console for plans, progress and warnings: silent with --quiet."""
+    return _console(sys.stderr, quiet=_quiet)
+
+
+def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    global _quiet
+    if value:
+        _quiet = True
+        ctx.call_on_close(_not_quiet)  # the next command (in one process: tests) talks again
+    return value
+
+
+def _not_quiet() -> None:
+    global _quiet
+    _quiet = False
+
+
+# Shared by the measuring commands: print only the verdict line.
+quiet_option = click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    callback=_set_quiet,
+    help="Print only the verdict line (the answer, on stdout; with --json the document); "
+    "errors still go to stderr.",
+)
 
 
 def print_json(document: Any) -> None:

@@ -12,8 +12,10 @@ The limits are wide on purpose: they stop typos and overflows, not unusual but s
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -152,6 +154,26 @@ class Size(_IntType):
             return parse_size(str(value))
         except UsageError as error:
             self.fail(str(error), param, ctx)
+
+
+class Choice(click.Choice):  # type: ignore[type-arg]
+    """One of a few names (a profile, a format), in any case ("A1" is "a1"), returned as the
+    list spells it; a name that is not one of them is refused with the one it is closest to,
+    if any ("did you mean standard?")."""
+
+    def __init__(self, choices: Sequence[str]) -> None:
+        super().__init__(list(choices), case_sensitive=False)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            names = [str(choice) for choice in self.choices]
+            close = difflib.get_close_matches(str(value).lower(), names, n=1, cutoff=0.6)
+            hint = f": did you mean {close[0]}?" if close else ""
+            self.fail(
+                f"{_quoted(value)} is not one of {', '.join(names)}{hint}", param, ctx
+            )
 
 
 class GradeNames(_NamesType):

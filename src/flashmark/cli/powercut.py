@@ -13,7 +13,7 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.confirm import confirm_overwrite
-from flashmark.cli.output import stderr_console
+from flashmark.cli.output import quiet_option, stderr_console
 from flashmark.cli.params import SIZE, BoundedFloat, BoundedInt
 from flashmark.cli.tail import finish, history_to_save
 from flashmark.errors import ExitStatus, FlashmarkError, Interrupted, UsageError
@@ -203,6 +203,7 @@ def powercut_command() -> None:
 @click.option(
     "--json", "as_json", is_flag=True, help=f"Print the result document ({POWERCUT_SCHEMA})."
 )
+@quiet_option
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save the result to the history.")
 @debug_option
@@ -227,6 +228,7 @@ def run_command(
     host_down: bool,
     new_run: bool,
     as_json: bool,
+    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     debug: bool,
@@ -324,9 +326,9 @@ def run_command(
                 request, plan, roots=roots, progress=progress, recorder_for=_recorder_for(remote)
             )
         except PowercutStopped as stopped:
-            finish(POWERCUT, stopped.partial, history, as_json=as_json)
+            finish(POWERCUT, stopped.partial, history, as_json=as_json, quiet=quiet)
             raise _stopped_error(stopped) from stopped.cause
-    finished = finish(POWERCUT, result, history, as_json=as_json)
+    finished = finish(POWERCUT, result, history, as_json=as_json, quiet=quiet)
     finished.raise_problem()
     return finished.result
 
@@ -344,6 +346,7 @@ def run_command(
 @click.option(
     "--json", "as_json", is_flag=True, help=f"Print the result document ({POWERCUT_SCHEMA})."
 )
+@quiet_option
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save the result to the history.")
 @debug_option
@@ -353,6 +356,7 @@ def verify_command(
     token_file: Path | None,
     record_file: Path | None,
     as_json: bool,
+    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     debug: bool,
@@ -388,7 +392,7 @@ def verify_command(
             record_file=record_file,
             progress=progress,
         )
-    finished = finish(POWERCUT, result, history, as_json=as_json)
+    finished = finish(POWERCUT, result, history, as_json=as_json, quiet=quiet)
     finished.raise_problem()
     return finished.result
 

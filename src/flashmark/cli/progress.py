@@ -39,6 +39,7 @@ from rich.text import Text
 
 from flashmark.bench.jobs import PREPARE_JOB_NAME
 from flashmark.bench.plan import Plan
+from flashmark.cli.output import is_quiet
 from flashmark.units import KiB, MiB, format_duration, format_iops, format_rate
 
 _RATE_RE = re.compile(r"\b([rwt])=(\d+(?:\.\d+)?)([kKMGT]i?)?B/s")
@@ -117,17 +118,20 @@ def steps_of(plan: Plan) -> tuple[Step, ...]:
 
 
 class PlainProgress:
-    """For logs and CI: a line when a step starts and one when it ends."""
+    """For logs and CI: a line when a step starts and one when it ends; nothing at all with
+    --quiet (`prints_lines` False)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, quiet: bool = False) -> None:
         self._started = 0.0
         self._label = ""
+        self.prints_lines = not quiet
 
     def begin(self, step: str, number: int, total: int, expected_s: float | None) -> None:
         self._started = time.monotonic()
         self._label = f"[{number}/{total}] {step}"
         expected = f" (about {format_duration(expected_s)})" if expected_s else ""
-        print(f"{self._label}: running{expected}", file=sys.stderr, flush=True)
+        if self.prints_lines:
+            print(f"{self._label}: running{expected}", file=sys.stderr, flush=True)
 
     def update(
         self, fraction: float | None, status: str, *, left_s: float | None = None, then: str = ""
@@ -136,7 +140,8 @@ class PlainProgress:
 
     def end(self, step: str, summary: str) -> None:
         took = format_duration(time.monotonic() - self._started)
-        print(f"{self._label}: {summary} ({took})", file=sys.stderr, flush=True)
+        if self.prints_lines:
+            print(f"{self._label}: {summary} ({took})", file=sys.stderr, flush=True)
 
 
 class BarProgress:
@@ -309,7 +314,9 @@ def _eta_text(remaining: float | None) -> str:
 @contextmanager
 def progress_display(plan: Plan | None = None) -> Iterator[PlainProgress | BarProgress]:
     console = Console(file=sys.stderr)
-    if console.is_terminal:
+    if is_quiet():
+        yield PlainProgress(quiet=True)
+    elif console.is_terminal:
         with BarProgress(console, steps_of(plan) if plan is not None else ()) as bars:
             yield bars
     else:

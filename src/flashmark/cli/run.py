@@ -32,13 +32,14 @@ from flashmark.bench.render.cells import ramps_text
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
 from flashmark.cli.confirm import confirm_overwrite
-from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.cli.output import print_json, quiet_option, stderr_console, stdout_console
 from flashmark.cli.params import (
     GRADES,
     RAMP,
     RUNTIME,
     SIZE,
     WORKLOAD_SCALE,
+    Choice,
     stall_timeout_option,
 )
 from flashmark.cli.progress import progress_display
@@ -76,7 +77,7 @@ _SHORT_RUNTIME_S = 8
     "profile_name",
     default="quick",
     show_default=True,
-    type=click.Choice(list(PROFILES)),
+    type=Choice(list(PROFILES)),
     help="Which tests to run (`flashmark profiles`).",
 )
 @click.option(
@@ -116,6 +117,7 @@ _SHORT_RUNTIME_S = 8
     is_flag=True,
     help="Print the result document (flashmark.result/1) on stdout; progress on stderr.",
 )
+@quiet_option
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save this run to the history.")
 @click.option(
@@ -127,7 +129,7 @@ _SHORT_RUNTIME_S = 8
 @click.option(
     "--show-fio",
     is_flag=True,
-    help="Print the exact fio job files (on stderr) and exit without running them; each "
+    help="Print the exact fio job files (on stdout) and exit without running them; each "
     "can be run with `fio FILE` (a folder's jobs from inside the folder).",
 )
 @click.option(
@@ -174,6 +176,7 @@ def run_command(
     runtime_s: int | None,
     ramp_s: int | None,
     as_json: bool,
+    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     buffered: bool,
@@ -242,7 +245,7 @@ def run_command(
         if plan.area_note:
             console.print(f"note: {plan.area_note}", highlight=False)
         if show_fio:
-            _print_jobs(plan)
+            _print_jobs(plan, runner.log_folder)
             return
         # Before any test (and before asking to confirm): a result that could not be saved
         # would otherwise be measured for nothing.
@@ -258,7 +261,7 @@ def run_command(
 
     # The measured card's passport, from the history as it was before this run (read-only).
     result = dataclasses.replace(result, passport=_measured_card_passport(result, history, db_path))
-    finished = finish(RUN, result, history, as_json=as_json)
+    finished = finish(RUN, result, history, as_json=as_json, quiet=quiet)
     if stopped is not None:
         raise _stopped_error(stopped, finished.outcome, as_json)
     finished.raise_problem()
@@ -322,11 +325,10 @@ def _describe_plan(plan: Plan) -> None:
     settings, target = plan.settings, plan.target
     console.print(
         f"flashmark: {plan.profile.name} profile on {printable(target.folder or target.path)}: "
-        f"{_lengths(plan)}"
-        f"{' after preparing ' + format_size(settings.size_bytes) if plan.prepare else ''}"
-        f" (about {format_duration(plan.expected_seconds())} plus preparation)"
+        f"{_lengths(plan)}{_preparation(plan)}"
         f"{', then workloads ' + ', '.join(plan.workloads) if plan.workloads else ''}",
         highlight=False,
+        soft_wrap=True,
     )
     if plan.sustained_note is not None:
         console.print(f"flashmark: {plan.sustained_note}", highlight=False)
@@ -347,6 +349,22 @@ def _describe_plan(plan: Plan) -> None:
             "noisier figures, especially for sequential tests",
             highlight=False,
         )
+
+
+def _preparation(plan: Plan) -> str:
+    """The preparation as it will run, and the time known in advance: " after preparing 128
+    MiB (about 31s plus preparation)"; when the first tests write the area themselves, the
+    preparation writes only what they leave ("about 31s, plus writing what seq-write leaves
+    of the 128 MiB area"); a read-only run prepares nothing ("(about 22s)")."""
+    about = f"about {format_duration(plan.expected_seconds())}"
+    if not plan.prepare:
+        return f" ({about})"
+    size = format_size(plan.settings.size_bytes)
+    if plan.prepare_after == 0:
+        return f" after preparing {size} ({about} plus preparation)"
+    first = ", ".join(spec.name for spec in plan.tests[: plan.prepare_after])
+    leave = "leaves" if plan.prepare_after == 1 else "leave"
+    return f" ({about}, plus writing what {first} {leave} of the {size} area)"
 
 
 def _lengths(plan: Plan) -> str:
@@ -380,17 +398,21 @@ def _confirm_destruction(plan: Plan, yes: bool) -> None:
     )
 
 
-def _print_jobs(plan: Plan) -> None:
-    """The jobs exactly as a run would run them; nothing is run. A folder's jobs name the test
-    file relative to the folder (fio runs inside it), so each header says where to run them."""
+def _print_jobs(plan: Plan, log_folder: str) -> None:
+    """The jobs as a run would run them, on stdout (`> jobs.fio`); nothing is run. A folder's
+    jobs name the test file relative to the folder (fio runs inside it), so each header says
+    where to run them. A run writes fio's per-I/O logs to its own work folder, which is gone
+    once it ends: the printed jobs write them beside the test file, in the folder fio runs
+    in, so that `fio FILE` works as printed."""
     target = plan.target
     where = ""
     if target.kind is TargetKind.FILE and target.folder is not None:
         where = f"  (run it inside the folder: cd {_shell_quoted(target.folder)})"
+    out = sys.stdout
     for job in plan.all_jobs:
         print(
             f"# ---- {job.name}.fio{'  (run with --readonly)' if job.readonly else ''}{where}",
-            file=sys.stderr,
+            file=out,
         )
         if job.window_s is not None and job.window_s < plan.settings.runtime_s:
             print(
@@ -399,14 +421,15 @@ def _print_jobs(plan: Plan) -> None:
                 f"transfers, flashmark extends it by {job.name}-more1, ... (its windows "
                 f"pooled, up to {plan.settings.runtime_s} s in all) or runs it again with "
                 f"runtime={plan.settings.runtime_s} (or longer for {MIN_TRANSFERS} transfers)",
-                file=sys.stderr,
+                file=out,
             )
         if job.name == PREPARE_JOB_NAME and plan.prepare_after:
             print(
                 "# flashmark writes only what the tests before it did not (offset=, size=)",
-                file=sys.stderr,
+                file=out,
             )
-        print(job.text, file=sys.stderr)
+        # "write_iops_log=/tmp/flashmark-fio-.../seq-write" -> "write_iops_log=seq-write"
+        print(job.text.replace(f"={log_folder}/", "="), file=out)
 
 
 def _shell_quoted(path: str) -> str:

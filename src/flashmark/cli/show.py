@@ -9,6 +9,7 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.saved import FILE_FORMATS, RUN_ID, load_entries, render_entries
+from flashmark.cli.tail import print_verdict, verdict_line
 from flashmark.errors import UsageError
 from flashmark.kinds.registry import kind_named
 
@@ -47,4 +48,7 @@ def show_command(
         click.echo(render_entries([entry], format_name, "use --format json or table"), nl=False)
     else:
         kind = kind_named(entry.kind)
-        stdout_console().print(kind.terminal(kind.from_document(entry.document)))
+        result = kind.from_document(entry.document)
+        console = stdout_console()
+        console.print(kind.terminal(result))
+        print_verdict(console, verdict_line(kind, result))

@@ -14,7 +14,7 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
-from flashmark.cli.output import stderr_console
+from flashmark.cli.output import quiet_option, stderr_console
 from flashmark.cli.params import SIZE, BoundedInt, stall_timeout_option
 from flashmark.cli.progress import BarProgress, PlainProgress, progress_display
 from flashmark.cli.tail import (
@@ -100,6 +100,7 @@ _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
     is_flag=True,
     help=f"Print the result document ({SURFACE_SCHEMA}) on stdout; progress on stderr.",
 )
+@quiet_option
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save the result to the history.")
 @stall_timeout_option
@@ -113,6 +114,7 @@ def surface_command(
     size_limit: int | None,
     resume: bool,
     as_json: bool,
+    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     stall_timeout_s: float,
@@ -180,7 +182,8 @@ def surface_command(
         _confirm(plan, yes)
     _announce(plan, previous)
     stop: ScanStopped | None = None
-    phases = 1 + (write and (previous is None or previous.state.phase == "write"))
+    # A folder scan always writes (plan.write), a device scan with --destructive.
+    phases = 1 + (plan.write and (previous is None or previous.state.phase == "write"))
     # A device scan can be resumed: it is kept in the history as it goes (a folder's files
     # are removed when it stops, so there is nothing to resume).
     checkpoints = _Checkpoints(history) if history is not None and plan.kind == DEVICE else None
@@ -198,8 +201,11 @@ def surface_command(
             )
         except ScanStopped as stopped:
             stop, result = stopped, stopped.partial
+            progress.close("stopped")
     replacing = checkpoints.id if checkpoints else None
-    finished = finish(SURFACE, result, history, as_json=as_json, replacing=replacing)
+    finished = finish(
+        SURFACE, result, history, as_json=as_json, quiet=quiet, replacing=replacing
+    )
     if stop is not None:
         raise _stopped_error(stop, plan, finished.saved_id)
     finished.raise_problem()
@@ -300,8 +306,10 @@ def _progress(phases: int) -> Iterator[_PhaseProgress]:
         adapter = _PhaseProgress(display, phases)
         try:
             yield adapter
-        finally:
-            adapter.close()
+        except BaseException:
+            adapter.close("stopped")
+            raise
+        adapter.close()
 
 
 class _PhaseProgress:
@@ -343,14 +351,16 @@ class _PhaseProgress:
         # The read pass after a write pass: its length is known only once it runs.
         then = _STEPS["read"] if phase == "write" and self._number < self._phases else ""
         self._display.update(done / total if total else 1.0, status, left_s=left, then=then)
-        if isinstance(self._display, PlainProgress) and now - self._last_line >= _PLAIN_EVERY_S:
+        plain = isinstance(self._display, PlainProgress) and self._display.prints_lines
+        if plain and now - self._last_line >= _PLAIN_EVERY_S:
             self._last_line = now
             eta = f", about {format_duration(left)} left" if left is not None else ""
             print(f"  {_STEPS.get(phase, phase)}: {status}{eta}", file=sys.stderr, flush=True)
 
-    def close(self) -> None:
+    def close(self, how: str = "done") -> None:
+        """End the running pass's step: "done", or "stopped" when the scan stopped in it."""
         if self._phase is not None:
-            self._display.end(_STEPS.get(self._phase, self._phase), "done")
+            self._display.end(_STEPS.get(self._phase, self._phase), how)
             self._phase = None
 
 

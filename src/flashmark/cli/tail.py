@@ -1,6 +1,7 @@
 """The shared tail of every measuring command: check the history before measuring; after,
-save the result, print its JSON document or render it, and say where it is (`finish`). When the
-save fails (the database changed in between), the result is kept anyway.
+save the result, print its JSON document or render it, and end with its verdict line, the
+answer to the question the command was asked and where it was saved (`finish`). When the save
+fails (the database changed in between), the result is kept anyway.
 
 A kept result is printed by the command as usual, written to a recovery file
 (flashmark.history.recovery.keep_unsaved) and reported as ResultNotSaved (exit 7) with the file's
@@ -16,6 +17,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
+
+from rich.console import Console
+from rich.text import Text
 
 from flashmark.cli.output import OutputFailed, print_json, stderr_console, stdout_console
 from flashmark.codec import to_text
@@ -194,19 +198,34 @@ class Finished(Generic[R]):
             raise self.outcome.problem
 
 
+def verdict_line(kind: ResultKind[R], result: R, saved_id: int | None = None) -> str:
+    """'verdict: A1 pass, A2 fail (...); saved as #3': the kind's summary of the result (the
+    same text as its document's "summary"), and the id it was saved as."""
+    saved = "" if saved_id is None else f"; saved as #{saved_id}"
+    return f"verdict: {kind.summary(result)}{saved}"
+
+
+def print_verdict(console: Console, line: str) -> None:
+    """The verdict line as one line of output whatever the width (a terminal wraps it for the
+    eye; `tail -1` still gets it whole), no markup read in it."""
+    console.print(Text(line), soft_wrap=True, highlight=False)
+
+
 def finish(
     kind: ResultKind[R],
     result: R,
     history: History | None,
     *,
     as_json: bool,
+    quiet: bool = False,
     replacing: int | None = None,
 ) -> Finished[R]:
     """Save `result` (in place of the checkpoint `replacing`), then print its document with
-    --json or render it for the terminal, followed on stderr by the id it was saved as. When
-    neither the history nor a recovery file took it, the printed document is its only copy and
-    the save's problem says so (print_only_copy); a stdout that refuses the output is one line
-    that says where the result is (printing_result)."""
+    --json or render it for the terminal, ending with its verdict line (verdict_line: on
+    stderr after a JSON document; alone with --quiet). When neither the history nor a recovery
+    file took it, the printed document is its only copy and the save's problem says so
+    (print_only_copy); a stdout that refuses the output is one line that says where the result
+    is (printing_result)."""
     document = kind.to_document(result)
     outcome = None
     if history is not None:
@@ -214,15 +233,17 @@ def finish(
         if outcome.id is not None:
             result = replace(result, id=outcome.id)  # type: ignore[type-var]
             document = kind.to_document(result)
+    line = verdict_line(kind, result, None if outcome is None else outcome.id)
     with printing_result(document, outcome):
         if as_json:
             print_json(document)
+            if not quiet:
+                print_verdict(stderr_console(), line)
+        elif quiet:
+            print_verdict(stdout_console(), line)
         else:
-            stdout_console().print(kind.terminal(result))
-            if outcome is not None and outcome.id is not None:
-                stderr_console().print(
-                    f"saved as result {outcome.id} (`flashmark show {outcome.id}`)",
-                    highlight=False,
-                )
+            console = stdout_console()
+            console.print(kind.terminal(result))
+            print_verdict(console, line)
         print_only_copy(outcome, document, json_on_stdout=as_json)
     return Finished(result, document, outcome)

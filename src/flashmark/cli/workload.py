@@ -10,7 +10,8 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import clean_at_start
-from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE
+from flashmark.cli.output import quiet_option
+from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE, Choice
 from flashmark.cli.progress import progress_display
 from flashmark.cli.tail import (
     finish,
@@ -29,7 +30,7 @@ _ALL = "all"
 
 
 @click.command("workload")
-@click.argument("name", type=click.Choice([*WORKLOAD_NAMES, _ALL]), metavar="NAME")
+@click.argument("name", type=Choice([*WORKLOAD_NAMES, _ALL]), metavar="NAME")
 @click.argument("target", default=".", metavar="[TARGET]", type=click.Path(path_type=Path))
 @click.option(
     "--scale",
@@ -52,6 +53,7 @@ _ALL = "all"
 @click.option(
     "--json", "as_json", is_flag=True, help=f"Print a {SCHEMA} document on stdout."
 )
+@quiet_option
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save this result to the history.")
 @debug_option
@@ -61,6 +63,7 @@ def workload_command(
     scale: float,
     interval_s: float,
     as_json: bool,
+    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     debug: bool,
@@ -94,4 +97,4 @@ def workload_command(
         )
         display.end(", ".join(names), "done")
     result = workload_run(results, target, scale, started, time.time())
-    finish(WORKLOADS, result, history, as_json=as_json).raise_problem()
+    finish(WORKLOADS, result, history, as_json=as_json, quiet=quiet).raise_problem()

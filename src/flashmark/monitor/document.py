@@ -8,12 +8,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from flashmark import __version__
-from flashmark.codec import Codec, Defaults, document
+from flashmark.codec import Codec, Defaults, document, written
 from flashmark.monitor.series import EARLIER as SERIES_EARLIER
 from flashmark.monitor.series import MonitorSample, MonitorSeries, MonitorSummary
+from flashmark.monitor.summary import recording_summary
 
 # `monitor --json` and the history's monitor recordings (docs/workloads.md).
-#   1: first version.
+#   1: first version. Later additions a 1-reader can ignore: "summary_line" (the recording's
+#      answer in one line, the terminal's `verdict:` line, flashmark.monitor.summary; written,
+#      never read back; "summary" has been the totals since version 1).
 SCHEMA = "flashmark.monitor/1"
 
 
@@ -40,6 +43,12 @@ class MonitorRecording:
     @property
     def label(self) -> str:
         return " ".join(self.command) or "live"
+
+    @property
+    @written(before="flashmark_version", key="summary_line")
+    def summary_line(self) -> str:
+        """The recording's answer in one line (flashmark.monitor.summary)."""
+        return recording_summary(self)
 
     def with_id(self, result_id: int) -> MonitorRecording:
         return replace(self, id=result_id)

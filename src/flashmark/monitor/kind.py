@@ -47,6 +47,7 @@ MONITOR: ResultKind[MonitorRecording] = ResultKind(
     from_document=from_document,
     listing=lambda result: Listing(result.device, result.label),
     terminal=_terminal,
+    summary=lambda recording: recording.summary_line,
     markdown=_markdown,
     csv=_csv,
     html=_html,

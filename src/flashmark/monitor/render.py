@@ -71,7 +71,8 @@ def summary_rows(result: MonitorRecording) -> list[tuple[str, str, str]]:
 
 
 def summary_sentences(result: MonitorRecording) -> list[str]:
-    """The mix, the verdict and how the command ended, a sentence each."""
+    """The mix, its pattern (bound by random writes or not) and how the command ended, a
+    sentence each; the answer line (the verdict) ends the command."""
     summary = result.summary
     sentences = []
     if summary.write_share_ops is not None:
@@ -82,7 +83,7 @@ def summary_sentences(result: MonitorRecording) -> list[str]:
             f"{summary.write_share_bytes or 0:.0%} of bytes were writes; device busy "
             f"{busy}, mean queue {queue}."
         )
-    sentences.append(f"Verdict: {summary.verdict}.")
+    sentences.append(f"Pattern: {summary.verdict}.")
     if result.exit_status is not None:
         sentences.append(_status_sentence(result.exit_status))
     return sentences
@@ -196,7 +197,6 @@ def recordings_section(results: Sequence[MonitorRecording]) -> HtmlSection:
                 _name(result, index),
                 f"{_name(result, index)} {result.device}",
                 _anchor(result, index),
-                f"monitor: {result.summary.verdict}",
             )
             for index, result in enumerate(results)
         ),

@@ -79,7 +79,7 @@ def opened(node: str, *, write: bool) -> Iterator[int]:
         fd = os.open(node, flags)
     except PermissionError:
         raise TargetPermissionDenied(
-            f"{node}: permission denied (a power-cut test needs root)"
+            f"{node}: permission denied: a power-cut test needs root (sudo)"
         ) from None
     except OSError as error:
         raise TargetError(f"{node}: cannot open the device: {error.strerror}") from None

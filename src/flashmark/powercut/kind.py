@@ -10,6 +10,7 @@ from flashmark.powercut.result import (
     POWERCUT_SCHEMA,
     PowercutResult,
     from_document,
+    powercut_summary,
     to_document,
 )
 from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
@@ -69,6 +70,7 @@ POWERCUT: ResultKind[PowercutResult] = ResultKind(
     from_document=from_document,
     listing=lambda result: Listing(result.target.path, result.verdict),
     terminal=_terminal,
+    summary=powercut_summary,
     markdown=_markdown,
     csv=_csv,
     html=_html,

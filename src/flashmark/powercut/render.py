@@ -16,12 +16,11 @@ from rich.table import Table
 from rich.text import Text
 
 from flashmark.markdown import bullets, escape_inline, fenced, markdown_table
-from flashmark.powercut.result import RAW, CycleResult, PowercutResult
+from flashmark.powercut.result import RAW, CycleResult, PowercutResult, powercut_summary
 from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection
 from flashmark.spreadsheet import text_cell
 from flashmark.units import format_size
 
-_VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "uncertain": "bold yellow"}
 _COLUMNS = (
     "cycle",
     "cut at",
@@ -67,7 +66,6 @@ def describe_lines(result: PowercutResult) -> list[str]:
 
 def render_powercut(result: PowercutResult) -> RenderableType:
     parts: list[RenderableType] = [
-        Text(result.summary, style=_VERDICT_STYLE.get(result.verdict, "")),
         Text("\n".join(describe_lines(result))),
     ]
     if result.cycles:
@@ -122,7 +120,7 @@ def powercuts_to_markdown(results: Sequence[PowercutResult]) -> str:
         title = f"Power-cut test {result.id}" if result.id else "Power-cut test"
         out.append(f"### {title}: {escape_inline(result.target.path)}")
         out.append("")
-        out.append(f"**{escape_inline(result.summary)}**")
+        out.append(f"**verdict: {escape_inline(powercut_summary(result))}**")
         out.append("")
         out.extend(fenced(describe_lines(result)))
         out.append("")
@@ -215,7 +213,7 @@ def powercuts_section(results: Sequence[PowercutResult]) -> HtmlSection:
 
 def _entry(result: PowercutResult, index: int) -> HtmlEntry:
     name = _name(result, index)
-    return HtmlEntry(name, f"{name} {result.target.path}", _anchor(result, index), result.summary)
+    return HtmlEntry(name, f"{name} {result.target.path}", _anchor(result, index))
 
 
 def _name(result: PowercutResult, index: int) -> str:
@@ -271,7 +269,7 @@ def _card(result: PowercutResult, index: int) -> Markup:
         f"{_name(result, index)}: {result.target.path}",
         _VERDICT_CLASS.get(result.verdict, "na"),
         result.verdict,
-        result.summary,
+        powercut_summary(result),
         facts,
         table,
         Markup('<ul class="note">{}</ul>').format(notes) if result.notes else Markup(""),

@@ -6,7 +6,8 @@ document's shape is these classes' fields, plus "schema" first and "id" once sav
 earlier version wrote fewer).
 
 Schema history (docs/powercut.md, "The result"):
-  flashmark.powercut/1: first version.
+  flashmark.powercut/1: first version. "summary" began with "verdict: " until it became the
+    text of the terminal's `verdict:` line; readers take that prefix off (powercut_summary).
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ class PowercutResult:
     flushed_bytes_lost: int  # over all cycles
     verdict: str  # VERDICTS
     loss_rate_upper_95: float  # one-sided Clopper-Pearson bound on losses per cut
-    summary: str  # one line, the verdict first
+    summary: str  # one line, the verdict first (powercut_summary reads it)
     started_at: str
     finished_at: str
     duration_s: float
@@ -125,6 +126,12 @@ class PowercutResult:
 
     def with_id(self, result_id: int) -> PowercutResult:
         return replace(self, id=result_id)
+
+
+def powercut_summary(result: PowercutResult) -> str:
+    """The test's answer in one line, "pass — 6 cycles, ...": its "summary", which documents
+    written before the verdict line began with "verdict: " themselves."""
+    return result.summary.removeprefix("verdict: ")
 
 
 def _check(result: PowercutResult) -> None:

@@ -35,20 +35,20 @@ def judge(cycles: Sequence[CycleResult], record_bytes: int) -> Judgement:
     bound = loss_rate_upper_bound(len(failed), len(tested), CONFIDENCE)
     rate = f"loss rate < {_percent_up(bound)} at {CONFIDENCE:.0%}"
     if failed:
-        return Judgement("fail", bound, f"verdict: fail — {_failure(failed, cycles)}")
+        return Judgement("fail", bound, f"fail — {_failure(failed, cycles)}")
     count = _cycles(len(cycles))
     if len(tested) >= PASS_CUTS:
-        summary = f"verdict: pass — {count}, nothing acknowledged was lost ({rate})"
+        summary = f"pass — {count}, nothing acknowledged was lost ({rate})"
         if len(tested) < len(cycles):
             summary += f"; {len(cycles) - len(tested)} cut before any flush tested nothing"
         return Judgement("pass", bound, summary)
     if not tested:
         why = "no cut came after an acknowledged flush" if cycles else "no cut was checked"
-        return Judgement("uncertain", bound, f"verdict: uncertain — {count}: {why}")
+        return Judgement("uncertain", bound, f"uncertain — {count}: {why}")
     return Judgement(
         "uncertain",
         bound,
-        f"verdict: uncertain — {count}, nothing acknowledged was lost, too few cuts to tell "
+        f"uncertain — {count}, nothing acknowledged was lost, too few cuts to tell "
         f"({rate}; {PASS_CUTS} cuts after a flush bound it below {PASS_BELOW:.0%})",
     )
 

@@ -47,11 +47,17 @@ def render_history(entries: Sequence[HistoryEntry]) -> RenderableType:
         ("grades passed", "left"),
         ("time", "right"),
     ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        # A long label (a monitored command) is cut to a line: `flashmark show ID` has it.
+        table.add_column(
+            column,
+            justify=justify,  # type: ignore[arg-type]
+            no_wrap=column in ("date (UTC)", "profile"),
+            max_width=18 if column == "profile" else None,
+        )
     for entry in entries:
         table.add_row(
             str(entry.id),
-            entry.created_at.replace("T", " ")[:19],
+            entry.created_at.replace("T", " ")[:16],
             entry.kind,
             entry.target,
             entry.label,
@@ -75,9 +81,23 @@ def _headline_cells(entry: HistoryEntry) -> list[str]:
 
     seq = f"{figure('seq-read', 'read', 'bw_bytes')}/{figure('seq-write', 'write', 'bw_bytes')}"
     rand = f"{figure('rand-read-4k', 'read', 'iops')}/{figure('rand-write-4k', 'write', 'iops')}"
-    passed = [name for name, grade in document.get("grades", {}).items() if grade.get("pass")]
     seconds = _duration(document.get("started_at"), document.get("finished_at"))
-    return [seq, rand, ",".join(passed) or "none", seconds]
+    return [seq, rand, _grades_answer(document), seconds]
+
+
+def _grades_answer(document: Mapping[str, Any]) -> str:
+    """'A1,C10,U1'; 'none' when none passed; 'not judged (read-only)' when no grade could be
+    judged (a read-only device run; a profile without the tests they read: 'not judged')."""
+    grades = document.get("grades", {})
+    passed = [name for name, grade in grades.items() if grade.get("pass")]
+    if passed:
+        return ",".join(passed)
+    judged = any(grade.get("verdict", grade.get("pass")) is not None for grade in grades.values())
+    if judged:
+        return "none"
+    settings, target = document.get("settings", {}), document.get("target", {})
+    read_only = target.get("kind") == "device" and not settings.get("destructive")
+    return "not judged (read-only)" if read_only else "not judged"
 
 
 def _duration(started: str | None, finished: str | None) -> str:

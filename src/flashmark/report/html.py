@@ -52,11 +52,21 @@ class KindResults:
 
 
 @dataclass(frozen=True)
+class OverviewEntry:
+    """One result in a card's overview: its kind's name, its entry, and its answer in one line
+    (the kind's `summary`, the same line its command ended with)."""
+
+    kind: str
+    entry: HtmlEntry
+    answer: str
+
+
+@dataclass(frozen=True)
 class CardGroup:
     """One card in the page's overview and the results that name it, of every kind."""
 
     name: str  # the card as people read it; "" for the results that name no card
-    entries: tuple[tuple[str, HtmlEntry], ...]  # (kind's name, the result's entry)
+    entries: tuple[OverviewEntry, ...]
 
 
 def render_html_report(runs: Sequence[Any], references: Sequence[ReferenceDevice] = ()) -> str:
@@ -114,15 +124,17 @@ def render_report(
 def _card_groups(drawn: Sequence[tuple[KindResults, HtmlSection]]) -> tuple[CardGroup, ...]:
     """The results by the card they name, cards in the order first named; the results that
     name none last, together."""
-    named: dict[str, tuple[str, list[tuple[str, HtmlEntry]]]] = {}
-    unnamed: list[tuple[str, HtmlEntry]] = []
+    named: dict[str, tuple[str, list[OverviewEntry]]] = {}
+    unnamed: list[OverviewEntry] = []
     for section, html in drawn:
+        kind = section.kind
         for result, entry in zip(section.results, html.entries, strict=True):
-            card = section.kind.card(result) if section.kind.card is not None else None
+            listed = OverviewEntry(kind.name, entry, kind.summary(result))
+            card = kind.card(result) if kind.card is not None else None
             if card is None:
-                unnamed.append((section.kind.name, entry))
+                unnamed.append(listed)
                 continue
-            named.setdefault(card.key, (card.name, []))[1].append((section.kind.name, entry))
+            named.setdefault(card.key, (card.name, []))[1].append(listed)
     groups = [CardGroup(name, tuple(members)) for name, members in named.values()]
     if unnamed:
         groups.append(CardGroup("", tuple(unnamed)))

@@ -124,6 +124,10 @@ def estimate_cache(points: Sequence[tuple[int, int]]) -> CacheEstimate | None:
         return no_cache
     # (counted from the first point: the bytes written before it, the ramp, come first)
     cache = points[0][0] + (first.intercept - second.intercept) / (second.slope - first.slope)
+    if not points[0][0] < cache < points[-1][0]:
+        # The lines cross outside what was written: no fall-off inside the pass (a short
+        # pass of a folder's files, a few requests faster at its end), not a cache.
+        return no_cache
     burst, sustained = 1 / first.slope, 1 / second.slope
     return CacheEstimate(
         found=True,

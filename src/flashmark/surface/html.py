@@ -25,7 +25,7 @@ from flashmark.result_kind import (
 )
 from flashmark.surface.render import summary_lines
 from flashmark.surface.result import SurfaceResult
-from flashmark.units import MB, GiB, MiB, format_rate, format_size, mb_per_s
+from flashmark.units import MB, GiB, MiB, format_size, mb_per_s
 
 # The chart's coordinates (viewBox units) and its text size: the SVG scales to its column, so
 # 15 units read as about 10 px on a 360 px phone (the chart in its card about 290 px wide) and
@@ -60,28 +60,9 @@ def surfaces_section(results: Sequence[SurfaceResult]) -> HtmlSection:
     )
 
 
-def scan_answer(result: SurfaceResult) -> str:
-    """What the scan found, in one line: the passes' averages and what read back as written."""
-    parts = []
-    for name, done in (("write", result.write), ("read", result.read)):
-        if done is not None and done.bw_bytes is not None:
-            parts.append(f"{name} {format_rate(done.bw_bytes)} average")
-    integrity = result.integrity
-    if result.settings.verify:
-        parts.append(
-            f"{format_size(integrity.verified_bytes)} read back as written, "
-            f"{format_size(integrity.mismatched_bytes)} mismatched, "
-            f"{format_size(integrity.unreadable_bytes)} unreadable"
-        )
-    else:
-        parts.append(f"{format_size(integrity.unreadable_bytes)} unreadable (read only)")
-    state = "" if result.complete else "INCOMPLETE: "
-    return f"surface scan: {state}" + "; ".join(parts)
-
-
 def _entry(result: SurfaceResult, index: int) -> HtmlEntry:
     name = _name(result, index)
-    return HtmlEntry(name, _short(result, index), _anchor(result, index), scan_answer(result))
+    return HtmlEntry(name, _short(result, index), _anchor(result, index))
 
 
 def _name(result: SurfaceResult, index: int) -> str:

@@ -59,6 +59,7 @@ SURFACE: ResultKind[SurfaceResult] = ResultKind(
     from_document=from_document,
     listing=lambda scan: Listing(scan.target.given, scan.label),
     terminal=_terminal,
+    summary=lambda scan: scan.summary,
     markdown=_markdown,
     csv=_csv,
     html=_html,

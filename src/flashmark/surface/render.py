@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -28,7 +28,7 @@ MAX_RANGES_SHOWN = 20
 
 def _kind_text(kind: str, source: int | None) -> str:
     if kind == "aliased" and source is not None:
-        return f"aliased: holds the data written at {source}"
+        return f"aliased: holds the data written at {_place(source)}"
     return {
         "zeros": "zeros: the write was dropped",
         "erased": "erased (0xFF): the write was dropped",
@@ -53,10 +53,13 @@ def summary_lines(result: SurfaceResult) -> list[str]:
     ]
     if target.device is not None:
         lines.append(f"device   {target.device}")
+    slices = result.slices
     if result.write is not None:
-        lines.append(f"write    {_pass_line(result.write.bw_bytes, result.write.bytes)}")
+        slowest = _slowest(s.write_bw_bytes for s in slices)
+        lines.append(f"write    {_pass_line(result.write.bw_bytes, result.write.bytes, slowest)}")
     if result.read is not None:
-        lines.append(f"read     {_pass_line(result.read.bw_bytes, result.read.bytes)}")
+        slowest = _slowest(s.read_bw_bytes for s in slices)
+        lines.append(f"read     {_pass_line(result.read.bw_bytes, result.read.bytes, slowest)}")
     cache = result.cache
     if cache is not None and cache.found and cache.bytes is not None:
         lines.append(
@@ -86,15 +89,28 @@ def summary_lines(result: SurfaceResult) -> list[str]:
         # Writing again needs the flag that allows it (cli/surface.py refuses it otherwise).
         again = " --destructive" if result.state.phase == "write" else ""
         lines.append(
-            f"stopped  {why}, in the {result.state.phase} phase at offset "
-            f"{result.state.next_offset}: `flashmark surface {target.given}{again} --resume` "
-            "continues"
+            f"stopped  {why}, in the {result.state.phase} phase at "
+            f"{_place(result.state.next_offset)}: "
+            f"`flashmark surface {target.given}{again} --resume` continues"
         )
     return lines
 
 
-def _pass_line(rate: float | None, size: int) -> str:
-    return f"{_rate(rate)} average over {format_size(size)}"
+def _pass_line(rate: float | None, size: int, slowest: float | None) -> str:
+    """'40.0 MB/s average over 511 MiB, slowest slice 38.2 MB/s': the headline is the average
+    and the slowest part; a slice faster than the device (a burst the host delivered late)
+    is no headline."""
+    text = f"{_rate(rate)} average over {format_size(size)}"
+    return text if slowest is None else f"{text}, slowest slice {_rate(slowest)}"
+
+
+def _slowest(rates: Iterable[float | None]) -> float | None:
+    return min((rate for rate in rates if rate is not None), default=None)
+
+
+def _place(offset: int) -> str:
+    """An offset for people: '384 MiB', '0'."""
+    return format_size(offset) if offset else "0"
 
 
 def _rate(rate: float | None) -> str:
@@ -159,13 +175,13 @@ def render_surface(result: SurfaceResult) -> RenderableType:
     spark: list[str] = []
     if result.write is not None:
         line = sparkline([s.write_bw_bytes for s in slices])
-        spark.append(f"write MB/s {line}  max {_max_mb(s.write_bw_bytes for s in slices)}")
+        spark.append(f"write MB/s {line}  {_spark_scale(result.write.bw_bytes, line)}")
         marker = cliff_marker(result)
         if marker:
             spark.append(" " * 11 + marker)
     if result.read is not None:
         line = sparkline([s.read_bw_bytes for s in slices])
-        spark.append(f"read MB/s  {line}  max {_max_mb(s.read_bw_bytes for s in slices)}")
+        spark.append(f"read MB/s  {line}  {_spark_scale(result.read.bw_bytes, line)}")
     if spark:
         parts.append(Text("\n".join(spark)))
     parts.append(_parts_table(result))
@@ -179,7 +195,7 @@ def render_surface(result: SurfaceResult) -> RenderableType:
             Text(
                 "slow requests: "
                 + "; ".join(
-                    f"{name} at {o.offset} {format_latency_ns(o.latency_ns)}"
+                    f"{name} at {_place(o.offset)} {format_latency_ns(o.latency_ns)}"
                     for name, o in outliers[:8]
                 ),
                 style="yellow",
@@ -190,9 +206,10 @@ def render_surface(result: SurfaceResult) -> RenderableType:
     return Group(*parts)
 
 
-def _max_mb(values: object) -> str:
-    present = [v for v in values if v is not None]  # type: ignore[attr-defined]
-    return f"{mb_per_s(max(present)):.1f}" if present else "-"
+def _spark_scale(average: float | None, line: str) -> str:
+    """What the sparkline says in figures: the pass's average (its slowest slice is in the
+    summary above)."""
+    return "" if average is None or not line.strip() else f"average {mb_per_s(average):.1f}"
 
 
 def _parts_table(result: SurfaceResult) -> Table:
@@ -229,11 +246,13 @@ def _mb(rate: float | None) -> str:
 def _ranges_table(result: SurfaceResult) -> RenderableType:
     ranges = result.integrity.ranges
     table = Table(header_style="bold", title="not as written", title_justify="left")
-    table.add_column("offset", justify="right")
-    table.add_column("bytes", justify="right")
+    table.add_column("from", justify="right")
+    table.add_column("size", justify="right")
     table.add_column("what")
     for found in ranges[:MAX_RANGES_SHOWN]:
-        table.add_row(str(found.start), str(found.length), _kind_text(found.kind, found.source))
+        table.add_row(
+            _place(found.start), format_size(found.length), _kind_text(found.kind, found.source)
+        )
     if len(ranges) <= MAX_RANGES_SHOWN:
         return table
     more = Text(f"... and {len(ranges) - MAX_RANGES_SHOWN} more ranges (--format json has all)")

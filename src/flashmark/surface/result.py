@@ -9,7 +9,8 @@ Schema history (docs/surface.md):
     "target": "device" (the probed device in one line) and "identity" (its CID, else its
     serial number; what --resume compares), null when unknown or in older documents;
     "write"/"read": "flushes" and "flush_ns" (the write pass's flushes, every 2 s of writing;
-    0 in older documents).
+    0 in older documents); "summary" (the scan's answer in one line, the terminal's `verdict:`
+    line, flashmark.surface.summary: written, never read back).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from flashmark.codec import Codec, Defaults, document, written
 from flashmark.surface.cache import CacheEstimate
 from flashmark.surface.pattern import MISMATCH_KINDS, Kind, Range
+from flashmark.surface.summary import scan_summary
 
 SURFACE_SCHEMA = "flashmark.surface/1"
 NS_PER_S = 1_000_000_000
@@ -158,6 +160,12 @@ class SurfaceResult:
     state: ResumeState  # phase "done" when complete
     warnings: tuple[str, ...] = field(default=())
     id: int | None = field(default=None, metadata=document(omit_none=True))
+
+    @property
+    @written(before="flashmark_version")
+    def summary(self) -> str:
+        """The scan's answer in one line (flashmark.surface.summary)."""
+        return scan_summary(self)
 
     @property
     @written(before="write")

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashmark.errors import UnsafeDevice
+from flashmark.errors import TargetPermissionDenied, UnsafeDevice
 from flashmark.system.device_stack import (
     DeviceStack,
     FileIdentity,
@@ -174,6 +174,11 @@ def _claim(node: str, member: StackMember, claimer: Claimer) -> Callable[[], Non
             )
             raise UnsafeDevice(
                 f"refusing to write to {node}: {_sentence(member.route, why)}"
+            ) from None
+        if error.errno in (errno.EACCES, errno.EPERM):
+            # Not a device in use: one this user may not open (say so as `run` does).
+            raise TargetPermissionDenied(
+                f"{member.label}: permission denied: writing a device needs root (sudo)"
             ) from None
         why = f"cannot be held unused during the run (O_EXCL open failed: {error.strerror})"
         raise UnsafeDevice(f"refusing to write to {node}: {_sentence(member.route, why)}") from None

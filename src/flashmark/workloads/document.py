@@ -9,14 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from flashmark import __version__
-from flashmark.codec import Codec, Defaults, document
+from flashmark.codec import Codec, Defaults, document, written
 from flashmark.monitor.series import EARLIER as MONITOR_EARLIER
 from flashmark.workloads.packages import DEFAULT_SEED
 from flashmark.workloads.result import EARLIER as RESULT_EARLIER
 from flashmark.workloads.result import WorkloadResult
+from flashmark.workloads.summary import workloads_summary
 
 # `workload --json` and the history's workload results (docs/workloads.md).
-#   1: first version.
+#   1: first version. Later additions a 1-reader can ignore: "summary" (the run's answer in
+#      one line, the terminal's `verdict:` line, flashmark.workloads.summary; written, never
+#      read back).
 SCHEMA = "flashmark.workloads/1"
 
 
@@ -36,6 +39,12 @@ class WorkloadRun:
     @property
     def label(self) -> str:
         return "+".join(result.name for result in self.workloads)
+
+    @property
+    @written(before="flashmark_version")
+    def summary(self) -> str:
+        """The run's answer in one line (flashmark.workloads.summary)."""
+        return workloads_summary(self)
 
     def with_id(self, result_id: int) -> WorkloadRun:
         return replace(self, id=result_id)

@@ -45,6 +45,7 @@ WORKLOADS: ResultKind[WorkloadRun] = ResultKind(
     from_document=from_document,
     listing=lambda result: Listing(result.target, result.label),
     terminal=_terminal,
+    summary=lambda run: run.summary,
     markdown=_markdown,
     csv=_csv,
     html=_html,

@@ -17,8 +17,11 @@ from flashmark.monitor.render import describe_activity
 from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, short_target
 from flashmark.spreadsheet import text_cell
 from flashmark.units import (
+    MB,
+    KiB,
     format_duration,
     format_size,
+    mb_per_s,
 )
 from flashmark.workloads.document import WorkloadRun
 from flashmark.workloads.result import WorkloadResult
@@ -61,23 +64,24 @@ def render_workloads(results: Sequence[WorkloadResult]) -> RenderableType:
             continue
         parts.append(Text(f"{result.name} by phase ({result.description}):", style="bold"))
         phases = Table(show_edge=False)
-        for column in ("phase", "seconds", "tps", "r/s", "w/s", "kB_read/s", "kB_wrtn/s",
-                       "kB_read", "kB_wrtn", "areq-sz kB"):  # fmt: skip
+        for column in ("phase", "seconds", "requests/s", "reads/s", "writes/s", "read MB/s",
+                       "write MB/s", "read MB", "written MB", "request KiB"):  # fmt: skip
             phases.add_column(column, justify="right")
         for phase in result.monitor.phases:
             s = phase.summary
             request = (s.read_bytes + s.write_bytes) / max(1, s.read_ios + s.write_ios)
             phases.add_row(
                 phase.name, f"{s.seconds:.1f}", f"{s.iops:.1f}", f"{s.read_iops:.1f}",
-                f"{s.write_iops:.1f}", f"{s.read_bps / 1024:.1f}", f"{s.write_bps / 1024:.1f}",
-                f"{s.read_bytes // 1024}", f"{s.write_bytes // 1024}", f"{request / 1024:.1f}",
+                f"{s.write_iops:.1f}", f"{mb_per_s(s.read_bps):.1f}",
+                f"{mb_per_s(s.write_bps):.1f}", f"{s.read_bytes / MB:.1f}",
+                f"{s.write_bytes / MB:.1f}", f"{request / KiB:.1f}",
             )  # fmt: skip
         parts.append(phases)
     total = sum(r.seconds or 0.0 for r in results)
     parts.append(
         Text(
-            "kB = 1024 bytes, as in iostat; tps = requests completed per second. "
-            f"Timed total {format_duration(total)}."
+            "MB = 10^6 bytes, KiB = 1024 bytes; requests/s: completed per second, as iostat's "
+            f"tps. Timed total {format_duration(total)}."
         )
     )
     return Group(*parts)
@@ -92,12 +96,6 @@ def _name(run: WorkloadRun, index: int) -> str:
 
 def _anchor(run: WorkloadRun, index: int) -> str:
     return f"workload-{run.id}" if run.id is not None else f"workload-n{index + 1}"
-
-
-def _answer(run: WorkloadRun) -> str:
-    timed = [f"{r.name} {r.seconds:.1f} s" for r in run.workloads if r.seconds is not None]
-    skipped = [f"{r.name} skipped" for r in run.workloads if r.skipped is not None]
-    return "workloads: " + (", ".join([*timed, *skipped]) or "none ran")
 
 
 def workload_runs_to_markdown(runs: Sequence[WorkloadRun]) -> str:
@@ -115,7 +113,7 @@ def workload_runs_to_markdown(runs: Sequence[WorkloadRun]) -> str:
         )
         lines += ["", *markdown_table(_COLUMNS, workload_rows(run.workloads),
                                       (False, True, False, False))]  # fmt: skip
-        lines += ["", "kB = 1024 bytes, as in iostat; time is the timed part's wall time."]
+        lines += ["", "MB = 10^6 bytes; time is the timed part's wall time."]
         sections.append("\n".join(lines) + "\n")
     return "\n".join(sections)
 
@@ -189,7 +187,6 @@ def workload_runs_section(runs: Sequence[WorkloadRun]) -> HtmlSection:
                 _name(run, index),
                 f"{_name(run, index)} {short_target(run.target)}",
                 _anchor(run, index),
-                _answer(run),
             )
             for index, run in enumerate(runs)
         ),

@@ -386,7 +386,7 @@ def unmet_requirements(grades: Sequence[Grade], required: Sequence[str]) -> tupl
             continue
         elif grade.verdict is Verdict.FAIL:
             failing = [c for c in grade.checks if c.verdict is Verdict.FAIL]
-            lines.append(f"{name}: fail ({'; '.join(_fail_text(c) for c in failing)})")
+            lines.append(f"{name}: fail ({'; '.join(fail_text(c) for c in failing)})")
         elif grade.verdict is Verdict.UNCERTAIN:
             lines.append(f"{name}: uncertain ({grade.verdict_reason})")
         else:
@@ -395,6 +395,7 @@ def unmet_requirements(grades: Sequence[Grade], required: Sequence[str]) -> tupl
     return tuple(lines)
 
 
-def _fail_text(check: Check) -> str:
+def fail_text(check: Check) -> str:
+    """'random 4K write 594 IOPS < 2000': a failed check's figure against its threshold."""
     sign = ">" if check.at_most else "<"
     return f"{_value_text(check)} {sign} {_number(check.threshold, check.unit)}"

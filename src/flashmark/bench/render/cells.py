@@ -19,8 +19,11 @@ VERDICTS: dict[Verdict | None, str] = {
     Verdict.PASS: "pass",
     Verdict.FAIL: "fail",
     Verdict.UNCERTAIN: "uncertain",
-    None: "n/a",
+    None: "not judged",
 }
+# A margin this many times the threshold or more reads as such: "+22753.4%" says no more
+# than that the device is far beyond the class (a VM's disk, an NVMe drive).
+FAR_BEYOND = 10
 UNIT_NOTE = "MB = 10^6 bytes"
 
 
@@ -43,6 +46,8 @@ def check_text(check: Check) -> str:
         return f"{check.name}: not measured ({check.test})"
     value = f"{check.value:.1f}" if check.unit == "MB/s" else f"{check.value:.0f}"
     margin = f"{check.margin_pct:+.1f}%" if check.margin_pct is not None else ""
+    if not check.at_most and check.threshold > 0 and check.value >= FAR_BEYOND * check.threshold:
+        margin = f">= {FAR_BEYOND}x"
     sign = "<=" if check.at_most else ">="
     return f"{check.name} {value} {check.unit} ({sign} {check.threshold:g}, {margin})"
 
@@ -85,7 +90,8 @@ def sustained_text(run: Run) -> str | None:
 
 
 def grade_verdict_text(grade: Grade) -> str:
-    """'pass', 'fail', 'n/a', or 'uncertain (rand-read-4k IOPS 1,905 ± 40 straddles 1,500)'."""
+    """'pass', 'fail', 'not judged', or 'uncertain (rand-read-4k IOPS 1,905 ± 40 straddles
+    1,500)'."""
     text = VERDICTS[grade.verdict]
     if grade.verdict is Verdict.UNCERTAIN and grade.verdict_reason:
         return f"{text} ({grade.verdict_reason})"

@@ -180,7 +180,6 @@ def runs_section(runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
                 view.short,
                 charts.run_label(view.run, index),
                 f"run-{view.anchor}",
-                _answer(view.run),
             )
             for index, view in enumerate(views)
         ),
@@ -193,12 +192,6 @@ def runs_section(runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
             "Grades follow the SD Association's thresholds (docs/result-schema.md)."
         ),
     )
-
-
-def _answer(run: Run) -> str:
-    """The grades in one line, "A1 pass, A2 fail, C10 pass" (every grade's verdict)."""
-    graded = ", ".join(f"{grade.name} {VERDICT_TEXT[grade.verdict]}" for grade in run.grades)
-    return f"benchmark ({run.settings.profile}): {graded or 'no grades'}"
 
 
 def _not_shown(

@@ -12,14 +12,16 @@ from rich.text import Text
 from flashmark.bench.model import Grade, Passport, Run
 from flashmark.bench.render.cells import check_text, direction_cells, header_lines, sustained_text
 from flashmark.bench.render.describe import passport_rows
+from flashmark.bench.summary import medium_note, not_judged_text
 from flashmark.stats import Verdict
+from flashmark.units import KiB, mb_per_s
 from flashmark.workloads.render import render_workloads
 
 _VERDICT_MARKUP: dict[Verdict | None, str] = {
     Verdict.PASS: "[green]pass[/green]",
     Verdict.FAIL: "[red]fail[/red]",
     Verdict.UNCERTAIN: "[bold yellow]uncertain[/bold yellow]",
-    None: "[yellow]n/a[/yellow]",
+    None: "[dim]not judged[/dim]",
 }
 
 
@@ -28,7 +30,7 @@ def render_run(run: Run) -> RenderableType:
     activity = _activity_table(run)
     if activity is not None:
         parts.append(activity)
-    parts.append(_grades_table(run.grades))
+    parts.append(_grades_table(run))
     sustained = sustained_text(run)
     if sustained is not None:
         parts.append(Text(f"sustained-write: {sustained}"))
@@ -67,10 +69,18 @@ def _tests_table(run: Run) -> Table:
     return table
 
 
-def _grades_table(grades: Sequence[Grade]) -> Table:
-    table = Table(
-        title="Grades (SD Association classes)", title_justify="left", header_style="bold"
+def _grades_table(run: Run) -> Table:
+    """The grades, titled by what they mean for this device: SD Association classes for an SD
+    card or eMMC, SD-class equivalents (a yardstick) for other media."""
+    grades: Sequence[Grade] = run.grades
+    note = medium_note(run)
+    title = (
+        "Grades (SD Association classes)"
+        if note is None
+        else f"Grades as SD-class equivalents ({note}: the SD Association's thresholds as a "
+        "yardstick)"
     )
+    table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("class")
     table.add_column("verdict")
     table.add_column("checks: measured (required, margin)")
@@ -79,6 +89,9 @@ def _grades_table(grades: Sequence[Grade]) -> Table:
         if grade.verdict is Verdict.UNCERTAIN and grade.verdict_reason:
             checks += f"\n[yellow]uncertain: {escape(grade.verdict_reason)}[/yellow]"
         table.add_row(grade.name, _VERDICT_MARKUP[grade.verdict], checks)
+    not_judged = not_judged_text(run)
+    if not_judged is not None:
+        table.caption, table.caption_justify = not_judged, "left"
     return table
 
 
@@ -102,25 +115,31 @@ def _passport_table(passport: Passport) -> Table:
 
 
 def _activity_table(run: Run) -> Table | None:
-    """What the device itself saw during each test (/proc/diskstats), like `iostat -x`."""
+    """What the device itself saw during each test (/proc/diskstats), like `iostat -x`, in the
+    results' units (MB = 10^6 bytes). Its window is the whole fio run, ramp and final flush
+    included, where the results count only the timed window: the title says so, since the two
+    differ by what the ramp and the flush did (and the kernel may merge or split requests)."""
     monitored = [(t.spec.name, t.monitor) for t in run.tests if t.monitor is not None]
     if not monitored:
         return None
     device = monitored[0][1].device
     table = Table(
-        title=f"What {device} saw during each test (/proc/diskstats; kB = 1024 bytes)",
+        title=f"What {device} saw during each test (/proc/diskstats)",
         title_justify="left",
+        caption="over the whole test, ramp and final flush included: the results above count "
+        "only its timed window",
+        caption_justify="left",
         header_style="bold",
     )
-    for column in ("test", "r/s", "w/s", "kB_read/s", "kB_wrtn/s", "areq-sz kB", "aqu-sz",
-                   "%util"):  # fmt: skip
+    for column in ("test", "reads/s", "writes/s", "read MB/s", "write MB/s", "request KiB",
+                   "queue", "busy %"):  # fmt: skip
         table.add_column(column, justify="left" if column == "test" else "right")
     for name, series in monitored:
         s = series.summary()
         request = (s.read_bytes + s.write_bytes) / max(1, s.read_ios + s.write_ios)
         table.add_row(
-            name, f"{s.read_iops:.1f}", f"{s.write_iops:.1f}", f"{s.read_bps / 1024:.1f}",
-            f"{s.write_bps / 1024:.1f}", f"{request / 1024:.1f}",
+            name, f"{s.read_iops:.1f}", f"{s.write_iops:.1f}", f"{mb_per_s(s.read_bps):.1f}",
+            f"{mb_per_s(s.write_bps):.1f}", f"{request / KiB:.1f}",
             "-" if s.avg_queue is None else f"{s.avg_queue:.2f}",
             "-" if s.util_pct is None else f"{s.util_pct:.0f}",
         )  # fmt: skip

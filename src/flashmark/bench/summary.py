@@ -1,0 +1,193 @@
+"""A benchmark run's answer in one line: what the terminal's `verdict:` line says and the
+document's "summary" key holds.
+
+The grades first, as the user asked ("A1 pass, A2 fail (random 4K write 594 IOPS < 2000),
+C10/U1 pass, U3/V30 fail"): grades graded on the same figure with the same verdict share one
+entry, a failed grade names the figure that failed it. Then what the run could not judge and
+why (a read-only device run judges no grade: each needs a write figure), the write cache when
+the run measured `sustained-write`, and the medium the classes were applied to when it is not
+an SD card or eMMC (the SD Association's classes are then a yardstick, "SD-class
+equivalents"). A run stopped by a failed step says so first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from flashmark.bench.grading.classes import sustained_rate
+from flashmark.bench.model import Check, Grade, Run, TargetKind
+from flashmark.stats import Verdict
+from flashmark.units import format_iops, format_rate, format_size
+
+if TYPE_CHECKING:
+    from flashmark.bench.model import SustainedWrite
+
+# The media the SD Association's classes are written for: SD cards (SD Physical Layer
+# Simplified Specification) and eMMC, which hosts grade against the same A1/A2 figures.
+SD_MEDIA = frozenset({"sd", "emmc"})
+# Layers of a block-device stack that are a device of their own (flashmark.probe).
+_VIRTUAL_LAYERS = ("loop", "device-mapper", "md")
+# The probe's kinds (flashmark.probe.model.Device.kind) as a sentence says them; others "a KIND".
+_MEDIUM_NAMES = {
+    "usb": "a USB",
+    "nvme": "an NVMe",
+    "sata": "a SATA",
+    "scsi": "a SCSI",
+    "ufs": "a UFS",
+    "md": "an md",
+}
+
+
+def medium_note(run: Run) -> str | None:
+    """Why the grades are SD-class equivalents, or None when the device is an SD card or
+    eMMC: 'a loop device is not an SD card or eMMC'."""
+    probe = run.probe
+    device = probe.device if probe is not None else None
+    if device is not None and device.kind in SD_MEDIA:
+        return None
+    if device is not None:
+        kind = device.kind
+    else:  # no physical device under it (a loop device on a file): the lowest layer says
+        layers = [] if probe is None else [layer.kind for layer in probe.layers]
+        kind = next((k for k in reversed(layers) if k in _VIRTUAL_LAYERS), "")
+    if not kind:
+        return "the device's kind is unknown"
+    return f"{_MEDIUM_NAMES.get(kind, f'a {kind}')} device is not an SD card or eMMC"
+
+
+def run_summary(run: Run) -> str:
+    """The run's answer in one line (see the module's docstring)."""
+    parts: list[str] = []
+    if run.partial is not None:
+        parts.append(f"partial: {run.partial.failed_step} failed")
+    judged = [grade for grade in run.grades if grade.verdict is not None]
+    if judged:
+        graded = _grades_text(judged)
+        note = medium_note(run)
+        parts.append(graded if note is None else f"{graded}; as SD-class equivalents: {note}")
+    else:  # no grade to answer with: the read figures it has, then why no grade
+        figures = _read_figures(run)
+        if figures:
+            parts.append(figures)
+    not_judged = not_judged_text(run)
+    if not_judged is not None:
+        parts.append(not_judged)
+    sustained = sustained_rate(run.tests)
+    if sustained is not None:
+        parts.append(_cache_text(sustained))
+    return "; ".join(parts) or "no test measured"
+
+
+def _grades_text(grades: Sequence[Grade]) -> str:
+    """'A1 pass, A2 fail (random 4K write 594 IOPS < 2000), C10/U1 pass': neighbours graded
+    on the same figures with the same verdict share one entry."""
+    entries: list[tuple[list[str], Grade]] = []
+    for grade in grades:
+        if entries and _same_judgement(entries[-1][1], grade):
+            entries[-1][0].append(grade.name)
+        else:
+            entries.append(([grade.name], grade))
+    return ", ".join(f"{'/'.join(names)} {_verdict_text(grade)}" for names, grade in entries)
+
+
+def _same_judgement(one: Grade, other: Grade) -> bool:
+    """Two grades said as one: the same verdict for the same reason (both passed; failed or
+    uncertain on the same figures against the same threshold, or for the same cause)."""
+    return _verdict_text(one) == _verdict_text(other)
+
+
+def _verdict_text(grade: Grade) -> str:
+    if grade.verdict is Verdict.FAIL:
+        failing = [check for check in grade.checks if check.verdict is Verdict.FAIL]
+        return f"fail ({'; '.join(_shortfall(check) for check in failing)})"
+    if grade.verdict is Verdict.UNCERTAIN:
+        close = [check for check in grade.checks if check.verdict is Verdict.UNCERTAIN]
+        if close:
+            return f"uncertain ({'; '.join(_too_close(check) for check in close)})"
+        if grade.verdict_reason:  # the sustained-write test never left the write cache
+            return "uncertain (graded on what may still be the burst: see the write cache)"
+    return str(grade.verdict)
+
+
+def _figure(check: Check) -> str:
+    """A check's value as the line shows it: IOPS whole, MB/s to three figures (9.97, 29.9)."""
+    value = check.value if check.value is not None else 0.0
+    if check.unit == "IOPS" or value >= 100:
+        return f"{value:.0f}"
+    return f"{value:.3g}"
+
+
+def _too_close(check: Check) -> str:
+    """'random 4K read 1501 IOPS, not clearly >= 1500': a check whose 95% interval holds its
+    threshold (the grade's table gives the interval)."""
+    sign = "<=" if check.at_most else ">="
+    return f"{check.name} {_figure(check)} {check.unit}, not clearly {sign} {check.threshold:g}"
+
+
+def _shortfall(check: Check) -> str:
+    """'random 4K write 594 IOPS < 2000': the figure that failed a grade, against its
+    threshold."""
+    if check.value is None:
+        return f"{check.name} not measured"
+    sign = ">" if check.at_most else "<"
+    return f"{check.name} {_figure(check)} {check.unit} {sign} {check.threshold:g}"
+
+
+def not_judged_text(run: Run) -> str | None:
+    """Which grades were not judged and why (the tests they read did not run: a read-only
+    device run, a profile without them); None when every grade was judged."""
+    names = [grade.name for grade in run.grades if grade.verdict is None]
+    if not names:
+        return None
+    everything = len(names) == len(run.grades)
+    missing = sorted(
+        {
+            check.test
+            for grade in run.grades
+            if grade.name in names
+            for check in grade.checks
+            if check.value is None
+        }
+    )
+    read_only = run.target.kind is TargetKind.DEVICE and not run.settings.destructive
+    which = "no grade judged" if everything else f"{', '.join(names)} not judged"
+    if read_only:
+        return f"{which}: read-only, and each needs a write test (--destructive runs them)"
+    if not missing:
+        return which
+    why = (
+        "the run stopped before them"
+        if run.partial is not None
+        else f"not in the {run.settings.profile} profile"
+    )
+    return f"{which}: {', '.join(missing)} did not run ({why})"
+
+
+def _cache_text(sustained: SustainedWrite) -> str:
+    rate = format_rate(sustained.sustained_bw_bytes)
+    if sustained.cache_bytes is not None and sustained.burst_bw_bytes is not None:
+        return (
+            f"write cache {format_size(sustained.cache_bytes)} at "
+            f"{format_rate(sustained.burst_bw_bytes)}, then {rate}"
+        )
+    if sustained.cache_exceeded is False:
+        written = "" if sustained.written_bytes is None else format_size(sustained.written_bytes)
+        return (
+            f"write cache not exceeded in {written or 'what was written'}: {rate} throughout, "
+            "possibly still the burst rate"
+        )
+    return f"no write cache found: {rate} throughout"
+
+
+def _read_figures(run: Run) -> str:
+    """The run's read headlines, for a run that judged no grade: 'reads 50.0 MB/s, random 4K
+    reads 5706 IOPS'."""
+    parts = []
+    sequential = run.test("seq-read")
+    if sequential is not None and sequential.read is not None:
+        parts.append(f"reads {format_rate(sequential.read.bw_bytes)}")
+    random = run.test("rand-read-4k")
+    if random is not None and random.read is not None:
+        parts.append(f"random 4K reads {format_iops(random.read.iops)} IOPS")
+    return ", ".join(parts)
