@@ -81,13 +81,13 @@ def _wait_for_moment(case: HungCase, process: subprocess.Popen[bytes]) -> str | 
     if case.when.startswith("scan+"):
         # S s after the scan's I/O process started: the scan is under way whatever the load
         # (a fixed time after start may still fall in the start-up, which is not watched).
-        delay = float(case.when.removeprefix("scan+"))
+        scan_delay = float(case.when.removeprefix("scan+"))
         while time.monotonic() - started < _START_TIMEOUT_S:
             if process.poll() is not None:
                 return None
             if _scan_worker_started(process.pid):
-                time.sleep(delay)
-                return None if process.poll() is not None else f"{delay:g} s into the scan"
+                time.sleep(scan_delay)
+                return None if process.poll() is not None else f"{scan_delay:g} s into the scan"
             time.sleep(0.02)
         return None
     job, delay = case.when.removeprefix("fio-").split("+")
