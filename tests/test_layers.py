@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import flashmark
@@ -22,7 +23,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("result_kind",),
     ("fio", "history", "references", "testing"),
     ("system",),
-    ("errors", "units", "stats", "codec", "spreadsheet", "markdown", "__init__"),
+    ("errors", "units", "stats", "codec", "spreadsheet", "markdown", "lazy", "__init__"),
 )
 FLOOR_OF = {name: level for level, names in enumerate(FLOORS) for name in names}
 
@@ -65,3 +66,40 @@ def test_no_import_runs_up_a_floor() -> None:
             if target in FLOOR_OF and FLOOR_OF[target] < own:
                 upward.append(f"{module} imports {imported}")
     assert upward == []
+
+
+def _faces() -> list[str]:
+    return sorted(
+        path.name for path in SOURCE.iterdir() if path.is_dir() and (path / "__init__.py").exists()
+    )
+
+
+def _face_names(package: str) -> tuple[set[str], set[str]]:
+    """The names a face lists for the type checker (its TYPE_CHECKING imports) and at run time
+    (its `_NAMES`), when it loads names lazily."""
+    tree = ast.parse((SOURCE / package / "__init__.py").read_text(encoding="utf-8"))
+    typed: set[str] = set()
+    lazy: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            typed |= {
+                alias.asname or alias.name
+                for statement in node.body
+                if isinstance(statement, ast.ImportFrom)
+                for alias in statement.names
+            }
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "_NAMES":
+            table = ast.literal_eval(node.value)
+            lazy |= {name for names in table.values() for name in names}
+    return typed, lazy
+
+
+def test_every_name_of_every_face_loads_and_is_typed() -> None:
+    for package in _faces():
+        typed, lazy = _face_names(package)
+        if not lazy:
+            continue  # a face that imports what it names
+        assert typed == lazy, f"flashmark.{package}: typed and loaded names differ"
+        face = importlib.import_module(f"flashmark.{package}")
+        for name in sorted(lazy):
+            assert getattr(face, name) is not None, f"flashmark.{package}.{name}"
