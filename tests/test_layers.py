@@ -19,7 +19,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("bench",),
     ("surface", "capacity"),
     ("workloads",),
-    ("monitor", "probe"),
+    ("monitor", "probe", "clean"),
     ("result_kind",),
     ("fio", "history", "references", "testing"),
     ("system",),
