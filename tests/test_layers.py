@@ -1,4 +1,5 @@
-"""The floors of docs/design.md, held against the code: imports point down, never up."""
+"""The floors of docs/design.md, held against the code: imports point down, never up; the
+command line reaches the library through its packages' faces only."""
 
 from __future__ import annotations
 
@@ -68,10 +69,32 @@ def test_no_import_runs_up_a_floor() -> None:
     assert upward == []
 
 
+# What cli/ may import besides packages' faces: the errors it maps to exit statuses and the
+# units it parses. `from flashmark import __version__` is the root package's face.
+CLI_FOUNDATION = {"flashmark.errors", "flashmark.units"}
+
+
 def _faces() -> list[str]:
     return sorted(
         path.name for path in SOURCE.iterdir() if path.is_dir() and (path / "__init__.py").exists()
     )
+
+
+def test_the_command_line_imports_only_the_faces_of_packages() -> None:
+    faces = set(_faces())
+    below = []
+    for path in sorted((SOURCE / "cli").rglob("*.py")):
+        module = ".".join(("flashmark", *path.relative_to(SOURCE).with_suffix("").parts))
+        for imported in _imports(path):
+            parts = imported.split(".")
+            if parts[:2] == ["flashmark", "cli"] or imported in CLI_FOUNDATION:
+                continue
+            if len(parts) == 2 and parts[1] in faces:
+                continue  # a package's face: `from flashmark.surface import run_surface`
+            if len(parts) == 2 and not (SOURCE / f"{parts[1]}.py").exists():
+                continue  # a name of the root package (__version__)
+            below.append(f"{module} imports {imported}")
+    assert below == []
 
 
 def _face_names(package: str) -> tuple[set[str], set[str]]:

@@ -17,8 +17,8 @@ from typing import Any, TextIO
 
 from rich.console import Console
 
-from flashmark.codec import to_text
 from flashmark.errors import EnvironmentProblem
+from flashmark.kinds import to_text
 
 
 class OutputFailed(EnvironmentProblem):
@@ -71,6 +71,13 @@ def stdout_console() -> Console:
 
 def stderr_console() -> Console:
     return _console(sys.stderr)
+
+
+def print_text(text: str) -> None:
+    """Plain text on stdout as it is, and a newline: no markup, wrapping or cropping."""
+    stream = _Guarded(sys.stdout)
+    stream.write(text + "\n")
+    stream.flush()
 
 
 def print_json(document: Any) -> None:

@@ -17,8 +17,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from flashmark.cli.output import OutputFailed, print_json, stderr_console, stdout_console
-from flashmark.codec import to_text
+from flashmark.cli.output import (
+    OutputFailed,
+    print_json,
+    print_text,
+    stderr_console,
+    stdout_console,
+)
 from flashmark.errors import (
     HistoryError,
     Interrupted,
@@ -26,11 +31,9 @@ from flashmark.errors import (
     ResultNotSaved,
     add_outcome,
 )
-from flashmark.history.recovery import RecoveryFileError, keep_unsaved
-from flashmark.history.store import History
-from flashmark.kinds.registry import entry_for, kind_of
-from flashmark.result_kind import ResultKind
-from flashmark.system.signals import signals_raise
+from flashmark.history import History, RecoveryFileError, keep_unsaved
+from flashmark.kinds import ResultKind, entry_for, kind_of, to_text
+from flashmark.system import signals_raise
 
 R = TypeVar("R")
 
@@ -206,8 +209,19 @@ def finish(
     --json or render it for the terminal, followed on stderr by the id it was saved as. When
     neither the history nor a recovery file took it, the printed document is its only copy and
     the save's problem says so (print_only_copy); a stdout that refuses the output is one line
-    that says where the result is (printing_result)."""
+    that says where the result is (printing_result). A kind printed only (probe, clean) is
+    printed, nothing else; a terminal view that is plain text is printed as it is."""
     document = kind.to_document(result)
+    if not kind.saved:  # printed only (probe, clean): there is nothing to save or keep
+        if history is not None:
+            raise TypeError(f"a {kind.name} result is printed, never saved")
+        if as_json:
+            print_json(document)
+        elif isinstance(view := kind.terminal(result), str):  # plain text: no markup, no wrap
+            print_text(view)
+        else:
+            stdout_console().print(view)
+        return Finished(result, document, None)
     outcome = None
     if history is not None:
         outcome = save_result(history, document, replacing=replacing)
