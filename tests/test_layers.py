@@ -72,6 +72,9 @@ def test_no_import_runs_up_a_floor() -> None:
 # What cli/ may import besides packages' faces: the errors it maps to exit statuses and the
 # units it parses. `from flashmark import __version__` is the root package's face.
 CLI_FOUNDATION = {"flashmark.errors", "flashmark.units"}
+# The command line draws only its consoles and the progress of a run; results are drawn by the
+# renderers of their kinds.
+CLI_RICH = {"output.py", "progress.py"}
 
 
 def _faces() -> list[str]:
@@ -95,6 +98,22 @@ def test_the_command_line_imports_only_the_faces_of_packages() -> None:
                 continue  # a name of the root package (__version__)
             below.append(f"{module} imports {imported}")
     assert below == []
+
+
+def test_the_command_line_draws_only_consoles_and_progress() -> None:
+    drawing = sorted(
+        path.name
+        for path in (SOURCE / "cli").rglob("*.py")
+        if any(
+            (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "rich")
+            or (
+                isinstance(node, ast.Import)
+                and any(alias.name.split(".")[0] == "rich" for alias in node.names)
+            )
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    )
+    assert set(drawing) <= CLI_RICH, drawing
 
 
 def _face_names(package: str) -> tuple[set[str], set[str]]:

@@ -16,6 +16,7 @@ import sys
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.text import Text
 
 from flashmark.errors import EnvironmentProblem
 from flashmark.kinds import to_text
@@ -71,6 +72,11 @@ def stdout_console() -> Console:
 
 def stderr_console() -> Console:
     return _console(sys.stderr)
+
+
+def styled(text: str, style: str) -> Text:
+    """`text` as it is (no markup read in it) in `style`, for a console to print."""
+    return Text(text, style=style)
 
 
 def print_text(text: str) -> None:

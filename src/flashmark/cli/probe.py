@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.text import Text
 
 from flashmark.bench import PROBE, ProbeRequest, run_probe
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.output import stderr_console
+from flashmark.cli.output import stderr_console, styled
 from flashmark.cli.tail import finish
 
 
@@ -39,4 +38,4 @@ def probe_command(target: str, as_json: bool, db_path: Path | None, debug: bool)
     result = run_probe(ProbeRequest(target, db_path), warn=errors.print)
     finish(PROBE, result, None, as_json=as_json)
     for warning in result.report.warnings:
-        errors.print(Text(f"warning: {warning}", style="yellow"))
+        errors.print(styled(f"warning: {warning}", "yellow"))

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import click
-from rich.text import Text
 
 from flashmark.bench import (
     MIN_TRANSFERS,
@@ -28,7 +27,7 @@ from flashmark.bench import (
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import say_cleaned_at_start
 from flashmark.cli.confirm import confirm_overwrite
-from flashmark.cli.output import print_json, stderr_console, stdout_console
+from flashmark.cli.output import print_json, stderr_console, stdout_console, styled
 from flashmark.cli.params import (
     GRADES,
     RAMP,
@@ -232,7 +231,7 @@ def run_command(
     # The measured card's passport, from the history as it was before this run (read-only).
     result = with_card_passport(
         result,
-        lambda warning: console.print(Text(warning, style="yellow")),
+        lambda warning: console.print(styled(warning, "yellow")),
         history=history,
         db_path=db_path,
     )
