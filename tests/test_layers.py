@@ -1,8 +1,10 @@
-"""The floors of docs/design.md, held against the code: imports point down, never up."""
+"""The floors of docs/design.md, held against the code: imports point down, never up; the
+command line reaches the library through its packages' faces only."""
 
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import flashmark
@@ -18,11 +20,11 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("bench",),
     ("surface", "capacity"),
     ("workloads",),
-    ("monitor", "probe"),
+    ("monitor", "probe", "clean"),
     ("result_kind",),
     ("fio", "history", "references", "testing"),
     ("system",),
-    ("errors", "units", "stats", "codec", "spreadsheet", "markdown", "__init__"),
+    ("errors", "units", "stats", "codec", "spreadsheet", "markdown", "lazy", "__init__"),
 )
 FLOOR_OF = {name: level for level, names in enumerate(FLOORS) for name in names}
 
@@ -65,3 +67,81 @@ def test_no_import_runs_up_a_floor() -> None:
             if target in FLOOR_OF and FLOOR_OF[target] < own:
                 upward.append(f"{module} imports {imported}")
     assert upward == []
+
+
+# What cli/ may import besides packages' faces: the errors it maps to exit statuses and the
+# units it parses. `from flashmark import __version__` is the root package's face.
+CLI_FOUNDATION = {"flashmark.errors", "flashmark.units"}
+# The command line draws only its consoles and the progress of a run; results are drawn by the
+# renderers of their kinds.
+CLI_RICH = {"output.py", "progress.py"}
+
+
+def _faces() -> list[str]:
+    return sorted(
+        path.name for path in SOURCE.iterdir() if path.is_dir() and (path / "__init__.py").exists()
+    )
+
+
+def test_the_command_line_imports_only_the_faces_of_packages() -> None:
+    faces = set(_faces())
+    below = []
+    for path in sorted((SOURCE / "cli").rglob("*.py")):
+        module = ".".join(("flashmark", *path.relative_to(SOURCE).with_suffix("").parts))
+        for imported in _imports(path):
+            parts = imported.split(".")
+            if parts[:2] == ["flashmark", "cli"] or imported in CLI_FOUNDATION:
+                continue
+            if len(parts) == 2 and parts[1] in faces:
+                continue  # a package's face: `from flashmark.surface import run_surface`
+            if len(parts) == 2 and not (SOURCE / f"{parts[1]}.py").exists():
+                continue  # a name of the root package (__version__)
+            below.append(f"{module} imports {imported}")
+    assert below == []
+
+
+def test_the_command_line_draws_only_consoles_and_progress() -> None:
+    drawing = sorted(
+        path.name
+        for path in (SOURCE / "cli").rglob("*.py")
+        if any(
+            (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "rich")
+            or (
+                isinstance(node, ast.Import)
+                and any(alias.name.split(".")[0] == "rich" for alias in node.names)
+            )
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    )
+    assert set(drawing) <= CLI_RICH, drawing
+
+
+def _face_names(package: str) -> tuple[set[str], set[str]]:
+    """The names a face lists for the type checker (its TYPE_CHECKING imports) and at run time
+    (its `_NAMES`), when it loads names lazily."""
+    tree = ast.parse((SOURCE / package / "__init__.py").read_text(encoding="utf-8"))
+    typed: set[str] = set()
+    lazy: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            typed |= {
+                alias.asname or alias.name
+                for statement in node.body
+                if isinstance(statement, ast.ImportFrom)
+                for alias in statement.names
+            }
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "_NAMES":
+            table = ast.literal_eval(node.value)
+            lazy |= {name for names in table.values() for name in names}
+    return typed, lazy
+
+
+def test_every_name_of_every_face_loads_and_is_typed() -> None:
+    for package in _faces():
+        typed, lazy = _face_names(package)
+        if not lazy:
+            continue  # a face that imports what it names
+        assert typed == lazy, f"flashmark.{package}: typed and loaded names differ"
+        face = importlib.import_module(f"flashmark.{package}")
+        for name in sorted(lazy):
+            assert getattr(face, name) is not None, f"flashmark.{package}.{name}"

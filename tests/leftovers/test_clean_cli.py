@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from flashmark.clean import CLEAN
 from flashmark.errors import ExitStatus
 from tests.cli_runner import Done
 from tests.cli_runner import flashmark as run_in_process
@@ -127,6 +128,25 @@ def test_json_for_scripts(
     assert live_folder["action"] == "left" and live_folder["owner_state"] == "alive"
     assert live_folder["kind"] == "fio work folder" and live_folder["error"] is None
     assert document["removed_bytes"] >= 1024 * 1024
+
+
+def test_the_json_reads_back_whole_and_is_no_result_to_import(
+    folders: tuple[Path, Path], killed_run: dict[str, Path]
+) -> None:
+    card, temp = folders
+    done = flashmark("clean", str(card), "--json", "--dry-run", temp=temp)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    result = CLEAN.from_document(document)
+    assert CLEAN.to_document(result) == document
+    assert {leftover.path for leftover in result.leftovers} == {
+        str(path) for path in killed_run.values()
+    }
+    printed = temp / "clean.json"
+    printed.write_text(done.stdout)
+    imported = flashmark("import", str(printed), temp=temp)
+    assert imported.returncode == 2
+    assert "not a flashmark result document: schema 'flashmark.clean/1'" in imported.stderr
 
 
 def test_a_folder_name_with_a_newline_stays_on_one_line(

@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from flashmark.bench import PROBE, ProbeResult
 from flashmark.cli import main
+from flashmark.errors import ResultFormatError
+from flashmark.kinds.registry import PRINTED_KINDS, kind_of
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "probe"
 
@@ -29,6 +32,25 @@ def test_probe_json_of_the_pi_5_a2_card() -> None:
     document = json.loads(result.stdout)
     assert document["schema"] == "flashmark.probe/1"
     assert document["devices"][0]["card"]["claimed"]["app_class"] == "A2"
+
+
+def test_probe_json_reads_back_as_the_judged_report_with_its_passports(tmp_path: Path) -> None:
+    env = {**recorded_env("rpi5_a2"), "FLASHMARK_DB": str(tmp_path / "history.sqlite3")}
+    result = CliRunner().invoke(main, ["probe", "/", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    probed = PROBE.from_document(document)
+    assert isinstance(probed, ProbeResult)
+    assert PROBE.to_document(probed) == document  # the whole document, nothing lost
+    assert [passport.device for passport in probed.passports] == [
+        device.name for device in probed.report.devices if device.card
+    ]
+
+
+def test_a_probe_document_is_printed_never_kept_in_the_history() -> None:
+    assert PROBE in PRINTED_KINDS and not PROBE.saved
+    with pytest.raises(ResultFormatError, match="not a flashmark result document"):
+        kind_of({"schema": PROBE.schema})
 
 
 def test_probe_terminal_view_of_the_nvme_link_and_warning_on_stderr() -> None:

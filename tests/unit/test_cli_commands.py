@@ -1,6 +1,8 @@
 """The lazily loaded commands: each one in the table loads, and --help lists them all with the
 summary the command itself gives (no timing here: benchmarks/startup.py prints that)."""
 
+import ast
+import os
 import subprocess
 import sys
 
@@ -42,6 +44,40 @@ def test_help_lists_every_command_without_importing_any():
         assert lazy.summary[:20] in commands
     assert loaded == "[]"
     assert heavy == "False False"
+
+
+def test_history_lists_results_without_loading_any_measuring_code(tmp_path):
+    probe = (
+        "import sys\n"
+        "from flashmark.cli import main\n"
+        "try:\n"
+        "    main(['history'], prog_name='flashmark')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('flashmark.')}))\n"
+    )
+    env = {**os.environ, DB_ENV: str(tmp_path / "history.sqlite3")}
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env=env,
+    )
+    loaded = set(ast.literal_eval(done.stdout.splitlines()[-1]))
+    # The faces of the packages it lists with, and what they stand on; no kind of result.
+    assert loaded <= {
+        "cli",
+        "codec",
+        "errors",
+        "history",
+        "kinds",
+        "lazy",
+        "report",
+        "system",
+        "units",
+    }
 
 
 def test_an_unknown_command_is_still_refused_with_exit_2():

@@ -6,27 +6,35 @@
 Nothing here prints, asks or saves: the caller shows the plan (or only the plan, --show-fio),
 checks its history and asks for confirmation between the two calls, then renders and saves.
 `run_benchmark(request, ...)` does both calls in one for callers with nothing to do between.
+`open_benchmark(request)` is the command's way: fio's work folder and runner made for the plan
+(a recorded replay instead of fio when FLASHMARK_FIO_REPLAY names one), then `.run(progress)`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import platform
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from flashmark import __version__
 from flashmark.bench.grading import claim_findings, grade_results, judge_probe
+from flashmark.bench.job_hash import job_hash, job_identity
 from flashmark.bench.measure import Measurement, MeasurementStopped, Progress, measure
 from flashmark.bench.model import HostInfo, Partial, Run, Target
+from flashmark.bench.passport import card_passports
 from flashmark.bench.plan import Plan, default_settings, plan_area, plan_tests
-from flashmark.bench.preflight import check_plan
+from flashmark.bench.preflight import check_plan, fio_work_folder
 from flashmark.bench.profiles import get_profile
 from flashmark.bench.target import resolve_target
-from flashmark.errors import FlashmarkError, Interrupted
-from flashmark.fio.runner import FioRunner
+from flashmark.errors import EnvironmentProblem, FlashmarkError, Interrupted
+from flashmark.fio.runner import FioRunner, runner_from_environment
+from flashmark.history.store import History
 from flashmark.probe import ProbeReport, probe_target
 from flashmark.system.sysroot import SystemRoots
-from flashmark.system.watchdog import Watchdog
+from flashmark.system.watchdog import DEFAULT_FLOOR_S, Watchdog
 
 
 class BenchmarkStopped(FlashmarkError):
@@ -52,6 +60,49 @@ class BenchmarkRequest:
     buffered: bool = False
     destructive: bool = False
     workload_scale: float | None = None
+    stall_timeout_s: float = DEFAULT_FLOOR_S  # the watchdog's floor (flashmark.system.watchdog)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A planned run with the fio runner and OS roots it was planned for (`open_benchmark`)."""
+
+    request: BenchmarkRequest
+    plan: Plan
+    runner: FioRunner
+    roots: SystemRoots
+
+    def run(self, progress: Progress | None = None) -> Run:
+        """Measure, grade and judge the plan (run_benchmark); BenchmarkStopped with the tests
+        measured when a later step fails."""
+        watchdog = Watchdog(self.request.stall_timeout_s)
+        return run_benchmark(self.plan, self.runner, self.roots, progress, watchdog)
+
+    def job_hash_document(self) -> dict[str, object]:
+        """What `run --job-hash` prints: the hash of the benchmark this plan runs and what it
+        is made of (flashmark and fio versions, target kind, settings; job_hash.py)."""
+        identity = job_identity(
+            __version__, self.runner.version(), self.plan.target.kind, self.plan.settings
+        )
+        return {"job_hash": job_hash(identity), "job": identity}
+
+
+@contextmanager
+def open_benchmark(
+    request: BenchmarkRequest,
+    *,
+    roots: SystemRoots | None = None,
+    probe: bool = True,
+    check_room_for_output: bool = True,
+) -> Iterator[Benchmark]:
+    """The run of `request`, planned (plan_benchmark, probed unless `probe` is False), with
+    fio's work folder, removed on the way out, and the runner working in it: fio itself, or
+    the recorded outputs FLASHMARK_FIO_REPLAY names (tests, bug reports)."""
+    roots = roots or SystemRoots.from_environment()
+    with fio_work_folder(check_room_for_output=check_room_for_output) as workdir:
+        runner = runner_from_environment(Path(workdir))
+        plan = plan_benchmark(request, roots, runner.log_folder, probe=probe)
+        yield Benchmark(request, plan, runner, roots)
 
 
 def plan_benchmark(
@@ -142,6 +193,28 @@ def _probe(target: Target, roots: SystemRoots) -> tuple[ProbeReport | None, str 
         raise
     except (FlashmarkError, OSError) as error:
         return None, str(error)
+
+
+def with_card_passport(
+    run: Run,
+    warn: Callable[[str], None],
+    *,
+    history: History | None = None,
+    db_path: Path | None = None,
+) -> Run:
+    """`run` with the passport of the measured device's SD/eMMC card (none without one), read
+    from `history` as it was before this run is saved; with no history to save to (--no-save),
+    from the one at `db_path` (or the default one) if there is one: without a home folder there
+    is no default history to look in. A history that cannot be read is said through `warn`."""
+    if run.probe is None:
+        return dataclasses.replace(run, passport=None)
+    if history is None:
+        try:
+            history = History.locate(db_path)
+        except EnvironmentProblem:
+            return dataclasses.replace(run, passport=None)
+    passports = card_passports(run.probe, history, warn)
+    return dataclasses.replace(run, passport=passports[0] if passports else None)
 
 
 def host_info() -> HostInfo:

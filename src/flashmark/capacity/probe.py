@@ -1,7 +1,10 @@
 """One capacity probe from start to end: refuse what must not be written, claim the device,
 back up, search, restore and verify, whatever stops it in between.
 
+    plan = plan_capacity(CapacityRequest("/dev/sdb"))     # refusals, before a confirmation
+    result = run_capacity(plan, progress=...)              # CapacityResult
     result = probe_device_capacity("/dev/sdb", roots, destructive=False)
+    node, outcome = restore_capacity(RestoreRequest(backup_file))   # after a killed probe
 
 Only a block device can be probed: a folder has no raw addresses (its filesystem decides where
 data goes), so it gets a one-line TargetError pointing to `flashmark surface DIR`, which
@@ -21,6 +24,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from flashmark import __version__
@@ -43,13 +47,15 @@ from flashmark.capacity.search import BLOCK_BYTES, Findings, Progress, find_capa
 from flashmark.errors import (
     DeviceFailed,
     EnvironmentProblem,
+    FlashmarkError,
     Interrupted,
     TargetError,
     UsageError,
     add_outcome,
 )
+from flashmark.probe import probe_target
 from flashmark.system.device_identity import find_by_identity, identity_of_node
-from flashmark.system.device_safety import claim_for_writing
+from flashmark.system.device_safety import check_writable, claim_for_writing
 from flashmark.system.device_stack import device_stack, kernel_name_of_node
 from flashmark.system.paths import stat_target
 from flashmark.system.pending_backups import backup_folder, forget, refuse_if_pending, register
@@ -58,6 +64,84 @@ from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import held_path
 
 Opener = Callable[[str], RawDevice]
+
+
+@dataclass(frozen=True)
+class CapacityRequest:
+    """What `flashmark capacity` is asked: the device, whether to go without a backup, and
+    where the backup file goes (None: the default folder)."""
+
+    device: str
+    destructive: bool = False
+    backup_folder: Path | None = None
+
+
+@dataclass(frozen=True)
+class CapacityPlan:
+    """A device that may be probed: its node, its card's CID (so that the passport recognises
+    the card again; None if not a card), and the OS roots it was checked with."""
+
+    request: CapacityRequest
+    node: str
+    card_cid: str | None
+    roots: SystemRoots
+
+
+@dataclass(frozen=True)
+class RestoreRequest:
+    """`flashmark capacity --restore FILE [DEVICE]`: a killed probe's backup to put back."""
+
+    backup_file: Path
+    device: str | None = None
+
+
+def plan_capacity(request: CapacityRequest, roots: SystemRoots | None = None) -> CapacityPlan:
+    """Every refusal, before anything is written (and before a confirmation is asked): not a
+    block device (a folder: one line pointing to `flashmark surface`), in use or held."""
+    roots = roots or SystemRoots.from_environment()
+    node, _ = check_block_device(request.device)
+    check_writable(node, roots)
+    return CapacityPlan(request, node, _card_cid(node, roots), roots)
+
+
+def run_capacity(
+    plan: CapacityPlan,
+    *,
+    progress: Progress | None = None,
+    on_backup_file: Callable[[Path], None] | None = None,
+) -> CapacityResult:
+    """The probe as planned (probe_device_capacity); `on_backup_file` is told where the backup
+    is before anything is written."""
+    return probe_device_capacity(
+        plan.node,
+        plan.roots,
+        destructive=plan.request.destructive,
+        folder=plan.request.backup_folder,
+        progress=progress,
+        card_cid=plan.card_cid,
+        on_backup_file=on_backup_file,
+    )
+
+
+def restore_capacity(
+    request: RestoreRequest, roots: SystemRoots | None = None
+) -> tuple[str, RestoreOutcome]:
+    """The device the backup was put back on, and what was put back (restore_backup_file)."""
+    return restore_backup_file(
+        request.backup_file, roots or SystemRoots.from_environment(), given=request.device
+    )
+
+
+def _card_cid(node: str, roots: SystemRoots) -> str | None:
+    """The card's CID; None if not a card, or when the probe cannot tell."""
+    try:
+        report = probe_target(node, roots)
+    except (FlashmarkError, OSError):
+        return None
+    for device in report.devices:
+        if device.card and device.card.cid:
+            return device.card.cid.raw
+    return None
 
 
 def check_block_device(given: str) -> tuple[str, str]:

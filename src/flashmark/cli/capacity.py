@@ -6,13 +6,15 @@ from pathlib import Path
 
 import click
 
-from flashmark.capacity.kind import CAPACITY
-from flashmark.capacity.probe import (
-    check_block_device,
-    probe_device_capacity,
-    restore_backup_file,
+from flashmark.capacity import (
+    CAPACITY,
+    CAPACITY_SCHEMA,
+    CapacityRequest,
+    RestoreRequest,
+    plan_capacity,
+    restore_capacity,
+    run_capacity,
 )
-from flashmark.capacity.result import CAPACITY_SCHEMA
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import quiet_option, stderr_console
@@ -21,11 +23,8 @@ from flashmark.cli.tail import (
     finish,
     history_to_save,
 )
-from flashmark.errors import FlashmarkError, UsageError
-from flashmark.probe import probe_target
-from flashmark.system.device_safety import check_writable
-from flashmark.system.signals import signals_raise
-from flashmark.system.sysroot import SystemRoots
+from flashmark.errors import UsageError
+from flashmark.system import signals_raise
 
 
 @click.command("capacity")
@@ -90,12 +89,11 @@ def capacity_command(
     A folder has no raw addresses: `flashmark surface DIR` verifies its free space.
     Exit codes: README.md (4: not a block device, in use or refused; 5: the device failed).
     """
-    roots = SystemRoots.from_environment()
     errors = stderr_console()
     if restore_file is not None:
         if destructive:
             raise UsageError("--restore puts a backup back; it cannot go with --destructive")
-        node, restored = restore_backup_file(restore_file, roots, given=device)
+        node, restored = restore_capacity(RestoreRequest(restore_file, device))
         changed = (
             f"; {restored.changed_ranges} range(s) ({restored.changed_bytes} bytes) changed "
             "since the probe (written over: newer data) and were left as they are"
@@ -110,12 +108,11 @@ def capacity_command(
         return
     if device is None:
         raise UsageError("give the device to probe, e.g. `flashmark capacity /dev/sdb`")
-    node, _ = check_block_device(device)  # a folder: one line pointing to `flashmark surface`
+    plan = plan_capacity(CapacityRequest(device, destructive, backup_dir))
+    node = plan.node  # a folder: one line pointing to `flashmark surface`; in use: refused
     history = history_to_save(db_path, no_save)  # before writing anything
-    check_writable(node, roots)  # refuse before asking to confirm
     if destructive:
         _confirm(node, device, yes)
-    cid = _card_cid(node, roots)
 
     def announce(path: Path) -> None:
         errors.print(
@@ -130,15 +127,7 @@ def capacity_command(
         def progress(step: str, fraction: float) -> None:
             display.update(fraction, step)
 
-        result = probe_device_capacity(
-            node,
-            roots,
-            destructive=destructive,
-            folder=backup_dir,
-            progress=progress,
-            card_cid=cid,
-            on_backup_file=announce,
-        )
+        result = run_capacity(plan, progress=progress, on_backup_file=announce)
         display.end(f"capacity of {node}", result.verdict)
     finish(CAPACITY, result, history, as_json=as_json, quiet=quiet).raise_problem()
 
@@ -151,25 +140,3 @@ def _confirm(node: str, given: str, yes: bool) -> None:
         "over the device) are lost.",
         yes=yes,
     )
-
-
-def _card_cid(node: str, roots: SystemRoots) -> str | None:
-    """The card's CID, so the passport recognises this card again; None if not a card."""
-    try:
-        report = probe_target(node, roots)
-    except (FlashmarkError, OSError):
-        return None
-    for device in report.devices:
-        if device.card and device.card.cid:
-            return device.card.cid.raw
-    return None
-
-
-
-
-
-
-
-
-
-

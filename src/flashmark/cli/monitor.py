@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import TextIO
 
@@ -24,19 +23,20 @@ from flashmark.cli.tail import (
     finish,
     history_to_save,
 )
-from flashmark.errors import FlashmarkError, Interrupted, UsageError
-from flashmark.history.store import History
+from flashmark.errors import FlashmarkError
+from flashmark.history import History
 from flashmark.monitor import (
-    DiskMonitor,
+    MONITOR,
+    SAMPLE_HEADER,
+    SCHEMA,
+    MonitorRequest,
     MonitorSample,
-    device_for_path,
+    format_sample_line,
+    monitor_live,
+    monitored_device,
+    record_command,
 )
-from flashmark.monitor.command import run_supervised
-from flashmark.monitor.document import SCHEMA, recording
-from flashmark.monitor.kind import MONITOR
-from flashmark.monitor.render import format_sample_line
-from flashmark.system.signals import signals_raise
-from flashmark.system.sysroot import SystemRoots
+from flashmark.system import signals_raise
 
 
 class MonitoredCommandTimedOut(FlashmarkError):
@@ -81,9 +81,7 @@ class _SplitAtDoubleDash(click.Command):
     metavar="SECONDS",
     help="With a command: stop it after this many seconds (default: let it finish).",
 )
-@click.option(
-    "--json", "as_json", is_flag=True, help=f"Print a {SCHEMA} document on stdout."
-)
+@click.option("--json", "as_json", is_flag=True, help=f"Print a {SCHEMA} document on stdout.")
 @quiet_option
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save a command's recording.")
@@ -120,122 +118,87 @@ def monitor_command(
     FILE` adds it later).
     """
     command: tuple[str, ...] = ctx.meta.get("flashmark.monitor.command", ())
-    roots = SystemRoots.from_environment()
-    name = device or device_for_path(Path.cwd(), roots)
-    if name is None:
-        raise UsageError(
-            "the current folder is not on a block device (tmpfs, overlay or network): "
-            "name the device, e.g. `flashmark monitor mmcblk0`"
-        )
+    name = monitored_device(device)
+    request = MonitorRequest(
+        name,
+        interval_s=interval_s,
+        count=count,
+        command=command,
+        timeout_s=timeout_s,
+        output_to_stderr=as_json,  # the command's output must not mix with the JSON document
+    )
     if command:
         # Checked before the command runs: its recording could not be saved otherwise.
         history = history_to_save(db_path, no_save)
-        status = _monitor_command(
-            name, roots, interval_s, command, timeout_s, as_json, quiet, history
-        )
+        status = _monitor_command(request, as_json, quiet, history)
         if status != 0:
             ctx.exit(status)
     else:
-        _live(name, roots, interval_s, count, as_json, quiet)
+        _live(request, as_json, quiet)
 
 
 # -- live view -------------------------------------------------------------------------------
 class _LinePrinter:
     """iostat-like lines, printed from the sampler thread."""
 
-    HEADER = (
-        f"{'Device':<12}{'tps':>9}{'r/s':>9}{'w/s':>9}{'kB_read/s':>12}{'kB_wrtn/s':>12}"
-        f"{'kB_read':>10}{'kB_wrtn':>10}{'areq-sz':>9}{'aqu-sz':>8}{'%util':>7}"
-    )
-
     def __init__(self, device: str, stream: TextIO, *, silent: bool = False) -> None:
         self.device = device
         self.stream = stream
-        self.silent = silent  # --quiet: counts the lines, prints none
-        self.lines = 0
-        self.done = threading.Event()
-        self.limit: int | None = None
+        self.silent = silent  # --quiet: prints no line, only the answer at the end
         self._lock = threading.Lock()
 
     def header(self) -> None:
         if not self.silent:
-            print(self.HEADER, file=self.stream, flush=True)
+            print(SAMPLE_HEADER, file=self.stream, flush=True)
 
     def __call__(self, sample: MonitorSample) -> None:
+        if self.silent:
+            return
         with self._lock:
-            if not self.silent:
-                print(format_sample_line(self.device, sample), file=self.stream, flush=True)
-            self.lines += 1
-            if self.limit is not None and self.lines >= self.limit:
-                self.done.set()
+            print(format_sample_line(self.device, sample), file=self.stream, flush=True)
 
 
-def _live(
-    device: str,
-    roots: SystemRoots,
-    interval_s: float,
-    count: int | None,
-    as_json: bool,
-    quiet: bool,
-) -> None:
-    printer = _LinePrinter(device, sys.stderr if as_json else sys.stdout, silent=quiet)
-    printer.limit = count
-    started = time.time()
-    monitor = DiskMonitor(device, roots, interval_s, on_sample=printer)
+def _live(request: MonitorRequest, as_json: bool, quiet: bool) -> None:
+    printer = _LinePrinter(request.device, sys.stderr if as_json else sys.stdout, silent=quiet)
     printer.header()
-    stopped_by: Interrupted | None = None
     with signals_raise():
-        monitor.start()
-        try:
-            while not printer.done.wait(0.2):
-                pass
-        except Interrupted as signal_stop:  # Ctrl-C is how a live view normally ends
-            stopped_by = signal_stop
-        finally:
-            monitor.stop()
-    series = monitor.series()
-    result = recording(series, (), None, started, time.time())
-    finish(MONITOR, result, None, as_json=as_json, quiet=quiet)
-    if stopped_by is not None and stopped_by.signal_name != "SIGINT":
-        raise stopped_by
+        live = monitor_live(request, on_sample=printer)
+    finish(MONITOR, live.recording, None, as_json=as_json, quiet=quiet)
+    if live.stopped_by is not None and live.stopped_by.signal_name != "SIGINT":
+        raise live.stopped_by
 
 
 # -- monitoring a command --------------------------------------------------------------------
 def _monitor_command(
-    device: str,
-    roots: SystemRoots,
-    interval_s: float,
-    command: tuple[str, ...],
-    timeout_s: float | None,
-    as_json: bool,
-    quiet: bool,
-    history: History | None,
+    request: MonitorRequest, as_json: bool, quiet: bool, history: History | None
 ) -> int:
     on_sample = None
     if sys.stderr.isatty() and not quiet:  # a live view while it runs; logs get the summary only
-        on_sample = _LinePrinter(device, sys.stderr)
+        on_sample = _LinePrinter(request.device, sys.stderr)
         on_sample.header()
-    started = time.time()
-    with signals_raise(), DiskMonitor(device, roots, interval_s, on_sample=on_sample) as monitor:
-        # The command's output must not mix with the JSON document on stdout.
-        ran = run_supervised(command, timeout_s=timeout_s, output_to_stderr=as_json)
-    status, timed_out = ran.status, ran.timed_out
-    series = monitor.series()
-    result = recording(series, command, status, started, time.time(), timed_out)
+    with signals_raise():
+        ran = record_command(request, on_sample=on_sample)
+    outcome, command, timeout_s = ran.outcome, request.command, request.timeout_s
     finished = finish(
-        MONITOR, result, None if timed_out else history, as_json=as_json, quiet=quiet
+        MONITOR,
+        ran.recording,
+        None if outcome.timed_out else history,
+        as_json=as_json,
+        quiet=quiet,
     )
     # Before the command's own status: a script must learn that nothing was saved.
     finished.raise_problem()
-    left = f"; left running: {', '.join(ran.left_running)}" if ran.left_running else ""
-    if timed_out:
+    left = f"; left running: {', '.join(outcome.left_running)}" if outcome.left_running else ""
+    if outcome.timed_out:
+        assert timeout_s is not None
         raise MonitoredCommandTimedOut(
             f"{command[0]} ran longer than --timeout {timeout_s:g} s and was stopped with "
             f"everything in its process group; the recording was not saved{left}"
         )
-    if ran.left_running:
+    if outcome.left_running:
         stderr_console().print(
-            f"flashmark: note: {command[0]} ended; still running: {', '.join(ran.left_running)}",
+            f"flashmark: note: {command[0]} ended; still running: "
+            f"{', '.join(outcome.left_running)}",
             highlight=False,
         )
-    return ran.exit_status
+    return outcome.exit_status

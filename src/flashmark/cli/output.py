@@ -22,9 +22,10 @@ from typing import Any, TextIO
 
 import click
 from rich.console import Console
+from rich.text import Text
 
-from flashmark.codec import to_text
 from flashmark.errors import EnvironmentProblem
+from flashmark.kinds import to_text
 
 
 class OutputFailed(EnvironmentProblem):
@@ -137,6 +138,24 @@ quiet_option = click.option(
     help="Print only the verdict line (the answer, on stdout; with --json the document); "
     "errors still go to stderr.",
 )
+
+
+def styled(text: str, style: str) -> Text:
+    """`text` as it is (no markup read in it) in `style`, for a console to print."""
+    return Text(text, style=style)
+
+
+def print_text(text: str) -> None:
+    """Plain text on stdout as it is, and a newline: no markup, wrapping or cropping."""
+    stream = _Guarded(sys.stdout)
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def print_verdict(console: Console, line: str) -> None:
+    """The verdict line as one line of output whatever the width (a terminal wraps it for the
+    eye; `tail -1` still gets it whole), no markup read in it."""
+    console.print(Text(line), soft_wrap=True, highlight=False)
 
 
 def print_json(document: Any) -> None:

@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flashmark.bench.grading.classes import GRADE_NAMES
 from flashmark.errors import UsageError
-from flashmark.system.watchdog import DEFAULT_FLOOR_S
+from flashmark.system import DEFAULT_FLOOR_S
 from flashmark.units import parse_size
 
 if TYPE_CHECKING:  # click >= 8.2 types ParamType by its value; 8.1 cannot subscript it
@@ -187,6 +186,10 @@ class GradeNames(_NamesType):
     ) -> tuple[str, ...]:
         if isinstance(value, tuple):
             return value  # already converted (a default from the code)
+        # Imported here: the grades load the benchmark's model, which `flashmark history`
+        # (whose options are defined in this module too) must not.
+        from flashmark.bench import GRADE_NAMES
+
         known = {name.upper(): name for name in GRADE_NAMES}
         names: list[str] = []
         for part in str(value).split(","):

@@ -5,7 +5,6 @@ that took the host down too)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,22 +17,25 @@ from flashmark.cli.params import SIZE, BoundedFloat, BoundedInt
 from flashmark.cli.tail import finish, history_to_save
 from flashmark.errors import ExitStatus, FlashmarkError, Interrupted, UsageError
 from flashmark.powercut import (
+    DEFAULT_AREA_BYTES,
+    DEFAULT_PORT,
+    FILESYSTEMS,
+    POWERCUT,
+    POWERCUT_SCHEMA,
+    RAW,
+    TOKEN_ENV,
     PowercutEvent,
     PowercutRequest,
     PowercutResult,
     PowercutStopped,
     plan_powercut,
+    remote_spec,
+    run_host_down_cycle,
     run_powercut,
+    serve_recorder,
+    verify_powercut,
 )
-from flashmark.powercut.hostdown import RemoteSpec, run_host_down_cycle, verify_powercut
-from flashmark.powercut.kind import POWERCUT
-from flashmark.powercut.plan import DEFAULT_AREA_BYTES, FILESYSTEMS
-from flashmark.powercut.protocol import DEFAULT_PORT, TOKEN_ENV, parse_address, read_token
-from flashmark.powercut.recorder import FlushRecorder
-from flashmark.powercut.remote import RemoteRecorder
-from flashmark.powercut.result import POWERCUT_SCHEMA, RAW
-from flashmark.system.signals import signals_raise
-from flashmark.system.sysroot import SystemRoots
+from flashmark.system import signals_raise
 from flashmark.units import format_size
 
 if TYPE_CHECKING:
@@ -254,7 +256,6 @@ def run_command(
     More power commands (GPIO relays, Tasmota and Shelly plugs): docs/powercut.md.
     Exit codes: README.md (the verdict is in the result; 3: a power command failed).
     """
-    roots = SystemRoots.from_environment()
     if not destructive:
         raise UsageError(
             f"the power-cut test overwrites {device}: add --destructive (and confirm by "
@@ -264,7 +265,7 @@ def run_command(
         raise UsageError("give the command that cuts the power: --off-command CMD")
     if on_command is None and not host_down:
         raise UsageError("give the command that switches the power on: --on-command CMD")
-    remote = _remote(record_to, token_file)
+    remote = remote_spec(record_to, token_file)
     if host_down and remote is None:
         raise UsageError("--host-down keeps the flush points on another machine: --record-to")
     if new_run and not host_down:
@@ -287,7 +288,7 @@ def run_command(
         off_timeout_s=off_timeout,
         record_file=record_folder,
     )
-    plan = plan_powercut(request, roots)
+    plan = plan_powercut(request)
     # Before anything is written: a result that could not be saved would be measured for
     # nothing (a run that takes the host down saves where it is verified).
     history = None if host_down else history_to_save(db_path, no_save)
@@ -317,14 +318,10 @@ def run_command(
     with signals_raise():
         if host_down:
             assert remote is not None
-            run_host_down_cycle(
-                request, plan, remote, roots=roots, progress=progress, new_run=new_run
-            )
+            run_host_down_cycle(request, plan, remote, progress=progress, new_run=new_run)
             return None
         try:
-            result = run_powercut(
-                request, plan, roots=roots, progress=progress, recorder_for=_recorder_for(remote)
-            )
+            result = run_powercut(request, plan, progress=progress, remote=remote)
         except PowercutStopped as stopped:
             finish(POWERCUT, stopped.partial, history, as_json=as_json, quiet=quiet)
             raise _stopped_error(stopped) from stopped.cause
@@ -375,7 +372,7 @@ def verify_command(
       sudo flashmark powercut verify /dev/mmcblk0p3 --record-to 192.168.1.5:7468 \\
           --token-file /etc/flashmark/powercut.token
     """
-    remote = _remote(record_to, token_file)
+    remote = remote_spec(record_to, token_file)
     if remote is None and record_file is None:
         raise UsageError("give where the run was recorded: --record-to HOST:PORT or --record-file")
     history = history_to_save(db_path, no_save)
@@ -387,7 +384,6 @@ def verify_command(
     with signals_raise():
         result = verify_powercut(
             device,
-            roots=SystemRoots.from_environment(),
             remote=remote,
             record_file=record_file,
             progress=progress,
@@ -425,49 +421,14 @@ def listen_command(address: str, token_file: Path | None, folder: Path | None, d
       flashmark powercut listen --token-file token
     Each entry is on this machine's disk (fsync) before the board is told so.
     """
-    from flashmark.powercut.listener import RecorderServer, RunStore
-    from flashmark.powercut.plan import state_folder
-
-    token = read_token(token_file)
-    host, port = parse_address(address, default_host="0.0.0.0")
-    store = RunStore(folder or state_folder().with_name("powercut-recorder"))
     errors = stderr_console()
 
     def say(line: str) -> None:
         errors.print(line, highlight=False)
+        sys.stderr.flush()
 
-    try:
-        server = RecorderServer((host, port), store, token, say)
-    except OSError as error:
-        raise UsageError(f"cannot listen on {host}:{port}: {error.strerror}") from None
-    bound_host, bound_port = server.server_address[:2]
-    say(f"flashmark: recording flush points on {bound_host!s}:{bound_port} into {store.folder}")
-    sys.stderr.flush()
     with signals_raise():
-        try:
-            server.serve_forever(poll_interval=0.2)
-        finally:
-            server.server_close()
-
-
-def _recorder_for(remote: RemoteSpec | None) -> Callable[[str], FlushRecorder] | None:
-    if remote is None:
-        return None
-
-    def recorder_for(run: str) -> FlushRecorder:
-        return RemoteRecorder(remote.address, remote.token, run=run)
-
-    return recorder_for
-
-
-def _remote(record_to: str | None, token_file: Path | None) -> RemoteSpec | None:
-    if record_to is None:
-        if token_file is not None:
-            raise UsageError("--token-file goes with --record-to")
-        return None
-    address = parse_address(record_to)
-    return RemoteSpec(address, read_token(token_file))
-
+        serve_recorder(address, token_file, folder, say)
 
 
 def _stopped_error(stopped: PowercutStopped) -> BaseException:

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import click
-from rich.console import Group
-from rich.table import Table
-from rich.text import Text
 
-from flashmark.bench.grading import judge_probe
-from flashmark.bench.model import Passport
-from flashmark.bench.passport import card_passports
-from flashmark.bench.render.describe import device_facts, environment_facts, passport_rows
+from flashmark.bench import PROBE, ProbeRequest, run_probe
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.output import print_json, stderr_console, stdout_console
-from flashmark.codec import encode
-from flashmark.history.store import History
-from flashmark.probe import probe_target
-from flashmark.probe.model import ProbeReport
-from flashmark.system.sysroot import SystemRoots
+from flashmark.cli.output import stderr_console, styled
+from flashmark.cli.tail import finish
 
 
 @click.command("probe")
@@ -45,44 +34,8 @@ def probe_command(target: str, as_json: bool, db_path: Path | None, debug: bool)
         flashmark probe /dev/mmcblk0
     Recorded trees: FLASHMARK_SYSFS_ROOT, FLASHMARK_PROCFS_ROOT, FLASHMARK_DEBUGFS_ROOT.
     """
-    report = judge_probe(probe_target(target, SystemRoots.from_environment()))
     errors = stderr_console()
-    passports = card_passports(report, History.locate(db_path), errors.print)
-    if as_json:
-        print_json({**encode(report), "passports": encode(passports)})
-    else:
-        stdout_console().print(render_probe(report, passports))
-    for warning in report.warnings:
-        errors.print(Text(f"warning: {warning}", style="yellow"))
-
-
-def render_probe(report: ProbeReport, passports: Sequence[Passport] = ()) -> Group:
-    parts: list[Table | Text] = [
-        Text(f"{report.target_type} {report.resolved}", style="bold"),
-        _section(
-            "Layers", ((layer.kind, f"{layer.name}: {layer.detail}") for layer in report.layers)
-        ),
-    ]
-    for device in report.devices:
-        parts.append(_section(f"Device {device.name}", device_facts(device, detail=True)))
-        for passport in passports:
-            if passport.device == device.name:
-                parts.append(_passport_section(passport))
-    environment = environment_facts(report.environment, detail=True)
-    parts.append(_section("Environment", environment))
-    if report.notes:
-        parts.append(_section("Notes", (("", note) for note in report.notes)))
-    return Group(*parts)
-
-
-def _passport_section(passport: Passport) -> Table:
-    return _section(f"Passport {passport.device}", passport_rows(passport))
-
-
-def _section(title: str, rows: Iterable[tuple[str, str]]) -> Table:
-    table = Table(title=title, title_justify="left", show_header=False, box=None, pad_edge=False)
-    table.add_column(style="dim", no_wrap=True)
-    table.add_column(overflow="fold")
-    for key, value in rows:
-        table.add_row(key, value)
-    return table
+    result = run_probe(ProbeRequest(target, db_path), warn=errors.print)
+    finish(PROBE, result, None, as_json=as_json)
+    for warning in result.report.warnings:
+        errors.print(styled(f"warning: {warning}", "yellow"))

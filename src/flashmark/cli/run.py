@@ -2,37 +2,38 @@
 
 from __future__ import annotations
 
-import dataclasses
 import shlex
 import sys
 from pathlib import Path
 
 import click
-from rich.table import Table
-from rich.text import Text
 
-from flashmark import __version__
-from flashmark.bench.benchmark import (
+from flashmark.bench import (
+    MIN_TRANSFERS,
+    PREPARE_JOB_NAME,
+    PROFILES,
+    RUN,
+    TARGET_HALF_WIDTH_PCT,
     BenchmarkRequest,
     BenchmarkStopped,
-    plan_benchmark,
-    run_benchmark,
+    Plan,
+    TargetKind,
+    open_benchmark,
+    profiles_document,
+    profiles_table,
+    unmet_requirements,
+    with_card_passport,
 )
-from flashmark.bench.grading import unmet_requirements
-from flashmark.bench.job_hash import job_hash, job_identity
-from flashmark.bench.jobs import PREPARE_JOB_NAME
-from flashmark.bench.kind import RUN
-from flashmark.bench.lengths import MIN_TRANSFERS, TARGET_HALF_WIDTH_PCT
-from flashmark.bench.model import Passport, Run, TargetKind
-from flashmark.bench.passport import card_passports
-from flashmark.bench.plan import Plan, default_follow_ramp_s
-from flashmark.bench.preflight import fio_work_folder
-from flashmark.bench.profiles import PROFILES
-from flashmark.bench.render.cells import ramps_text
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.clean import clean_at_start
+from flashmark.cli.clean import say_cleaned_at_start
 from flashmark.cli.confirm import confirm_overwrite
-from flashmark.cli.output import print_json, quiet_option, stderr_console, stdout_console
+from flashmark.cli.output import (
+    print_json,
+    quiet_option,
+    stderr_console,
+    stdout_console,
+    styled,
+)
 from flashmark.cli.params import (
     GRADES,
     RAMP,
@@ -49,21 +50,14 @@ from flashmark.cli.tail import (
     history_to_save,
 )
 from flashmark.errors import (
-    EnvironmentProblem,
     FlashmarkError,
     RequirementNotMet,
     add_outcome,
     outcomes,
     printable,
 )
-from flashmark.fio.runner import (
-    runner_from_environment,
-)
-from flashmark.history.store import History
 from flashmark.probe import measured_summary
-from flashmark.system.signals import signals_raise
-from flashmark.system.sysroot import SystemRoots
-from flashmark.system.watchdog import Watchdog
+from flashmark.system import signals_raise
 from flashmark.units import format_duration, format_size
 
 # Shorter windows quantise the throttle-verified accuracy (see profiles.py); allowed, but said.
@@ -214,7 +208,6 @@ def run_command(
     mid-run exits 5; the tests measured before it are saved, marked partial.
     Exit codes: README.md.
     """
-    roots = SystemRoots.from_environment()
     request = BenchmarkRequest(
         target=target,
         profile=profile_name,
@@ -224,28 +217,27 @@ def run_command(
         buffered=buffered,
         destructive=destructive,
         workload_scale=workload_scale,
+        stall_timeout_s=stall_timeout_s,
     )
     console = stderr_console()
     planning_only = show_fio or job_hash_only
     if not planning_only:
-        clean_at_start(target)  # first: a killed run's test file may hold the space this one needs
+        say_cleaned_at_start(target)  # first: a killed run's test file may hold the space needed
     stopped: BenchmarkStopped | None = None
     with (
         signals_raise(),
-        fio_work_folder(check_room_for_output=not planning_only) as workdir,
+        open_benchmark(
+            request, probe=not planning_only, check_room_for_output=not planning_only
+        ) as benchmark,
     ):
-        runner = runner_from_environment(Path(workdir))
-        plan = plan_benchmark(request, roots, runner.log_folder, probe=not planning_only)
+        plan = benchmark.plan
         if job_hash_only:
-            identity = job_identity(
-                __version__, runner.version(), plan.target.kind, plan.settings
-            )
-            print_json({"job_hash": job_hash(identity), "job": identity})
+            print_json(benchmark.job_hash_document())
             return
         if plan.area_note:
             console.print(f"note: {plan.area_note}", highlight=False)
         if show_fio:
-            _print_jobs(plan, runner.log_folder)
+            _print_jobs(plan, benchmark.runner.log_folder)
             return
         # Before any test (and before asking to confirm): a result that could not be saved
         # would otherwise be measured for nothing.
@@ -255,12 +247,17 @@ def run_command(
         _describe_plan(plan)
         with progress_display(plan) as progress:
             try:
-                result = run_benchmark(plan, runner, roots, progress, Watchdog(stall_timeout_s))
+                result = benchmark.run(progress)
             except BenchmarkStopped as stop:  # a later step failed: keep the tests measured
                 stopped, result = stop, stop.partial
 
     # The measured card's passport, from the history as it was before this run (read-only).
-    result = dataclasses.replace(result, passport=_measured_card_passport(result, history, db_path))
+    result = with_card_passport(
+        result,
+        lambda warning: console.print(styled(warning, "yellow")),
+        history=history,
+        db_path=db_path,
+    )
     finished = finish(RUN, result, history, as_json=as_json, quiet=quiet)
     if stopped is not None:
         raise _stopped_error(stopped, finished.outcome, as_json)
@@ -295,28 +292,6 @@ def _stopped_error(
     for note in outcomes(cause):
         add_outcome(error, note)
     return error
-
-
-def _measured_card_passport(
-    result: Run, history: History | None, db_path: Path | None
-) -> Passport | None:
-    """The passport of the measured device's SD/eMMC card, or None without one (the history
-    the result will be saved to, or with --no-save the one it would have gone to, if there is
-    one: without a home folder there is no default history to look in)."""
-    if result.probe is None:
-        return None
-    if history is None:
-        try:
-            history = History.locate(db_path)
-        except EnvironmentProblem:
-            return None
-    console = stderr_console()
-    passports = card_passports(
-        result.probe,
-        history,
-        lambda warning: console.print(Text(warning, style="yellow")),
-    )
-    return passports[0] if passports else None
 
 
 def _describe_plan(plan: Plan) -> None:
@@ -454,34 +429,6 @@ def _bash_escape(char: str) -> str:
 def profiles_command(as_json: bool) -> None:
     """List the test profiles, their tests and defaults."""
     if as_json:
-        print_json(
-            [
-                {
-                    "name": profile.name,
-                    "summary": profile.summary,
-                    "default_size_bytes": profile.default_size_bytes,
-                    "default_runtime_s": profile.default_runtime_s,
-                    "default_ramp_s": profile.default_ramp_s,
-                    "follow_ramp_s": default_follow_ramp_s(profile),
-                    "tests": [
-                        {"name": test.name, "description": test.description}
-                        for test in profile.tests
-                    ],
-                }
-                for profile in PROFILES.values()
-            ]
-        )
+        print_json(profiles_document())
         return
-    table = Table(header_style="bold")
-    table.add_column("profile")
-    table.add_column("defaults")
-    table.add_column("tests")
-    for profile in PROFILES.values():
-        table.add_row(
-            f"{profile.name}\n[dim]{profile.summary}[/dim]",
-            f"--size {format_size(profile.default_size_bytes)}\n"
-            f"--runtime {profile.default_runtime_s} s\n"
-            f"--ramp {ramps_text(profile.default_ramp_s, default_follow_ramp_s(profile))}",
-            ", ".join(profile.test_names()),
-        )
-    stdout_console().print(table)
+    stdout_console().print(profiles_table())

@@ -5,21 +5,15 @@ The web framework is the optional `server` extra, imported here only when the co
 
 from __future__ import annotations
 
-import dataclasses
-import errno
-import json
 import math
-import os
 import re
-import socket
 import urllib.parse
 
 import click
 
 from flashmark.cli import debug_option
 from flashmark.errors import EnvironmentProblem
-from flashmark.server.database_url import is_postgres, shown
-from flashmark.server.storage import DATABASE_ENV, default_database, open_storage
+from flashmark.server import DATABASE_ENV, is_postgres, shown, storage_for
 
 database_option = click.option(
     "--database",
@@ -64,13 +58,6 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
     if not math.isfinite(value):
         raise click.BadParameter(f"{value} is not a number of uploads")
     return value
-
-
-def storage_for(database: str | None) -> tuple[str, bool]:
-    """The database to open, and whether its folder may be created (the default's only)."""
-    if database:
-        return database, False
-    return default_database(os.environ), True
 
 
 @click.command("serve")
@@ -147,11 +134,7 @@ def serve_command(
     checked whole before it is kept (docs/server.md, "API").
     """
     try:
-        import uvicorn
-
-        from flashmark.server.app import CONFIG_ENV, LOOPBACK_HOSTS, ServerConfig, create_app
-        from flashmark.server.processes import reuse_port_supported, serve_processes
-        from flashmark.server.protocol import PROTOCOL
+        from flashmark.server import ServiceRequest, prepare_service, run_service
     except ImportError as error:
         raise EnvironmentProblem(
             f"`flashmark serve` needs the server extra ({error.name} is missing): "
@@ -160,60 +143,20 @@ def serve_command(
     path, create = storage_for(database)
     if workers > 1 and not is_postgres(path):
         raise click.BadParameter("several processes need PostgreSQL", param_hint="--workers")
-    # Nothing may listen there already: not another service, nor the processes of an earlier
-    # `serve --workers N` (SO_REUSEPORT would let this one bind beside them).
-    _refuse_taken_address(host, port)
-    # Migrate (and check the database) once, here: an unusable one stops with one line.
-    open_storage(path, create_folder=create).close()
-    if not trusted_hosts:  # the loopback names, and the address it listens on
-        trusted_hosts = LOOPBACK_HOSTS
-        if host not in ("0.0.0.0", "::", ""):
-            trusted_hosts = (*trusted_hosts, host)
-    config = ServerConfig(
-        database=path,
-        base_url=base_url,
-        trusted_hosts=trusted_hosts,
-        max_upload_bytes=max_upload_bytes,
-        uploads_per_minute=uploads_per_minute,
+    config = prepare_service(
+        ServiceRequest(
+            database=path,
+            create_folder=create,
+            host=host,
+            port=port,
+            base_url=base_url,
+            trusted_hosts=trusted_hosts,
+            max_upload_bytes=max_upload_bytes,
+            uploads_per_minute=uploads_per_minute,
+        )
     )
     click.echo(
         f"flashmark: serving {shown(path)} at http://{host}:{port}/ (Ctrl-C stops)", err=True
     )
     log_level = "debug" if debug else "warning"
-    if workers == 1:
-        uvicorn.run(create_app(config), host=host, port=port, log_level=log_level, http=PROTOCOL)
-        return
-    os.environ[CONFIG_ENV] = json.dumps(dataclasses.asdict(config))  # the processes read it
-    factory = "flashmark.server.app:app_from_environment"
-    if reuse_port_supported():  # each process its own socket (flashmark/server/processes.py)
-        try:
-            serve_processes(factory, host, port, workers, log_level)
-        except OSError as error:
-            raise EnvironmentProblem(f"cannot listen on {host}:{port}: {error.strerror}") from None
-        return
-    uvicorn.run(
-        factory,
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level=log_level,
-        http=PROTOCOL,  # TCP_NODELAY on each connection (flashmark/server/protocol.py)
-    )
-
-
-def _refuse_taken_address(host: str, port: int) -> None:
-    """EnvironmentProblem when a socket is bound to HOST:PORT already: this probe sets no
-    SO_REUSEPORT, so the kernel refuses it even beside sockets that do (socket(7))."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        # REUSEADDR: connections of a stopped service in TIME_WAIT do not count.
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as error:
-            taken = " (another program, or processes of an earlier `flashmark serve`)"
-            raise EnvironmentProblem(
-                f"cannot listen on {host}:{port}: {error.strerror}"
-                + (taken if error.errno == errno.EADDRINUSE else "")
-            ) from None
+    run_service(config, host=host, port=port, workers=workers, log_level=log_level)

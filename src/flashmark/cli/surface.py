@@ -3,7 +3,6 @@ or written and verified, with MB/s per slice, the cache cliff and a map of what 
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -13,7 +12,7 @@ from pathlib import Path
 import click
 
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.clean import clean_at_start
+from flashmark.cli.clean import say_cleaned_at_start
 from flashmark.cli.output import quiet_option, stderr_console
 from flashmark.cli.params import SIZE, BoundedInt, stall_timeout_option
 from flashmark.cli.progress import BarProgress, PlainProgress, progress_display
@@ -25,34 +24,28 @@ from flashmark.errors import (
     ConfirmationRefused,
     ExitStatus,
     FlashmarkError,
-    HistoryError,
     Interrupted,
-    UsageError,
     add_outcome,
     outcomes,
 )
-from flashmark.history.store import History
-from flashmark.kinds.registry import entry_for
-from flashmark.surface.kind import SURFACE
-from flashmark.surface.result import SURFACE_SCHEMA, SurfaceResult, from_document, to_document
-from flashmark.surface.run import (
+from flashmark.surface import (
+    DEFAULT_BLOCK,
     DEVICE,
     FOLDER,
+    MAX_SLICES,
+    MIN_SLICES,
+    SURFACE,
+    SURFACE_SCHEMA,
     ScanStopped,
+    SurfaceJob,
     SurfacePlan,
-    plan_surface,
-    scan_surface,
+    SurfaceRequest,
+    prepare_surface,
+    run_surface,
 )
-from flashmark.system.signals import signals_raise
-from flashmark.system.sysroot import SystemRoots
-from flashmark.system.watchdog import DeviceHung, Watchdog
-from flashmark.units import KiB, MiB, format_duration, format_rate, format_size
+from flashmark.system import DeviceHung, signals_raise
+from flashmark.units import format_duration, format_rate, format_size
 
-MIN_BLOCK = 4 * KiB
-MAX_BLOCK = 64 * MiB
-DEFAULT_BLOCK = 1 * MiB
-# At least 256 slices; the most keeps a document of a 1 TB disk under ~20 MB.
-MIN_SLICES, MAX_SLICES = 256, 65536
 _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
 
 
@@ -150,116 +143,43 @@ def surface_command(
     after slow ones) stops the scan with exit 5, the partial scan saved.
     Exit codes: README.md (5: the device stopped answering; the partial scan is saved).
     """
-    roots = SystemRoots.from_environment()
-    block = block_bytes or DEFAULT_BLOCK
-    if not MIN_BLOCK <= block <= MAX_BLOCK or block % MIN_BLOCK:
-        raise UsageError(
-            f"--block-size {format_size(block)} must be 4 KiB to 64 MiB, a multiple of 4 KiB"
-        )
-    if resume and no_save:
-        raise UsageError("--resume reads the interrupted scan from the history: drop --no-save")
+    request = SurfaceRequest(
+        target,
+        destructive=destructive,
+        block_bytes=block_bytes or DEFAULT_BLOCK,
+        slices=slices,
+        size_limit=size_limit,
+        resume=resume,
+        stall_timeout_s=stall_timeout_s,
+    )
     history = history_to_save(db_path, no_save)  # before measuring: a bad history is known now
-    previous: SurfaceResult | None = None
-    write = destructive
-    if resume:
-        assert history is not None
-        previous = _interrupted_scan(history, target)
-        write = previous.settings.write
-        if previous.state.phase == "write" and not destructive:
-            raise UsageError(
-                f"scan {previous.id} of {previous.target.path} stopped while writing: add "
-                "--destructive to continue writing it (and confirm)"
-            )
-    else:
-        clean_at_start(target)  # a killed folder scan's files may hold the space needed now
-    plan = plan_surface(target, write=write, roots=roots, block_bytes=block, size_limit=size_limit)
-    if resume and plan.kind == FOLDER:
-        raise UsageError(
-            "--resume is for block devices: a folder scan's files are removed when it stops, "
-            "so there is nothing to continue; run it again"
-        )
+    if not resume:
+        say_cleaned_at_start(target)  # a killed folder scan's files may hold the space needed now
+    job = prepare_surface(request, history=history)
+    plan, previous, write = job.plan, job.previous, job.write
     if plan.kind == DEVICE and plan.write and (previous is None or previous.state.phase == "write"):
         _confirm(plan, yes)
-    _announce(plan, previous)
-    stop: ScanStopped | None = None
-    # A folder scan always writes (plan.write), a device scan with --destructive.
-    phases = 1 + (plan.write and (previous is None or previous.state.phase == "write"))
-    # A device scan can be resumed: it is kept in the history as it goes (a folder's files
-    # are removed when it stops, so there is nothing to resume).
-    checkpoints = _Checkpoints(history) if history is not None and plan.kind == DEVICE else None
+    _announce(job)
+    phases = 1 + (write and (previous is None or previous.state.phase == "write"))
     with signals_raise(), _progress(phases) as progress:
-        try:
-            result = scan_surface(
-                plan,
-                block_bytes=block,
-                slices=slices,
-                roots=roots,
-                previous=previous,
-                progress=progress,
-                checkpoint=checkpoints,
-                watchdog=Watchdog(stall_timeout_s),
-            )
-        except ScanStopped as stopped:
-            stop, result = stopped, stopped.partial
+        outcome = run_surface(job, history=history, progress=progress, warn=_warn)
+        if outcome.stopped is not None:
             progress.close("stopped")
-    replacing = checkpoints.id if checkpoints else None
     finished = finish(
-        SURFACE, result, history, as_json=as_json, quiet=quiet, replacing=replacing
+        SURFACE,
+        outcome.result,
+        history,
+        as_json=as_json,
+        quiet=quiet,
+        replacing=outcome.replacing,
     )
-    if stop is not None:
-        raise _stopped_error(stop, plan, finished.saved_id)
+    if outcome.stopped is not None:
+        raise _stopped_error(outcome.stopped, plan, finished.saved_id)
     finished.raise_problem()
 
 
-class _Checkpoints:
-    """Keeps the running scan in the history (scan.py says when: at durable points), always
-    in one entry, which the final result then replaces. A scan killed outright (SIGKILL, a
-    power cut) is thus found by --resume as its last checkpoint. A checkpoint that cannot be
-    saved does not stop the scan; the first failure is said once, and the end is saved (or
-    kept in a recovery file) as usual."""
-
-    def __init__(self, history: History) -> None:
-        self.history = history
-        self.id: int | None = None
-        self._failed = False
-
-    def __call__(self, result: SurfaceResult) -> None:
-        document = to_document(result)
-        try:
-            entry = entry_for(document)
-            fields = {"kind": entry.kind, "target": entry.target, "label": entry.label}
-            if self.id is None:
-                self.id = self.history.save(document=document, **fields)
-            else:
-                self.history.replace(self.id, document=document, **fields)
-        except HistoryError as error:
-            if not self._failed:
-                self._failed = True
-                stderr_console().print(
-                    f"warning: the scan's progress cannot be kept in the history ({error}): "
-                    "a scan killed outright could not be resumed",
-                    highlight=False,
-                )
-
-
-def _interrupted_scan(history: History, given: str) -> SurfaceResult:
-    """The newest incomplete scan of this target in the history."""
-    wanted = _history_target(given)
-    for entry in history.list(kind="surface"):
-        if entry.target != wanted:
-            continue
-        result = from_document(dict(entry.document) | {"id": entry.id})
-        if result.complete:
-            break  # the newest scan of this target finished: nothing to resume
-        return result
-    raise UsageError(
-        f"no interrupted surface scan of {wanted} in the history {history.path} to resume "
-        "(`flashmark history` lists the saved ones)"
-    )
-
-
-def _history_target(given: str) -> str:
-    return os.path.realpath(os.path.expanduser(given))
+def _warn(message: str) -> None:
+    stderr_console().print(f"warning: {message}", highlight=False)
 
 
 def _confirm(plan: SurfacePlan, yes: bool) -> None:
@@ -279,7 +199,8 @@ def _confirm(plan: SurfacePlan, yes: bool) -> None:
         raise ConfirmationRefused(f"confirmation did not match {plan.given}; nothing was written")
 
 
-def _announce(plan: SurfacePlan, previous: SurfaceResult | None) -> None:
+def _announce(job: SurfaceJob) -> None:
+    plan, previous = job.plan, job.previous
     if previous is not None:
         what = (
             f"resuming scan {previous.id} in its {previous.state.phase} phase at offset "

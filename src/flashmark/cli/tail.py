@@ -18,11 +18,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from rich.console import Console
-from rich.text import Text
-
-from flashmark.cli.output import OutputFailed, print_json, stderr_console, stdout_console
-from flashmark.codec import to_text
+from flashmark.cli.output import (
+    OutputFailed,
+    print_json,
+    print_text,
+    print_verdict,
+    stderr_console,
+    stdout_console,
+)
 from flashmark.errors import (
     HistoryError,
     Interrupted,
@@ -30,11 +33,9 @@ from flashmark.errors import (
     ResultNotSaved,
     add_outcome,
 )
-from flashmark.history.recovery import RecoveryFileError, keep_unsaved
-from flashmark.history.store import History
-from flashmark.kinds.registry import entry_for, kind_of
-from flashmark.result_kind import ResultKind
-from flashmark.system.signals import signals_raise
+from flashmark.history import History, RecoveryFileError, keep_unsaved
+from flashmark.kinds import ResultKind, entry_for, kind_of, to_text
+from flashmark.system import signals_raise
 
 R = TypeVar("R")
 
@@ -205,12 +206,6 @@ def verdict_line(kind: ResultKind[R], result: R, saved_id: int | None = None) ->
     return f"verdict: {kind.summary(result)}{saved}"
 
 
-def print_verdict(console: Console, line: str) -> None:
-    """The verdict line as one line of output whatever the width (a terminal wraps it for the
-    eye; `tail -1` still gets it whole), no markup read in it."""
-    console.print(Text(line), soft_wrap=True, highlight=False)
-
-
 def finish(
     kind: ResultKind[R],
     result: R,
@@ -225,8 +220,19 @@ def finish(
     stderr after a JSON document; alone with --quiet). When neither the history nor a recovery
     file took it, the printed document is its only copy and the save's problem says so
     (print_only_copy); a stdout that refuses the output is one line that says where the result
-    is (printing_result)."""
+    is (printing_result). A kind printed only (probe, clean) is printed, nothing else; a
+    terminal view that is plain text is printed as it is."""
     document = kind.to_document(result)
+    if not kind.saved:  # printed only (probe, clean): there is nothing to save or keep
+        if history is not None:
+            raise TypeError(f"a {kind.name} result is printed, never saved")
+        if as_json:
+            print_json(document)
+        elif isinstance(view := kind.terminal(result), str):  # plain text: no markup, no wrap
+            print_text(view)
+        else:
+            stdout_console().print(view)
+        return Finished(result, document, None)
     outcome = None
     if history is not None:
         outcome = save_result(history, document, replacing=replacing)
@@ -243,7 +249,10 @@ def finish(
             print_verdict(stdout_console(), line)
         else:
             console = stdout_console()
-            console.print(kind.terminal(result))
+            if isinstance(view := kind.terminal(result), str):  # plain text: no markup, no wrap
+                print_text(view)
+            else:
+                console.print(view)
             print_verdict(console, line)
         print_only_copy(outcome, document, json_on_stdout=as_json)
     return Finished(result, document, outcome)

@@ -11,19 +11,13 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.saved import RUN_ID
 from flashmark.errors import UsageError
-from flashmark.history.store import History
-from flashmark.server.campaign_names import campaign_problem, label_problem
-from flashmark.server.identifiers import Known
-from flashmark.server.outgoing import NotUploadable, card_identity, outgoing
-from flashmark.server.upload import (
+from flashmark.history import History
+from flashmark.server import (
     TOKEN_ENV,
-    accepted_schemas,
-    body_of,
-    card_link,
-    load_salt,
-    machine_names,
-    salt_path,
+    campaign_choices,
+    refuse_unaccepted,
     send,
+    upload_bodies,
 )
 
 
@@ -100,7 +94,7 @@ def upload_command(
         flashmark upload 3 --dry-run                      # the exact JSON, nothing sent
         FLASHMARK_TOKEN=fmk_... flashmark upload 3 4 --server http://results.example:8080
     """
-    chosen = _campaign_choices(campaign, label)
+    chosen = campaign_choices(campaign, label)
     if token_stdin:
         token = sys.stdin.readline().strip() or None
     history = History.locate(db_path)
@@ -111,56 +105,21 @@ def upload_command(
         raise UsageError("--link-card needs --server URL: a card's link differs per service")
     if not dry_run and not token:
         raise UsageError(f"uploading needs a token: --token TOKEN or {TOKEN_ENV}")
-    known = Known().with_names(machine_names())
-    bodies = []
-    for entry in stored:
-        added = dict(chosen)
-        if link_card:
-            assert server is not None
-            identity = card_identity(entry.document)
-            if identity is None:
-                click.echo(f"run {entry.id}: no card serial or CID to link: no card_link", err=True)
-            else:
-                added["card_link"] = card_link(load_salt(salt_path()), server, identity)
-        try:
-            document = outgoing(entry.document, known, added)
-        except NotUploadable as error:
-            raise NotUploadable(
-                f"run {entry.id} ({entry.kind}) cannot be uploaded: {error}"
-            ) from None
-        bodies.append((entry, body_of(document)))
+    bodies = upload_bodies(
+        stored,
+        chosen,
+        link_to=server if link_card else None,
+        note=lambda line: click.echo(line, err=True),
+    )
     if dry_run:
         for entry, body in bodies:
             click.echo(body, nl=False)  # bytes: written as they are
             click.echo(f"run {entry.id}: dry run, nothing sent ({len(body):,} bytes)", err=True)
         return
     assert server is not None and token is not None
-    taken = accepted_schemas(server)
-    for entry, _ in bodies:
-        schema = entry.document.get("schema")
-        if schema not in taken:
-            raise UsageError(
-                f"run {entry.id} is a {entry.kind} result ({schema}); {server} takes "
-                f"{', '.join(taken) or 'none'}: nothing was sent"
-            )
+    refuse_unaccepted(server, stored)
     for entry, body in bodies:
         uploaded = send(server, token, body)
         state = "uploaded" if uploaded.created else "already on the service"
         click.echo(f"run {entry.id}: {state} as {uploaded.id}: {uploaded.url}")
 
-
-def _campaign_choices(campaign: str | None, label: str | None) -> dict[str, str]:
-    """--campaign and --label as the upload adds them, checked before anything is read."""
-    if campaign is None and label is None:
-        return {}
-    if campaign is None or label is None:
-        raise UsageError(
-            "--campaign and --label go together: a campaign shows each board by its label"
-        )
-    for option, problem in (
-        ("--campaign", campaign_problem(campaign)),
-        ("--label", label_problem(label)),
-    ):
-        if problem is not None:
-            raise UsageError(f"{option}: {problem}")
-    return {"campaign": campaign, "board_label": label}

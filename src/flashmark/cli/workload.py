@@ -3,13 +3,12 @@ relatives, a cold boot-like read), alone."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import click
 
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.clean import clean_at_start
+from flashmark.cli.clean import say_cleaned_at_start
 from flashmark.cli.output import quiet_option
 from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE, Choice
 from flashmark.cli.progress import progress_display
@@ -17,14 +16,14 @@ from flashmark.cli.tail import (
     finish,
     history_to_save,
 )
-from flashmark.system.signals import signals_raise
-from flashmark.system.sysroot import SystemRoots
+from flashmark.system import signals_raise
 from flashmark.workloads import (
+    SCHEMA,
     WORKLOAD_NAMES,
-    run_workloads,
+    WORKLOADS,
+    WorkloadRequest,
+    measure_workloads,
 )
-from flashmark.workloads.document import SCHEMA, workload_run
-from flashmark.workloads.kind import WORKLOADS
 
 _ALL = "all"
 
@@ -50,9 +49,7 @@ _ALL = "all"
     metavar="SECONDS",
     help="Seconds between two readings of the device's I/O counters.",
 )
-@click.option(
-    "--json", "as_json", is_flag=True, help=f"Print a {SCHEMA} document on stdout."
-)
+@click.option("--json", "as_json", is_flag=True, help=f"Print a {SCHEMA} document on stdout.")
 @quiet_option
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save this result to the history.")
@@ -82,19 +79,16 @@ def workload_command(
     Everything it writes is removed afterwards, also on error, Ctrl-C or SIGTERM.
     """
     names = WORKLOAD_NAMES if name == _ALL else (name,)
-    roots = SystemRoots.from_environment()
     history = history_to_save(db_path, no_save)  # before anything runs: a bad history is known
-    clean_at_start(target)
-    started = time.time()
+    say_cleaned_at_start(target)
     with signals_raise(), progress_display() as display:
         display.begin(", ".join(names), 1, 1, None)
 
         def progress(fraction: float) -> None:
             display.update(fraction, "")
 
-        results = run_workloads(
-            names, target, scale=scale, roots=roots, progress=progress, interval_s=interval_s
+        result = measure_workloads(
+            WorkloadRequest(names, target, scale, interval_s), progress=progress
         )
         display.end(", ".join(names), "done")
-    result = workload_run(results, target, scale, started, time.time())
     finish(WORKLOADS, result, history, as_json=as_json, quiet=quiet).raise_problem()

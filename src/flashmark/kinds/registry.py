@@ -1,4 +1,5 @@
-"""Every kind of result flashmark keeps, in one place: one line a kind.
+"""Every kind of result flashmark keeps, in one place: one line a kind; and the kinds it only
+prints (`probe`, `clean`), whose JSON and terminal output go through the same tail.
 
 `kind_of(document)` tells a document's kind by its schema, refusing a newer version of a known
 kind by name (upgrade flashmark) and anything else as not a flashmark result. `entry_for`
@@ -12,7 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from flashmark.bench.kind import RUN
+from flashmark.bench.probe_kind import PROBE
 from flashmark.capacity.kind import CAPACITY
+from flashmark.clean.kind import CLEAN
 from flashmark.errors import ResultFormatError
 from flashmark.history.entries import HistoryEntry
 from flashmark.kinds.strict import DocumentKind
@@ -23,6 +26,8 @@ from flashmark.surface.kind import SURFACE
 from flashmark.workloads.kind import WORKLOADS
 
 KINDS: tuple[ResultKind[Any], ...] = (RUN, MONITOR, WORKLOADS, CAPACITY, SURFACE, POWERCUT)
+# Printed, never saved (`saved=False`): no history entry, file format or upload takes them.
+PRINTED_KINDS: tuple[ResultKind[Any], ...] = (PROBE, CLEAN)
 
 _BY_SCHEMA = {kind.schema: kind for kind in KINDS}
 # How each kind is read and written back, for the check of every document that comes in

@@ -1,20 +1,21 @@
 """What the device itself saw, interval by interval: an iostat built on /proc/diskstats.
 
-    diskstats.py  parse the kernel's counters; which device a path lives on
     series.py     samples, summaries and recordings as data (pure; what reports import)
     sampler.py    DiskMonitor: the background thread that samples while something runs
     command.py    run a command under watch: start, forward its output, time out, stop, reap
+    watch.py      `flashmark monitor`: a live view until stopped, or a command recorded
+    document.py, render.py, kind.py   the recording's document, views and contract
 
-The data types and the parser are exported here; the sampler and the command runner load only
-when asked for (`from flashmark.monitor import DiskMonitor`), so a report that reads a
+The data types and the parser (flashmark.system.diskstats) are exported here; the rest loads
+only when asked for (`from flashmark.monitor import DiskMonitor`), so a report that reads a
 recording never imports threads or subprocesses.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from flashmark.lazy import face_names, lazy_face
 from flashmark.monitor.series import (
     RANDOM_WRITE_MAX_REQUEST_BYTES,
     RANDOM_WRITE_MIN_UTIL_PCT,
@@ -42,26 +43,45 @@ from flashmark.system.diskstats import (
 )
 
 if TYPE_CHECKING:
-    from flashmark.monitor.sampler import DiskMonitor, optional_monitor
+    from flashmark.monitor.command import CommandOutcome as CommandOutcome
+    from flashmark.monitor.document import SCHEMA as SCHEMA
+    from flashmark.monitor.document import MonitorRecording as MonitorRecording
+    from flashmark.monitor.kind import MONITOR as MONITOR
+    from flashmark.monitor.render import SAMPLE_HEADER as SAMPLE_HEADER
+    from flashmark.monitor.render import format_sample_line as format_sample_line
+    from flashmark.monitor.sampler import DiskMonitor as DiskMonitor
+    from flashmark.monitor.sampler import optional_monitor as optional_monitor
+    from flashmark.monitor.watch import LiveRecording as LiveRecording
+    from flashmark.monitor.watch import MonitoredCommand as MonitoredCommand
+    from flashmark.monitor.watch import MonitorRequest as MonitorRequest
+    from flashmark.monitor.watch import monitor_live as monitor_live
+    from flashmark.monitor.watch import monitored_device as monitored_device
+    from flashmark.monitor.watch import record_command as record_command
 
-_SAMPLER = "flashmark.monitor.sampler"
-_LAZY = {"DiskMonitor": _SAMPLER, "optional_monitor": _SAMPLER}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
+_NAMES = {
+    ".command": ("CommandOutcome",),
+    ".document": ("SCHEMA", "MonitorRecording"),
+    ".kind": ("MONITOR",),
+    ".render": ("SAMPLE_HEADER", "format_sample_line"),
+    ".sampler": ("DiskMonitor", "optional_monitor"),
+    ".watch": (
+        "LiveRecording",
+        "MonitorRequest",
+        "MonitoredCommand",
+        "record_command",
+        "monitor_live",
+        "monitored_device",
+    ),
+}
+__getattr__ = lazy_face(__name__, _NAMES)
 __all__ = [
+    *face_names(_NAMES),
     "FORMAT_FIELDS",
     "RANDOM_WRITE_MAX_REQUEST_BYTES",
     "RANDOM_WRITE_MIN_UTIL_PCT",
     "RANDOM_WRITE_SHARE",
     "SECTOR_BYTES",
     "DiskCounters",
-    "DiskMonitor",
     "DiskstatsFormatError",
     "DiskstatsUnreadable",
     "MonitorDeviceNotFound",
@@ -72,7 +92,6 @@ __all__ = [
     "compute_sample",
     "device_for_path",
     "normalise_device_name",
-    "optional_monitor",
     "parse_diskstats",
     "parse_diskstats_line",
     "read_device_counters",

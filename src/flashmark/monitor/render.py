@@ -30,6 +30,13 @@ def describe_activity(device: str, summary: MonitorSummary) -> str:
     )
 
 
+# The live view's header, over the columns of format_sample_line.
+SAMPLE_HEADER = (
+    f"{'Device':<12}{'tps':>9}{'r/s':>9}{'w/s':>9}{'kB_read/s':>12}{'kB_wrtn/s':>12}"
+    f"{'kB_read':>10}{'kB_wrtn':>10}{'areq-sz':>9}{'aqu-sz':>8}{'%util':>7}"
+)
+
+
 def format_sample_line(device: str, s: MonitorSample) -> str:
     """One interval as `iostat -x` shows it (kB = 1024 bytes, areq-sz in kB)."""
     request = "" if s.avg_request_bytes is None else f"{s.avg_request_bytes / 1024:.1f}"

@@ -4,30 +4,63 @@
 records and keeps each acknowledged flush point outside the device, cuts the power with the
 user's off command while writes are in flight, waits for the same device to come back, reads
 every record back and classifies it; `verify_powercut` does the checking after a cut that took
-the host down too. The result is a `PowercutResult` (`flashmark.powercut/1`), rendered by
-`flashmark.powercut.render`.
+the host down too (`run_host_down_cycle`), with the flush points kept by `serve_recorder` on
+another machine. The result is a `PowercutResult` (`flashmark.powercut/1`), rendered by
+`flashmark.powercut.render`. Names load when first used.
 """
 
-from flashmark.powercut.plan import PowercutPlan, PowercutRequest, plan_powercut
-from flashmark.powercut.result import (
-    HISTORY_KIND,
-    POWERCUT_SCHEMA,
-    PowercutResult,
-    from_document,
-    to_document,
-)
-from flashmark.powercut.run import PowercutEvent, PowercutStopped, run_powercut
+from __future__ import annotations
 
-__all__ = [
-    "HISTORY_KIND",
-    "POWERCUT_SCHEMA",
-    "PowercutEvent",
-    "PowercutPlan",
-    "PowercutRequest",
-    "PowercutResult",
-    "PowercutStopped",
-    "from_document",
-    "plan_powercut",
-    "run_powercut",
-    "to_document",
-]
+from typing import TYPE_CHECKING
+
+from flashmark.lazy import face_names, lazy_face
+
+if TYPE_CHECKING:
+    from flashmark.powercut.hostdown import run_host_down_cycle as run_host_down_cycle
+    from flashmark.powercut.hostdown import verify_powercut as verify_powercut
+    from flashmark.powercut.kind import POWERCUT as POWERCUT
+    from flashmark.powercut.listener import serve_recorder as serve_recorder
+    from flashmark.powercut.plan import DEFAULT_AREA_BYTES as DEFAULT_AREA_BYTES
+    from flashmark.powercut.plan import FILESYSTEMS as FILESYSTEMS
+    from flashmark.powercut.plan import PowercutPlan as PowercutPlan
+    from flashmark.powercut.plan import PowercutRequest as PowercutRequest
+    from flashmark.powercut.plan import plan_powercut as plan_powercut
+    from flashmark.powercut.protocol import DEFAULT_PORT as DEFAULT_PORT
+    from flashmark.powercut.protocol import TOKEN_ENV as TOKEN_ENV
+    from flashmark.powercut.remote import RemoteSpec as RemoteSpec
+    from flashmark.powercut.remote import remote_spec as remote_spec
+    from flashmark.powercut.result import HISTORY_KIND as HISTORY_KIND
+    from flashmark.powercut.result import POWERCUT_SCHEMA as POWERCUT_SCHEMA
+    from flashmark.powercut.result import RAW as RAW
+    from flashmark.powercut.result import PowercutResult as PowercutResult
+    from flashmark.powercut.result import from_document as from_document
+    from flashmark.powercut.result import to_document as to_document
+    from flashmark.powercut.run import PowercutEvent as PowercutEvent
+    from flashmark.powercut.run import PowercutStopped as PowercutStopped
+    from flashmark.powercut.run import run_powercut as run_powercut
+
+_NAMES = {
+    ".hostdown": ("run_host_down_cycle", "verify_powercut"),
+    ".kind": ("POWERCUT",),
+    ".listener": ("serve_recorder",),
+    ".plan": (
+        "DEFAULT_AREA_BYTES",
+        "FILESYSTEMS",
+        "PowercutPlan",
+        "PowercutRequest",
+        "plan_powercut",
+    ),
+    ".protocol": ("DEFAULT_PORT", "TOKEN_ENV"),
+    ".remote": ("RemoteSpec", "remote_spec"),
+    ".result": (
+        "HISTORY_KIND",
+        "POWERCUT_SCHEMA",
+        "RAW",
+        "PowercutResult",
+        "from_document",
+        "to_document",
+    ),
+    ".run": ("PowercutEvent", "PowercutStopped", "run_powercut"),
+}
+__getattr__ = lazy_face(__name__, _NAMES)
+__all__ = face_names(_NAMES)

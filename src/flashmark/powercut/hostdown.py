@@ -26,7 +26,6 @@ import os
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +50,7 @@ from flashmark.powercut.recorder import (
     verified_entry,
     void_entry,
 )
-from flashmark.powercut.remote import RemoteRecorder, fetch_run
+from flashmark.powercut.remote import RemoteRecorder, RemoteSpec, fetch_run
 from flashmark.powercut.result import BACK, UNREADABLE, CycleResult, PowercutResult
 from flashmark.powercut.run import (
     PowercutEvent,
@@ -71,28 +70,19 @@ class HostStayedUp(FlashmarkError):
     """The off command of a --host-down cycle did not take this host down."""
 
 
-@dataclass(frozen=True)
-class RemoteSpec:
-    address: tuple[str, int]
-    token: bytes
-
-    @property
-    def where(self) -> str:
-        return f"{self.address[0]}:{self.address[1]}"
-
-
 def run_host_down_cycle(
     request: PowercutRequest,
     plan: PowercutPlan,
     remote: RemoteSpec,
     *,
-    roots: SystemRoots,
+    roots: SystemRoots | None = None,
     progress: Progress = lambda event: None,
     new_run: bool = False,
     host_down_timeout_s: float = HOST_DOWN_TIMEOUT_S,
 ) -> None:
     """Write one cycle and cut the power, which takes this host down: it does not return.
     HostStayedUp when the host is still up `host_down_timeout_s` after the off command."""
+    roots = roots or SystemRoots.from_environment()
     identity = None if plan.identity is None else str(plan.identity)
     if identity is None:
         raise UsageError(
@@ -177,13 +167,14 @@ def run_host_down_cycle(
 def verify_powercut(
     device: str,
     *,
-    roots: SystemRoots,
+    roots: SystemRoots | None = None,
     remote: RemoteSpec | None = None,
     record_file: Path | None = None,
     progress: Progress = lambda event: None,
 ) -> PowercutResult:
     """Check the last cycle of the device's run that is not checked yet, record its result,
     and return the run's result so far."""
+    roots = roots or SystemRoots.from_environment()
     began = time.monotonic()
     if (remote is None) == (record_file is None):
         raise UsageError("verify reads the run from --record-to HOST:PORT or --record-file FILE")

@@ -25,11 +25,39 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flashmark.powercut.protocol import ProtocolError, recorder_handshake
+from flashmark.errors import UsageError
+from flashmark.powercut.plan import state_folder
+from flashmark.powercut.protocol import (
+    ProtocolError,
+    parse_address,
+    read_token,
+    recorder_handshake,
+)
 from flashmark.powercut.recorder import RecorderFailed, read_entries
 
 _RUN = re.compile(r"[0-9a-f]{32}")
 IDLE_TIMEOUT_S = 600.0  # a board that says nothing for this long is gone
+
+
+def serve_recorder(
+    address: str, token_file: Path | None, folder: Path | None, say: Callable[[str], None]
+) -> None:
+    """`flashmark powercut listen`: keep the flush points of boards under test in `folder`
+    (default ~/.local/state/flashmark/powercut-recorder) until stopped; what happens is said
+    through `say`, a line at a time."""
+    token = read_token(token_file)
+    host, port = parse_address(address, default_host="0.0.0.0")
+    store = RunStore(folder or state_folder().with_name("powercut-recorder"))
+    try:
+        server = RecorderServer((host, port), store, token, say)
+    except OSError as error:
+        raise UsageError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+    bound_host, bound_port = server.server_address[:2]
+    say(f"flashmark: recording flush points on {bound_host!s}:{bound_port} into {store.folder}")
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
 
 
 class RunStore:

@@ -73,9 +73,10 @@ def state_folder(env: dict[str, str] | None = None) -> Path:
     return Path(home) / "flashmark" / "powercut"
 
 
-def plan_powercut(request: PowercutRequest, roots: SystemRoots) -> PowercutPlan:
+def plan_powercut(request: PowercutRequest, roots: SystemRoots | None = None) -> PowercutPlan:
     """Every refusal, before anything is written: bad settings, not a block device, a device
     in use, a record file on the device itself."""
+    roots = roots or SystemRoots.from_environment()
     _check_settings(request)
     try:
         status = os.stat(request.device)

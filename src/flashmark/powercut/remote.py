@@ -14,13 +14,48 @@ import socket
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from flashmark.powercut.protocol import Channel, ProtocolError, board_handshake
+from flashmark.errors import UsageError
+from flashmark.powercut.protocol import (
+    Channel,
+    ProtocolError,
+    board_handshake,
+    parse_address,
+    read_token,
+)
 from flashmark.powercut.recorder import RecorderFailed
 
 REPLY_S = 5.0  # a recorder answers an append after one fsync
 RETRY_S = 30.0
+
+
+@dataclass(frozen=True)
+class RemoteSpec:
+    """Where a board's flush points go: a recorder's address and the token both ends share."""
+
+    address: tuple[str, int]
+    token: bytes
+
+    @property
+    def where(self) -> str:
+        return f"{self.address[0]}:{self.address[1]}"
+
+    def recorder(self, run: str) -> RemoteRecorder:
+        """The recorder of one run's flush points."""
+        return RemoteRecorder(self.address, self.token, run=run)
+
+
+def remote_spec(record_to: str | None, token_file: Path | None) -> RemoteSpec | None:
+    """The recorder `--record-to HOST:PORT` names, with the token of `token_file` (or the
+    environment's); None without one."""
+    if record_to is None:
+        if token_file is not None:
+            raise UsageError("--token-file goes with --record-to")
+        return None
+    return RemoteSpec(parse_address(record_to), read_token(token_file))
 
 
 class RemoteRecorder:

@@ -47,6 +47,7 @@ from flashmark.powercut.recorder import (
     run_entry,
     verified_entry,
 )
+from flashmark.powercut.remote import RemoteSpec
 from flashmark.powercut.result import (
     BACK,
     CAPACITY_CHANGED,
@@ -88,14 +89,19 @@ def run_powercut(
     request: PowercutRequest,
     plan: PowercutPlan,
     *,
-    roots: SystemRoots,
+    roots: SystemRoots | None = None,
     progress: Progress = lambda event: None,
     recorder_for: Callable[[str], FlushRecorder] | None = None,
+    remote: RemoteSpec | None = None,
 ) -> PowercutResult:
     """Run the cycles; the result (or PowercutStopped with the cycles checked so far).
 
-    `recorder_for(run)` gives the recorder of the run's flush points (remote.RemoteRecorder);
-    by default a file named after the run in `request.record_file` or `state_folder()`."""
+    `recorder_for(run)` gives the recorder of the run's flush points: by default the network
+    recorder `remote` names (remote.RemoteRecorder), else a file named after the run in
+    `request.record_file` or `state_folder()`."""
+    if recorder_for is None and remote is not None:
+        recorder_for = remote.recorder
+    roots = roots or SystemRoots.from_environment()
     return _Run(request, plan, roots, progress, recorder_for).run()
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from flashmark.errors import UsageError
 from flashmark.server.identifiers import Known, identifier_in
 
 NAME_MAX = 64
@@ -71,3 +72,21 @@ def natural_key(label: str) -> tuple[tuple[int, int | str], ...]:
         (0, int(part)) if part.isdigit() else (1, part.casefold())
         for part in re.findall(r"\d+|\D+", label)
     )
+
+
+def campaign_choices(campaign: str | None, label: str | None) -> dict[str, str]:
+    """`upload --campaign NAME --label LABEL` as the upload adds them (campaign, board_label),
+    checked before anything is read; UsageError for one without the other or a bad name."""
+    if campaign is None and label is None:
+        return {}
+    if campaign is None or label is None:
+        raise UsageError(
+            "--campaign and --label go together: a campaign shows each board by its label"
+        )
+    for option, problem in (
+        ("--campaign", campaign_problem(campaign)),
+        ("--label", label_problem(label)),
+    ):
+        if problem is not None:
+            raise UsageError(f"{option}: {problem}")
+    return {"campaign": campaign, "board_label": label}

@@ -836,6 +836,14 @@ def default_database(environ: Mapping[str, str]) -> str:
     return str(data_home(environ) / "flashmark" / "server.sqlite3")
 
 
+def storage_for(database: str | None) -> tuple[str, bool]:
+    """The database to open (`database`, else the default), and whether its folder may be
+    created (the default's only)."""
+    if database:
+        return database, False
+    return default_database(os.environ), True
+
+
 def open_storage(database: str, *, pool_size: int = 10, create_folder: bool = False) -> Storage:
     """`postgresql://…` (or `postgres://…`, or a key=value connection string),
     `sqlite:///PATH`, or a file path; migrated."""

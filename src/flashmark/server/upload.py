@@ -28,13 +28,16 @@ import socket
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flashmark.codec import to_text
 from flashmark.errors import ExitStatus, FlashmarkError, UsageError
+from flashmark.history.entries import StoredResult
+from flashmark.server.identifiers import Known
+from flashmark.server.outgoing import NotUploadable, card_identity, outgoing
 from flashmark.system.places import state_home
 
 TOKEN_ENV = "FLASHMARK_TOKEN"
@@ -126,6 +129,50 @@ def card_link(salt: bytes, server: str, identity: str) -> str:
 def endpoint(server: str, path: str = "/api/v1/results") -> str:
     service_origin(server)  # refuses what is not an http(s) address
     return server.rstrip("/") + path
+
+
+def upload_bodies(
+    entries: Sequence[StoredResult],
+    chosen: Mapping[str, str],
+    *,
+    link_to: str | None,
+    note: Callable[[str], None],
+) -> list[tuple[StoredResult, bytes]]:
+    """What would be sent of each saved result: its allow-listed document (outgoing.py),
+    without this machine's names, with what the user chose to add (`chosen`: campaign and
+    board label, campaign_choices) and a card_link for the service `link_to` when given (a
+    result that names no card gets none, said through `note`). NotUploadable names the first
+    result that cannot be sent."""
+    known = Known().with_names(machine_names())
+    bodies = []
+    for entry in entries:
+        added = dict(chosen)
+        if link_to is not None:
+            identity = card_identity(entry.document)
+            if identity is None:
+                note(f"run {entry.id}: no card serial or CID to link: no card_link")
+            else:
+                added["card_link"] = card_link(load_salt(salt_path()), link_to, identity)
+        try:
+            document = outgoing(entry.document, known, added)
+        except NotUploadable as error:
+            raise NotUploadable(
+                f"run {entry.id} ({entry.kind}) cannot be uploaded: {error}"
+            ) from None
+        bodies.append((entry, body_of(document)))
+    return bodies
+
+
+def refuse_unaccepted(server: str, entries: Sequence[StoredResult]) -> None:
+    """UsageError, before anything is sent, when the service does not take a result's kind."""
+    taken = accepted_schemas(server)
+    for entry in entries:
+        schema = entry.document.get("schema")
+        if schema not in taken:
+            raise UsageError(
+                f"run {entry.id} is a {entry.kind} result ({schema}); {server} takes "
+                f"{', '.join(taken) or 'none'}: nothing was sent"
+            )
 
 
 def body_of(document: Mapping[str, Any]) -> bytes:

@@ -1,7 +1,13 @@
-"""A surface scan as one library call: what TARGET is, then the scan, safely.
+"""A surface scan as library calls: what TARGET is, then the scan, safely.
 
+    job = prepare_surface(SurfaceRequest("/dev/sdb", destructive=True), history=history)
+    outcome = run_surface(job, history=history, progress=...)   # the command's two steps
     plan = plan_surface("/dev/sdb", write=True, roots=roots)   # refusals happen here
     result = scan_surface(plan, block_bytes=..., slices=..., roots=roots, progress=...)
+
+`prepare_surface` finds the interrupted scan a request resumes (surface/resume.py) and plans;
+the caller asks for confirmation in between; `run_surface` keeps a device scan in the history
+as it goes, so that a scan killed outright can be resumed.
 
 A block device is read (and, when `write`, first written) through O_DIRECT; every write happens
 inside flashmark.system.device_safety.claim_for_writing, which refuses a device whose stack is in
@@ -18,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +38,7 @@ from flashmark.errors import (
     TargetPermissionDenied,
     UsageError,
 )
+from flashmark.history.store import History
 from flashmark.probe import probe_target
 from flashmark.probe.summary import measured_summary
 from flashmark.surface.medium import (
@@ -44,6 +51,7 @@ from flashmark.surface.medium import (
 )
 from flashmark.surface.pattern import new_nonce
 from flashmark.surface.result import SurfaceResult, SurfaceSettings, SurfaceTarget
+from flashmark.surface.resume import HistoryCheckpoints, interrupted_scan
 from flashmark.surface.scan import Checkpoint, Progress, SurfaceScan
 from flashmark.surface.worker import io_process
 from flashmark.system.device_safety import check_writable, claim_for_writing
@@ -51,12 +59,39 @@ from flashmark.system.mounts import mount_of, read_mounts
 from flashmark.system.paths import stat_target
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import refuse_if_busy
-from flashmark.system.watchdog import Watchdog
+from flashmark.system.watchdog import DEFAULT_FLOOR_S, Watchdog
+from flashmark.units import KiB, MiB, format_size
 
 DEVICE = "device"
 FOLDER = "folder"
 # Filesystems that live in RAM: their "surface" is memory, not a device (as in target.py).
 _MEMORY_FILESYSTEMS = {"tmpfs", "ramfs"}
+MIN_BLOCK = 4 * KiB
+MAX_BLOCK = 64 * MiB
+DEFAULT_BLOCK = 1 * MiB
+# At least 256 slices; the most keeps a document of a 1 TB disk under ~20 MB.
+MIN_SLICES, MAX_SLICES = 256, 65536
+
+
+@dataclass(frozen=True)
+class SurfaceRequest:
+    """What `flashmark surface` is asked, as data; a request size out of bounds is refused
+    when the request is made."""
+
+    target: str  # a block device, or a folder (or a file's folder)
+    destructive: bool = False  # a device: write it whole first, then verify
+    block_bytes: int = DEFAULT_BLOCK
+    slices: int = MIN_SLICES
+    size_limit: int | None = None  # a folder: write at most this much
+    resume: bool = False  # continue the target's interrupted scan kept in the history
+    stall_timeout_s: float = DEFAULT_FLOOR_S  # the watchdog's floor (flashmark.system.watchdog)
+
+    def __post_init__(self) -> None:
+        block = self.block_bytes
+        if not MIN_BLOCK <= block <= MAX_BLOCK or block % MIN_BLOCK:
+            raise UsageError(
+                f"--block-size {format_size(block)} must be 4 KiB to 64 MiB, a multiple of 4 KiB"
+            )
 
 
 @dataclass(frozen=True)
@@ -80,6 +115,91 @@ class ScanStopped(FlashmarkError):
         self.partial = partial
         self.cause = cause
         self.exit_status = getattr(cause, "exit_status", ExitStatus.INTERRUPTED)
+
+
+@dataclass(frozen=True)
+class SurfaceJob:
+    """A scan about to run: its plan, the interrupted scan it continues (--resume), whether it
+    writes, and the OS roots it was planned with."""
+
+    request: SurfaceRequest
+    plan: SurfacePlan
+    previous: SurfaceResult | None
+    write: bool
+    roots: SystemRoots
+
+
+@dataclass(frozen=True)
+class SurfaceOutcome:
+    """What a scan gave: its result (partial when `stopped` says why), and the history entry
+    it was kept in as it ran (`replacing`), which the result takes the place of."""
+
+    result: SurfaceResult
+    replacing: int | None = None
+    stopped: ScanStopped | None = None
+
+
+def prepare_surface(
+    request: SurfaceRequest, *, history: History | None = None, roots: SystemRoots | None = None
+) -> SurfaceJob:
+    """The interrupted scan a --resume continues (from `history`), and the plan: every refusal
+    is raised here, before anything is measured (and before a confirmation is asked)."""
+    roots = roots or SystemRoots.from_environment()
+    previous: SurfaceResult | None = None
+    write = request.destructive
+    if request.resume:
+        if history is None:
+            raise UsageError("--resume reads the interrupted scan from the history: drop --no-save")
+        previous = interrupted_scan(history, request.target)
+        write = previous.settings.write
+        if previous.state.phase == "write" and not request.destructive:
+            raise UsageError(
+                f"scan {previous.id} of {previous.target.path} stopped while writing: add "
+                "--destructive to continue writing it (and confirm)"
+            )
+    plan = plan_surface(
+        request.target,
+        write=write,
+        roots=roots,
+        block_bytes=request.block_bytes,
+        size_limit=request.size_limit,
+    )
+    if request.resume and plan.kind == FOLDER:
+        raise UsageError(
+            "--resume is for block devices: a folder scan's files are removed when it stops, "
+            "so there is nothing to continue; run it again"
+        )
+    return SurfaceJob(request, plan, previous, write, roots)
+
+
+def run_surface(
+    job: SurfaceJob,
+    *,
+    history: History | None = None,
+    progress: Progress | None = None,
+    warn: Callable[[str], None] = lambda message: None,
+) -> SurfaceOutcome:
+    """Scan as prepared. A device scan is kept in `history` as it goes (a folder's files are
+    removed when it stops, so there is nothing to resume); a checkpoint that cannot be kept is
+    said once through `warn`. A scan that stops returns what it measured, with why."""
+    checkpoints = None
+    if history is not None and job.plan.kind == DEVICE:
+        checkpoints = HistoryCheckpoints(history, warn)
+    stopped: ScanStopped | None = None
+    try:
+        result = scan_surface(
+            job.plan,
+            block_bytes=job.request.block_bytes,
+            slices=job.request.slices,
+            roots=job.roots,
+            previous=job.previous,
+            progress=progress,
+            checkpoint=checkpoints,
+            watchdog=Watchdog(job.request.stall_timeout_s),
+        )
+    except ScanStopped as stop:
+        stopped, result = stop, stop.partial
+    return SurfaceOutcome(result, checkpoints.id if checkpoints else None, stopped)
 
 
 def plan_surface(

@@ -6,7 +6,8 @@ the device saw meanwhile (flashmark.monitor).
     result = run_workload("pkg-install", Path("/media/card"), scale=0.1,
                           roots=SystemRoots.from_environment())
 
-`run_workloads` runs several in order in one folder, sharing state as seed 002's steps did.
+`run_workloads` runs several in order in one folder, sharing state as seed 002's steps did;
+`measure_workloads(WorkloadRequest(...))` is `flashmark workload`: the same, as a WorkloadRun.
 docs/workloads.md describes the package model, its sources and the JSON documents.
 
 The runner (session.py: processes, the device monitor's thread) loads when one of its names is
@@ -15,51 +16,44 @@ first used, so what reads a result (reports, documents) imports data types only.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from flashmark.lazy import face_names, lazy_face
 from flashmark.workloads.packages import DEFAULT_SEED, PackageSet, generate_package_set
 from flashmark.workloads.result import PhaseTime, WorkloadCounts, WorkloadResult
 
 if TYPE_CHECKING:
-    from flashmark.workloads.session import (
-        DESCRIPTIONS,
-        FOLDER_PREFIX,
-        WORKLOAD_NAMES,
-        UnknownWorkload,
-        run_workload,
-        run_workloads,
-    )
+    from flashmark.workloads.document import SCHEMA as SCHEMA
+    from flashmark.workloads.kind import WORKLOADS as WORKLOADS
+    from flashmark.workloads.run import WorkloadRequest as WorkloadRequest
+    from flashmark.workloads.run import measure_workloads as measure_workloads
+    from flashmark.workloads.session import DESCRIPTIONS as DESCRIPTIONS
+    from flashmark.workloads.session import FOLDER_PREFIX as FOLDER_PREFIX
+    from flashmark.workloads.session import WORKLOAD_NAMES as WORKLOAD_NAMES
+    from flashmark.workloads.session import UnknownWorkload as UnknownWorkload
+    from flashmark.workloads.session import run_workload as run_workload
+    from flashmark.workloads.session import run_workloads as run_workloads
 
-_SESSION = frozenset(
-    {
+_NAMES = {
+    ".document": ("SCHEMA",),
+    ".kind": ("WORKLOADS",),
+    ".run": ("WorkloadRequest", "measure_workloads"),
+    ".session": (
         "DESCRIPTIONS",
         "FOLDER_PREFIX",
         "WORKLOAD_NAMES",
         "UnknownWorkload",
         "run_workload",
         "run_workloads",
-    }
-)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SESSION:
-        return getattr(importlib.import_module("flashmark.workloads.session"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
+    ),
+}
+__getattr__ = lazy_face(__name__, _NAMES)
 __all__ = [
     "DEFAULT_SEED",
-    "DESCRIPTIONS",
-    "FOLDER_PREFIX",
-    "WORKLOAD_NAMES",
     "PackageSet",
     "PhaseTime",
-    "UnknownWorkload",
     "WorkloadCounts",
     "WorkloadResult",
     "generate_package_set",
-    "run_workload",
-    "run_workloads",
+    *face_names(_NAMES),
 ]

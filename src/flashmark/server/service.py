@@ -1,0 +1,103 @@
+"""`flashmark serve`: the results service on this machine, in one process or several
+(processes.py), once its address and database are checked.
+
+Imports the web framework (the `server` extra): only `flashmark serve` loads this module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import json
+import os
+import socket
+from dataclasses import dataclass
+
+import uvicorn
+
+from flashmark.errors import EnvironmentProblem
+from flashmark.server.app import CONFIG_ENV, LOOPBACK_HOSTS, ServerConfig, create_app
+from flashmark.server.processes import reuse_port_supported, serve_processes
+from flashmark.server.protocol import PROTOCOL
+from flashmark.server.storage import open_storage
+
+
+@dataclass(frozen=True)
+class ServiceRequest:
+    """What `flashmark serve` is asked: the database (and whether its folder may be created),
+    where to listen, and the service's settings (ServerConfig)."""
+
+    database: str
+    create_folder: bool = False
+    host: str = "127.0.0.1"
+    port: int = 8080
+    base_url: str | None = None
+    trusted_hosts: tuple[str, ...] = ()  # none: the loopback names and the --host address
+    max_upload_bytes: int = 4 * 1024 * 1024
+    uploads_per_minute: float = 60.0
+
+
+def prepare_service(request: ServiceRequest) -> ServerConfig:
+    """The service's settings, once nothing listens at its address and its database is
+    migrated: an unusable one stops here, with one line."""
+    host, port = request.host, request.port
+    # Nothing may listen there already: not another service, nor the processes of an earlier
+    # `serve --workers N` (SO_REUSEPORT would let this one bind beside them).
+    _refuse_taken_address(host, port)
+    # Migrate (and check the database) once, here: an unusable one stops with one line.
+    open_storage(request.database, create_folder=request.create_folder).close()
+    trusted_hosts = request.trusted_hosts
+    if not trusted_hosts:  # the loopback names, and the address it listens on
+        trusted_hosts = LOOPBACK_HOSTS
+        if host not in ("0.0.0.0", "::", ""):
+            trusted_hosts = (*trusted_hosts, host)
+    return ServerConfig(
+        database=request.database,
+        base_url=request.base_url,
+        trusted_hosts=trusted_hosts,
+        max_upload_bytes=request.max_upload_bytes,
+        uploads_per_minute=request.uploads_per_minute,
+    )
+
+
+def run_service(
+    config: ServerConfig, *, host: str, port: int, workers: int, log_level: str
+) -> None:
+    """Serve until stopped: one uvicorn process, or `workers` of them (PostgreSQL only)."""
+    if workers == 1:
+        uvicorn.run(create_app(config), host=host, port=port, log_level=log_level, http=PROTOCOL)
+        return
+    os.environ[CONFIG_ENV] = json.dumps(dataclasses.asdict(config))  # the processes read it
+    factory = "flashmark.server.app:app_from_environment"
+    if reuse_port_supported():  # each process its own socket (flashmark/server/processes.py)
+        try:
+            serve_processes(factory, host, port, workers, log_level)
+        except OSError as error:
+            raise EnvironmentProblem(f"cannot listen on {host}:{port}: {error.strerror}") from None
+        return
+    uvicorn.run(
+        factory,
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=log_level,
+        http=PROTOCOL,  # TCP_NODELAY on each connection (flashmark/server/protocol.py)
+    )
+
+
+def _refuse_taken_address(host: str, port: int) -> None:
+    """EnvironmentProblem when a socket is bound to HOST:PORT already: this probe sets no
+    SO_REUSEPORT, so the kernel refuses it even beside sockets that do (socket(7))."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # REUSEADDR: connections of a stopped service in TIME_WAIT do not count.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            taken = " (another program, or processes of an earlier `flashmark serve`)"
+            raise EnvironmentProblem(
+                f"cannot listen on {host}:{port}: {error.strerror}"
+                + (taken if error.errno == errno.EADDRINUSE else "")
+            ) from None
