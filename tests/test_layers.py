@@ -145,3 +145,15 @@ def test_every_name_of_every_face_loads_and_is_typed() -> None:
         face = importlib.import_module(f"flashmark.{package}")
         for name in sorted(lazy):
             assert getattr(face, name) is not None, f"flashmark.{package}.{name}"
+
+
+def test_no_name_of_a_face_is_also_a_module_of_its_package() -> None:
+    # Once its module is imported, Python sets the module as the package's attribute of that
+    # name, which then hides the face's lazily loaded name of the same spelling.
+    clashes = []
+    for package in _faces():
+        typed, lazy = _face_names(package)
+        modules = {path.stem for path in (SOURCE / package).glob("*.py")}
+        modules |= {path.name for path in (SOURCE / package).iterdir() if path.is_dir()}
+        clashes += [f"flashmark.{package}.{name}" for name in sorted((typed | lazy) & modules)]
+    assert clashes == []

@@ -6,47 +6,28 @@ from __future__ import annotations
 import contextlib
 import json
 import tempfile
-import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 import click
-from rich.live import Live
-from rich.table import Table
 
-from flashmark.bench.document import SCHEMA as RESULT_SCHEMA
-from flashmark.bench.profiles import PROFILES
+from flashmark.bench import PROFILES
 from flashmark.cli import debug_option
 from flashmark.cli.output import stderr_console
 from flashmark.cli.params import COUNT, RAMP, RUNTIME, SIZE
-from flashmark.errors import ExitStatus, FlashmarkError, UsageError, printable
-from flashmark.fleet.ansible import (
-    FleetRequest,
-    check_inventory,
-    find_ansible_playbook,
-    find_collection,
-    run_playbook,
-)
-from flashmark.fleet.progress import BoardProgress, board_line, follow
-from flashmark.fleet.verdict import to_run_again, verdict_line
-from flashmark.server.campaign_names import campaign_problem, natural_key
-from flashmark.server.upload import (
+from flashmark.cli.progress import live_lines
+from flashmark.errors import UsageError, printable
+from flashmark.fleet import (
     TOKEN_ENV,
-    accepted_schemas,
-    campaign_answer,
-    service_origin,
+    BoardProgress,
+    FleetRequest,
+    board_line,
+    ordered_boards,
+    prepare_fleet,
+    run_fleet,
 )
-from flashmark.system.signals import signals_raise
-
-if TYPE_CHECKING:  # a type only: reading a campaign brings the service's result reader
-    from flashmark.server.campaign import Campaign
-
-
-class BoardsDroppedOut(FlashmarkError):
-    """Some boards' whole results are not in the campaign (the others' are)."""
-
-    exit_status = ExitStatus.FAILURE
+from flashmark.system import signals_raise
 
 
 @click.group("fleet")
@@ -149,20 +130,12 @@ def fleet_run_command(
         FLASHMARK_TOKEN=fmk_... flashmark fleet run boards.yml --profile a1 \\
             --campaign lab-2026-11 --server https://results.example --serial 4
     """
-    problem = campaign_problem(campaign)
-    if problem is not None:
-        raise UsageError(f"--campaign: {problem}")
-    service_origin(server)  # an http(s) address, or a usage error
-    if not token:
-        raise UsageError(f"uploading needs a token: --token TOKEN or {TOKEN_ENV}")
-    check_inventory(inventory)
-    find_ansible_playbook()
     request = FleetRequest(
         inventory=inventory.absolute(),
         campaign=campaign,
         server=server.rstrip("/"),
         profile=profile_name,
-        token=token,
+        token=token or "",
         size_bytes=size_bytes,
         runtime_s=runtime_s,
         ramp_s=ramp_s,
@@ -172,43 +145,37 @@ def fleet_run_command(
         forks=forks,
         extra_vars=extra_vars,
     )
-    found = find_collection(collection)
-    # Before any board: the service answers and takes benchmark results; the campaign's job
-    # when it exists (a board run again must join it).
-    taken = accepted_schemas(server)
-    if RESULT_SCHEMA not in taken:
-        raise UsageError(f"{server} does not take benchmark results ({RESULT_SCHEMA})")
-    existing = campaign_answer(server, campaign)
+    plan = prepare_fleet(request, collection)
     for path in (log_path, events_path):
         if path is not None:
             _check_writable(path)
     log = log_path or _new_log(campaign)
     console = stderr_console()
-    boards: dict[str, BoardProgress] = {}
-    started = time.monotonic()
-    with signals_raise(), contextlib.ExitStack() as stack:
+    with contextlib.ExitStack() as stack:
         kept = stack.enter_context(events_path.open("w", encoding="utf-8")) if events_path else None
-        if console.is_terminal:
-            status = _live(request, found, log, boards, existing, kept)
-        else:
-            status = run_playbook(request, found, log, _printer(boards, kept), existing)
-    seconds = time.monotonic() - started
-    if not boards:
-        if status == 0:
-            raise UsageError(f"the inventory names no board to run (its output: {log})")
-        raise FlashmarkError(
-            f"ansible-playbook stopped with exit status {status} before any board started: "
-            f"{_tail(log)} (its output: {log})"
-        )
-    campaign_now = _campaign(server, campaign)
-    click.echo(printable(verdict_line(campaign_now, _ordered(boards))))
-    console.print(f"fleet: {len(boards)} boards in {seconds:.0f} s; Ansible's output: {log}")
-    again = to_run_again(_ordered(boards))
-    if again:
-        raise BoardsDroppedOut(
-            f"{len(again)} of {len(boards)} boards' results are not whole in the campaign: "
-            f"run them again alone with --limit {','.join(again)}"
-        )
+        boards: dict[str, BoardProgress] = {}
+        if console.is_terminal:  # a line a board, updated as it goes, left on the screen
+            redraw = stack.enter_context(
+                live_lines(lambda: [printable(board_line(b)) for b in ordered_boards(boards)])
+            )
+
+            def on_board(board: BoardProgress) -> None:
+                boards[board.host] = board
+                redraw()
+
+        else:  # one line a board, when it ends
+
+            def on_board(board: BoardProgress) -> None:
+                if board.done:
+                    click.echo(printable(board_line(board, 12)))
+
+        stack.enter_context(signals_raise())
+        outcome = run_fleet(plan, log, _keeper(kept), on_board)
+    click.echo(printable(outcome.verdict_line()))
+    console.print(
+        f"fleet: {len(outcome.boards)} boards in {outcome.seconds:.0f} s; Ansible's output: {log}"
+    )
+    outcome.raise_dropped_out()
 
 
 def _check_writable(path: Path) -> None:
@@ -220,63 +187,15 @@ def _check_writable(path: Path) -> None:
         raise UsageError(f"cannot write {path}: {error.strerror}") from None
 
 
-def _keep(kept: TextIO | None, event: Mapping[str, Any]) -> None:
-    if kept is not None:
-        kept.write(json.dumps(event, ensure_ascii=False) + "\n")
-        kept.flush()
+def _keeper(kept: TextIO | None) -> Callable[[Mapping[str, Any]], None]:
+    """--events: each event as one JSON line of the file, as it comes."""
 
+    def keep(event: Mapping[str, Any]) -> None:
+        if kept is not None:
+            kept.write(json.dumps(event, ensure_ascii=False) + "\n")
+            kept.flush()
 
-def _printer(boards: dict[str, BoardProgress], kept: TextIO | None) -> Any:
-    """Off a terminal: one line a board, when it ends."""
-    width = 12
-
-    def on_event(event: Mapping[str, Any]) -> None:
-        _keep(kept, event)
-        changed = follow(boards, event)
-        if changed is not None and changed.done:
-            click.echo(printable(board_line(changed, width)))
-
-    return on_event
-
-
-def _live(
-    request: FleetRequest,
-    found: Path,
-    log: Path,
-    boards: dict[str, BoardProgress],
-    existing: Mapping[str, Any] | None,
-    kept: TextIO | None,
-) -> int:
-    """On a terminal: a line a board, updated as it goes, left on the screen at the end."""
-
-    def table() -> Table:
-        view = Table.grid(padding=(0, 1))
-        view.add_column(no_wrap=True, overflow="ellipsis")  # one line a board, cut to fit
-        for board in _ordered(boards):
-            view.add_row(printable(board_line(board)))
-        return view
-
-    with Live(table(), console=stderr_console(), auto_refresh=False) as live:
-
-        def on_event(event: Mapping[str, Any]) -> None:
-            _keep(kept, event)
-            if follow(boards, event) is not None:
-                live.update(table(), refresh=True)
-
-        return run_playbook(request, found, log, on_event, existing)
-
-
-def _ordered(boards: dict[str, BoardProgress]) -> list[BoardProgress]:
-    return sorted(boards.values(), key=lambda board: natural_key(board.host))
-
-
-def _campaign(server: str, name: str) -> Campaign | None:
-    # Imported when the playbook is done: it brings the service's reading of results, which
-    # the run itself does not need.
-    from flashmark.server.campaign import campaign_from_json
-
-    answer = campaign_answer(server, name)
-    return None if answer is None else campaign_from_json(answer)
+    return keep
 
 
 def _new_log(campaign: str) -> Path:
@@ -286,10 +205,3 @@ def _new_log(campaign: str) -> Path:
     handle.close()
     return Path(handle.name)
 
-
-def _tail(log: Path) -> str:
-    try:
-        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
-    except OSError:
-        return "no output"
-    return " / ".join(lines[-3:])[-600:]

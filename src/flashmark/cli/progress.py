@@ -38,7 +38,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flashmark.bench import PREPARE_JOB_NAME, Plan
-from flashmark.cli.output import is_quiet
+from flashmark.cli.output import is_quiet, stderr_console
 from flashmark.units import KiB, MiB, format_duration, format_iops, format_rate
 
 _RATE_RE = re.compile(r"\b([rwt])=(\d+(?:\.\d+)?)([kKMGT]i?)?B/s")
@@ -320,3 +320,19 @@ def progress_display(plan: Plan | None = None) -> Iterator[PlainProgress | BarPr
             yield bars
     else:
         yield PlainProgress()
+
+
+@contextmanager
+def live_lines(lines: Callable[[], Sequence[str]]) -> Iterator[Callable[[], None]]:
+    """On a terminal (stderr): `lines()` one a row, each cut to fit, redrawn each time the
+    function given is called (`fleet run`: a line a board) and left on the screen at the end."""
+
+    def table() -> Table:
+        view = Table.grid(padding=(0, 1))
+        view.add_column(no_wrap=True, overflow="ellipsis")
+        for line in lines():
+            view.add_row(Text(line))
+        return view
+
+    with Live(table(), console=stderr_console(), auto_refresh=False) as live:
+        yield lambda: live.update(table(), refresh=True)

@@ -12,7 +12,6 @@ results of one card together. A campaign's page is the service's /campaigns/NAME
 
 from __future__ import annotations
 
-import urllib.parse
 from collections import Counter
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from flashmark.cli.export import STDOUT, check_output, write_atomically
 from flashmark.cli.saved import RUN_ID, load_entries, render_entries
 from flashmark.errors import UsageError
 from flashmark.references import find_reference
+from flashmark.server import campaign_file
 
 
 @click.command("report")
@@ -117,33 +117,19 @@ def _campaign_report(
     force: bool,
 ) -> None:
     """The campaign's page (or CSV) as the service has it now."""
-    # Imported here: a report of saved runs needs none of the service's modules.
-    from flashmark.server.campaign import campaign_csv, campaign_from_json
-    from flashmark.server.campaign_names import campaign_problem
-    from flashmark.server.campaign_page import campaign_page
-    from flashmark.server.upload import campaign_answer, service_origin
-
     if campaign is None or server is None:
         raise UsageError("--campaign NAME and --server URL go together")
     if result_ids or reference_slugs:
         raise UsageError("a campaign's report is made of the campaign alone: no IDs or --reference")
-    problem = campaign_problem(campaign)
-    if problem is not None:
-        raise UsageError(f"--campaign: {problem}")
     path = None if output == STDOUT else Path(output)
     if path is not None:
         check_output(path, force)
-    answer = campaign_answer(server, campaign)
-    if answer is None:
-        raise UsageError(f"{server} has no campaign {campaign}")
-    found = campaign_from_json(answer)
-    root = service_origin(server) + urllib.parse.urlsplit(server).path.rstrip("/")
-    if path is not None and path.suffix.lower() == ".csv":
-        text = campaign_csv(found, root)
-    else:
-        text = campaign_page(found, standalone=True, root=root)
+    found = campaign_file(
+        server, campaign, as_csv=path is not None and path.suffix.lower() == ".csv"
+    )
+    text = found.text
     if path is None:
         click.echo(text, nl=False)
         return
     write_atomically(path, text)
-    click.echo(f"wrote {path}: campaign {campaign}, {len(found.boards)} boards", err=True)
+    click.echo(f"wrote {path}: campaign {campaign}, {found.boards} boards", err=True)

@@ -3,7 +3,34 @@ a results service. The work is Ansible's (the collection in the repository's con
 its playbook plans, installs, measures and uploads on each board); this package runs that
 playbook, follows each board's progress, and reads the campaign's verdict from the service.
 
+    run.py        the checks before any board (prepare_fleet), the run and its outcome
     ansible.py    finding ansible-playbook and the collection, running the playbook
     progress.py   what each board's events say: its state, result and why it dropped out
     verdict.py    the campaign's verdict line, with the boards that never reached it
+
+Names load when first used.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from flashmark.lazy import face_names, lazy_face
+
+if TYPE_CHECKING:
+    from flashmark.fleet.ansible import TOKEN_ENV as TOKEN_ENV
+    from flashmark.fleet.ansible import FleetRequest as FleetRequest
+    from flashmark.fleet.progress import BoardProgress as BoardProgress
+    from flashmark.fleet.progress import board_line as board_line
+    from flashmark.fleet.run import FleetOutcome as FleetOutcome
+    from flashmark.fleet.run import ordered_boards as ordered_boards
+    from flashmark.fleet.run import prepare_fleet as prepare_fleet
+    from flashmark.fleet.run import run_fleet as run_fleet
+
+_NAMES = {
+    ".ansible": ("TOKEN_ENV", "FleetRequest"),
+    ".progress": ("BoardProgress", "board_line"),
+    ".run": ("FleetOutcome", "ordered_boards", "prepare_fleet", "run_fleet"),
+}
+__getattr__ = lazy_face(__name__, _NAMES)
+__all__ = face_names(_NAMES)

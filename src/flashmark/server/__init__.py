@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from flashmark.lazy import face_names, lazy_face
 
 if TYPE_CHECKING:
+    from flashmark.server.campaign_export import campaign_file as campaign_file
     from flashmark.server.campaign_names import campaign_choices as campaign_choices
     from flashmark.server.database_url import is_postgres as is_postgres
     from flashmark.server.database_url import shown as shown
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from flashmark.server.upload import upload_bodies as upload_bodies
 
 _NAMES = {
+    ".campaign_export": ("campaign_file",),
     ".campaign_names": ("campaign_choices",),
     ".database_url": ("is_postgres", "shown"),
     ".service": ("ServiceRequest", "prepare_service", "run_service"),
