@@ -1,65 +1,11 @@
 """fio's per-I/O completion log -> exact rates of the measuring window. Pure.
 
-What fio 3.33 does (source read at tag fio-3.33, checked against real runs; see
-tests/unit/test_window.py and tests/integration/test_exact_rates.py):
-- When ramp_time is over, `ramp_time_over()` (time.c) calls `reset_all_stats()` (libfio.c),
-  which zeroes the counters and sets `td->epoch` and `td->start` to that moment. So time 0 of
-  every log and of fio's runtime is the start of the measuring window.
-- The window closes when `runtime_exceeded()` sees runtime= elapsed since the epoch; do_io()
-  then waits for the I/Os still in flight (`io_u_queued_complete`) and, on writes, runs the
-  end_fsync, still in the running state: those I/Os are counted in fio's io_bytes/total_ios and
-  logged with times after the window. fio's JSON "runtime" is measured from `td->start` to
-  after the end_fsync, rounded up to a millisecond (backend.c, update_runtime).
-- Completions are logged only after the ramp (`should_account()`, io_u.c), so the I/O in
-  flight when the window opened appears in the log with a time just after 0.
-- Without log_avg_msec, write_iops_log logs one line per completed I/O (fio HOWTO,
-  "write_iops_log", "log_avg_msec"; "Log File Formats": `time (ms), value, data direction,
-  block size, offset/priority`); the time is `mtime_since_now(td->epoch)` when the completion
-  is reaped (stat.c, add_log_sample): whole milliseconds, cut down.
-
-How the window is counted: the cumulative bytes completed are taken to grow linearly between
-consecutive bursts of completions of the direction. A burst is a run of completions logged at
-most 1 ms apart, which the log cannot order in time; most are single I/Os, but a device (or the
-kernel's block throttle, which grants 100 ms of budget at once) may finish several together
-after a pause, and then the pause was spent on all of them. Each burst's bytes are spread
-evenly over its span, from the previous burst's last completion to its own, and the window's
-bytes are what falls inside it. So a transfer straddling an edge counts for the part of its
-span inside the window:
-- the end: the I/Os still in flight when the window closed complete after it (fio drains
-  them); they form one burst spanning at least one median burst spacing, as they would have if
-  fio had kept issuing (the burst before them may have been cut short);
-- the start: the I/Os in flight when the window opened (at most the queue depth; the rest of a
-  burst completing then was issued inside the window and counts whole) span one median burst
-  spacing back (their predecessors completed in the ramp, which fio does not log; the median,
-  so that a pause elsewhere does not stretch it), from where the next few bursts put the first
-  one's end (`_first_end_in_step`: a first burst that came early or late does not move it).
-  Without a ramp (ramp_time=0) no I/O was
-  issued before the window, which opens with the first one: the first burst spans from 0.
-Logged times are cut to whole milliseconds, so each is taken at its middle (+0.5 ms). For a
-device completing at a steady pace this is exact whatever the block size, where counting whole
-I/Os is off by up to one transfer (12.5% at one transfer per second in 8 s).
-
-The limit of the count, on the emulated devices (tests, benchmarks/accuracy.py): the block
-throttle releases a 100 ms slice's budget at once, at the slice's start, and fio's window opens
-and closes as it reaps such a burst (its thread wakes on completions). The burst at the close
-straddles the window's last millisecond at an arbitrary point, so a window of 30 slices can
-count up to one slice's budget more than cap x window (3.3% in 3 s, 1.25% in 8 s). Where a
-release is one transfer or less (slow cards, large blocks) the count is within 0.3%. For such
-a device the headline is the rate between the window's whole bursts instead (`WholeBursts`:
-from the end of the opening burst to the end of the last one the close did not cut), exact
-whatever the window's length; `edge_burst_bytes` and `WholeBursts.uncertain_bytes` say how
-sure each is, and the parser takes the surer (bench/results.py).
-
-Durable rates (writes): the data the host had accepted in the window is on the device once the
-end_fsync returns. The durable rate is the window's bytes over the window plus the time the
-end_fsync took (from the last write's completion to the end of fio's runtime, which fio
-measures from the window start to the fsync's return, backend.c update_runtime). The queue's
-drain is not added: the window's share of the drained I/Os is already counted.
-
-Log volume: one line (~25 bytes) per I/O and ~32 bytes per I/O in fio's memory until the job
-ends: 80,000 lines for 10,000 IOPS over 8 s. The worst case is a fast NVMe drive at a deep
-queue: 200,000 IOPS over the full profile's 10 s is 2 million lines (~50 MB in the temporary
-work folder, ~64 MB in fio). The log is read line by line, never held whole.
+Time 0 of fio's logs is the end of the ramp (fio 3.33 resets its stats then, libfio.c
+`reset_all_stats`), and every completed I/O is one line, its time cut to whole milliseconds
+(fio HOWTO, "Log File Formats"). Bytes are spread evenly over each burst of completions' span,
+so a transfer straddling an edge counts for its part inside the window; for a device that
+completes in bursts the rate between whole bursts is surer. The fio facts, the counting and
+its limits: docs/methodology.md, "Exact windows".
 """
 
 from __future__ import annotations
@@ -125,22 +71,9 @@ class WindowCount:
 class WholeBursts:
     """The window's completions between the end of its opening burst and the end of its last
     whole burst (not the one fio's close cut): whole bursts only, each over the gap before it.
-
-    On a device completing in bursts this is the exact rate, where the window's count is not:
-    fio's window opens and closes as it reaps a burst (its thread wakes on completions), and
-    the burst at the close is cut by the log's millisecond at an arbitrary point, which the
-    count takes in proportion (`edge_burst_bytes`). The kernel block throttle of an emulated
-    1500 IOPS / 40 MB/s card read within 0.12% of its caps between bursts over 2 to 8 s
-    windows, where the windows' counts read up to +4.8%.
-
-    What remains uncertain (`uncertain_bytes`, `_attribution_bytes`): which gap a burst pays
-    for, the one before it (a device that completes what it worked on) or the one after (a
-    throttle granting budget for the next slice), which changes the count by the opening
-    burst's bytes less the last one's; where in a pattern of unequal bursts the window falls
-    (less than the largest burst less the smallest); nothing of either for a device whose
-    bursts are alike; how far its two ends are off the steady line through all its bursts,
-    where that is more (`_ends_off_line_bytes`: a lone transfer granted at a throttle's slice
-    boundary); and a millisecond of the rate, the log's resolution at the two ends."""
+    On a device completing in bursts this is exact where the count is not; `uncertain_bytes`
+    covers which gap a burst pays for, unequal bursts, ends off the steady line and the log's
+    millisecond."""
 
     start_ms: float
     stop_ms: float
@@ -166,7 +99,7 @@ def read_completions(logs: Mapping[str, str], ddir: int) -> list[Completion]:
     order. Loud about lines of another shape (quoted)."""
     found: list[Completion] = []
     for name, text in logs.items():
-        # A log holds one line per I/O (millions on a fast drive, see above): each field is
+        # A log holds one line per I/O (millions on a fast drive): each field is
         # converted once, without a generator per line.
         for number, line in enumerate(text.splitlines(), start=1):
             fields = line.split(",", 4)
@@ -276,22 +209,11 @@ def _spans(
     window_ms: float,
     ramped: bool,
 ) -> list[_Span]:
-    """The bursts of `events` (`_bursts`: gaps <= 1 ms, which the log cannot order), each
-    spanning from the previous burst's end to its own.
-
-    The first burst's predecessor completed in the unlogged ramp. Only I/Os issued before the
-    window opened can straddle its start, at most `iodepth` of them: the first `iodepth`
-    completions span one median burst spacing (the median, so that a pause elsewhere does not
-    stretch it) before the first completion, taken where the next bursts put it
-    (`_first_end_in_step`); the rest of that burst was issued inside the
-    window. (A device that finishes many I/Os at once when the window opens, such as the block
-    throttle granting 100 ms of budget, would otherwise have a whole burst counted as the
-    ramp's.) The I/Os in flight when the window closed, the first burst after it, are treated
-    alike: they span at least one median burst spacing, as they would have without the close
-    (fio stops issuing then, so that burst may follow a cut-short one).
-
-    Without a ramp, fio's window and its first I/O start together (time.c: no stats reset, the
-    epoch is the job's start): nothing straddles the start, and the first burst spans from 0."""
+    """The bursts of `events` (`_bursts`), each spanning from the previous burst's end to its own.
+    After a ramp, the first `iodepth` completions (the I/Os in flight when the window opened)
+    span one median burst spacing back from `_first_end_in_step`, the rest of that burst was
+    issued inside the window; the burst fio drains at the close spans at least one median
+    spacing. Without a ramp nothing straddles the start: the first burst spans from 0."""
     if not events:
         return []
     ends = [burst[-1].time_ms for burst in bursts]
@@ -319,16 +241,10 @@ def _spans(
 
 
 def _first_end_in_step(bursts: list[list[Completion]], window_ms: float) -> float:
-    """Where the window's first burst would have ended had it kept the pace of the next few:
-    each of them points back to it by the bytes between them at their own rate (the median of
-    the rates between pairs of them, Theil and Sen), and the median of those and its own end
-    is taken. Its own end when fewer than 3 whole bursts follow it.
-
-    The first burst's span starts one median spacing before it ends, which is off by as much
-    as that burst came early or late. The kernel block throttle now and then completes a
-    16 MiB read at 30 MB/s some 70 ms before its place (at 488 ms where the others keep to
-    556 + k x 560 ms): taken from its own end, the window counted 0.12 of a transfer too
-    little, -0.73% of 10 s."""
+    """Where the window's first burst would have ended had it kept the pace of the next few: the
+    median of its own end and where each of them points back to at their Theil-Sen rate; its own
+    end when fewer than 3 whole bursts follow. A throttled 16 MiB read completing 70 ms early
+    would otherwise cost the window 0.73% of its bytes."""
     own = bursts[0][-1].time_ms
     nexts = [burst for burst in bursts[1 : _NEXT_BURSTS + 1] if burst[-1].time_ms < window_ms]
     if len(nexts) < 3:
@@ -388,19 +304,10 @@ def steady_rates(
     ramped: bool = True,
 ) -> tuple[float, ...]:
     """Rates (bytes/s) over about `interval_ms` each, tiling the window from the end of its
-    opening burst to the end of its last whole burst (`WholeBursts`): the samples its 95%
-    interval rests on.
-
-    The window's count is exact, but its per-second split is not at the edges: the burst that
-    completes as the window opens (a block throttle's slice of budget, reaped just after the
-    ramp) lands whole in the first second, while every later burst is spread over the gap
-    before it (`_spans`), and the last second misses the burst fio's close cut short. A steady
-    card throttled at 1920 IOPS read +10% in its first second and -10% in its last of a 3 s
-    window (an emulated card, 4 runs alike), and an interval resting on those is that wide
-    although the mean is right. Tiles that start and end at burst ends hold whole bursts, and
-    read the card's steady rate. () when the window has too few bursts for two tiles (a stream
-    faster than the log's millisecond, or a slow device): the caller then uses the per-second
-    rates. `count_window` returns them too (`steady_rates_bps`), from the spans it counts."""
+    opening burst to the end of its last whole burst: the samples its 95% interval rests on.
+    Per-second rates would land the opening burst whole in the first second and miss the one the
+    close cut (+-10% at a 3 s window's ends on a steady throttled card). () when there are too few
+    bursts for two tiles: the caller then uses the per-second rates."""
     events = list(completions)
     bursts = _bursts(events, window_ms)
     spans = _spans(events, bursts, iodepth, window_ms, ramped)
@@ -468,17 +375,10 @@ def _between_bursts(
 
 
 def _ends_off_line_bytes(bursts: list[tuple[float, int]]) -> float:
-    """How far the first and last of `bursts` ((end ms, bytes), in time order) are from the
-    steady line through all of them, together, in bytes: the line fitted by least squares to
-    the bytes completed by each burst's end, after the first.
-
-    Each end of the rate between whole bursts is one burst's completion time. The kernel block
-    throttle grants budget per 100 ms slice, so a transfer needing more than a slice's budget
-    (16 MiB at 10 MB/s: 1677.7 ms) completes at the slice boundary after it: spacings of 1600
-    and 1700 ms, 1639 to 1708 ms as recorded on this host. A rate between two such ends read
-    +0.34% on a quiet host and +0.63% on a loaded one (CI, stop 18) where the window's count
-    read -0.17% and -0.39%. For bursts alike and regular this is 0; unequal ones (a throttle's
-    4, 4, 4, 3) sit off the line by part of a burst, which `_attribution_bytes` covers too."""
+    """How far the first and last of `bursts` ((end ms, bytes), in time order) are, together, from
+    the least-squares line through the bytes completed by each burst's end. A throttle completes a
+    transfer larger than a slice's budget at a slice boundary (16 MiB at 10 MB/s: spacings of 1600
+    and 1700 ms), which moves the rate between two such ends by up to 0.6%. 0 for regular bursts."""
     if len(bursts) < 3:
         return 0.0
     ends = [end for end, _ in bursts]
@@ -490,12 +390,9 @@ def _ends_off_line_bytes(bursts: list[tuple[float, int]]) -> float:
 
 
 def _attribution_bytes(sizes: list[int]) -> int:
-    """What the bytes between whole bursts may be off by, for bursts of `sizes` (the opening
-    one first): which pause a burst pays for (the one before it, or the one after, as a
-    throttle's grant does) changes the count by the opening burst less the last; and bursts
-    that differ by whole transfers (1 MiB reads through a 100 ms throttle grant: 4, 4, 4, 3)
-    put the window somewhere in their pattern, off by less than the largest less the smallest
-    (a throttle carrying its unused budget forward stays within one step of its line)."""
+    """What the bytes between whole bursts may be off by, for bursts of `sizes` (the opening one
+    first): the opening burst less the last (which pause a burst pays for), or the largest less
+    the smallest (where in a pattern of unequal bursts, 4, 4, 4, 3, the window falls)."""
     counted = sizes[1:] or sizes
     return max(abs(sizes[0] - sizes[-1]), max(counted) - min(counted))
 
@@ -525,19 +422,10 @@ def surer_rate(count: WindowCount, completions: Sequence[Completion]) -> Headlin
 
 
 def edge_burst_bytes(completions: Sequence[Completion], window_ms: float) -> float:
-    """What the window's count may be off by on a device that completes in bursts: the bytes
-    the device completes over its typical pause, beyond one I/O (0 for a steady stream).
-
-    The count spreads each burst over the gap before it (`_spans`), which is exact for a steady
-    stream whatever the block size. A device that finishes many I/Os at once after a pause (the
-    kernel block throttle grants 100 ms of budget at a time: 150 I/Os of a 1500 IOPS card) has
-    one burst more or fewer inside a window than its rate gives, by where the window falls
-    between them, and the log cannot tell which: an emulated card at 1500 IOPS read 1539 IOPS
-    over 3 s (one burst more) and 1500 over 8 s. The typical pause is the gap between
-    completions that a moment picked at random falls in (the median of the gaps weighted by
-    their length); over it the device completes rate x pause. For a steady stream that is one
-    I/O, which the spreading already places; a device faster than the log's millisecond adds
-    a millisecond's I/O, a negligible share of any window."""
+    """What the window's count may be off by on a device that completes in bursts: the bytes it
+    completes over its typical pause (the gap a random moment falls in), beyond one I/O. A window
+    holds one burst more or fewer than the rate gives, by where it falls between them; for a
+    steady stream this is 0, which the spreading already places."""
     inside = [c for c in completions if c.time_ms < window_ms]
     if len(inside) < 3:
         return 0.0
@@ -558,14 +446,10 @@ def edge_burst_bytes(completions: Sequence[Completion], window_ms: float) -> flo
 
 
 def written_extent(logs: Mapping[str, str], area_bytes: int) -> int:
-    """How far from the start of the area a sequential write test wrote, from its per-I/O log
-    with offsets (log_offset=1: `time, value, direction, block size, offset, priority`, fio
-    HOWTO "Log File Formats").
-
-    The test wrote sequentially from offset 0, its unlogged ramp first, so the area up to the
-    end of the furthest logged write is written; a write reaching the end of the area means fio
-    went round (time-based jobs wrap, fio HOWTO "time_based"): all of it. 0 when the log has
-    no offsets (nothing is known to be written)."""
+    """How far from the start of the area a sequential write test wrote, from its per-I/O log with
+    offsets (log_offset=1, fio HOWTO "Log File Formats"): to the end of the furthest logged
+    write, or all of the area once a write reaches its end (time-based jobs wrap, fio HOWTO
+    "time_based"). 0 when the log has no offsets."""
     extent = 0
     for name, text in logs.items():
         for number, line in enumerate(text.splitlines(), start=1):
