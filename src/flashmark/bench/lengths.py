@@ -1,6 +1,5 @@
 """How long each timed test measures: a short first window, extended or measured again only
-where the short one was not enough. Pure: measure() runs, this
-decides.
+where it was not enough. Pure: measure() runs, this decides.
 
     plan.py builds short first windows -> measure() runs one -> full_length(result) ->
         None: keep it;
@@ -8,58 +7,9 @@ decides.
             while extension_s and full_length(pooled result) say so;
         FullLength(seconds, reason): run the test once more for `seconds`, keep that
 
-A test's first window is FIRST_WINDOW_S seconds (after its ramp, plan.py). It is enough when,
-for every direction it measures:
-- the 95% interval of the mean (flashmark.stats, from rates between burst ends, which the
-  window's edges do not skew) is within +-TARGET_HALF_WIDTH_PCT of the mean, and
-- the window holds at least MIN_TRANSFERS transfers: the window counts the transfers
-  straddling its two edges in proportion (fio/window.py), and the fewer whole ones it holds,
-  the more those two estimated parts weigh (1 MiB at 10 MB/s: 28 in 3 s; 16 MiB at 30 MB/s:
-  5, so it runs again until it holds 20).
-
-When only the interval was too wide, by the spread of the rates (a device whose seconds differ
-by 1%: a t interval over 3 of them is +-2.5%) with the window's edges taking at most
-EXTENSION_EDGE_PCT of it, the first window is extended: the same test runs again for another
-FIRST_WINDOW_S (after the follow ramp), and the windows are pooled (bench/results.py
-`parse_extended_output`: each window's exact rate weighted by its length, the interval from all
-their rates), until the pooled interval is enough or the windows together reach the profile's
-runtime. The first window's 3 s count, where a second run at full length (the earlier design)
-paid for them again (the emulated flash card's
-rand-write-4k-q32: 1 s ramp + 3 s instead of 1 s + 8 s). Pooling
-suits windows of one steady state: the device is busy with the same I/O before each (the
-follow ramp), and a test's windows run back to back.
-
-Otherwise (a throttling device whose bursts put a window's edges off, large slow transfers, no
-interval) the test runs once more for the profile's runtime, or as long as MIN_TRANSFERS take
-at the rate the first window saw, up to MAX_WINDOW_S, and that run is its result. Its
-`lengthened` says why, either way.
-
-Why further runs, and not one run stopped early: fio writes its per-I/O log only when the job
-ends (fio HOWTO, "write_iops_log"), and flashmark's exact window, its per-second rates and its
-interval all come from that log; fio's own early stop (`steadystate`, fio HOWTO "Steady state")
-is not an interval of the mean, and ends the window at a moment fio chooses. Each run is a
-time-based window whose count is exact.
-
-A device that completes many I/Os at once after each pause (the kernel block throttle of the
-emulated cards grants 100 ms of budget at a time) is measured between the window's whole
-bursts (fio/window.py WholeBursts), exact in 3 s where the window's count could be off by one
-burst. What stays uncertain is which pause a burst pays for, nothing when the bursts are alike;
-where they differ (1 MiB transfers through the throttle: 4, 4, 4, 3 a slice) the interval is
-widened by the difference. When that still leaves a first window wider than +-1% at its edges,
-the run's later tests at its queue depth or deeper measure their full length at once (or as
-long as MIN_TRANSFERS of their transfers need, when that is longer): their first windows could
-not be enough either. (A device may batch completions only at depth: the
-emulated flash card, behind FUSE, completes 1 MiB reads at depth 8 in bursts and 4K ones at
-depth 1 one by one.) Likewise a test whose first window could not hold MIN_TRANSFERS of its
-transfers even at the fastest rate the run has seen in its directions (16 MiB blocks at
-60 MB/s: 11 in 3 s) measures its length at once. Either way (`at_once`), a test measured at
-once that still holds fewer than MIN_TRANSFERS runs once more, as long as they need at the rate
-it measured (`too_few_transfers`); the time of every run not kept is the result's
-`discarded_s`.
-
-Which tests: every time-based test of a run without --runtime, except the sequential writes
-that come before the preparation (plan.py): the preparation writes what they did not, so their
-full length costs no time. With --runtime every test measures that long, as before.
+A first window is enough when each direction's 95% interval is within +-TARGET_HALF_WIDTH_PCT
+and it holds MIN_TRANSFERS transfers. Tests measured at once, and why: `at_once`. The rules
+and why they are so: docs/methodology.md, "Test lengths and ramps".
 """
 
 from __future__ import annotations
@@ -76,7 +26,9 @@ from flashmark.units import format_rate
 FIRST_WINDOW_S = 3
 # The stop rule: the 95% interval of the mean within +-1% of it.
 TARGET_HALF_WIDTH_PCT = 1.0
-# Whole transfers a window holds before its rate is trusted (see the module doc).
+# Whole transfers a window holds before its rate is trusted: the transfers straddling its two
+# edges are counted in proportion (fio/window.py), and the fewer whole ones it holds, the more
+# those two estimated parts weigh.
 MIN_TRANSFERS = 20
 # The longest a test runs to collect MIN_TRANSFERS: 16 MiB transfers at 5 MB/s need 67 s.
 MAX_WINDOW_S = 60
@@ -271,11 +223,9 @@ def at_once(
     spec: TestSpec, fastest: FastestRates, runtime_s: int, bursty: TestSpec | None
 ) -> FullLength | None:
     """How long `spec` measures at once, without a first window, and why; None when it takes
-    one. At once when its first window could not hold MIN_TRANSFERS at the `fastest` rates
-    (`too_few_for_a_first_window`), or when an earlier test (`bursty`) at its queue depth or
-    below found the device bursty (`bursty_reason`); as long as the profile's runtime, or as
-    long as MIN_TRANSFERS need when that is longer either way (16 MiB writes at 30 MB/s after
-    a bursty 1 MiB test: 13 s, where the runtime, 10 s, held 17.9 of them)."""
+    one. At once when its first window could not hold MIN_TRANSFERS at the `fastest` rates,
+    or when an earlier test (`bursty`) at its queue depth or below found the device bursty; as
+    long as the profile's runtime, or as MIN_TRANSFERS need when that is longer."""
     too_few = too_few_for_a_first_window(spec, fastest, runtime_s)
     deep_enough = bursty is not None and spec.iodepth >= bursty.iodepth
     if too_few is None and not deep_enough:
