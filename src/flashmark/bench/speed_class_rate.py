@@ -1,53 +1,13 @@
 """The sustained write measured as the SD speed classes are specified: the rate of every 4 MB
 sub-unit after the write cache and the busy time of every 512 KB write. Pure.
 
-What the SD Physical Layer Simplified Specification (Version 4.10, 2013) defines:
-- 4.13.1.3 "Write Performance": the Performance Write Pw is "a minimum average write
-  performance over an AU", the average of all sequential recording-unit (RU) writes to one
-  complete, free allocation unit (AU). A class is met when Pw is at least its figure (Table
-  4-59, SDXC: Class 10, Pw min. 10 MB/sec).
-- 4.13.2.2.1 and Figure 4-52 "Measurement of Pw (AU size is larger than 4MB)", and 4.13.3.3
-  Table 4-60 "Speed Grade Measurement Conditions for UHS-I and UHS-II": RU = 512 KB; "If AU
-  size is larger than 4MB, performance is measured in each 4MB sub-unit"; "Each write busy
-  shall be less than or equal to 250ms" (a directory-entry write of an SDXC card up to 500 ms:
-  flashmark writes no directory entries in this test).
-- 4.13.3.4: at the start of a recording the card may be busy up to 1 second preparing; that
-  time need not be in Pw of the first AU.
-The spec's KB and MB are binary here (RU sizes are multiples of 16 KByte, AU sizes 16 KB ..
-64 MB in Table 4-46 are powers of two): a 512 KB RU is 512 KiB, a 4 MB sub-unit is 4 MiB.
-Its MB/sec figures are graded in MB = 10^6 bytes, as the SD Association's own pages state
-them (flashmark.bench.grading.classes).
-The Video Speed Class (V30) is in later versions of the specification, whose measurement
-conditions were not found in the public sources read; flashmark measures V30 the same way.
-
-How flashmark applies it to the `sustained-write` test's per-I/O log (512 KiB writes at queue
-depth 1, sequential from the start of the area): the writes are taken 8 at a time, each group
-a 4 MiB sub-unit counted from the start of the area (on a whole device, aligned to the card's
-4 MiB boundaries; in a file, wherever the filesystem put it). A sub-unit's rate is its bytes
-over the time from the completion of the write before it to the completion of its last write.
-Only whole sub-units after the write cache are graded (after the fall-off that
-flashmark.surface.cache finds; with no fall-off, all but the first, the preparation), and the
-figure graded is the slowest of them: Pw is a minimum over AUs, each sub-unit must meet it.
-Host stalls: at queue depth 1 the time between two completions is the card's busy plus the
-host's turn-around before it issued the next write. fio's latency log (write_lat_log) gives
-each write's time from its issue to its completion, so the turn-around is known: a gap over
-HOST_STALL_MS is a stalled host (the card sat idle) and is left out of the sub-unit's time;
-shorter gaps count against the card. A write's busy time is its latency. Every write but the
-first (the preparation) is checked against the 250 ms limit. Without a latency log (results
-recorded before it) both come from the times between completions, stalls included.
-
-The interval of a minimum (what the verdicts use, flashmark.bench.grading.classes): a minimum is
-not a mean, and has no sampling error to average away; what it has is outliers. On a busy
-host a single sub-unit can be slowed by a delay outside the card that the latency log does not
-see (the kernel's or, on the emulated cards, the FUSE and nbdkit threads' scheduling). So the
-interval of the slowest sub-unit runs from the slowest (at its lowest) to the second slowest
-(at its highest): the card passes when even the slowest meets the class, fails when at least
-two sub-units fall short, and one sub-unit alone below the class is "uncertain" (run again on
-an idle host). Likewise the longest busy: from the second longest to the longest, so one write
-over 250 ms is uncertain and two fail. Within that, fio logs whole milliseconds, cut down: a
-span between two logged times is known to within 1 ms either way (1 ms more per stall left
-out); latencies are logged in ns (without the latency log, within 1 ms). It is not a
-confidence interval of a mean, and a pass covers only the sub-units the test wrote.
+SD Physical Layer Simplified Specification 4.10, 4.13: Pw is a minimum average write
+performance over an AU, measured per 4 MB sub-unit in 512 KB recording units, each write busy
+at most 250 ms. The spec's KB and MB are binary here (RU and AU sizes are powers of two), its
+MB/sec figures are graded in 10^6 bytes (flashmark.bench.grading.classes). The slowest
+whole sub-unit after the cache is graded; with fio's latency log, a host stall between writes
+is left out of the card's time. The interval of a minimum runs from the slowest sub-unit to the
+second slowest, so one slow sub-unit alone is uncertain. docs/sustained-write.md has the rules.
 """
 
 from __future__ import annotations
@@ -87,8 +47,8 @@ def sub_unit_rates(
     """The rates of the whole 4 MiB sub-units that start at or after `from_bytes` (bytes
     written from the start of the pass) and the longest write busy; None when no whole
     sub-unit is there to grade. `completions` are in time order (flashmark.fio.window);
-    `latencies_ns`, each write's total latency from fio's latency log in the same order, make
-    the busy times exact and let host stalls be told from the card's time (see the top)."""
+    `latencies_ns`, each write's total latency in the same order, make the busy times exact and
+    tell host stalls from the card's time."""
     if not completions:
         return None
     exact = latencies_ns is not None and len(latencies_ns) == len(completions)
