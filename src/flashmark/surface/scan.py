@@ -1,5 +1,5 @@
 """The surface scan: sequential passes over a medium, per-slice rates, verification, and a map
-of what could not be read, made the way ddrescue makes it.
+of what could not be read, made the way ddrescue makes it (GNU ddrescue manual, "Algorithm").
 
     scan = SurfaceScan(medium, target, settings, nonce=new_nonce())
     try:
@@ -7,40 +7,11 @@ of what could not be read, made the way ddrescue makes it.
     finally:
         result = scan.snapshot()   # also after Ctrl-C or a device failure: marked incomplete
 
-Passes. The write pass writes the run's pattern (pattern.py) over the whole surface in blocks of
-`block_bytes`, and fsyncs every FLUSH_EVERY_NS of writing and at its end (fio's end_fsync,
-docs/methodology.md). The read pass reads it back in the same blocks and, when the
-pattern was written, compares every sector.
-
-Durable steps. A write counts (its bytes, its time, the resume point `next_offset`) only once
-the flush after it returned: a card's volatile cache loses what was not flushed when its power
-is cut, and a scan resumed after the last write *issued* would then find those blocks "dropped".
-The stop by a signal flushes what was written; a SIGKILL or a power cut leaves the last
-checkpoint (`checkpoint=`), which is always at a flushed step.
-
-Timing. Requests are issued back to back by an executor of their own (pipeline.py): for a real
-device or folder, the scan's I/O process (worker.py), which a device that stops answering cannot
-hang flashmark with (the watchdog, flashmark.system.watchdog, ends the scan with DeviceHung, kept as
-incomplete). Each request's latency
-is measured around its system call; the time charged to it is the interval since the previous
-completion, so the pass's time is wall time and the slices' times add up to it: a user's `dd`
-or ddrescue would see the same average. Only when the thread itself was not run for more than
-50 ms (a host stall, the device idle meanwhile) is the request charged its latency alone; the
-gap is reported as the pass's host_stall_ns. The first request of each pass is its ramp, not
-timed (a device may wake from power saving on it, or still be finishing the other pass).
-Requests that failed are not timed (their retries neither).
-
-Unreadable ranges, the ddrescue way (GNU ddrescue manual, "Algorithm"): the read pass does not
-stop at an error; it marks the failed block, and after consecutive errors skips ahead, doubling
-the skip each time up to 1% of the surface (ddrescue's --skip-size: "skip ahead ... doubling on
-successive errors"; its default maximum is 1% of the input size), so a large bad area costs a
-few failed reads instead of thousands. After the pass, each failed or skipped area is read again
-with blocks 16 times smaller, down to the device's logical block (ddrescue's trimming and
-scraping): what still fails there is mapped, to the block. A failed write is mapped the same
-way at once (the writes around it must still happen).
-
-A device that stopped answering (8 failed requests in a row, then a block that read fine before
-fails too) is not mapped to the end: the scan stops with DeviceFailed, keeping what it measured.
+A write counts only once the flush after it returned, so a resumed scan never starts past what
+is on the device. Requests go through the scan's I/O process (pipeline.py, worker.py) under the
+watchdog; each is charged the time since the previous completion, so slices add up to wall
+time. The method (timing, host stalls, skipping and retrying unreadable areas, a device that
+stops answering): docs/surface.md.
 """
 
 from __future__ import annotations
