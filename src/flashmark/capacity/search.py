@@ -1,43 +1,9 @@
-"""Finding the real capacity of a device that claims more than it has.
-
-The method (docs/capacity.md), in the spirit of f3probe (AltraMayor/f3, libprobe.c) but with
-its own layout:
-
-1. Survey. Signature blocks (signature.py) go to a *ruler* of marks spaced `step` apart over
-   the whole claimed range (about 2048 marks up to a 128 GiB claim, whatever its size), and a
-   contiguous *window* of 2 x step at the very end. Then a cache flush
-   (below), then every block is read back, one block per read, in shuffled order.
-   - A genuine device returns every block as written.
-   - A device that drops writes beyond its real size returns zeros, 0xFF, the old content or
-     garbage there.
-   - A device that wraps (the address modulo its real size) stores the window over some
-     lower piece of flash: a window of 2 x step always covers at least one mark's location
-     (or itself, on a tiny device), and that mark then reads back as the window block that
-     overwrote it. The block names its own offset, so the pair (mark, window block) proves
-     the two addresses share storage: their distance is a multiple of the real size.
-2. Wrap: the real size is the smallest divisor c of that distance (the gcd of all distances)
-   for which a block written at `ref + c` overwrites `ref`; the divisors are tested at once,
-   each with its own reference block, then the winner is confirmed alone.
-3. Dropped writes: between the last mark that held and the first one that did not, a bisection
-   on whole blocks (write, flush, read back) finds the first block that does not hold.
-
-The granularity is one block (4 KiB) for dropped writes and one sector (512 bytes) for wraps;
-both are stated in the result.
-
-Write caches. A device could answer a read from the RAM cache it just wrote into, whatever
-its flash did. f3probe writes enough blocks elsewhere to push them out before reading back
-("overwhelm_cache", with the cache size it measured, up to 1 GiB). flashmark writes a fixed
-`CACHE_FLUSH_BYTES` region (4 MiB) after each write phase and before reading back, and reads
-one block per request in shuffled order: f3 found fake drives with a small cache for random
-reads and a larger one for sequential reads that returns bad blocks as good (f3 issue #50,
-quoted in libprobe.c). 4 MiB is judgement (card controllers hold kilobytes to a few MiB of
-RAM, the same libprobe.c comment quotes 8 KB and 4 MB): a device with a larger cache can
-hide a fake from this probe, which is why the survey's blocks are read back only after the
-whole survey (10-70 MiB) was written.
-
-Not covered: the first MiB is never written (the partition table lives there; f3probe keeps
-out of it for the same reason), so a wrapping device that lacks less than the first mark's
-offset (5 MiB) is not told apart.
+"""Finding the real capacity of a device that claims more than it has, in the spirit of
+f3probe (AltraMayor/f3, libprobe.c) with its own layout: a survey of signature blocks over the
+claimed range and a window at its end, then a search for the wrap's size or a bisection for
+the first dropped write. Exact to the sector (wraps) or block (dropped writes). A fixed
+CACHE_FLUSH_BYTES region is written before every read-back, so that a RAM cache cannot answer
+it; the first MiB (the partition table) is never written. The method: docs/capacity.md.
 """
 
 from __future__ import annotations
@@ -56,6 +22,8 @@ MiB = 1 << 20
 BLOCK_BYTES = 4096  # a multiple of every logical block size Linux uses (512, 4096)
 SECTOR_BYTES = 512
 RESERVED_BYTES = 1 * MiB  # never written: partition table (f3probe: libprobe.c probe_device)
+# Judgement: card controllers hold kilobytes to a few MiB of RAM (libprobe.c quotes 8 KB and
+# 4 MB caches); f3probe measures the cache instead ("overwhelm_cache").
 CACHE_FLUSH_BYTES = 4 * MiB
 TARGET_MARKS = 2048
 MIN_STEP_BYTES = 1 * MiB
