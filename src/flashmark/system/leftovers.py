@@ -1,42 +1,13 @@
 """Owner-stamped names for what flashmark puts on disk while it runs, and finding the ones whose
 owner is gone.
 
-A run removes its test file and work folders on every exit it sees (errors, Ctrl-C, SIGTERM).
-A SIGKILL, the OOM killer or a power cut leave no exit to see: the file (up to --size large) and
-the folders stay. So every such name says who made it, and a later run or `flashmark clean` can
-tell a dead run's leftovers from a live run's files:
-
-    .flashmark-PID-START-BOOT-PIDNS-TOKEN.d        private folder (mode 0700), in the target
-                                                   folder: the test file or a surface scan's
-                                                   files, inside (flashmark.system.private_folder)
-    .flashmark-PID-START-BOOT-PIDNS-TOKEN.tmp      test file: its name inside the private
-                                                   folder; directly in the target folder from
-                                                   versions before private folders
-    flashmark-fio-PID-START-BOOT-PIDNS-TOKEN       fio's job files and logs, in the temp folder
-    flashmark-workload-PID-START-BOOT-PIDNS-TOKEN  a workload's files (a private folder too),
-                                                   in the target folder
-
-PID is the owner's process id (decimal). START is its start time in clock ticks after boot,
-/proc/PID/stat field 22 (proc(5), "starttime"): a pid the kernel has since given to another
-process has another start time. BOOT is the first 8 hex digits of the boot's random id,
-/proc/sys/kernel/random/boot_id (random(4)): pids and start times count again after a reboot.
-PIDNS is the inode of the owner's pid namespace, /proc/PID/ns/pid (namespaces(7)), hex: a pid
-from inside a container means another process outside it. TOKEN is 8 random hex digits, so one
-process can own several. Names use only [0-9a-z.-]; fio sees them, never a user's string.
-
-The owner is dead when the boot differs (the machine restarted since), or the pid is not running,
-or it is running with another start time (the pid was reused). It is alive when pid and start time
-match. It is unknown, and the entry is left alone, when it was made in another pid namespace, when
-/proc hides the pid (`hidepid=`), or when this machine's boot id cannot be read.
-
-Older flashmark versions named test files `.flashmark-PID-TOKEN.tmp`, without start time or boot:
-such a file counts as a leftover only when no process with that pid is running (a running one may
-be the run that made it). Their work folders, `flashmark-fio-XXXXXXXX` and
-`flashmark-workload-XXXXXXXX` (tempfile's random names), name no owner at all: they are listed
-with an unknown owner and never removed.
-
-A folder shared by two machines (NFS) shows the other machine's live files as made in another
-boot: do not clean a folder another machine is measuring.
+A SIGKILL, the OOM killer or a power cut leave a run no exit at which to remove its files, so
+every such name says who made it (`.flashmark-PID-START-BOOT-PIDNS-TOKEN.d`, `.tmp`,
+`flashmark-fio-...`, `flashmark-workload-...`): the pid, its start time (proc(5), stat field
+22), the boot id (random(4)) and the pid namespace (namespaces(7)). An owner is dead when the
+boot differs, the pid is gone or started at another time; unknown, and left alone, when the
+name comes from another namespace or /proc hides the pid. Names, verdicts and older names:
+docs/leftovers.md.
 """
 
 from __future__ import annotations
