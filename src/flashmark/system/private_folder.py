@@ -1,36 +1,13 @@
 """A folder only flashmark can change, made inside a folder someone else may control.
 
-The attack it answers: root runs flashmark in a folder that an unprivileged user owns (or in a
-sticky world-writable folder). While fio runs, the user renames flashmark's test file away and
-puts a symlink to a root-owned file in its place. fio removes its file and creates it again by
-name when it lays it out, and every later job opens it by name: it follows the link, and the
-root-owned file is overwritten and grown. Any file reached by a path through a folder the user
-can write is open to the same swap, and so is the folder itself (renamed, a link put there).
-
-So everything flashmark writes in a target folder lives in a private folder:
-- made with mkdirat relative to the target folder's descriptor, held open since the folder was
-  checked; mode 0700 (set again with fchmod: a umask may take bits away);
-- opened relative to the same descriptor with O_NOFOLLOW | O_DIRECTORY, and checked with fstat
-  to be the folder just made: a directory owned by the effective uid, mode 0700, on the target
-  folder's filesystem, and empty. A name swapped meanwhile for a link, or for a folder someone
-  else made, is refused before anything is written. (FAT and exFAT, as most cards are sold,
-  show every entry with the mount's owner and mode, whoever made it; they hold no symlinks,
-  hard links or FIFOs either, so nothing on them can be redirected, and a folder there is
-  accepted once a symlink in it is refused);
-- reached only through that descriptor afterwards: `path` is /proc/self/fd/N, which the kernel
-  resolves to the open directory itself, whatever it is called now (proc(5), /proc/[pid]/fd).
-  fio runs with it as its working directory and relative file names (fio/runner.py); the
-  workloads and surface scans build their paths on it.
-Only the owner (and root) can create, rename or remove entries in a 0700 folder: path lookups
-need search permission on it and changes need write permission (path_resolution(7)). fio's
-remove-and-create by name therefore stays inside it, and renaming the private folder itself or
-putting a link in its place changes nothing that is reached through the descriptor.
-
-Removal empties the folder through its descriptor without following any link (shutil.rmtree
-with dir_fd), then removes it by name only when the name still leads to it (same device and
-inode); rmdir(2) removes only an empty folder, so a folder swapped in under the name is never
-emptied. Names come from flashmark.system.leftovers, so `flashmark clean` finds what a killed run
-left.
+Root running in another user's folder must not have a write redirected: fio removes and
+recreates its file by name, so a symlink swapped in would make it overwrite a root-owned file.
+Everything flashmark writes in a target folder lives in a private folder made with mkdirat
+relative to the target's open descriptor, mode 0700, opened with O_NOFOLLOW and checked with
+fstat to be the empty folder just made (FAT and exFAT show the mount's owner and mode but hold
+no links), and reached afterwards only as /proc/self/fd/N (proc(5)). Only its owner can change
+entries in a 0700 folder (path_resolution(7)). Removal goes through the descriptor without
+following links; README, "Safety", says what this guards against.
 """
 
 from __future__ import annotations
