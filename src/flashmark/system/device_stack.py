@@ -1,32 +1,16 @@
-"""Everything whose data changes when a block device is written: its stack, read from sysfs.
+"""Everything whose data changes when a block device is written: its stack, read from sysfs
+(Documentation/ABI/stable/sysfs-block, Documentation/ABI/testing/sysfs-block).
 
-Writing a device D changes the bytes of D, and so the bytes of every device under D that D maps
-onto (BELOW), and of every device built on any of those bytes (ABOVE). The walk, from sysfs
-(Documentation/ABI/stable/sysfs-block, Documentation/ABI/testing/sysfs-block):
-
-- `holders/` lists the devices built on a device (device-mapper: LVM, LUKS/dm-crypt, multipath;
-  md RAID), `slaves/` the devices a dm or md device is built on. Holders are ABOVE, slaves BELOW.
-- A partition's folder sits inside its disk's folder and has `partition`, `start` and `size`
-  (in 512-byte sectors). A device's partitions are ABOVE it. A partition's disk is below it, as
-  the PARENT: writing sda1 writes sectors of sda, so sda mounted or used as a whole counts, but
-  sda1's sibling partitions do not: the kernel confines I/O on a partition to its own sector
-  range (block/blk-core.c: bio_check_eod against the partition's size, then blk_partition_remap
-  adds its start), so writing sda1 never touches sda2's sectors. The kernel treats them as
-  independent too: sda1 and sda2 can be claimed by different holders (block/bdev.c
-  bd_may_claim). A sibling whose range overlaps (sysfs `start`, `size`) does count.
-- A loop device's `loop/backing_file` names what it maps (loop(4)): a file, or a block device,
-  which is then BELOW and walked like the target. Every other loop device on the same backing
-  (same st_dev and st_ino, from LOOP_GET_STATUS64 as `losetup --list` shows them) and everything
-  on those is ABOVE. The loop driver does not list itself in its backing device's `holders/`, and
-  does not claim it: an O_EXCL open of the backing device succeeds while the loop is attached,
-  and the backing device can then be mounted under the loop (checked on Linux 6.18). So the walk
-  must follow `backing_file` itself; sysfs holders alone miss it.
-
-Members ABOVE are not walked down again: a dm device over the target and another disk is ABOVE
-the target, but writing the target does not change the other disk. LVM logical volumes on one
-physical volume are treated as one stack: flashmark does not read dm tables to prove two volumes'
-extents apart. Only the recorded view of /sys and /proc is read here (through SystemRoots), and,
-on the live system only, LOOP_GET_STATUS64 on loop devices (a read-only ioctl).
+Writing a device D changes every device under D that D maps onto (BELOW) and every device
+built on any of those bytes (ABOVE). `holders/` are ABOVE, `slaves/` BELOW; a device's
+partitions are ABOVE it and a partition's disk is its PARENT. Sibling partitions are not in
+the stack unless their sectors overlap: the kernel keeps a partition's I/O inside its range
+(block/blk-core.c bio_check_eod, blk_partition_remap) and lets siblings have different holders
+(block/bdev.c bd_may_claim). A loop device's `loop/backing_file` (loop(4)) is followed
+explicitly, with every other loop on the same file: the loop driver neither lists itself in
+its backing device's `holders/` nor claims it. Members ABOVE are not walked down again; LVM
+volumes on one physical volume count as one stack (dm tables are not read). Only the recorded
+/sys and /proc are read (SystemRoots), plus LOOP_GET_STATUS64 on the live system.
 """
 
 from __future__ import annotations
