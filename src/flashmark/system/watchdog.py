@@ -1,31 +1,13 @@
 """A watchdog on every device operation: a device that stops answering ends the operation with
 DeviceHung (exit 5) within a stated bound, instead of hanging flashmark.
 
-A card that stops answering fails no request: its requests just never complete. fio then waits
-forever (silent for minutes in a timed test, 35 minutes in the preparation, until its own time
-limit), and a surface scan's I/O waits in the kernel for good. So every operation that waits on
-the device watches for progress, and gives up when there has been none for the bound:
-
-- Progress is a completed request. For fio (tests, the preparation, sustained-write) it is read
-  from the device's counters in /proc/diskstats (requests completed: reads, writes, discards,
-  flushes; Documentation/admin-guide/iostats.rst), while the device has requests in flight (a
-  device with none in flight is idle, not hung: fio is busy elsewhere); where the device has no
-  diskstats line (tmpfs, a network filesystem), from fio's status line showing a non-zero rate.
-  A surface scan counts the completions its I/O process hands back (surface/worker.py).
-- The bound is max(floor, request / 0.5 MB/s, 10 x the slowest request seen):
-  * the floor, 30 s by default (`--stall-timeout`), is how long the kernel's SCSI disk driver
-    (USB sticks, card readers) waits for one command before it aborts it (drivers/scsi/sd.h,
-    SD_TIMEOUT = 30 * HZ): a device silent for longer is not going to answer that request;
-  * a big request on a slow card legitimately takes long: a preparation or surface write of
-    64 MiB at 0.5 MB/s takes over two minutes, so a request of R bytes gets R at 0.5 MB/s, a
-    quarter of the slowest SD speed class (Class 2: 2 MB/s, SD Physical Layer Simplified
-    Specification 4.10, "Speed Class");
-  * a card whose garbage collection stalls for seconds is slow, not gone: once requests have
-    completed, 10 times the slowest of them this run (fio's maximum latency of each test so far,
-    the surface scan's own per-request times) is allowed too.
-When it fires, fio is killed and not waited for: a process in uninterruptible I/O (state D)
-dies only when its request returns, so one that does not end within seconds is reported with
-its pid, and the run goes on to keep what it measured and exit.
+A card that stops answering fails no request, it never completes them, so every operation
+that waits on the device watches for progress: a completed request, from /proc/diskstats
+(Documentation/admin-guide/iostats.rst) while the device has requests in flight, else fio's
+status line, or a surface scan's own completions. The bound is max(floor, request at
+SLOWEST_RATE_BPS, LATENCY_FACTOR x the slowest request seen): a big request on a slow card and
+a card pausing for garbage collection are slow, not gone. When it fires, fio is killed and not
+waited for: a process in state D ends only when its request returns. README, "Safety".
 """
 
 from __future__ import annotations
@@ -40,7 +22,10 @@ from flashmark.units import format_size
 
 _READ_EVERY_S = 0.5  # how often the device's counters are read: cheap, but not free on an SBC
 DEFAULT_FLOOR_S = 30.0  # drivers/scsi/sd.h: SD_TIMEOUT (30 * HZ), a SCSI disk command's time
-SLOWEST_RATE_BPS = 500_000  # a quarter of SD speed Class 2's 2 MB/s (module doc)
+# A quarter of the slowest SD speed class, Class 2's 2 MB/s (SD Physical Layer Simplified
+# Specification 4.10, "Speed Class"): a 64 MiB surface block at this rate takes over 2 minutes.
+SLOWEST_RATE_BPS = 500_000
+# A card whose garbage collection stalls for seconds is slow, not gone.
 LATENCY_FACTOR = 10
 
 

@@ -5,27 +5,11 @@
         card.power_cut()    # writes not flushed yet are lost; the device is gone
         card.power_on()     # back at the same /dev/loopN, holding what was flushed
 
-The same stack as EmulatedFlash (device.py: the flash engine in nbdkit, nbdfuse, a direct-I/O
-loop device), with nbdkit's cache filter in `cache=writeback` mode between the client and the
-engine: writes "are not written to the plugin unless an explicit flush is done by the client"
-(nbdkit-cache-filter(1), "PARAMETERS"). The filter keeps them in a temporary file of nbdkit's
-(TMPDIR, here the card's work folder), which dies with nbdkit: that is the card's volatile
-cache. An fsync of the loop device reaches it as a flush (the loop driver flushes its backing
-file, FUSE passes the fsync to nbdfuse, nbdfuse sends NBD_CMD_FLUSH), and only then do the
-writes reach the engine's backing file, the card's durable state.
-
-A power cut is SIGKILL to nbdkit, whatever it was doing; the loop device and the FUSE mount are
-then removed. `power_on` starts a new nbdkit on the same backing file and attaches it to the
-same loop device number (a resumed scan finds its device by that path). That number is one
-of its own, made for it (LOOP_CTL_ADD, loop(4)) above those `losetup --find` hands out (the
-lowest free one), so that nothing else takes it while the card is off; it is removed again
-at the end.
-
-The engine paces what it is given, and with the filter it is given writes at flush time: this
-card is for what survives a power cut, not for rates (EmulatedFlash is). `write_delay_ms` and
-`read_delay_ms` (nbdkit-delay-filter(1), "delay-write", "delay-read", in front of the cache)
-make each write or read take that long, so that a scan is slow enough to be cut in the middle.
-Its model must keep its data in a file (`Backing.FILE`): memory would not survive nbdkit.
+EmulatedFlash's stack with nbdkit's cache filter in `cache=writeback` mode in front of the
+engine: writes reach the plugin only on a flush (nbdkit-cache-filter(1)), and the filter's
+temporary file dies with nbdkit. A power cut is SIGKILL to nbdkit; the card comes back on a
+loop device number of its own (LOOP_CTL_ADD, loop(4)). For what survives a cut, not for rates;
+the model must be file-backed. docs/emulated-flash.md, "A volatile write cache".
 """
 
 from __future__ import annotations
