@@ -1,23 +1,11 @@
 """Which physical device a block device is, whatever path or number it has today.
 
-A path (/dev/sdb) and a device number (8:16) name whatever is plugged in now: another card in
-the same reader gets them, and the same card in another port gets others. What must be
-recognised again (the device a capacity backup belongs to) is the device itself, so it is
-named by what it says about itself, from sysfs (Documentation/ABI/stable/sysfs-block), the
-first of:
-
-- SD and eMMC: the CID register (`device/cid`), unique per card: manufacturer, product name,
-  serial number and date (SD Physical Layer Simplified Specification, "CID register").
-- NVMe, SCSI, SATA: the world-wide name (`wwid`, `device/wwid`).
-- USB mass storage: the USB device's vendor, product and serial number (`idVendor`,
-  `idProduct`, `serial` of the USB device above the disk), what udev's /dev/disk/by-id names
-  are made of.
-- Any disk with a `device/serial`: its model and serial.
-- A loop device: its backing file (st_dev and st_ino, which survive renaming) and offset.
-- A partition: its disk's identity and its start sector.
-
-None when the device says nothing that identifies it (a reader without a serial number):
-callers then fall back to the device number and size, and say so.
+A path and a device number name whatever is plugged in now, so a device that must be
+recognised again (a capacity backup's) is named by what it says about itself in sysfs
+(Documentation/ABI/stable/sysfs-block), the first of: an SD or eMMC card's CID register, the
+world-wide name, the USB device's vendor, product and serial, a disk's model and serial, a loop
+device's backing file and offset, a partition's disk and start. None when the device says
+nothing that identifies it: callers then fall back to its device number and size, and say so.
 """
 
 from __future__ import annotations

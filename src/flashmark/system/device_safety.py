@@ -3,18 +3,10 @@
     with claim_for_writing("/dev/sdb", roots) as claim:   # raises UnsafeDevice with the reason
         ...write to /dev/sdb...                           # claim.claimed: what is held
 
-A device is refused when any member of its stack (device_stack.py: partitions, holders and
-slaves, loop devices and their backing files or devices, at any depth) is mounted, used as swap,
-or held by a device-mapper (LVM, LUKS) or md device built on the stack. Then every member that
-can be is opened with O_EXCL and the descriptors are held until the block ends: the kernel
-refuses a mount, swapon, mkfs, dm/md assembly or another exclusive open of a device while it is
-claimed (open(2), "O_EXCL": EBUSY "if pathname refers to a block device that is in use by the
-system (e.g., it is mounted)"). That also closes the gap between the check and the writes, and
-covers what /proc/self/mountinfo cannot show (mounts in other mount namespaces). After claiming,
-the stack is read and checked again: what changed in between is refused too.
-
-Sysfs layout used (Documentation/ABI/stable/sysfs-block): /sys/dev/block/MAJ:MIN links to the
-device's folder; `size` is in 512-byte sectors whatever the logical block size.
+A device is refused when any member of its stack (device_stack.py) is mounted, used as swap or
+held by device-mapper or md. Then every member that can be is opened with O_EXCL and held: the
+kernel refuses a mount, swapon or exclusive open of a claimed device (open(2), "O_EXCL"), also
+in mount namespaces flashmark cannot see. The stack is checked again after claiming.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """Everything whose data changes when a block device is written: its stack, read from sysfs
-(Documentation/ABI/stable/sysfs-block, Documentation/ABI/testing/sysfs-block).
-
-Writing a device D changes every device under D that D maps onto (BELOW) and every device
-built on any of those bytes (ABOVE). `holders/` are ABOVE, `slaves/` BELOW; a device's
-partitions are ABOVE it and a partition's disk is its PARENT. Sibling partitions are not in
-the stack unless their sectors overlap: the kernel keeps a partition's I/O inside its range
-(block/blk-core.c bio_check_eod, blk_partition_remap) and lets siblings have different holders
-(block/bdev.c bd_may_claim). A loop device's `loop/backing_file` (loop(4)) is followed
-explicitly, with every other loop on the same file: the loop driver neither lists itself in
-its backing device's `holders/` nor claims it. Members ABOVE are not walked down again; LVM
-volumes on one physical volume count as one stack (dm tables are not read). Only the recorded
-/sys and /proc are read (SystemRoots), plus LOOP_GET_STATUS64 on the live system.
+(Documentation/ABI/stable/sysfs-block): what it is built on (`slaves/`, a loop device's
+`loop/backing_file`, a partition's disk) and what is built on it (`holders/`, partitions, other
+loops on the same file). Sibling partitions are left out unless they overlap: the kernel keeps
+a partition's I/O in its range (block/blk-core.c, bio_check_eod, blk_partition_remap). The loop
+driver neither lists itself in its backing device's `holders/` nor claims it, so the walk
+follows `backing_file` itself. LVM volumes on one physical volume count as one stack.
 """
 
 from __future__ import annotations
@@ -91,15 +85,10 @@ class DeviceStack:
 
     def claimable(self) -> tuple[StackMember, ...]:
         """The members to open with O_EXCL for a write, so nothing can mount or claim them.
-
-        Left out, because another claim already covers them and an O_EXCL open would fail:
-        - a device with holders: dm and md claim their slaves themselves;
-        - a partition whose disk is claimed here: a claimed disk cannot have a partition
-          claimed (block/bdev.c bd_may_claim), so mounting the partition fails with EBUSY;
-        - the PARENT disk: claiming the partition marks the disk as partly claimed, so the
-          disk itself cannot be claimed or mounted (EBUSY) while the partition is held;
-        - files: O_EXCL without O_CREAT means nothing for them (open(2)).
-        """
+        Left out, because another claim covers them and an O_EXCL open would fail: devices
+        with holders (dm and md claim their slaves), a partition of a claimed disk and the
+        PARENT disk of a claimed partition (block/bdev.c bd_may_claim), and files (O_EXCL
+        without O_CREAT means nothing for them, open(2))."""
         claimable_names = {
             m.name
             for m in self.members

@@ -1,21 +1,10 @@
 """/proc/diskstats: the kernel's per-device I/O counters, read and parsed, and which device a
 path lives on.
 
-Formats (Documentation/admin-guide/iostats.rst and Documentation/ABI/testing/procfs-diskstats,
-https://www.kernel.org/doc/Documentation/admin-guide/iostats.rst): every line is
-"major minor name" followed by
-- 11 counters (14 fields): kernels 2.6.25 to 4.17, and every disk line since 2.6;
-- 15 counters (18 fields): 4.18 added discards (completed, merged, sectors, ms);
-- 17 counters (20 fields): 5.5 added flushes (completed, ms);
-- 4 counters (7 fields): partition lines of 2.6.0 to 2.6.24 (reads issued, sectors read,
-  writes issued, sectors written); no merges, times or queue figures exist in that format.
-Any other field count is refused loudly, quoting the line.
-
-Sectors in these files are always 512 bytes whatever the device's sector size
-(Documentation/block/stat.rst: "standard UNIX 512-byte sectors"). The counters are unsigned
-long (32 bits on 32-bit ARM boards, which most SBCs still run) or unsigned int, and wrap:
-deltas are taken modulo 2^32 or 2^64 (iostats.rst: "applications should be prepared to deal
-with it").
+A line is "major minor name" and 11, 15 (4.18: discards) or 17 (5.5: flushes) counters, or 4
+on partition lines of 2.6.0-2.6.24 (Documentation/admin-guide/iostats.rst); any other shape is
+refused, quoting the line. Sectors are 512 bytes whatever the device's (Documentation/block/
+stat.rst), and the counters wrap at 2^32 on 32-bit boards: deltas are taken modulo their width.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """Owner-stamped names for what flashmark puts on disk while it runs, and finding the ones whose
 owner is gone.
 
-A SIGKILL, the OOM killer or a power cut leave a run no exit at which to remove its files, so
-every such name says who made it (`.flashmark-PID-START-BOOT-PIDNS-TOKEN.d`, `.tmp`,
-`flashmark-fio-...`, `flashmark-workload-...`): the pid, its start time (proc(5), stat field
-22), the boot id (random(4)) and the pid namespace (namespaces(7)). An owner is dead when the
-boot differs, the pid is gone or started at another time; unknown, and left alone, when the
-name comes from another namespace or /proc hides the pid. Names, verdicts and older names:
-docs/leftovers.md.
+A SIGKILL or a power cut leave a run no exit at which to remove its files, so every such name
+says who made it: pid, start time (proc(5), stat field 22), boot id (random(4)) and pid
+namespace (namespaces(7)). An owner is dead when the boot differs or the pid is gone or started
+at another time; unknown, and left alone, in another namespace or when /proc hides the pid.
+docs/leftovers.md has the names and verdicts.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """Backups of killed capacity probes that were not put back, and the devices they belong to.
 
-A capacity probe killed outright (SIGKILL, a power cut) leaves signature blocks spread over its
-device and their original content in a backup file. Until `flashmark capacity --restore FILE`
-puts them back, nothing else may write to that device: what it wrote over the probe's blocks
-would be "changed since" and the original content there lost for good. So every command that
-writes a device (device_safety.claim_for_writing, which they all go through) asks
-`refuse_if_pending` first.
-
-Where backups are found: the default backup folder ($XDG_STATE_HOME/flashmark/capacity-backups)
-holds the backup files, and, for a backup written elsewhere (`--backup-dir DIR`), a small
-pointer file naming it (`NAME.pending`), written before the probe's first write.
-
-Which device a backup belongs to (flashmark.system.device_identity): the identity recorded in its
-header (CID, world-wide name, USB or disk serial, a loop device's backing file), compared with
-the identity of every device in the stack about to be written; the same identity is the same
-device, whatever its path or device number now, and another identity is another device, even
-at the same path. A backup without a recorded identity (from a device that says nothing about
-itself) matches by device number and size, the weak fallback.
+Until `flashmark capacity --restore FILE` puts a killed probe's blocks back, nothing else may
+write to that device, or the original content would be lost: every command that writes a
+device asks `refuse_if_pending` (through device_safety.claim_for_writing). Backups and pointer
+files to backups elsewhere (`NAME.pending`) live in $XDG_STATE_HOME/flashmark/capacity-backups;
+a backup matches a device of the stack by its recorded identity (device_identity), else by
+device number and size. docs/capacity.md, "Never losing data".
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
-"""A folder only flashmark can change, made inside a folder someone else may control.
+"""A folder only flashmark can change, made inside a folder someone else may control, so that
+no symlink swapped in can redirect a write (fio removes and recreates its file by name).
 
-Root running in another user's folder must not have a write redirected: fio removes and
-recreates its file by name, so a symlink swapped in would make it overwrite a root-owned file.
-Everything flashmark writes in a target folder lives in a private folder made with mkdirat
-relative to the target's open descriptor, mode 0700, opened with O_NOFOLLOW and checked with
-fstat to be the empty folder just made (FAT and exFAT show the mount's owner and mode but hold
-no links), and reached afterwards only as /proc/self/fd/N (proc(5)). Only its owner can change
-entries in a 0700 folder (path_resolution(7)). Removal goes through the descriptor without
-following links; README, "Safety", says what this guards against.
+Made with mkdirat relative to the target's open descriptor, mode 0700, opened with O_NOFOLLOW
+and checked with fstat to be the empty folder just made, and reached afterwards only as
+/proc/self/fd/N (proc(5)); only its owner can change entries in it (path_resolution(7)). FAT and
+exFAT show the mount's owner and mode but hold no links. Removal goes through the descriptor
+without following links. README, "Safety".
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Turn SIGINT, SIGTERM and SIGHUP into an exception, so `finally` blocks clean up.
 
-Outside these scopes the entry point's handler (flashmark.entry) stops flashmark at once with
-one line: nothing needs cleaning up there. Python turns SIGINT into KeyboardInterrupt but lets
-SIGTERM (what `kill`, systemd and CI send) end the process at once, leaving a test file behind.
-Inside `signals_raise()` all three raise flashmark.errors.Interrupted in the main thread
-instead; the runner stops fio and the target removes its test file on the way out. Inside
-`signals_held()` (within signals_raise) a signal waits until a short section that must not be
-cut in two is done.
-
-Exit statuses are 128 + the signal's number, the shell's convention (README "Exit codes").
-A signal that was ignored when flashmark started stays ignored (`nohup flashmark run`).
+Python lets SIGTERM (what `kill`, systemd and CI send) end the process at once. Inside
+`signals_raise()` all three raise flashmark.errors.Interrupted in the main thread; inside
+`signals_held()` a signal waits until a section that must not be cut in two is done. Outside
+them the entry point's handler stops flashmark at once. Exit statuses are 128 + the signal's
+number; a signal ignored at start stays ignored (`nohup flashmark run`).
 """
 
 from __future__ import annotations

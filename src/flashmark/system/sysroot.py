@@ -1,15 +1,9 @@
 """The one layer through which flashmark reads /sys, /proc and debugfs.
 
-Every root can be moved, so tests (and users debugging a report) can point flashmark at a
-recorded tree laid out like the real one:
-
-    FLASHMARK_SYSFS_ROOT    a folder laid out like /sys
-    FLASHMARK_PROCFS_ROOT   a folder laid out like /proc
-    FLASHMARK_DEBUGFS_ROOT  a folder laid out like /sys/kernel/debug
-
-Logic never hard-codes these paths; it receives a SystemRoots and asks it for files.
-Reads return None for a file that does not exist or cannot be read (many sysfs attributes are
-optional or root-only); callers decide whether that is worth a warning.
+Every root can be moved (FLASHMARK_SYSFS_ROOT, FLASHMARK_PROCFS_ROOT, FLASHMARK_DEBUGFS_ROOT),
+so tests and users debugging a report can point flashmark at a recorded tree laid out like the
+real one. Reads return None for a file that does not exist or cannot be read (many sysfs
+attributes are optional or root-only); callers decide whether that is worth a warning.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
-"""One flashmark at a time per folder or device: a second run refuses while the first holds it.
+"""One flashmark at a time per folder or device, so that no run measures another's I/O.
 
-Two runs on one folder both ran and both saved, each measuring the other's I/O. A measuring
-command now holds an exclusive flock(2) on the folder it measures (its descriptor, opened once
-and checked) or on the device node, from before its first write until its last: `run` for its
-tests and workloads, `workload`, `surface`. The kernel releases the lock when the descriptor is
-closed, also when flashmark is killed, so a killed run never blocks the next one.
-
-A second run asks with LOCK_NB and refuses at once with one line naming the holder's pid, read
-from /proc/locks (proc(5): each FLOCK lock with its pid and the major:minor:inode it is on).
-Within one process a lock already held on the same folder or device is held once (a run's
-workloads inside its own lock). A filesystem without flock (some network filesystems) is
-measured without the lock; nothing could tell another run from this one there.
+A measuring command holds an exclusive flock(2) on the folder's descriptor or the device node
+from before its first write until its last; the kernel drops it when the holder ends, even by
+SIGKILL. A second run refuses at once, naming the holder's pid from /proc/locks (proc(5)). A lock
+this process already holds is held once; a filesystem without flock is measured unlocked.
 """
 
 from __future__ import annotations

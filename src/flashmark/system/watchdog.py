@@ -1,13 +1,11 @@
 """A watchdog on every device operation: a device that stops answering ends the operation with
 DeviceHung (exit 5) within a stated bound, instead of hanging flashmark.
 
-A card that stops answering fails no request, it never completes them, so every operation
-that waits on the device watches for progress: a completed request, from /proc/diskstats
-(Documentation/admin-guide/iostats.rst) while the device has requests in flight, else fio's
-status line, or a surface scan's own completions. The bound is max(floor, request at
-SLOWEST_RATE_BPS, LATENCY_FACTOR x the slowest request seen): a big request on a slow card and
-a card pausing for garbage collection are slow, not gone. When it fires, fio is killed and not
-waited for: a process in state D ends only when its request returns. README, "Safety".
+A hung card fails no request, it never completes them. Progress is a completed request: from
+/proc/diskstats while the device has requests in flight (Documentation/admin-guide/iostats.rst),
+else fio's status line, or a surface scan's own completions. The bound and why: the constants
+below; when it fires, fio is killed and not waited for (a process in state D ends only when its
+request returns). README, "Safety".
 """
 
 from __future__ import annotations
