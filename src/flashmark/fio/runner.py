@@ -1,29 +1,11 @@
-"""The only place that runs fio. Everything else gets a FioRunner.
+"""The only place that runs fio. Everything else gets a FioRunner: `FioProcessRunner` runs the
+binary, `ReplayRunner` returns recorded outputs so the whole CLI is testable without fio.
 
-`FioProcessRunner` runs the real binary; `ReplayRunner` returns recorded outputs (fio JSON and
-per-I/O logs from tests/data) so the whole CLI can be tested without fio or root, the way
-hyperfine tests with a mock executor.
-
-Subprocess hygiene: argv lists, LC_ALL=C, a timeout per job, stderr kept for the message.
-Nothing fio starts outlives a run (`_Supervisor`):
-- fio runs its jobs as threads of one process (`thread=1` in every job, bench/jobs.py), so that
-  process is the whole of fio: fio 3.33 forks job processes into sessions of their own, and
-  killing the main process left them writing.
-- fio is started in a session and process group of its own, which is signalled as a whole.
-- `setpriv --pdeathsig KILL` (util-linux, setpriv(1); prctl(2) PR_SET_PDEATHSIG) makes the
-  kernel kill fio when flashmark dies, even by SIGKILL, which no cleanup code survives.
-  (preexec_fn could call prctl itself, but it is unsafe with threads, and the device monitor
-  runs one; subprocess docs, "preexec_fn".)
-- every exit path (success, an error, a timeout, a signal, even one arriving during the
-  cleanup) stops fio, kills whatever is left in its group or of its family (psutil, which
-  checks a pid still names the same process before signalling it) and reaps it before the
-  run returns: only then may the caller remove the test file.
-
-In a folder, fio's working directory is the folder itself, opened once by the caller
-(target.py) and reached through the descriptor (`folder_fd`, proc(5) /proc/self/fd), so the
-job file names only a generated relative file name and renaming the folder's path cannot
-redirect fio. fio's own files (job file, JSON output, per-I/O logs) live in `workdir`,
-whose path must be literal to fio's job parser (`fio_work_parent`).
+Nothing fio starts outlives a run (`_Supervisor`): jobs run as threads of one process
+(`thread=1`: fio 3.33 forks job processes into sessions of their own) in a session signalled
+as a whole; `setpriv --pdeathsig KILL` (setpriv(1); preexec_fn is unsafe with threads) kills
+fio with flashmark; every exit path stops and reaps it before the test file is removed. In a
+folder, fio runs in it through its descriptor on a relative name that no rename can redirect.
 """
 
 from __future__ import annotations
@@ -378,17 +360,10 @@ class _Supervisor:
             time.sleep(_POLL_S)
 
     def end(self, *, hung: bool = False) -> str:
-        """Stop fio if it still runs, kill what is left of it, and reap it; what became of it,
-        for the message.
-
-        `hung`: the device stopped answering, so fio is killed at once and given only
-        `_HUNG_GRACE_S` to end; what is still in uninterruptible I/O then is reported, with
-        its pid, and left to the kernel, which ends it when the device answers or is removed
-        (its SIGKILL is pending, and it dies with flashmark: setpriv --pdeathsig).
-
-        A signal arriving meanwhile (Interrupted from flashmark's handler, or Python's
-        KeyboardInterrupt) must not leave fio running: the cleanup starts over, and the first
-        such exception is raised after it. (flashmark's handler raises only once per run.)"""
+        """Stop fio if it still runs, kill what is left of it, and reap it; what became of it, for
+        the message. `hung`: the device stopped answering, so fio is given only `_HUNG_GRACE_S`;
+        what is still in uninterruptible I/O then is reported with its pid and left to the kernel.
+        A signal arriving meanwhile restarts the cleanup, and the first one is raised after it."""
         if hung:
             return self._abandon()
         pending: BaseException | None = None

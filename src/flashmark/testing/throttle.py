@@ -1,19 +1,10 @@
 """Emulated storage devices whose true speed is known: loop devices under the kernel block throttle.
 
-A loop device backed by a file in the page cache is far faster than any SD card; capping it
-with the block throttle turns it into a device whose read/write IOPS and bytes/s are known to
-the digit. Processes only feel the caps while they run inside the throttling cgroup, so every
-command meant to measure the device is started through `EmulatedDevice.command()`.
-
-Used by the integration tests and benchmarks/ (docs/design.md, "Testing against truth"); needs root,
-loop devices and the blkio throttle (cgroup v1 `blkio.throttle.*_device`, or cgroup v2
-`io.max`). `unavailable_reason()` says why a machine cannot do it, for clean skips.
-
-Kernel facts relied on (Documentation/admin-guide/cgroup-v1/blkio-controller.rst and
-cgroup-v2.rst "IO Interface Files"): caps are per device as "MAJ:MIN value"; a process moves
-itself into a group by writing 0 to the group's cgroup.procs; children inherit the group.
-The throttle dispatches per 100 ms slice, so an IOPS cap acts as floor(cap/10)*10: use caps
-that are multiples of 10 (`effective_iops`).
+Processes feel the caps only inside the throttling cgroup, so every command meant to measure
+the device is started through `EmulatedDevice.command()`. Needs root, loop devices and the
+throttle (cgroup v1 `blkio.throttle.*_device` or v2 `io.max`, "MAJ:MIN value" per device:
+Documentation/admin-guide/cgroup-v1/blkio-controller.rst, cgroup-v2.rst); it dispatches per
+100 ms slice, so IOPS caps should be multiples of 10 (`effective_iops`).
 """
 
 from __future__ import annotations

@@ -1,29 +1,11 @@
-"""An emulated flash card as a real block device: nbdkit + nbdfuse + a direct-I/O loop device.
+"""An emulated flash card as a real block device: nbdkit + nbdfuse + a direct-I/O loop device
+(docs/emulated-flash.md); everything it creates is removed on exit, whatever happened.
 
     with EmulatedFlash(FlashModel(claimed_bytes=1 * GiB, real_bytes=256 * MiB)) as card:
         card.path       # "/dev/loopN": give it to fio, flashmark, f3probe, ...
-        card.model      # the truth: capacities, rates, cache, pauses, bad ranges
-        card.stats()    # what the device did, by its own clock
-        card.reset()    # fresh device state (empty cache, counters zero), data kept
-        card.vanish()   # every later request fails with EIO
-        card.power_off(); card.power_on()   # a power cut: only what was durable stays
+        card.model      # the truth; card.stats(): what the device did, by its own clock
+        card.reset(); card.vanish(); card.power_off(); card.power_on()
         card.stop_answering()  # requests are held, unanswered, until card.answer_again()
-
-The stack, bottom to top (docs/emulated-flash.md):
-- nbdkit runs plugin.py in its embedded Python: the behaviour model (engine.py) serves the
-  claimed address space from a sparse file (or memory) of the real capacity.
-- nbdfuse exposes that NBD export as one regular file in a FUSE mount (this kernel has no nbd
-  or device-mapper module; FUSE works). nbdfuse starts nbdkit itself (`--command nbdkit -s`:
-  NBD over nbdkit's stdin/stdout, nbdfuse(1) "MODES"), and nbdkit's --exit-with-parent ends
-  it with nbdfuse.
-- `losetup --direct-io=on` turns the file into /dev/loopN. Direct I/O matters: a buffered
-  loop device keeps written data in the page cache, so reads would return what was written
-  even where the model aliases or drops it.
-- Optionally the kernel block throttle caps the loop device (flashmark.testing.throttle), for
-  caps on top of the model; commands run inside it through `command()`.
-
-Everything created is removed on exit, whatever happened inside (exceptions, Ctrl-C): the loop
-device, the FUSE mount, the nbdfuse and nbdkit processes, the cgroup and the work folder.
 """
 
 from __future__ import annotations

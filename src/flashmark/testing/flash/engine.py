@@ -1,30 +1,11 @@
 """The behaviour engine of an emulated flash device: addresses, pacing, cache, faults.
 
-`FlashEngine` serves reads and writes of the claimed address space exactly as a `FlashModel`
-says. It is plain Python with an injectable clock, so unit tests drive it with a fake clock;
-plugin.py puts it behind nbdkit. Standard library only: it runs inside nbdkit's embedded
-interpreter (the system python3), see model.py.
-
-Pacing: the device keeps one running clock, `free_at`, the instant it finishes its current
-work. A request that arrives within the model's `absorb_ns` of `free_at` starts at `free_at`,
-not at its arrival, so the host's own per-request overhead (kernel, FUSE, nbd, Python, the
-client) is absorbed instead of being added to every request; a later request starts at its
-arrival and the whole gap counts as idle. The engine then sleeps until the request's computed
-end. Over any stretch of back-to-back requests the device therefore delivers exactly the
-model's rate, whatever the host's overhead, as long as that overhead is smaller than the
-request's own service time. (A rate model paced this way reproduced a 40 MB/s cache of 64 MiB
-followed by 10 MB/s within 0.1% through fio on the development machine.)
-
-The host talks to a running engine through a small shared file (`ControlBlock`): it asks for a
-reset, for the device to vanish or for its power to go off or on, and reads the engine's
-counters and what each power cut did, without any I/O through the device.
-
-Power: a card with a volatile write cache (model.durability) keeps completed writes there until
-they become durable (volatile.py). A power cut, stamped by the engine's own clock when it sees
-the host's request, keeps what was durable by then and drops the rest; a write in service at
-that instant fails, and with `torn_writes` leaves a torn remnant. While the power is off every
-request fails with EIO. The plugin calls `tick()` from a thread of its own, so that writes fall
-due and a power cut happens on time also while no request arrives.
+`FlashEngine` serves the claimed address space exactly as a `FlashModel` says, with an
+injectable clock; plugin.py puts it behind nbdkit, so it uses the standard library only. A
+request arriving within `absorb_ns` of the instant the device is free starts then, so the
+host's overhead is absorbed and back-to-back requests get exactly the model's rate. The host
+steers it through a shared `ControlBlock`; `tick()` lets writes fall due and power cuts happen
+while no request arrives. The model and its limits: docs/emulated-flash.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """The behaviour model of an emulated flash device: its parameters, and the truth they imply.
 
-A `FlashModel` is what a test or benchmark programs into an emulated card (see device.py for
-the stack that serves it). The same object is the truth the measurements are judged against:
-every rate, size, address and pause below is known exactly, because the engine (engine.py)
-paces each request by a clock computed from these numbers alone.
-
-This module is imported by the nbdkit plugin too, inside nbdkit's embedded interpreter (the
-system python3, not the environment flashmark runs in): it must use the standard library only.
-
-Units follow the project's rule (docs/methodology.md): bytes, bytes per second and
-nanoseconds, as integers.
+A `FlashModel` is what a test or benchmark programs into an emulated card (device.py), and the
+truth the measurements are judged against: the engine paces each request by these numbers
+alone. Units are bytes, bytes per second and nanoseconds, as integers. Standard library only:
+the nbdkit plugin imports it in nbdkit's embedded interpreter (the system python3).
 """
 
 from __future__ import annotations

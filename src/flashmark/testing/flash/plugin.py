@@ -3,12 +3,9 @@
     nbdkit python .../flashmark/testing/flash/plugin.py model=MODEL.json control=CONTROL \
         [backing=FILE]
 
-nbdkit's Python plugin (nbdkit-python-plugin(3), nbdkit 1.32) runs this file in an embedded
-interpreter, the system python3, and calls the top-level functions below by name: `open`,
-`get_size` and `pread` are required, the others optional. device.py starts it with PYTHONPATH
-set to the directory holding the flashmark package it was itself imported from, so the engine
-is the same code as the host's. Errors: a callback raises after `nbdkit.set_error(errno)`;
-without it the client would see EIO anyway (same man page, "Exceptions").
+nbdkit's Python plugin (nbdkit-python-plugin(3), nbdkit 1.32) calls the top-level functions
+below by name (`open`, `get_size` and `pread` required). device.py sets PYTHONPATH so that the
+engine is the host's own code. A callback raises after `nbdkit.set_error(errno)`.
 """
 
 from __future__ import annotations

@@ -3,17 +3,9 @@
     python -m flashmark.testing.flash.power off WORKDIR   # the card loses power
     python -m flashmark.testing.flash.power on WORKDIR    # and gets it back
 
-Off: the engine cuts the power by its own clock (engine.py: what was durable stays, the rest of
-its volatile cache is gone, a write in service fails or tears), then the loop device is
-detached, as a card pulled from its reader leaves the host: its node stays, empty. The kernel
-detaches it when the last program holding it lets go (losetup -d sets autoclear while it is
-open). On: the engine starts up from its durable state, and the card's file is attached again,
-as the same /dev/loopN when that is free (a card that comes back under its old name), else as
-another loop device (a USB card that comes back as sdc instead of sdb). A card
-whose model says it dies at this power cut stays dark: the switch works, the card never comes.
-
-The state lives in WORKDIR/power.json beside the engine's control block; a lock file keeps
-two switches from overlapping. `EmulatedFlash` (device.py) keeps its loop device through it.
+Off: the engine cuts the power by its own clock and the loop device is detached, as a card
+pulled from its reader. On: the card comes back from its durable state as the same /dev/loopN
+when that is free, else as another. State: WORKDIR/power.json, under a lock file.
 """
 
 from __future__ import annotations

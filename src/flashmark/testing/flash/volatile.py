@@ -1,13 +1,9 @@
 """The volatile write cache of an emulated card: what a power cut loses, and what it keeps.
 
-A write that completes goes into this cache, not into the durable state (the backing), until
-it becomes durable: at a flush (an honest card), at its due time (a card that writes back on
-its own, and the only way for a lying or out-of-order one), or when the cache is full (its
-oldest entries first). Reads see the cache over the durable state. A power cut keeps the
-entries due by the cut and drops the rest; the accounting of what it dropped (and how much of
-that a completed flush had covered) is the truth a power-cut test is judged against.
-
-Standard library only: it runs inside nbdkit's embedded interpreter (see model.py).
+A completed write stays here until it becomes durable: at a flush, at its due time (a card
+writing back on its own), or when the cache is full (oldest first). Reads see the cache over
+the durable state. A power cut keeps the entries due by then and drops the rest; what it
+dropped is the truth a power-cut test is judged against. Standard library only (model.py).
 """
 
 from __future__ import annotations

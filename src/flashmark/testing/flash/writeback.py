@@ -1,15 +1,10 @@
-"""An emulated card with a volatile write cache, and power cuts that lose what it held.
+"""An emulated card with a volatile write cache (nbdkit's cache filter, `cache=writeback`, holds
+writes until a flush: nbdkit-cache-filter(1)), and power cuts that lose what it held.
 
     with VolatileFlash(FlashModel(claimed_bytes=64 * MiB)) as card:
         card.path           # "/dev/loopN"
         card.power_cut()    # writes not flushed yet are lost; the device is gone
         card.power_on()     # back at the same /dev/loopN, holding what was flushed
-
-EmulatedFlash's stack with nbdkit's cache filter in `cache=writeback` mode in front of the
-engine: writes reach the plugin only on a flush (nbdkit-cache-filter(1)), and the filter's
-temporary file dies with nbdkit. A power cut is SIGKILL to nbdkit; the card comes back on a
-loop device number of its own (LOOP_CTL_ADD, loop(4)). For what survives a cut, not for rates;
-the model must be file-backed. docs/emulated-flash.md, "A volatile write cache".
 """
 
 from __future__ import annotations
