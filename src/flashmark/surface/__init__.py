@@ -4,10 +4,8 @@ written and verified, with MB/s per slice, the cache cliff and a map of what is 
     job = prepare_surface(SurfaceRequest("/dev/sdb"), history=history)  # refusals here
     outcome = run_surface(job, history=history, progress=...)            # SurfaceOutcome
 
-run.py is the scan as library calls, resume.py the history it is kept in as it runs, scan.py
-the passes, medium.py and worker.py the device or the folder's files, pattern.py what is
-written, cache.py the write cache's end, result.py the document, render.py and html.py its
-views, kind.py its contract. Names load when first used.
+run.py: the library calls; resume.py: the history it is kept in; scan.py: the passes;
+medium.py, worker.py: the device or files; pattern.py, cache.py, result.py, render.py, kind.py.
 """
 
 from __future__ import annotations

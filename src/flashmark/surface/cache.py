@@ -1,13 +1,10 @@
 """Where a write stream's rate falls off and stays: the write cache, its burst and sustained rate.
 
-The write pass records, after every request, the bytes written so far and the time. A device
-with a write cache (an SLC cache on a card, DRAM on a USB stick) writes at the burst rate until
-the cache is full, then at its sustained rate: time against bytes is two straight lines. A host
-stall is a step in that line that would pull any fitted line, so stalls are cut first (only
-time that later requests never make up: a late delivery is made up by early ones). The two
-least-squares lines that fit best (the break tried at every request; the method of the
-emulated-flash tests, docs/emulated-flash.md "How exact") are then fitted again without the
-requests next to the break: their slopes are the rates, their crossing the cache size.
+From the bytes written and the time after every request: a device with a write cache gives two
+straight lines (burst, then sustained). Host stalls, which later requests never make up, are cut
+first; then the two least-squares lines that fit best are fitted again without the requests next
+to the break: their slopes are the rates, their crossing the cache size (docs/surface.md, "The
+write cache").
 """
 
 from __future__ import annotations

@@ -1,22 +1,10 @@
 """The verifiable pattern a surface scan writes, and what a block read back turned out to be.
 
-Every 512-byte sector written carries a 24-byte header: a magic number, the run's nonce and its
-own offset on the surface, followed by 488 bytes of the run's random pad. Reading it back tells
-apart (the f3write/f3read idea, per sector rather than per file):
-
-- the sector as written: verified;
-- this run's sector of *another* offset, intact: the address is aliased (a fake card that wraps
-  its addresses onto less flash shows the data of the last write to the same flash);
-- all zeros, or all 0xFF (erased NAND): the write was dropped;
-- a sector of another run (our magic, another nonce), or data that is not ours at all: stale, the
-  write never reached the flash;
-- this run's header for this offset with a damaged body, or a body mostly intact: corrupted.
-
-The sector is the unit because it is the smallest unit a block device addresses (the loop
-device's and the SD card's logical block): a fake's real capacity, and every aliased range, is
-a whole number of sectors. Words are in the host's byte order (little-endian on every SBC).
-The pad is random per run (incompressible, so a compressing controller gains nothing), and the
-nonce tells this run's data from what an earlier run left.
+Every 512-byte sector carries a 24-byte header (a magic, the run's nonce, its own offset) and
+488 bytes of the run's random pad, so a sector read back tells, as f3write/f3read do per file:
+verified, aliased (this run's sector of another offset), zeros or erased (a dropped write),
+stale (another run's or foreign data) or corrupted (docs/surface.md, "The pattern"). The sector
+is the unit because a block device addresses no less. Words are little-endian (every SBC's).
 """
 
 from __future__ import annotations

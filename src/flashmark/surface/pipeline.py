@@ -1,30 +1,10 @@
-"""The requests of a sequential pass, issued back to back by an executor of their own.
-
-A real device is idle between two requests: whatever the host does in between (here: building
-the pattern for the next block, comparing the last one) would count against its rate. So the
-requests are issued by an executor, back to back, while the scan's thread prepares and checks
-the blocks around them: a few buffers circulate between the two (double buffering), and the
-scan's thread keeps up to two requests queued, so the next one starts as soon as the last ends.
-
-Executors: `ThreadExecutor`, a thread of this process, for a medium that lives in this process
-(the scan engine's tests drive the emulated-flash engine directly); and the scan's I/O process
-(surface/worker.py) for a real device or folder: a device that stops answering leaves its
-requests in uninterruptible I/O forever, and a process with such a thread cannot even exit, so
-the requests go to a process that flashmark can leave behind.
-
-The scan's thread decides where the next read goes (the ddrescue skip after errors: scan.py),
-computes the time charged to each request from the executor's timestamps, and hands back
-results in offset order; it waits for each within the watchdog's bound (flashmark.system.watchdog),
-and DeviceHung ends the pass when the device stops answering. Two requests are queued only
-while the last one succeeded: after a failure, the next position depends on it. A result not
-yet handed back when the pass stops (Ctrl-C) is simply done again by a resumed scan.
-
-Writes are made durable in steps: once a write completes `flush_every_ns` after the last flush
-(and after the pass's last write) a flush is queued behind the writes already queued (fsync: the
-device's volatile cache written out), and a `Flushed` marker is handed back after the result of
-the last write before it. The executor runs requests in order, so everything before the marker
-is on the device; a power cut can only lose what came after it (scan.py resumes from the last
-marker).
+"""The requests of a sequential pass, issued back to back by an executor of their own, so that
+the host's work between requests (building and checking patterns) does not count against the
+device: buffers circulate between the scan's thread and the executor, two requests queued
+while the last one succeeded. `ThreadExecutor` serves a medium in this process (tests);
+worker.py's process a real device, which may hang its thread for good. Results come back in
+offset order within the watchdog's bound. Writes are made durable in steps: a flush is queued
+every `flush_every_ns` of writing, and its `Flushed` marker says all before it is on the device.
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
-"""What a surface scan found, and its JSON document (`flashmark.surface/1`).
-
-Frozen dataclasses, written and read by the one codec (flashmark.codec): the document is their
-fields, so a saved scan reads back as the same object (`show`, `--resume`). What documents
-written before a key existed read it as: EARLIER.
-
-Schema history (docs/surface.md):
-  flashmark.surface/1: first version. Later additions a 1-reader can ignore:
-    "target": "device" (the probed device in one line) and "identity" (its CID, else its
-    serial number; what --resume compares), null when unknown or in older documents;
-    "write"/"read": "flushes" and "flush_ns" (the write pass's flushes, every 2 s of writing;
-    0 in older documents); "summary" (the scan's answer in one line, the terminal's `verdict:`
-    line, flashmark.surface.summary: written, never read back).
+"""What a surface scan found, and its JSON document (`flashmark.surface/1`, history in
+docs/surface.md): frozen dataclasses written and read by the one codec (flashmark.codec), so a
+saved scan reads back as the same object (`show`, `--resume`). What documents written before a
+key existed read it as: EARLIER.
 """
 
 from __future__ import annotations

@@ -2,21 +2,10 @@
 
     job = prepare_surface(SurfaceRequest("/dev/sdb", destructive=True), history=history)
     outcome = run_surface(job, history=history, progress=...)   # the command's two steps
-    plan = plan_surface("/dev/sdb", write=True, roots=roots)   # refusals happen here
-    result = scan_surface(plan, block_bytes=..., slices=..., roots=roots, progress=...)
 
-`prepare_surface` finds the interrupted scan a request resumes (surface/resume.py) and plans;
-the caller asks for confirmation in between; `run_surface` keeps a device scan in the history
-as it goes, so that a scan killed outright can be resumed.
-
-A block device is read (and, when `write`, first written) through O_DIRECT; every write happens
-inside flashmark.system.device_safety.claim_for_writing, which refuses a device whose stack is in
-use and holds it with O_EXCL for the whole scan (the same guard as `run --destructive`). A folder
-gets files over its free space (less a margin), written, verified and always removed
-(f3write/f3read, https://github.com/AltraMayor/f3, do the same with files of 1 GB).
-
-An interrupted or failed scan raises ScanStopped carrying what was measured (incomplete) and
-the cause; `previous=` continues such a scan where it stopped.
+`prepare_surface` finds the scan a request resumes and plans (refusals happen here);
+`run_surface` keeps a device scan in the history as it goes. Writes happen inside
+device_safety.claim_for_writing. A stopped scan raises ScanStopped with what was measured.
 """
 
 from __future__ import annotations

@@ -2,16 +2,10 @@
 of what could not be read, made the way ddrescue makes it (GNU ddrescue manual, "Algorithm").
 
     scan = SurfaceScan(medium, target, settings, nonce=new_nonce())
-    try:
-        scan.run()          # write pass (if asked), read pass, then the retries
-    finally:
-        result = scan.snapshot()   # also after Ctrl-C or a device failure: marked incomplete
+    scan.run()               # write pass (if asked), read pass, then the retries
+    result = scan.snapshot() # in a finally: after Ctrl-C or a failure it is marked incomplete
 
-A write counts only once the flush after it returned, so a resumed scan never starts past what
-is on the device. Requests go through the scan's I/O process (pipeline.py, worker.py) under the
-watchdog; each is charged the time since the previous completion, so slices add up to wall
-time. The method (timing, host stalls, skipping and retrying unreadable areas, a device that
-stops answering): docs/surface.md.
+A write counts once the flush after it returned. The method: docs/surface.md, "Method".
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """A surface scan's answer in one line: the terminal's `verdict:` line and the document's
-"summary" key.
-
-A scan that wrote and verified answers "is it genuine?" the way f3 does: a device whose
-addresses alias (the signature of a counterfeit) or whose writes beyond some point were
-dropped is "fake: 128 MiB real of 512 MiB, the rest wraps to the start", the real part being
-what read back as written; damage that is not a fake's pattern is counted ("failed: 4 KiB
-corrupted"); a clean scan is "genuine, 512 MiB" (a folder's files: "all 387 MiB read back as
-written"). Then the passes' average rates, and where the write cache ran out ("writes 40.0
-MB/s for 32 MiB then 12.0"). A read-only scan answers "is any of it unreadable?". An
-incomplete scan says where it stopped.
+"summary" key. A scan that wrote and verified answers "is it genuine?" as f3 does ("fake: 128
+MiB real of 512 MiB, the rest wraps to the start", "failed: 4 KiB corrupted", "genuine, 512
+MiB"), then the average rates and where the write cache ran out; a read-only scan answers "is
+any of it unreadable?"; an incomplete scan says where it stopped.
 """
 
 from __future__ import annotations

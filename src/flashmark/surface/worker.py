@@ -1,23 +1,11 @@
 """A surface scan's I/O process: every read, write and flush of the device, in a process of its
-own, so that a device that stops answering cannot hang flashmark.
-
-A request to a device that stops answering never returns, and the thread that made it waits in
-uninterruptible I/O (state D). Not even SIGKILL ends it, and a process with such a thread is
-not reaped until the request returns (its exit waits for every thread): flashmark could print
-its message but never exit. So a scan's requests are made by this process, which flashmark
-starts with the device's (or the folder files') descriptors and shared buffers, and can leave
-behind: when the watchdog fires (flashmark.system.watchdog), the process is killed and, if it does
-not end within seconds, reported with its pid and left to the kernel, which ends it when the device
-answers or is removed. It dies with flashmark (setpriv --pdeathsig, as fio does) and has a
-session of its own, so a Ctrl-C meant for flashmark reaches flashmark only.
+own, so that a device that stops answering cannot hang flashmark (a thread in state D keeps
+its process from exiting, SIGKILL or not). It dies with flashmark (setpriv --pdeathsig).
 
     python -m flashmark.surface.worker CONFIG-JSON
 
-Protocol: requests come in order on a pipe, as _REQUEST records (sequence number, operation,
-buffer slot, offset, length); each is done at once, back to back, into or from its slot of a
-shared memory file (memfd_create(2), mapped by both), timed around its system call with
-CLOCK_MONOTONIC, which both processes share; the reply is a _REPLY record (sequence number,
-errno or 0, start and end in ns). End of the request pipe ends the process.
+Requests (_REQUEST) come in order on a pipe, each done into or from its slot of a shared memfd
+(memfd_create(2)) and timed with CLOCK_MONOTONIC; replies are _REPLY records.
 """
 
 from __future__ import annotations
