@@ -3,10 +3,8 @@
     plan = plan_capacity(CapacityRequest("/dev/sdb"))   # refusals, before a confirmation
     result = run_capacity(plan, progress=...)           # CapacityResult
 
-search.py is the method, signature.py the blocks it writes, backup.py the undo log that
-makes it non-destructive, rawdev.py the O_DIRECT I/O, result.py the saved document, probe.py
-the whole run (claim, backup, search, restore), render.py its views, kind.py its contract.
-Names load when first used.
+search.py: the method; signature.py: the blocks; backup.py: the undo log; rawdev.py: O_DIRECT
+I/O; probe.py: the whole run; result.py, render.py, kind.py. Names load when first used.
 """
 
 from __future__ import annotations

@@ -1,22 +1,10 @@
 """The undo log of a non-destructive capacity probe: every range is read and kept before the
-probe first writes it, and put back (newest first) when the probe ends, however it ends.
-
-Why newest first is exact, also on a device whose addresses wrap: each range is backed up
-before the probe's first write to it, so for every piece of flash the *earliest* backup that
-covers it (through whichever address) holds its original content; restoring in reverse order
-writes that earliest backup last. Backups taken after the probe has written somewhere may hold
-probe data when two addresses share storage (a wrapping fake); they are marked `pre_write =
-False` and only those may read back differently after the restore.
-
-The log is kept in memory and in a file (fsync'd before the writes it covers), so that even
-after a SIGKILL or a power cut `flashmark capacity --restore FILE` puts the blocks back. The
-file lives on another device than the one probed: a folder on the probed device would be a
-mounted filesystem, which the write claim refuses.
-
-File format (version 1): the line b"FLASHMARK-CAPACITY-BACKUP/1\\n", a JSON header line, then
-records: b"R" + offset (u64 BE) + length (u32 BE) + pre_write (u8) + the bytes. A record cut
-short at the end (killed while appending, before its fsync) is ignored: its write never
-happened, because the write follows the fsync.
+probe first writes it, and put back newest first when the probe ends, however it ends. Newest
+first is exact also where addresses wrap: the earliest backup of each piece of flash holds its
+original content and is written last. The log is in memory and in a file on another device,
+fsync'd before the writes it covers, so `flashmark capacity --restore FILE` works after a
+SIGKILL; a record cut short at its end is ignored (its write never happened). The file's
+format: docs/capacity.md, "Never losing data".
 """
 
 from __future__ import annotations

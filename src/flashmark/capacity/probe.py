@@ -3,19 +3,10 @@ back up, search, restore and verify, whatever stops it in between.
 
     plan = plan_capacity(CapacityRequest("/dev/sdb"))     # refusals, before a confirmation
     result = run_capacity(plan, progress=...)              # CapacityResult
-    result = probe_device_capacity("/dev/sdb", roots, destructive=False)
     node, outcome = restore_capacity(RestoreRequest(backup_file))   # after a killed probe
 
-Only a block device can be probed: a folder has no raw addresses (its filesystem decides where
-data goes), so it gets a one-line TargetError pointing to `flashmark surface DIR`, which
-verifies a folder's free space by filling it.
-
-The restore is never interrupted half-way: inside the CLI's `signals_raise`, SIGINT, SIGTERM
-and SIGHUP are held while it runs (`signals_held`) and take effect after it
-(flashmark.errors.Interrupted, exit 130/143/129), with what was restored added to the
-message. A SIGKILL or a power cut cannot be held: the backup file stays, and
-`flashmark capacity --restore FILE` (which the next probe of the device names, refusing to
-start while the file exists) puts it back.
+Only block devices (a folder has no raw addresses). Signals are held during the restore
+(`signals_held`) and take effect after it; a SIGKILL leaves the backup file for `--restore`.
 """
 
 from __future__ import annotations

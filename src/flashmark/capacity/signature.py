@@ -1,16 +1,10 @@
-"""Signature blocks: what the capacity probe writes, and what a block read back says.
+"""Signature blocks: what the capacity probe writes, and what a block read back says. Pure.
 
-Every probed sector (512 bytes, the smallest unit a block device addresses) gets content no
-other sector and no other run can have: a magic, the run's random nonce, the sector's own
-offset, and a pseudo-random fill derived from both. f3probe does the same per block with a
-per-run salt (AltraMayor/f3 libprobe.c, fill_buffer_with_block / validate_buffer_with_block);
-flashmark signs every sector so that a device whose real size is not a multiple of the probe's
-4 KiB block still shows exactly which sector went where. A block read back then tells, sector
-by sector, whether it is what was written there, another offset's data of this run (the two
-addresses share storage: the device wraps), zeros or erased flash (0xFF: the write was
-dropped), the content it had before (dropped), or something else.
-
-Pure functions, no I/O.
+Every 512-byte sector gets content no other sector or run can have: a magic, the run's nonce,
+its own offset and a fill derived from both (f3probe does the same per block: AltraMayor/f3
+libprobe.c, fill_buffer_with_block). Per sector, so that a real size that is no multiple of the
+4 KiB block still shows which sector went where: a sector read back is itself, another offset's
+(the device wraps), zeros or 0xFF (dropped), its old content, or something else.
 """
 
 from __future__ import annotations
