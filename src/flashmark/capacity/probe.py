@@ -1,12 +1,10 @@
 """One capacity probe from start to end: refuse what must not be written, claim the device,
-back up, search, restore and verify, whatever stops it in between.
+back up, search, restore and verify, whatever stops it in between (signals wait for the
+restore, `signals_held`; a SIGKILL leaves the backup file for `--restore`).
 
     plan = plan_capacity(CapacityRequest("/dev/sdb"))     # refusals, before a confirmation
     result = run_capacity(plan, progress=...)              # CapacityResult
     node, outcome = restore_capacity(RestoreRequest(backup_file))   # after a killed probe
-
-Only block devices (a folder has no raw addresses). Signals are held during the restore
-(`signals_held`) and take effect after it; a SIGKILL leaves the backup file for `--restore`.
 """
 
 from __future__ import annotations
