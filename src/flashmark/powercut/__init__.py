@@ -1,12 +1,10 @@
 """Does the device keep what it acknowledged? The power-cut test (docs/powercut.md).
 
-`run_powercut` writes a journal of verifiable records at the device's pace, flushes every few
-records and keeps each acknowledged flush point outside the device, cuts the power with the
-user's off command while writes are in flight, waits for the same device to come back, reads
-every record back and classifies it; `verify_powercut` does the checking after a cut that took
-the host down too (`run_host_down_cycle`), with the flush points kept by `serve_recorder` on
-another machine. The result is a `PowercutResult` (`flashmark.powercut/1`), rendered by
-`flashmark.powercut.render`. Names load when first used.
+`run_powercut` writes verifiable records, keeps each acknowledged flush point outside the
+device, cuts the power while writes are in flight, reads every record back and classifies it;
+`run_host_down_cycle` and `verify_powercut` do it over a reboot, with the flush points kept
+by `serve_recorder` on another machine. The result is a `PowercutResult`. Names load when
+first used.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """How often might the card lose acknowledged data? The exact upper confidence bound.
 
-Each power cut is one trial: the card either kept everything it acknowledged or it did not. With
-`losses` trials out of `trials` that lost, the one-sided Clopper-Pearson upper bound at
-confidence 1 - alpha is the loss rate p at which seeing `losses` or fewer would happen with
-probability alpha (C. J. Clopper and E. S. Pearson, "The use of confidence or fiducial limits
-illustrated in the case of the binomial", Biometrika 26(4), 1934, pp. 404-413):
-
-    sum_{k=0}^{losses} C(trials, k) p^k (1 - p)^(trials - k) = alpha
-
-which is the beta quantile B(1 - alpha; losses + 1, trials - losses) usually quoted for it.
-The binomial sum is exact in integers and falls as p grows, so bisection solves it to the
-last bit of a float without a statistics library; with no loss it is 1 - alpha^(1/trials)
-(6 clean cuts: 39.3% at 95%).
+Each cut is one trial, lost or not. The one-sided Clopper-Pearson upper bound at 1 - alpha is
+the p at which `losses` or fewer of `trials` have probability alpha (Clopper and Pearson,
+Biometrika 26(4), 1934, pp. 404-413): sum_{k<=losses} C(trials, k) p^k (1-p)^(trials-k) =
+alpha. The sum is exact in integers and falls as p grows, so bisection solves it to a float's
+last bit without a statistics library; with no loss it is 1 - alpha^(1/trials).
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""Every record of a cycle, read back after the cut, against what the device acknowledged.
-
-- durable: found intact (whatever was acknowledged);
-- lost after a flush: a flush (or FUA write) covering it had completed and been recorded,
-  and it is not intact: the device broke its promise;
-- lost unflushed: never covered by a flush, and not there: allowed, a cache may lose it;
-- torn: partly new, partly old (a write cut in the middle); corrupt: damaged (record.py).
-  Either is also a loss after a flush when the record had been flushed.
-A flushed record lost while a later record survived means the device wrote its cache back
-out of order (`reordered`).
+"""Every record of a cycle, read back after the cut, against what the device acknowledged:
+durable (intact), lost after a flush (a recorded flush or FUA write covered it: a broken
+promise), lost unflushed (allowed: a cache may lose it), torn or corrupt (record.py; also a
+loss after a flush when flushed). A flushed record lost while a later one survived means the
+cache was written back out of order (`reordered`).
 """
 
 from __future__ import annotations

@@ -2,12 +2,9 @@
 
     outcome = cut_while_writing(sink, recorder, plan, number=3, first_seq=..., rng=...)
 
-The writer starts; once its first write has started, the off command runs after a delay drawn
-uniformly from [cut_min_s, cut_max_s]; the writer goes on meanwhile, so requests are in flight
-when the power goes. Then the device must stop answering: the writer's next request fails
-within `off_timeout_s`, or the power was not cut (a wrong hub port, a plug that did not switch)
-and the cycle would prove nothing: that is an error, never a pass. The writer is stopped and
-joined; the caller releases the device and runs the on command.
+The off command runs a uniform random delay in [cut_min_s, cut_max_s] after the first write
+started. The writer's next request must then fail within `off_timeout_s`: otherwise the power
+was not cut, the cycle proves nothing, and that is an error, never a pass.
 """
 
 from __future__ import annotations

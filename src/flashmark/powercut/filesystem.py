@@ -1,26 +1,11 @@
 """The filesystem mode: files written and fsync'd on a fresh ext4 or f2fs, checked after each
 cut as a boot would check them.
 
-Once, before the first cycle, the device gets a fresh filesystem (mkfs) and is left idle for
-SETTLE_S, as an older filesystem would have been. In a session the filesystem is mounted on a
-private folder; each record is a file of its own (records/SEQ), written through the page cache
-as programs write; every `flush_every` files each is fsync'd and then their folder, which is
-when the files are durable by POSIX's and Linux's rules (fsync(2): "Calling fsync() does not
-necessarily ensure that the entry in the directory containing the file has also reached disk.
-For that an explicit fsync() on a file descriptor for the directory is also needed").
-
-After a cut, the session first checks the filesystem as a boot does, then mounts it and reads
-every file of the last cycle back (record.py judges each):
-- ext4: `e2fsck -E journal_only -y` replays the journal, `e2fsck -f -n` checks without
-  changing anything; if it found errors, `e2fsck -f -y` repairs them (e2fsck(8): exit 0 no
-  errors, 1 errors corrected, 2 corrected and the system should be rebooted, 4 errors left,
-  8 operational error);
-- f2fs: a mount and unmount lets the kernel roll its log forward, `fsck.f2fs -f --dry-run`
-  checks (exit 0: consistent), `fsck.f2fs -f -y` repairs.
-A filesystem that cannot be repaired ends the run: later cycles would test the damage.
-
-Safety: mkfs, fsck and mount each open the device exclusively themselves, so the device is
-checked (device_safety.check_writable) right before each of them rather than held.
+Each record is a file (records/SEQ); every `flush_every` files each is fsync'd and then their
+folder, when they are durable (fsync(2): the directory needs its own fsync). After a cut the
+filesystem is checked and repaired as at boot (e2fsck(8) exit statuses; fsck.f2fs) before the
+files are read back; one that cannot be repaired ends the run. mkfs, fsck and mount open the
+device exclusively themselves, so it is checked before each rather than held.
 """
 
 from __future__ import annotations

@@ -1,22 +1,10 @@
 """When the power cut takes the host down too: one cycle per boot, checked after the reboot.
 
-On a board that boots from the card under test (or shares its power), the off command takes
-the board down with the card, so nothing survives on the board to compare with. The flush
-points then go to a recorder on another machine (`flashmark powercut listen`, listener.py) as
-they happen, each confirmed before the writer goes on (remote.py), and the cycle is:
-
-    flashmark powercut DEVICE --host-down --record-to HOST:PORT ...   writes, runs the off
-        command (which must take this host down: a smart plug, a relay), dies with the power;
-    (the power comes back: the plug's own timer, or the recorder's machine switches it on)
-    flashmark powercut verify DEVICE --record-to HOST:PORT            after the reboot: reads
-        the run back from the recorder, checks the last cycle's records, sends the result to
-        the recorder, prints the run so far.
-
-The next `--host-down` run continues the device's run where it stopped (the same records,
-nonce and settings) until it has its cycles; a cycle must be verified before the next one
-starts. The moment of the cut is recorded just before the off command; what the writer did
-after its last confirmed flush point is not known, so the check covers one flush group past it.
-`verify --record-file FILE` does the same from a local record file (a run whose host crashed).
+The flush points go to a recorder on another machine (`flashmark powercut listen`) as they
+happen, each confirmed before the writer goes on; `powercut DEVICE --host-down` writes and
+runs the off command, and `powercut verify DEVICE` after the reboot checks the last cycle. The
+next `--host-down` run continues the device's run. What the writer did after its last confirmed
+flush point is unknown, so the check covers one flush group past it. docs/powercut.md.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """Which device is it? An identity that survives a power cycle, and finding it again.
 
-After its power comes back a device may return under another name (a USB stick that was sdb
-comes back as sdc while sdb is still held), and another device may take its old name. Writing
-to "the same path" could then write to another disk, so the power-cut test recognises its
-device by what the device says about itself, the strongest first:
-
-- cid: an SD or eMMC card's CID register (sysfs device/cid: maker, name, serial, date);
-- wwid: the world-wide name of a SCSI, SATA or NVMe device (sysfs wwid, device/wwid);
-- usb: the USB device's vendor, product and serial number, and the LUN (a card reader's slots
-  share one serial) from the USB device's sysfs folder above the disk;
-- serial: the device's serial (sysfs device/serial);
-- by-id: udev's /dev/disk/by-id name of the disk (made of the above where udev runs);
-- loop: a loop device's backing file (loop(4)), which is how an emulated card is known.
-
-A partition is its disk's identity and its partition number. Attributes:
-Documentation/ABI/stable/sysfs-block and sysfs-bus-mmc, loop(4).
+A device may come back under another name, and another take its old one, so the test
+recognises its device by what it says about itself, strongest first: CID, world-wide name,
+USB vendor, product, serial and LUN, serial, udev's by-id name, a loop device's backing file
+(Documentation/ABI/stable/sysfs-block, sysfs-bus-mmc, loop(4)); a partition by its disk's
+identity and number.
 """
 
 from __future__ import annotations

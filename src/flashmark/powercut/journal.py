@@ -1,21 +1,9 @@
 """The journal on the raw device: where each record goes, how it is written, flushed and read.
 
-Records take slots one after another in an area at the start of the device, round and round:
-record `seq` lives at area_start + (seq mod slots) x record_bytes, so a cycle continues where
-the last one stopped and an old record left in a slot is told from the new one by its sequence
-number. Every request is O_DIRECT from a page-aligned buffer: each byte goes to the device
-and back, never to or from the page cache.
-
-Durability requests, and what the kernel does with them (Linux
-Documentation/block/writeback_cache_control.rst, block/fops.c):
-- a flush is fsync(2) of the device, which the block layer sends as an empty REQ_PREFLUSH:
-  "previously completed write requests are on non-volatile storage" when it completes; on a
-  device whose queue says "write through" (sysfs queue/write_cache) it completes at once,
-  without reaching the device;
-- a FUA write is pwritev2(2) with RWF_DSYNC on the O_DIRECT descriptor: the block layer marks
-  it REQ_FUA (block/fops.c, dio_bio_write_op), and "I/O completion for this request is only
-  signaled after the data has been committed to non-volatile storage". Where the device does
-  not take FUA (sysfs queue/fua = 0) the block layer sends the write and then a flush.
+Record `seq` lives at area_start + (seq mod slots) x record_bytes, round and round; every
+request is O_DIRECT. A flush is fsync(2) of the device, an empty REQ_PREFLUSH; a FUA write is
+pwritev2(2) with RWF_DSYNC, marked REQ_FUA (Documentation/block/writeback_cache_control.rst,
+block/fops.c). A device whose queue says "write through" completes a flush at once.
 """
 
 from __future__ import annotations

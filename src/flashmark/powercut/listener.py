@@ -1,12 +1,7 @@
-"""The flush recorder on another machine: `flashmark powercut listen`.
+"""The flush recorder on another machine: `flashmark powercut listen`. Each run's entries go to
+FOLDER/RUN.jsonl, fsync'd before the answer; an entry sent again after a dropped link is
+acknowledged once, a gap refused. Requests (protocol.py carries them, authenticated):
 
-It keeps each run's entries (recorder.py) in FOLDER/RUN.jsonl, one line each, fsync'd before
-it answers, so an entry the board saw acknowledged survives the recorder's own crash too. The
-board numbers its entries per run: an entry it sends again after a dropped link (it cannot know
-whether the first copy arrived) is acknowledged and not stored twice, and a gap is refused.
-After its reboot the board fetches its last run back (`powercut verify`).
-
-Requests (protocol.py carries them, authenticated):
     {"op": "append", "run": RUN, "i": N, "entry": {...}}    -> {"ok": true}
     {"op": "fetch", "identity": ID} or {"op": "fetch", "run": RUN}
                         -> {"ok": true, "entries": [...]} (the newest run; [] when none)

@@ -1,12 +1,7 @@
-"""Where the records live between two cuts: a session on the device, held safely.
-
-A session is one stretch of access to the device while it has power: the check of the last
-cut's records and the next cycle's writes. The raw medium claims the device for the session
-(flashmark.system.device_safety.claim_for_writing: refused when anything in its stack is in use,
-every member held with O_EXCL) and writes the journal itself; the filesystem medium (filesystem.py)
-mounts a filesystem and writes files. Between sessions the device is released, so that its
-power can go and come back, and the next session claims it again, as whatever node it came
-back as.
+"""Where the records live between two cuts: a session on the device, held safely. The raw
+medium claims the device (device_safety.claim_for_writing) and writes the journal; the
+filesystem medium (filesystem.py) mounts a filesystem and writes files. Between sessions the
+device is released, so that its power can go, and claimed again as whatever node it came back as.
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
-"""The wire protocol between a board under test and its flush recorder (`powercut listen`).
-
-TCP, one JSON object a line (UTF-8, at most MAX_LINE bytes). Both ends know a shared token
-(at least 16 characters, from a file or FLASHMARK_POWERCUT_TOKEN); it never crosses the wire:
+"""The wire protocol between a board under test and its flush recorder (`powercut listen`):
+TCP, one JSON object a line (at most MAX_LINE bytes), and a shared token that never crosses it.
 
     recorder -> board   {"hello": "flashmark-powercut/1", "challenge": <32 random bytes, hex>}
     board -> recorder   {"nonce": <32 random bytes, hex>, "proof": HMAC(token, "board" + c + n)}
     recorder -> board   {"proof": HMAC(token, "recorder" + c + n)}, or {"refused": ...}
+    then {"n": count, "body": {...}, "mac": HMAC(HMAC(token, "session" + c + n), role + n + body)}
 
-Each side checks the other's proof (HMAC-SHA256, RFC 2104; compared in constant time), so a
-board only believes a recorder that knows the token, and the reverse. Every later message is
-{"n": <count>, "body": {...}, "mac": HMAC(key, role + n + body)} with the session key
-HMAC(token, "session" + c + n): a message cannot be forged, replayed, reordered or moved to
-another connection. Nothing is encrypted: the flush points are not secret, their integrity is
-what matters (a forged acknowledgement would make the test claim losses that never happened).
+HMAC-SHA256 (RFC 2104): no forgery, replay or reordering; not encrypted (nothing is secret).
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
 """The journal record: what the power-cut test writes, and how a read-back record is judged.
+Every 512-byte sector describes itself (integers little-endian), so a torn record shows:
 
-A record is `record_bytes` long (a multiple of 512) and every 512-byte sector of it describes
-itself, so that a record found half old and half new after a cut is told from one never
-written or one damaged:
-
-    offset size
-         0    8  magic b"FMPCUT01"
-         8   16  the run's nonce (random, one per run)
-        24    8  sequence number (u64, little-endian; one per record over the whole run)
-        32    8  where this sector was written (byte offset on the device, or in the file)
-        40    4  cycle number (u32)
-        44    2  index of this sector in the record (u16)
-        46    2  sectors in the record (u16)
-        48    4  CRC-32 (zlib) of the sector with these 4 bytes left out
-        52  460  payload: SHAKE-128 of (nonce, sequence number), the record's own bytes
-
-The payload is pseudo-random and different in every record (nothing a controller could
-compress or deduplicate), and the reader regenerates the expected record exactly.
+    0 magic b"FMPCUT01" (8) | 8 run nonce (16) | 24 sequence (u64) | 32 where written (u64)
+    40 cycle (u32) | 44 sector index (u16) | 46 sectors (u16) | 48 CRC-32 of the rest (u32)
+    52 payload (460): SHAKE-128 of (nonce, sequence), nothing a controller could compress
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
-"""The record of what the device acknowledged, kept outside the device under test.
+"""The record of what the device acknowledged, kept outside the device under test: a flush
+point counts once it is recorded durably, before the writer goes on. One JSON object a line,
+in a local file (fsync'd every line) or at a network recorder (remote.py):
 
-A flush point counts only once it is recorded durably: the writer appends it here and waits
-before it writes on, so a power cut (of the device, or of the whole host) can never make the
-test believe in an acknowledgement it did not keep. The record is a list of entries, one JSON
-object a line, the same in a local file (fsync'd after every line) and at a network recorder
-(`flashmark powercut listen`, remote.py):
-
-    {"type": "run", ...RunHeader}                       the run: how to find its records
-    {"type": "cycle", "cycle": 1, "first_seq": 0}       a cycle starts writing
-    {"type": "fua", "cycle": 1, "seq": 7}               record 7 was written with FUA
-    {"type": "flush", "cycle": 1, "through": 7}         records up to 7 were flushed
-    {"type": "cut", "cycle": 1, ...CutMark}             the off command ran (when the host
-                                                        survives it to say so)
-    {"type": "verified", "cycle": 1, "result": {...}}   the cycle read back and classified
-    {"type": "void", "cycle": 1, "reason": "..."}       the cycle cut nothing; it is skipped
+    {"type": "run", ...RunHeader}    {"type": "cycle", "cycle": 1, "first_seq": 0}
+    {"type": "fua", "cycle": 1, "seq": 7}    {"type": "flush", "cycle": 1, "through": 7}
+    {"type": "cut", "cycle": 1, ...CutMark}  {"type": "verified", "cycle": 1, "result": {...}}
+    {"type": "void", "cycle": 1, "reason": "..."}   (the cycle cut nothing; skipped)
 """
 
 from __future__ import annotations

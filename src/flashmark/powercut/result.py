@@ -1,13 +1,7 @@
-"""What a power-cut test found, and its JSON document (`flashmark.powercut/1`).
-
-Frozen dataclasses, encoded and decoded by the one codec (flashmark.codec): the
-document's shape is these classes' fields, plus "schema" first and "id" once saved.
-`to_document` and `from_document` are each other's inverse. Every key is required (no
-earlier version wrote fewer).
-
-Schema history (docs/powercut.md, "The result"):
-  flashmark.powercut/1: first version. "summary" began with "verdict: " until it became the
-    text of the terminal's `verdict:` line; readers take that prefix off (powercut_summary).
+"""What a power-cut test found, and its JSON document (`flashmark.powercut/1`, history in
+docs/powercut.md, "The result"): frozen dataclasses encoded and decoded by the one codec
+(flashmark.codec). Every key is required. Documents whose "summary" begins with "verdict: "
+are read without that prefix (powercut_summary).
 """
 
 from __future__ import annotations

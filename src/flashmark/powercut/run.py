@@ -3,16 +3,9 @@
     plan = plan_powercut(request, roots)            # plan.py: refusals, nothing written
     result = run_powercut(request, plan, roots=roots, progress=print_event)
 
-Each cycle: a session on the device (media.py) checks the records of the last cut, then writes
-the next cycle's and cuts the power while writes are in flight (cycle.py); the session ends, so
-the device is released; the on command runs, and the test waits (bounded) for the same device,
-by its identity (identity.py), to come back, whatever node it comes back as. After the last
-cycle one more session checks its records. The acknowledged flush points go to the recorder
-(recorder.py, remote.py) as they happen; the verdict is verdict.py's.
-
-A run that cannot go on (a power command fails, the recorder is lost, Ctrl-C) raises
-PowercutStopped with the cycles checked so far; the on command runs first whenever the off
-command ran, so the device is left powered and released.
+Each cycle a session (media.py) checks the last cut's records, writes and cuts (cycle.py), and
+releases the device; after the on command the same device is awaited by its identity. A run
+that cannot go on raises PowercutStopped; the device is always left powered.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""The verdict of a power-cut test, and its one-line summary.
-
-- fail: in some cut the card lost a write it had acknowledged as durable (a flush, or a FUA
-  write, had completed and been recorded), its filesystem needed repairs after the journal
-  replay, or the device did not come back whole (vanished, unreadable, another capacity).
-- pass: nothing acknowledged was lost, and the cuts that tested something (a flush had been
-  acknowledged before the power went) are enough to say so: the 95% upper bound on the share
-  of cuts that lose data (bound.py) is below 50%, which takes 5 such cuts.
-- uncertain: nothing was lost, in too few cuts to tell.
+"""The verdict of a power-cut test, and its one-line summary: fail when a cut lost an
+acknowledged write, a filesystem needed repairs after its journal replay, or the device did not
+come back whole; pass when nothing acknowledged was lost and the 95% upper bound on the share of
+cuts that lose data (bound.py) over the cuts that tested something is below 50% (5 cuts);
+uncertain otherwise.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""The writer: journal records at the device's own pace, a flush every few, each acknowledged
-flush point recorded before the next write.
-
-One record at a time (queue depth 1): the next write starts when the device acknowledged the
-last, so the device sets the pace and there is always a write in flight when the power goes.
-Every `flush_every` records the group is flushed (journal.py: fsync; with `fua`, the group's
-last record is written with FUA first), and the flush point goes to the recorder, which keeps
-it durably before the writer goes on (recorder.py). The writer runs in a thread of its own;
-the cycle driver cuts the power meanwhile and tells it to stop. It stops by itself at the first
-failed request (the device lost its power), when the recorder fails, or when the next record
-would overwrite one of this cycle's own.
+"""The writer: journal records at the device's own pace (queue depth 1, so a write is always in
+flight when the power goes), a flush every `flush_every` records (with `fua`, the last written
+with FUA first), each flush point recorded durably before the next write. It runs in a thread
+of its own and stops at the first failed request, when the recorder fails, or before it would
+overwrite one of this cycle's own records.
 """
 
 from __future__ import annotations
