@@ -1,12 +1,11 @@
 """The wire protocol between a board under test and its flush recorder (`powercut listen`):
-TCP, one JSON object a line (at most MAX_LINE bytes), and a shared token that never crosses it.
+TCP, one JSON object a line (at most MAX_LINE bytes), HMAC-SHA256 (RFC 2104) with a shared
+token that never crosses it: no forgery, replay or reordering; not encrypted (nothing secret).
 
     recorder -> board   {"hello": "flashmark-powercut/1", "challenge": <32 random bytes, hex>}
     board -> recorder   {"nonce": <32 random bytes, hex>, "proof": HMAC(token, "board" + c + n)}
     recorder -> board   {"proof": HMAC(token, "recorder" + c + n)}, or {"refused": ...}
     then {"n": count, "body": {...}, "mac": HMAC(HMAC(token, "session" + c + n), role + n + body)}
-
-HMAC-SHA256 (RFC 2104): no forgery, replay or reordering; not encrypted (nothing is secret).
 """
 
 from __future__ import annotations
