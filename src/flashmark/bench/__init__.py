@@ -1,11 +1,9 @@
-"""The benchmark run (`flashmark run`) and what judges a device: the pipeline (target, profiles,
-plan, lengths, measure, sustained, speed_class_rate, benchmark), the fio jobs of its tests and
-the reading of their output (jobs, results), the grades (grading/), the card passport, the run's
-model and document, their renderers (render/), and `flashmark probe` with passports (probing).
+"""The benchmark run (`flashmark run`) and what judges a device: the pipeline, the fio jobs of
+its tests and their output (jobs, results), the grades (grading/), the card passport, the run's
+model and document, their renderers (render/), and `flashmark probe` (probing).
 
     with open_benchmark(BenchmarkRequest("/media/card")) as benchmark:   # planned
         run = benchmark.run(progress)                                     # measured, judged
-    result = run_probe(ProbeRequest("/media/card"))
 
 Names load when first used: `flashmark history` must not load the pipeline.
 """

@@ -3,11 +3,9 @@
     request -> plan_benchmark: resolve the target, probe it, plan the tests and their fio jobs
             -> run_benchmark:  measure -> grade -> claim findings + warnings -> Run
 
-Nothing here prints, asks or saves: the caller shows the plan (or only the plan, --show-fio),
-checks its history and asks for confirmation between the two calls, then renders and saves.
-`run_benchmark(request, ...)` does both calls in one for callers with nothing to do between.
-`open_benchmark(request)` is the command's way: fio's work folder and runner made for the plan
-(a recorded replay instead of fio when FLASHMARK_FIO_REPLAY names one), then `.run(progress)`.
+Nothing here prints, asks or saves: the caller confirms between the two calls, then renders
+and saves. `open_benchmark(request)` is the command's way: fio's work folder and runner made
+for the plan (a recorded replay when FLASHMARK_FIO_REPLAY names one), then `.run(progress)`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The job hash: one name for "the same benchmark", so that results of many boards can be
-compared as one campaign (pure).
-
-Two runs do the same jobs when the same flashmark (whose version fixes every profile's tests
-and fio jobs) drives the same fio over the same kind of target with the same settings (the
-profile, the area, the lengths, the ramps, direct I/O, the I/O engine, the workloads' scale).
-The hash is made of exactly these, so a board can compute it from its plan before measuring
-(`flashmark run --job-hash`) and the results service from an uploaded document, and both
-agree. What differs from board to board (the path, the device, the host) is not part of it.
+compared as one campaign (pure). It is made of exactly what fixes the jobs (flashmark's
+version, fio's, the kind of target, the profile, area, lengths, ramps, direct I/O, engine and
+workloads' scale), never the path, device or host, so a board computes it from its plan
+(`run --job-hash`) and the results service from an uploaded document, and both agree.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """How long each timed test measures: a short first window, extended or measured again only
-where it was not enough. Pure: measure() runs, this decides.
+where it was not enough (docs/methodology.md, "Test lengths and ramps"). Pure.
 
     plan.py builds short first windows -> measure() runs one -> full_length(result) ->
         None: keep it;
         FullLength(extendable=True): extend it by further windows of the same test, pooled,
             while extension_s and full_length(pooled result) say so;
         FullLength(seconds, reason): run the test once more for `seconds`, keep that
-
-A first window is enough when each direction's 95% interval is within +-TARGET_HALF_WIDTH_PCT
-and it holds MIN_TRANSFERS transfers. Tests measured at once, and why: `at_once`. The rules
-and why they are so: docs/methodology.md, "Test lengths and ramps".
 """
 
 from __future__ import annotations

@@ -3,20 +3,9 @@ point with its evidence and the source of the rule behind it.
 
     passport = card_passport(device, entries)   # entries: the history (StoredResult list)
     passport.verdict    # "fake", "suspicious", "no sign of a fake", "unknown"
-    passport.points     # PassportPoint(topic, status, text, evidence, source)
-    passport.seen_before  # history ids of earlier results of this very card (by CID)
 
-`card_passports(report, history, warn)` reads each card's earlier results through the
-history's CID index (`History.of_card`); the rules themselves are pure and take the entries.
-The Passport and PassportPoint dataclasses live in flashmark.bench.model, so that a Run can
-carry its card's passport.
-
-A card is recognised by its whole CID register (manufacturer, OEM, name, revision, serial,
-date): two cards share it only if a counterfeiter cloned it, which is itself a finding.
-
-The CID rules are reasons to look closer, not proof; each names its source. The main one is
-Thomas Kaiser's survey of several thousand Armbian users' cards (ThomasKaiser/sbc-bench,
-results/SD-cards-with-low-serial-numbers.md, "SBC_BENCH" below).
+A card is recognised by its whole CID register: two cards share it only if one was cloned.
+The CID rules are reasons to look closer, not proof; each names its source (mainly SBC_BENCH).
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
-"""What a run needs after its first test, checked before it: a measured test must never be
-lost to a later step that could not have worked.
-
-- fio's work folder (its job files, its JSON results and its per-I/O logs) in the temporary
-  folder: it must be creatable, and have room for the largest job's output (one log line of
-  about 40 bytes per I/O: FIO_OUTPUT_BYTES holds 800,000 I/Os, 8 s at 100,000 IOPS). A full
-  /tmp, or one out of inodes, is said as such (exit 3), not blamed on the target, and not
-  found out only when fio could not write its results.
-- The workloads of `standard` and `full` (bytes and inodes in the measured folder at the
-  chosen scale, flashmark.workloads.needs), exit 4 with a scale that fits.
-
-A step that still fails later (the disk filled meanwhile) keeps what was measured before it
-(measure.MeasurementStopped); `full_temporary_folder` then tells a full temporary folder from a
-full target.
+"""What a run needs after its first test, checked before it, so that no measured test is lost
+to a later step that could not have worked: fio's work folder in the temporary folder (room
+for the largest job's output; a full /tmp is said as such, exit 3) and the workloads' bytes
+and inodes in the measured folder (exit 4 with a scale that fits). A step that still fails
+later keeps what was measured; `full_temporary_folder` tells a full /tmp from a full target.
 """
 
 from __future__ import annotations
@@ -29,6 +20,7 @@ from flashmark.system.leftovers import temporary_work_folder
 from flashmark.units import format_size
 from flashmark.workloads.needs import check_room
 
+# One log line of about 40 bytes per I/O: 800,000 I/Os, 8 s at 100,000 IOPS.
 FIO_OUTPUT_BYTES = 32 * 1024 * 1024
 FIO_OUTPUT_INODES = 64  # a job file, a JSON result and up to two logs per job, and some more
 _FULL_BYTES = 1024 * 1024  # below this, a temporary folder that failed a job was full

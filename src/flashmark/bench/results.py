@@ -1,13 +1,8 @@
 """fio output -> TestResult. Pure; loud on surprises (the message quotes what it found).
 
-Reads fio's JSON output (never the terse format, whose field positions changed between fio
-versions and broke other tools) and its per-I/O logs. Field meanings are from the fio HOWTO
-("Interpreting the output", "Log File Formats"):
-- read/write: io_bytes, total_ios, runtime (ms); fio's own iops and bw_bytes are not used (see
-  `_window`);
-- lat_ns: total latency; with lat_percentiles=1 its "percentile" keys are "50.000000" etc.;
-- per-I/O iops log lines: "time (ms), 1, data direction (0 read, 1 write, 2 trim), block size,
-  priority" (flashmark.fio.window counts the window from them).
+fio's JSON output (never the terse format, whose fields moved between versions) and its
+per-I/O logs, as the fio HOWTO defines them ("Interpreting the output", "Log File Formats");
+the rates come from the logs (flashmark.fio.window), never from fio's iops and bw_bytes.
 """
 
 from __future__ import annotations
@@ -164,18 +159,10 @@ class ParsedRun:
 def _window(
     output: FioOutput, job: FioJob, spec: TestSpec, fio_job: Mapping[str, Any], key: str
 ) -> _Window:
-    """One direction's window, counted from fio's per-I/O log (flashmark.fio.window).
-
-    fio's own rates are off in two ways. It divides by a runtime that runs on until the I/Os
-    still queued when the window closed have completed (and the end_fsync is done): at 30 IOPS
-    and queue depth 32 the queue alone takes a second, and fio 3.33 reported 26.5 IOPS for a
-    card doing 30 (its per-second log read 30 each second). And it counts those late I/Os as
-    the window's: one transfer too many, +0.9% at 10 MB/s with 1 MiB blocks over 8 s, +5% with
-    2 s, more with 16 MiB blocks. So reads count what completed inside the window, per second
-    of it; writes count the durable rate: the window's bytes over the window plus the time the
-    end_fsync took (`_pooled`).
-    A job that ended early (an error) is measured over the time it ran.
-    """
+    """One direction's window, counted from fio's per-I/O log (flashmark.fio.window): fio's
+    own rates divide by a runtime that includes draining the queue and count the drained I/Os
+    (docs/methodology.md, "Exact windows"). Writes count the durable rate (`_pooled`). A job that
+    ended early (an error) is measured over the time it ran."""
     ddir = 0 if key == "read" else 1  # fio's data direction numbers in its logs
     section = json_section(fio_job, key)
     lat = json_section(section, "lat_ns")

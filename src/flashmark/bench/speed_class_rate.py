@@ -1,13 +1,10 @@
 """The sustained write measured as the SD speed classes are specified: the rate of every 4 MB
 sub-unit after the write cache and the busy time of every 512 KB write. Pure.
 
-SD Physical Layer Simplified Specification 4.10, 4.13: Pw is a minimum average write
-performance over an AU, measured per 4 MB sub-unit in 512 KB recording units, each write busy
-at most 250 ms. The spec's KB and MB are binary here (RU and AU sizes are powers of two), its
-MB/sec figures are graded in 10^6 bytes (flashmark.bench.grading.classes). The slowest
-whole sub-unit after the cache is graded; with fio's latency log, a host stall between writes
-is left out of the card's time. The interval of a minimum runs from the slowest sub-unit to the
-second slowest, so one slow sub-unit alone is uncertain. docs/sustained-write.md has the rules.
+SD Physical Layer Simplified Specification 4.10, 4.13: per 4 MB sub-unit in 512 KB units, each
+write busy at most 250 ms; its KB and MB are binary here (RU and AU sizes are powers of two).
+The slowest whole sub-unit after the cache is graded, host stalls left out; one slow
+sub-unit alone is uncertain. docs/sustained-write.md.
 """
 
 from __future__ import annotations

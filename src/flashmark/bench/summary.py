@@ -1,13 +1,8 @@
-"""A benchmark run's answer in one line: what the terminal's `verdict:` line says and the
-document's "summary" key holds.
-
-The grades first, as the user asked ("A1 pass, A2 fail (random 4K write 594 IOPS < 2000),
-C10/U1 pass, U3/V30 fail"): grades graded on the same figure with the same verdict share one
-entry, a failed grade names the figure that failed it. Then what the run could not judge and
-why (a read-only device run judges no grade: each needs a write figure), the write cache when
-the run measured `sustained-write`, and the medium the classes were applied to when it is not
-an SD card or eMMC (the SD Association's classes are then a yardstick, "SD-class
-equivalents"). A run stopped by a failed step says so first.
+"""A benchmark run's answer in one line: the terminal's `verdict:` line and the document's
+"summary" key. The grades first ("A1 pass, A2 fail (random 4K write 594 IOPS < 2000), C10/U1
+pass, U3/V30 fail"), grades on the same figure with the same verdict sharing an entry; then
+what could not be judged and why, the write cache, and "SD-class equivalents" for a medium that
+is not SD or eMMC. A run stopped by a failed step says so first.
 """
 
 from __future__ import annotations

@@ -1,29 +1,9 @@
 """Runs -> charts, each an inline SVG string (pygal), one function per chart. Pure: no I/O.
 
-Every chart compares runs: one series per run (per run and direction where a test both reads
-and writes), in the run's own colour throughout the report, so run #2 is the same colour in the
-headline bars, the latency curves and the device activity. Published reference figures get
-their own pale, dashed colours and say "published" in the legend: they were not measured here.
-
-A chart is its SVG and its legend (`Chart`): the page draws the legend under the chart as text
-(result_kind.legend_html), which wraps on a phone and is never cut short, where a legend inside
-the SVG shrinks with the drawing and must fit its width.
-
-A function returns None when the runs hold nothing it could draw (a sweep needs the full
-profile; a time series needs two samples), and the report says so in words instead.
-
-The SVG must work inside a self-contained page that never makes a request:
-- pygal's default `js` option references its tooltip script on a CDN: `js=()` drops it;
-- pygal also embeds a config <script> and comments naming its home page: `_self_contained`,
-  an XML filter, removes both, so the SVG holds no script and no URL (tests check it);
-- fonts are the system's (no web fonts), sizes from a viewBox (`explicit_size=False`), so a
-  chart scales to the width of a phone or a printed page.
-A time series of more than MAX_LINE_POINTS samples (an hour-long sustained write, a document
-from elsewhere) is drawn from the lowest and highest sample of each of MAX_LINE_POINTS / 2
-equal spans: a chart is a few hundred pixels wide, so nothing visible is lost, and what one
-chart costs to draw (and to send, in a results service's page) stays bounded.
-Without pygal's script there are no tooltips; the page has the headline figures and each
-test's results in tables.
+One series per run, in the run's colour throughout the report; published figures pale and
+dashed. A chart is its SVG and its legend (`Chart`), which the page draws as text. None when
+the runs hold nothing to draw. The SVG holds no script and no URL (`js=()`, `_self_contained`)
+and scales by its viewBox, for a page that never makes a request (docs/reports.md, "Charts").
 """
 
 from __future__ import annotations
@@ -57,8 +37,9 @@ _DOTTED = {"dasharray": "2,3", "width": 2}
 _SOLID = {"width": 2}
 _Line = Literal["solid", "dashed", "dotted"]
 _STROKES: dict[str, dict[str, Any]] = {"solid": _SOLID, "dashed": _DASHED, "dotted": _DOTTED}
-# Points of one line of a time series at most (see the module's docstring): more than the
-# chart's width in pixels.
+# Points of one line of a time series at most, more than the chart's width in pixels: a longer
+# series is drawn from the lowest and highest sample of each of MAX_LINE_POINTS / 2 equal spans,
+# so nothing visible is lost and a chart's cost stays bounded.
 MAX_LINE_POINTS = 800
 
 # A value within this factor of a tick takes the next tick as the axis end: its dot drawn on

@@ -1,14 +1,7 @@
-"""Run -> CSV for spreadsheets: one row per test, read and write figures side by side.
-
-Layout (documented in docs/reports.md): one row per fio test, with the read columns and the
-write columns on the same row (empty for a direction the test does not have), so a mixed test
-stays one row and every row of every run has the same columns. Workloads follow as rows of
-kind "workload" with only `workload_s` filled. Units are in the column names: MBps is
-MB/s with MB = 10^6 bytes, latencies are in microseconds. The identifying columns repeat on
-every row so rows of several runs can be sorted and filtered freely. Numbers are plain (no
-units, no thousands separators), rounded to what the stored units resolve (bytes/s, ns).
-The csv module quotes as RFC 4180 says and ends lines with CRLF. Text that could start a
-spreadsheet formula is guarded (flashmark.spreadsheet): a result may come from another machine.
+"""Run -> CSV for spreadsheets: one row per test, read and write figures side by side, so
+every row of every run has the same columns (docs/reports.md). Units are in the column names;
+numbers are plain. RFC 4180 quoting and CRLF come from the csv module; text that could start a
+formula is guarded (flashmark.spreadsheet): a result may come from another machine.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""Devices, environments and runs in words: the one place every view takes them from.
-
-`flashmark probe` (terminal), the HTML report and the exporters say the same fact the same
-way because they call the same function here. A fact that is not known is None: a view
-leaves the row out (the probe) or shows a dash (a table with a column per run).
-
-Runs are named by what was measured, the target and the device under it ("#3 /media/pi/CARD
-on mmcblk0p1"), never by the host's disk alone: two runs in two folders of one disk, or a
-loop device over a file, must not read as the same thing.
-
-Pure: no I/O, no history, no sampler.
+"""Devices, environments and runs in words: the one place every view takes them from, so the
+probe, the HTML report and the exporters say a fact the same way. An unknown fact is None.
+Runs are named by the target and the device under it ("#3 /media/pi/CARD on mmcblk0p1"),
+never by the host's disk alone. Pure.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """Saved runs (and published reference figures) -> their section of the HTML report. Pure.
 
-The page around it (flashmark.report.html) is one self-contained file; this module gives the
-runs' parts of it (result_kind.HtmlSection), each only when it has something to show: a verdict
-card per run (grades with their checks, the card's claims against what was measured,
-warnings), the headline figures next to the chosen references (labelled as published figures,
-not measured here), device and environment side by side, every result in a table, then the
-charts: latency percentiles, bandwidth each second, the block-size sweep, and what the device
-saw during each test and workload. What the runs hold no data for is said in a sentence
-(`not_shown`), never as an empty part behind a link.
-
-This module computes what the parts say (the `page` the template gets: plain values, frozen);
-templates/runs.html.j2 lays each part out, rendered by Jinja2 with autoescaping, so every text
-is escaped unless marked safe here (the charts' SVG, which pygal escapes itself). Runs are named
-and devices described by flashmark.bench.render.describe, as in every other view; the Method
-rows are the terminal's header lines (cells.header_lines).
+The parts (result_kind.HtmlSection), each only when it has something to show: a verdict card
+per run, headline figures beside chosen references, device and environment, every result in
+a table, the charts; what has no data is said in a sentence (`not_shown`). This module computes
+the values; templates/runs.html.j2 lays them out (Jinja2, autoescaped: only the charts' SVG is
+marked safe). docs/reports.md, "Contents".
 """
 
 from __future__ import annotations
