@@ -1,14 +1,8 @@
 """What the device itself saw, interval by interval: an iostat built on /proc/diskstats.
-
-    series.py     samples, summaries and recordings as data (pure; what reports import)
-    sampler.py    DiskMonitor: the background thread that samples while something runs
-    command.py    run a command under watch: start, forward its output, time out, stop, reap
-    watch.py      `flashmark monitor`: a live view until stopped, or a command recorded
-    document.py, render.py, kind.py   the recording's document, views and contract
-
-The data types and the parser (flashmark.system.diskstats) are exported here; the rest loads
-only when asked for (`from flashmark.monitor import DiskMonitor`), so a report that reads a
-recording never imports threads or subprocesses.
+series.py: the data (pure; what reports import); sampler.py: DiskMonitor, the sampling thread;
+command.py: a command run under watch; watch.py: `flashmark monitor`; document.py, render.py,
+kind.py. The data types and the parser are exported here; the rest loads only when asked for,
+so a report that reads a recording never imports threads or subprocesses.
 """
 
 from __future__ import annotations

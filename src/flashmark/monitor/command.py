@@ -1,27 +1,11 @@
-"""Run one command while its device is watched: start it, forward its output where asked, wait
-for it (up to a time limit), and stop it, everything it started with it, on a time-out or on any
-exception, a signal included. The caller holds the DiskMonitor; this module only supervises.
+"""Run one command while its device is watched: start it, forward its output, wait for it (up to
+a time limit), and stop it and everything it started on a time-out or any exception.
 
-A process group of its own. The command runs as the leader of a new process group (a shell's
-job), so it and whatever it starts are stopped as one: SIGTERM to the group, SIGKILL to what is
-left after TERMINATE_GRACE_S. When stdin is a terminal that flashmark holds, the command's group
-is made the terminal's foreground group while it runs (a shell's job control: it may read the
-terminal, and Ctrl-C goes to it; flashmark then exits as it did, 128 + the signal).
-
-flashmark's own death. A SIGKILL (or the OOM killer) leaves no code to run, so a small reaper
-(POSIX sh, in a session of its own, ignoring INT, TERM and HUP) is started first and reads a
-pipe from flashmark: the command's group once it runs, then "done" once it was reaped. End of
-file without "done" means flashmark died: the reaper sends the group SIGTERM, and SIGKILL after
-the grace time. Chosen over `setpriv --pdeathsig` (fio's guard, fio/runner.py), which kills the
-command alone and not what it started, and over a pidfd, which is flashmark's and dies with it.
-(A SIGKILL in the microseconds between starting the command and telling the reaper leaves it.)
-
-Daemons. While the command runs flashmark is a child subreaper (prctl(2)
-PR_SET_CHILD_SUBREAPER): what the command starts and leaves behind is reparented to flashmark,
-not to init, so it is found afterwards. A process that left the command's group (a daemon:
-setsid, a double fork) is not stopped: it is named in the outcome, "left running". What still
-runs in the group after the command ended normally is named too (not stopped: the command
-chose to leave it).
+It leads a process group of its own (the terminal's foreground group when flashmark holds
+the terminal), stopped whole: SIGTERM, then SIGKILL after TERMINATE_GRACE_S. Against
+flashmark's own death a small reaper (sh, own session) reads a pipe and stops the group at end
+of file without "done": `setpriv --pdeathsig` would kill the command alone. flashmark is a
+child subreaper meanwhile (prctl(2)), so a daemon that left the group is found and named.
 """
 
 from __future__ import annotations

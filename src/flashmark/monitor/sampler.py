@@ -33,16 +33,13 @@ from flashmark.system.sysroot import SystemRoots
 
 
 class DiskMonitor:
-    """Samples one device's /proc/diskstats line in a background thread.
+    """Samples one device's /proc/diskstats line in a background thread, every `interval_s` on
+    a drift-free schedule: the first reading in __enter__ (a missing device fails at once), a
+    final one in __exit__.
 
         with DiskMonitor("mmcblk0", SystemRoots.from_environment()) as monitor:
             monitor.mark("unpack")       # optional named phases
-            ...
         series = monitor.series()
-
-    The first reading happens in __enter__ (so a missing device fails at once, in the caller's
-    thread); samples are taken every `interval_s` on a drift-free schedule; __exit__ takes a
-    final reading, so the last (possibly shorter) interval is recorded too.
     """
 
     def __init__(

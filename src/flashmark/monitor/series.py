@@ -1,12 +1,7 @@
 """What a device did, as data: one `MonitorSample` per interval (the columns of `iostat -x`),
 summaries of a whole recording and of named phases, and the recording itself (`MonitorSeries`).
-Pure: computed from DiskCounters readings, no I/O and no threads; reports import these types.
-
-Seed 002 explains install times with `iostat 20`: the tps column pinned near the card's random
-write IOPS while kB/s stayed low. This module records the same figures for one device while a
-test or workload runs, as a time series (one `MonitorSample` per interval) plus summaries of the
-whole run and of named phases.
-Counters wrap (32 bits on 32-bit ARM boards): deltas are taken modulo 2^32 or 2^64.
+Pure: computed from DiskCounters readings. Counters wrap (32 bits on 32-bit ARM boards):
+deltas are taken modulo 2^32 or 2^64.
 """
 
 from __future__ import annotations

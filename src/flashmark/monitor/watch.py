@@ -1,12 +1,10 @@
 """`flashmark monitor` as library calls: a device watched until it is stopped (a live view), or
-while a command runs, each giving a MonitorRecording.
+while a command runs, each giving a MonitorRecording. A signal stops a live view and is handed
+back with the recording.
 
     device = monitored_device(None)   # the device holding the current folder
     live = monitor_live(MonitorRequest(device, count=10), on_sample=print_line)
     ran = record_command(MonitorRequest(device, command=("tar", "xf", "big.tar")))
-
-A signal stops a live view (Ctrl-C is how it normally ends) and is handed back with the
-recording; the caller's `signals_raise` turns signals into the exception that ends the wait.
 """
 
 from __future__ import annotations
