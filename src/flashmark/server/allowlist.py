@@ -1,17 +1,10 @@
 """What `flashmark upload` sends, field by field, for every kind of result flashmark saves.
 
 An upload is built from these tables (outgoing.py), never copied from the saved document: a
-field is sent only when it is listed here, as its rule says (fields.py). What is listed carries
-no identity: figures, settings, flashmark's own words, model names, bus and kernel facts. What
-may name a person, a machine or one particular device stays here: host and user names, paths,
-mount sources, serial numbers and the CID's serial (PSN), network addresses, test file names,
-and every free text that may quote one of them (messages, warnings, evidence, commands, fio
-job files). Such a text field is sent as WITHHELD ("(not uploaded)") or null, a list of them
-as an empty list, so that the document keeps its shape and the service reads it as before.
-
-The tables follow the documents' own order (docs/result-schema.md, docs/probe.md,
-docs/surface.md, docs/capacity.md, docs/workloads.md). A comment says why wherever a field is
-a judgement.
+field is sent only when listed here, as its rule says (fields.py). What may name a person, a
+machine or one device (host and user names, paths, serial numbers, addresses, free texts that
+may quote them) is not listed, or sent as WITHHELD or null so the document keeps its shape.
+The tables follow the documents' own order; a comment says why wherever a field is a judgement.
 """
 
 from __future__ import annotations

@@ -2,25 +2,11 @@
 
     stored campaign + every result of its card models -> Campaign -> JSON, page, report, CSV
 
-Each board is shown by its newest result (a board run again after it dropped out replaces its
-earlier one, which stays listed). For every headline figure the fleet's median and
-interquartile range are taken over the boards whose run is complete, and each board's figure
-is set beside every result of the same card model and profile on the service (its percentile
-among them: ranking.standings).
-
-Outliers, by a robust rule: a complete board's figure is an outlier when it lies outside
-median ± max(3 x 1.4826 x MAD, 10% of the median) of the fleet's complete boards, judged when
-at least 3 of them have the figure. MAD is the median absolute deviation from the median;
-1.4826 = 1 / Φ⁻¹(3/4) makes it estimate the standard deviation of normally distributed
-figures (Rousseeuw and Croux, "Alternatives to the Median Absolute Deviation", JASA 88, 1993),
-and 3 of those is the conservative threshold of Leys et al., "Detecting outliers: Do not use
-standard deviation around the mean, use absolute deviation around the median" (J. Exp. Soc.
-Psychol. 49, 2013). Median and MAD ignore the outliers they look for, where a mean and standard
-deviation would be pulled towards them. The 10% floor keeps boards of identical cards, whose
-figures differ by a fraction of a percent (MAD near 0), from being flagged for noise.
-
-A partial run (its card failed mid-run) is shown as incomplete, with the step that failed; it
-takes no part in the fleet's figures.
+Each board is shown by its newest result. Every headline figure gets the fleet's median and
+interquartile range over the complete boards, and each board's figure its percentile among
+results of the same card model and profile (ranking.standings). Outliers lie outside median
+± max(OUTLIER_MADS x MAD_SCALE x MAD, MIN_DEVIATION of the median): robust, as a mean and sd
+would be pulled towards them (docs/fleet.md). A partial run takes no part in the figures.
 """
 
 from __future__ import annotations
@@ -40,9 +26,11 @@ from flashmark.server.ranking import standings
 from flashmark.server.storage import CampaignRecord, CampaignResult
 from flashmark.spreadsheet import text_cell
 
-OUTLIER_MADS = 3.0
-MAD_SCALE = 1.4826  # 1 / Phi^-1(3/4): Rousseeuw and Croux (1993)
-MIN_DEVIATION = 0.10  # of the median: below it, no figure is an outlier
+OUTLIER_MADS = 3.0  # the conservative threshold of Leys et al. (J. Exp. Soc. Psychol. 49, 2013)
+MAD_SCALE = 1.4826  # 1 / Phi^-1(3/4): estimates a normal sd (Rousseeuw and Croux, JASA 1993)
+# Of the median: below it, no figure is an outlier, so identical cards (MAD near 0) are not
+# flagged for noise.
+MIN_DEVIATION = 0.10
 MIN_BOARDS = 3  # complete boards with a figure before its outliers are judged
 RULE = (
     "a figure of a complete board is an outlier when it lies outside the fleet median "

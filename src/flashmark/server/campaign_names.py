@@ -1,20 +1,10 @@
-"""The two names a fleet's uploads carry: the campaign's and the board's label (pure).
+"""The two names a fleet's uploads carry: the campaign's and the board's label (pure), checked
+the same way on the board (`flashmark upload`) and at the service's intake.
 
-Both are chosen by the user, and are the only things of their kind that leave a board: the
-campaign name says which batch of runs a result belongs to (`flashmark fleet run --campaign`),
-the label which board it came from (Ansible's inventory name of the host). Both are checked
-here, the same way on the board (`flashmark upload`, which refuses to send a bad one) and at
-the service's intake (which refuses it with the field's JSON pointer).
-
-- A campaign name is part of addresses (`/campaigns/NAME`): ASCII letters, digits, `.`, `_`
-  and `-`, starting with a letter or digit (so never `.` or `..`), at most 64 characters.
-- A board label is shown in every row of a campaign: letters and digits of any script, `.`,
-  `_`, `:`, `+` and `-`, starting with a letter or digit, at most 64 characters. No blank, no
-  control or formatting character (bidirectional overrides included), nothing a spreadsheet
-  reads as a formula. It is screened for the shapes of identifiers (an address, a MAC address,
-  8 or more hex digits in a row, ...; flashmark.server.identifiers): an inventory that names
-  boards by their IP address would otherwise publish it. Host names are not refused: the label
-  is the name the user chose to send (an inventory alias keeps the host name home).
+A campaign name is part of addresses (`/campaigns/NAME`): ASCII letters, digits, `.`, `_`, `-`.
+A board label is shown in every row: letters and digits of any script and a few marks, no
+control or formatting character, nothing a spreadsheet reads as a formula, and no identifier's
+shape (flashmark.server.identifiers): an inventory naming boards by IP address would publish it.
 """
 
 from __future__ import annotations

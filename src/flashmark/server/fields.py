@@ -1,14 +1,10 @@
 """The words the upload allow-list (allowlist.py) is written in: one rule per kind of field.
 
-A rule builds the value that is sent from the value a saved document holds, or says the value
-cannot be sent (`NotSent`). Containers send only the keys their table lists, so a field nobody
-listed never leaves the machine. What happens to a value that cannot be sent is the table's
-choice, written next to the field: `.or_null()` sends null, `.or_withheld()` sends WITHHELD,
-`ListOf(..., drop=True)` leaves the item out; otherwise the enclosing object cannot be sent
-either, and in the end the upload is refused with the field's place.
-
-A text other than one of flashmark's own words (`OneOf`) is sent only when its rule lets it
-and identifiers.identifier_in finds nothing in it.
+A rule builds the value sent from the value saved, or says it cannot be sent (`NotSent`);
+containers send only the keys their table lists. The table chooses what a value that cannot be
+sent becomes (`.or_null()`, `.or_withheld()`, `ListOf(..., drop=True)`); otherwise the upload is
+refused, naming the field. A text other than flashmark's own words (`OneOf`) is sent only when
+identifiers.identifier_in finds nothing in it.
 """
 
 from __future__ import annotations

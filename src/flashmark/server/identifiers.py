@@ -1,14 +1,10 @@
 """What looks like an identifier in a text, and the names known to identify this user (pure).
 
-`flashmark upload` sends only fields of its allow-list (allowlist.py), and every text among
-them is screened here once more: a device or a damaged document may put anything in a model
-name. A text is refused when it holds the shape of an identifier (an absolute or home path,
-a network address, an e-mail or user@host, an IPv4 or IPv6 address, a MAC address, a run of 8
-or more hex digits such as a serial number or a CID, a volume serial, a flashmark test file's
-name, a control character) or one of the known names (the host and user names of this machine
-and those the document itself holds) as a whole word. Known names are matched with their case:
-a host called "pi" leaves the board "Raspberry Pi 5" alone, which the device, not the user,
-named.
+Every text an upload sends is screened here once more: it is refused when it holds the shape
+of an identifier (a path, a network or e-mail address, a MAC, a run of 8 or more hex digits
+such as a serial or CID, a test file's name, a control character) or a known name (this
+machine's host and user names, those the document holds) as a whole word, matched with its
+case: a host called "pi" leaves "Raspberry Pi 5" alone.
 """
 
 from __future__ import annotations

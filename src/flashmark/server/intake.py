@@ -1,19 +1,9 @@
 """What the service accepts: an uploaded body checked, hashed and summarised (pure, no I/O).
 
-An upload is read by the check every document that comes in gets (flashmark.kinds.strict,
-the same as `flashmark import`): strict JSON, every value bounded, then read into a Run by
-flashmark's own reader and checked field by field against the Run's type hints. It must be of
-a schema listed in ACCEPTED_SCHEMAS. Keys no reader of this version knows are dropped (and
-named in the answer); what is stored is only what was checked.
-
-What an upload adds to its document is checked apart from the document's schema, each by its
-own rule: the card link (32 hex digits), and the campaign name and board label of a fleet's
-uploads (flashmark.server.campaign_names). Every result gets its job hash here
-(flashmark.bench.job_hash), made from the document, never taken from the uploader: the service
-keeps a campaign to results of one job hash.
-
-The same document uploaded twice has the same content hash (canonical JSON without the
-uploader's local `id`), which is how the service answers with the same id.
+An upload gets the check every incoming document gets (the same as `flashmark import`): strict,
+bounded JSON of a schema in ACCEPTED_SCHEMAS, read by flashmark's own reader and checked field
+by field against its types; unknown keys are dropped and named in the answer. The same document
+uploaded twice has the same content hash (canonical JSON without the local `id`), so the same id.
 """
 
 from __future__ import annotations

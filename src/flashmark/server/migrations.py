@@ -1,14 +1,8 @@
 """The service's database schema: named, ordered migrations shared by SQLite and PostgreSQL.
 
-Each migration is applied once, in one transaction with its row in schema_migrations, so a
-failed one leaves nothing behind. The SQL is written once; the few words the two engines spell
-differently are filled in per engine (`{id}`, `{real}`, `{blob}`, `{key}`).
-
-History:
-- 0001-results-and-tokens: results (document + searchable facts + headline figures), tokens.
-- 0002-maker-profile-index: searches by maker and profile (and capacity) through one index.
-- 0003-campaigns: campaigns (a fleet's results of one job hash, flashmark fleet run) and what a
-  campaign page reads of each result (its board label, job hash, grades and failed step).
+Each is applied once, in one transaction with its row in schema_migrations, so a failed one
+leaves nothing behind. The SQL is written once; the words the engines spell differently are
+filled in per engine (`{id}`, `{real}`, `{blob}`, `{key}`).
 """
 
 from __future__ import annotations

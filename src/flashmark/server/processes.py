@@ -1,20 +1,9 @@
 """`flashmark serve --workers N`: N uvicorn processes, each listening on its own socket bound to
-the same address with SO_REUSEPORT, so the kernel spreads new connections evenly over them.
-
-uvicorn's own `--workers` shares one listening socket: every process is woken by a new
-connection and asyncio's accept loop takes all that are waiting (up to the backlog), so one
-process ends up with most of a burst of keep-alive connections (20 load clients or a proxy's
-upstream pool) and serves them alone while the other idles: measured here, one of two
-processes answered every request of a 20-client phase. With SO_REUSEPORT (Linux 3.9+,
-socket(7)) each process has its own accept queue and the kernel picks one per connection by a
-hash of its addresses.
-
-The parent keeps the address bound (without listening: a socket that does not listen gets no
-connections) so a port taken by another program is found before any process starts, restarts
-a process that died, and on SIGINT, SIGTERM or SIGHUP stops them all (uvicorn's graceful
-shutdown) and returns. A process ends with its parent however the parent ends (SIGKILL too):
-each asks the kernel for SIGTERM when its parent dies (prctl PR_SET_PDEATHSIG, prctl(2)), so
-no process is left serving, and none shares the port with a service started later.
+the same address with SO_REUSEPORT (socket(7)), so the kernel spreads new connections over
+them: with uvicorn's one shared socket, one process takes a whole burst of keep-alive
+connections. The parent keeps the address bound (a taken port is found before any process
+starts), restarts a process that died, and stops them all on SIGINT, SIGTERM or SIGHUP; each
+process gets SIGTERM when its parent dies (prctl(2) PR_SET_PDEATHSIG).
 """
 
 from __future__ import annotations

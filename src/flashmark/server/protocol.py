@@ -1,12 +1,7 @@
 """The HTTP protocol `flashmark serve` runs: uvicorn's own, with Nagle's algorithm off on every
-connection.
-
-`serve --workers N` lets uvicorn bind the listening socket itself and hand it to its processes;
-that socket keeps `proto` 0, the connections accepted on it inherit it, and asyncio turns
-TCP_NODELAY on only for sockets that say IPPROTO_TCP (uvicorn issue #3149; so in uvicorn 0.54). Each
-answer is then two writes (headers, then the body), and the body's last segment waits for the
-client's delayed ACK: 40 ms more for every request after a connection's first, measured here
-on loopback. One process (host and port given to asyncio) was not affected.
+connection. A socket uvicorn binds itself keeps `proto` 0, and asyncio sets TCP_NODELAY only
+on sockets that say IPPROTO_TCP (uvicorn issue #3149, uvicorn 0.54): an answer's body would
+then wait for the client's delayed ACK, 40 ms on every request after a connection's first.
 """
 
 from __future__ import annotations

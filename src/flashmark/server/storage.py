@@ -1,26 +1,11 @@
 """Where the service keeps results and tokens: SQLite for one machine, PostgreSQL for a community.
 
-One class, two connection providers: every query is written once with `?` placeholders (turned
-into psycopg's `%s` for PostgreSQL) and both engines run the same migrations
-(`flashmark.server.migrations`). Each write is one transaction: a result and its facts are
-stored whole or not at all, and the answer is sent only after the commit, so an acknowledged
-upload survives the service being killed.
-
-SQLite runs in WAL mode (readers do not block the writer) with synchronous=FULL (a commit is
-on disk before it returns; https://www.sqlite.org/pragma.html#pragma_synchronous) and a busy
-timeout. The file is watched: an open connection keeps writing into a file that was deleted
-or replaced (its folder removed, a copy moved over it), and such writes would be acknowledged
-and lost. So before every use, and after every write, the path must still name the file the
-connections are open on; when it does not, the database is unavailable (StorageError), and
-when the path names a service database again (the folder restored, a backup put back) the
-connections are opened anew on it, after the old file's WAL was emptied into the old file (a
-WAL left at the path would otherwise be read as the new file's). A file is never created
-after the service has started.
-
-PostgreSQL is reached through a psycopg connection pool that checks each connection before
-handing it out (a server restart ends every connection); psycopg is imported only for a
-PostgreSQL database, so the core install can keep a service in SQLite. Its password never
-appears in a message (flashmark.server.database_url).
+One class, two connection providers, every query written once. Each write is one transaction,
+committed before the answer, so an acknowledged upload survives the service being killed.
+SQLite runs in WAL mode with synchronous=FULL (https://www.sqlite.org/pragma.html), and its file
+is watched: a connection on a deleted or replaced file would acknowledge writes that are lost,
+so the database is then unavailable until the path names a service database again. PostgreSQL
+goes through a checked psycopg pool, imported only when used. docs/server.md.
 """
 
 from __future__ import annotations

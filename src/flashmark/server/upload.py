@@ -1,18 +1,10 @@
 """The upload client of `flashmark upload` (standard library only: it runs on a core install).
 
-What is sent is built by outgoing.py. This module adds what the machine knows: its host and
-user names (kept out of every text sent), the optional card link, the service's list of
-accepted kinds, and the HTTP exchange.
-
-Card link (`--link-card`, off by default): HMAC-SHA256 of the card's identity (its whole CID,
-else its serial number) under a salt kept on this machine, with the service's address in the
-message, cut to 128 bits and sent as `card_link`. The service can then tell that two uploads
-measured the same card, and nothing else: without the salt nobody can recover or confirm a
-serial (a card serial has only 2^32 values, an unsalted hash would be reversed by trying them
-all), the same card gets another link on another service (so two services' data cannot be
-joined by it), and another machine's uploads of the card get other links. The salt is 32
-random bytes in $XDG_STATE_HOME/flashmark/upload-salt (default ~/.local/state), private to the
-user (0600), made on first use; deleting it starts new links.
+outgoing.py builds what is sent; this adds what the machine knows (host and user names kept
+out of every text, the service's accepted kinds), the HTTP exchange, and with `--link-card`
+the card link: HMAC-SHA256 of the card's identity and the service's address under a salt
+private to this user ($XDG_STATE_HOME/flashmark/upload-salt), so a service can tell two uploads
+of one card apart from others but never recover a serial (docs/server.md, "The same card").
 """
 
 from __future__ import annotations

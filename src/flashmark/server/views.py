@@ -1,12 +1,8 @@
 """What the pages show, computed before a template sees it: figures in the report's units
-(MB = 10^6 bytes), the distribution charts of a device page as SVG geometry, and the server's
-navigation inserted into a report page.
-
-The two parts of a page repeated hundreds of times, the rows of a results table and the bars
-of the device charts, are written here as HTML at once (`TableRows`, `bars_svg`), every text
-from an upload escaped: as template expressions they took most of a page's time (about 1,000
-escaped values a page, each a call into Jinja2's runtime). Both are kept once written: a row
-by its result's id (stored results never change), the bars by the counts they draw.
+(MB = 10^6 bytes), a device page's distribution charts as SVG geometry, and the server's
+navigation in a report page. Table rows and chart bars, repeated hundreds of times a page, are
+written here as escaped HTML at once (`TableRows`, `bars_svg`) and kept once written: as
+template expressions they took most of a page's time.
 """
 
 from __future__ import annotations
