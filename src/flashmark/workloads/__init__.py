@@ -1,17 +1,11 @@
 """Workloads fio cannot express: a desktop's package install, its removal and reinstall, and a
-cold boot-like read (seed 002). Each reports wall time, its own operations and bytes, and what
-the device saw meanwhile (flashmark.monitor).
+cold boot-like read. Each reports wall time, its own operations and bytes, and what the device
+saw meanwhile (flashmark.monitor); docs/workloads.md has the model and its sources.
 
-    from flashmark.workloads import WORKLOAD_NAMES, run_workload, WorkloadResult
     result = run_workload("pkg-install", Path("/media/card"), scale=0.1,
                           roots=SystemRoots.from_environment())
 
-`run_workloads` runs several in order in one folder, sharing state as seed 002's steps did;
-`measure_workloads(WorkloadRequest(...))` is `flashmark workload`: the same, as a WorkloadRun.
-docs/workloads.md describes the package model, its sources and the JSON documents.
-
-The runner (session.py: processes, the device monitor's thread) loads when one of its names is
-first used, so what reads a result (reports, documents) imports data types only.
+The runner (session.py) loads when first used, so what reads a result imports data types only.
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
-"""What apt and dpkg do to a disk, system call by system call, on a synthetic package set.
-
-dpkg 1.21 (Debian 12), src/main/archives.c and lib/dpkg/dbmodify.c, for each package:
-- apt downloads the archive into /var/cache/apt/archives/partial/, then renames it into
-  archives/ (no fsync: a lost download is fetched again).
-- unpack: every file of the data tarball is written as NAME.dpkg-new and writeback is started
-  at once with sync_file_range(SYNC_FILE_RANGE_WRITE) (`fd_writeback_init`); after the whole
-  tarball, `tar_writeback_barrier` waits for all of them (SYNC_FILE_RANGE_WAIT_BEFORE), then
-  `tar_deferred_extract` fsyncs each file and renames it into place.
-- the file list info/PKG.list and the control files (md5sums) are written and renamed into
-  the info folder, which is then fsynced (`dir_sync_path`).
-- every status change (`modstatdb_note`) writes the package's stanza to updates/tmp.i,
-  fsyncs it, renames it to updates/NNNN and fsyncs the updates folder. After MAXUPDATES (250)
-  notes, `modstatdb_checkpoint` rewrites the whole status file (status-new, fsync, rename)
-  and deletes the update files. An install notes half-installed, unpacked, half-configured,
-  installed; a purge notes half-installed, config-files, not-installed.
-Maintainer scripts and triggers (ldconfig, man-db, icon caches) are not modelled.
-
-All file contents come from a seeded pool of random bytes (incompressible, deterministic).
+"""What apt and dpkg do to a disk, system call by system call, on a synthetic package set:
+dpkg 1.21 (Debian 12), src/main/archives.c and lib/dpkg/dbmodify.c. Per package: the archive
+downloaded and renamed into the apt cache; every file written as NAME.dpkg-new with writeback
+started (sync_file_range), then fsynced and renamed; the info files written and their folder
+fsynced; every status change a fsynced update file, the status file rewritten every MAXUPDATES
+notes. Maintainer scripts and triggers are not modelled. docs/workloads.md has the steps.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""What the workloads need from their folder's filesystem at a scale: bytes and inodes.
-
-Known before they run (the package set and the boot set are generated from the scale and the
-seed alone), so `flashmark run` checks them before its first test: a standard run must not
-measure all its tests and then lose them to a full disk at the workloads.
-
-Inodes, per package (dpkg.py says what each one writes): its files and the folders they need
-(counted per package: shared folders are counted again, an upper bound), its archive in the
-apt cache, info/PKG.list and info/PKG.md5sums, and a status update note; then the boot set's
-files and folders for `cold-read`, and a margin for dpkg's own database and folders. Bytes: the
-installed files and the archives (held together while installing), the boot set, and a margin
-for the filesystem's journal and metadata.
+"""What the workloads need from their folder's filesystem at a scale: bytes and inodes, known
+before they run (generated from the scale and seed alone), so `flashmark run` checks them
+before its first test rather than lose its tests to a full disk. An upper bound: each
+package's files, folders (shared ones counted again), archive, info files and status note, the
+boot set, and margins for dpkg's database and the filesystem's journal and metadata.
 """
 
 from __future__ import annotations

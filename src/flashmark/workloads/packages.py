@@ -1,26 +1,10 @@
 """The synthetic package set: a deterministic stand-in for installing a desktop environment.
 
-Seed 002 timed `apt install` of an Armbian desktop: about 400 packages, then `apt autoremove`
-of 150 of them, then installing those 150 again. flashmark cannot download packages or run
-dpkg, so it generates a package set with the same shape, from a seed, and writes it the way
-dpkg writes (see dpkg.py). Sources of every number (docs/workloads.md has the commands):
-
-- PACKAGES = 400, REMOVED = 150: seed 002 ("~400 packages", "deleting 150 of the installed
-  400 packages").
-- Files per package and file sizes: quantiles measured on a Debian 12 (bookworm) system's dpkg
-  database, 732 installed packages, 94,846 regular files (every path of
-  /var/lib/dpkg/info/*.list that is a regular file, sized with lstat). The largest 1% of
-  packages (toolchains with up to 45,366 files) are capped at the 99th percentile, 1,319
-  files: a desktop has icon themes of that order, not compilers.
-- Archive size = 0.29 x installed size: `apt-get install -s xfce4` on Debian 12 selects 296
-  packages, 141 MB to download for 484 MB installed (the Size and Installed-Size fields).
-- Status database: 895 bytes per package stanza (that system's /var/lib/dpkg/status: 655,027
-  bytes, 732 stanzas); the system already holds 732 packages before the install (same source).
-
-At scale 1 this gives about 22,000 files and 0.9 GB installed plus 0.26 GB of archives; seed
-002's eMMC wrote 0.96 GB during the same install (sum of its iostat kB_wrtn column). `scale`
-multiplies the package counts and keeps every per-package distribution, so a small scale is
-a sample of the same population, not a different workload.
+flashmark cannot download packages or run dpkg, so it generates, from a seed, a package set of
+the shape of seed 002's Armbian desktop install (about 400 packages, 150 removed and installed
+again), written the way dpkg writes (dpkg.py). Each constant names its source; the commands
+that measured them are in docs/workloads.md. `scale` multiplies the package counts and keeps
+every per-package distribution: a small scale is a sample of the same population.
 """
 
 from __future__ import annotations

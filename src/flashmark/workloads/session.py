@@ -1,15 +1,9 @@
 """Running workloads in a folder: setup, timing, monitoring, and removing everything after.
 
-Workloads run in order inside one private folder and share its state, as seed 002's steps
-did: `pkg-remove` after `pkg-install` removes what the install put there, `pkg-reinstall`
-then installs it again from archives still in the page cache. A workload run alone builds the
-state it starts from first, quickly (dpkg's --force-unsafe-io: no fsync, one syncfs at the
-end) and untimed, so each workload measures the same operations either way.
-
-The folder is a private one (flashmark.system.private_folder): made relative to the target folder's
-descriptor, opened once the folder was checked, and reached only through its own descriptor
-(/proc/self/fd/N), so that another user who can write the target folder cannot redirect any of
-the tree's hundreds of files (dpkg's status file among them) by renaming or replacing a name.
+Workloads run in order in one private folder (flashmark.system.private_folder) and share its
+state: `pkg-remove` removes what `pkg-install` put there, `pkg-reinstall` installs it again. A
+workload run alone first builds its starting state quickly (no fsync, one syncfs) and untimed,
+so it measures the same operations either way.
 """
 
 from __future__ import annotations
