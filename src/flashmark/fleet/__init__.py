@@ -1,14 +1,9 @@
 """`flashmark fleet`: one benchmark on every board of an Ansible inventory, into one campaign of
-a results service. The work is Ansible's (the collection in the repository's contrib/ansible:
-its playbook plans, installs, measures and uploads on each board); this package runs that
-playbook, follows each board's progress, and reads the campaign's verdict from the service.
+a results service. The work is Ansible's (the collection in contrib/ansible); this package runs
+its playbook, follows each board's progress and reads the campaign's verdict (docs/fleet.md).
 
-    run.py        the checks before any board (prepare_fleet), the run and its outcome
-    ansible.py    finding ansible-playbook and the collection, running the playbook
-    progress.py   what each board's events say: its state, result and why it dropped out
-    verdict.py    the campaign's verdict line, with the boards that never reached it
-
-Names load when first used.
+    run.py: prepare_fleet and the run; ansible.py: the playbook; progress.py: each board's
+    events; verdict.py: the campaign's verdict line. Names load when first used.
 """
 
 from __future__ import annotations

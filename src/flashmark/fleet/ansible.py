@@ -1,14 +1,7 @@
-"""Running the fleet playbook: ansible-playbook, the collection, and each board's events.
-
-ansible-playbook comes from ansible-core (`pip install 'flashmark[fleet]'`), looked for beside
-the Python that runs flashmark first (the same virtual environment), then on the PATH. The
-collection is the repository's contrib/ansible: the one beside this source tree, or one given
-with --collection. It is made visible to Ansible under a temporary collections folder (a link
-named ansible_collections/flashmark/fleet), so nothing needs installing; the same playbook runs
-the same way with `ansible-playbook` for those who copy it.
-
-Ansible's own output goes to a log file; the collection's callback writes each board's events
-to a file this module follows while the playbook runs. The upload token reaches Ansible in its
+"""Running the fleet playbook: ansible-playbook (ansible-core, beside flashmark's Python first,
+then on the PATH), the collection (contrib/ansible, or --collection, linked under a temporary
+ansible_collections folder so nothing needs installing), and each board's events, which the
+collection's callback writes to a file followed here. The upload token reaches Ansible in its
 environment (FLASHMARK_TOKEN), never on a command line.
 """
 

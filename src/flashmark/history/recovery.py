@@ -1,15 +1,7 @@
-"""Where a result goes when the history cannot take it (what goes into the history, and as
-what, is flashmark.kinds.registry).
-
-A result that was measured but could not be saved is written to a recovery file
-(`keep_unsaved`), in the first of these places that takes it:
-1. $XDG_STATE_HOME/flashmark/unsaved/ (XDG Base Directory Specification; XDG_STATE_HOME
-   defaults to ~/.local/state): flashmark's own place, private to the user;
-2. /var/tmp, which survives a reboot (FHS 3.0, 5.15 "/var/tmp"), then the temporary folder
-   ($TMPDIR, else /tmp), which may not;
-3. the current folder.
-In the shared folders of 2 the names are made unique and private (mkstemp: 0600). `flashmark
-import` reads the file back (documents.kinds.read_document_file).
+"""Where a result goes when the history cannot take it (`keep_unsaved`): a recovery file in the
+first place that takes it: $XDG_STATE_HOME/flashmark/unsaved/ (XDG Base Directory
+Specification), /var/tmp (survives a reboot, FHS 3.0 5.15), the temporary folder, the current
+folder; in shared folders with unique private names (mkstemp). `flashmark import` reads it back.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """The history: every saved result in one SQLite file, with named, ordered migrations.
 
-Where: --db PATH, else $FLASHMARK_DB, else $XDG_DATA_HOME/flashmark/history.sqlite3
-(XDG Base Directory Specification; XDG_DATA_HOME defaults to ~/.local/share). Only the default
-location's folder is created, on the first save; an explicit path's folder must exist.
-
-Commands that save check the history before they measure (`History.check_writable`: readable,
-a flashmark history, not newer, migrated, writable), so a bad database stops them before any
-test rather than after. Commands that only read open it read-only and never create anything:
-a missing history reads as an empty one. Every SQLite failure becomes one of the HistoryError
-kinds in flashmark.errors, each naming the file and what fixes it.
-
-A row holds one result document (JSON) of some kind ("benchmark" for `flashmark run`;
-other commands add their own kinds), with a few columns copied out of it for listing.
-Migrations only ever get appended; each runs once, in order, in a transaction, and its name
-is recorded in schema_migrations. A database with a migration this version does not know
-was written by a newer flashmark and is refused rather than misread.
+Where: --db PATH, else $FLASHMARK_DB, else $XDG_DATA_HOME/flashmark/history.sqlite3 (XDG Base
+Directory Specification). Saving commands check it before they measure (`check_writable`);
+reading commands open it read-only, a missing one reading as empty. A row holds one result
+document of some kind, with a few columns copied out for listing. Migrations are only appended;
+a database with one this version does not know is refused rather than misread.
 """
 
 from __future__ import annotations

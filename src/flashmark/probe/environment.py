@@ -1,15 +1,10 @@
 """The machine around the device: board, CPU, kernel, distribution, clocks, heat, load.
 
-Sources: device tree `firmware/devicetree/base/model` (else DMI `class/dmi/id`),
-proc/cpuinfo, proc/sys/kernel/osrelease, os-release (platform.freedesktop_os_release; a
-recorded tree carries it as proc/self/root/etc/os-release), cpufreq `scaling_governor` /
-`scaling_cur_freq` (kHz,
-Documentation/admin-guide/pm/cpufreq.rst), thermal zones `temp` (millidegrees C,
-Documentation/ABI/testing/sysfs-class-thermal), proc/loadavg, proc/stat (iowait is the 5th
-time of the cpu line, proc(5)), the block device's `stat` (io_ticks, ms busy, is field 10;
-Documentation/block/stat.rst) and `inflight`. Raspberry Pi throttling from
-`vcgencmd get_throttled`, bits as documented at
-https://www.raspberrypi.com/documentation/computers/os.html#get_throttled .
+From the device tree model (else DMI), proc/cpuinfo, osrelease, os-release, cpufreq (kHz,
+Documentation/admin-guide/pm/cpufreq.rst), thermal zones (millidegrees C, sysfs-class-thermal),
+proc/loadavg, proc/stat (iowait: the cpu line's 5th time, proc(5)), the block device's `stat`
+(io_ticks: field 10, Documentation/block/stat.rst) and `inflight`, and on a Raspberry Pi
+`vcgencmd get_throttled` (raspberrypi.com/documentation/computers/os.html#get_throttled).
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """SD and eMMC card registers: decoders for CID, CSD, SCR and SSR, and the manufacturer table.
 
-The decoders are pure functions from the hex text the kernel prints in sysfs
-(drivers/mmc/core/sd.c and mmc.c, attributes `cid`, `csd`, `scr`, `ssr`) to dataclasses.
-Text that is not hex of the register's length raises RegisterFormatError quoting it; the
-caller records that field as unreadable and goes on.
-
-Bit positions come from the SD Association's Physical Layer Simplified Specification
-(https://www.sdcard.org/downloads/pls/ , version 6.00: CID 5.2, CSD 5.3, SCR 5.6,
-SD Status 4.10.2) and, for eMMC, JEDEC JESD84-B51 (CID 7.2, CSD 7.3), as summarised in
-docs/probe.md with the field table of each register. `[hi:lo]` in comments are those bits.
+Pure functions from the hex text the kernel prints in sysfs (drivers/mmc/core/sd.c, mmc.c) to
+dataclasses; text of another shape raises RegisterFormatError quoting it. Bit positions: SD
+Physical Layer Simplified Specification 6.00 (CID 5.2, CSD 5.3, SCR 5.6, SD Status 4.10.2) and
+JEDEC JESD84-B51 for eMMC (CID 7.2, CSD 7.3); `[hi:lo]` in comments are those bits
+(docs/probe.md has each register's fields).
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
 """The SD/eMMC host: bus timing and clock, command queueing, the card's write cache.
 
-Sources, in order of trust:
-1. debugfs `mmcN/ios` (drivers/mmc/core/debugfs.c, mmc_ios_show): "clock:", "actual clock:",
-   "bus width:	2 (4 bits)", "timing spec:	6 (sd uhs SDR104)", "signal voltage:	1 (1.80 V)".
-   Root-only, and only where debugfs is mounted.
-2. the kernel log line "mmcN: new ultra high speed SDR104 SDXC card at address aaaa"
-   (drivers/mmc/core/bus.c, mmc_add_card), which names the timing but not the clock.
-Command queueing: eMMC cards have the `cmdq_en` attribute (mmc-dev-attrs.rst). Mainline
-Linux does not queue commands to SD cards; the Raspberry Pi kernel does on Pi 5 for
-allow-listed A2 cards (raspberrypi/linux PR #6046, #6591), and CQE hosts log
-"mmcN: Command Queue Engine enabled" (eMMC: drivers/mmc/core/mmc.c, mmc_init_card; SD on a
-Pi 5 with `dtparam=sd_cqe`: the same line, reported by root.cz, "Rychlejší A2 SD karty v
-Raspberry Pi 5", 2024-04). Mainline's SD path logs "mmcN: Host Software Queue enabled"
-instead (drivers/mmc/core/sd.c, mmc_sd_init_card): a host-side queue that sends the card one
-command at a time, so it does not count as command queueing here.
-Cache: the block queue's `write_cache` is "write back" only when the kernel enabled the card's
-cache (drivers/mmc/core/block.c).
+Timing and clock from debugfs `mmcN/ios` (root; drivers/mmc/core/debugfs.c), else the timing
+from the kernel log's "new ... card" line (drivers/mmc/core/bus.c). Command queueing: eMMC's
+`cmdq_en`, or "Command Queue Engine enabled" in the log (drivers/mmc/core/mmc.c; SD on a Pi 5
+with allow-listed A2 cards, raspberrypi/linux #6046, #6591); mainline SD's "Host Software Queue"
+sends one command at a time and does not count. The cache: the queue's `write_cache` says
+"write back" only when the kernel enabled it (drivers/mmc/core/block.c).
 """
 
 from __future__ import annotations

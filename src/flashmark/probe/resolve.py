@@ -1,14 +1,8 @@
-"""From a target (folder, file, partition, device) down to the physical block devices.
-
-The walk goes through the layers the kernel shows in sysfs and records each one:
-filesystem (proc/self/mountinfo) -> partition (`partition` attribute, parent directory)
--> loop (`loop/backing_file`, then the backing file's own filesystem) -> device-mapper
-(`dm/name`, `dm/uuid`, `slaves/`) -> md (`md/level`, `slaves/`) -> the physical device.
-sysfs layout: Documentation/ABI/stable/sysfs-block and Documentation/ABI/testing/sysfs-block
-in the Linux tree.
-
-With recorded roots the target path is looked up in the recorded mountinfo (longest mount
-point that is a prefix), and /dev/NAME in the recorded sysfs: /dev itself is not recorded.
+"""From a target (folder, file, partition, device) down to the physical block devices, through
+the layers sysfs shows (Documentation/ABI/stable/sysfs-block), each recorded: filesystem
+(mountinfo) -> partition -> loop (`loop/backing_file`, then its file's filesystem) ->
+device-mapper (`dm/`, `slaves/`) -> md -> the device. With recorded roots, /dev/NAME is looked
+up in the recorded sysfs: /dev itself is not recorded.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""UFS: identity and the health descriptor of the UFS host controller's device.
-
-Attributes (Documentation/ABI/testing/sysfs-driver-ufs in the Linux tree), under the UFS
-host controller's platform device: `device_descriptor/manufacturer_id`,
-`string_descriptors/{manufacturer_name,product_name,product_revision,serial_number}`,
-`health_descriptor/{eol_info,life_time_estimation_a,life_time_estimation_b}`.
-The value encodings of the health descriptor are the same as eMMC's (JESD220 UFS 2.1,
-Health Descriptor): life time 0x01..0x0A = 0-10% .. 90-100% used, 0x0B = exceeded;
-EOL info 0x01 normal, 0x02 warning (80% of reserved blocks used), 0x03 urgent.
+"""UFS: identity and the health descriptor of the UFS host controller's device, from its
+descriptors in sysfs (Documentation/ABI/testing/sysfs-driver-ufs). The health values are
+encoded as eMMC's (JESD220 UFS 2.1, Health Descriptor): life time 0x01..0x0A = 0-10% ..
+90-100% used, 0x0B exceeded; EOL info 0x01 normal, 0x02 warning, 0x03 urgent.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""The file formats saved results are written in, each dispatched to the result's kind.
-
-Every format has the same signature, `(results, references) -> str`: the saved results in the
-order asked (their kind and document, as the history keeps them) and the published references
-the user chose (only the HTML report shows them). JSON writes the saved documents unchanged
-(byte for byte what `run --json` printed); the other formats decode the documents and hand
-them to their kind's renderer (flashmark.kinds). Markdown is a section per result, so results
-of several kinds share a file in the order asked; the HTML report puts every kind's section in
-one page (flashmark.report.html); a CSV file holds one kind, since a scan's table and a run's
-have different columns.
+"""The file formats saved results are written in, each dispatched to the result's kind. Every
+format is `(results, references) -> str`. JSON writes the saved documents unchanged; the others
+decode them and call their kind's renderer: Markdown a section per result, HTML one page of
+every kind's section (flashmark.report.html), CSV one kind a file (their columns differ).
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
 """Saved results of any kinds -> one self-contained HTML page. Pure.
 
-The page is a single file that makes no request: its styles (templates/report.css), its charts
-(inline SVG) and its one small script (templates/report.js) are inline, it uses the system's
-fonts, and a Content-Security-Policy forbids anything else (`default-src 'none'`), so a stray
-reference would show up as a console error in the browser test instead of a request. It reads
-on a laptop and on a phone (a fluid grid; wide tables scroll sideways) and prints cleanly
-(print CSS: no navigation, charts and cards never split).
-
-Each kind gives its section (result_kind.HtmlSection: parts of the page, written in the classes
-of report.css); this module puts them in one page: the title, a link to every part, what the
-results hold no data for (in words, never as an empty part), and, when the page holds more than
-one kind, the cards the results measured, each with its results of every kind side by side
-(results that name the same card by its CID or serial number), before the parts themselves.
+Styles, charts and script are inline and a Content-Security-Policy (`default-src 'none'`)
+forbids anything else, so a stray reference fails the browser test. Each kind gives its section
+(result_kind.HtmlSection); this module puts them in one page with a title, a link to every part,
+what has no data, and, with several kinds, each card's results side by side (docs/reports.md).
 """
 
 from __future__ import annotations
