@@ -1,24 +1,11 @@
 """One codec for every document: frozen dataclasses <-> JSON-ready values, and JSON text.
 
-A document's shape is its dataclasses. `encode` writes a dataclass as an object of its fields
-in their order and `decode` reads it back, both driven by the type hints: tuples as lists,
-nested dataclasses as objects, enums as their values, numbers and text as they are. Where a
-document is not plain field names, the field says so in its metadata, `document(...)`: another
-key ("pass" for `passed`), rounding, a key left out when null, a nested dataclass whose keys sit
-in its parent's object, a tuple kept as an object keyed by a field of its items, a field the
-document does not hold. A key written from the object and not read back (a rate computed from
-two fields, a constant) is a property marked `written`. A kind's `Codec` writes its schema
-first as "schema" and reads only documents that carry it.
-
-Reading, every key is required but those a kind's `Defaults` name (what documents written by
-earlier versions lack, and what they read as) and those left out when null; keys this version
-does not know are ignored. A malformed document raises KeyError, TypeError or ValueError right
-after the value that is wrong was looked up (kinds.strict places it by that last look-up), and
-`Codec.read` turns them into ResultFormatError.
-
-`to_text` is the one way flashmark writes a document as text (stdout, recovery files,
-exports): two-space indents and a final newline, keys in the documents' own order; `compact`
-is the history's.
+`encode` writes a dataclass as an object of its fields in their order and `decode` reads it
+back, driven by the type hints; a field's metadata (`document(...)`) says where the document is
+not plain field names, and a property marked `written` is written and never read back. Reading,
+every key is required but those a kind's `Defaults` name; unknown keys are ignored; a malformed
+document raises KeyError, TypeError or ValueError right after the wrong look-up (kinds.strict
+places it), which `Codec.read` turns into ResultFormatError. docs/design.md, "Documents".
 """
 
 from __future__ import annotations
@@ -68,18 +55,10 @@ def document(
     saved: bool = True,
     hex_digits: int | None = None,
 ) -> Mapping[str, Any]:
-    """A field's place in its document, as `dataclasses.field(metadata=...)`:
-
-    key            the document's key, when it is not the field's name
-    digits         written rounded to this many decimals
-    omit_none      left out when None (and read as None when absent)
-    empty_as_null  an empty tuple written as null (and null read as empty)
-    flatten        a nested dataclass whose keys are written in this object, not in its own
-    keyed_by       a tuple of dataclasses written as an object: each item under the value of
-                   this field of it (which it then does not repeat)
-    saved          False: not in the document (read as the field's default)
-    hex_digits     a whole number written as hexadecimal text of at least this many digits
-    """
+    """A field's place in its document, as `dataclasses.field(metadata=...)`: `key` (when not
+    the field's name), `digits` (rounding), `omit_none`, `empty_as_null`, `flatten` (a nested
+    dataclass's keys in this object), `keyed_by` (a tuple written as an object under this field
+    of each item), `saved` (False: not in the document), `hex_digits` (a number as hex text)."""
     return {
         _META: _Shape(key, digits, omit_none, empty_as_null, flatten, keyed_by, saved, hex_digits)
     }

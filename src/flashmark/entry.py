@@ -1,19 +1,11 @@
 """The process entry point of `flashmark` and `python -m flashmark`: signal handlers first.
 
-Importing the command line takes a while (click, then the command that runs). A signal in that
-time used to print a KeyboardInterrupt traceback (SIGINT) or end the process without a word
-(SIGTERM, SIGHUP). So before anything else is imported, SIGINT, SIGTERM and SIGHUP get a
-handler that prints one line and exits with 128 + the signal's number, the shell's convention
-(README "Exit codes": 130, 143, 129).
-
-Exiting at once (os._exit) is right here because nothing needs undoing yet: the commands that
-create something (a test file, a work folder, a child process) replace this handler with
-flashmark.system.signals.signals_raise() for as long as they must clean up (saving to the history
-and renaming an export into place included), and put this handler back when they end.
-
-Only contextlib, os, signal and sys (Python's own start-up loads most of them) are imported before
-install_stop_handlers(): every import before it widens the window in which Python's own
-KeyboardInterrupt handler is in charge.
+Importing the command line takes a while, so before anything else is imported SIGINT, SIGTERM
+and SIGHUP get a handler that prints one line and exits at once with 128 + the signal's number
+(README "Exit codes"): nothing needs undoing yet. Commands that create something replace it
+with flashmark.system.signals.signals_raise() while they must clean up. Only contextlib, os,
+signal and sys are imported before install_stop_handlers(): each import before it widens the
+window in which Python's own KeyboardInterrupt handler is in charge.
 """
 
 # No `from __future__ import annotations` here, unlike elsewhere: it is one more module to
@@ -59,15 +51,9 @@ def install_stop_handlers() -> None:
 
 def standard_streams() -> None:
     """Make stdin, stdout and stderr safe to use; stop at once when stdout is closed.
-
-    A descriptor 0, 1 or 2 that is closed (`flashmark run >&-`) is opened on /dev/null first:
-    the next file flashmark opens would otherwise get its number, and text meant for stdout
-    would be written into it (the history database, a test file). Results are printed on
-    stdout, so a closed stdout stops flashmark before anything is measured, in one line (exit
-    3, README "Exit codes"). Text that the locale's encoding cannot hold (a path in UTF-8 under
-    LANG=C.ISO-8859-1, a file name that is not UTF-8) is printed escaped (backslashreplace),
-    never raised.
-    """
+    A closed descriptor 0, 1 or 2 is opened on /dev/null, or the next file flashmark opens
+    would get its number and stdout's text; a closed stdout then stops flashmark before it
+    measures (exit 3). Text the locale cannot encode is printed escaped (backslashreplace)."""
     closed = []
     for fd in (0, 1, 2):
         try:

@@ -1,17 +1,10 @@
 """What every kind of result provides: its document, its place in the history, its renderers.
 
-A kind is one frozen `ResultKind` built in its own package (`flashmark.surface.kind`, ...) and
-listed once in `flashmark.kinds.registry`. The commands that read results (show, export,
-report, import, upload) look a result's kind up there and never branch on it.
-
-Renderers import what they draw with when they are called (rich tables, pygal, Jinja2), so that
-listing the kinds costs no more than importing their result types.
-
-The HTML report is one page of any kinds (flashmark.report.html composes it): each kind gives
-its `HtmlSection`, parts of the page written in the page's vocabulary (the classes of
-report/templates/report.css: `card`, `note`, `table-wrap`, `charts`, `legend`, ...), and names
-the card each result measured (`CardIdentity`) so that the page can put the results of one
-card together.
+A kind is one frozen `ResultKind` built in its own package and listed once in
+`flashmark.kinds.registry`; the commands that read results look a result's kind up there and
+never branch on it. Renderers import what they draw with when called, so listing the kinds
+costs no more than importing their result types. The contract, field by field: docs/design.md,
+"Result kinds".
 """
 
 from __future__ import annotations
@@ -134,17 +127,11 @@ def legend_html(keys: Sequence[LegendKey]) -> Markup:
 
 @dataclass(frozen=True)
 class ResultKind(Generic[R]):
-    """One kind of result and everything the commands that read results need of it.
-
-    `name` is the history's kind and the word users see ("benchmark", "surface"); `schema` the
-    NAME/VERSION its documents carry. `summary` is the result's answer in one line, the
-    question its command was asked ("A1 pass, A2 fail (...)", "fake: 128 MiB real of 512
-    MiB"): every measuring command ends with it as its `verdict:` line, its document holds it
-    as "summary", and the HTML report's overview lists it. `from_document` raises
-    ResultFormatError for a document it cannot read whole. A format a kind has no renderer for
-    is refused by name (`show --format csv` of a kind without a table says which formats it
-    has). `card` names the card a result measured, None where the result does not say.
-    """
+    """One kind of result and everything the commands that read results need of it: `name` (the
+    history's kind and the word users see), `schema` (NAME/VERSION), `summary` (the answer in
+    one line: the `verdict:` line, the document's "summary", the HTML overview), `from_document`
+    (ResultFormatError for a document it cannot read whole), its renderers (a missing format is
+    refused by name), and `card` (the card a result measured, None where it does not say)."""
 
     name: str
     schema: str

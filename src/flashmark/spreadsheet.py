@@ -2,13 +2,9 @@
 formula ("CSV injection"), whichever separator the spreadsheet splits the file at.
 
 OWASP, CSV Injection (https://owasp.org/www-community/attacks/CSV_Injection): a cell must not
-begin with =, +, -, @, tab or carriage return, and "it is not sufficient to make sure that the
-untrusted user input does not start with these characters": a field separator (',' or ';')
-or a quote in the text lets an attacker start a new cell in its middle. So a text gets a
-leading ' when it starts with one of them (after blanks: a spreadsheet may trim them), and
-so does every place in it where one follows a separator, a line end or a quote. The
-full-width forms of the four signs (U+FF1D...) are treated alike: some spreadsheets read them
-so. Numbers are written as numbers, never through here.
+begin with =, +, -, @, tab or carriage return, nor may one follow a separator or quote inside
+it. So a leading ' goes before the text (after blanks) and wherever one follows a separator, a
+line end or a quote; the full-width forms of the four signs count too. Numbers never come here.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """How sure a measured figure is: the 95% interval of a mean, and verdicts that respect it.
+Pure; the grading calls `judge` with a headline's interval and a threshold.
 
-Pure functions, no I/O. The grading calls `judge` with a headline's interval and a threshold.
-
-The interval of the mean of per-interval samples x_1..x_n (per-second rates of one test) is
-Student's t interval (NIST/SEMATECH e-Handbook of Statistical Methods, section 7.2.2.1,
-"Confidence limits for the mean"): mean +- t(0.975, df) * s / sqrt(n_eff).
-
-Consecutive seconds of a storage device are not independent: a card that slows down (a full
-cache, garbage collection, a busy host) stays slow for a while, and flashmark's per-second
-samples share the transfers that straddle their edges. Positive lag-1 autocorrelation r makes
-the plain t interval too narrow. For an AR(1) process the variance of the mean is that of
-n_eff = n (1 - r) / (1 + r) independent samples (Wilks, "Statistical Methods in the Atmospheric
-Sciences", 3rd ed. 2011, eq. 5.12; Bayley and Hammersley 1946), so the interval uses n_eff
-samples and df = n_eff - 1 degrees of freedom (rounded down: wider, never narrower). A negative
-r (a throttle evening itself out) is taken as 0: the interval is never narrowed below the
-independent one. With 8 to 15 samples a batch-means method would leave 2 or 3 batches and a
-t quantile of 4.3 to 12.7, wider than the truth warrants; the AR(1) correction keeps all samples
-and still widens the interval where the samples say the seconds are related.
+Student's t interval of the mean of per-interval samples (NIST/SEMATECH e-Handbook 7.2.2.1),
+over n_eff = n (1 - r) / (1 + r) samples for lag-1 autocorrelation r (Wilks, "Statistical
+Methods in the Atmospheric Sciences", 3rd ed., eq. 5.12): consecutive seconds of a device are
+related, and the plain interval would be too narrow. A negative r counts as 0. Why so:
+docs/methodology.md, "Spread and confidence".
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
-"""The one check of every document that comes in from outside: `flashmark import` reads files
-with it and the results service its uploads, so a document either door accepts can be shown,
-reported, exported and stored by SQLite and PostgreSQL alike.
+"""The one check of every document that comes in from outside (`flashmark import`, the results
+service's uploads), so that what either accepts can be shown, exported and stored alike.
 
-    parse_json(data)         the text: UTF-8, JSON as RFC 8259 has it (no NaN or Infinity), no
-                             key twice in an object, nested at most MAX_DEPTH deep
-    check_document(document) every value (numbers finite and within bounds, text valid Unicode
-                             without control characters and bounded in length, lists bounded),
-                             then the schema: the kind's own reader reads the document into its
-                             typed object, every field of which must hold what its type says;
-                             keys that no reader of this version knows are dropped
-
-Whatever fails raises DocumentInvalid naming the field by its JSON pointer (RFC 6901,
-https://www.rfc-editor.org/rfc/rfc6901), e.g. `/tests/0/elapsed_s`.
-
-Unknown keys are dropped, not refused: a document's schema keeps its version when fields are
-added that a reader of that version may ignore (flashmark.documents.schemas), so a newer
-flashmark's document must stay readable here; dropping them keeps it readable while nothing
-this version has not checked is kept. `Checked.dropped` lists them.
+    parse_json(data)         UTF-8, JSON as RFC 8259 has it (no NaN), no key twice, MAX_DEPTH
+    check_document(document) every value bounded and clean, then the kind's own reader and every
+                             field of its typed object; unknown keys dropped (`Checked.dropped`:
+                             a schema keeps its version when readers may ignore additions)
+A failure raises DocumentInvalid naming the field by its JSON pointer (RFC 6901).
 """
 
 from __future__ import annotations

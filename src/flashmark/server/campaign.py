@@ -2,11 +2,10 @@
 
     stored campaign + every result of its card models -> Campaign -> JSON, page, report, CSV
 
-Each board is shown by its newest result. Every headline figure gets the fleet's median and
-interquartile range over the complete boards, and each board's figure its percentile among
-results of the same card model and profile (ranking.standings). Outliers lie outside median
-± max(OUTLIER_MADS x MAD_SCALE x MAD, MIN_DEVIATION of the median): robust, as a mean and sd
-would be pulled towards them (docs/fleet.md). A partial run takes no part in the figures.
+Each board is shown by its newest result; partial runs take no part in the figures. Every
+headline gets the fleet's median and interquartile range, each board's figure its percentile
+among results of its card model and profile (ranking.standings), and outliers the robust rule
+of RULE (docs/fleet.md): median and MAD are not pulled towards what they look for.
 """
 
 from __future__ import annotations

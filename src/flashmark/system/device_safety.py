@@ -3,10 +3,9 @@
     with claim_for_writing("/dev/sdb", roots) as claim:   # raises UnsafeDevice with the reason
         ...write to /dev/sdb...                           # claim.claimed: what is held
 
-A device is refused when any member of its stack (device_stack.py) is mounted, used as swap or
-held by device-mapper or md. Then every member that can be is opened with O_EXCL and held: the
-kernel refuses a mount, swapon or exclusive open of a claimed device (open(2), "O_EXCL"), also
-in mount namespaces flashmark cannot see. The stack is checked again after claiming.
+Refused when a member of its stack (device_stack.py) is mounted, swap, or held by dm or md;
+then every member that can be is held with O_EXCL, which the kernel refuses a mount or swapon
+of (open(2), "O_EXCL"), in any mount namespace. The stack is checked again after claiming.
 """
 
 from __future__ import annotations
