@@ -1,14 +1,9 @@
 """The flashmark command line: one module per command, registered on one group here.
 
-Only this package prints and exits. Library code raises flashmark.errors exceptions; the group
-below turns them into one line on stderr and the exit status the exception names. --debug (or
-FLASHMARK_DEBUG=1) shows the traceback as well.
-
-Commands are loaded lazily (click's "LazyGroup" pattern,
-https://click.palletsprojects.com/en/stable/complex/#lazily-loading-subcommands): a command's
-module is imported only when that command runs, and `flashmark --help` lists them from the
-table below without importing any, so that starting flashmark costs little more than starting
-Python. Keep this module's imports light for the same reason.
+Only this package prints and exits: the group turns flashmark.errors exceptions into one line
+on stderr and their exit status (--debug or FLASHMARK_DEBUG=1 adds the traceback). Commands
+load lazily (click's "Lazily Loading Subcommands"): `flashmark --help` lists them from the
+table below without importing any, so keep this module's imports light.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """Console helpers shared by the command modules: where text goes and how JSON is printed.
 
-Results go to stdout; progress, warnings and prompts go to stderr, so `--json` output can be
-piped. Nothing outside flashmark.cli prints.
-
-A stdout that refuses what is written (a full disk behind `> file`, /dev/full, an I/O error)
-raises OutputFailed, one line with exit 3, which a command that measured adds where its result
-is to (cli/tail.py). A reader that went away (EPIPE: `| head`) is not an error of ours: stdout
-is pointed at /dev/null from then on and the command goes on to its own end and exit status,
-quietly, as coreutils' `seq 100000 | head -1` does (a measured result is saved all the same).
-
-`--quiet` (quiet_option) leaves only the result's verdict line on stdout: the stderr console
-then prints nothing (plans, progress, warnings); errors and prompts still reach stderr.
+Results go to stdout; progress, warnings and prompts to stderr, so `--json` can be piped. A
+stdout that refuses what is written raises OutputFailed (exit 3); a reader that went away
+(EPIPE, `| head`) is no error: stdout goes to /dev/null and the command ends as it would, its
+result saved, as coreutils do. `--quiet` leaves only the verdict line on stdout.
 """
 
 from __future__ import annotations

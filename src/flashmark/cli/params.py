@@ -1,13 +1,9 @@
 """Parameter types for every number and size typed on the command line, checked while parsing.
 
-click's FloatRange lets "nan" through (every comparison with nan is false) and "inf" through
-an open maximum, and IntRange without a maximum accepts a count no SQLite LIMIT or timer can
-hold. Those values then failed far from where they were typed: `--workload-scale inf` after
-every test had run, `--interval nan` as an internal error. These types refuse empty
-text, nan, infinities, negatives and anything out of range before the command starts, with
-click's usage error (exit status 2, one line: see FlashmarkGroup).
-
-The limits are wide on purpose: they stop typos and overflows, not unusual but sane uses.
+click's FloatRange lets "nan" and "inf" through, and IntRange without a maximum accepts counts
+no SQLite LIMIT or timer can hold, which would fail far from where they were typed. These types
+refuse empty text, nan, infinities, negatives and anything out of range before the command
+starts, as click's usage error (exit 2). The limits are wide: they stop typos and overflows.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """`flashmark report ID [ID ...] [--reference SLUG ...] -o FILE`: the HTML report; and
 `flashmark report --campaign NAME --server URL -o FILE`: a campaign of a results service.
-
-One self-contained page (flashmark.report.html) of saved results of any kinds: benchmark runs
-side by side, with charts and the headline figures of published reference devices next to them,
-surface scans, capacity probes, power-cut tests, workload runs and monitor recordings, the
-results of one card together. A campaign's page is the service's /campaigns/NAME as one file
-(flashmark.server.campaign_page), or its CSV when FILE ends in .csv. The file is written like
-`export` writes (a temporary file renamed over FILE) and an existing FILE is kept unless
---force is given.
+One self-contained page of saved results of any kinds (flashmark.report.html), or a campaign's
+page or CSV (flashmark.server.campaign_page), written as `export` writes (a temporary file
+renamed over FILE, which is kept unless --force).
 """
 
 from __future__ import annotations
