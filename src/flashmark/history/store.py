@@ -65,9 +65,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
     (
-        # Benchmarks were listed under the target as typed ("." or "card"), which names another
-        # place from another folder. Now they are kept absolutely: the measured
-        # folder, or the device. Documents always held both (flashmark.result/1 "target").
+        # Benchmarks are listed by their absolute target, the measured folder or the device: a
+        # target as typed ("." or "card") names another place from another folder. Documents
+        # hold both (flashmark.result/1 "target").
         "0002_absolute_benchmark_targets",
         """
         UPDATE results SET target = COALESCE(
