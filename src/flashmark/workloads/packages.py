@@ -21,7 +21,7 @@ STATUS_STANZA_BYTES = 895  # mean stanza of that system's /var/lib/dpkg/status
 ARCHIVE_RATIO = 0.29  # Debian 12 xfce4: 141 MB of .deb for 484 MB installed
 DEFAULT_SEED = 2  # seed 002
 
-# (quantile, files in the package), measured (module doc). Interpolated log-linearly.
+# (quantile, files in the package), measured (docs/workloads.md). Interpolated log-linearly.
 FILES_PER_PACKAGE_QUANTILES: tuple[tuple[float, int], ...] = (
     (0.0, 1),
     (0.05, 3),
@@ -36,7 +36,7 @@ FILES_PER_PACKAGE_QUANTILES: tuple[tuple[float, int], ...] = (
     (0.9, 109),
     (0.95, 264),
     (0.99, 1319),
-    (1.0, 1319),  # capped: see module doc
+    (1.0, 1319),  # capped at p99: a desktop has icon themes of that size, not toolchains
 )
 
 # (quantile, file size in bytes), measured on the same 94,846 files.

@@ -300,7 +300,7 @@ class _Session:
         progress: _ProgressShare,
         random_write_iops: float | None = None,
     ) -> None:
-        self.workdir = private.path  # through the descriptor: no name to swap (module doc)
+        self.workdir = private.path  # through the descriptor: no name to swap (private_folder)
         self.shown = Path(private.shown)  # for messages
         self.set = package_set
         self.boot_files = boot_files
