@@ -4,8 +4,8 @@
         ...write to /dev/sdb...                           # claim.claimed: what is held
 
 Refused when a member of its stack (device_stack.py) is mounted, swap, or held by dm or md;
-then every member that can be is held with O_EXCL, which the kernel refuses a mount or swapon
-of (open(2), "O_EXCL"), in any mount namespace. The stack is checked again after claiming.
+then every member that can be is held open with O_EXCL, and the kernel refuses to mount it or
+swap on it meanwhile (open(2), "O_EXCL"), in any mount namespace. Checked again once held.
 """
 
 from __future__ import annotations
