@@ -207,8 +207,6 @@ def create_backup_file(folder: Path, device_name: str, header: Mapping[str, Any]
     return Path(name)
 
 
-
-
 def read_backup(path: Path) -> tuple[dict[str, Any], list[Record]]:
     """Header and records of a backup file; UsageError naming the file if it is not one."""
     try:
@@ -224,8 +222,6 @@ def read_backup(path: Path) -> tuple[dict[str, Any], list[Record]]:
             return header, list(_records(stream))
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror}") from None
-
-
 
 
 def _records(stream: BinaryIO) -> Iterator[Record]:

@@ -4,7 +4,7 @@ codec (flashmark.codec). What documents may lack and read as: EARLIER.
 Schema history ("schema" key):
     flashmark.capacity/1   first version. Later additions a 1-reader can ignore: "summary"
                            (the probe's answer in one line, the terminal's `verdict:` line,
-                           flashmark.capacity.summary: written, never read back).
+                           below: written, never read back).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 
 from flashmark.capacity.search import Findings, Observation
 from flashmark.capacity.signature import Found
-from flashmark.capacity.summary import capacity_summary
 from flashmark.codec import Codec, Defaults, document, written
+from flashmark.units import format_size
 
 CAPACITY_SCHEMA = "flashmark.capacity/1"
 # The survey reads thousands of blocks; the document keeps every one that did not come back as
@@ -71,7 +71,7 @@ class CapacityResult:
     @property
     @written(before="flashmark_version")
     def summary(self) -> str:
-        """The probe's answer in one line (flashmark.capacity.summary)."""
+        """The probe's answer in one line (its function below)."""
         return capacity_summary(self)
 
 
@@ -108,3 +108,32 @@ def layout_dict(findings: Findings) -> dict[str, int]:
 def anomalies_of(findings: Findings) -> tuple[tuple[Observation, ...], int]:
     odd = [o for o in findings.survey if o.found is not Found.OWN]
     return tuple(odd[:MAX_ANOMALIES]), len(odd)
+
+
+# -- the answer in one line -----------------------------------------------------------------------
+# A capacity probe's answer in one line: the terminal's `verdict:` line and the document's
+# "summary" key. "fake: 128 MiB of the claimed 512 MiB hold data, the rest wraps to the start";
+# "genuine: every probed block of the claimed 512 MiB held its data" (binary units, as fakes'
+# real sizes are powers of two).
+
+# What lies beyond the real size, by the behaviour the probe found (capacity.search).
+_BEYOND = {
+    "wraps": "the rest wraps to the start",
+    "zeros": "the rest reads back as zeros (writes dropped)",
+    "erased": "the rest reads back as 0xFF (writes dropped)",
+    "drops": "writes to the rest are dropped",
+    "corrupts": "the rest reads back as something else than was written",
+}
+
+
+def capacity_summary(result: CapacityResult) -> str:
+    """The probe's answer in one line (the comment above says how it reads)."""
+    claimed = format_size(result.claimed_bytes)
+    if result.verdict == "genuine":
+        return f"genuine: every probed block of the claimed {claimed} held its data"
+    beyond = ", ".join(_BEYOND.get(b, b) for b in result.behaviour)
+    rest = f", {beyond}" if beyond else ""
+    if result.real_bytes is None:
+        return f"{result.verdict}: the real size of the claimed {claimed} is unknown{rest}"
+    real = format_size(result.real_bytes)
+    return f"{result.verdict}: {real} of the claimed {claimed} hold data{rest}"

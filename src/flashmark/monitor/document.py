@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -11,11 +12,11 @@ from flashmark import __version__
 from flashmark.codec import Codec, Defaults, document, written
 from flashmark.monitor.series import EARLIER as SERIES_EARLIER
 from flashmark.monitor.series import MonitorSample, MonitorSeries, MonitorSummary
-from flashmark.monitor.summary import recording_summary
+from flashmark.units import format_rate
 
 # `monitor --json` and the history's monitor recordings (docs/workloads.md).
 #   1: first version. Later additions a 1-reader can ignore: "summary_line" (the recording's
-#      answer in one line, the terminal's `verdict:` line, flashmark.monitor.summary; written,
+#      answer in one line, the terminal's `verdict:` line, below; written,
 #      never read back; "summary" has been the totals since version 1).
 SCHEMA = "flashmark.monitor/1"
 
@@ -47,7 +48,7 @@ class MonitorRecording:
     @property
     @written(before="flashmark_version", key="summary_line")
     def summary_line(self) -> str:
-        """The recording's answer in one line (flashmark.monitor.summary)."""
+        """The recording's answer in one line (its function below)."""
         return recording_summary(self)
 
     def with_id(self, result_id: int) -> MonitorRecording:
@@ -119,3 +120,35 @@ from_document = MONITOR_DOCUMENT.read
 
 def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+# -- the answer in one line -----------------------------------------------------------------------
+# A monitor recording's answer in one line: the terminal's `verdict:` line and the document's
+# "summary_line" key (its "summary" is the recording's totals, an object, since version 1).
+# "loop7 during `dd` (1.5 s, exit status 0): writes 35.8 MB/s at 70.1 IOPS, reads 0.00 MB/s at
+# 0.0 IOPS; not bound by random writes".
+
+
+def recording_summary(recording: MonitorRecording) -> str:
+    """The recording's answer in one line (the comment above says how it reads)."""
+    totals = recording.summary
+    seconds = f"{totals.seconds:.1f} s"
+    if recording.command:
+        ended = (
+            "timed out" if recording.timed_out
+            else "status unknown" if recording.exit_status is None
+            else f"exit status {recording.exit_status}"
+        )  # fmt: skip
+        program = os.path.basename(recording.command[0])
+        when = f"during `{program}` ({seconds}, {ended})"
+    else:
+        when = f"over {seconds}"
+    rates = (
+        f"writes {format_rate(totals.write_bps)} at {totals.write_iops:.1f} IOPS, "
+        f"reads {format_rate(totals.read_bps)} at {totals.read_iops:.1f} IOPS"
+    )
+    bound = totals.random_write_bound
+    if bound is None:  # no I/O, or no busy-time counter: cannot tell
+        return f"{recording.device} {when}: {rates}"
+    judged = "bound by random writes" if bound else "not bound by random writes"
+    return f"{recording.device} {when}: {rates}; {judged}"

@@ -84,15 +84,16 @@ def _card(result: SurfaceResult, index: int, chart: Markup | None) -> Markup:
         for line in lines[1:]
         if len(line.split(None, 1)) == 2
     )
-    figure = (
-        chart if chart is not None else Markup('<p class="note">No rates were measured.</p>')
-    )
+    figure = chart if chart is not None else Markup('<p class="note">No rates were measured.</p>')
     return Markup(
         '<article class="card" id="{}"><h3>Scan {}</h3><p class="note">{}</p>'
         '<div class="table-wrap"><table class="stack"><tbody>{}</tbody></table></div>{}'
         "</article>"
     ).format(
-        _anchor(result, index), f"{_name(result, index)} {result.target.path}", lines[0], rows,
+        _anchor(result, index),
+        f"{_name(result, index)} {result.target.path}",
+        lines[0],
+        rows,
         figure,
     )
 

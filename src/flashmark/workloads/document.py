@@ -11,14 +11,14 @@ from typing import Any
 from flashmark import __version__
 from flashmark.codec import Codec, Defaults, document, written
 from flashmark.monitor.series import EARLIER as MONITOR_EARLIER
+from flashmark.units import format_size
 from flashmark.workloads.packages import DEFAULT_SEED
 from flashmark.workloads.result import EARLIER as RESULT_EARLIER
 from flashmark.workloads.result import WorkloadResult
-from flashmark.workloads.summary import workloads_summary
 
 # `workload --json` and the history's workload results (docs/workloads.md).
 #   1: first version. Later additions a 1-reader can ignore: "summary" (the run's answer in
-#      one line, the terminal's `verdict:` line, flashmark.workloads.summary; written, never
+#      one line, the terminal's `verdict:` line, below; written, never
 #      read back).
 SCHEMA = "flashmark.workloads/1"
 
@@ -43,7 +43,7 @@ class WorkloadRun:
     @property
     @written(before="flashmark_version")
     def summary(self) -> str:
-        """The run's answer in one line (flashmark.workloads.summary)."""
+        """The run's answer in one line (its function below)."""
         return workloads_summary(self)
 
     def with_id(self, result_id: int) -> WorkloadRun:
@@ -97,3 +97,37 @@ from_document = WORKLOADS_DOCUMENT.read
 
 def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+# -- the answer in one line -----------------------------------------------------------------------
+# A workload run's answer in one line: the terminal's `verdict:` line and the document's
+# "summary" key. "pkg-install took 11.1 s (scale 0.2: 80 packages, 157.9 MiB written); loop7
+# looked bound by random writes": each workload's wall time, what it did, and whether the device
+# looked bound by random writes while it ran (flashmark.monitor.series).
+
+
+def workloads_summary(run: WorkloadRun) -> str:
+    """The run's answer in one line (the comment above says how it reads)."""
+    parts = [_one(result, run.scale) for result in run.workloads]
+    return "; ".join(parts) or "no workload ran"
+
+
+def _one(result: WorkloadResult, scale: float) -> str:
+    if result.skipped is not None:
+        return f"{result.name} skipped ({result.skipped})"
+    counts = result.counts
+    did = [f"scale {scale:g}"]
+    if counts.packages:
+        did.append(f"{counts.packages} packages")
+    if counts.bytes_written:
+        did.append(f"{format_size(counts.bytes_written)} written")
+    if counts.bytes_read:
+        did.append(f"{format_size(counts.bytes_read)} read")
+    text = f"{result.name} took {result.seconds or 0.0:.1f} s ({', '.join(did)})"
+    if result.monitor is None:
+        return text
+    bound = result.monitor.summary().random_write_bound
+    if bound is None:
+        return text
+    looked = "looked bound" if bound else "did not look bound"
+    return f"{text}, {result.monitor.device} {looked} by random writes"
