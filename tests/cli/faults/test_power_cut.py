@@ -2,14 +2,14 @@
 cut off (power cut, SIGKILL, Ctrl-C) at seeded moments of its passes, once or twice, resumes
 from what is durable and ends as a clean scan of the honest card.
 
-Cases come from tests/faults/durable_cases.py (FLASHMARK_FAULTS_SEED); durable_harness.py runs
+Cases come from tests/cli/faults/durable_cases.py (FLASHMARK_FAULTS_SEED); durable_harness.py runs
 them and says what did not hold.
 """
 
 import pytest
 
-from tests.faults import cases as c
-from tests.faults import durable_cases
+from tests.cli.faults import cases as c
+from tests.cli.faults import durable_cases
 
 pytestmark = [pytest.mark.faults, pytest.mark.root, pytest.mark.flash]
 

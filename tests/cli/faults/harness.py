@@ -40,7 +40,7 @@ from typing import Any
 import psutil
 
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from tests.faults import cases as c
+from tests.cli.faults import cases as c
 
 MARKER_ENV = "FLASHMARK_FAULT_CASE"
 # The emulated card: slow enough that preparing 4 MiB takes a second and a signal has

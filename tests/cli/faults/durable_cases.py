@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tests.faults.harness import Lab, Outcome
+    from tests.cli.faults.harness import Lab, Outcome
 
 POWER_CUT = "power cut and resume"
 ENVIRONMENT = "environment faults"
@@ -49,7 +49,7 @@ class PowerCutCase:
         return f"{self.index:02d}-{parts}"
 
     def run(self, lab: Lab, marker: str, outcome: Outcome) -> None:
-        from tests.faults import durable_harness
+        from tests.cli.faults import durable_harness
 
         durable_harness.run_power_cut_case(lab, self, marker, outcome)
 
@@ -70,7 +70,7 @@ class EnvironmentCase:
         return 25.0 if self.name in _MEASURING else 2.0
 
     def run(self, lab: Lab, marker: str, outcome: Outcome) -> None:
-        from tests.faults import durable_harness
+        from tests.cli.faults import durable_harness
 
         durable_harness.run_environment_case(lab, self, marker, outcome)
 
@@ -88,7 +88,7 @@ class ImportCase:
         return self.name
 
     def run(self, lab: Lab, marker: str, outcome: Outcome) -> None:
-        from tests.faults import durable_harness
+        from tests.cli.faults import durable_harness
 
         durable_harness.run_import_case(lab, self, marker, outcome)
 

@@ -72,7 +72,7 @@ class RaceCase:
         return 8.0
 
     def run_in(self, lab: Any, marker: str, outcome: Any) -> None:
-        from tests.faults import races
+        from tests.cli.faults import races
 
         races.run_race_case(lab, self, marker, outcome)
 

@@ -1,13 +1,13 @@
 """Signals (INT, TERM, HUP, KILL to flashmark, KILL to fio) at seeded random moments of
 `run`, `workload` and `monitor`.
 
-Cases come from tests/faults/cases.py (seeded; FLASHMARK_FAULTS_SEED, FLASHMARK_FAULTS_COUNT);
-tests/faults/harness.py runs them and says what did not hold.
+Cases come from tests/cli/faults/cases.py (seeded; FLASHMARK_FAULTS_SEED, FLASHMARK_FAULTS_COUNT);
+tests/cli/faults/harness.py runs them and says what did not hold.
 """
 
 import pytest
 
-from tests.faults import cases as c
+from tests.cli.faults import cases as c
 
 pytestmark = [pytest.mark.faults, pytest.mark.root, pytest.mark.fio]
 

@@ -31,8 +31,8 @@ from typing import Any
 
 from flashmark.testing.flash import FlashModel
 from flashmark.testing.throttle import EmulatedDevice
-from tests.faults import durable_cases as d
-from tests.faults.harness import (
+from tests.cli.faults import durable_cases as d
+from tests.cli.faults.harness import (
     CaseFolder,
     Lab,
     Outcome,
@@ -681,7 +681,7 @@ ENVIRONMENT_FAULTS: dict[str, EnvironmentFault] = {
 
 
 # -- hostile imports -----------------------------------------------------------------------------
-_RESULT = Path(__file__).resolve().parents[1] / "data" / "report" / "quick-a1-card.json"
+_RESULT = Path(__file__).resolve().parents[2] / "data" / "report" / "quick-a1-card.json"
 # What an import of a hostile file may take: it reads at most 32 MiB + 1 byte and parses that.
 _IMPORT_SECONDS = 20.0
 _IMPORT_MEMORY_BYTES = 512 * MiB

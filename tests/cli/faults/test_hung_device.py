@@ -1,13 +1,13 @@
 """A hung device: an emulated card stops answering during a timed test, the preparation,
 sustained-write or a surface scan; each must end with exit 5 and one line within the bound.
 
-Cases come from tests/faults/hung_cases.py; tests/faults/hung.py runs them and says what did
+Cases come from tests/cli/faults/hung_cases.py; tests/cli/faults/hung.py runs them and says what did
 not hold.
 """
 
 import pytest
 
-from tests.faults import hung_cases
+from tests.cli.faults import hung_cases
 
 pytestmark = [pytest.mark.faults, pytest.mark.root, pytest.mark.fio, pytest.mark.flash]
 

@@ -3,13 +3,13 @@ the target filling up mid-run, no home folder, an unwritable state folder, non-U
 and names, paths beyond PATH_MAX: one line each, the documented exit status, nothing
 measured lost.
 
-Cases come from tests/faults/durable_cases.py; durable_harness.py runs them and says what did
+Cases come from tests/cli/faults/durable_cases.py; durable_harness.py runs them and says what did
 not hold.
 """
 
 import pytest
 
-from tests.faults import durable_cases
+from tests.cli.faults import durable_cases
 
 pytestmark = [pytest.mark.faults, pytest.mark.root, pytest.mark.fio]
 

@@ -3,7 +3,7 @@ cases pytest selected (after -k) run together, a few at a time, then each test r
 case.
 
     FLASHMARK_FAULTS_SEED=8 FLASHMARK_FAULTS_COUNT=110 FLASHMARK_FAULTS_WORKERS=6 \
-        python -m pytest -m faults tests/faults
+        python -m pytest -m faults tests/cli/faults
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from tests.faults import cases as c
+from tests.cli.faults import cases as c
 
 
 @pytest.fixture(scope="session")
 def fault_lab() -> Iterator[Any]:
     pytest.importorskip("psutil", reason="the fault tier follows processes with psutil")
-    from tests.faults import harness
+    from tests.cli.faults import harness
 
     reason = harness.unavailable_reason()
     if reason is not None:

@@ -41,7 +41,7 @@ class HungCase:
         return 20.0
 
     def run_in(self, lab: Any, marker: str, outcome: Any) -> None:
-        from tests.faults import hung
+        from tests.cli.faults import hung
 
         hung.run_hung_case(lab, self, marker, outcome)
 

@@ -8,7 +8,7 @@ Per case, on the lab's emulated device (ext4 on a throttled loop device):
       victim/             root's: victim-file and var/lib/dpkg/status, 0644
       tmp/                TMPDIR: root's, or the user's ("fio's work folder")
 
-The user runs tests/faults/attacker.py through `setpriv --reuid --regid --clear-groups`
+The user runs tests/cli/faults/attacker.py through `setpriv --reuid --regid --clear-groups`
 (util-linux setpriv(1)), with descriptors of the folders it attacks, while root runs the
 command inside the device's throttle group. The user is made once per lab with useradd and
 removed with userdel when the lab closes.
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flashmark.testing.throttle import EmulatedDevice
-from tests.faults import harness
-from tests.faults.race_cases import PARENT, STICKY, TMPDIR, RaceCase
+from tests.cli.faults import harness
+from tests.cli.faults.race_cases import PARENT, STICKY, TMPDIR, RaceCase
 
 ATTACKER = Path(__file__).with_name("attacker.py")
 _RUN_TIMEOUT_S = 120.0

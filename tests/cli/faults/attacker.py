@@ -1,4 +1,4 @@
-"""Another user's attack on a root run, run as that user (tests/faults/races.py starts it).
+"""Another user's attack on a root run, run as that user (tests/cli/faults/races.py starts it).
 
     setpriv --reuid U --regid G --clear-groups -- python attacker.py STRATEGY FOLDER_FD \
         PARENT_FD VICTIM VICTIM_DIR LOG_FD

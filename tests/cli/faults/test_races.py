@@ -1,13 +1,13 @@
 """Races by another user: a real unprivileged user renames, links and swaps what a root run
 writes in a folder it can write, while the run writes there.
 
-Cases come from tests/faults/race_cases.py; tests/faults/races.py runs them and says what did
+Cases come from tests/cli/faults/race_cases.py; tests/cli/faults/races.py runs them and says what did
 not hold.
 """
 
 import pytest
 
-from tests.faults import race_cases
+from tests.cli.faults import race_cases
 
 pytestmark = [pytest.mark.faults, pytest.mark.root, pytest.mark.fio]
 

@@ -2,13 +2,13 @@
 /proc/kcore, a pipe that never closes, an oversized, deeply nested, binary or malformed file:
 exit 2 in one line, within seconds and bounded memory, nothing added to the history.
 
-Cases come from tests/faults/durable_cases.py; durable_harness.py runs them and says what did
+Cases come from tests/cli/faults/durable_cases.py; durable_harness.py runs them and says what did
 not hold.
 """
 
 import pytest
 
-from tests.faults import durable_cases
+from tests.cli.faults import durable_cases
 
 pytestmark = [pytest.mark.faults, pytest.mark.root]
 

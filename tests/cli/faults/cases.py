@@ -1,4 +1,4 @@
-"""Fault-injection cases from a seed, shared by tests/faults/ and benchmarks/faults.py.
+"""Fault-injection cases from a seed, shared by tests/cli/faults/ and benchmarks/faults.py.
 
 Pure data: no process is started and nothing is written here (harness.py runs the cases).
 The same seed and count always give the same cases, in the same order, with the same ids, so a
@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 
 import click
 
-from tests.faults import durable_cases
-from tests.faults.hung_cases import HUNG, HungCase, hung_cases
-from tests.faults.race_cases import RACES, RaceCase, race_cases
+from tests.cli.faults import durable_cases
+from tests.cli.faults.hung_cases import HUNG, HungCase, hung_cases
+from tests.cli.faults.race_cases import RACES, RaceCase, race_cases
 
 DEFAULT_SEED = 8
 DEFAULT_SIGNAL_COUNT = 110  # at least 100 seeded signal deliveries

@@ -22,8 +22,8 @@ from pathlib import Path
 import psutil
 
 from flashmark.testing.flash import EmulatedFlash, FlashModel, unavailable_reason
-from tests.faults import harness
-from tests.faults.hung_cases import GRACE_S, STALL_TIMEOUT_S, HungCase
+from tests.cli.faults import harness
+from tests.cli.faults.hung_cases import GRACE_S, STALL_TIMEOUT_S, HungCase
 
 MiB = 2**20
 # A slow card, so that a test, the preparation or a pass is under way when it stops answering.
