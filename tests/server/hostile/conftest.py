@@ -2,7 +2,7 @@
 PostgreSQL); the cases pytest selected (after -k) run on first use, both engines at once (most
 of a case is waiting: for a process, a restart, a timeout), then each test reports its own case.
 
-    python -m pytest -m hostile tests/hostile
+    python -m pytest -m hostile tests/server/hostile
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def hostile_outcomes(request: pytest.FixtureRequest) -> Iterator[Callable[[str],
     """`hostile_outcomes(engine)`: the outcomes of every selected case on that engine."""
     pytest.importorskip("starlette", reason="the server extra is not installed")
     pytest.importorskip("psutil", reason="the hostile tier follows processes with psutil")
-    from tests.hostile import harness
+    from tests.server.hostile import harness
 
     selected: dict[str, list[Any]] = {}
     for item in request.session.items:

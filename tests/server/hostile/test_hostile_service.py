@@ -3,7 +3,7 @@ control characters, sizes, unknown keys and wrong types, bad tokens, hostile hea
 injection, storage faults, killed processes, passwords in output, and campaign names and board
 labels.
 
-Cases come from tests/hostile/cases.py; tests/hostile/harness.py runs them (all of an engine's
+Cases come from tests/server/hostile/cases.py; tests/server/hostile/harness.py runs them (all of an engine's
 at once) and says what did not hold. `python benchmarks/hostile_service.py` prints the table.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.hostile import cases as c
+from tests.server.hostile import cases as c
 
 pytestmark = pytest.mark.hostile
 

@@ -1,4 +1,4 @@
-"""Hostile input for the results service, shared by tests/hostile/ and
+"""Hostile input for the results service, shared by tests/server/hostile/ and
 benchmarks/hostile_service.py.
 
 Pure data: no process is started and nothing is sent here (harness.py does that, against a

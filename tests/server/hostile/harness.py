@@ -38,7 +38,7 @@ from typing import Any
 
 import psutil
 
-from tests.hostile import cases as c
+from tests.server.hostile import cases as c
 from tests.server.throwaway_pg import ThrowawayPostgres
 
 HOSTILE_MARKER_ENV = "FLASHMARK_HOSTILE_LAB"
