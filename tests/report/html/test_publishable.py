@@ -9,7 +9,7 @@
 Inputs: the two recorded runs of tests/report and a real full-profile run on a VM's disk
 (tests/data/report/full-vm-disk.json: a sweep and device activity), the latter twice under
 another id and folder, so that two runs have activity charts; and two published references.
-The checks read the geometry pygal wrote into each SVG (tests/report_html/svg.py); the charts
+The checks read the geometry pygal wrote into each SVG (tests/report/html/svg.py); the charts
 scale as a whole, so what holds in the viewBox holds at a phone's width and a laptop's.
 """
 
@@ -26,8 +26,8 @@ from flashmark.bench.render import charts, describe
 from flashmark.references import ReferenceDevice
 from flashmark.report.html import render_html_report
 from tests.report.recorded import load_document
-from tests.report_html.page import Page
-from tests.report_html.svg import ChartGeometry, chart_figures, geometry
+from tests.report.html.page import Page
+from tests.report.html.svg import ChartGeometry, chart_figures, geometry
 
 # half a unit: pygal writes coordinates rounded to six decimals, from float arithmetic
 TOLERANCE = 0.5

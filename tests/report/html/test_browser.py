@@ -21,15 +21,15 @@ from pathlib import Path
 import pytest
 
 from flashmark.report.html import render_html_report
-from tests.report_html.devtools import QUIET_FLAGS, Browser, find_chromium
-from tests.report_html.page import Page
-from tests.report_html.test_publishable import publishable_runs
+from tests.report.html.devtools import QUIET_FLAGS, Browser, find_chromium
+from tests.report.html.page import Page
+from tests.report.html.test_publishable import publishable_runs
 
 pytestmark = pytest.mark.browser
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
 TIMEOUT_S = 120
-# Chromium quietened (tests/report_html/devtools.QUIET_FLAGS: whatever background traffic
+# Chromium quietened (tests/report/html/devtools.QUIET_FLAGS: whatever background traffic
 # remains is told apart from the page's requests below, and stays on this machine), with the
 # command-line run's own time limits.
 BROWSER_FLAGS = (*QUIET_FLAGS, "--timeout=10000", "--virtual-time-budget=5000")

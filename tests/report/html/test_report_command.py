@@ -12,8 +12,8 @@ from markupsafe import escape
 
 from flashmark.errors import ExitStatus
 from tests.conftest import DATA
-from tests.report_html.conftest import REFERENCE_SLUGS, flashmark
-from tests.report_html.page import Page
+from tests.report.html.conftest import REFERENCE_SLUGS, flashmark
+from tests.report.html.page import Page
 
 
 @pytest.fixture

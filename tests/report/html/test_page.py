@@ -16,7 +16,7 @@ from flashmark.probe import device_summary
 from flashmark.references import PUBLISHED_LABEL
 from flashmark.report.html import render_html_report
 from flashmark.units import format_iops, format_rate
-from tests.report_html.page import Page
+from tests.report.html.page import Page
 
 # Attributes through which a page makes the browser fetch something.
 FETCHING_ATTRIBUTES = ("src", "href", "xlink:href", "srcset", "action", "poster", "data")

@@ -26,8 +26,8 @@ from flashmark.references import find_reference
 from flashmark.system.sysroot import SystemRoots
 from flashmark.units import block_size_label
 from tests.cli_runner import flashmark
-from tests.report_html.conftest import REFERENCE_SLUGS
-from tests.report_html.page import Page
+from tests.report.html.conftest import REFERENCE_SLUGS
+from tests.report.html.page import Page
 
 pytestmark = pytest.mark.fio
 

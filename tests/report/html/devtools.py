@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 # Quiet Chromium's own background traffic and keep all of it on this machine: for the
-# DevTools sessions here and the command-line runs of tests/report_html/test_browser.py.
+# DevTools sessions here and the command-line runs of tests/report/html/test_browser.py.
 QUIET_FLAGS = (
     "--headless",
     "--no-sandbox",  # CI runs as root, where Chromium's sandbox refuses to start

@@ -15,8 +15,8 @@ from flashmark.bench.kind import RUN
 from flashmark.bench.render import charts
 from flashmark.history.store import History
 from flashmark.surface.kind import SURFACE
-from tests.report_html.conftest import MixedReport
-from tests.report_html.page import Page
+from tests.report.html.conftest import MixedReport
+from tests.report.html.page import Page
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 from flashmark.bench.model import Pattern
 from flashmark.bench.render import charts
 from flashmark.units import block_size_label
-from tests.report_html.page import Chart, Page
+from tests.report.html.page import Chart, Page
 
 
 def only_chart(made: charts.Chart | None) -> Chart:
