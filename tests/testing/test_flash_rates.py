@@ -17,7 +17,7 @@ import pytest
 
 from flashmark.testing.flash import FlashModel
 from flashmark.testing.throttle import DeviceCaps
-from tests.emulated_flash.io_helpers import (
+from tests.testing.io_helpers import (
     find_cache_knee,
     fio_io_log,
     fio_json,

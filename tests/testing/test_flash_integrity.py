@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.testing.flash import Backing, BadRange, EmulatedFlash, FakeMode, FlashModel
-from tests.emulated_flash.io_helpers import (
+from tests.testing.io_helpers import (
     BLOCK,
     opened_direct,
     read_block,
