@@ -1,7 +1,7 @@
 """Whole device stacks on synthetic sysfs trees: LUKS, LVM, md RAID, partitions, loop chains.
 
 This kernel has no device-mapper or md, so these stacks are laid out as the kernel shows them
-(tests/unit/synthetic_sysfs.py); real loop devices are in tests/integration/test_device_stacks.py.
+(tests/unit/synthetic_sysfs.py); real loop devices are in tests/cli/test_device_stacks.py.
 """
 
 from __future__ import annotations

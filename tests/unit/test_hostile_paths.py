@@ -3,7 +3,7 @@
 The whole measure step runs on real folders with hostile names (hypothesis generates them),
 with recorded fio outputs instead of fio (ReplayRunner keeps every job it was given). The job
 files must be the same, byte for byte, as for a plainly named folder, apart from the generated
-test-file name; the test file must be gone and every other file untouched. tests/integration/
+test-file name; the test file must be gone and every other file untouched. tests/bench/
 test_hostile_paths_fio.py does the same with real fio.
 """
 

@@ -2,7 +2,7 @@
 rate the run measured before it (flashmark.bench.measure with flashmark.bench.lengths), on a
 recorded run: seq-read and rand-read-16M of the full profile on a 40 MB/s throttled card
 (tests/data/fio/large-blocks-at-once/scenario.txt). The live run on the same card is
-tests/integration/test_adaptive_lengths.py, which asserts the rule for whatever its host made
+tests/bench/test_adaptive_lengths.py, which asserts the rule for whatever its host made
 seq-read's first window; here the outcome cannot vary."""
 
 from __future__ import annotations

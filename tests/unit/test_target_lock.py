@@ -15,7 +15,7 @@ import pytest
 from flashmark.errors import ExitStatus
 from flashmark.system.target_lock import TargetBusy, held, held_path, holder_pid, refuse_if_busy
 from tests.cli_runner import flashmark
-from tests.integration.direct_io import takes_direct_io
+from tests.direct_io import takes_direct_io
 
 _HOLD = (
     "import fcntl, os, sys, time\n"

@@ -1,7 +1,7 @@
 """`flashmark run DIR --profile quick --json` on ext4 on an emulated card: every headline within
 3% of the throttle's caps (docs/design.md, "Testing against truth").
 
-The two cards are measured at the same time, as tests/integration/test_verdicts.py measures its
+The two cards are measured at the same time, as tests/cli/test_verdicts.py measures its
 four: each has its own loop device, block-throttle cgroup and fio, so neither run sees the
 other's I/O (about a minute instead of two, one after the other).
 """
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from tests.integration.emulation import flashmark_json, headline
+from tests.emulation import flashmark_json, headline
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
 

@@ -11,7 +11,7 @@ import pytest
 
 from flashmark.stats import judge_bounds
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from tests.integration.emulation import flashmark_json
+from tests.emulation import flashmark_json
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
 

@@ -13,7 +13,7 @@ import pytest
 
 from flashmark.errors import ExitStatus
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from tests.integration.emulation import flashmark_json
+from tests.emulation import flashmark_json
 
 CARD = DeviceCaps("card", read_iops=2000, write_iops=800, read_bps=50_000_000, write_bps=20_000_000)
 

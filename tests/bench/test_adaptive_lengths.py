@@ -39,13 +39,13 @@ from flashmark.bench.profiles import PROFILES
 from flashmark.bench.target import resolve_target
 from flashmark.system.sysroot import SystemRoots
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from tests.integration.emulation import flashmark_json, throttled_runner
+from tests.emulation import flashmark_json, throttled_runner
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
 
 MiB = 2**20
 A1_CARD = DeviceCaps("a1-card", 1500, 500, 40_000_000, 10_000_000)
-TOLERANCE = 0.005  # of truth, as tests/integration/test_exact_rates.py
+TOLERANCE = 0.005  # of truth, as tests/bench/test_exact_rates.py
 NOT_ENOUGH = "its first window was not enough: "
 EXTENDED = re.compile(r"; extended to (\d+) s in \d+ windows, pooled$")
 

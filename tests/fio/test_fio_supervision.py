@@ -23,7 +23,7 @@ from flashmark.errors import ExitStatus
 from flashmark.fio import runner
 from flashmark.fio.runner import parent_death_prefix
 from tests.cli_runner import flashmark
-from tests.integration.direct_io import direct_io_folder
+from tests.direct_io import direct_io_folder
 
 
 @pytest.fixture
