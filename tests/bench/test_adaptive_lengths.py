@@ -8,7 +8,7 @@ a busy host inside a first window (a 100 ms grant reaped late) widens its interv
 so its interval is near +-1% on any host. So these tests assert the decision flashmark made from
 what it measured. That a throttled card's first windows are enough where its bursts are alike
 (the rate between whole bursts, flashmark.fio.window.WholeBursts) is asserted on recorded windows
-(tests/unit/test_benchmark.py, tests/data/fio/quick-a1-card-adaptive), where it cannot vary.
+(tests/bench/test_benchmark.py, tests/data/fio/quick-a1-card-adaptive), where it cannot vary.
 Truth is the throttle's cap, which the device delivers only while the host lets it: at loads of
 6 to 10 seq-write read 9.89 MB/s of 10 and rand-write-4k 506 IOPS of 500 (-1.1%, +1.2%: the loop
 device's and the throttle's kernel threads short of CPU, then catching up), each with its

@@ -1,7 +1,7 @@
 """fio's per-I/O completion log -> exact rates of the measuring window. Pure.
 
 What fio 3.33 does (source read at tag fio-3.33, checked against real runs; see
-tests/unit/test_window.py and tests/bench/test_exact_rates.py):
+tests/fio/test_window.py and tests/bench/test_exact_rates.py):
 - When ramp_time is over, `ramp_time_over()` (time.c) calls `reset_all_stats()` (libfio.c),
   which zeroes the counters and sets `td->epoch` and `td->start` to that moment. So time 0 of
   every log and of fio's runtime is the start of the measuring window.

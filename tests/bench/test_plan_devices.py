@@ -6,7 +6,7 @@ import pytest
 
 from flashmark.bench.plan import default_settings, plan_tests
 from flashmark.bench.profiles import PROFILES
-from tests.unit.test_sustained import DEVICE
+from tests.bench.test_sustained import DEVICE
 
 
 @pytest.mark.parametrize("destructive", [False, True])

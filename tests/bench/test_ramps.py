@@ -14,8 +14,8 @@ from flashmark.bench.plan import FOLLOW_RAMP_S, Plan, default_settings, plan_tes
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.render.cells import lengths_text
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME
-from tests.unit.test_lengths import LOGS, folder_target
-from tests.unit.test_sustained import DEVICE
+from tests.bench.test_lengths import LOGS, folder_target
+from tests.bench.test_sustained import DEVICE
 
 SAVED = Path(__file__).resolve().parents[1] / "data" / "report" / "quick-a1-card.json"
 

@@ -1,7 +1,7 @@
 """Whole device stacks on synthetic sysfs trees: LUKS, LVM, md RAID, partitions, loop chains.
 
 This kernel has no device-mapper or md, so these stacks are laid out as the kernel shows them
-(tests/unit/synthetic_sysfs.py); real loop devices are in tests/cli/test_device_stacks.py.
+(tests/system/synthetic_sysfs.py); real loop devices are in tests/cli/test_device_stacks.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from flashmark.errors import TargetPermissionDenied, UnsafeDevice
 from flashmark.system.device_safety import claim_for_writing, refusal_reasons
 from flashmark.system.device_stack import Role, StackMember, device_stack
-from tests.unit.synthetic_sysfs import SyntheticSystem
+from tests.system.synthetic_sysfs import SyntheticSystem
 
 LUKS_UUID = "CRYPT-LUKS2-0b6a7d3c9e4f4a7e8d1c2b3a4f5e6d7c-data"
 LVM_UUID = "LVM-Xw3kq9R2mT7yP0aZ"
