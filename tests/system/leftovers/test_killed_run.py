@@ -22,7 +22,7 @@ from flashmark.system.mounts import mount_of, read_mounts
 from flashmark.system.sysroot import SystemRoots
 
 _MEMORY_FILESYSTEMS = {"tmpfs", "ramfs"}
-_REPO = Path(__file__).resolve().parents[2]
+_REPO = Path(__file__).resolve().parents[3]
 
 
 def _takes_direct_io(folder: Path) -> bool:

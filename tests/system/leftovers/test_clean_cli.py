@@ -18,7 +18,7 @@ from flashmark.clean import CLEAN
 from flashmark.errors import ExitStatus
 from tests.cli_runner import Done
 from tests.cli_runner import flashmark as run_in_process
-from tests.leftovers.stamped import (
+from tests.system.leftovers.stamped import (
     Machine,
     locked,
     stamped_test_file,

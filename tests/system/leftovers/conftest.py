@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.system.leftovers import ProcessTable
-from tests.leftovers.stamped import Machine
+from tests.system.leftovers.stamped import Machine
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ from flashmark.system.leftovers import (
     temporary_work_folder,
     test_file_name,
 )
-from tests.leftovers.stamped import (
+from tests.system.leftovers.stamped import (
     TOKEN,
     Machine,
     locked,
