@@ -1,8 +1,8 @@
 """Races by another user: a real unprivileged user renames, links and swaps what a root run
 writes in a folder it can write, while the run writes there.
 
-Cases come from tests/cli/faults/race_cases.py; tests/cli/faults/races.py runs them and says what did
-not hold.
+Cases come from tests/cli/faults/race_cases.py; tests/cli/faults/races.py runs them and says
+what did not hold.
 """
 
 import pytest

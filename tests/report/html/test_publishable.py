@@ -25,9 +25,9 @@ from flashmark.bench.model import Run
 from flashmark.bench.render import charts, describe
 from flashmark.references import ReferenceDevice
 from flashmark.report.html import render_html_report
-from tests.report.recorded import load_document
 from tests.report.html.page import Page
 from tests.report.html.svg import ChartGeometry, chart_figures, geometry
+from tests.report.recorded import load_document
 
 # half a unit: pygal writes coordinates rounded to six decimals, from float arithmetic
 TOLERANCE = 0.5

@@ -3,8 +3,9 @@ control characters, sizes, unknown keys and wrong types, bad tokens, hostile hea
 injection, storage faults, killed processes, passwords in output, and campaign names and board
 labels.
 
-Cases come from tests/server/hostile/cases.py; tests/server/hostile/harness.py runs them (all of an engine's
-at once) and says what did not hold. `python benchmarks/hostile_service.py` prints the table.
+Cases come from tests/server/hostile/cases.py; tests/server/hostile/harness.py runs them (all
+of an engine's at once) and says what did not hold. `python benchmarks/hostile_service.py`
+prints the table.
 """
 
 from __future__ import annotations
