@@ -33,7 +33,7 @@ from flashmark.bench.grading import GRADE_RULES
 from flashmark.bench.model import DirectionResult, Settings
 from flashmark.bench.profiles import PROFILES
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
-from tests.integration.emulation import run_test_in_device
+from tests.emulation import run_test_in_device
 
 MiB = 2**20
 

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' fio helpers
 
 from flashmark.testing.flash import EmulatedFlash, FlashModel, unavailable_reason
-from tests.emulated_flash.io_helpers import (
+from tests.testing.io_helpers import (
     find_cache_knee,
     fio_io_log,
     fio_json,

@@ -4,8 +4,8 @@ hostile paths and hostile numbers.
     sudo python3 benchmarks/faults.py [--seed 8] [--count 110] [--workers 6]
                                       [--only CATEGORY|CASE-ID ...] [--verbose]
 
-The cases are the pytest tier's (tests/faults/cases.py, same seed, same ids), run by the same
-harness (tests/faults/harness.py) against `sys.executable -m flashmark`, so PYTHONPATH decides
+The cases are the pytest tier's (tests/cli/faults/cases.py, same seed, same ids), run by the same
+harness (tests/cli/faults/harness.py) against `sys.executable -m flashmark`, so PYTHONPATH decides
 which flashmark is tried. `--count` is the number of signal deliveries (one generated hostile
 folder name is added per 50). Prints a table per category (tried, held) and every failure with
 its reasons; exits 0 whatever held (it is a benchmark: the tests assert).
@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package
 
-from tests.faults import cases as c
-from tests.faults import harness
+from tests.cli.faults import cases as c
+from tests.cli.faults import harness
 
 
 def main() -> int:

@@ -3,8 +3,8 @@
     python3 benchmarks/hostile_service.py [--engine sqlite|postgres ...] [--only CATEGORY|ID ...]
                                           [--verbose]
 
-The cases are the pytest tier's (tests/hostile/cases.py, same ids), run by the same harness
-(tests/hostile/harness.py) against real `sys.executable -m flashmark serve` processes, so
+The cases are the pytest tier's (tests/server/hostile/cases.py, same ids), run by the same harness
+(tests/server/hostile/harness.py) against real `sys.executable -m flashmark serve` processes, so
 PYTHONPATH decides which flashmark is tried: one service on an SQLite file, one on a throwaway
 PostgreSQL (initdb + pg_ctl on a unix socket, removed afterwards). Prints a table per engine
 (category, tried, held) and every failure with its reasons; exits 0 whatever held (it is a
@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package
 
-from tests.hostile import cases as c
-from tests.hostile import harness
+from tests.server.hostile import cases as c
+from tests.server.hostile import harness
 from tests.server.throwaway_pg import missing_reason
 
 

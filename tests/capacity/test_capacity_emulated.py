@@ -20,7 +20,7 @@ import pytest
 
 from flashmark.capacity.search import plan_layout
 from flashmark.testing.flash import EmulatedFlash, FakeMode, FlashModel
-from tests.emulated_flash.io_helpers import opened_direct, read_block, write_block
+from tests.testing.io_helpers import opened_direct, read_block, write_block
 
 pytestmark = pytest.mark.flash
 

@@ -26,7 +26,7 @@ from tests.capacity.test_capacity_emulated import (
     probed_ranges,
     start,
 )
-from tests.emulated_flash.io_helpers import opened_direct, read_block, write_block
+from tests.testing.io_helpers import opened_direct, read_block, write_block
 
 pytestmark = pytest.mark.flash
 

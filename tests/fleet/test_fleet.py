@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from tests.fleet.conftest import BENCHMARK, CAMPAIGN, Fleet
-from tests.report_html.devtools import Browser, find_chromium
-from tests.report_html.test_browser import ARTIFACTS, console_lines, page_requests
+from tests.report.html.devtools import Browser, find_chromium
+from tests.report.html.test_browser import ARTIFACTS, console_lines, page_requests
 from tests.server.test_browser import FLAGS
 
 pytestmark = [pytest.mark.root, pytest.mark.fio, pytest.mark.ansible, pytest.mark.postgres]

@@ -202,7 +202,7 @@ def test_database_names_are_names_never_uri_syntax(tmp_path: Path, name: str) ->
 def test_a_run_in_a_folder_named_with_control_characters_imports(tmp_path: Path) -> None:
     """A folder's name may hold any character but NUL; its run's document must import (the
     recovery file of such a run is how it reaches the history), while the results service,
-    open to anyone, refuses control characters (tests/hostile)."""
+    open to anyone, refuses control characters (tests/server/hostile)."""
     from flashmark.server.intake import UploadRejected, accept
 
     document = json.loads((DATA / "report" / "quick-a1-card.json").read_text())

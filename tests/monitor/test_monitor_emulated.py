@@ -24,7 +24,7 @@ INTERVAL_S = 0.5
 
 def fio_on(device: EmulatedDevice, rw: str) -> list[str]:
     # At nice -10: the throttle's cap holds only while fio keeps the device busy (as
-    # tests/integration/emulation.py runs it).
+    # tests/emulation.py runs it).
     return device.command([
         "nice", "-n", "-10",
         "fio", "--name=monitor-check", f"--filename={device.device}", f"--rw={rw}",

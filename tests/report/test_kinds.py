@@ -19,9 +19,9 @@ from flashmark.markdown import code
 from flashmark.report.exporters import SavedResult, exporter
 from flashmark.result_kind import ResultKind
 from flashmark.units import format_rate
+from tests.report.html.page import Page
 from tests.report.recorded import REPORT_DATA
 from tests.report.test_golden import check_golden
-from tests.report_html.page import Page
 
 KIND_DATA = REPORT_DATA / "kinds"
 NAMES = ("surface", "capacity", "monitor", "workload", "powercut")

@@ -11,8 +11,8 @@ import subprocess
 import pytest
 
 from flashmark.server.storage import open_storage
-from tests.report_html.devtools import Browser
-from tests.report_html.test_browser import BROWSER_FLAGS, console_lines, page_requests
+from tests.report.html.devtools import Browser
+from tests.report.html.test_browser import BROWSER_FLAGS, console_lines, page_requests
 from tests.server.conftest import IN_CI, recorded, variant
 from tests.server.test_injection import poisoned
 

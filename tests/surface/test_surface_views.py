@@ -17,7 +17,7 @@ from flashmark.kinds.registry import entry_for
 from flashmark.surface.result import SurfaceSettings, SurfaceTarget, to_document
 from flashmark.surface.scan import SurfaceScan
 from flashmark.testing.flash.model import Backing, BadRange, FlashModel
-from tests.report_html.page import Page
+from tests.report.html.page import Page
 from tests.surface.engine_medium import EngineMedium
 
 MiB = 1 << 20
@@ -121,7 +121,7 @@ def test_the_scan_says_which_device_it_was(saved_scan):
 def test_html_page_fits_a_phone_and_a_laptop(saved_scan, tmp_path, width, mobile):
     """In Chromium at a phone's and a laptop's width: the page is as wide as the screen, no
     text leaves its box, and no chart label is cut off at the drawing's edge ("16 MiB" was)."""
-    from tests.report_html.devtools import Browser, find_chromium
+    from tests.report.html.devtools import Browser, find_chromium
 
     page = tmp_path / "scan.html"
     page.write_text(invoke("show", str(saved_scan), "--format", "html"), encoding="utf-8")

@@ -33,7 +33,7 @@ class LazyCommand:
 
     module: str
     attribute: str
-    summary: str  # the first paragraph of the command's help (tests/unit/test_cli_commands.py)
+    summary: str  # the first paragraph of the command's help (tests/cli/test_cli_commands.py)
 
 
 COMMANDS: dict[str, LazyCommand] = {

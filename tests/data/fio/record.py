@@ -180,7 +180,7 @@ def record_large_blocks(name: str) -> None:
         destination,
         caps,
         f"seq-read and rand-read-16M of the full profile, {_lengths(settings)}, area 64 MiB, "
-        f"ext4 folder (tests/integration/test_adaptive_lengths.py's scenario). {outcome}.",
+        f"ext4 folder (tests/bench/test_adaptive_lengths.py's scenario). {outcome}.",
     )
 
 

@@ -13,7 +13,7 @@ to a device), saving both into one fresh history so they get ids 1 and 2:
 full-vm-disk.json is not re-recorded by this script: it is a real fio run of the full profile
 (`flashmark run DIR --profile full --runtime 1 --size 32M --workload-scale 0.02 --json`, id set
 to 3) on a VM's virtio disk, so it holds the block-size sweep and the device activity the HTML
-report draws (tests/report_html/test_publishable.py); replayed runs record no activity.
+report draws (tests/report/html/test_publishable.py); replayed runs record no activity.
 
 The documents keep this machine's timestamps, paths and device activity; the golden files are
 then made from them (FLASHMARK_UPDATE_GOLDEN=1, see tests/report/test_golden.py), so re-record

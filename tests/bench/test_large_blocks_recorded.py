@@ -1,0 +1,65 @@
+"""A test whose transfers could not fill a first window measures its length at once, from the
+rate the run measured before it (flashmark.bench.measure with flashmark.bench.lengths), on a
+recorded run: seq-read and rand-read-16M of the full profile on a 40 MB/s throttled card
+(tests/data/fio/large-blocks-at-once/scenario.txt). The live run on the same card is
+tests/bench/test_adaptive_lengths.py, which asserts the rule for whatever its host made
+seq-read's first window; here the outcome cannot vary."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from flashmark.bench.measure import measure
+from flashmark.bench.plan import default_settings, plan_tests
+from flashmark.bench.profiles import PROFILES
+from flashmark.bench.target import resolve_target
+from flashmark.fio.runner import ReplayRunner
+from flashmark.system.sysroot import SystemRoots
+
+MiB = 2**20
+
+
+def test_rand_read_16m_measures_its_length_at_once_from_seq_reads_rate(
+    tmp_path: Path, recordings: Path
+):
+    full = PROFILES["full"]
+    tests = tuple(spec for spec in full.tests if spec.name in ("seq-read", "rand-read-16M"))
+    profile = dataclasses.replace(full, tests=tests, workloads=())
+    settings = default_settings(
+        profile, size_bytes=64 * MiB, runtime_s=None, buffered=False, destructive=False
+    )
+    settings = dataclasses.replace(settings, runtime_s=4)
+    runner = ReplayRunner(recordings / "large-blocks-at-once")
+    target = resolve_target(
+        str(tmp_path), size_bytes=settings.size_bytes, destructive=False, roots=SystemRoots()
+    )
+    seq_read, large = measure(
+        plan_tests(profile, settings, target, log_folder=runner.log_folder), runner
+    ).tests
+    # seq-read's first window (+-3.3% on the busy host it was recorded on) was not enough: it
+    # ran again for the profile's 4 s, and its 3 s were discarded.
+    assert [job.name for job in runner.jobs_run] == [
+        "prepare",
+        "seq-read",
+        "seq-read-full",
+        "rand-read-16M-full",
+    ]
+    assert seq_read.lengthened == (
+        "its first window was not enough: read interval +-3.3% (wider than +-1%)"
+    )
+    assert seq_read.read is not None and seq_read.read.runtime_ms == 4000
+    assert seq_read.discarded_s == 6.0
+    # 16 MiB at seq-read's 38.7 MB/s: 2.3 a second, 7 in a 3 s first window; 20 take 9 s, one
+    # more for a transfer cut at an edge: 10 s, longer than the profile's 4, at once.
+    assert seq_read.read.bw_bytes == pytest.approx(38.7e6, rel=1e-3)
+    assert runner.jobs_run[-1].window_s == 10
+    assert large.lengthened == (
+        "measured at full length at once: at most 7 reads would fit in its first window at the "
+        "fastest read rate so far (38.7 MB/s; fewer than 20)"
+    )
+    assert large.read is not None and large.read.runtime_ms == 10_000
+    assert large.discarded_s == 0.0
+    assert large.read.runtime_ms / 1000 * large.read.iops >= 20

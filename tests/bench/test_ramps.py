@@ -1,0 +1,142 @@
+"""Each timed test's ramp (plan.py): the profile's for the run's first test, the first after the
+preparation and the first after the sustained write; FOLLOW_RAMP_S for a test right after
+another timed test or its own first window; --ramp for every test. And the saved setting."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from flashmark.bench.document import document_to_run, run_to_document
+from flashmark.bench.model import Settings
+from flashmark.bench.plan import FOLLOW_RAMP_S, Plan, default_settings, plan_tests
+from flashmark.bench.profiles import PROFILES
+from flashmark.bench.render.cells import lengths_text
+from flashmark.bench.sustained import SUSTAINED_WRITE_NAME
+from tests.bench.test_lengths import LOGS, folder_target
+from tests.bench.test_sustained import DEVICE
+
+SAVED = Path(__file__).resolve().parents[1] / "data" / "report" / "quick-a1-card.json"
+
+
+def plan_for(profile: str, tmp_path: Path, *, ramp_s: int | None = None) -> Plan:
+    settings = default_settings(
+        PROFILES[profile],
+        size_bytes=None,
+        runtime_s=None,
+        buffered=False,
+        destructive=False,
+        ramp_s=ramp_s,
+    )
+    return plan_tests(PROFILES[profile], settings, folder_target(tmp_path), log_folder=LOGS)
+
+
+def ramps(plan: Plan) -> list[int]:
+    return [job.ramp_s for job in plan.jobs]
+
+
+def test_the_follow_ramp_is_one_second():
+    assert FOLLOW_RAMP_S == 1
+
+
+def test_quick_ramps_fully_before_seq_write_and_after_the_preparation_then_one_second(tmp_path):
+    plan = plan_for("quick", tmp_path)
+    assert (plan.settings.ramp_s, plan.settings.follow_ramp_s) == (2, 1)
+    assert plan.prepare_after == 1
+    assert ramps(plan) == [2, 2, 1, 1, 1, 1]
+    assert [f"ramp_time={job.ramp_s}\n" in job.text for job in plan.jobs] == [True] * 6
+    assert [job.expected_s for job in plan.jobs] == [10.0, 5.0, 4.0, 4.0, 4.0, 4.0]
+    assert plan.expected_seconds() == 10 + 5 + 4 * 4
+
+
+def test_a1_has_no_seq_read_so_the_test_after_the_preparation_ramps_fully(tmp_path):
+    plan = plan_for("a1", tmp_path)
+    assert [job.name for job in plan.all_jobs][:3] == ["seq-write", "prepare", "rand-read-4k"]
+    assert ramps(plan) == [2, 2, 1, 1, 1]
+
+
+def test_standard_ramps_its_own_three_seconds_where_the_rule_says(tmp_path):
+    plan = plan_for("standard", tmp_path)
+    assert (plan.settings.ramp_s, plan.settings.follow_ramp_s) == (3, 1)
+    names = [spec.name for spec in plan.tests]
+    assert names[:3] == ["seq-write", SUSTAINED_WRITE_NAME, "seq-read"]
+    # The sustained write has no ramp (its start is the cache) nor a window; seq-read follows
+    # it and the preparation.
+    assert ramps(plan) == [3, 0, 3, 1, 1, 1, 1, 1, 1, 1]
+    assert plan.jobs[1].window_s is None and "\nramp_time=" not in plan.jobs[1].text
+
+
+def test_the_first_timed_test_after_the_sustained_write_ramps_fully(tmp_path):
+    plan = plan_for("full", tmp_path)
+    after = [spec.name for spec in plan.tests].index(SUSTAINED_WRITE_NAME) + 1
+    assert plan.jobs[after - 1].ramp_s == 0
+    assert plan.jobs[after].ramp_s == 2 and plan.jobs[after].window_s is not None
+    assert all(job.ramp_s == 1 for job in plan.jobs[after + 1 :])
+    assert ramps(plan)[:4] == [2, 0, 2, 1]
+
+
+def test_a_read_only_device_run_ramps_its_first_test_fully(tmp_path):
+    quick = PROFILES["quick"]
+    settings = default_settings(
+        quick, size_bytes=None, runtime_s=None, buffered=False, destructive=False
+    )
+    plan = plan_tests(quick, settings, DEVICE, log_folder=LOGS)
+    assert plan.prepare_job is None
+    assert [spec.name for spec in plan.tests][:2] == ["seq-read", "rand-read-4k"]
+    assert ramps(plan) == [2, 1, 1]
+
+
+def test_a_ramp_asked_for_is_every_timed_tests_ramp(tmp_path):
+    plan = plan_for("standard", tmp_path, ramp_s=3)
+    assert plan.settings.follow_ramp_s == 3
+    assert ramps(plan) == [3, 0] + [3] * 8
+    assert plan.full_length_job(4, 8).ramp_s == 3
+    quick = plan_for("quick", tmp_path, ramp_s=3)
+    assert ramps(quick) == [3] * 6 and "3 s per test after 3 s ramp, " in lengths_text(
+        quick.settings
+    )
+
+
+def test_no_ramp_asked_for_is_no_ramp_anywhere(tmp_path):
+    plan = plan_for("quick", tmp_path, ramp_s=0)
+    assert (plan.settings.ramp_s, plan.settings.follow_ramp_s) == (0, 0)
+    assert ramps(plan) == [0] * 6
+    assert all("ramp_time=0\n" in job.text for job in plan.jobs)
+    again = plan.full_length_job(2, 8)
+    assert again.ramp_s == 0 and "ramp_time=0\n" in again.text
+
+
+def test_a_test_measured_again_follows_its_own_first_window(tmp_path):
+    plan = plan_for("quick", tmp_path)
+    # seq-read ramps fully after the preparation; run again at once after it, one second.
+    again = plan.full_length_job(1, 8)
+    assert again.name == "seq-read-full" and again.ramp_s == FOLLOW_RAMP_S
+    assert "ramp_time=1\n" in again.text and again.expected_s == 9.0
+    # Measured at full length at once, in place of its first window: that window's ramp.
+    at_once = plan.full_length_job(1, 8, after_first_window=False)
+    assert at_once.ramp_s == 2 and "ramp_time=2\n" in at_once.text
+    assert plan.full_length_job(3, 8, after_first_window=False).ramp_s == 1
+
+
+def test_the_lengths_text_names_both_ramps(tmp_path):
+    settings = plan_for("quick", tmp_path).settings
+    assert lengths_text(settings) == (
+        "3 s per test after 2 s ramp (1 s after a timed test), up to 8 s where 3 s were not enough"
+    )
+
+
+def test_the_follow_ramp_is_saved_and_read_back():
+    run = document_to_run(json.loads(SAVED.read_text()))
+    settings = dataclasses.replace(run.settings, ramp_s=2, follow_ramp_s=1)
+    document = json.loads(json.dumps(run_to_document(dataclasses.replace(run, settings=settings))))
+    assert (document["settings"]["ramp_s"], document["settings"]["follow_ramp_s"]) == (2, 1)
+    assert document_to_run(document).settings == settings
+
+
+def test_a_document_saved_before_the_follow_ramp_reads_every_ramp_as_ramp_s():
+    document = json.loads(SAVED.read_text())
+    assert "follow_ramp_s" not in document["settings"]
+    settings: Settings = document_to_run(document).settings
+    assert settings.follow_ramp_s == settings.ramp_s == document["settings"]["ramp_s"]
+    assert "(" not in lengths_text(settings)  # one ramp: said once, as before

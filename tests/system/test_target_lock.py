@@ -1,0 +1,85 @@
+"""One flashmark per folder or device: a lock held by another process refuses at once with its
+pid; one process may hold the same folder twice; a killed holder frees it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from flashmark.errors import ExitStatus
+from flashmark.system.target_lock import TargetBusy, held, held_path, holder_pid, refuse_if_busy
+from tests.cli_runner import flashmark
+from tests.direct_io import takes_direct_io
+
+_HOLD = (
+    "import fcntl, os, sys, time\n"
+    "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
+    "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+    "print('held', flush=True)\n"
+    "time.sleep(120)\n"
+)
+
+
+@pytest.fixture
+def holder(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the lock on tmp_path/card, as a running flashmark does."""
+    (tmp_path / "card").mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(tmp_path / "card")], stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None and process.stdout.readline() == "held\n"
+    yield process
+    process.kill()
+    process.wait()
+
+
+def test_a_folder_another_process_holds_is_refused_naming_its_pid(tmp_path, holder):
+    with pytest.raises(TargetBusy, match=rf"by another flashmark \(pid {holder.pid}\)"):
+        refuse_if_busy(str(tmp_path / "card"))
+    assert holder_pid(os.stat(tmp_path / "card")) == holder.pid
+
+
+def test_a_killed_holder_frees_the_folder(tmp_path, holder):
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    with held_path(str(tmp_path / "card")):
+        assert holder_pid(os.stat(tmp_path / "card")) == os.getpid()
+    assert holder_pid(os.stat(tmp_path / "card")) is None
+
+
+def test_one_process_holds_the_same_folder_once(tmp_path):
+    first = os.open(tmp_path, os.O_RDONLY)
+    second = os.open(tmp_path, os.O_RDONLY)  # another open file: flock would refuse it
+    try:
+        with held(first, str(tmp_path)), held(second, str(tmp_path)):
+            pass
+        with held(second, str(tmp_path)):  # released by the outer hold's end
+            pass
+    finally:
+        os.close(first)
+        os.close(second)
+
+
+def test_a_second_run_on_a_held_folder_refuses_with_one_line_and_writes_nothing(
+    tmp_path, holder, recordings
+):
+    env = {"FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive")}
+    commands = [
+        ("run", tmp_path / "card", "--no-save"),
+        ("workload", "pkg-install", tmp_path / "card", "--scale", "0.01", "--no-save"),
+    ]
+    if takes_direct_io(tmp_path):  # a surface scan refuses a RAM filesystem before that
+        commands.append(("surface", tmp_path / "card", "--size", "4M", "--no-save"))
+    for argv in commands:
+        done = flashmark(*argv, env=env)
+        assert done.returncode == ExitStatus.TARGET, done.stderr
+        [line] = [line for line in done.stderr.splitlines() if "error" in line]
+        assert f"another flashmark (pid {holder.pid})" in line
+        assert done.stderr.strip().endswith(line)
+        assert list((tmp_path / "card").iterdir()) == []
