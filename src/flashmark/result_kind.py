@@ -98,6 +98,24 @@ class HtmlSection:
     footnote: str = ""
 
 
+def section_of(
+    part: HtmlPart,
+    entries: Sequence[HtmlEntry],
+    noun: str,
+    *,
+    charts: int = 0,
+) -> HtmlSection:
+    """A kind's section of one part listing `entries`, its subtitle the count of them: "1
+    capacity probe", "3 surface scans"."""
+    count = len(entries)
+    return HtmlSection(
+        parts=(part,),
+        entries=tuple(entries),
+        charts=charts,
+        subtitle=f"{count} {noun}{'s' * (count != 1)}",
+    )
+
+
 LegendLine = Literal["solid", "dashed", "dotted", "bar", "published", "mark"]
 
 

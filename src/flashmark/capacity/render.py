@@ -14,7 +14,7 @@ from rich.text import Text
 
 from flashmark.capacity.result import CapacityResult
 from flashmark.markdown import escape_inline, facts
-from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection
+from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, section_of
 from flashmark.spreadsheet import text_cell
 
 
@@ -167,18 +167,13 @@ def capacities_section(results: Sequence[CapacityResult]) -> HtmlSection:
         "written across it and read back (GB = 10^9 bytes, GiB = 2^30 bytes).</p>"
         '<div class="cards">{}</div>'
     ).format(Markup("").join(cards))
-    return HtmlSection(
-        parts=(HtmlPart("capacity", "Capacity probes", body),),
-        entries=tuple(
-            HtmlEntry(
-                _name(result, index),
-                f"{_name(result, index)} {result.device}",
-                _anchor(result, index),
-            )
-            for index, result in enumerate(results)
-        ),
-        subtitle=f"{len(results)} capacity probe{'s' * (len(results) != 1)}",
-    )
+    entries = [
+        HtmlEntry(
+            _name(result, index), f"{_name(result, index)} {result.device}", _anchor(result, index)
+        )
+        for index, result in enumerate(results)
+    ]
+    return section_of(HtmlPart("capacity", "Capacity probes", body), entries, "capacity probe")
 
 
 def _name(result: CapacityResult, index: int) -> str:

@@ -16,7 +16,7 @@ from rich.text import Text
 from flashmark.markdown import bullets, code, escape_inline, facts, markdown_table
 from flashmark.monitor.document import MonitorRecording
 from flashmark.monitor.series import MonitorSample, MonitorSummary
-from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection
+from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, section_of
 from flashmark.spreadsheet import text_cell
 from flashmark.units import format_rate, format_size
 
@@ -197,17 +197,16 @@ def recordings_section(results: Sequence[MonitorRecording]) -> HtmlSection:
         "<code>iostat -x</code>; MB = 10^6 bytes, KiB = 1024 bytes).</p>"
         '<div class="cards">{}</div>'
     ).format(Markup("").join(cards))
-    return HtmlSection(
-        parts=(HtmlPart("monitor", "Device activity recordings", body),),
-        entries=tuple(
-            HtmlEntry(
-                _name(result, index),
-                f"{_name(result, index)} {result.device}",
-                _anchor(result, index),
-            )
-            for index, result in enumerate(results)
-        ),
-        subtitle=f"{len(results)} device activity recording{'s' * (len(results) != 1)}",
+    entries = [
+        HtmlEntry(
+            _name(result, index), f"{_name(result, index)} {result.device}", _anchor(result, index)
+        )
+        for index, result in enumerate(results)
+    ]
+    return section_of(
+        HtmlPart("monitor", "Device activity recordings", body),
+        entries,
+        "device activity recording",
     )
 
 

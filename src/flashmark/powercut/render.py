@@ -17,7 +17,7 @@ from rich.text import Text
 
 from flashmark.markdown import bullets, escape_inline, fenced, markdown_table
 from flashmark.powercut.result import RAW, CycleResult, PowercutResult, powercut_summary
-from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection
+from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, section_of
 from flashmark.spreadsheet import text_cell
 from flashmark.units import format_size
 
@@ -204,11 +204,8 @@ def powercuts_section(results: Sequence[PowercutResult]) -> HtmlSection:
         "is not found intact afterwards was lost by the card after it said it was stored.</p>"
         '<div class="cards">{}</div>'
     ).format(Markup("").join(_card(result, index) for index, result in enumerate(results)))
-    return HtmlSection(
-        parts=(HtmlPart("powercut", "Power-cut tests", body),),
-        entries=tuple(_entry(result, index) for index, result in enumerate(results)),
-        subtitle=f"{len(results)} power-cut test{'s' * (len(results) != 1)}",
-    )
+    entries = [_entry(result, index) for index, result in enumerate(results)]
+    return section_of(HtmlPart("powercut", "Power-cut tests", body), entries, "power-cut test")
 
 
 def _entry(result: PowercutResult, index: int) -> HtmlEntry:

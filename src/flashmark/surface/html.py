@@ -21,6 +21,7 @@ from flashmark.result_kind import (
     HtmlSection,
     LegendKey,
     legend_html,
+    section_of,
     short_target,
 )
 from flashmark.surface.render import summary_lines
@@ -52,11 +53,9 @@ def surfaces_section(results: Sequence[SurfaceResult]) -> HtmlSection:
         "that did not read back as written (MB = 10^6 bytes).</p>"
         '<div class="cards">{}</div>'
     ).format(Markup("").join(cards))
-    return HtmlSection(
-        parts=(HtmlPart("surface", "Surface scans", body),),
-        entries=tuple(_entry(result, index) for index, result in enumerate(results)),
-        charts=charts,
-        subtitle=f"{len(results)} surface scan{'s' * (len(results) != 1)}",
+    entries = [_entry(result, index) for index, result in enumerate(results)]
+    return section_of(
+        HtmlPart("surface", "Surface scans", body), entries, "surface scan", charts=charts
     )
 
 

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from flashmark.markdown import escape_inline, facts, markdown_table
 from flashmark.monitor.render import describe_activity
-from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, short_target
+from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, section_of, short_target
 from flashmark.spreadsheet import text_cell
 from flashmark.units import (
     MB,
@@ -180,15 +180,12 @@ def workload_runs_section(runs: Sequence[WorkloadRun]) -> HtmlSection:
         '<p class="note">Real-world workloads (docs/workloads.md): wall time of the timed part, '
         "the operations issued, and what the device saw meanwhile.</p>{}"
     ).format(Markup("").join(cards))
-    return HtmlSection(
-        parts=(HtmlPart("workload-runs", "Workload runs", body),),
-        entries=tuple(
-            HtmlEntry(
-                _name(run, index),
-                f"{_name(run, index)} {short_target(run.target)}",
-                _anchor(run, index),
-            )
-            for index, run in enumerate(runs)
-        ),
-        subtitle=f"{len(runs)} workload run{'s' * (len(runs) != 1)}",
-    )
+    entries = [
+        HtmlEntry(
+            _name(run, index),
+            f"{_name(run, index)} {short_target(run.target)}",
+            _anchor(run, index),
+        )
+        for index, run in enumerate(runs)
+    ]
+    return section_of(HtmlPart("workload-runs", "Workload runs", body), entries, "workload run")
