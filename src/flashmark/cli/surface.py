@@ -156,11 +156,12 @@ def surface_command(
     if not resume:
         say_cleaned_at_start(target)  # a killed folder scan's files may hold the space needed now
     job = prepare_surface(request, history=history)
-    plan, previous, write = job.plan, job.previous, job.write
+    plan, previous = job.plan, job.previous
     if plan.kind == DEVICE and plan.write and (previous is None or previous.state.phase == "write"):
         _confirm(plan, yes)
     _announce(job)
-    phases = 1 + (write and (previous is None or previous.state.phase == "write"))
+    # A folder scan always writes (plan.write), a device scan with --destructive.
+    phases = 1 + (plan.write and (previous is None or previous.state.phase == "write"))
     with signals_raise(), _progress(phases) as progress:
         outcome = run_surface(job, history=history, progress=progress, warn=_warn)
         if outcome.stopped is not None:
