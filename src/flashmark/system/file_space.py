@@ -3,8 +3,9 @@ device now rather than during a measurement.
 
 - `allocate(fd, size)`: fallocate(2) with mode 0, as fio's `fallocate=native` lays out a file:
   the filesystem reserves the blocks and sets the file's size. On ext4, XFS, Btrfs and F2FS the
-  blocks become unwritten extents: nothing is written to the device, and reading them returns
-  zeros without asking it (fallocate(2), "Allocating disk space"). That is what a write test
+  blocks are marked uninitialized, "requiring no IO to the data blocks" (util-linux
+  fallocate(1), DESCRIPTION), and reading them returns zeros without asking the device
+  (fallocate(2): the range is "initialized to zero"). That is what a write test
   needs (nothing written before it) and not what a read test needs, which is why runs that read
   write the area first (flashmark.bench.plan). FAT has no unwritten extents: its fallocate is an
   expanding truncate that fills the new part with zeros through the page cache (Linux
