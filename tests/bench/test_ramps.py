@@ -60,20 +60,22 @@ def test_standard_ramps_its_own_three_seconds_where_the_rule_says(tmp_path):
     plan = plan_for("standard", tmp_path)
     assert (plan.settings.ramp_s, plan.settings.follow_ramp_s) == (3, 1)
     names = [spec.name for spec in plan.tests]
-    assert names[:3] == ["seq-write", SUSTAINED_WRITE_NAME, "seq-read"]
-    # The sustained write has no ramp (its start is the cache) nor a window; seq-read follows
-    # it and the preparation.
-    assert ramps(plan) == [3, 0, 3, 1, 1, 1, 1, 1, 1, 1]
-    assert plan.jobs[1].window_s is None and "\nramp_time=" not in plan.jobs[1].text
+    assert names[:3] == [SUSTAINED_WRITE_NAME, "seq-write", "seq-read"]
+    # The sustained write has no ramp (its start is the cache) nor a window; seq-write follows
+    # it, and seq-read the preparation: both ramp fully.
+    assert ramps(plan) == [0, 3, 3, 1, 1, 1, 1, 1, 1, 1]
+    assert plan.jobs[0].window_s is None and "\nramp_time=" not in plan.jobs[0].text
 
 
 def test_the_first_timed_test_after_the_sustained_write_ramps_fully(tmp_path):
     plan = plan_for("full", tmp_path)
     after = [spec.name for spec in plan.tests].index(SUSTAINED_WRITE_NAME) + 1
     assert plan.jobs[after - 1].ramp_s == 0
-    assert plan.jobs[after].ramp_s == 2 and plan.jobs[after].window_s is not None
-    assert all(job.ramp_s == 1 for job in plan.jobs[after + 1 :])
-    assert ramps(plan)[:4] == [2, 0, 2, 1]
+    assert plan.jobs[after].ramp_s == 2 and plan.tests[after].name == "seq-write"
+    # seq-read, after the preparation, ramps fully too; then one second each.
+    assert plan.jobs[after + 1].ramp_s == 2
+    assert all(job.ramp_s == 1 for job in plan.jobs[after + 2 :])
+    assert ramps(plan)[:4] == [0, 2, 2, 1]
 
 
 def test_a_read_only_device_run_ramps_its_first_test_fully(tmp_path):
@@ -90,7 +92,7 @@ def test_a_read_only_device_run_ramps_its_first_test_fully(tmp_path):
 def test_a_ramp_asked_for_is_every_timed_tests_ramp(tmp_path):
     plan = plan_for("standard", tmp_path, ramp_s=3)
     assert plan.settings.follow_ramp_s == 3
-    assert ramps(plan) == [3, 0] + [3] * 8
+    assert ramps(plan) == [0] + [3] * 9
     assert plan.full_length_job(4, 8).ramp_s == 3
     quick = plan_for("quick", tmp_path, ramp_s=3)
     assert ramps(quick) == [3] * 6 and "3 s per test after 3 s ramp, " in lengths_text(

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from flashmark.bench.jobs import PREPARE_JOB_NAME
 from flashmark.bench.model import Target, TargetKind
-from flashmark.bench.plan import default_settings, plan_tests
+from flashmark.bench.plan import REST_STEP_NAME, default_settings, plan_tests
 from flashmark.bench.profiles import get_profile
 from flashmark.cli.progress import (
     BarProgress,
@@ -51,8 +51,8 @@ def _plan(profile_name: str):
     return plan_tests(profile, settings, target, log_folder="/tmp/logs")
 
 
-def _console() -> Console:
-    return Console(record=True, width=80, height=20, file=io.StringIO(), force_terminal=False)
+def _console(width: int = 80) -> Console:
+    return Console(record=True, width=width, height=20, file=io.StringIO(), force_terminal=False)
 
 
 def _live_lines(bars: BarProgress, console: Console) -> list[str]:
@@ -82,69 +82,87 @@ def test_fio_status_is_shown_in_the_results_unit():
 def test_recorded_run_shows_mb_per_s_eta_from_the_plan_and_the_running_step():
     plan = _plan("full")
     steps = steps_of(plan)
-    assert steps[0].name == PREPARE_JOB_NAME
+    # In the order measure() runs them: the rest, the sustained write, seq-write, the
+    # preparation of the rest of the area, the other tests, the workloads.
+    names = [step.name for step in steps]
+    assert names[:5] == [
+        REST_STEP_NAME,
+        "sustained-write",
+        "seq-write",
+        PREPARE_JOB_NAME,
+        "seq-read",
+    ]
+    assert names[-1].startswith("workloads") and steps[-1].expected_s is None
     total = len(steps)
     clock = Clock()
-    console = _console()
+    console = _console(width=100)  # the ETA line in full (80 columns end it with "…")
     bars = BarProgress(console, steps, clock, live=False)
-    tests_s = sum(s.expected_s or 0.0 for s in steps)
-    assert tests_s == pytest.approx(plan.expected_seconds())
+    timed_s = sum(s.expected_s or 0.0 for s in steps)
+    assert timed_s == pytest.approx(plan.expected_seconds())
+    size = plan.settings.size_bytes
 
-    # Preparation: no write rate seen yet -> the ETA is not guessed.
-    bars.begin(PREPARE_JOB_NAME, 1, total, None)
-    untimed = " + sustained-write + workloads"  # both stop on what they measure, not a clock
-    assert _live_lines(bars, console)[0].endswith("ETA ?" + untimed)
-    # Half written at 20 MiB/s: the rest takes size/2 / rate, then every test.
-    bars.update(0.5, "w=20.0MiB/s w=20 IOPS")
-    lines = _live_lines(bars, console)
-    prepare_left = plan.settings.size_bytes * 0.5 / (20 * MiB)
-    assert _eta_seconds(lines) == pytest.approx(prepare_left + tests_s, abs=1)
-    assert lines[-1].startswith(f"[1/{total}] {PREPARE_JOB_NAME}")
-    assert format_rate(20 * MiB) in lines[-1] and "MiB" not in lines[-1]
-    clock.now += 10
-    bars.end(PREPARE_JOB_NAME, format_rate(20 * MiB))
+    def timed_after(index: int) -> float:
+        return sum(s.expected_s or 0.0 for s in steps[index + 1 :])
 
-    # The tests: fio's early "[eta ...]" is ignored; the ETA is the plan's remaining time.
-    tests = steps[1:-1]
-    assert steps[-1].name.startswith("workloads") and steps[-1].expected_s is None
-    assert [s.name for s in tests if s.expected_s is None] == ["sustained-write"]
-    for index, step in enumerate(tests):
-        number = index + 2
-        if step.expected_s is None:  # sustained-write: the ETA leaves it out and names it
-            bars.begin(step.name, number, total, None)
-            lines = _live_lines(bars, console)
-            remaining = sum(s.expected_s or 0.0 for s in tests[index + 1 :])
-            assert _eta_seconds(lines) == pytest.approx(remaining, abs=1)
-            assert lines[0].endswith(untimed)
-            assert lines[-1].startswith(f"[{number}/{total}] sustained-write")
-            bars.end(step.name, "write 10.0 MB/s")
-            continue
+    for index, step in enumerate(steps):
+        number = index + 1
         bars.begin(step.name, number, total, step.expected_s)
-        clock.now += step.expected_s / 4
-        bars.update(0.25, "r=6006KiB/s r=1501 IOPS")
-        lines = _live_lines(bars, console)
-        assert len(lines) <= 3 < console.height
-        running = lines[-1]
-        assert running.startswith(f"[{number}/{total}] {step.name}")
-        assert format_rate(6006 * 1024) in running and "KiB" not in running
-        remaining = sum(s.expected_s or 0.0 for s in tests[index + 1 :]) + step.expected_s * 0.75
-        assert _eta_seconds(lines) == pytest.approx(remaining, abs=1)
-        assert lines[1] == f"{index + 1} done, {total - index - 2} to go"
-        clock.now += step.expected_s * 0.75
-        bars.end(step.name, f"read {format_rate(6006 * 1024)}")
-    lines = _live_lines(bars, console)
-    assert lines[1] == f"{total - 1} done, 1 to go"
-    assert _eta_seconds(lines) == 0  # the plan knows no length for the workloads
-    assert lines[0].endswith("ETA 0s + workloads")
-    bars.begin(steps[-1].name, total, total, None)
-    assert _live_lines(bars, console)[-1].startswith(f"[{total}/{total}] workloads")
-    bars.end(steps[-1].name, "pkg-install 1.0 s")
+        if step.name == REST_STEP_NAME:  # a known length: counted like a test
+            clock.now += 10
+            bars.update(1 / 3, "idle, 20 s left")
+            lines = _live_lines(bars, console)
+            assert _eta_seconds(lines) == pytest.approx(timed_after(index) + 20, abs=1)
+            # What the ETA cannot count yet is named after it, not guessed.
+            assert lines[0].endswith(" + sustained-write + prepare + workloads")
+            assert lines[-1].startswith(f"[1/{total}] rest") and "idle, 20 s left" in lines[-1]
+            clock.now += 20
+            bars.end(step.name, "the device rested 30 s")
+        elif step.bytes_to_write is not None:  # size-bound: its bytes at the rate seen
+            assert step.bytes_to_write == size and step.expected_s is None
+            later = " + prepare + workloads" if step.name != PREPARE_JOB_NAME else " + workloads"
+            if step.name == "sustained-write":  # no rate seen yet: the ETA is not guessed
+                assert _live_lines(bars, console)[0].endswith("ETA ?" + later)
+            else:  # the rate the sustained write ended with, until the preparation shows its own
+                lines = _live_lines(bars, console)
+                assert _eta_seconds(lines) == pytest.approx(
+                    size / (20 * MiB) + timed_after(index), abs=1
+                )
+            # Half written at 20 MiB/s: the rest takes size/2 / rate, then every timed step.
+            bars.update(0.5, "w=20.0MiB/s w=20 IOPS")
+            lines = _live_lines(bars, console)
+            left = size * 0.5 / (20 * MiB)
+            assert _eta_seconds(lines) == pytest.approx(left + timed_after(index), abs=1)
+            assert lines[0].endswith(later)
+            assert lines[-1].startswith(f"[{number}/{total}] {step.name}")
+            assert format_rate(20 * MiB) in lines[-1] and "MiB" not in lines[-1]
+            clock.now += 10
+            bars.end(step.name, format_rate(20 * MiB))
+        elif step.expected_s is not None:
+            # fio's early "[eta ...]" is ignored; the ETA is the plan's remaining time.
+            clock.now += step.expected_s / 4
+            bars.update(0.25, "r=6006KiB/s r=1501 IOPS")
+            lines = _live_lines(bars, console)
+            assert len(lines) <= 3 < console.height
+            running = lines[-1]
+            assert running.startswith(f"[{number}/{total}] {step.name}")
+            assert format_rate(6006 * 1024) in running and "KiB" not in running
+            remaining = timed_after(index) + step.expected_s * 0.75
+            assert _eta_seconds(lines) == pytest.approx(remaining, abs=1)
+            assert lines[1] == f"{index} done, {total - index - 1} to go"
+            clock.now += step.expected_s * 0.75
+            bars.end(step.name, f"read {format_rate(6006 * 1024)}")
+        else:  # the workloads, last
+            assert number == total
+            lines = _live_lines(bars, console)
+            assert _eta_seconds(lines) == 0 and lines[0].endswith("ETA 0s + workloads")
+            assert lines[-1].startswith(f"[{total}/{total}] workloads")
+            bars.end(step.name, "pkg-install 1.0 s")
     lines = _live_lines(bars, console)
     assert lines[1] == f"{total} done, 0 to go" and len(lines) == 2
     assert lines[0].endswith("ETA 0s")
     printed = console.export_text()
     assert "KiB" not in printed and "MiB/s" not in printed
-    assert printed.count(" MB/s") == total - 1
+    assert printed.count(" MB/s") == total - 2  # every step but the rest and the workloads
 
 
 def test_the_eta_counts_what_tests_take_beyond_the_plan_and_a_test_run_again():

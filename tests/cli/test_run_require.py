@@ -75,9 +75,9 @@ def test_exit_8_on_a_speed_class_whose_cache_was_never_left(recordings, tmp_path
     assert u3["verdict"] == "uncertain" and u3["checks"][0]["verdict"] == "pass"
     (line,) = [line for line in done.stderr.splitlines() if "required grade U3" in line]
     assert line == (
-        "flashmark: required grade U3: uncertain (sustained-write stopped at its size limit "
-        "after 64 MiB without the rate falling off: the write cache may be larger than that, "
-        "and the rate graded may still be the burst)"
+        "flashmark: required grade U3: uncertain (the write speed never dropped in the 64 MiB "
+        "sustained-write wrote up to its size limit: the card's write cache may be larger than "
+        "that, and the rate graded may still be the burst)"
     )
 
 

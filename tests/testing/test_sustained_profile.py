@@ -1,18 +1,24 @@
-"""`flashmark run --profile sustained` on an emulated card with a write cache: the result's
-cache size within 5% of the model's and its burst and sustained rates within 2%, and the speed
-classes graded on the sustained rate. Root, FUSE, nbdkit and fio."""
+"""`flashmark run --profile sustained` on an emulated card with a write cache, as a raw device
+and on a folder of a filesystem on it: the result's cache size within 5% of the model's and its
+burst and sustained rates within 2%, and the speed classes graded on the sustained rate. Root,
+FUSE, nbdkit and fio."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from flashmark.bench.sustained import SUSTAINED_REST_S
 from flashmark.stats import judge_bounds
-from flashmark.testing.flash import FlashModel
+from flashmark.testing.flash import EmulatedFlash, FlashModel
 
 pytestmark = [pytest.mark.flash, pytest.mark.fio]
 
@@ -117,3 +123,117 @@ def test_a_cache_larger_than_the_test_is_flagged_and_no_class_passes_on_the_burs
     for name in ("U1", "U3"):  # 60 MB/s, but only the burst was seen
         assert document["grades"][name]["verdict"] == "uncertain"
         assert "may still be the burst" in document["grades"][name]["verdict_reason"]
+
+
+# A card whose 128 MiB cache takes 30 MB/s, then 6 MB/s: the one a prepared folder hid (the
+# preparation's write filled its cache, and the result said no cache and "stopped by size limit").
+CARD_128 = FlashModel(
+    claimed_bytes=512 * MiB,
+    cache_bytes=128 * MiB,
+    cache_write_bps=30 * MB,
+    write_bps=6 * MB,
+    name="128 MiB cache, 30 then 6 MB/s",
+)
+
+
+def run_sustained(target: str, *extra: str, size: str = "112M") -> tuple[dict[str, Any], str]:
+    """`flashmark run TARGET --profile sustained --size SIZE --json`: the document and stderr."""
+    done = subprocess.run(
+        [sys.executable, "-m", "flashmark", "run", target, "--no-save", "--profile", "sustained",
+         "--size", size, "--json", *extra],
+        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode in (0, 8), done.stderr[-3000:]
+    document: dict[str, Any] = json.loads(done.stdout)
+    return document, done.stderr
+
+
+def assert_the_models_cliff(document: dict[str, Any], device: EmulatedFlash) -> dict[str, Any]:
+    """The cache within 5% of the model's, both rates within 2%, and U3 (30 MB/s) failed on
+    the rate after the cache, not judged on the burst. (U1 is graded on the slowest sub-unit,
+    which a loaded host's delays can lower: the first raw-device test holds it.)"""
+    (test,) = document["tests"]
+    sustained: dict[str, Any] = test["write"]["sustained"]
+    idle = f"device idle {device.stats().idle_ns / 1e6:.0f} ms; {sustained}"
+    model = device.model
+    assert sustained["cache_exceeded"] is True, idle
+    assert sustained["cache_bytes"] == pytest.approx(model.cache_bytes, rel=0.05), idle
+    assert sustained["burst_bw_bytes"] == pytest.approx(
+        model.burst_write_bps_at(512 * KiB), rel=0.02
+    ), idle
+    assert sustained["sustained_bw_bytes"] == pytest.approx(
+        model.sustained_write_bps_at(512 * KiB), rel=0.02
+    ), idle
+    assert document["grades"]["U3"]["verdict"] == "fail"
+    return sustained
+
+
+@contextlib.contextmanager
+def mounted_ext4(device: EmulatedFlash, mount: Path) -> Iterator[Path]:
+    """A fresh ext4 on the card, mounted at `mount`. Inode tables and journal are written by
+    mkfs (not by ext4lazyinit in the background, ext4(5) "init_itable"), so that nothing but
+    the run writes to the card while it is measured."""
+    subprocess.run(
+        ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", device.path],
+        check=True, timeout=120, capture_output=True,
+    )  # fmt: skip
+    mount.mkdir()
+    subprocess.run(["mount", device.path, str(mount)], check=True, timeout=60)
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True, timeout=60)
+
+
+def test_a_folder_on_the_card_finds_the_same_cliff_as_the_raw_device(emulated_flash, tmp_path):
+    # On a folder the test file is allocated, not written: nothing fills the cache before
+    # sustained-write, which starts after a rest (the card has no idle drain: a cache filled
+    # before the test would stay full, and no cliff would be found).
+    device = emulated_flash(CARD_128)
+    with mounted_ext4(device, tmp_path / "mnt") as folder:
+        device.reset()
+        document, stderr = run_sustained(str(folder), size="256M")
+        written_in_the_run = device.stats().bytes_written
+    on_folder = assert_the_models_cliff(document, device)
+    said = " ".join(stderr.split())  # as printed, without the terminal's line breaks
+    assert f"a {SUSTAINED_REST_S} s rest so that the card's write cache can empty, then " in said
+    assert f"[1/2] rest: the device rested {SUSTAINED_REST_S} s" in said
+    assert "[2/2] sustained-write" in said and "prepare" not in said
+    # The test area once, and the filesystem's few metadata writes: no preparation.
+    assert 256 * MiB <= written_in_the_run < 260 * MiB
+    assert document["target"]["kind"] == "file"
+
+    device.reset()
+    document, stderr = run_sustained(device.path, "--destructive", "--yes", size="256M")
+    on_device = assert_the_models_cliff(document, device)
+    assert "[1/1] sustained-write" in stderr  # nothing is written before it: no rest
+    assert on_folder["cache_bytes"] == pytest.approx(on_device["cache_bytes"], rel=0.05)
+    for rate in ("burst_bw_bytes", "sustained_bw_bytes"):
+        assert on_folder[rate] == pytest.approx(on_device[rate], rel=0.02)
+
+
+def test_the_rest_lets_the_cache_empty_after_the_users_own_writes(emulated_flash, tmp_path):
+    # A user copies 40 MiB onto the card and measures at once: the copy is still in the page
+    # cache, and flashmark puts it on the card before the rest (syncfs). It fills most of the
+    # 48 MiB cache; this card empties its cache at 4 MB/s while idle, which the 30 s rest
+    # allows (120 MB): sustained-write finds the whole cache, not the 8 MiB left.
+    card = FlashModel(
+        claimed_bytes=320 * MiB,  # room for the copy beside the test area
+        cache_bytes=48 * MiB,
+        cache_write_bps=60 * MB,
+        write_bps=12 * MB,
+        cache_drain_bps=4 * MB,
+        name="cached card that drains",
+    )
+    device = emulated_flash(card)
+    with mounted_ext4(device, tmp_path / "mnt") as folder:
+        device.reset()
+        with open(folder / "holiday.mov", "wb") as copy:  # buffered: left to the kernel
+            for _ in range(40):
+                copy.write(os.urandom(MiB))
+        document, _ = run_sustained(str(folder))
+        stats = device.stats()
+    assert stats.bytes_written >= (40 + 112) * MiB  # the copy reached the card in the run
+    assert stats.longest_idle_ns >= SUSTAINED_REST_S * 1e9 * 0.9
+    assert stats.cache_fill_after_longest_idle_bytes == 0  # rested: the cache was empty
+    assert_the_models_cliff(document, device)

@@ -28,7 +28,7 @@ from flashmark.bench.preflight import check_plan, fio_work_folder
 from flashmark.bench.profiles import get_profile
 from flashmark.bench.target import resolve_target
 from flashmark.errors import EnvironmentProblem, FlashmarkError, Interrupted
-from flashmark.fio.runner import FioRunner, runner_from_environment
+from flashmark.fio.runner import FioRunner, ReplayRunner, runner_from_environment
 from flashmark.history.store import History
 from flashmark.probe import ProbeReport, probe_target
 from flashmark.system.sysroot import SystemRoots
@@ -99,7 +99,7 @@ def open_benchmark(
     roots = roots or SystemRoots.from_environment()
     with fio_work_folder(check_room_for_output=check_room_for_output) as workdir:
         runner = runner_from_environment(Path(workdir))
-        plan = plan_benchmark(request, roots, runner.log_folder, probe=probe)
+        plan = _for_runner(plan_benchmark(request, roots, runner.log_folder, probe=probe), runner)
         yield Benchmark(request, plan, runner, roots)
 
 
@@ -127,6 +127,14 @@ def plan_benchmark(
     return dataclasses.replace(plan, area_note=area.note, probe=report, probe_problem=problem)
 
 
+def _for_runner(plan: Plan, runner: FioRunner) -> Plan:
+    """`plan` as `runner` runs it: a recorded replay writes to no device, so no device rests
+    before sustained-write (bench/plan.py)."""
+    if isinstance(runner, ReplayRunner) and plan.rest is not None:
+        return dataclasses.replace(plan, rest=None)
+    return plan
+
+
 def run_benchmark(
     request: BenchmarkRequest | Plan,
     runner: FioRunner,
@@ -143,7 +151,8 @@ def run_benchmark(
     if isinstance(request, Plan):
         plan = request
     else:
-        plan = plan_benchmark(request, roots or SystemRoots(), runner.log_folder)
+        planned = plan_benchmark(request, roots or SystemRoots(), runner.log_folder)
+        plan = _for_runner(planned, runner)
     if roots is not None:  # the workloads run only with roots
         check_plan(plan)
     try:

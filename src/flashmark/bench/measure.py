@@ -3,7 +3,9 @@
     Plan (plan.py) -> measure -> Measurement (what fio and the workloads saw, not yet judged)
 
 Each fio job of the plan runs with the device's /proc/diskstats counters sampled alongside;
-the test file or the device's claim lives exactly as long as the fio steps.
+the test file or the device's claim lives exactly as long as the fio steps. A folder's test
+file is allocated to the whole area when it is made (bench/target.py), and the plan's rest (the
+device left idle before sustained-write on a folder, plan.py) is a step of its own.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,7 +32,7 @@ from flashmark.bench.lengths import (
     too_few_transfers,
 )
 from flashmark.bench.model import FioInfo, Target, TargetKind, TestResult, TestSpec
-from flashmark.bench.plan import Plan
+from flashmark.bench.plan import REST_STEP_NAME, Plan, Rest
 from flashmark.bench.preflight import full_temporary_folder
 from flashmark.bench.results import ParsedRun, parse_prepare_output, parse_run, pooled_result
 from flashmark.bench.target import TestArea, created_test_file
@@ -218,13 +221,9 @@ def _slowest_s(result: TestResult) -> float:
 
 
 def _steps(plan: Plan) -> tuple[str, ...]:
-    """The run's steps in order: its tests, the preparation among them, the workloads."""
-    steps = [spec.name for spec in plan.tests]
-    if plan.prepare_job is not None and plan.prepare_after < len(steps):
-        steps.insert(plan.prepare_after, PREPARE_JOB_NAME)
-    if plan.workloads:
-        steps.append("workloads")
-    return tuple(steps)
+    """The run's steps in order: the rest, its tests, the preparation among them, the
+    workloads."""
+    return tuple(step.name.split(" ")[0] for step in plan.steps())
 
 
 def _measure_tests(
@@ -241,12 +240,16 @@ def _measure_tests(
     """Run the plan's tests (and its preparation before the first that reads) into `results`,
     noting each finished step in `done` and each test's fio command line in `commands`."""
     settings = plan.settings
-    total = len(plan.tests) + (1 if plan.prepare else 0) + (1 if plan.workloads else 0)
+    total = len(plan.steps())
     number = 0
     written = 0  # how far from its start the tests so far wrote the area sequentially
     bursty: TestSpec | None = None  # the test that found the device completing in bursts
     fastest = FastestRates()
     for index, spec in enumerate(plan.tests):
+        if plan.rest is not None and index == plan.rest.before:
+            number += 1
+            _rest(plan.rest, progress, number, total)
+            done.append(REST_STEP_NAME)
         if index == plan.prepare_after and plan.prepare_job is not None:
             number += 1
             _prepare(plan, runner, progress, area, written, number, total)
@@ -290,6 +293,17 @@ def _held_target(target: Target) -> Iterator[None]:
             yield
     finally:
         os.close(descriptor)
+
+
+def _rest(rest: Rest, progress: Progress, number: int, total: int) -> None:
+    """Leave the device idle for the rest's time, saying how long is left each second. A
+    signal ends it as it ends any step."""
+    progress.begin(REST_STEP_NAME, number, total, float(rest.seconds))
+    started = time.monotonic()
+    while (left := rest.seconds - (time.monotonic() - started)) > 0:
+        progress.update(1.0 - left / rest.seconds, f"idle, {left:.0f} s left, {rest.why}")
+        time.sleep(min(1.0, left))
+    progress.end(REST_STEP_NAME, f"the device rested {rest.seconds} s {rest.why}")
 
 
 def _prepare(
@@ -522,7 +536,7 @@ def _run_workloads(
     target, settings = plan.target, plan.settings
     assert target.folder is not None  # plan_tests only plans workloads for folders
     step = f"workloads ({', '.join(plan.workloads)})"
-    total = len(plan.tests) + (1 if plan.prepare else 0) + 1
+    total = len(plan.steps())
     progress.begin(step, total, total, None)  # the last step
     rand_write = next((r for r in results if r.spec.name == "rand-write-4k"), None)
     workloads = run_workloads(
@@ -568,7 +582,9 @@ def _test_area(plan: Plan, roots: SystemRoots | None, left_behind: list[str]) ->
                 f"{target.path} stopped taking writes (it vanished or shrank): {error}"
             ) from None
         return
-    with created_test_file(target, direct=settings.direct, left_behind=left_behind) as area:
+    with created_test_file(
+        target, direct=settings.direct, left_behind=left_behind, allocate_bytes=settings.size_bytes
+    ) as area:
         try:
             yield area
         except ReadOnlyTarget as error:

@@ -3,11 +3,19 @@ profile, the user's settings and the resolved target; nothing here touches the d
 
     profile + settings + target -> Plan (tests, skipped ones and why, the exact fio jobs)
 
-Read-only device runs keep the tests that only read; a destructive device run and every folder
-run write the whole test area (`prepare`) before the first test that reads, so reads read data
-that was really written. The sequential writes that come before it (`seq-write`, first in every
-profile that reads) write the start of the area themselves: the preparation writes only the
-rest (`rest_of_prepare`) instead of writing the area once more.
+Read-only device runs keep the tests that only read; a destructive device run and a folder run
+that read write the whole test area (`prepare`) before the first test that reads, so reads read
+data that was really written. The sequential writes that come before it (`sustained-write` and
+`seq-write`, first in every profile that reads) write the start of the area themselves: the
+preparation writes only the rest (`rest_of_prepare`) instead of writing the area once more. A
+folder's test file is allocated, not written, before the first test (bench/target.py), so a run
+of writes alone (the sustained profile) writes nothing before it.
+
+`sustained-write` is there to find the write cache, so it must start with the cache empty: it
+runs first (before `seq-write`, which would fill the cache), and on a folder after a rest
+(`rest`, SUSTAINED_REST_S): the test file's allocation and the filesystem's pending writes go to
+the card just before it. After it, `seq-write` measures the rate past the cache, which is what
+it is there for (docs/methodology.md).
 
 Without --runtime, the other timed tests measure a short first window, extended or measured
 again only when it was not enough (flashmark.bench.lengths). The jobs are built here and nowhere
@@ -27,6 +35,7 @@ from dataclasses import dataclass
 
 from flashmark.bench.jobs import (
     PREPARE_BLOCK_BYTES,
+    PREPARE_JOB_NAME,
     job_for_test,
     prepare_job,
     sustained_size_limit,
@@ -34,11 +43,17 @@ from flashmark.bench.jobs import (
 from flashmark.bench.lengths import first_window_s
 from flashmark.bench.model import Pattern, Settings, Target, TargetKind, TestSpec
 from flashmark.bench.profiles import Profile
-from flashmark.bench.sustained import SUSTAINED_WRITE_NAME, sustained_stop_rule
+from flashmark.bench.sustained import (
+    SUSTAINED_REST_S,
+    SUSTAINED_REST_WHY,
+    SUSTAINED_WRITE_NAME,
+    sustained_length_text,
+    sustained_stop_rule,
+)
 from flashmark.errors import UsageError
 from flashmark.fio.job import FioJob
 from flashmark.probe.model import ProbeReport
-from flashmark.units import format_size
+from flashmark.units import format_duration, format_size
 
 # The ramp of a timed test that directly follows another timed test. The profile's ramp lets a
 # device settle into a workload from rest, or after the preparation's long sequential write or the
@@ -51,10 +66,36 @@ from flashmark.units import format_size
 FOLLOW_RAMP_S = 1
 
 
+# The name of the rest step (measure.py), in the progress and in a partial result's steps.
+REST_STEP_NAME = "rest"
+
+
+@dataclass(frozen=True)
+class Rest:
+    """The device left idle before test `before`, so that its write cache can empty."""
+
+    before: int  # the index of the test it precedes
+    seconds: int
+    why: str  # "so that ...", for the plan and the progress
+
+
+@dataclass(frozen=True)
+class PlannedStep:
+    """One step of the run as measure() runs them, for the progress and its ETA: `expected_s`
+    for a step of known length (a timed test's ramp and first window, a rest); `bytes_to_write`
+    for a size-bound step (the preparation, the sustained write: its time is those bytes at
+    the rate seen once it runs; the sustained write may stop sooner on a steady rate); neither
+    for a step of unknown length (the workloads)."""
+
+    name: str
+    expected_s: float | None
+    bytes_to_write: int | None = None
+
+
 @dataclass(frozen=True)
 class Plan:
     """What a run will do. `jobs` pairs with `tests`; `prepare_job` runs after the first
-    `prepare_after` tests when set."""
+    `prepare_after` tests when set; `rest` before the test it names."""
 
     profile: Profile
     settings: Settings
@@ -73,6 +114,7 @@ class Plan:
     prepare_after: int = 0
     filename: str = ""  # what the jobs name: a folder's test file or the device node
     log_folder: str = ""
+    rest: Rest | None = None  # the device left idle before a test (sustained-write on a folder)
 
     @property
     def prepare(self) -> bool:
@@ -88,10 +130,93 @@ class Plan:
         return before + ((self.prepare_job,) if self.prepare_job else ()) + after
 
     def expected_seconds(self) -> float:
-        """The time-based tests' time at their planned windows; the size- or steady-state-bound
-        sustained write, whose time depends on the device, is not counted (see
-        `sustained_note`), nor tests measured again at full length."""
-        return sum(job.expected_s for job in self.jobs if job.expected_s is not None)
+        """The time-based tests' time at their planned windows and the rest; the size- or
+        steady-state-bound sustained write and the preparation, whose time depends on the
+        device, are not counted (`describe` names them), nor tests measured again at full
+        length."""
+        return sum(step.expected_s for step in self.steps() if step.expected_s is not None)
+
+    def steps(self) -> tuple[PlannedStep, ...]:
+        """The run's steps in the order measure() runs them: the rest, the tests, the
+        preparation among them, the workloads."""
+        steps: list[PlannedStep] = []
+        for index, (spec, job) in enumerate(zip(self.tests, self.jobs, strict=True)):
+            if self.rest is not None and index == self.rest.before:
+                steps.append(PlannedStep(REST_STEP_NAME, float(self.rest.seconds)))
+            if index == self.prepare_after and self.prepare_job is not None:
+                steps.append(PlannedStep(PREPARE_JOB_NAME, None, self.settings.size_bytes))
+            steps.append(PlannedStep(spec.name, job.expected_s, job.size_limit_bytes))
+        if self.workloads:
+            steps.append(PlannedStep(f"workloads ({', '.join(self.workloads)})", None))
+        return tuple(steps)
+
+    def describe(self) -> str:
+        """What the run does and how long it takes, in one line, in the order it runs, e.g.
+        "a 30 s rest so that the card's write cache can empty, then sustained-write until its
+        rate is steady or 112 MiB are written (about 30s, plus as long as the device takes to
+        write up to 112 MiB)" or "seq-write 10 s; 5 tests x 5 s (...) (about 31s, plus writing
+        what seq-write leaves of the 128 MiB area)". A size-bound step is named with what bounds
+        it, never given a time it does not have."""
+        parts: list[str] = []
+        limits: list[int] = []  # what the size-bound tests write at most
+        timed = 0  # tests measuring a first window (every timed test with --runtime)
+        for index, (spec, job) in enumerate(zip(self.tests, self.jobs, strict=True)):
+            if job.size_limit_bytes is not None:
+                text = sustained_length_text(job.size_limit_bytes)
+                if self.rest is not None and index == self.rest.before:
+                    text = f"a {self.rest.seconds} s rest {self.rest.why}, then {text}"
+                parts.append(text)
+                limits.append(job.size_limit_bytes)
+            elif self.settings.first_window_s is not None and not self.is_first_window(index):
+                # A leading sequential write runs its full length (see plan_tests).
+                parts.append(f"{spec.name} {job.expected_s or 0:g} s")
+            else:
+                timed += 1
+        if timed:
+            parts.append(self._timed_lengths(timed))
+        if not parts:
+            return "nothing to run"
+        text = "; ".join(parts)
+        known = self.expected_seconds()
+        plus = [f"as long as the device takes to write up to {format_size(n)}" for n in limits]
+        if self.prepare_job is not None:
+            size = format_size(self.settings.size_bytes)
+            if self.prepare_after == 0:
+                text += f" after preparing {size}"
+                plus.append("preparation")
+            else:
+                first = " and ".join(spec.name for spec in self.tests[: self.prepare_after])
+                leave = "leaves" if self.prepare_after == 1 else "leave"
+                plus.append(f"writing what {first} {leave} of the {size} area")
+        if not plus:
+            text += f" (about {format_duration(known)})"
+        elif not known:
+            text += f" ({', then '.join(plus)})"
+        elif plus == ["preparation"]:
+            text += f" (about {format_duration(known)} plus preparation)"
+        else:
+            text += f" (about {format_duration(known)}, plus {', plus '.join(plus)})"
+        if self.workloads:
+            text += f", then workloads {', '.join(self.workloads)}"
+        return text
+
+    def _timed_lengths(self, count: int) -> str:
+        """How long the `count` timed tests take, e.g. "6 tests x 10 s" or, with adaptive
+        lengths and a shorter ramp after a timed test, "6 tests x 5 s (4 s after a timed test;
+        4 to 9 s more where 3 s are not enough)": a first window extended by another, or
+        measured again at full length (flashmark.bench.lengths)."""
+        settings = self.settings
+        runtime = settings.runtime_s
+        ramp, follow, first = settings.ramp_s, settings.follow_ramp_s, settings.first_window_s
+        tests = f"{count} test{'s' if count != 1 else ''}"
+        if first is None:
+            text = f"{tests} x {ramp + runtime} s"
+            return text if follow == ramp else f"{text} ({follow + runtime} s after a timed test)"
+        extension = follow + min(first, runtime - first)
+        again = f"{extension} to {follow + runtime} s more where {first} s are not enough"
+        if follow == ramp:
+            return f"{tests} x {ramp + first} s ({again})"
+        return f"{tests} x {ramp + first} s ({follow + first} s after a timed test; {again})"
 
     def is_first_window(self, index: int) -> bool:
         """Whether test `index` measures a short first window (flashmark.bench.lengths)."""
@@ -258,7 +383,7 @@ def plan_tests(profile: Profile, settings: Settings, target: Target, *, log_fold
         workloads = ()
     if settings.workload_scale <= 0:
         workloads = ()
-    prepared = not readonly and _needs_prepare(tests, target)
+    prepared = not readonly and _needs_prepare(tests)
     leading = _leading_sequential_writes(tests) if prepared else 0
     ramps = _ramps(tests, settings, leading if prepared else None)
     return Plan(
@@ -287,7 +412,18 @@ def plan_tests(profile: Profile, settings: Settings, target: Target, *, log_fold
         prepare_after=leading,
         filename=filename,
         log_folder=log_folder,
+        rest=_rest(tests, target),
     )
+
+
+def _rest(tests: tuple[TestSpec, ...], target: Target) -> Rest | None:
+    """The rest before sustained-write on a folder (SUSTAINED_REST_S): the test file's
+    allocation and the filesystem's pending writes reach the card just before it (module doc).
+    A device has nothing written before it."""
+    names = [spec.name for spec in tests]
+    if target.kind is TargetKind.DEVICE or SUSTAINED_WRITE_NAME not in names:
+        return None
+    return Rest(names.index(SUSTAINED_WRITE_NAME), SUSTAINED_REST_S, SUSTAINED_REST_WHY)
 
 
 def _ramps(tests: tuple[TestSpec, ...], settings: Settings, prepare_at: int | None) -> list[int]:
@@ -308,8 +444,8 @@ def _ramps(tests: tuple[TestSpec, ...], settings: Settings, prepare_at: int | No
 def _leading_sequential_writes(tests: tuple[TestSpec, ...]) -> int:
     """How many tests may run before the preparation: the sequential writes before the first
     test that reads, time-based ones and the size-bound sustained write alike (they write the
-    area from its start, as the preparation would, and log their offsets).
-    0 when no test reads: the preparation then only lays out a folder's test file."""
+    area from its start, as the preparation would, and log their offsets). 0 when no test
+    reads (there is no preparation then)."""
     first_read = next((i for i, spec in enumerate(tests) if spec.pattern.reads), None)
     if first_read is None:
         return 0
@@ -321,9 +457,10 @@ def _leading_sequential_writes(tests: tuple[TestSpec, ...]) -> int:
     return leading
 
 
-def _needs_prepare(tests: tuple[TestSpec, ...], target: Target) -> bool:
-    """A folder's test file must be written before fio uses it (else fio lays it out itself);
-    a device needs it only for tests that read. A device run of writes alone (the sustained
-    profile) is not prepared: the preparation would fill the write cache the sustained write
-    is there to find."""
-    return target.kind is not TargetKind.DEVICE or any(spec.pattern.reads for spec in tests)
+def _needs_prepare(tests: tuple[TestSpec, ...]) -> bool:
+    """Only tests that read need the area written: unwritten file extents and never written
+    flash would be answered without the device's work. A folder's test file is allocated before
+    the first test (bench/target.py), so a run of writes alone (the sustained profile) is not
+    prepared, on a folder as on a device: the preparation would fill the write cache the
+    sustained write is there to find."""
+    return any(spec.pattern.reads for spec in tests)

@@ -169,8 +169,8 @@ def _cache_text(sustained: SustainedWrite) -> str:
     if sustained.cache_exceeded is False:
         written = "" if sustained.written_bytes is None else format_size(sustained.written_bytes)
         return (
-            f"write cache not exceeded in {written or 'what was written'}: {rate} throughout, "
-            "possibly still the burst rate"
+            f"write speed never dropped in {written or 'what was written'} ({rate} throughout): "
+            "the cache may be larger, and that the burst rate"
         )
     return f"no write cache found: {rate} throughout"
 

@@ -1,6 +1,6 @@
-"""The `sustained-write` test's definition and stop rule, shared by the profiles, the fio job
-and the parser (a module of its own: the profiles import the workloads, which import fio's
-runner and jobs).
+"""The `sustained-write` test's definition, its stop rules, the rest before it and the words
+that describe them, shared by the profiles, the plan, the fio job, the parser and the reports (a
+module of its own: the profiles import the workloads, which import fio's runner and jobs).
 """
 
 from __future__ import annotations
@@ -36,6 +36,30 @@ SUSTAINED_WRITE = TestSpec(
     f"{SUSTAINED_STEADY_SLOPE_PCT}% of its mean, judged after {SUSTAINED_STEADY_RAMP_S} s) or "
     f"when the test area (at most {SUSTAINED_SIZE_CAP_BYTES // GiB} GiB) is written",
 )
+
+
+# On a folder, the card rests this long before sustained-write (bench/plan.py): the test file's
+# allocation and whatever the filesystem still held for the card are put on it first
+# (flashmark.system.file_space), and a write cache they went into must be empty again when the
+# test starts, or the cliff it is there to find comes early or not at all. A card empties its
+# cache while idle by moving what it holds into its main flash; no public figure says how fast a
+# given card does that, so this is a stated choice, not a measured one: 30 s lets a card that
+# moves its cache at 10 MB/s (Class 10's floor) empty 300 MB. A cache filled by a large copy
+# just before the run may need longer: docs/sustained-write.md says to let the card rest first.
+# A raw device is not rested: nothing is written to it before the test.
+SUSTAINED_REST_S = 30
+
+
+def sustained_length_text(limit_bytes: int) -> str:
+    """What the size-bound test runs, for the plan and a run's header: 'sustained-write until
+    its rate is steady or 256 MiB are written'."""
+    return (
+        f"{SUSTAINED_WRITE_NAME} until its rate is steady or {format_size(limit_bytes)} are written"
+    )
+
+
+# Why the card rests before the test, in words for the plan and the progress.
+SUSTAINED_REST_WHY = "so that the card's write cache can empty"
 
 
 def sustained_stop_rule(limit_bytes: int) -> str:

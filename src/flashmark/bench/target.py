@@ -10,7 +10,8 @@ Paths are data, never syntax: fio's job parser reinterprets '#', ';', '${..}', '
 (bench/jobs.py), so fio never sees a path the user typed. A folder is opened once, checked to be
 the folder resolve_target examined (st_dev, st_ino), and everything after goes through that
 descriptor: a private folder is made in it (mode 0700, flashmark.system.private_folder), the test
-file is created in that, and fio runs inside the private folder, reached through its descriptor,
+file is created and allocated in that (through the descriptor: fio finds it laid out and never
+lays it out itself), and fio runs inside the private folder, reached through its descriptor,
 with a generated relative name (fio/runner.py). Another user who can write the target folder
 can rename or replace the private folder's name, never what is inside it: fio's removing and
 creating its file by name cannot be redirected. A device is given to fio by the kernel's own
@@ -42,6 +43,7 @@ from flashmark.errors import (
 )
 from flashmark.fio.job import is_fio_literal_device
 from flashmark.system.device_safety import BlockDevice, block_device_for_majmin, check_writable
+from flashmark.system.file_space import allocate, sync_filesystem
 from flashmark.system.leftovers import private_folder_name, test_file_name
 from flashmark.system.mounts import mount_of, read_mounts
 from flashmark.system.paths import stat_target
@@ -221,11 +223,16 @@ def _kernel_node(given: str, status: os.stat_result, roots: SystemRoots) -> tupl
 
 @contextlib.contextmanager
 def created_test_file(
-    target: Target, *, direct: bool, left_behind: list[str] | None = None
+    target: Target,
+    *,
+    direct: bool,
+    left_behind: list[str] | None = None,
+    allocate_bytes: int | None = None,
 ) -> Iterator[TestArea]:
     """Open the checked folder, make the private folder in it and the test file in that, check
-    it takes direct I/O, and always try to remove both. Yields what fio gets: the generated
-    name and the private folder's descriptor (closed on exit).
+    it takes direct I/O, allocate it (`allocate_bytes`, see `_allocate`), and always try to
+    remove both. Yields what fio gets: the generated name and the private folder's descriptor
+    (closed on exit).
 
     Whatever ends the block, the error on its way out carries what became of the test file
     ("removed", or "could not be removed: PATH"): the caller stops fio before that. When the
@@ -270,6 +277,8 @@ def created_test_file(
                 os.close(descriptor)
             if direct:
                 _check_direct_io(name, private.fd, target)
+            if allocate_bytes is not None:
+                _allocate(name, private.fd, target, allocate_bytes)
             yield TestArea(filename=name, folder_fd=private.fd)
         except BaseException as error:
             if private is not None and isinstance(error, DeviceHung):
@@ -356,6 +365,33 @@ def _creation_error(target: Target, error: OSError) -> Exception:
     if error.errno in (errno.ENOSPC, errno.EDQUOT):
         return NotEnoughSpace(f"{folder} is full: free some space or choose a smaller --size")
     return _lifecycle_error(f"cannot create a test file in {folder}", error)
+
+
+def _allocate(name: str, folder_fd: int, target: Target, size_bytes: int) -> None:
+    """Make the test file `size_bytes` long through the private folder's descriptor, without
+    writing it where the filesystem can (fallocate, flashmark.system.file_space), then put the
+    filesystem's pending writes on the device. fio then finds the file laid out, so it never
+    removes and creates it again by name, and a write test that comes first (sustained-write)
+    starts with nothing written before it; what the filesystem still held for the device
+    (metadata, the user's own writes, FAT's zeros) is written now, not during a test."""
+    try:
+        descriptor = os.open(name, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder_fd)
+    except OSError as error:
+        what = f"cannot open the test file {printable(target.path)}"
+        raise _lifecycle_error(what, error) from None
+    try:
+        allocate(descriptor, size_bytes)
+        sync_filesystem(descriptor)
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise NotEnoughSpace(
+                f"{printable(target.folder or '')} has no room for a {format_size(size_bytes)} "
+                "test file: free some space or choose a smaller --size"
+            ) from None
+        what = f"cannot allocate the test file {printable(target.path)}"
+        raise _lifecycle_error(what, error) from None
+    finally:
+        os.close(descriptor)
 
 
 def _check_direct_io(name: str, folder_fd: int, target: Target) -> None:

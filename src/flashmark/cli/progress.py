@@ -12,6 +12,8 @@ also costs what the finished ones took beyond their plan (fio's start, the parsi
 about 0.3 s a test on this machine, more on a Pi), the median of those that ran as planned; and
 a test that runs longer than planned (an extension of its first window, a second run at full
 length, flashmark.bench.lengths) counts that run's own length from when measure() says it starts.
+A size-bound test (sustained-write) counts like the preparation: its bytes left at the write rate
+seen in it (at most: it may stop sooner on a steady rate).
 
 The live region is at most three lines (the overall bar, "k done, m to go", the running step);
 finished steps are printed above it once, as ordinary scrolling lines, so the running step is
@@ -100,20 +102,13 @@ class Step:
     """One step of the plan as the display knows it before it runs."""
 
     name: str
-    expected_s: float | None  # ramp + runtime of a test; None for size-based or unknown steps
-    bytes_to_write: int | None = None  # the preparation: the whole area
+    expected_s: float | None  # ramp + runtime of a test, a rest; None for size-based or unknown
+    bytes_to_write: int | None = None  # size-bound: the preparation, the sustained write
 
 
 def steps_of(plan: Plan) -> tuple[Step, ...]:
-    steps: list[Step] = []
-    if plan.prepare_job is not None:
-        steps.append(Step(PREPARE_JOB_NAME, None, plan.settings.size_bytes))
-    steps += [
-        Step(spec.name, job.expected_s) for spec, job in zip(plan.tests, plan.jobs, strict=True)
-    ]
-    if plan.workloads:
-        steps.append(Step(f"workloads ({', '.join(plan.workloads)})", None))
-    return tuple(steps)
+    """The plan's steps in the order they run (Plan.steps)."""
+    return tuple(Step(s.name, s.expected_s, s.bytes_to_write) for s in plan.steps())
 
 
 class PlainProgress:
@@ -219,7 +214,7 @@ class BarProgress:
                     return
                 self._status = parsed
                 write = self._status.rates.get("write")
-                if self._name == PREPARE_JOB_NAME and write:
+                if write and self._size_bound():
                     self._write_rate = write
 
     def end(self, step: str, summary: str) -> None:
@@ -231,6 +226,12 @@ class BarProgress:
             self._done += 1
             self._name = ""
         self._console.print(f"[{self._number}/{self._total}] {step}: {summary} ({took})")
+
+    def _size_bound(self) -> bool:
+        """Whether the running step's time is its bytes at its write rate."""
+        if 0 < self._number <= len(self._steps):
+            return self._steps[self._number - 1].bytes_to_write is not None
+        return self._name == PREPARE_JOB_NAME
 
     def remaining_s(self) -> float | None:
         """Seconds left in the whole plan, or None while a needed rate is still unknown."""
@@ -260,13 +261,14 @@ class BarProgress:
             return left
 
     def _unknown_suffix(self) -> str:
-        """' + workloads' while a step the plan gives no length (not the preparation) is to come:
-        the ETA leaves it out rather than guess."""
+        """' + workloads' while a step the plan gives no length is to come (a size-bound one
+        too, until it runs and shows its rate): the ETA leaves it out rather than guess."""
         first = self._number - 1 if self._name else self._number
         unknown = [
             step.name.split(" ")[0]
-            for step in self._steps[max(first, 0) :]
-            if step.expected_s is None and step.bytes_to_write is None
+            for index, step in enumerate(self._steps[max(first, 0) :], start=max(first, 0))
+            if step.expected_s is None
+            and not (index == first and self._name and step.bytes_to_write is not None)
         ]
         then = [self._then] if self._then and self._name else []
         return "".join(f" + {name}" for name in (*then, *unknown))

@@ -58,7 +58,7 @@ from flashmark.errors import (
 )
 from flashmark.probe import measured_summary
 from flashmark.system import signals_raise
-from flashmark.units import format_duration, format_size
+from flashmark.units import format_size
 
 # Shorter windows quantise the throttle-verified accuracy (see profiles.py); allowed, but said.
 _SHORT_RUNTIME_S = 8
@@ -300,8 +300,7 @@ def _describe_plan(plan: Plan) -> None:
     settings, target = plan.settings, plan.target
     console.print(
         f"flashmark: {plan.profile.name} profile on {printable(target.folder or target.path)}: "
-        f"{_lengths(plan)}{_preparation(plan)}"
-        f"{', then workloads ' + ', '.join(plan.workloads) if plan.workloads else ''}",
+        f"{plan.describe()}",
         highlight=False,
         soft_wrap=True,
     )
@@ -324,40 +323,6 @@ def _describe_plan(plan: Plan) -> None:
             "noisier figures, especially for sequential tests",
             highlight=False,
         )
-
-
-def _preparation(plan: Plan) -> str:
-    """The preparation as it will run, and the time known in advance: " after preparing 128
-    MiB (about 31s plus preparation)"; when the first tests write the area themselves, the
-    preparation writes only what they leave ("about 31s, plus writing what seq-write leaves
-    of the 128 MiB area"); a read-only run prepares nothing ("(about 22s)")."""
-    about = f"about {format_duration(plan.expected_seconds())}"
-    if not plan.prepare:
-        return f" ({about})"
-    size = format_size(plan.settings.size_bytes)
-    if plan.prepare_after == 0:
-        return f" after preparing {size} ({about} plus preparation)"
-    first = ", ".join(spec.name for spec in plan.tests[: plan.prepare_after])
-    leave = "leaves" if plan.prepare_after == 1 else "leave"
-    return f" ({about}, plus writing what {first} {leave} of the {size} area)"
-
-
-def _lengths(plan: Plan) -> str:
-    """How long the tests take, e.g. "6 tests x 10 s" or, with adaptive lengths and a shorter
-    ramp after a timed test (plan.py), "6 tests x 5 s (4 s after a timed test; 4 to 9 s more
-    where 3 s are not enough)": a first window extended by another, or measured again at full
-    length (flashmark.bench.lengths)."""
-    settings = plan.settings
-    count, runtime = len(plan.tests), settings.runtime_s
-    ramp, follow, first = settings.ramp_s, settings.follow_ramp_s, settings.first_window_s
-    if first is None:
-        text = f"{count} tests x {ramp + runtime} s"
-        return text if follow == ramp else f"{text} ({follow + runtime} s after a timed test)"
-    extension = follow + min(first, runtime - first)
-    again = f"{extension} to {follow + runtime} s more where {first} s are not enough"
-    if follow == ramp:
-        return f"{count} tests x {ramp + first} s ({again})"
-    return f"{count} tests x {ramp + first} s ({follow + first} s after a timed test; {again})"
 
 
 def _confirm_destruction(plan: Plan, yes: bool) -> None:
@@ -396,6 +361,11 @@ def _print_jobs(plan: Plan, log_folder: str) -> None:
                 f"transfers, flashmark extends it by {job.name}-more1, ... (its windows "
                 f"pooled, up to {plan.settings.runtime_s} s in all) or runs it again with "
                 f"runtime={plan.settings.runtime_s} (or longer for {MIN_TRANSFERS} transfers)",
+                file=out,
+            )
+        if plan.rest is not None and job is plan.jobs[plan.rest.before]:
+            print(
+                f"# flashmark runs it after a {plan.rest.seconds} s rest {plan.rest.why}",
                 file=out,
             )
         if job.name == PREPARE_JOB_NAME and plan.prepare_after:

@@ -214,8 +214,44 @@ def _value_text(check: Check) -> str:
 
 
 def straddle_text(check: Check) -> str:
-    """'rand-read-4k IOPS 1,905 ± 40 straddles 1,500': an uncertain check in words."""
+    """'rand-read-4k IOPS 1,905 ± 40 straddles 1,500': an uncertain check in words; the
+    sustained-write's minimum and maximum say what made them uncertain."""
+    if check.test == SUSTAINED_WRITE_NAME and check.interval is not None:
+        return _sustained_straddle_text(check)
     return f"{_value_text(check)} straddles {_number(check.threshold, check.unit)}"
+
+
+def _sustained_straddle_text(check: Check) -> str:
+    """Why the slowest sub-unit or the longest write busy is uncertain (flashmark.bench.
+    speed_class_rate): one of them alone past the threshold, which may be a host delay; a
+    single sub-unit measured; or a value within the log's resolution of the threshold."""
+    assert check.value is not None and check.interval is not None
+    low, high = check.interval
+    value, limit = _number(check.value, check.unit), _number(check.threshold, check.unit)
+    unit = check.unit
+    if check.at_most:  # the longest write busy: from the second longest to the longest
+        if check.value > check.threshold:
+            return (
+                f"one write was busy {value} {unit}, over the {limit} {unit} a speed class "
+                f"allows, the next longest {_number(low, unit)} {unit}: one slow write may be "
+                "a delay of the host, not the card; run again on an idle host"
+            )
+        return f"the longest write busy, {value} {unit}, is within 1 ms of the {limit} {unit} limit"
+    if check.value >= check.threshold:
+        return (
+            f"the slowest 4 MiB sub-unit, {value} {unit}, is within fio's 1 ms log resolution "
+            f"of {limit} {unit}"
+        )
+    if high < check.threshold:  # no second sub-unit to compare with
+        return (
+            f"the one 4 MiB sub-unit measured after the write cache wrote {value} {unit}, below "
+            f"{limit} {unit}: one alone may be a delay of the host; a larger --size writes more"
+        )
+    return (
+        f"only the slowest 4 MiB sub-unit fell below {limit} {unit} ({value} {unit}; the next "
+        f"slowest {_number(high, unit)} {unit}): one slow sub-unit may be a delay of the host, "
+        "not the card; run again on an idle host"
+    )
 
 
 def sustained_rate(results: Sequence[TestResult]) -> SustainedWrite | None:
@@ -317,8 +353,9 @@ def cache_not_exceeded_text(sustained: SustainedWrite) -> str:
     written = "" if sustained.written_bytes is None else f" {format_size(sustained.written_bytes)}"
     stop = sustained.stopped_by or "a limit"
     return (
-        f"sustained-write stopped at its {stop} after{written} without the rate falling off: "
-        "the write cache may be larger than that, and the rate graded may still be the burst"
+        f"the write speed never dropped in the{written or ' bytes'} sustained-write wrote up to "
+        f"its {stop}: the card's write cache may be larger than that, and the rate graded may "
+        "still be the burst"
     )
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from flashmark.bench.jobs import sustained_size_limit
 from flashmark.bench.model import Check, DirectionResult, Grade, Run, Settings, TargetKind
 from flashmark.bench.render.describe import measured_line
-from flashmark.bench.sustained import SUSTAINED_WRITE_NAME
+from flashmark.bench.sustained import SUSTAINED_WRITE_NAME, sustained_length_text
 from flashmark.stats import Verdict
 from flashmark.units import format_iops, format_latency_ns, format_rate, format_size
 
@@ -41,15 +42,28 @@ def direction_cells(direction: DirectionResult | None) -> tuple[str, str, str, s
 
 def check_text(check: Check) -> str:
     """'random 4K read 1500 IOPS (>= 1500, +0.0%)': value, threshold and margin of a check
-    ('<=' for a limit such as the longest write busy, its margin the headroom)."""
+    ('<=' for a limit such as the longest write busy, its margin the headroom). The value has
+    the digits it needs to sit on its own side of the threshold: 9.96 MB/s against 10 reads
+    "9.96", not "10.0" beside a margin of -0.4%."""
     if check.value is None:
         return f"{check.name}: not measured ({check.test})"
-    value = f"{check.value:.1f}" if check.unit == "MB/s" else f"{check.value:.0f}"
+    value = _beside(check.value, check.threshold, 1 if check.unit == "MB/s" else 0)
     margin = f"{check.margin_pct:+.1f}%" if check.margin_pct is not None else ""
     if not check.at_most and check.threshold > 0 and check.value >= FAR_BEYOND * check.threshold:
         margin = f">= {FAR_BEYOND}x"
     sign = "<=" if check.at_most else ">="
     return f"{check.name} {value} {check.unit} ({sign} {check.threshold:g}, {margin})"
+
+
+def _beside(value: float, threshold: float, decimals: int) -> str:
+    """`value` with `decimals` digits, or up to 3 more while rounding would put it on the
+    threshold or across it."""
+    for places in range(decimals, decimals + 4):
+        text = f"{value:.{places}f}"
+        shown = float(text)
+        if (shown - threshold) * (value - threshold) > 0 or value == threshold:
+            return text
+    return text
 
 
 def sustained_text(run: Run) -> str | None:
@@ -67,11 +81,12 @@ def sustained_text(run: Run) -> str | None:
         )
     elif sustained.cache_exceeded is False:
         written = "" if sustained.written_bytes is None else format_size(sustained.written_bytes)
+        rate = format_rate(sustained.sustained_bw_bytes)
         text = (
-            f"write cache not exceeded: at least {written or 'what was written'} (stopped at "
-            f"its {sustained.stopped_by or 'limit'} without a fall-off); "
-            f"{format_rate(sustained.sustained_bw_bytes)} throughout, which may still be the "
-            "burst rate"
+            f"write cache not exceeded: the write speed never dropped, {rate} throughout the "
+            f"{written or 'area'} written, so the cache may be larger than that and {rate} "
+            "may still be the burst rate, not the speed the card keeps up (a larger --size "
+            "writes more)"
         )
     else:
         text = f"no write cache found: {format_rate(sustained.sustained_bw_bytes)} throughout"
@@ -155,10 +170,18 @@ def header_lines(run: Run) -> tuple[tuple[str, str], ...]:
 
 
 def settings_text(run: Run) -> str:
+    """'quick: area 128 MiB, 3 s per test after 2 s ramp ..., direct I/O'; with the
+    size-bound sustained write, what it ran instead of a time ('sustained-write until its rate
+    is steady or 256 MiB are written'), and the timed tests' lengths only when there were any."""
     settings = run.settings
     mode = "direct I/O" if settings.direct else "BUFFERED I/O (page cache included)"
     area = format_size(settings.size_bytes)
-    return f"{settings.profile}: area {area}, {lengths_text(settings)}, {mode}"
+    lengths = [lengths_text(settings)]
+    if run.test(SUSTAINED_WRITE_NAME) is not None:
+        sized = sustained_length_text(sustained_size_limit(settings))
+        timed = any(test.spec.name != SUSTAINED_WRITE_NAME for test in run.tests)
+        lengths = [sized, *lengths] if timed else [sized]
+    return f"{settings.profile}: area {area}, {', '.join(lengths)}, {mode}"
 
 
 def lengths_text(settings: Settings) -> str:
