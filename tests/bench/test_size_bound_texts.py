@@ -11,8 +11,8 @@ from flashmark.bench.profiles import PROFILES
 from flashmark.bench.render.cells import settings_text
 from flashmark.bench.sustained import SUSTAINED_REST_S, SUSTAINED_WRITE_NAME
 from flashmark.units import MB, MiB
-from tests.unit.test_lengths import folder_target
-from tests.unit.test_speed_class_rate import log, measured, run_with
+from tests.bench.test_lengths import folder_target
+from tests.bench.test_speed_class_rate import log, measured, run_with
 
 LOGS = "/tmp/flashmark-logs"
 
