@@ -1132,8 +1132,17 @@ def _second(lab: Lab, case: c.Scenario, outcome: Outcome) -> None:
 
 def _workers(lab: Lab, name: str, port: int | None = None) -> tuple[Server, list[psutil.Process]]:
     server = lab.serve(lab.database(name), "--workers", "2", port=port)
+
+    def own_listeners() -> set[int]:
+        # Listeners of this service's processes only: on a port a killed service used, its
+        # workers may still be closing when this one starts.
+        with contextlib.suppress(psutil.Error):
+            tree = psutil.Process(server.process.pid).children(recursive=True)
+            return set(_listeners(server.port)) & {child.pid for child in tree}
+        return set()
+
     expect(
-        _wait_until(lambda: len(_listeners(server.port)) >= 2, 60),
+        _wait_until(lambda: len(own_listeners()) >= 2, 60),
         f"two processes do not listen: {_listeners(server.port)}",
     )
     return server, psutil.Process(server.process.pid).children(recursive=True)
@@ -1155,6 +1164,8 @@ def _restart_after_kill(lab: Lab, case: c.Scenario, outcome: Outcome) -> None:
     server, children = _workers(lab, "restart-a")
     os.kill(server.process.pid, signal.SIGKILL)
     server.process.wait(10)
+    _, alive = psutil.wait_procs(children, timeout=15)  # they end with their parent
+    expect(not alive, f"still running after the parent was killed: {[p.pid for p in alive]}")
     restarted, _ = _workers(lab, "restart-b", port=server.port)
     listening = set(_listeners(server.port))
     old = {child.pid for child in children}
