@@ -14,7 +14,8 @@ import pytest
 
 from flashmark.bench.grading import grade_results
 from flashmark.bench.kind import RUN
-from flashmark.bench.model import Run, TargetKind
+from flashmark.bench.model import TargetKind
+from flashmark.bench.run_result import Run
 from flashmark.capacity.kind import CAPACITY
 from flashmark.kinds.registry import KINDS
 from tests.report.recorded import REPORT_DATA, load_document

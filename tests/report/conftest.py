@@ -10,7 +10,7 @@ import click
 import pytest
 
 from flashmark.bench.document import document_to_run
-from flashmark.bench.model import Run
+from flashmark.bench.run_result import Run
 from flashmark.history.store import History
 from tests.report.recorded import DISKSTATS, DOCUMENT_NAMES, load_document
 

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from flashmark.bench.kind import RUN as RUN
     from flashmark.bench.lengths import MIN_TRANSFERS as MIN_TRANSFERS
     from flashmark.bench.lengths import TARGET_HALF_WIDTH_PCT as TARGET_HALF_WIDTH_PCT
-    from flashmark.bench.model import Run as Run
     from flashmark.bench.model import TargetKind as TargetKind
     from flashmark.bench.plan import Plan as Plan
     from flashmark.bench.probe_kind import PROBE as PROBE
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from flashmark.bench.profiles import PROFILES as PROFILES
     from flashmark.bench.render.profiles import profiles_document as profiles_document
     from flashmark.bench.render.profiles import profiles_table as profiles_table
+    from flashmark.bench.run_result import Run as Run
 
 _NAMES = {
     ".benchmark": (
@@ -55,7 +55,8 @@ _NAMES = {
     ".jobs": ("PREPARE_JOB_NAME",),
     ".kind": ("RUN",),
     ".lengths": ("MIN_TRANSFERS", "TARGET_HALF_WIDTH_PCT"),
-    ".model": ("Run", "TargetKind"),
+    ".model": ("TargetKind",),
+    ".run_result": ("Run",),
     ".plan": ("Plan",),
     ".probe_kind": ("PROBE", "ProbeResult"),
     ".probing": ("ProbeRequest", "run_probe"),

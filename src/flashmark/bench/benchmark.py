@@ -21,11 +21,12 @@ from flashmark import __version__
 from flashmark.bench.grading import claim_findings, grade_results, judge_probe
 from flashmark.bench.job_hash import job_hash, job_identity
 from flashmark.bench.measure import Measurement, MeasurementStopped, Progress, measure
-from flashmark.bench.model import HostInfo, Partial, Run, Target
+from flashmark.bench.model import HostInfo, Target
 from flashmark.bench.passport import card_passports
 from flashmark.bench.plan import Plan, default_settings, plan_area, plan_tests
 from flashmark.bench.preflight import check_plan, fio_work_folder
 from flashmark.bench.profiles import get_profile
+from flashmark.bench.run_result import Partial, Run
 from flashmark.bench.target import resolve_target
 from flashmark.errors import EnvironmentProblem, FlashmarkError, Interrupted
 from flashmark.fio.runner import FioRunner, ReplayRunner, runner_from_environment

@@ -14,16 +14,15 @@ from flashmark.bench.model import (
     Check,
     DirectionResult,
     Grade,
-    Partial,
     Passport,
     PassportPoint,
     RateIntervals,
-    Run,
     Settings,
     SubUnitRates,
     SustainedWrite,
     TestResult,
 )
+from flashmark.bench.run_result import Partial, Run
 from flashmark.codec import Codec, Defaults
 from flashmark.monitor.series import EARLIER as MONITOR_EARLIER
 from flashmark.stats import CONFIDENCE, METHOD, Verdict
@@ -53,7 +52,7 @@ from flashmark.workloads.result import EARLIER as WORKLOAD_EARLIER
 #      threshold, the busy check; margin_pct is then headroom below it); read as false when
 #      absent. A 1-reader still reads every check's "pass"/"verdict" right.
 #      "summary" (run): the run's answer in one line, the terminal's `verdict:` line
-#      (flashmark.bench.summary); written from the run, never read back, so a document without
+#      (flashmark.bench.run_result); written from the run, never read back, so a document without
 #      it reads as before.
 SCHEMA = "flashmark.result/1"
 

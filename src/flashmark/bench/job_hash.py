@@ -13,7 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from flashmark.bench.model import Run, Settings, TargetKind
+from flashmark.bench.model import Settings, TargetKind
+from flashmark.bench.run_result import Run
 
 # Hex digits of the hash shown and stored: 64 bits tell a fleet's jobs apart with room to
 # spare, and stay short enough to read in a message.

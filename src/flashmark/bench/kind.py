@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from flashmark.bench.document import SCHEMA, document_to_run, run_to_document
-from flashmark.bench.model import Run
+from flashmark.bench.run_result import Run
 from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
 
 if TYPE_CHECKING:

@@ -15,9 +15,7 @@ from typing import Any, ClassVar
 
 from flashmark.codec import document, written
 from flashmark.monitor.series import MonitorSeries
-from flashmark.probe.model import ProbeReport
 from flashmark.stats import MeanInterval, Verdict
-from flashmark.workloads.result import WorkloadResult
 
 
 class Pattern(StrEnum):
@@ -378,51 +376,3 @@ class Passport:
     verdict: str  # "fake", "suspicious", "no sign of a fake", "unknown"
     points: tuple[PassportPoint, ...]
     seen_before: tuple[int, ...]  # history ids of earlier results of this card (by CID)
-
-
-@dataclass(frozen=True)
-class Partial:
-    """Why a run's result holds only some of its tests: a later step failed (the workloads ran
-    out of inodes, the device failed), and the tests measured before it are kept."""
-
-    failed_step: str  # the step that failed: a test's name, "prepare", "workloads"
-    error: str  # its one-line error
-    exit_status: int  # what the command exited with (README "Exit codes")
-    not_run: tuple[str, ...] = ()  # the tests and steps that did not run after it
-
-
-@dataclass(frozen=True, kw_only=True)
-class Run:
-    """One benchmark run: the result document, as saved and as exported (`partial` when a
-    step failed after some of its tests were measured)."""
-
-    id: int | None = None  # the run's id in the history, once saved
-    flashmark_version: str
-    started_at: str  # ISO 8601, UTC
-    finished_at: str
-    target: Target
-    settings: Settings
-    host: HostInfo
-    fio: FioInfo
-    tests: tuple[TestResult, ...]
-    tests_skipped: tuple[str, ...] = field(default=())  # names, with the reason in warnings
-    grades: tuple[Grade, ...] = field(metadata=document(keyed_by="name"))  # by name
-    warnings: tuple[str, ...] = ()
-    findings: tuple[str, ...] = ()  # claimed vs measured, e.g. "claims A2; measured ...: ..."
-    workloads: tuple[WorkloadResult, ...] = ()  # the profile's real-world workloads, after fio
-    probe: ProbeReport | None = None  # the device, its claims and the host, read before the run
-    passport: Passport | None = None  # the measured card's passport, when it is an SD/eMMC card
-    partial: Partial | None = None  # set when a step failed after tests were measured
-
-    def test(self, name: str) -> TestResult | None:
-        return next((t for t in self.tests if t.spec.name == name), None)
-
-    @property
-    @written(before="flashmark_version")
-    def summary(self) -> str:
-        """The run's answer in one line (flashmark.bench.summary), the terminal's verdict."""
-        # Imported when asked for: the summary reads the grades' rules, which import this
-        # module.
-        from flashmark.bench.summary import run_summary
-
-        return run_summary(self)

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flashmark.bench.model import Run
 from flashmark.bench.render.cells import grades_passed, seconds_text, started_text, target_place
+from flashmark.bench.run_result import Run
 from flashmark.references import PUBLISHED_LABEL, ReferenceDevice
 from flashmark.units import format_iops, format_latency_ns, format_rate
 

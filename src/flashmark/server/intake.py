@@ -18,7 +18,7 @@ from typing import Any
 
 from flashmark.bench.document import SCHEMA as RESULT_SCHEMA
 from flashmark.bench.job_hash import job_hash, run_job_identity
-from flashmark.bench.model import Run
+from flashmark.bench.run_result import Run
 from flashmark.kinds.registry import DOCUMENT_KINDS
 from flashmark.kinds.strict import DocumentInvalid, check_document, parse_json
 from flashmark.probe.model import Device

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from flashmark.bench.document import document_to_run
-from flashmark.bench.model import Run
+from flashmark.bench.run_result import Run
 from flashmark.references import ReferenceDevice, find_reference
 from tests.cli_runner import Done
 from tests.cli_runner import flashmark as run_in_process

@@ -9,8 +9,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from flashmark.bench.jobs import sustained_size_limit
-from flashmark.bench.model import Check, DirectionResult, Grade, Run, Settings, TargetKind
+from flashmark.bench.model import Check, DirectionResult, Grade, Settings, TargetKind
 from flashmark.bench.render.describe import measured_line
+from flashmark.bench.run_result import Run
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME, sustained_length_text
 from flashmark.stats import Verdict
 from flashmark.units import format_iops, format_latency_ns, format_rate, format_size

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import pygal
 from pygal.style import Style
 
-from flashmark.bench.model import DirectionResult, Pattern, Run, TestResult
+from flashmark.bench.model import DirectionResult, Pattern, TestResult
 from flashmark.bench.render import describe
+from flashmark.bench.run_result import Run
 from flashmark.references import ReferenceDevice
 from flashmark.result_kind import LegendKey
 from flashmark.units import block_size_label, format_rate, mb_per_s

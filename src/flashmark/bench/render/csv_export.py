@@ -10,8 +10,9 @@ import csv
 import io
 from collections.abc import Sequence
 
-from flashmark.bench.model import DirectionResult, Run, TestResult
+from flashmark.bench.model import DirectionResult, TestResult
 from flashmark.bench.render.cells import device_text, plain_number, target_place
+from flashmark.bench.run_result import Run
 from flashmark.spreadsheet import text_cell
 from flashmark.units import MB
 

@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from flashmark.bench.model import Passport, Run, TargetKind
+from flashmark.bench.model import Passport, TargetKind
+from flashmark.bench.run_result import Run
 from flashmark.probe import device_summary, measured_summary
 from flashmark.probe.model import Device, Environment, ProbeReport
 
@@ -355,8 +356,6 @@ def environment_facts(environment: Environment, *, detail: bool) -> list[tuple[s
         for fact in ENVIRONMENT_FACTS
         if (detail or not fact.detail) and (text := fact.text(environment)) is not None
     ]
-
-
 
 
 # -- runs -------------------------------------------------------------------------------------

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 from markupsafe import Markup
 
-from flashmark.bench.model import Passport, Run, TargetKind
+from flashmark.bench.model import Passport, TargetKind
 from flashmark.bench.render import cells, charts, describe
+from flashmark.bench.run_result import Run
 from flashmark.monitor.render import describe_activity
 from flashmark.probe.model import Device, Environment
 from flashmark.references import PUBLISHED_LABEL, ReferenceDevice
@@ -191,9 +192,7 @@ def _not_shown(
     """What the runs hold no data for, in a sentence each (instead of an empty part)."""
     missing = []
     if not bandwidth.figures and bandwidth.missing:
-        missing.append(
-            "Bandwidth each second: no test has two or more seconds of fio's samples."
-        )
+        missing.append("Bandwidth each second: no test has two or more seconds of fio's samples.")
     if not sweep:
         which = "this run has none" if len(runs) == 1 else "none of these runs has one"
         missing.append(
@@ -499,6 +498,7 @@ _HOST_ROWS: list[tuple[str, Callable[[Run], str | None]]] = [
     ("machine", lambda r: r.host.machine),
     ("hostname", lambda r: r.host.hostname),
 ]
+
 
 def _header_line(label: str) -> Callable[[Run], str | None]:
     """A line of the terminal's header (cells.header_lines), word for word."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from flashmark.bench.model import Run
 from flashmark.bench.render.cells import (
     UNIT_NOTE,
     check_text,
@@ -23,6 +22,7 @@ from flashmark.bench.render.cells import (
     target_details,
     target_place,
 )
+from flashmark.bench.run_result import Run
 from flashmark.markdown import bullets, code, escape_inline, markdown_table
 from flashmark.workloads.result import WorkloadResult
 

@@ -9,10 +9,10 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from flashmark.bench.model import Grade, Passport, Run
+from flashmark.bench.model import Grade, Passport
 from flashmark.bench.render.cells import check_text, direction_cells, header_lines, sustained_text
 from flashmark.bench.render.describe import passport_rows
-from flashmark.bench.summary import medium_note, not_judged_text
+from flashmark.bench.run_result import Run, medium_note, not_judged_text
 from flashmark.stats import Verdict
 from flashmark.units import KiB, mb_per_s
 from flashmark.workloads.render import render_workloads
@@ -110,8 +110,6 @@ def _passport_table(passport: Passport) -> Table:
     for label, text in passport_rows(passport):
         table.add_row(label, text)
     return table
-
-
 
 
 def _activity_table(run: Run) -> Table | None:

@@ -1,22 +1,79 @@
-"""A benchmark run's answer in one line: the terminal's `verdict:` line and the document's
-"summary" key. The grades first ("A1 pass, A2 fail (random 4K write 594 IOPS < 2000), C10/U1
-pass, U3/V30 fail"), grades on the same figure with the same verdict sharing an entry; then
-what could not be judged and why, the write cache, and "SD-class equivalents" for a medium that
-is not SD or eMMC. A run stopped by a failed step says so first.
+"""A benchmark run as saved (`Run`, `Partial`) and its answer in one line (`run_summary`): the
+terminal's `verdict:` line and the document's "summary" key. The grades first ("A1 pass, A2
+fail (random 4K write 594 IOPS < 2000), C10/U1 pass, U3/V30 fail"), grades on the same figure
+with the same verdict sharing an entry; then what could not be judged and why, the write cache,
+and "SD-class equivalents" for a medium that is not SD or eMMC. A run stopped by a failed step
+says so first. The run and its line share a module: the line is part of the run's document.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 from flashmark.bench.grading.classes import sustained_rate
-from flashmark.bench.model import Check, Grade, Run, TargetKind
+from flashmark.bench.model import (
+    Check,
+    FioInfo,
+    Grade,
+    HostInfo,
+    Passport,
+    Settings,
+    SustainedWrite,
+    Target,
+    TargetKind,
+    TestResult,
+)
+from flashmark.codec import document, written
+from flashmark.probe.model import ProbeReport
 from flashmark.stats import Verdict
 from flashmark.units import format_iops, format_rate, format_size
+from flashmark.workloads.result import WorkloadResult
 
-if TYPE_CHECKING:
-    from flashmark.bench.model import SustainedWrite
+
+@dataclass(frozen=True)
+class Partial:
+    """Why a run's result holds only some of its tests: a later step failed (the workloads ran
+    out of inodes, the device failed), and the tests measured before it are kept."""
+
+    failed_step: str  # the step that failed: a test's name, "prepare", "workloads"
+    error: str  # its one-line error
+    exit_status: int  # what the command exited with (README "Exit codes")
+    not_run: tuple[str, ...] = ()  # the tests and steps that did not run after it
+
+
+@dataclass(frozen=True, kw_only=True)
+class Run:
+    """One benchmark run: the result document, as saved and as exported (`partial` when a
+    step failed after some of its tests were measured)."""
+
+    id: int | None = None  # the run's id in the history, once saved
+    flashmark_version: str
+    started_at: str  # ISO 8601, UTC
+    finished_at: str
+    target: Target
+    settings: Settings
+    host: HostInfo
+    fio: FioInfo
+    tests: tuple[TestResult, ...]
+    tests_skipped: tuple[str, ...] = field(default=())  # names, with the reason in warnings
+    grades: tuple[Grade, ...] = field(metadata=document(keyed_by="name"))  # by name
+    warnings: tuple[str, ...] = ()
+    findings: tuple[str, ...] = ()  # claimed vs measured, e.g. "claims A2; measured ...: ..."
+    workloads: tuple[WorkloadResult, ...] = ()  # the profile's real-world workloads, after fio
+    probe: ProbeReport | None = None  # the device, its claims and the host, read before the run
+    passport: Passport | None = None  # the measured card's passport, when it is an SD/eMMC card
+    partial: Partial | None = None  # set when a step failed after tests were measured
+
+    def test(self, name: str) -> TestResult | None:
+        return next((t for t in self.tests if t.spec.name == name), None)
+
+    @property
+    @written(before="flashmark_version")
+    def summary(self) -> str:
+        """The run's answer in one line (run_summary below), the terminal's verdict."""
+        return run_summary(self)
+
 
 # The media the SD Association's classes are written for: SD cards (SD Physical Layer
 # Simplified Specification) and eMMC, which hosts grade against the same A1/A2 figures.
