@@ -64,7 +64,6 @@ def capacity_command(
     restore_file: Path | None,
     backup_dir: Path | None,
     as_json: bool,
-    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     debug: bool,
@@ -129,7 +128,7 @@ def capacity_command(
 
         result = run_capacity(plan, progress=progress, on_backup_file=announce)
         display.end(f"capacity of {node}", result.verdict)
-    finish(CAPACITY, result, history, as_json=as_json, quiet=quiet).raise_problem()
+    finish(CAPACITY, result, history, as_json=as_json).raise_problem()
 
 
 def _confirm(node: str, given: str, yes: bool) -> None:

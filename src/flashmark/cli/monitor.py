@@ -17,7 +17,7 @@ from typing import TextIO
 import click
 
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.output import quiet_option, stderr_console
+from flashmark.cli.output import is_quiet, quiet_option, stderr_console
 from flashmark.cli.params import COUNT, INTERVAL, TIMEOUT
 from flashmark.cli.tail import (
     finish,
@@ -94,7 +94,6 @@ def monitor_command(
     count: int | None,
     timeout_s: float | None,
     as_json: bool,
-    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     debug: bool,
@@ -130,11 +129,11 @@ def monitor_command(
     if command:
         # Checked before the command runs: its recording could not be saved otherwise.
         history = history_to_save(db_path, no_save)
-        status = _monitor_command(request, as_json, quiet, history)
+        status = _monitor_command(request, as_json, history)
         if status != 0:
             ctx.exit(status)
     else:
-        _live(request, as_json, quiet)
+        _live(request, as_json)
 
 
 # -- live view -------------------------------------------------------------------------------
@@ -158,22 +157,22 @@ class _LinePrinter:
             print(format_sample_line(self.device, sample), file=self.stream, flush=True)
 
 
-def _live(request: MonitorRequest, as_json: bool, quiet: bool) -> None:
-    printer = _LinePrinter(request.device, sys.stderr if as_json else sys.stdout, silent=quiet)
+def _live(request: MonitorRequest, as_json: bool) -> None:
+    printer = _LinePrinter(request.device, sys.stderr if as_json else sys.stdout, silent=is_quiet())
     printer.header()
     with signals_raise():
         live = monitor_live(request, on_sample=printer)
-    finish(MONITOR, live.recording, None, as_json=as_json, quiet=quiet)
+    finish(MONITOR, live.recording, None, as_json=as_json)
     if live.stopped_by is not None and live.stopped_by.signal_name != "SIGINT":
         raise live.stopped_by
 
 
 # -- monitoring a command --------------------------------------------------------------------
-def _monitor_command(
-    request: MonitorRequest, as_json: bool, quiet: bool, history: History | None
-) -> int:
+def _monitor_command(request: MonitorRequest, as_json: bool, history: History | None) -> int:
     on_sample = None
-    if sys.stderr.isatty() and not quiet:  # a live view while it runs; logs get the summary only
+    if (
+        sys.stderr.isatty() and not is_quiet()
+    ):  # a live view while it runs; logs get the summary only
         on_sample = _LinePrinter(request.device, sys.stderr)
         on_sample.header()
     with signals_raise():
@@ -184,7 +183,6 @@ def _monitor_command(
         ran.recording,
         None if outcome.timed_out else history,
         as_json=as_json,
-        quiet=quiet,
     )
     # Before the command's own status: a script must learn that nothing was saved.
     finished.raise_problem()

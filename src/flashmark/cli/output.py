@@ -127,6 +127,7 @@ quiet_option = click.option(
     "--quiet",
     "-q",
     is_flag=True,
+    expose_value=False,  # read through is_quiet()
     callback=_set_quiet,
     help="Print only the verdict line (the answer, on stdout; with --json the document); "
     "errors still go to stderr.",

@@ -230,7 +230,6 @@ def run_command(
     host_down: bool,
     new_run: bool,
     as_json: bool,
-    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     debug: bool,
@@ -323,9 +322,9 @@ def run_command(
         try:
             result = run_powercut(request, plan, progress=progress, remote=remote)
         except PowercutStopped as stopped:
-            finish(POWERCUT, stopped.partial, history, as_json=as_json, quiet=quiet)
+            finish(POWERCUT, stopped.partial, history, as_json=as_json)
             raise _stopped_error(stopped) from stopped.cause
-    finished = finish(POWERCUT, result, history, as_json=as_json, quiet=quiet)
+    finished = finish(POWERCUT, result, history, as_json=as_json)
     finished.raise_problem()
     return finished.result
 
@@ -353,7 +352,6 @@ def verify_command(
     token_file: Path | None,
     record_file: Path | None,
     as_json: bool,
-    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     debug: bool,
@@ -388,7 +386,7 @@ def verify_command(
             record_file=record_file,
             progress=progress,
         )
-    finished = finish(POWERCUT, result, history, as_json=as_json, quiet=quiet)
+    finished = finish(POWERCUT, result, history, as_json=as_json)
     finished.raise_problem()
     return finished.result
 

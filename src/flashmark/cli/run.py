@@ -170,7 +170,6 @@ def run_command(
     runtime_s: int | None,
     ramp_s: int | None,
     as_json: bool,
-    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     buffered: bool,
@@ -258,7 +257,7 @@ def run_command(
         history=history,
         db_path=db_path,
     )
-    finished = finish(RUN, result, history, as_json=as_json, quiet=quiet)
+    finished = finish(RUN, result, history, as_json=as_json)
     if stopped is not None:
         raise _stopped_error(stopped, finished.outcome, as_json)
     finished.raise_problem()

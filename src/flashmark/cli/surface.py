@@ -107,7 +107,6 @@ def surface_command(
     size_limit: int | None,
     resume: bool,
     as_json: bool,
-    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     stall_timeout_s: float,
@@ -171,7 +170,6 @@ def surface_command(
         outcome.result,
         history,
         as_json=as_json,
-        quiet=quiet,
         replacing=outcome.replacing,
     )
     if outcome.stopped is not None:

@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from flashmark.cli.output import (
     OutputFailed,
+    is_quiet,
     print_json,
     print_text,
     print_verdict,
@@ -212,7 +213,6 @@ def finish(
     history: History | None,
     *,
     as_json: bool,
-    quiet: bool = False,
     replacing: int | None = None,
 ) -> Finished[R]:
     """Save `result` (in place of the checkpoint `replacing`), then print its document with
@@ -228,10 +228,8 @@ def finish(
             raise TypeError(f"a {kind.name} result is printed, never saved")
         if as_json:
             print_json(document)
-        elif isinstance(view := kind.terminal(result), str):  # plain text: no markup, no wrap
-            print_text(view)
         else:
-            stdout_console().print(view)
+            _print_view(kind, result)
         return Finished(result, document, None)
     outcome = None
     if history is not None:
@@ -243,16 +241,19 @@ def finish(
     with printing_result(document, outcome):
         if as_json:
             print_json(document)
-            if not quiet:
-                print_verdict(stderr_console(), line)
-        elif quiet:
-            print_verdict(stdout_console(), line)
+            print_verdict(stderr_console(), line)  # silent with --quiet
         else:
-            console = stdout_console()
-            if isinstance(view := kind.terminal(result), str):  # plain text: no markup, no wrap
-                print_text(view)
-            else:
-                console.print(view)
-            print_verdict(console, line)
+            if not is_quiet():
+                _print_view(kind, result)
+            print_verdict(stdout_console(), line)
         print_only_copy(outcome, document, json_on_stdout=as_json)
     return Finished(result, document, outcome)
+
+
+def _print_view(kind: ResultKind[R], result: R) -> None:
+    """The result's terminal view on stdout; a view that is plain text as it is (no markup,
+    no wrapping)."""
+    if isinstance(view := kind.terminal(result), str):
+        print_text(view)
+    else:
+        stdout_console().print(view)

@@ -60,7 +60,6 @@ def workload_command(
     scale: float,
     interval_s: float,
     as_json: bool,
-    quiet: bool,
     db_path: Path | None,
     no_save: bool,
     debug: bool,
@@ -91,4 +90,4 @@ def workload_command(
             WorkloadRequest(names, target, scale, interval_s), progress=progress
         )
         display.end(", ".join(names), "done")
-    finish(WORKLOADS, result, history, as_json=as_json, quiet=quiet).raise_problem()
+    finish(WORKLOADS, result, history, as_json=as_json).raise_problem()

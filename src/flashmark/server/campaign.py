@@ -23,6 +23,7 @@ from flashmark.server.campaign_names import natural_key
 from flashmark.server.intake import HEADLINE_COLUMNS
 from flashmark.server.ranking import standings
 from flashmark.server.storage import CampaignRecord, CampaignResult
+from flashmark.server.views import figure as shown_figure
 from flashmark.spreadsheet import text_cell
 
 OUTLIER_MADS = 3.0  # the conservative threshold of Leys et al. (J. Exp. Soc. Psychol. 49, 2013)
@@ -263,14 +264,6 @@ def _reason(fleet: FleetFigure, value: float) -> str:
         f"{shown_figure(fleet.median, fleet.unit)} {fleet.unit}; the fleet's band is "
         f"{shown_figure(fleet.low, fleet.unit)} to {shown_figure(fleet.high, fleet.unit)})"
     )
-
-
-def shown_figure(value: float | None, unit: str) -> str:
-    """A figure in its unit as pages show it: MB/s with one decimal (MB = 10^6 bytes), IOPS
-    whole."""
-    if value is None:
-        return ""
-    return f"{value / 1e6:.1f}" if unit == "MB/s" else f"{value:.0f}"
 
 
 def verdict_of(boards: Sequence[Board]) -> str:

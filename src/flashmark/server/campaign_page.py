@@ -20,7 +20,9 @@ import jinja2
 from markupsafe import Markup
 
 from flashmark import __version__
-from flashmark.server.campaign import FIGURES, Board, Campaign, FleetFigure, shown_figure
+from flashmark.server.campaign import FIGURES, Board, Campaign, FleetFigure
+from flashmark.server.views import capacity
+from flashmark.server.views import figure as shown_figure
 
 _TEMPLATES = Path(__file__).resolve().parent / "templates"
 # The report file: its own inline style (by hash), nothing else; no script, no request.
@@ -99,7 +101,7 @@ def _row(board: Board, campaign: Campaign) -> Row:
     return Row(
         board=board,
         card=card,
-        capacity="" if board.capacity_bytes is None else f"{board.capacity_bytes / 1e9:.1f} GB",
+        capacity=capacity(board.capacity_bytes),
         # The reasons in full are in the verdict; the row says which figures and how far.
         status="outlier: " + ", ".join(outside) if outside else board.status,
         grades=", ".join(f"{name} {verdict or 'not graded'}" for name, verdict in board.grades),

@@ -289,7 +289,7 @@ class Storage:
                 "FROM results WHERE campaign = ? ORDER BY id LIMIT ?",
                 (name, MAX_CAMPAIGN_RESULTS),
             ).fetchall()
-        width = len(HEADLINE_COLUMNS) + 11
+        width = _SUMMARY.count(",") + 1  # the summary's columns come first
         results = tuple(
             CampaignResult(
                 row=_row(row[:width]),
