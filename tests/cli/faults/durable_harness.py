@@ -519,10 +519,10 @@ def _workloads_run_out_of_inodes(
         outcome.problems.append(f"left in the target: {left}")
 
 
-def _as_nobody(code: code_for_others.CodeForOthers, *args: str) -> list[str]:
+def _as_nobody(readable: code_for_others.CodeForOthers, *args: str) -> list[str]:
     """`flashmark ARGS` as the uid without a passwd entry, from the copy it can read."""
     uid = str(code_for_others.NO_PASSWD_UID)
-    return ["setpriv", "--reuid", uid, "--regid", uid, "--clear-groups", *code.flashmark(*args)]
+    return ["setpriv", "--reuid", uid, "--regid", uid, "--clear-groups", *readable.flashmark(*args)]
 
 
 @contextlib.contextmanager
@@ -532,15 +532,15 @@ def _homeless(
     """A case folder that the uid without a passwd entry can use (on a small ext4 under /tmp:
     the lab's folders are private to root), an environment without HOME or XDG_* that imports
     the copy of flashmark it can read, and that copy (code_for_others.py)."""
-    code = lab.resource("code other users run", code_for_others.readable_copy)
+    readable = lab.resource("code other users run", code_for_others.readable_copy)
     with small_ext4(Path(tempfile.gettempdir()), 128 * MiB, 4096) as mount:
         own = CaseFolder(mount, folder.marker)
-        env = code.env(_fio_wrapper(own))
+        env = readable.env(_fio_wrapper(own))
         for name in ("HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "USER", "LOGNAME", "FLASHMARK_DB"):
             env.pop(name, None)
         for path in (own.target, own.tmpdir, own.logs):
             path.chmod(0o1777)
-        yield own, env, code
+        yield own, env, readable
 
 
 def _no_home_history(
