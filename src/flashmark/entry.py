@@ -5,7 +5,9 @@ and SIGHUP get a handler that prints one line and exits at once with 128 + the s
 (README "Exit codes"): nothing needs undoing yet. Commands that create something replace it
 with flashmark.system.signals.signals_raise() while they must clean up. Only contextlib, os,
 signal and sys are imported before install_stop_handlers(): each import before it widens the
-window in which Python's own KeyboardInterrupt handler is in charge.
+window in which Python's own KeyboardInterrupt handler is in charge. A Ctrl-C that CPython's
+start-up caught and dropped before this module ran is honoured too, where CPython left a trace
+of it (interrupted_while_python_started).
 """
 
 # No `from __future__ import annotations` here, unlike elsewhere: it is one more module to
@@ -82,11 +84,25 @@ def standard_streams() -> None:
         os._exit(3)
 
 
+def interrupted_while_python_started() -> bool:
+    """Whether a Ctrl-C reached Python's own handler while CPython checked if the script's
+    path is an import path entry, before any code of flashmark's ran. CPython (Modules/main.c,
+    pymain_get_importer) prints that KeyboardInterrupt after "Failed checking if argv[0] is an
+    import path entry" and runs the script anyway; PyErr_Print keeps it in sys.last_value
+    (sys.last_exc from Python 3.12), the only trace of that Ctrl-C."""
+    for name in ("last_exc", "last_value"):
+        if isinstance(getattr(sys, name, None), KeyboardInterrupt):
+            return True
+    return False
+
+
 def main() -> None:
     """The console script `flashmark` (pyproject.toml) and `python -m flashmark`."""
     try:
         install_stop_handlers()
     except KeyboardInterrupt:  # a Ctrl-C that Python's handler took just before ours was set
+        stop_at_once(signal.SIGINT, None)
+    if interrupted_while_python_started():
         stop_at_once(signal.SIGINT, None)
     standard_streams()
     from flashmark.cli import main as command_line

@@ -12,7 +12,15 @@ Before that, the signal meets Python's own start-up: SIGTERM and SIGHUP end the 
 the signal with nothing on stderr; SIGINT may meet Python's KeyboardInterrupt while the
 interpreter imports its site packages or the console script imports flashmark's entry module,
 before flashmark could set a handler (on this machine a sandbox's .pth file makes that window
-~15 ms): such a traceback may show no flashmark frame beyond those imports.
+~15 ms): such a traceback may show no flashmark frame beyond those imports. Two of those
+KeyboardInterrupts CPython prints and drops, then runs the script as if no signal had come:
+  - the one raised while it checks whether the script's path is an import path entry
+    (Modules/main.c pymain_get_importer: "Failed checking if argv[0] is an import path
+    entry"). PyErr_Print keeps it in sys.last_value, and flashmark's entry reads it there:
+    the run stops with 130 and its one line, after CPython's report.
+  - one raised inside a weakref callback of the import system ("Exception ignored in:
+    <function _get_module_lock.<locals>.cb"): an unraisable exception leaves no trace, so the
+    command runs to its end.
 
 Each moment is a process of its own, timed from its own start; a few run side by side (most of
 their lives is waiting), each with its own folder and history.
@@ -191,9 +199,23 @@ def test_a_signal_at_any_moment_gives_its_status_and_one_line(
         where = f"{command} {sig.name} {delivery.where}"
         assert list(delivery.target.iterdir()) == [], where  # never a test file left behind
 
-        if status == 0:  # finished before the signal arrived, or Python's start-up ate it
-            assert "Traceback" not in stderr or _python_startup_interrupt(stderr, sig), where
-            assert "Traceback" not in stderr or not handled, where
+        dropped = _dropped_report(stderr, ARGV0_CHECK)
+        if dropped is not None:  # CPython's own report of the SIGINT, then flashmark's line
+            report, rest = dropped
+            assert sig == signal.SIGINT and not handled, where
+            assert _no_flashmark_frame(report), where
+            assert status == exit_status_for(sig), where
+            assert rest == "flashmark: stopped by SIGINT\n", where
+            continue
+        dropped = _dropped_report(stderr, UNRAISABLE)
+        if dropped is not None:  # dropped without a trace: the command ran as if not signalled
+            report, rest = dropped
+            assert sig == signal.SIGINT and not handled, where
+            assert _no_flashmark_frame(report), where
+            assert status == 0 and "Traceback" not in rest, where
+            continue
+        if status == 0:  # finished before the signal arrived
+            assert "Traceback" not in stderr, where
             continue
         if status == -sig:  # killed by the signal: only before flashmark's handlers
             assert not handled, where
@@ -218,9 +240,6 @@ def _python_startup_interrupt(stderr: str, sig: signal.Signals) -> bool:
     """Python's own KeyboardInterrupt before flashmark's handlers exist: while Python imports
     its site packages, or flashmark's package and entry module are being imported. No frame
     may be inside flashmark's code beyond those imports."""
-    # CPython prints some of these itself and goes on ("Failed checking if argv[0] is an
-    # import path entry", "Exception ignored in: <function _get_module_lock.<locals>.cb"):
-    # the process then ends as if no signal had come.
     lines = stderr.rstrip().splitlines()
     if sig != signal.SIGINT or not lines:
         return False
@@ -233,11 +252,94 @@ def _python_startup_interrupt(stderr: str, sig: signal.Signals) -> bool:
         if site
         else (lines[-1].startswith("KeyboardInterrupt"))
     )
-    if not interrupted:
-        return False
-    for path, function in _FRAME.findall(stderr):
+    return interrupted and _no_flashmark_frame(stderr)
+
+
+def _no_flashmark_frame(traceback: str) -> bool:
+    """No frame inside flashmark's code beyond the import of its package and entry module."""
+    for path, function in _FRAME.findall(traceback):
         if f"{SOURCE}/" in path and (
             Path(path).name not in ("__init__.py", "entry.py") or function != "<module>"
         ):
             return False
     return True
+
+
+# The first lines of CPython's reports of a KeyboardInterrupt it prints and then drops: one
+# raised while it checks whether the script's path is an import path entry (Modules/main.c,
+# pymain_get_importer), one raised where Python cannot raise it (a weakref callback such as
+# the import system's _get_module_lock.<locals>.cb: PyErr_WriteUnraisable).
+ARGV0_CHECK = "Failed checking if argv[0] is an import path entry"
+UNRAISABLE = "Exception ignored in: "
+
+
+def _dropped_report(stderr: str, first: str) -> tuple[str, str] | None:
+    """CPython's report of a KeyboardInterrupt that it dropped (a line beginning with `first`,
+    the traceback, "KeyboardInterrupt"), and what was printed after it; None when stderr does
+    not begin with such a report."""
+    lines = stderr.splitlines(keepends=True)
+    if not lines or not lines[0].startswith(first):
+        return None
+    for number, line in enumerate(lines):
+        if line.startswith("KeyboardInterrupt"):
+            return "".join(lines[: number + 1]), "".join(lines[number + 1 :])
+    return None
+
+
+# A sitecustomize module (site imports it before the script runs) that sends its own process
+# a SIGINT from a path hook, when CPython asks the hooks about the console script's path: the
+# signal lands inside that check every time instead of once in many runs.
+SIGINT_IN_ARGV0_CHECK = """\
+import os
+import signal
+import sys
+
+
+def interrupt_on_the_script(path):
+    if path == os.environ["FLASHMARK_TEST_SCRIPT"]:
+        os.kill(os.getpid(), signal.SIGINT)
+    raise ImportError  # not this hook's kind of path entry: CPython asks the next hook
+
+
+sys.path_hooks.insert(0, interrupt_on_the_script)
+"""
+
+
+@pytest.mark.parametrize("command", ["history", "run"])
+def test_a_sigint_python_drops_while_checking_the_script_path_still_stops_flashmark(
+    tmp_path, script, recordings, command
+):
+    """Python prints that KeyboardInterrupt and runs the script anyway; flashmark's entry
+    finds it in sys.last_value and stops before doing anything: exit 130 and its one line,
+    after CPython's report (written before any flashmark code ran)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SIGINT_IN_ARGV0_CHECK)
+    target = tmp_path / "card"
+    target.mkdir()
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{site}:{SOURCE}",
+        "FLASHMARK_TEST_SCRIPT": str(script),
+        "FLASHMARK_DB": str(tmp_path / "history.sqlite3"),
+        "FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive"),
+        "LC_ALL": "C",
+    }
+    env.pop("FLASHMARK_DEBUG", None)
+    arguments = [a.format(target=target) for a in COMMANDS[command][0]]
+    done = subprocess.run(
+        [sys.executable, str(script), *arguments],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    dropped = _dropped_report(done.stderr, ARGV0_CHECK)
+    assert dropped is not None, done.stderr  # the signal did land in CPython's check
+    report, rest = dropped
+    assert "interrupt_on_the_script" in report and _no_flashmark_frame(report), report
+    assert (done.returncode, rest) == (130, "flashmark: stopped by SIGINT\n"), done.stderr
+    assert done.stdout == ""
+    assert list(target.iterdir()) == []
+    assert not (tmp_path / "history.sqlite3").exists()

@@ -31,6 +31,7 @@ from typing import Any
 
 from flashmark.testing.flash import FlashModel
 from flashmark.testing.throttle import EmulatedDevice
+from tests.cli.faults import code_for_others
 from tests.cli.faults import durable_cases as d
 from tests.cli.faults.harness import (
     CaseFolder,
@@ -47,7 +48,6 @@ from tests.cli.faults.harness import (
 
 MiB = 1 << 20
 _TIMEOUT_S = 180.0
-_NOBODY_UID = 54321  # a uid without a passwd entry (checked)
 # The run a measuring case makes: the a1 profile's five tests on 4 MiB, 1 s each, no ramp.
 A1 = ("--profile", "a1", "--size", "4M", "--runtime", "1", "--ramp", "0")
 # The card of the power cut cases: genuine, 128 MiB; 15 ms per 256 KiB write and 8 ms per read
@@ -519,39 +519,44 @@ def _workloads_run_out_of_inodes(
         outcome.problems.append(f"left in the target: {left}")
 
 
-def _as_nobody(folder: CaseFolder, argv: list[str]) -> list[str]:
-    return ["setpriv", "--reuid", str(_NOBODY_UID), "--regid", str(_NOBODY_UID),
-            "--clear-groups", *argv]  # fmt: skip
+def _as_nobody(readable: code_for_others.CodeForOthers, *args: str) -> list[str]:
+    """`flashmark ARGS` as the uid without a passwd entry, from the copy it can read."""
+    uid = str(code_for_others.NO_PASSWD_UID)
+    return ["setpriv", "--reuid", uid, "--regid", uid, "--clear-groups", *readable.flashmark(*args)]
 
 
 @contextlib.contextmanager
-def _homeless(folder: CaseFolder) -> Iterator[tuple[CaseFolder, dict[str, str]]]:
+def _homeless(
+    lab: Lab, folder: CaseFolder
+) -> Iterator[tuple[CaseFolder, dict[str, str], code_for_others.CodeForOthers]]:
     """A case folder that the uid without a passwd entry can use (on a small ext4 under /tmp:
-    the lab's folders are private to root), and an environment without HOME or XDG_*."""
+    the lab's folders are private to root), an environment without HOME or XDG_* that imports
+    the copy of flashmark it can read, and that copy (code_for_others.py)."""
+    readable = lab.resource("code other users run", code_for_others.readable_copy)
     with small_ext4(Path(tempfile.gettempdir()), 128 * MiB, 4096) as mount:
         own = CaseFolder(mount, folder.marker)
-        env = _fio_wrapper(own)
+        env = readable.env(_fio_wrapper(own))
         for name in ("HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "USER", "LOGNAME", "FLASHMARK_DB"):
             env.pop(name, None)
         for path in (own.target, own.tmpdir, own.logs):
             path.chmod(0o1777)
-        yield own, env
+        yield own, env, readable
 
 
 def _no_home_history(
     lab: Lab, folder: CaseFolder, device: EmulatedDevice, outcome: Outcome
 ) -> None:
-    with _homeless(folder) as (own, env):
-        code, _, stderr, _ = _run(_as_nobody(own, flashmark("history")), env, own.root)
+    with _homeless(lab, folder) as (own, env, readable):
+        code, _, stderr, _ = _run(_as_nobody(readable, "history"), env, own.root)
     _expect(outcome, "history without a home", code, stderr, (3,), "no home folder",
             "FLASHMARK_DB")  # fmt: skip
 
 
 def _no_home_run(no_save: bool) -> EnvironmentFault:
     def fault(lab: Lab, folder: CaseFolder, device: EmulatedDevice, outcome: Outcome) -> None:
-        with _homeless(folder) as (own, env):
-            argv = flashmark("run", str(own.target), *A1, *(("--no-save",) if no_save else ()))
-            code, out, stderr, _ = _run(_as_nobody(own, argv), env, own.root)
+        with _homeless(lab, folder) as (own, env, readable):
+            args = ("run", str(own.target), *A1, *(("--no-save",) if no_save else ()))
+            code, out, stderr, _ = _run(_as_nobody(readable, *args), env, own.root)
             jobs = _fio_jobs(own)
             left = sorted(os.listdir(own.target))
         if no_save:

@@ -11,7 +11,8 @@ Per case, on the lab's emulated device (ext4 on a throttled loop device):
 The user runs tests/cli/faults/attacker.py through `setpriv --reuid --regid --clear-groups`
 (util-linux setpriv(1)), with descriptors of the folders it attacks, while root runs the
 command inside the device's throttle group. The user is made once per lab with useradd and
-removed with userdel when the lab closes.
+removed with userdel when the lab closes; it runs a copy of attacker.py that every user can
+read (code_for_others.py: the checkout may be in a folder private to root).
 """
 
 from __future__ import annotations
@@ -24,17 +25,15 @@ import secrets
 import shutil
 import stat
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from flashmark.testing.throttle import EmulatedDevice
-from tests.cli.faults import harness
+from tests.cli.faults import code_for_others, harness
 from tests.cli.faults.race_cases import PARENT, STICKY, TMPDIR, RaceCase
 
-ATTACKER = Path(__file__).with_name("attacker.py")
 _RUN_TIMEOUT_S = 120.0
 _READY_TIMEOUT_S = 10.0
 
@@ -75,11 +74,12 @@ def run_race_case(lab: harness.Lab, case: RaceCase, marker: str, outcome: harnes
         outcome.problems.append(reason)
         return
     user = lab.resource("unprivileged user", unprivileged_user)
+    readable = lab.resource("code other users run", code_for_others.readable_copy)
     with lab.device() as device:
         assert device.mount_point is not None
         folder = harness.CaseFolder(device.mount_point / "cases", marker)
         try:
-            _race_in(case, user, device, folder, outcome)
+            _race_in(case, user, readable, device, folder, outcome)
         finally:
             harness.kill_case_processes(marker)
             folder.remove()
@@ -119,7 +119,12 @@ def _prepare(case: RaceCase, user: User, folder: harness.CaseFolder) -> tuple[Pa
 
 
 def _start_attacker(
-    case: RaceCase, user: User, folder: harness.CaseFolder, victim: Path, victims: Path
+    case: RaceCase,
+    user: User,
+    readable: code_for_others.CodeForOthers,
+    folder: harness.CaseFolder,
+    victim: Path,
+    victims: Path,
 ) -> tuple[subprocess.Popen[bytes], Path]:
     attacked = folder.tmpdir if case.place == TMPDIR else folder.target
     log = folder.logs / "attacker.jsonl"
@@ -129,8 +134,8 @@ def _start_attacker(
     try:
         argv = [
             "setpriv", f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups", "--",
-            sys.executable, "-I", str(ATTACKER), case.strategy, str(folder_fd), str(parent_fd),
-            str(victim), str(victims), str(log_fd),
+            readable.script_python, "-I", readable.script("attacker.py"), case.strategy,
+            str(folder_fd), str(parent_fd), str(victim), str(victims), str(log_fd),
         ]  # fmt: skip
         process = subprocess.Popen(
             argv,
@@ -198,6 +203,7 @@ def _victim_state(victim: Path, victims: Path) -> tuple[dict[str, str], tuple[in
 def _race_in(
     case: RaceCase,
     user: User,
+    readable: code_for_others.CodeForOthers,
     device: EmulatedDevice,
     folder: harness.CaseFolder,
     outcome: harness.Outcome,
@@ -211,7 +217,7 @@ def _race_in(
     if case.place == TMPDIR:
         attacked = folder.tmpdir
     before = _owned_entries(attacked)
-    attacker, log = _start_attacker(case, user, folder, victim, victims)
+    attacker, log = _start_attacker(case, user, readable, folder, victim, victims)
     started = time.monotonic()
     try:
         flashmark = subprocess.run(
