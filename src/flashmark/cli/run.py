@@ -30,6 +30,7 @@ from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import (
     print_json,
     quiet_option,
+    say_line,
     stderr_console,
     stdout_console,
     styled,
@@ -305,6 +306,8 @@ def _describe_plan(plan: Plan) -> None:
     )
     if plan.sustained_note is not None:
         console.print(f"flashmark: {plan.sustained_note}", highlight=False)
+    if plan.space is not None:
+        say_line(plan.space.line())
     if plan.probe_problem is not None:
         console.print(
             f"[yellow]warning:[/yellow] could not identify the device: {plan.probe_problem}",

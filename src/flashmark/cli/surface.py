@@ -14,7 +14,7 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import say_cleaned_at_start
 from flashmark.cli.confirm import ALLOW_SYSTEM_DISK, confirm_filling
-from flashmark.cli.output import quiet_option, stderr_console
+from flashmark.cli.output import quiet_option, say_line, stderr_console
 from flashmark.cli.params import SIZE, BoundedInt, stall_timeout_option
 from flashmark.cli.progress import BarProgress, PlainProgress, progress_display
 from flashmark.cli.tail import (
@@ -232,7 +232,7 @@ def _announce(job: SurfaceJob) -> None:
         what = "reading the whole device (nothing is written)"
     stderr_console().print(f"flashmark: surface of {plan.given}: {what}", highlight=False)
     if plan.space is not None:
-        stderr_console().print(plan.space.line(), highlight=False)
+        say_line(plan.space.line())
 
 
 _STEPS = {"write": "write pass", "read": "read pass", "retry": "retrying errors"}
