@@ -170,12 +170,13 @@ class SpacePlan:
         """The line said before writing: 'space    writes up to 78 GiB to /dev/vda (ext4 on
         /), leaving at least 12.6 GiB free'."""
         fs = self.filesystem
-        made = f"{fs.device} (a new {fs.fstype} made on it)"
-        where = made if self.new_filesystem else fs.label()
-        text = (
-            f"{SPACE_LABEL}writes up to {format_size(self.write_bytes)} to {where}, leaving at "
-            f"least {format_size(max(0, fs.free_bytes - self.write_bytes))} free"
-        )
+        left = format_size(max(0, fs.free_bytes - self.write_bytes))
+        if self.new_filesystem:  # its free space is the device's less what mkfs takes
+            where = f"{fs.device} (a new {fs.fstype} made on its {format_size(fs.size_bytes)})"
+            leaving = f"leaving at least {left} of it to the filesystem and free space"
+        else:
+            where, leaving = fs.label(), f"leaving at least {left} free"
+        text = f"{SPACE_LABEL}writes up to {format_size(self.write_bytes)} to {where}, {leaving}"
         for image in self.images:
             grows = min(self.write_bytes, image.holes_bytes)
             text += (

@@ -89,8 +89,8 @@ def check_room(
     short_of = []
     if needs.bytes > room:
         short_of.append(
-            f"about {format_size(needs.bytes)} ({format_size(free)} free, of which "
-            f"{format_size(reserve)} is always left free)"
+            f"about {format_size(needs.bytes)} ({format_size(free)} free, of which flashmark "
+            f"always leaves {format_size(reserve)})"
         )
     if free_inodes is not None and needs.inodes > free_inodes:
         short_of.append(f"{needs.inodes:,} inodes ({free_inodes:,} free)")
