@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -124,3 +125,38 @@ def test_a_scan_stops_when_another_writer_fills_the_filesystem(emulated_flash):
         assert "something else is writing there): stopped to leave" in last
         assert "the scan's files were removed" in last
         assert sorted(os.listdir(folder)) == ["lost+found", "other"]
+
+
+def _typed(answer: str, *args: str) -> tuple[int, str]:
+    """The command on a terminal (a pseudo-terminal as its stdin), `answer` typed at it."""
+    main, secondary = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "flashmark", *args],
+            stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        os.write(main, answer.encode() + b"\n")
+        out, err = process.communicate(timeout=300)
+    finally:
+        os.close(main)
+        os.close(secondary)
+    return process.returncode, out + err
+
+
+@pytest.mark.root
+def test_on_a_terminal_the_device_must_be_typed_to_fill_a_sparse_image_on_the_system_disk(
+    tmp_path,
+):
+    if os.stat(tmp_path).st_dev != os.stat("/").st_dev:
+        pytest.skip("the temporary folder is not on the root filesystem here")
+    with mounted_image(tmp_path / "sparse.img", 128 * MiB, sparse=True) as (node, folder):
+        code, output = _typed("/dev/nothing", "surface", str(folder), "--no-save")
+        assert code == 4, output
+        asked = f"This fills {node} (ext4 on {folder}) up to the space flashmark leaves free"
+        assert asked in output
+        assert f"Type {node} to continue" in output
+        assert f"confirmation did not match {node}; nothing was written" in output
+        assert os.listdir(folder) == ["lost+found"]
+        code, output = _typed(node, "surface", str(folder), "--no-save")
+        assert code == 0, output
+        assert "files read back as written" in output
