@@ -188,7 +188,10 @@ def run_command(
     \b
     In a folder, a uniquely named test file is created, measured with direct I/O and
     removed afterwards, also on errors, Ctrl-C and SIGTERM. A block device gets read
-    tests only, unless --destructive is given.
+    tests only, unless --destructive is given. In a folder, a line says first where
+    it writes and how much; max(5%, 1 GiB) of the filesystem is always left free (a
+    --size that would eat into it is refused), and a disk filled by something else
+    meanwhile stops the run before the next test, the tests measured so far saved.
 
     \b
     Examples:
