@@ -18,6 +18,7 @@ filesystems count: a FUSE or network file says nothing true about its room.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,6 +92,8 @@ def filesystem_of(folder: str | Path, roots: SystemRoots) -> Filesystem:
     majmin = f"{os.major(st_dev)}:{os.minor(st_dev)}"
     mount = mount_of(os.path.realpath(folder), read_mounts(roots), majmin)
     name = name_of_majmin(majmin, roots) if os.major(st_dev) else None
+    if name is None and mount is not None:
+        name = _source_device(mount.source, roots)
     size, free = _sizes(folder)
     return Filesystem(
         folder=folder,
@@ -101,6 +104,20 @@ def filesystem_of(folder: str | Path, roots: SystemRoots) -> Filesystem:
         size_bytes=size,
         free_bytes=free,
     )
+
+
+def _source_device(source: str, roots: SystemRoots) -> str | None:
+    """The kernel name of a mount's source device: for filesystems whose st_dev is not their
+    device's (btrfs gives each subvolume an anonymous one, 0:N)."""
+    if not source.startswith("/dev/"):
+        return None
+    try:
+        status = os.stat(source)
+    except OSError:
+        return None
+    if not stat.S_ISBLK(status.st_mode):
+        return None
+    return name_of_majmin(f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}", roots)
 
 
 def _sizes(folder: str) -> tuple[int, int]:

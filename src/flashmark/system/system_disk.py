@@ -2,7 +2,7 @@
 
 `fill_refusal(fs, roots)` says why filling `fs` needs the user's explicit consent, or None:
 - it is the filesystem of /, /var or /home (the system runs from it: logs, databases,
-  packages), or
+  packages; the same st_dev, or the same device, as btrfs subvolumes each have an st_dev), or
 - it sits on the same disk as one of those, or
 - it sits on a non-removable disk (sysfs `removable` of the whole disk is 0), except SD cards
   on mmc hosts, which some kernels report as non-removable (their card `type` is "SD").
@@ -16,11 +16,9 @@ image is sparse, filling the loop grows it on its host filesystem, so the host i
 
 from __future__ import annotations
 
-import os
-
 from flashmark.errors import TargetError
-from flashmark.system.device_stack import MemberKind, Role, device_stack, name_of_majmin
-from flashmark.system.disk_space import Filesystem, sparse_images
+from flashmark.system.device_stack import MemberKind, Role, device_stack
+from flashmark.system.disk_space import Filesystem, filesystem_of, sparse_images
 from flashmark.system.sysroot import SystemRoots
 
 SYSTEM_FOLDERS = ("/", "/var", "/home")
@@ -31,22 +29,24 @@ _CARRIERS = (Role.TARGET, Role.BELOW, Role.PARENT)
 def fill_refusal(fs: Filesystem, roots: SystemRoots) -> str | None:
     """Why filling `fs` needs explicit consent (module doc), in words that follow the
     filesystem's label, or None."""
-    system = _system_filesystems()
-    if fs.st_dev in system:
-        return f"it is the filesystem of {system[fs.st_dev]}, which the system runs from"
+    system = _system_filesystems(roots)
+    same = _same_filesystem(fs, system)
+    if same is not None:
+        return f"it is the filesystem of {same}, which the system runs from"
     images = sparse_images(fs.device, roots)
     for image in images:
-        if image.host.st_dev in system:
+        same = _same_filesystem(image.host, system)
+        if same is not None:
             return (
-                f"its sparse image {image.path} grows on the filesystem of "
-                f"{system[image.host.st_dev]}, which the system runs from"
+                f"its sparse image {image.path} grows on the filesystem of {same}, which the "
+                "system runs from"
             )
     disks = _disks_of(fs.device, roots)
     for image in images:
         disks |= _disks_of(image.host.device, roots)
     system_disks: dict[str, str] = {}
-    for st_dev, folder in system.items():
-        for disk in _disks_of(_device_of(st_dev, roots), roots):
+    for folder, system_fs in system:
+        for disk in _disks_of(system_fs.device, roots):
             system_disks.setdefault(disk, folder)
     for disk in sorted(disks):
         if disk in system_disks:
@@ -57,22 +57,24 @@ def fill_refusal(fs: Filesystem, roots: SystemRoots) -> str | None:
     return None
 
 
-def _system_filesystems() -> dict[int, str]:
-    """st_dev -> the system folder it holds (the first one named, / before /var)."""
-    found: dict[int, str] = {}
+def _system_filesystems(roots: SystemRoots) -> list[tuple[str, Filesystem]]:
+    """The filesystems of SYSTEM_FOLDERS, each with the folder it holds."""
+    found = []
     for folder in SYSTEM_FOLDERS:
         try:
-            found.setdefault(os.stat(folder).st_dev, folder)
+            found.append((folder, filesystem_of(folder, roots)))
         except OSError:
             continue
     return found
 
 
-def _device_of(st_dev: int, roots: SystemRoots) -> str | None:
-    if not os.major(st_dev):
-        return None
-    name = name_of_majmin(f"{os.major(st_dev)}:{os.minor(st_dev)}", roots)
-    return f"/dev/{name}" if name else None
+def _same_filesystem(fs: Filesystem, system: list[tuple[str, Filesystem]]) -> str | None:
+    """The system folder `fs` holds, or whose device it shares (btrfs subvolumes have an
+    st_dev each), or None."""
+    for folder, system_fs in system:
+        if fs.st_dev == system_fs.st_dev or (fs.device and fs.device == system_fs.device):
+            return folder
+    return None
 
 
 def _disks_of(device: str | None, roots: SystemRoots) -> set[str]:
