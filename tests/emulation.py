@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +79,34 @@ def run_test_on_device(path: str, spec: TestSpec, settings: Settings, workdir: P
     runner = FioProcessRunner(workdir, executable=str(wrapper))
     job = job_for_test(spec, settings, path, readonly=False, log_folder=runner.log_folder)
     return parse_test_output(spec, job, runner.run(job))
+
+
+@contextlib.contextmanager
+def mounted_image(image: Path, size_bytes: int, *, sparse: bool) -> Iterator[tuple[str, Path]]:
+    """An ext4 filesystem on a loop device over `image` (made here, `size_bytes` long), mounted
+    beside it: (the loop device, the mount point). `sparse`: the image is a file with holes
+    that fills as the loop is written; else every block is allocated first (fallocate) and
+    mkfs is told not to discard them (a discard would punch holes in it again). Unmounted,
+    detached and removed on the way out."""
+    if sparse:
+        with image.open("wb") as handle:
+            handle.truncate(size_bytes)
+    else:
+        subprocess.run(["fallocate", "-l", str(size_bytes), str(image)], check=True)
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(image.unlink)
+        node = subprocess.run(
+            ["losetup", "--find", "--show", "--direct-io=on", str(image)],
+            check=True, capture_output=True, text=True,
+        ).stdout.strip()  # fmt: skip
+        cleanup.callback(subprocess.run, ["losetup", "--detach", node], check=False)
+        argv = ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"]
+        if not sparse:
+            argv[-1] += ",nodiscard"
+        subprocess.run([*argv, node], check=True, capture_output=True)
+        point = image.with_name(image.name + ".mnt")
+        point.mkdir()
+        cleanup.callback(point.rmdir)
+        subprocess.run(["mount", node, str(point)], check=True, capture_output=True)
+        cleanup.callback(subprocess.run, ["umount", str(point)], check=True)
+        yield node, point

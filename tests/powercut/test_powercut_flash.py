@@ -236,6 +236,27 @@ def test_the_command_prints_progress_per_cycle_and_the_document(emulated_flash, 
     assert len(runs) == 1 and document["settings"]["run"] in runs[0].name
 
 
+def test_the_filesystem_mode_says_where_it_writes_and_how_much_before_writing(
+    emulated_flash, tmp_path
+):
+    card = emulated_flash(card_model(durability=Durability.HONEST))
+    done = flashmark(
+        "powercut", card.path, "--destructive", "--yes", "--cycles", "1", "--cut-after",
+        "0.3-0.6", "--filesystem", "ext4", "--off-command", card.power_command("off"),
+        "--on-command", card.power_command("on"),
+        env={"XDG_STATE_HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # 64 MiB: a quarter is the reserve, and one cycle writes at most half the device.
+    space = (
+        f"space    writes up to 32 MiB to {card.path} (a new ext4 made on its 64 MiB), leaving "
+        "at least 32 MiB of it to the filesystem and free space"
+    )
+    lines = done.stderr.splitlines()
+    assert space in lines
+    assert lines.index(space) < next(i for i, line in enumerate(lines) if "cycle 1/1" in line)
+
+
 def test_an_ext4_filesystem_keeps_every_fsynced_file_on_an_honest_card(emulated_flash, tmp_path):
     card = emulated_flash(card_model(durability=Durability.HONEST))
     result = cut(card, 2, tmp_path, mode="ext4")

@@ -46,6 +46,9 @@ RESULTS = (
 )
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?( UTC|Z|[+-]\d\d:\d\d)?")
 _DURATION = re.compile(r"\((\d+m)?\d+s\)")
+# Where the `space` line writes (the live filesystem of the folder) and what it leaves free
+# are this machine's now.
+_SPACE = re.compile(r"^(space    writes up to [\d.]+ \w+ to ).*(, leaving at least ).*$", re.M)
 
 
 def recorded_machine(name: str) -> dict[str, str]:
@@ -61,6 +64,7 @@ def masked(text: str, tmp_path: Path) -> str:
     """`text` without what differs between two runs of the same command."""
     text = text.replace(str(tmp_path), "TMP")
     text = _TIMESTAMP.sub("TIME", text)
+    text = _SPACE.sub(r"\1WHERE\2SIZE free", text)
     return _DURATION.sub("(Ns)", text)
 
 

@@ -23,8 +23,10 @@ from typing import Any
 
 import pytest
 
+from flashmark.surface.medium import FOLDER_FILE_OVERHEAD_BYTES
 from flashmark.surface.result import SurfaceResult
 from flashmark.surface.run import plan_surface, scan_surface
+from flashmark.system.disk_space import reserve_bytes
 from flashmark.system.sysroot import SystemRoots
 from flashmark.testing.flash import Backing, BadRange, EmulatedFlash, FakeMode, FlashModel
 from flashmark.testing.flash.engine import FlashStats
@@ -326,7 +328,8 @@ def test_a_folder_is_filled_verified_and_left_as_it_was(emulated_flash):
     device = emulated_flash(model)
     with mounted_ext4(device.path) as folder:
         before = sorted(os.listdir(folder))
-        free = os.statvfs(folder).f_bavail * os.statvfs(folder).f_frsize
+        stats = os.statvfs(folder)
+        free, total = stats.f_bavail * stats.f_frsize, stats.f_blocks * stats.f_frsize
         done = flashmark("surface", str(folder), "--json")
         assert done.returncode == 0, done.stderr[-3000:]
         document = json.loads(done.stdout)
@@ -338,7 +341,10 @@ def test_a_folder_is_filled_verified_and_left_as_it_was(emulated_flash):
         assert document["target"]["kind"] == "folder"
         assert document["target"]["filesystem"] == "ext4"
         size = document["target"]["size_bytes"]
-        assert free - 64 * MiB - MiB < size <= free - 64 * MiB  # all of it but the margin
+        # all of it but the reserve and the room kept for the one file's own metadata
+        room = free - reserve_bytes(total) - FOLDER_FILE_OVERHEAD_BYTES
+        assert room - MiB < size <= room
+        assert f"space    writes up to {scanned_size} to {device.path} (ext4 on " in done.stderr
         assert document["integrity"]["verified_bytes"] == size
         assert document["integrity"]["ranges"] == []
         assert sorted(os.listdir(folder)) == before

@@ -32,8 +32,10 @@ from flashmark.errors import EnvironmentProblem, FlashmarkError, Interrupted
 from flashmark.fio.runner import FioRunner, ReplayRunner, runner_from_environment
 from flashmark.history.store import History
 from flashmark.probe import ProbeReport, probe_target
+from flashmark.system.disk_space import SpacePlan, plan_space
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.watchdog import DEFAULT_FLOOR_S, Watchdog
+from flashmark.workloads.needs import workload_needs
 
 
 class BenchmarkStopped(FlashmarkError):
@@ -125,7 +127,23 @@ def plan_benchmark(
     )
     plan = plan_tests(profile, settings, target, log_folder=log_folder)
     report, problem = _probe(target, roots) if probe else (None, None)
-    return dataclasses.replace(plan, area_note=area.note, probe=report, probe_problem=problem)
+    return dataclasses.replace(
+        plan,
+        area_note=area.note,
+        probe=report,
+        probe_problem=problem,
+        space=_space(plan, roots),
+    )
+
+
+def _space(plan: Plan, roots: SystemRoots) -> SpacePlan | None:
+    """What a run on a folder writes there at most: its test area, or its workloads, which
+    run once the test file is removed."""
+    if plan.target.folder is None:
+        return None
+    settings = plan.settings
+    workloads = workload_needs(plan.workloads, settings.workload_scale).bytes
+    return plan_space(plan.target.folder, max(settings.size_bytes, workloads), roots)
 
 
 def _for_runner(plan: Plan, runner: FioRunner) -> Plan:

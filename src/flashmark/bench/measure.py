@@ -52,6 +52,7 @@ from flashmark.fio.runner import FioOutput, FioRunner, ProgressCallback
 from flashmark.fio.window import written_extent
 from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name
 from flashmark.system.device_safety import claim_for_writing
+from flashmark.system.disk_space import SpaceWatch
 from flashmark.system.diskstats import DiskCounters, read_device_counters
 from flashmark.system.private_folder import open_checked_folder
 from flashmark.system.sysroot import SystemRoots
@@ -146,11 +147,12 @@ def measure(
     steps = _steps(plan)
     done: list[str] = []  # the steps finished, in order
     commands: list[tuple[str, ...]] = []  # each fio run's command line
+    space = _SpaceCheck(plan)
     try:
         with _held_target(target):
             with _test_area(plan, roots, left_behind) as area:
                 _measure_tests(
-                    plan, watched, watchdog, progress, area, watch, results, done, commands
+                    plan, watched, watchdog, progress, area, watch, results, done, commands, space
                 )
             workloads = _run_workloads(plan, results, roots, progress)
     except Exception as error:  # a signal is a BaseException: it stops the run as it is
@@ -236,9 +238,11 @@ def _measure_tests(
     results: list[TestResult],
     done: list[str],
     commands: list[tuple[str, ...]],
+    space: _SpaceCheck,
 ) -> None:
     """Run the plan's tests (and its preparation before the first that reads) into `results`,
-    noting each finished step in `done` and each test's fio command line in `commands`."""
+    noting each finished step in `done` and each test's fio command line in `commands`; the
+    folder's free space is checked before each test (`space`)."""
     settings = plan.settings
     total = len(plan.steps())
     number = 0
@@ -246,6 +250,7 @@ def _measure_tests(
     bursty: TestSpec | None = None  # the test that found the device completing in bursts
     fastest = FastestRates()
     for index, spec in enumerate(plan.tests):
+        space.before_test()
         if plan.rest is not None and index == plan.rest.before:
             number += 1
             _rest(plan.rest, progress, number, total)
@@ -478,6 +483,21 @@ def _extend(
     )
     result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
     return result, output, False
+
+
+class _SpaceCheck:
+    """A folder's free space read again before each test (flashmark.system.disk_space): when
+    something else filled the filesystem into its reserve, DiskFilling stops the run, and the
+    tests measured so far are kept (MeasurementStopped). The workloads check their own room
+    before each of them (flashmark.workloads.session)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self._watch = SpaceWatch(plan.space) if plan.space is not None else None
+
+    def before_test(self) -> None:
+        """The test file holds its whole area already: the reserve must be free now."""
+        if self._watch is not None:
+            self._watch.check()
 
 
 class _DeviceWatch:

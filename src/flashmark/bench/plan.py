@@ -53,6 +53,7 @@ from flashmark.bench.sustained import (
 from flashmark.errors import UsageError
 from flashmark.fio.job import FioJob
 from flashmark.probe.model import ProbeReport
+from flashmark.system.disk_space import SpacePlan
 from flashmark.units import format_duration, format_size
 
 # The ramp of a timed test that directly follows another timed test. The profile's ramp lets a
@@ -115,6 +116,9 @@ class Plan:
     filename: str = ""  # what the jobs name: a folder's test file or the device node
     log_folder: str = ""
     rest: Rest | None = None  # the device left idle before a test (sustained-write on a folder)
+    # A folder: the most the run writes there (its test area, or its workloads, which run once
+    # the test file is gone) and the filesystem's reserve (flashmark.system.disk_space).
+    space: SpacePlan | None = None
 
     @property
     def prepare(self) -> bool:

@@ -43,6 +43,7 @@ from flashmark.errors import (
 )
 from flashmark.fio.job import is_fio_literal_device
 from flashmark.system.device_safety import BlockDevice, block_device_for_majmin, check_writable
+from flashmark.system.disk_space import plan_space
 from flashmark.system.file_space import allocate, sync_filesystem
 from flashmark.system.leftovers import private_folder_name, test_file_name
 from flashmark.system.mounts import mount_of, read_mounts
@@ -58,11 +59,9 @@ from flashmark.system.signals import signals_held
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import refuse_if_busy
 from flashmark.system.watchdog import DeviceHung
-from flashmark.units import MiB, format_size
+from flashmark.units import format_size
 
 TEST_FILE_PREFIX = ".flashmark-"  # the whole name: leftovers.test_file_name()
-# Left free beyond the test area, so the filesystem's metadata and the journal have room.
-FREE_SPACE_MARGIN_BYTES = 64 * MiB
 # Filesystems known to take O_DIRECT opens but serve them from memory: their numbers would be
 # RAM speed, not a device's.
 _MEMORY_FILESYSTEMS = {"tmpfs", "ramfs"}
@@ -88,8 +87,6 @@ class TestArea:
 
     filename: str  # a generated name relative to the private folder, or a device's /dev/NAME
     folder_fd: int | None  # the private folder, open (kind FILE): fio's working directory
-
-
 
 
 def resolve_target(given: str, *, size_bytes: int, destructive: bool, roots: SystemRoots) -> Target:
@@ -128,13 +125,9 @@ def _folder_target(
             f"{folder} is on a read-only filesystem ({mount.fstype} on "
             f"{mount.mount_point}): remount it read-write or pick another folder"
         )
-    stats = os.statvfs(folder)
-    free = stats.f_bavail * stats.f_frsize
-    if free < size_bytes + FREE_SPACE_MARGIN_BYTES:
-        raise NotEnoughSpace(
-            f"{folder} has {format_size(free)} free; the test area needs {format_size(size_bytes)} "
-            f"plus {format_size(FREE_SPACE_MARGIN_BYTES)} to spare: choose a smaller --size"
-        )
+    # The test area, and the reserve left free beyond it (flashmark.system.disk_space).
+    space = plan_space(folder, size_bytes, roots)
+    space.check("choose a smaller --size")
     # fio reads this name in its job files: it must stay literal to fio's parser (letters,
     # digits, '.', '_', '-'); bench/jobs.py refuses anything else.
     name = test_file_name()
@@ -148,7 +141,7 @@ def _folder_target(
         filesystem=mount.fstype if mount is not None else None,
         mount_point=mount.mount_point if mount is not None else None,
         mount_options=mount.all_options if mount is not None else None,
-        capacity_bytes=free,
+        capacity_bytes=space.filesystem.free_bytes,
         test_file=name,
         folder_identity=(status.st_dev, status.st_ino),
         private_folder=private,

@@ -152,6 +152,12 @@ def print_verdict(console: Console, line: str) -> None:
     console.print(Text(line), soft_wrap=True, highlight=False)
 
 
+def say_line(line: str) -> None:
+    """A line of what a command is about to do (the `space` line), on stderr as it is: no
+    markup read in it, not wrapped; silent with --quiet."""
+    stderr_console().print(Text(line), soft_wrap=True, highlight=False)
+
+
 def print_json(document: Any) -> None:
     stream = _Guarded(sys.stdout)
     stream.write(to_text(document))

@@ -12,7 +12,7 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.confirm import confirm_overwrite
-from flashmark.cli.output import quiet_option, stderr_console
+from flashmark.cli.output import quiet_option, say_line, stderr_console
 from flashmark.cli.params import SIZE, BoundedFloat, BoundedInt
 from flashmark.cli.tail import finish, history_to_save
 from flashmark.errors import ExitStatus, FlashmarkError, Interrupted, UsageError
@@ -128,7 +128,7 @@ def powercut_command() -> None:
     "--filesystem",
     type=click.Choice(FILESYSTEMS),
     help="Write fsync'd files on a fresh filesystem instead of a raw journal; fsck after "
-    "every cut.",
+    "every cut. A cycle writes at most half the device, never into max(5%, 1 GiB) of it.",
 )
 @click.option(
     "--cut-after",
@@ -310,6 +310,8 @@ def run_command(
         ),
         highlight=False,
     )
+    if plan.space is not None:
+        say_line(plan.space.line())
 
     def progress(event: PowercutEvent) -> None:
         errors.print(f"  cycle {event.cycle}/{event.cycles}: {event.text}", highlight=False)

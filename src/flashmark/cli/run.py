@@ -30,6 +30,7 @@ from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import (
     print_json,
     quiet_option,
+    say_line,
     stderr_console,
     stdout_console,
     styled,
@@ -187,7 +188,10 @@ def run_command(
     \b
     In a folder, a uniquely named test file is created, measured with direct I/O and
     removed afterwards, also on errors, Ctrl-C and SIGTERM. A block device gets read
-    tests only, unless --destructive is given.
+    tests only, unless --destructive is given. In a folder, a line says first where
+    it writes and how much; max(5%, 1 GiB) of the filesystem is always left free (a
+    --size that would eat into it is refused), and a disk filled by something else
+    meanwhile stops the run before the next test, the tests measured so far saved.
 
     \b
     Examples:
@@ -305,6 +309,8 @@ def _describe_plan(plan: Plan) -> None:
     )
     if plan.sustained_note is not None:
         console.print(f"flashmark: {plan.sustained_note}", highlight=False)
+    if plan.space is not None:
+        say_line(plan.space.line())
     if plan.probe_problem is not None:
         console.print(
             f"[yellow]warning:[/yellow] could not identify the device: {plan.probe_problem}",

@@ -13,7 +13,8 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import say_cleaned_at_start
-from flashmark.cli.output import quiet_option, stderr_console
+from flashmark.cli.confirm import ALLOW_SYSTEM_DISK, confirm_filling
+from flashmark.cli.output import quiet_option, say_line, stderr_console
 from flashmark.cli.params import SIZE, BoundedInt, stall_timeout_option
 from flashmark.cli.progress import BarProgress, PlainProgress, progress_display
 from flashmark.cli.tail import (
@@ -60,6 +61,14 @@ _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
 )
 @click.option("--yes", is_flag=True, help="Confirm --destructive without the typed prompt.")
 @click.option(
+    ALLOW_SYSTEM_DISK,
+    "allow_system_disk",
+    is_flag=True,
+    help="Folders: let the scan fill the free space of the filesystem the system runs from "
+    "(/, /var, /home or any filesystem on their disk) or of a non-removable disk. Without it "
+    "that is refused (no terminal) or asked to be typed; --yes does not count.",
+)
+@click.option(
     "--block-size",
     "block_bytes",
     type=SIZE,
@@ -78,7 +87,8 @@ _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
     "size_limit",
     type=SIZE,
     metavar="SIZE",
-    help="Folders: write at most this much (default: all the free space less 64 MiB).",
+    help="Folders: write at most this much (default: all the free space less the reserve, "
+    "max(5%, 1 GiB) of the filesystem).",
 )
 @click.option(
     "--resume",
@@ -102,6 +112,7 @@ def surface_command(
     target: str,
     destructive: bool,
     yes: bool,
+    allow_system_disk: bool,
     block_bytes: int | None,
     slices: int,
     size_limit: int | None,
@@ -122,8 +133,11 @@ def surface_command(
     a fake card's aliased addresses ("holds the data written at X"), dropped writes
     (zeros, 0xFF, stale data) and corrupted sectors are each reported, and the
     write pass shows where the card's write cache runs out (burst, then sustained).
-    A folder gets files over its free space (less 64 MiB), written, verified and
-    always removed (like f3write + f3read), also on Ctrl-C and SIGTERM.
+    A folder gets files over its free space, written, verified and always removed
+    (like f3write + f3read), also on Ctrl-C and SIGTERM. It always leaves
+    max(5%, 1 GiB) of the filesystem free and stops if something else fills it;
+    filling the system's own filesystem or disk, or a non-removable disk, needs
+    --allow-system-disk (or the filesystem's device typed at the prompt).
 
     \b
     Read errors do not stop the scan: like ddrescue, it skips ahead past a bad area,
@@ -158,6 +172,10 @@ def surface_command(
     plan, previous = job.plan, job.previous
     if plan.kind == DEVICE and plan.write and (previous is None or previous.state.phase == "write"):
         _confirm(plan, yes)
+    if plan.fill_refusal is not None and plan.space is not None:
+        fs = plan.space.filesystem
+        answer_with = fs.device or fs.mount_point or plan.given
+        confirm_filling(fs.label(), plan.fill_refusal, answer_with, allowed=allow_system_disk)
     _announce(job)
     # A folder scan always writes (plan.write), a device scan with --destructive.
     phases = 1 + (plan.write and (previous is None or previous.state.phase == "write"))
@@ -213,6 +231,8 @@ def _announce(job: SurfaceJob) -> None:
     else:
         what = "reading the whole device (nothing is written)"
     stderr_console().print(f"flashmark: surface of {plan.given}: {what}", highlight=False)
+    if plan.space is not None:
+        say_line(plan.space.line())
 
 
 _STEPS = {"write": "write pass", "read": "read pass", "retry": "retrying errors"}

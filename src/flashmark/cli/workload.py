@@ -9,7 +9,7 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import say_cleaned_at_start
-from flashmark.cli.output import quiet_option
+from flashmark.cli.output import quiet_option, say_line
 from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE, Choice
 from flashmark.cli.progress import progress_display
 from flashmark.cli.tail import (
@@ -76,6 +76,8 @@ def workload_command(
     Each prints its wall time, its operations, and what the device saw meanwhile, and
     the result is saved to the history (`flashmark history`, `flashmark show ID`).
     Everything it writes is removed afterwards, also on error, Ctrl-C or SIGTERM.
+    It says first where it writes and how much, and always leaves max(5%, 1 GiB) of
+    the filesystem free (checked before each workload).
     """
     names = WORKLOAD_NAMES if name == _ALL else (name,)
     history = history_to_save(db_path, no_save)  # before anything runs: a bad history is known
@@ -87,7 +89,9 @@ def workload_command(
             display.update(fraction, "")
 
         result = measure_workloads(
-            WorkloadRequest(names, target, scale, interval_s), progress=progress
+            WorkloadRequest(names, target, scale, interval_s),
+            progress=progress,
+            say_space=say_line,
         )
         display.end(", ".join(names), "done")
     finish(WORKLOADS, result, history, as_json=as_json).raise_problem()

@@ -24,9 +24,16 @@ from flashmark.powercut.media import Session
 from flashmark.powercut.result import FsCheck
 from flashmark.powercut.writer import RecordSink
 from flashmark.system.device_safety import check_writable
+from flashmark.system.disk_space import (
+    SpacePlan,
+    SpaceWatch,
+    plan_new_filesystem,
+    reserve_bytes,
+)
 from flashmark.system.sysroot import SystemRoots
 
 SETTLE_S = 3.0  # a fresh filesystem is left idle this long before the first cycle
+SPACE_WATCH_S = 0.25  # statvfs(2) costs microseconds; a flush group is written in far less
 _TOOL_TIMEOUT_S = 600.0  # mkfs and fsck of a large card take minutes
 _MOUNT_TIMEOUT_S = 60.0
 _PROBLEM_LINES = 20
@@ -56,15 +63,39 @@ def filesystem_missing(mode: str, roots: SystemRoots) -> str | None:
     return None
 
 
-class FileJournal:
-    """Records as files in a folder of the mounted filesystem: a RecordSink and its reader."""
+def records_per_cycle(size_bytes: int, record_bytes: int) -> int:
+    """How many records (files) one cycle writes at most on a filesystem made on a device of
+    `size_bytes`: half the device, for its metadata and the last cycle's files (removed once
+    checked) need the rest, and never into the reserve (flashmark.system.disk_space)."""
+    room = min(size_bytes // 2, size_bytes - reserve_bytes(size_bytes))
+    return max(1, room // max(record_bytes, 4096))
 
-    def __init__(self, folder: Path, record_bytes: int, capacity: int) -> None:
+
+def filesystem_space(
+    mode: str, node: str, size_bytes: int, record_bytes: int, roots: SystemRoots
+) -> SpacePlan:
+    """What the filesystem mode writes where: one cycle's records on the new filesystem (and
+    into a sparse image below the device, on its host)."""
+    written = records_per_cycle(size_bytes, record_bytes) * max(record_bytes, 4096)
+    return plan_new_filesystem(node, mode, size_bytes, written, roots)
+
+
+class FileJournal:
+    """Records as files in a folder of the mounted filesystem: a RecordSink and its reader.
+    With `watch`, the free space is read again after a flush (at most every
+    SPACE_WATCH_S): DiskFilling stops the cycle when something fills the filesystem (or a
+    sparse image's host) into its reserve."""
+
+    def __init__(
+        self, folder: Path, record_bytes: int, capacity: int, watch: SpaceWatch | None = None
+    ) -> None:
         self.folder = folder
         self.record_bytes = record_bytes
         self.capacity = capacity
         folder.mkdir(exist_ok=True)
         self._pending: list[int] = []  # written files not flushed yet (their descriptors)
+        self._watch = watch
+        self._watched_at: float | None = None
 
     def offset_of(self, seq: int) -> int:
         return 0  # a record's sectors carry their offset in its file
@@ -91,6 +122,19 @@ class FileJournal:
                 os.close(folder)
         finally:
             self._close_pending()
+        self._watch_space()
+
+    def _watch_space(self) -> None:
+        now = time.monotonic()
+        if self._watch is None or (
+            self._watched_at is not None and now - self._watched_at < SPACE_WATCH_S
+        ):
+            return
+        self._watched_at = now
+        try:
+            self._watch.check()
+        except OSError:  # statvfs of a device being cut: its writes say what happened
+            return
 
     def read(self, first_seq: int, count: int) -> Iterator[bytes | None]:
         for seq in range(first_seq, first_seq + count):
@@ -155,9 +199,8 @@ class FsMedium:
     def __init__(self, mode: str, record_bytes: int, size_bytes: int, roots: SystemRoots) -> None:
         self.mode = mode
         self.record_bytes = record_bytes
-        # At most half the device in files per cycle: the filesystem's metadata and the last
-        # cycle's files (removed once checked) need the rest.
-        self.capacity = max(1, size_bytes // 2 // max(record_bytes, 4096))
+        self.capacity = records_per_cycle(size_bytes, record_bytes)
+        self._size_bytes = size_bytes
         self._roots = roots
 
     def prepare(self, node: str) -> None:
@@ -178,7 +221,13 @@ class FsMedium:
             if folder is None:
                 yield _FsSession(None, fsck)
                 return
-            journal = FileJournal(folder / "flashmark-powercut", self.record_bytes, self.capacity)
+            space = filesystem_space(
+                self.mode, node, self._size_bytes, self.record_bytes, self._roots
+            )
+            watch = SpaceWatch(space, folder)
+            journal = FileJournal(
+                folder / "flashmark-powercut", self.record_bytes, self.capacity, watch
+            )
             try:
                 yield _FsSession(journal, fsck)
             finally:

@@ -22,13 +22,14 @@ from flashmark.errors import (
     TargetError,
     UsageError,
 )
-from flashmark.powercut.filesystem import FsMedium, filesystem_missing
+from flashmark.powercut.filesystem import FsMedium, filesystem_missing, filesystem_space
 from flashmark.powercut.identity import DeviceIdentity, identify, size_of
 from flashmark.powercut.journal import JournalLayout, QueueFacts, queue_facts
 from flashmark.powercut.media import Medium, RawMedium
 from flashmark.powercut.result import RAW
 from flashmark.system.device_safety import check_writable
 from flashmark.system.device_stack import device_stack, kernel_name_of_node, name_of_majmin
+from flashmark.system.disk_space import SpacePlan
 from flashmark.system.sysroot import SystemRoots
 
 DEFAULT_AREA_BYTES = 1 << 30  # the raw journal's area: the device's first GiB (or all of it)
@@ -64,6 +65,9 @@ class PowercutPlan:
     size_bytes: int
     facts: QueueFacts
     summary: str | None  # the probed device in one line
+    # The filesystem mode: what one cycle writes on the new filesystem at most, and into a
+    # sparse image below the device (flashmark.system.disk_space); None in the raw mode.
+    space: SpacePlan | None = None
 
 
 def state_folder(env: dict[str, str] | None = None) -> Path:
@@ -99,6 +103,10 @@ def plan_powercut(request: PowercutRequest, roots: SystemRoots | None = None) ->
         raise TargetError(f"{node} holds {size} bytes: too small for a journal")
     record_file = request.record_file or state_folder()
     _refuse_record_on_device(record_file, name, roots)
+    space = None
+    if request.mode != RAW:
+        space = filesystem_space(request.mode, node, size, request.record_bytes, roots)
+        space.check("free some space there, or give the test a device of its own")
     return PowercutPlan(
         node=node,
         name=name,
@@ -106,6 +114,7 @@ def plan_powercut(request: PowercutRequest, roots: SystemRoots | None = None) ->
         size_bytes=size,
         facts=queue_facts(name, roots),
         summary=_probe_summary(node, roots),
+        space=space,
     )
 
 

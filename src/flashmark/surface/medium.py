@@ -8,6 +8,7 @@ retries anything itself: an error is the scan's to map (scan.py).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import fcntl
 import os
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from flashmark.errors import DirectIONotSupported, NotEnoughSpace, TargetError, add_outcome
+from flashmark.system.disk_space import SpacePlan, plan_space
 from flashmark.system.leftovers import private_folder_name, test_file_name
 from flashmark.system.private_folder import (
     FolderReplaced,
@@ -27,17 +29,19 @@ from flashmark.system.private_folder import (
     remove_private_folder,
 )
 from flashmark.system.signals import signals_held
+from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import held
 from flashmark.system.watchdog import DeviceHung
+from flashmark.units import format_size
 
 # ioctl(2) BLKSSZGET, the logical block size (linux/fs.h: _IO(0x12, 104)).
 _BLKSSZGET = 0x1268
 # f3write writes files of 1 GB each (f3 README, "f3write"); one file per GiB here too, so a
 # file system's limits on file size never matter and each file is small enough to lose.
 FOLDER_FILE_BYTES = 1 << 30
-# Left free in a folder, so the filesystem's metadata and journal keep room while the files
-# grow, and the system on that filesystem keeps working (same margin as `run`, target.py).
-FOLDER_MARGIN_BYTES = 64 << 20
+# Room kept per file for its own metadata (extent blocks) beyond its data, so that the files'
+# growth never takes the filesystem below its reserve (flashmark.system.disk_space).
+FOLDER_FILE_OVERHEAD_BYTES = 1 << 20
 # Requests in a folder stay multiples of 4 KiB: O_DIRECT there must be aligned to the logical
 # block of the device under the filesystem, 4096 on 4Kn disks (open(2), "O_DIRECT").
 FOLDER_SECTOR = 4096
@@ -160,21 +164,30 @@ def folder_full(folder: Path) -> str:
     )
 
 
-def folder_surface_bytes(folder: Path, size_limit: int | None, block_bytes: int) -> int:
-    """How much a folder scan writes: the free space less the margin (or the limit given),
-    whole blocks. NotEnoughSpace when that is not even one block."""
-    stats = os.statvfs(folder)
-    free = stats.f_bavail * stats.f_frsize
-    usable = free - FOLDER_MARGIN_BYTES
-    if size_limit is not None:
-        usable = min(usable, size_limit)
+def folder_surface_space(
+    folder: Path, size_limit: int | None, block_bytes: int, roots: SystemRoots
+) -> tuple[SpacePlan, bool]:
+    """What a folder scan writes, and where (flashmark.system.disk_space): the free space less
+    the reserve, less the files' own metadata (or the limit given), whole blocks; and whether
+    that is all the room there is (no limit, or a limit beyond it). NotEnoughSpace when that is
+    not even one block."""
+    space = plan_space(folder, 0, roots)
+    room = space.filesystem.room_bytes
+    for image in space.images:  # a sparse image can grow only as far as its host's room
+        if image.holes_bytes > image.host.room_bytes:
+            room = min(room, image.host.room_bytes)
+    room -= -(-room // FOLDER_FILE_BYTES) * FOLDER_FILE_OVERHEAD_BYTES
+    usable = room if size_limit is None else min(room, size_limit)
     usable -= usable % block_bytes
     if usable < block_bytes:
+        fs = space.filesystem
         raise NotEnoughSpace(
-            f"{folder} has {free} bytes free; a surface scan leaves {FOLDER_MARGIN_BYTES >> 20} "
-            "MiB free and needs at least one block more: free some space"
+            f"{folder} has {format_size(fs.free_bytes)} free on {fs.label()}; a surface scan "
+            f"leaves {format_size(fs.reserve_bytes)} free there and needs at least one block "
+            "more: free some space"
         )
-    return usable
+    fills = size_limit is None or size_limit >= room - room % block_bytes
+    return dataclasses.replace(space, write_bytes=usable), fills
 
 
 @contextlib.contextmanager

@@ -35,7 +35,7 @@ from flashmark.surface.medium import (
     FolderMedium,
     Medium,
     folder_files,
-    folder_surface_bytes,
+    folder_surface_space,
     open_block_device,
 )
 from flashmark.surface.pattern import new_nonce
@@ -44,9 +44,11 @@ from flashmark.surface.resume import HistoryCheckpoints, interrupted_scan
 from flashmark.surface.scan import Checkpoint, Progress, SurfaceScan
 from flashmark.surface.worker import io_process
 from flashmark.system.device_safety import check_writable, claim_for_writing
+from flashmark.system.disk_space import SpacePlan, SpaceWatch
 from flashmark.system.mounts import mount_of, read_mounts
 from flashmark.system.paths import stat_target
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.system_disk import fill_refusal
 from flashmark.system.target_lock import refuse_if_busy
 from flashmark.system.watchdog import DEFAULT_FLOOR_S, Watchdog
 from flashmark.units import KiB, MiB, format_size
@@ -94,6 +96,10 @@ class SurfacePlan:
     identity: str | None = None  # its CID, else its serial number
     # A folder: its (st_dev, st_ino) when checked; the folder opened to scan must be this one.
     folder_identity: tuple[int, int] | None = None
+    space: SpacePlan | None = None  # a folder: what is written where (system/disk_space.py)
+    # A folder scan that fills the filesystem: why that needs the user's explicit consent
+    # (the system's own filesystem or disk, a non-removable disk: system/system_disk.py).
+    fill_refusal: str | None = None
 
 
 class ScanStopped(FlashmarkError):
@@ -246,13 +252,15 @@ def plan_surface(
         )
     folder_status = folder.stat()
     refuse_if_busy(str(folder))  # before the free space: a run there holds some of it
-    size = folder_surface_bytes(folder, size_limit, block_bytes)
+    space, fills = folder_surface_space(folder, size_limit, block_bytes, roots)
     device, identity = identify(str(folder), roots)
     return SurfacePlan(
         given=str(folder),
         kind=FOLDER,
         write=True,
-        size_bytes=size,
+        size_bytes=space.write_bytes,
+        space=space,
+        fill_refusal=fill_refusal(space.filesystem, roots) if fills else None,
         filesystem=mount.fstype if mount is not None else None,
         device=device,
         identity=identity,
@@ -371,6 +379,7 @@ def scan_surface(
             progress=progress,
             checkpoint=checkpoint,
             watchdog=watchdog,
+            space_watch=SpaceWatch(plan.space).check if plan.space is not None else None,
         )
         try:
             scan.run()

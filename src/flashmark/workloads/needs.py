@@ -1,6 +1,7 @@
 """What the workloads need from their folder's filesystem at a scale: bytes and inodes, known
 before they run (generated from the scale and seed alone), so `flashmark run` checks them
-before its first test rather than lose its tests to a full disk. An upper bound: each
+before its first test rather than lose its tests to a full disk; the bytes beyond the reserve
+the filesystem always keeps (flashmark.system.disk_space). An upper bound: each
 package's files, folders (shared ones counted again), archive, info files and status note, the
 boot set, and margins for dpkg's database and the filesystem's journal and metadata.
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flashmark.errors import NotEnoughSpace
+from flashmark.system.disk_space import reserve_bytes
 from flashmark.units import format_size
 from flashmark.workloads.packages import DEFAULT_SEED, boot_file_set, generate_package_set
 
@@ -79,16 +81,22 @@ def check_room(
     needs = workload_needs(tuple(names), scale, seed)
     stats = os.statvfs(folder)
     free = stats.f_bavail * stats.f_frsize
+    # What flashmark always leaves free there (flashmark.system.disk_space).
+    reserve = reserve_bytes(stats.f_blocks * stats.f_frsize)
+    room = max(0, free - reserve)
     # f_files == 0: a filesystem without an inode limit (btrfs reports 0 on some kernels)
     free_inodes = stats.f_favail if stats.f_files else None
     short_of = []
-    if needs.bytes > free:
-        short_of.append(f"about {format_size(needs.bytes)} ({format_size(free)} free)")
+    if needs.bytes > room:
+        short_of.append(
+            f"about {format_size(needs.bytes)} ({format_size(free)} free, of which flashmark "
+            f"always leaves {format_size(reserve)})"
+        )
     if free_inodes is not None and needs.inodes > free_inodes:
         short_of.append(f"{needs.inodes:,} inodes ({free_inodes:,} free)")
     if not short_of:
         return
-    fitting = fitting_scale(names, scale, free, free_inodes, seed)
+    fitting = fitting_scale(names, scale, room, free_inodes, seed)
     remedy = (f"free some, or use {option} {fitting:g}" if fitting is not None else "free some") + (
         f" ({option} 0 skips them)" if option == "--workload-scale" else ""
     )

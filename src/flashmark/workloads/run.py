@@ -4,6 +4,7 @@ folder under its target (session.py), as one WorkloadRun result."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,9 +29,10 @@ def measure_workloads(
     *,
     roots: SystemRoots | None = None,
     progress: Progress | None = None,
+    say_space: Callable[[str], None] | None = None,
 ) -> WorkloadRun:
     """Run the workloads in order (run_workloads: everything they write is removed
-    afterwards) and time the whole."""
+    afterwards) and time the whole; `say_space` is given the `space` line before they write."""
     started = time.time()
     results = run_workloads(
         request.names,
@@ -39,5 +41,6 @@ def measure_workloads(
         roots=roots or SystemRoots.from_environment(),
         progress=progress,
         interval_s=request.interval_s,
+        say_space=say_space,
     )
     return workload_run(results, request.target, request.scale, started, time.time())

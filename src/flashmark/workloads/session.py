@@ -26,6 +26,7 @@ from flashmark.errors import (
     UsageError,
 )
 from flashmark.monitor import DiskMonitor, device_for_path, optional_monitor
+from flashmark.system.disk_space import SpacePlan, SpaceWatch, plan_space, reserve_bytes
 from flashmark.system.leftovers import work_folder_name
 from flashmark.system.private_folder import (
     PrivateFolder,
@@ -39,7 +40,7 @@ from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import held, refuse_if_busy
 from flashmark.units import format_size
 from flashmark.workloads import cold_read, dpkg
-from flashmark.workloads.needs import check_room
+from flashmark.workloads.needs import check_room, workload_needs
 from flashmark.workloads.packages import (
     DEFAULT_SEED,
     PackageSet,
@@ -94,11 +95,14 @@ def run_workloads(
     interval_s: float = 1.0,
     seed: int = DEFAULT_SEED,
     random_write_iops: float | None = None,
+    say_space: Callable[[str], None] | None = None,
 ) -> tuple[WorkloadResult, ...]:
     """Run workloads in order, sharing one folder (see module doc); always removes it.
 
     `random_write_iops`, the device's measured 4K random-write IOPS when known (`flashmark
-    run` measures it first), lets the monitor say how close the workload came to it."""
+    run` measures it first), lets the monitor say how close the workload came to it.
+    `say_space` is given the `space` line (where they write, how much) once the checks passed,
+    before anything is written."""
     names = tuple(names)
     for name in names:
         if name not in WORKLOAD_NAMES:
@@ -115,6 +119,11 @@ def run_workloads(
     package_set = generate_package_set(scale, seed)
     boot_files = boot_file_set(scale, seed) if "cold-read" in names else ()
     check_room(folder, names, scale, option="--scale", seed=seed)  # bytes and inodes
+    # Read again before each workload: another writer filling the disk meanwhile stops them.
+    space = workloads_space(names, folder, scale, roots, seed)
+    watch = SpaceWatch(space)
+    if say_space is not None:
+        say_space(space.line())
     device = device_for_path(folder, roots)
     with signals_held():  # a signal in between would leak the descriptor
         try:
@@ -132,7 +141,7 @@ def run_workloads(
                     random_write_iops,
                 )  # fmt: skip
 
-            return _run_in_private_folder(names, folder, folder_fd, session_in)
+            return _run_in_private_folder(names, folder, folder_fd, session_in, watch.check)
     finally:
         os.close(folder_fd)
 
@@ -142,8 +151,10 @@ def _run_in_private_folder(
     folder: Path,
     folder_fd: int,
     session_in: Callable[[PrivateFolder], _Session],
+    before_each: Callable[[], None],
 ) -> tuple[WorkloadResult, ...]:
-    """The workloads in a new private folder of `folder`, always removed afterwards."""
+    """The workloads in a new private folder of `folder`, always removed afterwards;
+    `before_each` runs before each (it raises to stop them)."""
     private: PrivateFolder | None = None
     try:
         # Held: a signal waits until the folder exists and is named here, to be removed below.
@@ -153,7 +164,10 @@ def _run_in_private_folder(
             except OSError as error:
                 raise _target_error(error, folder) from error
         session = session_in(private)
-        results = tuple(session.run(name) for name in names)
+        results = []
+        for name in names:
+            before_each()
+            results.append(session.run(name))
     except BaseException:
         if private is not None:
             with signals_held():
@@ -167,7 +181,16 @@ def _run_in_private_folder(
             f"the workloads finished but {private.shown} could not be removed: {failure}; "
             "remove it by hand"
         ) from failure
-    return results
+    return tuple(results)
+
+
+def workloads_space(
+    names: Sequence[str], folder: Path, scale: float, roots: SystemRoots,
+    seed: int = DEFAULT_SEED,
+) -> SpacePlan:  # fmt: skip
+    """What the workloads write in `folder`'s filesystem at most, and its reserve
+    (flashmark.system.disk_space): the `space` line said before they run."""
+    return plan_space(folder, workload_needs(tuple(names), scale, seed).bytes, roots)
 
 
 def _check_folder(folder: Path) -> tuple[Path, tuple[int, int]]:
@@ -213,11 +236,13 @@ def _check_space(folder: Path, scale: float, needed_bytes: float) -> None:
     needed = needed_bytes + _SPACE_MARGIN_BYTES
     stats = os.statvfs(folder)
     free = stats.f_bavail * stats.f_frsize
-    if needed > free:
-        fitting = scale * (free - _SPACE_MARGIN_BYTES) / needed_bytes * 0.9
+    room = free - reserve_bytes(stats.f_blocks * stats.f_frsize)  # always left free
+    if needed > room:
+        fitting = scale * (room - _SPACE_MARGIN_BYTES) / needed_bytes * 0.9
         raise NotEnoughSpace(
             f"the workloads need about {format_size(int(needed))} in {folder} but "
-            f"{format_size(free)} is free: free some space or use --scale {max(fitting, 0):.2g}"
+            f"{format_size(free)} is free, of which flashmark always leaves "
+            f"{format_size(free - room)}: free some space or use --scale {max(fitting, 0):.2g}"
         )
 
 

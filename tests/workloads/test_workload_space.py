@@ -1,0 +1,46 @@
+"""`flashmark workload` says where it writes and how much before it writes, and leaves the
+reserve free (flashmark.system.disk_space)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from flashmark.units import format_size
+from flashmark.workloads.needs import workload_needs
+from tests.emulation import mounted_image
+
+pytestmark = pytest.mark.root
+
+MiB = 1 << 20
+
+
+def flashmark(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "flashmark", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_a_workload_says_where_it_writes_and_is_refused_when_it_would_eat_the_reserve(tmp_path):
+    needs = workload_needs(("pkg-install",), 0.01).bytes
+    with mounted_image(tmp_path / "card.img", 256 * MiB, sparse=False) as (node, folder):
+        stats = os.statvfs(folder)
+        free = stats.f_bavail * stats.f_frsize
+        done = flashmark("workload", "pkg-install", str(folder), "--scale", "0.01", "--no-save")
+        assert done.returncode == 0, done.stderr
+        assert (
+            f"space    writes up to {format_size(needs)} to {node} (ext4 on {folder}), "
+            f"leaving at least {format_size(free - needs)} free"
+        ) in done.stderr.splitlines()
+        too_big = flashmark("workload", "pkg-install", str(folder), "--scale", "0.2", "--no-save")
+        assert too_big.returncode == 4, too_big.stderr
+        (error,) = [line for line in too_big.stderr.splitlines() if "error" in line]
+        assert "is free, of which flashmark always leaves" in error and "--scale 0.0" in error
+        assert sorted(os.listdir(folder)) == ["lost+found"]
