@@ -1,5 +1,6 @@
-"""One flashmark per folder or device: a lock held by another process refuses at once with its
-pid; one process may hold the same folder twice; a killed holder frees it."""
+"""The folder's own lock, as a flashmark from before device locks holds it: held by another
+process, it refuses at once with its pid and command; one process may hold the same folder
+twice; a killed holder frees it. The device locks are tested in test_device_lock.py."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ _HOLD = (
 
 @pytest.fixture
 def holder(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
-    """Another process holding the lock on tmp_path/card, as a running flashmark does."""
+    """Another process holding the lock on tmp_path/card, as a running flashmark did before it
+    locked devices."""
     (tmp_path / "card").mkdir()
     process = subprocess.Popen(
         [sys.executable, "-c", _HOLD, str(tmp_path / "card")], stdout=subprocess.PIPE, text=True
@@ -40,7 +42,7 @@ def holder(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
 
 
 def test_a_folder_another_process_holds_is_refused_naming_its_pid(tmp_path, holder):
-    with pytest.raises(TargetBusy, match=rf"by another flashmark \(pid {holder.pid}\)"):
+    with pytest.raises(TargetBusy, match=rf"by another flashmark \(pid {holder.pid}, python -c "):
         refuse_if_busy(str(tmp_path / "card"))
     assert holder_pid(os.stat(tmp_path / "card")) == holder.pid
 
@@ -80,6 +82,6 @@ def test_a_second_run_on_a_held_folder_refuses_with_one_line_and_writes_nothing(
         done = flashmark(*argv, env=env)
         assert done.returncode == ExitStatus.TARGET, done.stderr
         [line] = [line for line in done.stderr.splitlines() if "error" in line]
-        assert f"another flashmark (pid {holder.pid})" in line
+        assert f"another flashmark (pid {holder.pid}, python -c " in line
         assert done.stderr.strip().endswith(line)
         assert list((tmp_path / "card").iterdir()) == []
