@@ -84,6 +84,15 @@ def devices_held(status: os.stat_result, shown: str) -> Iterator[None]:
         yield
 
 
+def device_held(node: str) -> contextlib.AbstractContextManager[None]:
+    """`devices_held` for the device node `node`, which is not kept open."""
+    try:
+        status = os.stat(node)
+    except OSError as error:
+        raise TargetError(f"{printable(node)}: cannot read the device: {error.strerror}") from None
+    return devices_held(status, node)
+
+
 def refuse_if_busy(path: str, shown: str | None = None) -> None:
     """TargetBusy now when another process holds `path` or a device under it: said before
     anything else about the target (a held folder's free space is the other run's test file).
