@@ -44,8 +44,8 @@ class Underlying:
 
 
 def devices_under(status: os.stat_result) -> tuple[Underlying, ...]:
-    """Every device under the file of `status` (a folder, a file, a device node), the disks
-    first and the target's own device last."""
+    """Every device under the file of `status` (a folder, a file, a device node), nearest
+    first: the target's own device, ..., the disks."""
     start = status.st_rdev if stat.S_ISBLK(status.st_mode) else status.st_dev
     return _Walk().run(_majmin(start))
 
@@ -69,7 +69,7 @@ class _Walk:
             majmin = pending.pop(0)
             if majmin not in self.found:
                 pending += self._step(majmin)
-        return tuple(reversed(self.found.values()))
+        return tuple(self.found.values())
 
     def _step(self, majmin: str) -> list[str]:
         """Record `majmin` and the devices below it; the filesystems of loop backing files

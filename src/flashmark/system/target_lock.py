@@ -79,6 +79,9 @@ def devices_held(status: os.stat_result, shown: str) -> Iterator[None]:
     block, without keeping it open: for a device whose power is cut meanwhile (an open node
     would keep it from going, or from coming back under its name)."""
     with contextlib.ExitStack() as stack:
+        # Nearest first: a refusal names the device the two targets share that is nearest to
+        # them (the card, not the disk its image file is on). Never waiting, no order can
+        # deadlock.
         for device in devices_under(status):
             stack.enter_context(_device_held(device, shown))
         yield
