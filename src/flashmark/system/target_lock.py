@@ -6,7 +6,11 @@ flock(2) on a lock file per device its I/O goes through (devices_under.py: the t
 what it is built on, a loop image's filesystem and its disk, down to the disks), named by the
 device's number in flashmark's shared lock folder (lock_files.py, which also says why that is
 safe against other users). A lock file and not the device node, because a user's folder run
-cannot open the node, and a root run and a user's run must exclude each other. It also holds
+cannot open the node, and a root run and a user's run must exclude each other. Named by the
+device's number and not by its identity (device_identity.py), because every user reads the
+same number from sysfs, while a loop device's identity needs its backing file, which a user may
+not reach; a number names one device for as long as it is attached, which is as long as a lock
+matters. It also holds
 the folder's descriptor or the device node itself, as flashmark did before it locked devices,
 so that a flashmark of that time is excluded as well.
 
