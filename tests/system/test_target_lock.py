@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.errors import ExitStatus
+from flashmark.system import lock_files
 from flashmark.system.target_lock import TargetBusy, held, held_path, holder_pid, refuse_if_busy
 from tests.cli_runner import flashmark
 from tests.direct_io import takes_direct_io
@@ -85,3 +86,49 @@ def test_a_second_run_on_a_held_folder_refuses_with_one_line_and_writes_nothing(
         assert f"another flashmark (pid {holder.pid}, python -c " in line
         assert done.stderr.strip().endswith(line)
         assert list((tmp_path / "card").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("run_lock_mode", "preferred", "chosen"),
+    [
+        (0o1777, None, "preferred"),  # Debian's /run/lock: any user may make the folder
+        (0o755, None, "fallback"),  # a user could not make it: every user takes /tmp's
+        (0o755, "folder", "preferred"),  # made already (by root, or a package)
+        (0o1777, "symlink", "fallback"),  # never followed: every user agrees on /tmp's
+    ],
+)
+def test_every_user_finds_the_same_lock_folder(
+    tmp_path, monkeypatch, run_lock_mode, preferred, chosen
+):
+    run_lock = tmp_path / "run-lock"
+    run_lock.mkdir()
+    run_lock.chmod(run_lock_mode)
+    paths = {"preferred": run_lock / "flashmark", "fallback": tmp_path / "tmp-flashmark-locks"}
+    if preferred == "folder":
+        paths["preferred"].mkdir()
+    elif preferred == "symlink":
+        paths["preferred"].symlink_to(tmp_path)
+    monkeypatch.delenv(lock_files.LOCK_DIR_ENV)
+    monkeypatch.setattr(lock_files, "_RUN_LOCK", run_lock)
+    monkeypatch.setattr(lock_files, "_PREFERRED", paths["preferred"])
+    monkeypatch.setattr(lock_files, "_FALLBACK", paths["fallback"])
+    assert lock_files.lock_folder_path() == paths[chosen]
+    monkeypatch.setenv(lock_files.LOCK_DIR_ENV, str(tmp_path / "given"))
+    assert lock_files.lock_folder_path() == tmp_path / "given"
+
+
+def test_a_lock_folder_flashmark_makes_is_sticky_and_writable_by_all(tmp_path, monkeypatch):
+    monkeypatch.setenv(lock_files.LOCK_DIR_ENV, str(tmp_path / "locks"))
+    old_umask = os.umask(0o077)  # a private umask takes nothing away from it
+    try:
+        with held_path(str(tmp_path)):
+            pass
+    finally:
+        os.umask(old_umask)
+    assert (tmp_path / "locks").stat().st_mode & 0o7777 == 0o1777
+    lock_files_made = list((tmp_path / "locks").iterdir())
+    assert {path.stat().st_mode & 0o7777 for path in lock_files_made} == {0o444}
+    status = os.stat(tmp_path)  # its filesystem's device, and the disk of a partition
+    assert f"{os.major(status.st_dev)}:{os.minor(status.st_dev)}.lock" in {
+        path.name for path in lock_files_made
+    }
