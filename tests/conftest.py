@@ -98,6 +98,16 @@ def private_history(
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def session_locks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Device locks of this test session's own, for what runs before a test's own folder
+    (module-scoped fixtures that measure): never the machine's /run/lock/flashmark."""
+    folder = tmp_path_factory.mktemp("session-locks")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(LOCK_DIR_ENV, str(folder))
+        yield folder
+
+
 @pytest.fixture(autouse=True)
 def private_locks(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
