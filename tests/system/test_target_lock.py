@@ -132,3 +132,27 @@ def test_a_lock_folder_flashmark_makes_is_sticky_and_writable_by_all(tmp_path, m
     assert f"{os.major(status.st_dev)}:{os.minor(status.st_dev)}.lock" in {
         path.name for path in lock_files_made
     }
+
+
+def test_a_run_whose_lock_folder_cannot_be_used_stops_with_one_line_and_writes_nothing(
+    tmp_path, recordings
+):
+    (tmp_path / "card").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "locks").symlink_to(tmp_path / "elsewhere")  # as another user could plant it
+    done = flashmark(
+        "run",
+        tmp_path / "card",
+        "--no-save",
+        env={
+            "FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive"),
+            lock_files.LOCK_DIR_ENV: str(tmp_path / "locks"),
+        },
+    )
+    assert done.returncode == ExitStatus.ENVIRONMENT, done.stderr
+    [line] = [line for line in done.stderr.splitlines() if "error" in line]
+    assert f"cannot use flashmark's lock {tmp_path / 'locks'} (a symbolic link)" in line
+    assert f"set {lock_files.LOCK_DIR_ENV} to a folder every user" in line
+    assert done.stderr.strip().endswith(line)
+    assert list((tmp_path / "card").iterdir()) == []
+    assert list((tmp_path / "elsewhere").iterdir()) == []

@@ -136,7 +136,9 @@ _FIX = (
 
 
 def _unusable(path: Path, error: OSError) -> LockUnusable:
-    cause = "a symbolic link" if error.errno == errno.ELOOP else error.strerror
+    # O_NOFOLLOW on a symlink: ELOOP, or ENOTDIR with O_DIRECTORY (open(2))
+    planted = error.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(path)
+    cause = "a symbolic link" if planted else error.strerror
     return LockUnusable(
         f"cannot use flashmark's lock {printable(str(path))} ({cause}): without it a second "
         f"run on the same device could measure this one's I/O; {_FIX}"
