@@ -10,9 +10,8 @@ cannot open the node, and a root run and a user's run must exclude each other. N
 device's number and not by its identity (device_identity.py), because every user reads the
 same number from sysfs, while a loop device's identity needs its backing file, which a user may
 not reach; a number names one device for as long as it is attached, which is as long as a lock
-matters. It also holds
-the folder's descriptor or the device node itself, as flashmark did before it locked devices,
-so that a flashmark of that time is excluded as well.
+matters. It also holds the folder's descriptor or the device node itself, as flashmark did
+before it locked devices, so that a flashmark of that time is excluded as well.
 
 The kernel drops every lock when the holder ends, even by SIGKILL. A second run refuses at once
 (TargetBusy, exit 4), naming the holder's pid from /proc/locks (proc(5)) and its command line
