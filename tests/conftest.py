@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import flashmark.probe.target
+from flashmark.system.lock_files import LOCK_DIR_ENV
 from flashmark.testing.flash import EmulatedFlash, FlashModel
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -95,6 +96,28 @@ def private_history(
     monkeypatch.setenv("FLASHMARK_DB", str(path))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_locks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Device locks of this test session's own, for what runs before a test's own folder
+    (module-scoped fixtures that measure): never the machine's /run/lock/flashmark."""
+    folder = tmp_path_factory.mktemp("session-locks")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(LOCK_DIR_ENV, str(folder))
+        yield folder
+
+
+@pytest.fixture(autouse=True)
+def private_locks(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Every test takes flashmark's device locks in a lock folder of its own: its runs and the
+    holders it starts exclude each other as on a machine, but two test sessions at once, whose
+    folders share the disk of /tmp, do not refuse each other's runs."""
+    folder = tmp_path_factory.mktemp("locks")
+    monkeypatch.setenv(LOCK_DIR_ENV, str(folder))
+    return folder
 
 
 @pytest.fixture(autouse=True)

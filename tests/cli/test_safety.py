@@ -236,7 +236,11 @@ def test_a_second_run_on_the_same_target_refuses_while_the_first_holds_it(tmp_pa
             )  # fmt: skip
             assert second.returncode == ExitStatus.TARGET, second.stderr
             last = second.stderr.strip().splitlines()[-1]
-            assert f"is being measured by another flashmark (pid {first.pid})" in last
+            assert (
+                f"is being measured by another flashmark (pid {first.pid}, flashmark run {target} "
+                in last
+            )
+            assert f"on the same device {Path(device.device).name}: " in last
             out, err = first.communicate(timeout=120)
             assert first.returncode == 0, err
             assert "rand-write-4k-q32" in out or kind == "device"

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import flashmark
+from flashmark.system.lock_files import LOCK_DIR_ENV
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, command_in_group
 
 SOURCE = Path(flashmark.__file__).resolve().parents[1]
@@ -150,7 +151,7 @@ class FleetLab:
         home = self.folder / board.label
         home.mkdir()
         history = home / "history.sqlite3"
-        environment = [f"PYTHONPATH={SOURCE}"]
+        environment = [f"PYTHONPATH={SOURCE}", _own_locks(board.label, self.folder)]
         if board.fio_version is not None:
             environment.append(
                 f"PATH={self._other_fio(home, board.fio_version)}:{os.environ['PATH']}"
@@ -213,7 +214,7 @@ class FleetLab:
             EmulatedDevice(caps or member.board.caps, size_bytes=self.size_bytes)
         )
         assert device.mount_point is not None and device.cgroup is not None
-        environment = [f"PYTHONPATH={SOURCE}"]
+        environment = [f"PYTHONPATH={SOURCE}", _own_locks(label, self.folder)]
         command = [
             "env",
             *environment,
@@ -284,6 +285,12 @@ class FleetLab:
         with urllib.request.urlopen(self.service.url + path, timeout=30) as answer:
             body = answer.read()
         return json.loads(body) if path.startswith("/api/") and not path.endswith(".csv") else body
+
+
+def _own_locks(label: str, folder: Path) -> str:
+    """The environment entry that gives a board its own device lock folder: boards are
+    machines of their own, each with its /run/lock, even where the lab's share a disk."""
+    return f"{LOCK_DIR_ENV}={folder / label / 'locks'}"
 
 
 def _free_port() -> int:

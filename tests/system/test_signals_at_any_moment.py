@@ -44,6 +44,7 @@ import pytest
 
 from flashmark.entry import exit_status_for
 from flashmark.errors import ExitStatus
+from flashmark.system.lock_files import LOCK_DIR_ENV
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 SEED = 20261123
@@ -176,7 +177,8 @@ def test_a_signal_at_any_moment_gives_its_status_and_one_line(
     if command == "run-held":
         (replay / f"{HELD_TEST}.json").unlink()
         os.mkfifo(replay / f"{HELD_TEST}.json")  # read by every run, written by none
-    # Each process has a folder and a history of its own: they run side by side.
+    # Each process has a folder, a history and device locks of its own: they run side by side
+    # (their folders share the disk of /tmp, which would refuse all runs but one).
     futures = []
     with ThreadPoolExecutor(max_workers=SIDE_BY_SIDE) as pool:
         for number, moment in enumerate(_moments(command, sig)):
@@ -186,6 +188,7 @@ def test_a_signal_at_any_moment_gives_its_status_and_one_line(
                 **os.environ,
                 "PYTHONPATH": str(SOURCE),
                 "FLASHMARK_DB": str(tmp_path / f"history-{number}.sqlite3"),
+                LOCK_DIR_ENV: str(tmp_path / f"locks-{number}"),
                 "FLASHMARK_FIO_REPLAY": str(replay),
                 "LC_ALL": "C",
             }

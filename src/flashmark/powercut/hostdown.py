@@ -50,6 +50,7 @@ from flashmark.powercut.run import (
 )
 from flashmark.system.device_stack import kernel_name_of_node
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.target_lock import device_held
 
 HOST_DOWN_TIMEOUT_S = 60.0  # after the off command, this host should be gone by then
 
@@ -95,7 +96,8 @@ def run_host_down_cycle(
         recorder.append(run_entry(header))
         number, first_seq = 1, 0
         if medium.mode != "raw":
-            medium.prepare(plan.node)
+            with device_held(plan.node):  # one flashmark per device (system.target_lock)
+                medium.prepare(plan.node)
     else:
         header = log.header
         nonce = bytes.fromhex(header.run)
@@ -129,7 +131,7 @@ def run_host_down_cycle(
     )
     try:
         # after_cut=False: `verify` checked (and repaired) the filesystem after the last cut
-        with medium.session(plan.node, after_cut=False) as session:
+        with device_held(plan.node), medium.session(plan.node, after_cut=False) as session:
             cut_while_writing(
                 session.sink,
                 recorder,
@@ -196,7 +198,7 @@ def verify_powercut(
         count = records_to_check(pending, header.flush_every, medium.capacity)
         came_back = Return(BACK, node, None)
         try:
-            with medium.session(node, after_cut=True) as session:
+            with device_held(node), medium.session(node, after_cut=True) as session:
                 checked = check_cycle(
                     session,
                     pending,

@@ -31,6 +31,7 @@ from flashmark.system.device_safety import check_writable
 from flashmark.system.device_stack import device_stack, kernel_name_of_node, name_of_majmin
 from flashmark.system.disk_space import SpacePlan
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.target_lock import refuse_if_busy
 
 DEFAULT_AREA_BYTES = 1 << 30  # the raw journal's area: the device's first GiB (or all of it)
 FILESYSTEMS = ("ext4", "f2fs")
@@ -79,7 +80,7 @@ def state_folder(env: dict[str, str] | None = None) -> Path:
 
 def plan_powercut(request: PowercutRequest, roots: SystemRoots | None = None) -> PowercutPlan:
     """Every refusal, before anything is written: bad settings, not a block device, a device
-    in use, a record file on the device itself."""
+    in use or measured by another flashmark, a record file on the device itself."""
     roots = roots or SystemRoots.from_environment()
     _check_settings(request)
     try:
@@ -98,6 +99,7 @@ def plan_powercut(request: PowercutRequest, roots: SystemRoots | None = None) ->
     node = os.path.realpath(request.device)
     name = kernel_name_of_node(node, roots)
     check_writable(node, roots)
+    refuse_if_busy(node)  # held while writing (run.py): one flashmark per device
     size = size_of(name, roots)
     if size < request.record_bytes * request.flush_every * 4:
         raise TargetError(f"{node} holds {size} bytes: too small for a journal")

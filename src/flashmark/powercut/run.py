@@ -54,6 +54,7 @@ from flashmark.powercut.result import (
 from flashmark.powercut.verdict import judge
 from flashmark.system.device_stack import kernel_name_of_node
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.target_lock import device_held
 
 MiB = 1 << 20
 
@@ -139,8 +140,11 @@ class _Run:
         stopped: str | None = None
         try:
             self.recorder.append(run_entry(self._header()))
-            self.medium.prepare(self.node)
-            stopped = self._cycles()
+            # One flashmark per device (flashmark.system.target_lock), and each session the
+            # device as it came back: its number may have changed with its power.
+            with device_held(self.node):
+                self.medium.prepare(self.node)
+                stopped = self._cycles()
         except BaseException as error:
             self._power_back_on_after(error)
             partial = self._result(_stop_reason(error))
@@ -154,7 +158,10 @@ class _Run:
         seq = 0
         total = self.request.cycles
         for number in range(1, total + 1):
-            with self.medium.session(self.node, after_cut=written is not None) as session:
+            with (
+                device_held(self.node),
+                self.medium.session(self.node, after_cut=written is not None) as session,
+            ):
                 if written is not None:
                     checked = self._check(session, written)
                     stop = _stop_after(checked, session)
@@ -181,7 +188,7 @@ class _Run:
                 self._record(self._unchecked(written))
                 return _gone_reason(back, number, self.request.come_back_timeout_s)
         if written is not None:
-            with self.medium.session(self.node, after_cut=True) as session:
+            with device_held(self.node), self.medium.session(self.node, after_cut=True) as session:
                 return _stop_after(self._check(session, written), session)
         return None
 

@@ -206,7 +206,7 @@ def folder_files(
         raise TargetError(f"cannot open {folder}: {error.strerror}") from None
     try:
         with (
-            held(folder_fd, str(folder)),  # one flashmark per folder (flashmark.system.target_lock)
+            held(folder_fd, str(folder)),  # one flashmark per device (flashmark.system.target_lock)
             _files_in(folder, folder_fd, count) as (paths, fds),
         ):
             yield FolderMedium(folder, size_bytes, FOLDER_SECTOR, file_bytes, paths, fds)

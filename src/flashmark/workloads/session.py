@@ -131,7 +131,7 @@ def run_workloads(
         except OSError as error:
             raise _target_error(error, folder) from error
     try:
-        # One flashmark per folder (flashmark.system.target_lock), from before the first write.
+        # One flashmark per device (flashmark.system.target_lock), from before the first write.
         with held(folder_fd, str(folder)):
 
             def session_in(private: PrivateFolder) -> _Session:

@@ -39,6 +39,7 @@ from typing import Any
 
 import psutil
 
+from flashmark.system.lock_files import LOCK_DIR_ENV
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from tests.cli.faults import cases as c
 
@@ -352,7 +353,9 @@ class Lab:
 
 class CaseFolder:
     """A case's private world on a device: PARENT/target (measured), PARENT sentinels, TMPDIR,
-    XDG_DATA_HOME and a history path; removed afterwards."""
+    XDG_DATA_HOME, a history path and a device lock folder among the harness's own logs (cases
+    side by side whose targets share a disk, e.g. small filesystems on files under /tmp, must
+    not refuse each other; any user may lock in it); removed afterwards."""
 
     def __init__(self, root: Path, marker: str, target_name: str = "target") -> None:
         self.root = root / f"case-{marker[:12]}"
@@ -362,8 +365,10 @@ class CaseFolder:
         self.db = self.root / "db" / "history.sqlite3"
         self.logs = self.root / "logs"
         self.marker = marker
-        for folder in (self.target, self.tmpdir, self.db.parent, self.logs, self.root / "xdg"):
+        self.locks = self.logs / "locks"
+        for folder in (self.target, self.tmpdir, self.db.parent, self.locks, self.root / "xdg"):
             folder.mkdir(parents=True, exist_ok=True)
+        self.locks.chmod(0o1777)
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {
@@ -371,6 +376,7 @@ class CaseFolder:
             "TMPDIR": str(self.tmpdir),
             "FLASHMARK_DB": str(self.db),
             "XDG_DATA_HOME": str(self.root / "xdg"),
+            LOCK_DIR_ENV: str(self.locks),
             MARKER_ENV: self.marker,
             "LC_ALL": "C.UTF-8",
         }

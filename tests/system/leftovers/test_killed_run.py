@@ -18,6 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from flashmark.system.lock_files import LOCK_DIR_ENV
 from flashmark.system.mounts import mount_of, read_mounts
 from flashmark.system.sysroot import SystemRoots
 
@@ -85,15 +86,19 @@ def kill_tree(run: subprocess.Popen[str]) -> None:
     assert not alive, alive
 
 
-def start_run(card: Path, temp: Path) -> subprocess.Popen[str]:
+def start_run(card: Path, temp: Path, locks: Path | None = None) -> subprocess.Popen[str]:
     """The quick profile without a ramp: 6 tests of 2 s, so the live run, caught in its first
-    timed test, is still running (10 s left) while the killed one is cleaned up."""
+    timed test, is still running (10 s left) while the killed one is cleaned up. With `locks`,
+    the run takes its device locks in that folder instead of the test's."""
     argv = [sys.executable, "-m", "flashmark", "run", str(card)]
     argv += ["--size", "4M", "--runtime", "2", "--ramp", "0", "--no-save"]
+    env = {**os.environ, "TMPDIR": str(temp), "FLASHMARK_DB": ""}
+    if locks is not None:
+        env[LOCK_DIR_ENV] = str(locks)
     return subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "TMPDIR": str(temp), "FLASHMARK_DB": ""},
+        env=env,
     )  # fmt: skip
 
 
@@ -137,11 +142,13 @@ def test_clean_after_sigkill_removes_the_killed_runs_files_and_never_a_live_runs
     card.mkdir()
     temp.mkdir()
     (card / "notes.txt").write_text("the user's own")
-    # One run per folder (a second one refuses while the first holds it): the live run
-    # measures a folder beside the killed one's, on the same card.
+    # One run per device (a second one refuses while the first holds it): the live run
+    # measures a folder beside the killed one's, on the same card, with its locks in a folder
+    # of its own, as a run the lock cannot see does (another container's /run/lock).
     beside = card / "beside"
     beside.mkdir()
-    killed, live = start_run(card, temp), start_run(beside, temp)
+    (tmp_path / "other-locks").mkdir()
+    killed, live = start_run(card, temp), start_run(beside, temp, tmp_path / "other-locks")
     started += [killed, live]
     killed_file, killed_folder = wait_mid_test(killed, card, temp)
     live_file, live_folder = wait_mid_test(live, beside, temp)
