@@ -1,6 +1,13 @@
 """How long each timed test measures: a short first window, extended or measured again only
 where it was not enough (docs/methodology.md, "Test lengths and ramps"). Pure.
 
+Enough is +-1% (TARGET_HALF_WIDTH_PCT) for a test measured for its figure; for a test that
+stops on its verdict (a test a class reads in a profile that exists to grade, without
+--runtime: plan.py Plan.stops_on_verdict) it is every threshold it serves decided on its
+anytime-valid decision interval (flashmark.stats DECISION_ALPHA, flashmark.bench.grading
+undecided), checked after the floor (the first window, MIN_TRANSFERS) and after each
+extension, up to the profile's runtime.
+
     plan.py builds short first windows -> measure() runs one -> full_length(result) ->
         None: keep it;
         FullLength(extendable=True): extend it by further windows of the same test, pooled,
@@ -35,6 +42,13 @@ MAX_WINDOW_S = 60
 # (The throttled card's 1 MiB reads, 3 or 4 to a 100 ms grant, had edges of 0.9% in a first
 # window and 1.8% and 2.7% in two extensions: pooled, +-2.7% over 8 s.)
 EXTENSION_EDGE_PCT = TARGET_HALF_WIDTH_PCT / 2
+# How long each extension of a test that stops on its verdict measures: shorter than a first
+# window, so a test decided early stops early (the confidence sequence may be looked at after
+# every window; each extension costs its follow ramp too).
+VERDICT_STEP_S = 2
+# A window this much shorter than the floor still counts as the floor (fio's runtime of a 3 s
+# window may end a few milliseconds early).
+_FLOOR_SLACK_MS = 50
 # How a test's `lengthened` starts when its first window could not hold MIN_TRANSFERS.
 AT_ONCE = "measured at full length at once: "
 
@@ -60,13 +74,26 @@ def first_window_s(profile_runtime_s: int) -> int | None:
     return FIRST_WINDOW_S if profile_runtime_s > FIRST_WINDOW_S else None
 
 
-def full_length(result: TestResult, runtime_s: int) -> FullLength | None:
+def below_floor(window_ms: float, transfers: float) -> bool:
+    """Whether a window is shorter than a test's floor: less than a first window, or fewer than
+    MIN_TRANSFERS transfers. Too short to have met the device's slow moments or to estimate its
+    spread: its interval is at least +-SHORT_MARGIN (flashmark.stats)."""
+    return window_ms < FIRST_WINDOW_S * 1000 - _FLOOR_SLACK_MS or transfers < MIN_TRANSFERS
+
+
+def full_length(
+    result: TestResult, runtime_s: int, undecided: tuple[str, ...] | None = None
+) -> FullLength | None:
     """None when `result`, measured over a short first window, is enough; else how long to
-    measure the test again (at least `runtime_s`, the profile's) and why."""
+    measure the test again (at least `runtime_s`, the profile's) and why. `undecided`, for a
+    test that stops on its verdict: its checks still uncertain (flashmark.bench.grading
+    undecided), which replace the +-1% rule: () is enough."""
     reasons: list[str] = []
     bursty = False
     extendable = True
     needed_s = float(runtime_s)
+    if undecided:
+        reasons.append("undecided: " + "; ".join(undecided))
     for label, direction in (("read", result.read), ("write", result.write)):
         if direction is None:
             continue
@@ -74,11 +101,13 @@ def full_length(result: TestResult, runtime_s: int) -> FullLength | None:
         if interval is None:
             reasons.append(f"{label}s too few for an interval")
             extendable = False
-        elif interval.half_width_pct > TARGET_HALF_WIDTH_PCT:
+        elif undecided is None and interval.half_width_pct > TARGET_HALF_WIDTH_PCT:
             reasons.append(
                 f"{label} interval +-{interval.half_width_pct:.1f}% "
                 f"(wider than +-{TARGET_HALF_WIDTH_PCT:g}%)"
             )
+            bursty = bursty or interval.edge_pct > TARGET_HALF_WIDTH_PCT
+        elif undecided:
             bursty = bursty or interval.edge_pct > TARGET_HALF_WIDTH_PCT
         if interval is not None and interval.edge_pct > EXTENSION_EDGE_PCT:
             extendable = False
@@ -90,14 +119,15 @@ def full_length(result: TestResult, runtime_s: int) -> FullLength | None:
     return _full_length(reasons, needed_s, bursty=bursty, extendable=extendable and not bursty)
 
 
-def extension_s(runtime_s: int, measured_s: float) -> int | None:
+def extension_s(runtime_s: int, measured_s: float, *, on_verdict: bool = False) -> int | None:
     """How long the next window extending a first one measures, when `measured_s` seconds of
-    windows are pooled so far: as long as a first window, up to `runtime_s` in all; None once
-    they measured `runtime_s` (the pooled result is then kept as it is, as a test measured
-    again at full length would be)."""
+    windows are pooled so far: as long as a first window (VERDICT_STEP_S for a test that stops
+    on its verdict), up to `runtime_s` in all; None once they measured `runtime_s` (the pooled
+    result is then kept as it is, as a test measured again at full length would be)."""
     if measured_s >= runtime_s:
         return None
-    return min(FIRST_WINDOW_S, math.ceil(runtime_s - measured_s))
+    step = VERDICT_STEP_S if on_verdict else FIRST_WINDOW_S
+    return min(step, math.ceil(runtime_s - measured_s))
 
 
 def still_settling(first: TestResult, extension: TestResult) -> str | None:

@@ -43,6 +43,9 @@ class Profile:
     # seed 002's desktop install; folder targets only.
     workloads: tuple[str, ...] = ()
     default_workload_scale: float = 0.0
+    # A profile that exists to grade: without --runtime, each test a class reads stops once
+    # every threshold it serves is decided (flashmark.bench.lengths), not at +-1%.
+    stops_on_verdict: bool = False
 
     def test_names(self) -> tuple[str, ...]:
         return tuple(test.name for test in self.tests)
@@ -148,6 +151,7 @@ PROFILES: dict[str, Profile] = {
             default_size_bytes=128 * MiB,
             default_runtime_s=8,
             default_ramp_s=2,
+            stops_on_verdict=True,
         ),
         Profile(
             name="standard",
@@ -181,6 +185,7 @@ PROFILES: dict[str, Profile] = {
             default_size_bytes=128 * MiB,
             default_runtime_s=8,
             default_ramp_s=2,
+            stops_on_verdict=True,
         ),
         Profile(
             name="sustained",
