@@ -29,7 +29,8 @@ means: |S_n| < sigma sqrt(2 (n + m) log(sqrt((n + m) / m) / alpha)) for all n at
 probability 1 - alpha, S_n the sum of n batch means less n times the true mean, m the
 batch count where it is tightest. It holds at a data-dependent stopping time, which a fixed-n
 interval checked after every window does not. It assumes sub-Gaussian batch means with known
-sigma; sigma is estimated from the batches, so it holds only asymptotically: coverage at the
+sigma; sigma is estimated from the batches (scaled by t(0.975, df) / z(0.975) for the few of
+them), so it holds only asymptotically: coverage at the
 stopping time, measured on emulated cards (benchmarks/verdict_coverage.py), is its test.
 """
 
@@ -251,7 +252,11 @@ def confidence_sequence(
     batches = batch_means(samples)
     half = 0.0
     if len(batches) >= 2:
-        sd = math.sqrt(statistics.variance(batches) + floor_sd**2)
+        # The spread is estimated from few batches: scaled by t(0.975, df) / z(0.975), the
+        # factor a fixed-n interval pays for estimating it (4.30 / 1.96 from 3 batches, 1.12
+        # from 12), the boundary keeps its level from 3 batches on (tests/test_stats.py).
+        correction = t_quantile_975(len(batches) - 1) / _Z975
+        sd = correction * math.sqrt(statistics.variance(batches) + floor_sd**2)
         # Merged batches are longer: the boundary counts in the batches it was built on.
         scale = len(samples) / len(batches)
         half = mixture_half_width(sd, len(batches), alpha, max(1.0, tightest / scale))
