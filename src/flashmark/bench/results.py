@@ -55,12 +55,14 @@ from flashmark.stats import (
 )
 from flashmark.surface.cache import estimate_cache
 
-# The batches a window's interval rests on (flashmark.stats): rates over a quarter second each,
-# 12 in a 3 s first window (df 11, t 2.20 where 3 seconds gave t 4.30), each 2.5 of a
-# throttle's 100 ms slices; longer where a quarter second holds fewer than
-# MIN_BATCH_TRANSFERS transfers (1 MiB writes at 10 MB/s: 0.42 s), so a batch's rate is not
-# just which transfers fell in it.
-BATCH_MS = 250
+# The batches a window's interval rests on (flashmark.stats): rates over half a second each, 6 in
+# a 3 s first window. Long enough that a device's short periodic pauses average within a batch
+# or two (a throttle's 100 ms slices: 5 a batch, where a quarter second held 2 or 3 and put the
+# batches 20% apart; a GC stall every 8 MiB at 10 MB/s, every 0.84 s), short enough for df 5 in
+# a first window where whole seconds gave df 2 (t 2.57, not 4.30). Longer where half a second
+# holds fewer than MIN_BATCH_TRANSFERS transfers (16 MiB writes at 30 MB/s: 2.2 s), so a
+# batch's rate is not just which transfers fell in it.
+BATCH_MS = 500
 MIN_BATCH_TRANSFERS = 4
 
 _PERCENTILE_KEYS = {
