@@ -13,7 +13,7 @@ Two kinds of rows, said in the tables' "source" column:
   whole milliseconds after a host jitter (exponential, mean 50 us), written as fio's JSON and
   per-I/O logs and run through flashmark's own parsing, pooling, stop rule and grading
   (flashmark.bench.results, .lengths, .grading): the procedure of a test of the a1 profile
-  (a 3 s first window after a 2 s ramp, extensions of 2 s after a 1 s follow ramp, up to 8 s;
+  (a 3 s first window after a 2 s ramp, extensions of 3 s after a 1 s follow ramp, up to 8 s;
   a run again at full length where its edges call for it). The card's state (bytes written,
   so the GC phase; the cache) carries on through ramps and windows, with 0.3 s idle between
   fio runs.
@@ -354,7 +354,7 @@ def simulate(
         return result, measured, took
     if longer.extendable:
         extensions = 0
-        while (step := extension_s(RUNTIME_S, measured, on_verdict=True)) is not None:
+        while (step := extension_s(RUNTIME_S, measured)) is not None:
             extensions += 1
             parsed = run(step, FOLLOW_RAMP_S, extension=extensions)
             runs.append(parsed)

@@ -451,7 +451,7 @@ def _extend(
     measured_s, extensions, reason = first_job.window_s, 0, longer.reason
     left_out, discarded_s = "", 0.0
     result = pooled_result(spec, runs, sequential=on_verdict)
-    while (step := extension_s(runtime_s, measured_s, on_verdict=on_verdict)) is not None:
+    while (step := extension_s(runtime_s, measured_s)) is not None:
         extensions += 1
         job = plan.extension_job(index, step, extensions)
         progress.update(

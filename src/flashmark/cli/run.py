@@ -92,7 +92,7 @@ _SHORT_RUNTIME_S = 8
     "only when its 95% interval is wider than +-1% or it holds fewer than 20 transfers is it "
     "extended by further 3 s windows (pooled) or measured again, up to the profile's length "
     "(quick 8); in quick and a1 a test a class grades stops instead once every threshold it "
-    "serves is decided (2 s extensions). Under 3 s, every figure is at least +-10% uncertain.",
+    "serves is decided. Under 3 s, every figure is at least +-10% uncertain.",
 )
 @click.option(
     "--ramp",
