@@ -554,7 +554,7 @@ def sdtest_pass(card: EmulatedFlash) -> float:
             job.write_text(sdtest_job_file(mount))
             started = time.monotonic()
             subprocess.run(
-                card.command(["fio", "--output-format=terse", str(job)]),
+                ["fio", "--output-format=terse", str(job)],
                 check=True,
                 capture_output=True,
             )
@@ -572,9 +572,7 @@ def timing(repeat: int) -> None:
     with EmulatedFlash(STALLING) as card:
         for _ in range(repeat):
             took_sdtest = sdtest_pass(card)
-            document, took_a1 = flashmark_run(
-                card.command([]), card.path, "--profile", "a1", device=True
-            )
+            document, took_a1 = flashmark_run([], card.path, "--profile", "a1", device=True)
             a1.append(took_a1)
             sdtest.append(took_sdtest)
             ratios.append(took_a1 / took_sdtest)
