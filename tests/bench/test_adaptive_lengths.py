@@ -32,6 +32,7 @@ from flashmark.bench.lengths import (
     FIRST_WINDOW_S,
     MIN_TRANSFERS,
     TARGET_HALF_WIDTH_PCT,
+    WRITE_FLOOR_BYTES,
     FastestRates,
     at_once,
     bursty_reason,
@@ -84,7 +85,8 @@ def thresholds_served(name: str) -> list[tuple[str, float]]:
 def decided(name: str, direction: dict[str, Any]) -> bool:
     """The rule of a test that stops on its verdict, on one direction of a document: every
     threshold it serves outside its decision interval (a write's high end at the rate the host
-    accepted, as the grading reads it), over at least MIN_TRANSFERS."""
+    accepted, as the grading reads it), over at least MIN_TRANSFERS (a write: and
+    WRITE_FLOOR_BYTES written)."""
     decision = direction["decision"]
     accepted = direction["accepted_iops"]
     factor = max(1.0, float(accepted) / direction["iops"]) if accepted else 1.0
@@ -92,6 +94,10 @@ def decided(name: str, direction: dict[str, Any]) -> bool:
         low, high = decision["iops" if metric.endswith("iops") else "bw_bytes"]
         scale = 1.0 if metric.endswith("iops") else 1e6  # MB/s
         if low / scale <= threshold <= high * factor / scale:
+            return False
+    if accepted is not None:  # a write
+        written = float(direction["accepted_bw_bytes"]) * float(direction["runtime_ms"]) / 1000
+        if written < WRITE_FLOOR_BYTES:
             return False
     return transfers(direction) >= MIN_TRANSFERS
 
@@ -120,8 +126,8 @@ def assert_length_follows_the_rule(
         return
     if lengthened.startswith(NOT_ENOUGH):
         reason = lengthened.removeprefix(NOT_ENOUGH)
-        why = "undecided" if on_verdict else "interval"
-        assert why in reason or "fewer than" in reason, lengthened
+        whys = ("undecided", "the floor of a write test") if on_verdict else ("interval",)
+        assert any(why in reason for why in (*whys, "fewer than")), lengthened
         extended = EXTENDED.search(lengthened)
         if extended is not None:
             assert direction["runtime_ms"] == int(extended.group(1)) * 1000 <= runtime_s * 1000
