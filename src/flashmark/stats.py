@@ -1,11 +1,37 @@
-"""How sure a measured figure is: the 95% interval of a mean, and verdicts that respect it.
-Pure; the grading calls `judge` with a headline's interval and a threshold.
+"""How sure a measured figure is: the 95% interval of a mean, the anytime-valid interval a test
+may stop on, and verdicts that respect them. Pure; the grading calls `judge` with a headline's
+interval and a threshold. Why so: docs/methodology.md, "Spread and confidence".
 
-Student's t interval of the mean of per-interval samples (NIST/SEMATECH e-Handbook 7.2.2.1),
-over n_eff = n (1 - r) / (1 + r) samples for lag-1 autocorrelation r (Wilks, "Statistical
-Methods in the Atmospheric Sciences", 3rd ed., eq. 5.12): consecutive seconds of a device are
-related, and the plain interval would be too narrow. A negative r counts as 0. Why so:
-docs/methodology.md, "Spread and confidence".
+Fixed-length interval (`interval_of_mean`): batch means (Schmeiser 1982, "Batch size effects
+in the analysis of simulation output", Operations Research 30(3)). A window's completions are
+cut into batches of a fraction of a second each (flashmark.bench.results BATCH_MS); the rate of
+each batch is one sample, and the interval is Student's t of their mean with df = batches - 1
+(NIST/SEMATECH e-Handbook 7.2.2.1). Assumptions: the batch means are about independent and
+about normal. Consecutive batches of a device are related (a GC cycle, a throttle's slices), so
+adjacent batches are merged pairwise while their lag-1 autocorrelation is positive beyond
+chance (one-sided 5%, r1 > 1.645 / sqrt(batches); Fishman & Yarberry 1997, "An implementation
+of the batch means method", INFORMS J. Computing 9(3), the LBatch rule), which subsumes the
+AR(1) sample-count correction used before. A slow moment rarer than the window (a stall every
+few seconds in a 3 s window) cannot be seen by any method: the floor of a test's length
+(flashmark.bench.lengths) is what meets it.
+
+Never narrower than the samples allow: each batch's rate is known only to the log's
+millisecond at its ends (`floor_sd`, added in quadrature to the batches' spread, so identical
+batches never give a zero width); the interval always holds both the exact window rate it is
+centred on and the batches' own mean; and a test shorter than its floor (too short to
+estimate its spread) is at least +-SHORT_MARGIN wide, so within that margin of a threshold it
+is "uncertain", never passing or failing on a bare value.
+
+Anytime-valid interval (`confidence_sequence`): the two-sided normal-mixture boundary of
+Howard, Ramdas, McAuliffe & Sekhon (2021), "Time-uniform, nonparametric, nonasymptotic
+confidence sequences", Annals of Statistics 49(2), the two-sided normal mixture over batch
+means: |S_n| < sigma sqrt(2 (n + m) log(sqrt((n + m) / m) / alpha)) for all n at once with
+probability 1 - alpha, S_n the sum of n batch means less n times the true mean, m the
+batch count where it is tightest. It holds at a data-dependent stopping time, which a fixed-n
+interval checked after every window does not. It assumes sub-Gaussian batch means with known
+sigma; sigma is estimated from the batches (scaled by t(0.975, df) / z(0.975) for the few of
+them), so it holds only asymptotically: coverage at the
+stopping time, measured on emulated cards (benchmarks/verdict_coverage.py), is its test.
 """
 
 from __future__ import annotations
@@ -20,9 +46,36 @@ from enum import StrEnum
 
 CONFIDENCE = 0.95
 METHOD = (
-    "Student t interval of the mean of rates over about a second each, between burst ends, "
-    "sample count reduced for lag-1 autocorrelation (AR(1): n_eff = n(1-r)/(1+r), r >= 0)"
+    "Student t interval (df = batches - 1) of the mean of batch means: rates over a fraction "
+    "of a second each between burst ends, adjacent batches merged while their lag-1 "
+    "autocorrelation is positive beyond chance; each batch known to the log's millisecond"
 )
+# The anytime-valid interval of a test that stops once its verdict is decided.
+SEQUENTIAL_METHOD = (
+    "anytime-valid normal-mixture confidence sequence over batch means (Howard, Ramdas, "
+    "McAuliffe & Sekhon 2021), valid at the test's data-dependent stop; each batch known to "
+    "the log's millisecond"
+)
+SHORT_METHOD = (
+    "; shorter than its floor, so at least +-{margin:g}% (too short to estimate its spread)"
+)
+# A verdict's error rate per threshold when a test stops on its decision: the decision rests on
+# the 1 - DECISION_ALPHA confidence sequence, the tables show the 95% one.
+DECISION_ALPHA = 0.005
+# A test shorter than its floor cannot estimate its spread: its interval is at least this
+# fraction of its figure either side. One 120 ms GC stall (the flash model's, and the pauses
+# a card's write cache takes) in a window of a second or two moves its rate by 6 to 12%; a
+# figure 10% or more from a threshold is one a full-length test must decide
+# (benchmarks/verdict_coverage.py), so a short test is left uncertain only where a full one
+# might be.
+SHORT_MARGIN = 0.10
+# Batches merged pairwise above this many (Schmeiser 1982: 10 to 30 batches suffice; more add
+# little to the t quantile and weigh the batches' correlation more).
+MAX_BATCHES = 30
+# The lag-1 check is made on at least this many batches (fewer say nothing about it).
+MIN_BATCHES_FOR_CORRELATION = 8
+# One-sided 5% normal quantile: r1 beyond 1.645 / sqrt(batches) is correlation, not chance.
+_Z95 = 1.644854
 
 EDGE_METHOD = (
     "; widened by one burst of completions over the window (a device completing in bursts)"
@@ -66,8 +119,8 @@ class MeanInterval:
     mean: float
     low: float
     high: float
-    samples: int  # how many per-interval values it rests on
-    effective_samples: float  # after the autocorrelation correction (<= samples)
+    samples: int  # how many batch rates it rests on
+    effective_samples: float  # the batches after merging related ones (<= samples)
     confidence: float = CONFIDENCE
     method: str = METHOD
     # How much of each half comes from the window's edges on a device completing in bursts
@@ -123,27 +176,123 @@ def lag1_autocorrelation(samples: Sequence[float]) -> float:
     return numerator / denominator
 
 
-def interval_of_mean(samples: Sequence[float], mean: float | None = None) -> MeanInterval | None:
-    """The 95% interval of the mean of `samples`; None with fewer than 2 samples.
+def batch_means(samples: Sequence[float]) -> list[float]:
+    """`samples` (equal batches in time order) merged pairwise, an odd last one into the pair
+    before it, while more than MAX_BATCHES or, from MIN_BATCHES_FOR_CORRELATION on, while
+    their lag-1 autocorrelation is positive beyond chance (the LBatch rule, see the top)."""
+    batches = list(samples)
+    while len(batches) >= 4 and (
+        len(batches) > MAX_BATCHES
+        or (
+            len(batches) >= MIN_BATCHES_FOR_CORRELATION
+            and lag1_autocorrelation(batches) > _Z95 / math.sqrt(len(batches))
+        )
+    ):
+        merged = [(a + b) / 2 for a, b in zip(batches[0::2], batches[1::2], strict=False)]
+        if len(batches) % 2:
+            merged[-1] = (2 * merged[-1] + batches[-1]) / 3
+        batches = merged
+    return batches
 
-    `mean` centres the interval on a figure computed more exactly than the samples' average
-    (a window rate with fractional edges); the width always comes from the samples."""
-    n = len(samples)
-    if n < 2:
+
+def interval_of_mean(
+    samples: Sequence[float],
+    mean: float | None = None,
+    *,
+    floor_sd: float = 0.0,
+    short: bool = False,
+) -> MeanInterval | None:
+    """The 95% interval of the mean of batch rates `samples` (see the top); None without any.
+
+    `mean` centres it on a figure computed more exactly than the samples' average (a window
+    rate with fractional edges); it always holds the samples' average too. `floor_sd` is how
+    far one batch's rate may be off by the log's resolution (added in quadrature to their
+    spread). `short`: the test was shorter than its floor, so the interval is at least
+    +-SHORT_MARGIN of the centre; a single batch then has that interval, else none."""
+    if not samples or (len(samples) < 2 and not short):
         return None
-    centre = statistics.fmean(samples) if mean is None else mean
-    stdev = statistics.stdev(samples)
-    r = max(0.0, lag1_autocorrelation(samples))
-    effective = max(2.0, n * (1 - r) / (1 + r)) if r < 1 else 2.0
-    effective = min(effective, float(n))
-    df = max(1, math.floor(effective) - 1)
-    half = t_quantile_975(df) * stdev / math.sqrt(effective)
+    centre, average = _centres(samples, mean)
+    batches = batch_means(samples)
+    half = 0.0
+    if len(batches) >= 2:
+        sd = math.sqrt(statistics.variance(batches) + floor_sd**2)
+        half = t_quantile_975(len(batches) - 1) * sd / math.sqrt(len(batches))
+    return _interval(centre, average, half, len(samples), len(batches), CONFIDENCE, METHOD, short)
+
+
+def mixture_half_width(sd: float, batches: int, alpha: float, tightest: float) -> float:
+    """How far the mean of `batches` batch means may be from the true mean at once for every
+    count, with probability 1 - alpha: the two-sided normal-mixture boundary (Howard et al.
+    2021) sd sqrt(2 (n + m) log(sqrt((n + m) / m) / alpha)) / n, m = `tightest`, for batch
+    means of standard deviation `sd`."""
+    if batches < 1 or tightest <= 0 or not 0 < alpha < 1:
+        raise ValueError(
+            f"need batches >= 1, tightest > 0, 0 < alpha < 1: {batches}, {tightest}, {alpha}"
+        )
+    v = batches + tightest
+    return sd * math.sqrt(2 * v * math.log(math.sqrt(v / tightest) / alpha)) / batches
+
+
+def confidence_sequence(
+    samples: Sequence[float],
+    mean: float | None = None,
+    *,
+    alpha: float,
+    tightest: float,
+    floor_sd: float = 0.0,
+    short: bool = False,
+) -> MeanInterval | None:
+    """The 1 - `alpha` anytime-valid interval of the mean of batch rates `samples` (see the
+    top), tightest at `tightest` batches; None with fewer than 2 (unless `short`, as in
+    `interval_of_mean`). The batches' spread is estimated from them (after `batch_means`),
+    with `floor_sd` in quadrature, so the boundary holds only asymptotically."""
+    if not samples or (len(samples) < 2 and not short):
+        return None
+    centre, average = _centres(samples, mean)
+    batches = batch_means(samples)
+    half = 0.0
+    if len(batches) >= 2:
+        # The spread is estimated from few batches: scaled by t(0.975, df) / z(0.975), the
+        # factor a fixed-n interval pays for estimating it (4.30 / 1.96 from 3 batches, 1.12
+        # from 12), the boundary keeps its level from 3 batches on (tests/test_stats.py).
+        correction = t_quantile_975(len(batches) - 1) / _Z975
+        sd = correction * math.sqrt(statistics.variance(batches) + floor_sd**2)
+        # Merged batches are longer: the boundary counts in the batches it was built on.
+        scale = len(samples) / len(batches)
+        half = mixture_half_width(sd, len(batches), alpha, max(1.0, tightest / scale))
+    return _interval(
+        centre, average, half, len(samples), len(batches), 1 - alpha, SEQUENTIAL_METHOD, short
+    )
+
+
+def _centres(samples: Sequence[float], mean: float | None) -> tuple[float, float]:
+    average = statistics.fmean(samples)
+    return (average if mean is None else mean), average
+
+
+def _interval(
+    centre: float,
+    average: float,
+    half: float,
+    samples: int,
+    batches: int,
+    confidence: float,
+    method: str,
+    short: bool,
+) -> MeanInterval:
+    """`centre` +- `half`, stretched to hold the batches' `average` too, at least
+    +-SHORT_MARGIN when `short`."""
+    if short:
+        half = max(half, SHORT_MARGIN * abs(centre))
+        method += SHORT_METHOD.format(margin=SHORT_MARGIN * 100)
     return MeanInterval(
         mean=centre,
-        low=centre - half,
-        high=centre + half,
-        samples=n,
-        effective_samples=effective,
+        low=min(centre, average) - half,
+        high=max(centre, average) + half,
+        samples=samples,
+        effective_samples=float(batches),
+        confidence=confidence,
+        method=method,
     )
 
 

@@ -1,6 +1,9 @@
 """Adaptive lengths (flashmark.bench.lengths) with real fio on throttled loop devices: each test
 keeps its 3 s first window exactly when the rule says it is enough, is lengthened as the rule
-says otherwise, and reads the card's caps either way.
+says otherwise, and reads the card's caps either way. The a1 profile grades: its tests stop
+once every threshold they serve is decided on their decision interval (a card at the
+thresholds runs to the cap, a card clearly past them stops at its first window), and not
+early with --runtime.
 
 Which first windows are enough is the device's and the host's doing, not the test's: a stall of
 a busy host inside a first window (a 100 ms grant reaped late) widens its interval, and seq-read's
@@ -17,16 +20,19 @@ window's rates spread wider than on an idle host.
 
 import dataclasses
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from flashmark.bench.grading import GRADE_RULES
 from flashmark.bench.lengths import (
     AT_ONCE,
     FIRST_WINDOW_S,
     MIN_TRANSFERS,
     TARGET_HALF_WIDTH_PCT,
+    WRITE_FLOOR_BYTES,
     FastestRates,
     at_once,
     bursty_reason,
@@ -55,10 +61,45 @@ def first_window_enough(direction: dict[str, Any]) -> bool:
     interval within +-TARGET_HALF_WIDTH_PCT of the mean, over at least MIN_TRANSFERS."""
     low, high = direction["ci95"]["bw_bytes"]
     half_width_pct = float((high - low) / 2 / direction["bw_bytes"] * 100)
+    return half_width_pct <= TARGET_HALF_WIDTH_PCT and transfers(direction) >= MIN_TRANSFERS
+
+
+def transfers(direction: dict[str, Any]) -> float:
     accepted = direction["accepted_iops"]
     iops = float(accepted if accepted is not None else direction["iops"])
-    transfers = iops * direction["runtime_ms"] / 1000
-    return half_width_pct <= TARGET_HALF_WIDTH_PCT and transfers >= MIN_TRANSFERS
+    return iops * float(direction["runtime_ms"]) / 1000
+
+
+def thresholds_served(name: str) -> list[tuple[str, float]]:
+    """(metric, threshold) of every class check that reads test `name`'s figure."""
+    return sorted(
+        {
+            (check.metric, check.threshold)
+            for rule in GRADE_RULES
+            for check in rule.checks
+            if check.test == name and not check.sustained
+        }
+    )
+
+
+def decided(name: str, direction: dict[str, Any]) -> bool:
+    """The rule of a test that stops on its verdict, on one direction of a document: every
+    threshold it serves outside its decision interval (a write's high end at the rate the host
+    accepted, as the grading reads it), over at least MIN_TRANSFERS (a write: and
+    WRITE_FLOOR_BYTES written)."""
+    decision = direction["decision"]
+    accepted = direction["accepted_iops"]
+    factor = max(1.0, float(accepted) / direction["iops"]) if accepted else 1.0
+    for metric, threshold in thresholds_served(name):
+        low, high = decision["iops" if metric.endswith("iops") else "bw_bytes"]
+        scale = 1.0 if metric.endswith("iops") else 1e6  # MB/s
+        if low / scale <= threshold <= high * factor / scale:
+            return False
+    if accepted is not None:  # a write
+        written = float(direction["accepted_bw_bytes"]) * float(direction["runtime_ms"]) / 1000
+        if written < WRITE_FLOOR_BYTES:
+            return False
+    return transfers(direction) >= MIN_TRANSFERS
 
 
 def measured_again(test: dict[str, Any]) -> bool:
@@ -77,16 +118,21 @@ def assert_length_follows_the_rule(
     window, flashmark.bench.lengths.bursty_reason)."""
     lengthened = test["lengthened"]
     name = test["name"]
+    on_verdict = direction["decision"] is not None  # stops once its thresholds are decided
+    enough = decided(name, direction) if on_verdict else first_window_enough(direction)
     if lengthened is None:
         assert direction["runtime_ms"] == FIRST_WINDOW_S * 1000, name
-        assert first_window_enough(direction), name
+        assert enough, name
         return
     if lengthened.startswith(NOT_ENOUGH):
         reason = lengthened.removeprefix(NOT_ENOUGH)
-        assert "interval" in reason or "fewer than" in reason, lengthened
+        whys = ("undecided", "the floor of a write test") if on_verdict else ("interval",)
+        assert any(why in reason for why in (*whys, "fewer than")), lengthened
         extended = EXTENDED.search(lengthened)
         if extended is not None:
             assert direction["runtime_ms"] == int(extended.group(1)) * 1000 <= runtime_s * 1000
+            # Stopped before the cap only once enough.
+            assert enough or direction["runtime_ms"] == runtime_s * 1000, lengthened
         else:  # measured again at full length (after extensions, or at once)
             assert direction["runtime_ms"] == runtime_s * 1000, lengthened
         return
@@ -111,11 +157,69 @@ A1_TRUTH = {
 }
 
 
+# Seed 002's SanDisk Extreme A1 (3201/1480 4K IOPS, 66/59 MB/s): clearly past every A1
+# threshold (+113%, +196%, +490%), clearly short of A2's IOPS (-20%, -26%).
+CLEAR_A1_CARD = DeviceCaps("clear-a1-card", 3200, 1480, 66_000_000, 59_000_000)
+
+
+def a1_document(caps: DeviceCaps, *args: str) -> dict[str, Any]:
+    with EmulatedDevice(caps, size_bytes=256 * MiB) as device:
+        return flashmark_json(device, str(device.mount_point), "--profile", "a1", *args)
+
+
 @pytest.fixture(scope="module")
-def a1_run() -> dict[str, Any]:
-    """`flashmark run --profile a1 --json` on the throttled card."""
-    with EmulatedDevice(A1_CARD, size_bytes=256 * MiB) as device:
-        return flashmark_json(device, str(device.mount_point), "--profile", "a1")
+def a1_runs() -> dict[str, dict[str, Any]]:
+    """`flashmark run --profile a1 --json` on the card at the A1 thresholds, on the clearly
+    A1 card, and on that one with --runtime 4; in parallel, each in its own throttle."""
+    runs: dict[str, tuple[DeviceCaps, tuple[str, ...]]] = {
+        "at": (A1_CARD, ()),
+        "clear": (CLEAR_A1_CARD, ()),
+        "runtime": (CLEAR_A1_CARD, ("--runtime", "4")),
+    }
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        done = {name: pool.submit(a1_document, caps, *args) for name, (caps, args) in runs.items()}
+        return {name: future.result() for name, future in done.items()}
+
+
+@pytest.fixture(scope="module")
+def a1_run(a1_runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return a1_runs["at"]
+
+
+def test_tests_at_the_thresholds_run_on_and_clear_ones_stop_at_their_floor(a1_runs):
+    at, clear = a1_runs["at"], a1_runs["clear"]
+    runtime_s = at["settings"]["runtime_s"]
+    for index, test in enumerate(clear["tests"]):
+        direction = test[A1_TRUTH[test["name"]][0]]
+        assert direction["decision"] is not None, test["name"]  # judged on it
+        if test["name"] == "seq-write":  # before the preparation: its full length is free
+            assert direction["runtime_ms"] == runtime_s * 1000
+            continue
+        assert_length_follows_the_rule(test, direction, clear["tests"][1:index], runtime_s)
+        # Decided at the floor: a clearly A1 card is not measured to +-1%.
+        assert direction["runtime_ms"] == FIRST_WINDOW_S * 1000, test["lengthened"]
+    assert clear["grades"]["A1"]["verdict"] == "pass"
+    assert clear["grades"]["A2"]["verdict"] == "fail"
+    # A card exactly at A1's thresholds cannot be decided: each depth-1 random test ran past
+    # its first window (a decision there would be wrong, which the rule allows once in 200),
+    # and the grade is never "fail". (Its depth-32 tests are far below A2's and stop.)
+    for test in at["tests"]:
+        if test["name"] not in ("rand-read-4k", "rand-write-4k"):
+            continue
+        direction = test[A1_TRUTH[test["name"]][0]]
+        assert direction["runtime_ms"] > FIRST_WINDOW_S * 1000, test["name"]
+        assert "undecided" in (test["lengthened"] or ""), test["lengthened"]
+    assert at["grades"]["A1"]["verdict"] in ("pass", "uncertain")
+
+
+def test_runtime_measures_every_test_its_full_length_without_a_decision_interval(a1_runs):
+    fixed = a1_runs["runtime"]
+    assert fixed["settings"]["first_window_s"] is None
+    for test in fixed["tests"]:
+        direction = test[A1_TRUTH[test["name"]][0]]
+        assert test["lengthened"] is None and direction["runtime_ms"] == 4000, test["name"]
+        assert direction["decision"] is None and direction["ci95"]["confidence"] == 0.95
+    assert fixed["grades"]["A1"]["verdict"] == "pass"
 
 
 def test_a_throttled_card_keeps_the_first_windows_that_are_enough(a1_run):

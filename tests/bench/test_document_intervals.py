@@ -31,7 +31,9 @@ def test_intervals_and_durable_rates_survive_saving_and_reading(recordings):
     )
     document = run_to_document(dataclasses.replace(run, tests=tests))
     saved = document["tests"][0]["write"]
-    assert saved["ci95"]["samples"] == 8 and saved["ci95"]["confidence"] == 0.95
+    assert measured.write is not None and measured.write.bw_ci95 is not None
+    assert saved["ci95"]["samples"] == measured.write.bw_ci95.samples >= 8
+    assert saved["ci95"]["confidence"] == 0.95 and saved["decision"] is None  # fixed length
     assert saved["ci95"]["bw_bytes"][0] <= saved["bw_bytes"] <= saved["ci95"]["bw_bytes"][1]
     assert saved["accepted_bw_bytes"] >= saved["bw_bytes"] and saved["fsync_ms"] >= 0
     read_back = document_to_run(json.loads(json.dumps(document)))

@@ -38,6 +38,8 @@ import pytest
 
 from flashmark.bench.model import DirectionResult, Pattern, Settings, TestResult, TestSpec
 from flashmark.bench.profiles import PROFILES
+from flashmark.bench.results import BATCH_MS
+from flashmark.stats import SHORT_MARGIN
 from flashmark.testing.flash import FlashModel
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from tests.emulation import run_test_in_device, run_test_on_device
@@ -111,10 +113,10 @@ def assert_exact_window(direction: DirectionResult, truth_per_s: float, unit: st
     seconds = [round(x / 1e6, 3) for x in series.samples_bps] if series else None
     assert window == pytest.approx(truth_per_s, rel=TOLERANCE), f"MB/s per second: {seconds}"
     interval = direction.bw_ci95
-    # The interval rests on rates of about a second each between the window's first and last
-    # completions (fio/window.py steady_rates): at most one per second of the window, fewer
-    # when large transfers leave a second or two at its edges.
-    assert interval is not None and 2 <= interval.samples <= direction.runtime_ms // 1000
+    # The interval rests on batch rates of a quarter second or more each between the window's
+    # first and last completions (fio/window.py steady_rates): at most one per BATCH_MS of the
+    # window, fewer when large transfers need longer batches or leave time at its edges.
+    assert interval is not None and 2 <= interval.samples <= direction.runtime_ms // BATCH_MS
     assert interval.low <= direction.bw_bytes <= interval.high
     if direction.fsync_ms is not None:  # a write: durable = the window's bytes + the fsync
         durable = direction.bw_bytes if unit == "bytes" else direction.iops
@@ -155,6 +157,10 @@ def test_a_2_second_window_is_as_exact(tmp_path):
     caps = DeviceCaps("10 MB/s card", write_bps=10_000_000)
     write = measure(caps, spec_named("seq-write"), 2, tmp_path, 10_000_000)
     assert_exact_window(write, 10_000_000, "bytes")
+    # Shorter than the floor (3 s, 20 transfers): too short to estimate its spread, so its
+    # interval is at least +-10% (SHORT_MARGIN), never the zero width of identical batches.
+    assert write.bw_ci95 is not None
+    assert write.bw_ci95.high - write.bw_ci95.low >= 2 * SHORT_MARGIN * write.bw_bytes * 0.999
 
 
 @pytest.mark.parametrize(

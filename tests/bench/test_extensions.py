@@ -20,7 +20,7 @@ from flashmark.bench.lengths import (
 )
 from flashmark.bench.model import DirectionResult, LatencyNs, Settings, TestResult
 from flashmark.bench.profiles import RAND_WRITE_4K_Q32, SEQ_READ
-from flashmark.bench.results import parse_extended_output, parse_test_output
+from flashmark.bench.results import BATCH_MS, parse_extended_output, parse_test_output
 from flashmark.fio.runner import ReplayRunner
 from flashmark.stats import MeanInterval
 
@@ -75,7 +75,9 @@ def test_windows_pool_into_their_bytes_over_their_time(recordings):
     # off by, weighted alike: an edge does not shrink as windows are added.
     interval = read.bw_ci95
     assert interval is not None
-    assert interval.samples == sum(w.bw_ci95.samples for w in windows if w.bw_ci95) == 8
+    assert (
+        interval.samples == sum(w.bw_ci95.samples for w in windows if w.bw_ci95) == 8000 // BATCH_MS
+    )  # half-second batches
     edge = sum(w.bw_ci95.edge * w.runtime_ms for w in windows if w.bw_ci95) / read.runtime_ms
     assert interval.edge == pytest.approx(edge, rel=1e-9)
     assert (interval.low + interval.high) / 2 == pytest.approx(read.bw_bytes, rel=1e-12)
@@ -138,7 +140,7 @@ def test_write_windows_pool_into_a_durable_rate(recordings):
     assert write.iops == pytest.approx(accepted / (6000 + write.fsync_ms), rel=1e-12)
     assert write.iops == pytest.approx(500, rel=0.01)  # the card's cap
     assert write.bw_ci95 is not None and write.iops_ci95 is not None
-    assert write.bw_ci95.samples == 6
+    assert write.bw_ci95.samples == 6000 // BATCH_MS  # half-second batches
     assert write.iops_ci95.low < write.iops < write.iops_ci95.high
     assert write.iops_ci95.high / write.iops == pytest.approx(
         write.bw_ci95.high / write.bw_bytes, rel=1e-12

@@ -39,7 +39,7 @@ def test_rand_read_16m_measures_its_length_at_once_from_seq_reads_rate(
     seq_read, large = measure(
         plan_tests(profile, settings, target, log_folder=runner.log_folder), runner
     ).tests
-    # seq-read's first window (+-3.3% on the busy host it was recorded on) was not enough: it
+    # seq-read's first window (+-1.9% on the busy host it was recorded on) was not enough: it
     # ran again for the profile's 4 s, and its 3 s were discarded.
     assert [job.name for job in runner.jobs_run] == [
         "prepare",
@@ -48,7 +48,7 @@ def test_rand_read_16m_measures_its_length_at_once_from_seq_reads_rate(
         "rand-read-16M-full",
     ]
     assert seq_read.lengthened == (
-        "its first window was not enough: read interval +-3.3% (wider than +-1%)"
+        "its first window was not enough: read interval +-1.9% (wider than +-1%)"
     )
     assert seq_read.read is not None and seq_read.read.runtime_ms == 4000
     assert seq_read.discarded_s == 6.0

@@ -17,6 +17,7 @@ from flashmark.bench.lengths import (
     MIN_TRANSFERS,
     FastestRates,
     at_once,
+    below_floor,
     bursty_reason,
     full_length,
     too_few_for_a_first_window,
@@ -32,7 +33,7 @@ from flashmark.bench.model import (
     TestSpec,
 )
 from flashmark.bench.plan import default_settings, plan_tests
-from flashmark.bench.profiles import PROFILES, RAND_READ_4K, SEQ_READ
+from flashmark.bench.profiles import PROFILES, RAND_READ_4K, RAND_WRITE_4K, SEQ_READ
 from flashmark.fio.window import (
     Completion,
     count_window,
@@ -266,6 +267,31 @@ def test_large_transfers_run_until_the_window_holds_twenty():
     longer = full_length(result(read), 10)
     assert longer is not None and longer.window_s == 13
     assert f"(fewer than {MIN_TRANSFERS})" in longer.reason
+
+
+def test_a_test_on_its_verdict_stops_when_decided_not_at_one_percent():
+    # +-2.5% is too wide for a figure, but decided for a verdict: the +-1% rule gives way.
+    read = direction(4500, 3000, interval(1500, 2.5))
+    assert full_length(result(read), 8, undecided=()) is None
+    longer = full_length(result(read), 8, undecided=("rand-read-4k IOPS 1,500 straddles 1,500",))
+    assert longer is not None and longer.extendable
+    assert longer.reason == "undecided: rand-read-4k IOPS 1,500 straddles 1,500"
+
+
+def test_a_write_test_on_its_verdict_writes_its_floor_first():
+    # 500 4K writes a second for 3 s: 5.9 MiB, short of the 8 MiB floor, decided or not.
+    write = direction(1500, 3000, interval(2_048_000, 0.5))
+    test = TestResult(spec=RAND_WRITE_4K, read=None, write=write, job_file="", elapsed_s=5.0)
+    longer = full_length(test, 8, undecided=())
+    assert longer is not None and longer.extendable
+    assert "less than 8 MiB, the floor of a write test" in longer.reason
+    enough = direction(3000, 3000, interval(4_096_000, 0.5))  # 11.7 MiB
+    assert full_length(dataclasses.replace(test, write=enough), 8, undecided=()) is None
+
+
+def test_below_the_floor_is_short_of_time_or_of_transfers():
+    assert below_floor(2000, 1000) and below_floor(3000, 19)
+    assert not below_floor(2960, 20) and not below_floor(8000, 4000)
 
 
 def test_no_interval_is_not_enough():

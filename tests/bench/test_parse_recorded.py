@@ -8,7 +8,7 @@ import pytest
 from flashmark.bench.jobs import job_for_test
 from flashmark.bench.model import Settings
 from flashmark.bench.profiles import PROFILES, RAND_READ_4K, RAND_WRITE_4K
-from flashmark.bench.results import parse_prepare_output, parse_test_output
+from flashmark.bench.results import BATCH_MS, parse_prepare_output, parse_test_output
 from flashmark.errors import DeviceFailed, FioFailed, FioOutputError, NotEnoughSpace
 from flashmark.fio.runner import ReplayRunner
 from flashmark.fio.window import read_completions
@@ -80,7 +80,8 @@ def test_quick_profile_on_an_a1_card_reads_back_its_caps(recordings):
         assert series.mean_bps == pytest.approx(
             window_bw, rel=0.0126 if between_bursts else 1e-9
         ), spec.name
-        assert interval.samples == 8
+        # Batches of a quarter second or more (large transfers need longer ones).
+        assert 8 <= interval.samples <= 8000 // BATCH_MS
         assert interval.low <= direction.bw_bytes <= interval.high
         assert direction.iops_ci95 is not None
         assert direction.iops_ci95.low == pytest.approx(interval.low / spec.block_size_bytes)

@@ -25,7 +25,7 @@ from flashmark.bench.model import (
 from flashmark.bench.run_result import Partial, Run
 from flashmark.codec import Codec, Defaults
 from flashmark.monitor.series import EARLIER as MONITOR_EARLIER
-from flashmark.stats import CONFIDENCE, METHOD, Verdict
+from flashmark.stats import CONFIDENCE, Verdict
 from flashmark.workloads.result import EARLIER as WORKLOAD_EARLIER
 
 # `run --json`, the history's benchmarks, every exporter's input (docs/result-schema.md).
@@ -51,6 +51,8 @@ from flashmark.workloads.result import EARLIER as WORKLOAD_EARLIER
 #      left the cache is "uncertain". "at_most" per check (true: the value must be at most the
 #      threshold, the busy check; margin_pct is then headroom below it); read as false when
 #      absent. A 1-reader still reads every check's "pass"/"verdict" right.
+#      "decision" (per direction): the anytime-valid interval a test that stopped on its
+#      verdict is judged on; null for a test of fixed length. Documents without it read null.
 #      "summary" (run): the run's answer in one line, the terminal's `verdict:` line
 #      (flashmark.bench.run_result); written from the run, never read back, so a document without
 #      it reads as before.
@@ -62,6 +64,12 @@ def _verdict_of_pass(checked: Mapping[str, Any]) -> Verdict | None:
     passed = checked["pass"]
     return None if passed is None else Verdict.PASS if passed else Verdict.FAIL
 
+
+# The 95% intervals' method before batch means: documents that lack "method" were written then.
+AR1_METHOD = (
+    "Student t interval of the mean of rates over about a second each, between burst ends, "
+    "sample count reduced for lag-1 autocorrelation (AR(1): n_eff = n(1-r)/(1+r), r >= 0)"
+)
 
 # Keys a document may lack, by class, and what they read as (every other key is required).
 EARLIER = (
@@ -96,9 +104,11 @@ EARLIER = (
                 "accepted_bw_bytes": None,
                 "fsync_ms": None,
                 "ci95": None,
+                "decision": None,  # before tests stopped on their verdicts
                 "sustained": None,  # before the sustained-write test existed
             },
-            RateIntervals: {"confidence": CONFIDENCE, "method": METHOD},
+            # Documents that lack the method were written when it was this one.
+            RateIntervals: {"confidence": CONFIDENCE, "method": AR1_METHOD},
             SustainedWrite: {
                 "cache_bytes": None,
                 "burst_bw_bytes": None,

@@ -1,6 +1,13 @@
 """How long each timed test measures: a short first window, extended or measured again only
 where it was not enough (docs/methodology.md, "Test lengths and ramps"). Pure.
 
+Enough is +-1% (TARGET_HALF_WIDTH_PCT) for a test measured for its figure; for a test that
+stops on its verdict (a test a class reads in a profile that exists to grade, without
+--runtime: plan.py Plan.stops_on_verdict) it is every threshold it serves decided on its
+anytime-valid decision interval (flashmark.stats DECISION_ALPHA, flashmark.bench.grading
+undecided), checked after the floor (the first window, MIN_TRANSFERS, WRITE_FLOOR_BYTES
+for writes) and after each extension, up to the profile's runtime.
+
     plan.py builds short first windows -> measure() runs one -> full_length(result) ->
         None: keep it;
         FullLength(extendable=True): extend it by further windows of the same test, pooled,
@@ -14,7 +21,7 @@ import math
 from dataclasses import dataclass
 
 from flashmark.bench.model import DirectionResult, TestResult, TestSpec
-from flashmark.units import format_rate
+from flashmark.units import format_rate, format_size
 
 # The first window: 3 per-second samples, the fewest whose interval means something (with 2 the
 # t quantile is 12.7). Random 4K tests on a steady device are exact at 2 s (CV 0.07%),
@@ -35,6 +42,16 @@ MAX_WINDOW_S = 60
 # (The throttled card's 1 MiB reads, 3 or 4 to a 100 ms grant, had edges of 0.9% in a first
 # window and 1.8% and 2.7% in two extensions: pooled, +-2.7% over 8 s.)
 EXTENSION_EDGE_PCT = TARGET_HALF_WIDTH_PCT / 2
+# The floor of a write test that stops on its verdict, besides its first window: this much
+# written, so that a card's periodic slow moments (garbage collection, a cache's flush) have
+# shown at least once before it may stop. Two allocation units of 4 MiB (the SD card's unit of
+# erase and garbage collection on SDHC cards), and the emulated stalling card's GC cycle: with
+# 3 s alone, rand-write-4k near 500 IOPS (2 MB/s) stopped before its first 120 ms stall in a
+# third of the simulated tests, its interval missing the truth (benchmarks/verdict_coverage.py).
+WRITE_FLOOR_BYTES = 8 * 2**20
+# A window this much shorter than the floor still counts as the floor (fio's runtime of a 3 s
+# window may end a few milliseconds early).
+_FLOOR_SLACK_MS = 50
 # How a test's `lengthened` starts when its first window could not hold MIN_TRANSFERS.
 AT_ONCE = "measured at full length at once: "
 
@@ -60,25 +77,49 @@ def first_window_s(profile_runtime_s: int) -> int | None:
     return FIRST_WINDOW_S if profile_runtime_s > FIRST_WINDOW_S else None
 
 
-def full_length(result: TestResult, runtime_s: int) -> FullLength | None:
+def below_floor(window_ms: float, transfers: float) -> bool:
+    """Whether a window is shorter than a test's floor: less than a first window, or fewer than
+    MIN_TRANSFERS transfers. Too short to have met the device's slow moments or to estimate its
+    spread: its interval is at least +-SHORT_MARGIN (flashmark.stats)."""
+    return window_ms < FIRST_WINDOW_S * 1000 - _FLOOR_SLACK_MS or transfers < MIN_TRANSFERS
+
+
+def full_length(
+    result: TestResult, runtime_s: int, undecided: tuple[str, ...] | None = None
+) -> FullLength | None:
     """None when `result`, measured over a short first window, is enough; else how long to
-    measure the test again (at least `runtime_s`, the profile's) and why."""
+    measure the test again (at least `runtime_s`, the profile's) and why. `undecided`, for a
+    test that stops on its verdict: its checks still uncertain (flashmark.bench.grading
+    undecided), which replace the +-1% rule: () is enough."""
     reasons: list[str] = []
     bursty = False
     extendable = True
     needed_s = float(runtime_s)
+    if undecided:
+        reasons.append("undecided: " + "; ".join(undecided))
     for label, direction in (("read", result.read), ("write", result.write)):
         if direction is None:
             continue
+        if undecided is not None and label == "write":
+            written = (
+                direction.runtime_ms / 1000 * (direction.accepted_bw_bytes or direction.bw_bytes)
+            )
+            if written < WRITE_FLOOR_BYTES:
+                reasons.append(
+                    f"{format_size(round(written))} written (less than "
+                    f"{format_size(WRITE_FLOOR_BYTES)}, the floor of a write test)"
+                )
         interval = direction.bw_ci95
         if interval is None:
             reasons.append(f"{label}s too few for an interval")
             extendable = False
-        elif interval.half_width_pct > TARGET_HALF_WIDTH_PCT:
+        elif undecided is None and interval.half_width_pct > TARGET_HALF_WIDTH_PCT:
             reasons.append(
                 f"{label} interval +-{interval.half_width_pct:.1f}% "
                 f"(wider than +-{TARGET_HALF_WIDTH_PCT:g}%)"
             )
+            bursty = bursty or interval.edge_pct > TARGET_HALF_WIDTH_PCT
+        elif undecided:
             bursty = bursty or interval.edge_pct > TARGET_HALF_WIDTH_PCT
         if interval is not None and interval.edge_pct > EXTENSION_EDGE_PCT:
             extendable = False
@@ -94,7 +135,10 @@ def extension_s(runtime_s: int, measured_s: float) -> int | None:
     """How long the next window extending a first one measures, when `measured_s` seconds of
     windows are pooled so far: as long as a first window, up to `runtime_s` in all; None once
     they measured `runtime_s` (the pooled result is then kept as it is, as a test measured
-    again at full length would be)."""
+    again at full length would be). Shorter extensions would let a test that stops on its
+    verdict stop sooner, but their edges weigh more: 2 s windows of 1500 4K reads a second
+    through a 100 ms throttle put them past EXTENSION_EDGE_PCT, and the test ran again at
+    full length."""
     if measured_s >= runtime_s:
         return None
     return min(FIRST_WINDOW_S, math.ceil(runtime_s - measured_s))

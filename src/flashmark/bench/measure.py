@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from flashmark.bench.grading import undecided
 from flashmark.bench.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S
 from flashmark.bench.lengths import (
     AT_ONCE,
@@ -353,10 +354,11 @@ def _measure_test(
     and once more when the run still holds too few. Also whether this test found the device
     bursty."""
     spec = plan.tests[index]
+    on_verdict = plan.stops_on_verdict(index)
 
     def run(job: FioJob) -> tuple[TestResult, FioOutput]:
         parsed, output = _run_parsed(runner, progress, folder_fd, spec, job)
-        return pooled_result(spec, [parsed]), output
+        return pooled_result(spec, [parsed], sequential=on_verdict), output
 
     first_window = plan.is_first_window(index)
     at_once_length = (
@@ -377,8 +379,12 @@ def _measure_test(
         result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
         return result, output, False
     first, output = _run_parsed(runner, progress, folder_fd, spec, plan.jobs[index])
-    result = pooled_result(spec, [first])
-    longer = full_length(result, plan.settings.runtime_s) if first_window else None
+    result = pooled_result(spec, [first], sequential=on_verdict)
+    longer = (
+        full_length(result, plan.settings.runtime_s, _undecided(result, on_verdict))
+        if first_window
+        else None
+    )
     if longer is None:
         return result, output, False
     if longer.extendable:
@@ -389,6 +395,12 @@ def _measure_test(
     lengthened = f"its first window was not enough: {longer.reason}"
     result = dataclasses.replace(result, lengthened=lengthened, discarded_s=first.elapsed_s)
     return result, output, longer.bursty
+
+
+def _undecided(result: TestResult, on_verdict: bool) -> tuple[str, ...] | None:
+    """For a test that stops on its verdict, its checks still uncertain (() once decided);
+    None for a test measured for its figure (the +-1% rule, flashmark.bench.lengths)."""
+    return undecided(result) if on_verdict else None
 
 
 def _announce(progress: Progress, job: FioJob, reason: str, *, again: bool = False) -> None:
@@ -436,13 +448,14 @@ def _extend(
     (`still_settling`); when the pooled windows' edges grow too wide to pool, the test is
     measured again at full length instead."""
     spec, runtime_s = plan.tests[index], plan.settings.runtime_s
+    on_verdict = plan.stops_on_verdict(index)
     first_run, output = first
     first_job = plan.jobs[index]
     assert first_job.window_s is not None  # a first window (plan.is_first_window)
     runs = [first_run]
     measured_s, extensions, reason = first_job.window_s, 0, longer.reason
     left_out, discarded_s = "", 0.0
-    result = pooled_result(spec, runs)
+    result = pooled_result(spec, runs, sequential=on_verdict)
     while (step := extension_s(runtime_s, measured_s)) is not None:
         extensions += 1
         job = plan.extension_job(index, step, extensions)
@@ -453,13 +466,13 @@ def _extend(
         runs.append(parsed)
         measured_s += step
         if extensions == 1:
-            settling = still_settling(result, pooled_result(spec, [parsed]))
+            settling = still_settling(result, pooled_result(spec, [parsed], sequential=on_verdict))
             if settling is not None:
                 left_out = f"; the first left out: {settling}"
                 discarded_s, runs = runs[0].elapsed_s, runs[1:]
                 measured_s -= first_job.window_s  # the windows pooled measure only the rest
-        result = pooled_result(spec, runs)
-        now = full_length(result, runtime_s)
+        result = pooled_result(spec, runs, sequential=on_verdict)
+        now = full_length(result, runtime_s, _undecided(result, on_verdict))
         if now is None:
             break
         reason = now.reason
@@ -472,7 +485,7 @@ def _extend(
                 f"times, then measured again: {now.reason}"
             )
             result = dataclasses.replace(
-                pooled_result(spec, [parsed]),
+                pooled_result(spec, [parsed], sequential=on_verdict),
                 lengthened=lengthened,
                 discarded_s=discarded_s + sum(run.elapsed_s for run in runs),
             )

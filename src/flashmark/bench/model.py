@@ -216,12 +216,26 @@ class RateIntervals:
 
     @staticmethod
     def read(intervals: RateIntervals | None, direction: Mapping[str, Any]) -> dict[str, Any]:
-        """The direction's two intervals from its document (their means its headline rates)."""
+        """The direction's two 95% intervals from its document (their means its headline
+        rates)."""
+        return RateIntervals._fields(intervals, direction, "ci95")
+
+    @staticmethod
+    def read_decision(
+        intervals: RateIntervals | None, direction: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """The direction's two decision intervals from its document (see `decision`)."""
+        return RateIntervals._fields(intervals, direction, "decision")
+
+    @staticmethod
+    def _fields(
+        intervals: RateIntervals | None, direction: Mapping[str, Any], suffix: str
+    ) -> dict[str, Any]:
         if intervals is None:
-            return {"bw_ci95": None, "iops_ci95": None}
+            return {f"bw_{suffix}": None, f"iops_{suffix}": None}
         return {
-            "bw_ci95": intervals.interval(intervals.bw_bytes, direction["bw_bytes"]),
-            "iops_ci95": intervals.interval(intervals.iops, direction["iops"]),
+            f"bw_{suffix}": intervals.interval(intervals.bw_bytes, direction["bw_bytes"]),
+            f"iops_{suffix}": intervals.interval(intervals.iops, direction["iops"]),
         }
 
 
@@ -252,11 +266,19 @@ class DirectionResult:
     # Writes only: from the last write's completion to the end of the end_fsync, the time the
     # device took to make the data durable (a card with a volatile cache shows it here).
     fsync_ms: float | None = None
-    # 95% intervals of the headline rates, from rates of about a second each (flashmark.stats); None
-    # with fewer than 2 whole seconds, and in results saved before they existed. Saved as one
-    # "ci95" (RateIntervals).
+    # 95% intervals of the headline rates, from batch rates of a fraction of a second each
+    # (flashmark.stats): Student t for a test of fixed length, the anytime-valid confidence
+    # sequence for one that stopped on its verdict. None without a batch (or 2 batches, at or
+    # past the test's floor), and in results saved before they existed. Saved as one "ci95"
+    # (RateIntervals).
     bw_ci95: MeanInterval | None = field(default=None, metadata=document(saved=False))
     iops_ci95: MeanInterval | None = field(default=None, metadata=document(saved=False))
+    # A test that stopped once its verdict was decided (flashmark.bench.lengths): the
+    # 1 - DECISION_ALPHA confidence sequence its checks are judged on (flashmark.stats), wider
+    # than `ci95`. None for a test of fixed length (judged on `ci95`), and in results saved
+    # before it existed. Saved as one "decision" (RateIntervals).
+    bw_decision: MeanInterval | None = field(default=None, metadata=document(saved=False))
+    iops_decision: MeanInterval | None = field(default=None, metadata=document(saved=False))
     # The `sustained-write` test's write direction only (None elsewhere, and in results saved
     # before it existed): the cache and the rates either side of it.
     sustained: SustainedWrite | None = None
@@ -267,6 +289,11 @@ class DirectionResult:
     @written(before="sustained", read=RateIntervals.read)
     def ci95(self) -> RateIntervals | None:
         return RateIntervals.of(self.bw_ci95, self.iops_ci95)
+
+    @property
+    @written(before="sustained", read=RateIntervals.read_decision)
+    def decision(self) -> RateIntervals | None:
+        return RateIntervals.of(self.bw_decision, self.iops_decision)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from flashmark.bench.grading import graded_tests
 from flashmark.bench.jobs import (
     PREPARE_BLOCK_BYTES,
     PREPARE_JOB_NAME,
@@ -221,6 +222,17 @@ class Plan:
         if follow == ramp:
             return f"{tests} x {ramp + first} s ({again})"
         return f"{tests} x {ramp + first} s ({follow + first} s after a timed test; {again})"
+
+    def stops_on_verdict(self, index: int) -> bool:
+        """Whether test `index` stops once every threshold it serves is decided and is judged
+        on its decision interval (flashmark.bench.lengths): a test a class reads, in a profile
+        that exists to grade, with adaptive lengths (not --runtime). A leading sequential
+        write still measures its full length (the preparation would write what it does not)."""
+        return (
+            self.profile.stops_on_verdict
+            and self.settings.first_window_s is not None
+            and self.tests[index].name in graded_tests()
+        )
 
     def is_first_window(self, index: int) -> bool:
         """Whether test `index` measures a short first window (flashmark.bench.lengths)."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flashmark.bench.jobs import SAMPLE_INTERVAL_MS
+from flashmark.bench.lengths import below_floor
 from flashmark.bench.model import (
     STOPPED_SIZE_LIMIT,
     STOPPED_STEADY,
@@ -36,14 +37,33 @@ from flashmark.fio.job import FioJob
 from flashmark.fio.output import json_number, json_section, quoted, single_job
 from flashmark.fio.runner import FioOutput
 from flashmark.fio.window import (
+    LOG_RESOLUTION_MS,
     Completion,
     count_window,
     read_completions,
     read_latencies_ns,
     surer_rate,
 )
-from flashmark.stats import EDGE_METHOD, WHOLE_BURSTS_METHOD, interval_of_mean
+from flashmark.stats import (
+    CONFIDENCE,
+    DECISION_ALPHA,
+    EDGE_METHOD,
+    WHOLE_BURSTS_METHOD,
+    MeanInterval,
+    confidence_sequence,
+    interval_of_mean,
+)
 from flashmark.surface.cache import estimate_cache
+
+# The batches a window's interval rests on (flashmark.stats): rates over half a second each, 6 in
+# a 3 s first window. Long enough that a device's short periodic pauses average within a batch
+# or two (a throttle's 100 ms slices: 5 a batch, where a quarter second held 2 or 3 and put the
+# batches 20% apart; a GC stall every 8 MiB at 10 MB/s, every 0.84 s), short enough for df 5 in
+# a first window where whole seconds gave df 2 (t 2.57, not 4.30). Longer where half a second
+# holds fewer than MIN_BATCH_TRANSFERS transfers (16 MiB writes at 30 MB/s: 2.2 s), so a
+# batch's rate is not just which transfers fell in it.
+BATCH_MS = 500
+MIN_BATCH_TRANSFERS = 4
 
 _PERCENTILE_KEYS = {
     "p50": "50.000000",
@@ -59,11 +79,15 @@ def parse_test_output(spec: TestSpec, job: FioJob, output: FioOutput) -> TestRes
     return pooled_result(spec, [parse_run(spec, job, output)])
 
 
-def parse_extended_output(spec: TestSpec, runs: Sequence[tuple[FioJob, FioOutput]]) -> TestResult:
+def parse_extended_output(
+    spec: TestSpec, runs: Sequence[tuple[FioJob, FioOutput]], *, sequential: bool = False
+) -> TestResult:
     """The result of one test measured over the windows of one or more runs in a row (a first
     window extended, flashmark.bench.lengths), pooled (`pooled_result`); or a typed error if fio
     failed in any."""
-    return pooled_result(spec, [parse_run(spec, job, output) for job, output in runs])
+    return pooled_result(
+        spec, [parse_run(spec, job, output) for job, output in runs], sequential=sequential
+    )
 
 
 def parse_run(spec: TestSpec, job: FioJob, output: FioOutput) -> ParsedRun:
@@ -78,10 +102,14 @@ def parse_run(spec: TestSpec, job: FioJob, output: FioOutput) -> ParsedRun:
     )
 
 
-def pooled_result(spec: TestSpec, runs: Sequence[ParsedRun]) -> TestResult:
+def pooled_result(
+    spec: TestSpec, runs: Sequence[ParsedRun], *, sequential: bool = False
+) -> TestResult:
     """The result of one test over the windows of `runs` in a row (one, or a first window and
     its extensions): the windows' bytes over their time together, the interval from all their
-    rates (`_pooled`)."""
+    rates (`_pooled`). `sequential`: the test stops once its verdict is decided
+    (flashmark.bench.lengths), so its intervals are anytime-valid and it carries the decision
+    interval its checks are judged on."""
     if not runs:
         raise ValueError("no runs to pool")
     reads = [run.read for run in runs if run.read is not None]
@@ -92,8 +120,8 @@ def pooled_result(spec: TestSpec, runs: Sequence[ParsedRun]) -> TestResult:
     )
     return TestResult(
         spec=spec,
-        read=_pooled(reads) if reads else None,
-        write=_pooled(writes) if writes else None,
+        read=_pooled(reads, sequential) if reads else None,
+        write=_pooled(writes, sequential) if writes else None,
         job_file=job_file,
         elapsed_s=sum(run.elapsed_s for run in runs),
     )
@@ -112,18 +140,6 @@ def parse_prepare_output(output: FioOutput, expected_bytes: int, time_limit_s: i
     return json_number(write, "bw_bytes")
 
 
-
-
-
-
-
-
-
-
-
-
-
-
 @dataclass(frozen=True)
 class _Window:
     """One direction of one run's measuring window, before windows are pooled."""
@@ -140,7 +156,8 @@ class _Window:
     latency_count: int  # the I/Os `latency` is of (fio's lat_ns "N")
     per_interval_bps: tuple[float, ...]
     interval_ms: int
-    interval_samples: tuple[float, ...]  # what its 95% interval rests on
+    interval_samples: tuple[float, ...]  # the batch rates its 95% interval rests on
+    batch_ms: float  # about how long each of them is
     fsync_ms: float | None  # writes: the end_fsync's time
     sustained: SustainedWrite | None
 
@@ -205,8 +222,15 @@ def _window(
         if missing % size:
             unlogged.append(Completion(0.5, missing % size))
         completions = unlogged + completions
+    inside = sum(1 for c in completions if c.time_ms < window_ms)
+    batch_ms = max(float(BATCH_MS), MIN_BATCH_TRANSFERS * window_ms / max(1, inside))
     count = count_window(
-        completions, window_ms, SAMPLE_INTERVAL_MS, spec.iodepth, ramped=job.ramp_s > 0
+        completions,
+        window_ms,
+        SAMPLE_INTERVAL_MS,
+        spec.iodepth,
+        ramped=job.ramp_s > 0,
+        batch_ms=batch_ms,
     )
     # The headline is the window's count, or the rate between whole bursts where the window's
     # edges leave the count less sure than that (a device completing in bursts: fio/window.py
@@ -241,16 +265,20 @@ def _window(
         # The interval rests on rates between burst ends (fio/window.py steady_rates), which
         # the window's edges do not skew; the per-second rates when there are too few bursts.
         interval_samples=count.steady_rates_bps or rates,
+        batch_ms=batch_ms if count.steady_rates_bps else float(count.interval_ms),
         fsync_ms=fsync_ms,
         sustained=sustained,
     )
 
 
-def _pooled(windows: Sequence[_Window]) -> DirectionResult:
+def _pooled(windows: Sequence[_Window], sequential: bool = False) -> DirectionResult:
     """One direction's result over `windows` in a row (one, or a first window and its
     extensions, flashmark.bench.lengths): each window's exact rate weighted by its length, which is
-    the bytes of all over their time together; the 95% interval from all their rates, centred
-    there and widened by what their edges may put it off by (weighted alike).
+    the bytes of all over their time together; the 95% interval from all their batch rates
+    (flashmark.stats: Student t, or the confidence sequence of a `sequential` test, which also
+    gets its decision interval), centred there and widened by what their edges may put it off
+    by (weighted alike). Each batch is known to the log's millisecond; a test below its floor
+    (flashmark.bench.lengths) is at least +-10% wide.
 
     Writes: the durable rate, the windows' bytes over their time plus the time their
     end_fsyncs took to put them on the device; the accepted rate beside it. Latency: minimum,
@@ -263,9 +291,25 @@ def _pooled(windows: Sequence[_Window]) -> DirectionResult:
     edge_bps = sum(w.edge_bps * k for w, k in zip(windows, weights, strict=True))
     why = WHOLE_BURSTS_METHOD if any(w.between_bursts for w in windows) else EDGE_METHOD
     samples = [x for w in windows for x in w.interval_samples]
-    bw_interval = interval_of_mean(samples, mean=bw_bytes)
-    if bw_interval is not None and edge_bps > 0:
-        bw_interval = bw_interval.widened(edge_bps, why)
+    batch_ms = sum(w.batch_ms * len(w.interval_samples) for w in windows) / max(1, len(samples))
+    floor_sd = bw_bytes * LOG_RESOLUTION_MS / batch_ms if batch_ms > 0 else 0.0
+    short = below_floor(window_ms, iops * window_ms / 1000)
+    decision: MeanInterval | None = None
+    if sequential:
+        tightest = max(1, len(windows[0].interval_samples))
+
+        def sequence(alpha: float) -> MeanInterval | None:
+            return confidence_sequence(
+                samples, bw_bytes, alpha=alpha, tightest=tightest, floor_sd=floor_sd, short=short
+            )
+
+        bw_interval = sequence(1 - CONFIDENCE)
+        decision = sequence(DECISION_ALPHA)
+    else:
+        bw_interval = interval_of_mean(samples, mean=bw_bytes, floor_sd=floor_sd, short=short)
+    if edge_bps > 0:
+        bw_interval = bw_interval and bw_interval.widened(edge_bps, why)
+        decision = decision and decision.widened(edge_bps, why)
     accepted_iops = accepted_bw = fsync_ms = None
     fsyncs = [w.fsync_ms for w in windows if w.fsync_ms is not None]
     if fsyncs:  # writes: durable is the headline
@@ -273,11 +317,11 @@ def _pooled(windows: Sequence[_Window]) -> DirectionResult:
         fsync_ms = sum(fsyncs)
         durable = window_ms / (window_ms + fsync_ms)
         iops, bw_bytes = iops * durable, bw_bytes * durable
-        if bw_interval is not None:
-            bw_interval = bw_interval.scaled(durable)
-    iops_interval = None
-    if bw_interval is not None and bw_bytes > 0:
-        iops_interval = bw_interval.scaled(iops / bw_bytes)
+        bw_interval = bw_interval and bw_interval.scaled(durable)
+        decision = decision and decision.scaled(durable)
+    per_byte = iops / bw_bytes if bw_bytes > 0 else 0.0
+    iops_interval = bw_interval.scaled(per_byte) if bw_interval and bw_bytes > 0 else None
+    iops_decision = decision.scaled(per_byte) if decision and bw_bytes > 0 else None
     rates = [x for w in windows for x in w.per_interval_bps]
     return DirectionResult(
         iops=iops,
@@ -293,6 +337,8 @@ def _pooled(windows: Sequence[_Window]) -> DirectionResult:
         fsync_ms=fsync_ms,
         bw_ci95=bw_interval,
         iops_ci95=iops_interval,
+        bw_decision=decision,
+        iops_decision=iops_decision,
         sustained=windows[0].sustained if len(windows) == 1 else None,
     )
 
@@ -388,9 +434,3 @@ def bandwidth_series(rates_bps: Sequence[float], interval_ms: int) -> BandwidthS
         mean_bps=statistics.fmean(rates_bps),
         stddev_bps=statistics.stdev(rates_bps) if len(rates_bps) > 1 else 0.0,
     )
-
-
-
-
-
-

@@ -27,7 +27,7 @@ _SAME_INSTANT_MS = 1.0
 _NEXT_BURSTS = 5
 # How far a logged time may be from the true one, both ends together: each is cut to a whole
 # millisecond and taken at its middle (+-0.5 ms).
-_LOG_RESOLUTION_MS = 1.0
+LOG_RESOLUTION_MS = 1.0
 
 
 @dataclass(frozen=True)
@@ -47,8 +47,8 @@ class WindowCount:
     interval_bytes: tuple[float, ...]  # per whole interval of the window, in order
     completions: int  # I/Os in the log
     last_completion_ms: float | None  # the last one, drained I/Os included; None without any
-    # Rates (bytes/s) between burst ends, about interval_ms each (`steady_rates`); () when the
-    # window has too few bursts.
+    # Rates (bytes/s) between burst ends, about batch_ms each (`steady_rates`): the batches its
+    # 95% interval rests on; () when the window has too few bursts.
     steady_rates_bps: tuple[float, ...] = ()
     # The rate between the ends of the window's opening burst and its last whole one (`whole`);
     # None when the window has too few bursts.
@@ -154,10 +154,12 @@ def count_window(
     iodepth: int = 1,
     *,
     ramped: bool = True,
+    batch_ms: float | None = None,
 ) -> WindowCount:
     """The window [0, window_ms)'s bytes and I/Os, and its bytes per interval.
     `iodepth` bounds how many I/Os were in flight when the window opened after a ramp; without
-    one (`ramped` False: ramp_time=0) none were, and the window opens with the first I/O."""
+    one (`ramped` False: ramp_time=0) none were, and the window opens with the first I/O.
+    The rates between burst ends are over about `batch_ms` each (default `interval_ms`)."""
     events = list(completions)
     interval_count = max(1, math.floor(window_ms / interval_ms))
     edges = [float(k * interval_ms) for k in range(interval_count + 1)]
@@ -168,7 +170,7 @@ def count_window(
     window_bytes = window_ios = 0.0
     bursts = _bursts(events, window_ms)  # grouped once: the spans and the tiles share them
     spans = _spans(events, bursts, iodepth, window_ms, ramped)
-    steady_bps, whole = _between_bursts(bursts, spans, window_ms, interval_ms)
+    steady_bps, whole = _between_bursts(bursts, spans, window_ms, batch_ms or interval_ms)
     for span in spans:
         window_share = _share(span.start, span.end, 0.0, window_ms)
         window_bytes += window_share * span.bytes
@@ -315,7 +317,7 @@ def steady_rates(
 
 
 def _between_bursts(
-    bursts: list[list[Completion]], spans: list[_Span], window_ms: float, interval_ms: int
+    bursts: list[list[Completion]], spans: list[_Span], window_ms: float, interval_ms: float
 ) -> tuple[tuple[float, ...], WholeBursts | None]:
     """The tiles of `steady_rates` and the `WholeBursts` they tile, from the window's bursts
     (`_bursts`) and their spans (`_spans`)."""
@@ -359,7 +361,7 @@ def _between_bursts(
         bytes=counted,
         ios=sum(s.ios for s in inside),
         uncertain_bytes=max(_attribution_bytes(sizes), _ends_off_line_bytes(counted_bursts))
-        + counted / (stop - start) * _LOG_RESOLUTION_MS,
+        + counted / (stop - start) * LOG_RESOLUTION_MS,
     )
     count = round((stop - start) / interval_ms)
     if count < 2:

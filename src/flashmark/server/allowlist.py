@@ -465,20 +465,23 @@ SUB_UNITS = Fields(
         "method": MADE_TEXT.or_withheld(),
     }
 )
+# A direction's "ci95" and "decision" (flashmark.bench.model.RateIntervals).
+RATE_INTERVALS = Fields(
+    {
+        "bw_bytes": ListOf(Number()),
+        "iops": ListOf(Number()),
+        "samples": Whole(),
+        **_numbers("effective_samples confidence"),
+        "method": MADE_TEXT.or_withheld(),
+    }
+)
 DIRECTION = Fields(
     {
         **_numbers("iops bw_bytes"),
         **_counts("io_bytes total_ios runtime_ms fio_runtime_ms"),
         **_maybe_numbers("accepted_iops accepted_bw_bytes fsync_ms"),
-        "ci95": Fields(
-            {
-                "bw_bytes": ListOf(Number()),
-                "iops": ListOf(Number()),
-                "samples": Whole(),
-                **_numbers("effective_samples confidence"),
-                "method": MADE_TEXT.or_withheld(),
-            }
-        ).nullable(),
+        "ci95": RATE_INTERVALS.nullable(),
+        "decision": RATE_INTERVALS.nullable(),
         "sustained": Fields(
             {
                 "cache_bytes": Whole().nullable(),

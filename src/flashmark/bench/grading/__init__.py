@@ -13,6 +13,8 @@ from flashmark.bench.grading.classes import (
     CheckRule,
     GradeRule,
     grade_results,
+    graded_tests,
+    undecided,
     unmet_requirements,
 )
 from flashmark.bench.grading.conditions import (
@@ -31,7 +33,9 @@ __all__ = [
     "device_warnings",
     "environment_warnings",
     "grade_results",
+    "graded_tests",
     "judge_probe",
     "report_warnings",
+    "undecided",
     "unmet_requirements",
 ]

@@ -31,6 +31,9 @@ Which test feeds which check (documented in docs/result-schema.md too):
 A check whose test did not run (a read-only device run, a profile without it) has no value and
 makes its grade `passed: None` rather than a guess.
 
+A test that stopped once its verdict was decided (profiles a1 and quick without --runtime,
+flashmark.bench.lengths) is judged on its decision interval instead, the anytime-valid 99.5%
+one (flashmark.stats DECISION_ALPHA); its tables still show the 95% one.
 Each check is judged with its figure's 95% interval (flashmark.stats.judge): pass when the
 whole interval is at or above the threshold, fail when it is wholly below, uncertain when it
 contains the threshold. A grade is never "fail" while an interval includes its threshold: it is
@@ -170,16 +173,18 @@ def measured_value(results: Sequence[TestResult], test: str, metric: str) -> flo
 def measured_with_interval(
     results: Sequence[TestResult], test: str, metric: str
 ) -> tuple[float, MeanInterval | None] | None:
-    """A metric of a test and its 95% interval, both in the unit of its check; None when the
-    test did not run. The interval is None when the figure has none (fewer than 2 seconds)."""
+    """A metric of a test and the interval its verdict rests on, both in the unit of its check;
+    None when the test did not run. The interval is the decision interval of a test that
+    stopped once its verdict was decided (flashmark.bench.lengths), else the 95% interval;
+    None when the figure has none (old documents)."""
     direction = _direction(results, test, metric)
     if direction is None:
         return None
     _, _, quantity = metric.partition("_")
     if quantity == "iops":
-        return direction.iops, direction.iops_ci95
+        return direction.iops, direction.iops_decision or direction.iops_ci95
     if quantity == "bw_bytes":
-        interval = direction.bw_ci95
+        interval = direction.bw_decision or direction.bw_ci95
         return direction.bw_bytes / MB, None if interval is None else interval.scaled(1 / MB)
     raise ValueError(f"unknown metric {metric!r}")
 
@@ -408,6 +413,28 @@ def grade_results(
 
 
 GRADE_NAMES: tuple[str, ...] = tuple(rule.name for rule in GRADE_RULES)
+
+
+def graded_tests(rules: Sequence[GradeRule] = GRADE_RULES) -> frozenset[str]:
+    """The tests whose figures the classes' thresholds judge, speed classes on a
+    sustained-write run left out (they are graded on that size-bound test)."""
+    return frozenset(check.test for rule in rules for check in rule.checks if not check.sustained)
+
+
+def undecided(result: TestResult, rules: Sequence[GradeRule] = GRADE_RULES) -> tuple[str, ...]:
+    """The checks of `result`'s own test that its intervals leave uncertain, in words
+    (`straddle_text`), each threshold once: () once every threshold the test serves is
+    decided, pass or fail, and for a test no class reads. A test stopping on its verdict
+    (flashmark.bench.lengths) runs while this is not empty."""
+    seen: dict[tuple[str, float], str] = {}
+    for rule in rules:
+        for item in rule.checks:
+            if item.sustained or item.test != result.spec.name:
+                continue
+            for check in _checks(item, (result,)):
+                if check.verdict is Verdict.UNCERTAIN:
+                    seen.setdefault((check.metric, check.threshold), straddle_text(check))
+    return tuple(seen.values())
 
 
 def unmet_requirements(grades: Sequence[Grade], required: Sequence[str]) -> tuple[str, ...]:
