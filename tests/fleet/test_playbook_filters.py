@@ -1,4 +1,4 @@
-"""The fleet playbook's decisions (contrib/ansible/plugins/filter/fleet.py), as Python: which
+"""The fleet playbook's decisions (src/flashmark/fleet/collection/plugins/filter/fleet.py), as Python: which
 job is the campaign's, why a board is refused, what became of a board's run."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-PLUGIN = Path(__file__).resolve().parents[2] / "contrib/ansible/plugins/filter/fleet.py"
+PLUGIN = Path(__file__).resolve().parents[2] / "src/flashmark/fleet/collection/plugins/filter/fleet.py"
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """`flashmark fleet run INVENTORY --profile P --campaign NAME --server URL`: the fleet playbook
-(contrib/ansible) through ansible-playbook, one line a board, and the campaign's verdict."""
+(fleet/collection) through ansible-playbook, one line a board, and the campaign's verdict."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def fleet_command() -> None:
 
     \b
     The boards are reached and driven by Ansible (pip install 'flashmark[fleet]'); the
-    playbook is flashmark's collection (contrib/ansible, with its README), which users of
+    playbook is flashmark's collection (fleet/collection, with its README), which users of
     Ansible can also run themselves.
     """
 
@@ -70,7 +70,7 @@ def fleet_command() -> None:
 @click.option(
     "--collection",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The flashmark.fleet collection (default: contrib/ansible beside this flashmark).",
+    help="The flashmark.fleet collection (default: fleet/collection beside this flashmark).",
 )
 @click.option(
     "--log",

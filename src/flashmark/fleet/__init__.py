@@ -1,5 +1,5 @@
 """`flashmark fleet`: one benchmark on every board of an Ansible inventory, into one campaign of
-a results service. The work is Ansible's (the collection in contrib/ansible); this package runs
+a results service. The work is Ansible's (the collection in fleet/collection); this package runs
 its playbook, follows each board's progress and reads the campaign's verdict (docs/fleet.md).
 
     run.py: prepare_fleet and the run; ansible.py: the playbook; progress.py: each board's
