@@ -177,6 +177,16 @@ def test_fleet_run_finds_the_collection_the_wheel_carries(release: Release):
     stopped = release.flashmark(*fleet)
     assert stopped.returncode == 1
     assert "flashmark: error: cannot reach http://127.0.0.1:" in stopped.stderr
+    # The Galaxy tarball for people who run their own Ansible, from the same folder.
+    built = release.run(
+        release.venv / "bin" / "ansible-galaxy", "collection", "build", collection,
+        "--output-path", release.home,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stdout + built.stderr
+    with tarfile.open(release.home / f"flashmark-fleet-{__version__}.tar.gz") as tarball:
+        names = set(tarball.getnames())
+    assert {"MANIFEST.json", *COLLECTION_FILES} - {"galaxy.yml"} <= names  # galaxy.yml: MANIFEST
+    assert not [name for name in names if "__pycache__" in name or name.endswith(".pyc")]
 
 
 def _free_port() -> int:
