@@ -47,9 +47,9 @@ def test_install_sh_s_venv_runs_install_sh_again_from_its_source_with_the_extra(
     prefix, source = install_sh_venv(tmp_path)
     found = installation(prefix, BASE, prefix / "lib", folder_url(source, editable=False))
     assert found.kind is InstallKind.INSTALL_SH
-    assert found.add_extra("server") == f"sudo '{source}/install.sh' --with server"
+    assert found.add_extra("server") == f"'{source}/install.sh' --with server"
     editable = installation(prefix, BASE, prefix / "lib", folder_url(source, editable=True))
-    assert editable.add_extra("fleet") == f"sudo '{source}/install.sh' --dev --with fleet"
+    assert editable.add_extra("fleet") == f"'{source}/install.sh' --dev --with fleet"
 
 
 def test_install_sh_s_venv_whose_source_is_gone_says_so(tmp_path):
@@ -58,7 +58,7 @@ def test_install_sh_s_venv_whose_source_is_gone_says_so(tmp_path):
     source.rmdir()
     hint = installation(prefix, BASE, prefix / "lib", "").add_extra("server")
     assert hint == (
-        f"sudo ./install.sh --with server (in flashmark's source folder: {source}, which "
+        f"./install.sh --with server (in flashmark's source folder: {source}, which "
         "installed it, is gone)"
     )
 

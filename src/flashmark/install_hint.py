@@ -4,7 +4,7 @@
 where this flashmark came from:
 
 - install.sh's venv (/opt/flashmark; install.sh leaves MARKER in it, naming its source folder):
-  install.sh again, from that folder, with --with EXTRA;
+  install.sh again, from that folder, with --with EXTRA (it asks for sudo itself);
 - pipx: `pipx install --force` with the extra, from the same place;
 - any other venv or Python: its own pip, from the wheel or folder pip recorded in the
   installed metadata (PEP 610's direct_url.json), else from an index;
@@ -55,10 +55,10 @@ class Installation:
         if self.kind is InstallKind.INSTALL_SH and self.source is not None:
             dev = " --dev" if self.editable else ""
             script = self.source / "install.sh"
-            if script.is_file():
-                return f"sudo {shlex.quote(str(script))}{dev} --with {extra}"
+            if script.is_file():  # it asks for sudo itself when it needs to
+                return f"{shlex.quote(str(script))}{dev} --with {extra}"
             return (
-                f"sudo ./install.sh{dev} --with {extra} (in flashmark's source folder: "
+                f"./install.sh{dev} --with {extra} (in flashmark's source folder: "
                 f"{self.source}, which installed it, is gone)"
             )
         requirement = self._requirement(extra)

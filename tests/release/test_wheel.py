@@ -136,7 +136,7 @@ def test_the_wheel_s_flashmark_runs_a_benchmark(release: Release):
 
 
 def test_serve_s_hint_run_as_printed_makes_serve_start(release: Release):
-    port = _free_port()
+    port = free_port()
     serve = ("serve", "--host", "127.0.0.1", "--port", str(port))
     refused = release.flashmark(*serve)
     assert refused.returncode == 3
@@ -165,7 +165,7 @@ def test_fleet_run_finds_the_collection_the_wheel_carries(release: Release):
     inventory.write_text("all:\n  hosts:\n    board-01: {ansible_connection: local}\n")
     fleet = (
         "fleet", "run", inventory, "--campaign", "lab", "--server",
-        f"http://127.0.0.1:{_free_port()}", "--token", "fmk_x",
+        f"http://127.0.0.1:{free_port()}", "--token", "fmk_x",
     )  # fmt: skip
     refused = release.flashmark(*fleet)
     assert refused.returncode == 3
@@ -189,7 +189,7 @@ def test_fleet_run_finds_the_collection_the_wheel_carries(release: Release):
     assert not [name for name in names if "__pycache__" in name or name.endswith(".pyc")]
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]

@@ -49,7 +49,8 @@ def build_running_wheel(folder: Path) -> Path:
     members: list[tuple[str, bytes]] = [
         (path.relative_to(package.parent).as_posix(), path.read_bytes())
         for path in sorted(package.rglob("*"))
-        if path.is_file() and not SKIPPED & set(path.relative_to(package).parts)
+        if path.is_file()
+        and not SKIPPED & set(path.relative_to(package).parts)
         and path.suffix != ".pyc"
     ]
     members += [
