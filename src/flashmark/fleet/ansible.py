@@ -3,8 +3,8 @@ then on the PATH), the collection (the one this package carries, fleet/collectio
 --collection, linked under a temporary ansible_collections folder so nothing needs installing),
 the wheel boards without this flashmark install (--wheel, or one made of the running
 flashmark: wheel.py), and each board's events, which the collection's callback writes to a file
-followed here. The upload token reaches Ansible in its
-environment (FLASHMARK_TOKEN), never on a command line.
+followed here. The upload token reaches Ansible in its environment (FLASHMARK_TOKEN), never on
+a command line.
 """
 
 from __future__ import annotations
