@@ -32,7 +32,8 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 # What the copy of the tree to build from leaves out: caches, builds, the git folder.
 LEFT_OUT = shutil.ignore_patterns(
-    ".git", "__pycache__", "*.egg-info", "build", "dist", ".*_cache", ".hypothesis", "tests"
+    ".git", "__pycache__", "*.egg-info", "build", "dist", ".*_cache", ".hypothesis", ".venv",
+    "test-artifacts", "tests",
 )
 # The collection as the wheel must carry it (flashmark/fleet/collection).
 COLLECTION_FILES = (
