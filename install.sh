@@ -4,6 +4,9 @@
 #   ./install.sh          fio and flashmark; `flashmark` and `sudo flashmark` both work after it
 #   ./install.sh --dev    also what the test suite uses (editable install, pytest, ruff, mypy,
 #                         and the tools behind the emulated devices and the browser test)
+#   ./install.sh --with server,fleet
+#                         also optional parts: server (`flashmark serve`), fleet (`flashmark
+#                         fleet run`: Ansible); run it again with --with to add one later
 #
 # Why a virtual environment: Debian 12 and newer mark the system Python as externally managed
 # (PEP 668), so `pip install` into it is refused. flashmark gets a venv of its own in
@@ -16,13 +19,26 @@ LINK_DIR=/usr/local/bin
 here=$(cd "$(dirname "$0")" && pwd)
 
 dev=no
+extras=""
+expect=""
 for argument in "$@"; do
+    if [ "$expect" = with ]; then extras=$argument; expect=""; continue; fi
     case "$argument" in
         --dev) dev=yes ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        --with) expect=with ;;
+        --with=*) extras=${argument#--with=} ;;
+        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown option $argument (see --help)" >&2; exit 2 ;;
     esac
 done
+# The extras of pyproject.toml that --with takes.
+for extra in $(echo "$extras" | tr ',' ' '); do
+    case "$extra" in
+        server|fleet) ;;
+        *) echo "install.sh: --with: no extra '$extra' (server, fleet)" >&2; exit 2 ;;
+    esac
+done
+if [ "$expect" = with ]; then echo "install.sh: --with needs a list: server,fleet" >&2; exit 2; fi
 
 if [ "$(id -u)" != 0 ]; then
     # apt-get and /opt need root; ask once, for the whole script.
@@ -40,6 +56,8 @@ if [ "$dev" = yes ]; then
     # f2fs-tools: the power-cut test's f2fs mode.
     packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql f2fs-tools"
 fi
+# 32-bit ARM has no psycopg-binary wheel: the server extra's plain psycopg loads Debian's libpq.
+case "$extras,$(uname -m)" in *server*,armv[67]l) packages="$packages libpq5" ;; esac
 missing=""
 for package in $packages; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
@@ -62,9 +80,12 @@ if [ ! -x "$PREFIX/bin/python" ]; then
 fi
 pip="$PREFIX/bin/python -m pip --quiet --disable-pip-version-check"
 if [ "$dev" = yes ]; then
-    $pip install -e "$here[dev]"
+    $pip install -e "$here[dev${extras:+,$extras}]"
 else
-    $pip install "$here"
+    $pip install "$here${extras:+[$extras]}"
 fi
+# Where flashmark came from, for the commands its messages give to add an extra
+# (flashmark/install_hint.py, MARKER).
+printf '%s\n' "$here" > "$PREFIX/flashmark-install-source"
 ln -sf "$PREFIX/bin/flashmark" "$LINK_DIR/flashmark"
 echo "install.sh: flashmark $("$PREFIX/bin/flashmark" --version | sed 's/.*version //') is $LINK_DIR/flashmark" >&2

@@ -18,8 +18,8 @@ Prints:
   machine, one after another (`flashmark run` alone; and `run` then `upload`, what each board
   does), and the coordination overhead (target <= 10% of the slowest single run).
 
-Needs root, fio, Ansible (pip install 'flashmark[fleet]') and PostgreSQL's binaries. A script,
-not a test: tests/fleet asserts.
+Needs root, fio, Ansible (the fleet extra: ./install.sh --with fleet) and PostgreSQL's
+binaries. A script, not a test: tests/fleet asserts.
 """
 
 from __future__ import annotations

@@ -36,7 +36,9 @@ def ansible_missing_reason() -> str | None:
     beside = Path(sys.executable).parent / "ansible-playbook"
     if beside.is_file() or shutil.which("ansible-playbook"):
         return None
-    return "Ansible's ansible-playbook is not installed (pip install 'flashmark[fleet]')"
+    from flashmark.install_hint import add_extra
+
+    return f"Ansible's ansible-playbook is not installed (the fleet extra: {add_extra('fleet')})"
 
 
 def flash_missing_reason() -> str | None:

@@ -24,7 +24,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("result_kind",),
     ("fio", "history", "references", "testing"),
     ("system",),
-    ("errors", "units", "stats", "codec", "spreadsheet", "markdown", "lazy", "__init__"),
+    ("errors", "units", "stats", "codec", "spreadsheet", "markdown", "lazy", "install_hint"),
+    ("__init__",),
 )
 FLOOR_OF = {name: level for level, names in enumerate(FLOORS) for name in names}
 
@@ -69,9 +70,10 @@ def test_no_import_runs_up_a_floor() -> None:
     assert upward == []
 
 
-# What cli/ may import besides packages' faces: the errors it maps to exit statuses and the
-# units it parses. `from flashmark import __version__` is the root package's face.
-CLI_FOUNDATION = {"flashmark.errors", "flashmark.units"}
+# What cli/ may import besides packages' faces: the errors it maps to exit statuses, the
+# units it parses and the command that adds an extra its messages give.
+# `from flashmark import __version__` is the root package's face.
+CLI_FOUNDATION = {"flashmark.errors", "flashmark.units", "flashmark.install_hint"}
 # The command line draws only its consoles and the progress of a run; results are drawn by the
 # renderers of their kinds.
 CLI_RICH = {"output.py", "progress.py"}

@@ -11,10 +11,11 @@ boards can be special:
   the tests measured before it kept;
 - another fio: the board's PATH finds a `fio` that reports another version first, so its job
   hash differs and the playbook refuses it before any board measures;
-- a fresh board: its flashmark command is not there until the playbook installs it from the
-  lab's source tree with that tree's install.sh. The lab's install.sh installs into the lab
-  (the board's command, as `installed/flashmark`) and notes what it was run with: the real
-  one installs Debian packages and /opt/flashmark, which a test must not (.ci/run runs it).
+- a fresh board: its flashmark command (`installed/bin/flashmark` in the lab) is not there
+  until the playbook installs it, from the wheel `flashmark fleet run` makes of the running
+  flashmark, into a new venv in the lab instead of /opt/flashmark (flashmark_prefix) and
+  with no link on the PATH (flashmark_link): a test must not touch /opt/flashmark. Its
+  dependencies come from PyPI.
 
 The results service is a real `flashmark serve` on a throwaway PostgreSQL (or an SQLite file),
 on loopback, with one upload token. Everything is removed on exit; nothing is left running.
@@ -26,7 +27,6 @@ import contextlib
 import fcntl
 import json
 import os
-import shlex
 import shutil
 import signal
 import struct
@@ -97,7 +97,7 @@ class FleetLab:
     folder: Path = field(init=False)
     service: Service = field(init=False)
     members: dict[str, LabBoard] = field(init=False, default_factory=dict)
-    source: Path | None = field(init=False, default=None)  # for a fresh board's install
+    installed: Path | None = field(init=False, default=None)  # a fresh board's venv
     _stack: contextlib.ExitStack = field(init=False, default_factory=contextlib.ExitStack)
 
     def __enter__(self) -> FleetLab:
@@ -164,36 +164,13 @@ class FleetLab:
         device = self._stack.enter_context(EmulatedDevice(board.caps, size_bytes=self.size_bytes))
         assert device.mount_point is not None and device.cgroup is not None
         command = ["env", *environment, *command_in_group(device.cgroup, flashmark_argv)]
-        if board.fresh:
-            command = [str(self._source_installing(command))]
+        if board.fresh:  # the venv's flashmark, not this source tree's
+            self.installed = self.folder / "installed"
+            program = str(self.installed / "bin" / "flashmark")
+            command = ["env", "-u", "PYTHONPATH", *command_in_group(device.cgroup, [program])]
         if board.fails_at is not None:
             self._stack.enter_context(_fails_at(device.mount_point, board.fails_at))
         return LabBoard(board, device.mount_point, history, command, device)
-
-    def _source_installing(self, command: list[str]) -> Path:
-        """A source tree whose install.sh installs `command` as a program; where it goes."""
-        source = self.folder / "source"
-        installed = self.folder / "installed"
-        (source / "src" / "flashmark").mkdir(parents=True)
-        (source / "src" / "flashmark" / "__init__.py").write_text(
-            f'__version__ = "{flashmark.__version__}"\n'
-        )
-        (source / "pyproject.toml").write_text('[project]\nname = "flashmark"\n')
-        (source / "README.md").write_text("flashmark\n")
-        program = installed / "flashmark"
-        script = source / "install.sh"
-        script.write_text(
-            "#!/bin/sh\nset -eu\n"
-            f"mkdir -p {shlex.quote(str(installed))}\n"
-            f"ls > {shlex.quote(str(installed / 'unpacked.txt'))}\n"
-            f"id -u > {shlex.quote(str(installed / 'uid.txt'))}\n"
-            f"printf '#!/bin/sh\\nexec %s \"$@\"\\n' {shlex.quote(shlex.join(command))}"
-            f" > {shlex.quote(str(program))}\n"
-            f"chmod 755 {shlex.quote(str(program))}\n"
-        )
-        script.chmod(0o755)
-        self.source = source
-        return program
 
     def _other_fio(self, home: Path, version: str) -> Path:
         folder = home / "bin"
@@ -274,10 +251,11 @@ class FleetLab:
         self, campaign: str, *options: str, timeout: float = 600
     ) -> subprocess.CompletedProcess[str]:
         """`flashmark fleet run` on the lab's inventory and service."""
-        source = ("--extra-vars", f"flashmark_source={self.source}") if self.source else ()
+        prefix = f"flashmark_prefix={self.installed}"
+        install = ("-e", prefix, "-e", "flashmark_link=") if self.installed else ()
         return self.flashmark(
             "fleet", "run", str(self.inventory), "--campaign", campaign,
-            "--server", self.service.url, *source, *options,
+            "--server", self.service.url, *install, *options,
             timeout=timeout, FLASHMARK_TOKEN=self.service.token,
         )  # fmt: skip
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from flashmark import __version__
 from tests.fleet.conftest import BENCHMARK, CAMPAIGN, Fleet
 from tests.report.html.devtools import Browser, find_chromium
 from tests.report.html.test_browser import ARTIFACTS, console_lines, page_requests
@@ -100,14 +101,23 @@ def test_the_campaign_flags_the_slow_card_and_no_other_at_its_known_speeds(fleet
     assert write["boards"] == 4 and write["median"] == pytest.approx(400, rel=0.10)
 
 
-def test_a_board_without_flashmark_gets_it_installed_with_install_sh(fleet: Fleet):
-    installed = fleet.lab.folder / "installed"
-    unpacked = (installed / "unpacked.txt").read_text().split()
-    assert unpacked == ["README.md", "install.sh", "pyproject.toml", "src"]
-    assert (installed / "uid.txt").read_text().strip() == "0"  # install.sh runs as root
-    # Its unpacked copy and the archive made on the controller are gone.
-    left = [p.name for p in fleet.lab.folder.iterdir() if p.name.startswith("flashmark-")]
-    assert [name for name in left if "install" in name or "source" in name] == []
+def test_a_board_without_flashmark_gets_it_installed_from_the_controller_s_wheel(fleet: Fleet):
+    installed = fleet.lab.installed
+    assert installed is not None
+    # The venv's own flashmark, from the wheel `flashmark fleet run` made and copied over.
+    shown = subprocess.run(
+        [str(installed / "bin" / "python"), "-c",
+         "import flashmark, importlib.metadata as m; print(flashmark.__file__); "
+         "print(m.distribution('flashmark').read_text('direct_url.json'))"],
+        capture_output=True, text=True, timeout=60, check=True, env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    module, origin = shown.stdout.splitlines()
+    assert module.startswith(str(installed / "lib"))
+    assert json.loads(origin)["url"].endswith(f"/flashmark-{__version__}-py3-none-any.whl")
+    assert installed.stat().st_uid == 0  # installed as root
+    # Its copy of the wheel and the folder it was made in are gone.
+    left = [p.name for p in fleet.lab.folder.iterdir() if p.is_dir()]
+    assert [name for name in left if name.startswith("flashmark-")] == []
     assert re.search(r"^board-01 +uploaded", fleet.run.stdout, re.M)
 
 

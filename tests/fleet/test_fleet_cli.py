@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import flashmark as flashmark_package
+from flashmark.install_hint import add_extra
 from tests.cli_runner import flashmark
 
 
@@ -56,9 +58,32 @@ def test_without_ansible_it_says_how_to_get_it(inventory, monkeypatch, tmp_path)
         env={"FLASHMARK_TOKEN": "fmk_x", "PATH": str(tmp_path)},
     )  # fmt: skip
     assert done.returncode == 3
+    # The command that adds the fleet extra to this installation (tests/test_install_hint.py).
     assert done.stderr.strip() == (
-        "flashmark: error: flashmark fleet needs Ansible's ansible-playbook: pip install "
-        "'flashmark[fleet]' (or ansible-core) into flashmark's environment"
+        "flashmark: error: flashmark fleet needs Ansible's ansible-playbook (the fleet extra): "
+        f"{add_extra('fleet')}"
+    )
+
+
+def test_the_collection_is_the_one_this_flashmark_carries():
+    done = flashmark("fleet", "collection")
+    assert done.returncode == 0, done.stderr
+    folder = Path(done.stdout.strip())
+    assert folder == Path(flashmark_package.__file__).resolve().parent / "fleet" / "collection"
+    assert (folder / "galaxy.yml").is_file() and (folder / "playbooks" / "fleet.yml").is_file()
+
+
+@pytest.mark.parametrize("name", ["none.whl", "flashmark-0.1.0.tar.gz"])
+def test_a_wheel_that_is_not_one_is_refused(inventory, tmp_path, name):
+    (tmp_path / "flashmark-0.1.0.tar.gz").write_bytes(b"")
+    done = flashmark(
+        "fleet", "run", inventory, "--campaign", "lab", "--server", "http://x",
+        "--wheel", tmp_path / name, env={"FLASHMARK_TOKEN": "fmk_x"},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"flashmark: error: --wheel: {tmp_path / name} is not a flashmark wheel file "
+        "(flashmark-*.whl)"
     )
 
 

@@ -1,16 +1,17 @@
-"""The fleet playbook's decisions (contrib/ansible/plugins/filter/fleet.py), as Python: which
-job is the campaign's, why a board is refused, what became of a board's run."""
+"""The fleet playbook's decisions (flashmark/fleet/collection/plugins/filter/fleet.py), as
+Python: which job is the campaign's, why a board is refused, what became of a board's run."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-PLUGIN = Path(__file__).resolve().parents[2] / "contrib/ansible/plugins/filter/fleet.py"
+from flashmark.fleet.ansible import COLLECTION
+
+PLUGIN = COLLECTION / "plugins" / "filter" / "fleet.py"
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +65,7 @@ def test_a_board_is_refused_with_the_reason_in_words(filters):
     absent = {"rc": 2, "failed": True, "msg": "[Errno 2] No such file or directory: b'flashmark'",
               "cmd": "flashmark run /var/tmp --job-hash"}  # fmt: skip
     assert filters.flashmark_refusal({}, reference, planned=absent).startswith(
-        "flashmark is not installed here (flashmark was not found): set flashmark_source"
+        "flashmark is not installed here (flashmark was not found): set flashmark_wheel"
     )
 
 

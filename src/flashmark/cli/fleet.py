@@ -1,5 +1,5 @@
 """`flashmark fleet run INVENTORY --profile P --campaign NAME --server URL`: the fleet playbook
-(contrib/ansible) through ansible-playbook, one line a board, and the campaign's verdict."""
+(fleet/collection) through ansible-playbook, one line a board, and the campaign's verdict."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from flashmark.cli.params import COUNT, RAMP, RUNTIME, SIZE
 from flashmark.cli.progress import live_lines
 from flashmark.errors import UsageError, printable
 from flashmark.fleet import (
+    COLLECTION,
     TOKEN_ENV,
     BoardProgress,
     FleetRequest,
@@ -36,10 +37,22 @@ def fleet_command() -> None:
     results service, and compare the boards.
 
     \b
-    The boards are reached and driven by Ansible (pip install 'flashmark[fleet]'); the
-    playbook is flashmark's collection (contrib/ansible, with its README), which users of
-    Ansible can also run themselves.
+    The boards are reached and driven by Ansible (the fleet extra: install.sh --with fleet);
+    the playbook is the Ansible collection flashmark carries (`flashmark fleet collection`
+    names its folder, with its README), which users of Ansible can also run themselves.
     """
+
+
+@fleet_command.command("collection")
+def fleet_collection_command() -> None:
+    """Print the folder of the flashmark.fleet Ansible collection this flashmark carries.
+
+    \b
+    For your own Ansible:
+        ansible-galaxy collection install "$(flashmark fleet collection)"
+        ansible-galaxy collection build "$(flashmark fleet collection)"
+    """
+    click.echo(str(COLLECTION))
 
 
 @fleet_command.command("run")
@@ -70,7 +83,13 @@ def fleet_command() -> None:
 @click.option(
     "--collection",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The flashmark.fleet collection (default: contrib/ansible beside this flashmark).",
+    help="Another flashmark.fleet collection (default: the one this flashmark carries).",
+)
+@click.option(
+    "--wheel",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The flashmark wheel boards without this flashmark's version install (default: one "
+    "made of this flashmark).",
 )
 @click.option(
     "--log",
@@ -107,6 +126,7 @@ def fleet_run_command(
     throttle: int | None,
     forks: int,
     collection: Path | None,
+    wheel: Path | None,
     log_path: Path | None,
     events_path: Path | None,
     extra_vars: tuple[str, ...],
@@ -115,12 +135,13 @@ def fleet_run_command(
     """Run one benchmark on every board of INVENTORY and upload each result into a campaign.
 
     \b
-    Every board gets the same flashmark (this one's version: installed with install.sh from
-    this source tree where it is missing), the same fio and the same profile and settings: a
-    board whose job hash differs (`flashmark run --job-hash`) is refused before any board
-    measures. Each board measures its target (the per-board variable flashmark_target, e.g.
-    /dev/sda; by default /var/tmp on its root file system) and uploads its result with the
-    campaign and its inventory name as its label: no other name of the board is sent.
+    Every board gets the same flashmark (this one's version: where it is missing, this
+    flashmark's wheel is copied to the board and installed into /opt/flashmark), the same fio
+    and the same profile and settings: a board whose job hash differs (`flashmark run
+    --job-hash`) is refused before any board measures. Each board measures its target (the
+    per-board variable flashmark_target, e.g. /dev/sda; by default /var/tmp on its root file
+    system) and uploads its result with the campaign and its inventory name as its label: no
+    other name of the board is sent.
 
     \b
     One line a board as it ends, then the campaign's verdict (its outliers, by median +- 3
@@ -144,6 +165,7 @@ def fleet_run_command(
         throttle=throttle,
         forks=forks,
         extra_vars=extra_vars,
+        wheel=wheel,
     )
     plan = prepare_fleet(request, collection)
     for path in (log_path, events_path):

@@ -13,6 +13,7 @@ import click
 
 from flashmark.cli import debug_option
 from flashmark.errors import EnvironmentProblem
+from flashmark.install_hint import add_extra
 from flashmark.server import DATABASE_ENV, is_postgres, shown, storage_for
 
 database_option = click.option(
@@ -138,7 +139,7 @@ def serve_command(
     except ImportError as error:
         raise EnvironmentProblem(
             f"`flashmark serve` needs the server extra ({error.name} is missing): "
-            "pip install 'flashmark[server]'"
+            f"{add_extra('server')}"
         ) from None
     path, create = storage_for(database)
     if workers > 1 and not is_postgres(path):

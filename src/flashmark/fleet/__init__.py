@@ -1,9 +1,11 @@
 """`flashmark fleet`: one benchmark on every board of an Ansible inventory, into one campaign of
-a results service. The work is Ansible's (the collection in contrib/ansible); this package runs
-its playbook, follows each board's progress and reads the campaign's verdict (docs/fleet.md).
+a results service. The work is Ansible's (the collection in collection/, package data); this
+package runs its playbook, follows each board's progress and reads the campaign's verdict
+(docs/fleet.md).
 
-    run.py: prepare_fleet and the run; ansible.py: the playbook; progress.py: each board's
-    events; verdict.py: the campaign's verdict line. Names load when first used.
+    run.py: prepare_fleet and the run; ansible.py: the playbook; wheel.py: the wheel boards
+    without this flashmark install; progress.py: each board's events; verdict.py: the
+    campaign's verdict line. Names load when first used.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING
 from flashmark.lazy import face_names, lazy_face
 
 if TYPE_CHECKING:
+    from flashmark.fleet.ansible import COLLECTION as COLLECTION
     from flashmark.fleet.ansible import TOKEN_ENV as TOKEN_ENV
     from flashmark.fleet.ansible import FleetRequest as FleetRequest
     from flashmark.fleet.progress import BoardProgress as BoardProgress
@@ -23,7 +26,7 @@ if TYPE_CHECKING:
     from flashmark.fleet.run import run_fleet as run_fleet
 
 _NAMES = {
-    ".ansible": ("TOKEN_ENV", "FleetRequest"),
+    ".ansible": ("COLLECTION", "TOKEN_ENV", "FleetRequest"),
     ".progress": ("BoardProgress", "board_line"),
     ".run": ("FleetOutcome", "ordered_boards", "prepare_fleet", "run_fleet"),
 }

@@ -1,8 +1,10 @@
 """Running the fleet playbook: ansible-playbook (ansible-core, beside flashmark's Python first,
-then on the PATH), the collection (contrib/ansible, or --collection, linked under a temporary
-ansible_collections folder so nothing needs installing), and each board's events, which the
-collection's callback writes to a file followed here. The upload token reaches Ansible in its
-environment (FLASHMARK_TOKEN), never on a command line.
+then on the PATH), the collection (the one this package carries, fleet/collection, or
+--collection, linked under a temporary ansible_collections folder so nothing needs installing),
+the wheel boards without this flashmark install (--wheel, or one made of the running
+flashmark: wheel.py), and each board's events, which the collection's callback writes to a file
+followed here. The upload token reaches Ansible in its environment (FLASHMARK_TOKEN), never on
+a command line.
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ from typing import Any
 
 import flashmark
 from flashmark.errors import EnvironmentProblem, UsageError
+from flashmark.fleet.wheel import build_running_wheel
+from flashmark.install_hint import add_extra
 
+# The collection this package carries (package data: pyproject.toml).
+COLLECTION = Path(__file__).resolve().parent / "collection"
 PLAYBOOK = Path("playbooks") / "fleet.yml"
 CALLBACK = "flashmark.fleet.progress"
 EVENTS_ENV = "FLASHMARK_FLEET_EVENTS"  # the callback's file (plugins/callback/progress.py)
@@ -56,26 +62,12 @@ class FleetRequest:
     throttle: int | None = None  # boards measuring at once
     forks: int = 50
     extra_vars: tuple[str, ...] = ()  # KEY=VALUE, as ansible-playbook -e takes them
-
-
-def source_root() -> Path | None:
-    """The source tree this flashmark runs from, when it runs from one (an editable install or
-    a checkout): boards without flashmark are installed from it with its install.sh."""
-    root = Path(flashmark.__file__).resolve().parents[2]
-    if (root / "install.sh").is_file() and (root / "src" / "flashmark").is_dir():
-        return root
-    return None
+    wheel: Path | None = None  # what boards without this flashmark install; None: made here
 
 
 def find_collection(given: Path | None) -> Path:
-    """The flashmark.fleet collection: `given`, or contrib/ansible beside this source tree."""
-    root = source_root()
-    found = given if given is not None else (root / "contrib" / "ansible" if root else None)
-    if found is None:
-        raise AnsibleMissing(
-            "cannot find the flashmark.fleet Ansible collection (contrib/ansible of flashmark's "
-            "source): give it with --collection DIR"
-        )
+    """The flashmark.fleet collection: `given`, or the one this package carries."""
+    found = given if given is not None else COLLECTION
     if not (found / "galaxy.yml").is_file() or not (found / PLAYBOOK).is_file():
         raise AnsibleMissing(f"{found} is not the flashmark.fleet collection (no {PLAYBOOK})")
     return found.resolve()
@@ -88,25 +80,31 @@ def find_ansible_playbook() -> str:
     found = shutil.which("ansible-playbook")
     if found is None:
         raise AnsibleMissing(
-            "flashmark fleet needs Ansible's ansible-playbook: pip install 'flashmark[fleet]' "
-            "(or ansible-core) into flashmark's environment"
+            "flashmark fleet needs Ansible's ansible-playbook (the fleet extra): "
+            f"{add_extra('fleet')}"
         )
     return found
 
 
+def check_wheel(path: Path) -> None:
+    """--wheel: a flashmark wheel file (PEP 427's name), or a usage error now."""
+    if not path.is_file() or not path.name.startswith("flashmark-") or path.suffix != ".whl":
+        raise UsageError(f"--wheel: {path} is not a flashmark wheel file (flashmark-*.whl)")
+
+
 def playbook_variables(
-    request: FleetRequest, source: Path | None, campaign: Mapping[str, Any] | None
+    request: FleetRequest, wheel: Path | None, campaign: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    """The playbook's variables (contrib/ansible/roles/benchmark/defaults/main.yml) for this
-    request: the campaign, the benchmark, this flashmark's version as every board's, and the
-    campaign as the service has it (`campaign`: its answer, None when it has none yet), so
-    that the playbook need not ask again."""
+    """The playbook's variables (collection/roles/benchmark/defaults/main.yml) for this
+    request: the campaign, the benchmark, this flashmark's version as every board's and its
+    wheel for the boards without it, and the campaign as the service has it (`campaign`: its
+    answer, None when it has none yet), so that the playbook need not ask again."""
     variables: dict[str, Any] = {
         "flashmark_campaign": request.campaign,
         "flashmark_server": request.server,
         "flashmark_profile": request.profile,
         "flashmark_version": flashmark.__version__,
-        "flashmark_source": str(source) if source else "",
+        "flashmark_wheel": str(wheel) if wheel else "",
         # As ansible.builtin.uri would register the service's answer (tasks/plan.yml).
         "flashmark_campaign_job": {"status": 404, "json": {}}
         if campaign is None
@@ -140,7 +138,9 @@ def run_playbook(
         namespace.mkdir(parents=True)
         (namespace / "fleet").symlink_to(collection, target_is_directory=True)
         variables = folder / "variables.json"
-        variables.write_text(json.dumps(playbook_variables(request, source_root(), campaign)))
+        variables.write_text(
+            json.dumps(playbook_variables(request, _wheel(request, folder), campaign))
+        )
         events = folder / "events.jsonl"
         events.touch()
         argv = [
@@ -170,6 +170,17 @@ def run_playbook(
         except BaseException:
             _stop(process)
             raise
+
+
+def _wheel(request: FleetRequest, folder: Path) -> Path | None:
+    """--wheel, or one made of the running flashmark; None when neither is there (the boards
+    that lack flashmark are then refused, with the variable that installs it)."""
+    if request.wheel is not None:
+        return request.wheel.resolve()
+    try:
+        return build_running_wheel(folder)
+    except EnvironmentProblem:
+        return None
 
 
 def check_inventory(path: Path) -> None:

@@ -1,6 +1,6 @@
 """Each board's progress in the fleet playbook, from the collection's callback events (pure).
 
-The callback (contrib/ansible/plugins/callback/progress.py) writes one JSON object a line for
+The callback (collection/plugins/callback/progress.py) writes one JSON object a line for
 every flashmark task that starts or ends on a board; the outcome task carries what became of
 the board's run (the playbook's `flashmark_outcome`).
 """

@@ -15,6 +15,7 @@ from flashmark.errors import ExitStatus, FlashmarkError, UsageError
 from flashmark.fleet.ansible import (
     FleetRequest,
     check_inventory,
+    check_wheel,
     find_ansible_playbook,
     find_collection,
     run_playbook,
@@ -78,7 +79,7 @@ def ordered_boards(boards: Mapping[str, BoardProgress]) -> list[BoardProgress]:
 
 def prepare_fleet(request: FleetRequest, collection: Path | None) -> FleetPlan:
     """Every check that can fail before a board is touched: the campaign's name, the service's
-    address and token, the inventory, ansible-playbook and the collection, and that the
+    address and token, the inventory, the wheel, ansible-playbook and the collection, and that the
     service answers and takes benchmark results."""
     problem = campaign_problem(request.campaign)
     if problem is not None:
@@ -87,6 +88,8 @@ def prepare_fleet(request: FleetRequest, collection: Path | None) -> FleetPlan:
     if not request.token:
         raise UsageError(f"uploading needs a token: --token TOKEN or {TOKEN_ENV}")
     check_inventory(request.inventory)
+    if request.wheel is not None:
+        check_wheel(request.wheel)
     find_ansible_playbook()
     found = find_collection(collection)
     if RESULT_SCHEMA not in accepted_schemas(request.server):

@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Protocol
 
 from flashmark.bench.job_hash import differences
 from flashmark.errors import ExitStatus, FlashmarkError
+from flashmark.install_hint import add_extra
 from flashmark.server.database_url import is_postgres, redacted, shown
 from flashmark.server.intake import HEADLINE_COLUMNS, Accepted
 from flashmark.server.migrations import MIGRATIONS, POSTGRES, SQLITE, Dialect, statements
@@ -730,7 +731,7 @@ class _PostgresProvider:
             import psycopg_pool
         except ImportError:
             raise StorageError(
-                "a postgresql:// database needs psycopg: pip install 'flashmark[server]'"
+                f"a postgresql:// database needs psycopg (the server extra): {add_extra('server')}"
             ) from None
         self._errors: tuple[type[BaseException], ...] = (
             psycopg.OperationalError,

@@ -90,8 +90,8 @@ def flashmark_refusal(
             command = str(planned.get("cmd", "flashmark")).split(" ", 1)[0]
             return (
                 f"flashmark is not installed here ({command} was not found): set "
-                "flashmark_source to a flashmark source tree to install it, or "
-                "flashmark_command to where it is"
+                "flashmark_wheel to a flashmark wheel (or flashmark_pip_args to an index with "
+                "it) to install it, or flashmark_command to where it is"
             )
         return _error_of(planned) or "flashmark could not plan the benchmark on this board"
     job = plan.get("job", {})
