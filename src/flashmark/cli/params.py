@@ -138,10 +138,7 @@ class BoundedInt(_IntType):
             if not (digits.isascii() and digits.isdecimal()):
                 self.fail(f"{_quoted(value)} is not a whole number: {self._wanted()}", param, ctx)
             # Past 4300 digits int() refuses (CVE-2020-10735 limit); any such number is too big.
-            if len(digits) > 4000:
-                number = self.maximum + 1
-            else:
-                number = int(text)
+            number = self.maximum + 1 if len(digits) > 4000 else int(text)
         if not self.minimum <= number <= self.maximum:
             self.fail(f"{_quoted(value)} is out of range: {self._wanted()}", param, ctx)
         return number
