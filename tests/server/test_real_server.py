@@ -122,7 +122,7 @@ def test_upload_sends_what_the_dry_run_shows(database, start_server, tmp_path: P
     refused = flashmark(
         "upload", "1", "--server", server.url, env={**env, "FLASHMARK_TOKEN": "fmk_wrong"}
     )
-    assert refused.returncode == ExitStatus.SERVICE == 9
+    assert refused.returncode == ExitStatus.SERVICE
     assert "refused the result: the token is not known to this service (HTTP 401" in (
         refused.stderr
     )
