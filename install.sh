@@ -37,8 +37,10 @@ if [ "$dev" = yes ]; then
     # fakes (Debian 12 ships nbdfuse in libnbd-bin; "nbdfuse" is only a virtual name there, which
     # dpkg-query never reports installed); chromium: the HTML report and server page tests;
     # postgresql: the results service's tests start a throwaway server (initdb + pg_ctl);
-    # f2fs-tools: the power-cut test's f2fs mode.
-    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql f2fs-tools"
+    # f2fs-tools: the power-cut test's f2fs mode; btrfs-progs, xfsprogs: runs on btrfs and XFS
+    # folders must leave nothing behind, as on ext4 (btrfs lists a folder's entries as they were
+    # when its descriptor was opened: tests/system/test_filesystems.py).
+    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql f2fs-tools btrfs-progs xfsprogs"
 fi
 missing=""
 for package in $packages; do
