@@ -85,7 +85,7 @@ def test_upload_sends_what_the_dry_run_shows(database, start_server, tmp_path: P
     assert dry.returncode == 0, dry.stderr
     assert "0x36980065" not in dry.stdout and "36980065" not in dry.stdout
     shown = json.loads(dry.stdout)
-    assert shown["host"]["hostname"] == "(not uploaded)" and len(shown["card_link"]) == 32
+    assert shown["host"]["hostname"] == "(withheld)" and len(shown["card_link"]) == 32
     assert (tmp_path / "state" / "flashmark" / "upload-salt").stat().st_mode & 0o777 == 0o600
 
     secret = CliRunner().invoke(main, ["token", "create", "cli", "--database", database])

@@ -44,7 +44,7 @@ def test_the_dry_run_prints_exactly_the_body_and_nothing_else(tmp_path: Path):
     assert done.stdout == body.decode("utf-8")
     assert done.stderr == f"run 1: dry run, nothing sent ({len(body):,} bytes)\n"
     sent = json.loads(done.stdout)
-    assert "card_link" not in sent and sent["host"]["hostname"] == "(not uploaded)"
+    assert "card_link" not in sent and sent["host"]["hostname"] == "(withheld)"
     assert not (tmp_path / "state").exists()  # no salt is made without --link-card
 
 
@@ -167,7 +167,7 @@ def test_a_partial_result_says_so_without_its_error_text(tmp_path: Path):
     sent = outgoing(document, Known())
     assert sent["partial"] == {
         "failed_step": names[2],
-        "error": "(not uploaded)",
+        "error": "(withheld)",
         "exit_status": 5,
         "not_run": names[3:],
     }

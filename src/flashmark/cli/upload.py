@@ -80,7 +80,7 @@ def upload_command(
     grades, model names, maker, bus, kernel, file system type. Host and user names, paths,
     mount sources, serial numbers (the CID's too), network addresses, test file names and
     free text that may quote them (warnings, evidence, fio job files) stay on this machine;
-    the service shows "(not uploaded)" in their place. docs/server.md lists every field.
+    the service shows "(withheld)" in their place. docs/server.md lists every field.
 
     \b
     --campaign NAME --label LABEL add the run to a campaign (what `flashmark fleet run`
