@@ -330,3 +330,42 @@ def test_an_import_of_a_list_checks_every_document_first(
     refused = invoke(cli, "import", str(path), "--db", str(other))
     one_line_error(refused, ExitStatus.USAGE, f"{path} (item 2 of 2): ")
     assert not other.exists()  # nothing added: the first document waits for the second
+
+
+@pytest.mark.parametrize(
+    ("name", "format_name"),
+    [
+        ("quick-a1-card", "table"),
+        ("quick-a1-card", "md"),
+        ("quick-a1-card", "csv"),
+        ("kinds/workload", "md"),  # its terminal view names no target
+        ("kinds/workload", "csv"),
+    ],
+)
+def test_control_characters_in_a_folder_name_are_escaped_where_it_is_shown(
+    cli: click.Group, tmp_path: Path, format_name: str, name: str
+) -> None:
+    """A folder's name may hold a newline or an escape sequence: shown raw it would split the
+    target line, the Markdown table or code, the CSV row, or colour the terminal."""
+    folder = "/media/card\nred\x1b[31m\t"
+    shown = "/media/card\\nred\\x1b[31m\\t"
+    document = json.loads(
+        (Path(__file__).parent.parent / "data" / "report" / f"{name}.json").read_text()
+    )
+    if name == "quick-a1-card":
+        document["target"]["given"] = document["target"]["folder"] = folder
+        document["target"]["path"] = f"{folder}/.flashmark-1-2.tmp"
+        kind, target = "benchmark", folder
+    else:
+        document["target"] = folder
+        kind, target = "workload", folder
+    path = tmp_path / "history.sqlite3"
+    History(path).save(kind=kind, target=target, label="x", document=document)
+    done = invoke(cli, "show", "1", "--format", format_name, "--db", str(path))
+    assert done.exit_code == 0, done.stderr
+    text = stdout(done)
+    assert "\x1b" not in text and "card\n" not in text and "card\r" not in text
+    assert shown in text or escape_inline(shown) in text  # in Markdown's code or its text
+    if format_name == "csv":
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        assert rows and all(row["target"] == shown for row in rows)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from flashmark.bench.model import Passport, TargetKind
 from flashmark.bench.run_result import Run
+from flashmark.errors import printable
 from flashmark.probe import device_summary, measured_summary
 from flashmark.probe.model import Device, Environment, ProbeReport
 
@@ -367,11 +368,12 @@ def run_id_label(run: Run, index: int) -> str:
 
 
 def target_text(run: Run) -> str:
-    """What was measured, as the user named it: the folder of the test file, or the device."""
+    """What was measured, as the user named it: the folder of the test file, or the device;
+    control characters escaped, as everywhere a target is shown."""
     target = run.target
     if target.kind is TargetKind.FILE:
-        return target.folder or target.given
-    return target.path
+        return printable(target.folder or target.given)
+    return printable(target.path)
 
 
 def measured_device(run: Run) -> str | None:
