@@ -380,9 +380,8 @@ def measured_device(run: Run) -> str | None:
     """The device the target is on: the block device the kernel names for the target (a
     partition, a loop device), and the probed device's name where that is the same device.
 
-    The probe walks down to the physical device; for a loop device that is the disk holding
-    the backing file, which is not what was measured, so it only names a device whose kernel
-    name is the target's block device or its disk.
+    It names the probed device only when its kernel name is the target's block device or its
+    disk (a loop device is its own device: the probe does not name the disk under its file).
     """
     block = run.target.block_device
     device = run.probe.device if run.probe else None
