@@ -83,6 +83,11 @@ def upload_command(
     the service shows "(withheld)" in their place. docs/server.md lists every field.
 
     \b
+    A result of a kind the service does not take is skipped, one line saying so; the others
+    are sent. Exit 2 when nothing could be sent or a document was refused (its field named),
+    9 when the service cannot be reached or refuses the token or a result.
+
+    \b
     --campaign NAME --label LABEL add the run to a campaign (what `flashmark fleet run`
     does on every board): the service compares the boards of a campaign, and takes only
     results of the same benchmark (flashmark and fio versions, profile and settings: the
