@@ -37,10 +37,11 @@ if [ "$dev" = yes ]; then
     # fakes (Debian 12 ships nbdfuse in libnbd-bin; "nbdfuse" is only a virtual name there, which
     # dpkg-query never reports installed); chromium: the HTML report and server page tests;
     # postgresql: the results service's tests start a throwaway server (initdb + pg_ctl);
-    # f2fs-tools: the power-cut test's f2fs mode; btrfs-progs, xfsprogs: runs on btrfs and XFS
-    # folders must leave nothing behind, as on ext4 (btrfs lists a folder's entries as they were
-    # when its descriptor was opened: tests/system/test_filesystems.py).
-    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql f2fs-tools btrfs-progs xfsprogs"
+    # f2fs-tools: the power-cut test's f2fs mode; btrfs-progs, xfsprogs, exfatprogs and
+    # exfat-fuse (exFAT where the kernel has none): runs on btrfs, XFS and exFAT folders must
+    # leave nothing behind, as on ext4 (btrfs lists a folder's entries as they were when its
+    # descriptor was opened: tests/system/test_filesystems.py).
+    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql f2fs-tools btrfs-progs xfsprogs exfatprogs exfat-fuse"
 fi
 missing=""
 for package in $packages; do

@@ -3,7 +3,7 @@
 btrfs lists, through a folder's descriptor, only the entries that existed when it was opened
 (even after rewinddir), so the test file made after the private folder was opened stayed
 behind ("the test file could not be removed ... Directory not empty"). Real btrfs (with and
-without compression) and XFS filesystems on loop images, next to ext4.
+without compression), XFS and exFAT (in FUSE) filesystems on loop images, next to ext4.
 """
 
 from __future__ import annotations
@@ -22,12 +22,14 @@ from tests.cli_runner import flashmark
 
 MiB = 1 << 20
 
-# (mkfs, its options, mount options, the image's size: XFS wants 300 MB at least)
+# (mkfs and its options, the mount command, the image's size: XFS wants 300 MB at least).
+# This kernel may have no exFAT of its own: exfat-fuse (Debian's package) mounts it in FUSE.
 FILESYSTEMS = {
-    "ext4": ("mkfs.ext4", ["-q", "-F"], None, 256 * MiB),
-    "btrfs": ("mkfs.btrfs", ["-q", "-f"], None, 256 * MiB),
-    "btrfs-zstd": ("mkfs.btrfs", ["-q", "-f"], "compress=zstd", 256 * MiB),
-    "xfs": ("mkfs.xfs", ["-q", "-f"], None, 320 * MiB),
+    "ext4": (["mkfs.ext4", "-q", "-F"], ["mount"], 256 * MiB),
+    "btrfs": (["mkfs.btrfs", "-q", "-f"], ["mount"], 256 * MiB),
+    "btrfs-zstd": (["mkfs.btrfs", "-q", "-f"], ["mount", "-o", "compress=zstd"], 256 * MiB),
+    "xfs": (["mkfs.xfs", "-q", "-f"], ["mount"], 320 * MiB),
+    "exfat-fuse": (["mkfs.exfat"], ["mount.exfat-fuse"], 256 * MiB),
 }
 
 
@@ -35,12 +37,13 @@ FILESYSTEMS = {
 def mounted(image: Path, name: str) -> Iterator[Path]:
     """A new filesystem `name` (FILESYSTEMS) on a loop device of `image`, mounted; the mount
     and the loop device removed afterwards."""
-    mkfs, options, mount_options, size = FILESYSTEMS[name]
-    if shutil.which(mkfs) is None:
-        pytest.skip(f"{mkfs} is missing (install.sh --dev installs it)")
+    mkfs, mount_command, size = FILESYSTEMS[name]
+    for tool in (mkfs[0], mount_command[0]):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is missing (install.sh --dev installs it)")
     with image.open("wb") as handle:
         handle.truncate(size)
-    subprocess.run([mkfs, *options, str(image)], check=True, capture_output=True, timeout=60)
+    subprocess.run([*mkfs, str(image)], check=True, capture_output=True, timeout=60)
     mount = image.with_suffix(".mnt")
     mount.mkdir()
     loop = subprocess.run(
@@ -48,9 +51,8 @@ def mounted(image: Path, name: str) -> Iterator[Path]:
         check=True, capture_output=True, text=True, timeout=60,
     ).stdout.strip()  # fmt: skip
     try:
-        extra = ["-o", mount_options] if mount_options else []
         subprocess.run(
-            ["mount", *extra, loop, str(mount)], check=True, capture_output=True, timeout=60
+            [*mount_command, loop, str(mount)], check=True, capture_output=True, timeout=60
         )
         try:
             yield mount
