@@ -53,8 +53,11 @@ if [ "$dev" = yes ]; then
     # fakes (Debian 12 ships nbdfuse in libnbd-bin; "nbdfuse" is only a virtual name there, which
     # dpkg-query never reports installed); chromium: the HTML report and server page tests;
     # postgresql: the results service's tests start a throwaway server (initdb + pg_ctl);
-    # f2fs-tools: the power-cut test's f2fs mode.
-    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql f2fs-tools"
+    # f2fs-tools: the power-cut test's f2fs mode; btrfs-progs, xfsprogs, exfatprogs and
+    # exfat-fuse (exFAT where the kernel has none): runs on btrfs, XFS and exFAT folders must
+    # leave nothing behind, as on ext4 (btrfs lists a folder's entries as they were when its
+    # descriptor was opened: tests/system/test_filesystems.py).
+    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql f2fs-tools btrfs-progs xfsprogs exfatprogs exfat-fuse"
 fi
 # 32-bit ARM has no psycopg-binary wheel: the server extra's plain psycopg loads Debian's libpq.
 case "$extras,$(uname -m)" in *server*,armv[67]l) packages="$packages libpq5" ;; esac

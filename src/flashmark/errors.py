@@ -21,6 +21,7 @@ class ExitStatus(IntEnum):
     HISTORY = 6  # the history database cannot be used: not a database, locked, read-only, ...
     UNSAVED = 7  # measured, but the save failed: the result is in a recovery file (`import`)
     REQUIREMENT = 8  # `run --require`: a named grade failed, is uncertain or was not graded
+    SERVICE = 9  # the results service could not be reached, refused the token or the result
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), the shell convention
     TERMINATED = 143  # SIGTERM (128 + SIGTERM)
     HANGUP = 129  # SIGHUP (128 + SIGHUP): the terminal or the ssh session went away

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from flashmark.errors import printable
+
 if TYPE_CHECKING:
     from markupsafe import Markup
     from rich.console import RenderableType
@@ -73,10 +75,11 @@ class HtmlEntry:
 
 def short_target(path: str) -> str:
     """A result's target in a title or a legend: a device node as it is ("/dev/sdb"), a
-    folder by its last name ("card"), as a run's legend names its folder."""
+    folder by its last name ("card"), as a run's legend names its folder; control characters
+    escaped (flashmark.errors.printable)."""
     if path.startswith("/dev/"):
-        return path
-    return path.rstrip("/").rsplit("/", 1)[-1] or path
+        return printable(path)
+    return printable(path.rstrip("/").rsplit("/", 1)[-1] or path)
 
 
 @dataclass(frozen=True)

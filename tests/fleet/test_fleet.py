@@ -145,13 +145,13 @@ def test_no_board_sends_a_name_but_the_label_it_was_given(fleet: Fleet):
     for board in campaign(fleet)["boards"]:
         document = fleet.lab.get(f"/api/v1/results/{board['result']}")
         assert document["campaign"] == CAMPAIGN and document["board_label"] == board["label"]
-        assert document["host"]["hostname"] == "(not uploaded)"
+        assert document["host"]["hostname"] == "(withheld)"
         text = json.dumps(document)
         member = fleet.lab.members[board["label"]]
         assert str(member.target) not in text and str(member.history) not in text
         assert re.search(rf"\b{re.escape(host)}\b", text) is None
         if member.board.fails_at:
-            assert document["partial"]["error"] == "(not uploaded)"
+            assert document["partial"]["error"] == "(withheld)"
 
 
 def test_report_writes_the_campaign_page_as_one_file_and_as_csv(fleet: Fleet, tmp_path):

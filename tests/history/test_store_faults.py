@@ -23,7 +23,7 @@ from flashmark.errors import (
 )
 from flashmark.history.recovery import RecoveryFileError, keep_unsaved
 from flashmark.history.store import BUSY_TIMEOUT_S, History
-from flashmark.kinds.files import read_document_file
+from flashmark.kinds.files import read_document_files
 from tests.conftest import DATA
 from tests.history.faults import FAULTS, Fault, broken_history, fault_ids, make_history, tree
 
@@ -172,7 +172,9 @@ def test_recovery_files_try_the_state_folder_var_tmp_tmpdir_tmp_and_the_current_
     ("text", "message"),
     [
         ("not json", "is not JSON"),
-        ("[1, 2]", "holds a JSON list"),
+        ("[1, 2]", r"item 1 of 2\) is a JSON int, not a result document"),
+        ("[]", "holds an empty list"),
+        ("3", "holds a JSON int, not a result document or a list of them"),
         ('{"schema": "something/1"}', "not a flashmark result document"),
         ('{"schema": "flashmark.result/2"}', "newer than this flashmark reads"),
         ('{"schema": "flashmark.result/1"}', "malformed"),
@@ -183,7 +185,7 @@ def test_only_known_documents_are_imported(tmp_path: Path, text: str, message: s
     path = tmp_path / "doc.json"
     path.write_text(text)
     with pytest.raises(UsageError, match=message):
-        read_document_file(path)
+        read_document_files(path)
 
 
 @pytest.mark.parametrize(
@@ -210,7 +212,7 @@ def test_a_run_in_a_folder_named_with_control_characters_imports(tmp_path: Path)
     document["target"]["given"] = document["target"]["folder"] = folder
     path = tmp_path / "result.json"
     path.write_text(json.dumps(document))
-    entry = read_document_file(path)
+    (entry,) = read_document_files(path)
     assert entry.target == folder and entry.document["target"]["given"] == folder
     with pytest.raises(UploadRejected):
         accept(document)

@@ -10,7 +10,7 @@ import pytest
 from flashmark.bench.grading import judge_probe
 from flashmark.codec import decode, encode
 from flashmark.errors import TargetNotFound
-from flashmark.probe import ProbeReport, device_summary, measured_summary, probe_target
+from flashmark.probe import ProbeReport, measured_summary, probe_target
 from flashmark.system.sysroot import SystemRoots
 from tests.probe.recorded import Scenario
 
@@ -193,12 +193,15 @@ def test_this_machines_loop_device_backed_by_a_file(scenario: Scenario) -> None:
     assert kinds[0] == ("loop", "loop1")
     assert "backed by /tmp/flashmark-loop." in report.layers[0].detail
     assert kinds[1:] == [("filesystem", "/"), ("device", "vda")]
-    assert [d.name for d in report.devices] == ["vda"]
-    # A run on it measured the loop device and its file, not the disk: it is named first.
+    # A run on it measured the loop device and its file, not the disk that holds the file:
+    # the loop is the device (results are filed under it), the disk a layer beneath.
+    assert [(d.name, d.kind) for d in report.devices] == [("loop1", "loop")]
+    assert report.layers[-1].detail == "holds the backing file, not the device measured"
     measured = measured_summary(report)
     assert measured is not None
     assert measured.startswith("loop1 (loop device, backed by /tmp/flashmark-loop.")
-    assert measured.endswith(f" on {device_summary(report.devices[0])}")
+    capacity = report.devices[0].capacity_bytes
+    assert capacity and measured.endswith(f" on vda: {capacity / 1e9:.1f} GB")
 
 
 @pytest.mark.parametrize(

@@ -118,9 +118,12 @@ def test_a_monitor_recording_shows_as_markdown_and_csv(
     assert json.loads(stdout(shown))["id"] == entry.id
 
 
-def test_a_csv_holds_one_kind(cli: click.Group, history_db: Path, procfs: Path) -> None:
-    """A run's table and a recording's have different columns: one line says so; Markdown, a
-    section per result, takes both in the order asked."""
+def test_results_of_different_kinds_export_together(
+    cli: click.Group, history_db: Path, procfs: Path, tmp_path: Path
+) -> None:
+    """A run's table and a recording's have different columns: a CSV holds a table per kind,
+    each under a row naming it, in the order first asked; Markdown, a section per result, and
+    JSON, a list of the documents, take both in the order asked."""
     recorded = invoke(
         cli, "monitor", "mmcblk0", "--interval", "0.05", "--db", str(history_db), "--",
         sys.executable, "-c", "pass",
@@ -128,12 +131,37 @@ def test_a_csv_holds_one_kind(cli: click.Group, history_db: Path, procfs: Path) 
     )  # fmt: skip
     assert recorded.exit_code == 0, recorded.stderr
     db = ["--db", str(history_db)]
-    mixed = invoke(cli, "export", "1", "3", "-o", "-", "--format", "csv", *db)
-    one_line_error(mixed, ExitStatus.USAGE, "benchmark and monitor results cannot share one CSV")
+    mixed = invoke(cli, "export", "1", "3", "2", "-o", "-", "--format", "csv", *db)
+    assert mixed.exit_code == 0, mixed.stderr
+    runs = stdout(invoke(cli, "export", "1", "2", "-o", "-", "--format", "csv", *db))
+    monitor_csv = stdout(invoke(cli, "show", "3", "--format", "csv", *db))
+    assert stdout(mixed) == (
+        "benchmark results\r\n" + runs + "\r\n" + "monitor results\r\n" + monitor_csv
+    )
+    # What a spreadsheet reads: the blocks, each its kind's header and rows, cut at empty rows.
+    rows = list(csv.reader(io.StringIO(stdout(mixed), newline="")))
+    blocks: list[list[list[str]]] = [[]]
+    for row in rows:
+        if row:
+            blocks[-1].append(row)
+        else:
+            blocks.append([])
+    assert [block[0] for block in blocks] == [["benchmark results"], ["monitor results"]]
+    assert blocks[0][1:] == list(csv.reader(io.StringIO(runs, newline="")))
+    assert blocks[1][1:] == list(csv.reader(io.StringIO(monitor_csv, newline="")))
     both = invoke(cli, "export", "3", "1", "-o", "-", "--format", "md", *db)
     assert both.exit_code == 0, both.stderr
     monitor = stdout(invoke(cli, "show", "3", "--format", "md", *db))
     assert stdout(both) == monitor + "\n" + read_golden("quick-a1-card.md")
+    as_json = invoke(cli, "export", "3", "1", "-o", str(tmp_path / "both.json"), *db)
+    assert as_json.exit_code == 0, as_json.stderr
+    listed = json.loads((tmp_path / "both.json").read_text(encoding="utf-8"))
+    assert [document["schema"] for document in listed] == [
+        "flashmark.monitor/1",
+        "flashmark.result/1",
+    ]
+    as_html = invoke(cli, "export", "3", "1", "-o", str(tmp_path / "both.html"), *db)
+    assert as_html.exit_code == 0, as_html.stderr
 
 
 @pytest.mark.parametrize("suffix", ["md", "csv", "json"])
@@ -189,7 +217,11 @@ def test_export_refuses_to_overwrite_without_force(
     [
         (["-o", "card.txt"], "cannot tell the format of 'card.txt'"),
         (["-o", "-"], "--format"),
-        (["-o", "missing-folder/card.md"], "cannot write in missing-folder"),
+        (["-o", "missing-folder/card.md"], "the folder missing-folder does not exist"),
+        (
+            ["-o", "/proc/card.csv"],
+            "cannot create /proc/card.csv: /proc is on a filesystem where no file can be",
+        ),
     ],
 )
 def test_export_says_what_is_wrong_with_the_output(
@@ -247,3 +279,93 @@ def test_bad_ids_and_slugs_are_one_line_errors(
     one_line_error(result, ExitStatus.USAGE, message)
     if "no run" in message:
         assert "it holds 1-2" in result.stderr
+
+
+def test_a_json_export_of_several_results_imports_back(
+    cli: click.Group, history_db: Path, procfs: Path, tmp_path: Path
+) -> None:
+    """`export`'s JSON list is what `import` reads: each document is added to another history
+    in the order of the list, and one already held is said once, not added again."""
+    recorded = invoke(
+        cli, "monitor", "mmcblk0", "--interval", "0.05", "--db", str(history_db), "--",
+        sys.executable, "-c", "pass",
+        env={"FLASHMARK_PROCFS_ROOT": str(procfs)},
+    )  # fmt: skip
+    assert recorded.exit_code == 0, recorded.stderr
+    exported = tmp_path / "results.json"
+    done = invoke(cli, "export", "3", "1", "2", "-o", str(exported), "--db", str(history_db))
+    assert done.exit_code == 0, done.stderr
+    other = tmp_path / "other.sqlite3"
+    imported = invoke(cli, "import", str(exported), "--db", str(other))
+    assert imported.exit_code == 0, imported.stderr
+    assert imported.stdout.splitlines() == [
+        f"{exported} (item {n} of 3): added as {n} (`flashmark show {n}`)" for n in (1, 2, 3)
+    ]
+    mine = {entry.id: entry for entry in History(history_db).list()}
+    theirs = {entry.id: entry for entry in History(other).list()}
+    assert [theirs[n].kind for n in (1, 2, 3)] == ["monitor", "benchmark", "benchmark"]
+    for new, old in ((1, 3), (2, 1), (3, 2)):
+        shown_new = invoke(cli, "show", str(new), "--format", "md", "--db", str(other))
+        shown_old = invoke(cli, "show", str(old), "--format", "md", "--db", str(history_db))
+        assert stdout(shown_new).replace(f"#{new}", "#") == stdout(shown_old).replace(
+            f"#{old}", "#"
+        )
+        assert theirs[new].target == mine[old].target
+    again = invoke(cli, "import", str(exported), "--db", str(history_db))
+    assert again.exit_code == 0, again.stderr
+    assert again.stdout.splitlines() == [
+        f"{exported} (item {n} of 3): already in the history as {old}; not added again "
+        f"(`flashmark show {old}`)"
+        for n, old in ((1, 3), (2, 1), (3, 2))
+    ]
+    assert len(History(history_db).list()) == 3
+
+
+def test_an_import_of_a_list_checks_every_document_first(
+    cli: click.Group, history_db: Path, tmp_path: Path, documents: dict[str, dict[str, Any]]
+) -> None:
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps([documents[DOCUMENT_NAMES[0]], {"schema": "something/1"}]))
+    other = tmp_path / "other.sqlite3"
+    refused = invoke(cli, "import", str(path), "--db", str(other))
+    one_line_error(refused, ExitStatus.USAGE, f"{path} (item 2 of 2): ")
+    assert not other.exists()  # nothing added: the first document waits for the second
+
+
+@pytest.mark.parametrize(
+    ("name", "format_name"),
+    [
+        ("quick-a1-card", "table"),
+        ("quick-a1-card", "md"),
+        ("quick-a1-card", "csv"),
+        ("kinds/workload", "md"),  # its terminal view names no target
+        ("kinds/workload", "csv"),
+    ],
+)
+def test_control_characters_in_a_folder_name_are_escaped_where_it_is_shown(
+    cli: click.Group, tmp_path: Path, format_name: str, name: str
+) -> None:
+    """A folder's name may hold a newline or an escape sequence: shown raw it would split the
+    target line, the Markdown table or code, the CSV row, or colour the terminal."""
+    folder = "/media/card\nred\x1b[31m\t"
+    shown = "/media/card\\nred\\x1b[31m\\t"
+    document = json.loads(
+        (Path(__file__).parent.parent / "data" / "report" / f"{name}.json").read_text()
+    )
+    if name == "quick-a1-card":
+        document["target"]["given"] = document["target"]["folder"] = folder
+        document["target"]["path"] = f"{folder}/.flashmark-1-2.tmp"
+        kind, target = "benchmark", folder
+    else:
+        document["target"] = folder
+        kind, target = "workload", folder
+    path = tmp_path / "history.sqlite3"
+    History(path).save(kind=kind, target=target, label="x", document=document)
+    done = invoke(cli, "show", "1", "--format", format_name, "--db", str(path))
+    assert done.exit_code == 0, done.stderr
+    text = stdout(done)
+    assert "\x1b" not in text and "card\n" not in text and "card\r" not in text
+    assert shown in text or escape_inline(shown) in text  # in Markdown's code or its text
+    if format_name == "csv":
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        assert rows and all(row["target"] == shown for row in rows)

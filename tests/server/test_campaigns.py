@@ -42,7 +42,7 @@ def partial(document: dict[str, Any], measured: int) -> dict[str, Any]:
     changed["tests"] = changed["tests"][:measured]
     changed["partial"] = {
         "failed_step": names[measured],
-        "error": "(not uploaded)",
+        "error": "(withheld)",
         "exit_status": 5,
         "not_run": names[measured + 1 :],
     }

@@ -22,6 +22,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from flashmark.cli import main
+from flashmark.errors import ExitStatus
 from flashmark.server.intake import HEADLINE_COLUMNS, accept
 from flashmark.server.storage import open_storage
 from tests.conftest import DATA
@@ -75,6 +76,7 @@ def test_upload_sends_what_the_dry_run_shows(database, start_server, tmp_path: P
         DATA / "report" / "quick-a1-card.json",
         DATA / "report" / "standard-fast-card.json",
         DATA / "upload" / "surface-fake.json",
+        DATA / "upload" / "capacity-fake.json",
     ):
         done = flashmark("import", str(file), env=env)
         assert done.returncode == 0, done.stderr
@@ -83,7 +85,7 @@ def test_upload_sends_what_the_dry_run_shows(database, start_server, tmp_path: P
     assert dry.returncode == 0, dry.stderr
     assert "0x36980065" not in dry.stdout and "36980065" not in dry.stdout
     shown = json.loads(dry.stdout)
-    assert shown["host"]["hostname"] == "(not uploaded)" and len(shown["card_link"]) == 32
+    assert shown["host"]["hostname"] == "(withheld)" and len(shown["card_link"]) == 32
     assert (tmp_path / "state" / "flashmark" / "upload-salt").stat().st_mode & 0o777 == 0o600
 
     secret = CliRunner().invoke(main, ["token", "create", "cli", "--database", database])
@@ -101,22 +103,31 @@ def test_upload_sends_what_the_dry_run_shows(database, start_server, tmp_path: P
         with urllib.request.urlopen(f"{server.url}{page}", timeout=10) as response:
             assert response.status == 200 and "SD64G" in response.read().decode()
 
-    # a kind the service does not take is refused before anything is sent
-    surface = flashmark("upload", "2", "3", "--server", server.url, env=env)
-    assert surface.returncode == 2 and surface.stdout == ""
-    assert (
-        f"run 3 is a surface result (flashmark.surface/1); {server.url} takes "
-        "flashmark.result/1: nothing was sent"
-    ) in surface.stderr
+    # a kind the service does not take is skipped, one line saying why; the rest still go
+    mixed = flashmark("upload", "3", "2", "4", "--link-card", "--server", server.url, env=env)
+    assert mixed.returncode == 0, mixed.stderr
+    assert mixed.stdout == f"run 2: already on the service as 2: {server.url}/api/v1/results/2\n"
+    assert mixed.stderr.splitlines() == [
+        "run 3 (surface): skipped: the service takes flashmark.result/1, not flashmark.surface/1",
+        "run 4 (capacity): skipped: the service takes flashmark.result/1, not "
+        "flashmark.capacity/1",
+    ]
+    # ... and when that leaves nothing to send, the command fails in one more line
+    alone = flashmark("upload", "3", "--server", server.url, env=env)
+    assert alone.returncode == 2 and alone.stdout == ""
+    assert alone.stderr.splitlines()[1:] == [
+        "flashmark: error: none of the results can be uploaded: nothing was sent"
+    ]
+    # the service refusing the token, or not answering, is the service's exit status
     refused = flashmark(
         "upload", "1", "--server", server.url, env={**env, "FLASHMARK_TOKEN": "fmk_wrong"}
     )
-    assert refused.returncode == 1
+    assert refused.returncode == ExitStatus.SERVICE
     assert "refused the result: the token is not known to this service (HTTP 401" in (
         refused.stderr
     )
     unreachable = flashmark("upload", "1", "--server", "http://127.0.0.1:9", env=env)
-    assert unreachable.returncode == 1 and "cannot reach" in unreachable.stderr
+    assert unreachable.returncode == ExitStatus.SERVICE and "cannot reach" in unreachable.stderr
     no_token = flashmark("upload", "1", "--server", server.url, env={**env, "FLASHMARK_TOKEN": ""})
     assert no_token.returncode == 2 and "needs a token" in no_token.stderr
 

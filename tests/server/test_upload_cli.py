@@ -44,7 +44,7 @@ def test_the_dry_run_prints_exactly_the_body_and_nothing_else(tmp_path: Path):
     assert done.stdout == body.decode("utf-8")
     assert done.stderr == f"run 1: dry run, nothing sent ({len(body):,} bytes)\n"
     sent = json.loads(done.stdout)
-    assert "card_link" not in sent and sent["host"]["hostname"] == "(not uploaded)"
+    assert "card_link" not in sent and sent["host"]["hostname"] == "(withheld)"
     assert not (tmp_path / "state").exists()  # no salt is made without --link-card
 
 
@@ -77,17 +77,40 @@ def test_link_card_links_one_cards_uploads_to_one_service(tmp_path: Path):
     assert both.stdout.count('"card_link"') == 1
 
 
-def test_a_document_the_allow_list_refuses_is_named_and_nothing_is_printed(tmp_path: Path):
+def test_a_document_the_allow_list_refuses_is_skipped_named_and_fails_the_command(
+    tmp_path: Path,
+):
     damaged = read(DATA / "report" / "quick-a1-card.json")
     damaged["grades"]["Z9"] = damaged["grades"].pop("A1")  # a grade this flashmark never made
     file = tmp_path / "damaged.json"
     file.write_text(json.dumps(damaged))
     env = imported(tmp_path, SD_CARD_RUN, file)
+    done = flashmark("upload", "2", "1", "--dry-run", env=env)
+    assert done.returncode == 2
+    sent = body_of(outgoing(read(SD_CARD_RUN), Known().with_names(machine_names())))
+    assert done.stdout == sent.decode()
+    assert done.stderr.splitlines() == [
+        "run 2 (benchmark): skipped: result.grades key cannot be sent: not one of flashmark's "
+        "own words",
+        f"run 1: dry run, nothing sent ({len(done.stdout):,} bytes)",
+        "flashmark: error: run 2 cannot be uploaded (its document is refused, above); the "
+        "others would be sent",
+    ]
+
+
+def test_a_kind_flashmark_does_not_upload_is_skipped_and_the_rest_go(tmp_path: Path):
+    env = imported(tmp_path, DATA / "report" / "kinds" / "powercut.json", SD_CARD_RUN)
     done = flashmark("upload", "1", "2", "--dry-run", env=env)
-    assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr == (
-        "flashmark: error: run 2 (benchmark) cannot be uploaded: result.grades key cannot be "
-        "sent: not one of flashmark's own words\n"
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["schema"] == "flashmark.result/1"
+    assert done.stderr.splitlines()[0] == (
+        "run 1 (powercut): skipped: powercut results are not uploaded (flashmark uploads "
+        "result, surface, capacity, workloads, monitor)"
+    )
+    alone = flashmark("upload", "1", "--dry-run", env=env)
+    assert alone.returncode == 2 and alone.stdout == ""
+    assert alone.stderr.splitlines()[-1] == (
+        "flashmark: error: none of the results can be uploaded: nothing would be sent"
     )
 
 
@@ -144,7 +167,7 @@ def test_a_partial_result_says_so_without_its_error_text(tmp_path: Path):
     sent = outgoing(document, Known())
     assert sent["partial"] == {
         "failed_step": names[2],
-        "error": "(not uploaded)",
+        "error": "(withheld)",
         "exit_status": 5,
         "not_run": names[3:],
     }

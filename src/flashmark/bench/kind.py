@@ -47,17 +47,21 @@ def _html(runs: Sequence[Run], references: Sequence[ReferenceDevice]) -> HtmlSec
 
 
 def _card(run: Run) -> CardIdentity | None:
-    """The probed device's card by its CID, else the device by its serial number."""
+    """The probed device's card by its CID, else the device by its serial number; a loop
+    device by its image (its backing file, as the probe's loop layer names it)."""
     device = run.probe.device if run.probe is not None else None
-    if device is None:
+    if device is None or run.probe is None:
         return None
-    from flashmark.probe import device_summary
+    from flashmark.probe import device_summary, measured_summary
 
     name = device_summary(device)
     if device.card is not None and device.card.cid is not None:
         return cid_identity(device.card.cid.raw, name)
     if device.serial:
         return CardIdentity(f"serial:{device.serial}", name)
+    loop = next((layer for layer in run.probe.layers if layer.kind == "loop"), None)
+    if device.kind == "loop" and loop is not None:
+        return CardIdentity(f"loop:{loop.detail}", measured_summary(run.probe) or name)
     return None
 
 

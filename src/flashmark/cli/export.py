@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -59,9 +60,7 @@ def _write_atomically(path: Path, text: str) -> None:
     try:
         descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as error:
-        raise UsageError(
-            f"cannot write in {folder}: {error.strerror} (choose another -o)"
-        ) from None
+        raise UsageError(f"cannot create {path}: {_why_not_created(folder, error)}") from None
     try:
         # newline="": the CSV writer's CRLF line ends (RFC 4180) are kept as they are.
         with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as stream:
@@ -75,6 +74,19 @@ def _write_atomically(path: Path, text: str) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
+
+
+def _why_not_created(folder: Path, error: OSError) -> str:
+    """Why no file can be created in `folder`, in the user's terms: mkstemp's ENOENT in a folder
+    that exists (/proc, /sys) would read as if the folder were missing."""
+    if error.errno == errno.ENOENT:
+        if folder.is_dir():
+            return (
+                f"{folder} is on a filesystem where no file can be created (a kernel view "
+                "such as /proc or /sys): choose another -o"
+            )
+        return f"the folder {folder} does not exist: create it, or choose another -o"
+    return f"{error.strerror} in {folder} (choose another -o)"
 
 
 def _umask() -> int:
@@ -115,8 +127,9 @@ def export_command(
     """Write saved results (IDs from `flashmark history`) to a file.
 
     \b
-    Markdown (a section per result) for a forum post, CSV (one table, of one kind of result)
-    for a spreadsheet, JSON (the saved documents: one, or a list of several), or a
+    Markdown (a section per result) for a forum post, CSV for a spreadsheet (one table per
+    kind of result, each under a row naming its kind when there are several), JSON (the saved
+    documents: one, or a list of several, which `flashmark import` reads back), or a
     self-contained HTML page.
         flashmark export 3 -o card.md
         flashmark export 3 4 5 -o cards.csv

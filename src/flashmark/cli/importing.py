@@ -13,7 +13,7 @@ import click
 
 from flashmark.cli import db_option, debug_option
 from flashmark.history import History
-from flashmark.kinds import read_document_file
+from flashmark.kinds import read_document_files
 
 
 @click.command("import")
@@ -30,23 +30,35 @@ def import_command(files: tuple[Path, ...], db_path: Path | None, debug: bool) -
     `run --json` or `monitor --json` (from this machine or another).
 
     \b
-    Each file must hold one document of a schema this flashmark reads (flashmark.result/1,
-    flashmark.monitor/1); all are checked before any is added. A document the history
-    already holds (the same result, whatever its id) is not added again.
+    Each file holds one document of a schema this flashmark reads (flashmark.result/1,
+    flashmark.monitor/1, ...), or a list of them (`export --format json` of several
+    results); all are checked before any is added. A document the history already holds
+    (the same result, whatever its id) is not added again: one line says so for each.
         flashmark import ~/.local/state/flashmark/unsaved/benchmark-20261123T081500Z-x1y2.json
+        flashmark import results.json        # from `flashmark export 3 4 5 -o results.json`
     Exit codes: 2 a file cannot be read or is not a result document; 6 the history cannot
     be written.
     """
-    entries = [(path, read_document_file(path)) for path in files]
+    entries = [
+        (_where(path, number, len(read)), entry)
+        for path in files
+        for read in (read_document_files(path),)
+        for number, entry in enumerate(read, 1)
+    ]
     history = History.locate(db_path)
-    for path, entry in entries:
+    for where, entry in entries:
         outcome = history.add_unless_present(
             kind=entry.kind, target=entry.target, label=entry.label, document=entry.document
         )
         if outcome.added:
-            click.echo(f"{path}: added as {outcome.id} (`flashmark show {outcome.id}`)")
+            click.echo(f"{where}: added as {outcome.id} (`flashmark show {outcome.id}`)")
         else:
             click.echo(
-                f"{path}: already in the history as {outcome.id}; not added again "
+                f"{where}: already in the history as {outcome.id}; not added again "
                 f"(`flashmark show {outcome.id}`)"
             )
+
+
+def _where(path: Path, number: int, count: int) -> str:
+    """The file, and which of its documents when it holds several."""
+    return str(path) if count == 1 else f"{path} (item {number} of {count})"

@@ -57,6 +57,13 @@ def _range_text(minimum: float, maximum: float, min_open: bool) -> str:
     return f"{low} and at most {_number_text(maximum)}"
 
 
+def _wanted(kind: str, unit: str, minimum: float, maximum: float, min_open: bool) -> str:
+    """What to type instead, the same words for every refusal of one option: "use a whole
+    number of seconds at least 1 and at most 86,400"."""
+    of_unit = f" of {unit}" if unit else ""
+    return f"use {kind}{of_unit} {_range_text(minimum, maximum, min_open)}"
+
+
 def _quoted(value: Any) -> str:
     """The input as typed, shortened: a 400-digit number need not be echoed whole."""
     text = str(value)
@@ -68,10 +75,13 @@ class BoundedFloat(_FloatType):
 
     name = "number"
 
-    def __init__(self, minimum: float, maximum: float, *, min_open: bool = False) -> None:
+    def __init__(
+        self, minimum: float, maximum: float, *, min_open: bool = False, unit: str = ""
+    ) -> None:
         self.minimum = minimum
         self.maximum = maximum
         self.min_open = min_open
+        self.unit = unit  # "seconds": said in every refusal, so the fix is typed right at once
 
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
@@ -81,28 +91,26 @@ class BoundedFloat(_FloatType):
         else:
             text = str(value).strip()
             if not text:
-                self.fail("'' is empty: give a number", param, ctx)
+                self.fail(f"'' is empty: {self._wanted()}", param, ctx)
             try:
                 number = float(text)
             except ValueError:
-                self.fail(f"{_quoted(value)} is not a number", param, ctx)
+                self.fail(f"{_quoted(value)} is not a number: {self._wanted()}", param, ctx)
             # Plain decimal notation only: float() also takes '1_0', 'infinity' and other
             # scripts' digits, none of which anyone means as a number of seconds.
             if math.isfinite(number) and not _DECIMAL.fullmatch(text):
-                self.fail(f"{_quoted(value)} is not a number", param, ctx)
+                self.fail(f"{_quoted(value)} is not a number: {self._wanted()}", param, ctx)
         if math.isnan(number):
-            self.fail(f"{_quoted(value)} is not a number", param, ctx)
+            self.fail(f"{_quoted(value)} is not a number: {self._wanted()}", param, ctx)
         if math.isinf(number):
-            self.fail(f"{_quoted(value)} is not a finite number", param, ctx)
+            self.fail(f"{_quoted(value)} is not a finite number: {self._wanted()}", param, ctx)
         below = number <= self.minimum if self.min_open else number < self.minimum
         if below or number > self.maximum:
-            self.fail(
-                f"{_quoted(value)} is out of range: use a number "
-                f"{_range_text(self.minimum, self.maximum, self.min_open)}",
-                param,
-                ctx,
-            )
+            self.fail(f"{_quoted(value)} is out of range: {self._wanted()}", param, ctx)
         return number
+
+    def _wanted(self) -> str:
+        return _wanted("a number", self.unit, self.minimum, self.maximum, self.min_open)
 
 
 class BoundedInt(_IntType):
@@ -110,9 +118,10 @@ class BoundedInt(_IntType):
 
     name = "integer"
 
-    def __init__(self, minimum: int, maximum: int) -> None:
+    def __init__(self, minimum: int, maximum: int, *, unit: str = "") -> None:
         self.minimum = minimum
         self.maximum = maximum
+        self.unit = unit  # "seconds": said in every refusal, so the fix is typed right at once
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -120,21 +129,22 @@ class BoundedInt(_IntType):
         else:
             text = str(value).strip()
             if not text:
-                self.fail("'' is empty: give a whole number", param, ctx)
+                self.fail(f"'' is empty: {self._wanted()}", param, ctx)
+            # A minus sign before ASCII digits is a whole number, only out of range: saying
+            # "not a whole number" of "-5" would send the user looking for the wrong mistake.
+            digits = text.removeprefix("-")
             # ASCII digits only, as for run ids (cli/saved.py): int() would also take '1_000',
             # '+3' and other scripts' digits.
-            if not (text.isascii() and text.isdecimal()):
-                self.fail(f"{_quoted(value)} is not a whole number", param, ctx)
+            if not (digits.isascii() and digits.isdecimal()):
+                self.fail(f"{_quoted(value)} is not a whole number: {self._wanted()}", param, ctx)
             # Past 4300 digits int() refuses (CVE-2020-10735 limit); any such number is too big.
-            number = int(text) if len(text) <= 4000 else self.maximum + 1
+            number = self.maximum + 1 if len(digits) > 4000 else int(text)
         if not self.minimum <= number <= self.maximum:
-            self.fail(
-                f"{_quoted(value)} is out of range: use a whole number "
-                f"{_range_text(self.minimum, self.maximum, False)}",
-                param,
-                ctx,
-            )
+            self.fail(f"{_quoted(value)} is out of range: {self._wanted()}", param, ctx)
         return number
+
+    def _wanted(self) -> str:
+        return _wanted("a whole number", self.unit, self.minimum, self.maximum, False)
 
 
 class Size(_IntType):
@@ -232,14 +242,14 @@ class CardCid(_StrType):
         return text
 
 
-INTERVAL = BoundedFloat(MIN_INTERVAL_S, MAX_INTERVAL_S)
-RUNTIME = BoundedInt(1, MAX_RUNTIME_S)
-RAMP = BoundedInt(0, MAX_RAMP_S)  # 0: no warm-up, measuring starts with the first I/O
-TIMEOUT = BoundedFloat(0.0, MAX_TIMEOUT_S, min_open=True)
+INTERVAL = BoundedFloat(MIN_INTERVAL_S, MAX_INTERVAL_S, unit="seconds")
+RUNTIME = BoundedInt(1, MAX_RUNTIME_S, unit="seconds")
+RAMP = BoundedInt(0, MAX_RAMP_S, unit="seconds")  # 0: no warm-up, measuring starts at once
+TIMEOUT = BoundedFloat(0.0, MAX_TIMEOUT_S, min_open=True, unit="seconds")
 WORKLOAD_SCALE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE)  # 0 skips the workloads
 WORKLOAD_SCALE_POSITIVE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE, min_open=True)
 COUNT = BoundedInt(1, MAX_COUNT)
-STALL_TIMEOUT = BoundedFloat(0.0, MAX_STALL_TIMEOUT_S, min_open=True)
+STALL_TIMEOUT = BoundedFloat(0.0, MAX_STALL_TIMEOUT_S, min_open=True, unit="seconds")
 SIZE = Size()
 GRADES = GradeNames()
 CARD_CID = CardCid()

@@ -44,7 +44,7 @@ else:
     _RangeType = click.ParamType
 
 MAX_CYCLES = 100_000
-_SECONDS = BoundedFloat(0.0, 86_400.0, min_open=True)
+_SECONDS = BoundedFloat(0.0, 86_400.0, min_open=True, unit="seconds")
 
 
 class CutRange(_RangeType):

@@ -4,6 +4,7 @@ allow-list of what may leave the machine (flashmark.server.allowlist)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -14,8 +15,9 @@ from flashmark.errors import UsageError
 from flashmark.history import History
 from flashmark.server import (
     TOKEN_ENV,
+    Skipped,
+    accepted_schemas,
     campaign_choices,
-    refuse_unaccepted,
     send,
     upload_bodies,
 )
@@ -78,7 +80,12 @@ def upload_command(
     grades, model names, maker, bus, kernel, file system type. Host and user names, paths,
     mount sources, serial numbers (the CID's too), network addresses, test file names and
     free text that may quote them (warnings, evidence, fio job files) stay on this machine;
-    the service shows "(not uploaded)" in their place. docs/server.md lists every field.
+    the service shows "(withheld)" in their place. docs/server.md lists every field.
+
+    \b
+    A result of a kind the service does not take is skipped, one line saying so; the others
+    are sent. Exit 2 when nothing could be sent or a document was refused (its field named),
+    9 when the service cannot be reached or refuses the token or a result.
 
     \b
     --campaign NAME --label LABEL add the run to a campaign (what `flashmark fleet run`
@@ -105,21 +112,39 @@ def upload_command(
         raise UsageError("--link-card needs --server URL: a card's link differs per service")
     if not dry_run and not token:
         raise UsageError(f"uploading needs a token: --token TOKEN or {TOKEN_ENV}")
-    bodies = upload_bodies(
+    plan = upload_bodies(
         stored,
         chosen,
         link_to=server if link_card else None,
         note=lambda line: click.echo(line, err=True),
+        taken=None if dry_run else accepted_schemas(server),  # type: ignore[arg-type]
     )
+    for skipped in plan.skipped:
+        entry = skipped.entry
+        click.echo(f"run {entry.id} ({entry.kind}): skipped: {skipped.why}", err=True)
     if dry_run:
-        for entry, body in bodies:
+        for entry, body in plan.bodies:
             click.echo(body, nl=False)  # bytes: written as they are
             click.echo(f"run {entry.id}: dry run, nothing sent ({len(body):,} bytes)", err=True)
-        return
-    assert server is not None and token is not None
-    refuse_unaccepted(server, stored)
-    for entry, body in bodies:
-        uploaded = send(server, token, body)
-        state = "uploaded" if uploaded.created else "already on the service"
-        click.echo(f"run {entry.id}: {state} as {uploaded.id}: {uploaded.url}")
+    else:
+        assert server is not None and token is not None
+        for entry, body in plan.bodies:
+            uploaded = send(server, token, body)
+            state = "uploaded" if uploaded.created else "already on the service"
+            click.echo(f"run {entry.id}: {state} as {uploaded.id}: {uploaded.url}")
+    _refuse_what_failed(plan.skipped, len(plan.bodies), dry_run)
 
+
+def _refuse_what_failed(skipped: Sequence[Skipped], sent: int, dry_run: bool) -> None:
+    """Exit 2 when nothing could be sent, or a result was skipped because its document cannot
+    be sent (damaged); a result skipped for its kind alone is no failure (README, "Sharing
+    results")."""
+    damaged = [item.entry.id for item in skipped if item.damaged]
+    done = "would be sent" if dry_run else "was sent"
+    if not sent:
+        raise UsageError(f"none of the results can be uploaded: nothing {done}")
+    if damaged:
+        runs = ", ".join(str(run_id) for run_id in damaged)
+        raise UsageError(
+            f"run {runs} cannot be uploaded (its document is refused, above); the others {done}"
+        )

@@ -12,7 +12,7 @@ from flashmark.lazy import face_names, lazy_face
 
 if TYPE_CHECKING:
     from flashmark.codec import to_text as to_text
-    from flashmark.kinds.files import read_document_file as read_document_file
+    from flashmark.kinds.files import read_document_files as read_document_files
     from flashmark.kinds.registry import entry_for as entry_for
     from flashmark.kinds.registry import kind_named as kind_named
     from flashmark.kinds.registry import kind_of as kind_of
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 _NAMES = {
     "flashmark.codec": ("to_text",),
     "flashmark.result_kind": ("ResultKind",),
-    ".files": ("read_document_file",),
+    ".files": ("read_document_files",),
     ".registry": ("entry_for", "kind_named", "kind_of"),
 }
 __getattr__ = lazy_face(__name__, _NAMES)

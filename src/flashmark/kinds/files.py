@@ -18,12 +18,13 @@ from flashmark.kinds.strict import DocumentInvalid, check_document, parse_json
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
 
 
-def read_document_file(path: Path) -> HistoryEntry:
-    """A saved JSON document (a recovery file or `--json` output) checked for importing.
+def read_document_files(path: Path) -> tuple[HistoryEntry, ...]:
+    """The saved JSON documents of a file (a recovery file, `--json` output, or `export`'s
+    JSON of several results: a list of them), each checked for importing.
 
     Only a regular file is read (a FIFO would block forever, /dev/zero never ends: refused
     before anything is read), and at most MAX_DOCUMENT_BYTES + 1 bytes of it. Every problem is
-    a UsageError naming the file: it is input the user gave.
+    a UsageError naming the file (and the list's item): it is input the user gave.
     """
     try:
         text = _read_limited(path).decode("utf-8")
@@ -33,11 +34,24 @@ def read_document_file(path: Path) -> HistoryEntry:
         document = parse_json(text)
     except DocumentInvalid as error:
         raise UsageError(f"{path} is not JSON: {error}") from None
-    if not isinstance(document, dict):
+    if isinstance(document, dict):
+        return (_entry(document, str(path)),)
+    if not isinstance(document, list):
         raise UsageError(
-            f"{path} holds a JSON {type(document).__name__}, not one result document "
-            "(a file of `export` holding several cannot be imported)"
+            f"{path} holds a JSON {type(document).__name__}, not a result document or a list "
+            "of them"
         )
+    if not document:
+        raise UsageError(f"{path} holds an empty list: no result document to import")
+    return tuple(
+        _entry(item, f"{path} (item {number} of {len(document)})")
+        for number, item in enumerate(document, 1)
+    )
+
+
+def _entry(document: object, where: str) -> HistoryEntry:
+    if not isinstance(document, dict):
+        raise UsageError(f"{where} is a JSON {type(document).__name__}, not a result document")
     try:
         # The same check as an upload to the results service: what imports can be shown,
         # reported and exported. Unknown keys are dropped (kinds.strict says why).
@@ -46,9 +60,9 @@ def read_document_file(path: Path) -> HistoryEntry:
             document = check_document(document, DOCUMENT_KINDS, own=True).document
         return entry_for(document)
     except DocumentInvalid as error:
-        raise UsageError(f"{path}: {error}") from None
+        raise UsageError(f"{where}: {error}") from None
     except ResultFormatError as error:
-        raise UsageError(f"{path}: {error}") from None
+        raise UsageError(f"{where}: {error}") from None
 
 
 def _read_limited(path: Path) -> bytes:

@@ -1,7 +1,8 @@
 """From a target (folder, file, partition, device) down to the physical block devices, through
 the layers sysfs shows (Documentation/ABI/stable/sysfs-block), each recorded: filesystem
-(mountinfo) -> partition -> loop (`loop/backing_file`, then its file's filesystem) ->
-device-mapper (`dm/`, `slaves/`) -> md -> the device. With recorded roots, /dev/NAME is looked
+(mountinfo) -> partition -> loop (`loop/backing_file`, then its file's filesystem, recorded;
+the loop device itself is the device measured) -> device-mapper (`dm/`, `slaves/`) -> md ->
+the device. With recorded roots, /dev/NAME is looked
 up in the recorded sysfs: /dev itself is not recorded.
 """
 
@@ -163,7 +164,19 @@ def _walk(
             layers.append(Layer("file", backing, "backing file no longer exists"))
             return
         mount = _mount_for_path(real, roots, mounts)
-        _walk_mount(mount, real, roots, mounts, layers, physical, depth + 1)
+        # The layers beneath say where the image lives, but the device measured is the loop
+        # device: its image's size and contents, and speed through the backing filesystem.
+        # Naming the disk under the image (the host's own) would file the run under that disk.
+        beneath: list[Layer] = []
+        _walk_mount(mount, real, roots, mounts, beneath, [], depth + 1)
+        layers.extend(
+            Layer(layer.kind, layer.name, "holds the backing file, not the device measured")
+            if layer.kind == "device"
+            else layer
+            for layer in beneath
+        )
+        if name not in physical:
+            physical.append(name)
         return
     slaves = _slaves(name, roots)
     dm_name = roots.read_sys(f"{base}/dm/name")

@@ -29,12 +29,19 @@ def device_summary(device: Device) -> str:
 
 def measured_summary(report: ProbeReport) -> str | None:
     """One line naming what a run on the probed target measures: its device, or, for a target
-    on a loop device, the loop device and its backing file before the device beneath it (a
-    loop's speed is its backing file's filesystem on that device, not the device's own), e.g.
-    "loop3 (loop device, backed by /srv/card.img) on vda (virtio): ..."."""
+    on a loop device, the loop device (the device probed) and its backing file, and the device
+    that file lives on (a loop's speed is its backing file's filesystem on that device), e.g.
+    "loop3 (loop device, backed by /srv/card.img) on vda: 1.1 GB"."""
     device = report.device
-    loop = next((layer for layer in report.layers if layer.kind == "loop"), None)
-    if loop is None:
+    at = next((i for i, layer in enumerate(report.layers) if layer.kind == "loop"), None)
+    if at is None:
         return device_summary(device) if device is not None else None
-    beneath = f" on {device_summary(device)}" if device is not None else ""
-    return f"{loop.name} (loop device, {loop.detail}){beneath}"
+    loop = report.layers[at]
+    under = next((layer.name for layer in report.layers[at + 1 :] if layer.kind == "device"), None)
+    beneath = f" on {under}" if under is not None else ""
+    size = (
+        f": {device.capacity_bytes / 1e9:.1f} GB"
+        if device is not None and device.name == loop.name and device.capacity_bytes
+        else ""
+    )
+    return f"{loop.name} (loop device, {loop.detail}){beneath}{size}"

@@ -1,7 +1,7 @@
 """The file formats saved results are written in, each dispatched to the result's kind. Every
 format is `(results, references) -> str`. JSON writes the saved documents unchanged; the others
 decode them and call their kind's renderer: Markdown a section per result, HTML one page of
-every kind's section (flashmark.report.html), CSV one kind a file (their columns differ).
+every kind's section (flashmark.report.html), CSV a table per kind (their columns differ).
 """
 
 from __future__ import annotations
@@ -69,15 +69,24 @@ class Exporter:
                 for kind, group in itertools.groupby(decoded, key=lambda pair: pair[0])
             )
         names = list(dict.fromkeys(kind.name for kind, _ in decoded))
-        if len(names) > 1:
-            raise UsageError(
-                f"{names[0]} and {names[1]} results cannot share one {self.title} file: "
-                "export them separately"
-            )
-        kind = decoded[0][0]
-        if self.name == "csv" and kind.csv is not None:
-            return kind.csv([result for _, result in decoded])
-        raise UsageError(f"{kind.name} results cannot be written as {self.title}")
+        tables = [
+            _csv(kind_named(name), [result for kind, result in decoded if kind.name == name])
+            for name in names
+        ]
+        if len(tables) == 1:
+            return tables[0]
+        # Kinds have different columns: one table per kind, in the order first asked, each
+        # under a row naming its kind and after an empty row, as a spreadsheet shows blocks of
+        # one sheet (docs/reports.md, "CSV").
+        return "\r\n".join(
+            f"{name} results\r\n{table}" for name, table in zip(names, tables, strict=True)
+        )
+
+
+def _csv(kind: ResultKind[Any], results: Sequence[Any]) -> str:
+    if kind.csv is None:
+        raise UsageError(f"{kind.name} results cannot be written as CSV")
+    return kind.csv(results)
 
 
 def _markdown(kind: ResultKind[Any], results: Sequence[Any]) -> str:

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from flashmark.server.storage import open_storage as open_storage
     from flashmark.server.storage import storage_for as storage_for
     from flashmark.server.upload import TOKEN_ENV as TOKEN_ENV
-    from flashmark.server.upload import refuse_unaccepted as refuse_unaccepted
+    from flashmark.server.upload import Skipped as Skipped
+    from flashmark.server.upload import accepted_schemas as accepted_schemas
     from flashmark.server.upload import send as send
     from flashmark.server.upload import upload_bodies as upload_bodies
 
@@ -36,7 +37,7 @@ _NAMES = {
     ".database_url": ("is_postgres", "shown"),
     ".service": ("ServiceRequest", "prepare_service", "run_service"),
     ".storage": ("DATABASE_ENV", "open_storage", "storage_for"),
-    ".upload": ("TOKEN_ENV", "refuse_unaccepted", "send", "upload_bodies"),
+    ".upload": ("TOKEN_ENV", "Skipped", "accepted_schemas", "send", "upload_bodies"),
 }
 __getattr__ = lazy_face(__name__, _NAMES)
 __all__ = face_names(_NAMES)

@@ -247,7 +247,7 @@ CID = Fields(
         "oem_id_text": Text(max_length=8).or_withheld(),
         "product_name": MODEL_NAME.or_withheld(),  # PNM
         "revision": Matching(r"\d{1,2}\.\d{1,2}").or_withheld(),  # PRV
-        # PSN: the card's serial number. 0 here means "not uploaded"; a card whose serial is
+        # PSN: the card's serial number. 0 here means "withheld"; a card whose serial is
         # really 0 (a counterfeit sign) says so in counterfeit_flags.
         "serial": Always(0),
         "manufactured": Matching(r"\d{4}-\d{2}").or_null(),  # MDT: a month, shared by a batch

@@ -72,6 +72,7 @@ from flashmark.server.views import (
     TableRows,
     charts,
     with_navigation,
+    with_withheld_marked,
 )
 from flashmark.spreadsheet import text_cell
 
@@ -521,7 +522,7 @@ def create_app(config: ServerConfig) -> Starlette:
             if document is None:
                 raise Problem(404, "not-found", f"no result {result_id} on this service")
             documents.append(document)
-        return _report(documents)
+        return with_withheld_marked(_report(documents))
 
     async def result_page(request: Request) -> Response:
         host_checked(request)

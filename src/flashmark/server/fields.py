@@ -17,8 +17,12 @@ from typing import Any
 
 from flashmark.server.identifiers import Known, identifier_in
 
-# What a text field holds on the service when its value stays here.
-WITHHELD = "(not uploaded)"
+# What a text field holds on the service when its value stays here: a value withheld, not a
+# result missing. Uploads of earlier flashmark versions hold WITHHELD_BEFORE instead.
+WITHHELD = "(withheld)"
+WITHHELD_BEFORE = "(not uploaded)"
+# What a page says of it when pointed at (its title attribute).
+WITHHELD_TIP = "not shared by uploads: this value stays on the machine that measured"
 # Numbers the service keeps (its intake refuses others): 64-bit integers, bounded finite floats.
 _MAX_INT = 2**63 - 1
 _MAX_FLOAT = 1e18

@@ -28,6 +28,7 @@ from typing import Any
 from flashmark.codec import to_text
 from flashmark.errors import ExitStatus, FlashmarkError, UsageError
 from flashmark.history.entries import StoredResult
+from flashmark.server.allowlist import ALLOW_LISTS
 from flashmark.server.identifiers import Known
 from flashmark.server.outgoing import NotUploadable, card_identity, outgoing
 from flashmark.system.places import state_home
@@ -47,7 +48,7 @@ class UploadFailed(FlashmarkError):
     """The service could not be reached, or refused the result (its message is kept);
     `status` is its HTTP status when it answered one."""
 
-    exit_status = ExitStatus.FAILURE
+    exit_status = ExitStatus.SERVICE
 
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
@@ -123,21 +124,54 @@ def endpoint(server: str, path: str = "/api/v1/results") -> str:
     return server.rstrip("/") + path
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A saved result an upload leaves out, and why. `damaged`: its kind is uploaded, but the
+    allow-list refuses a field of this document (a failure, not a choice of kinds)."""
+
+    entry: StoredResult
+    why: str
+    damaged: bool
+
+
+@dataclass(frozen=True)
+class UploadPlan:
+    """What an upload sends (each result with its exact bytes) and what it leaves out."""
+
+    bodies: tuple[tuple[StoredResult, bytes], ...]
+    skipped: tuple[Skipped, ...]
+
+
 def upload_bodies(
     entries: Sequence[StoredResult],
     chosen: Mapping[str, str],
     *,
     link_to: str | None,
     note: Callable[[str], None],
-) -> list[tuple[StoredResult, bytes]]:
+    taken: Sequence[str] | None = None,
+) -> UploadPlan:
     """What would be sent of each saved result: its allow-listed document (outgoing.py),
     without this machine's names, with what the user chose to add (`chosen`: campaign and
     board label, campaign_choices) and a card_link for the service `link_to` when given (a
-    result that names no card gets none, said through `note`). NotUploadable names the first
-    result that cannot be sent."""
+    result that names no card gets none, said through `note`). A result of a kind flashmark
+    does not upload, or the service does not take (`taken`: its accepted schemas, when
+    known), or whose document cannot be sent, is skipped: the rest still go."""
     known = Known().with_names(machine_names())
-    bodies = []
+    bodies: list[tuple[StoredResult, bytes]] = []
+    skipped: list[Skipped] = []
     for entry in entries:
+        schema = entry.document.get("schema")
+        if schema not in ALLOW_LISTS:
+            kinds = ", ".join(
+                name.partition("/")[0].removeprefix("flashmark.") for name in ALLOW_LISTS
+            )
+            why = f"{entry.kind} results are not uploaded (flashmark uploads {kinds})"
+            skipped.append(Skipped(entry, why, damaged=False))
+            continue
+        if taken is not None and schema not in taken:
+            why = f"the service takes {', '.join(taken) or 'no results'}, not {schema}"
+            skipped.append(Skipped(entry, why, damaged=False))
+            continue
         added = dict(chosen)
         if link_to is not None:
             identity = card_identity(entry.document)
@@ -148,23 +182,10 @@ def upload_bodies(
         try:
             document = outgoing(entry.document, known, added)
         except NotUploadable as error:
-            raise NotUploadable(
-                f"run {entry.id} ({entry.kind}) cannot be uploaded: {error}"
-            ) from None
+            skipped.append(Skipped(entry, str(error), damaged=True))
+            continue
         bodies.append((entry, body_of(document)))
-    return bodies
-
-
-def refuse_unaccepted(server: str, entries: Sequence[StoredResult]) -> None:
-    """UsageError, before anything is sent, when the service does not take a result's kind."""
-    taken = accepted_schemas(server)
-    for entry in entries:
-        schema = entry.document.get("schema")
-        if schema not in taken:
-            raise UsageError(
-                f"run {entry.id} is a {entry.kind} result ({schema}); {server} takes "
-                f"{', '.join(taken) or 'none'}: nothing was sent"
-            )
+    return UploadPlan(tuple(bodies), tuple(skipped))
 
 
 def body_of(document: Mapping[str, Any]) -> bytes:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from flashmark.server.fields import WITHHELD, WITHHELD_BEFORE, WITHHELD_TIP
 from flashmark.server.ranking import Standing
 from flashmark.server.storage import ResultRow
 
@@ -217,3 +218,39 @@ def with_navigation(page: str, navigation: str) -> str:
     if match is None:
         return page
     return page[: match.end()] + navigation + page[match.end() :]
+
+
+_TAG = re.compile(r"<[^>]*>")
+_TAG_NAME = re.compile(r"</?([a-zA-Z][a-zA-Z0-9]*)")
+_WITHHELD_MARKED = Markup('<abbr class="withheld" title="{}">{}</abbr>').format(
+    WITHHELD_TIP, WITHHELD
+)
+
+
+def with_withheld_marked(page: str) -> str:
+    """The report page with every withheld value as WITHHELD (uploads of earlier versions hold
+    WITHHELD_BEFORE: made WITHHELD everywhere, attributes included), and each one in the text
+    of the body said to be withheld when pointed at (an <abbr> with a title). Only text between
+    tags is marked, before the page's script and outside SVG (its <title>s included)."""
+    page = page.replace(str(escape(WITHHELD_BEFORE)), str(escape(WITHHELD)))
+    head, body_tag, rest = page.partition("<body")
+    body, script_tag, script = rest.partition("<script")
+    parts: list[str] = []
+    svg_depth = 0
+    position = 0
+    for tag in _TAG.finditer(body):
+        text = body[position : tag.start()]
+        parts.append(text if svg_depth else _marked(text))
+        parts.append(tag.group())
+        position = tag.end()
+        name = _TAG_NAME.match(tag.group())
+        if name is not None and name.group(1).lower() == "svg":
+            closing = tag.group().startswith("</")
+            self_closing = tag.group().endswith("/>")
+            svg_depth += -1 if closing else 0 if self_closing else 1
+    parts.append(_marked(body[position:]))
+    return head + body_tag + "".join(parts) + script_tag + script
+
+
+def _marked(text: str) -> str:
+    return text.replace(str(escape(WITHHELD)), str(_WITHHELD_MARKED))

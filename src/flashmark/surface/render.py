@@ -15,6 +15,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from flashmark.errors import printable
 from flashmark.markdown import fenced
 from flashmark.spreadsheet import text_cell
 from flashmark.surface.result import SliceStats, SurfaceResult
@@ -47,7 +48,7 @@ def summary_lines(result: SurfaceResult) -> list[str]:
     lines = [
         f"flashmark surface{f' #{result.id}' if result.id else ''}  {result.started_at}  "
         f"({state}{f', resumed from #{result.resumed_from}' if result.resumed_from else ''})",
-        f"target   {target.path} ({target.kind}{fs}): {format_size(target.size_bytes)}, "
+        f"target   {printable(target.path)} ({target.kind}{fs}): {format_size(target.size_bytes)}, "
         f"{len(result.slices)} slices, "
         f"blocks of {format_size(settings.block_bytes)}, direct I/O; MB = 10^6 bytes",
     ]
@@ -91,7 +92,7 @@ def summary_lines(result: SurfaceResult) -> list[str]:
         lines.append(
             f"stopped  {why}, in the {result.state.phase} phase at "
             f"{_place(result.state.next_offset)}: "
-            f"`flashmark surface {target.given}{again} --resume` continues"
+            f"`flashmark surface {printable(target.given)}{again} --resume` continues"
         )
     return lines
 
@@ -301,7 +302,7 @@ def surfaces_to_csv(results: Sequence[SurfaceResult]) -> str:
             writer.writerow(
                 [
                     result.id or "",
-                    text_cell(result.target.path),
+                    text_cell(printable(result.target.path)),
                     number,
                     piece.start,
                     piece.length,

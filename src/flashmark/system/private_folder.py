@@ -178,9 +178,7 @@ def remove_private_folder(parent_fd: int, folder: PrivateFolder) -> OSError | No
     (a name renamed away by someone else is theirs now, and not looked for)."""
     failure: OSError | None = None
     try:
-        with os.scandir(folder.fd) as entries:
-            names = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
-        for name, is_dir in names:
+        for name, is_dir in _entries(folder.fd):
             try:
                 if is_dir:
                     shutil.rmtree(name, dir_fd=folder.fd)
@@ -198,6 +196,20 @@ def remove_private_folder(parent_fd: int, folder: PrivateFolder) -> OSError | No
     finally:
         os.close(folder.fd)
     return failure
+
+
+def _entries(descriptor: int) -> list[tuple[str, bool]]:
+    """The names in the folder open as `descriptor` (and whether each is a folder), listed
+    through a descriptor opened now: btrfs lists, through a descriptor, only the entries
+    that existed when it was opened (even after rewinddir; seen on Linux 6.18), so the test
+    file made after the private folder was opened would stay. "." relative to the descriptor
+    is the same folder whatever its name is now: no path is looked up."""
+    listing = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=descriptor)
+    try:
+        with os.scandir(listing) as entries:
+            return [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+    finally:
+        os.close(listing)
 
 
 @contextlib.contextmanager

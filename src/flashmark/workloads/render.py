@@ -12,6 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from flashmark.errors import printable
 from flashmark.markdown import escape_inline, facts, markdown_table
 from flashmark.monitor.render import describe_activity
 from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, section_of, short_target
@@ -106,7 +107,7 @@ def workload_runs_to_markdown(runs: Sequence[WorkloadRun]) -> str:
         lines = [f"### flashmark workload{number}: {escape_inline(run.label)}", ""]
         lines += facts(
             [
-                ("target", run.target),
+                ("target", printable(run.target)),
                 ("scale", f"{run.scale:g} (seed {run.seed})"),
                 ("started", run.started_at),
             ]
@@ -141,7 +142,8 @@ def workload_runs_to_csv(runs: Sequence[WorkloadRun]) -> str:
             )  # fmt: skip
             writer.writerow(
                 [
-                    "" if run.id is None else run.id, run.started_at, text_cell(run.target),
+                    "" if run.id is None else run.id, run.started_at,
+                    text_cell(printable(run.target)),
                     f"{run.scale:g}", result.name,
                     "measured" if result.skipped is None else f"skipped: {result.skipped}",
                     "" if result.seconds is None else round(result.seconds, 3), counts.packages,
@@ -171,7 +173,7 @@ def workload_runs_section(runs: Sequence[WorkloadRun]) -> HtmlSection:
                 "<tbody>{}</tbody></table></div></article>"
             ).format(
                 _anchor(run, index),
-                f"{_name(run, index)}: {run.label} in {run.target}",
+                f"{_name(run, index)}: {run.label} in {printable(run.target)}",
                 f"scale {run.scale:g}, started {run.started_at}",
                 rows,
             )

@@ -171,7 +171,7 @@ IMPORT_NAMES = (
     "binary-not-utf8",
     "empty",
     "symlink-loop",
-    "a-list-of-documents",
+    "a-list-with-a-malformed-document",
     "numbers-out-of-range",
     "a-number-of-5000-digits",
     "wrong-types-in-a-result",

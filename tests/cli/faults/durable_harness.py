@@ -722,8 +722,9 @@ def _hostile_file(name: str, folder: Path) -> Path:
     elif name == "symlink-loop":
         path.symlink_to(folder / "loop-b")
         (folder / "loop-b").symlink_to(path)
-    elif name == "a-list-of-documents":
-        path.write_text(json.dumps([result, result]))
+    elif name == "a-list-with-a-malformed-document":
+        # every document is checked before any is added: the good first one must not be
+        path.write_text(json.dumps([result, {"schema": "flashmark.result/1"}]))
     elif name == "numbers-out-of-range":
         text = json.dumps(result).replace('"elapsed_s": ', '"elapsed_s": 1e999, "x": ', 1)
         path.write_text(text)

@@ -81,8 +81,8 @@ def test_an_unwritable_place_is_one_line(invoke, saved_runs, tmp_path):
     result = invoke(str(saved_runs.ids[0]), "-o", str(path))
     assert result.exit_code == ExitStatus.USAGE
     assert result.stderr.strip().splitlines() == [
-        f"flashmark: error: cannot write in {path.parent}: No such file or directory "
-        "(choose another -o)"
+        f"flashmark: error: cannot create {path}: the folder {path.parent} does not exist: "
+        "create it, or choose another -o"
     ]
 
 

@@ -13,6 +13,7 @@ from flashmark.bench.model import Check, DirectionResult, Grade, Settings, Targe
 from flashmark.bench.render.describe import measured_line
 from flashmark.bench.run_result import Run
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME, sustained_length_text
+from flashmark.errors import printable
 from flashmark.stats import Verdict
 from flashmark.units import format_iops, format_latency_ns, format_rate, format_size
 
@@ -131,9 +132,12 @@ def started_text(run: Run) -> str:
 
 
 def target_place(run: Run) -> str:
-    """The folder measured in, or the device node for a device run."""
+    """The folder measured in, or the device node for a device run, control characters
+    escaped (a newline in a folder's name would split the line, the table row or the cell)."""
     target = run.target
-    return (target.folder or target.path) if target.kind is TargetKind.FILE else target.path
+    return printable(
+        (target.folder or target.path) if target.kind is TargetKind.FILE else target.path
+    )
 
 
 def target_details(run: Run) -> str:

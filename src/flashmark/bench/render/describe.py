@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from flashmark.bench.model import Passport, TargetKind
 from flashmark.bench.run_result import Run
+from flashmark.errors import printable
 from flashmark.probe import device_summary, measured_summary
 from flashmark.probe.model import Device, Environment, ProbeReport
 
@@ -367,20 +368,20 @@ def run_id_label(run: Run, index: int) -> str:
 
 
 def target_text(run: Run) -> str:
-    """What was measured, as the user named it: the folder of the test file, or the device."""
+    """What was measured, as the user named it: the folder of the test file, or the device;
+    control characters escaped, as everywhere a target is shown."""
     target = run.target
     if target.kind is TargetKind.FILE:
-        return target.folder or target.given
-    return target.path
+        return printable(target.folder or target.given)
+    return printable(target.path)
 
 
 def measured_device(run: Run) -> str | None:
     """The device the target is on: the block device the kernel names for the target (a
     partition, a loop device), and the probed device's name where that is the same device.
 
-    The probe walks down to the physical device; for a loop device that is the disk holding
-    the backing file, which is not what was measured, so it only names a device whose kernel
-    name is the target's block device or its disk.
+    It names the probed device only when its kernel name is the target's block device or its
+    disk (a loop device is its own device: the probe does not name the disk under its file).
     """
     block = run.target.block_device
     device = run.probe.device if run.probe else None
