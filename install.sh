@@ -37,8 +37,9 @@ if [ "$dev" = yes ]; then
     # fakes (Debian 12 ships nbdfuse in libnbd-bin; "nbdfuse" is only a virtual name there, which
     # dpkg-query never reports installed); chromium: the HTML report and server page tests;
     # postgresql: the results service's tests start a throwaway server (initdb + pg_ctl);
-    # f2fs-tools: the power-cut test's f2fs mode.
-    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql f2fs-tools"
+    # f2fs-tools: the power-cut test's f2fs mode; btrfs-progs (mkfs.btrfs): the disturbance
+    # check's calibration on idle btrfs folders (tests/bench/test_disturbance.py).
+    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql f2fs-tools btrfs-progs"
 fi
 missing=""
 for package in $packages; do

@@ -51,6 +51,9 @@ from flashmark.workloads.result import EARLIER as WORKLOAD_EARLIER
 #      left the cache is "uncertain". "at_most" per check (true: the value must be at most the
 #      threshold, the busy check; margin_pct is then headroom below it); read as false when
 #      absent. A 1-reader still reads every check's "pass"/"verdict" right.
+#      "disturbance" (per test): whether another process used the device or the CPUs were
+#      saturated during the test (flashmark.bench.disturbance); a disturbed test's checks are
+#      "uncertain". Documents without it read null.
 #      "summary" (run): the run's answer in one line, the terminal's `verdict:` line
 #      (flashmark.bench.run_result); written from the run, never read back, so a document without
 #      it reads as before.
@@ -87,6 +90,7 @@ EARLIER = (
                 "lengthened": None,  # before adaptive lengths
                 "discarded_s": 0.0,  # before 2026-11-24
                 "device_activity": None,
+                "disturbance": None,  # before the disturbance check (2026-11-28)
             },
             DirectionResult: {
                 # flashmark 0.1.0 before the field existed.

@@ -1,0 +1,501 @@
+"""Know when the device was not ours: a test's fio runs compared with what the device did
+meanwhile, and how starved the host's CPUs were.
+
+While a test runs, the whole disk under the target (mmcblk0 for a folder on mmcblk0p2: a writer
+on another partition of the same card takes the same card's time) is sampled every
+SAMPLE_EVERY_S with the host's CPU pressure. Each fio run's window (fio's own runtime: from the
+end of its ramp to the end of its final flush, which ends at fio's report, `timestamp_ms`) is
+cut out of the samples, and the device's sectors and requests completed in it are compared with
+fio's own bytes and I/Os per direction (its JSON's io_bytes and total_ios). What is left beyond
+the test's own I/O and its filesystem's share (`allowance`) is another process's; past the
+bounds below the test was disturbed, and its checks are "uncertain" (grading.classes), after
+up to RETRIES runs again once the device has been quiet (`wait_for_quiet`).
+
+Not checked: buffered runs (writeback moves the device's writes outside the window), targets
+without a diskstats line (tmpfs, overlay, network), recorded fio outputs (their windows are not
+now). CPU pressure is not checked where the kernel has no /proc/pressure (before 4.20, or
+psi=0). docs/methodology.md, "Know when the device was not ours".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from flashmark.bench.model import Disturbance, DisturbanceStatus
+from flashmark.errors import FlashmarkError
+from flashmark.fio.job import FioJob
+from flashmark.fio.runner import FioOutput, FioRunner, ProgressCallback
+from flashmark.system.diskstats import SECTOR_BYTES, DiskCounters, read_device_counters
+from flashmark.system.sysroot import SystemRoots
+from flashmark.system.watchdog import StallWatch
+from flashmark.units import KiB, format_rate
+
+# How often the device's counters and the CPU pressure are read during a test: a window is cut
+# out of the samples by interpolation, so its edges are exact to the rate within one step; ten
+# reads of two small procfs files a second cost well under 1% of a core.
+SAMPLE_EVERY_S = 0.1
+
+# Bounds on the device's I/O beyond the test's own, per second of the window, past which the
+# test was disturbed. What must be named: a writer of 1 MB/s, or of 10% of the test's rate. What
+# must not: a journald-like writer of ~20 kB/s on the same disk (buffered appends, written back
+# in bursts every 5 s: ext4's commit interval, ext4(5) "commit"; a 5 s burst of ~100 kB plus its
+# journal blocks in a 2 s window is ~60 kB/s), and the filesystem's own share (`allowance`).
+# - FLOOR_BPS 128 kB/s: twice such a burst in a 2 s window, six times the writer's mean.
+# - SHARE 5% of the test's rate: half the 10% that must be named.
+# - CEILING_BPS 500 kB/s: half the 1 MB/s that must be named, however fast the test.
+# A bound is max(FLOOR, min(SHARE * rate, CEILING)) on top of the allowance: a writer at 10% of
+# a test slower than 1.28 MB/s stays under the floor (at 500 IOPS of 4 KiB the requests tell).
+FLOOR_BPS = 128_000
+SHARE = 0.05
+CEILING_BPS = 500_000
+# Requests beyond the test's own, per second: a writer of small requests at 10% of a 4 KiB
+# random test's IOPS is a few hundred kB/s, under the byte bound; its requests are not. Counted
+# only for tests of small blocks (REQUESTS_MAX_BLOCK): a large request is split by the device's
+# max_sectors_kb and btrfs's extents (a 1 MiB fio write was 2 device writes on ext4 over a
+# loop device, 18 on btrfs), which no count of fio's foresees. The journald-like writer's burst
+# is a few merged requests.
+FLOOR_REQUESTS = 20.0
+REQUESTS_MAX_BLOCK = 64 * KiB
+
+# The filesystem's share of a test's own writes, which the device writes beside them: journal
+# blocks of ext4's unwritten-extent conversions, btrfs's copy-on-write metadata (checksum and
+# extent trees) and its log tree at the final fsync. Calibrated on idle loop devices (direct
+# I/O, 2 s windows, random 4 KiB and sequential 1 MiB writes; docs/methodology.md): ext4 wrote
+# 19 bytes and 0.0002 requests per fio write beyond the data, btrfs 227 bytes and 0.014
+# requests (random 4 KiB), 1.7 kB and 16 split requests (sequential 1 MiB, requests not
+# counted). The allowances are over four times those; a block device has no filesystem.
+FS_BYTES_PER_WRITE = {"ext4": 128, "ext3": 128, "ext2": 128, "xfs": 128, "device": 0}
+FS_BYTES_PER_WRITE_OTHER = 1024  # btrfs, f2fs and any filesystem not calibrated
+FS_REQUESTS_PER_WRITE = 0.06
+FS_BYTES_SHARE = 0.01  # of the test's written bytes: the sequential writes' metadata
+
+# The host: "some" CPU pressure (Documentation/accounting/psi.rst) is the share of time at
+# least one runnable task waited for a CPU. fio submitting at queue depth 1 waits for a CPU
+# only when every core is busy; an idle 2-core host with fio and flashmark running measured
+# under 5%. At 80% some task waited for a core four fifths of the window: submission is
+# delayed often enough to lower the rates (starved).
+CPU_SOME_PCT = 80.0
+
+# Runs again after a disturbance: each waits for the device to be quiet (QUIET_S without I/O
+# beyond the floors, the CPU pressure under its bound), at most QUIET_WAIT_S; the waits of a
+# whole run are bounded by RUN_WAIT_BUDGET_S, so a writer that never stops costs a run at most
+# that much more than its tests.
+RETRIES = 2
+QUIET_S = 2.0
+QUIET_WAIT_S = 10.0
+RUN_WAIT_BUDGET_S = 60.0
+
+_COUNTER_WRAP = 2**32  # diskstats counters are unsigned long: 32 bits on 32-bit boards
+
+
+@dataclass(frozen=True)
+class _Sample:
+    at: float  # wall clock (time.time): fio's timestamp_ms is one too
+    read_bytes: int  # cumulative since sampling started, wraps undone
+    write_bytes: int
+    reads: int
+    writes: int
+    cpu_some_us: int | None  # /proc/pressure/cpu "some" total, None without one
+
+
+def _grown(before: int, after: int) -> int:
+    return after - before if after >= before else (after - before) % _COUNTER_WRAP
+
+
+def read_cpu_some_us(roots: SystemRoots) -> int | None:
+    """The "some" line's total of /proc/pressure/cpu in microseconds; None without it."""
+    text = roots.read_proc("pressure/cpu")
+    if text is None:
+        return None
+    for line in text.splitlines():
+        if line.startswith("some "):
+            for field in line.split()[1:]:
+                key, _, value = field.partition("=")
+                if key == "total" and value.isdigit():
+                    return int(value)
+    return None
+
+
+class CounterSampler:
+    """The disk's counters and the CPU pressure, sampled every SAMPLE_EVERY_S by a thread from
+    `start` to `stop`; `between` cuts a window out of them."""
+
+    def __init__(self, device: str, roots: SystemRoots, every_s: float = SAMPLE_EVERY_S) -> None:
+        self.device = device
+        self.roots = roots
+        self.every_s = every_s
+        self.samples: list[_Sample] = []
+        self._last: DiskCounters | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _read(self) -> None:
+        counters = read_device_counters(self.roots, self.device)
+        cpu = read_cpu_some_us(self.roots)
+        now = time.time()
+        if self._last is None or not self.samples:
+            self.samples.append(_Sample(now, 0, 0, 0, 0, cpu))
+        else:
+            last, previous = self.samples[-1], self._last
+            self.samples.append(
+                _Sample(
+                    now,
+                    last.read_bytes
+                    + _grown(previous.sectors_read, counters.sectors_read) * SECTOR_BYTES,
+                    last.write_bytes
+                    + _grown(previous.sectors_written, counters.sectors_written) * SECTOR_BYTES,
+                    last.reads + _grown(previous.reads, counters.reads),
+                    last.writes + _grown(previous.writes, counters.writes),
+                    cpu,
+                )
+            )
+        self._last = counters
+
+    def start(self) -> None:
+        self._read()  # raises when the device has no diskstats line: then nothing is checked
+        self._thread = threading.Thread(target=self._loop, name="disturbance", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            with contextlib.suppress(FlashmarkError):
+                self._read()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        with contextlib.suppress(FlashmarkError):
+            self._read()
+
+    def between(self, start: float, end: float) -> _Sample | None:
+        """The growth of every counter from `start` to `end` (interpolated between samples),
+        its `at` the window's length; None when the samples do not cover the window."""
+        samples = self.samples
+        if len(samples) < 2 or start < samples[0].at or end > samples[-1].at or end <= start:
+            return None
+        first, last = _at(samples, start), _at(samples, end)
+        cpu = (
+            None
+            if first.cpu_some_us is None or last.cpu_some_us is None
+            else last.cpu_some_us - first.cpu_some_us
+        )
+        return _Sample(
+            end - start,
+            last.read_bytes - first.read_bytes,
+            last.write_bytes - first.write_bytes,
+            last.reads - first.reads,
+            last.writes - first.writes,
+            cpu,
+        )
+
+
+def _at(samples: list[_Sample], moment: float) -> _Sample:
+    """The counters at `moment`, linear between the samples either side (a constant rate
+    within one step); the CPU total likewise."""
+    after = next(index for index, sample in enumerate(samples) if sample.at >= moment)
+    if after == 0:
+        return samples[0]
+    one, two = samples[after - 1], samples[after]
+    part = (moment - one.at) / (two.at - one.at) if two.at > one.at else 1.0
+
+    def mix(a: int, b: int) -> int:
+        return round(a + (b - a) * part)
+
+    cpu = (
+        None
+        if one.cpu_some_us is None or two.cpu_some_us is None
+        else mix(one.cpu_some_us, two.cpu_some_us)
+    )
+    return _Sample(
+        moment,
+        mix(one.read_bytes, two.read_bytes),
+        mix(one.write_bytes, two.write_bytes),
+        mix(one.reads, two.reads),
+        mix(one.writes, two.writes),
+        cpu,
+    )
+
+
+@dataclass(frozen=True)
+class FioCounts:
+    """One fio run's own I/O in its window, and the window in wall-clock seconds."""
+
+    read_bytes: int
+    write_bytes: int
+    reads: int
+    writes: int
+    start: float
+    end: float
+
+
+def fio_counts(output: FioOutput, returned_at: float) -> FioCounts | None:
+    """fio's bytes and I/Os per direction from its JSON, and its window: from its report's
+    time less its runtime (the window after the ramp, and the final flush) to when it
+    returned. None when the output has no usable JSON."""
+    try:
+        data = json.loads(output.json_text)
+        stamp_s = float(data["timestamp_ms"]) / 1000.0
+        jobs = data["jobs"]
+        totals = {"read": [0, 0], "write": [0, 0]}
+        runtime_ms = 0
+        for job in jobs:
+            for direction, total in totals.items():
+                part = job[direction]
+                total[0] += int(part["io_bytes"])
+                total[1] += int(part["total_ios"])
+                runtime_ms = max(runtime_ms, int(part["runtime"]))
+    except (ValueError, KeyError, TypeError):
+        return None
+    if runtime_ms <= 0:
+        return None
+    start = stamp_s - runtime_ms / 1000.0
+    return FioCounts(
+        totals["read"][0],
+        totals["write"][0],
+        totals["read"][1],
+        totals["write"][1],
+        start,
+        max(returned_at, stamp_s),
+    )
+
+
+@dataclass(frozen=True)
+class _Excess:
+    """One run's I/O beyond the test's own and what it is allowed, per second of its window."""
+
+    read_bps: float
+    write_bps: float
+    reads_per_s: float
+    writes_per_s: float
+    cpu_some_pct: float | None
+    over: tuple[str, ...]  # what passed its bound, in words ("wrote 3.1 MB/s to")
+    starved: bool
+
+
+def byte_bound(test_bps: float) -> float:
+    """The foreign bytes per second past which a test at `test_bps` was disturbed (on top of
+    its filesystem's allowance): see FLOOR_BPS."""
+    return max(FLOOR_BPS, min(SHARE * test_bps, CEILING_BPS))
+
+
+def request_bound(test_iops: float) -> float:
+    return max(FLOOR_REQUESTS, SHARE * test_iops)
+
+
+def _excess(counts: FioCounts, device: _Sample, filesystem: str, block_bytes: int) -> _Excess:
+    seconds = device.at
+    test_bps = (counts.read_bytes + counts.write_bytes) / seconds
+    test_iops = (counts.reads + counts.writes) / seconds
+    per_write = FS_BYTES_PER_WRITE.get(filesystem, FS_BYTES_PER_WRITE_OTHER)
+    write_allowance = per_write * counts.writes + FS_BYTES_SHARE * counts.write_bytes
+    request_allowance = FS_REQUESTS_PER_WRITE * counts.writes if filesystem != "device" else 0
+    read_bps = max(0, device.read_bytes - counts.read_bytes) / seconds
+    write_bps = max(0, device.write_bytes - counts.write_bytes) / seconds
+    reads_per_s = max(0, device.reads - counts.reads) / seconds
+    writes_per_s = max(0, device.writes - counts.writes) / seconds
+    over = []
+    bound = byte_bound(test_bps)
+    if write_bps > bound + write_allowance / seconds:
+        over.append(f"wrote {format_rate(write_bps)} to")
+    if read_bps > bound:
+        over.append(f"read {format_rate(read_bps)} from")
+    if block_bytes <= REQUESTS_MAX_BLOCK and not over:
+        requests = request_bound(test_iops)
+        if writes_per_s > requests + request_allowance / seconds:
+            over.append(f"made {writes_per_s:.0f} write requests/s to")
+        if reads_per_s > requests:
+            over.append(f"made {reads_per_s:.0f} read requests/s from")
+    cpu = None if device.cpu_some_us is None else device.cpu_some_us / 1e6 / seconds * 100
+    return _Excess(
+        read_bps,
+        write_bps,
+        reads_per_s,
+        writes_per_s,
+        cpu,
+        tuple(over),
+        cpu is not None and cpu >= CPU_SOME_PCT,
+    )
+
+
+class _RecordingRunner:
+    """`runner`, noting each run's output and when it returned."""
+
+    def __init__(self, runner: FioRunner, runs: list[tuple[FioOutput, float]]) -> None:
+        self.runner = runner
+        self.runs = runs
+
+    @property
+    def log_folder(self) -> str:
+        return self.runner.log_folder
+
+    def version(self) -> str:
+        return self.runner.version()
+
+    def run(
+        self,
+        job: FioJob,
+        on_progress: ProgressCallback | None = None,
+        *,
+        folder_fd: int | None = None,
+        stall: StallWatch | None = None,
+    ) -> FioOutput:
+        output = self.runner.run(job, on_progress, folder_fd=folder_fd, stall=stall)
+        self.runs.append((output, time.time()))
+        return output
+
+
+def not_checked(reason: str, device: str | None = None) -> Disturbance:
+    return Disturbance(status=DisturbanceStatus.NOT_CHECKED, reason=reason, device=device)
+
+
+class TestWatch:
+    """One attempt of one test: the device sampled while it runs (`watching`), its fio runs
+    recorded (`runner`), and `judged` against them."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(
+        self, test: str, device: str, roots: SystemRoots, filesystem: str, block_bytes: int
+    ) -> None:
+        self.test = test
+        self.device = device
+        self.filesystem = filesystem
+        self.block_bytes = block_bytes
+        self.sampler = CounterSampler(device, roots)
+        self.runs: list[tuple[FioOutput, float]] = []
+        self.problem: str | None = None
+
+    def runner(self, runner: FioRunner) -> FioRunner:
+        return _RecordingRunner(runner, self.runs)
+
+    @contextlib.contextmanager
+    def watching(self) -> Iterator[TestWatch]:
+        try:
+            self.sampler.start()
+        except FlashmarkError as error:
+            self.problem = f"not checked ({error})"
+            yield self
+            return
+        try:
+            yield self
+        finally:
+            self.sampler.stop()
+
+    def judged(self, retries: int) -> Disturbance:
+        """Disturbed when any of the test's fio runs was (its worst run's figures); clean
+        when all were checked and none was."""
+        if self.problem is not None:
+            return not_checked(self.problem, self.device)
+        worst: _Excess | None = None
+        for output, returned_at in self.runs:
+            counts = fio_counts(output, returned_at)
+            device = None if counts is None else self.sampler.between(counts.start, counts.end)
+            if counts is None or device is None:
+                return not_checked(
+                    "not checked (fio's window is not in the device's samples: a recorded run)",
+                    self.device,
+                )
+            excess = _excess(counts, device, self.filesystem, self.block_bytes)
+            if worst is None or _rank(excess) > _rank(worst):
+                worst = excess
+        if worst is None:
+            return not_checked("not checked (no fio run)", self.device)
+        reasons = []
+        if worst.over:
+            reasons.append(
+                f"another process {' and '.join(worst.over)} {self.device} during {self.test}"
+            )
+        if worst.starved:
+            reasons.append(
+                f"the host's CPUs were saturated during {self.test} (a task waited for a CPU "
+                f"{worst.cpu_some_pct:.0f}% of the time, /proc/pressure/cpu)"
+            )
+        if worst.cpu_some_pct is None:
+            cpu_note = "CPU pressure not checked (no /proc/pressure/cpu)"
+        else:
+            cpu_note = ""
+        return Disturbance(
+            status=DisturbanceStatus.DISTURBED if reasons else DisturbanceStatus.CLEAN,
+            reason="; ".join(reasons) or cpu_note,
+            device=self.device,
+            read_bytes_per_s=worst.read_bps,
+            write_bytes_per_s=worst.write_bps,
+            read_requests_per_s=worst.reads_per_s,
+            write_requests_per_s=worst.writes_per_s,
+            cpu_some_pct=worst.cpu_some_pct,
+            retries=retries,
+        )
+
+
+def _rank(excess: _Excess) -> tuple[bool, float]:
+    return (bool(excess.over) or excess.starved, excess.read_bps + excess.write_bps)
+
+
+class RetryBudget:
+    """The run's waits for quiet after a disturbance, bounded by RUN_WAIT_BUDGET_S."""
+
+    def __init__(self, seconds: float = RUN_WAIT_BUDGET_S) -> None:
+        self.left_s = seconds
+
+    def wait_for_quiet(
+        self,
+        device: str,
+        roots: SystemRoots,
+        say: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> bool:
+        """Watch the device until it has been quiet for QUIET_S (nothing beyond the floors:
+        nothing of flashmark's runs meanwhile) and the CPUs unstarved; False when that took
+        longer than QUIET_WAIT_S or the run's budget."""
+        limit = min(QUIET_WAIT_S, self.left_s)
+        if limit < QUIET_S:
+            return False
+        sampler = CounterSampler(device, roots)
+        started = clock()
+        quiet_since = started
+        try:
+            sampler.start()
+        except FlashmarkError:
+            return False
+        try:
+            while (waited := clock() - started) < limit:
+                say(f"the device or the CPUs were busy: waiting for quiet ({waited:.0f} s)")
+                time.sleep(0.5)
+                latest = sampler.samples[-1].at
+                window = sampler.between(latest - 0.5, latest)
+                if window is None:
+                    continue
+                if _busy(window):
+                    quiet_since = clock()
+                elif clock() - quiet_since >= QUIET_S:
+                    return True
+            return False
+        finally:
+            sampler.stop()
+            self.left_s -= clock() - started
+
+
+def _busy(window: _Sample) -> bool:
+    seconds = window.at
+    cpu = None if window.cpu_some_us is None else window.cpu_some_us / 1e6 / seconds * 100
+    return (
+        (window.read_bytes + window.write_bytes) / seconds > FLOOR_BPS
+        or (window.reads + window.writes) / seconds > FLOOR_REQUESTS
+        or (cpu is not None and cpu >= CPU_SOME_PCT)
+    )
+
+
+def whole_disk(device: str, roots: SystemRoots) -> str:
+    """The disk a partition belongs to (mmcblk0p2 -> mmcblk0): another partition's I/O takes
+    the same device's time. /sys/class/block/NAME/partition exists for partitions."""
+    class_path = roots.sys_path(f"class/block/{device}")
+    if (class_path / "partition").exists():
+        return Path(class_path.resolve()).parent.name
+    return device
