@@ -10,7 +10,13 @@ from rich.table import Table
 from rich.text import Text
 
 from flashmark.bench.model import Grade, Passport
-from flashmark.bench.render.cells import check_text, direction_cells, header_lines, sustained_text
+from flashmark.bench.render.cells import (
+    check_text,
+    direction_cells,
+    disturbance_text,
+    header_lines,
+    sustained_text,
+)
 from flashmark.bench.render.describe import passport_rows
 from flashmark.bench.run_result import Run, medium_note, not_judged_text
 from flashmark.stats import Verdict
@@ -60,9 +66,15 @@ def _tests_table(run: Run) -> Table:
         table.add_column(f"{direction} IOPS", justify="right")
         table.add_column("p50", justify="right")
         table.add_column("p99", justify="right")
+    table.add_column("disturbance")
     for result in run.tests:
+        disturbance = disturbance_text(result)
+        style = "yellow" if disturbance.startswith("disturbed") else ""
         table.add_row(
-            result.spec.name, *direction_cells(result.read), *direction_cells(result.write)
+            result.spec.name,
+            *direction_cells(result.read),
+            *direction_cells(result.write),
+            Text(disturbance, style=style),
         )
     for name in run.tests_skipped:
         table.add_row(Text(name, style="dim"), Text("skipped", style="dim"))
