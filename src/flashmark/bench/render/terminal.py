@@ -33,6 +33,13 @@ _VERDICT_MARKUP: dict[Verdict | None, str] = {
 
 def render_run(run: Run) -> RenderableType:
     parts: list[RenderableType] = [_header(run), _tests_table(run)]
+    disturbed = [
+        f"{result.spec.name} {text}"
+        for result in run.tests
+        if (text := disturbance_text(result)).startswith("disturbed")
+    ]
+    if disturbed:
+        parts.append(Text("\n".join(disturbed), style="yellow"))
     activity = _activity_table(run)
     if activity is not None:
         parts.append(activity)
@@ -68,8 +75,8 @@ def _tests_table(run: Run) -> Table:
         table.add_column("p99", justify="right")
     table.add_column("disturbance")
     for result in run.tests:
-        disturbance = disturbance_text(result)
-        style = "yellow" if disturbance.startswith("disturbed") else ""
+        disturbance = disturbance_text(result).partition(":")[0]  # the words: below the table
+        style = "yellow" if disturbance == "disturbed" else ""
         table.add_row(
             result.spec.name,
             *direction_cells(result.read),
