@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -84,13 +85,14 @@ def test_the_row_the_verdict_line_and_every_export_name_it():
     run = saved_run_with_disturbance()
     assert f"A1 uncertain ({REASON})" in run.summary
     again = document_to_run(run_to_document(run))
-    assert again.test("rand-write-4k").disturbance == DISTURBED
+    measured = again.test("rand-write-4k")
+    assert measured is not None and measured.disturbance == DISTURBED
     assert run_to_document(again) == run_to_document(run)
     assert REASON in run_to_markdown(run)
     assert REASON in run_to_csv(run)
-    console = Console(file=io.StringIO(), width=400)
-    console.print(render_run(run))
-    assert REASON in console.file.getvalue()
+    screen = io.StringIO()
+    Console(file=screen, width=400).print(render_run(run))
+    assert REASON in screen.getvalue()
 
 
 # -- real runs on emulated cards ----------------------------------------------------------------
@@ -109,14 +111,14 @@ def writing(device: EmulatedDevice, argv: list[str]) -> Iterator[None]:
         process.wait()
 
 
-def a1_run(device: EmulatedDevice, *extra: str) -> dict:
+def a1_run(device: EmulatedDevice, *extra: str) -> dict[str, Any]:
     return flashmark_json(
         device, str(device.mount_point), "--profile", "a1", "--runtime", "2", "--size", "64M",
         *extra,
     )  # fmt: skip
 
 
-def device_flags(document: dict) -> list[str]:
+def device_flags(document: dict[str, Any]) -> list[str]:
     return [
         t["name"]
         for t in document["tests"]
