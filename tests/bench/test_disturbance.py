@@ -9,6 +9,8 @@ import contextlib
 import dataclasses
 import io
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -102,12 +104,15 @@ emulated = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unava
 
 @contextlib.contextmanager
 def writing(device: EmulatedDevice, argv: list[str]) -> Iterator[None]:
-    process = subprocess.Popen(device.command(argv), stdout=subprocess.DEVNULL)
+    # A session of its own, killed whole: fio's job threads and any child go with it.
+    process = subprocess.Popen(
+        device.command(argv), stdout=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         time.sleep(1.0)
         yield
     finally:
-        process.kill()
+        os.killpg(process.pid, signal.SIGKILL)
         process.wait()
 
 
@@ -136,7 +141,7 @@ def test_a_foreign_writer_of_1_mb_s_is_named_and_grades_nothing():
         foreign = [
             "fio", "--name=foreign", f"--filename={device.mount_point}/foreign.dat",
             "--size=32M", "--rw=write", "--bs=64k", "--direct=1", "--rate=1m",
-            "--time_based", "--runtime=3600", "--output=/dev/null",
+            "--time_based", "--runtime=3600", "--thread", "--output=/dev/null",
         ]  # fmt: skip
         with writing(device, foreign):
             document = a1_run(device)

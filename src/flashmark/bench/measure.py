@@ -25,7 +25,7 @@ from flashmark.bench.disturbance import (
     RetryBudget,
     TestWatch,
     not_checked,
-    whole_disk,
+    target_disk,
 )
 from flashmark.bench.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S
 from flashmark.bench.lengths import (
@@ -525,19 +525,20 @@ class _DeviceWatch:
         self.warnings: tuple[str, ...] = ()
         self.filesystem = "device" if target.kind is TargetKind.DEVICE else target.filesystem or ""
         self.retry_budget = RetryBudget()
+        self.disk: str | None = None
         if roots is None:
             return
         if target.kind is TargetKind.DEVICE:
             self.device = normalise_device_name(target.path)
         elif target.folder:
             self.device = device_for_path(Path(target.folder), roots)
+        self.disk = target_disk(target, self.device, roots)
 
     def test_watch(self, spec: TestSpec, settings: Settings) -> TestWatch | None:
         """A disturbance check of one run of `spec`; None when none can be made."""
-        if self.roots is None or self.device is None or not settings.direct:
+        if self.roots is None or self.disk is None or not settings.direct:
             return None
-        disk = whole_disk(self.device, self.roots)
-        return TestWatch(spec.name, disk, self.roots, self.filesystem, spec.block_size_bytes)
+        return TestWatch(spec.name, self.disk, self.roots, self.filesystem, spec.block_size_bytes)
 
     def judged(
         self, check: TestWatch | None, retries: int, settings: Settings

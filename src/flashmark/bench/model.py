@@ -295,8 +295,11 @@ class Disturbance:
     read_requests_per_s: float | None = field(default=None, metadata=document(digits=1))
     write_requests_per_s: float | None = field(default=None, metadata=document(digits=1))
     # Share of the window some task waited for a CPU (/proc/pressure/cpu "some", percent);
-    # None when the kernel has no pressure information (then not checked).
+    # None when the kernel has no pressure information.
     cpu_some_pct: float | None = field(default=None, metadata=document(digits=1))
+    # Share of the window fio's threads waited on a run queue (/proc/PID/task/TID/schedstat);
+    # None where it cannot be read (then the pressure decides). Past 20% the test was starved.
+    fio_cpu_wait_pct: float | None = field(default=None, metadata=document(digits=1))
     retries: int = 0  # runs of the test again after a disturbance ended
 
 
