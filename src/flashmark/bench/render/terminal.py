@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from flashmark.bench.model import Grade, Passport
+from flashmark.bench.model import DisturbanceStatus, Grade, Passport
 from flashmark.bench.render.cells import (
     check_text,
     direction_cells,
@@ -40,6 +40,14 @@ def render_run(run: Run) -> RenderableType:
     ]
     if disturbed:
         parts.append(Text("\n".join(disturbed), style="yellow"))
+    unchecked = dict.fromkeys(
+        f"disturbance {result.disturbance.reason}"
+        for result in run.tests
+        if result.disturbance is not None
+        and result.disturbance.status is DisturbanceStatus.NOT_CHECKED
+    )
+    if unchecked:
+        parts.append(Text("\n".join(unchecked), style="dim"))
     activity = _activity_table(run)
     if activity is not None:
         parts.append(activity)
@@ -75,8 +83,9 @@ def _tests_table(run: Run) -> Table:
         table.add_column("p99", justify="right")
     table.add_column("disturbance")
     for result in run.tests:
-        disturbance = disturbance_text(result).partition(":")[0]  # the words: below the table
-        style = "yellow" if disturbance == "disturbed" else ""
+        # The status alone: the reasons follow the table.
+        disturbance = "" if result.disturbance is None else str(result.disturbance.status)
+        style = "yellow" if disturbance == DisturbanceStatus.DISTURBED else ""
         table.add_row(
             result.spec.name,
             *direction_cells(result.read),
