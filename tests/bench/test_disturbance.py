@@ -196,3 +196,25 @@ def test_a_buffered_run_is_not_checked():
     for test in document["tests"]:
         assert test["disturbance"]["status"] == "not checked"
         assert test["disturbance"]["reason"] == "not checked (buffered)"
+
+
+@emulated
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_test_disturbed_by_a_writer_that_stops_is_measured_again_clean():
+    with EmulatedDevice(CARD, size_bytes=384 * 2**20) as device:
+        assert device.mount_point is not None
+        # 10 s: past seq-write's first window (flashmark's start, a 2 s ramp, a 2 s window),
+        # then quiet well within the 10 s wait for it.
+        brief = [
+            "fio", "--name=foreign", f"--filename={device.mount_point}/foreign.dat",
+            "--size=32M", "--rw=write", "--bs=64k", "--direct=1", "--rate=2m",
+            "--time_based", "--runtime=10", "--thread", "--output=/dev/null",
+        ]  # fmt: skip
+        with writing(device, brief):
+            document = a1_run(device)
+    first = document["tests"][0]  # seq-write, measured while the writer wrote
+    assert first["disturbance"]["status"] == "clean", first["disturbance"]
+    assert first["disturbance"]["retries"] >= 1
+    assert device_flags(document) == []
+    assert "another process" not in document["summary"]  # (2 s windows may still straddle)
