@@ -53,6 +53,9 @@ from flashmark.workloads.result import EARLIER as WORKLOAD_EARLIER
 #      absent. A 1-reader still reads every check's "pass"/"verdict" right.
 #      "decision" (per direction): the anytime-valid interval a test that stopped on its
 #      verdict is judged on; null for a test of fixed length. Documents without it read null.
+#      "disturbance" (per test): whether another process used the device or the CPUs were
+#      saturated during the test (flashmark.bench.disturbance); a disturbed test's checks are
+#      "uncertain". Documents without it read null.
 #      "summary" (run): the run's answer in one line, the terminal's `verdict:` line
 #      (flashmark.bench.run_result); written from the run, never read back, so a document without
 #      it reads as before.
@@ -95,6 +98,7 @@ EARLIER = (
                 "lengthened": None,  # before adaptive lengths
                 "discarded_s": 0.0,  # before 2026-11-24
                 "device_activity": None,
+                "disturbance": None,  # before the disturbance check (2026-11-28)
             },
             DirectionResult: {
                 # flashmark 0.1.0 before the field existed.

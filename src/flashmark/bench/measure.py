@@ -21,6 +21,13 @@ from pathlib import Path
 from typing import Protocol
 
 from flashmark.bench.grading import undecided
+from flashmark.bench.disturbance import (
+    RETRIES,
+    RetryBudget,
+    TestWatch,
+    not_checked,
+    target_disk,
+)
 from flashmark.bench.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S
 from flashmark.bench.lengths import (
     AT_ONCE,
@@ -32,7 +39,16 @@ from flashmark.bench.lengths import (
     still_settling,
     too_few_transfers,
 )
-from flashmark.bench.model import FioInfo, Target, TargetKind, TestResult, TestSpec
+from flashmark.bench.model import (
+    Disturbance,
+    DisturbanceStatus,
+    FioInfo,
+    Settings,
+    Target,
+    TargetKind,
+    TestResult,
+    TestSpec,
+)
 from flashmark.bench.plan import REST_STEP_NAME, Plan, Rest
 from flashmark.bench.preflight import full_temporary_folder
 from flashmark.bench.results import ParsedRun, parse_prepare_output, parse_run, pooled_result
@@ -263,10 +279,19 @@ def _measure_tests(
         number += 1
         job = plan.jobs[index]
         progress.begin(spec.name, number, total, job.expected_s)
-        with watch.monitor() as monitor:
-            result, output, found_bursty = _measure_test(
-                plan, index, runner, progress, area.folder_fd, bursty, fastest
-            )
+        retries = 0
+        while True:  # again when another process disturbed it and has stopped since
+            check = watch.test_watch(spec, plan.settings)
+            with watch.monitor() as monitor, _watching(check):
+                result, output, found_bursty = _measure_test(
+                    plan, index, check.runner(runner) if check else runner, progress,
+                    area.folder_fd, bursty, fastest,
+                )  # fmt: skip
+            disturbance = watch.judged(check, retries, plan.settings)
+            if not watch.again(disturbance, progress):
+                break
+            retries += 1
+        result = dataclasses.replace(result, disturbance=disturbance)
         fastest = fastest.seen(result)
         if found_bursty and (bursty is None or spec.iodepth < bursty.iodepth):
             bursty = spec
@@ -513,20 +538,60 @@ class _SpaceCheck:
             self._watch.check()
 
 
+@contextlib.contextmanager
+def _watching(check: TestWatch | None) -> Iterator[None]:
+    if check is None:
+        yield
+        return
+    with check.watching():
+        yield
+
+
 class _DeviceWatch:
     """Monitors the target's device during each test, when its diskstats line can be read;
-    its counters also tell the watchdog whether requests complete (`counters`)."""
+    its counters also tell the watchdog whether requests complete (`counters`), and whether
+    another process used the whole disk under it meanwhile (flashmark.bench.disturbance)."""
 
     def __init__(self, target: Target, roots: SystemRoots | None) -> None:
         self.roots = roots
         self.device: str | None = None
         self.warnings: tuple[str, ...] = ()
+        self.filesystem = "device" if target.kind is TargetKind.DEVICE else target.filesystem or ""
+        self.retry_budget = RetryBudget()
+        self.disk: str | None = None
         if roots is None:
             return
         if target.kind is TargetKind.DEVICE:
             self.device = normalise_device_name(target.path)
         elif target.folder:
             self.device = device_for_path(Path(target.folder), roots)
+        self.disk = target_disk(target, self.device, roots)
+
+    def test_watch(self, spec: TestSpec, settings: Settings) -> TestWatch | None:
+        """A disturbance check of one run of `spec`; None when none can be made."""
+        if self.roots is None or self.disk is None or not settings.direct:
+            return None
+        return TestWatch(spec.name, self.disk, self.roots, self.filesystem, spec.block_size_bytes)
+
+    def judged(
+        self, check: TestWatch | None, retries: int, settings: Settings
+    ) -> Disturbance | None:
+        if not settings.direct:  # writeback moves the device's writes outside the window
+            return not_checked("not checked (buffered)")
+        if check is None:
+            return None if self.roots is None else not_checked("not checked (no device counters)")
+        return check.judged(retries)
+
+    def again(self, disturbance: Disturbance | None, progress: Progress) -> bool:
+        """Whether to measure a disturbed test again: fewer than RETRIES so far, and the
+        device quiet again within the wait (flashmark.bench.disturbance)."""
+        if disturbance is None or disturbance.status is not DisturbanceStatus.DISTURBED:
+            return False
+        if disturbance.retries >= RETRIES or self.roots is None or disturbance.device is None:
+            return False
+        return self.retry_budget.wait_for_quiet(
+            disturbance.device, self.roots, lambda text: progress.update(None, text)
+        )
 
     def counters(self) -> DiskCounters | None:
         """The device's diskstats line now, or None when it cannot be read."""

@@ -296,6 +296,40 @@ class DirectionResult:
         return RateIntervals.of(self.bw_decision, self.iops_decision)
 
 
+class DisturbanceStatus(StrEnum):
+    """Whether a test had the device and the host to itself (flashmark.bench.disturbance)."""
+
+    CLEAN = "clean"  # nothing beyond the test's own I/O and its filesystem's share
+    DISTURBED = "disturbed"  # another process used the device, or the CPUs were saturated
+    NOT_CHECKED = "not checked"  # buffered (writeback leaves the window), no counters, replays
+
+
+@dataclass(frozen=True, kw_only=True)
+class Disturbance:
+    """What the device did beyond the test's own I/O over its fio runs (their windows and final
+    flushes), and how starved the host's CPUs were meanwhile (flashmark.bench.disturbance). A
+    disturbed test passes or fails no grade: its checks are "uncertain" for `reason`."""
+
+    status: DisturbanceStatus
+    # Disturbed: what and where, e.g. "another process wrote 3.1 MB/s to mmcblk0 during
+    # rand-write-4k"; not checked: why, e.g. "not checked (buffered)"; clean: "".
+    reason: str = ""
+    device: str | None = None  # the whole disk whose counters were compared, e.g. "mmcblk0"
+    # The device's I/O beyond the test's own, per second of its windows (the worst run's);
+    # None when not checked.
+    read_bytes_per_s: float | None = field(default=None, metadata=document(digits=0))
+    write_bytes_per_s: float | None = field(default=None, metadata=document(digits=0))
+    read_requests_per_s: float | None = field(default=None, metadata=document(digits=1))
+    write_requests_per_s: float | None = field(default=None, metadata=document(digits=1))
+    # Share of the window some task waited for a CPU (/proc/pressure/cpu "some", percent);
+    # None when the kernel has no pressure information.
+    cpu_some_pct: float | None = field(default=None, metadata=document(digits=1))
+    # Share of the window fio's threads waited on a run queue (/proc/PID/task/TID/schedstat);
+    # None where it cannot be read (then the pressure decides). Past 20% the test was starved.
+    fio_cpu_wait_pct: float | None = field(default=None, metadata=document(digits=1))
+    retries: int = 0  # runs of the test again after a disturbance ended
+
+
 @dataclass(frozen=True, kw_only=True)
 class TestResult:
     __test__: ClassVar[bool] = False  # not a pytest test class
@@ -321,6 +355,9 @@ class TestResult:
     job_file: str = field(metadata=document(key="job"))
     # what the device saw meanwhile (/proc/diskstats)
     monitor: MonitorSeries | None = field(default=None, metadata=document(key="device_activity"))
+    # Whether the device and the host were the test's own meanwhile (None: results saved
+    # before the check existed).
+    disturbance: Disturbance | None = None
 
 
 @dataclass(frozen=True)

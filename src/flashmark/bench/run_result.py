@@ -8,10 +8,10 @@ says so first. The run and its line share a module: the line is part of the run'
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from flashmark.bench.grading.classes import sustained_rate
+from flashmark.bench.grading.classes import disturbed_tests, sustained_rate
 from flashmark.bench.model import (
     Check,
     FioInfo,
@@ -115,7 +115,7 @@ def run_summary(run: Run) -> str:
         parts.append(f"partial: {run.partial.failed_step} failed")
     judged = [grade for grade in run.grades if grade.verdict is not None]
     if judged:
-        graded = _grades_text(judged)
+        graded = _grades_text(judged, disturbed_tests(run.tests))
         note = medium_note(run)
         parts.append(graded if note is None else f"{graded}; as SD-class equivalents: {note}")
     else:  # no grade to answer with: the read figures it has, then why no grade
@@ -131,32 +131,30 @@ def run_summary(run: Run) -> str:
     return "; ".join(parts) or "no test measured"
 
 
-def _grades_text(grades: Sequence[Grade]) -> str:
+def _grades_text(grades: Sequence[Grade], disturbed: Mapping[str, str]) -> str:
     """'A1 pass, A2 fail (random 4K write 594 IOPS < 2000), C10/U1 pass': neighbours graded
-    on the same figures with the same verdict share one entry."""
-    entries: list[tuple[list[str], Grade]] = []
+    on the same figures with the same verdict share one entry. A check of a `disturbed` test
+    says what disturbed it ('A1 uncertain (another process wrote 3.1 MB/s to mmcblk0 during
+    rand-write-4k)')."""
+    entries: list[tuple[list[str], str]] = []
     for grade in grades:
-        if entries and _same_judgement(entries[-1][1], grade):
+        text = _verdict_text(grade, disturbed)
+        if entries and entries[-1][1] == text:  # the same verdict for the same reason
             entries[-1][0].append(grade.name)
         else:
-            entries.append(([grade.name], grade))
-    return ", ".join(f"{'/'.join(names)} {_verdict_text(grade)}" for names, grade in entries)
+            entries.append(([grade.name], text))
+    return ", ".join(f"{'/'.join(names)} {text}" for names, text in entries)
 
 
-def _same_judgement(one: Grade, other: Grade) -> bool:
-    """Two grades said as one: the same verdict for the same reason (both passed; failed or
-    uncertain on the same figures against the same threshold, or for the same cause)."""
-    return _verdict_text(one) == _verdict_text(other)
-
-
-def _verdict_text(grade: Grade) -> str:
+def _verdict_text(grade: Grade, disturbed: Mapping[str, str]) -> str:
     if grade.verdict is Verdict.FAIL:
         failing = [check for check in grade.checks if check.verdict is Verdict.FAIL]
         return f"fail ({'; '.join(_shortfall(check) for check in failing)})"
     if grade.verdict is Verdict.UNCERTAIN:
         close = [check for check in grade.checks if check.verdict is Verdict.UNCERTAIN]
         if close:
-            return f"uncertain ({'; '.join(_too_close(check) for check in close)})"
+            reasons = dict.fromkeys(disturbed.get(c.test) or _too_close(c) for c in close)
+            return f"uncertain ({'; '.join(reasons)})"
         if grade.verdict_reason:  # the sustained-write test never left the write cache
             return "uncertain (graded on what may still be the burst: see the write cache)"
     return str(grade.verdict)

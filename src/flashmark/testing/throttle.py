@@ -81,10 +81,12 @@ class EmulatedDevice:
         size_bytes: int = 512 * MiB,
         filesystem: bool = True,
         cgroup_root: Path = CGROUP_ROOT,
+        fstype: str = "ext4",
     ) -> None:
         self.caps = caps
         self.size_bytes = size_bytes
         self.filesystem = filesystem
+        self.fstype = fstype  # "ext4" or "btrfs" (mkfs.btrfs, Debian btrfs-progs)
         self._cgroup_root = cgroup_root
         self._stack = contextlib.ExitStack()
         self._workdir: Path | None = None
@@ -139,16 +141,19 @@ class EmulatedDevice:
         if self.filesystem:
             # Initialise inode tables and journal now, so ext4lazyinit does not write in the
             # background while a test measures the device.
-            _run(
-                [
-                    "mkfs.ext4",
-                    "-q",
-                    "-F",
-                    "-E",
-                    "lazy_itable_init=0,lazy_journal_init=0",
-                    self.device,
-                ]
-            )
+            if self.fstype == "btrfs":
+                _run(["mkfs.btrfs", "-q", "-f", self.device])
+            else:
+                _run(
+                    [
+                        "mkfs.ext4",
+                        "-q",
+                        "-F",
+                        "-E",
+                        "lazy_itable_init=0,lazy_journal_init=0",
+                        self.device,
+                    ]
+                )
             mount_point = workdir / "mnt"
             mount_point.mkdir()
             _run(["mount", self.device, str(mount_point)])

@@ -50,16 +50,27 @@ to the longest busy), since one outlier alone may be a host delay
 (flashmark.bench.speed_class_rate), and they are judged on it the same way: pass when it is wholly
 on the right side, fail when wholly on the wrong side (two sub-units short, two writes over 250
 ms), uncertain otherwise.
+A test another process disturbed (or run on a starved host: flashmark.bench.disturbance) passes
+and fails nothing: its measured checks are "uncertain" and `verdict_reason` says what disturbed
+it ("another process wrote 3.1 MB/s to mmcblk0 during rand-write-4k"). A clean test's fail
+still fails its grade.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from flashmark.bench.model import Check, DirectionResult, Grade, SustainedWrite, TestResult
+from flashmark.bench.model import (
+    Check,
+    DirectionResult,
+    DisturbanceStatus,
+    Grade,
+    SustainedWrite,
+    TestResult,
+)
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME
 from flashmark.stats import MeanInterval, Verdict, judge, judge_bounds
 from flashmark.units import MB, format_size
@@ -364,19 +375,44 @@ def cache_not_exceeded_text(sustained: SustainedWrite) -> str:
     )
 
 
-def grade_verdict(checks: Sequence[Check]) -> tuple[Verdict | None, str]:
+def disturbed_tests(results: Sequence[TestResult]) -> dict[str, str]:
+    """The tests another process disturbed (or a starved host), each with why
+    (flashmark.bench.disturbance): they pass or fail nothing."""
+    return {
+        result.spec.name: result.disturbance.reason
+        for result in results
+        if result.disturbance is not None
+        and result.disturbance.status is DisturbanceStatus.DISTURBED
+    }
+
+
+def _undisturbed(check: Check, disturbed: Mapping[str, str]) -> Check:
+    """A measured check of a disturbed test is uncertain, whatever its figure says."""
+    if check.test not in disturbed or check.verdict is None:
+        return check
+    return dataclasses.replace(check, verdict=Verdict.UNCERTAIN, passed=False)
+
+
+def grade_verdict(
+    checks: Sequence[Check], disturbed: Mapping[str, str] | None = None
+) -> tuple[Verdict | None, str]:
     """A grade's verdict from its checks, and why when it is uncertain.
 
     fail: a check clearly fails (its interval lies below the threshold). Otherwise None when
     a check was not measured; uncertain when an interval contains its threshold (never fail
-    then); pass when every check passes."""
+    then) or its test was `disturbed` (the reason then says what disturbed it); pass when every
+    check passes."""
+    disturbed = disturbed or {}
     if any(check.verdict is Verdict.FAIL for check in checks):
         return Verdict.FAIL, ""
     if any(check.verdict is None for check in checks):
         return None, ""
     straddling = [check for check in checks if check.verdict is Verdict.UNCERTAIN]
     if straddling:
-        return Verdict.UNCERTAIN, "; ".join(straddle_text(check) for check in straddling)
+        reasons = dict.fromkeys(
+            disturbed.get(check.test) or straddle_text(check) for check in straddling
+        )
+        return Verdict.UNCERTAIN, "; ".join(reasons)
     return Verdict.PASS, ""
 
 
@@ -385,9 +421,14 @@ def grade_results(
 ) -> tuple[Grade, ...]:
     grades = []
     sustained = sustained_rate(results)
+    disturbed = disturbed_tests(results)
     for rule in rules:
-        checks = tuple(check for item in rule.checks for check in _checks(item, results))
-        verdict, reason = grade_verdict(checks)
+        checks = tuple(
+            _undisturbed(check, disturbed)
+            for item in rule.checks
+            for check in _checks(item, results)
+        )
+        verdict, reason = grade_verdict(checks, disturbed)
         note = rule.note
         if any(check.test == SUSTAINED_WRITE_NAME for check in checks):
             assert sustained is not None  # a check reads it only when it is there

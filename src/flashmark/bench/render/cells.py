@@ -9,7 +9,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from flashmark.bench.jobs import sustained_size_limit
-from flashmark.bench.model import Check, DirectionResult, Grade, Settings, TargetKind
+from flashmark.bench.model import (
+    Check,
+    DirectionResult,
+    DisturbanceStatus,
+    Grade,
+    Settings,
+    TargetKind,
+    TestResult,
+)
 from flashmark.bench.render.describe import measured_line
 from flashmark.bench.run_result import Run
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME, sustained_length_text
@@ -40,6 +48,22 @@ def direction_cells(direction: DirectionResult | None) -> tuple[str, str, str, s
         format_latency_ns(direction.lat_ns.p50),
         format_latency_ns(direction.lat_ns.p99),
     )
+
+
+def disturbance_text(result: TestResult) -> str:
+    """Whether the test had the device and the host to itself (flashmark.bench.disturbance):
+    'clean', 'disturbed: another process wrote 3.1 MB/s to mmcblk0 during rand-write-4k',
+    'not checked (buffered)'; blank for results saved before the check."""
+    disturbance = result.disturbance
+    if disturbance is None:
+        return ""
+    if disturbance.status is DisturbanceStatus.DISTURBED:
+        again = f" (measured {disturbance.retries + 1} times)" if disturbance.retries else ""
+        return f"disturbed: {disturbance.reason}{again}"
+    if disturbance.status is DisturbanceStatus.CLEAN:
+        again = f", after {disturbance.retries} disturbed" if disturbance.retries else ""
+        return f"clean{again}"
+    return disturbance.reason
 
 
 def check_text(check: Check) -> str:

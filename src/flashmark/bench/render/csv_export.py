@@ -11,7 +11,7 @@ import io
 from collections.abc import Sequence
 
 from flashmark.bench.model import DirectionResult, TestResult
-from flashmark.bench.render.cells import device_text, plain_number, target_place
+from flashmark.bench.render.cells import device_text, disturbance_text, plain_number, target_place
 from flashmark.bench.run_result import Run
 from flashmark.spreadsheet import text_cell
 from flashmark.units import MB
@@ -35,6 +35,7 @@ _TEST_COLUMNS = (
     "iodepth",
     "rwmix_read_pct",
     "status",
+    "disturbance",
 )
 _DIRECTION_FIELDS = (
     "bw_MBps",
@@ -86,7 +87,8 @@ def _test_row(result: TestResult) -> list[str]:
     rwmix = "" if spec.rwmix_read_pct is None else str(spec.rwmix_read_pct)
     return [
         "fio", text_cell(spec.name), text_cell(spec.pattern.value), str(spec.block_size_bytes),
-        str(spec.iodepth), rwmix, "measured", *_direction(result.read),
+        str(spec.iodepth), rwmix, "measured", text_cell(disturbance_text(result)),
+        *_direction(result.read),
         *_direction(result.write), "",
     ]  # fmt: skip
 
@@ -111,7 +113,7 @@ def _rows(run: Run) -> list[list[str]]:
     blank = [""] * (2 * len(_DIRECTION_FIELDS))
     rows = [[*identity, *_test_row(result)] for result in run.tests]
     rows += [
-        [*identity, "fio", text_cell(name), "", "", "", "", "skipped", *blank, ""]
+        [*identity, "fio", text_cell(name), "", "", "", "", "skipped", "", *blank, ""]
         for name in run.tests_skipped
     ]
     for workload in run.workloads:
@@ -121,7 +123,7 @@ def _rows(run: Run) -> list[list[str]]:
         time_text = "" if seconds is None else plain_number(seconds, 3)
         name = text_cell(workload.name)
         rows.append(
-            [*identity, "workload", name, "", "", "", "", text_cell(status), *blank, time_text]
+            [*identity, "workload", name, "", "", "", "", text_cell(status), "", *blank, time_text]
         )
     return rows
 

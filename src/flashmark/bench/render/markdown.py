@@ -14,6 +14,7 @@ from flashmark.bench.render.cells import (
     check_text,
     device_text,
     direction_cells,
+    disturbance_text,
     grade_verdict_text,
     seconds_text,
     settings_text,
@@ -36,6 +37,7 @@ _TEST_COLUMNS = (
     "write IOPS",
     "write p50",
     "write p99",
+    "disturbance",
 )
 
 
@@ -59,10 +61,10 @@ def run_to_markdown(run: Run) -> str:
         "p50/p99: latency percentiles of single I/Os",
         "",
     ]
-    rows = [[result.spec.name, *direction_cells(result.read), *direction_cells(result.write)]
-            for result in run.tests]  # fmt: skip
-    rows += [[name, "skipped", *[""] * 7] for name in run.tests_skipped]
-    lines += markdown_table(_TEST_COLUMNS, rows, [False, *[True] * 8])
+    rows = [[result.spec.name, *direction_cells(result.read), *direction_cells(result.write),
+             disturbance_text(result)] for result in run.tests]  # fmt: skip
+    rows += [[name, "skipped", *[""] * 8] for name in run.tests_skipped]
+    lines += markdown_table(_TEST_COLUMNS, rows, [False, *[True] * 8, False])
     lines += ["", "**Grades** (SD Association classes)", ""]
     lines += markdown_table(
         ("class", "verdict", "checks: measured (required, margin)"),

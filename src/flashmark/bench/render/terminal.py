@@ -9,8 +9,14 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from flashmark.bench.model import Grade, Passport
-from flashmark.bench.render.cells import check_text, direction_cells, header_lines, sustained_text
+from flashmark.bench.model import DisturbanceStatus, Grade, Passport
+from flashmark.bench.render.cells import (
+    check_text,
+    direction_cells,
+    disturbance_text,
+    header_lines,
+    sustained_text,
+)
 from flashmark.bench.render.describe import passport_rows
 from flashmark.bench.run_result import Run, medium_note, not_judged_text
 from flashmark.stats import Verdict
@@ -27,6 +33,21 @@ _VERDICT_MARKUP: dict[Verdict | None, str] = {
 
 def render_run(run: Run) -> RenderableType:
     parts: list[RenderableType] = [_header(run), _tests_table(run)]
+    disturbed = [
+        f"{result.spec.name} {text}"
+        for result in run.tests
+        if (text := disturbance_text(result)).startswith("disturbed")
+    ]
+    if disturbed:
+        parts.append(Text("\n".join(disturbed), style="yellow"))
+    unchecked = dict.fromkeys(
+        f"disturbance {result.disturbance.reason}"
+        for result in run.tests
+        if result.disturbance is not None
+        and result.disturbance.status is DisturbanceStatus.NOT_CHECKED
+    )
+    if unchecked:
+        parts.append(Text("\n".join(unchecked), style="dim"))
     activity = _activity_table(run)
     if activity is not None:
         parts.append(activity)
@@ -60,9 +81,16 @@ def _tests_table(run: Run) -> Table:
         table.add_column(f"{direction} IOPS", justify="right")
         table.add_column("p50", justify="right")
         table.add_column("p99", justify="right")
+    table.add_column("disturbance")
     for result in run.tests:
+        # The status alone: the reasons follow the table.
+        disturbance = "" if result.disturbance is None else str(result.disturbance.status)
+        style = "yellow" if disturbance == DisturbanceStatus.DISTURBED else ""
         table.add_row(
-            result.spec.name, *direction_cells(result.read), *direction_cells(result.write)
+            result.spec.name,
+            *direction_cells(result.read),
+            *direction_cells(result.write),
+            Text(disturbance, style=style),
         )
     for name in run.tests_skipped:
         table.add_row(Text(name, style="dim"), Text("skipped", style="dim"))

@@ -1,0 +1,220 @@
+"""Knowing when the device was not ours (flashmark.bench.disturbance): a disturbed test grades
+nothing and says why on its row and in the verdict line; real runs on emulated cards with and
+without another process writing to the same filesystem (benchmarks/disturbance.py counts them
+over many runs)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from flashmark.bench.document import document_to_run, run_to_document
+from flashmark.bench.grading import grade_results
+from flashmark.bench.model import Disturbance, DisturbanceStatus
+from flashmark.bench.render.csv_export import run_to_csv
+from flashmark.bench.render.markdown import run_to_markdown
+from flashmark.bench.render.terminal import render_run
+from flashmark.stats import Verdict
+from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
+from tests.bench.test_verdicts import SAVED, card
+from tests.emulation import flashmark_json
+
+MB = 10**6
+CARD = DeviceCaps("A1 card", read_iops=2000, write_iops=700, read_bps=40 * MB, write_bps=20 * MB)
+REASON = "another process wrote 3.10 MB/s to mmcblk0 during rand-write-4k"
+DISTURBED = Disturbance(
+    status=DisturbanceStatus.DISTURBED,
+    reason=REASON,
+    device="mmcblk0",
+    read_bytes_per_s=0.0,
+    write_bytes_per_s=3.1e6,
+    read_requests_per_s=0.0,
+    write_requests_per_s=47.0,
+    cpu_some_pct=3.0,
+    retries=2,
+)
+
+
+def disturbed(results, test):
+    return [
+        dataclasses.replace(r, disturbance=DISTURBED) if r.spec.name == test else r for r in results
+    ]
+
+
+def test_a_disturbed_test_passes_nothing_and_says_why():
+    grades = {g.name: g for g in grade_results(disturbed(card(), "rand-write-4k"))}
+    a1 = grades["A1"]
+    assert a1.verdict is Verdict.UNCERTAIN
+    assert a1.verdict_reason == REASON
+    check = next(c for c in a1.checks if c.test == "rand-write-4k")
+    assert check.verdict is Verdict.UNCERTAIN and check.passed is False
+    assert grades["A2"].verdict is Verdict.PASS  # reads the depth-32 tests, not disturbed
+
+
+def test_a_disturbed_test_fails_nothing_either():
+    results = disturbed(card(write=(100, 1)), "rand-write-4k")  # far below A1's 500 IOPS
+    a1 = next(g for g in grade_results(results) if g.name == "A1")
+    assert a1.verdict is Verdict.UNCERTAIN and a1.verdict_reason == REASON
+
+
+def test_a_clean_test_still_fails_beside_a_disturbed_one():
+    results = disturbed(card(read=(100, 1)), "rand-write-4k")
+    a1 = next(g for g in grade_results(results) if g.name == "A1")
+    assert a1.verdict is Verdict.FAIL
+
+
+def saved_run_with_disturbance():
+    run = document_to_run(json.loads(SAVED.read_text()))
+    assert all(t.disturbance is None for t in run.tests)  # saved before the check: loads
+    tests = tuple(disturbed(run.tests, "rand-write-4k"))
+    return dataclasses.replace(run, tests=tests, grades=grade_results(tests))
+
+
+def test_the_row_the_verdict_line_and_every_export_name_it():
+    run = saved_run_with_disturbance()
+    assert f"A1 uncertain ({REASON})" in run.summary
+    again = document_to_run(run_to_document(run))
+    measured = again.test("rand-write-4k")
+    assert measured is not None and measured.disturbance == DISTURBED
+    assert run_to_document(again) == run_to_document(run)
+    assert REASON in run_to_markdown(run)
+    assert REASON in run_to_csv(run)
+    screen = io.StringIO()
+    Console(file=screen, width=400).print(render_run(run))
+    assert REASON in screen.getvalue()
+
+
+# -- real runs on emulated cards ----------------------------------------------------------------
+
+emulated = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
+
+
+@contextlib.contextmanager
+def writing(device: EmulatedDevice, argv: list[str]) -> Iterator[None]:
+    # A session of its own, killed whole: fio's job threads and any child go with it.
+    process = subprocess.Popen(
+        device.command(argv), stdout=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        time.sleep(1.0)
+        yield
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def a1_run(device: EmulatedDevice, *extra: str) -> dict[str, Any]:
+    return flashmark_json(
+        device, str(device.mount_point), "--profile", "a1", "--runtime", "2", "--size", "64M",
+        *extra,
+    )  # fmt: skip
+
+
+def device_flags(document: dict[str, Any]) -> list[str]:
+    return [
+        t["name"]
+        for t in document["tests"]
+        if t["disturbance"]["status"] == "disturbed"
+        and "another process" in t["disturbance"]["reason"]
+    ]
+
+
+@emulated
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_foreign_writer_of_1_mb_s_is_named_and_grades_nothing():
+    with EmulatedDevice(CARD, size_bytes=384 * 2**20) as device:
+        assert device.mount_point is not None
+        foreign = [
+            "fio", "--name=foreign", f"--filename={device.mount_point}/foreign.dat",
+            "--size=32M", "--rw=write", "--bs=64k", "--direct=1", "--rate=1m",
+            "--time_based", "--runtime=3600", "--thread", "--output=/dev/null",
+        ]  # fmt: skip
+        with writing(device, foreign):
+            document = a1_run(device)
+    names = [t["name"] for t in document["tests"]]
+    assert device_flags(document) == names
+    for test in document["tests"]:
+        disturbance = test["disturbance"]
+        assert disturbance["write_bytes_per_s"] > 0.5 * MB
+        assert f"to {disturbance['device']} during {test['name']}" in disturbance["reason"]
+        assert disturbance["retries"] >= 0
+    for grade in document["grades"].values():
+        assert grade["verdict"] == "uncertain", grade
+    assert "another process wrote" in document["summary"]
+
+
+@emulated
+@pytest.mark.root
+@pytest.mark.fio
+@pytest.mark.parametrize("fstype", ["ext4", "btrfs"])
+def test_an_idle_folder_flags_nothing(fstype):
+    with EmulatedDevice(CARD, size_bytes=384 * 2**20, fstype=fstype) as device:
+        document = a1_run(device)
+    assert device_flags(document) == []
+    assert {t["disturbance"]["device"] for t in document["tests"]} == {Path(device.device).name}
+
+
+_JOURNALD = (
+    "import sys, time\n"
+    "with open(sys.argv[1], 'ab') as log:\n"
+    "    while True:\n"
+    "        log.write(b'x' * 2000); log.flush(); time.sleep(0.1)\n"
+)
+
+
+@emulated
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_journald_like_writer_beside_is_not_flagged():
+    with EmulatedDevice(CARD, size_bytes=384 * 2**20) as device:
+        assert device.mount_point is not None
+        with writing(device, [sys.executable, "-c", _JOURNALD, f"{device.mount_point}/j.log"]):
+            document = a1_run(device)
+    assert device_flags(document) == []
+
+
+@emulated
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_buffered_run_is_not_checked():
+    with EmulatedDevice(CARD, size_bytes=384 * 2**20) as device:
+        document = a1_run(device, "--buffered")
+    for test in document["tests"]:
+        assert test["disturbance"]["status"] == "not checked"
+        assert test["disturbance"]["reason"] == "not checked (buffered)"
+
+
+@emulated
+@pytest.mark.root
+@pytest.mark.fio
+def test_a_test_disturbed_by_a_writer_that_stops_is_measured_again_clean():
+    with EmulatedDevice(CARD, size_bytes=384 * 2**20) as device:
+        assert device.mount_point is not None
+        # 10 s: past seq-write's first window (flashmark's start, a 2 s ramp, a 2 s window),
+        # then quiet well within the 10 s wait for it.
+        brief = [
+            "fio", "--name=foreign", f"--filename={device.mount_point}/foreign.dat",
+            "--size=32M", "--rw=write", "--bs=64k", "--direct=1", "--rate=2m",
+            "--time_based", "--runtime=10", "--thread", "--output=/dev/null",
+        ]  # fmt: skip
+        with writing(device, brief):
+            document = a1_run(device)
+    first = document["tests"][0]  # seq-write, measured while the writer wrote
+    assert first["disturbance"]["status"] == "clean", first["disturbance"]
+    assert first["disturbance"]["retries"] >= 1
+    assert device_flags(document) == []
+    assert "another process" not in document["summary"]  # (2 s windows may still straddle)
