@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from flashmark.bench.grading import undecided
 from flashmark.bench.disturbance import (
     RETRIES,
     RetryBudget,
@@ -28,6 +27,7 @@ from flashmark.bench.disturbance import (
     not_checked,
     target_disk,
 )
+from flashmark.bench.grading import undecided
 from flashmark.bench.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S
 from flashmark.bench.lengths import (
     AT_ONCE,
