@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from flashmark import __version__
+from flashmark.errors import ExitStatus
 
 pytestmark = [pytest.mark.wheel, pytest.mark.fio]
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -176,7 +177,7 @@ def test_fleet_run_finds_the_collection_the_wheel_carries(release: Release):
     assert added.returncode == 0, added.stderr
     # Ansible and the collection found, no --collection given: it stops at the service only.
     stopped = release.flashmark(*fleet)
-    assert stopped.returncode == 1
+    assert stopped.returncode == ExitStatus.SERVICE
     assert "flashmark: error: cannot reach http://127.0.0.1:" in stopped.stderr
     # The Galaxy tarball for people who run their own Ansible, from the same folder.
     built = release.run(
