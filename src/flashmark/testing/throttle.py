@@ -10,10 +10,12 @@ Documentation/admin-guide/cgroup-v1/blkio-controller.rst, cgroup-v2.rst); it dis
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -276,10 +278,21 @@ def _unmount(mount_point: Path) -> None:
 
 
 def _remove_cgroup(group: Path, parent: Path) -> None:
-    """Move any process left in the group to its parent, then remove the group."""
-    with contextlib.suppress(OSError):
-        for pid in (group / "cgroup.procs").read_text().split():
-            with contextlib.suppress(OSError):
-                (parent / "cgroup.procs").write_text(pid)
-    with contextlib.suppress(OSError):
-        group.rmdir()
+    """Move any process left in the group to its parent, then remove the group. A process
+    killed just before (a writer's fio threads) may still be exiting: the kernel refuses the
+    rmdir (EBUSY) until it is gone, so it is tried again for a few seconds."""
+    deadline = time.monotonic() + 5
+    while True:
+        with contextlib.suppress(OSError):
+            for pid in (group / "cgroup.procs").read_text().split():
+                with contextlib.suppress(OSError):
+                    (parent / "cgroup.procs").write_text(pid)
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            if error.errno != errno.EBUSY or time.monotonic() > deadline:
+                return
+        time.sleep(0.05)
