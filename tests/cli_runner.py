@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -46,6 +48,18 @@ def flashmark(
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception  # flashmark maps every error to a line: this is a test's bug
     return Done(result.exit_code, result.stdout, result.stderr)
+
+
+def flashmark_script(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """`flashmark ARGS` as a script runs it: a process of its own, no terminal to type a
+    confirmation at (stdin is /dev/null)."""
+    return subprocess.run(
+        [sys.executable, "-m", "flashmark", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @contextlib.contextmanager

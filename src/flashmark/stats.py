@@ -209,10 +209,10 @@ def interval_of_mean(
     far one batch's rate may be off by the log's resolution (added in quadrature to their
     spread). `short`: the test was shorter than its floor, so the interval is at least
     +-SHORT_MARGIN of the centre; a single batch then has that interval, else none."""
-    if not samples or (len(samples) < 2 and not short):
+    prepared = _batched(samples, mean, short)
+    if prepared is None:
         return None
-    centre, average = _centres(samples, mean)
-    batches = batch_means(samples)
+    centre, average, batches = prepared
     half = 0.0
     if len(batches) >= 2:
         sd = math.sqrt(statistics.variance(batches) + floor_sd**2)
@@ -246,10 +246,10 @@ def confidence_sequence(
     top), tightest at `tightest` batches; None with fewer than 2 (unless `short`, as in
     `interval_of_mean`). The batches' spread is estimated from them (after `batch_means`),
     with `floor_sd` in quadrature, so the boundary holds only asymptotically."""
-    if not samples or (len(samples) < 2 and not short):
+    prepared = _batched(samples, mean, short)
+    if prepared is None:
         return None
-    centre, average = _centres(samples, mean)
-    batches = batch_means(samples)
+    centre, average, batches = prepared
     half = 0.0
     if len(batches) >= 2:
         # The spread is estimated from few batches: scaled by t(0.975, df) / z(0.975), the
@@ -265,9 +265,16 @@ def confidence_sequence(
     )
 
 
-def _centres(samples: Sequence[float], mean: float | None) -> tuple[float, float]:
+def _batched(
+    samples: Sequence[float], mean: float | None, short: bool
+) -> tuple[float, float, list[float]] | None:
+    """The interval's centre (`mean`, else the samples' average), the samples' average and
+    their batch means; None when there is no interval to give (no samples, or one that is
+    not `short`)."""
+    if not samples or (len(samples) < 2 and not short):
+        return None
     average = statistics.fmean(samples)
-    return (average if mean is None else mean), average
+    return (average if mean is None else mean), average, batch_means(samples)
 
 
 def _interval(

@@ -12,21 +12,13 @@ import pytest
 
 from flashmark.system.disk_space import reserve_bytes
 from flashmark.units import format_size
+from tests.cli_runner import flashmark_script as flashmark
 from tests.emulation import mounted_image
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
 
 MiB = 1 << 20
 
-
-def flashmark(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def test_a_test_area_that_would_eat_into_the_reserve_is_refused_before_writing(tmp_path):

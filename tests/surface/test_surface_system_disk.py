@@ -15,22 +15,13 @@ import pytest
 from flashmark.system.disk_space import reserve_bytes
 from flashmark.testing.flash import Backing, FlashModel
 from flashmark.units import format_size
+from tests.cli_runner import flashmark_script as flashmark
 from tests.emulation import mounted_image
 from tests.surface.test_surface_flash import _wait_for, mounted_ext4
 
 MiB = 1 << 20
 MB = 10**6
 
-
-def flashmark(*args: str) -> subprocess.CompletedProcess[str]:
-    """The command as a script runs it: no terminal to type a confirmation at."""
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def _free(folder: Path) -> int:

@@ -4,28 +4,18 @@ reserve free (flashmark.system.disk_space)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 from flashmark.units import format_size
 from flashmark.workloads.needs import workload_needs
+from tests.cli_runner import flashmark_script as flashmark
 from tests.emulation import mounted_image
 
 pytestmark = pytest.mark.root
 
 MiB = 1 << 20
 
-
-def flashmark(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def test_a_workload_says_where_it_writes_and_is_refused_when_it_would_eat_the_reserve(tmp_path):

@@ -34,7 +34,7 @@ import psutil
 from flashmark.bench.model import Disturbance, DisturbanceStatus, Target
 from flashmark.errors import FlashmarkError
 from flashmark.fio.job import FioJob
-from flashmark.fio.runner import FioOutput, FioRunner, ProgressCallback
+from flashmark.fio.runner import DelegatingRunner, FioOutput, FioRunner, ProgressCallback
 from flashmark.system.diskstats import (
     SECTOR_BYTES,
     DiskCounters,
@@ -394,19 +394,12 @@ def _excess(counts: FioCounts, device: _Sample, filesystem: str, block_bytes: in
     )
 
 
-class _RecordingRunner:
+class _RecordingRunner(DelegatingRunner):
     """`runner`, noting each run's output and when it returned."""
 
     def __init__(self, runner: FioRunner, runs: list[tuple[FioOutput, float]]) -> None:
-        self.runner = runner
+        super().__init__(runner)
         self.runs = runs
-
-    @property
-    def log_folder(self) -> str:
-        return self.runner.log_folder
-
-    def version(self) -> str:
-        return self.runner.version()
 
     def run(
         self,

@@ -65,7 +65,7 @@ from flashmark.errors import (
     TargetError,
 )
 from flashmark.fio.job import FioJob
-from flashmark.fio.runner import FioOutput, FioRunner, ProgressCallback
+from flashmark.fio.runner import DelegatingRunner, FioOutput, FioRunner, ProgressCallback
 from flashmark.fio.window import written_extent
 from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name
 from flashmark.system.device_safety import claim_for_writing
@@ -196,7 +196,7 @@ def measure(
     )
 
 
-class _WatchedRunner:
+class _WatchedRunner(DelegatingRunner):
     """`runner` with every fio run watched by `watchdog` (flashmark.system.watchdog): the bound for
     the job's request size, progress from the device's counters (`counters`)."""
 
@@ -207,17 +207,10 @@ class _WatchedRunner:
         counters: Callable[[], DiskCounters | None],
         place: str,
     ) -> None:
-        self.runner = runner
+        super().__init__(runner)
         self.watchdog = watchdog
         self.counters = counters
         self.place = place
-
-    @property
-    def log_folder(self) -> str:
-        return self.runner.log_folder
-
-    def version(self) -> str:
-        return self.runner.version()
 
     def run(
         self,

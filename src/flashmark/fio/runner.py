@@ -96,6 +96,31 @@ class FioRunner(Protocol):
         ...
 
 
+class DelegatingRunner:
+    """A FioRunner that hands everything to `runner`: the base of wrappers that add to a run
+    (a stall watch, a record of when each run returned) by overriding `run` alone."""
+
+    def __init__(self, runner: FioRunner) -> None:
+        self.runner = runner
+
+    @property
+    def log_folder(self) -> str:
+        return self.runner.log_folder
+
+    def version(self) -> str:
+        return self.runner.version()
+
+    def run(
+        self,
+        job: FioJob,
+        on_progress: ProgressCallback | None = None,
+        *,
+        folder_fd: int | None = None,
+        stall: StallWatch | None = None,
+    ) -> FioOutput:
+        return self.runner.run(job, on_progress, folder_fd=folder_fd, stall=stall)
+
+
 _VERSION_RE = re.compile(r"fio-(\d+)\.(\d+)")
 
 

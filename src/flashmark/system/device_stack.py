@@ -132,6 +132,18 @@ def kernel_name_of_node(node: str, roots: SystemRoots) -> str:
     return found
 
 
+def source_device_name(source: str, roots: SystemRoots) -> str | None:
+    """The kernel name of the block device a mount names as its source (mountinfo), for a
+    filesystem whose st_dev is not its device's (btrfs gives each subvolume an anonymous
+    0:N); None when the source is no block device."""
+    if not source.startswith("/dev/"):
+        return None
+    try:
+        return kernel_name_of_node(source, roots)
+    except TargetError:
+        return None
+
+
 def name_of_majmin(majmin: str, roots: SystemRoots) -> str | None:
     link = roots.sys_path(f"dev/block/{majmin}")
     return link.resolve().name if link.exists() else None

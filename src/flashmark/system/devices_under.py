@@ -25,8 +25,8 @@ from flashmark.system.device_stack import (
     MemberKind,
     Role,
     device_stack,
-    kernel_name_of_node,
     name_of_majmin,
+    source_device_name,
 )
 from flashmark.system.mounts import Mount, mount_of, read_mounts
 from flashmark.system.sysroot import SystemRoots
@@ -106,15 +106,10 @@ class _Walk:
 
 
 def _source_device(mount: Mount | None) -> str | None:
-    """The device mountinfo names as the source of a filesystem without a device number of
-    its own (btrfs: /dev/sdb1), when it is a block device."""
-    if mount is None or not mount.source.startswith("/dev/"):
-        return None
-    try:
-        name = kernel_name_of_node(mount.source, _LIVE)
-    except TargetError:
-        return None
-    return _LIVE.read_sys(f"class/block/{name}/dev")
+    """The major:minor of the device mountinfo names as the source of a filesystem without a
+    device number of its own (btrfs: /dev/sdb1), when it is a block device."""
+    name = None if mount is None else source_device_name(mount.source, _LIVE)
+    return None if name is None else _LIVE.read_sys(f"class/block/{name}/dev")
 
 
 def _filesystem_label(majmin: str, mount: Mount | None) -> str:

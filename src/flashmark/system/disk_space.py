@@ -18,12 +18,17 @@ filesystems count: a FUSE or network file says nothing true about its room.
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from flashmark.errors import NotEnoughSpace, TargetError
-from flashmark.system.device_stack import MemberKind, Role, device_stack, name_of_majmin
+from flashmark.system.device_stack import (
+    MemberKind,
+    Role,
+    device_stack,
+    name_of_majmin,
+    source_device_name,
+)
 from flashmark.system.mounts import mount_of, read_mounts
 from flashmark.system.sysroot import SystemRoots
 from flashmark.units import GiB, format_size
@@ -93,7 +98,7 @@ def filesystem_of(folder: str | Path, roots: SystemRoots) -> Filesystem:
     mount = mount_of(os.path.realpath(folder), read_mounts(roots), majmin)
     name = name_of_majmin(majmin, roots) if os.major(st_dev) else None
     if name is None and mount is not None:
-        name = _source_device(mount.source, roots)
+        name = source_device_name(mount.source, roots)
     size, free = _sizes(folder)
     return Filesystem(
         folder=folder,
@@ -104,20 +109,6 @@ def filesystem_of(folder: str | Path, roots: SystemRoots) -> Filesystem:
         size_bytes=size,
         free_bytes=free,
     )
-
-
-def _source_device(source: str, roots: SystemRoots) -> str | None:
-    """The kernel name of a mount's source device: for filesystems whose st_dev is not their
-    device's (btrfs gives each subvolume an anonymous one, 0:N)."""
-    if not source.startswith("/dev/"):
-        return None
-    try:
-        status = os.stat(source)
-    except OSError:
-        return None
-    if not stat.S_ISBLK(status.st_mode):
-        return None
-    return name_of_majmin(f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}", roots)
 
 
 def _sizes(folder: str) -> tuple[int, int]:
