@@ -23,7 +23,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from flashmark.testing.flash import EmulatedFlash, FakeMode, FlashModel, unavailable_reason
+from flashmark.testing.flash.device import EmulatedFlash, unavailable_reason
+from flashmark.testing.flash.model import FakeMode, FlashModel
 
 MiB, GiB = 1 << 20, 1 << 30
 

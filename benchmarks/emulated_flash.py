@@ -23,7 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' fio helpers
 
-from flashmark.testing.flash import EmulatedFlash, FlashModel, unavailable_reason
+from flashmark.testing.flash.device import EmulatedFlash, unavailable_reason
+from flashmark.testing.flash.model import FlashModel
 from tests.testing.io_helpers import (
     find_cache_knee,
     fio_io_log,

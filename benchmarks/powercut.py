@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flashmark.testing.flash import EmulatedFlash, FlashModel, unavailable_reason
-from flashmark.testing.flash.model import Durability
+from flashmark.testing.flash.device import EmulatedFlash, unavailable_reason
+from flashmark.testing.flash.model import Durability, FlashModel
 
 MiB = 1 << 20
 MB = 10**6

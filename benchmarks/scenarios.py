@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashmark.testing.flash import EmulatedFlash, FakeMode, FlashModel
-from flashmark.testing.flash import unavailable_reason as flash_unavailable
-from flashmark.testing.flash.model import Durability
+from flashmark.testing.flash.device import EmulatedFlash
+from flashmark.testing.flash.device import unavailable_reason as flash_unavailable
+from flashmark.testing.flash.model import Durability, FakeMode, FlashModel
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from flashmark.testing.throttle import unavailable_reason as throttle_unavailable
 

@@ -48,8 +48,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flashmark.testing.flash import EmulatedFlash, FlashModel
-from flashmark.testing.flash import unavailable_reason as flash_unavailable_reason
+from flashmark.testing.flash.device import EmulatedFlash
+from flashmark.testing.flash.device import unavailable_reason as flash_unavailable_reason
+from flashmark.testing.flash.model import FlashModel
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 
 REPOSITORY = Path(__file__).resolve().parent.parent

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flashmark.bench.grading import grade_results, undecided
+from flashmark.bench.grading.classes import grade_results, undecided
 from flashmark.bench.jobs import job_for_test
 from flashmark.bench.lengths import (
     FIRST_WINDOW_S,
@@ -72,7 +72,8 @@ from flashmark.bench.profiles import (
 )
 from flashmark.bench.results import ParsedRun, parse_run, pooled_result
 from flashmark.fio.runner import FioOutput
-from flashmark.testing.flash import EmulatedFlash, FlashModel
+from flashmark.testing.flash.device import EmulatedFlash
+from flashmark.testing.flash.model import FlashModel
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from flashmark.units import MB, MiB
 

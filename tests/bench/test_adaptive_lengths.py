@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from flashmark.bench.grading import GRADE_RULES
+from flashmark.bench.grading.classes import GRADE_RULES
 from flashmark.bench.lengths import (
     AT_ONCE,
     FIRST_WINDOW_S,

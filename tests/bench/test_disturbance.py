@@ -22,7 +22,7 @@ import pytest
 from rich.console import Console
 
 from flashmark.bench.document import document_to_run, run_to_document
-from flashmark.bench.grading import grade_results
+from flashmark.bench.grading.classes import grade_results
 from flashmark.bench.model import Disturbance, DisturbanceStatus
 from flashmark.bench.render.csv_export import run_to_csv
 from flashmark.bench.render.markdown import run_to_markdown

@@ -40,7 +40,7 @@ from flashmark.bench.model import DirectionResult, Pattern, Settings, TestResult
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.results import BATCH_MS
 from flashmark.stats import SHORT_MARGIN
-from flashmark.testing.flash import FlashModel
+from flashmark.testing.flash.model import FlashModel
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from tests.emulation import run_test_in_device, run_test_on_device
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from flashmark.capacity.search import plan_layout
-from flashmark.testing.flash import EmulatedFlash, FakeMode, FlashModel
+from flashmark.testing.flash.device import EmulatedFlash
+from flashmark.testing.flash.model import FakeMode, FlashModel
 from tests.testing.io_helpers import opened_direct, read_block, write_block
 
 pytestmark = pytest.mark.flash

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.testing.flash import FlashModel
+from flashmark.testing.flash.model import FlashModel
 from tests.capacity.test_capacity_emulated import (
     _slow_card,
     _wait_for_writes,

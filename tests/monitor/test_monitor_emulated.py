@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from flashmark.monitor import DiskMonitor
+from flashmark.monitor.sampler import DiskMonitor
 from flashmark.system.sysroot import SystemRoots
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from flashmark.units import MiB

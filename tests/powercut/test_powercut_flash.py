@@ -22,13 +22,14 @@ from typing import Any
 import pytest
 
 from flashmark.history.store import History
-from flashmark.powercut import PowercutRequest, PowercutStopped, plan_powercut, run_powercut
 from flashmark.powercut.commands import PowerCommandFailed
 from flashmark.powercut.cycle import PowerNotCut
+from flashmark.powercut.plan import PowercutRequest, plan_powercut
 from flashmark.powercut.result import VANISHED, PowercutResult
+from flashmark.powercut.run import PowercutStopped, run_powercut
 from flashmark.system.sysroot import SystemRoots
-from flashmark.testing.flash import EmulatedFlash, FlashModel
-from flashmark.testing.flash.model import Durability
+from flashmark.testing.flash.device import EmulatedFlash
+from flashmark.testing.flash.model import Durability, FlashModel
 from flashmark.testing.flash.power import backing_file
 from tests.powercut.test_network_recorder import free_port, listener
 

@@ -13,7 +13,7 @@ import pytest
 from flashmark.bench.render.csv_export import COLUMNS, run_to_csv, runs_to_csv
 from flashmark.bench.render.markdown import run_to_markdown, runs_to_markdown
 from flashmark.bench.run_result import Run
-from flashmark.references import PUBLISHED_LABEL, find_reference
+from flashmark.references.loader import PUBLISHED_LABEL, find_reference
 from flashmark.report.compare import build_comparison
 from flashmark.report.compare_views import cell_text, comparison_to_markdown
 from flashmark.units import MB, format_iops, format_latency_ns

@@ -21,7 +21,7 @@ import pytest
 from flashmark.bench.render.csv_export import run_to_csv
 from flashmark.bench.render.markdown import run_to_markdown
 from flashmark.bench.run_result import Run
-from flashmark.references import find_reference
+from flashmark.references.loader import find_reference
 from flashmark.report.compare import Comparison, build_comparison, comparison_to_document
 from flashmark.report.compare_views import comparison_to_csv, comparison_to_markdown
 from flashmark.report.exporters import SavedResult, exporter, formats

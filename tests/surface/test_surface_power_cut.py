@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from flashmark.testing.flash import FlashModel
+from flashmark.testing.flash.model import FlashModel
 from flashmark.testing.flash.writeback import VolatileFlash
 from flashmark.testing.throttle import EmulationUnavailable
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.system.disk_space import reserve_bytes
-from flashmark.testing.flash import Backing, FlashModel
+from flashmark.testing.flash.model import Backing, FlashModel
 from flashmark.units import format_size
 from tests.cli_runner import flashmark_script as flashmark
 from tests.emulation import mounted_image

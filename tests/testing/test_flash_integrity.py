@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.testing.flash import Backing, BadRange, EmulatedFlash, FakeMode, FlashModel
+from flashmark.testing.flash.device import EmulatedFlash
+from flashmark.testing.flash.model import Backing, BadRange, FakeMode, FlashModel
 from tests.testing.io_helpers import (
     BLOCK,
     opened_direct,

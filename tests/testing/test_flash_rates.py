@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from flashmark.testing.flash import FlashModel
+from flashmark.testing.flash.model import FlashModel
 from flashmark.testing.throttle import DeviceCaps
 from tests.testing.io_helpers import (
     find_cache_knee,

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.testing.flash import Backing, BadRange, FakeMode, FlashModel
 from flashmark.testing.flash.engine import (
     ControlBlock,
     DeviceFault,
@@ -20,6 +19,7 @@ from flashmark.testing.flash.engine import (
     FlashEngine,
     MemoryStorage,
 )
+from flashmark.testing.flash.model import Backing, BadRange, FakeMode, FlashModel
 
 MB = 1_000_000
 MiB = 1 << 20

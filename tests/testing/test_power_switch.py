@@ -9,8 +9,7 @@ import subprocess
 
 import pytest
 
-from flashmark.testing.flash import FlashModel
-from flashmark.testing.flash.model import Durability
+from flashmark.testing.flash.model import Durability, FlashModel
 from flashmark.testing.flash.power import backing_file
 
 pytestmark = pytest.mark.flash

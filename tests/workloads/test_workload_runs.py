@@ -18,14 +18,14 @@ from click.testing import CliRunner
 from flashmark.cli import main
 from flashmark.codec import encode
 from flashmark.errors import NotEnoughSpace, TargetNotFound
-from flashmark.monitor import device_for_path
+from flashmark.system.diskstats import device_for_path
 from flashmark.system.sysroot import SystemRoots
-from flashmark.workloads import (
+from flashmark.workloads import dpkg
+from flashmark.workloads.packages import generate_package_set
+from flashmark.workloads.session import (
     FOLDER_PREFIX,
     WORKLOAD_NAMES,
     UnknownWorkload,
-    dpkg,
-    generate_package_set,
     run_workload,
     run_workloads,
 )

@@ -25,8 +25,9 @@ from flashmark.errors import (
     TargetPermissionDenied,
     UsageError,
 )
-from flashmark.monitor import DiskMonitor, device_for_path, optional_monitor
+from flashmark.monitor.sampler import DiskMonitor, optional_monitor
 from flashmark.system.disk_space import SpacePlan, SpaceWatch, plan_space, reserve_bytes
+from flashmark.system.diskstats import device_for_path
 from flashmark.system.leftovers import work_folder_name
 from flashmark.system.private_folder import (
     PrivateFolder,

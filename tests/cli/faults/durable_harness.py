@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from flashmark.testing.flash import FlashModel
+from flashmark.testing.flash.model import FlashModel
 from flashmark.testing.throttle import EmulatedDevice
 from tests.cli.faults import code_for_others
 from tests.cli.faults import durable_cases as d

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import psutil
 
-from flashmark.testing.flash import EmulatedFlash, FlashModel, unavailable_reason
+from flashmark.testing.flash.device import EmulatedFlash, unavailable_reason
+from flashmark.testing.flash.model import FlashModel
 from tests.cli.faults import harness
 from tests.cli.faults.hung_cases import GRACE_S, STALL_TIMEOUT_S, HungCase
 

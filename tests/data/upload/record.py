@@ -30,7 +30,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from flashmark.testing.flash import EmulatedFlash, FlashModel, unavailable_reason
+from flashmark.testing.flash.device import EmulatedFlash, unavailable_reason
+from flashmark.testing.flash.model import FlashModel
 from flashmark.units import MiB
 
 HERE = Path(__file__).resolve().parent
