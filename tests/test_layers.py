@@ -22,7 +22,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("workloads",),
     ("monitor", "probe", "clean"),
     ("result_kind",),
-    ("fio", "history", "references", "testing"),
+    ("fio", "history", "references"),
     ("system",),
     ("errors", "units", "stats", "codec", "spreadsheet", "markdown", "install_hint"),
     ("__init__",),

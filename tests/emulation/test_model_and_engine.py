@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.testing.flash.engine import (
+from tests.emulation.flash.engine import (
     ControlBlock,
     DeviceFault,
     FileStorage,
     FlashEngine,
     MemoryStorage,
 )
-from flashmark.testing.flash.model import Backing, BadRange, FakeMode, FlashModel
+from tests.emulation.flash.model import Backing, BadRange, FakeMode, FlashModel
 
 MB = 1_000_000
 MiB = 1 << 20

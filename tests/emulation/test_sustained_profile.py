@@ -18,8 +18,8 @@ import pytest
 
 from flashmark.bench.sustained import SUSTAINED_REST_S
 from flashmark.stats import judge_bounds
-from flashmark.testing.flash.device import EmulatedFlash
-from flashmark.testing.flash.model import FlashModel
+from tests.emulation.flash.device import EmulatedFlash
+from tests.emulation.flash.model import FlashModel
 
 pytestmark = [pytest.mark.flash, pytest.mark.fio]
 
