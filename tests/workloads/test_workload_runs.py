@@ -23,13 +23,15 @@ from flashmark.system.sysroot import SystemRoots
 from flashmark.workloads import dpkg
 from flashmark.workloads.packages import generate_package_set
 from flashmark.workloads.session import (
-    FOLDER_PREFIX,
     WORKLOAD_NAMES,
     UnknownWorkload,
     run_workload,
     run_workloads,
 )
 from tests.cli_runner import flashmark
+
+# A workload's work folder, as flashmark/system/leftovers.py names it.
+FOLDER_PREFIX = "flashmark-workload-"
 
 SCALE = 0.01  # 4 packages, ~350 files, ~9 MB: a second or two
 

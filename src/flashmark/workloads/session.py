@@ -58,7 +58,6 @@ DESCRIPTIONS = {
     "pkg-reinstall": "install the removed subset again from cached archives (2nd install)",
     "cold-read": "drop the page cache and read a boot-like set of files (boot)",
 }
-FOLDER_PREFIX = "flashmark-workload-"  # names: flashmark/system/leftovers.py
 _SPACE_MARGIN_BYTES = 64 * 1024 * 1024  # journal, metadata, folders: ext4 needs headroom
 
 Progress = Callable[[float], None]
