@@ -15,8 +15,8 @@ from typing import Any
 
 from flashmark.bench.jobs import job_for_test, prepare_job
 from flashmark.bench.model import Settings, TestResult, TestSpec
-from flashmark.bench.results import parse_test_output
 from flashmark.fio.runner import FioProcessRunner
+from tests.bench.parsed import parse_test_output
 from tests.emulation.throttle import EmulatedDevice
 
 
