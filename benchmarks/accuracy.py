@@ -29,11 +29,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from flashmark.bench.grading import GRADE_RULES
+from flashmark.bench.grading.classes import GRADE_RULES
 from flashmark.bench.model import DirectionResult, Settings
 from flashmark.bench.profiles import PROFILES
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
-from tests.emulation import run_test_in_device
+from tests.emulation.runs import run_test_in_device
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 
 MiB = 2**20
 

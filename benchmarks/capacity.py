@@ -1,6 +1,6 @@
 """`flashmark capacity` against emulated cards whose real capacity is known exactly.
 
-    sudo python3 benchmarks/capacity.py [--repeat N] [--quick]
+    sudo python3 -m benchmarks.capacity [--repeat N] [--quick]
 
 For each case (genuine cards, and fakes that wrap, return zeros or 0xFF beyond real sizes from
 1/2 to 1/64 of the claim, some not a whole number of blocks) it runs the command as a user does
@@ -23,7 +23,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from flashmark.testing.flash import EmulatedFlash, FakeMode, FlashModel, unavailable_reason
+from tests.emulation.flash.device import EmulatedFlash, unavailable_reason
+from tests.emulation.flash.model import FakeMode, FlashModel
 
 MiB, GiB = 1 << 20, 1 << 30
 

@@ -1,5 +1,5 @@
 """Does flashmark know when the device was not its own? `flashmark run --profile a1 --runtime 2`
-on an emulated A1 card (a throttled loop device, flashmark.testing.throttle) under five
+on an emulated A1 card (a throttled loop device, tests.emulation.throttle) under five
 conditions, each run counted: flagged (a test says another process used the device), the
 verdicts, and false flags (a flag where no other process wrote).
 
@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
 MB = 10**6
 CARD = DeviceCaps("A1 card", read_iops=2000, write_iops=700, read_bps=40 * MB, write_bps=20 * MB)

@@ -23,8 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' fio helpers
 
-from flashmark.testing.flash import EmulatedFlash, FlashModel, unavailable_reason
-from tests.testing.io_helpers import (
+from tests.emulation.flash.device import EmulatedFlash, unavailable_reason
+from tests.emulation.flash.model import FlashModel
+from tests.emulation.io_helpers import (
     find_cache_knee,
     fio_io_log,
     fio_json,

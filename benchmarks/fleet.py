@@ -3,7 +3,7 @@
     sudo python3 benchmarks/fleet.py [--runtime S] [--size SIZE] [--sqlite]
 
 Six boards, each an Ansible host with a local connection and its own emulated card (a throttled
-loop device: flashmark.testing.throttle), history and label (tests/fleet/lab.py): three
+loop device: tests.emulation.throttle), history and label (tests/fleet/lab.py): three
 cards at 800 read / 400 write IOPS, one slow card (200 write IOPS), one whose file system is
 shut down when fio starts rand-read-4k (a card failing mid-run), and one board whose fio
 reports another version (refused: its job hash differs). The service is a real `flashmark

@@ -4,7 +4,7 @@
                                                              (from the repository root)
 
 The emulated card (a loop device with ext4, capped by the kernel block throttle,
-flashmark.testing.throttle) does 1920 random 4K reads/s, 500 random 4K writes/s and writes 10 MB/s:
+tests.emulation.throttle) does 1920 random 4K reads/s, 500 random 4K writes/s and writes 10 MB/s:
 A1 asks for >= 1500 read IOPS, >= 500 write IOPS and >= 10 MB/s (SD Association application
 performance class), so its write checks sit exactly on their thresholds. The quick profile once
 graded such a card "A1 fail" on a busy host. The card's truth is on the line, so the
@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 
 EXACT_A1 = DeviceCaps("exact A1", 1920, 500, 40_000_000, 10_000_000)
 _HOG = "while True:\n    pass\n"

@@ -19,7 +19,9 @@ import threading
 import time
 from pathlib import Path
 
-from flashmark.monitor import DiskMonitor, MonitorSample, device_for_path, parse_diskstats
+from flashmark.monitor.sampler import DiskMonitor
+from flashmark.monitor.series import MonitorSample
+from flashmark.system.diskstats import device_for_path, parse_diskstats
 from flashmark.system.sysroot import SystemRoots
 
 

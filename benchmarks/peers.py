@@ -52,8 +52,8 @@ from typing import Any
 
 from benchmarks.accuracy import DEVICES, run_flashmark, truth_verdict
 from benchmarks.loaded_host import EXACT_A1
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 from flashmark.units import KiB, MiB
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 
 MB = 1_000_000
 # The exact-A1 card (10 MB/s, 500 write IOPS) meets A1 but not sdtest's 10000 KiB/s.

@@ -1,6 +1,6 @@
 """`flashmark powercut` against emulated cards whose behaviour at a power cut is known exactly.
 
-    sudo python3 benchmarks/powercut.py [--honest-cycles 100] [--cycles 6] [--quick]
+    sudo python3 -m benchmarks.powercut [--honest-cycles 100] [--cycles 6] [--quick]
 
 Each case is a 256 MiB emulated card (nbdkit + nbdfuse + direct-I/O loop, docs/emulated-flash.md)
 taking 4 KiB writes in 0.4 ms, with a volatile write cache whose flush is honest, lying (writes
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flashmark.testing.flash import EmulatedFlash, FlashModel, unavailable_reason
-from flashmark.testing.flash.model import Durability
+from tests.emulation.flash.device import EmulatedFlash, unavailable_reason
+from tests.emulation.flash.model import Durability, FlashModel
 
 MiB = 1 << 20
 MB = 10**6

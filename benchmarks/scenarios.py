@@ -3,9 +3,9 @@ command's exit status, time and last line (the answer a user came for).
 
     sudo python3 -m benchmarks.scenarios [--only folder|device|cache ...] (from the repository root)
 
-Cards: a throttled loop device with ext4 (flashmark.testing.throttle; 40 MB/s read, 10 MB/s
+Cards: a throttled loop device with ext4 (tests.emulation.throttle; 40 MB/s read, 10 MB/s
 write, 1500/500 IOPS) for the folder scenarios, and emulated flash devices
-(flashmark.testing.flash) for the device scenarios: an A1-class card, a fake card (128 MiB
+(tests.emulation.flash) for the device scenarios: an A1-class card, a fake card (128 MiB
 real of 512 MiB, wrapping), a card with a 128 MiB write cache (30 MB/s, then 6 MB/s; raw, and
 with ext4 for the folder run), an honest and a lying card under power cuts. Every command runs
 as `flashmark ...` with its own history and home folder; nothing else is touched. Prints a
@@ -28,11 +28,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashmark.testing.flash import EmulatedFlash, FakeMode, FlashModel
-from flashmark.testing.flash import unavailable_reason as flash_unavailable
-from flashmark.testing.flash.model import Durability
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from flashmark.testing.throttle import unavailable_reason as throttle_unavailable
+from tests.emulation.flash.device import EmulatedFlash
+from tests.emulation.flash.device import unavailable_reason as flash_unavailable
+from tests.emulation.flash.model import Durability, FakeMode, FlashModel
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice
+from tests.emulation.throttle import unavailable_reason as throttle_unavailable
 
 MiB = 1 << 20
 MB = 10**6

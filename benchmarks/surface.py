@@ -32,13 +32,8 @@ from benchmarks.truth_rows import Row
 from flashmark.surface.result import SurfaceResult
 from flashmark.surface.run import plan_surface, scan_surface
 from flashmark.system.sysroot import SystemRoots
-from flashmark.testing.flash import (
-    BadRange,
-    EmulatedFlash,
-    FakeMode,
-    FlashModel,
-    unavailable_reason,
-)
+from tests.emulation.flash.device import EmulatedFlash, unavailable_reason
+from tests.emulation.flash.model import BadRange, FakeMode, FlashModel
 from tests.surface.truth import expected_ranges
 
 MB = 1_000_000

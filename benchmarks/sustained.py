@@ -33,7 +33,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.truth_rows
 
 from benchmarks.truth_rows import Row
-from flashmark.testing.flash import EmulatedFlash, FlashModel, unavailable_reason
+from tests.emulation.flash.device import EmulatedFlash, unavailable_reason
+from tests.emulation.flash.model import FlashModel
 
 MB = 1_000_000
 KiB, MiB = 1 << 10, 1 << 20

@@ -7,11 +7,11 @@ where it goes (preparation, tests, the rest), an older tree vs this checkout.
 
 Each profile runs `flashmark run` on two kinds of emulated card with the same caps:
 - throttle: `flashmark run FOLDER --profile P --json --no-save` on an ext4 folder of a loop
-  device capped by the kernel block throttle (flashmark.testing.throttle), inside its throttle
+  device capped by the kernel block throttle (tests.emulation.throttle), inside its throttle
   group.
   The throttle grants 100 ms of budget at a time: I/O completes in bursts.
 - flash: `flashmark run DEVICE --profile P --destructive --yes --json --no-save` on an emulated
-  flash device (flashmark.testing.flash: nbdkit paces every request by the model's latency and
+  flash device (tests.emulation.flash: nbdkit paces every request by the model's latency and
   rate, as a card completes I/O one request at a time).
 
 "new" is this checkout (or --new-tree DIR, e.g. a `git archive` of a commit, so that editing the
@@ -48,9 +48,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flashmark.testing.flash import EmulatedFlash, FlashModel
-from flashmark.testing.flash import unavailable_reason as flash_unavailable_reason
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
+from tests.emulation.flash.device import EmulatedFlash
+from tests.emulation.flash.device import unavailable_reason as flash_unavailable_reason
+from tests.emulation.flash.model import FlashModel
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 OLD_COMMIT = "b9d5891"  # main before adaptive lengths (2026-11-23)

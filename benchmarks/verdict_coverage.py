@@ -7,7 +7,7 @@ card clear of every threshold gets a decisive one, and how long tests run.
 
 Two kinds of rows, said in the tables' "source" column:
 - sim: per-I/O completion streams of the emulated flash card's own model
-  (flashmark.testing.flash.FlashModel: each request busy for its latency plus its bytes at the
+  (tests.emulation.flash.FlashModel: each request busy for its latency plus its bytes at the
   rate, one at a time; garbage-collection stalls of gc_pause_ns every gc_every_bytes written;
   a write cache filled at its burst rate, drained only while idle), timestamps cut to fio's
   whole milliseconds after a host jitter (exponential, mean 50 us), written as fio's JSON and
@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flashmark.bench.grading import grade_results, undecided
+from flashmark.bench.grading.classes import grade_results, undecided
 from flashmark.bench.jobs import job_for_test
 from flashmark.bench.lengths import (
     FIRST_WINDOW_S,
@@ -72,9 +72,10 @@ from flashmark.bench.profiles import (
 )
 from flashmark.bench.results import ParsedRun, parse_run, pooled_result
 from flashmark.fio.runner import FioOutput
-from flashmark.testing.flash import EmulatedFlash, FlashModel
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from flashmark.units import MB, MiB
+from tests.emulation.flash.device import EmulatedFlash
+from tests.emulation.flash.model import FlashModel
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
 PROFILE = PROFILES["a1"]
 RUNTIME_S = PROFILE.default_runtime_s
@@ -397,7 +398,7 @@ def simulated(seeds: int) -> Iterator[Stopped]:
 
 
 # -- real fio -------------------------------------------------------------------------------
-# Throttled cards (ext4 folder, flashmark.testing.throttle) at and around the A1 and A2
+# Throttled cards (ext4 folder, tests.emulation.throttle) at and around the A1 and A2
 # thresholds, and clear of them: (name, read IOPS, write IOPS, read MB/s, write MB/s), the
 # IOPS caps multiples of 10 (the throttle's 100 ms slice).
 REAL_CARDS = (

@@ -1,6 +1,6 @@
 """Do flashmark's workloads rank seed 002's eight cards the way their real install times did?
 
-Each card becomes an emulated device (flashmark.testing.throttle) capped at the 4K random IOPS and
+Each card becomes an emulated device (tests.emulation.throttle) capped at the 4K random IOPS and
 sequential MB/s that seed 002 published for it (IOPS rounded down to a multiple of 10: the
 throttle works in 100 ms slices). `flashmark workload all` runs inside each card's throttle;
 the times are printed beside the seed's measured times, with Spearman's rank correlation.
@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 from flashmark.units import MB, MiB
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ import pytest
 
 import flashmark.probe.target
 from flashmark.system.lock_files import LOCK_DIR_ENV
-from flashmark.testing.flash import EmulatedFlash, FlashModel
+from tests.emulation.flash.device import EmulatedFlash
+from tests.emulation.flash.model import FlashModel
 
 DATA = Path(__file__).resolve().parent / "data"
 FIO_RECORDINGS = DATA / "fio"
@@ -27,7 +28,7 @@ def fio_missing_reason() -> str | None:
 
 
 def emulation_missing_reason() -> str | None:
-    from flashmark.testing.throttle import unavailable_reason
+    from tests.emulation.throttle import unavailable_reason
 
     return fio_missing_reason() or unavailable_reason()
 
@@ -42,7 +43,7 @@ def ansible_missing_reason() -> str | None:
 
 
 def flash_missing_reason() -> str | None:
-    from flashmark.testing.flash import unavailable_reason
+    from tests.emulation.flash.device import unavailable_reason
 
     return unavailable_reason()
 

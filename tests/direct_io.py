@@ -1,7 +1,7 @@
 """A folder on a filesystem that takes direct I/O, for tests that run real fio in folders.
 
 pytest's tmp_path is used when its filesystem takes O_DIRECT and is not RAM (tmpfs is refused
-without --buffered); otherwise an ext4 on a loop device (flashmark.testing.throttle, unthrottled)
+without --buffered); otherwise an ext4 on a loop device (tests.emulation.throttle, unthrottled)
 when the machine can make one; otherwise the test is skipped with the reason.
 """
 
@@ -17,7 +17,7 @@ import pytest
 
 from flashmark.system.mounts import mount_of, read_mounts
 from flashmark.system.sysroot import SystemRoots
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 
 
 def takes_direct_io(folder: Path) -> bool:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from markupsafe import Markup
     from rich.console import RenderableType
 
-    from flashmark.references import ReferenceDevice
+    from flashmark.references.records import ReferenceDevice
 
 R = TypeVar("R")
 

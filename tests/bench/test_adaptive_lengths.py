@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from flashmark.bench.grading import GRADE_RULES
+from flashmark.bench.grading.classes import GRADE_RULES
 from flashmark.bench.lengths import (
     AT_ONCE,
     FIRST_WINDOW_S,
@@ -44,8 +44,8 @@ from flashmark.bench.plan import default_settings, plan_tests
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.target import resolve_target
 from flashmark.system.sysroot import SystemRoots
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from tests.emulation import flashmark_json, throttled_runner
+from tests.emulation.runs import flashmark_json, throttled_runner
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
 

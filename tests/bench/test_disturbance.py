@@ -22,15 +22,15 @@ import pytest
 from rich.console import Console
 
 from flashmark.bench.document import document_to_run, run_to_document
-from flashmark.bench.grading import grade_results
+from flashmark.bench.grading.classes import grade_results
 from flashmark.bench.model import Disturbance, DisturbanceStatus
-from flashmark.bench.render.csv_export import run_to_csv
+from flashmark.bench.render.csv_export import runs_to_csv
 from flashmark.bench.render.markdown import run_to_markdown
 from flashmark.bench.render.terminal import render_run
 from flashmark.stats import Verdict
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 from tests.bench.test_verdicts import SAVED, card
-from tests.emulation import flashmark_json
+from tests.emulation.runs import flashmark_json
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 
 MB = 10**6
 CARD = DeviceCaps("A1 card", read_iops=2000, write_iops=700, read_bps=40 * MB, write_bps=20 * MB)
@@ -91,7 +91,7 @@ def test_the_row_the_verdict_line_and_every_export_name_it():
     assert measured is not None and measured.disturbance == DISTURBED
     assert run_to_document(again) == run_to_document(run)
     assert REASON in run_to_markdown(run)
-    assert REASON in run_to_csv(run)
+    assert REASON in runs_to_csv([run])
     screen = io.StringIO()
     Console(file=screen, width=400).print(render_run(run))
     assert REASON in screen.getvalue()

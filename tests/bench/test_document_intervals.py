@@ -6,7 +6,7 @@ from pathlib import Path
 
 from flashmark.bench.document import document_to_run, run_to_document
 from flashmark.bench.profiles import SEQ_WRITE
-from flashmark.bench.results import parse_test_output
+from tests.bench.parsed import parse_test_output
 from tests.bench.test_parse_recorded import replay
 
 SAVED = Path(__file__).resolve().parents[1] / "data" / "report" / "quick-a1-card.json"

@@ -23,7 +23,7 @@ the throttle itself does not emulate exactly, so the tests use devices that keep
   busy host, outside 0.5% in 3 of 6 suite runs. Its byte limit at 40,960 B/s completes the
   writes two at a time every 200 ms, a burst whose second write fio does not issue once the
   window closes: 9.875 or 10.000 IOPS by where the close falls (flashmark says so: its edges
-  take 1.27% of the interval). The emulated flash card (flashmark.testing.flash) paces each
+  take 1.27% of the interval). The emulated flash card (tests.emulation.flash) paces each
   write by its own clock: 100 ms of write latency is 10 IOPS, one write at a time, read 9.9994
   to 10.0006 IOPS under the same load.
 Durable rates add the end_fsync's time: the window's rate is what is compared with the cap, and
@@ -40,9 +40,9 @@ from flashmark.bench.model import DirectionResult, Pattern, Settings, TestResult
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.results import BATCH_MS
 from flashmark.stats import SHORT_MARGIN
-from flashmark.testing.flash import FlashModel
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from tests.emulation import run_test_in_device, run_test_on_device
+from tests.emulation.flash.model import FlashModel
+from tests.emulation.runs import run_test_in_device, run_test_on_device
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
 

@@ -1,5 +1,5 @@
 """A first window extended by further windows of the same test, pooled (flashmark.bench.lengths
-`extension_s`, flashmark.bench.results `parse_extended_output`): on three real seq-read windows
+`extension_s`, flashmark.bench.results `pooled_result`): on three real seq-read windows
 recorded in a row (tests/data/fio/extended-windows/scenario.txt) and on the extension rule."""
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from flashmark.bench.lengths import (
 )
 from flashmark.bench.model import DirectionResult, LatencyNs, Settings, TestResult
 from flashmark.bench.profiles import RAND_WRITE_4K_Q32, SEQ_READ
-from flashmark.bench.results import BATCH_MS, parse_extended_output, parse_test_output
+from flashmark.bench.results import BATCH_MS
 from flashmark.fio.runner import ReplayRunner
 from flashmark.stats import MeanInterval
+from tests.bench.parsed import parse_extended_output, parse_test_output
 
 SETTINGS = Settings(
     profile="quick",

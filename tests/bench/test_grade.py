@@ -2,7 +2,7 @@
 
 import pytest
 
-from flashmark.bench.grading import grade_results
+from flashmark.bench.grading.classes import grade_results
 from flashmark.bench.model import DirectionResult, LatencyNs, TestResult
 from flashmark.bench.profiles import (
     RAND_READ_4K,

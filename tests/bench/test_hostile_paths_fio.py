@@ -27,8 +27,8 @@ from flashmark.bench.target import resolve_target
 from flashmark.errors import ExitStatus
 from flashmark.fio.runner import FioProcessRunner
 from flashmark.system.sysroot import SystemRoots
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from tests.direct_io import direct_io_folder
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 from tests.hostile_names import folder_paths, plant_sentinels, remove_tree, snapshot
 
 # One short random-write test after the preparation: fio writes the whole test file twice.

@@ -8,10 +8,11 @@ import pytest
 from flashmark.bench.jobs import job_for_test
 from flashmark.bench.model import Settings
 from flashmark.bench.profiles import PROFILES, RAND_READ_4K, RAND_WRITE_4K
-from flashmark.bench.results import BATCH_MS, parse_prepare_output, parse_test_output
+from flashmark.bench.results import BATCH_MS, parse_prepare_output
 from flashmark.errors import DeviceFailed, FioFailed, FioOutputError, NotEnoughSpace
 from flashmark.fio.runner import ReplayRunner
 from flashmark.fio.window import read_completions
+from tests.bench.parsed import parse_test_output
 
 SETTINGS = Settings(
     profile="quick",

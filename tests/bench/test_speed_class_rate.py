@@ -11,8 +11,7 @@ import pytest
 from rich.console import Console
 
 from flashmark.bench.document import document_to_run, run_to_document
-from flashmark.bench.grading import grade_results
-from flashmark.bench.grading.classes import unmet_requirements
+from flashmark.bench.grading.classes import grade_results, unmet_requirements
 from flashmark.bench.model import (
     STOPPED_SIZE_LIMIT,
     STOPPED_STEADY,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.bench.document import document_to_run, run_to_document
-from flashmark.bench.grading import grade_results
+from flashmark.bench.grading.classes import grade_results
 from flashmark.bench.jobs import sustained_size_limit
 from flashmark.bench.model import (
     DirectionResult,

@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from flashmark.bench.document import document_to_run, run_to_document
-from flashmark.bench.grading import GRADE_NAMES, grade_results, unmet_requirements
+from flashmark.bench.grading.classes import GRADE_NAMES, grade_results, unmet_requirements
 from flashmark.bench.model import DirectionResult, LatencyNs, TestResult
 from flashmark.bench.profiles import (
     RAND_READ_4K,

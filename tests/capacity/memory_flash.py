@@ -1,6 +1,6 @@
 """A fake-capacity device in memory, for testing the probe's logic without root.
 
-The same address rules as flashmark.testing.flash's FlashModel (wrap: address modulo the real
+The same address rules as tests.emulation.flash's FlashModel (wrap: address modulo the real
 size; zeros and erased: writes beyond dropped, reads give 0x00 / 0xFF), plus `drops` (writes
 beyond dropped, reads give what was there before) and a read cache that serves the last
 `cache_blocks` written blocks from RAM, whatever the flash did.

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from flashmark.capacity.search import plan_layout
-from flashmark.testing.flash import EmulatedFlash, FakeMode, FlashModel
-from tests.testing.io_helpers import opened_direct, read_block, write_block
+from tests.emulation.flash.device import EmulatedFlash
+from tests.emulation.flash.model import FakeMode, FlashModel
+from tests.emulation.io_helpers import opened_direct, read_block, write_block
 
 pytestmark = pytest.mark.flash
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.testing.flash import FlashModel
 from tests.capacity.test_capacity_emulated import (
     _slow_card,
     _wait_for_writes,
@@ -26,7 +25,8 @@ from tests.capacity.test_capacity_emulated import (
     probed_ranges,
     start,
 )
-from tests.testing.io_helpers import opened_direct, read_block, write_block
+from tests.emulation.flash.model import FlashModel
+from tests.emulation.io_helpers import opened_direct, read_block, write_block
 
 pytestmark = pytest.mark.flash
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from tests.emulation import flashmark_json, headline
+from tests.emulation.runs import flashmark_json, headline
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.errors import ExitStatus
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
 # linux fs/ext4/ext4.h: #define EXT4_IOC_SHUTDOWN _IOR('X', 125, __u32), and
 # EXT4_GOING_FLAGS_NOLOGFLUSH 0x2 (stop at once, without flushing the journal).

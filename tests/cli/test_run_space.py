@@ -13,7 +13,7 @@ import pytest
 from flashmark.system.disk_space import reserve_bytes
 from flashmark.units import format_size
 from tests.cli_runner import flashmark_script as flashmark
-from tests.emulation import mounted_image
+from tests.emulation.runs import mounted_image
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
 

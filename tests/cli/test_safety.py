@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from flashmark.errors import ExitStatus
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from tests.emulation import flashmark_json
+from tests.emulation.runs import flashmark_json
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
 CARD = DeviceCaps("card", read_iops=2000, write_iops=800, read_bps=50_000_000, write_bps=20_000_000)
 

@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from flashmark.stats import judge_bounds
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from tests.emulation import flashmark_json
+from tests.emulation.runs import flashmark_json
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
 

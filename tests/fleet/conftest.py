@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from flashmark.testing.throttle import DeviceCaps
+from tests.emulation.throttle import DeviceCaps
 from tests.fleet.lab import Board, FleetLab
 from tests.server.throwaway_pg import ThrowawayPostgres, missing_reason
 

@@ -1,7 +1,7 @@
 """A fleet of boards on this machine, for tests/fleet and benchmarks/fleet.py.
 
 Each board is an Ansible host with `ansible_connection: local`, its own emulated card of known
-speed (a throttled loop device with ext4: flashmark.testing.throttle), its own history database
+speed (a throttled loop device with ext4: tests.emulation.throttle), its own history database
 and its inventory name as its label. Its flashmark runs inside its card's throttling cgroup
 (its `flashmark_command` joins the group first), so it measures its own card's speed. Two
 boards can be special:
@@ -43,7 +43,7 @@ from typing import Any
 
 import flashmark
 from flashmark.system.lock_files import LOCK_DIR_ENV
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, command_in_group
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice, command_in_group
 
 SOURCE = Path(flashmark.__file__).resolve().parents[1]
 REPOSITORY = SOURCE.parent

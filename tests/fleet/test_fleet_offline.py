@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.fleet.wheel import build_running_wheel
-from flashmark.testing.throttle import DeviceCaps
+from tests.emulation.throttle import DeviceCaps
 from tests.fleet.conftest import BENCHMARK, CARD
 from tests.fleet.lab import Board, FleetLab
 from tests.release.test_wheel import pypi_unreachable_reason

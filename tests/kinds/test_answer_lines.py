@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from flashmark.bench.grading import grade_results
+from flashmark.bench.grading.classes import grade_results
 from flashmark.bench.kind import RUN
 from flashmark.bench.model import TargetKind
 from flashmark.bench.run_result import Run

@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from flashmark.monitor import device_for_path
+from flashmark.system.diskstats import device_for_path
 from flashmark.system.sysroot import SystemRoots
 
 

@@ -9,13 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.monitor import (
-    DiskCounters,
-    DiskstatsFormatError,
-    compute_sample,
-    parse_diskstats,
-    summarise,
-)
+from flashmark.monitor.series import compute_sample, summarise
+from flashmark.system.diskstats import DiskCounters, DiskstatsFormatError, parse_diskstats
 
 DISKSTATS = Path(__file__).resolve().parents[1] / "data" / "diskstats"
 

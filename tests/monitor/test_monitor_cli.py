@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from flashmark.cli import main
-from flashmark.monitor import device_for_path
+from flashmark.system.diskstats import device_for_path
 from flashmark.system.sysroot import SystemRoots
 
 DISKSTATS = Path(__file__).resolve().parents[1] / "data" / "diskstats"

@@ -11,10 +11,10 @@ import subprocess
 
 import pytest
 
-from flashmark.monitor import DiskMonitor
+from flashmark.monitor.sampler import DiskMonitor
 from flashmark.system.sysroot import SystemRoots
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from flashmark.units import MiB
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
 
@@ -24,7 +24,7 @@ INTERVAL_S = 0.5
 
 def fio_on(device: EmulatedDevice, rw: str) -> list[str]:
     # At nice -10: the throttle's cap holds only while fio keeps the device busy (as
-    # tests/emulation.py runs it).
+    # tests/emulation/runs.py runs it).
     return device.command([
         "nice", "-n", "-10",
         "fio", "--name=monitor-check", f"--filename={device.device}", f"--rw={rw}",

@@ -11,13 +11,9 @@ from pathlib import Path
 import pytest
 
 from flashmark.codec import decode, encode
-from flashmark.monitor import (
-    DiskMonitor,
-    MonitorDeviceNotFound,
-    MonitorSeries,
-    device_for_path,
-    normalise_device_name,
-)
+from flashmark.monitor.sampler import DiskMonitor
+from flashmark.monitor.series import MonitorSeries
+from flashmark.system.diskstats import MonitorDeviceNotFound, device_for_path, normalise_device_name
 from flashmark.system.sysroot import SystemRoots
 
 DISKSTATS = Path(__file__).resolve().parents[1] / "data" / "diskstats"

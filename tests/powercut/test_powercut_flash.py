@@ -1,6 +1,6 @@
 """The power-cut test on emulated cards whose truth is known: the engine says, for every cut,
 which completed writes it dropped and how many of those a flush had covered
-(flashmark.testing.flash.engine.PowerCut). The off and on commands are the card's own switch
+(tests.emulation.flash.engine.PowerCut). The off and on commands are the card's own switch
 (`power_command`), run by the test as a user's relay commands would be.
 
 A few cycles per case with short cut windows keep this tier fast; the benchmark
@@ -22,14 +22,15 @@ from typing import Any
 import pytest
 
 from flashmark.history.store import History
-from flashmark.powercut import PowercutRequest, PowercutStopped, plan_powercut, run_powercut
 from flashmark.powercut.commands import PowerCommandFailed
 from flashmark.powercut.cycle import PowerNotCut
+from flashmark.powercut.plan import PowercutRequest, plan_powercut
 from flashmark.powercut.result import VANISHED, PowercutResult
+from flashmark.powercut.run import PowercutStopped, run_powercut
 from flashmark.system.sysroot import SystemRoots
-from flashmark.testing.flash import EmulatedFlash, FlashModel
-from flashmark.testing.flash.model import Durability
-from flashmark.testing.flash.power import backing_file
+from tests.emulation.flash.device import EmulatedFlash
+from tests.emulation.flash.model import Durability, FlashModel
+from tests.emulation.flash.power import backing_file
 from tests.powercut.test_network_recorder import free_port, listener
 
 pytestmark = pytest.mark.flash

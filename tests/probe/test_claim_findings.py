@@ -6,10 +6,11 @@ on a host without A2 support); the grades are built the way flashmark.bench.grad
 
 from __future__ import annotations
 
-from flashmark.bench.grading import GRADE_RULES, claim_findings, grade_results
+from flashmark.bench.grading.claims import claim_findings
+from flashmark.bench.grading.classes import GRADE_RULES, grade_results
 from flashmark.bench.model import Check, DirectionResult, Grade, LatencyNs, TestResult
 from flashmark.bench.profiles import SEQ_WRITE
-from flashmark.probe import probe_target
+from flashmark.probe.target import probe_target
 from flashmark.stats import MeanInterval
 from tests.probe.recorded import Scenario
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from flashmark.bench import PROBE, ProbeResult
+from flashmark.bench.probe_kind import PROBE, ProbeResult
 from flashmark.cli import main
 from flashmark.errors import ResultFormatError
 from flashmark.kinds.registry import PRINTED_KINDS, kind_of

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.probe import probe_target
+from flashmark.probe.target import probe_target
 from flashmark.system.sysroot import SystemRoots
 
 

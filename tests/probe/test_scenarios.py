@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.bench.grading import judge_probe
+from flashmark.bench.grading.conditions import judge_probe
 from flashmark.codec import decode, encode
 from flashmark.errors import TargetNotFound
-from flashmark.probe import ProbeReport, measured_summary, probe_target
+from flashmark.probe.model import ProbeReport
+from flashmark.probe.summary import measured_summary
+from flashmark.probe.target import probe_target
 from flashmark.system.sysroot import SystemRoots
 from tests.probe.recorded import Scenario
 

@@ -16,15 +16,15 @@ from typing import Any
 import pytest
 
 from flashmark.errors import FlashmarkError, UsageError
-from flashmark.references import (
-    MediaKind,
-    ReferenceDevice,
+from flashmark.references.loader import (
+    build_data_set,
     find_reference,
     load_references,
+    parse_reference_file,
+    published_number,
     select_references,
 )
-from flashmark.references.loader import build_data_set, parse_reference_file, published_number
-from flashmark.references.records import METRIC_UNITS, block_size_for
+from flashmark.references.records import METRIC_UNITS, MediaKind, ReferenceDevice, block_size_for
 
 # Independent of records.UNIT_FACTORS on purpose: a wrong factor there must fail here.
 FACTORS = {

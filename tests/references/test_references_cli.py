@@ -92,7 +92,7 @@ def test_sources_are_named_as_they_name_themselves_never_by_file_name() -> None:
 
 
 def test_citations_use_only_what_the_source_states() -> None:
-    from flashmark.references import load_references
+    from flashmark.references.loader import load_references
 
     citations = {device.source.seed_id: device.source.citation for device in load_references()}
     assert citations == {

@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from flashmark.bench.render.csv_export import COLUMNS, run_to_csv, runs_to_csv
+from flashmark.bench.render.csv_export import COLUMNS, runs_to_csv
 from flashmark.bench.render.markdown import run_to_markdown, runs_to_markdown
 from flashmark.bench.run_result import Run
-from flashmark.references import PUBLISHED_LABEL, find_reference
+from flashmark.references.loader import PUBLISHED_LABEL, find_reference
 from flashmark.report.compare import build_comparison
 from flashmark.report.compare_views import cell_text, comparison_to_markdown
 from flashmark.units import MB, format_iops, format_latency_ns
@@ -26,7 +26,7 @@ def test_csv_figures_are_the_stored_ones_to_the_byte_and_nanosecond(
     runs: dict[str, Run], name: str
 ) -> None:
     run = runs[name]
-    reader = csv.DictReader(io.StringIO(run_to_csv(run), newline=""))
+    reader = csv.DictReader(io.StringIO(runs_to_csv([run]), newline=""))
     assert tuple(reader.fieldnames or ()) == COLUMNS
     rows = list(reader)
     fio_rows = [row for row in rows if row["kind"] == "fio"]
@@ -54,7 +54,9 @@ def test_several_runs_share_one_csv_header(runs: dict[str, Run]) -> None:
     both = runs_to_csv([runs[name] for name in DOCUMENT_NAMES])
     lines = both.splitlines()
     assert lines.count(",".join(COLUMNS)) == 1
-    assert len(lines) == 1 + sum(len(run_to_csv(runs[n]).splitlines()) - 1 for n in DOCUMENT_NAMES)
+    assert len(lines) == 1 + sum(
+        len(runs_to_csv([runs[n]]).splitlines()) - 1 for n in DOCUMENT_NAMES
+    )
 
 
 def test_markdown_figures_read_as_in_the_terminal(runs: dict[str, Run]) -> None:

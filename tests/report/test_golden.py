@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from flashmark.bench.render.csv_export import run_to_csv
+from flashmark.bench.render.csv_export import runs_to_csv
 from flashmark.bench.render.markdown import run_to_markdown
 from flashmark.bench.run_result import Run
-from flashmark.references import find_reference
+from flashmark.references.loader import find_reference
 from flashmark.report.compare import Comparison, build_comparison, comparison_to_document
 from flashmark.report.compare_views import comparison_to_csv, comparison_to_markdown
 from flashmark.report.exporters import SavedResult, exporter, formats
@@ -52,7 +52,7 @@ def test_markdown_of_a_recorded_run(runs: dict[str, Run], name: str) -> None:
 
 @pytest.mark.parametrize("name", DOCUMENT_NAMES)
 def test_csv_of_a_recorded_run(runs: dict[str, Run], name: str) -> None:
-    check_golden(f"{name}.csv", run_to_csv(runs[name]))
+    check_golden(f"{name}.csv", runs_to_csv([runs[name]]))
 
 
 def _comparison(runs: dict[str, Run]) -> Comparison:

@@ -9,7 +9,7 @@ import json
 from flashmark.bench.document import document_to_run, run_to_document
 from flashmark.bench.kind import RUN
 from flashmark.bench.run_result import Run
-from flashmark.probe import probe_target
+from flashmark.probe.target import probe_target
 from flashmark.report.html import KindResults, render_report
 from flashmark.server.identifiers import Known
 from flashmark.server.intake import accept, facts_of

@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 from flashmark.errors import ExitStatus
 from flashmark.history.store import History
 from flashmark.markdown import escape_inline
-from flashmark.references import PUBLISHED_LABEL, find_reference
+from flashmark.references.loader import PUBLISHED_LABEL, find_reference
 from tests.report.recorded import DOCUMENT_NAMES, read_golden
 from tests.report.test_golden import REFERENCE
 

@@ -1,6 +1,6 @@
 """The emulated-flash engine as a scan medium, on a virtual clock: exact truth, no root, no time.
 
-The engine (flashmark.testing.flash.engine) is the same code the nbdkit plugin runs; here it is
+The engine (tests.emulation.flash.engine) is the same code the nbdkit plugin runs; here it is
 driven directly, its sleeps advancing a virtual clock that the scan reads too. Rates, the cache
 and the error map then come out exact, in milliseconds of real time.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from flashmark.testing.flash.engine import DeviceFault, FlashEngine, MemoryStorage
-from flashmark.testing.flash.model import FlashModel
+from tests.emulation.flash.engine import DeviceFault, FlashEngine, MemoryStorage
+from tests.emulation.flash.model import FlashModel
 
 
 @dataclass

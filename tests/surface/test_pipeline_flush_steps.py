@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from flashmark.surface.pattern import Pattern
 from flashmark.surface.pipeline import Done, Flushed, Pipeline
-from flashmark.testing.flash.model import Backing, FlashModel
+from tests.emulation.flash.model import Backing, FlashModel
 from tests.surface.engine_medium import EngineMedium
 
 KiB, MiB = 1 << 10, 1 << 20

@@ -18,7 +18,7 @@ from flashmark.surface.result import (
     to_document,
 )
 from flashmark.surface.scan import SurfaceScan
-from flashmark.testing.flash.model import Backing, BadRange, FakeMode, FlashModel
+from tests.emulation.flash.model import Backing, BadRange, FakeMode, FlashModel
 from tests.surface.engine_medium import EngineMedium
 from tests.surface.truth import expected_ranges, mismatched_bytes, unreadable_bytes
 

@@ -28,9 +28,10 @@ from flashmark.surface.result import SurfaceResult
 from flashmark.surface.run import plan_surface, scan_surface
 from flashmark.system.disk_space import reserve_bytes
 from flashmark.system.sysroot import SystemRoots
-from flashmark.testing.flash import Backing, BadRange, EmulatedFlash, FakeMode, FlashModel
-from flashmark.testing.flash.engine import FlashStats
 from flashmark.units import format_size
+from tests.emulation.flash.device import EmulatedFlash
+from tests.emulation.flash.engine import FlashStats
+from tests.emulation.flash.model import Backing, BadRange, FakeMode, FlashModel
 from tests.surface.truth import expected_ranges, mismatched_bytes, unreadable_bytes
 
 pytestmark = pytest.mark.flash

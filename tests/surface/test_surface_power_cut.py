@@ -1,6 +1,6 @@
 """A destructive surface scan cut off by a power cut or a SIGKILL, then `--resume`d.
 
-The card (flashmark.testing.flash.writeback) keeps writes in a volatile cache until they are
+The card (tests.emulation.flash.writeback) keeps writes in a volatile cache until they are
 flushed, and loses that cache when its power is cut; the host loses its power at the same
 moment (flashmark is SIGKILLed). The scan must resume from what is durable, its last flushed
 step, so that the resumed scan of this honest card verifies every byte.
@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from flashmark.testing.flash import FlashModel
-from flashmark.testing.flash.writeback import VolatileFlash
-from flashmark.testing.throttle import EmulationUnavailable
+from tests.emulation.flash.model import FlashModel
+from tests.emulation.flash.writeback import VolatileFlash
+from tests.emulation.throttle import EmulationUnavailable
 
 pytestmark = pytest.mark.flash
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from flashmark.system.disk_space import reserve_bytes
-from flashmark.testing.flash import Backing, FlashModel
 from flashmark.units import format_size
 from tests.cli_runner import flashmark_script as flashmark
-from tests.emulation import mounted_image
+from tests.emulation.flash.model import Backing, FlashModel
+from tests.emulation.runs import mounted_image
 from tests.surface.test_surface_flash import _wait_for, mounted_ext4
 
 MiB = 1 << 20

@@ -16,7 +16,7 @@ from flashmark.history.store import History
 from flashmark.kinds.registry import entry_for
 from flashmark.surface.result import SurfaceSettings, SurfaceTarget, to_document
 from flashmark.surface.scan import SurfaceScan
-from flashmark.testing.flash.model import Backing, BadRange, FlashModel
+from tests.emulation.flash.model import Backing, BadRange, FlashModel
 from tests.report.html.page import Page
 from tests.surface.engine_medium import EngineMedium
 

@@ -8,7 +8,7 @@ reads as the model's fill (zeros or 0xFF); one in a bad read range cannot be rea
 from __future__ import annotations
 
 from flashmark.surface.pattern import SECTOR, Kind, Range, merge
-from flashmark.testing.flash.model import FakeMode, FlashModel
+from tests.emulation.flash.model import FakeMode, FlashModel
 
 
 def expected_ranges(model: FlashModel, sector: int = SECTOR) -> list[Range]:

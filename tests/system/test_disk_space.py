@@ -15,7 +15,7 @@ from flashmark.system.disk_space import DiskFilling, SpaceWatch, plan_space, res
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.system_disk import fill_refusal
 from flashmark.units import format_size
-from tests.emulation import mounted_image
+from tests.emulation.runs import mounted_image
 
 MiB, GiB = 1 << 20, 1 << 30
 

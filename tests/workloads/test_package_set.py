@@ -6,12 +6,12 @@ import statistics
 
 import pytest
 
-from flashmark.workloads import generate_package_set
 from flashmark.workloads.packages import (
     FILE_SIZE_QUANTILES,
     FILES_PER_PACKAGE_QUANTILES,
     boot_file_set,
     draw_quantile,
+    generate_package_set,
 )
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.monitor import device_for_path
+from flashmark.system.diskstats import device_for_path
 from flashmark.system.sysroot import SystemRoots
-from flashmark.workloads import WORKLOAD_NAMES
+from flashmark.workloads.session import WORKLOAD_NAMES
 from tests.cli_runner import flashmark
 
 

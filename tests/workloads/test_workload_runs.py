@@ -18,18 +18,20 @@ from click.testing import CliRunner
 from flashmark.cli import main
 from flashmark.codec import encode
 from flashmark.errors import NotEnoughSpace, TargetNotFound
-from flashmark.monitor import device_for_path
+from flashmark.system.diskstats import device_for_path
 from flashmark.system.sysroot import SystemRoots
-from flashmark.workloads import (
-    FOLDER_PREFIX,
+from flashmark.workloads import dpkg
+from flashmark.workloads.packages import generate_package_set
+from flashmark.workloads.session import (
     WORKLOAD_NAMES,
     UnknownWorkload,
-    dpkg,
-    generate_package_set,
     run_workload,
     run_workloads,
 )
 from tests.cli_runner import flashmark
+
+# A workload's work folder, as flashmark/system/leftovers.py names it.
+FOLDER_PREFIX = "flashmark-workload-"
 
 SCALE = 0.01  # 4 packages, ~350 files, ~9 MB: a second or two
 

@@ -10,7 +10,7 @@ import pytest
 from flashmark.units import format_size
 from flashmark.workloads.needs import workload_needs
 from tests.cli_runner import flashmark_script as flashmark
-from tests.emulation import mounted_image
+from tests.emulation.runs import mounted_image
 
 pytestmark = pytest.mark.root
 

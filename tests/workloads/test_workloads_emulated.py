@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from flashmark.units import MB, MiB
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
 pytestmark = pytest.mark.root
 

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flashmark import __version__
-from flashmark.bench.grading import claim_findings, grade_results, judge_probe
+from flashmark.bench.grading.claims import claim_findings
+from flashmark.bench.grading.classes import grade_results
+from flashmark.bench.grading.conditions import judge_probe
 from flashmark.bench.job_hash import job_hash, job_identity
 from flashmark.bench.measure import Measurement, MeasurementStopped, Progress, measure
 from flashmark.bench.model import HostInfo, Target
@@ -31,7 +33,8 @@ from flashmark.bench.target import resolve_target
 from flashmark.errors import EnvironmentProblem, FlashmarkError, Interrupted
 from flashmark.fio.runner import FioRunner, ReplayRunner, runner_from_environment
 from flashmark.history.store import History
-from flashmark.probe import ProbeReport, probe_target
+from flashmark.probe.model import ProbeReport
+from flashmark.probe.target import probe_target
 from flashmark.system.disk_space import SpacePlan, plan_space
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.watchdog import DEFAULT_FLOOR_S, Watchdog

@@ -12,7 +12,7 @@ from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from flashmark.references import ReferenceDevice
+    from flashmark.references.records import ReferenceDevice
 
 
 def _listing(run: Run) -> Listing:
@@ -52,7 +52,7 @@ def _card(run: Run) -> CardIdentity | None:
     device = run.probe.device if run.probe is not None else None
     if device is None or run.probe is None:
         return None
-    from flashmark.probe import device_summary, measured_summary
+    from flashmark.probe.summary import device_summary, measured_summary
 
     name = device_summary(device)
     if device.card is not None and device.card.cid is not None:

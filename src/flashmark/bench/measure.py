@@ -27,7 +27,7 @@ from flashmark.bench.disturbance import (
     not_checked,
     target_disk,
 )
-from flashmark.bench.grading import undecided
+from flashmark.bench.grading.classes import undecided
 from flashmark.bench.jobs import PREPARE_JOB_NAME, PREPARE_TIME_LIMIT_S
 from flashmark.bench.lengths import (
     AT_ONCE,
@@ -67,16 +67,22 @@ from flashmark.errors import (
 from flashmark.fio.job import FioJob
 from flashmark.fio.runner import DelegatingRunner, FioOutput, FioRunner, ProgressCallback
 from flashmark.fio.window import written_extent
-from flashmark.monitor import DiskMonitor, device_for_path, normalise_device_name
+from flashmark.monitor.sampler import DiskMonitor
 from flashmark.system.device_safety import claim_for_writing
 from flashmark.system.disk_space import SpaceWatch
-from flashmark.system.diskstats import DiskCounters, read_device_counters
+from flashmark.system.diskstats import (
+    DiskCounters,
+    device_for_path,
+    normalise_device_name,
+    read_device_counters,
+)
 from flashmark.system.private_folder import open_checked_folder
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import held, held_path
 from flashmark.system.watchdog import StallWatch, Watchdog
 from flashmark.units import format_iops, format_rate, format_size
-from flashmark.workloads import WorkloadResult, run_workloads
+from flashmark.workloads.result import WorkloadResult
+from flashmark.workloads.session import run_workloads
 
 # Seconds between two readings of the device's counters during tests and workloads: iostat's
 # usual interval; the monitor costs well under 1% of a core at it (benchmarks/).

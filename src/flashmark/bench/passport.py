@@ -296,7 +296,7 @@ def class_points(history: Sequence[StoredResult]) -> list[PassportPoint]:
     latest = runs[-1]
     # Imported here: document.py pulls in the report model; the passport stays light otherwise.
     from flashmark.bench.document import document_to_run
-    from flashmark.bench.grading import claim_findings
+    from flashmark.bench.grading.claims import claim_findings
 
     run = document_to_run(dict(latest.document))
     points = []

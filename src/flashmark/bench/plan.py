@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from flashmark.bench.grading import graded_tests
+from flashmark.bench.grading.classes import graded_tests
 from flashmark.bench.jobs import (
     PREPARE_BLOCK_BYTES,
     PREPARE_JOB_NAME,

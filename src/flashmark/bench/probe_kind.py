@@ -37,7 +37,7 @@ def _terminal(result: ProbeResult) -> RenderableType:
 
 
 def _summary(result: ProbeResult) -> str:
-    from flashmark.probe import measured_summary
+    from flashmark.probe.summary import measured_summary
 
     return measured_summary(result.report) or f"{result.report.resolved}: no device found"
 

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashmark.bench.grading import judge_probe
+from flashmark.bench.grading.conditions import judge_probe
 from flashmark.bench.passport import card_passports
 from flashmark.bench.probe_kind import ProbeResult
 from flashmark.history.store import History
-from flashmark.probe import probe_target
+from flashmark.probe.target import probe_target
 from flashmark.system.sysroot import SystemRoots
 
 

@@ -74,22 +74,6 @@ _PERCENTILE_KEYS = {
 }
 
 
-def parse_test_output(spec: TestSpec, job: FioJob, output: FioOutput) -> TestResult:
-    """The result of one test, or a typed error if fio failed."""
-    return pooled_result(spec, [parse_run(spec, job, output)])
-
-
-def parse_extended_output(
-    spec: TestSpec, runs: Sequence[tuple[FioJob, FioOutput]], *, sequential: bool = False
-) -> TestResult:
-    """The result of one test measured over the windows of one or more runs in a row (a first
-    window extended, flashmark.bench.lengths), pooled (`pooled_result`); or a typed error if fio
-    failed in any."""
-    return pooled_result(
-        spec, [parse_run(spec, job, output) for job, output in runs], sequential=sequential
-    )
-
-
 def parse_run(spec: TestSpec, job: FioJob, output: FioOutput) -> ParsedRun:
     """One fio run of `spec`, its per-I/O logs read once, ready to pool with the runs
     extending it; or a typed error if fio failed."""

@@ -15,9 +15,8 @@ from collections.abc import Sequence
 
 from flashmark.bench.model import SubUnitRates
 from flashmark.fio.window import Completion
-from flashmark.units import KiB, MiB
+from flashmark.units import MiB
 
-RECORDING_UNIT_BYTES = 512 * KiB  # RU = 512 KB (4.13.3.3, Table 4-60)
 SUB_UNIT_BYTES = 4 * MiB  # "performance is measured in each 4MB sub-unit" (Table 4-60)
 WRITE_BUSY_LIMIT_MS = 250.0  # "Each write busy shall be less than or equal to 250ms"
 _LOG_RESOLUTION_MS = 1.0  # fio logs whole milliseconds (flashmark.fio.window)

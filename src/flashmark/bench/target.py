@@ -61,7 +61,6 @@ from flashmark.system.target_lock import refuse_if_busy
 from flashmark.system.watchdog import DeviceHung
 from flashmark.units import format_size
 
-TEST_FILE_PREFIX = ".flashmark-"  # the whole name: leftovers.test_file_name()
 # Filesystems known to take O_DIRECT opens but serve them from memory: their numbers would be
 # RAM speed, not a device's.
 _MEMORY_FILESYSTEMS = {"tmpfs", "ramfs"}

@@ -11,7 +11,7 @@ from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from flashmark.references import ReferenceDevice
+    from flashmark.references.records import ReferenceDevice
 
 
 def _terminal(result: CapacityResult) -> RenderableType:

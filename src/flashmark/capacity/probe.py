@@ -42,7 +42,7 @@ from flashmark.errors import (
     UsageError,
     add_outcome,
 )
-from flashmark.probe import probe_target
+from flashmark.probe.target import probe_target
 from flashmark.system.device_identity import find_by_identity, identity_of_node
 from flashmark.system.device_safety import check_writable, claim_for_writing
 from flashmark.system.device_stack import device_stack, kernel_name_of_node

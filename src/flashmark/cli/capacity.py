@@ -6,15 +6,15 @@ from pathlib import Path
 
 import click
 
-from flashmark.capacity import (
-    CAPACITY,
-    CAPACITY_SCHEMA,
+from flashmark.capacity.kind import CAPACITY
+from flashmark.capacity.probe import (
     CapacityRequest,
     RestoreRequest,
     plan_capacity,
     restore_capacity,
     run_capacity,
 )
+from flashmark.capacity.result import CAPACITY_SCHEMA
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import quiet_option, stderr_console
@@ -24,7 +24,7 @@ from flashmark.cli.tail import (
     history_to_save,
 )
 from flashmark.errors import UsageError
-from flashmark.system import signals_raise
+from flashmark.system.signals import signals_raise
 
 
 @click.command("capacity")

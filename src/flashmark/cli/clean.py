@@ -7,14 +7,9 @@ from pathlib import Path
 
 import click
 
-from flashmark.clean import (
-    CLEAN,
-    CLEAN_SCHEMA,
-    CleanRequest,
-    clean_at_start,
-    clean_failure,
-    run_clean,
-)
+from flashmark.clean.kind import CLEAN
+from flashmark.clean.result import CLEAN_SCHEMA
+from flashmark.clean.run import CleanRequest, clean_at_start, clean_failure, run_clean
 from flashmark.cli import debug_option
 from flashmark.cli.tail import finish
 

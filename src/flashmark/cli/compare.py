@@ -10,11 +10,10 @@ from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.saved import RUN_ID, benchmark_runs, load_entries
 from flashmark.errors import UsageError
-from flashmark.references import find_reference
-from flashmark.report import (
-    build_comparison,
+from flashmark.references.loader import find_reference
+from flashmark.report.compare import build_comparison, comparison_to_document
+from flashmark.report.compare_views import (
     comparison_to_csv,
-    comparison_to_document,
     comparison_to_markdown,
     render_comparison,
 )

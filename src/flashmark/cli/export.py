@@ -13,7 +13,7 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.saved import FILE_FORMATS, RUN_ID, SUFFIX_FORMATS, load_entries, render_entries
 from flashmark.errors import UsageError
-from flashmark.system import signals_held, signals_raise
+from flashmark.system.signals import signals_held, signals_raise
 
 STDOUT = "-"
 

@@ -12,23 +12,16 @@ from typing import Any, TextIO
 
 import click
 
-from flashmark.bench import PROFILES
+from flashmark.bench.profiles import PROFILES
 from flashmark.cli import debug_option
 from flashmark.cli.output import stderr_console
 from flashmark.cli.params import COUNT, RAMP, RUNTIME, SIZE
 from flashmark.cli.progress import live_lines
 from flashmark.errors import UsageError, printable
-from flashmark.fleet import (
-    COLLECTION,
-    TOKEN_ENV,
-    BoardProgress,
-    FleetRequest,
-    board_line,
-    ordered_boards,
-    prepare_fleet,
-    run_fleet,
-)
-from flashmark.system import signals_raise
+from flashmark.fleet.ansible import COLLECTION, TOKEN_ENV, FleetRequest
+from flashmark.fleet.progress import BoardProgress, board_line
+from flashmark.fleet.run import ordered_boards, prepare_fleet, run_fleet
+from flashmark.system.signals import signals_raise
 
 
 @click.group("fleet")

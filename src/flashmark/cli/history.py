@@ -14,8 +14,8 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.params import CARD_CID, COUNT
-from flashmark.history import History
-from flashmark.report import render_history
+from flashmark.history.store import History
+from flashmark.report.history_table import render_history
 
 
 @click.command("history")

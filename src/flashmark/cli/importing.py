@@ -12,8 +12,8 @@ from pathlib import Path
 import click
 
 from flashmark.cli import db_option, debug_option
-from flashmark.history import History
-from flashmark.kinds import read_document_files
+from flashmark.history.store import History
+from flashmark.kinds.files import read_document_files
 
 
 @click.command("import")

@@ -24,19 +24,13 @@ from flashmark.cli.tail import (
     history_to_save,
 )
 from flashmark.errors import FlashmarkError
-from flashmark.history import History
-from flashmark.monitor import (
-    MONITOR,
-    SAMPLE_HEADER,
-    SCHEMA,
-    MonitorRequest,
-    MonitorSample,
-    format_sample_line,
-    monitor_live,
-    monitored_device,
-    record_command,
-)
-from flashmark.system import signals_raise
+from flashmark.history.store import History
+from flashmark.monitor.document import SCHEMA
+from flashmark.monitor.kind import MONITOR
+from flashmark.monitor.render import SAMPLE_HEADER, format_sample_line
+from flashmark.monitor.series import MonitorSample
+from flashmark.monitor.watch import MonitorRequest, monitor_live, monitored_device, record_command
+from flashmark.system.signals import signals_raise
 
 
 class MonitoredCommandTimedOut(FlashmarkError):

@@ -17,8 +17,8 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from flashmark.codec import to_text
 from flashmark.errors import EnvironmentProblem
-from flashmark.kinds import to_text
 
 
 class OutputFailed(EnvironmentProblem):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from flashmark.errors import UsageError
-from flashmark.system import DEFAULT_FLOOR_S
+from flashmark.system.watchdog import DEFAULT_FLOOR_S
 from flashmark.units import parse_size
 
 if TYPE_CHECKING:  # click >= 8.2 types ParamType by its value; 8.1 cannot subscript it
@@ -194,7 +194,7 @@ class GradeNames(_NamesType):
             return value  # already converted (a default from the code)
         # Imported here: the grades load the benchmark's model, which `flashmark history`
         # (whose options are defined in this module too) must not.
-        from flashmark.bench import GRADE_NAMES
+        from flashmark.bench.grading.classes import GRADE_NAMES
 
         known = {name.upper(): name for name in GRADE_NAMES}
         names: list[str] = []

@@ -16,26 +16,15 @@ from flashmark.cli.output import quiet_option, say_line, stderr_console
 from flashmark.cli.params import SIZE, BoundedFloat, BoundedInt
 from flashmark.cli.tail import finish, history_to_save
 from flashmark.errors import ExitStatus, FlashmarkError, Interrupted, UsageError
-from flashmark.powercut import (
-    DEFAULT_AREA_BYTES,
-    DEFAULT_PORT,
-    FILESYSTEMS,
-    POWERCUT,
-    POWERCUT_SCHEMA,
-    RAW,
-    TOKEN_ENV,
-    PowercutEvent,
-    PowercutRequest,
-    PowercutResult,
-    PowercutStopped,
-    plan_powercut,
-    remote_spec,
-    run_host_down_cycle,
-    run_powercut,
-    serve_recorder,
-    verify_powercut,
-)
-from flashmark.system import signals_raise
+from flashmark.powercut.hostdown import run_host_down_cycle, verify_powercut
+from flashmark.powercut.kind import POWERCUT
+from flashmark.powercut.listener import serve_recorder
+from flashmark.powercut.plan import DEFAULT_AREA_BYTES, FILESYSTEMS, PowercutRequest, plan_powercut
+from flashmark.powercut.protocol import DEFAULT_PORT, TOKEN_ENV
+from flashmark.powercut.remote import remote_spec
+from flashmark.powercut.result import POWERCUT_SCHEMA, RAW, PowercutResult
+from flashmark.powercut.run import PowercutEvent, PowercutStopped, run_powercut
+from flashmark.system.signals import signals_raise
 from flashmark.units import format_size
 
 if TYPE_CHECKING:

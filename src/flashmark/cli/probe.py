@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from flashmark.bench import PROBE, ProbeRequest, run_probe
+from flashmark.bench.probe_kind import PROBE
+from flashmark.bench.probing import ProbeRequest, run_probe
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import stderr_console, styled
 from flashmark.cli.tail import finish

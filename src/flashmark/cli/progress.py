@@ -39,7 +39,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from flashmark.bench import PREPARE_JOB_NAME, Plan
+from flashmark.bench.jobs import PREPARE_JOB_NAME
+from flashmark.bench.plan import Plan
 from flashmark.cli.output import is_quiet, stderr_console
 from flashmark.units import KiB, MiB, format_duration, format_iops, format_rate
 

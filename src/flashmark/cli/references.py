@@ -10,13 +10,9 @@ from __future__ import annotations
 import click
 
 from flashmark.cli.output import print_json, stdout_console
-from flashmark.references import (
-    PUBLISHED_LABEL,
-    MediaKind,
-    references_document,
-    select_references,
-)
-from flashmark.report import reference_tables
+from flashmark.references.loader import PUBLISHED_LABEL, references_document, select_references
+from flashmark.references.records import MediaKind
+from flashmark.report.references_table import reference_tables
 
 
 @click.command("references")

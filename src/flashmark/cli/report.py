@@ -16,8 +16,8 @@ from flashmark.cli import db_option, debug_option
 from flashmark.cli.export import STDOUT, check_output, write_atomically
 from flashmark.cli.saved import RUN_ID, load_entries, render_entries
 from flashmark.errors import UsageError
-from flashmark.references import find_reference
-from flashmark.server import campaign_file
+from flashmark.references.loader import find_reference
+from flashmark.server.campaign_export import campaign_file
 
 
 @click.command("report")

@@ -8,22 +8,20 @@ from pathlib import Path
 
 import click
 
-from flashmark.bench import (
-    MIN_TRANSFERS,
-    PREPARE_JOB_NAME,
-    PROFILES,
-    RUN,
-    TARGET_HALF_WIDTH_PCT,
+from flashmark.bench.benchmark import (
     BenchmarkRequest,
     BenchmarkStopped,
-    Plan,
-    TargetKind,
     open_benchmark,
-    profiles_document,
-    profiles_table,
-    unmet_requirements,
     with_card_passport,
 )
+from flashmark.bench.grading.classes import unmet_requirements
+from flashmark.bench.jobs import PREPARE_JOB_NAME
+from flashmark.bench.kind import RUN
+from flashmark.bench.lengths import MIN_TRANSFERS, TARGET_HALF_WIDTH_PCT
+from flashmark.bench.model import TargetKind
+from flashmark.bench.plan import Plan
+from flashmark.bench.profiles import PROFILES
+from flashmark.bench.render.profiles import profiles_document, profiles_table
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.clean import say_cleaned_at_start
 from flashmark.cli.confirm import confirm_overwrite
@@ -57,8 +55,8 @@ from flashmark.errors import (
     outcomes,
     printable,
 )
-from flashmark.probe import measured_summary
-from flashmark.system import signals_raise
+from flashmark.probe.summary import measured_summary
+from flashmark.system.signals import signals_raise
 from flashmark.units import format_size
 
 # Shorter windows quantise the throttle-verified accuracy (see profiles.py); allowed, but said.

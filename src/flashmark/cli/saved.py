@@ -11,11 +11,13 @@ from pathlib import Path
 
 import click
 
-from flashmark.bench import Run, document_to_run
+from flashmark.bench.document import document_to_run
+from flashmark.bench.run_result import Run
 from flashmark.errors import RunNotFound, UsageError
-from flashmark.history import MAX_ID, History, StoredResult
-from flashmark.references import ReferenceDevice
-from flashmark.report import SavedResult, exporter, formats, suffix_formats
+from flashmark.history.entries import StoredResult
+from flashmark.history.store import MAX_ID, History
+from flashmark.references.records import ReferenceDevice
+from flashmark.report.exporters import SavedResult, exporter, formats, suffix_formats
 
 # Formats that write a file (export) or a page of text (show), from the exporter registry;
 # "table" is show's terminal view.

@@ -14,7 +14,8 @@ import click
 from flashmark.cli import debug_option
 from flashmark.errors import EnvironmentProblem
 from flashmark.install_hint import add_extra
-from flashmark.server import DATABASE_ENV, is_postgres, shown, storage_for
+from flashmark.server.database_url import is_postgres, shown
+from flashmark.server.storage import DATABASE_ENV, storage_for
 
 database_option = click.option(
     "--database",
@@ -135,7 +136,7 @@ def serve_command(
     checked whole before it is kept (docs/server.md, "API").
     """
     try:
-        from flashmark.server import ServiceRequest, prepare_service, run_service
+        from flashmark.server.service import ServiceRequest, prepare_service, run_service
     except ImportError as error:
         raise EnvironmentProblem(
             f"`flashmark serve` needs the server extra ({error.name} is missing): "

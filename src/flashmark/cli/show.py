@@ -11,7 +11,7 @@ from flashmark.cli.output import print_json, print_verdict, stdout_console
 from flashmark.cli.saved import FILE_FORMATS, RUN_ID, load_entries, render_entries
 from flashmark.cli.tail import verdict_line
 from flashmark.errors import UsageError
-from flashmark.kinds import kind_named
+from flashmark.kinds.registry import kind_named
 
 
 @click.command("show")

@@ -29,14 +29,14 @@ from flashmark.errors import (
     add_outcome,
     outcomes,
 )
-from flashmark.surface import (
+from flashmark.surface.kind import SURFACE
+from flashmark.surface.result import SURFACE_SCHEMA
+from flashmark.surface.run import (
     DEFAULT_BLOCK,
     DEVICE,
     FOLDER,
     MAX_SLICES,
     MIN_SLICES,
-    SURFACE,
-    SURFACE_SCHEMA,
     ScanStopped,
     SurfaceJob,
     SurfacePlan,
@@ -44,7 +44,8 @@ from flashmark.surface import (
     prepare_surface,
     run_surface,
 )
-from flashmark.system import DeviceHung, signals_raise
+from flashmark.system.signals import signals_raise
+from flashmark.system.watchdog import DeviceHung
 from flashmark.units import format_duration, format_rate, format_size
 
 _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often

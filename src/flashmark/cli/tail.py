@@ -27,6 +27,7 @@ from flashmark.cli.output import (
     stderr_console,
     stdout_console,
 )
+from flashmark.codec import to_text
 from flashmark.errors import (
     HistoryError,
     Interrupted,
@@ -34,9 +35,11 @@ from flashmark.errors import (
     ResultNotSaved,
     add_outcome,
 )
-from flashmark.history import History, RecoveryFileError, keep_unsaved
-from flashmark.kinds import ResultKind, entry_for, kind_of, to_text
-from flashmark.system import signals_raise
+from flashmark.history.recovery import RecoveryFileError, keep_unsaved
+from flashmark.history.store import History
+from flashmark.kinds.registry import entry_for, kind_of
+from flashmark.result_kind import ResultKind
+from flashmark.system.signals import signals_raise
 
 R = TypeVar("R")
 

@@ -8,7 +8,7 @@ import click
 
 from flashmark.cli import debug_option
 from flashmark.cli.serve import database_option
-from flashmark.server import open_storage, storage_for
+from flashmark.server.storage import open_storage, storage_for
 
 
 def _name(ctx: click.Context, param: click.Parameter, value: str) -> str:

@@ -12,15 +12,9 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.saved import RUN_ID
 from flashmark.errors import UsageError
-from flashmark.history import History
-from flashmark.server import (
-    TOKEN_ENV,
-    Skipped,
-    accepted_schemas,
-    campaign_choices,
-    send,
-    upload_bodies,
-)
+from flashmark.history.store import History
+from flashmark.server.campaign_names import campaign_choices
+from flashmark.server.upload import TOKEN_ENV, Skipped, accepted_schemas, send, upload_bodies
 
 
 @click.command("upload")

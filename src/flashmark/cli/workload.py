@@ -16,14 +16,11 @@ from flashmark.cli.tail import (
     finish,
     history_to_save,
 )
-from flashmark.system import signals_raise
-from flashmark.workloads import (
-    SCHEMA,
-    WORKLOAD_NAMES,
-    WORKLOADS,
-    WorkloadRequest,
-    measure_workloads,
-)
+from flashmark.system.signals import signals_raise
+from flashmark.workloads.document import SCHEMA
+from flashmark.workloads.kind import WORKLOADS
+from flashmark.workloads.run import WorkloadRequest, measure_workloads
+from flashmark.workloads.session import WORKLOAD_NAMES
 
 _ALL = "all"
 

@@ -169,8 +169,8 @@ def _refuse_record_on_device(folder: Path, name: str, roots: SystemRoots) -> Non
 
 def _probe_summary(node: str, roots: SystemRoots) -> str | None:
     """The device in one line (flashmark.probe); None when the probe cannot tell."""
-    from flashmark.probe import probe_target
     from flashmark.probe.summary import measured_summary
+    from flashmark.probe.target import probe_target
 
     try:
         return measured_summary(probe_target(node, roots, sample_s=0.0))

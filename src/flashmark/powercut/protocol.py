@@ -67,10 +67,6 @@ def read_token(path: Path | None, environ: Mapping[str, str] | None = None) -> b
     return token.encode()
 
 
-def new_token() -> str:
-    return secrets.token_urlsafe(32)
-
-
 def parse_address(text: str, default_host: str | None = None) -> tuple[str, int]:
     """HOST:PORT ([v6]:PORT for IPv6); a bare PORT takes `default_host`."""
     host, colon, port = text.rpartition(":")

@@ -16,7 +16,8 @@ from typing import Any
 
 from flashmark.bench.render.cells import grades_passed, seconds_text, started_text, target_place
 from flashmark.bench.run_result import Run
-from flashmark.references import PUBLISHED_LABEL, ReferenceDevice
+from flashmark.references.loader import PUBLISHED_LABEL
+from flashmark.references.records import ReferenceDevice
 from flashmark.units import format_iops, format_latency_ns, format_rate
 
 # History of the `compare --format json` document: 1: first version.

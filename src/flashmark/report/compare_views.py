@@ -16,7 +16,7 @@ from rich.text import Text
 
 from flashmark.bench.render.cells import UNIT_NOTE, plain_number
 from flashmark.markdown import bullets, code, escape_inline, markdown_table
-from flashmark.references import PUBLISHED_LABEL
+from flashmark.references.loader import PUBLISHED_LABEL
 from flashmark.report.compare import Cell, Comparison, Figure
 from flashmark.spreadsheet import text_cell
 from flashmark.units import MB

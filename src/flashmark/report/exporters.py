@@ -14,7 +14,7 @@ from typing import Any
 
 from flashmark.errors import UsageError
 from flashmark.kinds.registry import kind_named
-from flashmark.references import ReferenceDevice
+from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import ResultKind
 
 

@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from flashmark import __version__
 from flashmark.kinds.registry import kind_named
-from flashmark.references import ReferenceDevice
+from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import HtmlEntry, HtmlSection, ResultKind
 
 # Nothing may be fetched: no scripts but the page's own (by its hash), no images, fonts,

@@ -10,7 +10,8 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from flashmark.references import PUBLISHED_LABEL, Measurement, ReferenceDevice
+from flashmark.references.loader import PUBLISHED_LABEL
+from flashmark.references.records import Measurement, ReferenceDevice
 
 # Which column of the table a metric's figure goes in.
 _COLUMN = {

@@ -29,7 +29,6 @@ HEADLINE_LABELS: tuple[tuple[str, str, str], ...] = (
     ("rand_write_4k_q32_iops", "rand-write-4k-q32", "IOPS"),
 )
 CHART_WIDTH = 320
-CHART_HEIGHT = 96
 _PLOT_TOP = 8
 _PLOT_BOTTOM = 72  # bars end here; the axis labels sit below
 # Okabe-Ito blue for the result's bar, a light tint of it for the others (as the report's charts)

@@ -11,7 +11,7 @@ from flashmark.surface.result import SURFACE_SCHEMA, SurfaceResult, from_documen
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from flashmark.references import ReferenceDevice
+    from flashmark.references.records import ReferenceDevice
 
 
 def _terminal(scan: SurfaceResult) -> RenderableType:

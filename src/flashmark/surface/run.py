@@ -28,8 +28,8 @@ from flashmark.errors import (
     UsageError,
 )
 from flashmark.history.store import History
-from flashmark.probe import probe_target
 from flashmark.probe.summary import measured_summary
+from flashmark.probe.target import probe_target
 from flashmark.surface.medium import (
     BlockMedium,
     FolderMedium,

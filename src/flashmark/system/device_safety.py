@@ -67,12 +67,6 @@ def block_device_for_majmin(majmin: str, roots: SystemRoots) -> BlockDevice | No
     )
 
 
-def block_device_for_node(node: str, roots: SystemRoots) -> BlockDevice | None:
-    """The sysfs view of a device node such as /dev/sda1 (stat gives its major:minor)."""
-    status = os.stat(node)
-    return block_device_for_majmin(f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}", roots)
-
-
 @dataclass(frozen=True)
 class WriteClaim:
     """What `claim_for_writing` holds: the stack it checked and the members opened with O_EXCL."""

@@ -11,7 +11,7 @@ from flashmark.workloads.document import SCHEMA, WorkloadRun, from_document, to_
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from flashmark.references import ReferenceDevice
+    from flashmark.references.records import ReferenceDevice
 
 
 def _terminal(result: WorkloadRun) -> RenderableType:

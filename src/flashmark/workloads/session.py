@@ -25,8 +25,9 @@ from flashmark.errors import (
     TargetPermissionDenied,
     UsageError,
 )
-from flashmark.monitor import DiskMonitor, device_for_path, optional_monitor
+from flashmark.monitor.sampler import DiskMonitor, optional_monitor
 from flashmark.system.disk_space import SpacePlan, SpaceWatch, plan_space, reserve_bytes
+from flashmark.system.diskstats import device_for_path
 from flashmark.system.leftovers import work_folder_name
 from flashmark.system.private_folder import (
     PrivateFolder,
@@ -57,7 +58,6 @@ DESCRIPTIONS = {
     "pkg-reinstall": "install the removed subset again from cached archives (2nd install)",
     "cold-read": "drop the page cache and read a boot-like set of files (boot)",
 }
-FOLDER_PREFIX = "flashmark-workload-"  # names: flashmark/system/leftovers.py
 _SPACE_MARGIN_BYTES = 64 * 1024 * 1024  # journal, metadata, folders: ext4 needs headroom
 
 Progress = Callable[[float], None]

@@ -29,8 +29,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from flashmark.testing.flash import FlashModel
-from flashmark.testing.throttle import EmulatedDevice
 from tests.cli.faults import code_for_others
 from tests.cli.faults import durable_cases as d
 from tests.cli.faults.harness import (
@@ -45,6 +43,8 @@ from tests.cli.faults.harness import (
     kill_case_processes,
     one_error_line,
 )
+from tests.emulation.flash.model import FlashModel
+from tests.emulation.throttle import EmulatedDevice
 
 MiB = 1 << 20
 _TIMEOUT_S = 180.0
@@ -221,8 +221,8 @@ def _fio_jobs(folder: CaseFolder) -> list[str]:
 
 # -- power cut and resume ------------------------------------------------------------------------
 def run_power_cut_case(lab: Lab, case: d.PowerCutCase, marker: str, outcome: Outcome) -> None:
-    from flashmark.testing.flash.writeback import VolatileFlash
-    from flashmark.testing.throttle import EmulationUnavailable
+    from tests.emulation.flash.writeback import VolatileFlash
+    from tests.emulation.throttle import EmulationUnavailable
 
     folder = CaseFolder(lab.scratch, marker)
     try:

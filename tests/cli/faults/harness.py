@@ -5,7 +5,7 @@ tested) with a private TMPDIR, FLASHMARK_DB, XDG_DATA_HOME and target folder, an
 environment marker (FLASHMARK_FAULT_CASE) that every process it starts inherits: that is how
 leftover processes are found, and how everything is killed afterwards whatever happened.
 
-Folder targets live on emulated devices (flashmark.testing.throttle: ext4 on a throttled loop
+Folder targets live on emulated devices (tests.emulation.throttle: ext4 on a throttled loop
 device, 4 MB/s write), one per worker, so runs are slow and predictable enough for a signal to land
 mid-test. Every device, loop, mount, cgroup, swap area and process a case creates is removed
 when the case or the lab ends.
@@ -40,8 +40,8 @@ from typing import Any
 import psutil
 
 from flashmark.system.lock_files import LOCK_DIR_ENV
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from tests.cli.faults import cases as c
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
 MARKER_ENV = "FLASHMARK_FAULT_CASE"
 # The emulated card: slow enough that preparing 4 MiB takes a second and a signal has
@@ -87,7 +87,7 @@ def flashmark(*args: str) -> list[str]:
 
 
 def unavailable_reason() -> str | None:
-    from flashmark.testing.throttle import unavailable_reason as emulation_reason
+    from tests.emulation.throttle import unavailable_reason as emulation_reason
 
     if shutil.which("fio") is None:
         return "fio is not installed (apt-get install fio)"

@@ -1,6 +1,6 @@
 """Runs the cases of hung_cases.py: an emulated card stops answering mid-operation.
 
-Each case makes its own emulated card (flashmark.testing.flash: nbdkit + nbdfuse + a direct-I/O
+Each case makes its own emulated card (tests.emulation.flash: nbdkit + nbdfuse + a direct-I/O
 loop device; an ext4 filesystem on it for folder targets), starts the command, tells the card to
 stop answering at the case's moment (`EmulatedFlash.stop_answering`: requests are held, not
 failed), and judges how the command ended. The card then answers again (always, also when the
@@ -21,9 +21,10 @@ from pathlib import Path
 
 import psutil
 
-from flashmark.testing.flash import EmulatedFlash, FlashModel, unavailable_reason
 from tests.cli.faults import harness
 from tests.cli.faults.hung_cases import GRACE_S, STALL_TIMEOUT_S, HungCase
+from tests.emulation.flash.device import EmulatedFlash, unavailable_reason
+from tests.emulation.flash.model import FlashModel
 
 MiB = 2**20
 # A slow card, so that a test, the preparation or a pass is under way when it stops answering.

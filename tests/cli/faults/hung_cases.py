@@ -1,6 +1,6 @@
 """Cases of the category "hung device" (pure data; hung.py runs them).
 
-An emulated card (flashmark.testing.flash) stops answering in the middle of an operation: its
+An emulated card (tests.emulation.flash) stops answering in the middle of an operation: its
 requests are held, never failed, as a card that hangs holds them. Every operation that waits
 on the device must then end with exit 5 and one line (saying the device stopped answering and
 how the bound was chosen) within the bound plus the few seconds it gives fio or its I/O process

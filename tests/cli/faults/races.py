@@ -30,9 +30,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashmark.testing.throttle import EmulatedDevice
 from tests.cli.faults import code_for_others, harness
 from tests.cli.faults.race_cases import PARENT, STICKY, TMPDIR, RaceCase
+from tests.emulation.throttle import EmulatedDevice
 
 _RUN_TIMEOUT_S = 120.0
 _READY_TIMEOUT_S = 10.0

@@ -30,8 +30,8 @@ from flashmark.fio.job import FioJob
 from flashmark.fio.runner import FioOutput, FioProcessRunner, ProgressCallback
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.watchdog import StallWatch
-from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from flashmark.units import MiB
+from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
 HERE = Path(__file__).resolve().parent
 A1_CARD = DeviceCaps(

@@ -30,8 +30,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from flashmark.testing.flash import EmulatedFlash, FlashModel, unavailable_reason
 from flashmark.units import MiB
+from tests.emulation.flash.device import EmulatedFlash, unavailable_reason
+from tests.emulation.flash.model import FlashModel
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from flashmark.bench.document import document_to_run
 from flashmark.bench.run_result import Run
-from flashmark.references import ReferenceDevice, find_reference
+from flashmark.references.loader import find_reference
+from flashmark.references.records import ReferenceDevice
 from tests.cli_runner import Done
 from tests.cli_runner import flashmark as run_in_process
 from tests.conftest import DATA, FIO_RECORDINGS

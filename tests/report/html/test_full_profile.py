@@ -21,8 +21,8 @@ from flashmark.bench.profiles import SWEEP_BLOCK_SIZES, get_profile
 from flashmark.bench.render import charts
 from flashmark.bench.render.describe import legend_label
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME
-from flashmark.monitor import device_for_path
-from flashmark.references import find_reference
+from flashmark.references.loader import find_reference
+from flashmark.system.diskstats import device_for_path
 from flashmark.system.sysroot import SystemRoots
 from flashmark.units import block_size_label
 from tests.cli_runner import flashmark

@@ -12,8 +12,8 @@ from markupsafe import escape
 
 from flashmark.bench.model import Grade
 from flashmark.bench.render import charts
-from flashmark.probe import device_summary
-from flashmark.references import PUBLISHED_LABEL
+from flashmark.probe.summary import device_summary
+from flashmark.references.loader import PUBLISHED_LABEL
 from flashmark.report.html import render_html_report
 from flashmark.units import format_iops, format_rate
 from tests.report.html.page import Page

@@ -23,7 +23,7 @@ from markupsafe import escape
 from flashmark.bench.document import document_to_run
 from flashmark.bench.render import charts, describe
 from flashmark.bench.run_result import Run
-from flashmark.references import ReferenceDevice
+from flashmark.references.records import ReferenceDevice
 from flashmark.report.html import render_html_report
 from tests.report.html.page import Page
 from tests.report.html.svg import ChartGeometry, chart_figures, geometry

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.clean import CLEAN
+from flashmark.clean.kind import CLEAN
 from flashmark.errors import ExitStatus
 from tests.cli_runner import Done
 from tests.cli_runner import flashmark as run_in_process

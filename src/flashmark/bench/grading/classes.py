@@ -175,12 +175,6 @@ def _direction(results: Sequence[TestResult], test: str, metric: str) -> Directi
     return result.read if direction_name == "read" else result.write
 
 
-def measured_value(results: Sequence[TestResult], test: str, metric: str) -> float | None:
-    """A metric of a test in the unit of its check (IOPS, or MB/s for bandwidth)."""
-    measured = measured_with_interval(results, test, metric)
-    return None if measured is None else measured[0]
-
-
 def measured_with_interval(
     results: Sequence[TestResult], test: str, metric: str
 ) -> tuple[float, MeanInterval | None] | None:

@@ -19,12 +19,12 @@ from pygal.style import Style
 from flashmark.bench.model import DirectionResult, Pattern, TestResult
 from flashmark.bench.render import describe
 from flashmark.bench.run_result import Run
-from flashmark.references import ReferenceDevice
+from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import LegendKey
 from flashmark.units import block_size_label, format_rate, mb_per_s
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
-    from flashmark.monitor import MonitorSeries
+    from flashmark.monitor.series import MonitorSeries
 
 # Okabe & Ito's palette: told apart with the common colour-vision deficiencies and in grey
 # print (https://jfly.uni-koeln.de/color/). Black is left out: it is the axes' colour.

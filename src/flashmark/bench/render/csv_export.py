@@ -136,7 +136,3 @@ def runs_to_csv(runs: Sequence[Run]) -> str:
     for run in runs:
         writer.writerows(_rows(run))
     return buffer.getvalue()
-
-
-def run_to_csv(run: Run) -> str:
-    return runs_to_csv([run])

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from flashmark.bench.model import Passport, TargetKind
 from flashmark.bench.run_result import Run
 from flashmark.errors import printable
-from flashmark.probe import device_summary, measured_summary
 from flashmark.probe.model import Device, Environment, ProbeReport
+from flashmark.probe.summary import device_summary, measured_summary
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
     pass

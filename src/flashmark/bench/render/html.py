@@ -23,13 +23,14 @@ from flashmark.bench.render import cells, charts, describe
 from flashmark.bench.run_result import Run
 from flashmark.monitor.render import describe_activity
 from flashmark.probe.model import Device, Environment
-from flashmark.references import PUBLISHED_LABEL, ReferenceDevice
+from flashmark.references.loader import PUBLISHED_LABEL
+from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, legend_html
 from flashmark.stats import Verdict
 from flashmark.units import format_duration, format_iops, format_rate, format_size
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
-    from flashmark.monitor import MonitorSeries
+    from flashmark.monitor.series import MonitorSeries
 
 VERDICT_TEXT = cells.VERDICTS
 VERDICT_CLASS: dict[Verdict | None, str] = {

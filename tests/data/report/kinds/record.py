@@ -27,9 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from flashmark.testing.flash import EmulatedFlash, FlashModel, unavailable_reason
-from flashmark.testing.flash.model import Durability
 from flashmark.units import MiB
+from tests.emulation.flash.device import EmulatedFlash, unavailable_reason
+from tests.emulation.flash.model import Durability, FlashModel
 
 HERE = Path(__file__).resolve().parent
 

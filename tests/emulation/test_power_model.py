@@ -12,9 +12,8 @@ import threading
 
 import pytest
 
-from flashmark.testing.flash import FlashModel
-from flashmark.testing.flash.engine import ControlBlock, DeviceFault, FlashEngine, MemoryStorage
-from flashmark.testing.flash.model import SECTOR, Durability
+from tests.emulation.flash.engine import ControlBlock, DeviceFault, FlashEngine, MemoryStorage
+from tests.emulation.flash.model import SECTOR, Durability, FlashModel
 
 MiB = 1 << 20
 MS = 1_000_000

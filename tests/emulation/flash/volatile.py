@@ -12,7 +12,7 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from flashmark.testing.flash.model import SECTOR
+from tests.emulation.flash.model import SECTOR
 
 # Writes a run of sectors to the durable state: (real offset, bytes).
 DurableWrite = Callable[[int, bytes], None]

@@ -6,17 +6,3 @@ device (nbdkit + nbdfuse + a direct-I/O loop device). See docs/emulated-flash.md
 The nbdkit plugin imports model.py and engine.py inside nbdkit's embedded interpreter; this
 package's imports stay within the standard library and flashmark for that reason.
 """
-
-from flashmark.testing.flash.device import EmulatedFlash, unavailable_reason
-from flashmark.testing.flash.engine import FlashStats
-from flashmark.testing.flash.model import Backing, BadRange, FakeMode, FlashModel
-
-__all__ = [
-    "Backing",
-    "BadRange",
-    "EmulatedFlash",
-    "FakeMode",
-    "FlashModel",
-    "FlashStats",
-    "unavailable_reason",
-]

@@ -26,10 +26,10 @@ from pathlib import Path
 from types import TracebackType
 
 import flashmark
-from flashmark.testing.flash import power
-from flashmark.testing.flash.engine import ControlBlock, FlashStats, PowerCut
-from flashmark.testing.flash.model import Backing, FlashModel
-from flashmark.testing.throttle import (
+from tests.emulation.flash import power
+from tests.emulation.flash.engine import ControlBlock, FlashStats, PowerCut
+from tests.emulation.flash.model import Backing, FlashModel
+from tests.emulation.throttle import (
     CGROUP_ROOT,
     DeviceCaps,
     EmulationUnavailable,
@@ -39,6 +39,12 @@ from flashmark.testing.throttle import (
 )
 
 PLUGIN = Path(__file__).with_name("plugin.py")
+# What the plugin (inside nbdkit) and a power command (any process) import from: this checkout,
+# for the tests package, and the same flashmark as this process.
+_CHECKOUT = Path(__file__).resolve().parents[3]
+IMPORT_PATH = os.pathsep.join(
+    dict.fromkeys((str(_CHECKOUT), str(Path(flashmark.__file__).resolve().parents[1])))
+)
 _TOOLS = {  # command -> Debian package that provides it
     "nbdkit": "nbdkit",
     "nbdfuse": "libnbd-bin",  # Debian 12 ships nbdfuse there ("nbdfuse" is a virtual name)
@@ -216,8 +222,7 @@ class EmulatedFlash:
             nbdkit.append(f"backing={backing}")
         argv = ["nbdfuse", "-P", str(pidfile), str(mount / "flash"), "--command", *nbdkit]
         env = _c_locale()
-        # The plugin imports the engine from the same flashmark as this process.
-        env["PYTHONPATH"] = str(Path(flashmark.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = IMPORT_PATH
         with self._log.open("wb") as log:
             process = subprocess.Popen(
                 argv,
@@ -275,7 +280,7 @@ class EmulatedFlash:
 
     def power_off(self) -> PowerCut | None:
         """Cut the power: what was not durable is lost and the loop device is detached (see
-        flashmark.testing.flash.power). What the cut did, or None if it was off already."""
+        tests.emulation.flash.power). What the cut did, or None if it was off already."""
         return power.power_off(self._require_workdir())
 
     def power_on(self) -> str | None:
@@ -296,14 +301,13 @@ class EmulatedFlash:
         relay or a smart plug would (`flashmark powercut --off-command ...`)."""
         if action not in ("off", "on"):
             raise ValueError(f"power action {action!r} is not off or on")
-        package_root = str(Path(flashmark.__file__).resolve().parent.parent)
         return shlex.join(
             [
                 "env",
-                f"PYTHONPATH={package_root}",
+                f"PYTHONPATH={IMPORT_PATH}",
                 sys.executable,
                 "-m",
-                "flashmark.testing.flash.power",
+                "tests.emulation.flash.power",
                 action,
                 str(self._require_workdir()),
             ]

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.testing.flash import Backing, BadRange, FakeMode, FlashModel
-from flashmark.testing.flash.engine import (
+from tests.emulation.flash.engine import (
     ControlBlock,
     DeviceFault,
     FileStorage,
     FlashEngine,
     MemoryStorage,
 )
+from tests.emulation.flash.model import Backing, BadRange, FakeMode, FlashModel
 
 MB = 1_000_000
 MiB = 1 << 20

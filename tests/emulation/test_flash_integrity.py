@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.testing.flash import Backing, BadRange, EmulatedFlash, FakeMode, FlashModel
-from tests.testing.io_helpers import (
+from tests.emulation.flash.device import EmulatedFlash
+from tests.emulation.flash.model import Backing, BadRange, FakeMode, FlashModel
+from tests.emulation.io_helpers import (
     BLOCK,
     opened_direct,
     read_block,

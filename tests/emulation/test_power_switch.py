@@ -9,9 +9,8 @@ import subprocess
 
 import pytest
 
-from flashmark.testing.flash import FlashModel
-from flashmark.testing.flash.model import Durability
-from flashmark.testing.flash.power import backing_file
+from tests.emulation.flash.model import Durability, FlashModel
+from tests.emulation.flash.power import backing_file
 
 pytestmark = pytest.mark.flash
 

@@ -15,15 +15,15 @@ import time
 
 import pytest
 
-from flashmark.testing.flash import FlashModel
-from flashmark.testing.throttle import DeviceCaps
-from tests.testing.io_helpers import (
+from tests.emulation.flash.model import FlashModel
+from tests.emulation.io_helpers import (
     find_cache_knee,
     fio_io_log,
     fio_json,
     rate_bps,
     time_shift_ms,
 )
+from tests.emulation.throttle import DeviceCaps
 
 pytestmark = [pytest.mark.flash, pytest.mark.fio]
 

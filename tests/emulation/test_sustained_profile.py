@@ -18,7 +18,8 @@ import pytest
 
 from flashmark.bench.sustained import SUSTAINED_REST_S
 from flashmark.stats import judge_bounds
-from flashmark.testing.flash import EmulatedFlash, FlashModel
+from tests.emulation.flash.device import EmulatedFlash
+from tests.emulation.flash.model import FlashModel
 
 pytestmark = [pytest.mark.flash, pytest.mark.fio]
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from flashmark.bench.jobs import job_for_test, prepare_job
 from flashmark.bench.model import Settings, TestResult, TestSpec
-from flashmark.bench.results import parse_test_output
 from flashmark.fio.runner import FioProcessRunner
-from flashmark.testing.throttle import EmulatedDevice
+from tests.bench.parsed import parse_test_output
+from tests.emulation.throttle import EmulatedDevice
 
 
 def flashmark_json(device: EmulatedDevice, *args: str, timeout: float = 600) -> dict[str, Any]:
@@ -71,7 +71,7 @@ def run_test_in_device(
 def run_test_on_device(path: str, spec: TestSpec, settings: Settings, workdir: Path) -> TestResult:
     """One test of a profile, exactly as `flashmark run --destructive` builds and parses it on
     a block device, run by real fio at nice -10 (see `run_test_in_device`) on `path`, a device
-    a test made (an emulated card: flashmark.testing.flash)."""
+    a test made (an emulated card: tests.emulation.flash)."""
     wrapper = workdir / "fio-at-nice-10"
     fio = shutil.which("fio") or "fio"
     wrapper.write_text(f'#!/bin/sh\nexec nice -n -10 {shlex.quote(fio)} "$@"\n')

@@ -20,11 +20,10 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-import flashmark
-from flashmark.testing.flash.device import PLUGIN, unavailable_reason
-from flashmark.testing.flash.engine import ControlBlock, FlashStats
-from flashmark.testing.flash.model import Backing, FlashModel
-from flashmark.testing.throttle import EmulationUnavailable
+from tests.emulation.flash.device import IMPORT_PATH, PLUGIN, unavailable_reason
+from tests.emulation.flash.engine import ControlBlock, FlashStats
+from tests.emulation.flash.model import Backing, FlashModel
+from tests.emulation.throttle import EmulationUnavailable
 
 _START_TIMEOUT_S = 20.0
 # loop(4): /dev/loop-control's ioctls that add and remove a loop device of a given number
@@ -121,7 +120,7 @@ class VolatileFlash:
             **os.environ,
             "LC_ALL": "C",
             "TMPDIR": str(workdir),  # the cache filter's file: the volatile cache
-            "PYTHONPATH": str(Path(flashmark.__file__).resolve().parent.parent),
+            "PYTHONPATH": IMPORT_PATH,
         }
         with (workdir / "nbd.log").open("ab") as log:
             self._server = subprocess.Popen(

@@ -22,8 +22,8 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Protocol
 
-from flashmark.testing.flash.model import NS_PER_S, SECTOR, Backing, Durability, FlashModel
-from flashmark.testing.flash.volatile import Dropped, VolatileCache
+from tests.emulation.flash.model import NS_PER_S, SECTOR, Backing, Durability, FlashModel
+from tests.emulation.flash.volatile import Dropped, VolatileCache
 
 # How often the plugin's thread carries out power requests and due write-backs.
 POWER_POLL_S = 0.005

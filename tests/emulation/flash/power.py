@@ -1,7 +1,7 @@
 """The power switch of an emulated card, usable from any process (a test's off/on commands).
 
-    python -m flashmark.testing.flash.power off WORKDIR   # the card loses power
-    python -m flashmark.testing.flash.power on WORKDIR    # and gets it back
+    python -m tests.emulation.flash.power off WORKDIR   # the card loses power
+    python -m tests.emulation.flash.power on WORKDIR    # and gets it back
 
 Off: the engine cuts the power by its own clock and the loop device is detached, as a card
 pulled from its reader. On: the card comes back from its durable state as the same /dev/loopN
@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from flashmark.testing.flash.engine import ControlBlock, PowerCut, PowerState
-from flashmark.testing.throttle import EmulationUnavailable
+from tests.emulation.flash.engine import ControlBlock, PowerCut, PowerState
+from tests.emulation.throttle import EmulationUnavailable
 
 STATE_FILE = "power.json"
 _LOCK_FILE = "power.lock"
@@ -168,7 +168,7 @@ def _locked(workdir: Path) -> Iterator[None]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] not in ("off", "on"):
-        print("usage: python -m flashmark.testing.flash.power off|on WORKDIR", file=sys.stderr)
+        print("usage: python -m tests.emulation.flash.power off|on WORKDIR", file=sys.stderr)
         return 2
     workdir = Path(argv[1])
     try:

@@ -1,6 +1,6 @@
 """nbdkit plugin: serves a FlashEngine as an NBD export. Runs inside nbdkit, never imported.
 
-    nbdkit python .../flashmark/testing/flash/plugin.py model=MODEL.json control=CONTROL \
+    nbdkit python .../tests/emulation/flash/plugin.py model=MODEL.json control=CONTROL \
         [backing=FILE]
 
 nbdkit's Python plugin (nbdkit-python-plugin(3), nbdkit 1.32) calls the top-level functions
@@ -15,14 +15,14 @@ from pathlib import Path
 
 import nbdkit  # provided by nbdkit-plugin-python inside nbdkit only
 
-from flashmark.testing.flash.engine import (
+from tests.emulation.flash.engine import (
     POWER_POLL_S,
     ControlBlock,
     DeviceFault,
     FlashEngine,
     open_storage,
 )
-from flashmark.testing.flash.model import FlashModel
+from tests.emulation.flash.model import FlashModel
 
 API_VERSION = 2
 

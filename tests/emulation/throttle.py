@@ -186,7 +186,7 @@ def create_throttle_group(
 ) -> Path:
     """A new cgroup capping device `majmin` at `caps`; `stack` removes it when closed.
 
-    Shared with the emulated flash devices (flashmark.testing.flash), which can run inside
+    Shared with the emulated flash devices (tests.emulation.flash), which can run inside
     the same caps.
     """
     flavour = _throttle_flavour(cgroup_root)
