@@ -3,8 +3,8 @@
 `run_powercut` writes verifiable records, keeps each acknowledged flush point outside the
 device, cuts the power while writes are in flight, reads every record back and classifies it;
 `run_host_down_cycle` and `verify_powercut` do it over a reboot, with the flush points kept
-by `serve_recorder` on another machine. The result is a `PowercutResult`. Names load when
-first used.
+on another machine through ssh (`keep_entries` there). The result is a `PowercutResult`.
+Names load when first used.
 """
 
 from __future__ import annotations
@@ -17,14 +17,12 @@ if TYPE_CHECKING:
     from flashmark.powercut.hostdown import run_host_down_cycle as run_host_down_cycle
     from flashmark.powercut.hostdown import verify_powercut as verify_powercut
     from flashmark.powercut.kind import POWERCUT as POWERCUT
-    from flashmark.powercut.listener import serve_recorder as serve_recorder
     from flashmark.powercut.plan import DEFAULT_AREA_BYTES as DEFAULT_AREA_BYTES
     from flashmark.powercut.plan import FILESYSTEMS as FILESYSTEMS
     from flashmark.powercut.plan import PowercutPlan as PowercutPlan
     from flashmark.powercut.plan import PowercutRequest as PowercutRequest
     from flashmark.powercut.plan import plan_powercut as plan_powercut
-    from flashmark.powercut.protocol import DEFAULT_PORT as DEFAULT_PORT
-    from flashmark.powercut.protocol import TOKEN_ENV as TOKEN_ENV
+    from flashmark.powercut.remote import SSH_ENV as SSH_ENV
     from flashmark.powercut.remote import RemoteSpec as RemoteSpec
     from flashmark.powercut.remote import remote_spec as remote_spec
     from flashmark.powercut.result import HISTORY_KIND as HISTORY_KIND
@@ -36,11 +34,12 @@ if TYPE_CHECKING:
     from flashmark.powercut.run import PowercutEvent as PowercutEvent
     from flashmark.powercut.run import PowercutStopped as PowercutStopped
     from flashmark.powercut.run import run_powercut as run_powercut
+    from flashmark.powercut.store import RunStore as RunStore
+    from flashmark.powercut.store import keep_entries as keep_entries
 
 _NAMES = {
     ".hostdown": ("run_host_down_cycle", "verify_powercut"),
     ".kind": ("POWERCUT",),
-    ".listener": ("serve_recorder",),
     ".plan": (
         "DEFAULT_AREA_BYTES",
         "FILESYSTEMS",
@@ -48,8 +47,7 @@ _NAMES = {
         "PowercutRequest",
         "plan_powercut",
     ),
-    ".protocol": ("DEFAULT_PORT", "TOKEN_ENV"),
-    ".remote": ("RemoteSpec", "remote_spec"),
+    ".remote": ("SSH_ENV", "RemoteSpec", "remote_spec"),
     ".result": (
         "HISTORY_KIND",
         "POWERCUT_SCHEMA",
@@ -59,6 +57,7 @@ _NAMES = {
         "to_document",
     ),
     ".run": ("PowercutEvent", "PowercutStopped", "run_powercut"),
+    ".store": ("RunStore", "keep_entries"),
 }
 __getattr__ = lazy_face(__name__, _NAMES)
 __all__ = face_names(_NAMES)
