@@ -65,8 +65,10 @@ class Sshd:
                 process.stderr.close()
 
 
-def make_sshd(folder: Path) -> Sshd:
-    """Keys and configuration in `folder` (not started: `Sshd.running`)."""
+def make_sshd(folder: Path, *, forced: str | None = None) -> Sshd:
+    """Keys and configuration in `folder` (not started: `Sshd.running`); `forced`: the client
+    key may run only that command (authorized_keys `restrict,command=`), found on the
+    sessions' PATH."""
     if UNAVAILABLE is not None:
         pytest.skip(UNAVAILABLE)
     folder.mkdir(parents=True, exist_ok=True)
@@ -75,7 +77,8 @@ def make_sshd(folder: Path) -> Sshd:
             ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / name)],
             check=True, capture_output=True,
         )  # fmt: skip
-    (folder / "authorized_keys").write_text((folder / "client_key.pub").read_text())
+    options = "" if forced is None else f'restrict,command="{forced}" '
+    (folder / "authorized_keys").write_text(options + (folder / "client_key.pub").read_text())
     port = free_port()
     host_key = (folder / "host_key.pub").read_text().split()
     (folder / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key[0]} {host_key[1]}\n")
@@ -116,10 +119,3 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
         time.sleep(0.05)
     raise RuntimeError(f"sshd did not listen on port {port} within 10 s")
 
-
-@pytest.fixture
-def sshd(tmp_path: Path) -> Iterator[Sshd]:
-    """A running throwaway sshd (skipped where OpenSSH's server is not installed)."""
-    server = make_sshd(tmp_path / "sshd")
-    with server.running():
-        yield server

@@ -5,6 +5,7 @@ And `powercut record` (the flush recorder ssh runs on another machine), `powercu
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,11 +25,13 @@ from flashmark.powercut import (
     POWERCUT_SCHEMA,
     RAW,
     SSH_ENV,
+    SSH_ORIGINAL_COMMAND,
     PowercutEvent,
     PowercutRequest,
     PowercutResult,
     PowercutStopped,
     RunStore,
+    forced_request,
     keep_entries,
     plan_powercut,
     remote_spec,
@@ -399,7 +402,12 @@ def record_command(run: str | None, fetch: str | None, folder: Path | None, debu
     \b
     Each entry is on this machine's disk (fsync) before the board is told so.
     Entries come one JSON object a line on stdin, each answered on stdout.
+    As the forced command of the board's key in ~/.ssh/authorized_keys
+    (restrict,command="flashmark powercut record" ssh-ed25519 ...), it takes
+    --run or --fetch from the board's request and that key can run nothing else.
     """
+    if run is None and fetch is None and SSH_ORIGINAL_COMMAND in os.environ:
+        run, fetch = forced_request(os.environ[SSH_ORIGINAL_COMMAND])
     if (run is None) == (fetch is None):
         raise UsageError("give --run RUN (keep entries) or --fetch IDENTITY")
     store = RunStore(folder)

@@ -34,7 +34,9 @@ if TYPE_CHECKING:
     from flashmark.powercut.run import PowercutEvent as PowercutEvent
     from flashmark.powercut.run import PowercutStopped as PowercutStopped
     from flashmark.powercut.run import run_powercut as run_powercut
+    from flashmark.powercut.store import SSH_ORIGINAL_COMMAND as SSH_ORIGINAL_COMMAND
     from flashmark.powercut.store import RunStore as RunStore
+    from flashmark.powercut.store import forced_request as forced_request
     from flashmark.powercut.store import keep_entries as keep_entries
 
 _NAMES = {
@@ -57,7 +59,7 @@ _NAMES = {
         "to_document",
     ),
     ".run": ("PowercutEvent", "PowercutStopped", "run_powercut"),
-    ".store": ("RunStore", "keep_entries"),
+    ".store": ("SSH_ORIGINAL_COMMAND", "RunStore", "forced_request", "keep_entries"),
 }
 __getattr__ = lazy_face(__name__, _NAMES)
 __all__ = face_names(_NAMES)

@@ -12,6 +12,7 @@ stop, never claim a loss. ssh refusing this host (its key, the other's host key)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -184,7 +185,8 @@ class _Link:
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             if stream is not None:
-                stream.close()
+                with contextlib.suppress(OSError):  # stdin's last line had nobody to read it
+                    stream.close()
 
 
 def fetch_run(

@@ -3,7 +3,8 @@
 Each run's entries go to FOLDER/RUN.jsonl, fsync'd before the answer. The board sends one
 entry a line, numbered (`{"i": N, ...entry}`), and reads one answer a line (`ok`, or
 `error: WHY`); an entry sent again after a dropped link is kept once, a gap refused.
-`--fetch IDENTITY` prints the entries of the device's newest run, one a line.
+`--fetch IDENTITY` prints the entries of the device's newest run, one a line. As the forced
+command of the board's key (authorized_keys `command=`), the request comes from ssh instead.
 """
 
 from __future__ import annotations
@@ -12,14 +13,17 @@ import fcntl
 import json
 import os
 import re
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from flashmark.errors import UsageError
 from flashmark.powercut.plan import state_folder
 from flashmark.powercut.recorder import RecorderFailed, fsync_folder, read_entries
 
 _RUN = re.compile(r"[0-9a-f]{32}")
+SSH_ORIGINAL_COMMAND = "SSH_ORIGINAL_COMMAND"  # sshd(8): what the client asked a forced command
 
 
 class RunStore:
@@ -88,6 +92,24 @@ def keep_entries(store: RunStore, run: str, lines: Iterable[bytes], answers: IO[
             answer = f"error: {error}"
         answers.write(answer.encode() + b"\n")
         answers.flush()
+
+
+def forced_request(original: str) -> tuple[str | None, str | None]:
+    """(run, identity to fetch) of the board's request, when this runs as its key's forced
+    command: only `flashmark powercut record --run RUN` or `... --fetch IDENTITY`."""
+    try:
+        words = shlex.split(original)
+    except ValueError:
+        words = []
+    if len(words) == 5 and words[:3] == ["flashmark", "powercut", "record"]:
+        if words[3] == "--run":
+            return words[4], None
+        if words[3] == "--fetch":
+            return None, words[4]
+    raise UsageError(
+        f"this key only keeps flush points: {original!r} is not `flashmark powercut record "
+        "--run RUN` or `--fetch IDENTITY`"
+    )
 
 
 def _count(path: Path) -> int:
