@@ -81,7 +81,7 @@ class RunLog:
 
 
 class FlushRecorder(Protocol):
-    where: str  # for messages and the result: a file, or HOST:PORT
+    where: str  # for messages and the result: a file, or [USER@]HOST
 
     def append(self, entry: Mapping[str, Any]) -> None:
         """Keep `entry` durably before returning; RecorderFailed if it cannot."""
