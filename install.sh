@@ -57,8 +57,9 @@ if [ "$dev" = yes ]; then
     # exfat-fuse (exFAT where the kernel has none): runs on btrfs, XFS and exFAT folders must
     # leave nothing behind, as on ext4 (btrfs lists a folder's entries as they were when its
     # descriptor was opened: tests/system/test_filesystems.py); btrfs also calibrates the disturbance
-    # check on idle btrfs folders (tests/bench/test_disturbance.py).
-    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql f2fs-tools btrfs-progs xfsprogs exfatprogs exfat-fuse"
+    # check on idle btrfs folders (tests/bench/test_disturbance.py); openssh-server: the
+    # power-cut recorder's tests start a throwaway sshd (tests/powercut/sshd.py).
+    packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql f2fs-tools btrfs-progs xfsprogs exfatprogs exfat-fuse openssh-server"
 fi
 # 32-bit ARM has no psycopg-binary wheel: the server extra's plain psycopg loads Debian's libpq.
 case "$extras,$(uname -m)" in *server*,armv[67]l) packages="$packages libpq5" ;; esac

@@ -15,7 +15,7 @@ def test_the_command_is_listed_with_its_two_helpers():
     assert "powercut" in done.stdout
     done = flashmark("powercut", "--help")
     assert done.returncode == 0
-    assert "listen" in done.stdout and "verify" in done.stdout
+    assert "record" in done.stdout and "verify" in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -28,7 +28,7 @@ def test_the_command_is_listed_with_its_two_helpers():
         (("/dev/null", "--destructive", OFF, ON, "--new-run"), "--new-run is for --host-down"),
         (("/dev/null", "--destructive", OFF, ON, "--cut-after", "3-1"), "MIN must not be above"),
         (("/dev/null", "--destructive", OFF, ON, "--cycles", "0"), "--cycles"),
-        (("/dev/null", "--destructive", OFF, ON, "--record-to", "host"), "needs a host"),
+        (("/dev/null", "--destructive", OFF, ON, "--record-to", "-oProxyCommand=x"), "not a host"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):
@@ -50,4 +50,10 @@ def test_a_file_is_not_a_device(tmp_path):
 def test_verify_needs_to_know_where_the_run_was_recorded():
     done = flashmark("powercut", "verify", "/dev/null")
     assert done.returncode == 2
-    assert "--record-to HOST:PORT or --record-file" in done.stderr
+    assert "--record-to HOST or --record-file" in done.stderr
+
+
+def test_record_needs_a_run_to_keep_or_an_identity_to_fetch():
+    done = flashmark("powercut", "record")
+    assert done.returncode == 2
+    assert "--run RUN (keep entries) or --fetch IDENTITY" in done.stderr

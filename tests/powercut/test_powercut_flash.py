@@ -31,7 +31,6 @@ from flashmark.system.sysroot import SystemRoots
 from tests.emulation.flash.device import EmulatedFlash
 from tests.emulation.flash.model import Durability, FlashModel
 from tests.emulation.flash.power import backing_file
-from tests.powercut.test_network_recorder import free_port, listener
 
 pytestmark = pytest.mark.flash
 
@@ -274,38 +273,36 @@ def test_an_ext4_filesystem_on_a_lying_card_loses_fsynced_files(emulated_flash, 
 
 
 def test_a_cut_that_takes_the_host_down_is_checked_after_the_reboot_from_another_machine(
-    emulated_flash, tmp_path
+    emulated_flash, sshd, tmp_path
 ):
-    """Three processes: the recorder (`powercut listen`), the board's `powercut --host-down`,
-    killed by its own off command as a power cut would, and `powercut verify` after it."""
+    """The board's `powercut --host-down`, killed by its own off command as a power cut would,
+    keeps its flush points through ssh on the recorder's machine (a real sshd here); `powercut
+    verify` after it reads them back the same way."""
     card = emulated_flash(card_model(durability=Durability.LYING, durable_lag_ns=SECOND // 2))
-    token = tmp_path / "token"
-    token.write_text("a-shared-token-for-the-test\n")
-    token.chmod(0o600)
-    port = free_port()
-    env = {"XDG_STATE_HOME": str(tmp_path / "board-state")}
-    recorder = ["--record-to", f"127.0.0.1:{port}", "--token-file", str(token)]
+    env = {"XDG_STATE_HOME": str(tmp_path / "board-state"), **sshd.env()}
+    recorder = ["--record-to", "127.0.0.1"]
     # The off command cuts the card, then this host: the shell's parent is the board's process.
     off = card.power_command("off") + "; kill -KILL $PPID"
-    with listener(tmp_path / "recorder", token, port):
-        for cycle in (1, 2):
-            board = flashmark(
-                "powercut", card.path, "--destructive", "--yes", "--host-down",
-                "--cut-after", "0.3-0.6", "--off-command", off, *recorder, env=env,
-            )  # fmt: skip
-            assert board.returncode == -signal.SIGKILL, board.stderr
-            assert not card.powered
-            card.power_on()  # the power comes back; the board boots
-            done = flashmark("powercut", "verify", card.path, *recorder, "--json", env=env)
-            assert done.returncode == 0, done.stderr
-            document = json.loads(done.stdout)
-            assert [c["number"] for c in document["cycles"]] == list(range(1, cycle + 1))
-            assert document["verdict"] == "fail"
-            assert document["cycles"][-1]["lost_after_flush"] > 0
-            truth = card.power_cuts()[-1]
-            lost = document["cycles"][-1]["flushed_bytes_lost"]
-            assert lost <= truth.flushed_lost_bytes
-        assert len(list((tmp_path / "recorder").glob("*.jsonl"))) == 1, "one run, continued"
+    for cycle in (1, 2):
+        board = flashmark(
+            "powercut", card.path, "--destructive", "--yes", "--host-down",
+            "--cut-after", "0.3-0.6", "--off-command", off, *recorder, env=env,
+        )  # fmt: skip
+        assert board.returncode == -signal.SIGKILL, board.stderr
+        assert not card.powered
+        card.power_on()  # the power comes back; the board boots
+        done = flashmark("powercut", "verify", card.path, *recorder, "--json", env=env)
+        assert done.returncode == 0, done.stderr
+        document = json.loads(done.stdout)
+        assert [c["number"] for c in document["cycles"]] == list(range(1, cycle + 1))
+        assert document["verdict"] == "fail"
+        assert document["settings"]["recorder"] == "127.0.0.1"
+        assert document["cycles"][-1]["lost_after_flush"] > 0
+        truth = card.power_cuts()[-1]
+        lost = document["cycles"][-1]["flushed_bytes_lost"]
+        assert lost <= truth.flushed_lost_bytes
+    assert len(list(sshd.runs.glob("*.jsonl"))) == 1, "one run, continued"
+    assert not (tmp_path / "board-state" / "flashmark" / "powercut").exists()
 
 
 def test_a_run_whose_host_crashed_is_checked_from_its_local_record(emulated_flash, tmp_path):

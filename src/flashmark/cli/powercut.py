@@ -1,9 +1,11 @@
 """`flashmark powercut DEVICE`: does the device keep what it acknowledged when the power goes?
-And `powercut listen` (a flush recorder for another machine), `powercut verify` (after a cut
-that took the host down too)."""
+And `powercut record` (the flush recorder ssh runs on another machine), `powercut verify`
+(after a cut that took the host down too)."""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,12 +20,11 @@ from flashmark.cli.tail import finish, history_to_save
 from flashmark.errors import ExitStatus, FlashmarkError, Interrupted, UsageError
 from flashmark.powercut.hostdown import run_host_down_cycle, verify_powercut
 from flashmark.powercut.kind import POWERCUT
-from flashmark.powercut.listener import serve_recorder
 from flashmark.powercut.plan import DEFAULT_AREA_BYTES, FILESYSTEMS, PowercutRequest, plan_powercut
-from flashmark.powercut.protocol import DEFAULT_PORT, TOKEN_ENV
-from flashmark.powercut.remote import remote_spec
+from flashmark.powercut.remote import SSH_ENV, remote_spec
 from flashmark.powercut.result import POWERCUT_SCHEMA, RAW, PowercutResult
 from flashmark.powercut.run import PowercutEvent, PowercutStopped, run_powercut
+from flashmark.powercut.store import SSH_ORIGINAL_COMMAND, RunStore, forced_request, keep_entries
 from flashmark.system.signals import signals_raise
 from flashmark.units import format_size
 
@@ -55,22 +56,13 @@ class CutRange(_RangeType):
 
 
 class PowercutGroup(click.Group):
-    """`powercut DEVICE ...` runs the test; `powercut listen` and `powercut verify` are the
-    network recorder's two ends."""
+    """`powercut DEVICE ...` runs the test; `powercut record` and `powercut verify` serve a
+    run whose cuts take the host down too."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
             args = ["run", *args]
         return super().parse_args(ctx, args)
-
-
-def _recorder_options(function: Any) -> Any:
-    function = click.option(
-        "--token-file",
-        type=click.Path(dir_okay=False, path_type=Path),
-        help=f"The recorder's shared token (first line; chmod 600) [or env {TOKEN_ENV}].",
-    )(function)
-    return function
 
 
 @click.group(
@@ -86,9 +78,9 @@ def powercut_command() -> None:
     \b
     flashmark powercut DEVICE --destructive --cycles 6 --off-command CMD --on-command CMD
         the test (see `flashmark powercut run --help`)
-    flashmark powercut listen
-        keep the flush points on this machine for a board whose cut takes it down too
-    flashmark powercut verify DEVICE --record-to HOST:PORT
+    flashmark powercut DEVICE --host-down --record-to HOST ...
+        a board whose cut takes it down too: ssh keeps the flush points on HOST
+    flashmark powercut verify DEVICE --record-to HOST
         after that board's reboot: check the last cut
     Power commands for relays, USB hubs and smart plugs: docs/powercut.md.
     """
@@ -180,10 +172,10 @@ def powercut_command() -> None:
 )
 @click.option(
     "--record-to",
-    metavar="HOST:PORT",
-    help="Send the flush points to `flashmark powercut listen` on HOST instead.",
+    metavar="[USER@]HOST",
+    help="Keep the flush points on HOST instead, through ssh (flashmark installed there; "
+    f"the ssh command: ${SSH_ENV}, default ssh).",
 )
-@_recorder_options
 @click.option(
     "--host-down",
     is_flag=True,
@@ -215,7 +207,6 @@ def run_command(
     off_timeout: float,
     record_folder: Path | None,
     record_to: str | None,
-    token_file: Path | None,
     host_down: bool,
     new_run: bool,
     as_json: bool,
@@ -253,7 +244,7 @@ def run_command(
         raise UsageError("give the command that cuts the power: --off-command CMD")
     if on_command is None and not host_down:
         raise UsageError("give the command that switches the power on: --on-command CMD")
-    remote = remote_spec(record_to, token_file)
+    remote = remote_spec(record_to)
     if host_down and remote is None:
         raise UsageError("--host-down keeps the flush points on another machine: --record-to")
     if new_run and not host_down:
@@ -322,8 +313,9 @@ def run_command(
 
 @powercut_command.command("verify")
 @click.argument("device", metavar="DEVICE")
-@click.option("--record-to", metavar="HOST:PORT", help="The recorder that kept the run.")
-@_recorder_options
+@click.option(
+    "--record-to", metavar="[USER@]HOST", help="The recorder that kept the run (through ssh)."
+)
 @click.option(
     "--record-file",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
@@ -340,7 +332,6 @@ def run_command(
 def verify_command(
     device: str,
     record_to: str | None,
-    token_file: Path | None,
     record_file: Path | None,
     as_json: bool,
     db_path: Path | None,
@@ -358,12 +349,11 @@ def verify_command(
 
     \b
     Example:
-      sudo flashmark powercut verify /dev/mmcblk0p3 --record-to 192.168.1.5:7468 \\
-          --token-file /etc/flashmark/powercut.token
+      sudo flashmark powercut verify /dev/mmcblk0p3 --record-to pc@192.168.1.5
     """
-    remote = remote_spec(record_to, token_file)
+    remote = remote_spec(record_to)
     if remote is None and record_file is None:
-        raise UsageError("give where the run was recorded: --record-to HOST:PORT or --record-file")
+        raise UsageError("give where the run was recorded: --record-to HOST or --record-file")
     history = history_to_save(db_path, no_save)
     errors = stderr_console()
 
@@ -382,42 +372,38 @@ def verify_command(
     return finished.result
 
 
-@powercut_command.command("listen")
-@click.option(
-    "--listen",
-    "address",
-    default=f"0.0.0.0:{DEFAULT_PORT}",
-    show_default=True,
-    metavar="HOST:PORT",
-    help="Where to take connections.",
-)
-@_recorder_options
+@powercut_command.command("record")
+@click.option("--run", metavar="RUN", help="Keep the entries of run RUN read from stdin.")
+@click.option("--fetch", metavar="IDENTITY", help="Print the device's newest run instead.")
 @click.option(
     "--folder",
     type=click.Path(file_okay=False, path_type=Path),
     help="Where the runs are kept [default ~/.local/state/flashmark/powercut-recorder].",
 )
 @debug_option
-def listen_command(address: str, token_file: Path | None, folder: Path | None, debug: bool) -> None:
-    """Keep the flush points of boards under test, until Ctrl-C.
+def record_command(run: str | None, fetch: str | None, folder: Path | None, debug: bool) -> None:
+    """Keep a board's flush points on this machine: ssh runs this for the board's
+    `--record-to HOST`; nobody needs to run it by hand.
 
     \b
-    Run it on a machine the power cuts do not reach; the board gives
-    --record-to THIS_HOST:PORT. Both ends need the same token (at least 16
-    characters, in a file only its owner can read):
-      python3 -c 'import secrets; print(secrets.token_urlsafe(32))' > token
-      chmod 600 token
-      flashmark powercut listen --token-file token
     Each entry is on this machine's disk (fsync) before the board is told so.
+    Entries come one JSON object a line on stdin, each answered on stdout.
+    As the forced command of the board's key in ~/.ssh/authorized_keys
+    (restrict,command="flashmark powercut record" ssh-ed25519 ...), it takes
+    --run or --fetch from the board's request and that key can run nothing else.
     """
-    errors = stderr_console()
-
-    def say(line: str) -> None:
-        errors.print(line, highlight=False)
-        sys.stderr.flush()
-
+    if run is None and fetch is None and SSH_ORIGINAL_COMMAND in os.environ:
+        run, fetch = forced_request(os.environ[SSH_ORIGINAL_COMMAND])
+    if (run is None) == (fetch is None):
+        raise UsageError("give --run RUN (keep entries) or --fetch IDENTITY")
+    store = RunStore(folder)
     with signals_raise():
-        serve_recorder(address, token_file, folder, say)
+        if run is not None:
+            keep_entries(store, run, sys.stdin.buffer, sys.stdout.buffer)
+            return
+        assert fetch is not None
+        for entry in store.fetch(fetch):
+            sys.stdout.write(json.dumps(entry, separators=(",", ":")) + "\n")
 
 
 def _stopped_error(stopped: PowercutStopped) -> BaseException:

@@ -3,5 +3,5 @@
 `run_powercut` writes verifiable records, keeps each acknowledged flush point outside the
 device, cuts the power while writes are in flight, reads every record back and classifies it;
 `run_host_down_cycle` and `verify_powercut` do it over a reboot, with the flush points kept
-by `serve_recorder` on another machine. The result is a `PowercutResult`.
+on another machine through ssh (`keep_entries` there). The result is a `PowercutResult`.
 """

@@ -1,9 +1,9 @@
 """When the power cut takes the host down too: one cycle per boot, checked after the reboot.
 
-The flush points go to a recorder on another machine (`flashmark powercut listen`) as they
-happen, each confirmed before the writer goes on; `powercut DEVICE --host-down` writes and
-runs the off command, and `powercut verify DEVICE` after the reboot checks the last cycle. The
-next `--host-down` run continues the device's run. What the writer did after its last confirmed
+The flush points go to a recorder on another machine, through ssh (remote.py), as they happen,
+each confirmed before the writer goes on; `powercut DEVICE --host-down` writes and runs the off
+command, and `powercut verify DEVICE` after the reboot checks the last cycle. The next
+`--host-down` run continues the device's run. What the writer did after its last confirmed
 flush point is unknown, so the check covers one flush group past it. docs/powercut.md.
 """
 
@@ -38,7 +38,7 @@ from flashmark.powercut.recorder import (
     verified_entry,
     void_entry,
 )
-from flashmark.powercut.remote import RemoteRecorder, RemoteSpec, fetch_run
+from flashmark.powercut.remote import RemoteSpec, fetch_run
 from flashmark.powercut.result import BACK, UNREADABLE, CycleResult, PowercutResult
 from flashmark.powercut.run import (
     PowercutEvent,
@@ -78,7 +78,7 @@ def run_host_down_cycle(
             f"{plan.node} names no identity (CID, WWID, serial): after a reboot it could not "
             "be told from another device, so --host-down cannot be used with it"
         )
-    entries = fetch_run(remote.address, remote.token, identity=identity)
+    entries = fetch_run(remote, identity)
     log = None if new_run or not entries else read_run(entries)
     if log is not None and _done(log) >= log.header.cycles:
         log = None  # that run has all its cycles: start another
@@ -92,7 +92,7 @@ def run_host_down_cycle(
     if log is None:
         nonce = os.urandom(16)
         header = run_header(request, plan, nonce, medium, utc_now())
-        recorder = RemoteRecorder(remote.address, remote.token, run=nonce.hex())
+        recorder = remote.recorder(nonce.hex())
         recorder.append(run_entry(header))
         number, first_seq = 1, 0
         if medium.mode != "raw":
@@ -101,9 +101,7 @@ def run_host_down_cycle(
     else:
         header = log.header
         nonce = bytes.fromhex(header.run)
-        recorder = RemoteRecorder(
-            remote.address, remote.token, run=header.run, next_entry=_next_entry(entries)
-        )
+        recorder = remote.recorder(header.run, _next_entry(entries))
         last = log.last
         number = 1 if last is None else last.number + 1
         first_seq = (
@@ -167,14 +165,14 @@ def verify_powercut(
     roots = roots or SystemRoots.from_environment()
     began = time.monotonic()
     if (remote is None) == (record_file is None):
-        raise UsageError("verify reads the run from --record-to HOST:PORT or --record-file FILE")
+        raise UsageError("verify reads the run from --record-to HOST or --record-file FILE")
     node = os.path.realpath(device)
     name = kernel_name_of_node(node, roots)
     identity = identify(name, roots)
     if remote is not None:
         if identity is None:
             raise UsageError(f"{node} names no identity: its run cannot be found at the recorder")
-        entries = fetch_run(remote.address, remote.token, identity=str(identity))
+        entries = fetch_run(remote, str(identity))
         if not entries:
             raise UsageError(f"the recorder at {remote.where} has no run of {node} ({identity})")
     else:
@@ -264,9 +262,7 @@ def _recorder_for(
     record_file: Path | None,
 ) -> FlushRecorder:
     if remote is not None:
-        return RemoteRecorder(
-            remote.address, remote.token, run=run, next_entry=_next_entry(entries)
-        )
+        return remote.recorder(run, _next_entry(entries))
     assert record_file is not None
     return FileRecorder(record_file)
 

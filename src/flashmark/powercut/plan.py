@@ -163,7 +163,7 @@ def _refuse_record_on_device(folder: Path, name: str, roots: SystemRoots) -> Non
     if any(member.name == holder for member in device_stack(name, roots).devices()):
         raise UsageError(
             f"the flush record would be kept in {folder}, on the device under test ({holder}): "
-            "give --record-dir on another device, or --record-to HOST:PORT"
+            "give --record-dir on another device, or --record-to HOST"
         )
 
 

@@ -81,7 +81,7 @@ class RunLog:
 
 
 class FlushRecorder(Protocol):
-    where: str  # for messages and the result: a file, or HOST:PORT
+    where: str  # for messages and the result: a file, or [USER@]HOST
 
     def append(self, entry: Mapping[str, Any]) -> None:
         """Keep `entry` durably before returning; RecorderFailed if it cannot."""
@@ -169,7 +169,7 @@ class FileRecorder:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-            _fsync_folder(path.parent)  # the new name is durable too
+            fsync_folder(path.parent)  # the new name is durable too
         except OSError as error:
             raise RecorderFailed(f"cannot keep the flush record in {path}: {error}") from None
 
@@ -211,7 +211,7 @@ def read_entries(path: Path) -> list[dict[str, Any]]:
     return entries
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.fsync(fd)

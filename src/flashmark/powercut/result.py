@@ -48,7 +48,7 @@ class PowercutSettings:
     off_command: str
     on_command: str
     come_back_timeout_s: float
-    recorder: str  # where the acknowledged flush points went: a file, or HOST:PORT
+    recorder: str  # where the acknowledged flush points went: a file, or [USER@]HOST
 
 
 @dataclass(frozen=True)
