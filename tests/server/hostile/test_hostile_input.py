@@ -1,0 +1,429 @@
+"""Hostile input to the results service in this process: Starlette's test client against the
+real application on a real SQLite file and on a throwaway PostgreSQL (marker `postgres`):
+numbers, Unicode and control characters, sizes, unknown keys and wrong types, bad tokens,
+hostile Host headers, framing, CSV injection, and campaign names and board labels.
+
+Cases come from tests/server/hostile/cases.py and are judged by checks.py. What needs a real
+`flashmark serve` (the socket, its processes, its database under it, its output) is in
+test_hostile_service.py (marker `hostile`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.server.hostile import cases as c
+from tests.server.hostile.checks import (
+    PAGE_LIMIT_BYTES,
+    Answer,
+    Client,
+    formula_cells,
+    problem_faults,
+    safe_json,
+)
+from tests.server.throwaway_pg import ThrowawayPostgres
+
+pytest.importorskip("starlette", reason="the server extra is not installed")
+
+from starlette.testclient import TestClient
+
+from flashmark.server.app import ServerConfig, create_app
+from flashmark.server.storage import open_storage
+
+MODEL_PAGE = "/devices/sd-9f-0x5449-sd64g-6.1"  # the recorded card's model
+
+
+@dataclass
+class InProcess(Client):
+    """The application over Starlette's test client, as a real server is reached: the Host
+    it is sent for is loopback's (no --base-url, no --trusted-host)."""
+
+    http: Any = None  # starlette.testclient.TestClient
+    database: str = ""
+
+    def ask(
+        self,
+        method: str,
+        target: str,
+        body: bytes = b"",
+        headers: Sequence[tuple[str, str]] = (),
+    ) -> Answer:
+        content = body if body or method in ("POST", "PUT") else None
+        response = self.http.request(method, target, content=content, headers=dict(headers))
+        return Answer(
+            response.status_code,
+            {name.lower(): value for name, value in response.headers.items()},
+            response.content,
+        )
+
+    def at(self, address: str) -> InProcess:
+        """The same service asked from another client address (its own failed tokens)."""
+        http = TestClient(
+            self.http.app,
+            base_url="http://127.0.0.1",
+            raise_server_exceptions=False,
+            client=(address, 50000),
+        )
+        return InProcess(self.token, self.revoked_token, self.kept, http, self.database)
+
+    def new_token(self, name: str) -> str:
+        storage = open_storage(self.database)
+        try:
+            return storage.create_token(name)
+        finally:
+            storage.close()
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def make_lab(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[[], InProcess]]:
+    """`make_lab()`: the application on a new database of this engine, with a token and a
+    revoked one; every one is closed when the module's tests on this engine are done."""
+    names = iter(range(1, 1000))
+
+    def database() -> str:
+        if request.param == "sqlite":
+            return str(tmp_path_factory.mktemp("hostile") / "server.sqlite3")
+        server: ThrowawayPostgres = request.getfixturevalue("pg_server")
+        return server.create(f"hostile_{os.getpid()}_{next(names)}")
+
+    with contextlib.ExitStack() as stack:
+
+        def make() -> InProcess:
+            url = database()
+            storage = open_storage(url)
+            try:
+                token = storage.create_token("hostile")
+                revoked = storage.create_token("revoked")
+                storage.revoke_token("revoked")
+            finally:
+                storage.close()
+            # The upload rate limit is the API tests' (tests/server): here it would only get
+            # in the way of the hundreds of uploads the cases make.
+            app = create_app(ServerConfig(database=url, uploads_per_minute=1e6))
+            http = stack.enter_context(
+                TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False)
+            )
+            return InProcess(token, revoked, [], http, url)
+
+        yield make
+
+
+@pytest.fixture(scope="module")
+def lab(make_lab: Callable[[], InProcess]) -> InProcess:
+    """One service for the module's cases on this engine (each case's results are its own)."""
+    return make_lab()
+
+
+@pytest.mark.parametrize("case", c.uploads(), ids=lambda case: case.id)
+def test_an_upload_is_refused_naming_the_field_or_kept_and_shown(lab: InProcess, case: c.Upload):
+    faults = lab.upload_faults(case)
+    assert not faults, faults
+
+
+@pytest.mark.parametrize("case", c.requests(), ids=lambda case: case.id)
+def test_a_hostile_target_query_or_header_is_answered_below_500(lab: InProcess, case: c.Request):
+    faults = lab.request_faults(case)
+    assert not faults, faults
+
+
+# -- bad tokens ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("missing-token", "missing-token"),
+        ("wrong-token", "invalid-token"),
+        ("basic-scheme", "invalid-token"),
+        ("sql-in-token", "invalid-token"),
+        ("token-10k", "invalid-token"),
+        ("revoked-token", "revoked-token"),
+    ],
+)
+def test_a_bad_token_is_refused_with_a_challenge(lab: InProcess, name: str, kind: str):
+    authorization = {
+        "missing-token": None,
+        "wrong-token": "Bearer fmk_not-a-real-token",
+        "basic-scheme": f"Basic {lab.token}",
+        "sql-in-token": "Bearer ' OR 1=1 --",
+        "token-10k": "Bearer " + "a" * 10_000,
+        "revoked-token": f"Bearer {lab.revoked_token}",
+    }[name]
+    client = lab.at(f"198.51.100.{10 + len(name)}")  # a client of its own
+    headers = [("Content-Type", "application/json")]
+    if authorization is not None:
+        headers.append(("Authorization", authorization))
+    before = lab.count()
+    answer = client.ask("POST", "/api/v1/results", json.dumps(c.distinct(900)).encode(), headers)
+    assert not problem_faults(answer, 401)
+    assert safe_json(answer).get("type") == f"/api/v1/problems/{kind}"
+    assert answer.headers.get("www-authenticate", "").startswith("Bearer"), "no challenge"
+    assert lab.count() == before, "stored with a bad token"
+
+
+def test_uploads_without_a_token_do_not_slow_their_address(lab: InProcess):
+    client = lab.at("198.51.100.200")
+    body = json.dumps(c.distinct(902)).encode()
+    for _ in range(15):
+        answer = client.ask("POST", "/api/v1/results", body, client.upload_headers(""))
+        assert answer.status == 401
+    kept = client.ask("POST", "/api/v1/results", body, client.upload_headers())
+    assert kept.status == 201, "uploads without a token slowed the address"
+
+
+# -- headers -----------------------------------------------------------------------------------
+
+
+def test_an_upload_for_an_untrusted_host_stores_nothing_and_links_nowhere(lab: InProcess):
+    before = lab.count()
+    answer = lab.ask(
+        "POST",
+        "/api/v1/results",
+        json.dumps(c.distinct(903)).encode(),
+        lab.upload_headers(Host="evil.example"),
+    )
+    assert not problem_faults(answer, 400)
+    assert "//evil" not in answer.text and "evil" not in answer.headers.get("location", "")
+    assert lab.count() == before, "stored although the Host was refused"
+
+
+def test_every_answer_refuses_framing(lab: InProcess):
+    first, second = (
+        int(lab.ask("POST", "/api/v1/results", json.dumps(c.distinct(n)).encode(),
+                    lab.upload_headers()).json()["id"])
+        for n in (904, 905)
+    )  # fmt: skip
+    html = [("Accept", "text/html")]
+    answers = {
+        "/": lab.ask("GET", "/"),
+        "/?maker=x": lab.ask("GET", "/?maker=x"),
+        "result": lab.ask("GET", f"/results/{first}"),
+        "compare": lab.ask("GET", f"/compare?id={first}&id={second}"),
+        "device": lab.ask("GET", MODEL_PAGE),
+        "css": lab.ask("GET", "/static/server.css"),
+        "api": lab.ask("GET", "/api/v1"),
+        "api list": lab.ask("GET", "/api/v1/results"),
+        "api result": lab.ask("GET", f"/api/v1/results/{first}"),
+        "csv": lab.ask("GET", "/api/v1/export.csv"),
+        "jsonl": lab.ask("GET", "/api/v1/export.jsonl"),
+        "404 page": lab.ask("GET", "/results/999999", headers=html),
+        "404 api": lab.ask("GET", "/nothing"),
+        "405": lab.ask("DELETE", "/api/v1/results"),
+        "400 host": lab.ask("GET", "/", headers=[("Host", "evil.example"), *html]),
+    }
+    for name, answer in answers.items():
+        policy = answer.headers.get("content-security-policy", "")
+        assert "frame-ancestors 'none'" in policy, f"{name}: CSP {policy!r}"
+        assert answer.headers.get("x-frame-options") == "DENY", f"{name}: no X-Frame-Options"
+        assert answer.status < 500, f"{name}: HTTP {answer.status}"
+
+
+# -- sizes ---------------------------------------------------------------------------------------
+
+
+def test_a_chunked_body_over_the_limit_is_refused(lab: InProcess):
+    """No Content-Length: the body is counted as it arrives."""
+
+    def pieces() -> Iterator[bytes]:
+        for _ in range(c.MAX_UPLOAD_BYTES // 65536 + 1):
+            yield b" " * 65536
+
+    response = lab.http.post(
+        "/api/v1/results", content=pieces(), headers=dict(lab.upload_headers())
+    )
+    answer = Answer(response.status_code, dict(response.headers), response.content)
+    assert not problem_faults(answer, 413)
+
+
+def test_pages_stay_bounded(make_lab: Callable[[], InProcess]):
+    """60 results of one model with the longest texts allowed, each with its own profile name:
+    the front page, the API page and the model's page stay bounded."""
+    fresh = make_lab()
+    long_text = "W" * 4096
+    for index in range(60):
+        document = c.distinct(1000 + index)
+        document["host"]["hostname"] = long_text
+        device = document["probe"]["devices"][0]
+        device["card"]["manufacturer"] = long_text
+        device["model"] = long_text
+        document["probe"]["environment"]["board"] = long_text
+        document["settings"]["profile"] = f"p{index:03d}" + "P" * 196
+        document["target"]["given"] = long_text
+        body = json.dumps(document).encode()
+        answer = fresh.ask("POST", "/api/v1/results", body, fresh.upload_headers())
+        assert answer.status == 201, f"upload {index}: HTTP {answer.status} {answer.text[:200]}"
+    for target in ("/", "/api/v1/results?limit=200", MODEL_PAGE):
+        answer = fresh.ask("GET", target)
+        assert answer.status == 200, f"GET {target}: HTTP {answer.status}"
+        assert len(answer.body) <= PAGE_LIMIT_BYTES, f"GET {target}: {len(answer.body)} bytes"
+    assert "and 10 more" in fresh.ask("GET", MODEL_PAGE).text, "more than 50 profiles listed"
+
+
+# A result page draws a document of at most --max-upload-bytes; its charts thin long series.
+RESULT_PAGE_LIMIT_BYTES = 4 * 1024 * 1024
+RESULT_PAGE_LIMIT_S = 15.0
+
+
+def test_a_long_series_draws_a_bounded_page(lab: InProcess):
+    """Nearly 4 MB of one test's per-second samples (300,000 of them): kept, and its page is
+    drawn in bounded time and size (each chart line is thinned to its extremes)."""
+    document = c.distinct(1200)
+    document["tests"] = document["tests"][:1]
+    side = document["tests"][0]["write"] or document["tests"][0]["read"]
+    side["bw_per_second"]["samples"] = [float(i % 1000) * 1e6 for i in range(300_000)]
+    body = json.dumps(document).encode()
+    assert len(body) < c.MAX_UPLOAD_BYTES
+    answer = lab.ask("POST", "/api/v1/results", body, lab.upload_headers())
+    assert answer.status == 201, f"HTTP {answer.status} {answer.text[:200]}"
+    lab.kept.append(int(answer.json()["id"]))
+    started = time.monotonic()
+    page = lab.ask("GET", f"/results/{answer.json()['id']}")
+    seconds = time.monotonic() - started
+    assert page.status == 200
+    assert len(page.body) <= RESULT_PAGE_LIMIT_BYTES, f"the page has {len(page.body)} bytes"
+    assert seconds <= RESULT_PAGE_LIMIT_S, f"the page took {seconds:.1f} s"
+
+
+# -- CSV injection -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("index", range(len(c.CSV_TEXTS)), ids=lambda n: f"text-{n}")
+def test_no_csv_cell_of_the_download_starts_a_formula(lab: InProcess, index: int):
+    """A hostile text in every searchable field: kept, and no CSV cell a spreadsheet would run,
+    whichever separator it splits at (the download holds every result of the module's
+    service)."""
+    text = c.CSV_TEXTS[index]
+    document = c.distinct(2000 + index)
+    device = document["probe"]["devices"][0]
+    device["card"]["manufacturer"] = text
+    device["card"]["cid"]["product_name"] = text
+    document["probe"]["environment"]["board"] = text
+    body = json.dumps(document).encode()
+    answer = lab.ask("POST", "/api/v1/results", body, lab.upload_headers())
+    assert answer.status == 201, f"HTTP {answer.status} {answer.text[:200]}"
+    lab.kept.append(int(answer.json()["id"]))
+    faults = formula_cells(lab.ask("GET", "/api/v1/export.csv").text, text)
+    assert not faults, faults
+
+
+def test_no_csv_cell_of_a_local_export_starts_a_formula(tmp_path: Path):
+    document = c.distinct(2100)
+    document["probe"]["devices"][0]["card"]["manufacturer"] = "a;=1+1"
+    document["target"]["filesystem"] = "=cmd|' /C calc'!A0"
+    path = tmp_path / "csv-import.json"
+    path.write_text(json.dumps(document))
+    env = {
+        **os.environ,
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "FLASHMARK_DB": str(tmp_path / "history.sqlite3"),
+    }
+
+    def flashmark(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "flashmark", *args],
+            capture_output=True, text=True, env=env, timeout=120, check=False,
+        )  # fmt: skip
+
+    done = flashmark("import", str(path))
+    assert done.returncode == 0, done.stderr
+    result_id = done.stdout.split("added as ")[1].split()[0]
+    done = flashmark("export", result_id, "-o", "-", "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    faults = formula_cells(done.stdout, "=cmd|' /C calc'!A0")
+    assert not faults, faults
+
+
+# -- campaigns -----------------------------------------------------------------------------------
+
+
+def test_a_campaign_refuses_a_result_of_another_job(lab: InProcess):
+    """A campaign keeps to its first result's job hash: another benchmark's result is refused
+    (409, naming what differs) and nothing of it is stored."""
+    body = json.dumps(c.in_campaign(3200, "one-job")).encode()
+    first = lab.ask("POST", "/api/v1/results", body, lab.upload_headers())
+    assert first.status == 201, f"HTTP {first.status} {first.text[:200]}"
+    other = c.in_campaign(3201, "one-job", "board-2")
+    other["settings"]["runtime_s"] = 3
+    before = lab.count()
+    answer = lab.ask("POST", "/api/v1/results", json.dumps(other).encode(), lab.upload_headers())
+    assert not problem_faults(answer, 409)
+    assert "runtime_s 3, not" in safe_json(answer).get("detail", ""), "the difference unnamed"
+    assert lab.count() == before, "a result of another job was stored"
+
+
+def test_a_campaign_takes_results_of_the_token_that_started_it_only(lab: InProcess):
+    body = json.dumps(c.in_campaign(3210, "owned")).encode()
+    first = lab.ask("POST", "/api/v1/results", body, lab.upload_headers())
+    assert first.status == 201, f"HTTP {first.status} {first.text[:200]}"
+    stranger = lab.new_token("stranger")
+    before = lab.count()
+    body = json.dumps(c.in_campaign(3211, "owned", "board-2")).encode()
+    answer = lab.ask("POST", "/api/v1/results", body, lab.upload_headers(stranger))
+    assert not problem_faults(answer, 403)
+    assert lab.count() == before, "another token's result joined the campaign"
+
+
+def test_hostile_texts_on_a_campaign_page_are_escaped_and_run_nothing(lab: InProcess):
+    """Hostile HTML and formulas in every text of a campaign's result (its maker, product,
+    board...): kept, escaped on the campaign page, no CSV cell a spreadsheet would run."""
+    from tests.server.test_injection import PAYLOAD, assert_escaped, poisoned
+
+    document = poisoned(c.distinct(3220))
+    document.update({"campaign": "poisoned", "board_label": "board-1"})
+    answer = lab.ask("POST", "/api/v1/results", json.dumps(document).encode(), lab.upload_headers())
+    assert answer.status == 201, f"HTTP {answer.status} {answer.text[:200]}"
+    lab.kept.append(int(answer.json()["id"]))
+    page = lab.ask("GET", "/campaigns/poisoned")
+    assert page.status == 200
+    assert_escaped(page.text)
+    exported = lab.ask("GET", "/api/v1/campaigns/poisoned/export.csv")
+    assert exported.status == 200
+    # Figures against the fleet's median may be negative numbers: a number is not a formula.
+    texts = io.StringIO()
+    csv.writer(texts).writerows(
+        [["" if _number(cell) else cell for cell in row]
+         for row in csv.reader(io.StringIO(exported.text))]
+    )  # fmt: skip
+    faults = formula_cells(texts.getvalue(), PAYLOAD)
+    assert not faults, faults
+
+
+def _number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def test_every_read_answers_after_the_hostile_cases(lab: InProcess):
+    """Last of the module: after every hostile case on the service (and at least every upload
+    case that is kept), its pages, lists and downloads answer, bounded, and every result it
+    kept is shown."""
+    for case in c.uploads():
+        if not case.refused:
+            answer = lab.ask("POST", "/api/v1/results", case.body, lab.upload_headers())
+            assert answer.status in (200, 201), f"{case.id}: HTTP {answer.status}"
+            lab.kept.append(int(answer.json()["id"]))
+    faults = lab.reads_hold()
+    for result_id in dict.fromkeys(lab.kept):
+        faults += lab.shows(result_id)
+    assert not faults, faults
