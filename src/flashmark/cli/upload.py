@@ -18,9 +18,20 @@ from flashmark.server import (
     Skipped,
     accepted_schemas,
     campaign_choices,
+    field_table,
     send,
     upload_bodies,
 )
+
+
+def _print_fields(context: click.Context, _: click.Parameter, wanted: bool) -> None:
+    if not wanted:
+        return
+    rows = field_table()
+    width = max(len(place) for place, _ in rows)
+    for place, shown in rows:
+        click.echo(f"{place:<{width}}  {shown}")
+    context.exit()
 
 
 @click.command("upload")
@@ -58,6 +69,14 @@ from flashmark.server import (
     metavar="LABEL",
     help="The name this board is shown by in the campaign, e.g. board-07 (the only name of "
     "the board that is sent: choose one that identifies no machine).",
+)
+@click.option(
+    "--fields",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_fields,
+    help="Print every field an upload may hold and what is sent there; send nothing.",
 )
 @db_option
 @debug_option

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from flashmark.lazy import face_names, lazy_face
 
 if TYPE_CHECKING:
+    from flashmark.server.allowlist import field_table as field_table
     from flashmark.server.campaign_export import campaign_file as campaign_file
     from flashmark.server.campaign_names import campaign_choices as campaign_choices
     from flashmark.server.database_url import is_postgres as is_postgres
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from flashmark.server.upload import upload_bodies as upload_bodies
 
 _NAMES = {
+    ".allowlist": ("field_table",),
     ".campaign_export": ("campaign_file",),
     ".campaign_names": ("campaign_choices",),
     ".database_url": ("is_postgres", "shown"),
