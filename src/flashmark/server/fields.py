@@ -4,7 +4,8 @@ A rule builds the value sent from the value saved, or says it cannot be sent (`N
 containers send only the keys their table lists. The table chooses what a value that cannot be
 sent becomes (`.or_null()`, `.or_withheld()`, `ListOf(..., drop=True)`); otherwise the upload is
 refused, naming the field. A text other than flashmark's own words (`OneOf`) is sent only when
-identifiers.identifier_in finds nothing in it.
+identifiers.identifier_in finds nothing in it. Each rule also says in a few words what it sends
+(`shown`, `rows`: the table `flashmark upload --fields` prints).
 """
 
 from __future__ import annotations
