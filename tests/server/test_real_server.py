@@ -108,9 +108,8 @@ def test_upload_sends_what_the_dry_run_shows(database, start_server, tmp_path: P
     assert mixed.returncode == 0, mixed.stderr
     assert mixed.stdout == f"run 2: already on the service as 2: {server.url}/api/v1/results/2\n"
     assert mixed.stderr.splitlines() == [
-        "run 3 (surface): skipped: the service takes flashmark.result/1, not flashmark.surface/1",
-        "run 4 (capacity): skipped: the service takes flashmark.result/1, not "
-        "flashmark.capacity/1",
+        "run 3 (surface): skipped: surface results are not uploaded (flashmark uploads result)",
+        "run 4 (capacity): skipped: capacity results are not uploaded (flashmark uploads result)",
     ]
     # ... and when that leaves nothing to send, the command fails in one more line
     alone = flashmark("upload", "3", "--server", server.url, env=env)

@@ -1,4 +1,4 @@
-"""What `flashmark upload` sends, on real documents of every kind flashmark saves: no identifier
+"""What `flashmark upload` sends, on real documents of every kind it uploads: no identifier
 put anywhere in them reaches the upload (one field at a time, then hypothesis's identifiers in
 every field at once), what makes a result worth comparing stays, and the card link links a
 card's uploads on one service only."""
@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 
 from flashmark.kinds.registry import entry_for
 from flashmark.probe.mmc import decode_mmc_cid, decode_sd_cid
+from flashmark.server.allowlist import ALLOW_LISTS
 from flashmark.server.fields import WITHHELD
 from flashmark.server.identifiers import Known
-from flashmark.server.intake import accept
+from flashmark.server.intake import ACCEPTED_SCHEMAS, accept
 from flashmark.server.outgoing import NotUploadable, card_identity, outgoing
 from flashmark.server.upload import card_link
 from tests.conftest import DATA
@@ -31,8 +32,8 @@ from tests.conftest import DATA
 UPLOAD_DATA = DATA / "upload"
 # Every kind: the recorded documents of tests/data/upload (record.py there) and the benchmark
 # runs the report tests read (an SD card on a Raspberry Pi 5, a VM's disk with workloads and
-# device activity).
-DOCUMENT_FILES = (
+# device activity); those of a kind flashmark uploads, and the others it refuses.
+RECORDED_FILES = (
     *sorted(UPLOAD_DATA.glob("*.json")),
     *(DATA / "report" / f"{name}.json" for name in ("quick-a1-card", "standard-fast-card")),
     DATA / "report" / "full-vm-disk.json",
@@ -46,8 +47,12 @@ def document(file: Path) -> dict[str, Any]:
     return loaded
 
 
+DOCUMENT_FILES = tuple(file for file in RECORDED_FILES if document(file)["schema"] in ALLOW_LISTS)
+NOT_UPLOADED_FILES = tuple(file for file in RECORDED_FILES if file not in DOCUMENT_FILES)
+
+
 def load(name: str) -> dict[str, Any]:
-    return copy.deepcopy(document(next(f for f in DOCUMENT_FILES if f.stem == name)))
+    return copy.deepcopy(document(next(f for f in RECORDED_FILES if f.stem == name)))
 
 
 def sent_text(source: dict[str, Any], known: Known | None = None) -> str:
@@ -406,6 +411,17 @@ def test_every_kind_is_sent_as_itself_and_reads_back(file: Path):
     assert sent_text(source) == sent_text(copy.deepcopy(source))  # the same bytes every time
 
 
+def test_uploads_are_built_for_exactly_the_kinds_the_service_accepts():
+    assert tuple(ALLOW_LISTS) == ACCEPTED_SCHEMAS
+
+
+@pytest.mark.parametrize("file", NOT_UPLOADED_FILES, ids=lambda file: file.stem)
+def test_a_saved_kind_the_service_does_not_accept_is_refused(file: Path):
+    schema = document(file)["schema"]
+    with pytest.raises(NotUploadable, match=rf"'{re.escape(schema)}' is not a kind"):
+        outgoing(document(file))
+
+
 def test_a_kind_flashmark_does_not_upload_and_a_damaged_document_are_refused():
     with pytest.raises(NotUploadable, match=r"'flashmark\.clean/1' is not a kind"):
         outgoing({"schema": "flashmark.clean/1"})
@@ -432,9 +448,5 @@ def test_the_card_link_links_one_cards_uploads_on_one_service_only():
     assert link != card_link(salt, "https://other.example", identity)
     assert link != card_link(other_salt, "https://results.example", identity)
     assert link != card_link(salt, "https://results.example", other_identity)
-    # a capacity probe and a surface scan of the card name it as a run of it does
-    capacity = {**load("capacity-fake"), "card_cid": identity.upper()}
-    surface = load("surface-fake")
-    surface["target"]["identity"] = identity
-    assert card_identity(capacity) == card_identity(surface) == identity
-    assert card_identity(load("monitor")) is None
+    # a run whose probe read no card names none
+    assert card_identity({**run, "probe": None}) is None

@@ -49,7 +49,9 @@ def test_the_dry_run_prints_exactly_the_body_and_nothing_else(tmp_path: Path):
 
 
 def test_link_card_links_one_cards_uploads_to_one_service(tmp_path: Path):
-    env = imported(tmp_path, SD_CARD_RUN, DATA / "upload" / "monitor.json")
+    no_card = tmp_path / "no-card.json"
+    no_card.write_text(json.dumps({**read(SD_CARD_RUN), "probe": None, "passport": None}))
+    env = imported(tmp_path, SD_CARD_RUN, no_card)
     alone = flashmark("upload", "1", "--dry-run", "--link-card", env=env)
     assert alone.returncode == 2
     assert "--link-card needs --server URL" in alone.stderr and alone.stdout == ""
@@ -68,13 +70,13 @@ def test_link_card_links_one_cards_uploads_to_one_service(tmp_path: Path):
     assert first == card_link(salt, "https://results.example", cid)
     assert link("https://results.example/") == first
     assert link("https://other.example") != first
-    # a monitor recording names no card: sent without a link, and said so
+    # a run whose probe read no card names none: sent without a link, and said so
     both = flashmark(
         "upload", "1", "2", "--dry-run", "--link-card", "--server", "https://r.example", env=env
     )
     assert both.returncode == 0, both.stderr
     assert "run 2: no card serial or CID to link: no card_link" in both.stderr
-    assert both.stdout.count('"card_link"') == 1
+    assert both.stdout.count('"card_link"') == 1 and both.stdout.count('"flashmark.result/1"') == 2
 
 
 def test_a_document_the_allow_list_refuses_is_skipped_named_and_fails_the_command(
@@ -104,8 +106,7 @@ def test_a_kind_flashmark_does_not_upload_is_skipped_and_the_rest_go(tmp_path: P
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["schema"] == "flashmark.result/1"
     assert done.stderr.splitlines()[0] == (
-        "run 1 (powercut): skipped: powercut results are not uploaded (flashmark uploads "
-        "result, surface, capacity, workloads, monitor)"
+        "run 1 (powercut): skipped: powercut results are not uploaded (flashmark uploads result)"
     )
     alone = flashmark("upload", "1", "--dry-run", env=env)
     assert alone.returncode == 2 and alone.stdout == ""
@@ -171,3 +172,36 @@ def test_a_partial_result_says_so_without_its_error_text(tmp_path: Path):
         "exit_status": 5,
         "not_run": names[3:],
     }
+
+
+def _places(value: Any, place: str) -> set[str]:
+    """Every leaf's place in a document, as `upload --fields` writes it ([] for any item)."""
+    if isinstance(value, dict):
+        return {leaf for key, item in value.items() for leaf in _places(item, f"{place}.{key}")}
+    if isinstance(value, list) and value:
+        return {leaf for item in value for leaf in _places(item, f"{place}[]")}
+    return {place}
+
+
+def test_the_fields_table_lists_every_place_an_upload_holds_and_what_stays_here(tmp_path: Path):
+    done = flashmark("upload", "--fields", env={"FLASHMARK_DB": str(tmp_path / "none.sqlite3")})
+    assert done.returncode == 0 and done.stderr == ""
+    table = dict(line.split(None, 1) for line in done.stdout.splitlines())
+    chosen = {"campaign": "fleet-1", "board_label": "board-07", "card_link": "0" * 32}
+    sent = outgoing(read(SD_CARD_RUN), Known(), chosen)
+    places = _places({key: sent[key] for key in sent if key not in chosen}, "result")
+    places |= {f"upload.{key}" for key in chosen}
+    # grades are kept by name: their places hold the grade's name where the table says KEY
+    places = {re.sub(r"^result\.grades\.[^.]+", "result.grades.KEY", place) for place in places}
+    # a null or an empty list stands where the table lists the fields of what it may hold
+    unlisted = {
+        place
+        for place in places
+        if place not in table
+        and not any(row.startswith((f"{place}.", f"{place}[]")) for row in table)
+    }
+    assert unlisted == set()
+    for private in ("result.host.hostname", "result.target.given", "result.target.folder"):
+        assert table[private] == 'withheld: "(withheld)"'
+    assert table["result.probe.devices[].serial"] == "always null"
+    assert not any(not place.startswith(("result.", "upload.")) for place in table)

@@ -13,8 +13,19 @@ from flashmark.cli import db_option, debug_option
 from flashmark.cli.saved import RUN_ID
 from flashmark.errors import UsageError
 from flashmark.history.store import History
+from flashmark.server.allowlist import field_table
 from flashmark.server.campaign_names import campaign_choices
 from flashmark.server.upload import TOKEN_ENV, Skipped, accepted_schemas, send, upload_bodies
+
+
+def _print_fields(context: click.Context, _: click.Parameter, wanted: bool) -> None:
+    if not wanted:
+        return
+    rows = field_table()
+    width = max(len(place) for place, _ in rows)
+    for place, shown in rows:
+        click.echo(f"{place:<{width}}  {shown}")
+    context.exit()
 
 
 @click.command("upload")
@@ -52,6 +63,14 @@ from flashmark.server.upload import TOKEN_ENV, Skipped, accepted_schemas, send, 
     metavar="LABEL",
     help="The name this board is shown by in the campaign, e.g. board-07 (the only name of "
     "the board that is sent: choose one that identifies no machine).",
+)
+@click.option(
+    "--fields",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_fields,
+    help="Print every field an upload may hold and what is sent there; send nothing.",
 )
 @db_option
 @debug_option

@@ -1,4 +1,4 @@
-"""What `flashmark upload` sends, field by field, for every kind of result flashmark saves.
+"""What `flashmark upload` sends, field by field, for every kind of result the service accepts.
 
 An upload is built from these tables (outgoing.py), never copied from the saved document: a
 field is sent only when listed here, as its rule says (fields.py). What may name a person, a
@@ -22,9 +22,6 @@ from flashmark.bench.grading.classes import (
 )
 from flashmark.bench.model import Pattern
 from flashmark.bench.profiles import PROFILES
-from flashmark.capacity.result import CAPACITY_SCHEMA
-from flashmark.capacity.signature import Found
-from flashmark.monitor.document import SCHEMA as MONITOR_SCHEMA
 from flashmark.probe.model import SCHEMA as PROBE_SCHEMA
 from flashmark.server.campaign_names import campaign_problem, label_problem
 from flashmark.server.fields import (
@@ -45,10 +42,7 @@ from flashmark.server.fields import (
     Withheld,
 )
 from flashmark.stats import Verdict
-from flashmark.surface.pattern import MISMATCH_KINDS, Kind
-from flashmark.surface.result import SURFACE_SCHEMA
 from flashmark.system.diskstats import FORMAT_FIELDS
-from flashmark.workloads.document import SCHEMA as WORKLOADS_SCHEMA
 from flashmark.workloads.session import WORKLOAD_NAMES
 
 # -- shapes and words used below ----------------------------------------------------------------
@@ -614,181 +608,6 @@ RUN = Fields(
     }
 )
 
-# -- flashmark.surface/1: `flashmark surface` --------------------------------------------------
-
-PASS_STATS = Fields(
-    {
-        "bw_bytes": Number().nullable(),
-        **_counts("bytes ns requests median_latency_ns max_latency_ns"),
-        "outliers": ListOf(Fields(_counts("offset length latency_ns"))),
-        "host_stall_ns": Whole(),
-    }
-)
-RANGE_KINDS = (*MISMATCH_KINDS, Kind.UNREADABLE, Kind.UNWRITABLE)
-SURFACE = Fields(
-    {
-        "schema": OneOf(SURFACE_SCHEMA),
-        "flashmark_version": VERSION.or_withheld(),
-        "started_at": TIMESTAMP,
-        "finished_at": TIMESTAMP,
-        "complete": Flag(),
-        "resumed_from": Always(None),  # an id in this machine's history
-        "target": Fields(
-            {
-                "given": Withheld(),
-                "path": DEVICE_NODE.or_withheld(),  # a device's node; a folder's path is withheld
-                "kind": OneOf("device", "folder"),
-                **_counts("size_bytes sector_bytes"),
-                "filesystem": FILESYSTEM_TYPE.or_null(),
-                "device": Withheld(),  # one line that may name a loop device's backing file
-                "identity": Always(None),  # the card's CID or the device's serial number
-            }
-        ),
-        "settings": Fields(
-            {
-                **_counts("block_bytes slices"),
-                "write": Flag(),
-                "verify": Flag(),
-                "direct_io": Flag(),
-            }
-        ),
-        "units": OneOf("bytes, bytes/s (MB/s shown = 10^6 bytes/s), ns").or_withheld(),
-        "write": PASS_STATS.nullable(),
-        "read": PASS_STATS.nullable(),
-        "cache": Fields(
-            {
-                "found": Flag(),
-                "bytes": Whole().nullable(),
-                **_maybe_numbers("burst_bw_bytes sustained_bw_bytes"),
-                "method": MADE_TEXT.or_withheld(),
-            }
-        ).nullable(),
-        "integrity": Fields(
-            {
-                **_counts("verified_bytes mismatched_bytes unreadable_bytes unwritable_bytes"),
-                "bytes_by_kind": Fields(_counts(" ".join(RANGE_KINDS))),
-                "ranges": ListOf(
-                    Fields(
-                        {
-                            **_counts("start length"),
-                            "kind": OneOf(*RANGE_KINDS),
-                            "source": Whole(),
-                        }
-                    )
-                ),
-            }
-        ),
-        "slices": ListOf(
-            Fields(
-                {
-                    **_counts("start length"),
-                    **_maybe_numbers("read_bw_bytes write_bw_bytes"),
-                    **_counts(
-                        "read_bytes read_ns write_bytes write_ns read_max_latency_ns "
-                        "write_max_latency_ns unreadable_bytes mismatched_bytes"
-                    ),
-                }
-            )
-        ),
-        # Where an interrupted scan stands, for --resume here; its pattern's random seed
-        # (nonce) would tie the upload to this machine's scan.
-        "state": Fields(
-            {
-                "nonce": Always("0" * 16),
-                "phase": OneOf("write", "read", "retry", "done"),
-                "next_offset": Whole(),
-                "pending": ListOf(ListOf(Whole())),
-                "stop_reason": Withheld(),
-            }
-        ),
-        "warnings": Always(()),
-    }
-)
-
-# -- flashmark.capacity/1: `flashmark capacity` ----------------------------------------------------
-
-OBSERVATION = Fields(
-    {
-        "offset": Whole(),
-        "phase": Matching(r"[a-z][a-z-]{0,31}").or_withheld(),
-        "wrote": OneOf("signature"),
-        "found": OneOf(*(found.value for found in Found)),
-        "origin": Whole().nullable(),
-        "own_sectors": Whole(),
-    }
-)
-CAPACITY = Fields(
-    {
-        "schema": OneOf(CAPACITY_SCHEMA),
-        "flashmark_version": VERSION.or_withheld(),
-        "device": DEVICE_NODE.or_withheld(),
-        "claimed_bytes": Whole(),
-        "real_bytes": Whole().nullable(),
-        "verdict": OneOf("genuine", "fake", "uncertain"),
-        "behaviour": ListOf(OneOf("wraps", "zeros", "erased", "drops", "corrupts"), drop=True),
-        **_counts("granularity_bytes block_bytes"),
-        "destructive": Flag(),
-        "started_at": TIMESTAMP,
-        "finished_at": TIMESTAMP,
-        "duration_s": Number(),
-        "card_cid": Always(None),  # the whole CID, serial included
-        "evidence": Fields(
-            {
-                "layout": Fields(
-                    _counts(
-                        "ruler_first ruler_step ruler_marks window_start window_bytes flush_start "
-                        "flush_bytes probed_top"
-                    )
-                ),
-                **_counts("blocks_written blocks_read anomalies_total"),
-                "anomalies": ListOf(OBSERVATION),
-                "steps": ListOf(OBSERVATION),
-            }
-        ),
-        "backup": Fields(
-            {
-                **_counts("ranges bytes"),
-                "restored": Flag(),
-                "differing_after_aliasing": Whole(),
-            }
-        ).nullable(),
-        "notes": Always(()),  # what the probe saw, with the device's path
-    }
-)
-
-# -- flashmark.workloads/1 and flashmark.monitor/1 -----------------------------------------------
-
-WORKLOADS = Fields(
-    {
-        "schema": OneOf(WORKLOADS_SCHEMA),
-        "flashmark_version": VERSION.or_withheld(),
-        "started_at": TIMESTAMP,
-        "finished_at": TIMESTAMP,
-        "target": Withheld(),  # the folder
-        "scale": Number(),
-        "seed": Whole(),
-        "workloads": ListOf(WORKLOAD),
-    }
-)
-MONITOR = Fields(
-    {
-        "schema": OneOf(MONITOR_SCHEMA),
-        "flashmark_version": VERSION.or_withheld(),
-        "started_at": TIMESTAMP,
-        "finished_at": TIMESTAMP,
-        "device": KERNEL_NAME.or_withheld(),
-        "command": Always(None),  # the program's path and its arguments
-        "exit_status": Whole().nullable(),
-        "timed_out": Flag(),
-        "interval_s": Number(),
-        "seconds": Number(),
-        "diskstats_fields": Whole(),
-        "summary": MONITOR_SUMMARY,
-        "samples": ListOf(MONITOR_SAMPLE),
-        "warnings": Always(()),
-    }
-)
-
 # What the uploader adds to a document of any kind, each by the user's choice for this upload
 # and none part of a saved result (flashmark upload --link-card, --campaign, --label).
 UPLOAD_CHOICES = Fields(
@@ -805,11 +624,17 @@ UPLOAD_CHOICES = Fields(
     }
 )
 
-# Every kind of document flashmark saves, by schema, and what the history calls it.
-ALLOW_LISTS: Mapping[str, Rule] = {
-    RUN_SCHEMA: RUN,
-    SURFACE_SCHEMA: SURFACE,
-    CAPACITY_SCHEMA: CAPACITY,
-    WORKLOADS_SCHEMA: WORKLOADS,
-    MONITOR_SCHEMA: MONITOR,
-}
+# The kinds of document the results service accepts (intake.ACCEPTED_SCHEMAS), by schema:
+# only these are uploaded, so no table is kept for a kind no service would take.
+ALLOW_LISTS: Mapping[str, Rule] = {RUN_SCHEMA: RUN}
+
+
+def field_table() -> list[tuple[str, str]]:
+    """Every place an upload may hold, with what is sent there (`flashmark upload --fields`):
+    the tables above, read as one list for review."""
+    rows = [
+        row
+        for schema, table in ALLOW_LISTS.items()
+        for row in table.rows(schema.partition("/")[0].removeprefix("flashmark."))
+    ]
+    return [*rows, *UPLOAD_CHOICES.rows("upload")]

@@ -4,14 +4,16 @@ A rule builds the value sent from the value saved, or says it cannot be sent (`N
 containers send only the keys their table lists. The table chooses what a value that cannot be
 sent becomes (`.or_null()`, `.or_withheld()`, `ListOf(..., drop=True)`); otherwise the upload is
 refused, naming the field. A text other than flashmark's own words (`OneOf`) is sent only when
-identifiers.identifier_in finds nothing in it.
+identifiers.identifier_in finds nothing in it. Each rule also says in a few words what it sends
+(`shown`, `rows`: the table `flashmark upload --fields` prints).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +46,14 @@ class Rule(ABC):
     def build(self, value: Any, where: str, known: Known) -> Any:
         """The value to send, or NotSent."""
 
+    @abstractmethod
+    def shown(self) -> str:
+        """What is sent, in a few words, for the table `flashmark upload --fields` prints."""
+
+    def rows(self, where: str) -> Iterator[tuple[str, str]]:
+        """Each place this rule sends, with what is sent there (containers: their fields)."""
+        yield where, self.shown()
+
     def or_null(self) -> Rule:
         return _Fallback(self, None)
 
@@ -61,6 +71,13 @@ class _Nullable(Rule):
     def build(self, value: Any, where: str, known: Known) -> Any:
         return None if value is None else self.rule.build(value, where, known)
 
+    def shown(self) -> str:
+        return f"{self.rule.shown()}, or null"
+
+    def rows(self, where: str) -> Iterator[tuple[str, str]]:
+        for place, text in self.rule.rows(where):
+            yield place, f"{text}, or null" if place == where else text
+
 
 @dataclass(frozen=True)
 class _Fallback(Rule):
@@ -74,6 +91,13 @@ class _Fallback(Rule):
             return self.rule.build(value, where, known)
         except NotSent:
             return self.instead
+
+    def shown(self) -> str:
+        return f"{self.rule.shown()}, else {json.dumps(self.instead)}"
+
+    def rows(self, where: str) -> Iterator[tuple[str, str]]:
+        for place, text in self.rule.rows(where):
+            yield place, f"{text}, else {json.dumps(self.instead)}" if place == where else text
 
 
 # -- leaves ------------------------------------------------------------------------------------
@@ -89,6 +113,11 @@ class OneOf(Rule):
         if isinstance(value, str) and value in self.choices:
             return value
         raise NotSent(where, "not one of flashmark's own words")
+
+    def shown(self) -> str:
+        if len(self.choices) > 4:
+            return f"one of flashmark's {len(self.choices)} words"
+        return "one of " + ", ".join(json.dumps(choice) for choice in sorted(self.choices))
 
 
 @dataclass(frozen=True)
@@ -109,6 +138,9 @@ class Matching(Rule):
             _screen(value, where, known)
         return value
 
+    def shown(self) -> str:
+        return f"text of the shape {self.pattern}" + (", screened" if self.screened else "")
+
 
 @dataclass(frozen=True)
 class Text(Rule):
@@ -122,6 +154,9 @@ class Text(Rule):
             raise NotSent(where, "not text of its size")
         _screen(value, where, known)
         return value
+
+    def shown(self) -> str:
+        return f"text of at most {self.max_length} characters, screened"
 
 
 @dataclass(frozen=True)
@@ -138,6 +173,9 @@ class Chosen(Rule):
             raise NotSent(where, why)
         return value
 
+    def shown(self) -> str:
+        return "the user's choice, checked"
+
 
 @dataclass(frozen=True)
 class Withheld(Rule):
@@ -151,6 +189,9 @@ class Withheld(Rule):
             raise NotSent(where, "not text")
         return WITHHELD
 
+    def shown(self) -> str:
+        return f"withheld: {json.dumps(WITHHELD)}"
+
 
 @dataclass(frozen=True)
 class Always(Rule):
@@ -160,6 +201,9 @@ class Always(Rule):
 
     def build(self, value: Any, where: str, known: Known) -> Any:
         return list(self.value) if isinstance(self.value, tuple) else self.value
+
+    def shown(self) -> str:
+        return f"always {json.dumps(self.value)}"
 
 
 @dataclass(frozen=True)
@@ -171,6 +215,9 @@ class Number(Rule):
             raise NotSent(where, "not a finite number")
         return value
 
+    def shown(self) -> str:
+        return f"a number within ±{_MAX_FLOAT:g}"
+
 
 @dataclass(frozen=True)
 class Whole(Rule):
@@ -181,6 +228,9 @@ class Whole(Rule):
             raise NotSent(where, "not a whole number within 64 bits")
         return value
 
+    def shown(self) -> str:
+        return "a whole number within 64 bits"
+
 
 @dataclass(frozen=True)
 class Flag(Rule):
@@ -188,6 +238,9 @@ class Flag(Rule):
         if type(value) is not bool:
             raise NotSent(where, "not true or false")
         return value
+
+    def shown(self) -> str:
+        return "true or false"
 
 
 @dataclass(frozen=True)
@@ -202,6 +255,9 @@ class DeviceNode(Rule):
         if not isinstance(value, str) or not value.startswith("/dev/"):
             raise NotSent(where, "not a device node")
         return "/dev/" + self.name.build(value.removeprefix("/dev/"), where, known)
+
+    def shown(self) -> str:
+        return f"/dev/ and {self.name.shown()}"
 
 
 @dataclass(frozen=True)
@@ -223,6 +279,9 @@ class MountOptions(Rule):
                 kept.append(option)
         return ",".join(kept)
 
+    def shown(self) -> str:
+        return f"only the {len(self.names)} options that change speed, with short values"
+
 
 # -- containers --------------------------------------------------------------------------------
 
@@ -242,6 +301,13 @@ class Fields(Rule):
             for key, rule in self.fields.items()
             if key in value
         }
+
+    def shown(self) -> str:
+        return "an object"
+
+    def rows(self, where: str) -> Iterator[tuple[str, str]]:
+        for key, rule in self.fields.items():
+            yield from rule.rows(f"{where}.{key}")
 
 
 @dataclass(frozen=True)
@@ -263,6 +329,13 @@ class ListOf(Rule):
                     raise
         return sent
 
+    def shown(self) -> str:
+        return "a list"
+
+    def rows(self, where: str) -> Iterator[tuple[str, str]]:
+        for place, text in self.item.rows(f"{where}[]"):
+            yield place, f"{text} (an item that is not is left out)" if self.drop else text
+
 
 @dataclass(frozen=True)
 class MapOf(Rule):
@@ -281,6 +354,13 @@ class MapOf(Rule):
             )
             for key, item in value.items()
         }
+
+    def shown(self) -> str:
+        return "an object"
+
+    def rows(self, where: str) -> Iterator[tuple[str, str]]:
+        yield from self.keys.rows(f"{where} key")
+        yield from self.values.rows(f"{where}.KEY")
 
 
 def _screen(text: str, where: str, known: Known) -> None:

@@ -69,15 +69,8 @@ def outgoing(
 
 def card_identity(document: Mapping[str, Any]) -> str | None:
     """What tells the measured card from every other one, to link its uploads when asked
-    (upload.card_link): its whole CID (lower-case hex) where it has one, else its serial
-    number; None when the document names neither."""
-    capacity_cid = document.get("card_cid")
-    if isinstance(capacity_cid, str) and capacity_cid:
-        return capacity_cid.lower()
-    target = document.get("target")
-    identity = target.get("identity") if isinstance(target, Mapping) else None
-    if isinstance(identity, str) and identity:
-        return identity.lower() if re.fullmatch(r"[0-9a-fA-F]{32}", identity) else identity
+    (upload.card_link): its whole CID (lower-case hex) where its probe read one, else its
+    serial number; None when the document names neither."""
     probe = document.get("probe")
     devices = probe.get("devices") if isinstance(probe, Mapping) else None
     devices = [device for device in devices or () if isinstance(device, Mapping)]

@@ -1,5 +1,5 @@
 """Re-record the result documents of every kind that the upload tests (tests/server/
-test_upload_allowlist.py) build uploads from.
+test_upload_allowlist.py) build uploads from, or refuse (the kinds the service does not accept).
 
     sudo python tests/data/upload/record.py    (root, nbdkit, nbdfuse: an emulated fake card)
 
