@@ -450,3 +450,39 @@ def test_the_card_link_links_one_cards_uploads_on_one_service_only():
     assert link != card_link(salt, "https://results.example", other_identity)
     # a run whose probe read no card names none
     assert card_identity({**run, "probe": None}) is None
+
+
+DISTURBED = {
+    "status": "disturbed",
+    "reason": "another process wrote 3.10 MB/s to mmcblk0 during rand-write-4k",
+    "device": "mmcblk0",
+    "read_bytes_per_s": 0.0,
+    "write_bytes_per_s": 3_100_000.0,
+    "read_requests_per_s": 0.0,
+    "write_requests_per_s": 24.5,
+    "cpu_some_pct": 1.5,
+    "fio_cpu_wait_pct": None,
+    "retries": 2,
+}
+
+
+def test_a_disturbed_test_is_sent_with_its_reason_and_read_back_by_the_service():
+    source = load("sd-card-run")
+    disturbance = dict(DISTURBED)
+    source["tests"][0]["disturbance"] = disturbance
+    sent = json.loads(sent_text(source))
+    assert sent["tests"][0]["disturbance"] == disturbance
+    kept = accept(sent).document
+    assert kept["tests"][0]["disturbance"] == disturbance
+
+
+@pytest.mark.parametrize(
+    "reason",
+    ["another process wrote 3.10 MB/s to /home/alice/card.img", "wrote to usb-Kingston_0x4a3b2c1d"],
+)
+def test_a_disturbance_reason_that_quotes_an_identifier_is_withheld(reason: str):
+    source = load("sd-card-run")
+    source["tests"][0]["disturbance"] = DISTURBED | {"reason": reason}
+    sent = sent_text(source)
+    assert "alice" not in sent and "4a3b2c1d" not in sent.lower()
+    assert json.loads(sent)["tests"][0]["disturbance"]["reason"] == WITHHELD

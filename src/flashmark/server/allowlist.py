@@ -20,7 +20,7 @@ from flashmark.bench.grading.classes import (
     SUSTAINED_NOTE,
     SUSTAINED_WHOLE_NOTE,
 )
-from flashmark.bench.model import Pattern
+from flashmark.bench.model import DisturbanceStatus, Pattern
 from flashmark.bench.profiles import PROFILES
 from flashmark.probe.model import SCHEMA as PROBE_SCHEMA
 from flashmark.server.campaign_names import campaign_problem, label_problem
@@ -512,6 +512,20 @@ TEST = Fields(
         # block size and depth with the settings and flashmark's version make it again.
         "job": Withheld(),
         "device_activity": MONITOR_SERIES.nullable(),
+        # Whether the test had the device to itself: why not is flashmark's own sentence, which
+        # names the whole disk (as "path" does for a device) and is screened like every text.
+        "disturbance": Fields(
+            {
+                "status": OneOf(*(status.value for status in DisturbanceStatus)),
+                "reason": MADE_TEXT.or_withheld(),
+                "device": KERNEL_NAME.or_withheld(),
+                **_maybe_numbers(
+                    "read_bytes_per_s write_bytes_per_s read_requests_per_s"
+                    " write_requests_per_s cpu_some_pct fio_cpu_wait_pct"
+                ),
+                "retries": Whole(),
+            }
+        ).nullable(),
     }
 )
 CHECK = Fields(
