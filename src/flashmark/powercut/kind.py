@@ -13,35 +13,17 @@ from flashmark.powercut.result import (
     powercut_summary,
     to_document,
 )
+from flashmark.powercut.view import CSV_COLUMNS, powercut_view
 from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
+from flashmark.views.writers import ViewWriters
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
-
     from flashmark.references import ReferenceDevice
 
-
-def _terminal(result: PowercutResult) -> RenderableType:
-    from flashmark.powercut.render import render_powercut
-
-    return render_powercut(result)
+_WRITERS = ViewWriters(powercut_view, CSV_COLUMNS)
 
 
-def _markdown(results: Sequence[PowercutResult]) -> str:
-    from flashmark.powercut.render import powercuts_to_markdown
-
-    return powercuts_to_markdown(results)
-
-
-def _csv(results: Sequence[PowercutResult]) -> str:
-    from flashmark.powercut.render import powercuts_to_csv
-
-    return powercuts_to_csv(results)
-
-
-def _html(
-    results: Sequence[PowercutResult], references: Sequence[ReferenceDevice]
-) -> HtmlSection:
+def _html(results: Sequence[PowercutResult], references: Sequence[ReferenceDevice]) -> HtmlSection:
     from flashmark.powercut.render import powercuts_section
 
     return powercuts_section(results)
@@ -69,10 +51,10 @@ POWERCUT: ResultKind[PowercutResult] = ResultKind(
     to_document=to_document,
     from_document=from_document,
     listing=lambda result: Listing(result.target.path, result.verdict),
-    terminal=_terminal,
+    terminal=_WRITERS.terminal,
     summary=powercut_summary,
-    markdown=_markdown,
-    csv=_csv,
+    markdown=_WRITERS.markdown,
+    csv=_WRITERS.csv,
     html=_html,
     card=_card,
 )

@@ -1,0 +1,40 @@
+"""Views in Markdown: a section per result, its title a heading, its verdict in bold, its
+blocks one paragraph each (text escaped by flashmark.markdown)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from flashmark.markdown import bullets, escape_inline, facts, fenced, markdown_table
+from flashmark.views.model import Block, Facts, Lines, Notes, Sentence, View
+
+
+def views_to_markdown(views: Sequence[View]) -> str:
+    """The sections of `views`, an empty line between two."""
+    return "\n".join(_section(view) for view in views)
+
+
+def _section(view: View) -> str:
+    paragraphs = [[f"### {escape_inline(view.title)}"]]
+    if view.verdict:
+        paragraphs.append([f"**{escape_inline(view.verdict)}**"])
+    paragraphs += [
+        lines for block in view.blocks if block.shown != "terminal" if (lines := _block(block))
+    ]
+    return "\n\n".join("\n".join(lines) for lines in paragraphs) + "\n"
+
+
+def _block(block: Block) -> list[str]:
+    if isinstance(block, Facts):
+        return facts([(f.label, f.text) for f in block.rows if f.shown != "terminal"])
+    if isinstance(block, Lines):
+        return fenced(block.lines)
+    if isinstance(block, Sentence):
+        return [escape_inline(block.text)]
+    if isinstance(block, Notes):
+        return bullets(block.items)
+    return markdown_table(
+        [column.name for column in block.columns],
+        [row.cells for row in block.rows],
+        [column.numeric for column in block.columns],
+    )
