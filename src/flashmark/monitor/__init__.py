@@ -1,8 +1,9 @@
 """What the device itself saw, interval by interval: an iostat built on /proc/diskstats.
 series.py: the data (pure; what reports import); sampler.py: DiskMonitor, the sampling thread;
-command.py: a command run under watch; watch.py: `flashmark monitor`; document.py, render.py,
-kind.py. The data types and the parser are exported here; the rest loads only when asked for,
-so a report that reads a recording never imports threads or subprocesses.
+command.py: a command run under watch; watch.py: `flashmark monitor`; document.py, view.py (what
+every format shows), render.py (its HTML), kind.py. The data types and the parser are exported
+here; the rest loads only when asked for, so a report that reads a recording never imports
+threads or subprocesses.
 """
 
 from __future__ import annotations
@@ -41,10 +42,10 @@ if TYPE_CHECKING:
     from flashmark.monitor.document import SCHEMA as SCHEMA
     from flashmark.monitor.document import MonitorRecording as MonitorRecording
     from flashmark.monitor.kind import MONITOR as MONITOR
-    from flashmark.monitor.render import SAMPLE_HEADER as SAMPLE_HEADER
-    from flashmark.monitor.render import format_sample_line as format_sample_line
     from flashmark.monitor.sampler import DiskMonitor as DiskMonitor
     from flashmark.monitor.sampler import optional_monitor as optional_monitor
+    from flashmark.monitor.view import SAMPLE_HEADER as SAMPLE_HEADER
+    from flashmark.monitor.view import format_sample_line as format_sample_line
     from flashmark.monitor.watch import LiveRecording as LiveRecording
     from flashmark.monitor.watch import MonitoredCommand as MonitoredCommand
     from flashmark.monitor.watch import MonitorRequest as MonitorRequest
@@ -56,7 +57,7 @@ _NAMES = {
     ".command": ("CommandOutcome",),
     ".document": ("SCHEMA", "MonitorRecording"),
     ".kind": ("MONITOR",),
-    ".render": ("SAMPLE_HEADER", "format_sample_line"),
+    ".view": ("SAMPLE_HEADER", "format_sample_line"),
     ".sampler": ("DiskMonitor", "optional_monitor"),
     ".watch": (
         "LiveRecording",

@@ -6,30 +6,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from flashmark.monitor.document import SCHEMA, MonitorRecording, from_document, to_document
+from flashmark.monitor.view import CSV_COLUMNS, recording_view
 from flashmark.result_kind import HtmlSection, Listing, ResultKind
+from flashmark.views.writers import ViewWriters
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
-
     from flashmark.references import ReferenceDevice
 
-
-def _terminal(result: MonitorRecording) -> RenderableType:
-    from flashmark.monitor.render import render_recording
-
-    return render_recording(result)
-
-
-def _markdown(results: Sequence[MonitorRecording]) -> str:
-    from flashmark.monitor.render import recordings_to_markdown
-
-    return recordings_to_markdown(results)
-
-
-def _csv(results: Sequence[MonitorRecording]) -> str:
-    from flashmark.monitor.render import recordings_to_csv
-
-    return recordings_to_csv(results)
+_WRITERS = ViewWriters(recording_view, CSV_COLUMNS)
 
 
 def _html(
@@ -46,9 +30,9 @@ MONITOR: ResultKind[MonitorRecording] = ResultKind(
     to_document=to_document,
     from_document=from_document,
     listing=lambda result: Listing(result.device, result.label),
-    terminal=_terminal,
+    terminal=_WRITERS.terminal,
     summary=lambda recording: recording.summary_line,
-    markdown=_markdown,
-    csv=_csv,
+    markdown=_WRITERS.markdown,
+    csv=_WRITERS.csv,
     html=_html,
 )

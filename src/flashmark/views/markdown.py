@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from flashmark.markdown import bullets, escape_inline, facts, fenced, markdown_table
-from flashmark.views.model import Block, Facts, Lines, Notes, Sentence, View
+from flashmark.markdown import bullets, code, escape_inline, facts, fenced, markdown_table
+from flashmark.views.model import Block, Code, Facts, Lines, Notes, Sentence, Title, View
 
 
 def views_to_markdown(views: Sequence[View]) -> str:
@@ -15,13 +15,25 @@ def views_to_markdown(views: Sequence[View]) -> str:
 
 
 def _section(view: View) -> str:
-    paragraphs = [[f"### {escape_inline(view.title)}"]]
+    paragraphs = [[f"### {_title(view.title)}"]]
     if view.verdict:
         paragraphs.append([f"**{escape_inline(view.verdict)}**"])
     paragraphs += [
         lines for block in view.blocks if block.shown != "terminal" if (lines := _block(block))
     ]
     return "\n\n".join("\n".join(lines) for lines in paragraphs) + "\n"
+
+
+def _title(title: Title) -> str:
+    """Plain parts escaped (the blanks at their ends kept), code in backticks."""
+    if isinstance(title, str):
+        return escape_inline(title)
+    return "".join(
+        code(part.text)
+        if isinstance(part, Code)
+        else " " * part[:1].isspace() + escape_inline(part) + " " * part[-1:].isspace()
+        for part in title
+    )
 
 
 def _block(block: Block) -> list[str]:

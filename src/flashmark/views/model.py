@@ -10,6 +10,7 @@ printed above the result); `shown` says which.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,6 +20,18 @@ Shown = Literal["everywhere", "terminal", "documents"]
 Tone = Literal["", "pass", "fail", "uncertain", "dim", "strong"]
 # A CSV cell: text (guarded against spreadsheet formulas), a figure, or None (empty).
 Cell = str | int | float | None
+
+
+@dataclass(frozen=True)
+class Code:
+    """Text in a title that is shown as code (a command): in backticks that no text inside can
+    end (Markdown), as it is on the terminal."""
+
+    text: str
+
+
+# A title: plain text, or plain text and code in turn.
+Title = str | tuple[str | Code, ...]
 
 
 @dataclass(frozen=True)
@@ -49,11 +62,12 @@ class Lines:
 
 @dataclass(frozen=True)
 class Sentence:
-    """A paragraph of text."""
+    """A paragraph of text; one that must not `wrap` on the terminal runs past its edge."""
 
     text: str
     tone: Tone = ""
     shown: Shown = "everywhere"
+    wrap: bool = True
 
 
 @dataclass(frozen=True)
@@ -98,12 +112,12 @@ class View:
     """One result: `title` heads it in the documents, `verdict` (its answer, set in bold) follows
     the title there; `blocks` in order; `records` its rows of the kind's CSV table."""
 
-    title: str
+    title: Title
     blocks: tuple[Block, ...]
     verdict: str = ""
     records: tuple[tuple[Cell, ...], ...] = ()
 
 
-def rows_of(cells: list[tuple[str, ...]]) -> tuple[Row, ...]:
+def rows_of(cells: Iterable[Sequence[str]]) -> tuple[Row, ...]:
     """Plain rows of text cells."""
-    return tuple(Row(row) for row in cells)
+    return tuple(Row(tuple(row)) for row in cells)

@@ -46,7 +46,9 @@ def _block(block: Block) -> list[RenderableType]:
     if isinstance(block, Lines):
         return [Text("\n".join(block.lines))]
     if isinstance(block, Sentence):
-        return [Text(block.text, style=STYLES[block.tone])]
+        if block.wrap:
+            return [Text(block.text, style=STYLES[block.tone])]
+        return [Text(block.text, style=STYLES[block.tone], no_wrap=True, overflow="ignore")]
     if isinstance(block, Notes):
         return [Text(f"note: {note}", style="dim") for note in block.items]
     return [_table(block)]
