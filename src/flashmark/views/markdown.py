@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from flashmark.markdown import bullets, code, escape_inline, facts, fenced, markdown_table
+from flashmark.markdown import (
+    bullets,
+    code,
+    escape_cell,
+    escape_inline,
+    facts,
+    fenced,
+    markdown_table,
+)
 from flashmark.views.model import Block, Code, Facts, Lines, Notes, Sentence, Title, View
 
 
@@ -15,7 +23,7 @@ def views_to_markdown(views: Sequence[View]) -> str:
 
 
 def _section(view: View) -> str:
-    paragraphs = [[f"### {_title(view.title)}"]]
+    paragraphs = [[f"### {_title(view.title)}"]] if view.title else []
     if view.verdict:
         paragraphs.append([f"**{escape_inline(view.verdict)}**"])
     paragraphs += [
@@ -45,8 +53,16 @@ def _block(block: Block) -> list[str]:
         return [escape_inline(block.text)]
     if isinstance(block, Notes):
         return bullets(block.items)
-    return markdown_table(
-        [column.name for column in block.columns],
-        [row.cells for row in block.rows],
-        [column.numeric for column in block.columns],
-    )
+    header = [column.name for column in block.columns]
+    right = [column.numeric for column in block.columns]
+    if block.padded:
+        return markdown_table(header, [row.cells for row in block.rows], right)
+    return [
+        _unpadded(header),
+        _unpadded(["---:" if numeric else "---" for numeric in right]),
+        *(_unpadded([escape_cell(cell) for cell in row.cells]) for row in block.rows),
+    ]
+
+
+def _unpadded(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"

@@ -95,12 +95,14 @@ class Row:
 @dataclass(frozen=True)
 class Table:
     """A table of text cells; `title` is written above it on the terminal, `edge` draws its
-    outer frame there."""
+    outer frame there; `padded` lines up its columns in the Markdown text (a long table of
+    figures is left unpadded)."""
 
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
     title: str = ""
     edge: bool = True
+    padded: bool = True
     shown: Shown = "everywhere"
 
 
