@@ -11,7 +11,6 @@ from rich.console import Console
 
 from flashmark.errors import ResultFormatError
 from flashmark.powercut.kind import POWERCUT
-from flashmark.powercut.render import powercuts_section
 from flashmark.powercut.result import (
     POWERCUT_SCHEMA,
     VANISHED,
@@ -141,13 +140,13 @@ def test_csv_has_a_row_per_cycle_in_stored_units():
 
 def test_the_html_section_escapes_what_it_shows():
     result = result_of([cycle(1)], path="/dev/<script>")
-    section = powercuts_section([result])
+    assert POWERCUT.html is not None
+    section = POWERCUT.html([result], ())
     (part,) = section.parts
     assert part.anchor == "powercut"
     body = str(part.body)
-    assert body.count('<article class="card powercut"') == 1
+    assert body.count('<article class="card"') == 1
     assert "<script>" not in body
     assert "/dev/&lt;script&gt;" in body
-    cycles = body.split("<caption>Cycles</caption>", 1)[1].split("</table>", 1)[0]
+    cycles = body.split("<thead>", 1)[1].split("</table>", 1)[0]
     assert cycles.count("<tr") == 2  # the head and one cycle
-    assert section.entries[0].short == f"{section.entries[0].name} /dev/<script>"

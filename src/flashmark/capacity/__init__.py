@@ -4,7 +4,7 @@
     result = run_capacity(plan, progress=...)           # CapacityResult
 
 search.py: the method; signature.py: the blocks; backup.py: the undo log; rawdev.py: O_DIRECT
-I/O; probe.py: the whole run; result.py, view.py, render.py (HTML), kind.py. Names load when
+I/O; probe.py: the whole run; result.py, view.py, kind.py. Names load when
 first used.
 """
 

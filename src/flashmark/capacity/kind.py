@@ -17,9 +17,14 @@ _WRITERS = ViewWriters(capacity_view, CSV_COLUMNS)
 
 
 def _html(results: Sequence[CapacityResult], references: Sequence[ReferenceDevice]) -> HtmlSection:
-    from flashmark.capacity.render import capacities_section
+    from flashmark.views.html import Part, Shown, views_section
 
-    return capacities_section(results)
+    intro = (
+        "Whether the device stores as much as it claims: signature blocks written across it "
+        "and read back (GB = 10^9 bytes, GiB = 2^30 bytes)."
+    )
+    part = Part("capacity", "Capacity probes", intro, "capacity probe", "capacity", "probe")
+    return views_section(part, [Shown(capacity_view(r), r.id, r.device) for r in results])
 
 
 def _card(result: CapacityResult) -> CardIdentity | None:

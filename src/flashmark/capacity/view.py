@@ -87,6 +87,8 @@ def capacity_view(result: CapacityResult) -> View:
     return View(
         title=f"flashmark capacity{number}: {result.device}, {result.started_at}",
         verdict=verdict_sentence(result),
+        badge=result.verdict,
+        tone=_TONE.get(result.verdict, "uncertain"),
         blocks=(
             Sentence(f"capacity of {result.device}", tone="strong", shown="terminal"),
             Facts(

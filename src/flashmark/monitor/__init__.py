@@ -1,7 +1,7 @@
 """What the device itself saw, interval by interval: an iostat built on /proc/diskstats.
 series.py: the data (pure; what reports import); sampler.py: DiskMonitor, the sampling thread;
 command.py: a command run under watch; watch.py: `flashmark monitor`; document.py, view.py (what
-every format shows), render.py (its HTML), kind.py. The data types and the parser are exported
+every format shows), kind.py. The data types and the parser are exported
 here; the rest loads only when asked for, so a report that reads a recording never imports
 threads or subprocesses.
 """

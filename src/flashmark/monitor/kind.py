@@ -19,9 +19,17 @@ _WRITERS = ViewWriters(recording_view, CSV_COLUMNS)
 def _html(
     results: Sequence[MonitorRecording], references: Sequence[ReferenceDevice]
 ) -> HtmlSection:
-    from flashmark.monitor.render import recordings_section
+    from flashmark.views.html import Part, Shown, views_section
 
-    return recordings_section(results)
+    intro = (
+        "What a device did while a command ran (/proc/diskstats, like <code>iostat -x</code>; "
+        "MB = 10^6 bytes, KiB = 1024 bytes)."
+    )
+    part = Part(
+        "monitor", "Device activity recordings", intro, "device activity recording", "monitor",
+        "recording",
+    )  # fmt: skip
+    return views_section(part, [Shown(recording_view(r), r.id, r.device) for r in results])
 
 
 MONITOR: ResultKind[MonitorRecording] = ResultKind(

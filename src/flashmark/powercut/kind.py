@@ -24,9 +24,16 @@ _WRITERS = ViewWriters(powercut_view, CSV_COLUMNS)
 
 
 def _html(results: Sequence[PowercutResult], references: Sequence[ReferenceDevice]) -> HtmlSection:
-    from flashmark.powercut.render import powercuts_section
+    from flashmark.views.html import Part, Shown, views_section
 
-    return powercuts_section(results)
+    intro = (
+        "Each cycle writes, flushes and cuts the power; a flushed record that is not found "
+        "intact afterwards was lost by the card after it said it was stored."
+    )
+    part = Part(
+        "powercut", "Power-cut tests", intro, "power-cut test", "powercut", "power-cut test"
+    )
+    return views_section(part, [Shown(powercut_view(r), r.id, r.target.path) for r in results])
 
 
 def _card(result: PowercutResult) -> CardIdentity | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flashmark.powercut.result import RAW, CycleResult, PowercutResult, powercut_summary
 from flashmark.units import format_size
-from flashmark.views.model import Cell, Column, Lines, Notes, Row, Sentence, Table, View
+from flashmark.views.model import Cell, Column, Lines, Notes, Row, Sentence, Table, Tone, View
 
 COLUMNS = (
     "cycle",
@@ -49,6 +49,9 @@ def describe_lines(result: PowercutResult) -> list[str]:
     return lines
 
 
+_TONE: dict[str, Tone] = {"pass": "pass", "fail": "fail"}
+
+
 def powercut_view(result: PowercutResult) -> View:
     """The verdict first (it is what the user came for), what was tested, a row per cycle (one
     that lost acknowledged writes marked), fsck's word after each cut; its CSV rows one per
@@ -75,6 +78,8 @@ def powercut_view(result: PowercutResult) -> View:
     return View(
         title=f"{title}: {result.target.path}",
         verdict=f"verdict: {powercut_summary(result)}",
+        badge=result.verdict,
+        tone=_TONE.get(result.verdict, "uncertain"),
         blocks=(
             Lines(tuple(describe_lines(result))),
             *((table,) if result.cycles else ()),

@@ -112,11 +112,14 @@ Block = Facts | Lines | Sentence | Notes | Table
 @dataclass(frozen=True)
 class View:
     """One result: `title` heads it in the documents, `verdict` (its answer, set in bold) follows
-    the title there; `blocks` in order; `records` its rows of the kind's CSV table."""
+    the title there; `badge` the verdict in a word ("fake", "pass") and `tone` how it reads;
+    `blocks` in order; `records` its rows of the kind's CSV table."""
 
     title: Title
     blocks: tuple[Block, ...]
     verdict: str = ""
+    badge: str = ""
+    tone: Tone = ""
     records: tuple[tuple[Cell, ...], ...] = ()
 
 
