@@ -46,10 +46,12 @@ class Fact:
 
 @dataclass(frozen=True)
 class Facts:
-    """Facts, one a line: a two-column grid on the terminal, a list in Markdown."""
+    """Facts, one a line: a two-column grid on the terminal (under its `title`, if any), a list
+    in Markdown."""
 
     rows: tuple[Fact, ...]
     shown: Shown = "everywhere"
+    title: str = ""
 
 
 @dataclass(frozen=True)

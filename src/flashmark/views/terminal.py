@@ -36,12 +36,20 @@ def blocks_to_terminal(blocks: Sequence[Block]) -> Group:
 
 def _block(block: Block) -> list[RenderableType]:
     if isinstance(block, Facts):
-        grid = RichTable(show_header=False, box=None, pad_edge=False)
+        grid = RichTable(
+            title=block.title or None,
+            title_justify="left",
+            show_header=False,
+            box=None,
+            pad_edge=False,
+        )
         grid.add_column(style="dim", no_wrap=True)
         grid.add_column(overflow="fold")
         for fact in block.rows:
             if fact.shown != "documents":
-                grid.add_row(fact.label, Text(fact.text, style=STYLES[fact.tone]))
+                # plain text as rich reads a cell (its markup too), as the terminal always has
+                text = Text(fact.text, style=STYLES[fact.tone]) if fact.tone else fact.text
+                grid.add_row(fact.label, text)
         return [grid]
     if isinstance(block, Lines):
         return [Text("\n".join(block.lines))]
