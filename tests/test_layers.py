@@ -21,7 +21,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("surface", "capacity"),
     ("workloads",),
     ("monitor", "probe", "clean"),
-    ("result_kind",),
+    ("result_kind", "views"),
     ("fio", "history", "references"),
     ("system",),
     ("errors", "units", "stats", "codec", "spreadsheet", "markdown", "install_hint"),

@@ -11,12 +11,6 @@ from rich.console import Console
 
 from flashmark.errors import ResultFormatError
 from flashmark.powercut.kind import POWERCUT
-from flashmark.powercut.render import (
-    powercuts_section,
-    powercuts_to_csv,
-    powercuts_to_markdown,
-    render_powercut,
-)
 from flashmark.powercut.result import (
     POWERCUT_SCHEMA,
     VANISHED,
@@ -24,6 +18,9 @@ from flashmark.powercut.result import (
     to_document,
 )
 from flashmark.powercut.verdict import judge
+from flashmark.powercut.view import CSV_COLUMNS, powercut_view
+from flashmark.views.csv_table import views_to_csv
+from flashmark.views.markdown import views_to_markdown
 from tests.powercut.results import RECORD, cycle, fsck, lying, result_of
 
 
@@ -106,7 +103,7 @@ def test_a_document_of_another_kind_or_malformed_is_refused(change):
 def test_the_terminal_shows_the_device_and_a_row_per_cycle_and_the_verdict_line_says_it():
     result = result_of([cycle(1), lying(2)])
     console = Console(width=160, record=True, color_system=None)
-    console.print(render_powercut(result))
+    console.print(POWERCUT.terminal(result))
     text = console.export_text()
     assert POWERCUT.summary(result).startswith(
         "fail — the card lost acknowledged writes in 1 of 2 cycles"
@@ -116,7 +113,7 @@ def test_the_terminal_shows_the_device_and_a_row_per_cycle_and_the_verdict_line_
 
 
 def test_markdown_has_the_verdict_and_one_table_row_per_cycle():
-    text = powercuts_to_markdown([result_of([cycle(1), cycle(2)]).with_id(4)])
+    text = views_to_markdown([powercut_view(result_of([cycle(1), cycle(2)]).with_id(4))])
     lines = text.splitlines()
     assert lines[0] == "### Power-cut test 4: /dev/sdb"
     assert lines[2].startswith("**verdict: uncertain — 2 cycles")
@@ -130,7 +127,11 @@ def test_markdown_has_the_verdict_and_one_table_row_per_cycle():
 
 
 def test_csv_has_a_row_per_cycle_in_stored_units():
-    rows = list(csv.DictReader(io.StringIO(powercuts_to_csv([result_of([cycle(1), lying(2)])]))))
+    rows = list(
+        csv.DictReader(
+            io.StringIO(views_to_csv(CSV_COLUMNS, [powercut_view(result_of([cycle(1), lying(2)]))]))
+        )
+    )
     assert [row["cycle"] for row in rows] == ["1", "2"]
     assert rows[1]["flushed_bytes_lost"] == str(120 * RECORD)
     assert rows[1]["verdict"] == "fail"
@@ -139,13 +140,13 @@ def test_csv_has_a_row_per_cycle_in_stored_units():
 
 def test_the_html_section_escapes_what_it_shows():
     result = result_of([cycle(1)], path="/dev/<script>")
-    section = powercuts_section([result])
+    assert POWERCUT.html is not None
+    section = POWERCUT.html([result], ())
     (part,) = section.parts
     assert part.anchor == "powercut"
     body = str(part.body)
-    assert body.count('<article class="card powercut"') == 1
+    assert body.count('<article class="card"') == 1
     assert "<script>" not in body
     assert "/dev/&lt;script&gt;" in body
-    cycles = body.split("<caption>Cycles</caption>", 1)[1].split("</table>", 1)[0]
+    cycles = body.split("<thead>", 1)[1].split("</table>", 1)[0]
     assert cycles.count("<tr") == 2  # the head and one cycle
-    assert section.entries[0].short == f"{section.entries[0].name} /dev/<script>"

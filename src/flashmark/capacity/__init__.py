@@ -4,5 +4,5 @@
     result = run_capacity(plan, progress=...)           # CapacityResult
 
 search.py: the method; signature.py: the blocks; backup.py: the undo log; rawdev.py: O_DIRECT
-I/O; probe.py: the whole run; result.py, render.py, kind.py.
+I/O; probe.py: the whole run; result.py, view.py, kind.py.
 """

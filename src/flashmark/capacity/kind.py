@@ -6,36 +6,26 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from flashmark.capacity.result import CAPACITY_DOCUMENT, CAPACITY_SCHEMA, CapacityResult
+from flashmark.capacity.view import CSV_COLUMNS, capacity_view
 from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
+from flashmark.views.writers import ViewWriters
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
 
     from flashmark.references.records import ReferenceDevice
 
-
-def _terminal(result: CapacityResult) -> RenderableType:
-    from flashmark.capacity.render import render_capacity
-
-    return render_capacity(result)
-
-
-def _markdown(results: Sequence[CapacityResult]) -> str:
-    from flashmark.capacity.render import capacities_to_markdown
-
-    return capacities_to_markdown(results)
-
-
-def _csv(results: Sequence[CapacityResult]) -> str:
-    from flashmark.capacity.render import capacities_to_csv
-
-    return capacities_to_csv(results)
+_WRITERS = ViewWriters(capacity_view, CSV_COLUMNS)
 
 
 def _html(results: Sequence[CapacityResult], references: Sequence[ReferenceDevice]) -> HtmlSection:
-    from flashmark.capacity.render import capacities_section
+    from flashmark.views.html import Part, Shown, views_section
 
-    return capacities_section(results)
+    intro = (
+        "Whether the device stores as much as it claims: signature blocks written across it "
+        "and read back (GB = 10^9 bytes, GiB = 2^30 bytes)."
+    )
+    part = Part("capacity", "Capacity probes", intro, "capacity probe", "capacity", "probe")
+    return views_section(part, [Shown(capacity_view(r), r.id, r.device) for r in results])
 
 
 def _card(result: CapacityResult) -> CardIdentity | None:
@@ -49,10 +39,10 @@ CAPACITY: ResultKind[CapacityResult] = ResultKind(
     to_document=CAPACITY_DOCUMENT.write,
     from_document=CAPACITY_DOCUMENT.read,
     listing=lambda result: Listing(result.device, result.verdict),
-    terminal=_terminal,
+    terminal=_WRITERS.terminal,
     summary=lambda result: result.summary,
-    markdown=_markdown,
-    csv=_csv,
+    markdown=_WRITERS.markdown,
+    csv=_WRITERS.csv,
     html=_html,
     card=_card,
 )

@@ -27,8 +27,8 @@ from flashmark.errors import FlashmarkError
 from flashmark.history.store import History
 from flashmark.monitor.document import SCHEMA
 from flashmark.monitor.kind import MONITOR
-from flashmark.monitor.render import SAMPLE_HEADER, format_sample_line
 from flashmark.monitor.series import MonitorSample
+from flashmark.monitor.view import SAMPLE_HEADER, format_sample_line
 from flashmark.monitor.watch import MonitorRequest, monitor_live, monitored_device, record_command
 from flashmark.system.signals import signals_raise
 

@@ -6,38 +6,31 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from flashmark.monitor.document import SCHEMA, MonitorRecording, from_document, to_document
+from flashmark.monitor.view import CSV_COLUMNS, recording_view
 from flashmark.result_kind import HtmlSection, Listing, ResultKind
+from flashmark.views.writers import ViewWriters
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
 
     from flashmark.references.records import ReferenceDevice
 
-
-def _terminal(result: MonitorRecording) -> RenderableType:
-    from flashmark.monitor.render import render_recording
-
-    return render_recording(result)
-
-
-def _markdown(results: Sequence[MonitorRecording]) -> str:
-    from flashmark.monitor.render import recordings_to_markdown
-
-    return recordings_to_markdown(results)
-
-
-def _csv(results: Sequence[MonitorRecording]) -> str:
-    from flashmark.monitor.render import recordings_to_csv
-
-    return recordings_to_csv(results)
+_WRITERS = ViewWriters(recording_view, CSV_COLUMNS)
 
 
 def _html(
     results: Sequence[MonitorRecording], references: Sequence[ReferenceDevice]
 ) -> HtmlSection:
-    from flashmark.monitor.render import recordings_section
+    from flashmark.views.html import Part, Shown, views_section
 
-    return recordings_section(results)
+    intro = (
+        "What a device did while a command ran (/proc/diskstats, like <code>iostat -x</code>; "
+        "MB = 10^6 bytes, KiB = 1024 bytes)."
+    )
+    part = Part(
+        "monitor", "Device activity recordings", intro, "device activity recording", "monitor",
+        "recording",
+    )  # fmt: skip
+    return views_section(part, [Shown(recording_view(r), r.id, r.device) for r in results])
 
 
 MONITOR: ResultKind[MonitorRecording] = ResultKind(
@@ -46,9 +39,9 @@ MONITOR: ResultKind[MonitorRecording] = ResultKind(
     to_document=to_document,
     from_document=from_document,
     listing=lambda result: Listing(result.device, result.label),
-    terminal=_terminal,
+    terminal=_WRITERS.terminal,
     summary=lambda recording: recording.summary_line,
-    markdown=_markdown,
-    csv=_csv,
+    markdown=_WRITERS.markdown,
+    csv=_WRITERS.csv,
     html=_html,
 )

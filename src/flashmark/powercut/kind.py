@@ -13,38 +13,28 @@ from flashmark.powercut.result import (
     powercut_summary,
     to_document,
 )
+from flashmark.powercut.view import CSV_COLUMNS, powercut_view
 from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
+from flashmark.views.writers import ViewWriters
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
 
     from flashmark.references.records import ReferenceDevice
 
-
-def _terminal(result: PowercutResult) -> RenderableType:
-    from flashmark.powercut.render import render_powercut
-
-    return render_powercut(result)
+_WRITERS = ViewWriters(powercut_view, CSV_COLUMNS)
 
 
-def _markdown(results: Sequence[PowercutResult]) -> str:
-    from flashmark.powercut.render import powercuts_to_markdown
+def _html(results: Sequence[PowercutResult], references: Sequence[ReferenceDevice]) -> HtmlSection:
+    from flashmark.views.html import Part, Shown, views_section
 
-    return powercuts_to_markdown(results)
-
-
-def _csv(results: Sequence[PowercutResult]) -> str:
-    from flashmark.powercut.render import powercuts_to_csv
-
-    return powercuts_to_csv(results)
-
-
-def _html(
-    results: Sequence[PowercutResult], references: Sequence[ReferenceDevice]
-) -> HtmlSection:
-    from flashmark.powercut.render import powercuts_section
-
-    return powercuts_section(results)
+    intro = (
+        "Each cycle writes, flushes and cuts the power; a flushed record that is not found "
+        "intact afterwards was lost by the card after it said it was stored."
+    )
+    part = Part(
+        "powercut", "Power-cut tests", intro, "power-cut test", "powercut", "power-cut test"
+    )
+    return views_section(part, [Shown(powercut_view(r), r.id, r.target.path) for r in results])
 
 
 def _card(result: PowercutResult) -> CardIdentity | None:
@@ -69,10 +59,10 @@ POWERCUT: ResultKind[PowercutResult] = ResultKind(
     to_document=to_document,
     from_document=from_document,
     listing=lambda result: Listing(result.target.path, result.verdict),
-    terminal=_terminal,
+    terminal=_WRITERS.terminal,
     summary=powercut_summary,
-    markdown=_markdown,
-    csv=_csv,
+    markdown=_WRITERS.markdown,
+    csv=_WRITERS.csv,
     html=_html,
     card=_card,
 )

@@ -5,5 +5,6 @@ written and verified, with MB/s per slice, the cache cliff and a map of what is 
     outcome = run_surface(job, history=history, progress=...)            # SurfaceOutcome
 
 run.py: the library calls; resume.py: the history it is kept in; scan.py: the passes;
-medium.py, worker.py: the device or files; pattern.py, cache.py, result.py, render.py, kind.py.
+medium.py, worker.py: the device or files; pattern.py, cache.py, result.py, view.py, html.py,
+kind.py.
 """

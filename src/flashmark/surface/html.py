@@ -1,6 +1,6 @@
 """Surface scans -> their section of the HTML report, with a chart of MB/s over the surface.
 
-Each scan is a card: its summary (the terminal's lines, word for word: surface.render) and a
+Each scan is a card: its summary (the terminal's lines, word for word: surface.view) and a
 chart drawn here as plain SVG, one polyline per pass over the slices, with the cache cliff
 marked by a dashed line and ranges not read back as written marked in red under the axis (a
 few hundred points need no chart library). The page around it (flashmark.report.html) makes no
@@ -24,8 +24,8 @@ from flashmark.result_kind import (
     section_of,
     short_target,
 )
-from flashmark.surface.render import summary_lines
 from flashmark.surface.result import SurfaceResult
+from flashmark.surface.view import summary_lines
 from flashmark.units import MB, GiB, MiB, format_size, mb_per_s
 
 # The chart's coordinates (viewBox units) and its text size: the SVG scales to its column, so

@@ -7,29 +7,14 @@ from typing import TYPE_CHECKING
 
 from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
 from flashmark.surface.result import SURFACE_SCHEMA, SurfaceResult, from_document, to_document
+from flashmark.surface.view import CSV_COLUMNS, surface_view
+from flashmark.views.writers import ViewWriters
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
 
     from flashmark.references.records import ReferenceDevice
 
-
-def _terminal(scan: SurfaceResult) -> RenderableType:
-    from flashmark.surface.render import render_surface
-
-    return render_surface(scan)
-
-
-def _markdown(scans: Sequence[SurfaceResult]) -> str:
-    from flashmark.surface.render import surfaces_to_markdown
-
-    return surfaces_to_markdown(scans)
-
-
-def _csv(scans: Sequence[SurfaceResult]) -> str:
-    from flashmark.surface.render import surfaces_to_csv
-
-    return surfaces_to_csv(scans)
+_WRITERS = ViewWriters(surface_view, CSV_COLUMNS)
 
 
 def _html(scans: Sequence[SurfaceResult], references: Sequence[ReferenceDevice]) -> HtmlSection:
@@ -58,10 +43,10 @@ SURFACE: ResultKind[SurfaceResult] = ResultKind(
     to_document=to_document,
     from_document=from_document,
     listing=lambda scan: Listing(scan.target.given, scan.label),
-    terminal=_terminal,
+    terminal=_WRITERS.terminal,
     summary=lambda scan: scan.summary,
-    markdown=_markdown,
-    csv=_csv,
+    markdown=_WRITERS.markdown,
+    csv=_WRITERS.csv,
     html=_html,
     card=_card,
 )

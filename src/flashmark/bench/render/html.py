@@ -21,7 +21,7 @@ from markupsafe import Markup
 from flashmark.bench.model import Passport, TargetKind
 from flashmark.bench.render import cells, charts, describe
 from flashmark.bench.run_result import Run
-from flashmark.monitor.render import describe_activity
+from flashmark.monitor.view import describe_activity
 from flashmark.probe.model import Device, Environment
 from flashmark.references.loader import PUBLISHED_LABEL
 from flashmark.references.records import ReferenceDevice

@@ -21,7 +21,8 @@ from flashmark.bench.render.describe import passport_rows
 from flashmark.bench.run_result import Run, medium_note, not_judged_text
 from flashmark.stats import Verdict
 from flashmark.units import KiB, mb_per_s
-from flashmark.workloads.render import render_workloads
+from flashmark.views.terminal import blocks_to_terminal
+from flashmark.workloads.view import workload_blocks
 
 _VERDICT_MARKUP: dict[Verdict | None, str] = {
     Verdict.PASS: "[green]pass[/green]",
@@ -56,7 +57,7 @@ def render_run(run: Run) -> RenderableType:
     if sustained is not None:
         parts.append(Text(f"sustained-write: {sustained}"))
     if run.workloads:
-        parts.append(render_workloads(run.workloads))
+        parts.append(blocks_to_terminal(workload_blocks(run.workloads)))
     if run.findings:
         parts.append(Text("\n".join(f"finding: {f}" for f in run.findings), style="bold"))
     if run.passport is not None:

@@ -1,25 +1,14 @@
-"""A surface scan for people: the terminal view (rich), Markdown and CSV. Pure: builds text.
-
-The terminal view is a summary, a sparkline of MB/s over the surface per pass (the cache cliff
-marked under the write line), a table of the surface in 16 parts, the ranges that did not read
-back as written, and the slowest requests.
-"""
+"""A surface scan in words and figures: the view every format is written from
+(flashmark.views). Pure: builds text."""
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterable, Sequence
 
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
-
 from flashmark.errors import printable
-from flashmark.markdown import fenced
-from flashmark.spreadsheet import text_cell
 from flashmark.surface.result import SliceStats, SurfaceResult
 from flashmark.units import format_latency_ns, format_rate, format_size, mb_per_s
+from flashmark.views.model import Block, Cell, Column, Lines, Sentence, Table, View, rows_of
 
 _BARS = "▁▂▃▄▅▆▇█"
 SPARK_WIDTH = 64
@@ -170,8 +159,10 @@ def _merged(slices: Sequence[SliceStats], lo: int, hi: int) -> SliceStats:
     )
 
 
-def render_surface(result: SurfaceResult) -> RenderableType:
-    parts: list[RenderableType] = [Text("\n".join(summary_lines(result)))]
+def surface_view(result: SurfaceResult) -> View:
+    """The summary, a sparkline of MB/s over the surface per pass (the cache cliff marked under
+    the write line), the surface in 16 parts, the ranges that did not read back as written and
+    the slowest requests; its CSV rows one per slice (bytes, bytes/s, ns: the stored units)."""
     slices = result.slices
     spark: list[str] = []
     if result.write is not None:
@@ -183,28 +174,98 @@ def render_surface(result: SurfaceResult) -> RenderableType:
     if result.read is not None:
         line = sparkline([s.read_bw_bytes for s in slices])
         spark.append(f"read MB/s  {line}  {_spark_scale(result.read.bw_bytes, line)}")
-    if spark:
-        parts.append(Text("\n".join(spark)))
-    parts.append(_parts_table(result))
-    if result.integrity.ranges:
-        parts.append(_ranges_table(result))
+    parts = [_merged(slices, lo, hi) for lo, hi in _groups(len(slices), TABLE_ROWS)]
     outliers = [("write", o) for o in (result.write.outliers if result.write else ())] + [
         ("read", o) for o in (result.read.outliers if result.read else ())
     ]
+    blocks: list[Block] = [
+        Lines(tuple(summary_lines(result))),
+        *((Lines(tuple(spark), shown="terminal"),) if spark else ()),
+        Table(
+            tuple(Column(name, numeric=True) for name in _PART_COLUMNS),
+            rows_of(_part_row(part) for part in parts),
+            title="the surface in parts",
+            shown="terminal",
+        ),
+        Table(
+            tuple(Column(name, numeric=True) for name in _PART_COLUMNS if name != "slowest read"),
+            rows_of(
+                (str(part.start), format_size(part.length), _mb(part.write_bw_bytes),
+                 _mb(part.read_bw_bytes), str(part.mismatched_bytes), str(part.unreadable_bytes))
+                for part in parts
+            ),
+            padded=False,
+            shown="documents",
+        ),
+        *_ranges(result),
+    ]  # fmt: skip
     if outliers:
-        parts.append(
-            Text(
-                "slow requests: "
-                + "; ".join(
-                    f"{name} at {_place(o.offset)} {format_latency_ns(o.latency_ns)}"
-                    for name, o in outliers[:8]
-                ),
-                style="yellow",
-            )
+        slow = "; ".join(
+            f"{name} at {_place(o.offset)} {format_latency_ns(o.latency_ns)}"
+            for name, o in outliers[:8]
         )
+        blocks.append(Sentence(f"slow requests: {slow}", tone="uncertain", shown="terminal"))
     if result.warnings:
-        parts.append(Text("\n".join(f"warning: {w}" for w in result.warnings), style="yellow"))
-    return Group(*parts)
+        warnings = "\n".join(f"warning: {w}" for w in result.warnings)
+        blocks.append(Sentence(warnings, tone="uncertain", shown="terminal"))
+    return View(
+        title="",
+        blocks=tuple(blocks),
+        records=tuple(_record(result, number, piece) for number, piece in enumerate(slices)),
+    )
+
+
+_PART_COLUMNS = (
+    "from", "size", "write MB/s", "read MB/s", "slowest read", "mismatched", "unreadable",
+)  # fmt: skip
+
+
+def _part_row(part: SliceStats) -> tuple[str, ...]:
+    return (
+        format_size(part.start) if part.start else "0",
+        format_size(part.length),
+        _mb(part.write_bw_bytes),
+        _mb(part.read_bw_bytes),
+        format_latency_ns(part.read_max_latency_ns) if part.read_max_latency_ns else "-",
+        format_size(part.mismatched_bytes) if part.mismatched_bytes else "-",
+        format_size(part.unreadable_bytes) if part.unreadable_bytes else "-",
+    )
+
+
+def _ranges(result: SurfaceResult) -> tuple[Block, ...]:
+    """The ranges that did not read back as written, the first MAX_RANGES_SHOWN of them."""
+    ranges = result.integrity.ranges
+    if not ranges:
+        return ()
+    table = Table(
+        (Column("from", numeric=True), Column("size", numeric=True), Column("what")),
+        rows_of(
+            (_place(found.start), format_size(found.length), _kind_text(found.kind, found.source))
+            for found in ranges[:MAX_RANGES_SHOWN]
+        ),
+        title="not as written",
+        shown="terminal",
+    )
+    if len(ranges) <= MAX_RANGES_SHOWN:
+        return (table,)
+    more = f"... and {len(ranges) - MAX_RANGES_SHOWN} more ranges (--format json has all)"
+    return table, Sentence(more, shown="terminal")
+
+
+CSV_COLUMNS = (
+    "id", "target", "slice", "start_bytes", "length_bytes", "write_bw_bytes", "read_bw_bytes",
+    "read_max_latency_ns", "write_max_latency_ns", "mismatched_bytes", "unreadable_bytes",
+)  # fmt: skip
+
+
+def _record(result: SurfaceResult, number: int, piece: SliceStats) -> tuple[Cell, ...]:
+    return (
+        result.id or "", printable(result.target.path), number, piece.start, piece.length,
+        None if piece.write_bw_bytes is None else round(piece.write_bw_bytes, 1),
+        None if piece.read_bw_bytes is None else round(piece.read_bw_bytes, 1),
+        piece.read_max_latency_ns, piece.write_max_latency_ns, piece.mismatched_bytes,
+        piece.unreadable_bytes,
+    )  # fmt: skip
 
 
 def _spark_scale(average: float | None, line: str) -> str:
@@ -213,105 +274,5 @@ def _spark_scale(average: float | None, line: str) -> str:
     return "" if average is None or not line.strip() else f"average {mb_per_s(average):.1f}"
 
 
-def _parts_table(result: SurfaceResult) -> Table:
-    table = Table(header_style="bold", title="the surface in parts", title_justify="left")
-    for name in (
-        "from",
-        "size",
-        "write MB/s",
-        "read MB/s",
-        "slowest read",
-        "mismatched",
-        "unreadable",
-    ):
-        table.add_column(name, justify="right")
-    slices = result.slices
-    for lo, hi in _groups(len(slices), TABLE_ROWS):
-        part = _merged(slices, lo, hi)
-        table.add_row(
-            format_size(part.start) if part.start else "0",
-            format_size(part.length),
-            _mb(part.write_bw_bytes),
-            _mb(part.read_bw_bytes),
-            format_latency_ns(part.read_max_latency_ns) if part.read_max_latency_ns else "-",
-            format_size(part.mismatched_bytes) if part.mismatched_bytes else "-",
-            format_size(part.unreadable_bytes) if part.unreadable_bytes else "-",
-        )
-    return table
-
-
 def _mb(rate: float | None) -> str:
     return "-" if rate is None else f"{mb_per_s(rate):.1f}"
-
-
-def _ranges_table(result: SurfaceResult) -> RenderableType:
-    ranges = result.integrity.ranges
-    table = Table(header_style="bold", title="not as written", title_justify="left")
-    table.add_column("from", justify="right")
-    table.add_column("size", justify="right")
-    table.add_column("what")
-    for found in ranges[:MAX_RANGES_SHOWN]:
-        table.add_row(
-            _place(found.start), format_size(found.length), _kind_text(found.kind, found.source)
-        )
-    if len(ranges) <= MAX_RANGES_SHOWN:
-        return table
-    more = Text(f"... and {len(ranges) - MAX_RANGES_SHOWN} more ranges (--format json has all)")
-    return Group(table, more)
-
-
-def surfaces_to_markdown(results: Sequence[SurfaceResult]) -> str:
-    out: list[str] = []
-    for result in results:
-        out.extend(fenced(summary_lines(result)))
-        out.append("")
-        out.append("| from | size | write MB/s | read MB/s | mismatched | unreadable |")
-        out.append("| ---: | ---: | ---: | ---: | ---: | ---: |")
-        slices = result.slices
-        for lo, hi in _groups(len(slices), TABLE_ROWS):
-            part = _merged(slices, lo, hi)
-            out.append(
-                f"| {part.start} | {format_size(part.length)} | {_mb(part.write_bw_bytes)} | "
-                f"{_mb(part.read_bw_bytes)} | {part.mismatched_bytes} | {part.unreadable_bytes} |"
-            )
-        out.append("")
-    return "\n".join(out)
-
-
-def surfaces_to_csv(results: Sequence[SurfaceResult]) -> str:
-    """One row per slice of each scan (bytes, bytes/s, ns: the stored units)."""
-    stream = io.StringIO()
-    writer = csv.writer(stream)
-    writer.writerow(
-        [
-            "id",
-            "target",
-            "slice",
-            "start_bytes",
-            "length_bytes",
-            "write_bw_bytes",
-            "read_bw_bytes",
-            "read_max_latency_ns",
-            "write_max_latency_ns",
-            "mismatched_bytes",
-            "unreadable_bytes",
-        ]
-    )
-    for result in results:
-        for number, piece in enumerate(result.slices):
-            writer.writerow(
-                [
-                    result.id or "",
-                    text_cell(printable(result.target.path)),
-                    number,
-                    piece.start,
-                    piece.length,
-                    "" if piece.write_bw_bytes is None else round(piece.write_bw_bytes, 1),
-                    "" if piece.read_bw_bytes is None else round(piece.read_bw_bytes, 1),
-                    piece.read_max_latency_ns,
-                    piece.write_max_latency_ns,
-                    piece.mismatched_bytes,
-                    piece.unreadable_bytes,
-                ]
-            )
-    return stream.getvalue()

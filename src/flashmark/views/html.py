@@ -1,0 +1,88 @@
+"""Views as a kind's section of the HTML report: a card per result (its title, its verdict as
+a badge and a sentence, then its blocks meant for documents), written by one set of Jinja
+macros (templates/view.html.j2) in the classes of report/templates/report.css."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import jinja2
+from markupsafe import Markup, escape
+
+from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, section_of
+from flashmark.views.model import Code, Title, View
+
+_BADGE_CLASS = {"pass": "pass", "fail": "fail"}
+
+
+@dataclass(frozen=True)
+class Part:
+    """A kind's part of the page: its anchor and heading, the sentence under the heading (HTML:
+    it may hold <code>), the noun of its subtitle ("capacity probe"), the prefix of its cards'
+    anchors ("capacity" for "capacity-3") and what a result without an id is called."""
+
+    anchor: str
+    title: str
+    intro: str
+    noun: str
+    card_prefix: str
+    unnamed: str
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One result on the page: its view, its id in the history (None: not saved) and its
+    target as a legend names it."""
+
+    view: View
+    id: int | None
+    target: str
+
+
+@dataclass(frozen=True)
+class _Card:
+    view: View
+    anchor: str
+    heading: Markup
+    badge_class: str
+
+
+def views_section(part: Part, shown: Sequence[Shown]) -> HtmlSection:
+    cards, entries = [], []
+    for index, result in enumerate(shown):
+        name = f"#{result.id}" if result.id is not None else f"{part.unnamed} {index + 1}"
+        anchor = (
+            f"{part.card_prefix}-{result.id}"
+            if result.id is not None
+            else f"{part.card_prefix}-n{index + 1}"
+        )
+        view = result.view
+        cards.append(
+            _Card(view, anchor, title_html(view.title), _BADGE_CLASS.get(view.tone, "uncertain"))
+        )
+        entries.append(HtmlEntry(name, f"{name} {result.target}", anchor))
+    body = Markup(_template().render(intro=Markup(part.intro), cards=cards))
+    return section_of(HtmlPart(part.anchor, part.title, body), entries, part.noun)
+
+
+def title_html(title: Title) -> Markup:
+    """A title's plain parts escaped, its code in <code>."""
+    parts = (title,) if isinstance(title, str) else title
+    return Markup("").join(
+        Markup("<code>{}</code>").format(part.text) if isinstance(part, Code) else escape(part)
+        for part in parts
+    )
+
+
+@cache
+def _template() -> jinja2.Template:
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("flashmark.views", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return environment.get_template("view.html.j2")

@@ -1,0 +1,68 @@
+"""Views in Markdown: a section per result, its title a heading, its verdict in bold, its
+blocks one paragraph each (text escaped by flashmark.markdown)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from flashmark.markdown import (
+    bullets,
+    code,
+    escape_cell,
+    escape_inline,
+    facts,
+    fenced,
+    markdown_table,
+)
+from flashmark.views.model import Block, Code, Facts, Lines, Notes, Sentence, Title, View
+
+
+def views_to_markdown(views: Sequence[View]) -> str:
+    """The sections of `views`, an empty line between two."""
+    return "\n".join(_section(view) for view in views)
+
+
+def _section(view: View) -> str:
+    paragraphs = [[f"### {_title(view.title)}"]] if view.title else []
+    if view.verdict:
+        paragraphs.append([f"**{escape_inline(view.verdict)}**"])
+    paragraphs += [
+        lines for block in view.blocks if block.shown != "terminal" if (lines := _block(block))
+    ]
+    return "\n\n".join("\n".join(lines) for lines in paragraphs) + "\n"
+
+
+def _title(title: Title) -> str:
+    """Plain parts escaped (the blanks at their ends kept), code in backticks."""
+    if isinstance(title, str):
+        return escape_inline(title)
+    return "".join(
+        code(part.text)
+        if isinstance(part, Code)
+        else " " * part[:1].isspace() + escape_inline(part) + " " * part[-1:].isspace()
+        for part in title
+    )
+
+
+def _block(block: Block) -> list[str]:
+    if isinstance(block, Facts):
+        return facts([(f.label, f.text) for f in block.rows if f.shown != "terminal"])
+    if isinstance(block, Lines):
+        return fenced(block.lines)
+    if isinstance(block, Sentence):
+        return [escape_inline(block.text)]
+    if isinstance(block, Notes):
+        return bullets(block.items)
+    header = [column.name for column in block.columns]
+    right = [column.numeric for column in block.columns]
+    if block.padded:
+        return markdown_table(header, [row.cells for row in block.rows], right)
+    return [
+        _unpadded(header),
+        _unpadded(["---:" if numeric else "---" for numeric in right]),
+        *(_unpadded([escape_cell(cell) for cell in row.cells]) for row in block.rows),
+    ]
+
+
+def _unpadded(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"

@@ -1,0 +1,130 @@
+"""A result as people read it, in no format yet: a title, a verdict, and blocks of facts,
+preformatted lines, tables, sentences and notes, plus the rows of its CSV table.
+
+Every kind builds one `View` per result in one function; the writers (terminal, Markdown,
+CSV) turn views into their format, so a kind never writes a format itself. A block may be
+meant for the terminal only (what `flashmark show` adds on a screen: a bold title, a
+per-phase table) or for the documents only (Markdown, HTML: the facts a terminal already
+printed above the result); `shown` says which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+# Where a block appears: everywhere, only on the terminal, only in the documents (Markdown).
+Shown = Literal["everywhere", "terminal", "documents"]
+# How a line or a row reads: "" plain, a verdict's outcome, or set back (dim) / set off (strong).
+Tone = Literal["", "pass", "fail", "uncertain", "dim", "strong"]
+# A CSV cell: text (guarded against spreadsheet formulas), a figure, or None (empty).
+Cell = str | int | float | None
+
+
+@dataclass(frozen=True)
+class Code:
+    """Text in a title that is shown as code (a command): in backticks that no text inside can
+    end (Markdown), as it is on the terminal."""
+
+    text: str
+
+
+# A title: plain text, or plain text and code in turn.
+Title = str | tuple[str | Code, ...]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A labelled fact: "device", "/dev/sdb"."""
+
+    label: str
+    text: str
+    tone: Tone = ""
+    shown: Shown = "everywhere"
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Facts, one a line: a two-column grid on the terminal (under its `title`, if any), a list
+    in Markdown."""
+
+    rows: tuple[Fact, ...]
+    shown: Shown = "everywhere"
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Lines:
+    """Lines shown as they are, aligned by their own spacing (a code block in Markdown)."""
+
+    lines: tuple[str, ...]
+    shown: Shown = "everywhere"
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A paragraph of text; one that must not `wrap` on the terminal runs past its edge."""
+
+    text: str
+    tone: Tone = ""
+    shown: Shown = "everywhere"
+    wrap: bool = True
+
+
+@dataclass(frozen=True)
+class Notes:
+    """Remarks under a result: "note: ..." lines on the terminal, a bullet list in Markdown."""
+
+    items: tuple[str, ...]
+    shown: Shown = "everywhere"
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table's column: figures (`numeric`) are right-aligned."""
+
+    name: str
+    numeric: bool = False
+
+
+@dataclass(frozen=True)
+class Row:
+    cells: tuple[str, ...]
+    tone: Tone = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of text cells; `title` is written above it on the terminal, `edge` draws its
+    outer frame there; `padded` lines up its columns in the Markdown text (a long table of
+    figures is left unpadded)."""
+
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+    title: str = ""
+    edge: bool = True
+    padded: bool = True
+    shown: Shown = "everywhere"
+
+
+Block = Facts | Lines | Sentence | Notes | Table
+
+
+@dataclass(frozen=True)
+class View:
+    """One result: `title` heads it in the documents, `verdict` (its answer, set in bold) follows
+    the title there; `badge` the verdict in a word ("fake", "pass") and `tone` how it reads;
+    `blocks` in order; `records` its rows of the kind's CSV table."""
+
+    title: Title
+    blocks: tuple[Block, ...]
+    verdict: str = ""
+    badge: str = ""
+    tone: Tone = ""
+    records: tuple[tuple[Cell, ...], ...] = ()
+
+
+def rows_of(cells: Iterable[Sequence[str]]) -> tuple[Row, ...]:
+    """Plain rows of text cells."""
+    return tuple(Row(tuple(row)) for row in cells)
