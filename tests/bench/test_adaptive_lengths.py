@@ -45,9 +45,9 @@ from flashmark.bench.profiles import PROFILES
 from flashmark.bench.target import resolve_target
 from flashmark.system.sysroot import SystemRoots
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from tests.emulation import flashmark_json, throttled_runner
+from tests.emulation import DEVICE_TIMING, flashmark_json, throttled_runner
 
-pytestmark = [pytest.mark.root, pytest.mark.fio]
+pytestmark = [pytest.mark.root, pytest.mark.fio, DEVICE_TIMING]
 
 MiB = 2**20
 A1_CARD = DeviceCaps("a1-card", 1500, 500, 40_000_000, 10_000_000)

@@ -42,9 +42,9 @@ from flashmark.bench.results import BATCH_MS
 from flashmark.stats import SHORT_MARGIN
 from flashmark.testing.flash import FlashModel
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from tests.emulation import run_test_in_device, run_test_on_device
+from tests.emulation import DEVICE_TIMING, run_test_in_device, run_test_on_device
 
-pytestmark = [pytest.mark.root, pytest.mark.fio]
+pytestmark = [pytest.mark.root, pytest.mark.fio, DEVICE_TIMING]
 
 MiB = 2**20
 TOLERANCE = 0.005  # of truth

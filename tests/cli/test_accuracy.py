@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from tests.emulation import flashmark_json, headline
+from tests.emulation import DEVICE_TIMING, flashmark_json, headline
 
-pytestmark = [pytest.mark.root, pytest.mark.fio]
+pytestmark = [pytest.mark.root, pytest.mark.fio, DEVICE_TIMING]
 
 CARD = DeviceCaps(
     "a1-card", read_iops=1500, write_iops=500, read_bps=40_000_000, write_bps=20_000_000

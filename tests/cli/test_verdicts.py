@@ -11,9 +11,9 @@ import pytest
 
 from flashmark.stats import judge_bounds
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
-from tests.emulation import flashmark_json
+from tests.emulation import DEVICE_TIMING, flashmark_json
 
-pytestmark = [pytest.mark.root, pytest.mark.fio]
+pytestmark = [pytest.mark.root, pytest.mark.fio, DEVICE_TIMING]
 
 CARDS = {
     # IOPS caps are multiples of 10 (the throttle's slice rounds down): 1550 = +3.3%,

@@ -15,8 +15,9 @@ from flashmark.monitor import DiskMonitor
 from flashmark.system.sysroot import SystemRoots
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice
 from flashmark.units import MiB
+from tests.emulation import DEVICE_TIMING
 
-pytestmark = [pytest.mark.root, pytest.mark.fio]
+pytestmark = [pytest.mark.root, pytest.mark.fio, DEVICE_TIMING]
 
 RUNTIME_S = 4
 INTERVAL_S = 0.5

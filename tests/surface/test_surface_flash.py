@@ -31,9 +31,10 @@ from flashmark.system.sysroot import SystemRoots
 from flashmark.testing.flash import Backing, BadRange, EmulatedFlash, FakeMode, FlashModel
 from flashmark.testing.flash.engine import FlashStats
 from flashmark.units import format_size
+from tests.emulation import DEVICE_TIMING
 from tests.surface.truth import expected_ranges, mismatched_bytes, unreadable_bytes
 
-pytestmark = pytest.mark.flash
+pytestmark = [pytest.mark.flash, DEVICE_TIMING]
 
 KiB, MiB = 1 << 10, 1 << 20
 MB = 10**6

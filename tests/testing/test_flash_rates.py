@@ -17,6 +17,7 @@ import pytest
 
 from flashmark.testing.flash import FlashModel
 from flashmark.testing.throttle import DeviceCaps
+from tests.emulation import DEVICE_TIMING
 from tests.testing.io_helpers import (
     find_cache_knee,
     fio_io_log,
@@ -25,7 +26,7 @@ from tests.testing.io_helpers import (
     time_shift_ms,
 )
 
-pytestmark = [pytest.mark.flash, pytest.mark.fio]
+pytestmark = [pytest.mark.flash, pytest.mark.fio, DEVICE_TIMING]
 
 MB = 1_000_000
 KiB = 1 << 10

@@ -19,8 +19,9 @@ import pytest
 from flashmark.bench.sustained import SUSTAINED_REST_S
 from flashmark.stats import judge_bounds
 from flashmark.testing.flash import EmulatedFlash, FlashModel
+from tests.emulation import DEVICE_TIMING
 
-pytestmark = [pytest.mark.flash, pytest.mark.fio]
+pytestmark = [pytest.mark.flash, pytest.mark.fio, DEVICE_TIMING]
 
 MB = 1_000_000
 KiB, MiB = 1 << 10, 1 << 20
