@@ -5,6 +5,7 @@ new one is tested without being listed here."""
 
 import re
 import tempfile
+from typing import Any
 
 import click
 import pytest
@@ -75,7 +76,7 @@ def _is_numeric(param: click.Parameter) -> bool:
 _CLICK_NUMBERS = (click.types.IntParamType, click.types.FloatParamType)
 
 
-def _cases() -> list:
+def _cases() -> list[Any]:
     """Every value for every numeric parameter, but 1_0 for click's own number types: they read
     Python's int() and float() syntax, in which 1_0 is 10, a number inside their ranges."""
     cases = []

@@ -339,8 +339,10 @@ class Lab:
                 run_path_case(self, case, marker, outcome)
             elif hasattr(case, "run_in"):  # categories in files of their own (cases.py)
                 case.run_in(self, marker, outcome)
-            else:  # the categories in modules of their own run themselves
+            elif hasattr(case, "run"):  # the categories in modules of their own run themselves
                 case.run(self, marker, outcome)
+            else:
+                raise TypeError(f"no way to run {case!r}")
         except Exception as error:  # the harness itself failed: say so, never hide it
             outcome.problems.append(f"harness error: {type(error).__name__}: {error}")
         finally:
