@@ -30,7 +30,10 @@ from flashmark.bench.render.terminal import render_run
 from flashmark.stats import Verdict
 from flashmark.testing.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 from tests.bench.test_verdicts import SAVED, card
-from tests.emulation import flashmark_json
+from tests.emulation import DEVICE_TIMING, flashmark_json
+
+# Foreign I/O on the device is what these tests judge: never beside another measured device.
+pytestmark = DEVICE_TIMING
 
 MB = 10**6
 CARD = DeviceCaps("A1 card", read_iops=2000, write_iops=700, read_bps=40 * MB, write_bps=20 * MB)
