@@ -1,5 +1,5 @@
 """Fault injection: how often flashmark holds under signals, stacked devices, database faults,
-hostile paths and hostile numbers.
+hostile paths, races, a hung device, power cuts, environment faults and hostile imports.
 
     sudo python3 benchmarks/faults.py [--seed 8] [--count 110] [--workers 6]
                                       [--only CATEGORY|CASE-ID ...] [--verbose]

@@ -44,10 +44,10 @@ from flashmark.bench.plan import default_settings, plan_tests
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.target import resolve_target
 from flashmark.system.sysroot import SystemRoots
-from tests.emulation.runs import flashmark_json, throttled_runner
+from tests.emulation.runs import DEVICE_TIMING, flashmark_json, throttled_runner
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
-pytestmark = [pytest.mark.root, pytest.mark.fio]
+pytestmark = [pytest.mark.root, pytest.mark.fio, DEVICE_TIMING]
 
 MiB = 2**20
 A1_CARD = DeviceCaps("a1-card", 1500, 500, 40_000_000, 10_000_000)

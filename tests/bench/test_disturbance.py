@@ -29,8 +29,11 @@ from flashmark.bench.render.markdown import run_to_markdown
 from flashmark.bench.render.terminal import render_run
 from flashmark.stats import Verdict
 from tests.bench.test_verdicts import SAVED, card
-from tests.emulation.runs import flashmark_json
+from tests.emulation.runs import DEVICE_TIMING, flashmark_json
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
+
+# Foreign I/O on the device is what these tests judge: never beside another measured device.
+pytestmark = DEVICE_TIMING
 
 MB = 10**6
 CARD = DeviceCaps("A1 card", read_iops=2000, write_iops=700, read_bps=40 * MB, write_bps=20 * MB)

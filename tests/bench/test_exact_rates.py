@@ -41,10 +41,10 @@ from flashmark.bench.profiles import PROFILES
 from flashmark.bench.results import BATCH_MS
 from flashmark.stats import SHORT_MARGIN
 from tests.emulation.flash.model import FlashModel
-from tests.emulation.runs import run_test_in_device, run_test_on_device
+from tests.emulation.runs import DEVICE_TIMING, run_test_in_device, run_test_on_device
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
-pytestmark = [pytest.mark.root, pytest.mark.fio]
+pytestmark = [pytest.mark.root, pytest.mark.fio, DEVICE_TIMING]
 
 MiB = 2**20
 TOLERANCE = 0.005  # of truth

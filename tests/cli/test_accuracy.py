@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.emulation.runs import flashmark_json, headline
+from tests.emulation.runs import DEVICE_TIMING, flashmark_json, headline
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
-pytestmark = [pytest.mark.root, pytest.mark.fio]
+pytestmark = [pytest.mark.root, pytest.mark.fio, DEVICE_TIMING]
 
 CARD = DeviceCaps(
     "a1-card", read_iops=1500, write_iops=500, read_bps=40_000_000, write_bps=20_000_000

@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from flashmark.stats import judge_bounds
-from tests.emulation.runs import flashmark_json
+from tests.emulation.runs import DEVICE_TIMING, flashmark_json
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
-pytestmark = [pytest.mark.root, pytest.mark.fio]
+pytestmark = [pytest.mark.root, pytest.mark.fio, DEVICE_TIMING]
 
 CARDS = {
     # IOPS caps are multiples of 10 (the throttle's slice rounds down): 1550 = +3.3%,

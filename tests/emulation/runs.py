@@ -13,11 +13,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from flashmark.bench.jobs import job_for_test, prepare_job
 from flashmark.bench.model import Settings, TestResult, TestSpec
 from flashmark.fio.runner import FioProcessRunner
 from tests.bench.parsed import parse_test_output
 from tests.emulation.throttle import EmulatedDevice
+
+# The tests that judge measured rates on emulated devices: parallel workers (pytest-xdist) run
+# them one after another, never two at once (each would take the other's CPU and disk time).
+DEVICE_TIMING = pytest.mark.xdist_group("device-timing")
 
 
 def flashmark_json(device: EmulatedDevice, *args: str, timeout: float = 600) -> dict[str, Any]:

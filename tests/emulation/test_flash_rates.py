@@ -23,9 +23,10 @@ from tests.emulation.io_helpers import (
     rate_bps,
     time_shift_ms,
 )
+from tests.emulation.runs import DEVICE_TIMING
 from tests.emulation.throttle import DeviceCaps
 
-pytestmark = [pytest.mark.flash, pytest.mark.fio]
+pytestmark = [pytest.mark.flash, pytest.mark.fio, DEVICE_TIMING]
 
 MB = 1_000_000
 KiB = 1 << 10

@@ -20,8 +20,9 @@ from flashmark.bench.sustained import SUSTAINED_REST_S
 from flashmark.stats import judge_bounds
 from tests.emulation.flash.device import EmulatedFlash
 from tests.emulation.flash.model import FlashModel
+from tests.emulation.runs import DEVICE_TIMING
 
-pytestmark = [pytest.mark.flash, pytest.mark.fio]
+pytestmark = [pytest.mark.flash, pytest.mark.fio, DEVICE_TIMING]
 
 MB = 1_000_000
 KiB, MiB = 1 << 10, 1 << 20

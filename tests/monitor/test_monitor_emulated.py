@@ -14,9 +14,10 @@ import pytest
 from flashmark.monitor.sampler import DiskMonitor
 from flashmark.system.sysroot import SystemRoots
 from flashmark.units import MiB
+from tests.emulation.runs import DEVICE_TIMING
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
-pytestmark = [pytest.mark.root, pytest.mark.fio]
+pytestmark = [pytest.mark.root, pytest.mark.fio, DEVICE_TIMING]
 
 RUNTIME_S = 4
 INTERVAL_S = 0.5

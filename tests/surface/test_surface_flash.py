@@ -32,9 +32,10 @@ from flashmark.units import format_size
 from tests.emulation.flash.device import EmulatedFlash
 from tests.emulation.flash.engine import FlashStats
 from tests.emulation.flash.model import Backing, BadRange, FakeMode, FlashModel
+from tests.emulation.runs import DEVICE_TIMING
 from tests.surface.truth import expected_ranges, mismatched_bytes, unreadable_bytes
 
-pytestmark = pytest.mark.flash
+pytestmark = [pytest.mark.flash, DEVICE_TIMING]
 
 KiB, MiB = 1 << 10, 1 << 20
 MB = 10**6

@@ -11,8 +11,6 @@ Categories:
                    mounted or swapped on
   database faults  a garbage, locked, read-only, newer or unreachable history database
   hostile paths    folder names that a job-file parser or a shell would read as syntax
-  numeric inputs   nan, inf, -inf, -1, 1e400, an overflowing integer, "" and garbage for
-                   every numeric option and argument of every command
 Categories in files of their own (their cases carry `run_in`, which the harness calls):
   races by another user  race_cases.py
   hung device            hung_cases.py
@@ -24,11 +22,7 @@ from __future__ import annotations
 
 import os
 import random
-import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-
-import click
 
 from tests.cli.faults import durable_cases
 from tests.cli.faults.hung_cases import HUNG, HungCase, hung_cases
@@ -41,8 +35,7 @@ SIGNALS = "signals"
 STACKS = "stacked devices"
 DATABASE = "database faults"
 PATHS = "hostile paths"
-NUMBERS = "numeric inputs"
-CATEGORIES = (SIGNALS, STACKS, DATABASE, PATHS, NUMBERS, RACES, HUNG, *durable_cases.CATEGORIES)
+CATEGORIES = (SIGNALS, STACKS, DATABASE, PATHS, RACES, HUNG, *durable_cases.CATEGORIES)
 
 # The run every signal, database and hostile-path case makes: 4 MiB prepared at the emulated
 # device's 4 MB/s (about 1 s), then 5 tests (a1) or 6 (quick) of 1 s each. No ramp (--ramp 0):
@@ -146,22 +139,7 @@ class PathCase:
         return self.label
 
 
-@dataclass(frozen=True)
-class NumericCase:
-    """`flashmark COMMAND ... OPTION VALUE`: must exit 2 with one error line, creating nothing."""
-
-    command: str
-    option: str  # "--size", or "ARG:result_ids" for a positional argument
-    value: str
-    category: str = field(default=NUMBERS, init=False)
-
-    @property
-    def id(self) -> str:
-        shown = VALUE_LABELS.get(self.value, self.value)
-        return f"{self.command}-{self.option.lstrip('-').replace(':', '-')}-{shown}"
-
-
-Case = SignalCase | StackCase | DatabaseCase | PathCase | NumericCase | RaceCase | HungCase
+Case = SignalCase | StackCase | DatabaseCase | PathCase | RaceCase | HungCase
 
 
 # -- signals ------------------------------------------------------------------------------------
@@ -285,61 +263,6 @@ def _prefixes(name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w for w in [*words, current] if w and w != name))
 
 
-# -- numeric inputs -----------------------------------------------------------------------------
-HOSTILE_NUMBERS = ("nan", "inf", "-inf", "-1", "1e400", "99999999999999999999999", "", "garbage")
-VALUE_LABELS = {"": "empty", "99999999999999999999999": "overflow", "-inf": "minus-inf"}
-# Options that take a number written as text (sizes with units): found by name.
-_NUMERIC_TEXT_OPTIONS = {"--size", "--workload-scale", "--scale"}
-_NUMERIC_TYPE_NAME = re.compile(r"\b(integer|int|float|number|size|seconds|count|scale)\b", re.I)
-
-
-@dataclass(frozen=True)
-class NumericParameter:
-    command: str
-    option: str  # the long option, or "ARG:NAME" for a positional argument
-
-
-def numeric_parameters(group: click.Group | None = None) -> list[NumericParameter]:
-    """Every numeric option and argument of every command, read from the click commands."""
-    if group is None:
-        from flashmark.cli import main
-
-        group = main
-    found = []
-    context = click.Context(group, info_name="flashmark")
-    for name in sorted(group.list_commands(context)):  # lazy groups load commands on request
-        command = group.get_command(context, name)
-        if command is None:
-            continue
-        for param in command.params:
-            if not _is_numeric(param):
-                continue
-            if isinstance(param, click.Argument):
-                found.append(NumericParameter(name, f"ARG:{param.name}"))
-            else:
-                long = max(param.opts, key=len)
-                found.append(NumericParameter(name, long))
-    return found
-
-
-def _is_numeric(param: click.Parameter) -> bool:
-    if isinstance(param, click.Option) and param.is_flag:
-        return False
-    if isinstance(param.type, click.types.IntParamType | click.types.FloatParamType):
-        return True
-    # Custom number types (bounded ints and floats, sizes) say what they are in their name.
-    if _NUMERIC_TYPE_NAME.search(getattr(param.type, "name", "") or ""):
-        return True
-    return any(opt in _NUMERIC_TEXT_OPTIONS for opt in param.opts)
-
-
-def numeric_cases(parameters: Iterable[NumericParameter] | None = None) -> list[NumericCase]:
-    parameters = numeric_parameters() if parameters is None else parameters
-    return [
-        NumericCase(p.command, p.option, value) for p in parameters for value in HOSTILE_NUMBERS
-    ]
-
-
 def expected_seconds(case: Case) -> float:
     """A rough duration, to start the long cases first (a shorter tail when run in parallel)."""
     if hasattr(case, "expected_s"):  # the categories in modules of their own say it
@@ -370,7 +293,6 @@ def all_cases(seed: int = DEFAULT_SEED, count: int = DEFAULT_SIGNAL_COUNT) -> di
         STACKS: list(stack_cases()),
         DATABASE: list(database_cases()),
         PATHS: list(path_cases(seed, generated=max(2, count // 50))),
-        NUMBERS: list(numeric_cases()),
         RACES: list(race_cases()),
         HUNG: list(hung_cases()),
         **durable_cases.all_cases(seed),

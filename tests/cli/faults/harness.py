@@ -342,7 +342,7 @@ class Lab:
             elif hasattr(case, "run"):  # the categories in modules of their own run themselves
                 case.run(self, marker, outcome)
             else:
-                run_numeric_case(self, case, marker, outcome)
+                raise TypeError(f"no way to run {case!r}")
         except Exception as error:  # the harness itself failed: say so, never hide it
             outcome.problems.append(f"harness error: {type(error).__name__}: {error}")
         finally:
@@ -849,6 +849,12 @@ exec {fio} "$@"
 """
 
 
+def _root_device_name() -> str:
+    device = os.stat("/").st_dev
+    path = Path(f"/sys/dev/block/{os.major(device)}:{os.minor(device)}")
+    return path.resolve().name if path.exists() else "loop0"
+
+
 def _valid_history(path: Path, env: dict[str, str]) -> None:
     """A history made by the flashmark under test through its CLI: a saved monitor recording."""
     argv = flashmark("monitor", _root_device_name(), "--db", str(path), "--", "true")
@@ -1056,74 +1062,6 @@ def _path_case_in(
     found = leftovers(folder.target, folder.tmpdir)
     if found:
         outcome.problems.append(f"left behind: {', '.join(found)}")
-
-
-# -- numeric inputs -----------------------------------------------------------------------------
-def _root_device_name() -> str:
-    device = os.stat("/").st_dev
-    path = Path(f"/sys/dev/block/{os.major(device)}:{os.minor(device)}")
-    return path.resolve().name if path.exists() else "loop0"
-
-
-def numeric_argv(case: c.NumericCase, folder: CaseFolder) -> list[str]:
-    """An otherwise valid command line with the hostile value in the one place."""
-    target, out = str(folder.target), str(folder.root / "out.md")
-    bases: dict[str, list[str]] = {
-        "run": ["run", target, "--profile", "a1", "--size", c.RUN_SIZE, "--runtime",
-                str(c.RUN_RUNTIME_S), "--ramp", str(c.RUN_RAMP_S)],
-        "workload": ["workload", "pkg-install", target, "--scale", "0.001"],
-        "monitor": ["monitor", _root_device_name(), "--no-save"],
-        "export": ["export", "-o", out],
-        "report": ["report", "-o", str(folder.root / "out.html")],
-        "clean": ["clean", target],
-    }  # fmt: skip
-    argv = list(bases.get(case.command, [case.command]))
-    if case.option.startswith("ARG:"):
-        return flashmark(*argv, "--", case.value)
-    if case.option in argv:
-        argv[argv.index(case.option) + 1] = case.value
-    else:
-        argv += [case.option, case.value]
-    if case.command == "monitor" and case.option != "--count":
-        argv += ["--", "sleep", "0.2"]
-    elif case.command == "monitor":
-        argv += ["--interval", "0.1"]
-    if case.command in ("show", "export", "compare", "report"):
-        argv += ["--", "1"]
-    return flashmark(*argv)
-
-
-def run_numeric_case(lab: Lab, case: c.NumericCase, marker: str, outcome: Outcome) -> None:
-    folder = CaseFolder(lab.scratch, marker)
-    try:
-        argv = numeric_argv(case, folder)
-        before = snapshot(folder.root)
-        process = _start(argv, folder.env(), folder.logs, folder.root)
-        try:
-            code: int | None = process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            code = None
-            kill_case_processes(marker)
-            process.wait(timeout=10)
-        stderr = _read(folder.logs, "stderr")
-        shown = " ".join(repr(a) if not a or " " in a else a for a in argv[3:])
-        outcome.note = f"flashmark {shown}: exit {code}"
-        if code is None:
-            outcome.problems.append(f"accepted: `flashmark {shown}` still ran after 20 s")
-        elif code != 2:
-            outcome.problems.append(f"`flashmark {shown}`: exit {code}, not 2: {_tail(stderr)}")
-        else:
-            outcome.problems += one_error_line(stderr, f"`flashmark {shown}`")
-        changes = [
-            change
-            for change in snapshot_changes(before, snapshot(folder.root))
-            if "'logs/" not in change
-        ]
-        if changes:
-            outcome.problems.append(f"`flashmark {shown}` created or changed: {changes}")
-    finally:
-        kill_case_processes(marker)
-        folder.remove()
 
 
 def as_table(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
