@@ -162,6 +162,13 @@ class MeanInterval:
             edge=self.edge + edge,
         )
 
+    def reaching(self, low: float, why: str) -> MeanInterval:
+        """The interval stretched down to `low` where that is below it (a rate the window
+        would have had with the slow moments it did not meet, flashmark.bench.slow_moments)."""
+        if low >= self.low:
+            return self
+        return dataclasses.replace(self, low=low, method=self.method + why)
+
 
 def lag1_autocorrelation(samples: Sequence[float]) -> float:
     """r_1 = sum (x_i - m)(x_{i+1} - m) / sum (x_i - m)^2; 0 for constant or < 3 samples."""

@@ -52,6 +52,7 @@ from flashmark.bench.model import (
 from flashmark.bench.plan import REST_STEP_NAME, Plan, Rest
 from flashmark.bench.preflight import full_temporary_folder
 from flashmark.bench.results import ParsedRun, parse_prepare_output, parse_run, pooled_result
+from flashmark.bench.slow_moments import SlowMoments, pauses_of_writes
 from flashmark.bench.target import TestArea, created_test_file
 from flashmark.errors import (
     DeviceFailed,
@@ -259,6 +260,7 @@ def _measure_tests(
     written = 0  # how far from its start the tests so far wrote the area sequentially
     bursty: TestSpec | None = None  # the test that found the device completing in bursts
     fastest = FastestRates()
+    slow = SlowMoments()  # the pauses of the writes so far (flashmark.bench.slow_moments)
     for index, spec in enumerate(plan.tests):
         space.before_test()
         if plan.rest is not None and index == plan.rest.before:
@@ -278,7 +280,7 @@ def _measure_tests(
             with watch.monitor() as monitor, _watching(check):
                 result, output, found_bursty = _measure_test(
                     plan, index, check.runner(runner) if check else runner, progress,
-                    area.folder_fd, bursty, fastest,
+                    area.folder_fd, bursty, fastest, slow,
                 )  # fmt: skip
             disturbance = watch.judged(check, retries, plan.settings)
             if not watch.again(disturbance, progress):
@@ -286,6 +288,8 @@ def _measure_tests(
             retries += 1
         result = dataclasses.replace(result, disturbance=disturbance)
         fastest = fastest.seen(result)
+        if spec.pattern.writes:  # its last run's (the test's own, or its last extension's)
+            slow = slow.seen(pauses_of_writes(output.logs))
         if found_bursty and (bursty is None or spec.iodepth < bursty.iodepth):
             bursty = spec
         if monitor is not None:
@@ -362,6 +366,7 @@ def _measure_test(
     folder_fd: int | None,
     bursty: TestSpec | None,
     fastest: FastestRates,
+    slow: SlowMoments,
 ) -> tuple[TestResult, FioOutput, bool]:
     """Test `index`: its planned run, and when that was a short first window that was not
     enough (flashmark.bench.lengths), further windows pooled with it (`_extend`) or one more run at
@@ -376,7 +381,7 @@ def _measure_test(
 
     def run(job: FioJob) -> tuple[TestResult, FioOutput]:
         parsed, output = _run_parsed(runner, progress, folder_fd, spec, job)
-        return pooled_result(spec, [parsed], sequential=on_verdict), output
+        return pooled_result(spec, [parsed], sequential=on_verdict, slow=slow), output
 
     first_window = plan.is_first_window(index)
     at_once_length = (
@@ -397,7 +402,7 @@ def _measure_test(
         result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
         return result, output, False
     first, output = _run_parsed(runner, progress, folder_fd, spec, plan.jobs[index])
-    result = pooled_result(spec, [first], sequential=on_verdict)
+    result = pooled_result(spec, [first], sequential=on_verdict, slow=slow)
     longer = (
         full_length(result, plan.settings.runtime_s, _undecided(result, on_verdict))
         if first_window
@@ -406,7 +411,7 @@ def _measure_test(
     if longer is None:
         return result, output, False
     if longer.extendable:
-        return _extend(plan, index, runner, progress, folder_fd, (first, output), longer)
+        return _extend(plan, index, runner, progress, folder_fd, (first, output), longer, slow)
     job = plan.full_length_job(index, longer.window_s)
     _announce(progress, job, longer.reason, again=True)
     result, output = run(job)
@@ -458,6 +463,7 @@ def _extend(
     folder_fd: int | None,
     first: tuple[ParsedRun, FioOutput],
     longer: FullLength,
+    slow: SlowMoments,
 ) -> tuple[TestResult, FioOutput, bool]:
     """Test `index`'s first window (`first`), too wide only by the spread of its rates,
     extended by further windows of the same test, pooled (flashmark.bench.lengths), until the pooled
@@ -473,7 +479,7 @@ def _extend(
     runs = [first_run]
     measured_s, extensions, reason = first_job.window_s, 0, longer.reason
     left_out, discarded_s = "", 0.0
-    result = pooled_result(spec, runs, sequential=on_verdict)
+    result = pooled_result(spec, runs, sequential=on_verdict, slow=slow)
     while (step := extension_s(runtime_s, measured_s)) is not None:
         extensions += 1
         job = plan.extension_job(index, step, extensions)
@@ -489,7 +495,7 @@ def _extend(
                 left_out = f"; the first left out: {settling}"
                 discarded_s, runs = runs[0].elapsed_s, runs[1:]
                 measured_s -= first_job.window_s  # the windows pooled measure only the rest
-        result = pooled_result(spec, runs, sequential=on_verdict)
+        result = pooled_result(spec, runs, sequential=on_verdict, slow=slow)
         now = full_length(result, runtime_s, _undecided(result, on_verdict))
         if now is None:
             break
@@ -503,7 +509,7 @@ def _extend(
                 f"times, then measured again: {now.reason}"
             )
             result = dataclasses.replace(
-                pooled_result(spec, [parsed], sequential=on_verdict),
+                pooled_result(spec, [parsed], sequential=on_verdict, slow=slow),
                 lengthened=lengthened,
                 discarded_s=discarded_s + sum(run.elapsed_s for run in runs),
             )
