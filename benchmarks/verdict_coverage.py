@@ -351,7 +351,7 @@ def simulate(
     if fixed_s is not None:
         return pooled_result(spec, [run(fixed_s, RAMP_S)]), fixed_s, took
     if spec.name == SEQ_WRITE.name:  # the leading sequential write: its full length (plan.py)
-        return pooled_result(spec, [run(RUNTIME_S, RAMP_S)], sequential=True), RUNTIME_S, took
+        return pooled_result(spec, [run(RUNTIME_S, RAMP_S)], decision=True), RUNTIME_S, took
     first = run(FIRST_WINDOW_S, RAMP_S)
     runs = [first]
     result = pooled_result(spec, runs, sequential=True, slow=slow)

@@ -402,7 +402,11 @@ def _measure_test(
         result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
         return result, output, False
     first, output = _run_parsed(runner, progress, folder_fd, spec, plan.jobs[index])
-    result = pooled_result(spec, [first], sequential=on_verdict, slow=slow)
+    # A test at its full length at once (the leading sequential write) stops on nothing: its
+    # fixed-length interval holds, and is judged at the decision's level.
+    result = pooled_result(
+        spec, [first], sequential=on_verdict and first_window, decision=on_verdict, slow=slow
+    )
     longer = (
         full_length(result, plan.settings.runtime_s, _undecided(result, on_verdict))
         if first_window

@@ -109,14 +109,17 @@ def pooled_result(
     runs: Sequence[ParsedRun],
     *,
     sequential: bool = False,
+    decision: bool = False,
     slow: SlowMoments | None = None,
 ) -> TestResult:
     """The result of one test over the windows of `runs` in a row (one, or a first window and
     its extensions): the windows' bytes over their time together, the interval from all their
     rates (`_pooled`). `sequential`: the test stops once its verdict is decided
     (flashmark.bench.lengths), so its intervals are anytime-valid and it carries the decision
-    interval its checks are judged on; its writes' intervals reach down by the `slow` moments
-    of the run's earlier writes that its windows did not meet (flashmark.bench.slow_moments)."""
+    interval its checks are judged on. `decision`: the test is judged on a decision interval
+    but measured its full length at once (nothing stopped on it), so it is the fixed-length
+    99.5% one. Either way its writes' intervals reach down by the `slow` moments of the run's
+    earlier writes that its windows did not meet (flashmark.bench.slow_moments)."""
     if not runs:
         raise ValueError("no runs to pool")
     reads = [run.read for run in runs if run.read is not None]
@@ -127,8 +130,8 @@ def pooled_result(
     )
     return TestResult(
         spec=spec,
-        read=_pooled(reads, sequential) if reads else None,
-        write=_pooled(writes, sequential, slow) if writes else None,
+        read=_pooled(reads, sequential, decision) if reads else None,
+        write=_pooled(writes, sequential, decision, slow) if writes else None,
         job_file=job_file,
         elapsed_s=sum(run.elapsed_s for run in runs),
     )
@@ -281,7 +284,10 @@ def _window(
 
 
 def _pooled(
-    windows: Sequence[_Window], sequential: bool = False, slow: SlowMoments | None = None
+    windows: Sequence[_Window],
+    sequential: bool = False,
+    judged: bool = False,
+    slow: SlowMoments | None = None,
 ) -> DirectionResult:
     """One direction's result over `windows` in a row (one, or a first window and its
     extensions, flashmark.bench.lengths): each window's exact rate weighted by its length, which is
@@ -295,7 +301,8 @@ def _pooled(
     end_fsyncs took to put them on the device; the accepted rate beside it. Latency: minimum,
     maximum, mean and standard deviation of all I/Os; the percentiles, which fio reports per
     run and which cannot be merged exactly, of the window with the most I/Os. A `sequential`
-    write's intervals reach down to its rate with the `slow` moments it did not meet."""
+    or `judged` test (`pooled_result`'s `decision`) has a decision interval, and its writes'
+    intervals reach down to the rate with the `slow` moments they did not meet."""
     window_ms = sum(w.window_ms for w in windows)
     weights = [w.window_ms / window_ms if window_ms > 0 else 1 / len(windows) for w in windows]
     iops = sum(w.iops * k for w, k in zip(windows, weights, strict=True))
@@ -319,10 +326,14 @@ def _pooled(
         decision = sequence(DECISION_ALPHA)
     else:
         bw_interval = interval_of_mean(samples, mean=bw_bytes, floor_sd=floor_sd, short=short)
+        if judged:
+            decision = interval_of_mean(
+                samples, bw_bytes, floor_sd=floor_sd, short=short, confidence=1 - DECISION_ALPHA
+            )
     if edge_bps > 0:
         bw_interval = bw_interval and bw_interval.widened(edge_bps, why)
         decision = decision and decision.widened(edge_bps, why)
-    unmet_s = _unmet_pauses_s(windows, slow) if sequential else 0.0
+    unmet_s = _unmet_pauses_s(windows, slow) if sequential or judged else 0.0
     if unmet_s > 0:
         met = bw_bytes * window_ms / (window_ms + unmet_s * 1000)
         bw_interval = bw_interval and bw_interval.reaching(met, SLOW_MOMENTS_METHOD)
