@@ -74,10 +74,13 @@ def test_one_call_measures_grades_and_removes_its_test_file(tmp_path: Path, reco
     assert [d.runtime_ms if d else None for d in directions] == [8000] * 4 + [3000, 6000]
     for name, direction in zip([t.spec.name for t in run.tests], directions, strict=True):
         assert direction is not None and direction.bw_ci95 is not None
-        # Graded tests: anytime-valid intervals and the decision one; seq-read: fixed-length.
+        # Graded tests: a decision interval at 99.5%, anytime-valid where the test may stop
+        # on it (not seq-write, measured at its full length at once); seq-read: fixed-length.
         graded = name != "seq-read"
         assert (direction.bw_decision is not None) is graded
-        assert ("confidence sequence" in direction.bw_ci95.method) is graded
+        assert direction.bw_decision is None or direction.bw_decision.confidence == 0.995
+        stops = graded and name != "seq-write"
+        assert ("confidence sequence" in direction.bw_ci95.method) is stops
     assert "whole bursts" in (
         directions[4].bw_ci95.method if directions[4] and directions[4].bw_ci95 else ""
     )
