@@ -6,7 +6,8 @@ Fixed-length interval (`interval_of_mean`): batch means (Schmeiser 1982, "Batch 
 in the analysis of simulation output", Operations Research 30(3)). A window's completions are
 cut into batches of a fraction of a second each (flashmark.bench.results BATCH_MS); the rate of
 each batch is one sample, and the interval is Student's t of their mean with df = batches - 1
-(NIST/SEMATECH e-Handbook 7.2.2.1). Assumptions: the batch means are about independent and
+(NIST/SEMATECH e-Handbook 7.2.2.1); at 99.5% (t(0.9975, df)) it is the decision interval of
+a graded test measured at its full length at once, which no stop looked at. Assumptions: the batch means are about independent and
 about normal. Consecutive batches of a device are related (a GC cycle, a throttle's slices), so
 adjacent batches are merged pairwise while their lag-1 autocorrelation is positive beyond
 chance (one-sided 5%, r1 > 1.645 / sqrt(batches); Fishman & Yarberry 1997, "An implementation
