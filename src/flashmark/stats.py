@@ -9,12 +9,13 @@ each batch is one sample, and the interval is Student's t of their mean with df 
 (NIST/SEMATECH e-Handbook 7.2.2.1); at 99.5% (t(0.9975, df)) it is the decision interval of
 a graded test measured at its full length at once, which no stop looked at. Assumptions: the
 batch means are about independent and about normal. Consecutive batches of a device are
-related (a GC cycle, a throttle's slices), so adjacent batches are merged pairwise while their lag-1 autocorrelation is positive beyond
-chance (one-sided 5%, r1 > 1.645 / sqrt(batches); Fishman & Yarberry 1997, "An implementation
-of the batch means method", INFORMS J. Computing 9(3), the LBatch rule), which subsumes the
-AR(1) sample-count correction used before. A slow moment rarer than the window (a stall every
-few seconds in a 3 s window) cannot be seen by any method: the floor of a test's length
-(flashmark.bench.lengths) is what meets it.
+related (a GC cycle, a throttle's slices), so adjacent batches are merged pairwise while
+their lag-1 autocorrelation is positive beyond chance (one-sided 5%, r1 > 1.645 /
+sqrt(batches); Fishman & Yarberry 1997, "An implementation of the batch means method",
+INFORMS J. Computing 9(3), the LBatch rule), which subsumes the AR(1) sample-count correction
+used before. A slow moment rarer than the window (a stall every few seconds in a 3 s window)
+cannot be seen in its batches: the floor of a test's length (flashmark.bench.lengths) and the
+run's earlier writes (flashmark.bench.slow_moments) are what meet it.
 
 Never narrower than the samples allow: each batch's rate is known only to the log's
 millisecond at its ends (`floor_sd`, added in quadrature to the batches' spread, so identical
