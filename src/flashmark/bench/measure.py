@@ -408,7 +408,7 @@ def _measure_test(
         spec, [first], sequential=on_verdict and first_window, decision=on_verdict, slow=slow
     )
     longer = (
-        full_length(result, plan.settings.runtime_s, _undecided(result, on_verdict))
+        full_length(result, plan.settings.runtime_s, _undecided(result, plan, index))
         if first_window
         else None
     )
@@ -424,10 +424,14 @@ def _measure_test(
     return result, output, longer.bursty
 
 
-def _undecided(result: TestResult, on_verdict: bool) -> tuple[str, ...] | None:
-    """For a test that stops on its verdict, its checks still uncertain (() once decided);
-    None for a test measured for its figure (the +-1% rule, flashmark.bench.lengths)."""
-    return undecided(result) if on_verdict else None
+def _undecided(result: TestResult, plan: Plan, index: int) -> tuple[str, ...] | None:
+    """For a test that stops on its verdict, its checks still uncertain (() once decided); ()
+    for a test no class reads in a profile that exists to grade (its first window is its
+    figure, Plan.first_window_enough); None for a test measured for its figure (the +-1% rule,
+    flashmark.bench.lengths)."""
+    if plan.stops_on_verdict(index):
+        return undecided(result)
+    return () if plan.first_window_enough(index) else None
 
 
 def _announce(progress: Progress, job: FioJob, reason: str, *, again: bool = False) -> None:
@@ -500,7 +504,7 @@ def _extend(
                 discarded_s, runs = runs[0].elapsed_s, runs[1:]
                 measured_s -= first_job.window_s  # the windows pooled measure only the rest
         result = pooled_result(spec, runs, sequential=on_verdict, slow=slow)
-        now = full_length(result, runtime_s, _undecided(result, on_verdict))
+        now = full_length(result, runtime_s, _undecided(result, plan, index))
         if now is None:
             break
         reason = now.reason
