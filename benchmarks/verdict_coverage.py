@@ -71,6 +71,7 @@ from flashmark.bench.profiles import (
     SEQ_WRITE,
 )
 from flashmark.bench.results import ParsedRun, parse_run, pooled_result
+from flashmark.bench.slow_moments import SlowMoments, pauses_of_writes
 from flashmark.fio.runner import FioOutput
 from flashmark.units import MB, MiB
 from tests.emulation.flash.device import EmulatedFlash
@@ -311,11 +312,16 @@ class Stopped:
 
 
 def simulate(
-    spec: TestSpec, model: FlashModel, seed: int, *, fixed_s: int | None = None
+    spec: TestSpec,
+    model: FlashModel,
+    seed: int,
+    *,
+    fixed_s: int | None = None,
+    slow: SlowMoments | None = None,
 ) -> tuple[TestResult, float, float]:
     """The test `spec` on `model` as the a1 profile measures it (measure.py, for a test that
-    stops on its verdict), or one run of `fixed_s` (--runtime); the result, the seconds of
-    windows pooled and the test's whole time."""
+    stops on its verdict, after writes that paused as `slow`), or one run of `fixed_s`
+    (--runtime); the result, the seconds of windows pooled and the test's whole time."""
     rng = random.Random(seed)
     card = SimulatedCard(model, rng)
     settings = default_settings(
@@ -346,10 +352,10 @@ def simulate(
     if fixed_s is not None:
         return pooled_result(spec, [run(fixed_s, RAMP_S)]), fixed_s, took
     if spec.name == SEQ_WRITE.name:  # the leading sequential write: its full length (plan.py)
-        return pooled_result(spec, [run(RUNTIME_S, RAMP_S)], sequential=True), RUNTIME_S, took
+        return pooled_result(spec, [run(RUNTIME_S, RAMP_S)], decision=True), RUNTIME_S, took
     first = run(FIRST_WINDOW_S, RAMP_S)
     runs = [first]
-    result = pooled_result(spec, runs, sequential=True)
+    result = pooled_result(spec, runs, sequential=True, slow=slow)
     longer = full_length(result, RUNTIME_S, undecided(result))
     measured = float(FIRST_WINDOW_S)
     if longer is None:
@@ -366,7 +372,7 @@ def simulate(
             ):
                 runs = runs[1:]
                 measured -= FIRST_WINDOW_S
-            result = pooled_result(spec, runs, sequential=True)
+            result = pooled_result(spec, runs, sequential=True, slow=slow)
             now = full_length(result, RUNTIME_S, undecided(result))
             if now is None:
                 return result, measured, took
@@ -375,8 +381,20 @@ def simulate(
         else:
             return result, measured, took
     # Measured again at full length.
-    result = pooled_result(spec, [run(RUNTIME_S, FOLLOW_RAMP_S, again=True)], sequential=True)
+    again = run(RUNTIME_S, FOLLOW_RAMP_S, again=True)
+    result = pooled_result(spec, [again], sequential=True, slow=slow)
     return result, float(RUNTIME_S), took
+
+
+def earlier_writes(kind: Kind, factor: float, seed: int) -> SlowMoments:
+    """The pauses of the a1 profile's leading sequential write (its full length) on a card of
+    `kind` whose sequential rate is `factor` times its threshold: what the run knows of the
+    card's slow moments when its random-write tests start."""
+    model = model_for(SEQ_WRITE, 10.0 * factor, kind)
+    rng = random.Random(seed)
+    times, _ = SimulatedCard(model, rng).run(SEQ_WRITE, RAMP_S, RUNTIME_S)
+    output = fio_output(SEQ_WRITE, "earlier", times, rng, RUNTIME_S * 1000)
+    return SlowMoments().seen(pauses_of_writes(output.logs))
 
 
 def simulated(seeds: int) -> Iterator[Stopped]:
@@ -391,7 +409,10 @@ def simulated(seeds: int) -> Iterator[Stopped]:
                 for k in range(seeds):
                     key = f"{spec.name} {kind.name} {factor} {k}".encode()
                     seed = SIM_SEEDS_FROM + zlib.crc32(key) % 10**6
-                    result, measured, took = simulate(spec, model, seed)
+                    slow = None
+                    if spec.pattern.writes and spec.name != SEQ_WRITE.name:
+                        slow = earlier_writes(kind, factor, seed + 1)
+                    result, measured, took = simulate(spec, model, seed, slow=slow)
                     yield Stopped(
                         "sim", kind.name, spec.name, factor, truth, result, measured, took
                     )

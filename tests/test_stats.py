@@ -19,6 +19,7 @@ from flashmark.stats import (
     lag1_autocorrelation,
     mixture_half_width,
     t_quantile_975,
+    t_quantile_9975,
 )
 
 
@@ -98,6 +99,24 @@ def test_the_interval_covers_the_true_mean_about_95_percent_of_the_time():
         assert interval is not None
         covered += interval.low <= 100 <= interval.high
     assert 0.93 <= covered / trials <= 0.985  # the AR(1) correction only ever widens
+
+
+def test_the_decision_interval_of_a_fixed_length_test_covers_about_99_5_percent():
+    assert t_quantile_9975(1) == 127.32 and t_quantile_9975(15) == 3.286
+    assert t_quantile_9975(60) == pytest.approx(2.915, abs=1e-3)
+    rng = random.Random(11)
+    missed = 0
+    trials = 4000
+    for _ in range(trials):
+        samples = [rng.gauss(100, 5) for _ in range(16)]
+        interval = interval_of_mean(samples, confidence=0.995)
+        usual = interval_of_mean(samples)
+        assert interval is not None and usual is not None
+        assert interval.confidence == 0.995 and interval.low < usual.low
+        missed += not interval.low <= 100 <= interval.high
+    assert missed / trials <= 0.01
+    with pytest.raises(ValueError):
+        interval_of_mean([1.0, 2.0], confidence=0.9)
 
 
 def test_one_sample_at_the_floor_has_no_interval_and_a_given_mean_centres_it():

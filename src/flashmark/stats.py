@@ -6,14 +6,16 @@ Fixed-length interval (`interval_of_mean`): batch means (Schmeiser 1982, "Batch 
 in the analysis of simulation output", Operations Research 30(3)). A window's completions are
 cut into batches of a fraction of a second each (flashmark.bench.results BATCH_MS); the rate of
 each batch is one sample, and the interval is Student's t of their mean with df = batches - 1
-(NIST/SEMATECH e-Handbook 7.2.2.1). Assumptions: the batch means are about independent and
-about normal. Consecutive batches of a device are related (a GC cycle, a throttle's slices), so
-adjacent batches are merged pairwise while their lag-1 autocorrelation is positive beyond
-chance (one-sided 5%, r1 > 1.645 / sqrt(batches); Fishman & Yarberry 1997, "An implementation
-of the batch means method", INFORMS J. Computing 9(3), the LBatch rule), which subsumes the
-AR(1) sample-count correction used before. A slow moment rarer than the window (a stall every
-few seconds in a 3 s window) cannot be seen by any method: the floor of a test's length
-(flashmark.bench.lengths) is what meets it.
+(NIST/SEMATECH e-Handbook 7.2.2.1); at 99.5% (t(0.9975, df)) it is the decision interval of
+a graded test measured at its full length at once, which no stop looked at. Assumptions: the
+batch means are about independent and about normal. Consecutive batches of a device are
+related (a GC cycle, a throttle's slices), so adjacent batches are merged pairwise while
+their lag-1 autocorrelation is positive beyond chance (one-sided 5%, r1 > 1.645 /
+sqrt(batches); Fishman & Yarberry 1997, "An implementation of the batch means method",
+INFORMS J. Computing 9(3), the LBatch rule), which subsumes the AR(1) sample-count correction
+used before. A slow moment rarer than the window (a stall every few seconds in a 3 s window)
+cannot be seen in its batches: the floor of a test's length (flashmark.bench.lengths) and the
+run's earlier writes (flashmark.bench.slow_moments) are what meet it.
 
 Never narrower than the samples allow: each batch's rate is known only to the log's
 millisecond at its ends (`floor_sd`, added in quadrature to the batches' spread, so identical
@@ -96,16 +98,33 @@ _T975 = (
     2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
 )  # fmt: skip
 _Z975 = 1.959964  # the normal quantile; t(0.975, df) tends to it
+# t(0.9975, df) for df = 1..30, the same table's column 0.9975 (each checked by integrating
+# the t density: its upper tail 0.0025 within 3e-6): the 99.5% interval a test measured at
+# its full length at once is judged on (DECISION_ALPHA).
+_T9975 = (
+    127.32, 14.089, 7.453, 5.598, 4.773, 4.317, 4.029, 3.833, 3.690, 3.581,
+    3.497, 3.428, 3.372, 3.326, 3.286, 3.252, 3.222, 3.197, 3.174, 3.153,
+    3.135, 3.119, 3.104, 3.091, 3.078, 3.067, 3.057, 3.047, 3.038, 3.030,
+)  # fmt: skip
+_Z9975 = 2.807034
 
 
 def t_quantile_975(df: int) -> float:
     """t(0.975, df): the table up to 30, then the Cornish-Fisher expansion of t in terms of the
     normal quantile (Abramowitz and Stegun 26.7.5), within 1e-4 of the exact value there."""
+    return _t_quantile(df, _T975, _Z975)
+
+
+def t_quantile_9975(df: int) -> float:
+    """t(0.9975, df), as `t_quantile_975`."""
+    return _t_quantile(df, _T9975, _Z9975)
+
+
+def _t_quantile(df: int, table: tuple[float, ...], z: float) -> float:
     if df < 1:
         raise ValueError(f"degrees of freedom must be >= 1, got {df}")
-    if df <= len(_T975):
-        return _T975[df - 1]
-    z = _Z975
+    if df <= len(table):
+        return table[df - 1]
     g1 = (z**3 + z) / 4
     g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
     g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
@@ -162,6 +181,13 @@ class MeanInterval:
             edge=self.edge + edge,
         )
 
+    def reaching(self, low: float, why: str) -> MeanInterval:
+        """The interval stretched down to `low` where that is below it (a rate the window
+        would have had with the slow moments it did not meet, flashmark.bench.slow_moments)."""
+        if low >= self.low:
+            return self
+        return dataclasses.replace(self, low=low, method=self.method + why)
+
 
 def lag1_autocorrelation(samples: Sequence[float]) -> float:
     """r_1 = sum (x_i - m)(x_{i+1} - m) / sum (x_i - m)^2; 0 for constant or < 3 samples."""
@@ -201,8 +227,11 @@ def interval_of_mean(
     *,
     floor_sd: float = 0.0,
     short: bool = False,
+    confidence: float = CONFIDENCE,
 ) -> MeanInterval | None:
     """The 95% interval of the mean of batch rates `samples` (see the top); None without any.
+    `confidence` 1 - DECISION_ALPHA: the 99.5% one a test measured at its full length at once
+    is judged on (no stop looked at its figure, so the fixed-length interval holds).
 
     `mean` centres it on a figure computed more exactly than the samples' average (a window
     rate with fractional edges); it always holds the samples' average too. `floor_sd` is how
@@ -213,11 +242,14 @@ def interval_of_mean(
     if prepared is None:
         return None
     centre, average, batches = prepared
+    quantiles = {CONFIDENCE: t_quantile_975, 1 - DECISION_ALPHA: t_quantile_9975}
+    if confidence not in quantiles:
+        raise ValueError(f"no t quantile for a {confidence:g} interval")
     half = 0.0
     if len(batches) >= 2:
         sd = math.sqrt(statistics.variance(batches) + floor_sd**2)
-        half = t_quantile_975(len(batches) - 1) * sd / math.sqrt(len(batches))
-    return _interval(centre, average, half, len(samples), len(batches), CONFIDENCE, METHOD, short)
+        half = quantiles[confidence](len(batches) - 1) * sd / math.sqrt(len(batches))
+    return _interval(centre, average, half, len(samples), len(batches), confidence, METHOD, short)
 
 
 def mixture_half_width(sd: float, batches: int, alpha: float, tightest: float) -> float:

@@ -59,6 +59,23 @@ def test_a_pause_inside_the_window_lowers_only_its_seconds():
     assert rates[3] < 1 * MiB and rates[4] < 1 * MiB
 
 
+def test_a_stall_in_a_stream_of_completions_lowers_only_its_second():
+    # 2000 writes/s logged to the millisecond (two per millisecond, so no quiet between them),
+    # a 250 ms stall at 1.2 s, and the stream past the window's close (fio's drain): the stall
+    # is the first I/O's after it, not spread over the 1.8 s of the stream that follows.
+    def stream(from_ms, until_ms):
+        return [Completion(float(int(from_ms + k * 0.5)), 4096)
+                for k in range(int((until_ms - from_ms) * 2))]  # fmt: skip
+
+    count = count_window(stream(0, 1200) + stream(1450, 3100), 3000, 1000)
+    full = 2000 * 4096
+    rates = count.interval_rates_bps
+    assert rates[0] == pytest.approx(full, rel=0.01)
+    assert rates[1] == pytest.approx(0.75 * full, rel=0.01)
+    assert rates[2] == pytest.approx(full, rel=0.01)
+    assert count.bw_bytes == pytest.approx(2750 / 3000 * full, rel=0.01)
+
+
 def test_same_millisecond_completions_count_whole():
     # A fast device: many completions logged in the same millisecond.
     completions = [Completion(t + 0.5, 4096) for t in range(0, 8010) for _ in range(3)]

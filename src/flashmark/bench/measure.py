@@ -52,6 +52,7 @@ from flashmark.bench.model import (
 from flashmark.bench.plan import REST_STEP_NAME, Plan, Rest
 from flashmark.bench.preflight import full_temporary_folder
 from flashmark.bench.results import ParsedRun, parse_prepare_output, parse_run, pooled_result
+from flashmark.bench.slow_moments import SlowMoments, pauses_of_writes
 from flashmark.bench.target import TestArea, created_test_file
 from flashmark.errors import (
     DeviceFailed,
@@ -265,6 +266,7 @@ def _measure_tests(
     written = 0  # how far from its start the tests so far wrote the area sequentially
     bursty: TestSpec | None = None  # the test that found the device completing in bursts
     fastest = FastestRates()
+    slow = SlowMoments()  # the pauses of the writes so far (flashmark.bench.slow_moments)
     for index, spec in enumerate(plan.tests):
         space.before_test()
         if plan.rest is not None and index == plan.rest.before:
@@ -284,7 +286,7 @@ def _measure_tests(
             with watch.monitor() as monitor, _watching(check):
                 result, output, found_bursty = _measure_test(
                     plan, index, check.runner(runner) if check else runner, progress,
-                    area.folder_fd, bursty, fastest,
+                    area.folder_fd, bursty, fastest, slow,
                 )  # fmt: skip
             disturbance = watch.judged(check, retries, plan.settings)
             if not watch.again(disturbance, progress):
@@ -292,6 +294,8 @@ def _measure_tests(
             retries += 1
         result = dataclasses.replace(result, disturbance=disturbance)
         fastest = fastest.seen(result)
+        if spec.pattern.writes:  # its last run's (the test's own, or its last extension's)
+            slow = slow.seen(pauses_of_writes(output.logs))
         if found_bursty and (bursty is None or spec.iodepth < bursty.iodepth):
             bursty = spec
         if monitor is not None:
@@ -368,6 +372,7 @@ def _measure_test(
     folder_fd: int | None,
     bursty: TestSpec | None,
     fastest: FastestRates,
+    slow: SlowMoments,
 ) -> tuple[TestResult, FioOutput, bool]:
     """Test `index`: its planned run, and when that was a short first window that was not
     enough (flashmark.bench.lengths), further windows pooled with it (`_extend`) or one more run at
@@ -382,7 +387,7 @@ def _measure_test(
 
     def run(job: FioJob) -> tuple[TestResult, FioOutput]:
         parsed, output = _run_parsed(runner, progress, folder_fd, spec, job)
-        return pooled_result(spec, [parsed], sequential=on_verdict), output
+        return pooled_result(spec, [parsed], sequential=on_verdict, slow=slow), output
 
     first_window = plan.is_first_window(index)
     at_once_length = (
@@ -403,16 +408,20 @@ def _measure_test(
         result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
         return result, output, False
     first, output = _run_parsed(runner, progress, folder_fd, spec, plan.jobs[index])
-    result = pooled_result(spec, [first], sequential=on_verdict)
+    # A test at its full length at once (the leading sequential write) stops on nothing: its
+    # fixed-length interval holds, and is judged at the decision's level.
+    result = pooled_result(
+        spec, [first], sequential=on_verdict and first_window, decision=on_verdict, slow=slow
+    )
     longer = (
-        full_length(result, plan.settings.runtime_s, _undecided(result, on_verdict))
+        full_length(result, plan.settings.runtime_s, _undecided(result, plan, index))
         if first_window
         else None
     )
     if longer is None:
         return result, output, False
     if longer.extendable:
-        return _extend(plan, index, runner, progress, folder_fd, (first, output), longer)
+        return _extend(plan, index, runner, progress, folder_fd, (first, output), longer, slow)
     job = plan.full_length_job(index, longer.window_s)
     _announce(progress, job, longer.reason, again=True)
     result, output = run(job)
@@ -421,10 +430,14 @@ def _measure_test(
     return result, output, longer.bursty
 
 
-def _undecided(result: TestResult, on_verdict: bool) -> tuple[str, ...] | None:
-    """For a test that stops on its verdict, its checks still uncertain (() once decided);
-    None for a test measured for its figure (the +-1% rule, flashmark.bench.lengths)."""
-    return undecided(result) if on_verdict else None
+def _undecided(result: TestResult, plan: Plan, index: int) -> tuple[str, ...] | None:
+    """For a test that stops on its verdict, its checks still uncertain (() once decided); ()
+    for a test no class reads in a profile that exists to grade (its first window is its
+    figure, Plan.first_window_enough); None for a test measured for its figure (the +-1% rule,
+    flashmark.bench.lengths)."""
+    if plan.stops_on_verdict(index):
+        return undecided(result)
+    return () if plan.first_window_enough(index) else None
 
 
 def _announce(progress: Progress, job: FioJob, reason: str, *, again: bool = False) -> None:
@@ -464,6 +477,7 @@ def _extend(
     folder_fd: int | None,
     first: tuple[ParsedRun, FioOutput],
     longer: FullLength,
+    slow: SlowMoments,
 ) -> tuple[TestResult, FioOutput, bool]:
     """Test `index`'s first window (`first`), too wide only by the spread of its rates,
     extended by further windows of the same test, pooled (flashmark.bench.lengths), until the pooled
@@ -479,7 +493,7 @@ def _extend(
     runs = [first_run]
     measured_s, extensions, reason = first_job.window_s, 0, longer.reason
     left_out, discarded_s = "", 0.0
-    result = pooled_result(spec, runs, sequential=on_verdict)
+    result = pooled_result(spec, runs, sequential=on_verdict, slow=slow)
     while (step := extension_s(runtime_s, measured_s)) is not None:
         extensions += 1
         job = plan.extension_job(index, step, extensions)
@@ -495,8 +509,8 @@ def _extend(
                 left_out = f"; the first left out: {settling}"
                 discarded_s, runs = runs[0].elapsed_s, runs[1:]
                 measured_s -= first_job.window_s  # the windows pooled measure only the rest
-        result = pooled_result(spec, runs, sequential=on_verdict)
-        now = full_length(result, runtime_s, _undecided(result, on_verdict))
+        result = pooled_result(spec, runs, sequential=on_verdict, slow=slow)
+        now = full_length(result, runtime_s, _undecided(result, plan, index))
         if now is None:
             break
         reason = now.reason
@@ -509,7 +523,7 @@ def _extend(
                 f"times, then measured again: {now.reason}"
             )
             result = dataclasses.replace(
-                pooled_result(spec, [parsed], sequential=on_verdict),
+                pooled_result(spec, [parsed], sequential=on_verdict, slow=slow),
                 lengthened=lengthened,
                 discarded_s=discarded_s + sum(run.elapsed_s for run in runs),
             )

@@ -234,6 +234,17 @@ class Plan:
             and self.tests[index].name in graded_tests()
         )
 
+    def first_window_enough(self, index: int) -> bool:
+        """Whether test `index` keeps its first window however wide its interval: a test no
+        class reads, in a profile that exists to grade with adaptive lengths (quick's
+        seq-read). Its figure is shown with the interval it has; the time goes to the verdict
+        (docs/methodology.md, "Test lengths and ramps")."""
+        return (
+            self.profile.stops_on_verdict
+            and self.settings.first_window_s is not None
+            and not self.stops_on_verdict(index)
+        )
+
     def is_first_window(self, index: int) -> bool:
         """Whether test `index` measures a short first window (flashmark.bench.lengths)."""
         window = self.jobs[index].window_s

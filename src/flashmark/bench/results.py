@@ -27,6 +27,8 @@ from flashmark.bench.model import (
     TestResult,
     TestSpec,
 )
+from flashmark.bench.slow_moments import METHOD as SLOW_MOMENTS_METHOD
+from flashmark.bench.slow_moments import Pauses, SlowMoments, pauses_in
 from flashmark.bench.speed_class_rate import SUB_UNIT_BYTES, sub_unit_rates
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME
 from flashmark.errors import (
@@ -87,13 +89,21 @@ def parse_run(spec: TestSpec, job: FioJob, output: FioOutput) -> ParsedRun:
 
 
 def pooled_result(
-    spec: TestSpec, runs: Sequence[ParsedRun], *, sequential: bool = False
+    spec: TestSpec,
+    runs: Sequence[ParsedRun],
+    *,
+    sequential: bool = False,
+    decision: bool = False,
+    slow: SlowMoments | None = None,
 ) -> TestResult:
     """The result of one test over the windows of `runs` in a row (one, or a first window and
     its extensions): the windows' bytes over their time together, the interval from all their
     rates (`_pooled`). `sequential`: the test stops once its verdict is decided
     (flashmark.bench.lengths), so its intervals are anytime-valid and it carries the decision
-    interval its checks are judged on."""
+    interval its checks are judged on. `decision`: the test is judged on a decision interval
+    but measured its full length at once (nothing stopped on it), so it is the fixed-length
+    99.5% one. Either way its writes' intervals reach down by the `slow` moments of the run's
+    earlier writes that its windows did not meet (flashmark.bench.slow_moments)."""
     if not runs:
         raise ValueError("no runs to pool")
     reads = [run.read for run in runs if run.read is not None]
@@ -104,8 +114,8 @@ def pooled_result(
     )
     return TestResult(
         spec=spec,
-        read=_pooled(reads, sequential) if reads else None,
-        write=_pooled(writes, sequential) if writes else None,
+        read=_pooled(reads, sequential, decision) if reads else None,
+        write=_pooled(writes, sequential, decision, slow) if writes else None,
         job_file=job_file,
         elapsed_s=sum(run.elapsed_s for run in runs),
     )
@@ -144,6 +154,7 @@ class _Window:
     batch_ms: float  # about how long each of them is
     fsync_ms: float | None  # writes: the end_fsync's time
     sustained: SustainedWrite | None
+    pauses: Pauses | None  # writes: the slow moments among its completions
 
 
 @dataclass(frozen=True)
@@ -252,10 +263,16 @@ def _window(
         batch_ms=batch_ms if count.steady_rates_bps else float(count.interval_ms),
         fsync_ms=fsync_ms,
         sustained=sustained,
+        pauses=pauses_in(completions) if ddir == 1 else None,
     )
 
 
-def _pooled(windows: Sequence[_Window], sequential: bool = False) -> DirectionResult:
+def _pooled(
+    windows: Sequence[_Window],
+    sequential: bool = False,
+    judged: bool = False,
+    slow: SlowMoments | None = None,
+) -> DirectionResult:
     """One direction's result over `windows` in a row (one, or a first window and its
     extensions, flashmark.bench.lengths): each window's exact rate weighted by its length, which is
     the bytes of all over their time together; the 95% interval from all their batch rates
@@ -267,7 +284,9 @@ def _pooled(windows: Sequence[_Window], sequential: bool = False) -> DirectionRe
     Writes: the durable rate, the windows' bytes over their time plus the time their
     end_fsyncs took to put them on the device; the accepted rate beside it. Latency: minimum,
     maximum, mean and standard deviation of all I/Os; the percentiles, which fio reports per
-    run and which cannot be merged exactly, of the window with the most I/Os."""
+    run and which cannot be merged exactly, of the window with the most I/Os. A `sequential`
+    or `judged` test (`pooled_result`'s `decision`) has a decision interval, and its writes'
+    intervals reach down to the rate with the `slow` moments they did not meet."""
     window_ms = sum(w.window_ms for w in windows)
     weights = [w.window_ms / window_ms if window_ms > 0 else 1 / len(windows) for w in windows]
     iops = sum(w.iops * k for w, k in zip(windows, weights, strict=True))
@@ -291,9 +310,18 @@ def _pooled(windows: Sequence[_Window], sequential: bool = False) -> DirectionRe
         decision = sequence(DECISION_ALPHA)
     else:
         bw_interval = interval_of_mean(samples, mean=bw_bytes, floor_sd=floor_sd, short=short)
+        if judged:
+            decision = interval_of_mean(
+                samples, bw_bytes, floor_sd=floor_sd, short=short, confidence=1 - DECISION_ALPHA
+            )
     if edge_bps > 0:
         bw_interval = bw_interval and bw_interval.widened(edge_bps, why)
         decision = decision and decision.widened(edge_bps, why)
+    unmet_s = _unmet_pauses_s(windows, slow) if sequential or judged else 0.0
+    if unmet_s > 0:
+        met = bw_bytes * window_ms / (window_ms + unmet_s * 1000)
+        bw_interval = bw_interval and bw_interval.reaching(met, SLOW_MOMENTS_METHOD)
+        decision = decision and decision.reaching(met, SLOW_MOMENTS_METHOD)
     accepted_iops = accepted_bw = fsync_ms = None
     fsyncs = [w.fsync_ms for w in windows if w.fsync_ms is not None]
     if fsyncs:  # writes: durable is the headline
@@ -325,6 +353,21 @@ def _pooled(windows: Sequence[_Window], sequential: bool = False) -> DirectionRe
         iops_decision=iops_decision,
         sustained=windows[0].sustained if len(windows) == 1 else None,
     )
+
+
+def _unmet_pauses_s(windows: Sequence[_Window], slow: SlowMoments | None) -> float:
+    """The time the `slow` moments of the run's earlier writes call for in `windows` beyond
+    the pauses they met (flashmark.bench.slow_moments); 0 for reads or without any."""
+    found = [w.pauses for w in windows if w.pauses is not None]
+    if slow is None or not found:
+        return 0.0
+    own = Pauses(
+        written_bytes=sum(p.written_bytes for p in found),
+        count=sum(p.count for p in found),
+        total_ms=sum(p.total_ms for p in found),
+        longest_ms=max(p.longest_ms for p in found),
+    )
+    return slow.unmet_s(own)
 
 
 def _pooled_latency(windows: Sequence[_Window]) -> LatencyNs:

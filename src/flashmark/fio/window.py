@@ -235,9 +235,17 @@ def _spans(
     closed = False
     for previous, burst in itertools.pairwise(bursts):
         start = previous[-1].time_ms
+        quiet = burst[0].time_ms - start
         if not closed and burst[-1].time_ms >= window_ms:
             closed = True
             start = min(start, burst[-1].time_ms - lead)
+        if len(burst) > 1 and burst[-1].time_ms - burst[0].time_ms >= max(quiet, 2.0):
+            # Not a burst but a stream (a device completing an I/O every millisecond or
+            # faster), longer than the quiet before it: the quiet was its first I/O's (a stall
+            # of 250 ms before 2 s of writes), spread over the stream it would hide the stall.
+            spans.append(_span(start, burst[:1]))
+            start = burst[0].time_ms
+            burst = burst[1:]
         spans.append(_span(start, burst))
     return spans
 

@@ -11,7 +11,7 @@ import pytest
 from markupsafe import escape
 
 from flashmark.bench.model import Grade
-from flashmark.bench.render import charts
+from flashmark.bench.render import cells, charts
 from flashmark.probe.summary import device_summary
 from flashmark.references.loader import PUBLISHED_LABEL
 from flashmark.report.html import render_html_report
@@ -135,6 +135,13 @@ def test_headline_table_holds_the_measured_figures(text, saved_runs):
         assert seq_read and seq_read.read and rand_write and rand_write.write
         assert f">{format_rate(seq_read.read.bw_bytes).removesuffix(' MB/s')}<" in text
         assert f">{format_iops(rand_write.write.iops)}<" in text
+
+
+def test_each_tests_disturbance_stands_on_its_row_of_all_results(page, text, saved_runs):
+    assert "disturbance" in {th.text for th in page.all("th")}
+    for run in saved_runs.runs:
+        for result in run.tests:
+            assert f"<td>{escape(cells.disturbance_text(result))}</td></tr>" in text
 
 
 def test_device_and_environment_come_from_the_runs(text, saved_runs):

@@ -527,7 +527,7 @@ _METHOD_ROWS: list[tuple[str, Callable[[Run], str | None]]] = [
 @dataclass(frozen=True)
 class ResultsTable:
     caption: str
-    rows: tuple[tuple[str, tuple[str, ...]], ...]
+    rows: tuple[tuple[str, tuple[str, ...], str], ...]  # test, its cells, its disturbance
     skipped: tuple[str, ...]
 
 
@@ -540,6 +540,7 @@ def _results(view: RunView) -> ResultsTable:
             (
                 result.spec.name,
                 (*cells.direction_cells(result.read), *cells.direction_cells(result.write)),
+                cells.disturbance_text(result),
             )
             for result in run.tests
         ),
