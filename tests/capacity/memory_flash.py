@@ -40,7 +40,7 @@ class MemoryFlash:
         return self.claimed
 
     @property
-    def logical_block_bytes(self) -> int:
+    def sector_bytes(self) -> int:
         return SECTOR
 
     def _where(self, sector: int) -> int | None:
@@ -51,7 +51,7 @@ class MemoryFlash:
             return (address % self.real) // SECTOR
         return None
 
-    def read(self, offset: int, length: int) -> bytes:
+    def read_bytes(self, offset: int, length: int) -> bytes:
         assert offset % SECTOR == 0 and length % SECTOR == 0
         assert offset >= 0 and offset + length <= self.claimed
         self.reads += 1
@@ -71,7 +71,7 @@ class MemoryFlash:
                 parts.append(self.beyond.get(sector, self.initial))
         return b"".join(parts)
 
-    def write(self, offset: int, data: bytes) -> None:
+    def write_bytes(self, offset: int, data: bytes) -> None:
         assert offset % SECTOR == 0 and len(data) % SECTOR == 0
         assert offset >= 0 and offset + len(data) <= self.claimed
         self.writes += 1
@@ -87,7 +87,7 @@ class MemoryFlash:
                 while len(self.cache) > self.cache_blocks:
                     self.cache.popitem(last=False)
 
-    def sync(self) -> None:
+    def sync_checked(self) -> None:
         pass
 
     def image(self) -> dict[int, bytes]:

@@ -89,7 +89,7 @@ def test_too_small_a_device_is_refused():
 def test_the_restore_leaves_the_device_as_it_was(real, mode):
     device = MemoryFlash(2 * GiB, real, mode, initial=b"\xa5" * 512)
     for offset in range(0, 2 * GiB, 97 * MiB):  # some data of its own
-        device.write(offset, os.urandom(64 * 1024))
+        device.write_bytes(offset, os.urandom(64 * 1024))
     before = device.image()
     _, journal = probe(device)
     assert device.image() != before  # the probe did write
@@ -141,5 +141,5 @@ def test_the_backup_file_survives_a_cut_and_restores(tmp_path):
         (1 * MiB, 8192, True),
     ]
     restore_records(device, records, str(path))
-    assert device.read(8192, 4096) == b"\x11" * 4096
-    assert device.read(1 * MiB, 8192) == b"\x11" * 8192
+    assert device.read_bytes(8192, 4096) == b"\x11" * 4096
+    assert device.read_bytes(1 * MiB, 8192) == b"\x11" * 8192

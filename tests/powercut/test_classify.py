@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from flashmark.powercut.classify import classify
-from flashmark.powercut.record import SECTOR, make_record
+from flashmark.powercut.record import make_record
+from flashmark.system.sector_format import SECTOR
 
 NONCE = bytes(16)
 RECORD = 4096

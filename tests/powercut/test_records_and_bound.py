@@ -9,7 +9,6 @@ import pytest
 
 from flashmark.powercut.bound import loss_rate_upper_bound, trials_for
 from flashmark.powercut.record import (
-    SECTOR,
     RecordState,
     SectorState,
     make_record,
@@ -17,6 +16,7 @@ from flashmark.powercut.record import (
     record_state,
     sector_state,
 )
+from flashmark.system.sector_format import SECTOR
 
 NONCE = bytes(range(16))
 RECORD = 4096

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from flashmark.surface.pattern import SECTOR, Kind, Pattern, Range, new_nonce
+from flashmark.surface.pattern import Kind, Pattern, Range, new_nonce
+from flashmark.system.sector_format import OFFSET_AT, SECTOR
 
 MiB = 1 << 20
 
@@ -43,7 +44,7 @@ def test_each_kind_of_wrong_sector_is_told_apart(pattern):
     data[3 * SECTOR : 4 * SECTOR] = Pattern(new_nonce()).expected_bytes(3 * SECTOR, SECTOR)
     data[4 * SECTOR + 100] ^= 0x01  # one flipped bit in the body
     data[5 * SECTOR : 6 * SECTOR] = pattern.expected_bytes(99 * SECTOR, SECTOR)  # aliased
-    data[6 * SECTOR + 16] ^= 0x80  # the header's offset damaged, the body intact
+    data[6 * SECTOR + OFFSET_AT] ^= 0x80  # the header's offset damaged, the body intact
     found = pattern.classify(bytes(data), 0)
     assert found == [
         Range(SECTOR, SECTOR, Kind.ZEROS),

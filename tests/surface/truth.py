@@ -7,7 +7,8 @@ reads as the model's fill (zeros or 0xFF); one in a bad read range cannot be rea
 
 from __future__ import annotations
 
-from flashmark.surface.pattern import SECTOR, Kind, Range, merge
+from flashmark.surface.pattern import Kind, Range, merge
+from flashmark.system.sector_format import SECTOR
 from tests.emulation.flash.model import FakeMode, FlashModel
 
 

@@ -16,16 +16,33 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
-from flashmark.capacity.rawdev import RawDevice
-from flashmark.capacity.signature import SECTOR, is_signed
+from flashmark.capacity.signature import is_signed
 from flashmark.errors import DeviceFailed, UsageError
 from flashmark.system.pending_backups import (
     MAGIC,
     RECORD,
     fsync_folder,
 )
+from flashmark.system.sector_format import SECTOR
+
+
+class RawDevice(Protocol):
+    """What the probe needs of a device (flashmark.system.block_device.BlockDevice): its claimed
+    size, its logical block, and reads, writes and flushes that raise DeviceFailed."""
+
+    @property
+    def size_bytes(self) -> int: ...
+
+    @property
+    def sector_bytes(self) -> int: ...
+
+    def read_bytes(self, offset: int, length: int) -> bytes: ...
+
+    def write_bytes(self, offset: int, data: bytes) -> None: ...
+
+    def sync_checked(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -68,7 +85,9 @@ class Journal:
             fresh = [(o, len(d)) for o, d in writes if (o, len(d)) not in self._seen]
             for offset, length in fresh:
                 self._seen.add((offset, length))
-                record = Record(offset, self.device.read(offset, length), not self._writes_started)
+                record = Record(
+                    offset, self.device.read_bytes(offset, length), not self._writes_started
+                )
                 self.records.append(record)
                 if self._stream is not None:
                     self._stream.write(RECORD.pack(b"R", offset, length, int(record.pre_write)))
@@ -78,7 +97,7 @@ class Journal:
                 os.fsync(self._stream.fileno())
         self._writes_started = True
         for offset, data in writes:
-            self.device.write(offset, data)
+            self.device.write_bytes(offset, data)
 
     def restore(self) -> RestoreOutcome:
         """Put every backed-up range back (newest first) and check it; the file is removed when
@@ -100,12 +119,12 @@ class Journal:
 
 def restore_records(device: RawDevice, records: Sequence[Record], source: str) -> RestoreOutcome:
     for record in reversed(records):
-        device.write(record.offset, record.data)
-    device.sync()
+        device.write_bytes(record.offset, record.data)
+    device.sync_checked()
     differing = 0
     failed: list[int] = []
     for record in records:
-        if device.read(record.offset, len(record.data)) == record.data:
+        if device.read_bytes(record.offset, len(record.data)) == record.data:
             continue
         if record.pre_write:
             failed.append(record.offset)
@@ -130,11 +149,11 @@ def restore_ours(
     was written over since (a new image, a filesystem) and is left too, as "changed since".
     Checked first, for every range, then written newest first, as `restore_records` does.
     DeviceFailed (the file kept) when a restored block does not read back."""
-    unit = max(SECTOR, device.logical_block_bytes)
+    unit = max(SECTOR, device.sector_bytes)
     writes: list[tuple[Record, int, bytes]] = []  # (its record, offset, original content)
     changed_ranges = changed_bytes = in_place = 0
     for record in records:
-        current = device.read(record.offset, len(record.data))
+        current = device.read_bytes(record.offset, len(record.data))
         changed = 0
         run: int | None = None  # the start of blocks to put back, within this record
         for at in range(0, len(record.data), unit):
@@ -159,13 +178,13 @@ def restore_ours(
             changed_ranges += 1
             changed_bytes += changed
     for _, offset, data in reversed(writes):
-        device.write(offset, data)
+        device.write_bytes(offset, data)
     if writes:
-        device.sync()
+        device.sync_checked()
     differing = 0
     failed: list[int] = []
     for record, offset, data in writes:
-        if device.read(offset, len(data)) == data:
+        if device.read_bytes(offset, len(data)) == data:
             continue
         if record.pre_write:
             failed.append(offset)

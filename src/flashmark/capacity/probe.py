@@ -9,22 +9,24 @@ restore, `signals_held`; a SIGKILL leaves the backup file for `--restore`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
 from flashmark import __version__
 from flashmark.capacity.backup import (
     Journal,
+    RawDevice,
     RestoreOutcome,
     create_backup_file,
     read_backup,
     restore_ours,
 )
-from flashmark.capacity.rawdev import DirectDevice, RawDevice
 from flashmark.capacity.result import (
     BackupSummary,
     CapacityResult,
@@ -43,6 +45,7 @@ from flashmark.errors import (
     add_outcome,
 )
 from flashmark.probe.target import probe_target
+from flashmark.system.block_device import BlockDevice, open_direct
 from flashmark.system.device_identity import find_by_identity, identity_of_node
 from flashmark.system.device_safety import check_writable, claim_for_writing
 from flashmark.system.device_stack import device_stack, kernel_name_of_node
@@ -52,7 +55,11 @@ from flashmark.system.signals import signals_held
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import held_path
 
-Opener = Callable[[str], RawDevice]
+Opener = Callable[[str], AbstractContextManager[RawDevice]]
+
+
+def open_for_probe(node: str) -> AbstractContextManager[BlockDevice]:
+    return open_direct(node, write=True, needs_root="writing a device")
 
 
 @dataclass(frozen=True)
@@ -161,7 +168,7 @@ def probe_device_capacity(
     destructive: bool,
     folder: Path | None = None,
     progress: Progress | None = None,
-    opener: Opener = DirectDevice,
+    opener: Opener = open_for_probe,
     card_cid: str | None = None,
     on_backup_file: Callable[[Path], None] | None = None,
 ) -> CapacityResult:
@@ -173,8 +180,12 @@ def probe_device_capacity(
     refuse_if_backup_left(node, roots, folder)
     nonce = os.urandom(16)
     started = time.time()
-    with claim_for_writing(node, roots), held_path(node):  # held: flashmark.system.target_lock
-        device = opener(node)
+    with (
+        claim_for_writing(node, roots),
+        held_path(node),  # held: flashmark.system.target_lock
+        contextlib.ExitStack() as stack,
+    ):
+        device = stack.enter_context(opener(node))
         path: Path | None = None
         try:
             if not destructive:
@@ -201,9 +212,7 @@ def probe_device_capacity(
                 raise
             findings, outcome = _search_and_restore(journal, nonce, progress)
         finally:
-            closing = getattr(device, "close", None)
-            if callable(closing):
-                closing()
+            stack.close()
             if path is not None and not path.exists():  # put back: nothing is pending
                 forget(path)
     finished = time.time()
@@ -316,7 +325,7 @@ def _restore_notes(outcome: RestoreOutcome | None) -> tuple[str, ...]:
 
 
 def restore_backup_file(
-    backup: Path, roots: SystemRoots, *, given: str | None = None, opener: Opener = DirectDevice
+    backup: Path, roots: SystemRoots, *, given: str | None = None, opener: Opener = open_for_probe
 ) -> tuple[str, RestoreOutcome]:
     """Put a killed probe's backup back on its device, only where the device still holds
     the probe's blocks (backup.restore_ours), verify, and remove the file.
@@ -336,24 +345,18 @@ def restore_backup_file(
             f"{backup} was taken from device {header.get('majmin')} ({header.get('device')}), "
             f"not {node} ({majmin}): give the right device"
         )
-    with claim_for_writing(node, roots, restoring=backup):
-        device = opener(node)
+    with claim_for_writing(node, roots, restoring=backup), opener(node) as device:
+        if device.size_bytes != header.get("size_bytes"):
+            raise UsageError(
+                f"{node} holds {device.size_bytes} bytes, the backup's device held "
+                f"{header.get('size_bytes')}: not the same device"
+            )
         try:
-            if device.size_bytes != header.get("size_bytes"):
-                raise UsageError(
-                    f"{node} holds {device.size_bytes} bytes, the backup's device held "
-                    f"{header.get('size_bytes')}: not the same device"
-                )
-            try:
-                with signals_held():
-                    outcome = restore_ours(device, records, nonce, str(backup))
-            except Interrupted as stop:
-                add_outcome(stop, f"the backup was put back first; {backup} is kept")
-                raise
-        finally:
-            closing = getattr(device, "close", None)
-            if callable(closing):
-                closing()
+            with signals_held():
+                outcome = restore_ours(device, records, nonce, str(backup))
+        except Interrupted as stop:
+            add_outcome(stop, f"the backup was put back first; {backup} is kept")
+            raise
     backup.unlink()
     forget(backup)
     return node, outcome

@@ -123,7 +123,7 @@ class _Prober:
 
     def write(self, writes: Sequence[tuple[int, bytes]]) -> None:
         self.journal.write(writes)
-        self.device.sync()  # the batch is on the device, not in its volatile write cache
+        self.device.sync_checked()  # the batch is on the device, not in its volatile write cache
         self.written += sum(len(data) for _, data in writes) // BLOCK_BYTES
 
     def flush(self, layout: Layout) -> None:
@@ -132,7 +132,7 @@ class _Prober:
         self.write([(layout.flush_start, self._flush)])
 
     def look(self, offset: int) -> Reading:
-        data = self.device.read(offset, BLOCK_BYTES)
+        data = self.device.read_bytes(offset, BLOCK_BYTES)
         self.read += 1
         before = self._before(offset)
         return classify(data, self.nonce, offset, before)
@@ -169,7 +169,7 @@ def find_capacity(journal: Journal, nonce: bytes, progress: Progress | None = No
             assert observation.origin is not None
             distance = math.gcd(distance, abs(observation.origin - observation.offset))
         real = _find_modulus(prober, layout, distance, steps, notes)
-        granularity = max(SECTOR_BYTES, journal.device.logical_block_bytes)
+        granularity = max(SECTOR_BYTES, journal.device.sector_bytes)
         if real is None:
             verdict = "fake"
             notes.append(
@@ -181,7 +181,7 @@ def find_capacity(journal: Journal, nonce: bytes, progress: Progress | None = No
     else:
         prober.progress("bisecting", 0.0)
         real = _bisect(prober, layout, survey, steps, notes)
-        granularity = max(SECTOR_BYTES, journal.device.logical_block_bytes)
+        granularity = max(SECTOR_BYTES, journal.device.sector_bytes)
         verdict = "fake"  # writes that do not hold: whatever the size, it is not the claim
         if real is not None:
             late = [o.offset for o in survey if o.found is Found.OWN and o.offset >= real]
@@ -331,7 +331,7 @@ def _find_modulus(
     """The smallest c dividing `distance` for which ref + c shares storage with ref."""
     reference = layout.marks[0] if layout.marks else layout.window_start
     # Every O_DIRECT offset must be a multiple of the logical block size (4096 on 4Kn drives).
-    unit = max(SECTOR_BYTES, prober.device.logical_block_bytes)
+    unit = max(SECTOR_BYTES, prober.device.sector_bytes)
     candidates = [
         c
         for c in (divisors(distance) if distance <= 1 << 62 else [])
@@ -372,7 +372,7 @@ def _smallest_multiple(
     while True:
         for prime in prime_factors(size):
             smaller = size // prime
-            if smaller % prober.device.logical_block_bytes or smaller < BLOCK_BYTES:
+            if smaller % prober.device.sector_bytes or smaller < BLOCK_BYTES:
                 continue
             if _confirm(prober, layout, reference, smaller, steps):
                 size = smaller

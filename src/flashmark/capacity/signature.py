@@ -1,7 +1,8 @@
 """Signature blocks: what the capacity probe writes, and what a block read back says. Pure.
 
-Every 512-byte sector gets content no other sector or run can have: a magic, the run's nonce,
-its own offset and a fill derived from both (f3probe does the same per block: AltraMayor/f3
+Every 512-byte sector gets content no other sector or run can have: a header of the sector
+format (flashmark.system.sector_format) naming the run's nonce and its own offset, and a body
+filled from both (f3probe does the same per block: AltraMayor/f3
 libprobe.c, fill_buffer_with_block). Per sector, so that a real size that is no multiple of the
 4 KiB block still shows which sector went where: a sector read back is itself, another offset's
 (the device wraps), zeros or 0xFF (dropped), its old content, or something else.
@@ -12,13 +13,11 @@ from __future__ import annotations
 import enum
 import functools
 import random
-import struct
 from dataclasses import dataclass
 
-MAGIC = b"FLASHMARK-CAPSIG"  # 16 bytes
-SECTOR = 512
+from flashmark.system.sector_format import BODY_AT, SECTOR, Use, header, read_header
+
 FILL_BLOCK = 4096  # the fill is generated per 4 KiB of address space (speed), then sliced
-_HEADER = struct.Struct(">16s16sQ")  # magic, nonce, offset of the sector
 
 
 class Found(enum.StrEnum):
@@ -59,21 +58,15 @@ def signature(nonce: bytes, offset: int, length: int) -> bytes:
         if start != block:
             block, fill = start, _fill(nonce, start)
         within = sector - start
-        out += _HEADER.pack(MAGIC, nonce, sector)
-        out += fill[within + _HEADER.size : within + SECTOR]
+        out += header(Use.CAPACITY, nonce, sector)
+        out += fill[within + BODY_AT : within + SECTOR]
     return bytes(out)
 
 
 def is_signed(piece: bytes, nonce: bytes) -> bool:
     """Whether a sector holds a signature of the run with this nonce, for any offset (a
     wrapping device shows another address's there): the probe's own data."""
-    magic, run, origin = _HEADER.unpack_from(piece)
-    return (
-        magic == MAGIC
-        and run == nonce
-        and origin % SECTOR == 0
-        and piece == signature(nonce, origin, SECTOR)
-    )
+    return _origin(piece, nonce) is not None
 
 
 def classify(data: bytes, nonce: bytes, offset: int, before: bytes | None = None) -> Reading:
@@ -104,8 +97,8 @@ def _sector(
 ) -> tuple[Found, int | None]:
     if piece == mine:
         return Found.OWN, None
-    magic, run, origin = _HEADER.unpack_from(piece)
-    if magic == MAGIC and run == nonce and piece == signature(nonce, origin, SECTOR):
+    origin = _origin(piece, nonce)
+    if origin is not None:
         return Found.ALIAS, origin
     # Zeros and 0xFF first: a dropped write over a sector that held zeros reads as zeros.
     if piece == bytes(SECTOR):
@@ -115,3 +108,11 @@ def _sector(
     if before is not None and piece == before:
         return Found.UNCHANGED, None
     return Found.OTHER, None
+
+
+def _origin(piece: bytes, nonce: bytes) -> int | None:
+    """The offset whose signature of this run `piece` is, if it is one."""
+    head = read_header(piece)
+    if head is None or head.use != Use.CAPACITY or head.run != nonce or head.offset % SECTOR:
+        return None
+    return head.offset if piece == signature(nonce, head.offset, SECTOR) else None

@@ -22,7 +22,6 @@ from flashmark.errors import DeviceFailed, FlashmarkError, UsageError
 from flashmark.powercut.check import Return, check_cycle, records_to_check, unchecked_cycle
 from flashmark.powercut.cycle import CutPlan, PowerNotCut, cut_while_writing
 from flashmark.powercut.identity import identify, size_of
-from flashmark.powercut.journal import queue_facts
 from flashmark.powercut.plan import PowercutPlan, PowercutRequest, medium_for, plan_powercut
 from flashmark.powercut.recorder import (
     CutMark,
@@ -48,6 +47,7 @@ from flashmark.powercut.run import (
     run_header,
     utc_now,
 )
+from flashmark.system.block_device import queue_facts
 from flashmark.system.device_stack import kernel_name_of_node
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import device_held

@@ -89,8 +89,8 @@ class RawMedium:
 
     @contextlib.contextmanager
     def session(self, node: str, *, after_cut: bool) -> Iterator[Session]:
-        with claim_for_writing(node, self._roots), opened(node, write=True) as fd:
-            journal = RawJournal(fd, self.layout)
+        with claim_for_writing(node, self._roots), opened(node, write=True) as device:
+            journal = RawJournal(device, self.layout)
             try:
                 yield _RawSession(journal)
             finally:

@@ -24,9 +24,10 @@ from flashmark.errors import (
 )
 from flashmark.powercut.filesystem import FsMedium, filesystem_missing, filesystem_space
 from flashmark.powercut.identity import DeviceIdentity, identify, size_of
-from flashmark.powercut.journal import JournalLayout, QueueFacts, queue_facts
+from flashmark.powercut.journal import JournalLayout
 from flashmark.powercut.media import Medium, RawMedium
 from flashmark.powercut.result import RAW
+from flashmark.system.block_device import QueueFacts, queue_facts
 from flashmark.system.device_safety import check_writable
 from flashmark.system.device_stack import device_stack, kernel_name_of_node, name_of_majmin
 from flashmark.system.disk_space import SpacePlan

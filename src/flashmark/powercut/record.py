@@ -1,9 +1,8 @@
 """The journal record: what the power-cut test writes, and how a read-back record is judged.
-Every 512-byte sector describes itself (integers little-endian), so a torn record shows:
-
-    0 magic b"FMPCUT01" (8) | 8 run nonce (16) | 24 sequence (u64) | 32 where written (u64)
-    40 cycle (u32) | 44 sector index (u16) | 46 sectors (u16) | 48 CRC-32 of the rest (u32)
-    52 payload (460): SHAKE-128 of (nonce, sequence), nothing a controller could compress
+Every 512-byte sector is one of the sector format's (flashmark.system.sector_format), sealed
+with its CRC-32 and naming its record (sequence, cycle, its index of the record's sectors),
+so a torn record shows. The body: SHAKE-128 of (nonce, sequence), nothing a controller could
+compress.
 """
 
 from __future__ import annotations
@@ -11,18 +10,21 @@ from __future__ import annotations
 import enum
 import hashlib
 import secrets
-import struct
-import zlib
 from collections.abc import Sequence
 
-SECTOR = 512
-MAGIC = b"FMPCUT01"
-NONCE_BYTES = 16
-_HEADER = struct.Struct("<8s16sQQIHH")  # magic, nonce, seq, offset, cycle, index, sectors
-_CRC = struct.Struct("<I")
-_CRC_AT = _HEADER.size  # 48
-_PAYLOAD_AT = _CRC_AT + _CRC.size  # 52
-_PAYLOAD_BYTES = SECTOR - _PAYLOAD_AT
+from flashmark.system.sector_format import (
+    BODY_AT,
+    BODY_BYTES,
+    RUN_BYTES,
+    SECTOR,
+    Use,
+    checksum_holds,
+    header,
+    read_header,
+    seal,
+)
+
+NONCE_BYTES = RUN_BYTES
 
 
 def new_nonce() -> bytes:
@@ -34,20 +36,23 @@ def make_record(nonce: bytes, cycle: int, seq: int, offset: int, record_bytes: i
     if record_bytes % SECTOR or record_bytes <= 0:
         raise ValueError(f"a record is a positive multiple of {SECTOR} bytes, not {record_bytes}")
     sectors = record_bytes // SECTOR
-    payload = hashlib.shake_128(nonce + seq.to_bytes(8, "little")).digest(sectors * _PAYLOAD_BYTES)
+    payload = hashlib.shake_128(nonce + seq.to_bytes(8, "little")).digest(sectors * BODY_BYTES)
     out = bytearray(record_bytes)
     for index in range(sectors):
         at = index * SECTOR
-        _HEADER.pack_into(out, at, MAGIC, nonce, seq, offset + at, cycle, index, sectors)
-        chunk = payload[index * _PAYLOAD_BYTES : (index + 1) * _PAYLOAD_BYTES]
-        out[at + _PAYLOAD_AT : at + SECTOR] = chunk
-        _CRC.pack_into(out, at + _CRC_AT, _sector_crc(out, at))
+        out[at : at + BODY_AT] = header(
+            Use.POWERCUT,
+            nonce,
+            offset + at,
+            sequence=seq,
+            cycle=cycle,
+            sector_number=index,
+            sectors=sectors,
+            checksummed=True,
+        )
+        out[at + BODY_AT : at + SECTOR] = payload[index * BODY_BYTES : (index + 1) * BODY_BYTES]
+        seal(out, at)
     return bytes(out)
-
-
-def _sector_crc(data: bytes | bytearray | memoryview, at: int) -> int:
-    head = zlib.crc32(data[at : at + _CRC_AT])
-    return zlib.crc32(data[at + _PAYLOAD_AT : at + SECTOR], head)
 
 
 class SectorState(enum.StrEnum):
@@ -70,17 +75,17 @@ def sector_state(
     """What one 512-byte sector read back holds, against what the record put there."""
     if found == expected:
         return SectorState.NEW
-    magic, run = bytes(found[:8]), bytes(found[8 : 8 + NONCE_BYTES])
-    if magic != MAGIC or run != nonce:
+    head = read_header(found)
+    if head is None or head.use != Use.POWERCUT or head.run != nonce:
         return SectorState.FOREIGN
-    stored = _CRC.unpack_from(found, _CRC_AT)[0]
-    if stored != _sector_crc(found, 0):
+    if not head.checksummed or not checksum_holds(found):
         return SectorState.DAMAGED
-    seq_found = _HEADER.unpack_from(found, 0)[2]
-    seq_expected = _HEADER.unpack_from(expected, 0)[2]
+    mine = read_header(expected)
     # An intact sector of this run that is not the expected one: an older record left there
     # (the slot's previous round), or this very record's sector with other content (damage).
-    return SectorState.STALE if seq_found != seq_expected else SectorState.DAMAGED
+    return (
+        SectorState.STALE if mine is None or head.sequence != mine.sequence else SectorState.DAMAGED
+    )
 
 
 def record_state(found: bytes | memoryview, expected: bytes, nonce: bytes) -> RecordState:

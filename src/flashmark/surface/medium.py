@@ -1,4 +1,5 @@
-"""What a surface scan reads and writes: a block device, or files filling a folder's free space.
+"""What a surface scan reads and writes: a block device (flashmark.system.block_device), or
+files filling a folder's free space.
 
 Both take whole-sector requests at sector-aligned offsets into page-aligned buffers and use
 O_DIRECT, so every byte goes to the device and back (docs/methodology.md); neither
@@ -12,13 +13,13 @@ import dataclasses
 import errno
 import fcntl
 import os
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from flashmark.errors import DirectIONotSupported, NotEnoughSpace, TargetError, add_outcome
+from flashmark.system.block_device import BlockDevice, open_direct, transfer
 from flashmark.system.disk_space import SpacePlan, plan_space
 from flashmark.system.leftovers import private_folder_name, test_file_name
 from flashmark.system.private_folder import (
@@ -34,8 +35,6 @@ from flashmark.system.target_lock import held
 from flashmark.system.watchdog import DeviceHung
 from flashmark.units import format_size
 
-# ioctl(2) BLKSSZGET, the logical block size (linux/fs.h: _IO(0x12, 104)).
-_BLKSSZGET = 0x1268
 # f3write writes files of 1 GB each (f3 README, "f3write"); one file per GiB here too, so a
 # file system's limits on file size never matter and each file is small enough to lose.
 FOLDER_FILE_BYTES = 1 << 30
@@ -58,58 +57,6 @@ class Medium(Protocol):
 
     def sync(self) -> None:
         """Make what was written durable (the device's own cache flushed)."""
-
-
-def _transfer(fd: int, buffer: memoryview, offset: int, *, write: bool) -> None:
-    done = 0
-    while done < len(buffer):
-        part = buffer[done:]
-        moved = (
-            os.pwritev(fd, [part], offset + done) if write else os.preadv(fd, [part], offset + done)
-        )
-        if moved <= 0:  # the end of the device or file, which the scan never asks beyond
-            raise OSError(errno.EIO, f"short {'write' if write else 'read'} at {offset + done}")
-        done += moved
-
-
-@dataclass
-class BlockMedium:
-    fd: int
-    size_bytes: int
-    sector_bytes: int
-
-    def read(self, buffer: memoryview, offset: int) -> None:
-        _transfer(self.fd, buffer, offset, write=False)
-
-    def write(self, buffer: memoryview, offset: int) -> None:
-        _transfer(self.fd, buffer, offset, write=True)
-
-    def sync(self) -> None:
-        os.fsync(self.fd)
-
-
-@contextlib.contextmanager
-def open_block_device(node: str, *, write: bool) -> Iterator[BlockMedium]:
-    """The device opened with O_DIRECT (read-only unless `write`); closed on the way out.
-
-    For a write, the caller holds flashmark.system.device_safety.claim_for_writing around this."""
-    flags = (os.O_RDWR if write else os.O_RDONLY) | os.O_DIRECT | os.O_CLOEXEC
-    try:
-        fd = os.open(node, flags)
-    except PermissionError:
-        raise TargetError(
-            f"{node}: permission denied: a surface scan of a device needs root (sudo)"
-        ) from None
-    except OSError as error:
-        raise TargetError(f"{node}: cannot open the device: {error.strerror}") from None
-    try:
-        size = os.lseek(fd, 0, os.SEEK_END)
-        raw = fcntl.ioctl(fd, _BLKSSZGET, struct.pack("i", 0))
-        sector = struct.unpack("i", raw)[0] or 512
-        with held(fd, node):  # one flashmark per device (flashmark.system.target_lock)
-            yield BlockMedium(fd=fd, size_bytes=size - size % sector, sector_bytes=sector)
-    finally:
-        os.close(fd)
 
 
 @dataclass
@@ -139,13 +86,13 @@ class FolderMedium:
     def read(self, buffer: memoryview, offset: int) -> None:
         for fd, within, at in self._pieces(len(buffer), offset):
             end = min(len(buffer), at + self.file_bytes - within)
-            _transfer(fd, buffer[at:end], within, write=False)
+            transfer(fd, buffer[at:end], within, write=False)
 
     def write(self, buffer: memoryview, offset: int) -> None:
         for fd, within, at in self._pieces(len(buffer), offset):
             end = min(len(buffer), at + self.file_bytes - within)
             try:
-                _transfer(fd, buffer[at:end], within, write=True)
+                transfer(fd, buffer[at:end], within, write=True)
             except OSError as error:
                 if error.errno in (errno.ENOSPC, errno.EDQUOT):
                     raise NotEnoughSpace(folder_full(self.folder)) from None
@@ -272,3 +219,15 @@ def _remove_files(folder_fd: int, private: PrivateFolder, fds: list[int]) -> Non
             with contextlib.suppress(OSError):
                 os.close(fd)
         remove_private_folder(folder_fd, private)
+
+
+@contextlib.contextmanager
+def open_block_device(node: str, *, write: bool) -> Iterator[BlockDevice]:
+    """The device opened for the scan and locked: one flashmark per device
+    (flashmark.system.target_lock). For a write, the caller holds
+    flashmark.system.device_safety.claim_for_writing around this."""
+    with (
+        open_direct(node, write=write, needs_root="a surface scan of a device") as device,
+        held(device.fd, node),
+    ):
+        yield device

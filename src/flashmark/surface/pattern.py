@@ -1,31 +1,31 @@
 """The verifiable pattern a surface scan writes, and what a block read back turned out to be.
 
-Every 512-byte sector carries a 24-byte header (a magic, the run's nonce, its own offset) and
-488 bytes of the run's random pad, so a sector read back tells, as f3write/f3read do per file:
+Every 512-byte sector is one of the sector format's (flashmark.system.sector_format): its
+header names the run's nonce and its own offset, its body is the run's random pad, so a sector
+read back tells, as f3write/f3read do per file:
 verified, aliased (this run's sector of another offset), zeros or erased (a dropped write),
 stale (another run's or foreign data) or corrupted (docs/surface.md, "The pattern"). The sector
-is the unit because a block device addresses no less. Words are little-endian (every SBC's).
+is the unit because a block device addresses no less. Sectors are built as 64-bit words in the
+host's order: little-endian, as the format is, on every SBC.
 """
 
 from __future__ import annotations
 
 import random
-import struct
 from array import array
 from dataclasses import dataclass, field
 
 from flashmark.codec import document
+from flashmark.system.sector_format import BODY_AT, OFFSET_AT, SECTOR, Use, header, read_header
 
-SECTOR = 512
-MAGIC = int.from_bytes(b"FMSURF1\0", "little")
 PAD_BYTES = 1 << 20  # the random pad repeats every MiB; the offset field keeps sectors unique
 _WORDS = SECTOR // 8
-_HEADER = struct.Struct("=QQQ")  # magic, nonce, offset
+_OFFSET_WORD = OFFSET_AT // 8
 _ZEROS = bytes(SECTOR)
 _ERASED = b"\xff" * SECTOR
 # Body words compared to tell "corrupted" (mostly this sector) from "stale" (another sector):
 # a few samples cost nothing, and a sector with most of them intact is this one, damaged.
-_SAMPLES = tuple(range(4, _WORDS, 7))
+_SAMPLES = tuple(range(BODY_AT // 8, _WORDS, 7))
 
 
 class Kind:
@@ -82,11 +82,15 @@ class Pattern:
         if not 0 < nonce < 1 << 64:
             raise ValueError("the nonce must be a non-zero 64-bit number")
         self.nonce = nonce
+        self._run = run_of(nonce)
         pad = array("Q")
         pad.frombytes(random.Random(nonce).randbytes(PAD_BYTES))
         sectors = PAD_BYTES // SECTOR
-        pad[0::_WORDS] = array("Q", [MAGIC]) * sectors
-        pad[1::_WORDS] = array("Q", [nonce]) * sectors
+        head = array("Q")
+        head.frombytes(header(Use.SURFACE, self._run, 0))
+        for word, value in enumerate(head):
+            if word != _OFFSET_WORD:
+                pad[word::_WORDS] = array("Q", [value]) * sectors
         self._pad = pad + pad  # doubled: any window of up to PAD_BYTES is one slice
 
     def expected(self, offset: int, length: int) -> array[int]:
@@ -100,7 +104,7 @@ class Pattern:
             start = ((offset + done) % PAD_BYTES) // 8
             out += self._pad[start : start + piece // 8]
             done += piece
-        out[2::_WORDS] = array("Q", range(offset, offset + length, SECTOR))
+        out[_OFFSET_WORD::_WORDS] = array("Q", range(offset, offset + length, SECTOR))
         return out
 
     def expected_bytes(self, offset: int, length: int) -> bytes:
@@ -128,10 +132,9 @@ class Pattern:
     def _whole(self, data: bytes, offset: int) -> Range | None:
         """The common cases in one comparison: a whole block aliased, zeroed or erased."""
         length = len(data)
-        magic, nonce, source = _HEADER.unpack_from(data, 0)
+        source = self._source(data)
         if (
-            magic == MAGIC
-            and nonce == self.nonce
+            source is not None
             and source != offset
             and source % SECTOR == 0
             and data == self.expected_bytes(source, length)
@@ -144,8 +147,8 @@ class Pattern:
         return None
 
     def _sector_kind(self, sector: memoryview, offset: int) -> tuple[str, int | None]:
-        magic, nonce, source = _HEADER.unpack_from(sector, 0)
-        if magic == MAGIC and nonce == self.nonce:
+        source = self._source(sector)
+        if source is not None:
             if (
                 source != offset
                 and source % SECTOR == 0
@@ -162,11 +165,23 @@ class Pattern:
             return Kind.CORRUPTED, None
         return Kind.STALE, None
 
+    def _source(self, sector: bytes | memoryview) -> int | None:
+        """The offset a sector of this run was written at; None when it is none of this run's."""
+        head = read_header(sector)
+        if head is None or head.use != Use.SURFACE or head.run != self._run:
+            return None
+        return head.offset
+
     def _mostly_this(self, sector: memoryview, offset: int) -> bool:
         words = sector.cast("Q")
         expected = self.expected(offset, SECTOR)
         same = sum(words[i] == expected[i] for i in _SAMPLES)
         return same * 2 > len(_SAMPLES)
+
+
+def run_of(nonce: int) -> bytes:
+    """The run field of the sector format for a scan's 64-bit nonce."""
+    return nonce.to_bytes(16, "little")
 
 
 def new_nonce() -> int:

@@ -31,7 +31,6 @@ from flashmark.history.store import History
 from flashmark.probe.summary import measured_summary
 from flashmark.probe.target import probe_target
 from flashmark.surface.medium import (
-    BlockMedium,
     FolderMedium,
     Medium,
     folder_files,
@@ -43,6 +42,7 @@ from flashmark.surface.result import SurfaceResult, SurfaceSettings, SurfaceTarg
 from flashmark.surface.resume import HistoryCheckpoints, interrupted_scan
 from flashmark.surface.scan import Checkpoint, Progress, SurfaceScan
 from flashmark.surface.worker import io_process
+from flashmark.system.block_device import BlockDevice
 from flashmark.system.device_safety import check_writable, claim_for_writing
 from flashmark.system.disk_space import SpacePlan, SpaceWatch
 from flashmark.system.mounts import mount_of, read_mounts
@@ -301,7 +301,7 @@ def _medium(
 @contextlib.contextmanager
 def _local_medium(
     plan: SurfacePlan, roots: SystemRoots, block_bytes: int
-) -> Iterator[BlockMedium | FolderMedium]:
+) -> Iterator[BlockDevice | FolderMedium]:
     if plan.kind == FOLDER:
         assert plan.size_bytes is not None
         with folder_files(

@@ -27,8 +27,9 @@ from pathlib import Path
 import flashmark
 from flashmark.errors import FlashmarkError, NotEnoughSpace, add_outcome
 from flashmark.fio.runner import parent_death_prefix
-from flashmark.surface.medium import BlockMedium, FolderMedium, folder_full
+from flashmark.surface.medium import FolderMedium, folder_full
 from flashmark.surface.pipeline import BUFFERS, READ, SYNC, WRITE, Reply, wait_within
+from flashmark.system.block_device import BlockDevice
 from flashmark.system.watchdog import Watchdog
 
 _REQUEST = struct.Struct("<QBIQQ")  # seq, op, slot, offset, length
@@ -158,6 +159,7 @@ class WorkerMedium:
 class _Config:
     """What the I/O process is given (as JSON on its command line)."""
 
+    node: str  # the device's node; "" for a folder
     fds: list[int]  # the device, or the folder's files in order
     folder_file_bytes: int | None  # a folder's files' size; None for a device
     size: int
@@ -171,19 +173,20 @@ class _Config:
 
 @contextlib.contextmanager
 def io_process(
-    medium: BlockMedium | FolderMedium, block_bytes: int, watchdog: Watchdog, place: str
+    medium: BlockDevice | FolderMedium, block_bytes: int, watchdog: Watchdog, place: str
 ) -> Iterator[WorkerMedium]:
     """`medium`'s requests made by an I/O process of their own (module doc), for the block.
 
     On the way out the process ends: at once (SIGKILL) when the block failed, for then a
     request may be stuck; one that does not end within seconds is reported on the error, with
     its pid, and left behind."""
-    fds = [medium.fd] if isinstance(medium, BlockMedium) else list(medium.fds)
+    fds = [medium.fd] if isinstance(medium, BlockDevice) else list(medium.fds)
     slots = BUFFERS + 1  # the passes' buffers and one for single requests
     shared_fd = os.memfd_create("flashmark-surface", os.MFD_CLOEXEC)
     requests_read, requests_write = os.pipe2(os.O_CLOEXEC)
     replies_read, replies_write = os.pipe2(os.O_CLOEXEC)
     config = _Config(
+        node=medium.node if isinstance(medium, BlockDevice) else "",
         fds=fds,
         folder_file_bytes=medium.file_bytes if isinstance(medium, FolderMedium) else None,
         size=medium.size_bytes,
@@ -262,9 +265,9 @@ def _end(process: subprocess.Popen[bytes], *, killed: bool) -> str | None:
 
 # -- the I/O process ------------------------------------------------------------------------
 def _serve(config: _Config) -> None:
-    medium: BlockMedium | FolderMedium
+    medium: BlockDevice | FolderMedium
     if config.folder_file_bytes is None:
-        medium = BlockMedium(config.fds[0], config.size, config.sector)
+        medium = BlockDevice(config.node, config.fds[0], config.size, config.sector)
     else:
         medium = FolderMedium(
             Path("."), config.size, config.sector, config.folder_file_bytes, [], config.fds
