@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from flashmark.cli import main
+from flashmark.cli.saved import RUN_ID
 from flashmark.errors import ExitStatus
 
 BAD_NUMBERS = [
@@ -191,3 +192,8 @@ def test_a_usage_mistake_is_one_line_that_names_the_help():
 def test_flashmark_alone_still_shows_its_help():
     done = CliRunner().invoke(main, [])
     assert "Commands:" in done.output
+
+
+@pytest.mark.parametrize("given", ["0" * 30 + "7", "007", "7"])
+def test_a_run_id_with_leading_zeros_is_the_number_it_writes(given: str) -> None:
+    assert RUN_ID.convert(given, None, None) == 7

@@ -45,8 +45,10 @@ class RunIdType(click.types.IntParamType):
             if not (text.isascii() and text.isdecimal()):
                 raise UsageError(f"{value!r} is not a run id: ids are whole numbers "
                                  "(`flashmark history` lists them)")  # fmt: skip
-            # More digits than MAX_ID has is out of range; int() refuses past 4,300 digits.
-            number = int(text) if len(text) <= len(str(MAX_ID)) else MAX_ID + 1
+            # More digits than MAX_ID has (after leading zeros) is out of range; int() refuses
+            # past 4,300 digits.
+            digits = text.lstrip("0") or "0"
+            number = int(digits) if len(digits) <= len(str(MAX_ID)) else MAX_ID + 1
         if not 1 <= number <= MAX_ID:
             raise UsageError(
                 f"{value} is not a run id: ids go from 1 to {MAX_ID} "
