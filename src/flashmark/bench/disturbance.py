@@ -33,8 +33,7 @@ import psutil
 
 from flashmark.bench.model import Disturbance, DisturbanceStatus, Target
 from flashmark.errors import FlashmarkError
-from flashmark.fio.job import FioJob
-from flashmark.fio.runner import DelegatingRunner, FioOutput, FioRunner, ProgressCallback
+from flashmark.fio.runner import DelegatingRunner, FioOutput, FioRunner
 from flashmark.system.diskstats import (
     SECTOR_BYTES,
     DiskCounters,
@@ -43,7 +42,6 @@ from flashmark.system.diskstats import (
 )
 from flashmark.system.mounts import mount_of, read_mounts
 from flashmark.system.sysroot import SystemRoots
-from flashmark.system.watchdog import StallWatch
 from flashmark.units import KiB, format_rate
 
 # How often the device's counters and the CPU pressure are read during a test: a window is cut
@@ -401,17 +399,8 @@ class _RecordingRunner(DelegatingRunner):
         super().__init__(runner)
         self.runs = runs
 
-    def run(
-        self,
-        job: FioJob,
-        on_progress: ProgressCallback | None = None,
-        *,
-        folder_fd: int | None = None,
-        stall: StallWatch | None = None,
-    ) -> FioOutput:
-        output = self.runner.run(job, on_progress, folder_fd=folder_fd, stall=stall)
+    def ran(self, output: FioOutput) -> None:
         self.runs.append((output, time.time()))
-        return output
 
 
 def not_checked(reason: str, device: str | None = None) -> Disturbance:

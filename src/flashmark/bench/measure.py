@@ -66,7 +66,7 @@ from flashmark.errors import (
     TargetError,
 )
 from flashmark.fio.job import FioJob
-from flashmark.fio.runner import DelegatingRunner, FioOutput, FioRunner, ProgressCallback
+from flashmark.fio.runner import DelegatingRunner, FioOutput, FioRunner
 from flashmark.fio.window import written_extent
 from flashmark.monitor.sampler import DiskMonitor
 from flashmark.system.device_safety import claim_for_writing
@@ -219,17 +219,9 @@ class _WatchedRunner(DelegatingRunner):
         self.counters = counters
         self.place = place
 
-    def run(
-        self,
-        job: FioJob,
-        on_progress: ProgressCallback | None = None,
-        *,
-        folder_fd: int | None = None,
-        stall: StallWatch | None = None,
-    ) -> FioOutput:
+    def watch(self, job: FioJob, stall: StallWatch | None) -> StallWatch:
         bound = self.watchdog.bound(job.block_bytes)
-        stall = stall or StallWatch(bound, f"{self.place} ({job.name})", self.counters)
-        return self.runner.run(job, on_progress, folder_fd=folder_fd, stall=stall)
+        return stall or StallWatch(bound, f"{self.place} ({job.name})", self.counters)
 
 
 def _slowest_s(result: TestResult) -> float:

@@ -97,8 +97,8 @@ class FioRunner(Protocol):
 
 
 class DelegatingRunner:
-    """A FioRunner that hands everything to `runner`: the base of wrappers that add to a run
-    (a stall watch, a record of when each run returned) by overriding `run` alone."""
+    """A FioRunner that hands everything to `runner`: the base of wrappers that add to a run by
+    overriding `watch` (the stall watch a job runs under) or `ran` (each output, as it returns)."""
 
     def __init__(self, runner: FioRunner) -> None:
         self.runner = runner
@@ -118,7 +118,16 @@ class DelegatingRunner:
         folder_fd: int | None = None,
         stall: StallWatch | None = None,
     ) -> FioOutput:
-        return self.runner.run(job, on_progress, folder_fd=folder_fd, stall=stall)
+        stall = self.watch(job, stall)
+        output = self.runner.run(job, on_progress, folder_fd=folder_fd, stall=stall)
+        self.ran(output)
+        return output
+
+    def watch(self, job: FioJob, stall: StallWatch | None) -> StallWatch | None:
+        return stall
+
+    def ran(self, output: FioOutput) -> None:
+        pass
 
 
 _VERSION_RE = re.compile(r"fio-(\d+)\.(\d+)")
