@@ -1,17 +1,18 @@
-"""Does flashmark know when the device was not its own? `flashmark run --profile a1 --runtime 2`
-on an emulated A1 card (a throttled loop device, tests.emulation.throttle) under five
-conditions, each run counted: flagged (a test says another process used the device), the
-verdicts, and false flags (a flag where no other process wrote).
+"""Does flashmark know when the device was not its own? `flashmark run --profile a1 --runtime 2` on
+an emulated A1 card (a throttled loop device, tests.emulation.throttle) under six conditions
+(one on the host's own disk), each run counted: flagged (a test says another process used the
+device), the verdicts, and false flags (a flag where no other process wrote).
 
     sudo python3 -m benchmarks.disturbance [--runs-scale 0.5] [--only idle-ext4 ...]
 
-Conditions: idle ext4 and idle btrfs folders, a journald-like writer (2 kB appended every
-100 ms, buffered, ~20 kB/s) on the same ext4 (20 runs each); a foreign fio writer of 1 MB/s
-(64 KiB direct writes) and one at 10% of the random-write test's rate (4 KiB direct random
-writes, 280 kB/s: 70 IOPS of the card's 700) on the same filesystem (10 runs each). The writers
-run inside the card's throttle, as a second process on a real card shares its time. Starved:
-runs where a test was flagged for the CPUs alone (the host is shared), and the most fio waited for
-a CPU in any window. Asserts nothing.
+Conditions: idle ext4 and idle btrfs folders, a journald-like writer (2 kB appended every 100
+ms, buffered, ~20 kB/s) on the same ext4 and beside a folder of the host's own system disk (no
+throttle: whatever else the host does there counts as another process; 20 runs each); a foreign
+fio writer of 1 MB/s (64 KiB direct writes) and one at 10% of the random-write test's rate (4
+KiB direct random writes, 280 kB/s: 70 IOPS of the card's 700) on the same filesystem (10 runs
+each). The writers run inside the card's throttle, as a second process on a real card shares
+its time. Starved: runs where a test was flagged for the CPUs alone (the host is shared), and
+the most fio waited for a CPU in any window. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
@@ -49,6 +52,7 @@ CONDITIONS = (
     Condition("idle-ext4", "ext4", 20, None, False),
     Condition("idle-btrfs", "btrfs", 20, None, False),
     Condition("journald-like 20 kB/s", "ext4", 20, "journald", False),
+    Condition("system disk, journald-like 20 kB/s", "system", 20, "journald", False),
     Condition("writer 1 MB/s", "ext4", 10, "1m", True),
     Condition("writer 10% of rand-write", "ext4", 10, TENTH_RATE, True),
 )
@@ -61,8 +65,26 @@ _JOURNALD = (
 )
 
 
+class SystemFolder:
+    """A folder of the host's own system disk (under /var/tmp), used as an emulated card is:
+    its commands run as they are, outside any throttle."""
+
+    def __init__(self) -> None:
+        self._folder = tempfile.TemporaryDirectory(dir="/var/tmp", prefix="flashmark-dist-")
+        self.mount_point: Path | None = Path(self._folder.name)
+
+    def command(self, argv: list[str]) -> list[str]:
+        return argv
+
+    def __enter__(self) -> SystemFolder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._folder.cleanup()
+
+
 @contextlib.contextmanager
-def writer(device: EmulatedDevice, kind: str | None) -> Iterator[None]:
+def writer(device: EmulatedDevice | SystemFolder, kind: str | None) -> Iterator[None]:
     assert device.mount_point is not None
     if kind is None:
         yield
@@ -88,7 +110,7 @@ def writer(device: EmulatedDevice, kind: str | None) -> Iterator[None]:
         process.wait()
 
 
-def one_run(device: EmulatedDevice) -> dict[str, object]:
+def one_run(device: EmulatedDevice | SystemFolder) -> dict[str, object]:
     argv = [sys.executable, "-m", "flashmark", "run", str(device.mount_point), "--profile", "a1",
             "--runtime", "2", "--size", "64M", "--json", "--no-save"]  # fmt: skip
     done = subprocess.run(device.command(argv), capture_output=True, text=True, timeout=900)
@@ -132,7 +154,11 @@ def run_condition(condition: Condition, scale: float) -> tuple[object, ...]:
     most_wait = 0.0
     verdicts: Counter[str] = Counter()
     started = time.monotonic()
-    device = EmulatedDevice(CARD, size_bytes=384 * 2**20, fstype=condition.fstype)
+    device: EmulatedDevice | SystemFolder = (
+        SystemFolder()
+        if condition.fstype == "system"
+        else EmulatedDevice(CARD, size_bytes=384 * 2**20, fstype=condition.fstype)
+    )
     with device, writer(device, condition.writer):
         for _ in range(runs):
             document = one_run(device)
