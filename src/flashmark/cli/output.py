@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 from rich.console import Console
@@ -19,6 +19,11 @@ from rich.text import Text
 
 from flashmark.codec import to_text
 from flashmark.errors import EnvironmentProblem
+
+if TYPE_CHECKING:
+    from flashmark.result_kind import ResultKind
+
+R = TypeVar("R")
 
 
 class OutputFailed(EnvironmentProblem):
@@ -162,3 +167,10 @@ def print_json(document: Any) -> None:
     stream = _Guarded(sys.stdout)
     stream.write(to_text(document))
     stream.flush()
+
+
+def verdict_line(kind: ResultKind[R], result: R, saved_id: int | None = None) -> str:
+    """'verdict: A1 pass, A2 fail (...); saved as #3': the kind's summary of the result (the
+    same text as its document's "summary"), and the id it was saved as."""
+    saved = "" if saved_id is None else f"; saved as #{saved_id}"
+    return f"verdict: {kind.summary(result)}{saved}"

@@ -7,11 +7,10 @@ from pathlib import Path
 import click
 
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.output import print_json, print_verdict, stdout_console
+from flashmark.cli.output import print_json, print_verdict, stdout_console, verdict_line
 from flashmark.cli.saved import FILE_FORMATS, RUN_ID, load_entries, render_entries
-from flashmark.cli.tail import verdict_line
 from flashmark.errors import UsageError
-from flashmark.kinds.registry import kind_named
+from flashmark.kinds.by_name import kind_named
 
 
 @click.command("show")

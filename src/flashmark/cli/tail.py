@@ -26,6 +26,7 @@ from flashmark.cli.output import (
     print_verdict,
     stderr_console,
     stdout_console,
+    verdict_line,
 )
 from flashmark.codec import to_text
 from flashmark.errors import (
@@ -201,13 +202,6 @@ class Finished(Generic[R]):
         """A save that failed (exit 7), after everything else the command had to say."""
         if self.outcome is not None and self.outcome.problem is not None:
             raise self.outcome.problem
-
-
-def verdict_line(kind: ResultKind[R], result: R, saved_id: int | None = None) -> str:
-    """'verdict: A1 pass, A2 fail (...); saved as #3': the kind's summary of the result (the
-    same text as its document's "summary"), and the id it was saved as."""
-    saved = "" if saved_id is None else f"; saved as #{saved_id}"
-    return f"verdict: {kind.summary(result)}{saved}"
 
 
 def finish(

@@ -35,14 +35,6 @@ _BY_SCHEMA = {kind.schema: kind for kind in KINDS}
 DOCUMENT_KINDS = {
     kind.schema: DocumentKind(read=kind.from_document, write=kind.to_document) for kind in KINDS
 }
-_BY_NAME = {kind.name: kind for kind in KINDS}
-
-
-def kind_named(name: str) -> ResultKind[Any]:
-    """The kind the history stores under `name`; KeyError for a name it never stores."""
-    return _BY_NAME[name]
-
-
 def kind_of(document: Mapping[str, Any]) -> ResultKind[Any]:
     """The kind of a result document, by its schema; ResultFormatError for one this version
     does not read (another program's JSON, a newer schema, a malformed one)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flashmark.errors import UsageError
-from flashmark.kinds.registry import kind_named
+from flashmark.kinds.by_name import kind_named
 from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import ResultKind
 

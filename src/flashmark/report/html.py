@@ -20,7 +20,7 @@ import jinja2
 from markupsafe import Markup
 
 from flashmark import __version__
-from flashmark.kinds.registry import kind_named
+from flashmark.kinds.by_name import kind_named
 from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import HtmlEntry, HtmlSection, ResultKind
 
