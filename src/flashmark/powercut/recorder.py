@@ -28,7 +28,7 @@ class RecorderFailed(FlashmarkError):
 @dataclass(frozen=True)
 class RunHeader:
     run: str  # the run's nonce, hex
-    identity: str | None  # the device's identity (identity.py), how `verify` finds the run
+    identity: str | None  # system/device_identity.py: how `verify` finds the run
     mode: str
     record_bytes: int
     flush_every: int

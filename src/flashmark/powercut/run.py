@@ -27,7 +27,6 @@ from flashmark.errors import (
 from flashmark.powercut.check import Return, check_cycle, unchecked_cycle
 from flashmark.powercut.commands import run_power_command, shown
 from flashmark.powercut.cycle import CutOutcome, CutPlan, cut_while_writing
-from flashmark.powercut.identity import size_of, wait_for_device
 from flashmark.powercut.media import Medium, RawMedium, Session
 from flashmark.powercut.plan import PowercutPlan, PowercutRequest, medium_for, state_folder
 from flashmark.powercut.record import new_nonce
@@ -52,6 +51,7 @@ from flashmark.powercut.result import (
     PowercutTarget,
 )
 from flashmark.powercut.verdict import judge
+from flashmark.system.device_identity import size_of, wait_for_device
 from flashmark.system.device_stack import kernel_name_of_node
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import device_held
@@ -316,7 +316,7 @@ def run_header(
     layout = medium.layout if isinstance(medium, RawMedium) else None
     return RunHeader(
         run=nonce.hex(),
-        identity=None if plan.identity is None else str(plan.identity),
+        identity=plan.identity,
         mode=medium.mode,
         record_bytes=medium.record_bytes,
         flush_every=request.flush_every,
@@ -348,7 +348,7 @@ def build_result(
     return PowercutResult(
         target=PowercutTarget(
             path=plan.node,
-            identity=None if plan.identity is None else str(plan.identity),
+            identity=plan.identity,
             size_bytes=plan.size_bytes,
             logical_block_bytes=plan.facts.logical_block_bytes,
             write_cache=plan.facts.write_cache,
