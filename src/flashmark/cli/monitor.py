@@ -16,8 +16,8 @@ from typing import TextIO
 
 import click
 
-from flashmark.cli import db_option, debug_option
-from flashmark.cli.output import is_quiet, quiet_option, stderr_console
+from flashmark.cli import debug_option
+from flashmark.cli.output import is_quiet, saving_options, stderr_console
 from flashmark.cli.params import COUNT, INTERVAL, TIMEOUT
 from flashmark.cli.tail import (
     finish,
@@ -76,9 +76,7 @@ class _SplitAtDoubleDash(click.Command):
     help="With a command: stop it after this many seconds (default: let it finish).",
 )
 @click.option("--json", "as_json", is_flag=True, help=f"Print a {SCHEMA} document on stdout.")
-@quiet_option
-@db_option
-@click.option("--no-save", is_flag=True, help="Do not save a command's recording.")
+@saving_options("Do not save a command's recording.")
 @debug_option
 @click.pass_context
 def monitor_command(

@@ -11,12 +11,14 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO, TypeVar
 
 import click
 from rich.console import Console
 from rich.text import Text
 
+from flashmark.cli import db_option
 from flashmark.codec import to_text
 from flashmark.errors import EnvironmentProblem
 
@@ -162,3 +164,17 @@ def print_json(document: Any) -> None:
     stream = _Guarded(sys.stdout)
     stream.write(to_text(document))
     stream.flush()
+
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def saving_options(no_save_help: str) -> Callable[[_Command], _Command]:
+    """--quiet, --db and --no-save, in that order: the options of each command that saves its
+    result to the history; `no_save_help` says what is not saved."""
+    no_save = click.option("--no-save", is_flag=True, help=no_save_help)
+
+    def apply(command: _Command) -> _Command:
+        return quiet_option(db_option(no_save(command)))
+
+    return apply
