@@ -20,11 +20,8 @@ from typing import Any, BinaryIO, Protocol
 
 from flashmark.capacity.signature import is_signed
 from flashmark.errors import DeviceFailed, UsageError
-from flashmark.system.pending_backups import (
-    MAGIC,
-    RECORD,
-    fsync_folder,
-)
+from flashmark.system.file_space import fsync_folder
+from flashmark.system.pending_backups import MAGIC, RECORD
 from flashmark.system.sector_format import SECTOR
 
 
