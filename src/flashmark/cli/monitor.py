@@ -18,7 +18,7 @@ import click
 
 from flashmark.cli import debug_option
 from flashmark.cli.output import is_quiet, saving_options, stderr_console
-from flashmark.cli.params import COUNT, INTERVAL, TIMEOUT
+from flashmark.cli.params import COUNT, TIMEOUT, interval_option
 from flashmark.cli.tail import (
     finish,
     history_to_save,
@@ -54,15 +54,7 @@ class _SplitAtDoubleDash(click.Command):
 
 @click.command("monitor", cls=_SplitAtDoubleDash)
 @click.argument("device", required=False, metavar="[DEVICE]")
-@click.option(
-    "--interval",
-    "interval_s",
-    type=INTERVAL,
-    default=1.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="Seconds between two readings of /proc/diskstats.",
-)
+@interval_option("/proc/diskstats")
 @click.option(
     "--count",
     type=COUNT,

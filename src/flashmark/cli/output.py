@@ -12,13 +12,14 @@ import errno
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO
 
 import click
 from rich.console import Console
 from rich.text import Text
 
 from flashmark.cli import db_option
+from flashmark.cli.params import Decorated
 from flashmark.codec import to_text
 from flashmark.errors import EnvironmentProblem
 
@@ -166,15 +167,12 @@ def print_json(document: Any) -> None:
     stream.flush()
 
 
-_Command = TypeVar("_Command", bound=Callable[..., Any])
-
-
-def saving_options(no_save_help: str) -> Callable[[_Command], _Command]:
+def saving_options(no_save_help: str) -> Callable[[Decorated], Decorated]:
     """--quiet, --db and --no-save, in that order: the options of each command that saves its
     result to the history; `no_save_help` says what is not saved."""
     no_save = click.option("--no-save", is_flag=True, help=no_save_help)
 
-    def apply(command: _Command) -> _Command:
+    def apply(command: Decorated) -> Decorated:
         return quiet_option(db_option(no_save(command)))
 
     return apply
