@@ -21,8 +21,8 @@ from flashmark import __version__
 from flashmark.codec import encode
 from flashmark.errors import (
     DeviceFailed,
-    ExitStatus,
     FlashmarkError,
+    StoppedEarly,
 )
 from flashmark.powercut.check import Return, check_cycle, unchecked_cycle
 from flashmark.powercut.commands import run_power_command, shown
@@ -69,14 +69,8 @@ class PowercutEvent:
 Progress = Callable[[PowercutEvent], None]
 
 
-class PowercutStopped(FlashmarkError):
+class PowercutStopped(StoppedEarly[PowercutResult]):
     """The test stopped before its last cycle; `partial` holds the cycles checked so far."""
-
-    def __init__(self, partial: PowercutResult, cause: BaseException) -> None:
-        super().__init__(str(cause) or type(cause).__name__)
-        self.partial = partial
-        self.cause = cause
-        self.exit_status = getattr(cause, "exit_status", ExitStatus.FAILURE)
 
 
 def run_powercut(

@@ -23,6 +23,7 @@ from flashmark.errors import (
     FlashmarkError,
     Interrupted,
     ReadOnlyTarget,
+    StoppedEarly,
     TargetError,
     TargetPermissionDenied,
     UsageError,
@@ -102,14 +103,10 @@ class SurfacePlan:
     fill_refusal: str | None = None
 
 
-class ScanStopped(FlashmarkError):
+class ScanStopped(StoppedEarly[SurfaceResult]):
     """The scan stopped before the end; `partial` is what it measured, `cause` why."""
 
-    def __init__(self, partial: SurfaceResult, cause: BaseException) -> None:
-        super().__init__(str(cause) or type(cause).__name__)
-        self.partial = partial
-        self.cause = cause
-        self.exit_status = getattr(cause, "exit_status", ExitStatus.INTERRUPTED)
+    exit_status = ExitStatus.INTERRUPTED
 
 
 @dataclass(frozen=True)
