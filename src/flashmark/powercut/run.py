@@ -53,6 +53,7 @@ from flashmark.powercut.result import (
 from flashmark.powercut.verdict import judge
 from flashmark.system.device_identity import size_of, wait_for_device
 from flashmark.system.device_stack import kernel_name_of_node
+from flashmark.system.signals import signal_of
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import device_held
 
@@ -465,12 +466,8 @@ def _gone_reason(back: Return, number: int, timeout_s: float) -> str:
 
 def _stop_reason(error: BaseException) -> str:
     """Why the run stopped, as the result's `stopped` says it ("stopped  by SIGTERM")."""
-    name = getattr(error, "signal_name", None)
-    if name:
-        return f"by {name}"
-    if isinstance(error, KeyboardInterrupt):
-        return "by SIGINT"
-    return str(error) or type(error).__name__
+    name = signal_of(error)
+    return f"by {name}" if name else str(error) or type(error).__name__
 
 
 def utc_now() -> str:

@@ -48,6 +48,7 @@ from flashmark.system.device_safety import check_writable, claim_for_writing
 from flashmark.system.disk_space import SpacePlan, SpaceWatch
 from flashmark.system.mounts import mount_of, read_mounts
 from flashmark.system.paths import stat_target
+from flashmark.system.signals import signal_of
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.system_disk import fill_refusal
 from flashmark.system.target_lock import refuse_if_busy
@@ -387,9 +388,5 @@ def scan_surface(
 
 
 def _reason(error: BaseException) -> str:
-    signal_name = getattr(error, "signal_name", None)
-    if signal_name:
-        return f"stopped by {signal_name}"
-    if isinstance(error, KeyboardInterrupt):
-        return "stopped by SIGINT"
-    return f"stopped: {error}"
+    name = signal_of(error)
+    return f"stopped by {name}" if name else f"stopped: {error}"
