@@ -7,6 +7,9 @@ Every message names the cause, the place, and the flag or command that fixes it.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Generic, TypeVar
+
+Partial = TypeVar("Partial")
 
 
 class ExitStatus(IntEnum):
@@ -31,6 +34,17 @@ class FlashmarkError(Exception):
     """Base of every error flashmark reports to a user as one line."""
 
     exit_status: ExitStatus = ExitStatus.FAILURE
+
+
+class StoppedEarly(FlashmarkError, Generic[Partial]):
+    """A command stopped before its end: `partial` is what it measured until then, `cause`
+    why; the exit status is the cause's, or the class's where the cause has none."""
+
+    def __init__(self, partial: Partial, cause: BaseException) -> None:
+        super().__init__(str(cause) or type(cause).__name__)
+        self.partial = partial
+        self.cause = cause
+        self.exit_status = getattr(cause, "exit_status", type(self).exit_status)
 
 
 class UsageError(FlashmarkError):

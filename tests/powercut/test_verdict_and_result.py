@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
 
 import pytest
 from rich.console import Console
@@ -150,3 +151,26 @@ def test_the_html_section_escapes_what_it_shows():
     assert "/dev/&lt;script&gt;" in body
     cycles = body.split("<thead>", 1)[1].split("</table>", 1)[0]
     assert cycles.count("<tr") == 2  # the head and one cycle
+
+
+@pytest.mark.parametrize(
+    ("identity", "key"),
+    [
+        # as system.device_identity names a device
+        ("usb:0781:5581:4C530001/part@2048", "usb:0781:5581:4C530001"),
+        ("usb:0781:5581:4C530001:lun1", "usb:0781:5581:4C530001:lun1"),
+        ("serial:Ultra Fit/4C530001", "serial:4C530001"),
+        ("cid:035344534333324780dd2a2e8c013700", "cid:035344534333324780dd2a2e8c013700"),
+        # as documents saved before it was shared with capacity name one
+        ("usb:0781:5581:4C530001:lun0 partition 1", "usb:0781:5581:4C530001"),
+        ("serial:Ultra Fit:4C530001", "serial:4C530001"),
+        ("serial:4C530001", "serial:4C530001"),
+        ("cid:035344534333324780DD2A2E8C013700", "cid:035344534333324780dd2a2e8c013700"),
+    ],
+)
+def test_the_card_is_the_disk_the_identity_names_in_new_and_older_documents(identity, key):
+    result = result_of([cycle(1)])
+    card_of = POWERCUT.card
+    assert card_of is not None
+    card = card_of(replace(result, target=replace(result.target, identity=identity)))
+    assert card is not None and card.key == key

@@ -25,7 +25,6 @@ from flashmark.workloads.packages import generate_package_set
 from flashmark.workloads.session import (
     WORKLOAD_NAMES,
     UnknownWorkload,
-    run_workload,
     run_workloads,
 )
 from tests.cli_runner import flashmark
@@ -55,7 +54,7 @@ def leftovers(folder: Path) -> list[Path]:
 
 def test_pkg_install_writes_every_file_with_fsync_and_the_status_updates(tmp_path: Path) -> None:
     package_set = generate_package_set(SCALE)
-    result = run_workload("pkg-install", tmp_path, scale=SCALE, roots=SystemRoots())
+    [result] = run_workloads(("pkg-install",), tmp_path, scale=SCALE, roots=SystemRoots())
     assert result.skipped is None and result.seconds is not None and result.seconds > 0
     counts = result.counts
     assert counts.packages == len(package_set.packages)
@@ -112,7 +111,7 @@ def test_the_four_workloads_in_a_row_share_state_like_seed_002(
 
 def test_pkg_remove_alone_sets_up_the_installed_subset_first(tmp_path: Path) -> None:
     package_set = generate_package_set(SCALE)
-    result = run_workload("pkg-remove", tmp_path, scale=SCALE, roots=SystemRoots())
+    [result] = run_workloads(("pkg-remove",), tmp_path, scale=SCALE, roots=SystemRoots())
     assert result.counts.packages == len(package_set.removed)
     assert result.counts.status_notes == 3 * len(package_set.removed)
     assert result.counts.files_written == result.counts.status_notes  # only status stanzas
@@ -123,7 +122,7 @@ def test_cold_read_without_a_writable_drop_caches_is_skipped_with_the_reason(
     tmp_path: Path,
 ) -> None:
     roots = SystemRoots(procfs=tmp_path / "no-proc")
-    result = run_workload("cold-read", tmp_path, scale=SCALE, roots=roots)
+    [result] = run_workloads(("cold-read",), tmp_path, scale=SCALE, roots=roots)
     assert result.seconds is None and result.monitor is None
     assert result.skipped is not None and "drop the page cache" in result.skipped
     assert encode(result)["skipped"] == result.skipped
@@ -139,7 +138,9 @@ def test_a_failure_inside_a_workload_still_removes_its_folder(tmp_path: Path) ->
             raise Boom
 
     with pytest.raises(Boom):
-        run_workload("pkg-install", tmp_path, scale=SCALE, roots=SystemRoots(), progress=progress)
+        run_workloads(
+            ("pkg-install",), tmp_path, scale=SCALE, roots=SystemRoots(), progress=progress
+        )
     assert leftovers(tmp_path) == []
 
 
@@ -228,9 +229,9 @@ def test_unknown_names_missing_folders_and_full_disks_are_refused(tmp_path: Path
     with pytest.raises(UnknownWorkload, match="choose from pkg-install"):
         run_workloads(["pkg-upgrade"], tmp_path, roots=SystemRoots())
     with pytest.raises(TargetNotFound):
-        run_workload("pkg-install", tmp_path / "nowhere", roots=SystemRoots())
+        run_workloads(("pkg-install",), tmp_path / "nowhere", roots=SystemRoots())
     free = os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize
     huge = free / 0.8e9 * 4  # a scale whose installed size is ~4x the free space
     with pytest.raises(NotEnoughSpace, match="--scale"):
-        run_workload("pkg-install", tmp_path, scale=huge, roots=SystemRoots())
+        run_workloads(("pkg-install",), tmp_path, scale=huge, roots=SystemRoots())
     assert leftovers(tmp_path) == []

@@ -30,7 +30,7 @@ from flashmark.bench.preflight import check_plan, fio_work_folder
 from flashmark.bench.profiles import get_profile
 from flashmark.bench.run_result import Partial, Run
 from flashmark.bench.target import resolve_target
-from flashmark.errors import EnvironmentProblem, FlashmarkError, Interrupted
+from flashmark.errors import EnvironmentProblem, FlashmarkError, Interrupted, StoppedEarly
 from flashmark.fio.runner import FioRunner, ReplayRunner, runner_from_environment
 from flashmark.history.store import History
 from flashmark.probe.model import ProbeReport
@@ -41,15 +41,9 @@ from flashmark.system.watchdog import DEFAULT_FLOOR_S, Watchdog
 from flashmark.workloads.needs import workload_needs
 
 
-class BenchmarkStopped(FlashmarkError):
+class BenchmarkStopped(StoppedEarly[Run]):
     """A step failed after tests were measured: `partial` is the run with those tests (its
     `partial` says what failed), `cause` the error, whose exit status this one carries."""
-
-    def __init__(self, partial: Run, cause: BaseException) -> None:
-        super().__init__(str(cause))
-        self.partial = partial
-        self.cause = cause
-        self.exit_status = getattr(cause, "exit_status", self.exit_status)
 
 
 @dataclass(frozen=True)

@@ -149,7 +149,6 @@ def job_for_test(
         window_s=float(window),
         # Generous: fsync at the end of a write test on a slow card can take long.
         timeout_s=max(120.0, 4 * expected),
-        log_prefix=name,
         ramp_s=ramp,
         block_bytes=spec.block_size_bytes,
     )
@@ -207,7 +206,6 @@ def sustained_job(
         expected_s=None,
         window_s=None,
         timeout_s=SUSTAINED_TIME_LIMIT_S + 300.0,
-        log_prefix=spec.name,
         size_limit_bytes=limit,
         block_bytes=spec.block_size_bytes,
     )
@@ -246,7 +244,6 @@ def prepare_job(settings: Settings, filename: str, offset_bytes: int = 0) -> Fio
         expected_s=None,
         window_s=None,
         timeout_s=PREPARE_TIME_LIMIT_S + 300.0,
-        log_prefix=None,
         block_bytes=PREPARE_BLOCK_BYTES,
     )
 

@@ -56,13 +56,13 @@ from flashmark.bench.slow_moments import SlowMoments, pauses_of_writes
 from flashmark.bench.target import TestArea, created_test_file
 from flashmark.errors import (
     DeviceFailed,
-    ExitStatus,
     FioFailed,
     FioOutputError,
     FlashmarkError,
     Interrupted,
     NotEnoughSpace,
     ReadOnlyTarget,
+    StoppedEarly,
     TargetError,
 )
 from flashmark.fio.job import FioJob
@@ -128,7 +128,7 @@ class Measurement:
     warnings: tuple[str, ...]  # what went wrong on the way without spoiling the figures
 
 
-class MeasurementStopped(FlashmarkError):
+class MeasurementStopped(StoppedEarly[Measurement]):
     """A step failed after tests were measured (a device that failed or stopped answering, a
     workload that ran out of room): `partial` holds those tests, `step` names the step that
     failed, `not_run` what did not run after it, `cause` the error (its exit status is this
@@ -137,12 +137,9 @@ class MeasurementStopped(FlashmarkError):
     def __init__(
         self, partial: Measurement, step: str, not_run: tuple[str, ...], cause: BaseException
     ) -> None:
-        super().__init__(str(cause))
-        self.partial = partial
+        super().__init__(partial, cause)
         self.step = step
         self.not_run = not_run
-        self.cause = cause
-        self.exit_status = getattr(cause, "exit_status", ExitStatus.FAILURE)
 
 
 def measure(

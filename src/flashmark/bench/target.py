@@ -42,6 +42,7 @@ from flashmark.errors import (
     printable,
 )
 from flashmark.fio.job import is_fio_literal_device
+from flashmark.system.block_device import open_failed
 from flashmark.system.device_safety import BlockDevice, block_device_for_majmin, check_writable
 from flashmark.system.disk_space import plan_space
 from flashmark.system.file_space import allocate, sync_filesystem
@@ -153,12 +154,9 @@ def _device_target(
     node, device = _kernel_node(given, status, roots)
     try:
         refuse_if_busy(node)
-    except PermissionError:
-        raise TargetPermissionDenied(
-            f"{node}: permission denied: reading a device needs root (sudo) or the disk group"
-        ) from None
     except OSError as error:
-        raise TargetError(f"{node}: cannot open the device: {error.strerror}") from None
+        permission = "reading a device needs root (sudo) or the disk group"
+        raise open_failed(node, error, permission) from None
     capacity = device.size_bytes
     if capacity is not None and size_bytes > capacity:
         raise NotEnoughSpace(

@@ -20,11 +20,8 @@ from typing import Any, BinaryIO, Protocol
 
 from flashmark.capacity.signature import is_signed
 from flashmark.errors import DeviceFailed, UsageError
-from flashmark.system.pending_backups import (
-    MAGIC,
-    RECORD,
-    fsync_folder,
-)
+from flashmark.system.file_space import fsync_folder
+from flashmark.system.pending_backups import MAGIC, RECORD
 from flashmark.system.sector_format import SECTOR
 
 
@@ -121,13 +118,21 @@ def restore_records(device: RawDevice, records: Sequence[Record], source: str) -
     for record in reversed(records):
         device.write_bytes(record.offset, record.data)
     device.sync_checked()
+    differing = _read_back(device, [(r, r.offset, r.data) for r in records], source)
+    return RestoreOutcome(len(records), sum(len(r.data) for r in records), differing)
+
+
+def _read_back(device: RawDevice, writes: Sequence[tuple[Record, int, bytes]], source: str) -> int:
+    """Check each restored (record, offset, content) reads back; return how many differ
+    where a later range aliased onto them. DeviceFailed when a range backed up before the
+    first write (so it says what the device held) does not read back."""
     differing = 0
     failed: list[int] = []
-    for record in records:
-        if device.read_bytes(record.offset, len(record.data)) == record.data:
+    for record, offset, data in writes:
+        if device.read_bytes(offset, len(data)) == data:
             continue
         if record.pre_write:
-            failed.append(record.offset)
+            failed.append(offset)
         else:
             differing += 1
     if failed:
@@ -136,7 +141,7 @@ def restore_records(device: RawDevice, records: Sequence[Record], source: str) -
             f"the device did not read back {len(failed)} restored range(s) (at bytes {where}"
             f"{', ...' if len(failed) > 5 else ''}); the backup stays in {source}"
         )
-    return RestoreOutcome(len(records), sum(len(r.data) for r in records), differing)
+    return differing
 
 
 def restore_ours(
@@ -181,21 +186,7 @@ def restore_ours(
         device.write_bytes(offset, data)
     if writes:
         device.sync_checked()
-    differing = 0
-    failed: list[int] = []
-    for record, offset, data in writes:
-        if device.read_bytes(offset, len(data)) == data:
-            continue
-        if record.pre_write:
-            failed.append(offset)
-        else:
-            differing += 1
-    if failed:
-        where = ", ".join(str(offset) for offset in failed[:5])
-        raise DeviceFailed(
-            f"the device did not read back {len(failed)} restored range(s) (at bytes {where}"
-            f"{', ...' if len(failed) > 5 else ''}); the backup stays in {source}"
-        )
+    differing = _read_back(device, writes, source)
     return RestoreOutcome(
         ranges=len({id(record) for record, _, _ in writes}),
         bytes_restored=sum(len(data) for _, _, data in writes),

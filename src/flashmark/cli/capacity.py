@@ -15,9 +15,9 @@ from flashmark.capacity.probe import (
     run_capacity,
 )
 from flashmark.capacity.result import CAPACITY_SCHEMA
-from flashmark.cli import db_option, debug_option
+from flashmark.cli import debug_option
 from flashmark.cli.confirm import confirm_overwrite
-from flashmark.cli.output import quiet_option, stderr_console
+from flashmark.cli.output import saving_options, stderr_console
 from flashmark.cli.progress import progress_display
 from flashmark.cli.tail import (
     finish,
@@ -53,9 +53,7 @@ from flashmark.system.signals import signals_raise
     "[default ~/.local/state/flashmark/capacity-backups].",
 )
 @click.option("--json", "as_json", is_flag=True, help=f'Print a "{CAPACITY_SCHEMA}" document.')
-@quiet_option
-@db_option
-@click.option("--no-save", is_flag=True, help="Do not save this result to the history.")
+@saving_options("Do not save this result to the history.")
 @debug_option
 def capacity_command(
     device: str | None,

@@ -16,9 +16,9 @@ from typing import TextIO
 
 import click
 
-from flashmark.cli import db_option, debug_option
-from flashmark.cli.output import is_quiet, quiet_option, stderr_console
-from flashmark.cli.params import COUNT, INTERVAL, TIMEOUT
+from flashmark.cli import debug_option
+from flashmark.cli.output import is_quiet, saving_options, stderr_console
+from flashmark.cli.params import COUNT, TIMEOUT, interval_option
 from flashmark.cli.tail import (
     finish,
     history_to_save,
@@ -54,15 +54,7 @@ class _SplitAtDoubleDash(click.Command):
 
 @click.command("monitor", cls=_SplitAtDoubleDash)
 @click.argument("device", required=False, metavar="[DEVICE]")
-@click.option(
-    "--interval",
-    "interval_s",
-    type=INTERVAL,
-    default=1.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="Seconds between two readings of /proc/diskstats.",
-)
+@interval_option("/proc/diskstats")
 @click.option(
     "--count",
     type=COUNT,
@@ -76,9 +68,7 @@ class _SplitAtDoubleDash(click.Command):
     help="With a command: stop it after this many seconds (default: let it finish).",
 )
 @click.option("--json", "as_json", is_flag=True, help=f"Print a {SCHEMA} document on stdout.")
-@quiet_option
-@db_option
-@click.option("--no-save", is_flag=True, help="Do not save a command's recording.")
+@saving_options("Do not save a command's recording.")
 @debug_option
 @click.pass_context
 def monitor_command(

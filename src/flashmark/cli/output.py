@@ -11,12 +11,15 @@ from __future__ import annotations
 import errno
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 from rich.console import Console
 from rich.text import Text
 
+from flashmark.cli import db_option
+from flashmark.cli.params import Decorated
 from flashmark.codec import to_text
 from flashmark.errors import EnvironmentProblem
 
@@ -174,3 +177,14 @@ def verdict_line(kind: ResultKind[R], result: R, saved_id: int | None = None) ->
     same text as its document's "summary"), and the id it was saved as."""
     saved = "" if saved_id is None else f"; saved as #{saved_id}"
     return f"verdict: {kind.summary(result)}{saved}"
+
+
+def saving_options(no_save_help: str) -> Callable[[Decorated], Decorated]:
+    """--quiet, --db and --no-save, in that order: the options of each command that saves its
+    result to the history; `no_save_help` says what is not saved."""
+    no_save = click.option("--no-save", is_flag=True, help=no_save_help)
+
+    def apply(command: Decorated) -> Decorated:
+        return quiet_option(db_option(no_save(command)))
+
+    return apply

@@ -11,8 +11,8 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -248,6 +248,23 @@ RAMP = BoundedInt(0, MAX_RAMP_S, unit="seconds")  # 0: no warm-up, measuring sta
 TIMEOUT = BoundedFloat(0.0, MAX_TIMEOUT_S, min_open=True, unit="seconds")
 WORKLOAD_SCALE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE)  # 0 skips the workloads
 WORKLOAD_SCALE_POSITIVE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE, min_open=True)
+
+
+# What a click decorator takes and gives back: a command function, or the command.
+Decorated = TypeVar("Decorated", bound=Callable[..., Any])
+
+
+def interval_option(read: str) -> Callable[[Decorated], Decorated]:
+    """--interval SECONDS (default 1), the time between two readings of `read`."""
+    return click.option(
+        "--interval",
+        "interval_s",
+        type=INTERVAL,
+        default=1.0,
+        show_default=True,
+        metavar="SECONDS",
+        help=f"Seconds between two readings of {read}.",
+    )
 COUNT = BoundedInt(1, MAX_COUNT)
 STALL_TIMEOUT = BoundedFloat(0.0, MAX_STALL_TIMEOUT_S, min_open=True, unit="seconds")
 SIZE = Size()

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flashmark.cli import db_option, debug_option
+from flashmark.cli import debug_option
 from flashmark.cli.confirm import confirm_overwrite
-from flashmark.cli.output import quiet_option, say_line, stderr_console
+from flashmark.cli.output import saving_options, say_line, stderr_console
 from flashmark.cli.params import SIZE, BoundedFloat, BoundedInt
 from flashmark.cli.tail import finish, history_to_save
 from flashmark.errors import ExitStatus, FlashmarkError, Interrupted, UsageError
@@ -186,9 +186,7 @@ def powercut_command() -> None:
 @click.option(
     "--json", "as_json", is_flag=True, help=f"Print the result document ({POWERCUT_SCHEMA})."
 )
-@quiet_option
-@db_option
-@click.option("--no-save", is_flag=True, help="Do not save the result to the history.")
+@saving_options("Do not save the result to the history.")
 @debug_option
 def run_command(
     device: str,
@@ -325,9 +323,7 @@ def run_command(
 @click.option(
     "--json", "as_json", is_flag=True, help=f"Print the result document ({POWERCUT_SCHEMA})."
 )
-@quiet_option
-@db_option
-@click.option("--no-save", is_flag=True, help="Do not save the result to the history.")
+@saving_options("Do not save the result to the history.")
 @debug_option
 def verify_command(
     device: str,

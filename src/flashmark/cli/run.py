@@ -22,12 +22,12 @@ from flashmark.bench.model import TargetKind
 from flashmark.bench.plan import Plan
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.render.profiles import profiles_document, profiles_table
-from flashmark.cli import db_option, debug_option
+from flashmark.cli import debug_option
 from flashmark.cli.clean import say_cleaned_at_start
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import (
     print_json,
-    quiet_option,
+    saving_options,
     say_line,
     stderr_console,
     stdout_console,
@@ -112,9 +112,7 @@ _SHORT_RUNTIME_S = 8
     is_flag=True,
     help="Print the result document (flashmark.result/1) on stdout; progress on stderr.",
 )
-@quiet_option
-@db_option
-@click.option("--no-save", is_flag=True, help="Do not save this run to the history.")
+@saving_options("Do not save this run to the history.")
 @click.option(
     "--buffered",
     is_flag=True,

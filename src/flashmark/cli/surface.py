@@ -11,10 +11,10 @@ from pathlib import Path
 
 import click
 
-from flashmark.cli import db_option, debug_option
+from flashmark.cli import debug_option
 from flashmark.cli.clean import say_cleaned_at_start
 from flashmark.cli.confirm import ALLOW_SYSTEM_DISK, confirm_filling
-from flashmark.cli.output import quiet_option, say_line, stderr_console
+from flashmark.cli.output import saving_options, say_line, stderr_console
 from flashmark.cli.params import SIZE, BoundedInt, stall_timeout_option
 from flashmark.cli.progress import BarProgress, PlainProgress, progress_display
 from flashmark.cli.tail import (
@@ -104,9 +104,7 @@ _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
     is_flag=True,
     help=f"Print the result document ({SURFACE_SCHEMA}) on stdout; progress on stderr.",
 )
-@quiet_option
-@db_option
-@click.option("--no-save", is_flag=True, help="Do not save the result to the history.")
+@saving_options("Do not save the result to the history.")
 @stall_timeout_option
 @debug_option
 def surface_command(

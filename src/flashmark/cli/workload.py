@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from flashmark.cli import db_option, debug_option
+from flashmark.cli import debug_option
 from flashmark.cli.clean import say_cleaned_at_start
-from flashmark.cli.output import quiet_option, say_line
-from flashmark.cli.params import INTERVAL, WORKLOAD_SCALE_POSITIVE, Choice
+from flashmark.cli.output import saving_options, say_line
+from flashmark.cli.params import WORKLOAD_SCALE_POSITIVE, Choice, interval_option
 from flashmark.cli.progress import progress_display
 from flashmark.cli.tail import (
     finish,
@@ -37,19 +37,9 @@ _ALL = "all"
     '~0.8 GB) of "Performance impact of MMC storage used on SBC" (2018); 0.1 takes a '
     "tenth of the time.",
 )
-@click.option(
-    "--interval",
-    "interval_s",
-    type=INTERVAL,
-    default=1.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="Seconds between two readings of the device's I/O counters.",
-)
+@interval_option("the device's I/O counters")
 @click.option("--json", "as_json", is_flag=True, help=f"Print a {SCHEMA} document on stdout.")
-@quiet_option
-@db_option
-@click.option("--no-save", is_flag=True, help="Do not save this result to the history.")
+@saving_options("Do not save this result to the history.")
 @debug_option
 def workload_command(
     name: str,

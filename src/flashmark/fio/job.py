@@ -40,13 +40,11 @@ class FioJob:
     name: str
     text: str
     writes: bool
-    readonly: (
-        bool  # pass fio's --readonly: it refuses any write (device runs without --destructive)
-    )
+    # Pass fio's --readonly: it refuses any write (device runs without --destructive).
+    readonly: bool
     expected_s: float | None  # known for time-based jobs; None for the size-based preparation
     window_s: float | None  # the measuring window (runtime after the ramp) of time-based jobs
     timeout_s: float  # the runner kills fio after this long
-    log_prefix: str | None
     # Size-based tests (sustained-write): the io_size it stops at, to tell that stop from the
     # steady rule's (flashmark.bench.results); None for the others.
     size_limit_bytes: int | None = None

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flashmark.powercut.classify import classify
+from flashmark.powercut.classify import Tally, classify
 from flashmark.powercut.media import Session
 from flashmark.powercut.recorder import CycleLog
-from flashmark.powercut.result import CycleResult
+from flashmark.powercut.result import CycleResult, FsCheck
 
 
 @dataclass(frozen=True)
@@ -61,16 +61,69 @@ def check_cycle(
         flushed=log.flushed,
     )
     flushed = flushed_count(log, count)
+    return _cycle_result(
+        log,
+        tally,
+        records_written=written
+        if written is not None
+        else max(flushed, tally.durable + tally.torn + tally.corrupt),
+        records_flushed=flushed,
+        record_bytes=record_bytes,
+        in_flight=in_flight,
+        came_back=came_back,
+        fsck=session.fsck,
+    )
+
+
+def unchecked_cycle(
+    log: CycleLog, *, count: int, written: int | None, in_flight: int, came_back: Return
+) -> CycleResult:
+    """A cycle whose records could not be read (the device did not come back whole)."""
+    flushed = flushed_count(log, count)
+    return _cycle_result(
+        log,
+        _NOTHING_READ,
+        records_written=written if written is not None else flushed,
+        records_flushed=flushed,
+        record_bytes=0,
+        in_flight=in_flight,
+        came_back=came_back,
+        fsck=None,
+    )
+
+
+# An unchecked cycle's counts: no record was read, so none is counted lost or durable.
+_NOTHING_READ = Tally(
+    records=0,
+    durable=0,
+    lost_after_flush=0,
+    lost_unflushed=0,
+    torn=0,
+    corrupt=0,
+    reordered=False,
+    first_lost_seq=None,
+)
+
+
+def _cycle_result(
+    log: CycleLog,
+    tally: Tally,
+    *,
+    records_written: int,
+    records_flushed: int,
+    record_bytes: int,
+    in_flight: int,
+    came_back: Return,
+    fsck: FsCheck | None,
+) -> CycleResult:
     return CycleResult(
         number=log.number,
         first_seq=log.first_seq,
         cut_at_s=None if log.cut is None else log.cut.cut_at_s,
         off_command_s=None if log.cut is None else log.cut.off_command_s,
-        records_written=written
-        if written is not None
-        else max(flushed, tally.durable + tally.torn + tally.corrupt),
+        records_written=records_written,
         records_in_flight=in_flight,
-        records_flushed=flushed,
+        records_flushed=records_flushed,
         durable=tally.durable,
         lost_after_flush=tally.lost_after_flush,
         lost_unflushed=tally.lost_unflushed,
@@ -82,34 +135,7 @@ def check_cycle(
         device=came_back.state,
         back_after_s=came_back.after_s,
         back_as=came_back.node,
-        fsck=session.fsck,
-    )
-
-
-def unchecked_cycle(
-    log: CycleLog, *, count: int, written: int | None, in_flight: int, came_back: Return
-) -> CycleResult:
-    """A cycle whose records could not be read (the device did not come back whole)."""
-    flushed = flushed_count(log, count)
-    return CycleResult(
-        number=log.number,
-        first_seq=log.first_seq,
-        cut_at_s=None if log.cut is None else log.cut.cut_at_s,
-        off_command_s=None if log.cut is None else log.cut.off_command_s,
-        records_written=written if written is not None else flushed,
-        records_in_flight=in_flight,
-        records_flushed=flushed,
-        durable=0,
-        lost_after_flush=0,
-        lost_unflushed=0,
-        torn=0,
-        corrupt=0,
-        flushed_bytes_lost=0,
-        reordered=False,
-        first_lost_seq=None,
-        device=came_back.state,
-        back_after_s=came_back.after_s,
-        back_as=came_back.node,
+        fsck=fsck,
     )
 
 

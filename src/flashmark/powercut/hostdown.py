@@ -21,7 +21,6 @@ from flashmark.codec import decode, encode
 from flashmark.errors import DeviceFailed, FlashmarkError, UsageError
 from flashmark.powercut.check import Return, check_cycle, records_to_check, unchecked_cycle
 from flashmark.powercut.cycle import CutPlan, PowerNotCut, cut_while_writing
-from flashmark.powercut.identity import identify, size_of
 from flashmark.powercut.plan import PowercutPlan, PowercutRequest, medium_for, plan_powercut
 from flashmark.powercut.recorder import (
     CutMark,
@@ -48,6 +47,7 @@ from flashmark.powercut.run import (
     utc_now,
 )
 from flashmark.system.block_device import queue_facts
+from flashmark.system.device_identity import device_identity, size_of
 from flashmark.system.device_stack import kernel_name_of_node
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import device_held
@@ -72,7 +72,7 @@ def run_host_down_cycle(
     """Write one cycle and cut the power, which takes this host down: it does not return.
     HostStayedUp when the host is still up `host_down_timeout_s` after the off command."""
     roots = roots or SystemRoots.from_environment()
-    identity = None if plan.identity is None else str(plan.identity)
+    identity = plan.identity
     if identity is None:
         raise UsageError(
             f"{plan.node} names no identity (CID, WWID, serial): after a reboot it could not "
@@ -168,11 +168,11 @@ def verify_powercut(
         raise UsageError("verify reads the run from --record-to HOST or --record-file FILE")
     node = os.path.realpath(device)
     name = kernel_name_of_node(node, roots)
-    identity = identify(name, roots)
+    identity = device_identity(name, roots)
     if remote is not None:
         if identity is None:
             raise UsageError(f"{node} names no identity: its run cannot be found at the recorder")
-        entries = fetch_run(remote, str(identity))
+        entries = fetch_run(remote, identity)
         if not entries:
             raise UsageError(f"the recorder at {remote.where} has no run of {node} ({identity})")
     else:
@@ -180,7 +180,7 @@ def verify_powercut(
         entries = read_entries(record_file)
     log = read_run(entries)
     header = log.header
-    if header.identity is not None and identity is not None and str(identity) != header.identity:
+    if header.identity is not None and identity is not None and identity != header.identity:
         raise UsageError(
             f"{node} is another device ({identity}) than the run's ({header.identity})"
         )
@@ -291,7 +291,7 @@ def _plan_without_checks(node: str, roots: SystemRoots) -> PowercutPlan:
     return PowercutPlan(
         node=node,
         name=name,
-        identity=identify(name, roots),
+        identity=device_identity(name, roots),
         size_bytes=size_of(name, roots),
         facts=queue_facts(name, roots),
         summary=None,

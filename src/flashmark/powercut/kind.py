@@ -18,7 +18,6 @@ from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind
 from flashmark.views.writers import ViewWriters
 
 if TYPE_CHECKING:
-
     from flashmark.references.records import ReferenceDevice
 
 _WRITERS = ViewWriters(powercut_view, CSV_COLUMNS)
@@ -38,18 +37,24 @@ def _html(results: Sequence[PowercutResult], references: Sequence[ReferenceDevic
 
 
 def _card(result: PowercutResult) -> CardIdentity | None:
-    """The device by the identity the test followed it by ("cid:...", "serial:MODEL:SERIAL",
-    "loop:/path", ...; powercut.identity), a partition by its disk."""
+    """The device by the identity the test followed it by (system.device_identity), a partition
+    by its disk. Documents saved before that module was shared name a partition by number
+    ("... partition 1"), a serial as "serial:MODEL:SERIAL" and a USB disk with ":lun0"."""
     identity = result.target.identity
     if not identity:
         return None
-    source, _, value = identity.partition(" partition ")[0].partition(":")
+    disk = identity.partition(" partition ")[0].partition("/part@")[0]
+    source, _, value = disk.partition(":")
     name = result.target.device
     if source == "cid":
         return cid_identity(value, name)
     if source == "serial":
-        # MODEL:SERIAL, or SERIAL alone: the serial number is what a probe records too
-        return CardIdentity(f"serial:{value.rsplit(':', 1)[-1]}", name or identity)
+        # MODEL/SERIAL, or MODEL:SERIAL or SERIAL alone (older documents): the serial number
+        # is what a probe records too
+        serial = value.rsplit("/", 1)[-1] if "/" in value else value.rsplit(":", 1)[-1]
+        return CardIdentity(f"serial:{serial}", name or identity)
+    if source == "usb":
+        value = value.removesuffix(":lun0")
     return CardIdentity(f"{source}:{value}", name or identity)
 
 

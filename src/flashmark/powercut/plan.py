@@ -23,11 +23,11 @@ from flashmark.errors import (
     UsageError,
 )
 from flashmark.powercut.filesystem import FsMedium, filesystem_missing, filesystem_space
-from flashmark.powercut.identity import DeviceIdentity, identify, size_of
 from flashmark.powercut.journal import JournalLayout
 from flashmark.powercut.media import Medium, RawMedium
 from flashmark.powercut.result import RAW
 from flashmark.system.block_device import QueueFacts, queue_facts
+from flashmark.system.device_identity import device_identity, size_of
 from flashmark.system.device_safety import check_writable
 from flashmark.system.device_stack import device_stack, kernel_name_of_node, name_of_majmin
 from flashmark.system.disk_space import SpacePlan
@@ -63,7 +63,7 @@ class PowercutPlan:
 
     node: str
     name: str
-    identity: DeviceIdentity | None
+    identity: str | None
     size_bytes: int
     facts: QueueFacts
     summary: str | None  # the probed device in one line
@@ -113,7 +113,7 @@ def plan_powercut(request: PowercutRequest, roots: SystemRoots | None = None) ->
     return PowercutPlan(
         node=node,
         name=name,
-        identity=identify(name, roots),
+        identity=device_identity(name, roots),
         size_bytes=size,
         facts=queue_facts(name, roots),
         summary=_probe_summary(node, roots),

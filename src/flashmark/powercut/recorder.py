@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from flashmark.errors import FlashmarkError
+from flashmark.system.file_space import fsync_folder
 
 
 class RecorderFailed(FlashmarkError):
@@ -28,7 +29,7 @@ class RecorderFailed(FlashmarkError):
 @dataclass(frozen=True)
 class RunHeader:
     run: str  # the run's nonce, hex
-    identity: str | None  # the device's identity (identity.py), how `verify` finds the run
+    identity: str | None  # system/device_identity.py: how `verify` finds the run
     mode: str
     record_bytes: int
     flush_every: int
@@ -209,11 +210,3 @@ def read_entries(path: Path) -> list[dict[str, Any]]:
                 break
             raise RecorderFailed(f"{path}, line {number + 1}: not a flush record entry") from None
     return entries
-
-
-def fsync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -21,13 +21,12 @@ from flashmark import __version__
 from flashmark.codec import encode
 from flashmark.errors import (
     DeviceFailed,
-    ExitStatus,
     FlashmarkError,
+    StoppedEarly,
 )
 from flashmark.powercut.check import Return, check_cycle, unchecked_cycle
 from flashmark.powercut.commands import run_power_command, shown
 from flashmark.powercut.cycle import CutOutcome, CutPlan, cut_while_writing
-from flashmark.powercut.identity import size_of, wait_for_device
 from flashmark.powercut.media import Medium, RawMedium, Session
 from flashmark.powercut.plan import PowercutPlan, PowercutRequest, medium_for, state_folder
 from flashmark.powercut.record import new_nonce
@@ -52,7 +51,9 @@ from flashmark.powercut.result import (
     PowercutTarget,
 )
 from flashmark.powercut.verdict import judge
+from flashmark.system.device_identity import size_of, wait_for_device
 from flashmark.system.device_stack import kernel_name_of_node
+from flashmark.system.signals import signal_of
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import device_held
 
@@ -69,14 +70,8 @@ class PowercutEvent:
 Progress = Callable[[PowercutEvent], None]
 
 
-class PowercutStopped(FlashmarkError):
+class PowercutStopped(StoppedEarly[PowercutResult]):
     """The test stopped before its last cycle; `partial` holds the cycles checked so far."""
-
-    def __init__(self, partial: PowercutResult, cause: BaseException) -> None:
-        super().__init__(str(cause) or type(cause).__name__)
-        self.partial = partial
-        self.cause = cause
-        self.exit_status = getattr(cause, "exit_status", ExitStatus.FAILURE)
 
 
 def run_powercut(
@@ -316,7 +311,7 @@ def run_header(
     layout = medium.layout if isinstance(medium, RawMedium) else None
     return RunHeader(
         run=nonce.hex(),
-        identity=None if plan.identity is None else str(plan.identity),
+        identity=plan.identity,
         mode=medium.mode,
         record_bytes=medium.record_bytes,
         flush_every=request.flush_every,
@@ -348,7 +343,7 @@ def build_result(
     return PowercutResult(
         target=PowercutTarget(
             path=plan.node,
-            identity=None if plan.identity is None else str(plan.identity),
+            identity=plan.identity,
             size_bytes=plan.size_bytes,
             logical_block_bytes=plan.facts.logical_block_bytes,
             write_cache=plan.facts.write_cache,
@@ -471,12 +466,8 @@ def _gone_reason(back: Return, number: int, timeout_s: float) -> str:
 
 def _stop_reason(error: BaseException) -> str:
     """Why the run stopped, as the result's `stopped` says it ("stopped  by SIGTERM")."""
-    name = getattr(error, "signal_name", None)
-    if name:
-        return f"by {name}"
-    if isinstance(error, KeyboardInterrupt):
-        return "by SIGINT"
-    return str(error) or type(error).__name__
+    name = signal_of(error)
+    return f"by {name}" if name else str(error) or type(error).__name__
 
 
 def utc_now() -> str:

@@ -20,7 +20,8 @@ from typing import IO, Any
 
 from flashmark.errors import UsageError
 from flashmark.powercut.plan import state_folder
-from flashmark.powercut.recorder import RecorderFailed, fsync_folder, read_entries
+from flashmark.powercut.recorder import RecorderFailed, read_entries
+from flashmark.system.file_space import fsync_folder
 
 _RUN = re.compile(r"[0-9a-f]{32}")
 SSH_ORIGINAL_COMMAND = "SSH_ORIGINAL_COMMAND"  # sshd(8): what the client asked a forced command

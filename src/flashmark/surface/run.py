@@ -23,6 +23,7 @@ from flashmark.errors import (
     FlashmarkError,
     Interrupted,
     ReadOnlyTarget,
+    StoppedEarly,
     TargetError,
     TargetPermissionDenied,
     UsageError,
@@ -47,6 +48,7 @@ from flashmark.system.device_safety import check_writable, claim_for_writing
 from flashmark.system.disk_space import SpacePlan, SpaceWatch
 from flashmark.system.mounts import mount_of, read_mounts
 from flashmark.system.paths import stat_target
+from flashmark.system.signals import signal_of
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.system_disk import fill_refusal
 from flashmark.system.target_lock import refuse_if_busy
@@ -102,14 +104,10 @@ class SurfacePlan:
     fill_refusal: str | None = None
 
 
-class ScanStopped(FlashmarkError):
+class ScanStopped(StoppedEarly[SurfaceResult]):
     """The scan stopped before the end; `partial` is what it measured, `cause` why."""
 
-    def __init__(self, partial: SurfaceResult, cause: BaseException) -> None:
-        super().__init__(str(cause) or type(cause).__name__)
-        self.partial = partial
-        self.cause = cause
-        self.exit_status = getattr(cause, "exit_status", ExitStatus.INTERRUPTED)
+    exit_status = ExitStatus.INTERRUPTED
 
 
 @dataclass(frozen=True)
@@ -390,9 +388,5 @@ def scan_surface(
 
 
 def _reason(error: BaseException) -> str:
-    signal_name = getattr(error, "signal_name", None)
-    if signal_name:
-        return f"stopped by {signal_name}"
-    if isinstance(error, KeyboardInterrupt):
-        return "stopped by SIGINT"
-    return f"stopped: {error}"
+    name = signal_of(error)
+    return f"stopped by {name}" if name else f"stopped: {error}"

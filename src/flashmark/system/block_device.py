@@ -110,6 +110,14 @@ class BlockDevice:
         )
 
 
+def open_failed(node: str, error: OSError, permission: str) -> TargetError:
+    """The one line of a device node that cannot be opened; `permission` says what it needs
+    when the cause is a denied permission."""
+    if isinstance(error, PermissionError):
+        return TargetPermissionDenied(f"{node}: permission denied: {permission}")
+    return TargetError(f"{node}: cannot open the device: {error.strerror}")
+
+
 @contextlib.contextmanager
 def open_direct(node: str, *, write: bool, needs_root: str) -> Iterator[BlockDevice]:
     """The device opened with O_DIRECT (read-only unless `write`), closed on the way out.
@@ -118,12 +126,8 @@ def open_direct(node: str, *, write: bool, needs_root: str) -> Iterator[BlockDev
     flags = (os.O_RDWR if write else os.O_RDONLY) | os.O_DIRECT | os.O_CLOEXEC
     try:
         fd = os.open(node, flags)
-    except PermissionError:
-        raise TargetPermissionDenied(
-            f"{node}: permission denied: {needs_root} needs root (sudo)"
-        ) from None
     except OSError as error:
-        raise TargetError(f"{node}: cannot open the device: {error.strerror}") from None
+        raise open_failed(node, error, f"{needs_root} needs root (sudo)") from None
     try:
         size = os.lseek(fd, 0, os.SEEK_END)
         yield BlockDevice(node, fd, size, logical_block_bytes(fd))

@@ -391,17 +391,15 @@ def _overlap(first: tuple[int, int] | None, second: tuple[int, int] | None) -> b
 def dm_kind(uuid: str) -> str:
     """What built a dm device, from the prefix its tool gives the dm uuid (cryptsetup: CRYPT-,
     CRYPT-LUKS1/2- for LUKS, CRYPT-VERITY- from veritysetup; lvm2: LVM-; multipath-tools:
-    mpath-; kpartx: partN-)."""
-    if uuid.startswith("CRYPT-LUKS"):
-        return "LUKS"
-    if uuid.startswith("CRYPT-VERITY"):
-        return "dm-verity"
-    if uuid.startswith("CRYPT-"):
-        return "dm-crypt"
-    if uuid.startswith("LVM-"):
-        return "LVM"
-    if uuid.startswith("mpath-"):
-        return "multipath"
-    if uuid.startswith("part"):
-        return "kpartx partition"
-    return "device-mapper"
+    mpath-; kpartx: partN-); the first prefix that matches, the longer ones first."""
+    return next((kind for prefix, kind in _DM_KINDS if uuid.startswith(prefix)), "device-mapper")
+
+
+_DM_KINDS = (
+    ("CRYPT-LUKS", "LUKS"),
+    ("CRYPT-VERITY", "dm-verity"),
+    ("CRYPT-", "dm-crypt"),
+    ("LVM-", "LVM"),
+    ("mpath-", "multipath"),
+    ("part", "kpartx partition"),
+)

@@ -16,6 +16,8 @@ device now rather than during a measurement.
   NOTES).
 - `sync_filesystem(fd)`: syncfs(2) on the filesystem holding `fd` (only that one, unlike
   sync(2)), or sync(2) where the C library lacks syncfs.
+- `fsync_folder(folder)`: fsync(2) of a folder, so that a name just made in it survives a
+  crash too (syncing the file does not sync its directory entry).
 
 Python's os module has neither fallocate nor syncfs; both are called in the C library.
 """
@@ -27,6 +29,7 @@ import ctypes.util
 import errno
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 _NOT_SUPPORTED = {errno.EOPNOTSUPP, errno.ENOSYS}
@@ -40,6 +43,11 @@ def _libc() -> ctypes.CDLL | None:
 
 
 _LIBC = _libc()
+
+
+def libc_function(name: str) -> Any:
+    """The C library's function `name` (ctypes), None where the library or it is missing."""
+    return getattr(_LIBC, name, None)
 
 
 def _fallocate() -> Callable[..., Any] | None:
@@ -82,3 +90,12 @@ def sync_filesystem(fd: int) -> None:
     if function(ctypes.c_int(fd)) != 0:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code))
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make the names in `folder` durable (module doc). Raises OSError."""
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

@@ -23,6 +23,7 @@ from typing import Any
 from flashmark.errors import EnvironmentProblem, UnsafeDevice
 from flashmark.system.device_identity import device_identity
 from flashmark.system.device_stack import DeviceStack
+from flashmark.system.file_space import fsync_folder
 from flashmark.system.places import state_home
 from flashmark.system.sysroot import SystemRoots
 
@@ -156,16 +157,6 @@ BACKUP_FOLDER = Path("flashmark") / "capacity-backups"
 def backup_folder(environ: Mapping[str, str] | None = None) -> Path:
     """$XDG_STATE_HOME/flashmark/capacity-backups (XDG_STATE_HOME defaults to ~/.local/state)."""
     return state_home(environ, needed_for="capacity backups") / BACKUP_FOLDER
-
-
-def fsync_folder(folder: Path) -> None:
-    # The new name must survive a crash too (fsync(2): syncing the file does not sync the
-    # directory entry).
-    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def pending_header(path: Path) -> dict[str, Any] | None:

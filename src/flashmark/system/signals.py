@@ -120,3 +120,12 @@ def signals_held() -> Iterator[None]:
         if pending is not None and _held.depth == 0:
             raise pending
         _held.pending = pending  # still inside an outer held section
+
+
+def signal_of(error: BaseException) -> str | None:
+    """The signal that stopped a command with `error` ("SIGTERM"), None when none did: an
+    Interrupted names its signal, and Ctrl-C outside signals_raise is a KeyboardInterrupt."""
+    name = getattr(error, "signal_name", None)
+    if name:
+        return str(name)
+    return "SIGINT" if isinstance(error, KeyboardInterrupt) else None

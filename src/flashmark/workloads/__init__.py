@@ -2,8 +2,8 @@
 cold boot-like read. Each reports wall time, its own operations and bytes, and what the device
 saw meanwhile (flashmark.monitor); docs/workloads.md has the model and its sources.
 
-    result = run_workload("pkg-install", Path("/media/card"), scale=0.1,
-                          roots=SystemRoots.from_environment())
+    [result] = run_workloads(("pkg-install",), Path("/media/card"), scale=0.1,
+                             roots=SystemRoots.from_environment())
 
 The runner is session.py; what reads a result imports only the data types (result.py).
 """

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import os
 import random
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from flashmark.system.file_space import fsync_folder, libc_function
 from flashmark.workloads.packages import STATUS_STANZA_BYTES, SyntheticFile, SyntheticPackage
 
 MAXUPDATES = 250  # dpkg lib/dpkg/dpkg.h: status notes between two checkpoints
@@ -31,20 +31,9 @@ SYNC_FILE_RANGE_WAIT_BEFORE = 1
 SYNC_FILE_RANGE_WRITE = 2
 
 
-def _load_libc() -> ctypes.CDLL | None:
-    name = ctypes.util.find_library("c")
-    try:
-        return ctypes.CDLL(name, use_errno=True)
-    except OSError:
-        return None
-
-
-_LIBC = _load_libc()
-
-
 def sync_file_range(fd: int, flags: int) -> bool:
     """sync_file_range(fd, 0, 0, flags) (Python's os lacks it); False when unavailable."""
-    function = getattr(_LIBC, "sync_file_range", None)
+    function = libc_function("sync_file_range")
     if function is None:
         return False
     result = function(ctypes.c_int(fd), ctypes.c_int64(0), ctypes.c_int64(0), ctypes.c_uint(flags))
@@ -53,19 +42,11 @@ def sync_file_range(fd: int, flags: int) -> bool:
 
 def syncfs(path: Path) -> None:
     """Flush one filesystem (not the whole machine) when the C library offers syncfs(2)."""
-    function = getattr(_LIBC, "syncfs", None)
+    function = libc_function("syncfs")
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         if function is None or int(function(ctypes.c_int(fd))) != 0:
             os.sync()
-    finally:
-        os.close(fd)
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -197,7 +178,7 @@ class StatusDatabase:
         write_file(self.pool, temporary, STATUS_STANZA_BYTES, key, counters, fsync=True)
         os.replace(temporary, self.layout.updates / f"{self.next_update:04d}")
         counters.renames += 1
-        fsync_dir(self.layout.updates)
+        fsync_folder(self.layout.updates)
         counters.fsyncs += 1
         counters.status_notes += 1
         self.next_update += 1
@@ -208,7 +189,7 @@ class StatusDatabase:
         self._write_status(counters)
         for number in range(self.next_update):
             (self.layout.updates / f"{number:04d}").unlink(missing_ok=True)
-        fsync_dir(self.layout.updates)
+        fsync_folder(self.layout.updates)
         counters.fsyncs += 1
         counters.checkpoints += 1
         self.next_update = 0
@@ -281,7 +262,7 @@ def unpack(
     list_path = layout.info / f"{package.name}.list"
     if safe:
         write_atomically(pool, list_path, list_file_bytes(package), package.content_key, counters)
-        fsync_dir(layout.info)
+        fsync_folder(layout.info)
         counters.fsyncs += 1
         status.note(package, INSTALL_NOTES[1], counters)
     else:
@@ -333,7 +314,7 @@ def purge(
     for suffix in (".list", ".md5sums"):
         (layout.info / f"{package.name}{suffix}").unlink(missing_ok=True)
         counters.files_removed += 1
-    fsync_dir(layout.info)
+    fsync_folder(layout.info)
     counters.fsyncs += 1
     status.note(package, PURGE_NOTES[2], counters)
     counters.packages += 1

@@ -67,24 +67,6 @@ class UnknownWorkload(UsageError):
     pass
 
 
-def run_workload(
-    name: str,
-    folder: Path,
-    *,
-    scale: float = 1.0,
-    roots: SystemRoots,
-    progress: Progress | None = None,
-    interval_s: float = 1.0,
-    seed: int = DEFAULT_SEED,
-) -> WorkloadResult:
-    """Run one workload in a new folder under `folder`, alone (it sets up its own state)."""
-    results = run_workloads(
-        (name,), folder, scale=scale, roots=roots, progress=progress, interval_s=interval_s,
-        seed=seed,
-    )  # fmt: skip
-    return results[0]
-
-
 def run_workloads(
     names: Sequence[str],
     folder: Path,

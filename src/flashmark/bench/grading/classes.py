@@ -137,26 +137,30 @@ def _speed_class(threshold_mb_s: int) -> CheckRule:
     )
 
 
+def _app_class(
+    number: int, test_suffix: str, *, read_iops: int, write_iops: int, note: str = ""
+) -> GradeRule:
+    """An Application Performance Class: random 4K reads and writes (on the tests named
+    rand-read-4k and rand-write-4k plus `test_suffix`) and 10 MB/s sustained sequential."""
+    checks = (
+        CheckRule("random 4K read", f"rand-read-4k{test_suffix}", "read_iops", read_iops, "IOPS"),
+        CheckRule(
+            "random 4K write", f"rand-write-4k{test_suffix}", "write_iops", write_iops, "IOPS"
+        ),
+        _sequential(10),
+    )
+    return GradeRule(
+        f"A{number}", f"Application Performance Class {number}", _APP_CLASS_SOURCE, checks, note
+    )
+
+
 GRADE_RULES: tuple[GradeRule, ...] = (
-    GradeRule(
-        "A1",
-        "Application Performance Class 1",
-        _APP_CLASS_SOURCE,
-        (
-            CheckRule("random 4K read", "rand-read-4k", "read_iops", 1500, "IOPS"),
-            CheckRule("random 4K write", "rand-write-4k", "write_iops", 500, "IOPS"),
-            _sequential(10),
-        ),
-    ),
-    GradeRule(
-        "A2",
-        "Application Performance Class 2",
-        _APP_CLASS_SOURCE,
-        (
-            CheckRule("random 4K read", "rand-read-4k-q32", "read_iops", 4000, "IOPS"),
-            CheckRule("random 4K write", "rand-write-4k-q32", "write_iops", 2000, "IOPS"),
-            _sequential(10),
-        ),
+    _app_class(1, "", read_iops=1500, write_iops=500),
+    _app_class(
+        2,
+        "-q32",
+        read_iops=4000,
+        write_iops=2000,
         note="A2 needs host support (command queueing and cache); without it an A2 card "
         "can measure below A1",
     ),
