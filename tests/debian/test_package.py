@@ -124,7 +124,9 @@ def files(root: Path) -> set[str]:
 def test_installs_runs_and_purges_without_a_trace(root: Path, package: Path) -> None:
     before = files(root)
     shutil.copy(package, root / "tmp" / package.name)
-    in_root = ("chroot", str(root), "env", "HOME=/home/user")
+    # A clean environment: none of this test process's (its lock folder, its history).
+    in_root = ("chroot", str(root), "env", "-i", f"PATH={DEBIAN_PATH}", "HOME=/home/user",
+               "LC_ALL=C.UTF-8", "DEBIAN_FRONTEND=noninteractive")
     run(*in_root, "apt-get", "install", "-y", "--no-install-recommends", f"/tmp/{package.name}")
     assert "/usr/lib/python3/dist-packages/flashmark/__init__.py" in run(
         *in_root, "dpkg", "-L", "flashmark")
