@@ -107,6 +107,7 @@ def test_debian_s_package_names_the_debian_package_of_the_extra():
     found = installation(BASE, BASE, module, "")
     assert found.kind is InstallKind.DEBIAN
     assert found.add_extra("server") == "sudo apt install flashmark-server"
+    assert found.add_extra("fleet") == "sudo apt install flashmark-fleet"
 
 
 def test_a_python_of_its_own_uses_its_own_pip(tmp_path):

@@ -8,7 +8,8 @@ where this flashmark came from:
 - pipx: `pipx install --force` with the extra, from the same place;
 - any other venv or Python: its own pip, from the wheel or folder pip recorded in the
   installed metadata (PEP 610's direct_url.json), else from an index;
-- Debian's python3 (dist-packages under /usr/lib/python3): the Debian package of the extra.
+- Debian's python3 (dist-packages under /usr/lib/python3): the Debian package of the extra
+  (debian/control: flashmark-server, flashmark-fleet).
 """
 
 from __future__ import annotations
