@@ -63,15 +63,14 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def _group_for_workers(items: list[pytest.Item]) -> None:
+def pytest_itemcollected(item: pytest.Item) -> None:
     """The tests of a module run in one worker, one after another: a module's fixtures (an
     emulated device measured once, a built wheel) are then made once. The fault tier is one
     group: its session fixture runs every selected case together, on one lab. A module that
     names its group itself (xdist_group) keeps it: the accuracy tests of the emulated devices
-    share one, so that two of them never run at the same time."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
+    share one, so that two of them never run at the same time. Marked as each test is
+    collected, before any pytest_collection_modifyitems: xdist reads the marks in its own."""
+    if item.get_closest_marker("xdist_group") is None:
         group = "faults" if item.get_closest_marker("faults") else item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(group))
 
@@ -80,12 +79,8 @@ def _interrupt_on_sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum} (SIGTERM): stopping and removing test devices")
 
 
-# Before xdist's own hook, which reads the xdist_group marks (--dist loadgroup, pyproject).
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip marked tests with the reason the machine cannot run them (never silently), and
-    say which tests a parallel worker (pytest-xdist) must run together."""
-    _group_for_workers(items)
+    """Skip marked tests with the reason the machine cannot run them (never silently)."""
     fio_reason = fio_missing_reason()
     root_reason = emulation_missing_reason()
     # Checking for nbdkit's Python plugin starts nbdkit: only when a flash test was collected.
