@@ -58,8 +58,12 @@ if [ "$dev" = yes ]; then
     # leave nothing behind, as on ext4 (btrfs lists a folder's entries as they were when its
     # descriptor was opened: tests/system/test_filesystems.py); btrfs also calibrates the disturbance
     # check on idle btrfs folders (tests/bench/test_disturbance.py); openssh-server: the
-    # power-cut recorder's tests start a throwaway sshd (tests/powercut/sshd.py).
+    # power-cut recorder's tests start a throwaway sshd (tests/powercut/sshd.py);
+    # debhelper, dh-python, pybuild-plugin-pyproject, python3-all, python3-setuptools,
+    # python3-wheel, lintian, debootstrap: the debian tier builds the Debian package with
+    # Debian's own tooling and installs it in a debootstrapped root (tests/debian), never here.
     packages="$packages e2fsprogs fdisk mount procps nbdkit nbdkit-plugin-python libnbd-bin fuse3 chromium postgresql f2fs-tools btrfs-progs xfsprogs exfatprogs exfat-fuse openssh-server"
+    packages="$packages debhelper dh-python pybuild-plugin-pyproject python3-all python3-setuptools python3-wheel lintian debootstrap"
 fi
 # 32-bit ARM has no psycopg-binary wheel: the server extra's plain psycopg loads Debian's libpq.
 case "$extras,$(uname -m)" in *server*,armv[67]l) packages="$packages libpq5" ;; esac
