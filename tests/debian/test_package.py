@@ -77,7 +77,8 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ".git", "__pycache__", "*.egg-info", "build", "dist", ".*_cache", ".hypothesis",
         ".venv", "test-artifacts", "tests"))
     run("dpkg-buildpackage", "-us", "-uc", "-b", cwd=tree)
-    run("lintian", "--fail-on", "error,warning", f"flashmark_{__version__}_amd64.changes",
+    architecture = run("dpkg", "--print-architecture").strip()  # the .changes file's name
+    run("lintian", "--fail-on", "error,warning", f"flashmark_{__version__}_{architecture}.changes",
         cwd=build)
     return build / f"flashmark_{__version__}_all.deb"
 

@@ -1,7 +1,8 @@
 """A saved kind of result by the name the history keeps it under, importing only that kind.
 
 `flashmark show ID` needs one kind; importing every kind (kinds.registry) cost it about 40 ms of
-start-up. The table names each kind's module; tests/kinds check it against the registry.
+start-up. The table is the one list of the saved kinds: the registry reads them from it, and
+tests/kinds check that each kind is saved under the name it gives itself.
 """
 
 from __future__ import annotations

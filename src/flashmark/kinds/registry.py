@@ -12,20 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flashmark.bench.kind import RUN
 from flashmark.bench.probe_kind import PROBE
-from flashmark.capacity.kind import CAPACITY
 from flashmark.clean.kind import CLEAN
 from flashmark.errors import ResultFormatError
 from flashmark.history.entries import HistoryEntry
+from flashmark.kinds.by_name import KIND_MODULES, kind_named
 from flashmark.kinds.strict import DocumentKind
-from flashmark.monitor.kind import MONITOR
-from flashmark.powercut.kind import POWERCUT
 from flashmark.result_kind import ResultKind
-from flashmark.surface.kind import SURFACE
-from flashmark.workloads.kind import WORKLOADS
 
-KINDS: tuple[ResultKind[Any], ...] = (RUN, MONITOR, WORKLOADS, CAPACITY, SURFACE, POWERCUT)
+# The saved kinds, in the order of kinds.by_name's table (the one list of them).
+KINDS: tuple[ResultKind[Any], ...] = tuple(kind_named(name) for name in KIND_MODULES)
 # Printed, never saved (`saved=False`): no history entry, file format or upload takes them.
 PRINTED_KINDS: tuple[ResultKind[Any], ...] = (PROBE, CLEAN)
 
