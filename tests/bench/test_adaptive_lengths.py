@@ -235,8 +235,12 @@ def test_a_throttled_card_keeps_the_first_windows_that_are_enough(a1_run):
             assert test["lengthened"] is None and direction["runtime_ms"] == runtime_s * 1000
             continue
         assert_length_follows_the_rule(test, direction, document["tests"][1:index], runtime_s)
-        if test["lengthened"] is None:  # a throttled card's first window: between whole bursts
-            assert "whole bursts" in direction["ci95"]["method"], test["name"]
+        if test["lengthened"] is None:
+            # A throttled card's first window is read as a device completing in bursts: between
+            # its whole bursts, or counted and widened by one burst where that is surer (which
+            # one depends on how evenly the host let the throttle's grants fall:
+            # fio/window.py surer_rate).
+            assert "(a device completing in bursts)" in direction["ci95"]["method"], test["name"]
 
 
 def test_a_throttled_card_reads_its_caps_from_its_windows(a1_run):

@@ -21,13 +21,16 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from flashmark.bench.disturbance import CounterSampler, DeviceSample, TestWatch
 from flashmark.bench.document import document_to_run, run_to_document
 from flashmark.bench.grading.classes import grade_results
 from flashmark.bench.model import Disturbance, DisturbanceStatus
 from flashmark.bench.render.csv_export import runs_to_csv
 from flashmark.bench.render.markdown import run_to_markdown
 from flashmark.bench.render.terminal import render_run
+from flashmark.fio.runner import FioOutput
 from flashmark.stats import Verdict
+from flashmark.system.sysroot import SystemRoots
 from tests.bench.test_verdicts import SAVED, card
 from tests.emulation.runs import DEVICE_TIMING, flashmark_json
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
@@ -36,6 +39,7 @@ from tests.emulation.throttle import DeviceCaps, EmulatedDevice, unavailable_rea
 pytestmark = DEVICE_TIMING
 
 MB = 10**6
+MiB = 2**20
 CARD = DeviceCaps("A1 card", read_iops=2000, write_iops=700, read_bps=40 * MB, write_bps=20 * MB)
 REASON = "another process wrote 3.10 MB/s to mmcblk0 during rand-write-4k"
 DISTURBED = Disturbance(
@@ -100,6 +104,46 @@ def test_the_row_the_verdict_line_and_every_export_name_it():
     assert REASON in screen.getvalue()
 
 
+def test_a_late_report_does_not_hide_a_writer_beside_a_bursty_device():
+    # A throttled card completes a 20 MB/s sequential write in grants of 2 MiB every 100 ms; a
+    # writer beside it adds 1 MB/s. fio reports 150 ms after its window's end (busy CPUs):
+    # its time less its runtime starts the window 150 ms late, which read alone would lose 3 MB
+    # of the test's own writes and find the writer at a fraction of its rate. The samples fall
+    # 37 ms into each grant's period, so no edge lines up with a grant either.
+    start, runtime_s, lag_s, writer_bps = 1000.0, 2.0, 0.150, 1e6
+    grants = [k * 0.1 for k in range(-20, 21)]  # ramp grants before the window's start, too
+
+    def device_bytes(at: float) -> int:
+        own = sum(2 * MiB for grant in grants if start + grant <= at)
+        return own + round(writer_bps * (at - (start - 2.0)))
+
+    samples = [start - 1.963 + k * 0.1 for k in range(45)]
+    sampler = CounterSampler("loop0", SystemRoots())
+    sampler.samples = [DeviceSample(at, 0, device_bytes(at), 0, 0, None, None) for at in samples]
+    log = "".join(
+        f"{round(grant * 1000)}, 1, 1, {MiB}, 0\n{round(grant * 1000)}, 1, 1, {MiB}, 0\n"
+        for grant in grants
+        if 0 < grant <= runtime_s
+    )
+    written = log.count("\n") * MiB
+    report = {
+        "timestamp_ms": round((start + runtime_s + lag_s) * 1000),
+        "jobs": [{
+            "read": {"io_bytes": 0, "total_ios": 0, "runtime": 0},
+            "write": {"io_bytes": written, "total_ios": written // MiB, "runtime": 2000},
+        }],
+    }  # fmt: skip
+    output = FioOutput(
+        "seq-write", (), 0, json.dumps(report), "", {"seq-write_iops.1.log": log}, 2.2
+    )
+    watch = TestWatch("seq-write", "loop0", SystemRoots(), "device", MiB)
+    watch.sampler = sampler
+    watch.runs.append((output, start + runtime_s + lag_s + 0.01))
+    judged = watch.judged(retries=0)
+    assert judged.status is DisturbanceStatus.DISTURBED, judged
+    assert judged.write_bytes_per_s == pytest.approx(writer_bps, rel=0.05)
+
+
 # -- real runs on emulated cards ----------------------------------------------------------------
 
 emulated = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -149,7 +193,7 @@ def test_a_foreign_writer_of_1_mb_s_is_named_and_grades_nothing():
         with writing(device, foreign):
             document = a1_run(device)
     names = [t["name"] for t in document["tests"]]
-    assert device_flags(document) == names
+    assert device_flags(document) == names, [t["disturbance"] for t in document["tests"]]
     for test in document["tests"]:
         disturbance = test["disturbance"]
         assert disturbance["write_bytes_per_s"] > 0.5 * MB

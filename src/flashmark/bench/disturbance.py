@@ -6,8 +6,9 @@ on another partition of the same card takes the same card's time) is sampled eve
 SAMPLE_EVERY_S, with fio's own wait for a CPU and the host's CPU pressure. Each fio run's window
 (fio's own runtime: from the end of its ramp to the end of its final flush, which ends at fio's
 report, `timestamp_ms`) is cut out of the samples, and the device's sectors and requests
-completed in it are compared with fio's own bytes and I/Os per direction (its JSON's io_bytes
-and total_ios). What is left beyond the test's own I/O and its filesystem's share is another
+completed in it are compared with fio's own bytes and I/Os per direction: its per-I/O log's
+completions, placed on the samples' clock (`aligned`), else its JSON's io_bytes and
+total_ios. What is left beyond the test's own I/O and its filesystem's share is another
 process's; past the bounds below the test was disturbed, and its checks are "uncertain"
 (grading.classes), after up to RETRIES runs again once the device has been quiet
 (`RetryBudget.wait_for_quiet`).
@@ -20,6 +21,7 @@ docs/methodology.md, "Know when the device was not ours".
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import os
@@ -32,8 +34,9 @@ from pathlib import Path
 import psutil
 
 from flashmark.bench.model import Disturbance, DisturbanceStatus, Target
-from flashmark.errors import FlashmarkError
+from flashmark.errors import FioOutputError, FlashmarkError
 from flashmark.fio.runner import DelegatingRunner, FioOutput, FioRunner
+from flashmark.fio.window import Completion, read_completions
 from flashmark.system.diskstats import (
     SECTOR_BYTES,
     DiskCounters,
@@ -122,11 +125,24 @@ QUIET_S = 2.0
 QUIET_WAIT_S = 10.0
 RUN_WAIT_BUDGET_S = 60.0
 
+# fio's report comes after its window: its time less its runtime places the window late by
+# that lag (15 ms on a quiet host, 100 ms and more behind busy CPUs), and the test's own
+# completions there would pass for another's (a 20 MB/s test loses 2 MB to a 100 ms lag). The
+# lag, at most MAX_REPORT_LAG_MS, is the shift that best lines the test's per-I/O log up with
+# the device's samples (`aligned`); a little below 0 too, as fio logs a completion when it
+# reaps it, after the device counted it.
+MAX_REPORT_LAG_MS = 300
+MIN_REPORT_LAG_MS = -20
+_LAG_PROBE_STEPS = 20  # sample steps at each end of a window that the lag is fitted on
+
 _COUNTER_WRAP = 2**32  # diskstats counters are unsigned long: 32 bits on 32-bit boards
 
 
 @dataclass(frozen=True)
-class _Sample:
+class DeviceSample:
+    """The device's counters at one moment, cumulative since sampling started; or, cut out of
+    them, their growth over a window (`at` its length)."""
+
     at: float  # wall clock (time.time): fio's timestamp_ms is one too
     read_bytes: int  # cumulative since sampling started, wraps undone
     write_bytes: int
@@ -162,7 +178,7 @@ class CounterSampler:
         self.device = device
         self.roots = roots
         self.every_s = every_s
-        self.samples: list[_Sample] = []
+        self.samples: list[DeviceSample] = []
         self._last: DiskCounters | None = None
         self._fio_pids: list[int] = []
         self._fio_scanned_at = float("-inf")
@@ -177,11 +193,11 @@ class CounterSampler:
         fio_wait = self._read_fio_wait()
         now = time.time()
         if self._last is None or not self.samples:
-            self.samples.append(_Sample(now, 0, 0, 0, 0, cpu, fio_wait))
+            self.samples.append(DeviceSample(now, 0, 0, 0, 0, cpu, fio_wait))
         else:
             last, previous = self.samples[-1], self._last
             self.samples.append(
-                _Sample(
+                DeviceSample(
                     now,
                     last.read_bytes
                     + _grown(previous.sectors_read, counters.sectors_read) * SECTOR_BYTES,
@@ -243,14 +259,14 @@ class CounterSampler:
         with contextlib.suppress(FlashmarkError):
             self._read()
 
-    def between(self, start: float, end: float) -> _Sample | None:
+    def between(self, start: float, end: float) -> DeviceSample | None:
         """The growth of every counter from `start` to `end` (interpolated between samples),
         its `at` the window's length; None when the samples do not cover the window."""
         samples = self.samples
         if len(samples) < 2 or start < samples[0].at or end > samples[-1].at or end <= start:
             return None
         first, last = _at(samples, start), _at(samples, end)
-        return _Sample(
+        return DeviceSample(
             end - start,
             last.read_bytes - first.read_bytes,
             last.write_bytes - first.write_bytes,
@@ -261,7 +277,7 @@ class CounterSampler:
         )
 
 
-def _at(samples: list[_Sample], moment: float) -> _Sample:
+def _at(samples: list[DeviceSample], moment: float) -> DeviceSample:
     """The counters at `moment`, linear between the samples either side (a constant rate
     within one step); the CPU total likewise."""
     after = next(index for index, sample in enumerate(samples) if sample.at >= moment)
@@ -276,7 +292,7 @@ def _at(samples: list[_Sample], moment: float) -> _Sample:
     def whole(a: int, b: int) -> int:
         return round(a + (b - a) * part)
 
-    return _Sample(
+    return DeviceSample(
         moment,
         whole(one.read_bytes, two.read_bytes),
         whole(one.write_bytes, two.write_bytes),
@@ -334,6 +350,85 @@ def fio_counts(output: FioOutput, returned_at: float) -> FioCounts | None:
     )
 
 
+class _OwnIO:
+    """One direction's completions from fio's per-I/O log, as running totals to count any
+    stretch of time by bisection."""
+
+    def __init__(self, completions: list[Completion]) -> None:
+        self.times_s = [c.time_ms / 1000.0 for c in completions]
+        self.bytes_before = [0]
+        for completion in completions:
+            self.bytes_before.append(self.bytes_before[-1] + completion.bytes)
+
+    def upto(self, seconds: float) -> tuple[int, int]:
+        """Bytes and I/Os completed by `seconds` after the window's start."""
+        done = bisect.bisect_right(self.times_s, seconds)
+        return self.bytes_before[done], done
+
+
+def aligned(
+    counts: FioCounts, output: FioOutput, sampler: CounterSampler
+) -> tuple[FioCounts, DeviceSample] | None:
+    """fio's own I/O and the device's between the first and the last sample inside the run's
+    window, fio's completions placed on the samples' clock by the report's lag (see
+    MAX_REPORT_LAG_MS): the lag that leaves the device's I/O beyond fio's, sample step by
+    sample step, most even. Whole samples, not interpolated: a device completes in bursts
+    (a throttle's slices, a card's cache), and a burst cut by an edge is not spread evenly.
+    None without a per-I/O log or three samples inside the window."""
+    try:
+        reads = _OwnIO(read_completions(output.logs, 0))
+        writes = _OwnIO(read_completions(output.logs, 1))
+    except FioOutputError:
+        return None
+    if not reads.times_s and not writes.times_s:
+        return None
+    inside = [s for s in sampler.samples if counts.start <= s.at <= counts.end]
+    if len(inside) < 3:
+        return None
+
+    def own_bytes(start_s: float, at: float) -> int:
+        return reads.upto(at - start_s)[0] + writes.upto(at - start_s)[0]
+
+    device = [s.read_bytes + s.write_bytes for s in inside]
+    steps = list(range(len(inside) - 1))
+    if len(steps) > 2 * _LAG_PROBE_STEPS:  # a long window: its ends tell the lag
+        steps = steps[:_LAG_PROBE_STEPS] + steps[-_LAG_PROBE_STEPS:]
+    best: tuple[float, float] | None = None  # (spread, window start)
+    for lag_ms in range(MIN_REPORT_LAG_MS, MAX_REPORT_LAG_MS + 1):
+        start_s = counts.start - lag_ms / 1000.0
+        beyond = [
+            device[k + 1] - device[k] - own_bytes(start_s, inside[k + 1].at)
+            + own_bytes(start_s, inside[k].at)
+            for k in steps
+        ]  # fmt: skip
+        mean = sum(beyond) / len(beyond)
+        spread = sum((b - mean) ** 2 for b in beyond)
+        if best is None or spread < best[0]:
+            best = (spread, start_s)
+    assert best is not None
+    start_s = best[1]
+    first, last = inside[0], inside[-1]
+    read_bytes = [reads.upto(s.at - start_s) for s in (first, last)]
+    write_bytes = [writes.upto(s.at - start_s) for s in (first, last)]
+    own = FioCounts(
+        read_bytes[1][0] - read_bytes[0][0],
+        write_bytes[1][0] - write_bytes[0][0],
+        read_bytes[1][1] - read_bytes[0][1],
+        write_bytes[1][1] - write_bytes[0][1],
+        first.at,
+        last.at,
+    )
+    return own, DeviceSample(
+        last.at - first.at,
+        last.read_bytes - first.read_bytes,
+        last.write_bytes - first.write_bytes,
+        last.reads - first.reads,
+        last.writes - first.writes,
+        _less(last.cpu_some_us, first.cpu_some_us),
+        _less(last.fio_wait_ns, first.fio_wait_ns),
+    )
+
+
 @dataclass(frozen=True)
 class _Excess:
     """One run's I/O beyond the test's own and what it is allowed, per second of its window."""
@@ -358,7 +453,7 @@ def request_bound(test_iops: float) -> float:
     return max(FLOOR_REQUESTS, SHARE * test_iops)
 
 
-def _excess(counts: FioCounts, device: _Sample, filesystem: str, block_bytes: int) -> _Excess:
+def _excess(counts: FioCounts, device: DeviceSample, filesystem: str, block_bytes: int) -> _Excess:
     seconds = device.at
     test_bps = (counts.read_bytes + counts.write_bytes) / seconds
     test_iops = (counts.reads + counts.writes) / seconds
@@ -449,6 +544,8 @@ class TestWatch:
         for output, returned_at in self.runs:
             counts = fio_counts(output, returned_at)
             device = None if counts is None else self.sampler.between(counts.start, counts.end)
+            if counts is not None and device is not None:
+                counts, device = aligned(counts, output, self.sampler) or (counts, device)
             if counts is None or device is None:
                 return not_checked(
                     "not checked (fio's window is not in the device's samples: a recorded run)",
@@ -539,7 +636,7 @@ class RetryBudget:
             self.left_s -= clock() - started
 
 
-def _busy(window: _Sample) -> bool:
+def _busy(window: DeviceSample) -> bool:
     seconds = window.at
     cpu = None if window.cpu_some_us is None else window.cpu_some_us / 1e6 / seconds * 100
     return (
