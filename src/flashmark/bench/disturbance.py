@@ -151,6 +151,18 @@ class DeviceSample:
     cpu_some_us: int | None  # /proc/pressure/cpu "some" total, None without one
     fio_wait_ns: int | None  # fio's threads' run_delay since sampling started, None unread
 
+    def since(self, first: DeviceSample) -> DeviceSample:
+        """The growth of every counter from `first` to this one, `at` the time between."""
+        return DeviceSample(
+            self.at - first.at,
+            self.read_bytes - first.read_bytes,
+            self.write_bytes - first.write_bytes,
+            self.reads - first.reads,
+            self.writes - first.writes,
+            _less(self.cpu_some_us, first.cpu_some_us),
+            _less(self.fio_wait_ns, first.fio_wait_ns),
+        )
+
 
 def _grown(before: int, after: int) -> int:
     return after - before if after >= before else (after - before) % _COUNTER_WRAP
@@ -266,15 +278,7 @@ class CounterSampler:
         if len(samples) < 2 or start < samples[0].at or end > samples[-1].at or end <= start:
             return None
         first, last = _at(samples, start), _at(samples, end)
-        return DeviceSample(
-            end - start,
-            last.read_bytes - first.read_bytes,
-            last.write_bytes - first.write_bytes,
-            last.reads - first.reads,
-            last.writes - first.writes,
-            _less(last.cpu_some_us, first.cpu_some_us),
-            _less(last.fio_wait_ns, first.fio_wait_ns),
-        )
+        return last.since(first)
 
 
 def _at(samples: list[DeviceSample], moment: float) -> DeviceSample:
@@ -418,15 +422,7 @@ def aligned(
         first.at,
         last.at,
     )
-    return own, DeviceSample(
-        last.at - first.at,
-        last.read_bytes - first.read_bytes,
-        last.write_bytes - first.write_bytes,
-        last.reads - first.reads,
-        last.writes - first.writes,
-        _less(last.cpu_some_us, first.cpu_some_us),
-        _less(last.fio_wait_ns, first.fio_wait_ns),
-    )
+    return own, last.since(first)
 
 
 @dataclass(frozen=True)
