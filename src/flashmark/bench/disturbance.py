@@ -125,12 +125,13 @@ QUIET_S = 2.0
 QUIET_WAIT_S = 10.0
 RUN_WAIT_BUDGET_S = 60.0
 
-# fio's report comes after its window: its time less its runtime places the window late by
-# that lag (15 ms on a quiet host, 100 ms and more behind busy CPUs), and the test's own
-# completions there would pass for another's (a 20 MB/s test loses 2 MB to a 100 ms lag). The
-# lag, at most MAX_REPORT_LAG_MS, is the shift that best lines the test's per-I/O log up with
-# the device's samples (`aligned`); a little below 0 too, as fio logs a completion when it
-# reaps it, after the device counted it.
+# fio's report comes after its window (timestamp_ms is taken when the JSON is written,
+# github.com/axboe/fio/issues/1176; fio 3.36's job_start is not in Debian 12's 3.33): its time
+# less its runtime places the window late by that lag (15 ms on a quiet host, 100 ms and more
+# behind busy CPUs), and the test's own completions there would pass for another's (a 20 MB/s
+# test loses 2 MB to a 100 ms lag). The lag, at most MAX_REPORT_LAG_MS, is the shift that best
+# lines the test's per-I/O log up with the device's samples (`aligned`); a little below 0 too,
+# as fio logs a completion when it reaps it, after the device counted it.
 MAX_REPORT_LAG_MS = 300
 MIN_REPORT_LAG_MS = -20
 _LAG_PROBE_STEPS = 20  # sample steps at each end of a window that the lag is fitted on
