@@ -36,7 +36,7 @@ import psutil
 from flashmark.bench.model import Disturbance, DisturbanceStatus, Target
 from flashmark.errors import FioOutputError, FlashmarkError
 from flashmark.fio.runner import DelegatingRunner, FioOutput, FioRunner
-from flashmark.fio.window import Completion, read_completions
+from flashmark.fio.window import Completion, completions_by_direction
 from flashmark.system.diskstats import (
     SECTOR_BYTES,
     DiskCounters,
@@ -381,10 +381,10 @@ def aligned(
     (a throttle's slices, a card's cache), and a burst cut by an edge is not spread evenly.
     None without a per-I/O log or three samples inside the window."""
     try:
-        reads = _OwnIO(read_completions(output.logs, 0))
-        writes = _OwnIO(read_completions(output.logs, 1))
+        completions = completions_by_direction(output.logs)
     except FioOutputError:
         return None
+    reads, writes = _OwnIO(completions.get(0, [])), _OwnIO(completions.get(1, []))
     if not reads.times_s and not writes.times_s:
         return None
     inside = [s for s in sampler.samples if counts.start <= s.at <= counts.end]
@@ -398,14 +398,12 @@ def aligned(
     steps = list(range(len(inside) - 1))
     if len(steps) > 2 * _LAG_PROBE_STEPS:  # a long window: its ends tell the lag
         steps = steps[:_LAG_PROBE_STEPS] + steps[-_LAG_PROBE_STEPS:]
+    probed = sorted({k for step in steps for k in (step, step + 1)})
     best: tuple[float, float] | None = None  # (spread, window start)
     for lag_ms in range(MIN_REPORT_LAG_MS, MAX_REPORT_LAG_MS + 1):
         start_s = counts.start - lag_ms / 1000.0
-        beyond = [
-            device[k + 1] - device[k] - own_bytes(start_s, inside[k + 1].at)
-            + own_bytes(start_s, inside[k].at)
-            for k in steps
-        ]  # fmt: skip
+        done = {k: own_bytes(start_s, inside[k].at) for k in probed}
+        beyond = [device[k + 1] - device[k] - done[k + 1] + done[k] for k in steps]
         mean = sum(beyond) / len(beyond)
         spread = sum((b - mean) ** 2 for b in beyond)
         if best is None or spread < best[0]:

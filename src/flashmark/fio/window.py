@@ -97,7 +97,13 @@ class WholeBursts:
 def read_completions(logs: Mapping[str, str], ddir: int) -> list[Completion]:
     """Direction `ddir`'s completions (0 read, 1 write) from fio per-I/O iops logs, in time
     order. Loud about lines of another shape (quoted)."""
-    found: list[Completion] = []
+    return completions_by_direction(logs).get(ddir, [])
+
+
+def completions_by_direction(logs: Mapping[str, str]) -> dict[int, list[Completion]]:
+    """Every direction's completions from fio per-I/O iops logs, each in time order, read in
+    one pass. Loud about lines of another shape (quoted)."""
+    found: dict[int, list[Completion]] = {}
     for name, text in logs.items():
         # A log holds one line per I/O (millions on a fast drive): each field is
         # converted once, without a generator per line.
@@ -119,9 +125,9 @@ def read_completions(logs: Mapping[str, str], ddir: int) -> list[Completion]:
                     f"fio log {name} line {number} is not a per-I/O entry (value {value}, "
                     f"expected 1: is log_avg_msec set?): {line!r}"
                 )
-            if direction == ddir:
-                found.append(Completion(time_ms + _MS_MIDPOINT, size))
-    found.sort(key=lambda c: c.time_ms)
+            found.setdefault(direction, []).append(Completion(time_ms + _MS_MIDPOINT, size))
+    for completions in found.values():
+        completions.sort(key=lambda c: c.time_ms)
     return found
 
 
