@@ -96,3 +96,24 @@ def test_a_write_that_would_eat_into_the_reserve_is_refused_and_a_filling_disk_i
         watch.check(fs.room_bytes // 4)
         with pytest.raises(DiskFilling, match="is filling up"):
             watch.check(fs.room_bytes)
+
+
+@pytest.mark.root
+def test_the_watch_stays_on_its_filesystem_when_the_folder_is_moved_or_swapped_for_a_link(
+    tmp_path,
+):
+    roots = SystemRoots.from_environment()
+    with mounted_image(tmp_path / "card.img", 128 * MiB, sparse=False) as (_, mount):
+        folder = mount / "target"
+        folder.mkdir()
+        fs = plan_space(folder, 0, roots).filesystem
+        watch = SpaceWatch(plan_space(folder, fs.room_bytes, roots))
+        folder.rename(mount / "moved")  # what the folder's parent's owner may do mid-run
+        watch.check(fs.room_bytes)
+        folder.symlink_to(tmp_path)  # another filesystem, with room to spare
+        subprocess.run(
+            ["fallocate", "-l", str(fs.room_bytes // 2), str(mount / "moved" / "other")],
+            check=True,
+        )
+        with pytest.raises(DiskFilling, match="is filling up"):
+            watch.check(fs.room_bytes)

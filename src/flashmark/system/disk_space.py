@@ -17,6 +17,7 @@ filesystems count: a FUSE or network file says nothing true about its room.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,11 +84,20 @@ class Filesystem:
         return f"{self.device} ({what})" if self.device else what
 
     def now(self) -> Filesystem:
-        """The same filesystem, its free space read again."""
-        size, free = _sizes(self.folder)
+        """The same filesystem, its free space read again: at its mount point when that is
+        still this filesystem, since nobody can rename a mount point (rename(2): EBUSY), while
+        the folder may be moved away or swapped for a link by whoever owns its parent."""
+        size, free = _sizes(self._steady_path())
         return Filesystem(
             self.folder, self.st_dev, self.mount_point, self.fstype, self.device, size, free
         )
+
+    def _steady_path(self) -> str:
+        if self.mount_point is not None:
+            with contextlib.suppress(OSError):
+                if os.stat(self.mount_point).st_dev == self.st_dev:
+                    return self.mount_point
+        return self.folder
 
 
 def filesystem_of(folder: str | Path, roots: SystemRoots) -> Filesystem:

@@ -166,7 +166,8 @@ def _refused_as_replaced(stderr: str, *, gone_allowed: bool) -> bool:
     errors = harness.error_lines(stderr)
     said = ["changed after it was checked", "was replaced", "owned by another user"]
     if gone_allowed:
-        said += ["no such device or folder", "No such file or directory", "does not exist"]
+        # "TARGET: no such folder, file or device" (each command names what it takes)
+        said += [": no such ", "No such file or directory", "does not exist"]
     return len(errors) == 1 and any(words in errors[0] for words in said)
 
 
