@@ -186,18 +186,33 @@ def a1_run(a1_runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return a1_runs["at"]
 
 
-def test_tests_at_the_thresholds_run_on_and_clear_ones_stop_at_their_floor(a1_runs):
-    at, clear = a1_runs["at"], a1_runs["clear"]
-    runtime_s = at["settings"]["runtime_s"]
-    for index, test in enumerate(clear["tests"]):
+def lengths_past_the_floor(document: dict[str, Any]) -> list[str]:
+    """Each test of an a1 run whose length follows the rule (asserted), and the reasons of
+    those that ran past their first window."""
+    runtime_s = document["settings"]["runtime_s"]
+    past = []
+    for index, test in enumerate(document["tests"]):
         direction = test[A1_TRUTH[test["name"]][0]]
         assert direction["decision"] is not None, test["name"]  # judged on it
         if test["name"] == "seq-write":  # before the preparation: its full length is free
             assert direction["runtime_ms"] == runtime_s * 1000
             continue
-        assert_length_follows_the_rule(test, direction, clear["tests"][1:index], runtime_s)
-        # Decided at the floor: a clearly A1 card is not measured to +-1%.
-        assert direction["runtime_ms"] == FIRST_WINDOW_S * 1000, test["lengthened"]
+        assert_length_follows_the_rule(test, direction, document["tests"][1:index], runtime_s)
+        if direction["runtime_ms"] != FIRST_WINDOW_S * 1000:
+            past.append(f"{test['name']}: {test['lengthened']}")
+    return past
+
+
+def test_tests_at_the_thresholds_run_on_and_clear_ones_stop_at_their_floor(a1_runs):
+    at, clear = a1_runs["at"], a1_runs["clear"]
+    # Decided at the floor: a clearly A1 card is not measured to +-1%. Its three runs side by
+    # side can starve a 2-core host enough to widen a first window past a threshold (3,193 +-
+    # 836 IOPS seen), which the rule rightly extends; so a clear run that ran on is run again,
+    # alone, and that one must stop at its floor.
+    past = lengths_past_the_floor(clear)
+    if past:
+        clear = a1_document(CLEAR_A1_CARD)
+        assert lengths_past_the_floor(clear) == [], f"alone; beside the others: {past}"
     assert clear["grades"]["A1"]["verdict"] == "pass"
     assert clear["grades"]["A2"]["verdict"] == "fail"
     # A card exactly at A1's thresholds cannot be decided: each depth-1 random test ran past
