@@ -20,6 +20,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("bench",),
     ("surface", "capacity"),
     ("workloads",),
+    ("health",),
     ("monitor", "probe", "clean"),
     ("result_kind", "views"),
     ("fio", "history", "references"),

@@ -1,0 +1,1 @@
+"""A device's wear and how long it will last: its writes, and a forecast with its interval."""
