@@ -1,0 +1,45 @@
+"""The device's own alarms, from recorded sysfs trees and SMART values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flashmark.health.red_flags import red_flags
+from flashmark.probe.emmc_health import read_emmc_health
+from flashmark.probe.model import Health
+from flashmark.system.sysroot import SystemRoots
+
+DATA = Path(__file__).parent.parent / "data" / "probe"
+EMMC_DIR = "devices/platform/sunxi-mmc.2/mmc_host/mmc1/mmc1:0001"
+
+
+def test_a_fresh_emmc_raises_none() -> None:
+    roots = SystemRoots(sysfs=DATA / "emmc_wear" / "sys")
+    health, unreadable = read_emmc_health(roots, EMMC_DIR)
+    assert unreadable == ()
+    assert health.pre_eol == "normal"
+    assert red_flags(health) == ()
+
+
+def test_emmc_end_of_life_and_pre_eol_are_flagged() -> None:
+    flags = red_flags(Health(life_time_a="exceeded", life_time_b="90-100%", pre_eol="urgent"))
+    assert flags == (
+        "pre-EOL urgent: the reserved blocks are running out",
+        "life time estimate A exceeded",
+    )
+    assert red_flags(Health(pre_eol="warning")) == (
+        "pre-EOL warning: the reserved blocks are running out",
+    )
+
+
+def test_nvme_spare_and_every_critical_warning_bit_are_flagged() -> None:
+    assert red_flags(Health(percentage_used=3), available_spare=9, spare_threshold=10) == (
+        "available spare 9% below its threshold 10%",
+    )
+    assert red_flags(Health(percentage_used=3), available_spare=10, spare_threshold=10) == ()
+    flags = red_flags(Health(critical_warning=0b100010))
+    assert flags == (
+        "critical warning: temperature beyond its threshold",
+        "critical warning: persistent memory region read-only or unreliable",
+    )
+    assert red_flags(Health(critical_warning=0x80)) == ("critical warning 0x80",)
