@@ -57,6 +57,7 @@ def test_nvme_cli_smart_log_of_a_wd_sn530_on_a_pi_5() -> None:
         "critical_warning": 0.0,
         "temperature_c": 26.0,
         "percentage_used": 0.0,
+        "available_spare": 100.0,
         "media_errors": 0.0,
     }
 

@@ -92,6 +92,9 @@ _NVME_CLI_FIELDS = {
     "percentage_used": "percentage_used",
     "percent_used": "percentage_used",
     "media_errors": "media_errors",
+    "available_spare": "available_spare",
+    "available_spare_threshold": "available_spare_threshold",
+    "data units written": "data_units_written",  # units of 512,000 bytes
 }
 
 
@@ -124,7 +127,14 @@ def parse_smartctl_json(text: str) -> dict[str, float]:
     document = json.loads(text)
     log = document.get("nvme_smart_health_information_log") or {}
     found: dict[str, float] = {}
-    for key in ("percentage_used", "media_errors", "critical_warning"):
+    for key in (
+        "percentage_used",
+        "media_errors",
+        "critical_warning",
+        "available_spare",
+        "available_spare_threshold",
+        "data_units_written",
+    ):
         if isinstance(log.get(key), int | float):
             found[key] = float(log[key])
     if isinstance(log.get("temperature"), int | float):
