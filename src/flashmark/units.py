@@ -8,6 +8,7 @@ MiB) wherever they are used. Sizes typed by a user ("256M", "1G") are binary, li
 from __future__ import annotations
 
 import re
+import time
 from decimal import Decimal
 
 from flashmark.errors import UsageError
@@ -95,3 +96,8 @@ def format_duration(seconds: float) -> str:
     seconds = max(0.0, seconds)
     minutes, secs = divmod(round(seconds), 60)
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def utc_text(epoch: float) -> str:
+    """A moment as documents keep it: ISO 8601 in UTC to the second ("2026-11-29T04:12:00Z")."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))

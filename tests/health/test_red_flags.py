@@ -33,10 +33,10 @@ def test_emmc_end_of_life_and_pre_eol_are_flagged() -> None:
 
 
 def test_nvme_spare_and_every_critical_warning_bit_are_flagged() -> None:
-    assert red_flags(Health(percentage_used=3), available_spare=9, spare_threshold=10) == (
+    assert red_flags(Health(available_spare=9, available_spare_threshold=10)) == (
         "available spare 9% below its threshold 10%",
     )
-    assert red_flags(Health(percentage_used=3), available_spare=10, spare_threshold=10) == ()
+    assert red_flags(Health(available_spare=10, available_spare_threshold=10)) == ()
     flags = red_flags(Health(critical_warning=0b100010))
     assert flags == (
         "critical warning: temperature beyond its threshold",

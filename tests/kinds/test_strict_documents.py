@@ -46,6 +46,7 @@ def written_documents() -> list[dict[str, Any]]:
         capacity_document("0" * 32, "genuine", 62277025792),
         to_document(full(card(real_bytes=4 * 2**20))),
         powercut_document(result_of([cycle(1), lying(2)])),
+        json.loads((DATA / "report/kinds/health.json").read_text(encoding="utf-8")),
     ]
 
 

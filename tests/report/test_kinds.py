@@ -24,7 +24,7 @@ from tests.report.recorded import REPORT_DATA
 from tests.report.test_golden import check_golden
 
 KIND_DATA = REPORT_DATA / "kinds"
-NAMES = ("surface", "capacity", "monitor", "workload", "powercut")
+NAMES = ("surface", "capacity", "monitor", "workload", "powercut", "health")
 # Where each kind's section sits in the page, and its results' cards.
 ANCHORS = {
     "surface": "surface",
@@ -32,6 +32,7 @@ ANCHORS = {
     "monitor": "monitor",
     "workload": "workload-runs",
     "powercut": "powercut",
+    "health": "health",
 }
 ODD = "a|b*c_d`e"
 
@@ -91,8 +92,9 @@ def test_a_surface_scan_in_markdown_and_csv_holds_the_measured_rates() -> None:
     assert f"write    {format_rate(stored['write']['bw_bytes'])} average" in text
     rows = _csv_rows("surface")
     assert len(rows) == len(stored["slices"])
-    assert sum(int(row["mismatched_bytes"]) for row in rows) == (
-        stored["integrity"]["mismatched_bytes"]
+    assert (
+        sum(int(row["mismatched_bytes"]) for row in rows)
+        == (stored["integrity"]["mismatched_bytes"])
     )
 
 
@@ -107,7 +109,9 @@ def test_a_capacity_probe_in_markdown_and_csv_holds_its_verdict_and_sizes() -> N
     assert f"- real: {stored['real_bytes']:,} bytes" in text
     (row,) = _csv_rows("capacity")
     assert (row["verdict"], int(row["real_bytes"]), int(row["claimed_bytes"])) == (
-        "fake", stored["real_bytes"], stored["claimed_bytes"]
+        "fake",
+        stored["real_bytes"],
+        stored["claimed_bytes"],
     )
 
 
@@ -153,6 +157,22 @@ def test_a_power_cut_test_in_markdown_and_csv_holds_its_verdict_and_cycles() -> 
     ]
 
 
+def test_a_health_reading_in_markdown_and_csv_holds_its_wear_rate_and_forecast() -> None:
+    stored = document("health")
+    kind, result = decoded("health")
+    assert kind.markdown is not None
+    text = kind.markdown([result])
+    assert f"**{stored['summary']}**" in text
+    assert f"- wear: {stored['health']['percentage_used']}% of rated endurance used" in text
+    (row,) = _csv_rows("health")
+    forecast = stored["forecast"]
+    assert (float(row["years_left_low"]), float(row["years_left_high"])) == (
+        forecast["years_low"],
+        forecast["years_high"],
+    )
+    assert float(row["bytes_per_day"]) == stored["rate"]["bytes_per_day"]
+
+
 def _odd(name: str, result: Any) -> Any:
     """The result with text from another machine where a table or a heading shows it."""
     if name == "surface":
@@ -164,6 +184,8 @@ def _odd(name: str, result: Any) -> Any:
     if name == "workload":
         workload = dataclasses.replace(result.workloads[0], name=ODD)
         return dataclasses.replace(result, target=ODD, workloads=(workload,))
+    if name == "health":
+        return dataclasses.replace(result, device=ODD, model=ODD)
     return dataclasses.replace(result, target=dataclasses.replace(result.target, path=ODD))
 
 

@@ -54,6 +54,7 @@ from flashmark.system.pending_backups import backup_folder, forget, refuse_if_pe
 from flashmark.system.signals import signals_held
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import held_path
+from flashmark.units import utc_text
 
 Opener = Callable[[str], AbstractContextManager[RawDevice]]
 
@@ -197,7 +198,7 @@ def probe_device_capacity(
                     "identity": identity_of_node(node, roots),
                     "size_bytes": device.size_bytes,
                     "nonce": nonce.hex(),
-                    "created_at": _iso(started),
+                    "created_at": utc_text(started),
                     "pid": os.getpid(),
                     "flashmark_version": __version__,
                 }
@@ -226,8 +227,8 @@ def probe_device_capacity(
         granularity_bytes=findings.granularity_bytes,
         block_bytes=BLOCK_BYTES,
         destructive=destructive,
-        started_at=_iso(started),
-        finished_at=_iso(finished),
+        started_at=utc_text(started),
+        finished_at=utc_text(finished),
         duration_s=round(finished - started, 3),
         evidence=Evidence(
             layout=layout_dict(findings),
@@ -391,7 +392,3 @@ def _backup_device(
             "attached: attach it, then run the same command again"
         )
     return f"/dev/{found.replace('!', '/')}"
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))

@@ -67,6 +67,12 @@ COMMANDS: dict[str, LazyCommand] = {
         "Run one benchmark on every board of an Ansible inventory, into one campaign of a "
         "results service, and compare the boards.",
     ),
+    "health": LazyCommand(
+        "flashmark.cli.health",
+        "health_command",
+        "How worn the device under TARGET is (a folder, partition or device; default: the "
+        "system's, /) and how many years it has left at the rate it is written, as an interval.",
+    ),
     "history": LazyCommand(
         "flashmark.cli.history",
         "history_command",

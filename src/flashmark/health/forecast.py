@@ -42,7 +42,7 @@ class Forecast:
     remaining_bytes_low: float | None
     remaining_bytes_high: float | None
     wear_low: float | None  # the wear now, as narrowed by the writes since each reading
-    wear_high: float | None
+    wear_high: float | None  # None: open above (a life estimate "exceeded")
     steps_seen: int  # rises of the reported wear within the readings
     bytes_per_day: float | None
     full_writes_per_day: float | None  # the capacity written per day
@@ -92,7 +92,7 @@ def forecast(
         remaining_low,
         remaining_high,
         wear_low,
-        wear_high,
+        wear_high if math.isfinite(wear_high) else None,  # "exceeded" has no top
         steps,
         bytes_per_day,
         full_writes,

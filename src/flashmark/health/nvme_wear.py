@@ -1,33 +1,19 @@
-"""An NVMe drive's wear reading from its SMART / Health Information log (as the probe parses
-`nvme smart-log` or smartctl's JSON): percentage_used against data_units_written, which the
-drive counts from its first write in units of 1000 512-byte sectors."""
+"""An NVMe drive's wear reading from its SMART / Health Information log (as the probe keeps
+it): percentage_used against data_units_written, which the drive counts from its first write in
+units of 1000 512-byte sectors (NVMe Base Specification, SMART / Health Information log)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from flashmark.health.forecast import WearReading, nvme_bracket
+from flashmark.probe.model import Health
 
 DATA_UNIT_BYTES = 512_000
 
 
-@dataclass(frozen=True)
-class NvmeWear:
-    reading: WearReading | None  # None when the log lacks percentage_used or the writes
-    available_spare: int | None
-    spare_threshold: int | None
-
-
-def nvme_wear(log: dict[str, float]) -> NvmeWear:
-    used, units = log.get("percentage_used"), log.get("data_units_written")
-    reading = (
-        WearReading(int(units) * DATA_UNIT_BYTES, *nvme_bracket(int(used)))
-        if used is not None and units is not None
-        else None
-    )
-    spare, threshold = log.get("available_spare"), log.get("available_spare_threshold")
-    return NvmeWear(
-        reading,
-        int(spare) if spare is not None else None,
-        int(threshold) if threshold is not None else None,
+def nvme_wear(health: Health) -> WearReading | None:
+    """The reading, counted from the drive's birth; None when the log lacks either figure."""
+    if health.percentage_used is None or health.data_units_written is None:
+        return None
+    return WearReading(
+        health.data_units_written * DATA_UNIT_BYTES, *nvme_bracket(health.percentage_used)
     )

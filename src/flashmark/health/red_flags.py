@@ -20,10 +20,9 @@ _CRITICAL_WARNING_BITS = (
 )
 
 
-def red_flags(
-    health: Health, available_spare: int | None = None, spare_threshold: int | None = None
-) -> tuple[str, ...]:
+def red_flags(health: Health) -> tuple[str, ...]:
     """Each alarm the device raises, as a phrase; empty when it raises none."""
+    available_spare, spare_threshold = health.available_spare, health.available_spare_threshold
     flags: list[str] = []
     if health.pre_eol in ("warning", "urgent"):
         flags.append(f"pre-EOL {health.pre_eol}: the reserved blocks are running out")

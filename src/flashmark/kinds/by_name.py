@@ -19,6 +19,7 @@ KIND_MODULES = {
     "capacity": ("flashmark.capacity.kind", "CAPACITY"),
     "surface": ("flashmark.surface.kind", "SURFACE"),
     "powercut": ("flashmark.powercut.kind", "POWERCUT"),
+    "health": ("flashmark.health.kind", "HEALTH"),
 }
 
 

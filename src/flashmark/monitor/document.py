@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -12,7 +11,7 @@ from flashmark import __version__
 from flashmark.codec import Codec, Defaults, document, written
 from flashmark.monitor.series import EARLIER as SERIES_EARLIER
 from flashmark.monitor.series import MonitorSample, MonitorSeries, MonitorSummary
-from flashmark.units import format_rate
+from flashmark.units import format_rate, utc_text
 
 # `monitor --json` and the history's monitor recordings (docs/workloads.md).
 #   1: first version. Later additions a 1-reader can ignore: "summary_line" (the recording's
@@ -67,8 +66,8 @@ def recording(
         device=series.device,
         command=command,
         exit_status=exit_status,
-        started_at=_iso(started),
-        finished_at=_iso(finished),
+        started_at=utc_text(started),
+        finished_at=utc_text(finished),
         interval_s=series.interval_s,
         seconds=series.seconds,
         diskstats_fields=series.diskstats_fields,
@@ -116,10 +115,6 @@ def _check(recording: MonitorRecording) -> None:
 MONITOR_DOCUMENT = Codec(MonitorRecording, SCHEMA, "monitor", EARLIER, _check)
 to_document = MONITOR_DOCUMENT.write
 from_document = MONITOR_DOCUMENT.read
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 # -- the answer in one line -----------------------------------------------------------------------

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from flashmark.codec import written
+from flashmark.codec import document, written
 
 # `probe --json`, and a run's "probe" (docs/probe.md).
 #   1: first version.
@@ -171,6 +171,15 @@ class Health:
     critical_warning: int | None = None  # NVMe
     temperature_c: float | None = None
     sources: tuple[str, ...] = ()
+    # NVMe, kept for `flashmark health` (written only when known: a document without them
+    # reads as it was written before they were kept).
+    available_spare: int | None = field(default=None, metadata=document(omit_none=True))  # %
+    available_spare_threshold: int | None = field(  # % of spare, below which the drive warns
+        default=None, metadata=document(omit_none=True)
+    )
+    data_units_written: int | None = field(  # units of 512,000 bytes since its first write
+        default=None, metadata=document(omit_none=True)
+    )
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,9 @@ def read_health(
         critical_warning=_opt_int(log.get("critical_warning")),
         temperature_c=temperature,
         sources=tuple(sources),
+        available_spare=_opt_int(log.get("available_spare")),
+        available_spare_threshold=_opt_int(log.get("available_spare_threshold")),
+        data_units_written=_opt_int(log.get("data_units_written")),
     )
     return health, tuple(unreadable)
 

@@ -14,7 +14,7 @@ from flashmark.probe.model import Device, ProbeReport
 from flashmark.probe.nvme import read_health as read_nvme_health
 from flashmark.probe.nvme import read_pcie_link
 from flashmark.probe.resolve import resolve_target
-from flashmark.probe.tools import NoToolRunner, SubprocessToolRunner, ToolRunner
+from flashmark.probe.tools import ToolRunner, tool_runner_for
 from flashmark.probe.ufs import read_ufs, ufs_host_dir
 from flashmark.probe.usb import read_usb_link
 from flashmark.system.sysroot import SystemRoots
@@ -33,7 +33,7 @@ def probe_target(
     fields that cannot be read are None (or listed as unreadable), never an exception.
     The report observes only: its `warnings` are judged by flashmark.bench.grading.judge_probe."""
     if tools is None:
-        tools = SubprocessToolRunner() if roots.is_live else NoToolRunner()
+        tools = tool_runner_for(roots)
     if sample_s is None:
         sample_s = LIVE_SAMPLE_S if roots.is_live else 0.0
     notes: list[str] = []

@@ -12,9 +12,11 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from flashmark.errors import EnvironmentProblem
+from flashmark.system.sysroot import SystemRoots
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -78,6 +80,24 @@ class SubprocessToolRunner:
         return result
 
 
+class RecordedToolRunner:
+    """Answers with a recorded tree's outputs: `folder`/<argv joined by "_", "/" as "_">.txt
+    (`nvme smart-log /dev/nvme0` is nvme_smart-log_dev_nvme0.txt); a tool without one is
+    "not installed"."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.calls: list[tuple[str, ...]] = []
+
+    def run(self, argv: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S) -> ToolResult:
+        self.calls.append(tuple(argv))
+        name = "_".join(argv).replace("/", "_").replace("__", "_") + ".txt"
+        path = self.folder / name
+        if not path.is_file():
+            raise ToolNotAvailable(f"{argv[0]} is not installed (recorded tree {self.folder})")
+        return ToolResult(tuple(argv), 0, path.read_text(encoding="utf-8"), "")
+
+
 class NoToolRunner:
     """Used when the roots are a recorded tree: live tools would describe another machine."""
 
@@ -86,3 +106,11 @@ class NoToolRunner:
 
     def run(self, argv: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S) -> ToolResult:
         raise ToolNotAvailable(f"{argv[0]} not run: {self.reason}")
+
+
+def tool_runner_for(roots: SystemRoots) -> ToolRunner:
+    """The tools that describe the machine `roots` read: this one's, a recorded tree's
+    (FLASHMARK_TOOLS_ROOT), or none for a recorded tree without them."""
+    if roots.tools is not None:
+        return RecordedToolRunner(roots.tools)
+    return SubprocessToolRunner() if roots.is_live else NoToolRunner()

@@ -352,6 +352,7 @@ DEVICE = Fields(
                 **_maybe_counts("percentage_used media_errors critical_warning"),
                 "temperature_c": Number().nullable(),
                 "sources": ListOf(MADE_TEXT, drop=True),
+                **_maybe_counts("available_spare available_spare_threshold data_units_written"),
             }
         ).nullable(),
         "unreadable": Always(()),  # quotes what a sysfs file held, a serial number's included

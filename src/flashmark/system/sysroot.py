@@ -2,8 +2,9 @@
 
 Every root can be moved (FLASHMARK_SYSFS_ROOT, FLASHMARK_PROCFS_ROOT, FLASHMARK_DEBUGFS_ROOT),
 so tests and users debugging a report can point flashmark at a recorded tree laid out like the
-real one. Reads return None for a file that does not exist or cannot be read (many sysfs
-attributes are optional or root-only); callers decide whether that is worth a warning.
+real one; FLASHMARK_TOOLS_ROOT holds that tree's recorded tool outputs (flashmark.probe.tools).
+Reads return None for a file that does not exist or cannot be read (many sysfs attributes are
+optional or root-only); callers decide whether that is worth a warning.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 SYSFS_ENV = "FLASHMARK_SYSFS_ROOT"
 PROCFS_ENV = "FLASHMARK_PROCFS_ROOT"
 DEBUGFS_ENV = "FLASHMARK_DEBUGFS_ROOT"
+TOOLS_ENV = "FLASHMARK_TOOLS_ROOT"
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,7 @@ class SystemRoots:
     sysfs: Path = Path("/sys")
     procfs: Path = Path("/proc")
     debugfs: Path = Path("/sys/kernel/debug")
+    tools: Path | None = None  # recorded tool outputs; None: run the tools themselves
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> SystemRoots:
@@ -31,6 +34,7 @@ class SystemRoots:
             sysfs=Path(env.get(SYSFS_ENV) or "/sys"),
             procfs=Path(env.get(PROCFS_ENV) or "/proc"),
             debugfs=Path(env.get(DEBUGFS_ENV) or "/sys/kernel/debug"),
+            tools=Path(env[TOOLS_ENV]) if env.get(TOOLS_ENV) else None,
         )
 
     @property

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 from flashmark import __version__
 from flashmark.codec import Codec, Defaults, document, written
 from flashmark.monitor.series import EARLIER as MONITOR_EARLIER
-from flashmark.units import format_size
+from flashmark.units import format_size, utc_text
 from flashmark.workloads.packages import DEFAULT_SEED
 from flashmark.workloads.result import EARLIER as RESULT_EARLIER
 from flashmark.workloads.result import WorkloadResult
@@ -57,8 +56,8 @@ def workload_run(
         target=str(target.resolve()),
         scale=scale,
         seed=DEFAULT_SEED,
-        started_at=_iso(started),
-        finished_at=_iso(finished),
+        started_at=utc_text(started),
+        finished_at=utc_text(finished),
         workloads=results,
     )
 
@@ -93,10 +92,6 @@ def _check(run: WorkloadRun) -> None:
 WORKLOADS_DOCUMENT = Codec(WorkloadRun, SCHEMA, "workload", EARLIER, _check)
 to_document = WORKLOADS_DOCUMENT.write
 from_document = WORKLOADS_DOCUMENT.read
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 # -- the answer in one line -----------------------------------------------------------------------

@@ -1,0 +1,192 @@
+"""`flashmark health` as one library call: the device under a target read now (its wear as it
+reports it, the kernel's write counter), joined with its earlier readings in the history, and
+the forecast they give (docs/health.md).
+
+A device's readings are found again by its key (its card's CID, else its serial, else its
+kernel name); each saved result is one reading, so the record grows with every `health` run.
+"""
+
+from __future__ import annotations
+
+import calendar
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from flashmark import __version__
+from flashmark.errors import TargetError
+from flashmark.health.forecast import WearReading, emmc_bracket, forecast
+from flashmark.health.nvme_wear import DATA_UNIT_BYTES, nvme_wear
+from flashmark.health.red_flags import red_flags
+from flashmark.health.result import HealthResult, WriteRate
+from flashmark.health.write_counter import SECTOR_BYTES, CounterSample, add_up
+from flashmark.probe.emmc_health import decode_life_time
+from flashmark.probe.model import Device, Health
+from flashmark.probe.target import probe_target
+from flashmark.system.sysroot import SystemRoots
+from flashmark.units import utc_text
+
+SECONDS_PER_DAY = 86_400
+# Below this span the readings' own rate is too short to trust; the counter since boot
+# (itself from the moment the device appeared) stands in.
+MIN_SPAN_DAYS = 1.0
+# The life estimate's text, as the probe decodes EXT_CSD 268/269, back to its value 1..11.
+_LIFE_VALUES = {decode_life_time(f"0x{value:02x}"): value for value in range(1, 12)}
+# Kernels whose `unsigned long` (the stat counters' type) is 32 bits wide.
+_32_BIT_MACHINES = ("armv6l", "armv7l", "armv8l", "i386", "i486", "i586", "i686", "mips")
+
+
+@dataclass(frozen=True)
+class HealthRequest:
+    target: str = "/"
+
+
+def read_device(target: str, roots: SystemRoots) -> tuple[Device, tuple[str, ...]]:
+    """The physical device under `target` as the probe describes it, and what the probe
+    could not read; TargetError for a target with no physical device below it."""
+    report = probe_target(target, roots)
+    device = report.device
+    if device is None:
+        raise TargetError(
+            f"{target}: no physical device below it (a RAM or network filesystem has no wear "
+            "to read)"
+        )
+    notes = tuple(note for note in report.notes if "health" in note.lower())
+    return device, notes
+
+
+def counter_now(device: Device, roots: SystemRoots, now: float) -> CounterSample | None:
+    """The kernel's write counter of `device` (/sys/block/DEV/stat field 7), with this boot's
+    id and the counter's width; None when it cannot be read."""
+    fields = (roots.read_sys(f"class/block/{device.name}/stat") or "").split()
+    boot_id = (roots.read_proc("sys/kernel/random/boot_id") or "").strip()
+    if len(fields) < 7 or not fields[6].isdigit() or not boot_id:
+        return None
+    bits = 32 if os.uname().machine.startswith(_32_BIT_MACHINES) else 64
+    return CounterSample(now, boot_id, int(fields[6]), bits)
+
+
+def device_key(device: Device) -> str:
+    """What finds this device's readings again (module doc)."""
+    if device.card is not None and device.card.cid is not None:
+        return f"cid:{device.card.cid.raw.lower()}"
+    if device.serial:
+        return f"serial:{device.model or ''}:{device.serial}"
+    return f"name:{device.name}"
+
+
+def wear_reading(health: Health, cumulative_bytes: int) -> WearReading | None:
+    """An eMMC/UFS reading (the worse of its type A and B estimates) at `cumulative_bytes`
+    written since the record began; None when the device reports none."""
+    values = [_LIFE_VALUES[text] for text in (health.life_time_a, health.life_time_b) if text]
+    if not values:
+        return None
+    return WearReading(cumulative_bytes, *emmc_bracket(max(values)))
+
+
+def skipped_reads(device: Device, notes: Sequence[str], target: str) -> tuple[str, ...]:
+    """What was not read, each with the way to read it."""
+    skipped = list(notes)
+    health = device.health
+    reports = health is not None and (
+        health.life_time_a or health.life_time_b or health.percentage_used is not None
+    )
+    if device.kind in ("nvme", "usb", "sata", "scsi") and not reports and os.geteuid() != 0:
+        skipped.append(f"SMART needs root: sudo flashmark health {target}")
+    if device.kind == "usb" and not reports:
+        skipped.append("a USB bridge passes SMART only to smartctl (apt install smartmontools)")
+    if device.kind == "sd":
+        skipped.append(
+            "SD cards report no wear through the kernel (vendor health commands are not read yet)"
+        )
+    return tuple(skipped)
+
+
+def check_health(
+    request: HealthRequest,
+    earlier: Sequence[HealthResult],
+    roots: SystemRoots,
+    now: float | None = None,
+) -> HealthResult:
+    """Read the device now and forecast from it and its `earlier` readings (any device's:
+    those of another key are left out)."""
+    now = time.time() if now is None else now
+    device, notes = read_device(request.target, roots)
+    key = device_key(device)
+    health = device.health or Health()
+    counter = counter_now(device, roots, now)
+    mine = [result for result in earlier if result.device_key == key]
+    samples = [result.counter for result in mine if result.counter is not None]
+    samples += [counter] if counter is not None else []
+    writes = add_up(samples)
+    by_time = dict(zip(writes.seconds, writes.cumulative_bytes, strict=True))
+    readings: list[WearReading] = []
+    nvme = health.percentage_used is not None
+    for result, sample in [*((r, r.counter) for r in mine), (None, counter)]:
+        past = health if result is None else result.health
+        if nvme:
+            reading = nvme_wear(past)
+        elif sample is not None:
+            reading = wear_reading(past, by_time[sample.seconds])
+        else:  # no counter now: the wear as read, the writes against it unknown
+            reading = wear_reading(past, writes.total_bytes) if result is None else None
+        if reading is not None:
+            readings.append(reading)
+    per_day, span_s = writes.bytes_per_day(), writes.span_seconds
+    counted = [r for r in mine if r.health.data_units_written is not None]
+    if health.data_units_written is not None and counted:
+        # The drive's own count of what it took, which no reboot or re-plug loses.
+        first = counted[0]
+        assert first.health.data_units_written is not None
+        span_s = now - _epoch(first.finished_at)
+        units = health.data_units_written - first.health.data_units_written
+        per_day = units * DATA_UNIT_BYTES / span_s * SECONDS_PER_DAY if span_s > 0 else None
+    rate = _write_rate(counter, per_day, span_s, roots)
+    record_s = now - min((_epoch(r.finished_at) for r in mine), default=now)
+    return HealthResult(
+        flashmark_version=__version__,
+        target=request.target,
+        device=f"/dev/{device.name}",
+        device_kind=device.kind,
+        model=" ".join(part for part in (device.vendor, device.model) if part) or None,
+        capacity_bytes=device.capacity_bytes,
+        device_key=key,
+        card_cid=key.removeprefix("cid:") if key.startswith("cid:") else None,
+        health=health,
+        counter=counter,
+        readings=len(mine) + 1,
+        span_days=max(0.0, record_s) / SECONDS_PER_DAY,
+        rate=rate,
+        forecast=forecast(
+            readings,
+            rate.bytes_per_day if rate is not None else None,
+            device.capacity_bytes,
+            from_birth=nvme,
+        ),
+        red_flags=red_flags(health),
+        skipped=skipped_reads(device, notes, request.target),
+        finished_at=utc_text(now),
+    )
+
+
+def _write_rate(
+    counter: CounterSample | None,
+    recorded_per_day: float | None,
+    recorded_span_s: float,
+    roots: SystemRoots,
+) -> WriteRate | None:
+    """The writes per day: over the readings when they span a day or more, else since the
+    counter began (this boot), else None."""
+    if recorded_per_day is not None and recorded_span_s >= MIN_SPAN_DAYS * SECONDS_PER_DAY:
+        return WriteRate(bytes_per_day=recorded_per_day, over_s=recorded_span_s, since_boot=False)
+    uptime = (roots.read_proc("uptime") or "").split()
+    seconds = float(uptime[0]) if uptime else 0.0
+    if counter is None or seconds <= 0:
+        return None
+    per_day = counter.sectors_written * SECTOR_BYTES / seconds * SECONDS_PER_DAY
+    return WriteRate(bytes_per_day=per_day, over_s=seconds, since_boot=True)
+
+
+def _epoch(text: str) -> float:
+    return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ"))

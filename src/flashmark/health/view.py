@@ -1,0 +1,168 @@
+"""A health reading in words: its answer in one line and its facts, the view every format is
+written from (flashmark.views)."""
+
+from __future__ import annotations
+
+from flashmark.health.result import HealthResult, WriteRate
+from flashmark.probe.model import Health
+from flashmark.views.model import Cell, Fact, Facts, Notes, Tone, View
+
+SECONDS_PER_DAY = 86_400
+# The probe's device kinds as people write them (the others read as they are).
+_KIND_NAMES = {"emmc": "eMMC", "sd": "SD card", "nvme": "NVMe", "usb": "USB", "ufs": "UFS"}
+# The CSV table: one row per reading.
+CSV_COLUMNS = (
+    "id",
+    "finished_at",
+    "device",
+    "device_kind",
+    "model",
+    "wear_low_pct",
+    "wear_high_pct",
+    "years_left_low",
+    "years_left_high",
+    "bytes_per_day",
+    "full_writes_per_day",
+    "readings",
+    "red_flags",
+)
+
+
+def _bytes(value: float) -> str:
+    """Decimal units, as drive makers rate endurance (TBW): '2.10 GB', '1.35 TB'."""
+    for unit, factor in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= factor:
+            return f"{value / factor:.2f} {unit}"
+    return f"{value:.0f} B"
+
+
+def _span(seconds: float) -> str:
+    if seconds >= 2 * SECONDS_PER_DAY:
+        return f"{seconds / SECONDS_PER_DAY:.1f} days"
+    if seconds >= 2 * 3600:
+        return f"{seconds / 3600:.1f} hours"
+    return f"{seconds / 60:.0f} minutes"
+
+
+def _years(value: float) -> str:
+    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
+def wear_text(result: HealthResult) -> str:
+    """The wear as the device reports it, in its own brackets."""
+    health = result.health
+    if health.percentage_used is not None:
+        return f"{health.percentage_used}% of rated endurance used"
+    estimates = [
+        f"type {name} {text}"
+        for name, text in (("A", health.life_time_a), ("B", health.life_time_b))
+        if text
+    ]
+    if estimates:
+        text = "life used: " + ", ".join(estimates)
+        return f"{text}; pre-EOL {health.pre_eol}" if health.pre_eol else text
+    return "not reported by the device"
+
+
+def rate_text(rate: WriteRate | None, capacity_bytes: int | None) -> str:
+    if rate is None:
+        return "unknown (the kernel's write counter could not be read)"
+    seen = "since boot" if rate.since_boot else "over the readings"
+    text = f"{_bytes(rate.bytes_per_day)}/day, {seen} ({_span(rate.over_s)})"
+    if capacity_bytes:
+        text += f"; {rate.bytes_per_day / capacity_bytes:.3g} full writes a day"
+    return text
+
+
+def reports_wear(health: Health) -> bool:
+    return bool(health.life_time_a or health.life_time_b or health.percentage_used is not None)
+
+
+def forecast_text(result: HealthResult) -> str:
+    """Years left as an interval, or why there is none."""
+    forecast, rate = result.forecast, result.rate
+    if forecast.years_low is not None and forecast.years_low == forecast.years_high == 0:
+        return "the rated life is used up"
+    if forecast.unknown:
+        if not reports_wear(result.health):
+            return "unknown: the device reports no wear"
+        if rate is None or not rate.bytes_per_day:
+            return "unknown: no writes seen to forecast from"
+        return "unknown until a later reading sets writes against the wear"
+    assert forecast.years_low is not None
+    if forecast.years_high is None:
+        return (
+            f"at least {_years(forecast.years_low)} years left (an upper end comes once the "
+            "device reports its next wear step)"
+        )
+    return f"{_years(forecast.years_low)} to {_years(forecast.years_high)} years left"
+
+
+def readings_text(result: HealthResult) -> str:
+    if result.readings == 1:
+        return "this one (run `flashmark health` again after days of use: the forecast narrows)"
+    return f"{result.readings} of this device over {_span(result.span_days * SECONDS_PER_DAY)}"
+
+
+def health_summary(result: HealthResult) -> str:
+    """The answer in one line: the device's alarms first, else the forecast, at the rate."""
+    if result.red_flags:
+        return "replace it: " + "; ".join(result.red_flags)
+    answer = forecast_text(result)
+    if result.rate is not None:
+        answer += f" at {_bytes(result.rate.bytes_per_day)}/day"
+    return answer
+
+
+def _tone(result: HealthResult) -> Tone:
+    if result.red_flags:
+        return "fail"
+    return "uncertain" if result.forecast.unknown else "pass"
+
+
+def health_view(result: HealthResult) -> View:
+    forecast = result.forecast
+    kind = _KIND_NAMES.get(result.device_kind, result.device_kind)
+    what = ", ".join(part for part in (kind, result.model) if part)
+    rows = [
+        Fact("device", f"{result.device} ({what})" if what else result.device),
+        Fact("wear", wear_text(result)),
+        Fact("writes", rate_text(result.rate, result.capacity_bytes)),
+        Fact("forecast", forecast_text(result)),
+        Fact("readings", readings_text(result)),
+    ]
+    if result.health.temperature_c is not None:
+        rows.append(Fact("temperature", f"{result.health.temperature_c:.0f} °C"))
+    rows += [Fact("alarm", flag, tone="fail") for flag in result.red_flags]
+    blocks: list[Facts | Notes] = [Facts(tuple(rows))]
+    if result.skipped:
+        blocks.append(Notes(result.skipped))
+    record: tuple[Cell, ...] = (
+        result.id,
+        result.finished_at,
+        result.device,
+        result.device_kind,
+        result.model,
+        _pct(forecast.wear_low),
+        _pct(forecast.wear_high),
+        forecast.years_low,
+        forecast.years_high,
+        result.rate.bytes_per_day if result.rate is not None else None,
+        forecast.full_writes_per_day,
+        result.readings,
+        "; ".join(result.red_flags) or None,
+    )
+    tone = _tone(result)
+    number = f" #{result.id}" if result.id is not None else ""
+    return View(
+        title=f"flashmark health{number}: {result.device}, {result.finished_at}",
+        blocks=tuple(blocks),
+        verdict=health_summary(result),
+        badge={"fail": "replace", "uncertain": "unknown", "pass": "ok"}[tone],
+        tone=tone,
+        records=(record,),
+    )
+
+
+def _pct(value: float | None) -> float | None:
+    return None if value is None else round(value * 100, 2)

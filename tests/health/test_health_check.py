@@ -1,0 +1,211 @@
+"""`flashmark health` on recorded trees (tests/data/probe), and on a copy of the eMMC tree whose
+write counter and life estimate are driven by a simulated device of known endurance: readings
+taken over a year, with reboots, give a forecast whose interval holds the true years left."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from flashmark.health.check import HealthRequest, check_health
+from flashmark.health.kind import HEALTH
+from flashmark.health.result import HealthResult
+from flashmark.system.sysroot import SystemRoots
+from tests.cli_runner import flashmark
+from tests.probe.recorded import DATA
+
+EMMC_DEVICE = "devices/platform/sunxi-mmc.2/mmc_host/mmc1/mmc1:0001"
+DAY = 86_400.0
+
+
+class SimulatedEmmc:
+    """The recorded eMMC tree, copied, with a device of `bytes_per_life` behind it: its
+    counter (stat field 7) counts what was written since boot, its life estimate steps each
+    tenth of its life, the boot id and uptime change at each reboot."""
+
+    def __init__(self, folder: Path, bytes_per_life: float, worn: float, now: float) -> None:
+        shutil.copytree(DATA / "emmc_wear", folder, symlinks=True)
+        self.folder = folder
+        self.bytes_per_life = bytes_per_life
+        self.written = worn * bytes_per_life  # before the record began
+        self.boot = 0
+        self.since_boot = 0.0
+        self.boot_time = 0.0
+        self.roots = SystemRoots(folder / "sys", folder / "proc", folder / "debug")
+        self.reboot(now)
+
+    @property
+    def wear(self) -> float:
+        return self.written / self.bytes_per_life
+
+    def write(self, byte_count: float) -> None:
+        self.written += byte_count
+        self.since_boot += byte_count
+
+    def reboot(self, now: float) -> None:
+        self.boot += 1
+        self.since_boot = 0.0
+        self.boot_time = now
+
+    def publish(self, now: float) -> None:
+        """What the kernel shows now (the life estimate as a live EXT_CSD read gives it)."""
+        stat = ["0"] * 17
+        stat[6] = str(int(self.since_boot // 512))
+        device = self.folder / "sys" / EMMC_DEVICE
+        (device / "block/mmcblk1/stat").write_text(" ".join(stat) + "\n")
+        estimate = min(11, int(self.wear * 10) + 1)
+        (device / "life_time").write_text(f"0x{estimate:02x} 0x{estimate:02x}\n")
+        random_folder = self.folder / "proc/sys/kernel/random"
+        random_folder.mkdir(parents=True, exist_ok=True)
+        (random_folder / "boot_id").write_text(f"boot-{self.boot}\n")
+        (self.folder / "proc/uptime").write_text(f"{now - self.boot_time:.2f} 0.00\n")
+
+
+def test_a_year_of_readings_forecasts_an_interval_that_holds_the_truth(tmp_path):
+    """Daily readings of a card written 20-60 GB a day (noisy), rebooted every week or so:
+    once two life steps are seen, the interval holds the true years left and is at most 3
+    wide (high/low), as docs/health.md says."""
+    rng = random.Random(7)
+    now = 1.8e9
+    device = SimulatedEmmc(tmp_path / "tree", bytes_per_life=3e12, worn=0.05, now=now)
+    readings: list[HealthResult] = []
+    result = None
+    start = device.written
+    for _day in range(400):
+        now += DAY
+        device.write(rng.uniform(20e9, 60e9))
+        if rng.random() < 1 / 7:  # what was written since the last reading is lost to the count
+            device.reboot(now - 3600)
+            device.write(rng.uniform(0, 2e9))
+        device.publish(now)
+        result = check_health(HealthRequest("/"), readings, device.roots, now=now)
+        readings.append(result)
+        if result.forecast.steps_seen >= 2:
+            break
+    assert result is not None and result.forecast.steps_seen >= 2, "no two steps in 400 days"
+    forecast = result.forecast
+    assert forecast.years_low is not None and forecast.years_high is not None
+    assert result.rate is not None and not result.rate.since_boot
+    # The truth: the life left at the rate the device was really written. The count misses
+    # what each reboot lost, for the rate and the bytes per life alike, so the ratio holds.
+    true_rate = (device.written - start) / len(readings)  # bytes a day
+    true_years = (1 - device.wear) * device.bytes_per_life / true_rate / 365.25
+    assert forecast.years_low <= true_years <= forecast.years_high
+    assert forecast.years_high / forecast.years_low <= 3
+    assert result.device_key.startswith("cid:") and result.card_cid is not None
+    assert result.readings == len(readings)
+
+
+def test_the_first_reading_gives_the_rate_since_boot_and_waits_for_a_later_one(tmp_path):
+    device = SimulatedEmmc(tmp_path / "tree", bytes_per_life=3e12, worn=0.05, now=0.0)
+    device.write(10e9)
+    device.publish(3 * 3600.0)  # 10 GB in the 3 hours since boot
+    result = check_health(HealthRequest("/"), [], device.roots, now=3 * 3600.0)
+    assert result.rate is not None and result.rate.since_boot
+    assert result.rate.bytes_per_day == pytest.approx(80e9, rel=1e-6)
+    assert result.forecast.unknown
+    assert HEALTH.summary(result) == (
+        "unknown until a later reading sets writes against the wear at 80.00 GB/day"
+    )
+
+
+def recorded_env(name: str, db: Path) -> dict[str, str]:
+    base = DATA / name
+    return {
+        "FLASHMARK_SYSFS_ROOT": str(base / "sys"),
+        "FLASHMARK_PROCFS_ROOT": str(base / "proc"),
+        "FLASHMARK_DEBUGFS_ROOT": str(base / "debug"),
+        "FLASHMARK_TOOLS_ROOT": str(base / "tools"),
+        "FLASHMARK_DB": str(db),
+    }
+
+
+def test_a_recorded_nvme_drive_is_read_from_its_smart_log_and_kept(tmp_path):
+    env = recorded_env("nvme_pcie", tmp_path / "history.db")
+    first = flashmark("health", "/", "--json", env=env)
+    assert first.returncode == 0, first.stderr
+    document = json.loads(first.stdout)
+    assert document["schema"] == "flashmark.health/1"
+    assert document["health"]["percentage_used"] == 0
+    assert document["health"]["data_units_written"] == 857_454
+    assert document["health"]["available_spare"] == 100
+    assert document["red_flags"] == []
+    again = flashmark("health", "/", env=env)
+    assert again.returncode == 0, again.stderr
+    assert "NVMe, SanDisk Ultra 3D NVMe" in again.stdout
+    assert "2 of this device" in again.stdout
+    listed = flashmark("history", env=env)
+    assert listed.stdout.count("health") >= 2
+
+
+def test_a_silent_sd_card_is_unknown_and_says_what_was_not_read(tmp_path):
+    env = recorded_env("rpi4_sd", tmp_path / "history.db")
+    result = flashmark("health", "/", "--no-save", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "verdict: unknown: the device reports no wear" in (result.stdout + result.stderr)
+    assert "SD cards report no wear through the kernel" in (result.stdout + result.stderr)
+
+
+def test_an_emmc_at_the_end_of_its_life_is_flagged_in_the_verdict(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(DATA / "emmc_wear", tree, symlinks=True)
+    (tree / "sys" / EMMC_DEVICE / "life_time").write_text("0x0b 0x0a\n")
+    (tree / "sys" / EMMC_DEVICE / "pre_eol_info").write_text("0x03\n")
+    env = {
+        **recorded_env("emmc_wear", tmp_path / "history.db"),
+        "FLASHMARK_SYSFS_ROOT": str(tree / "sys"),
+    }
+    result = flashmark("health", "/", "--no-save", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (
+        "verdict: replace it: pre-EOL urgent: the reserved blocks are running out; "
+        "life time estimate A exceeded"
+    ) in (result.stdout + result.stderr)
+
+
+class SimulatedNvme:
+    """The recorded NVMe tree, copied, its SMART log's written units and percentage used
+    set as a drive of `bytes_per_percent` would report them."""
+
+    def __init__(self, folder: Path, bytes_per_percent: float) -> None:
+        shutil.copytree(DATA / "nvme_pcie", folder, symlinks=True)
+        self.log = folder / "tools" / "nvme_smart-log_dev_nvme0.txt"
+        self.recorded = self.log.read_text(encoding="utf-8")
+        self.bytes_per_percent = bytes_per_percent
+        self.written = 857_454 * 512_000.0  # as recorded
+        self.roots = SystemRoots(
+            folder / "sys", folder / "proc", folder / "debug", tools=folder / "tools"
+        )
+
+    def publish(self) -> None:
+        used = int(self.written / self.bytes_per_percent)
+        units = int(self.written / 512_000)
+        text = self.recorded.replace(
+            "percentage_used\t\t\t\t: 0%", f"percentage_used\t\t\t\t: {used}%"
+        )
+        text = text.replace("857,454 (439.02 GB)", f"{units:,} ({units * 512_000 / 1e9:.2f} GB)")
+        self.log.write_text(text, encoding="utf-8")
+
+
+def test_an_nvme_drive_is_forecast_from_its_own_count_of_writes(tmp_path):
+    """Two readings ten days apart: the rate is the drive's data_units_written over them (no
+    kernel counter in the tree), and one reading past 1% already bounds both ends."""
+    drive = SimulatedNvme(tmp_path / "tree", bytes_per_percent=300e9)
+    drive.publish()
+    first = check_health(HealthRequest("/"), [], drive.roots, now=1.8e9)
+    assert first.health.data_units_written == 857_454 and first.rate is None
+    drive.written += 10 * 50e9  # 50 GB a day
+    drive.publish()
+    second = check_health(HealthRequest("/"), [first], drive.roots, now=1.8e9 + 10 * DAY)
+    assert second.health.percentage_used == 3
+    assert second.rate is not None and not second.rate.since_boot
+    assert second.rate.bytes_per_day == pytest.approx(50e9, rel=1e-3)
+    forecast = second.forecast
+    assert forecast.years_low is not None and forecast.years_high is not None
+    true_years = (100 * 300e9 - drive.written) / 50e9 / 365.25
+    assert forecast.years_low <= true_years <= forecast.years_high
+    assert HEALTH.summary(second).endswith("years left at 50.00 GB/day")
