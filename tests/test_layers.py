@@ -20,7 +20,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("bench",),
     ("surface", "capacity"),
     ("workloads",),
-    ("health",),
+    ("health", "doctor"),
     ("monitor", "probe", "clean"),
     ("result_kind", "views"),
     ("fio", "history", "references"),

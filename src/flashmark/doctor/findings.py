@@ -1,0 +1,25 @@
+"""A doctor finding: what was read, why it matters, the fix, and the cap it implies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# A finding is called *the* limit only when the measured rate comes this close to its cap:
+# further below, something else holds the device back first.
+THE_LIMIT_MARGIN = 0.20
+
+
+@dataclass(frozen=True)
+class Finding:
+    what: str  # the reading, e.g. "USB 2.0 at 480 Mb/s"
+    why: str  # why it matters
+    fix: str  # the line or action that fixes it
+    cap_bytes_per_second: float | None = None  # the rate it allows at most, when it implies one
+
+
+def is_the_limit(finding: Finding, measured_bytes_per_second: float) -> bool:
+    """True when the measured rate is within THE_LIMIT_MARGIN of the finding's cap."""
+    cap = finding.cap_bytes_per_second
+    if cap is None or cap <= 0:
+        return False
+    return measured_bytes_per_second >= cap * (1 - THE_LIMIT_MARGIN)
