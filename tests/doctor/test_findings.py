@@ -2,6 +2,7 @@ from flashmark.doctor.findings import THE_LIMIT_MARGIN, Finding, is_the_limit
 
 CAP = 40e6
 LINK = Finding(
+    category="usb",
     what="USB 2.0 at 480 Mb/s",
     why="the port caps the device",
     fix="use a USB 3 port",
@@ -18,4 +19,6 @@ def test_a_rate_further_below_the_cap_is_not_the_limit() -> None:
 
 
 def test_a_finding_without_a_cap_is_never_the_limit() -> None:
-    assert not is_the_limit(Finding(what="swap on the card", why="wears it", fix="move swap"), 1e9)
+    assert not is_the_limit(
+        Finding(category="host", what="swap on the card", why="wears it", fix="move swap"), 1e9
+    )

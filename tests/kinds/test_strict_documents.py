@@ -47,6 +47,7 @@ def written_documents() -> list[dict[str, Any]]:
         to_document(full(card(real_bytes=4 * 2**20))),
         powercut_document(result_of([cycle(1), lying(2)])),
         json.loads((DATA / "report/kinds/health.json").read_text(encoding="utf-8")),
+        json.loads((DATA / "report/kinds/doctor.json").read_text(encoding="utf-8")),
     ]
 
 

@@ -24,7 +24,7 @@ from tests.report.recorded import REPORT_DATA
 from tests.report.test_golden import check_golden
 
 KIND_DATA = REPORT_DATA / "kinds"
-NAMES = ("surface", "capacity", "monitor", "workload", "powercut", "health")
+NAMES = ("surface", "capacity", "monitor", "workload", "powercut", "health", "doctor")
 # Where each kind's section sits in the page, and its results' cards.
 ANCHORS = {
     "surface": "surface",
@@ -33,6 +33,7 @@ ANCHORS = {
     "workload": "workload-runs",
     "powercut": "powercut",
     "health": "health",
+    "doctor": "doctor",
 }
 ODD = "a|b*c_d`e"
 
@@ -173,6 +174,20 @@ def test_a_health_reading_in_markdown_and_csv_holds_its_wear_rate_and_forecast()
     assert float(row["bytes_per_day"]) == stored["rate"]["bytes_per_day"]
 
 
+def test_a_diagnosis_in_markdown_and_csv_holds_each_finding_and_its_fix() -> None:
+    stored = document("doctor")
+    kind, result = decoded("doctor")
+    assert kind.markdown is not None
+    text = kind.markdown([result])
+    assert f"**{stored['summary']}**" in text
+    for finding in stored["findings"]:
+        assert f"- fix: {finding['fix']}" in text
+    rows = _csv_rows("doctor")
+    assert [(row["category"], row["finding"]) for row in rows] == [
+        (finding["category"], finding["what"]) for finding in stored["findings"]
+    ]
+
+
 def _odd(name: str, result: Any) -> Any:
     """The result with text from another machine where a table or a heading shows it."""
     if name == "surface":
@@ -186,6 +201,9 @@ def _odd(name: str, result: Any) -> Any:
         return dataclasses.replace(result, target=ODD, workloads=(workload,))
     if name == "health":
         return dataclasses.replace(result, device=ODD, model=ODD)
+    if name == "doctor":
+        finding = dataclasses.replace(result.findings[0], what=ODD, fix=ODD)
+        return dataclasses.replace(result, device=ODD, board=ODD, findings=(finding,))
     return dataclasses.replace(result, target=dataclasses.replace(result.target, path=ODD))
 
 

@@ -56,6 +56,12 @@ COMMANDS: dict[str, LazyCommand] = {
         "side: sequential MB/s, 4K random IOPS at depth 1 and 32, p99 latencies, grades and "
         "workload times, each with its ratio to the first run.",
     ),
+    "doctor": LazyCommand(
+        "flashmark.cli.doctor",
+        "doctor_command",
+        "What in this board holds the device under TARGET back (a folder, partition or device; "
+        "default: the system's, /), each finding with why it matters and the line that fixes it.",
+    ),
     "export": LazyCommand(
         "flashmark.cli.export",
         "export_command",

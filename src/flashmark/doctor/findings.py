@@ -7,11 +7,14 @@ from dataclasses import dataclass
 # A finding is called *the* limit only when the measured rate comes this close to its cap:
 # further below, something else holds the device back first.
 THE_LIMIT_MARGIN = 0.20
+# Where a finding was found, in the order a report lists them.
+CATEGORIES = ("usb", "sd", "pcie", "host")
 
 
 @dataclass(frozen=True)
 class Finding:
-    what: str  # the reading, e.g. "USB 2.0 at 480 Mb/s"
+    category: str  # CATEGORIES
+    what: str  # the reading, e.g. "USB link at 480 Mb/s, the device (USB 3.00) can do 5000"
     why: str  # why it matters
     fix: str  # the line or action that fixes it
     cap_bytes_per_second: float | None = None  # the rate it allows at most, when it implies one

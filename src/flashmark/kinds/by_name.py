@@ -20,6 +20,7 @@ KIND_MODULES = {
     "surface": ("flashmark.surface.kind", "SURFACE"),
     "powercut": ("flashmark.powercut.kind", "POWERCUT"),
     "health": ("flashmark.health.kind", "HEALTH"),
+    "doctor": ("flashmark.doctor.kind", "DOCTOR"),
 }
 
 

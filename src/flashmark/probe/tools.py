@@ -94,7 +94,7 @@ class RecordedToolRunner:
         name = "_".join(argv).replace("/", "_").replace("__", "_") + ".txt"
         path = self.folder / name
         if not path.is_file():
-            raise ToolNotAvailable(f"{argv[0]} is not installed (recorded tree {self.folder})")
+            raise ToolNotAvailable(f"{argv[0]} is not among the recorded tree's tool outputs")
         return ToolResult(tuple(argv), 0, path.read_text(encoding="utf-8"), "")
 
 

@@ -1,0 +1,124 @@
+"""`flashmark doctor` as one library call: the device under a target and the board around it,
+read by the probe, and every finding of the rules (usb, sd, pcie, host), with what could not be
+checked here said, never left out.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from flashmark import __version__
+from flashmark.doctor.findings import CATEGORIES, Finding
+from flashmark.doctor.host import (
+    governor_findings,
+    mount_findings,
+    swap_file_findings,
+    swap_findings,
+    temperature_findings,
+    throttling_findings,
+)
+from flashmark.doctor.pcie import pcie_findings
+from flashmark.doctor.result import DoctorResult
+from flashmark.doctor.sd import host_fastest, sd_bus_findings
+from flashmark.doctor.usb import uas_trouble_findings, usb_findings
+from flashmark.errors import TargetError
+from flashmark.probe.mmc_bus import read_kernel_log
+from flashmark.probe.model import Device, ProbeReport
+from flashmark.probe.target import probe_target
+from flashmark.probe.tools import tool_runner_for
+from flashmark.system.mounts import read_mounts
+from flashmark.system.sysroot import SystemRoots
+from flashmark.units import utc_text
+
+
+@dataclass(frozen=True)
+class DoctorRequest:
+    target: str = "/"
+
+
+def diagnose(request: DoctorRequest, roots: SystemRoots) -> DoctorResult:
+    tools = tool_runner_for(roots)
+    report = probe_target(request.target, roots, tools)
+    device = report.device
+    if device is None:
+        raise TargetError(f"{request.target}: no physical device below it to diagnose")
+    notes: list[str] = []
+    kernel_log = read_kernel_log(tools, notes) if device.usb is not None else None
+    findings, not_here = device_findings(report, device, kernel_log, roots)
+    order = {category: index for index, category in enumerate(CATEGORIES)}
+    return DoctorResult(
+        flashmark_version=__version__,
+        target=request.target,
+        device=f"/dev/{device.name}",
+        device_kind=device.kind,
+        board=report.environment.board,
+        kernel=report.environment.kernel,
+        findings=tuple(sorted(findings, key=lambda finding: order[finding.category])),
+        not_checked=tuple(not_here + notes),
+        finished_at=utc_text(time.time()),
+    )
+
+
+def device_findings(
+    report: ProbeReport, device: Device, kernel_log: str | None, roots: SystemRoots
+) -> tuple[list[Finding], list[str]]:
+    """Every rule's findings for `device`, and the checks that could not run here."""
+    environment = report.environment
+    board = environment.board
+    found: list[Finding] = []
+    not_here: list[str] = []
+    throttling = environment.throttling
+    under_voltage = (
+        None if throttling is None else "under-voltage" in (*throttling.now, *throttling.since_boot)
+    )
+    if device.usb is not None:
+        found += usb_findings(device.usb)
+        found += uas_trouble_findings(device.usb, kernel_log, under_voltage)
+    if device.mmc_bus is not None:
+        if host_fastest(board) is None:
+            not_here.append(
+                f"SD bus mode: not available here (the fastest mode of {board or 'this board'}'s "
+                "SD host is known for Raspberry Pi 4 and 5)"
+            )
+        found += sd_bus_findings(device.mmc_bus, device.card, board)
+    if device.pcie is not None:
+        found += pcie_findings(device.pcie, board)
+    if throttling is not None:
+        found += throttling_findings(throttling, board)
+    else:
+        not_here.append(
+            "under-voltage and throttling: not available here (read with `vcgencmd "
+            "get_throttled` on a Raspberry Pi)"
+        )
+    found += governor_findings(environment.cpu_governors)
+    found += temperature_findings(environment.temperatures)
+    majmins = _majmins(device, roots)
+    partitions = tuple(name for name, _ in majmins if name != device.name)
+    swaps = roots.read_proc("swaps")
+    found += swap_findings(swaps, device.name, partitions)
+    mounts = read_mounts(roots)
+
+    def on_device(path: str) -> bool:
+        holding = [m for m in mounts if path == m.mount_point or path.startswith(
+            m.mount_point.rstrip("/") + "/")]  # fmt: skip
+        best = max(holding, key=lambda m: len(m.mount_point), default=None)
+        return best is not None and best.majmin in {majmin for _, majmin in majmins}
+
+    found += swap_file_findings(swaps, on_device)
+    found += mount_findings(environment.mount_options, environment.mount_point)
+    return found, not_here
+
+
+def _majmins(device: Device, roots: SystemRoots) -> list[tuple[str, str]]:
+    """(name, "major:minor") of the device and each of its partitions."""
+    names = [device.name]
+    folder = roots.sys_path(f"class/block/{device.name}")
+    if folder.is_dir():
+        names += sorted(p.name for p in folder.iterdir() if p.name.startswith(device.name))
+    found = []
+    for name in names:
+        majmin = (roots.read_sys(f"class/block/{name}/dev") or "").strip()
+        if majmin:
+            found.append((name, majmin))
+    return found

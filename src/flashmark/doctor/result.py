@@ -1,0 +1,43 @@
+"""The result of `flashmark doctor`: frozen dataclasses and their JSON document, in the one
+codec (flashmark.codec).
+
+Schema history ("schema" key):
+    flashmark.doctor/1   first version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from flashmark.codec import Codec, document, written
+from flashmark.doctor.findings import Finding
+
+DOCTOR_SCHEMA = "flashmark.doctor/1"
+
+
+@dataclass(frozen=True, kw_only=True)
+class DoctorResult:
+    flashmark_version: str = ""
+    target: str  # as given
+    device: str  # /dev/NAME of the physical device
+    device_kind: str  # the probe's: "sd", "emmc", "nvme", "usb", ...
+    board: str | None
+    kernel: str | None
+    findings: tuple[Finding, ...]  # in CATEGORIES order
+    not_checked: tuple[str, ...]  # each check that could not run here, and why
+    finished_at: str
+    id: int | None = field(default=None, metadata=document(omit_none=True))
+
+    def with_id(self, result_id: int) -> DoctorResult:
+        return replace(self, id=result_id)
+
+    @property
+    @written(before="flashmark_version")
+    def summary(self) -> str:
+        """The answer in one line (doctor.view.doctor_summary)."""
+        from flashmark.doctor.view import doctor_summary
+
+        return doctor_summary(self)
+
+
+DOCTOR_DOCUMENT = Codec(DoctorResult, DOCTOR_SCHEMA, "doctor")

@@ -1,0 +1,156 @@
+"""`flashmark doctor` on recorded trees (tests/data/probe, each with its SOURCES.md), and on
+copies of them with one condition changed, each change said where it is made."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from flashmark.doctor.check import DoctorRequest, diagnose
+from flashmark.doctor.usb import uas_trouble_findings
+from flashmark.system.sysroot import SystemRoots
+from tests.cli_runner import flashmark
+from tests.probe.recorded import DATA
+
+CPUS = ("cpu0", "cpu1", "cpu2", "cpu3")
+# Two aborts and a reset as the uas driver logs them (drivers/usb/storage/uas.c's
+# uas_eh_abort_handler and uas_eh_device_reset_handler, format of their scmd_printk lines).
+UAS_RESETS = """\
+[ 1412.315230] sd 0:0:0:0: [sda] tag#2 uas_eh_abort_handler 0 uas-tag 3 inflight: CMD OUT
+[ 1412.315245] sd 0:0:0:0: [sda] tag#2 CDB: Write(10) 2a 00 01 2c 4a 00 00 04 00 00
+[ 1412.347112] sd 0:0:0:0: [sda] tag#1 uas_eh_abort_handler 0 uas-tag 2 inflight: CMD OUT
+[ 1412.391007] scsi host0: uas_eh_device_reset_handler start
+"""
+
+
+def roots_of(tree: Path) -> SystemRoots:
+    return SystemRoots(tree / "sys", tree / "proc", tree / "debug", tools=tree / "tools")
+
+
+def copied(name: str, tmp_path: Path) -> Path:
+    tree = tmp_path / name
+    shutil.copytree(DATA / name, tree, symlinks=True)
+    return tree
+
+
+def healthy_pi4(tmp_path: Path) -> Path:
+    """The Pi 4 tree with a steady supply (get_throttled 0x0) and the ondemand governor."""
+    tree = copied("rpi4_sd", tmp_path)
+    (tree / "tools/vcgencmd_get_throttled.txt").write_text("throttled=0x0\n")
+    for cpu in CPUS:
+        governor = tree / f"sys/devices/system/cpu/{cpu}/cpufreq/scaling_governor"
+        if governor.exists():
+            governor.write_text("ondemand\n")
+    return tree
+
+
+def whats(tree: Path, target: str = "/") -> list[str]:
+    result = diagnose(DoctorRequest(target), roots_of(tree))
+    return [f"{finding.category}: {finding.what}" for finding in result.findings]
+
+
+def test_healthy_pi_4_pi_5_and_x86_trees_have_no_finding(tmp_path):
+    assert whats(healthy_pi4(tmp_path)) == []  # DDR50 is the Pi 4 host's fastest: no finding
+    assert whats(DATA / "rpi5_a2") == []  # SDR104, no throttling
+    result = diagnose(DoctorRequest("/"), roots_of(DATA / "virtio_vda"))  # this x86 VM
+    assert result.findings == ()
+    assert result.not_checked == (
+        "under-voltage and throttling: not available here (read with `vcgencmd "
+        "get_throttled` on a Raspberry Pi)",
+    )
+
+
+def test_a_pi_4_under_voltage_throttled_and_on_powersave_is_told_each_fix():
+    result = diagnose(DoctorRequest("/"), roots_of(DATA / "rpi4_sd"))
+    assert [f.what for f in result.findings] == [
+        "under-voltage since boot (get_throttled=0x50000)",
+        "CPU throttled (get_throttled=0x50000)",
+        "CPU governor powersave",
+    ]
+    assert "15 W (5.1 V, 3 A)" in result.findings[0].fix
+    assert "scaling_governor" in result.findings[2].fix
+
+
+def test_a_pi_5_sd_card_fallen_back_to_high_speed_is_capped_at_25_mb_s(tmp_path):
+    tree = copied("rpi5_a2", tmp_path)
+    log = tree / "tools/dmesg.txt"
+    log.write_text(log.read_text().replace("ultra high speed SDR104 SDXC", "high speed SDXC"))
+    result = diagnose(DoctorRequest("/"), roots_of(tree))
+    (finding,) = result.findings
+    assert finding.category == "sd" and finding.what.startswith("SD bus in high speed mode")
+    assert finding.cap_bytes_per_second == 25e6
+
+
+def test_a_pi_5_nvme_at_gen_2_gets_the_gen_3_line_and_its_risk():
+    (finding,) = diagnose(DoctorRequest("/"), roots_of(DATA / "nvme_pcie")).findings
+    assert finding.what == "PCIe at 5 GT/s x1 (Gen 2), the drive can do 8 GT/s"
+    assert finding.fix.startswith("dtparam=pciex1_gen=3 in /boot/firmware/config.txt")
+    assert "may be unstable" in finding.fix
+    assert finding.cap_bytes_per_second == pytest.approx(500e6)
+
+
+def test_a_usb_3_stick_at_480_on_usb_storage_is_two_findings():
+    assert whats(DATA / "usb_stick_usb_storage", "/dev/sde") == [
+        "usb: USB link at 480 Mb/s, the device (USB 3.00) can do 5000 Mb/s",
+        "usb: driver usb-storage (Bulk-Only Transport) on a USB 3 device",
+    ]
+
+
+def test_uas_resets_give_the_quirk_only_once_power_is_ruled_out(tmp_path):
+    tree = copied("usb_ssd_uas", tmp_path)
+    (tree / "tools").mkdir(exist_ok=True)
+    (tree / "tools/dmesg.txt").write_text(UAS_RESETS)
+    result = diagnose(DoctorRequest("/dev/sda"), roots_of(tree))
+    (finding,) = result.findings  # the ROCK 5 has no get_throttled: power is not ruled out
+    assert finding.what == "3 UAS command aborts or resets in the kernel log (bridge 174c:55aa)"
+    assert finding.fix.startswith("power first")
+    link = diagnose(DoctorRequest("/dev/sda"), roots_of(DATA / "usb_ssd_uas"))
+    assert link.findings == ()  # the recorded tree's kernel log is not recorded: nothing said
+    device_link = _usb_link(tree)
+    (quirk,) = uas_trouble_findings(device_link, UAS_RESETS, under_voltage_seen=False)
+    assert "usb-storage.quirks=174c:55aa:u" in quirk.fix
+    (power,) = uas_trouble_findings(device_link, UAS_RESETS, under_voltage_seen=True)
+    assert power.why.startswith("under-voltage was seen")
+
+
+def _usb_link(tree: Path):
+    from flashmark.probe.target import probe_target
+
+    device = probe_target("/dev/sda", roots_of(tree)).device
+    assert device is not None and device.usb is not None
+    return device.usb
+
+
+def test_swap_on_the_card_and_a_sync_mount_are_findings(tmp_path):
+    tree = healthy_pi4(tmp_path)
+    (tree / "proc/swaps").write_text(
+        "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+        "/var/swap                               file\t\t102396\t\t0\t\t-2\n"
+    )
+    mountinfo = tree / "proc/self/mountinfo"
+    mountinfo.write_text(mountinfo.read_text().replace("/ / rw,noatime", "/ / rw,sync,noatime"))
+    assert whats(tree) == [
+        "host: swap file /var/swap, on the device",
+        "host: / mounted with sync",
+    ]
+
+
+def test_the_command_keeps_its_diagnosis_and_prints_its_verdict(tmp_path):
+    base = DATA / "nvme_pcie"
+    env = {
+        "FLASHMARK_SYSFS_ROOT": str(base / "sys"),
+        "FLASHMARK_PROCFS_ROOT": str(base / "proc"),
+        "FLASHMARK_DEBUGFS_ROOT": str(base / "debug"),
+        "FLASHMARK_TOOLS_ROOT": str(base / "tools"),
+        "FLASHMARK_DB": str(tmp_path / "history.db"),
+    }
+    done = flashmark("doctor", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["schema"] == "flashmark.doctor/1"
+    assert document["summary"] == ("1 finding: PCIe at 5 GT/s x1 (Gen 2), the drive can do 8 GT/s")
+    shown = flashmark("show", str(document["id"]), env=env)
+    assert "dtparam=pciex1_gen=3" in shown.stdout
