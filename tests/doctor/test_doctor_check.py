@@ -133,8 +133,8 @@ def test_swap_on_the_card_and_a_sync_mount_are_findings(tmp_path):
     mountinfo = tree / "proc/self/mountinfo"
     mountinfo.write_text(mountinfo.read_text().replace("/ / rw,noatime", "/ / rw,sync,noatime"))
     assert whats(tree) == [
-        "host: swap file /var/swap, on the device",
         "host: / mounted with sync",
+        "host: swap file /var/swap, on the device",
     ]
 
 

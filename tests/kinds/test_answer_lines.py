@@ -106,3 +106,32 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_success():
     process.stdout.close()
     status = process.wait(timeout=60)
     assert (status, process.stderr.read()) == (0, b"")
+
+
+def _on_the_usb_stick(run: Run, seq_read_bps: float) -> Run:
+    """The run as if measured on the recorded USB 3 stick on a 480 Mb/s link
+    (tests/data/probe/usb_stick_usb_storage), its seq-read figure `seq_read_bps`."""
+    from flashmark.probe.target import probe_target
+    from tests.probe.recorded import load_scenario
+
+    roots, tools = load_scenario("usb_stick_usb_storage")
+    probe = probe_target("/dev/sde", roots, tools)
+    tests = tuple(
+        dataclasses.replace(t, read=dataclasses.replace(t.read, bw_bytes=seq_read_bps))
+        if t.spec.name == "seq-read" and t.read is not None
+        else t
+        for t in run.tests
+    )
+    return dataclasses.replace(run, probe=probe, tests=tests)
+
+
+def test_a_link_that_caps_the_figures_is_named_in_the_line_only_when_they_reach_it():
+    """USB 2.0's bulk rate is 53.2 MB/s at most: a seq-read of 46.1 MB/s is within 20% of it
+    (the link is the limit), one of 40.5 MB/s is not (something else holds the card back)."""
+    run = recorded_run("quick-a1-card")
+    limited = RUN.summary(_on_the_usb_stick(run, 46.1e6))
+    assert limited.endswith(
+        "; limited by USB link at 480 Mb/s, the device (USB 3.00) can do 5000 Mb/s "
+        "(53.2 MB/s at most; seq-read 46.1 MB/s)"
+    )
+    assert "limited by" not in RUN.summary(_on_the_usb_stick(run, 40.5e6))

@@ -57,7 +57,7 @@ def test_probe_terminal_view_of_the_nvme_link_and_warning_on_stderr() -> None:
     result = CliRunner().invoke(main, ["probe", "/"], env=recorded_env("nvme_pcie"))
     assert result.exit_code == 0, result.output
     assert "5.0 GT/s PCIe x1 (max 8.0 GT/s PCIe x4)" in result.stdout
-    assert "warning: nvme0n1 (nvme): PCIe link runs at" in result.stderr
+    assert "warning: nvme0n1 (nvme): PCIe at 5 GT/s x1 (Gen 2)" in result.stderr
 
 
 def test_missing_path_is_a_one_line_error_with_the_target_exit_status() -> None:

@@ -2,7 +2,8 @@
 terminal's `verdict:` line and the document's "summary" key. The grades first ("A1 pass, A2
 fail (random 4K write 594 IOPS < 2000), C10/U1 pass, U3/V30 fail"), grades on the same figure
 with the same verdict sharing an entry; then what could not be judged and why, the write cache,
-and "SD-class equivalents" for a medium that is not SD or eMMC. A run stopped by a failed step
+"SD-class equivalents" for a medium that is not SD or eMMC, and what in the board limits the
+figures (a `flashmark doctor` finding whose cap they reach). A run stopped by a failed step
 says so first. The run and its line share a module: the line is part of the run's document.
 """
 
@@ -25,6 +26,8 @@ from flashmark.bench.model import (
     TestResult,
 )
 from flashmark.codec import document, written
+from flashmark.doctor.findings import is_the_limit
+from flashmark.doctor.rules import probe_findings
 from flashmark.probe.model import ProbeReport
 from flashmark.stats import Verdict
 from flashmark.units import format_iops, format_rate, format_size
@@ -128,7 +131,36 @@ def run_summary(run: Run) -> str:
     sustained = sustained_rate(run.tests)
     if sustained is not None:
         parts.append(_cache_text(sustained))
+    limit = limit_text(run)
+    if limit is not None:
+        parts.append(limit)
     return "; ".join(parts) or "no test measured"
+
+
+def limit_text(run: Run) -> str | None:
+    """'limited by USB link at 480 Mb/s, ... (53.2 MB/s at most; seq-read 46.1 MB/s)': the
+    `flashmark doctor` finding whose cap the run's fastest sequential figure comes within 20%
+    of (doctor.findings.is_the_limit); None when no finding caps it that closely."""
+    probe = run.probe
+    device = probe.device if probe is not None else None
+    if probe is None or device is None:
+        return None
+    rates = []
+    for name, direction in (("seq-read", "read"), ("seq-write", "write")):
+        test = run.test(name)
+        measured = getattr(test, direction) if test is not None else None
+        if measured is not None:
+            rates.append((measured.bw_bytes, name))
+    if not rates:
+        return None
+    fastest, name = max(rates)
+    findings, _ = probe_findings(probe, device)
+    limits = [finding for finding in findings if is_the_limit(finding, fastest)]
+    if not limits:
+        return None
+    limit = min(limits, key=lambda finding: finding.cap_bytes_per_second or 0.0)
+    cap = format_rate(limit.cap_bytes_per_second or 0.0)
+    return f"limited by {limit.what} ({cap} at most; {name} {format_rate(fastest)})"
 
 
 def _grades_text(grades: Sequence[Grade], disturbed: Mapping[str, str]) -> str:

@@ -10,18 +10,9 @@ from dataclasses import dataclass
 
 from flashmark import __version__
 from flashmark.doctor.findings import CATEGORIES, Finding
-from flashmark.doctor.host import (
-    governor_findings,
-    mount_findings,
-    swap_file_findings,
-    swap_findings,
-    temperature_findings,
-    throttling_findings,
-)
-from flashmark.doctor.pcie import pcie_findings
+from flashmark.doctor.host import swap_file_findings, swap_findings
 from flashmark.doctor.result import DoctorResult
-from flashmark.doctor.sd import host_fastest, sd_bus_findings
-from flashmark.doctor.usb import uas_trouble_findings, usb_findings
+from flashmark.doctor.rules import probe_findings
 from flashmark.errors import TargetError
 from flashmark.probe.mmc_bus import read_kernel_log
 from flashmark.probe.model import Device, ProbeReport
@@ -63,36 +54,8 @@ def diagnose(request: DoctorRequest, roots: SystemRoots) -> DoctorResult:
 def device_findings(
     report: ProbeReport, device: Device, kernel_log: str | None, roots: SystemRoots
 ) -> tuple[list[Finding], list[str]]:
-    """Every rule's findings for `device`, and the checks that could not run here."""
-    environment = report.environment
-    board = environment.board
-    found: list[Finding] = []
-    not_here: list[str] = []
-    throttling = environment.throttling
-    under_voltage = (
-        None if throttling is None else "under-voltage" in (*throttling.now, *throttling.since_boot)
-    )
-    if device.usb is not None:
-        found += usb_findings(device.usb)
-        found += uas_trouble_findings(device.usb, kernel_log, under_voltage)
-    if device.mmc_bus is not None:
-        if host_fastest(board) is None:
-            not_here.append(
-                f"SD bus mode: not available here (the fastest mode of {board or 'this board'}'s "
-                "SD host is known for Raspberry Pi 4 and 5)"
-            )
-        found += sd_bus_findings(device.mmc_bus, device.card, board)
-    if device.pcie is not None:
-        found += pcie_findings(device.pcie, board)
-    if throttling is not None:
-        found += throttling_findings(throttling, board)
-    else:
-        not_here.append(
-            "under-voltage and throttling: not available here (read with `vcgencmd "
-            "get_throttled` on a Raspberry Pi)"
-        )
-    found += governor_findings(environment.cpu_governors)
-    found += temperature_findings(environment.temperatures)
+    """Every rule's findings for `device`: the probe's, and swap on it (read from `roots`)."""
+    found, not_here = probe_findings(report, device, kernel_log)
     majmins = _majmins(device, roots)
     partitions = tuple(name for name, _ in majmins if name != device.name)
     swaps = roots.read_proc("swaps")
@@ -106,7 +69,6 @@ def device_findings(
         return best is not None and best.majmin in {majmin for _, majmin in majmins}
 
     found += swap_file_findings(swaps, on_device)
-    found += mount_findings(environment.mount_options, environment.mount_point)
     return found, not_here
 
 
