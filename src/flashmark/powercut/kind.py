@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
 from flashmark.powercut.result import (
     HISTORY_KIND,
     POWERCUT_SCHEMA,
@@ -14,26 +11,8 @@ from flashmark.powercut.result import (
     to_document,
 )
 from flashmark.powercut.view import CSV_COLUMNS, powercut_view
-from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
-from flashmark.views.writers import ViewWriters
-
-if TYPE_CHECKING:
-    from flashmark.references.records import ReferenceDevice
-
-_WRITERS = ViewWriters(powercut_view, CSV_COLUMNS)
-
-
-def _html(results: Sequence[PowercutResult], references: Sequence[ReferenceDevice]) -> HtmlSection:
-    from flashmark.views.html import Part, Shown, views_section
-
-    intro = (
-        "Each cycle writes, flushes and cuts the power; a flushed record that is not found "
-        "intact afterwards was lost by the card after it said it was stored."
-    )
-    part = Part(
-        "powercut", "Power-cut tests", intro, "power-cut test", "powercut", "power-cut test"
-    )
-    return views_section(part, [Shown(powercut_view(r), r.id, r.target.path) for r in results])
+from flashmark.result_kind import CardIdentity, Listing, ResultKind, cid_identity
+from flashmark.views.kind import Part, view_kind
 
 
 def _card(result: PowercutResult) -> CardIdentity | None:
@@ -58,16 +37,24 @@ def _card(result: PowercutResult) -> CardIdentity | None:
     return CardIdentity(f"{source}:{value}", name or identity)
 
 
-POWERCUT: ResultKind[PowercutResult] = ResultKind(
+POWERCUT: ResultKind[PowercutResult] = view_kind(
     name=HISTORY_KIND,
     schema=POWERCUT_SCHEMA,
     to_document=to_document,
     from_document=from_document,
+    view=powercut_view,
+    csv_columns=CSV_COLUMNS,
+    part=Part(
+        "powercut",
+        "Power-cut tests",
+        "Each cycle writes, flushes and cuts the power; a flushed record that is not found "
+        "intact afterwards was lost by the card after it said it was stored.",
+        "power-cut test",
+        "powercut",
+        "power-cut test",
+    ),
+    target=lambda result: result.target.path,
     listing=lambda result: Listing(result.target.path, result.verdict),
-    terminal=_WRITERS.terminal,
     summary=powercut_summary,
-    markdown=_WRITERS.markdown,
-    csv=_WRITERS.csv,
-    html=_html,
     card=_card,
 )

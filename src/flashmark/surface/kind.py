@@ -11,7 +11,6 @@ from flashmark.surface.view import CSV_COLUMNS, surface_view
 from flashmark.views.writers import ViewWriters
 
 if TYPE_CHECKING:
-
     from flashmark.references.records import ReferenceDevice
 
 _WRITERS = ViewWriters(surface_view, CSV_COLUMNS)

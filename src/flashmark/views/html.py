@@ -12,23 +12,10 @@ import jinja2
 from markupsafe import Markup, escape
 
 from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, section_of
+from flashmark.views.kind import Part
 from flashmark.views.model import Code, Title, View
 
 _BADGE_CLASS = {"pass": "pass", "fail": "fail"}
-
-
-@dataclass(frozen=True)
-class Part:
-    """A kind's part of the page: its anchor and heading, the sentence under the heading (HTML:
-    it may hold <code>), the noun of its subtitle ("capacity probe"), the prefix of its cards'
-    anchors ("capacity" for "capacity-3") and what a result without an id is called."""
-
-    anchor: str
-    title: str
-    intro: str
-    noun: str
-    card_prefix: str
-    unnamed: str
 
 
 @dataclass(frozen=True)

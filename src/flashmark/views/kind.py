@@ -1,0 +1,74 @@
+"""A kind of result made from its one view function: terminal, Markdown, CSV and its HTML
+section all come from `view`, so a new kind writes its view and its document, nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind
+from flashmark.views.model import View
+from flashmark.views.writers import ViewWriters
+
+if TYPE_CHECKING:
+    from flashmark.references.records import ReferenceDevice
+
+
+class Saved(Protocol):
+    @property
+    def id(self) -> int | None: ...
+
+
+R = TypeVar("R", bound=Saved)
+
+
+@dataclass(frozen=True)
+class Part:
+    """A kind's part of the HTML page: its anchor and heading, the sentence under the heading
+    (HTML: it may hold <code>), the noun of its subtitle ("capacity probe"), the prefix of its
+    cards' anchors ("capacity" for "capacity-3") and what a result without an id is called."""
+
+    anchor: str
+    title: str
+    intro: str
+    noun: str
+    card_prefix: str
+    unnamed: str
+
+
+def view_kind(
+    *,
+    name: str,
+    schema: str,
+    to_document: Callable[[R], dict[str, Any]],
+    from_document: Callable[[Mapping[str, Any]], R],
+    view: Callable[[R], View],
+    csv_columns: tuple[str, ...],
+    part: Part,
+    target: Callable[[R], str],
+    listing: Callable[[R], Listing],
+    summary: Callable[[R], str],
+    card: Callable[[R], CardIdentity | None] | None = None,
+) -> ResultKind[R]:
+    """The kind: `view` makes a result's view, `target` names a result in the page's legend."""
+    writers = ViewWriters(view, csv_columns)
+
+    def html(results: Sequence[R], references: Sequence[ReferenceDevice]) -> HtmlSection:
+        from flashmark.views.html import Shown, views_section
+
+        return views_section(part, [Shown(view(r), r.id, target(r)) for r in results])
+
+    return ResultKind(
+        name=name,
+        schema=schema,
+        to_document=to_document,
+        from_document=from_document,
+        listing=listing,
+        terminal=writers.terminal,
+        summary=summary,
+        markdown=writers.markdown,
+        csv=writers.csv,
+        html=html,
+        card=card,
+    )
