@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 
-from flashmark.health.write_counter import SECTOR_BYTES, CounterSample, add_up
+from flashmark.health.write_counter import SECTOR_BYTES, CounterSample, add_up, rate_interval
+
+DAY = 86_400.0
 
 
 def test_a_series_with_reboots_and_wraps_adds_up_to_what_was_written() -> None:
@@ -44,3 +46,35 @@ def test_one_sample_has_no_rate() -> None:
     assert seen.total_bytes == 0
     assert seen.bytes_per_day() is None
     assert add_up([]).total_bytes == 0
+
+
+def test_a_reboot_stretch_is_left_out_of_the_rate_and_bounds_what_it_may_have_missed() -> None:
+    sectors = 10**6  # 512 MB
+    samples = [
+        CounterSample(0.0, "a", 0, 64),
+        CounterSample(DAY, "a", 2 * sectors, 64),  # 1,024 MB in a day: the fastest stretch
+        CounterSample(2 * DAY, "a", 3 * sectors, 64),
+        CounterSample(3 * DAY, "b", sectors, 64),  # a reboot: 512 MB counted since
+    ]
+    seen = add_up(samples)
+    assert seen.whole == (True, True, False)
+    spans, amounts = seen.whole_stretches()
+    assert spans == [DAY, DAY] and amounts == [2 * sectors * 512, sectors * 512]
+    # At most the fastest rate over the reboot's day, less what the new boot counted.
+    assert seen.unseen_bytes == (0, 0, 0, 2 * sectors * 512 - sectors * 512)
+
+
+def test_the_rate_interval_holds_the_mean_rate_of_a_noisy_writer_95_times_in_100() -> None:
+    rng = random.Random(3)
+    held = 0
+    for _ in range(400):
+        amounts = [10e9 * rng.uniform(0.5, 1.5) for _ in range(20)]
+        interval = rate_interval([DAY] * 20, amounts)
+        assert interval is not None
+        held += interval.low <= 10e9 <= interval.high
+    assert 0.92 <= held / 400 <= 0.98
+
+
+def test_fewer_than_two_stretches_have_no_interval() -> None:
+    assert rate_interval([DAY], [1e9]) is None
+    assert rate_interval([], []) is None

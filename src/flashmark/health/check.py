@@ -9,6 +9,7 @@ kernel name); each saved result is one reading, so the record grows with every `
 from __future__ import annotations
 
 import calendar
+import itertools
 import os
 import time
 from collections.abc import Sequence
@@ -20,7 +21,13 @@ from flashmark.health.forecast import WearReading, emmc_bracket, forecast
 from flashmark.health.nvme_wear import DATA_UNIT_BYTES, nvme_wear
 from flashmark.health.red_flags import red_flags
 from flashmark.health.result import HealthResult, WriteRate
-from flashmark.health.write_counter import SECTOR_BYTES, CounterSample, add_up
+from flashmark.health.write_counter import (
+    SECTOR_BYTES,
+    CounterSample,
+    WritesSeen,
+    add_up,
+    rate_interval,
+)
 from flashmark.probe.emmc_health import decode_life_time
 from flashmark.probe.model import Device, Health
 from flashmark.probe.target import probe_target
@@ -76,13 +83,14 @@ def device_key(device: Device) -> str:
     return f"name:{device.name}"
 
 
-def wear_reading(health: Health, cumulative_bytes: int) -> WearReading | None:
+def wear_reading(health: Health, cumulative_bytes: int, unseen_bytes: int) -> WearReading | None:
     """An eMMC/UFS reading (the worse of its type A and B estimates) at `cumulative_bytes`
-    written since the record began; None when the device reports none."""
+    counted since the record began (and up to `unseen_bytes` more); None when the device
+    reports none."""
     values = [_LIFE_VALUES[text] for text in (health.life_time_a, health.life_time_b) if text]
     if not values:
         return None
-    return WearReading(cumulative_bytes, *emmc_bracket(max(values)))
+    return WearReading(cumulative_bytes, *emmc_bracket(max(values)), unseen_bytes)
 
 
 def skipped_reads(device: Device, notes: Sequence[str], target: str) -> tuple[str, ...]:
@@ -120,7 +128,12 @@ def check_health(
     samples = [result.counter for result in mine if result.counter is not None]
     samples += [counter] if counter is not None else []
     writes = add_up(samples)
-    by_time = dict(zip(writes.seconds, writes.cumulative_bytes, strict=True))
+    by_time = {
+        seconds: (counted, unseen)
+        for seconds, counted, unseen in zip(
+            writes.seconds, writes.cumulative_bytes, writes.unseen_bytes, strict=True
+        )
+    }
     readings: list[WearReading] = []
     nvme = health.percentage_used is not None
     for result, sample in [*((r, r.counter) for r in mine), (None, counter)]:
@@ -128,21 +141,12 @@ def check_health(
         if nvme:
             reading = nvme_wear(past)
         elif sample is not None:
-            reading = wear_reading(past, by_time[sample.seconds])
+            reading = wear_reading(past, *by_time[sample.seconds])
         else:  # no counter now: the wear as read, the writes against it unknown
-            reading = wear_reading(past, writes.total_bytes) if result is None else None
+            reading = wear_reading(past, writes.total_bytes, 0) if result is None else None
         if reading is not None:
             readings.append(reading)
-    per_day, span_s = writes.bytes_per_day(), writes.span_seconds
-    counted = [r for r in mine if r.health.data_units_written is not None]
-    if health.data_units_written is not None and counted:
-        # The drive's own count of what it took, which no reboot or re-plug loses.
-        first = counted[0]
-        assert first.health.data_units_written is not None
-        span_s = now - _epoch(first.finished_at)
-        units = health.data_units_written - first.health.data_units_written
-        per_day = units * DATA_UNIT_BYTES / span_s * SECONDS_PER_DAY if span_s > 0 else None
-    rate = _write_rate(counter, per_day, span_s, roots)
+    rate = _write_rate(mine, health, now, writes, counter, roots)
     record_s = now - min((_epoch(r.finished_at) for r in mine), default=now)
     return HealthResult(
         flashmark_version=__version__,
@@ -163,6 +167,7 @@ def check_health(
             rate.bytes_per_day if rate is not None else None,
             device.capacity_bytes,
             from_birth=nvme,
+            rate_range=rate.interval if rate is not None else None,
         ),
         red_flags=red_flags(health),
         skipped=skipped_reads(device, notes, request.target),
@@ -171,21 +176,48 @@ def check_health(
 
 
 def _write_rate(
+    mine: Sequence[HealthResult],
+    health: Health,
+    now: float,
+    writes: WritesSeen,
     counter: CounterSample | None,
-    recorded_per_day: float | None,
-    recorded_span_s: float,
     roots: SystemRoots,
 ) -> WriteRate | None:
-    """The writes per day: over the readings when they span a day or more, else since the
-    counter began (this boot), else None."""
-    if recorded_per_day is not None and recorded_span_s >= MIN_SPAN_DAYS * SECONDS_PER_DAY:
-        return WriteRate(bytes_per_day=recorded_per_day, over_s=recorded_span_s, since_boot=False)
+    """The writes per day: over the readings once they span a day (NVMe: the drive's own count
+    of data written, which no reboot loses; else the kernel's counter summed across boots, its
+    interval's top raised by what reboots may have taken), else since the counter began (this
+    boot), else None."""
+    counts = [r for r in mine if r.health.data_units_written is not None]
+    if health.data_units_written is not None and counts:
+        times = [*(_epoch(r.finished_at) for r in counts), now]
+        units = [*(r.health.data_units_written or 0 for r in counts), health.data_units_written]
+        spans = [b - a for a, b in itertools.pairwise(times)]
+        amounts = [float(b - a) * DATA_UNIT_BYTES for a, b in itertools.pairwise(units)]
+        return _over_readings(spans, amounts)
+    if writes.span_seconds >= MIN_SPAN_DAYS * SECONDS_PER_DAY:
+        return _over_readings(*writes.whole_stretches())
     uptime = (roots.read_proc("uptime") or "").split()
     seconds = float(uptime[0]) if uptime else 0.0
     if counter is None or seconds <= 0:
         return None
     per_day = counter.sectors_written * SECTOR_BYTES / seconds * SECONDS_PER_DAY
     return WriteRate(bytes_per_day=per_day, over_s=seconds, since_boot=True)
+
+
+def _over_readings(spans_s: Sequence[float], amounts: Sequence[float]) -> WriteRate | None:
+    """The rate over stretches counted whole (a reboot's stretch lost some of its writes), with
+    its interval from three readings on; None until they span a day."""
+    span_s = sum(spans_s)
+    if span_s < MIN_SPAN_DAYS * SECONDS_PER_DAY:
+        return None
+    interval = rate_interval(spans_s, amounts)
+    return WriteRate(
+        bytes_per_day=sum(amounts) / span_s * SECONDS_PER_DAY,
+        over_s=span_s,
+        since_boot=False,
+        low_per_day=interval.low if interval is not None else None,
+        high_per_day=interval.high if interval is not None else None,
+    )
 
 
 def _epoch(text: str) -> float:

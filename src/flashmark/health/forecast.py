@@ -10,9 +10,11 @@ cumulative writes B_i < B_j, bound K:
 (the upper bound when low_j > high_i).
 
 The upper bound exists only once two steps have been crossed between them, which is why the
-interval narrows as steps are seen. The wear now is bounded the same way, from each reading and
-the writes since it. The bytes left are (1 - wear) * K, and the years left those bytes at the
-write rate seen.
+interval narrows as steps are seen. Where the count may have missed writes (a reboot between
+readings), the bytes between two readings are known only within a range, and each bound takes
+the end of it that keeps the truth inside. The wear now is bounded the same way, from each
+reading and the writes since it. The bytes left are (1 - wear) * K, and the years left those
+bytes at the write rate seen, over its 95% interval where it is known.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ class WearReading:
     cumulative_bytes: int
     low: float  # fraction of rated life used, the bracket's lower end
     high: float  # its upper end (exclusive); equal to low for an exact value
+    # At most this many bytes more were written before it than `cumulative_bytes` counts
+    # (writes a reboot took before they were counted: write_counter.WritesSeen.unseen_bytes).
+    unseen_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -57,11 +62,14 @@ def forecast(
     bytes_per_day: float | None,
     capacity_bytes: int | None,
     from_birth: bool = False,
+    rate_range: tuple[float, float] | None = None,
 ) -> Forecast:
     """The forecast from readings in write order.
 
     `from_birth`: the readings' bytes count from the device's first write (NVMe's
     data_units_written), so a new device's zero wear at zero bytes is a reading too.
+    `rate_range`: the 95% interval of the daily rate (write_counter.rate_interval), when
+    known: the years left then span it too, as the writes to come are the mean's draw.
     """
     full_writes = (
         bytes_per_day / capacity_bytes if bytes_per_day is not None and capacity_bytes else None
@@ -83,9 +91,10 @@ def forecast(
         remaining_low = remaining_high = 0.0  # the rated life is used up
     years_low = years_high = None
     if bytes_per_day and remaining_low is not None:
-        years_low = remaining_low / bytes_per_day / DAYS_PER_YEAR
+        low_rate, high_rate = rate_range or (bytes_per_day, bytes_per_day)
+        years_low = remaining_low / high_rate / DAYS_PER_YEAR
         if remaining_high is not None:
-            years_high = remaining_high / bytes_per_day / DAYS_PER_YEAR
+            years_high = remaining_high / low_rate / DAYS_PER_YEAR
     return Forecast(
         years_low,
         years_high,
@@ -114,12 +123,13 @@ def _bytes_per_life(points: list[WearReading]) -> tuple[float, float]:
     for i, earlier in enumerate(points):
         for later in points[i + 1 :]:
             written = later.cumulative_bytes - earlier.cumulative_bytes
+            most_written = written + later.unseen_bytes - earlier.unseen_bytes
             most_wear = later.high - earlier.low
             if most_wear > 0:
                 low = max(low, written / most_wear)
             least_wear = later.low - earlier.high
             if least_wear > 0:
-                high = min(high, written / least_wear)
+                high = min(high, most_written / least_wear)
     return low, max(low, high)
 
 
@@ -130,10 +140,11 @@ def _wear_now(
     low, high = last.low, last.high
     for reading in points:
         written = last.cumulative_bytes - reading.cumulative_bytes
+        most_written = written + last.unseen_bytes - reading.unseen_bytes
         if math.isfinite(per_life_high):
             low = max(low, reading.low + written / per_life_high)
         if per_life_low > 0:
-            high = min(high, reading.high + written / per_life_low)
+            high = min(high, reading.high + most_written / per_life_low)
     return low, max(low, high)
 
 

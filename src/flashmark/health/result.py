@@ -24,6 +24,15 @@ class WriteRate:
     bytes_per_day: float
     over_s: float  # the time the rate was seen over
     since_boot: bool  # True: the counter since boot; False: the readings in the history
+    # Its 95% interval (write_counter.rate_interval), from three readings a day apart or more.
+    low_per_day: float | None = None
+    high_per_day: float | None = None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        if self.low_per_day is None or self.high_per_day is None:
+            return None
+        return self.low_per_day, self.high_per_day
 
 
 @dataclass(frozen=True, kw_only=True)

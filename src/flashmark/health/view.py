@@ -69,6 +69,9 @@ def rate_text(rate: WriteRate | None, capacity_bytes: int | None) -> str:
         return "unknown (the kernel's write counter could not be read)"
     seen = "since boot" if rate.since_boot else "over the readings"
     text = f"{_bytes(rate.bytes_per_day)}/day, {seen} ({_span(rate.over_s)})"
+    if rate.interval is not None:
+        low, high = rate.interval
+        text += f", 95% interval {_bytes(low)} to {_bytes(high)}"
     if capacity_bytes:
         text += f"; {rate.bytes_per_day / capacity_bytes:.3g} full writes a day"
     return text
