@@ -58,8 +58,8 @@ def test_healthy_pi_4_pi_5_and_x86_trees_have_no_finding(tmp_path):
     result = diagnose(DoctorRequest("/"), roots_of(DATA / "virtio_vda"))  # this x86 VM
     assert result.findings == ()
     assert result.not_checked == (
-        "under-voltage and throttling: not available here (read with `vcgencmd "
-        "get_throttled` on a Raspberry Pi)",
+        "under-voltage and throttling: not available here (a Raspberry Pi's `vcgencmd "
+        "get_throttled` tells them)",
     )
 
 

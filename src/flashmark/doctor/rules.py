@@ -44,10 +44,14 @@ def probe_findings(
         found += pcie_findings(device.pcie, board)
     if throttling is not None:
         found += throttling_findings(throttling, board)
+    elif (board or "").startswith("Raspberry Pi"):
+        not_here.append(
+            "under-voltage and throttling: not read (`vcgencmd get_throttled` gave no answer)"
+        )
     else:
         not_here.append(
-            "under-voltage and throttling: not available here (read with `vcgencmd "
-            "get_throttled` on a Raspberry Pi)"
+            "under-voltage and throttling: not available here (a Raspberry Pi's `vcgencmd "
+            "get_throttled` tells them)"
         )
     found += governor_findings(environment.cpu_governors)
     found += temperature_findings(environment.temperatures)

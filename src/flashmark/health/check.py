@@ -103,7 +103,10 @@ def skipped_reads(device: Device, notes: Sequence[str], target: str) -> tuple[st
     if device.kind in ("nvme", "usb", "sata", "scsi") and not reports and os.geteuid() != 0:
         skipped.append(f"SMART needs root: sudo flashmark health {target}")
     if device.kind == "usb" and not reports:
-        skipped.append("a USB bridge passes SMART only to smartctl (apt install smartmontools)")
+        skipped.append(
+            f"SMART behind a USB bridge is not read yet (`sudo smartctl -a /dev/{device.name}` "
+            "shows what the bridge passes on)"
+        )
     if device.kind == "sd":
         skipped.append(
             "SD cards report no wear through the kernel (vendor health commands are not read yet)"
