@@ -10,20 +10,11 @@ from pathlib import Path
 import pytest
 
 from flashmark.doctor.check import DoctorRequest, diagnose
-from flashmark.doctor.usb import uas_trouble_findings
 from flashmark.system.sysroot import SystemRoots
 from tests.cli_runner import flashmark
 from tests.probe.recorded import DATA
 
 CPUS = ("cpu0", "cpu1", "cpu2", "cpu3")
-# Two aborts and a reset as the uas driver logs them (drivers/usb/storage/uas.c's
-# uas_eh_abort_handler and uas_eh_device_reset_handler, format of their scmd_printk lines).
-UAS_RESETS = """\
-[ 1412.315230] sd 0:0:0:0: [sda] tag#2 uas_eh_abort_handler 0 uas-tag 3 inflight: CMD OUT
-[ 1412.315245] sd 0:0:0:0: [sda] tag#2 CDB: Write(10) 2a 00 01 2c 4a 00 00 04 00 00
-[ 1412.347112] sd 0:0:0:0: [sda] tag#1 uas_eh_abort_handler 0 uas-tag 2 inflight: CMD OUT
-[ 1412.391007] scsi host0: uas_eh_device_reset_handler start
-"""
 
 
 def roots_of(tree: Path) -> SystemRoots:
@@ -100,28 +91,26 @@ def test_a_usb_3_stick_at_480_on_usb_storage_is_two_findings():
 
 
 def test_uas_resets_give_the_quirk_only_once_power_is_ruled_out(tmp_path):
-    tree = copied("usb_ssd_uas", tmp_path)
-    (tree / "tools").mkdir(exist_ok=True)
-    (tree / "tools/dmesg.txt").write_text(UAS_RESETS)
-    result = diagnose(DoctorRequest("/dev/sda"), roots_of(tree))
-    (finding,) = result.findings  # the ROCK 5 has no get_throttled: power is not ruled out
-    assert finding.what == "3 UAS command aborts or resets in the kernel log (bridge 174c:55aa)"
-    assert finding.fix.startswith("power first")
-    link = diagnose(DoctorRequest("/dev/sda"), roots_of(DATA / "usb_ssd_uas"))
-    assert link.findings == ()  # the recorded tree's kernel log is not recorded: nothing said
-    device_link = _usb_link(tree)
-    (quirk,) = uas_trouble_findings(device_link, UAS_RESETS, under_voltage_seen=False)
-    assert "usb-storage.quirks=174c:55aa:u" in quirk.fix
-    (power,) = uas_trouble_findings(device_link, UAS_RESETS, under_voltage_seen=True)
-    assert power.why.startswith("under-voltage was seen")
-
-
-def _usb_link(tree: Path):
-    from flashmark.probe.target import probe_target
-
-    device = probe_target("/dev/sda", roots_of(tree)).device
-    assert device is not None and device.usb is not None
-    return device.usb
+    """The JMS578 tree's published kernel log (OpenCCU issue 842) has no get_throttled beside
+    it: power first. The same tree with a steady supply read: the quirk line."""
+    result = diagnose(DoctorRequest("/"), roots_of(DATA / "usb_ssd_jms578"))
+    (finding,) = result.findings
+    assert finding.what == "4 UAS command aborts or resets in the kernel log (bridge 152d:0578)"
+    assert finding.fix.startswith("power first: use the official 15 W (5.1 V, 3 A) supply")
+    tree = copied("usb_ssd_jms578", tmp_path)
+    (tree / "tools/vcgencmd_get_throttled.txt").write_text("throttled=0x0\n")
+    (quirk,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    assert quirk.fix.startswith("add usb-storage.quirks=152d:0578:u to /boot/firmware/cmdline.txt")
+    (tree / "tools/vcgencmd_get_throttled.txt").write_text("throttled=0x50000\n")
+    under_voltage = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    assert [f.what.split(" (")[0] for f in under_voltage] == [
+        "4 UAS command aborts or resets in the kernel log",
+        "under-voltage since boot",
+        "CPU throttled",
+    ]
+    assert under_voltage[0].why.startswith("under-voltage was seen")
+    # A tree without a kernel log says nothing of UAS.
+    assert diagnose(DoctorRequest("/dev/sda"), roots_of(DATA / "usb_ssd_uas")).findings == ()
 
 
 def test_swap_on_the_card_and_a_sync_mount_are_findings(tmp_path):

@@ -32,7 +32,7 @@ def probe_findings(
     )
     if device.usb is not None:
         found += usb_findings(device.usb)
-        found += uas_trouble_findings(device.usb, kernel_log, under_voltage)
+        found += uas_trouble_findings(device.usb, kernel_log, under_voltage, board)
     if device.mmc_bus is not None:
         if host_fastest(board) is None:
             not_here.append(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flashmark.doctor.findings import Finding
+from flashmark.doctor.host import supply_fix
 from flashmark.probe.model import UsbLink
 
 # USB 2.0 high speed moves at most 13 bulk packets of 512 bytes a 125 us microframe
@@ -42,7 +43,10 @@ UAS_TROUBLE = ("uas_eh_abort_handler", "uas_eh_device_reset_handler")
 
 
 def uas_trouble_findings(
-    link: UsbLink, kernel_log: str | None, under_voltage_seen: bool | None
+    link: UsbLink,
+    kernel_log: str | None,
+    under_voltage_seen: bool | None,
+    board: str | None = None,
 ) -> list[Finding]:
     """UAS aborts or resets in the kernel log: the quirk that turns UAS off for this bridge,
     only once power is ruled out (kernel maintainers reject turning UAS off blindly: a
@@ -61,8 +65,7 @@ def uas_trouble_findings(
                 category="usb",
                 what=what,
                 why=f"{power}: a sagging supply causes these resets too",
-                fix="power first: the board's official supply, or a powered hub or enclosure; "
-                "turn UAS off only if the resets go on",
+                fix=f"power first: {supply_fix(board)}; turn UAS off only if the resets go on",
             )
         ]
     return [

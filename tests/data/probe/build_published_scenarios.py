@@ -232,6 +232,8 @@ def _usb_disk(
     name: str,
     majmin: str,
     size: str,
+    board: str = "Radxa ROCK 5 ITX",
+    mount_point: str = "/mnt/usb",
 ) -> None:
     usb_dir = f"{controller}/{usb_path}"
     for key, value in usb_attrs.items():
@@ -249,15 +251,16 @@ def _usb_disk(
         majmin.split(":")[0] + ":" + str(int(majmin.split(":")[1]) + 1),
         {"partition": "1", "size": str(int(size) - 2048)},
     )
-    mountinfo(
-        root,
-        [
-            f"40 22 {majmin.split(':')[0]}:{int(majmin.split(':')[1]) + 1} / /mnt/usb "
-            f"rw,relatime - ext4 /dev/{name}1 rw",
+    partition = f"{majmin.split(':')[0]}:{int(majmin.split(':')[1]) + 1}"
+    if mount_point == "/":
+        lines = [f"22 1 {partition} / / rw,noatime - ext4 /dev/{name}1 rw"]
+    else:
+        lines = [
+            f"40 22 {partition} / {mount_point} rw,relatime - ext4 /dev/{name}1 rw",
             "22 1 179:2 / / rw,noatime - ext4 /dev/mmcblk0p2 rw",
-        ],
-    )
-    write(root, "sys/firmware/devicetree/base/model", "Radxa ROCK 5 ITX\x00")
+        ]
+    mountinfo(root, lines)
+    write(root, "sys/firmware/devicetree/base/model", f"{board}\x00")
 
 
 def usb_stick_usb_storage(root: Path) -> None:
@@ -290,6 +293,23 @@ def usb_ssd_uas(root: Path) -> None:
     )
 
 
+def usb_ssd_jms578(root: Path) -> None:
+    _usb_disk(
+        root,
+        "devices/platform/scb/fd500000.pcie/pci0000:00/0000:00:00.0/0000:01:00.0",
+        "usb2/2-2",
+        "2-2:1.0",
+        "host0",
+        "uas",
+        {"idVendor": "152d", "idProduct": "0578", "speed": "5000", "version": " 3.10"},
+        "sda",
+        "8:0",
+        "234441648",
+        board="Raspberry Pi 4 Model B",
+        mount_point="/",
+    )
+
+
 def ufs(root: Path) -> None:
     hba = "devices/platform/soc@0/1d84000.ufshc"
     for key, value in {
@@ -315,6 +335,7 @@ SCENARIOS = {
     "nvme_pcie": nvme_pcie,
     "usb_stick_usb_storage": usb_stick_usb_storage,
     "usb_ssd_uas": usb_ssd_uas,
+    "usb_ssd_jms578": usb_ssd_jms578,
     "ufs": ufs,
 }
 
