@@ -113,7 +113,7 @@ def test_the_first_reading_gives_the_rate_since_boot_and_waits_for_a_later_one(t
     assert result.rate.bytes_per_day == pytest.approx(80e9, rel=1e-6)
     assert result.forecast.unknown
     assert HEALTH.summary(result) == (
-        "unknown until a later reading sets writes against the wear at 80.00 GB/day"
+        "unknown until a later reading sets writes against the wear; it takes 80.00 GB/day"
     )
 
 

@@ -112,9 +112,14 @@ def health_summary(result: HealthResult) -> str:
     if result.red_flags:
         return "replace it: " + "; ".join(result.red_flags)
     answer = forecast_text(result)
-    if result.rate is not None:
-        answer += f" at {_bytes(result.rate.bytes_per_day)}/day"
-    return answer
+    rate = result.rate
+    if rate is None:
+        return answer
+    if not result.forecast.unknown:
+        return f"{answer} at {_bytes(rate.bytes_per_day)}/day"
+    full = result.forecast.full_writes_per_day
+    writes = f" ({full:.3g} full writes)" if full is not None else ""
+    return f"{answer}; it takes {_bytes(rate.bytes_per_day)}/day{writes}"
 
 
 def _tone(result: HealthResult) -> Tone:
