@@ -5,12 +5,12 @@ its interval holds the true years left, how wide it is, and when it says nothing
 
 Each device takes K bytes per rated life (3 to 30 TB), starts 0-30% worn, and is written a mean
 of 2-40 GB a day (each day x0.5-1.5). It is read once a day as `flashmark health` reads it: the
-wear in the device's own brackets (eMMC life estimate in 10% steps, NVMe percentage_used in
-whole percents), the kernel's write counter (from zero at each boot, a reboot about once a week,
-losing what was written since the last reading: flashmark.health.write_counter), NVMe's own
-count of data written. The forecast is flashmark.health.forecast's, at the mean rate the
-readings saw over its 95% interval (stretches the count took whole). Truth: the device's life
-left at its own mean rate.
+wear in the device's own brackets (eMMC life estimate in 10% steps, as the kernel read it when
+the card started; NVMe percentage_used in whole percents), the kernel's write counter (from zero
+at each boot, a reboot about once a week, losing what was written since the last reading:
+flashmark.health.write_counter), NVMe's own count of data written. The forecast is
+flashmark.health.forecast's, at the mean rate the readings saw over its 95% interval (stretches
+the count took whole). Truth: the device's life left at its own mean rate.
 
 Rows: each kind of device after 30, 90 and 365 days of readings. "given": forecasts with a lower
 end; "both ends": with an upper end too; "holds": of the given ones, the share whose interval
@@ -60,6 +60,7 @@ def simulate(seed: int, kind: str, days: int) -> Outcome | None:
     worn = rng.uniform(0.0, 0.3) * per_life
     mean_daily = rng.uniform(2e9, 40e9)
     since_boot, boot, now = 0.0, 0, 0.0
+    wear_at_boot = worn / per_life  # eMMC: the kernel reads the life estimate at boot
     samples: list[CounterSample] = []
     brackets: list[tuple[float, float]] = []
     drive_counts: list[float] = []
@@ -72,22 +73,23 @@ def simulate(seed: int, kind: str, days: int) -> Outcome | None:
             day -= lost
             boot += 1
             since_boot = 0.0
+            wear_at_boot = worn / per_life
         worn += day
         since_boot += day
         wear = worn / per_life
         if wear >= 0.95:
             return None
         samples.append(CounterSample(now, f"boot-{boot}", int(since_boot // SECTOR_BYTES), 64))
-        value = min(11, int(wear * 10) + 1)
+        value = min(11, int(wear_at_boot * 10) + 1)
         brackets.append(emmc_bracket(value) if kind == "emmc" else nvme_bracket(int(wear * 100)))
         drive_counts.append(worn // DATA_UNIT_BYTES * DATA_UNIT_BYTES)
     truth = (1 - worn / per_life) * per_life / mean_daily / DAYS_PER_YEAR
     if kind == "emmc":
         writes = add_up(samples)
-        readings = [
-            WearReading(cumulative, low, high, unseen)
-            for cumulative, unseen, (low, high) in zip(
-                writes.cumulative_bytes, writes.unseen_bytes, brackets, strict=True
+        readings = [  # each estimate holds at the bytes counted when its boot began
+            WearReading(cumulative - sample.sectors_written * SECTOR_BYTES, low, high, unseen)
+            for cumulative, unseen, sample, (low, high) in zip(
+                writes.cumulative_bytes, writes.unseen_bytes, samples, brackets, strict=True
             )
         ]
         rate = rate_interval(*writes.whole_stretches())

@@ -98,6 +98,10 @@ def format_duration(seconds: float) -> str:
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
+SECONDS_PER_DAY = 86_400
+# A moment as documents keep it: ISO 8601 in UTC to the second ("2026-11-29T04:12:00Z").
+UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
 def utc_text(epoch: float) -> str:
-    """A moment as documents keep it: ISO 8601 in UTC to the second ("2026-11-29T04:12:00Z")."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+    return time.strftime(UTC_FORMAT, time.gmtime(epoch))

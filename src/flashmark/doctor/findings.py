@@ -7,6 +7,9 @@ from dataclasses import dataclass
 # A finding is called *the* limit only when the measured rate comes this close to its cap:
 # further below, something else holds the device back first.
 THE_LIMIT_MARGIN = 0.20
+# A figure this far above a cap (the cap's own rounding, a cache absorbing the first writes)
+# still counts as held by it; further above, the finding does not hold the device back.
+OVER_CAP = 0.05
 # Where a finding was found, in the order a report lists them.
 CATEGORIES = ("usb", "sd", "pcie", "host")
 
@@ -21,8 +24,9 @@ class Finding:
 
 
 def is_the_limit(finding: Finding, measured_bytes_per_second: float) -> bool:
-    """True when the measured rate is within THE_LIMIT_MARGIN of the finding's cap."""
+    """True when the measured rate is within THE_LIMIT_MARGIN below the finding's cap (a rate
+    well above it, from a cache or a wrong reading, is not held by it)."""
     cap = finding.cap_bytes_per_second
     if cap is None or cap <= 0:
         return False
-    return measured_bytes_per_second >= cap * (1 - THE_LIMIT_MARGIN)
+    return cap * (1 - THE_LIMIT_MARGIN) <= measured_bytes_per_second <= cap * (1 + OVER_CAP)

@@ -32,16 +32,16 @@ from flashmark.probe.emmc_health import decode_life_time
 from flashmark.probe.model import Device, Health
 from flashmark.probe.target import probe_target
 from flashmark.system.sysroot import SystemRoots
-from flashmark.units import utc_text
+from flashmark.units import SECONDS_PER_DAY, UTC_FORMAT, utc_text
 
-SECONDS_PER_DAY = 86_400
 # Below this span the readings' own rate is too short to trust; the counter since boot
 # (itself from the moment the device appeared) stands in.
 MIN_SPAN_DAYS = 1.0
 # The life estimate's text, as the probe decodes EXT_CSD 268/269, back to its value 1..11.
 _LIFE_VALUES = {decode_life_time(f"0x{value:02x}"): value for value in range(1, 12)}
-# Kernels whose `unsigned long` (the stat counters' type) is 32 bits wide.
-_32_BIT_MACHINES = ("armv6l", "armv7l", "armv8l", "i386", "i486", "i586", "i686", "mips")
+# Kernels whose `unsigned long` (the stat counters' type) is 32 bits wide, by `uname -m`
+# (armv8l is a 64-bit kernel's 32-bit personality: not one of them).
+_32_BIT_MACHINES = frozenset({"armv6l", "armv7l", "i386", "i486", "i586", "i686", "mips"})
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def counter_now(device: Device, roots: SystemRoots, now: float) -> CounterSample
     boot_id = (roots.read_proc("sys/kernel/random/boot_id") or "").strip()
     if len(fields) < 7 or not fields[6].isdigit() or not boot_id:
         return None
-    bits = 32 if os.uname().machine.startswith(_32_BIT_MACHINES) else 64
+    bits = 32 if os.uname().machine in _32_BIT_MACHINES else 64
     return CounterSample(now, boot_id, int(fields[6]), bits)
 
 
@@ -80,7 +80,8 @@ def device_key(device: Device) -> str:
         return f"cid:{device.card.cid.raw.lower()}"
     if device.serial:
         return f"serial:{device.model or ''}:{device.serial}"
-    return f"name:{device.name}"
+    # Another device may take the name after a re-plug: its model and size tell most apart.
+    return f"name:{device.name}:{device.model or ''}:{device.capacity_bytes or 0}"
 
 
 def wear_reading(health: Health, cumulative_bytes: int, unseen_bytes: int) -> WearReading | None:
@@ -100,12 +101,12 @@ def skipped_reads(device: Device, notes: Sequence[str], target: str) -> tuple[st
     reports = health is not None and (
         health.life_time_a or health.life_time_b or health.percentage_used is not None
     )
-    if device.kind in ("nvme", "usb", "sata", "scsi") and not reports and os.geteuid() != 0:
+    if device.kind == "nvme" and not reports and os.geteuid() != 0:
         skipped.append(f"SMART needs root: sudo flashmark health {target}")
-    if device.kind == "usb" and not reports:
+    if device.kind in ("usb", "sata", "scsi") and not reports:
         skipped.append(
-            f"SMART behind a USB bridge is not read yet (`sudo smartctl -a /dev/{device.name}` "
-            "shows what the bridge passes on)"
+            f"SMART of a {device.kind.upper()} drive is not read yet (`sudo smartctl -a "
+            f"/dev/{device.name}` shows what it passes on)"
         )
     if device.kind == "sd":
         skipped.append(
@@ -144,13 +145,17 @@ def check_health(
         if nvme:
             reading = nvme_wear(past)
         elif sample is not None:
-            reading = wear_reading(past, *by_time[sample.seconds])
-        else:  # no counter now: the wear as read, the writes against it unknown
-            reading = wear_reading(past, writes.total_bytes, 0) if result is None else None
+            # The kernel reads the life estimate once, when the card starts: it holds at the
+            # bytes counted when this boot began, not at those counted by now.
+            counted, unseen = by_time[sample.seconds]
+            at_boot = counted - sample.sectors_written * SECTOR_BYTES
+            reading = wear_reading(past, at_boot, unseen)
+        else:  # no counter: the wear as read, with no writes to set against it
+            reading = wear_reading(past, 0, 0) if result is None and not samples else None
         if reading is not None:
             readings.append(reading)
     rate = _write_rate(mine, health, now, writes, counter, roots)
-    record_s = now - min((_epoch(r.finished_at) for r in mine), default=now)
+    record_s = now - min((_epoch(r.finished_at) or now for r in mine), default=now)
     return HealthResult(
         flashmark_version=__version__,
         target=request.target,
@@ -192,13 +197,15 @@ def _write_rate(
     boot), else None."""
     counts = [r for r in mine if r.health.data_units_written is not None]
     if health.data_units_written is not None and counts:
-        times = [*(_epoch(r.finished_at) for r in counts), now]
+        times = [*(_epoch(r.finished_at) or now for r in counts), now]
         units = [*(r.health.data_units_written or 0 for r in counts), health.data_units_written]
         spans = [b - a for a, b in itertools.pairwise(times)]
         amounts = [float(b - a) * DATA_UNIT_BYTES for a, b in itertools.pairwise(units)]
-        return _over_readings(spans, amounts)
-    if writes.span_seconds >= MIN_SPAN_DAYS * SECONDS_PER_DAY:
-        return _over_readings(*writes.whole_stretches())
+        over = _over_readings(spans, amounts)
+    else:
+        over = _over_readings(*writes.whole_stretches())
+    if over is not None:
+        return over
     uptime = (roots.read_proc("uptime") or "").split()
     seconds = float(uptime[0]) if uptime else 0.0
     if counter is None or seconds <= 0:
@@ -223,5 +230,9 @@ def _over_readings(spans_s: Sequence[float], amounts: Sequence[float]) -> WriteR
     )
 
 
-def _epoch(text: str) -> float:
-    return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ"))
+def _epoch(text: str) -> float | None:
+    """A reading's time (units.UTC_FORMAT); None for one it cannot read (an imported file)."""
+    try:
+        return calendar.timegm(time.strptime(text, UTC_FORMAT))
+    except ValueError:
+        return None

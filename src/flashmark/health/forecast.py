@@ -128,7 +128,7 @@ def _bytes_per_life(points: list[WearReading]) -> tuple[float, float]:
             if most_wear > 0:
                 low = max(low, written / most_wear)
             least_wear = later.low - earlier.high
-            if least_wear > 0:
+            if least_wear > 0 and most_written > 0:
                 high = min(high, most_written / least_wear)
     return low, max(low, high)
 
@@ -141,7 +141,7 @@ def _wear_now(
     for reading in points:
         written = last.cumulative_bytes - reading.cumulative_bytes
         most_written = written + last.unseen_bytes - reading.unseen_bytes
-        if math.isfinite(per_life_high):
+        if math.isfinite(per_life_high) and per_life_high > 0:
             low = max(low, reading.low + written / per_life_high)
         if per_life_low > 0:
             high = min(high, reading.high + most_written / per_life_low)

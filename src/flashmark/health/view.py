@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from flashmark.health.result import HealthResult, WriteRate
 from flashmark.probe.model import Health
+from flashmark.units import SECONDS_PER_DAY
 from flashmark.views.model import Cell, Fact, Facts, Notes, Tone, View
 
-SECONDS_PER_DAY = 86_400
 # The probe's device kinds as people write them (the others read as they are).
 _KIND_NAMES = {"emmc": "eMMC", "sd": "SD card", "nvme": "NVMe", "usb": "USB", "ufs": "UFS"}
 # The CSV table: one row per reading.
@@ -66,7 +66,7 @@ def wear_text(result: HealthResult) -> str:
 
 def rate_text(rate: WriteRate | None, capacity_bytes: int | None) -> str:
     if rate is None:
-        return "unknown (the kernel's write counter could not be read)"
+        return "not known yet (no write counter since boot, and no day of readings)"
     seen = "since boot" if rate.since_boot else "over the readings"
     text = f"{_bytes(rate.bytes_per_day)}/day, {seen} ({_span(rate.over_s)})"
     if rate.interval is not None:
@@ -90,7 +90,7 @@ def forecast_text(result: HealthResult) -> str:
         if not reports_wear(result.health):
             return "unknown: the device reports no wear"
         if rate is None or not rate.bytes_per_day:
-            return "unknown: no writes seen to forecast from"
+            return "unknown: no write rate to forecast from yet"
         return "unknown until a later reading sets writes against the wear"
     assert forecast.years_low is not None
     if forecast.years_high is None:

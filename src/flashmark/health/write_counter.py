@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from flashmark.stats import t_quantile_975
+from flashmark.units import SECONDS_PER_DAY
 
 SECTOR_BYTES = 512
 
@@ -65,7 +66,7 @@ class WritesSeen:
         """The mean rate over the record; None until it spans some time."""
         if self.span_seconds <= 0:
             return None
-        return self.total_bytes / (self.span_seconds / 86400)
+        return self.total_bytes / (self.span_seconds / SECONDS_PER_DAY)
 
 
 def add_up(samples: list[CounterSample]) -> WritesSeen:
@@ -118,7 +119,7 @@ def rate_interval(spans_s: Sequence[float], amounts: Sequence[float]) -> RateInt
     95% interval: the ratio of the bytes to the days, its standard error from each stretch's
     bytes less the mean rate's share of them (a ratio estimator), times t(0.975, n - 1) for the
     n stretches. None with fewer than two stretches or no time in them."""
-    spans = [span / 86_400 for span in spans_s]
+    spans = [span / SECONDS_PER_DAY for span in spans_s]
     days = sum(spans)
     if len(spans) < 2 or days <= 0:
         return None

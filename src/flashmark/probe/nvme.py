@@ -90,14 +90,15 @@ def read_health(
 
 
 _NVME_CLI_FIELDS = {
-    # nvme-cli's plain smart-log keys (they have been stable across 1.x and 2.x releases).
+    # nvme-cli's plain smart-log keys, as 1.x and 2.x print them.
     "critical_warning": "critical_warning",
     "percentage_used": "percentage_used",
     "percent_used": "percentage_used",
     "media_errors": "media_errors",
     "available_spare": "available_spare",
     "available_spare_threshold": "available_spare_threshold",
-    "data units written": "data_units_written",  # units of 512,000 bytes
+    "data units written": "data_units_written",  # units of 512,000 bytes (nvme-cli 2.x)
+    "data_units_written": "data_units_written",  # nvme-cli 1.x
 }
 
 
