@@ -57,12 +57,11 @@ def test_healthy_pi_4_pi_5_and_x86_trees_have_no_finding(tmp_path):
 def test_a_pi_4_under_voltage_throttled_and_on_powersave_is_told_each_fix():
     result = diagnose(DoctorRequest("/"), roots_of(DATA / "rpi4_sd"))
     assert [f.what for f in result.findings] == [
-        "under-voltage since boot (get_throttled=0x50000)",
-        "CPU throttled (get_throttled=0x50000)",
+        "under-voltage since boot (get_throttled=0x50000)",  # its throttling is the supply's
         "CPU governor powersave",
     ]
     assert "15 W (5.1 V, 3 A)" in result.findings[0].fix
-    assert "scaling_governor" in result.findings[2].fix
+    assert "scaling_governor" in result.findings[1].fix
 
 
 def test_a_pi_5_sd_card_fallen_back_to_high_speed_is_capped_at_25_mb_s(tmp_path):
@@ -106,7 +105,6 @@ def test_uas_resets_give_the_quirk_only_once_power_is_ruled_out(tmp_path):
     assert [f.what.split(" (")[0] for f in under_voltage] == [
         "4 UAS command aborts or resets in the kernel log",
         "under-voltage since boot",
-        "CPU throttled",
     ]
     assert under_voltage[0].why.startswith("under-voltage was seen")
     # A tree without a kernel log says nothing of UAS.

@@ -36,14 +36,18 @@ def throttling_findings(throttling: Throttling, board: str | None = None) -> lis
                 fix=supply_fix(board),
             )
         )
-    heat = {"throttled", "soft temperature limit", "soft temperature limit active"}
-    if heat & (set(throttling.now) | set(throttling.since_boot)):
+    seen = set(throttling.now) | set(throttling.since_boot)
+    # The firmware throttles and caps the clock for heat and for under-voltage alike: cooling
+    # is the fix only where the soft temperature limit was hit or no under-voltage was seen.
+    hot = bool({"soft temperature limit", "soft temperature limit active"} & seen)
+    slowed = bool({"throttled", "ARM frequency capped"} & seen)
+    if hot or (slowed and "under-voltage" not in seen):
         found.append(
             Finding(
                 category="host",
                 what=f"CPU throttled (get_throttled={throttling.raw})",
                 why="a throttled CPU can slow the I/O it drives",
-                fix="add a heatsink or fan",
+                fix="add a heatsink or fan (a Pi 5: the Active Cooler)",
             )
         )
     return found
