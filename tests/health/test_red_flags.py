@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flashmark.health.red_flags import red_flags
+from flashmark.health.red_flags import red_flags, worn_out
 from flashmark.probe.emmc_health import read_emmc_health
 from flashmark.probe.model import Health
 from flashmark.system.sysroot import SystemRoots
@@ -43,3 +43,13 @@ def test_nvme_spare_and_every_critical_warning_bit_are_flagged() -> None:
         "critical warning: persistent memory region read-only or unreliable",
     )
     assert red_flags(Health(critical_warning=0x80)) == ("critical warning 0x80",)
+
+
+def test_only_wear_says_replace_it_and_the_spare_is_said_once() -> None:
+    assert worn_out(Health(pre_eol="warning"))
+    assert worn_out(Health(critical_warning=0b1000))  # media read-only
+    assert not worn_out(Health(critical_warning=0b10))  # temperature
+    assert not worn_out(Health(critical_warning=0b10000))  # volatile memory backup
+    both = Health(critical_warning=0b1, available_spare=5, available_spare_threshold=10)
+    assert red_flags(both) == ("critical warning: available spare below threshold",)
+    assert worn_out(both)

@@ -1,8 +1,10 @@
-"""The wear signs that call for a new device now, whatever the forecast says.
+"""The device's own alarms, whatever the forecast says.
 
-Each is the device's own alarm: eMMC PRE_EOL_INFO warning (80% of its reserved blocks used) or
-urgent, a life estimate "exceeded", NVMe available spare below its threshold, and any bit of
-NVMe critical_warning (spare, temperature, reliability, read-only, volatile backup, PMR).
+eMMC PRE_EOL_INFO warning (80% of its reserved blocks used) or urgent, a life estimate
+"exceeded", NVMe available spare below its threshold, and each bit of NVMe critical_warning
+(spare, temperature, reliability, read-only, volatile backup, PMR). Most say the medium is
+wearing out (`worn_out`); a temperature or a failed volatile-memory backup is an alarm of
+another kind.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ _CRITICAL_WARNING_BITS = (
     "volatile memory backup failed",
     "persistent memory region read-only or unreliable",
 )
+# The critical_warning bits that mean the medium is wearing out: spare, reliability, read-only.
+_WEAR_OUT_BITS = (0, 2, 3)
 
 
 def red_flags(health: Health) -> tuple[str, ...]:
@@ -34,7 +38,7 @@ def red_flags(health: Health) -> tuple[str, ...]:
         and spare_threshold is not None
         and available_spare < spare_threshold
     )
-    if spare_low:
+    if spare_low and not (health.critical_warning or 0) & 1:  # bit 0 says it below
         flags.append(f"available spare {available_spare}% below its threshold {spare_threshold}%")
     if health.critical_warning:
         for bit, meaning in enumerate(_CRITICAL_WARNING_BITS):
@@ -44,3 +48,15 @@ def red_flags(health: Health) -> tuple[str, ...]:
         if unknown:
             flags.append(f"critical warning 0x{health.critical_warning:02x}")
     return tuple(flags)
+
+
+def worn_out(health: Health) -> bool:
+    """True when an alarm says the medium is wearing out (not heat or a backup failure)."""
+    spare_low = (
+        health.available_spare is not None
+        and health.available_spare_threshold is not None
+        and health.available_spare < health.available_spare_threshold
+    )
+    wear_bits = any((health.critical_warning or 0) & (1 << bit) for bit in _WEAR_OUT_BITS)
+    exceeded = "exceeded" in (health.life_time_a, health.life_time_b)
+    return health.pre_eol in ("warning", "urgent") or exceeded or spare_low or wear_bits

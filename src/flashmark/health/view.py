@@ -3,6 +3,7 @@ written from (flashmark.views)."""
 
 from __future__ import annotations
 
+from flashmark.health.red_flags import worn_out
 from flashmark.health.result import HealthResult, WriteRate
 from flashmark.probe.model import Health
 from flashmark.units import SECONDS_PER_DAY
@@ -110,7 +111,8 @@ def readings_text(result: HealthResult) -> str:
 def health_summary(result: HealthResult) -> str:
     """The answer in one line: the device's alarms first, else the forecast, at the rate."""
     if result.red_flags:
-        return "replace it: " + "; ".join(result.red_flags)
+        prefix = "replace it" if worn_out(result.health) else "alarm"
+        return f"{prefix}: " + "; ".join(result.red_flags)
     answer = forecast_text(result)
     rate = result.rate
     if rate is None:
