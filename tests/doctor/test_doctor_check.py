@@ -90,8 +90,8 @@ def test_a_usb_3_stick_at_480_on_usb_storage_is_two_findings():
 
 
 def test_uas_resets_give_the_quirk_only_once_power_is_ruled_out(tmp_path):
-    """The JMS578 tree's published kernel log (OpenCCU issue 842) has no get_throttled beside
-    it: power first. The same tree with a steady supply read: the quirk line."""
+    """The JMS578 tree's published kernel log (its SOURCES.md) has no get_throttled beside it:
+    power first. The same tree with a steady supply read: the quirk line."""
     result = diagnose(DoctorRequest("/"), roots_of(DATA / "usb_ssd_jms578"))
     (finding,) = result.findings
     assert finding.what == "4 UAS command aborts or resets in the kernel log (bridge 152d:0578)"

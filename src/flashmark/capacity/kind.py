@@ -5,7 +5,8 @@ from __future__ import annotations
 from flashmark.capacity.result import CAPACITY_DOCUMENT, CAPACITY_SCHEMA, CapacityResult
 from flashmark.capacity.view import CSV_COLUMNS, capacity_view
 from flashmark.result_kind import CardIdentity, Listing, ResultKind, cid_identity
-from flashmark.views.kind import Part, view_kind
+from flashmark.views.kind import view_kind
+from flashmark.views.model import Part
 
 
 def _card(result: CapacityResult) -> CardIdentity | None:

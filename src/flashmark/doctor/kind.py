@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from flashmark.doctor.result import DOCTOR_DOCUMENT, DOCTOR_SCHEMA, DoctorResult
-from flashmark.doctor.view import CSV_COLUMNS, doctor_summary, doctor_view
+from flashmark.doctor.result import DOCTOR_DOCUMENT, DOCTOR_SCHEMA, DoctorResult, doctor_summary
+from flashmark.doctor.view import CSV_COLUMNS, doctor_view
 from flashmark.result_kind import Listing, ResultKind
-from flashmark.views.kind import Part, view_kind
+from flashmark.views.kind import view_kind
+from flashmark.views.model import Part
 
 DOCTOR: ResultKind[DoctorResult] = view_kind(
     name="doctor",

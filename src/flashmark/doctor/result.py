@@ -34,10 +34,17 @@ class DoctorResult:
     @property
     @written(before="flashmark_version")
     def summary(self) -> str:
-        """The answer in one line (doctor.view.doctor_summary)."""
-        from flashmark.doctor.view import doctor_summary
-
+        """The answer in one line (`doctor_summary`, below)."""
         return doctor_summary(self)
 
 
 DOCTOR_DOCUMENT = Codec(DoctorResult, DOCTOR_SCHEMA, "doctor")
+
+
+def doctor_summary(result: DoctorResult) -> str:
+    """The answer in one line: each finding's reading, or that none was found."""
+    if not result.findings:
+        return f"nothing found that holds {result.device} back"
+    count = len(result.findings)
+    listed = "; ".join(finding.what for finding in result.findings)
+    return f"{count} finding{'s' * (count != 1)}: {listed}"

@@ -4,7 +4,7 @@ format is written from (flashmark.views)."""
 from __future__ import annotations
 
 from flashmark.doctor.findings import Finding
-from flashmark.doctor.result import DoctorResult
+from flashmark.doctor.result import DoctorResult, doctor_summary
 from flashmark.views.model import Block, Cell, Fact, Facts, Notes, View
 
 # The CSV table: one row per finding (a result without any: one row without a finding).
@@ -19,15 +19,6 @@ CSV_COLUMNS = (
     "fix",
     "cap_bytes_per_second",
 )
-
-
-def doctor_summary(result: DoctorResult) -> str:
-    """The answer in one line: each finding's reading, or that none was found."""
-    if not result.findings:
-        return f"nothing found that holds {result.device} back"
-    count = len(result.findings)
-    listed = "; ".join(finding.what for finding in result.findings)
-    return f"{count} finding{'s' * (count != 1)}: {listed}"
 
 
 def _finding_block(finding: Finding) -> Facts:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from flashmark.health.result import HEALTH_DOCUMENT, HEALTH_SCHEMA, HealthResult
-from flashmark.health.view import CSV_COLUMNS, health_summary, health_view
+from flashmark.health.result import HEALTH_DOCUMENT, HEALTH_SCHEMA, HealthResult, health_summary
+from flashmark.health.view import CSV_COLUMNS, health_view
 from flashmark.result_kind import CardIdentity, Listing, ResultKind, cid_identity
-from flashmark.views.kind import Part, view_kind
+from flashmark.views.kind import view_kind
+from flashmark.views.model import Part
 
 
 def _card(result: HealthResult) -> CardIdentity | None:

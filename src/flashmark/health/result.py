@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from flashmark.codec import Codec, document, written
 from flashmark.health.forecast import Forecast
+from flashmark.health.red_flags import worn_out
 from flashmark.health.write_counter import CounterSample
 from flashmark.probe.model import Health
 
@@ -64,10 +65,63 @@ class HealthResult:
     @property
     @written(before="flashmark_version")
     def summary(self) -> str:
-        """The answer in one line (health.view.health_summary)."""
-        from flashmark.health.view import health_summary
-
+        """The answer in one line (`health_summary`, below)."""
         return health_summary(self)
 
 
 HEALTH_DOCUMENT = Codec(HealthResult, HEALTH_SCHEMA, "health")
+
+
+# -- the answer in one line ------------------------------------------------------------------------
+
+
+def decimal_bytes(value: float) -> str:
+    """Decimal units, as drive makers rate endurance (TBW): '2.10 GB', '1.35 TB'."""
+    for unit, factor in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= factor:
+            return f"{value / factor:.2f} {unit}"
+    return f"{value:.0f} B"
+
+
+def _years(value: float) -> str:
+    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
+def reports_wear(health: Health) -> bool:
+    return bool(health.life_time_a or health.life_time_b or health.percentage_used is not None)
+
+
+def forecast_text(result: HealthResult) -> str:
+    """Years left as an interval, or why there is none."""
+    forecast, rate = result.forecast, result.rate
+    if forecast.years_low is not None and forecast.years_low == forecast.years_high == 0:
+        return "the rated life is used up"
+    if forecast.unknown:
+        if not reports_wear(result.health):
+            return "unknown: the device reports no wear"
+        if rate is None or not rate.bytes_per_day:
+            return "unknown: no write rate to forecast from yet"
+        return "unknown until a later reading sets writes against the wear"
+    assert forecast.years_low is not None
+    if forecast.years_high is None:
+        return (
+            f"at least {_years(forecast.years_low)} years left (an upper end comes once the "
+            "device reports its next wear step)"
+        )
+    return f"{_years(forecast.years_low)} to {_years(forecast.years_high)} years left"
+
+
+def health_summary(result: HealthResult) -> str:
+    """The answer in one line: the device's alarms first, else the forecast, at the rate."""
+    if result.red_flags:
+        prefix = "replace it" if worn_out(result.health) else "alarm"
+        return f"{prefix}: " + "; ".join(result.red_flags)
+    answer = forecast_text(result)
+    rate = result.rate
+    if rate is None:
+        return answer
+    if not result.forecast.unknown:
+        return f"{answer} at {decimal_bytes(rate.bytes_per_day)}/day"
+    full = result.forecast.full_writes_per_day
+    writes = f" ({full:.3g} full writes)" if full is not None else ""
+    return f"{answer}; it takes {decimal_bytes(rate.bytes_per_day)}/day{writes}"

@@ -3,9 +3,13 @@ written from (flashmark.views)."""
 
 from __future__ import annotations
 
-from flashmark.health.red_flags import worn_out
-from flashmark.health.result import HealthResult, WriteRate
-from flashmark.probe.model import Health
+from flashmark.health.result import (
+    HealthResult,
+    WriteRate,
+    decimal_bytes,
+    forecast_text,
+    health_summary,
+)
 from flashmark.units import SECONDS_PER_DAY
 from flashmark.views.model import Cell, Fact, Facts, Notes, Tone, View
 
@@ -29,24 +33,12 @@ CSV_COLUMNS = (
 )
 
 
-def _bytes(value: float) -> str:
-    """Decimal units, as drive makers rate endurance (TBW): '2.10 GB', '1.35 TB'."""
-    for unit, factor in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if value >= factor:
-            return f"{value / factor:.2f} {unit}"
-    return f"{value:.0f} B"
-
-
 def _span(seconds: float) -> str:
     if seconds >= 2 * SECONDS_PER_DAY:
         return f"{seconds / SECONDS_PER_DAY:.1f} days"
     if seconds >= 2 * 3600:
         return f"{seconds / 3600:.1f} hours"
     return f"{seconds / 60:.0f} minutes"
-
-
-def _years(value: float) -> str:
-    return f"{value:.1f}" if value < 100 else f"{value:.0f}"
 
 
 def wear_text(result: HealthResult) -> str:
@@ -69,59 +61,19 @@ def rate_text(rate: WriteRate | None, capacity_bytes: int | None) -> str:
     if rate is None:
         return "not known yet (no write counter since boot, and no day of readings)"
     seen = "since boot" if rate.since_boot else "over the readings"
-    text = f"{_bytes(rate.bytes_per_day)}/day, {seen} ({_span(rate.over_s)})"
+    text = f"{decimal_bytes(rate.bytes_per_day)}/day, {seen} ({_span(rate.over_s)})"
     if rate.interval is not None:
         low, high = rate.interval
-        text += f", 95% interval {_bytes(low)} to {_bytes(high)}"
+        text += f", 95% interval {decimal_bytes(low)} to {decimal_bytes(high)}"
     if capacity_bytes:
         text += f"; {rate.bytes_per_day / capacity_bytes:.3g} full writes a day"
     return text
-
-
-def reports_wear(health: Health) -> bool:
-    return bool(health.life_time_a or health.life_time_b or health.percentage_used is not None)
-
-
-def forecast_text(result: HealthResult) -> str:
-    """Years left as an interval, or why there is none."""
-    forecast, rate = result.forecast, result.rate
-    if forecast.years_low is not None and forecast.years_low == forecast.years_high == 0:
-        return "the rated life is used up"
-    if forecast.unknown:
-        if not reports_wear(result.health):
-            return "unknown: the device reports no wear"
-        if rate is None or not rate.bytes_per_day:
-            return "unknown: no write rate to forecast from yet"
-        return "unknown until a later reading sets writes against the wear"
-    assert forecast.years_low is not None
-    if forecast.years_high is None:
-        return (
-            f"at least {_years(forecast.years_low)} years left (an upper end comes once the "
-            "device reports its next wear step)"
-        )
-    return f"{_years(forecast.years_low)} to {_years(forecast.years_high)} years left"
 
 
 def readings_text(result: HealthResult) -> str:
     if result.readings == 1:
         return "this one (run `flashmark health` again after days of use: the forecast narrows)"
     return f"{result.readings} of this device over {_span(result.span_days * SECONDS_PER_DAY)}"
-
-
-def health_summary(result: HealthResult) -> str:
-    """The answer in one line: the device's alarms first, else the forecast, at the rate."""
-    if result.red_flags:
-        prefix = "replace it" if worn_out(result.health) else "alarm"
-        return f"{prefix}: " + "; ".join(result.red_flags)
-    answer = forecast_text(result)
-    rate = result.rate
-    if rate is None:
-        return answer
-    if not result.forecast.unknown:
-        return f"{answer} at {_bytes(rate.bytes_per_day)}/day"
-    full = result.forecast.full_writes_per_day
-    writes = f" ({full:.3g} full writes)" if full is not None else ""
-    return f"{answer}; it takes {_bytes(rate.bytes_per_day)}/day{writes}"
 
 
 def _tone(result: HealthResult) -> Tone:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from flashmark.monitor.document import SCHEMA, MonitorRecording, from_document, to_document
 from flashmark.monitor.view import CSV_COLUMNS, recording_view
 from flashmark.result_kind import Listing, ResultKind
-from flashmark.views.kind import Part, view_kind
+from flashmark.views.kind import view_kind
+from flashmark.views.model import Part
 
 MONITOR: ResultKind[MonitorRecording] = view_kind(
     name="monitor",

@@ -12,7 +12,8 @@ from flashmark.powercut.result import (
 )
 from flashmark.powercut.view import CSV_COLUMNS, powercut_view
 from flashmark.result_kind import CardIdentity, Listing, ResultKind, cid_identity
-from flashmark.views.kind import Part, view_kind
+from flashmark.views.kind import view_kind
+from flashmark.views.model import Part
 
 
 def _card(result: PowercutResult) -> CardIdentity | None:

@@ -12,8 +12,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, section_of
-from flashmark.views.kind import Part
-from flashmark.views.model import Code, Title, View
+from flashmark.views.model import Code, Part, Title, View
 
 _BADGE_CLASS = {"pass": "pass", "fail": "fail"}
 

@@ -4,11 +4,10 @@ section all come from `view`, so a new kind writes its view and its document, no
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind
-from flashmark.views.model import View
+from flashmark.views.model import Part, View
 from flashmark.views.writers import ViewWriters
 
 if TYPE_CHECKING:
@@ -21,20 +20,6 @@ class Saved(Protocol):
 
 
 R = TypeVar("R", bound=Saved)
-
-
-@dataclass(frozen=True)
-class Part:
-    """A kind's part of the HTML page: its anchor and heading, the sentence under the heading
-    (HTML: it may hold <code>), the noun of its subtitle ("capacity probe"), the prefix of its
-    cards' anchors ("capacity" for "capacity-3") and what a result without an id is called."""
-
-    anchor: str
-    title: str
-    intro: str
-    noun: str
-    card_prefix: str
-    unnamed: str
 
 
 def view_kind(

@@ -128,3 +128,17 @@ class View:
 def rows_of(cells: Iterable[Sequence[str]]) -> tuple[Row, ...]:
     """Plain rows of text cells."""
     return tuple(Row(tuple(row)) for row in cells)
+
+
+@dataclass(frozen=True)
+class Part:
+    """A kind's part of the HTML page: its anchor and heading, the sentence under the heading
+    (HTML: it may hold <code>), the noun of its subtitle ("capacity probe"), the prefix of its
+    cards' anchors ("capacity" for "capacity-3") and what a result without an id is called."""
+
+    anchor: str
+    title: str
+    intro: str
+    noun: str
+    card_prefix: str
+    unnamed: str

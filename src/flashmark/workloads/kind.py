@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from flashmark.result_kind import Listing, ResultKind, short_target
-from flashmark.views.kind import Part, view_kind
+from flashmark.views.kind import view_kind
+from flashmark.views.model import Part
 from flashmark.workloads.document import SCHEMA, WorkloadRun, from_document, to_document
 from flashmark.workloads.view import CSV_COLUMNS, workload_run_view
 
