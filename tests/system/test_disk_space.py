@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flashmark.errors import NotEnoughSpace
+from flashmark.errors import NotEnoughSpace, TargetNotFound
 from flashmark.system.disk_space import DiskFilling, SpaceWatch, plan_space, reserve_bytes
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.system_disk import fill_refusal
@@ -117,3 +117,8 @@ def test_the_watch_stays_on_its_filesystem_when_the_folder_is_moved_or_swapped_f
         )
         with pytest.raises(DiskFilling, match="is filling up"):
             watch.check(fs.room_bytes)
+
+
+def test_a_folder_gone_before_its_plan_is_the_one_missing_target_refusal(tmp_path):
+    with pytest.raises(TargetNotFound, match=r": no such folder"):
+        plan_space(tmp_path / "moved-away", 0, SystemRoots.from_environment())

@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashmark.errors import NotEnoughSpace, TargetError
+from flashmark.errors import NotEnoughSpace, TargetError, TargetNotFound
 from flashmark.system.device_stack import (
     MemberKind,
     Role,
@@ -222,8 +222,12 @@ class SpacePlan:
 
 
 def plan_space(folder: str | Path, write_bytes: int, roots: SystemRoots) -> SpacePlan:
-    """Writing at most `write_bytes` into `folder`'s filesystem (module doc)."""
-    fs = filesystem_of(folder, roots)
+    """Writing at most `write_bytes` into `folder`'s filesystem (module doc); TargetNotFound
+    when the folder is gone (moved or removed since the command looked at it)."""
+    try:
+        fs = filesystem_of(folder, roots)
+    except FileNotFoundError:
+        raise TargetNotFound(f"{folder}: no such folder (moved or removed meanwhile)") from None
     return SpacePlan(fs, write_bytes, sparse_images(fs.device, roots))
 
 
