@@ -56,6 +56,17 @@ def test_a1_has_no_seq_read_so_the_test_after_the_preparation_ramps_fully(tmp_pa
     assert ramps(plan) == [2, 2, 1, 1, 1]
 
 
+def test_a_preparation_with_nothing_left_to_write_leaves_the_next_test_the_follow_ramp(tmp_path):
+    plan = plan_for("a1", tmp_path)
+    after = plan.without_preparation_ramp()
+    assert ramps(after) == [2, 1, 1, 1, 1]
+    assert "ramp_time=1\n" in after.jobs[1].text and after.jobs[1].expected_s == 4.0
+    assert after.jobs[1].window_s == plan.jobs[1].window_s and after.jobs[1].name == "rand-read-4k"
+    assert after.jobs[2:] == plan.jobs[2:] and after.without_preparation_ramp() == after
+    ramped = plan_for("a1", tmp_path, ramp_s=3)
+    assert ramped.without_preparation_ramp() == ramped
+
+
 def test_standard_ramps_its_own_three_seconds_where_the_rule_says(tmp_path):
     plan = plan_for("standard", tmp_path)
     assert (plan.settings.ramp_s, plan.settings.follow_ramp_s) == (3, 1)

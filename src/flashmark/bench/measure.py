@@ -264,7 +264,8 @@ def _measure_tests(
             done.append(REST_STEP_NAME)
         if index == plan.prepare_after and plan.prepare_job is not None:
             number += 1
-            _prepare(plan, runner, progress, area, written, number, total)
+            if not _prepare(plan, runner, progress, area, written, number, total):
+                plan = plan.without_preparation_ramp()
             done.append(PREPARE_JOB_NAME)
         number += 1
         job = plan.jobs[index]
@@ -337,20 +338,21 @@ def _prepare(
     written: int,
     number: int,
     total: int,
-) -> None:
+) -> bool:
     """Write what the tests before the first read did not: the whole area, the rest of it, or
-    nothing (the step then says so)."""
+    nothing (the step then says so). Whether it wrote anything."""
     job = plan.rest_of_prepare(written)
     progress.begin(PREPARE_JOB_NAME, number, total, None)
     if job is None:
         progress.end(PREPARE_JOB_NAME, "nothing left to write: the tests before wrote it all")
-        return
+        return False
     left = plan.settings.size_bytes - plan.prepare_start(written)
     with _temporary_folder_checked(runner):
         output = runner.run(job, progress.update, folder_fd=area.folder_fd)
         rate = parse_prepare_output(output, left, PREPARE_TIME_LIMIT_S)
     done = "" if left == plan.settings.size_bytes else f"the {format_size(left)} not yet written, "
     progress.end(PREPARE_JOB_NAME, done + format_rate(rate))
+    return True
 
 
 def _measure_test(

@@ -31,7 +31,7 @@ every ramp.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from flashmark.bench.grading.classes import graded_tests
 from flashmark.bench.jobs import (
@@ -280,6 +280,18 @@ class Plan:
             ramp_s=ramp_s,
             extension=extension,
         )
+
+    def without_preparation_ramp(self) -> Plan:
+        """This plan once its preparation had nothing left to write: the test planned after it
+        directly follows a timed test, so it ramps as such (`follow_ramp_s`), not as one after a
+        long sequential write."""
+        index = self.prepare_after
+        if index == 0 or self.jobs[index].ramp_s == self.settings.follow_ramp_s:
+            return self
+        window = self.jobs[index].window_s
+        window_s = self.settings.runtime_s if window is None else round(window)
+        job = self._rerun_job(index, window_s, self.settings.follow_ramp_s)
+        return replace(self, jobs=(*self.jobs[:index], job, *self.jobs[index + 1 :]))
 
     def rest_of_prepare(self, written_bytes: int) -> FioJob | None:
         """The preparation of what the tests before it did not write (`written_bytes` from the
