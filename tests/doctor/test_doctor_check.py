@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from flashmark.bench.kind import RUN
 from flashmark.doctor.check import DoctorRequest, diagnose
+from flashmark.history.store import History
+from flashmark.probe.target import probe_target
 from flashmark.system.sysroot import SystemRoots
 from tests.cli_runner import flashmark
 from tests.probe.recorded import DATA
 
+REPORT_DATA = Path(__file__).resolve().parents[1] / "data" / "report"
 CPUS = ("cpu0", "cpu1", "cpu2", "cpu3")
 
 
@@ -141,3 +147,49 @@ def test_the_command_keeps_its_diagnosis_and_prints_its_verdict(tmp_path):
     assert document["summary"] == ("1 finding: PCIe at 5 GT/s x1 (Gen 2), the drive can do 8 GT/s")
     shown = flashmark("show", str(document["id"]), env=env)
     assert "dtparam=pciex1_gen=3" in shown.stdout
+
+
+def run_on(tree: Path, target: str, seq_read_mb_s: float) -> dict[str, Any]:
+    """The recorded quick run with its device read from `tree` and `seq_read_mb_s` as its
+    fastest sequential figure: a run the history holds for that device."""
+    run = RUN.from_document(json.loads((REPORT_DATA / "quick-a1-card.json").read_text()))
+    tests = tuple(
+        replace(test, read=replace(test.read, bw_bytes=seq_read_mb_s * 1e6))
+        if test.spec.name == "seq-read" and test.read is not None
+        else test
+        for test in run.tests
+    )
+    probe = probe_target(target, roots_of(tree))
+    return RUN.to_document(replace(run, id=None, tests=tests, probe=probe))
+
+
+@pytest.mark.parametrize(
+    ("seq_read_mb_s", "cost"),
+    [
+        (452.0, "seq-read 452.0 MB/s in run #1 (2026-11-22T01:35:25+00:00): within 20% of "
+                "this cap, it is the limit"),
+        (210.0, "seq-read 210.0 MB/s in run #1 (2026-11-22T01:35:25+00:00): 58% below this "
+                "cap, so something else limits it first"),
+    ],
+)
+def test_a_cap_is_held_against_the_latest_run_on_the_same_device(tmp_path, seq_read_mb_s, cost):
+    base = DATA / "nvme_pcie"
+    history = History(tmp_path / "history.db")
+    other = run_on(DATA / "rpi5_a2", "/", 80.0)  # another device: never the one compared
+    mine = run_on(base, "/", seq_read_mb_s)
+    for document in (mine, other):
+        history.save(kind=RUN.name, target="/", label="", document=document)
+    history.save(kind=RUN.name, target="/", label="", document=other)  # newer, not this device
+    env = {
+        "FLASHMARK_SYSFS_ROOT": str(base / "sys"),
+        "FLASHMARK_PROCFS_ROOT": str(base / "proc"),
+        "FLASHMARK_DEBUGFS_ROOT": str(base / "debug"),
+        "FLASHMARK_TOOLS_ROOT": str(base / "tools"),
+        "FLASHMARK_DB": str(tmp_path / "history.db"),
+    }
+    done = flashmark("doctor", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "measured" in done.stdout
+    assert " ".join(cost.split()) in " ".join(done.stdout.split())
+    document = json.loads(flashmark("doctor", "--json", "--no-save", env=env).stdout)
+    assert document["measured"]["run_id"] == 1 and document["measured"]["test"] == "seq-read"

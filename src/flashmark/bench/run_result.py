@@ -137,23 +137,28 @@ def run_summary(run: Run) -> str:
     return "; ".join(parts) or "no test measured"
 
 
-def limit_text(run: Run) -> str | None:
-    """'limited by USB link at 480 Mb/s, ... (53.2 MB/s at most; seq-read 46.1 MB/s)': the
-    `flashmark doctor` finding whose cap the run's fastest sequential figure comes within 20%
-    of (doctor.findings.is_the_limit); None when no finding caps it that closely."""
-    probe = run.probe
-    device = probe.device if probe is not None else None
-    if probe is None or device is None:
-        return None
+def fastest_sequential(run: Run) -> tuple[float, str] | None:
+    """The run's fastest sequential figure in bytes/s and its test's name (seq-read or
+    seq-write): what a cap of the board holds back first; None without either test."""
     rates = []
     for name, direction in (("seq-read", "read"), ("seq-write", "write")):
         test = run.test(name)
         measured = getattr(test, direction) if test is not None else None
         if measured is not None:
             rates.append((measured.bw_bytes, name))
-    if not rates:
+    return max(rates) if rates else None
+
+
+def limit_text(run: Run) -> str | None:
+    """'limited by USB link at 480 Mb/s, ... (53.2 MB/s at most; seq-read 46.1 MB/s)': the
+    `flashmark doctor` finding whose cap the run's fastest sequential figure comes within 20%
+    of (doctor.findings.is_the_limit); None when no finding caps it that closely."""
+    probe = run.probe
+    device = probe.device if probe is not None else None
+    sequential = fastest_sequential(run)
+    if probe is None or device is None or sequential is None:
         return None
-    fastest, name = max(rates)
+    fastest, name = sequential
     findings, _ = probe_findings(probe, device)
     limits = [finding for finding in findings if is_the_limit(finding, fastest)]
     if not limits:

@@ -7,12 +7,19 @@ from pathlib import Path
 
 import click
 
+from flashmark.bench.kind import RUN
+from flashmark.bench.run_result import fastest_sequential
 from flashmark.cli import debug_option
 from flashmark.cli.output import saving_options
 from flashmark.cli.tail import finish, history_to_save
 from flashmark.doctor.check import DoctorRequest, diagnose
+from flashmark.doctor.findings import MeasuredRate
 from flashmark.doctor.kind import DOCTOR
 from flashmark.doctor.result import DOCTOR_SCHEMA
+from flashmark.errors import HistoryError, ResultFormatError
+from flashmark.health.check import device_key
+from flashmark.history.store import History
+from flashmark.probe.model import Device
 from flashmark.system.sysroot import SystemRoots
 
 
@@ -31,8 +38,10 @@ def doctor_command(
     It checks the USB link and driver (and UAS resets in the kernel log), the SD bus mode
     against what the card and the board can run, the PCIe link of an NVMe drive, and the
     host: under-voltage and throttling, the CPU governor, heat, swap on the device and mount
-    options that multiply writes. A check that cannot run on this board says so. It writes
-    nothing to the device. Rules and sources: docs/doctor.md.
+    options that multiply writes. A check that cannot run on this board says so. Where the
+    history holds a run on the device, each cap is held against its fastest sequential
+    figure: what the finding costs. It writes nothing to the device. Rules and sources:
+    docs/doctor.md.
 
     \b
     Examples:
@@ -42,5 +51,32 @@ def doctor_command(
     FLASHMARK_TOOLS_ROOT.
     """
     history = history_to_save(db_path, no_save)
-    result = diagnose(DoctorRequest(target), SystemRoots.from_environment())
+    runs = history or History.locate(db_path)
+    result = diagnose(
+        DoctorRequest(target),
+        SystemRoots.from_environment(),
+        lambda device: _latest_rate(runs, device),
+    )
     finish(DOCTOR, result, history, as_json=as_json).raise_problem()
+
+
+def _latest_rate(history: History, device: Device) -> MeasuredRate | None:
+    """The fastest sequential figure of the newest saved run on `device` (found by its key, as
+    health finds its readings); None without one, or without a history to read."""
+    key = device_key(device)
+    try:
+        stored = history.list(kind=RUN.name)
+    except HistoryError:
+        return None
+    for entry in stored:  # newest first
+        try:
+            run = RUN.from_document(entry.document)
+        except ResultFormatError:
+            continue
+        probe = run.probe
+        if probe is None or probe.device is None or device_key(probe.device) != key:
+            continue
+        fastest = fastest_sequential(run)
+        if fastest is not None:
+            return MeasuredRate(entry.id, fastest[1], fastest[0], run.finished_at)
+    return None

@@ -6,10 +6,11 @@ checked here said, never left out.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from flashmark import __version__
-from flashmark.doctor.findings import CATEGORIES, Finding
+from flashmark.doctor.findings import CATEGORIES, Finding, MeasuredRate
 from flashmark.doctor.host import swap_file_findings, swap_findings
 from flashmark.doctor.result import DoctorResult
 from flashmark.doctor.rules import probe_findings
@@ -28,7 +29,13 @@ class DoctorRequest:
     target: str = "/"
 
 
-def diagnose(request: DoctorRequest, roots: SystemRoots) -> DoctorResult:
+def diagnose(
+    request: DoctorRequest,
+    roots: SystemRoots,
+    latest_rate: Callable[[Device], MeasuredRate | None] = lambda device: None,
+) -> DoctorResult:
+    """Every finding for the device under the request's target; `latest_rate` gives the
+    fastest sequential figure of the latest saved run on that device, held against each cap."""
     tools = tool_runner_for(roots)
     report = probe_target(request.target, roots, tools)
     device = report.device
@@ -48,6 +55,7 @@ def diagnose(request: DoctorRequest, roots: SystemRoots) -> DoctorResult:
         findings=tuple(sorted(findings, key=lambda finding: order[finding.category])),
         not_checked=tuple(not_here + notes),
         finished_at=utc_text(time.time()),
+        measured=latest_rate(device) if any(f.cap_bytes_per_second for f in findings) else None,
     )
 
 

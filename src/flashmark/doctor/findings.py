@@ -30,3 +30,31 @@ def is_the_limit(finding: Finding, measured_bytes_per_second: float) -> bool:
     if cap is None or cap <= 0:
         return False
     return cap * (1 - THE_LIMIT_MARGIN) <= measured_bytes_per_second <= cap * (1 + OVER_CAP)
+
+
+@dataclass(frozen=True)
+class MeasuredRate:
+    """The fastest sequential figure of the latest saved run on the same device: what a
+    finding's cap is held against."""
+
+    run_id: int
+    test: str  # "seq-read" or "seq-write"
+    bytes_per_second: float
+    finished_at: str
+
+
+def cost_text(finding: Finding, measured: MeasuredRate) -> str | None:
+    """What the finding costs the device by its latest run, or None when it sets no cap:
+    'seq-read 46.1 MB/s in run #12 (2026-11-28T10:00:00Z): within 20% of this cap, it is
+    the limit'."""
+    cap = finding.cap_bytes_per_second
+    if cap is None or cap <= 0:
+        return None
+    rate = f"{measured.test} {measured.bytes_per_second / 1e6:.1f} MB/s"
+    where = f"{rate} in run #{measured.run_id} ({measured.finished_at})"
+    if is_the_limit(finding, measured.bytes_per_second):
+        return f"{where}: within {THE_LIMIT_MARGIN:.0%} of this cap, it is the limit"
+    if measured.bytes_per_second > cap * (1 + OVER_CAP):
+        return f"{where}: above this cap, so it does not hold the device back"
+    below = 1 - measured.bytes_per_second / cap
+    return f"{where}: {below:.0%} below this cap, so something else limits it first"

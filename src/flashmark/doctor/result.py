@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from flashmark.codec import Codec, document, written
-from flashmark.doctor.findings import Finding
+from flashmark.doctor.findings import Finding, MeasuredRate
 
 DOCTOR_SCHEMA = "flashmark.doctor/1"
 
@@ -26,6 +26,8 @@ class DoctorResult:
     findings: tuple[Finding, ...]  # in CATEGORIES order
     not_checked: tuple[str, ...]  # each check that could not run here, and why
     finished_at: str
+    # The latest saved run on the same device, whose figure each cap is held against.
+    measured: MeasuredRate | None = field(default=None, metadata=document(omit_none=True))
     id: int | None = field(default=None, metadata=document(omit_none=True))
 
     def with_id(self, result_id: int) -> DoctorResult:

@@ -3,7 +3,7 @@ format is written from (flashmark.views)."""
 
 from __future__ import annotations
 
-from flashmark.doctor.findings import Finding
+from flashmark.doctor.findings import Finding, MeasuredRate, cost_text
 from flashmark.doctor.result import DoctorResult, doctor_summary
 from flashmark.views.model import Block, Cell, Fact, Facts, Notes, View
 
@@ -21,8 +21,9 @@ CSV_COLUMNS = (
 )
 
 
-def _finding_block(finding: Finding) -> Facts:
-    """The finding under its category, then why it matters, its fix and the cap it sets."""
+def _finding_block(finding: Finding, measured: MeasuredRate | None) -> Facts:
+    """The finding under its category, then why it matters, its fix, the cap it sets and what
+    that cap costs by the latest run on the device (`measured`)."""
     rows = [
         Fact(finding.category, finding.what, tone="fail"),
         Fact("why", finding.why),
@@ -30,6 +31,9 @@ def _finding_block(finding: Finding) -> Facts:
     ]
     if finding.cap_bytes_per_second is not None:
         rows.append(Fact("cap", f"{finding.cap_bytes_per_second / 1e6:.0f} MB/s at most"))
+    cost = cost_text(finding, measured) if measured is not None else None
+    if cost is not None:
+        rows.append(Fact("measured", cost))
     return Facts(tuple(rows))
 
 
@@ -38,7 +42,7 @@ def doctor_view(result: DoctorResult) -> View:
     header += [Fact("board", result.board)] if result.board else []
     header += [Fact("kernel", result.kernel)] if result.kernel else []
     blocks: list[Block] = [Facts(tuple(header))]
-    blocks += [_finding_block(finding) for finding in result.findings]
+    blocks += [_finding_block(finding, result.measured) for finding in result.findings]
     if result.not_checked:
         blocks.append(Notes(result.not_checked))
     base: tuple[Cell, ...] = (result.id, result.finished_at, result.device, result.board)
