@@ -15,6 +15,7 @@ smartmontools): `smart_status.passed`, `power_on_time.hours`, `temperature.curre
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -157,10 +158,11 @@ def read_smart(device: Device, roots: SystemRoots, tools: ToolRunner) -> SmartRe
     try:
         output = tools.run(argv, check=False).stdout
     except ToolNotAvailable as error:
-        # Debian keeps smartctl in /sbin, off a user's PATH: root may find it where a user
-        # does not.
+        # Debian keeps smartctl in /usr/sbin, off a user's PATH: root may find it.
         return SmartReading(
-            None, (f"SMART not read: {error}; it comes with smartmontools: {INSTALL_LINE}",)
+            None,
+            (f"SMART not read: {error}; it comes with smartmontools: {INSTALL_LINE}",),
+            needs_root=os.geteuid() != 0,
         )
     except ToolFailed as error:
         return SmartReading(None, (f"SMART not read: {error}",))
