@@ -40,7 +40,7 @@ def device_of(tree: Path) -> Device:
 
 def test_an_ata_ssd_gives_its_wear_attribute_writes_hours_and_verdict() -> None:
     text = SAT_ANSWER.read_text(encoding="utf-8")
-    health = decode_smartctl(json.loads(text), "smartctl -d sat", text)
+    health = decode_smartctl(json.loads(text), "smartctl -d sat")
     assert health is not None
     assert health.percentage_used == 100 - WEAR_LEFT
     assert health.data_units_written == LBAS_WRITTEN * 512 // DATA_UNIT_BYTES
@@ -62,7 +62,7 @@ def test_an_ata_ssd_gives_its_wear_attribute_writes_hours_and_verdict() -> None:
 
 def test_an_nvme_drive_behind_a_bridge_fills_the_fields_the_nvme_path_does() -> None:
     text = NVME_ANSWER.read_text(encoding="utf-8")
-    health = decode_smartctl(json.loads(text), "smartctl -d sntasmedia", text)
+    health = decode_smartctl(json.loads(text), "smartctl -d sntasmedia")
     assert health is not None
     log = parse_smartctl_json(text)  # the NVMe path's own reading of the same log
     assert health.percentage_used == log["percentage_used"] == 0
@@ -79,7 +79,7 @@ def test_an_nvme_drive_behind_a_bridge_fills_the_fields_the_nvme_path_does() -> 
 def test_a_scsi_drive_gives_its_endurance_indicator() -> None:
     """smartctl's key for a SCSI drive's "Percentage used endurance indicator" (scsiprint.cpp)."""
     document = {"smart_status": {"passed": True}, "endurance_used": {"current_percent": 7}}
-    health = decode_smartctl(document, "smartctl", json.dumps(document))
+    health = decode_smartctl(document, "smartctl")
     assert health is not None and health.percentage_used == 7
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flashmark.probe.model import DATA_UNIT_BYTES, Device, Health
-from flashmark.probe.nvme import parse_smartctl_json
+from flashmark.probe.nvme import smartctl_health_log
 from flashmark.probe.tools import ToolFailed, ToolNotAvailable, ToolRunner
 from flashmark.probe.usb import usb_device_dir
 from flashmark.system.sysroot import SystemRoots
@@ -175,9 +175,11 @@ def read_smart(device: Device, roots: SystemRoots, tools: ToolRunner) -> SmartRe
             None, ("SMART not read: smartctl printed no JSON (it needs smartmontools 7.0 on)",)
         )
     messages = _messages(document)
-    if any("permission denied" in message.lower() for message in messages):
+    # The open (EACCES) or SCSI pass-through (EPERM, without CAP_SYS_RAWIO) refused to a user.
+    refused = ("permission denied", "operation not permitted")
+    if any(word in message.lower() for message in messages for word in refused):
         return SmartReading(None, needs_root=True)
-    health = decode_smartctl(document, " ".join(["smartctl", *type_args]), output)
+    health = decode_smartctl(document, " ".join(["smartctl", *type_args]))
     if health is None:
         return SmartReading(None, (_passes_nothing(device, device_type, document, messages),))
     if health.percentage_used is None:
@@ -188,9 +190,9 @@ def read_smart(device: Device, roots: SystemRoots, tools: ToolRunner) -> SmartRe
     return SmartReading(health)
 
 
-def decode_smartctl(document: Mapping[str, Any], source: str, text: str) -> Health | None:
-    """The Health in smartctl's JSON `document` (`text` as printed); None when it holds no
-    SMART at all (the bridge or the drive passed none)."""
+def decode_smartctl(document: Mapping[str, Any], source: str) -> Health | None:
+    """The Health in smartctl's JSON `document` (`source`: the command, as the Health names
+    it); None when it holds no SMART at all (the bridge or the drive passed none)."""
     sources = [source]
     percentage_used: int | None = None
     units_written: int | None = None
@@ -209,7 +211,7 @@ def decode_smartctl(document: Mapping[str, Any], source: str, text: str) -> Heal
     endurance = _number((document.get("endurance_used") or {}).get("current_percent"))
     if percentage_used is None and endurance is not None:  # SCSI's endurance indicator
         percentage_used = endurance
-    log = parse_smartctl_json(text) if "nvme_smart_health_information_log" in document else {}
+    log = smartctl_health_log(document)
     status = document.get("smart_status") or {}
     passed = status.get("passed") if isinstance(status.get("passed"), bool) else None
     hours = _number((document.get("power_on_time") or {}).get("hours"))
