@@ -217,3 +217,87 @@ def test_an_nvme_drive_is_forecast_from_its_own_count_of_writes(tmp_path):
     true_years = (100 * 300e9 - drive.written) / 50e9 / 365.25
     assert forecast.years_low <= true_years <= forecast.years_high
     assert HEALTH.summary(second).endswith("years left at 50.00 GB/day")
+
+
+def test_a_usb_sata_ssd_is_read_through_smartctl_and_kept(tmp_path):
+    env = recorded_env("usb_ssd_sat_smart", tmp_path / "history.db")
+    result = flashmark("health", "/", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["health"]["percentage_used"] == 1  # Wear_Leveling_Count 99
+    assert document["health"]["power_on_hours"] == 1376
+    assert document["health"]["smart_passed"] is True
+    assert document["red_flags"] == [] and document["skipped"] == []
+    shown = flashmark("health", "/", env=env)
+    assert "1% of rated endurance used" in shown.stdout
+    assert "1,376 hours" in shown.stdout
+
+
+def test_a_usb_nvme_enclosure_is_read_through_its_bridges_pass_through(tmp_path):
+    env = recorded_env("usb_nvme_asmedia", tmp_path / "history.db")
+    result = flashmark("health", "/", "--json", "--no-save", env=env)
+    assert result.returncode == 0, result.stderr
+    health = json.loads(result.stdout)["health"]
+    assert health["data_units_written"] == 621_718 and health["available_spare"] == 100
+    assert health["sources"] == ["smartctl -d sntasmedia"]
+
+
+@pytest.mark.parametrize(
+    ("tree", "tools", "said"),
+    [
+        ("usb_ssd_sat_smart", "tools_user", "SMART needs root: sudo flashmark health /"),
+        ("usb_ssd_jms578", "tools", "sudo apt install smartmontools"),
+        ("usb_nvme_jms581_sat", "tools", "the USB bridge 152d:a581 passes none"),
+    ],
+)
+def test_smart_not_read_says_why_and_how(tmp_path, tree, tools, said):
+    env = {
+        **recorded_env(tree, tmp_path / "history.db"),
+        "FLASHMARK_TOOLS_ROOT": str(DATA / tree / tools),
+    }
+    result = flashmark("health", "/", "--no-save", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    output = " ".join((result.stdout + result.stderr).split())  # the terminal wraps notes
+    assert said in output
+    assert "verdict: unknown: the device reports no wear" in output
+
+
+class SimulatedSataSsd:
+    """The recorded USB-SATA tree, copied, its smartctl answer's Wear_Leveling_Count and
+    Total_LBAs_Written set as a drive of `bytes_per_percent` would report them."""
+
+    def __init__(self, folder: Path, bytes_per_percent: float) -> None:
+        shutil.copytree(DATA / "usb_ssd_sat_smart", folder, symlinks=True)
+        self.answer = folder / "tools" / "smartctl_--json=c_-a_-d_sat_dev_sda.txt"
+        self.document = json.loads(self.answer.read_text(encoding="utf-8"))
+        self.bytes_per_percent = bytes_per_percent
+        self.written = 24_021_862_977 * 512.0  # as recorded
+        self.roots = SystemRoots(
+            folder / "sys", folder / "proc", folder / "debug", tools=folder / "tools"
+        )
+
+    def publish(self) -> None:
+        for row in self.document["ata_smart_attributes"]["table"]:
+            if row["name"] == "Wear_Leveling_Count":
+                row["value"] = 100 - int(self.written / self.bytes_per_percent)
+            if row["name"] == "Total_LBAs_Written":
+                row["raw"]["value"] = int(self.written // 512)
+        self.answer.write_text(json.dumps(self.document), encoding="utf-8")
+
+
+def test_a_usb_sata_ssd_is_forecast_from_its_own_count_of_writes(tmp_path):
+    """As an NVMe drive: two readings ten days apart give the rate from Total_LBAs_Written,
+    and the wear attribute's percent bounds the years left from both sides."""
+    drive = SimulatedSataSsd(tmp_path / "tree", bytes_per_percent=6e12)
+    drive.publish()
+    first = check_health(HealthRequest("/"), [], drive.roots, now=1.8e9)
+    assert first.health.percentage_used == 2 and first.rate is None
+    drive.written += 10 * 40e9  # 40 GB a day
+    drive.publish()
+    second = check_health(HealthRequest("/"), [first], drive.roots, now=1.8e9 + 10 * DAY)
+    assert second.rate is not None and not second.rate.since_boot
+    assert second.rate.bytes_per_day == pytest.approx(40e9, rel=1e-3)
+    forecast = second.forecast
+    assert forecast.years_low is not None and forecast.years_high is not None
+    true_years = (100 * 6e12 - drive.written) / 40e9 / 365.25
+    assert forecast.years_low <= true_years <= forecast.years_high

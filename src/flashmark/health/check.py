@@ -30,7 +30,9 @@ from flashmark.health.write_counter import (
 )
 from flashmark.probe.emmc_health import decode_life_time
 from flashmark.probe.model import Device, Health
+from flashmark.probe.smart import SmartReading, read_smart
 from flashmark.probe.target import probe_target
+from flashmark.probe.tools import tool_runner_for
 from flashmark.system.sysroot import SystemRoots
 from flashmark.units import SECONDS_PER_DAY, UTC_FORMAT, utc_text
 
@@ -94,20 +96,21 @@ def wear_reading(health: Health, cumulative_bytes: int, unseen_bytes: int) -> We
     return WearReading(cumulative_bytes, *emmc_bracket(max(values)), unseen_bytes)
 
 
-def skipped_reads(device: Device, notes: Sequence[str], target: str) -> tuple[str, ...]:
-    """What was not read, each with the way to read it."""
+def skipped_reads(
+    device: Device, notes: Sequence[str], target: str, smart: SmartReading | None = None
+) -> tuple[str, ...]:
+    """What was not read, each with the way to read it (`smart`: smartctl's reading of a USB,
+    SATA or SCSI drive)."""
     skipped = list(notes)
     health = device.health
     reports = health is not None and (
         health.life_time_a or health.life_time_b or health.percentage_used is not None
     )
-    if device.kind == "nvme" and not reports and os.geteuid() != 0:
+    nvme_as_user = device.kind == "nvme" and not reports and os.geteuid() != 0
+    if nvme_as_user or (smart is not None and smart.needs_root):
         skipped.append(f"SMART needs root: sudo flashmark health {target}")
-    if device.kind in ("usb", "sata", "scsi") and not reports:
-        skipped.append(
-            f"SMART of a {device.kind.upper()} drive is not read yet (`sudo smartctl -a "
-            f"/dev/{device.name}` shows what it passes on)"
-        )
+    if smart is not None:
+        skipped.extend(smart.skipped)
     if device.kind == "sd":
         skipped.append(
             "SD cards report no wear through the kernel (vendor health commands are not read yet)"
@@ -126,7 +129,8 @@ def check_health(
     now = time.time() if now is None else now
     device, notes = read_device(request.target, roots)
     key = device_key(device)
-    health = device.health or Health()
+    smart = read_smart(device, roots, tool_runner_for(roots))
+    health = (smart.health if smart is not None else None) or device.health or Health()
     counter = counter_now(device, roots, now)
     mine = [result for result in earlier if result.device_key == key]
     samples = [result.counter for result in mine if result.counter is not None]
@@ -178,7 +182,7 @@ def check_health(
             rate_range=rate.interval if rate is not None else None,
         ),
         red_flags=red_flags(health),
-        skipped=skipped_reads(device, notes, request.target),
+        skipped=skipped_reads(device, notes, request.target, smart),
         finished_at=utc_text(now),
     )
 

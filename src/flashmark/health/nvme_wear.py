@@ -5,9 +5,8 @@ units of 1000 512-byte sectors (NVMe Base Specification, SMART / Health Informat
 from __future__ import annotations
 
 from flashmark.health.forecast import WearReading, nvme_bracket
+from flashmark.probe.model import DATA_UNIT_BYTES as DATA_UNIT_BYTES
 from flashmark.probe.model import Health
-
-DATA_UNIT_BYTES = 512_000
 
 
 def nvme_wear(health: Health) -> WearReading | None:

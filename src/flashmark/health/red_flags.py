@@ -2,9 +2,9 @@
 
 eMMC PRE_EOL_INFO warning (80% of its reserved blocks used) or urgent, a life estimate
 "exceeded", NVMe available spare below its threshold, and each bit of NVMe critical_warning
-(spare, temperature, reliability, read-only, volatile backup, PMR). Most say the medium is
-wearing out (`worn_out`); a temperature or a failed volatile-memory backup is an alarm of
-another kind.
+(spare, temperature, reliability, read-only, volatile backup, PMR), and a SATA/SCSI drive's
+failed SMART self-assessment. Most say the medium is wearing out (`worn_out`); a temperature or
+a failed volatile-memory backup is an alarm of another kind.
 """
 
 from __future__ import annotations
@@ -47,7 +47,15 @@ def red_flags(health: Health) -> tuple[str, ...]:
         unknown = health.critical_warning >> len(_CRITICAL_WARNING_BITS)
         if unknown:
             flags.append(f"critical warning 0x{health.critical_warning:02x}")
+    if _self_assessment_failed(health):
+        flags.append("SMART self-assessment failed: an attribute is at its failure threshold")
     return tuple(flags)
+
+
+def _self_assessment_failed(health: Health) -> bool:
+    """smartctl's overall verdict, where no NVMe critical_warning (from which smartctl derives
+    it for NVMe, and which names the cause) stands for it."""
+    return health.smart_passed is False and health.critical_warning is None
 
 
 def worn_out(health: Health) -> bool:
@@ -59,4 +67,5 @@ def worn_out(health: Health) -> bool:
     )
     wear_bits = any((health.critical_warning or 0) & (1 << bit) for bit in _WEAR_OUT_BITS)
     exceeded = "exceeded" in (health.life_time_a, health.life_time_b)
-    return health.pre_eol in ("warning", "urgent") or exceeded or spare_low or wear_bits
+    failed = _self_assessment_failed(health)
+    return health.pre_eol in ("warning", "urgent") or exceeded or spare_low or wear_bits or failed

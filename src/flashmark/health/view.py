@@ -95,6 +95,8 @@ def health_view(result: HealthResult) -> View:
     ]
     if result.health.temperature_c is not None:
         rows.append(Fact("temperature", f"{result.health.temperature_c:.0f} °C"))
+    if result.health.power_on_hours is not None:
+        rows.append(Fact("powered on", f"{result.health.power_on_hours:,} hours"))
     rows += [Fact("alarm", flag, tone="fail") for flag in result.red_flags]
     blocks: list[Facts | Notes] = [Facts(tuple(rows))]
     if result.skipped:

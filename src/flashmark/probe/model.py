@@ -22,6 +22,10 @@ SCHEMA = "flashmark.probe/1"
 
 T = TypeVar("T")
 
+# NVMe's data unit: 1000 512-byte sectors (NVMe Base Specification, SMART / Health
+# Information log, Data Units Written), the unit of Health.data_units_written.
+DATA_UNIT_BYTES = 512_000
+
 
 @dataclass(frozen=True)
 class Unreadable:
@@ -166,7 +170,7 @@ class Health:
     life_time_a: str | None = None  # eMMC/UFS type A estimate, e.g. "0-10%"
     life_time_b: str | None = None
     pre_eol: str | None = None  # "normal", "warning", "urgent"
-    percentage_used: int | None = None  # NVMe
+    percentage_used: int | None = None  # NVMe; an SSD's SMART wear attribute read as it
     media_errors: int | None = None  # NVMe
     critical_warning: int | None = None  # NVMe
     temperature_c: float | None = None
@@ -177,9 +181,13 @@ class Health:
     available_spare_threshold: int | None = field(  # % of spare, below which the drive warns
         default=None, metadata=document(omit_none=True)
     )
-    data_units_written: int | None = field(  # units of 512,000 bytes since its first write
-        default=None, metadata=document(omit_none=True)
-    )
+    # The drive's own count of data written since its first write, in DATA_UNIT_BYTES (an ATA
+    # drive's total LBAs written, read through smartctl, is converted to it).
+    data_units_written: int | None = field(default=None, metadata=document(omit_none=True))
+    # SMART through smartctl (`flashmark health` on a USB, SATA or SCSI drive): the drive's
+    # power-on hours and its overall self-assessment (smart_status.passed).
+    power_on_hours: int | None = field(default=None, metadata=document(omit_none=True))
+    smart_passed: bool | None = field(default=None, metadata=document(omit_none=True))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from flashmark.probe.model import Health, PcieLink, Unreadable
 from flashmark.probe.tools import ToolFailed, ToolNotAvailable, ToolRunner
@@ -128,7 +130,11 @@ def parse_nvme_cli_smart_log(text: str) -> dict[str, float]:
 def parse_smartctl_json(text: str) -> dict[str, float]:
     """`smartctl -j -A /dev/nvmeX`: the nvme_smart_health_information_log object
     (smartmontools JSON output, documented in smartctl(8) --json)."""
-    document = json.loads(text)
+    return smartctl_health_log(json.loads(text))
+
+
+def smartctl_health_log(document: Mapping[str, Any]) -> dict[str, float]:
+    """The NVMe health log's fields in smartctl's JSON `document` (empty when it has none)."""
     log = document.get("nvme_smart_health_information_log") or {}
     found: dict[str, float] = {}
     for key in (

@@ -38,15 +38,21 @@ class ToolResult:
 
 
 class ToolRunner(Protocol):
-    def run(self, argv: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S) -> ToolResult:
-        """Run argv; raise ToolNotAvailable or ToolFailed (non-zero exit, timeout)."""
+    def run(
+        self, argv: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S, *, check: bool = True
+    ) -> ToolResult:
+        """Run argv; raise ToolNotAvailable or ToolFailed (a timeout, or a non-zero exit when
+        `check`: a tool whose exit status is a bit field, as smartctl's, is read with
+        check=False)."""
         ...
 
 
 class SubprocessToolRunner:
     """Runs tools found on PATH with LC_ALL=C, a timeout, and cleanup on every exit path."""
 
-    def run(self, argv: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S) -> ToolResult:
+    def run(
+        self, argv: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S, *, check: bool = True
+    ) -> ToolResult:
         if not argv:
             raise ValueError("empty argv")
         executable = shutil.which(argv[0])
@@ -74,7 +80,7 @@ class SubprocessToolRunner:
             process.communicate()
             raise
         result = ToolResult(tuple(argv), process.returncode, stdout, stderr)
-        if process.returncode != 0:
+        if check and process.returncode != 0:
             detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no message"
             raise ToolFailed(f"{' '.join(argv)} exited with {process.returncode}: {detail}")
         return result
@@ -89,7 +95,9 @@ class RecordedToolRunner:
         self.folder = folder
         self.calls: list[tuple[str, ...]] = []
 
-    def run(self, argv: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S) -> ToolResult:
+    def run(
+        self, argv: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S, *, check: bool = True
+    ) -> ToolResult:
         self.calls.append(tuple(argv))
         name = "_".join(argv).replace("/", "_").replace("__", "_") + ".txt"
         path = self.folder / name
@@ -104,7 +112,9 @@ class NoToolRunner:
     def __init__(self, reason: str = "the system roots are a recorded tree") -> None:
         self.reason = reason
 
-    def run(self, argv: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S) -> ToolResult:
+    def run(
+        self, argv: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S, *, check: bool = True
+    ) -> ToolResult:
         raise ToolNotAvailable(f"{argv[0]} not run: {self.reason}")
 
 

@@ -31,13 +31,20 @@ def best_speed_mbps(version: str | None) -> int | None:
     return {1: 12, 2: 480}.get(major, 5000 if major >= 3 else None)
 
 
-def read_usb_link(roots: SystemRoots, device_path: str) -> UsbLink | None:
-    """`device_path` is the block device's sysfs path relative to the root."""
+def usb_device_dir(device_path: str) -> str | None:
+    """The sysfs folder of the USB device a block device (`device_path`, relative to the
+    root) sits on, e.g. ".../usb2/2-1"; None when it is on none."""
     parts = device_path.split("/")
     usb_index = max((i for i, p in enumerate(parts) if _USB_DEVICE.match(p)), default=None)
-    if usb_index is None:
+    return None if usb_index is None else "/".join(parts[: usb_index + 1])
+
+
+def read_usb_link(roots: SystemRoots, device_path: str) -> UsbLink | None:
+    """`device_path` is the block device's sysfs path relative to the root."""
+    usb = usb_device_dir(device_path)
+    if usb is None:
         return None
-    usb = "/".join(parts[: usb_index + 1])
+    parts = device_path.split("/")
     interface = next(
         ("/".join(parts[: i + 1]) for i, p in enumerate(parts) if _USB_INTERFACE.match(p)),
         None,
@@ -51,7 +58,7 @@ def read_usb_link(roots: SystemRoots, device_path: str) -> UsbLink | None:
     version = roots.read_sys(f"{usb}/version")
     version = version.strip() if version else None
     return UsbLink(
-        port=parts[usb_index],
+        port=usb.rsplit("/", 1)[-1],
         vendor_id=roots.read_sys(f"{usb}/idVendor"),
         product_id=roots.read_sys(f"{usb}/idProduct"),
         manufacturer=roots.read_sys(f"{usb}/manufacturer"),

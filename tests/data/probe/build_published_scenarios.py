@@ -8,6 +8,7 @@ were laid out (symlinks the way /sys has them), so a reviewer can regenerate and
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -310,6 +311,216 @@ def usb_ssd_jms578(root: Path) -> None:
     )
 
 
+def smartctl_json(root: Path, folder: str, argv: list[str], body: dict[str, object]) -> None:
+    """smartctl's --json=c answer to `argv` in `folder` (the recorded tools), named as
+    RecordedToolRunner looks it up."""
+    name = "_".join(argv).replace("/", "_").replace("__", "_") + ".txt"
+    write(root, f"{folder}/{name}", json.dumps(body, separators=(",", ":")))
+
+
+def smartctl_block(
+    argv: list[str], version: list[int], svn: str, platform: str, exit_status: int, **more: object
+) -> dict[str, object]:
+    """The "smartctl" object smartctl opens its JSON with (src/smartctl.cpp)."""
+    return {
+        "json_format_version": [1, 0],
+        "smartctl": {
+            "version": version,
+            "svn_revision": svn,
+            "platform_info": platform,
+            "build_info": "(local build)",
+            "argv": argv,
+            **more,
+            "exit_status": exit_status,
+        },
+    }
+
+
+def ata_attribute(line: str) -> dict[str, object]:
+    """One row of `smartctl -a`'s attribute table ("ID# ATTRIBUTE_NAME FLAG VALUE WORST THRESH
+    TYPE UPDATED WHEN_FAILED RAW_VALUE") as smartctl's JSON writes it (src/ataprint.cpp: the
+    flag bits P O S R C K are prefailure, updated_online, performance, error_rate, event_count,
+    auto_keep)."""
+    number, name, flag, value, worst, thresh, _type, _updated, failed, raw = line.split()
+    bits = int(flag, 16)
+    keys = ("prefailure", "updated_online", "performance", "error_rate", "event_count", "auto_keep")
+    letters = "".join(c if bits >> i & 1 else "-" for i, c in enumerate("POSRCK"))
+    return {
+        "id": int(number),
+        "name": name,
+        "value": int(value),
+        "worst": int(worst),
+        "thresh": int(thresh),
+        "when_failed": "" if failed == "-" else failed,
+        "flags": {
+            "value": bits,
+            "string": letters + " ",
+            **{key: bool(bits >> i & 1) for i, key in enumerate(keys)},
+        },
+        "raw": {"value": int(raw), "string": raw},
+    }
+
+
+# `sudo smartctl -a -d sat /dev/sdf` of a Samsung SSD 870 QVO 4TB behind a UGREEN CM321
+# USB-SATA adapter (usb_ssd_sat_smart/SOURCES.md): its attribute table as printed.
+QVO_870_ATTRIBUTES = """\
+  5 Reallocated_Sector_Ct   0x0033   100   100   010    Pre-fail  Always       -       0
+  9 Power_On_Hours          0x0032   099   099   000    Old_age   Always       -       1376
+ 12 Power_Cycle_Count       0x0032   099   099   000    Old_age   Always       -       195
+177 Wear_Leveling_Count     0x0013   099   099   000    Pre-fail  Always       -       4
+179 Used_Rsvd_Blk_Cnt_Tot   0x0013   100   100   010    Pre-fail  Always       -       0
+181 Program_Fail_Cnt_Total  0x0032   100   100   010    Old_age   Always       -       0
+182 Erase_Fail_Count_Total  0x0032   100   100   010    Old_age   Always       -       0
+183 Runtime_Bad_Block       0x0013   100   100   010    Pre-fail  Always       -       0
+187 Uncorrectable_Error_Cnt 0x0032   100   100   000    Old_age   Always       -       0
+190 Airflow_Temperature_Cel 0x0032   076   047   000    Old_age   Always       -       24
+195 ECC_Error_Rate          0x001a   200   200   000    Old_age   Always       -       0
+199 CRC_Error_Count         0x003e   100   100   000    Old_age   Always       -       0
+235 POR_Recovery_Count      0x0012   099   099   000    Old_age   Always       -       12
+241 Total_LBAs_Written      0x0032   099   099   000    Old_age   Always       -       24021862977
+"""
+
+
+def usb_ssd_sat_smart(root: Path) -> None:
+    _usb_disk(
+        root,
+        "devices/platform/usbdrd3_1/fcd00000.usb",
+        "usb6/6-1/6-1.4",
+        "6-1.4:1.0",
+        "host0",
+        "uas",
+        {"idVendor": "174c", "idProduct": "55aa", "speed": "5000", "version": " 3.00"},
+        "sda",
+        "8:0",
+        "7814037168",
+        mount_point="/",
+    )
+    argv = ["smartctl", "--json=c", "-a", "-d", "sat", "/dev/sda"]
+    head = ([7, 4], "5530", "x86_64-linux-6.14.0-37-generic")
+    smartctl_json(
+        root,
+        "tools",
+        argv,
+        {
+            **smartctl_block(argv, *head, 0),
+            "device": {
+                "name": "/dev/sda",
+                "info_name": "/dev/sda [SAT]",
+                "type": "sat",
+                "protocol": "ATA",
+            },
+            "model_family": "Samsung based SSDs",
+            "model_name": "Samsung SSD 870 QVO 4TB",
+            "serial_number": "S5STNF0W706332M",
+            "firmware_version": "SVQ02B6Q",
+            "user_capacity": {"blocks": 7814037168, "bytes": 4000787030016},
+            "logical_block_size": 512,
+            "physical_block_size": 512,
+            "rotation_rate": 0,
+            "smart_status": {"passed": True},
+            "ata_smart_attributes": {
+                "revision": 1,
+                "table": [ata_attribute(line) for line in QVO_870_ATTRIBUTES.splitlines()],
+            },
+            "power_on_time": {"hours": 1376},
+            "power_cycle_count": 195,
+            "temperature": {"current": 24},
+        },
+    )
+    # The same command as a user: smartctl cannot open /dev/sda (src/smartctl.cpp,
+    # "Smartctl open device: %s failed: %s", exit status bit 1).
+    denied = "Smartctl open device: /dev/sda [SAT] failed: Permission denied"
+    smartctl_json(
+        root,
+        "tools_user",
+        argv,
+        smartctl_block(argv, *head, 2, messages=[{"string": denied, "severity": "error"}]),
+    )
+
+
+def usb_nvme_asmedia(root: Path) -> None:
+    _usb_disk(
+        root,
+        "devices/platform/axi/1000120000.pcie/1f00300000.usb/xhci-hcd.1",
+        "usb4/4-1",
+        "4-1:1.0",
+        "host0",
+        "uas",
+        {"idVendor": "0634", "idProduct": "5603", "speed": "5000", "version": " 3.20"},
+        "sda",
+        "8:0",
+        "3907029167",
+        board="Raspberry Pi 5 Model B Rev 1.0",
+        mount_point="/",
+    )
+    argv = ["smartctl", "--json=c", "-a", "-d", "sntasmedia", "/dev/sda"]
+    head = ([7, 4], "5530", "aarch64-linux-6.12.62+rpt-rpi-2712")
+    smartctl_json(
+        root,
+        "tools",
+        argv,
+        {
+            **smartctl_block(argv, *head, 0),
+            "device": {
+                "name": "/dev/sda",
+                "info_name": "/dev/sda [USB NVMe ASMedia]",
+                "type": "sntasmedia",
+                "protocol": "NVMe",
+            },
+            "model_name": "CT2000X9PROSSD9",
+            "serial_number": "2508E8C5B78E",
+            "firmware_version": "U1CR1A08",
+            "nvme_number_of_namespaces": 0,
+            "smart_status": {"passed": True, "nvme": {"value": 0}},
+            "nvme_smart_health_information_log": {
+                "critical_warning": 0,
+                "temperature": 36,
+                "available_spare": 100,
+                "available_spare_threshold": 10,
+                "percentage_used": 0,
+                "data_units_read": 760361,
+                "data_units_written": 621718,
+            },
+            "temperature": {"current": 36},
+        },
+    )
+
+
+def usb_nvme_jms581_sat(root: Path) -> None:
+    _usb_disk(
+        root,
+        "devices/pci0000:00/0000:00:14.0",
+        "usb2/2-3",
+        "2-3:1.0",
+        "host2",
+        "uas",
+        {"idVendor": "152d", "idProduct": "a581", "speed": "10000", "version": " 3.20"},
+        "sdc",
+        "8:32",
+        "1953525168",
+        mount_point="/",
+    )
+    # `-d sat` to an NVMe drive behind it: "Read Device Identity failed: scsi error
+    # unsupported scsi opcode", a line smartctl prints but keeps out of the JSON's messages
+    # (src/ataprint.cpp, pout), then exit status bit 1 (FAILID).
+    argv = ["smartctl", "--json=c", "-a", "-d", "sat", "/dev/sdc"]
+    head = ([7, 5], "5714", "x86_64-linux-6.19.12-1-vanilla")
+    smartctl_json(
+        root,
+        "tools",
+        argv,
+        {
+            **smartctl_block(argv, *head, 2, pre_release=False),
+            "device": {
+                "name": "/dev/sdc",
+                "info_name": "/dev/sdc [SAT]",
+                "type": "sat",
+                "protocol": "ATA",
+            },
+        },
+    )
+
+
 def ufs(root: Path) -> None:
     hba = "devices/platform/soc@0/1d84000.ufshc"
     for key, value in {
@@ -336,6 +547,9 @@ SCENARIOS = {
     "usb_stick_usb_storage": usb_stick_usb_storage,
     "usb_ssd_uas": usb_ssd_uas,
     "usb_ssd_jms578": usb_ssd_jms578,
+    "usb_ssd_sat_smart": usb_ssd_sat_smart,
+    "usb_nvme_asmedia": usb_nvme_asmedia,
+    "usb_nvme_jms581_sat": usb_nvme_jms581_sat,
     "ufs": ufs,
 }
 
