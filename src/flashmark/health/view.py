@@ -87,7 +87,7 @@ def vendor_text(vendor: VendorHealth) -> str:
         for name, words in _VENDOR_FIGURES
         if getattr(vendor, name) is not None
     ]
-    return f"{vendor.vendor} ({vendor.command}): " + "; ".join([*figures, *vendor.other])
+    return f"{vendor.vendor}, {vendor.command}: " + "; ".join([*figures, *vendor.other])
 
 
 def rate_text(rate: WriteRate | None, capacity_bytes: int | None) -> str:
