@@ -13,6 +13,7 @@ import pytest
 from flashmark.health.check import HealthRequest, check_health
 from flashmark.probe.mmc_ioctl import (
     MMC_IOC_CMD,
+    LiveMmcIoctl,
     MmcCommand,
     MmcCommandFailed,
     RecordedMmcIoctl,
@@ -45,6 +46,14 @@ def layout(name: str) -> bytes:
 def test_the_ioctl_number_is_the_kernels_for_a_72_byte_struct():
     # _IOWR(MMC_BLOCK_MAJOR, 0, struct mmc_ioc_cmd); sdmon prints the same number.
     assert MMC_IOC_CMD == 0xC048B300
+
+
+def test_the_live_ioctl_reaches_the_kernel_and_a_refusal_is_a_card_that_did_not_answer():
+    """/dev/null is no MMC block device: the kernel refuses the packed command (ENOTTY)."""
+    with pytest.raises(MmcCommandFailed, match="CMD8 read 0x00000000 on /dev/null"):
+        LiveMmcIoctl().send("null", MmcCommand(8, 0))
+    with pytest.raises(MmcCommandFailed, match="/dev/no-such-card"):
+        LiveMmcIoctl().send("no-such-card", MmcCommand(56, 1))
 
 
 # -- each layout, decoded from the published figures -------------------------------------------
