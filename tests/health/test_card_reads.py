@@ -239,6 +239,34 @@ def test_without_root_nothing_is_sent_and_the_sudo_line_is_given():
     assert any("needs root: sudo flashmark health /" in note for note in result.skipped)
 
 
+def test_an_sd_cards_life_used_is_a_reading_placed_at_the_bytes_counted_now(tmp_path):
+    """WD Purple's health status 1 (0-1% used) at 100 GB since boot, 3 (2-3%) at 400 GB two
+    days later: the 300 GB between bound K on both sides (a step of 1% crossed whole)."""
+    tree = copied("sd_wd_purple", tmp_path / "tree")
+    roots = roots_with_answers(tree)
+    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
+    random = tree / "proc/sys/kernel/random"
+    random.mkdir(parents=True)
+    (random / "boot_id").write_text("boot-1\n")
+    (tree / "proc/uptime").write_text("100.00 0.00\n")
+    answer = tree / "tools/ioctl/mmcblk0/cmd56_00000001.hex"
+    readings = []
+    for day, written, status in ((0, 100e9, 1), (2, 400e9, 3)):
+        stat = ["0"] * 17
+        stat[6] = str(int(written // 512))
+        (tree / "sys" / RPI4_CARD / "block/mmcblk0/stat").write_text(" ".join(stat))
+        block = bytearray(parse_hex_block(answer.read_text()))
+        block[8] = status
+        answer.write_text(block.hex())
+        result = check_health(HealthRequest("/"), readings, roots, now=1e9 + day * DAY, mmc=mmc)
+        readings.append(result)
+    forecast = readings[-1].forecast
+    assert readings[-1].health.wear_read == "cmd56"
+    k_low, k_high = 300e9 / (0.03 - 0.0), 300e9 / (0.02 - 0.01)
+    assert forecast.years_low == pytest.approx((1 - 0.03) * k_low / 150e9 / 365.25, rel=1e-3)
+    assert forecast.years_high == pytest.approx((1 - 0.02) * k_high / 150e9 / 365.25, rel=1e-3)
+
+
 # -- eMMC: EXT_CSD live ------------------------------------------------------------------------
 
 

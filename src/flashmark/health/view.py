@@ -58,9 +58,9 @@ def wear_text(result: HealthResult) -> str:
         return f"{text} (EXT_CSD, read now)" if health.wear_read == "ext_csd" else text
     vendor = health.vendor
     if vendor is not None and vendor.life_used_low_pct is not None:
-        high = vendor.life_used_high_pct
-        bracket = f"{vendor.life_used_low_pct:g}-{high:g}%" if high is not None else ""
-        return f"life used: {bracket or f'{vendor.life_used_low_pct:g}%'} ({vendor.vendor} health)"
+        low, high = vendor.life_used_low_pct, vendor.life_used_high_pct
+        bracket = f"{low:g}%" if high is None else f"{low:g}-{high:g}%"
+        return f"life used: {bracket} ({vendor.vendor} health, read now)"
     return "not reported by the device"
 
 
