@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.health.check import HealthRequest, check_health
+from flashmark.health.result import HealthResult
 from flashmark.probe.mmc_ioctl import (
     MMC_IOC_CMD,
     LiveMmcIoctl,
@@ -250,7 +251,7 @@ def test_an_sd_cards_life_used_is_a_reading_placed_at_the_bytes_counted_now(tmp_
     (random / "boot_id").write_text("boot-1\n")
     (tree / "proc/uptime").write_text("100.00 0.00\n")
     answer = tree / "tools/ioctl/mmcblk0/cmd56_00000001.hex"
-    readings = []
+    readings: list[HealthResult] = []
     for day, written, status in ((0, 100e9, 1), (2, 400e9, 3)):
         stat = ["0"] * 17
         stat[6] = str(int(written // 512))
