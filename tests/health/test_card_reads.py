@@ -5,6 +5,7 @@ who is and is not asked, and an eMMC's EXT_CSD read live and placed at the bytes
 from __future__ import annotations
 
 import json
+import random
 import shutil
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from flashmark.probe.sd_vendor_health import (
 )
 from flashmark.system.sysroot import SystemRoots
 from tests.cli_runner import flashmark
-from tests.health.test_health_check import EMMC_DEVICE, recorded_env
+from tests.health.test_health_check import EMMC_DEVICE, SimulatedEmmc, recorded_env
 from tests.probe.recorded import DATA
 
 RPI4_CARD = "devices/platform/emmc2bus/fe340000.mmc/mmc_host/mmc0/mmc0:aaaa"
@@ -246,9 +247,9 @@ def test_an_sd_cards_life_used_is_a_reading_placed_at_the_bytes_counted_now(tmp_
     tree = copied("sd_wd_purple", tmp_path / "tree")
     roots = roots_with_answers(tree)
     mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
-    random = tree / "proc/sys/kernel/random"
-    random.mkdir(parents=True)
-    (random / "boot_id").write_text("boot-1\n")
+    boot_ids = tree / "proc/sys/kernel/random"
+    boot_ids.mkdir(parents=True)
+    (boot_ids / "boot_id").write_text("boot-1\n")
     (tree / "proc/uptime").write_text("100.00 0.00\n")
     answer = tree / "tools/ioctl/mmcblk0/cmd56_00000001.hex"
     readings: list[HealthResult] = []
@@ -278,9 +279,9 @@ class EmmcWithAnswers:
     def __init__(self, folder: Path) -> None:
         self.tree = copied("emmc_ext_csd", folder)
         self.roots = roots_with_answers(self.tree)
-        random = self.tree / "proc/sys/kernel/random"
-        random.mkdir(parents=True)
-        (random / "boot_id").write_text("boot-1\n")
+        boot_ids = self.tree / "proc/sys/kernel/random"
+        boot_ids.mkdir(parents=True)
+        (boot_ids / "boot_id").write_text("boot-1\n")
         (self.tree / "proc/uptime").write_text("100.00 0.00\n")
 
     def publish(self, written_since_boot: float, estimate: int) -> None:
@@ -333,3 +334,55 @@ def test_a_failed_ext_csd_read_keeps_the_kernels_copy_and_says_so(tmp_path):
 def test_a_recorded_block_of_another_length_is_refused():
     with pytest.raises(MmcCommandFailed):
         parse_hex_block("00 " * 511)
+
+
+class LiveSimulatedEmmc(SimulatedEmmc):
+    """test_health_check's simulated eMMC, its EXT_CSD answering the wear now (as root)."""
+
+    def __init__(self, folder: Path, bytes_per_life: float, worn: float, now: float) -> None:
+        super().__init__(folder, bytes_per_life, worn, now)
+        shutil.copytree(DATA / "emmc_ext_csd" / "tools", folder / "tools")
+        self.roots = roots_with_answers(folder)
+        self.mmc = RecordedMmcIoctl(folder / "tools" / "ioctl")
+
+    def publish(self, now: float) -> None:
+        super().publish(now)
+        answer = self.folder / "tools/ioctl/mmcblk1/cmd8_00000000.hex"
+        block = bytearray(parse_hex_block(answer.read_text()))
+        block[268] = block[269] = min(11, int(self.wear * 10) + 1)
+        answer.write_text(block.hex())
+
+
+def test_daily_live_readings_narrow_the_interval_to_3_from_the_second_step(tmp_path):
+    """test_health_check's year of readings, read live: every interval holds the true years
+    left, and from the second step on (not the third, as from sysfs) it is at most 3 wide."""
+    rng = random.Random(7)
+    now = 1.8e9
+    device = LiveSimulatedEmmc(tmp_path / "tree", bytes_per_life=12e12, worn=0.05, now=now)
+    readings: list[HealthResult] = []
+    start = device.written
+    for _day in range(500):
+        now += DAY
+        day = rng.uniform(20e9, 60e9)
+        if rng.random() < 1 / 7:
+            lost = day * rng.random()
+            device.write(lost)
+            device.reboot(now - 3600)
+            day -= lost
+        device.write(day)
+        device.publish(now)
+        result = check_health(HealthRequest("/"), readings, device.roots, now=now, mmc=device.mmc)
+        readings.append(result)
+        forecast = result.forecast
+        if forecast.years_high is not None:
+            assert forecast.years_low is not None
+            true_rate = (device.written - start) / len(readings)
+            true_years = (1 - device.wear) * device.bytes_per_life / true_rate / 365.25
+            assert forecast.years_low <= true_years <= forecast.years_high, len(readings)
+        if forecast.steps_seen >= 2:
+            break
+    assert readings[-1].health.wear_read == "ext_csd"
+    forecast = readings[-1].forecast
+    assert forecast.steps_seen >= 2, "no two steps in 500 days"
+    assert forecast.years_low is not None and forecast.years_high is not None
+    assert forecast.years_high / forecast.years_low <= 3
