@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from flashmark.probe.ext_csd import SEND_EXT_CSD, read_ext_csd
+from flashmark.probe.ext_csd import read_ext_csd
 from flashmark.probe.mmc_ioctl import MmcCommandFailed, MmcIoctl
 from flashmark.probe.model import Device, Health
 from flashmark.probe.sd_vendor_health import read_vendor_health, vendor_command
@@ -41,7 +41,7 @@ def _emmc(device: Device, health: Health, mmc: MmcIoctl, target: str) -> CardRea
     try:
         live = read_ext_csd(device.name, mmc)
     except (MmcCommandFailed, ValueError, IndexError) as error:
-        return CardReads(health, (f"EXT_CSD not read live ({SEND_EXT_CSD}: {error}); {at_start}",))
+        return CardReads(health, (f"EXT_CSD not read live ({error}); {at_start}",))
     return CardReads(
         replace(
             health,
