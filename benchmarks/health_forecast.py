@@ -5,8 +5,9 @@ its interval holds the true years left, how wide it is, and when it says nothing
 
 Each device takes K bytes per rated life (3 to 30 TB), starts 0-30% worn, and is written a mean
 of 2-40 GB a day (each day x0.5-1.5). It is read once a day as `flashmark health` reads it: the
-wear in the device's own brackets (eMMC life estimate in 10% steps, as the kernel read it when
-the card started; NVMe percentage_used in whole percents), the kernel's write counter (from zero
+wear in the device's own brackets (eMMC life estimate in 10% steps: "emmc" as the kernel read it
+when the card started (sysfs), "emmc-live" from EXT_CSD at the reading, as root; NVMe
+percentage_used in whole percents), the kernel's write counter (from zero
 at each boot, a reboot about once a week, losing what was written since the last reading:
 flashmark.health.write_counter), NVMe's own count of data written. The forecast is
 flashmark.health.forecast's, at the mean rate the readings saw over its 95% interval (stretches
@@ -80,14 +81,23 @@ def simulate(seed: int, kind: str, days: int) -> Outcome | None:
         if wear >= 0.95:
             return None
         samples.append(CounterSample(now, f"boot-{boot}", int(since_boot // SECTOR_BYTES), 64))
-        value = min(11, int(wear_at_boot * 10) + 1)
-        brackets.append(emmc_bracket(value) if kind == "emmc" else nvme_bracket(int(wear * 100)))
+        value = min(11, int((wear if kind == "emmc-live" else wear_at_boot) * 10) + 1)
+        brackets.append(
+            emmc_bracket(value) if kind.startswith("emmc") else nvme_bracket(int(wear * 100))
+        )
         drive_counts.append(worn // DATA_UNIT_BYTES * DATA_UNIT_BYTES)
     truth = (1 - worn / per_life) * per_life / mean_daily / DAYS_PER_YEAR
-    if kind == "emmc":
+    if kind.startswith("emmc"):
         writes = add_up(samples)
-        readings = [  # each estimate holds at the bytes counted when its boot began
-            WearReading(cumulative - sample.sectors_written * SECTOR_BYTES, low, high, unseen)
+        # sysfs: each estimate holds at the bytes counted when its boot began; live: now.
+        live = kind == "emmc-live"
+        readings = [
+            WearReading(
+                cumulative - (0 if live else sample.sectors_written * SECTOR_BYTES),
+                low,
+                high,
+                unseen,
+            )
             for cumulative, unseen, sample, (low, high) in zip(
                 writes.cumulative_bytes, writes.unseen_bytes, samples, brackets, strict=True
             )
@@ -119,10 +129,10 @@ def main() -> None:
     parser.add_argument("--devices", type=int, default=500)
     devices = parser.parse_args().devices
     print(
-        f"{'kind':5} {'days':>5} {'devices':>8} {'given':>6} {'both ends':>10} {'holds':>7} "
+        f"{'kind':9} {'days':>5} {'devices':>8} {'given':>6} {'both ends':>10} {'holds':>7} "
         f"{'high/low':>9} {'2 steps':>8} {'<= 3':>6} {'worst':>6} {'time s':>7}"
     )
-    for kind in ("emmc", "nvme"):
+    for kind in ("emmc", "emmc-live", "nvme"):
         for days in SPANS_DAYS:
             began = time.perf_counter()
             outcomes = [simulate(seed, kind, days) for seed in range(devices)]
@@ -135,7 +145,7 @@ def main() -> None:
             narrow = [o for o in stepped if o.ratio is not None and o.ratio <= 3]
             worst = max((o.ratio or math.inf for o in stepped), default=None)
             print(
-                f"{kind:5} {days:>5} {len(kept):>8} {len(given):>6} "
+                f"{kind:9} {days:>5} {len(kept):>8} {len(given):>6} "
                 f"{sum(outcome.both for outcome in given):>10} {holds:>7.1%} {ratio:>9} "
                 f"{len(stepped):>8} {len(narrow) / len(stepped) if stepped else 0:>6.1%} "
                 f"{worst if worst is not None else 0:>6.2f} {time.perf_counter() - began:>7.2f}"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from flashmark import __version__
 from flashmark.errors import TargetError
+from flashmark.health.card_reads import read_card_health
 from flashmark.health.forecast import WearReading, emmc_bracket, forecast
 from flashmark.health.nvme_wear import DATA_UNIT_BYTES, nvme_wear
 from flashmark.health.red_flags import red_flags
@@ -29,6 +30,7 @@ from flashmark.health.write_counter import (
     rate_interval,
 )
 from flashmark.probe.emmc_health import decode_life_time
+from flashmark.probe.mmc_ioctl import MmcIoctl, mmc_ioctl_for
 from flashmark.probe.model import Device, Health
 from flashmark.probe.smart import SmartReading, read_smart
 from flashmark.probe.target import probe_target
@@ -87,9 +89,18 @@ def device_key(device: Device) -> str:
 
 
 def wear_reading(health: Health, cumulative_bytes: int, unseen_bytes: int) -> WearReading | None:
-    """An eMMC/UFS reading (the worse of its type A and B estimates) at `cumulative_bytes`
-    counted since the record began (and up to `unseen_bytes` more); None when the device
-    reports none."""
+    """An eMMC/UFS reading (the worse of its type A and B estimates), or an SD card's vendor
+    figure of life used, at `cumulative_bytes` counted since the record began (and up to
+    `unseen_bytes` more); None when the device reports none."""
+    vendor = health.vendor
+    if vendor is not None and vendor.life_used_low_pct is not None:
+        high = vendor.life_used_high_pct
+        return WearReading(
+            cumulative_bytes,
+            vendor.life_used_low_pct / 100,
+            (high if high is not None else vendor.life_used_low_pct) / 100,
+            unseen_bytes,
+        )
     values = [_LIFE_VALUES[text] for text in (health.life_time_a, health.life_time_b) if text]
     if not values:
         return None
@@ -111,10 +122,6 @@ def skipped_reads(
         skipped.append(f"SMART needs root: sudo flashmark health {target}")
     if smart is not None:
         skipped.extend(smart.skipped)
-    if device.kind == "sd":
-        skipped.append(
-            "SD cards report no wear through the kernel (vendor health commands are not read yet)"
-        )
     return tuple(skipped)
 
 
@@ -123,14 +130,21 @@ def check_health(
     earlier: Sequence[HealthResult],
     roots: SystemRoots,
     now: float | None = None,
+    mmc: MmcIoctl | None = None,
 ) -> HealthResult:
     """Read the device now and forecast from it and its `earlier` readings (any device's:
-    those of another key are left out)."""
+    those of another key are left out); `mmc` asks the card itself (card_reads)."""
     now = time.time() if now is None else now
     device, notes = read_device(request.target, roots)
     key = device_key(device)
     smart = read_smart(device, roots, tool_runner_for(roots))
-    health = (smart.health if smart is not None else None) or device.health or Health()
+    card = read_card_health(
+        device,
+        (smart.health if smart is not None else None) or device.health or Health(),
+        mmc or mmc_ioctl_for(roots),
+        request.target,
+    )
+    health = card.health
     counter = counter_now(device, roots, now)
     mine = [result for result in earlier if result.device_key == key]
     samples = [result.counter for result in mine if result.counter is not None]
@@ -150,10 +164,10 @@ def check_health(
             reading = nvme_wear(past)
         elif sample is not None:
             # The kernel reads the life estimate once, when the card starts: it holds at the
-            # bytes counted when this boot began, not at those counted by now.
+            # bytes counted when this boot began. One asked of the card (wear_read) holds now.
             counted, unseen = by_time[sample.seconds]
             at_boot = counted - sample.sectors_written * SECTOR_BYTES
-            reading = wear_reading(past, at_boot, unseen)
+            reading = wear_reading(past, counted if past.wear_read else at_boot, unseen)
         else:  # no counter: the wear as read, with no writes to set against it
             reading = wear_reading(past, 0, 0) if result is None and not samples else None
         if reading is not None:
@@ -182,7 +196,7 @@ def check_health(
             rate_range=rate.interval if rate is not None else None,
         ),
         red_flags=red_flags(health),
-        skipped=skipped_reads(device, notes, request.target, smart),
+        skipped=skipped_reads(device, notes, request.target, smart) + card.skipped,
         finished_at=utc_text(now),
     )
 

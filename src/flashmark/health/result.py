@@ -88,7 +88,13 @@ def _years(value: float) -> str:
 
 
 def reports_wear(health: Health) -> bool:
-    return bool(health.life_time_a or health.life_time_b or health.percentage_used is not None)
+    vendor_life = health.vendor is not None and health.vendor.life_used_low_pct is not None
+    return bool(
+        health.life_time_a
+        or health.life_time_b
+        or health.percentage_used is not None
+        or vendor_life
+    )
 
 
 def forecast_text(result: HealthResult) -> str:

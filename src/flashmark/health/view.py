@@ -10,6 +10,7 @@ from flashmark.health.result import (
     forecast_text,
     health_summary,
 )
+from flashmark.probe.model import VendorHealth
 from flashmark.units import SECONDS_PER_DAY
 from flashmark.views.model import Cell, Fact, Facts, Notes, Tone, View
 
@@ -53,8 +54,40 @@ def wear_text(result: HealthResult) -> str:
     ]
     if estimates:
         text = "life used: " + ", ".join(estimates)
-        return f"{text}; pre-EOL {health.pre_eol}" if health.pre_eol else text
+        text = f"{text}; pre-EOL {health.pre_eol}" if health.pre_eol else text
+        return f"{text} (EXT_CSD, read now)" if health.wear_read == "ext_csd" else text
+    vendor = health.vendor
+    if vendor is not None and vendor.life_used_low_pct is not None:
+        low, high = vendor.life_used_low_pct, vendor.life_used_high_pct
+        bracket = f"{low:g}%" if high is None else f"{low:g}-{high:g}%"
+        return f"life used: {bracket} ({vendor.vendor} health, read now)"
     return "not reported by the device"
+
+
+# The vendor figures in words, in the order shown.
+_VENDOR_FIGURES = (
+    ("erase_count_average", "average erase count {}"),
+    ("erase_count_max", "max erase count {}"),
+    ("erase_count_total", "total erase count {}"),
+    ("rated_erase_cycles", "rated {} cycles"),
+    ("spare_blocks", "{} spare blocks"),
+    ("bad_blocks_factory", "{} factory bad blocks"),
+    ("bad_blocks_grown", "{} grown bad blocks"),
+    ("power_on_count", "{} power-ons"),
+    ("power_loss_count", "{} power losses"),
+    ("manufactured", "made {}"),
+    ("firmware", "firmware {}"),
+)
+
+
+def vendor_text(vendor: VendorHealth) -> str:
+    """An SD card's answer to its vendor's health command, in one line."""
+    figures = [
+        words.format(getattr(vendor, name))
+        for name, words in _VENDOR_FIGURES
+        if getattr(vendor, name) is not None
+    ]
+    return f"{vendor.vendor}, {vendor.command}: " + "; ".join([*figures, *vendor.other])
 
 
 def rate_text(rate: WriteRate | None, capacity_bytes: int | None) -> str:
@@ -93,6 +126,8 @@ def health_view(result: HealthResult) -> View:
         Fact("forecast", forecast_text(result)),
         Fact("readings", readings_text(result)),
     ]
+    if result.health.vendor is not None:
+        rows.append(Fact("card health", vendor_text(result.health.vendor)))
     if result.health.temperature_c is not None:
         rows.append(Fact("temperature", f"{result.health.temperature_c:.0f} °C"))
     if result.health.power_on_hours is not None:

@@ -164,6 +164,31 @@ class UsbLink:
 
 
 @dataclass(frozen=True)
+class VendorHealth:
+    """What an SD card answered to its vendor's CMD56 health command, decoded by its layout
+    (probe.sd_vendor_health); a field the layout does not give is None."""
+
+    vendor: str  # whose layout answered, e.g. "SanDisk", "Phison (Kingston, Apacer)"
+    command: str  # what was sent, e.g. "CMD56 read 0x00000001"
+    # Rated life used, as a bracket in percent (the layout's own resolution): from a figure
+    # of life used, or 100 minus one of life remaining.
+    life_used_low_pct: float | None = None
+    life_used_high_pct: float | None = None
+    erase_count_average: int | None = None
+    erase_count_max: int | None = None
+    erase_count_total: int | None = None
+    rated_erase_cycles: int | None = None
+    spare_blocks: int | None = None
+    bad_blocks_factory: int | None = None
+    bad_blocks_grown: int | None = None  # found since the card left the factory
+    power_on_count: int | None = None
+    power_loss_count: int | None = None  # abnormal power-offs
+    manufactured: str | None = None
+    firmware: str | None = None
+    other: tuple[str, ...] = ()  # a layout's figures that no field above holds, named
+
+
+@dataclass(frozen=True)
 class Health:
     """Wear and health as the device reports it. Percentages are of rated life used."""
 
@@ -188,6 +213,12 @@ class Health:
     # power-on hours and its overall self-assessment (smart_status.passed).
     power_on_hours: int | None = field(default=None, metadata=document(omit_none=True))
     smart_passed: bool | None = field(default=None, metadata=document(omit_none=True))
+    # Where the eMMC/SD wear was read: "ext_csd" or "cmd56", asked of the card now (as root);
+    # None: sysfs, which the kernel read once at card start (so are readings from before).
+    wear_read: str | None = field(default=None, metadata=document(omit_none=True))
+    vendor: VendorHealth | None = field(  # an SD card's answer to its vendor's CMD56
+        default=None, metadata=document(omit_none=True)
+    )
 
 
 @dataclass(frozen=True)

@@ -539,6 +539,242 @@ def ufs(root: Path) -> None:
     mountinfo(root, ["30 1 259:5 / / rw,nosuid,nodev,noatime - ext4 /dev/sda17 rw"])
 
 
+# -- Answers to MMC_IOC_CMD (tools/ioctl/DEV/cmdOPCODE_ARG.hex, flashmark.probe.mmc_ioctl) ------
+
+# One answer block: (offset, bytes, what the layout calls them). Layouts: sdmon src/sdmon.c at
+# commit 94cda42b (BE/LE as it reads each figure); values: each answer's source, SOURCES.md.
+Field = tuple[int, bytes, str]
+
+
+def be(value: int, size: int) -> bytes:
+    return value.to_bytes(size, "big")
+
+
+def le(value: int, size: int) -> bytes:
+    return value.to_bytes(size, "little")
+
+
+def phison(values: dict[str, int], flash_id: str, ic: str, fw: tuple[int, int]) -> list[Field]:
+    """The two-step layout (write 0x10, read 0x21)."""
+    avg, low, high = values["avg"], values["min"], values["max"]
+    return [
+        (0, bytes.fromhex(flash_id), "flash id"),
+        (9, bytes.fromhex(ic), "IC version"),
+        (11, bytes(fw), "firmware version"),
+        (14, be(values["ce"], 1), "CE number"),
+        (16, be(values["spare"], 2), "spare block count"),
+        (32, be(values["initial_bad"], 1), "bad blocks per die (die 0; the rest 0)"),
+        (64, be(values["good_rate"], 2), "good block rate, 0.01%"),
+        (80, be(values["total_erase"], 4), "total erase count"),
+        (96, be(values["remaining"], 2), "endurance remaining life, 0.01%"),
+        (98, be(avg & 0xFFFF, 2), "average erase count, low half"),
+        (100, be(low & 0xFFFF, 2), "minimum erase count, low half"),
+        (102, be(high & 0xFFFF, 2), "maximum erase count, low half"),
+        (104, be(avg >> 16, 2), "average erase count, high half"),
+        (106, be(low >> 16, 2), "minimum erase count, high half"),
+        (108, be(high >> 16, 2), "maximum erase count, high half"),
+        (112, be(values["power_up"], 4), "power-up count"),
+        (128, be(values["abnormal_off"], 2), "abnormal power-off count"),
+        (160, be(values["refresh"], 2), "total refresh count"),
+        (184, be(values["later_bad"], 1), "later bad blocks per die (die 0; the rest 0)"),
+    ]
+
+
+def sandisk(signature: bytes, made: str, used: int, generation: int, product: str,
+            power_on: int) -> list[Field]:  # fmt: skip
+    return [
+        (0, signature, "signature"),
+        (2, made.encode(), "manufactured YYMMDD"),
+        (8, be(used, 1), "health status, % of life used (1 = 0-0.99%)"),
+        (11, be(0x1F, 1), "feature revision"),
+        (14, be(generation, 1), "generation identifier"),
+        (24, be(power_on, 3), "power-on count"),
+        (49, product.ljust(32).encode(), "product string"),
+    ]
+
+
+CMD56_ANSWERS: dict[str, list[Field]] = {
+    # sdmon readme.md, "Sandisk Industrial SD card (99% healthy)" (no power-on count then).
+    "sandisk_industrial": sandisk(b"DS", "211122", 1, 5, "SanDisk", 0),
+    # sdmon readme.md, "Western Digital Purple QD101".
+    "wd_purple": sandisk(b"DW", "240403", 1, 7, "Western Digital", 14),
+    # sdmon issue #30, Kingston SDCE/256GB.
+    "kingston_sdce": phison(
+        {"ce": 4, "spare": 12, "initial_bad": 24, "good_rate": 9981, "total_erase": 66,
+         "remaining": 9997, "avg": 1, "min": 1, "max": 1, "power_up": 16, "abnormal_off": 0,
+         "refresh": 0, "later_bad": 0},
+        "983ea8037ae4081600", "2025", (19, 143),
+    ),
+    # sdmon readme.md, "Apacer Industrial micro SD card (99.97% healthy)".
+    "apacer_industrial": phison(
+        {"ce": 1, "spare": 46, "initial_bad": 72, "good_rate": 9756, "total_erase": 1380,
+         "remaining": 9997, "avg": 1, "min": 1, "max": 5, "power_up": 55, "abnormal_off": 0,
+         "refresh": 0, "later_bad": 0},
+        "983c98b37672080e00", "1fc3", (83, 201),
+    ),
+    # sdmon issue #44, a Transcend 460T answering ADATA's argument in ADATA's layout.
+    "adata_transcend_460t": [
+        (0, b"\x09\x41", "signature"),
+        (24, be(5, 2), "factory bad blocks"),
+        (26, be(0, 1), "grown bad blocks"),
+        (27, be(34, 1), "spare SLC blocks"),
+        (30, be(198, 2), "spare blocks"),
+        (32, be(0, 4), "data area minimum erase count"),
+        (36, be(2, 4), "data area maximum erase count"),
+        (40, be(405, 4), "data area total erase count"),
+        (44, be(0, 4), "data area average erase count"),
+        (64, be(59777, 4), "raw capacity, MB"),
+        (68, be(30, 2), "PE cycle life"),
+        (70, be(100, 1), "remaining life %"),
+        (76, be(12, 4), "power cycle count"),
+        (88, b"SM2706", "controller"),
+        (128, b"U1115 ", "firmware version"),
+    ],
+    # sdmon PR #19, a Swissbit S-56u Gen 5 card.
+    "swissbit_s56u": [
+        (0, b"Sw", "signature"),
+        (32, b"W0112", "firmware version"),
+        (48, be(100000, 4), "user area rated cycles"),
+        (52, be(3, 4), "user area max cycle count"),
+        (56, be(2230, 4), "user area total cycle count"),
+        (60, be(1, 4), "user area average cycle count"),
+        (80, be(99, 1), "remaining lifetime %"),
+        (86, be(0x18, 1), "speed mode (SDR104)"),
+        (87, be(0x10, 1), "bus width (4 bits)"),
+        (88, be(482, 4), "user area spare blocks"),
+        (92, be(99, 4), "system area spare blocks"),
+        (116, be(19, 4), "power cycle count"),
+    ],
+    # sdmon issue #15, a Micron i400 (step utilization 1; the TLC and SLC figures are cut
+    # off in the issue: illustrative).
+    "micron_i400": [
+        (0, b"ME", "signature"),
+        (7, be(1, 1), "percentage step utilization"),
+        (8, be(2, 1), "TLC area utilization (illustrative)"),
+        (9, be(0, 1), "SLC area utilization (illustrative)"),
+    ],
+    # No published answers: illustrative values in sdmon's layouts.
+    "transcend_illustrative": [
+        (0, b"Tr", "signature"),
+        (26, be(1, 1), "new bad blocks"),
+        (27, be(60, 1), "runtime spare blocks"),
+        (28, le(3, 4), "abnormal power loss"),
+        (32, le(2, 4), "minimum erase count"),
+        (36, le(41, 4), "maximum erase count"),
+        (44, le(17, 4), "average erase count"),
+        (70, be(97, 1), "remaining card life %"),
+        (76, be(230, 2), "power cycle count"),
+        (128, b"T1.0.2", "firmware version"),
+    ],
+    "innodisk_illustrative": [
+        (0, b"LX", "signature"),
+        (24, be(40, 1), "total spare blocks"),
+        (25, be(6, 1), "factory bad blocks"),
+        (26, be(1, 1), "runtime bad blocks"),
+        (27, be(2, 1), "spare utilization rate %"),
+        (28, be(4, 4), "SPOR failure count"),
+        (32, be(1, 4), "minimum erase count"),
+        (36, be(12, 4), "maximum erase count"),
+        (40, be(9000, 4), "total erase count"),
+        (44, be(7, 4), "average erase count"),
+        (53, b"S17411", "firmware version"),
+    ],
+    "longsys_illustrative": [
+        (0, b"pX", "signature"),
+        (16, le(20, 4), "original bad blocks"),
+        (20, le(2, 4), "increased bad blocks"),
+        (32, le(50, 4), "replacement blocks left"),
+        (36, le(25500, 4), "degree of wear, 1/1000 cycle"),
+        (44, le(92, 4), "remaining life %"),
+        (52, le(3000, 4), "life time total, cycles"),
+    ],
+}
+
+
+def hex_block(fields: list[Field], note: str) -> str:
+    """512 bytes as hex text, 16 a line, each field named in a comment above."""
+    data = bytearray(512)
+    lines = [f"# {note}"]
+    for offset, raw, what in fields:
+        data[offset : offset + len(raw)] = raw
+        lines.append(f"# [{offset}:{offset + len(raw)}] {what}")
+    lines += [data[row : row + 16].hex(" ") for row in range(0, 512, 16)]
+    return "\n".join(lines)
+
+
+def answer(root: Path, device: str, opcode: int, arg: int, name: str) -> None:
+    text = hex_block(CMD56_ANSWERS[name], f"{name}: see SOURCES.md")
+    write(root, f"tools/ioctl/{device}/cmd{opcode}_{arg:08x}.hex", text)
+
+
+def with_cid(root: Path, card: str, cid: str) -> None:
+    """A tree's card given another CID (its manfid and oemid with it)."""
+    write(root, f"sys/{card}/cid", cid)
+    write(root, f"sys/{card}/manfid", f"0x{int(cid[:2], 16):06x}")
+    write(root, f"sys/{card}/oemid", f"0x{cid[2:6]}")
+
+
+RPI4_CARD = "devices/platform/emmc2bus/fe340000.mmc/mmc_host/mmc0/mmc0:aaaa"
+RPI4_CID = "035344534e35313280fff7b17b015700"
+
+
+def sd_sandisk_industrial(root: Path) -> None:
+    rpi4_sd(root)
+    answer(root, "mmcblk0", 56, 0x00000001, "sandisk_industrial")
+
+
+def sd_wd_purple(root: Path) -> None:
+    rpi4_sd(root)
+    answer(root, "mmcblk0", 56, 0x00000001, "wd_purple")
+
+
+def sd_kingston_sdce(root: Path) -> None:
+    rpi5_a2(root)
+    answer(root, "mmcblk0", 56, 0x00000021, "kingston_sdce")
+
+
+def sd_apacer_industrial(root: Path) -> None:
+    rpi4_sd(root)
+    with_cid(root, RPI4_CARD, "27" + b"PH".hex() + RPI4_CID[6:])
+    answer(root, "mmcblk0", 56, 0x00000021, "apacer_industrial")
+
+
+def sd_transcend_460t(root: Path) -> None:
+    rpi4_sd(root)
+    with_cid(root, RPI4_CARD, "744a605553442020104182bbc7010600")
+    answer(root, "mmcblk0", 56, 0x110005F1, "adata_transcend_460t")
+
+
+def sd_transcend(root: Path) -> None:
+    rpi4_sd(root)
+    with_cid(root, RPI4_CARD, "744a605553442020104182bbc7010600")
+    answer(root, "mmcblk0", 56, 0x110005F9, "transcend_illustrative")
+
+
+def sd_adata(root: Path) -> None:
+    rpi4_sd(root)
+    with_cid(root, RPI4_CARD, "1d" + b"AD".hex() + RPI4_CID[6:])
+    answer(root, "mmcblk0", 56, 0x110005F1, "adata_transcend_460t")
+
+
+def emmc_ext_csd(root: Path) -> None:
+    """emmc_wear, with its EXT_CSD answer to CMD8: the wear bytes as toltec-dev/toltec PR #490
+    quotes `mmc extcsd read` (the rest is not published: zeros)."""
+    emmc_wear(root)
+    fields: list[Field] = [
+        (267, be(0x01, 1), "PRE_EOL_INFO"),
+        (268, be(0x01, 1), "DEVICE_LIFE_TIME_EST_TYP_A"),
+        (269, be(0x01, 1), "DEVICE_LIFE_TIME_EST_TYP_B"),
+    ]
+    write(root, "tools/ioctl/mmcblk1/cmd8_00000000.hex", hex_block(fields, "EXT_CSD: SOURCES.md"))
+
+
+def cmd56_layouts(root: Path) -> None:
+    """Every answer above as its own file, for the layouts' tests."""
+    for name in CMD56_ANSWERS:
+        write(root, f"{name}.hex", hex_block(CMD56_ANSWERS[name], f"{name}: see SOURCES.md"))
+
+
 SCENARIOS = {
     "rpi4_sd": rpi4_sd,
     "rpi5_a2": rpi5_a2,
@@ -551,6 +787,15 @@ SCENARIOS = {
     "usb_nvme_asmedia": usb_nvme_asmedia,
     "usb_nvme_jms581_sat": usb_nvme_jms581_sat,
     "ufs": ufs,
+    "sd_sandisk_industrial": sd_sandisk_industrial,
+    "sd_wd_purple": sd_wd_purple,
+    "sd_kingston_sdce": sd_kingston_sdce,
+    "sd_apacer_industrial": sd_apacer_industrial,
+    "sd_transcend_460t": sd_transcend_460t,
+    "sd_transcend": sd_transcend,
+    "sd_adata": sd_adata,
+    "emmc_ext_csd": emmc_ext_csd,
+    "cmd56_layouts": cmd56_layouts,
 }
 
 
@@ -558,8 +803,10 @@ def main(argv: list[str]) -> None:
     base = Path(argv[1])
     for name, build in SCENARIOS.items():
         root = base / name
-        for sub in ("sys", "proc", "debug"):
+        for sub in ("sys", "proc", "debug", "tools/ioctl"):
             shutil.rmtree(root / sub, ignore_errors=True)
+        for old in root.glob("*.hex"):
+            old.unlink()
         build(root)
 
 

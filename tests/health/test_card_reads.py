@@ -1,0 +1,397 @@
+"""`flashmark health` asking the card itself: SD vendor health through CMD56 (each of sdmon's
+layouts decoded from answers laid out with published values, tests/data/probe/*/SOURCES.md),
+who is and is not asked, and an eMMC's EXT_CSD read live and placed at the bytes counted now."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from flashmark.health.check import HealthRequest, check_health
+from flashmark.health.result import HealthResult
+from flashmark.probe.mmc_ioctl import (
+    MMC_IOC_CMD,
+    LiveMmcIoctl,
+    MmcCommand,
+    MmcCommandFailed,
+    RecordedMmcIoctl,
+    parse_hex_block,
+)
+from flashmark.probe.model import VendorHealth
+from flashmark.probe.sd_vendor_health import (
+    decode_adata,
+    decode_innodisk,
+    decode_longsys,
+    decode_micron,
+    decode_phison,
+    decode_sandisk,
+    decode_swissbit,
+    decode_transcend,
+)
+from flashmark.system.sysroot import SystemRoots
+from tests.cli_runner import flashmark
+from tests.health.test_health_check import EMMC_DEVICE, SimulatedEmmc, recorded_env
+from tests.probe.recorded import DATA
+
+RPI4_CARD = "devices/platform/emmc2bus/fe340000.mmc/mmc_host/mmc0/mmc0:aaaa"
+DAY = 86_400.0
+
+
+def layout(name: str) -> bytes:
+    return parse_hex_block((DATA / "cmd56_layouts" / f"{name}.hex").read_text())
+
+
+def test_the_ioctl_number_is_the_kernels_for_a_72_byte_struct():
+    # _IOWR(MMC_BLOCK_MAJOR, 0, struct mmc_ioc_cmd); sdmon prints the same number.
+    assert MMC_IOC_CMD == 0xC048B300
+
+
+def test_the_live_ioctl_reaches_the_kernel_and_a_refusal_is_a_card_that_did_not_answer():
+    """/dev/null is no MMC block device: the kernel refuses the packed command (ENOTTY)."""
+    with pytest.raises(MmcCommandFailed, match="CMD8 read 0x00000000 on /dev/null"):
+        LiveMmcIoctl().send("null", MmcCommand(8, 0))
+    with pytest.raises(MmcCommandFailed, match="/dev/no-such-card"):
+        LiveMmcIoctl().send("no-such-card", MmcCommand(56, 1))
+
+
+# -- each layout, decoded from the published figures -------------------------------------------
+
+
+def test_sandisk_industrial_and_wd_purple():
+    sandisk = decode_sandisk(layout("sandisk_industrial"))
+    assert sandisk is not None and sandisk.vendor == "SanDisk"
+    assert (sandisk.life_used_low_pct, sandisk.life_used_high_pct) == (0.0, 1.0)
+    assert sandisk.manufactured == "211122"
+    purple = decode_sandisk(layout("wd_purple"))
+    assert purple is not None and purple.vendor == "Western Digital"
+    assert purple.manufactured == "240403" and purple.power_on_count == 14
+
+
+def test_the_two_step_layout_of_kingston_sdce_and_apacer():
+    kingston = decode_phison(layout("kingston_sdce"))
+    assert kingston == VendorHealth(
+        vendor=kingston.vendor if kingston else "",
+        command="",
+        life_used_low_pct=0.02,
+        life_used_high_pct=0.04,  # 99.97% remaining, to 0.01%
+        erase_count_average=1,
+        erase_count_max=1,
+        erase_count_total=66,
+        spare_blocks=12,
+        bad_blocks_factory=24,
+        bad_blocks_grown=0,
+        power_on_count=16,
+        power_loss_count=0,
+        firmware="19.143",
+    )
+    apacer = decode_phison(layout("apacer_industrial"))
+    assert apacer is not None
+    assert (apacer.erase_count_max, apacer.erase_count_total) == (5, 1380)
+    assert (apacer.spare_blocks, apacer.bad_blocks_factory, apacer.power_on_count) == (46, 72, 55)
+
+
+def test_a_two_step_answer_over_100_percent_left_gives_no_life_used():
+    block = bytearray(layout("apacer_industrial"))
+    block[96:98] = (45300).to_bytes(2, "big")  # 453.00%, as sdmon issue #2 shows
+    decoded = decode_phison(bytes(block))
+    assert decoded is not None and decoded.life_used_low_pct is None
+    assert decoded.other == ("life remaining 453.00% (over 100)",)
+
+
+def test_adata_as_a_transcend_460t_answers_it():
+    adata = decode_adata(layout("adata_transcend_460t"))
+    assert adata is not None
+    assert (adata.life_used_low_pct, adata.life_used_high_pct) == (0.0, 1.0)  # 100% left
+    assert (adata.bad_blocks_factory, adata.spare_blocks, adata.power_on_count) == (5, 198, 12)
+    assert (adata.erase_count_max, adata.erase_count_total, adata.rated_erase_cycles) == (
+        2,
+        405,
+        30,
+    )
+    assert adata.firmware == "U1115"
+
+
+def test_swissbit_s56u():
+    swissbit = decode_swissbit(layout("swissbit_s56u"))
+    assert swissbit is not None
+    assert (swissbit.life_used_low_pct, swissbit.life_used_high_pct) == (0.0, 2.0)  # 99% left
+    assert swissbit.rated_erase_cycles == 100_000
+    assert (swissbit.erase_count_max, swissbit.erase_count_total) == (3, 2230)
+    assert (swissbit.spare_blocks, swissbit.power_on_count) == (482, 19)
+    assert swissbit.firmware == "W0112"
+
+
+def test_micron_keeps_its_utilization_figures_and_reads_no_life_from_them():
+    micron = decode_micron(layout("micron_i400"))
+    assert micron is not None and micron.life_used_low_pct is None
+    assert micron.other[0] == "percentage step utilization 1"
+
+
+def test_the_layouts_without_a_published_answer():
+    transcend = decode_transcend(layout("transcend_illustrative"))
+    assert transcend is not None
+    assert (transcend.life_used_low_pct, transcend.life_used_high_pct) == (2.0, 4.0)  # 97% left
+    assert (transcend.erase_count_average, transcend.power_loss_count) == (17, 3)  # LE
+    assert transcend.power_on_count == 230  # BE
+    innodisk = decode_innodisk(layout("innodisk_illustrative"))
+    assert innodisk is not None and innodisk.erase_count_total == 9000
+    assert innodisk.other == ("spare utilization 2%",)
+    longsys = decode_longsys(layout("longsys_illustrative"))
+    assert longsys is not None and longsys.erase_count_average == 26  # 25.5 cycles
+    assert (longsys.life_used_low_pct, longsys.life_used_high_pct) == (7.0, 9.0)  # 92% left
+
+
+def test_each_decoder_takes_only_its_own_signature():
+    decoders = (decode_sandisk, decode_longsys, decode_micron, decode_swissbit, decode_adata)
+    for name in ("wd_purple", "longsys_illustrative", "micron_i400", "swissbit_s56u"):
+        answered = [d for d in (*decoders, decode_transcend, decode_innodisk) if d(layout(name))]
+        assert len(answered) == 1, name
+
+
+# -- who is asked, through the CLI on each recorded tree ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tree", "shown"),
+    [
+        ("sd_sandisk_industrial", "SanDisk, CMD56 read 0x00000001: 0 power-ons; made 211122"),
+        ("sd_wd_purple", "Western Digital, CMD56 read 0x00000001: 14 power-ons; made 240403"),
+        ("sd_kingston_sdce", "CMD56 write 0x00000010, then CMD56 read 0x00000021"),
+        ("sd_transcend_460t", "ADATA, CMD56 read 0x110005f1"),
+        ("sd_transcend", "Transcend, CMD56 read 0x110005f9"),
+        ("sd_adata", "ADATA, CMD56 read 0x110005f1"),
+    ],
+)
+def test_health_shows_the_vendor_health_of_each_recorded_card(tmp_path, tree, shown):
+    result = flashmark("health", "/", env=recorded_env(tree, tmp_path / "history.db"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = " ".join(result.stdout.split())
+    assert shown in text
+    assert "life used:" in text and "SD cards report no wear" not in text
+    saved = flashmark("show", "1", "--json", env=recorded_env(tree, tmp_path / "history.db"))
+    document = json.loads(saved.stdout)
+    assert document["health"]["wear_read"] == "cmd56"
+    assert document["health"]["vendor"]["command"] in text
+
+
+def roots_with_answers(tree: Path) -> SystemRoots:
+    return SystemRoots(tree / "sys", tree / "proc", tree / "debug", tree / "tools")
+
+
+def copied(name: str, folder: Path) -> Path:
+    shutil.copytree(DATA / name, folder, symlinks=True)
+    return folder
+
+
+def test_a_phison_mid_card_is_sent_nothing_for_want_of_a_published_apacer_oem_id(tmp_path):
+    """MID 0x27 is Apacer's and the Phison controller's, which other makers' cards carry: the
+    two-step write would reach cards of unknown makers."""
+    tree = copied("sd_apacer_industrial", tmp_path / "tree")  # answers the two-step form
+    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
+    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    assert mmc.sent == [] and result.health.vendor is None
+    assert any("no vendor health command is known" in note for note in result.skipped)
+
+
+def test_a_card_of_an_unknown_maker_is_sent_nothing(tmp_path):
+    tree = copied("sd_kingston_sdce", tmp_path / "tree")  # answers the two-step form
+    card = "devices/platform/axi/1000fff000.mmc/mmc_host/mmc0/mmc0:5048"
+    # Samsung's MID and OEM id (mmc.py's table): no vendor command is known for it.
+    (tree / "sys" / card / "cid").write_text("1b534d" + "4544363447613698006501" + "3b00\n")
+    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
+    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    assert mmc.sent == []
+    assert result.health.vendor is None
+    assert any("no vendor health command is known" in note for note in result.skipped)
+
+
+def test_a_sandisk_card_is_sent_the_read_form_alone_and_says_it_did_not_answer():
+    mmc = RecordedMmcIoctl(DATA / "rpi4_sd" / "tools" / "ioctl")
+    result = check_health(
+        HealthRequest("/"), [], roots_with_answers(DATA / "rpi4_sd"), now=1e9, mmc=mmc
+    )
+    assert [sent.command for sent in mmc.sent] == [MmcCommand(56, 0x00000001)]
+    assert not any(sent.command.write for sent in mmc.sent)
+    assert any(
+        "the card did not answer its vendor's health command" in note for note in result.skipped
+    )
+
+
+def test_an_answer_of_all_0xff_is_no_answer(tmp_path):
+    tree = copied("sd_sandisk_industrial", tmp_path / "tree")
+    (tree / "tools/ioctl/mmcblk0/cmd56_00000001.hex").write_text("ff " * 512)
+    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
+    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    assert result.health.vendor is None
+    assert any("all 0x00 or 0xFF" in note for note in result.skipped)
+
+
+def test_a_card_behind_a_usb_reader_is_not_asked(tmp_path):
+    tree = copied("usb_stick_usb_storage", tmp_path / "tree")
+    answers = tree / "tools" / "ioctl"
+    # Even with an answer laid out for it (a SanDisk reader's card), it is not asked.
+    (answers / "sde").mkdir(parents=True)
+    shutil.copy(DATA / "cmd56_layouts/sandisk_industrial.hex", answers / "sde/cmd56_00000001.hex")
+    mmc = RecordedMmcIoctl(answers)
+    result = check_health(HealthRequest("/dev/sde"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    assert result.device_kind == "usb"
+    assert mmc.sent == []
+
+
+def test_without_root_nothing_is_sent_and_the_sudo_line_is_given():
+    tree = DATA / "sd_wd_purple"
+    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl", privileged=False)
+    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    assert mmc.sent == []
+    assert any("needs root: sudo flashmark health /" in note for note in result.skipped)
+
+
+def test_an_sd_cards_life_used_is_a_reading_placed_at_the_bytes_counted_now(tmp_path):
+    """WD Purple's health status 1 (0-1% used) at 100 GB since boot, 3 (2-3%) at 400 GB two
+    days later: the 300 GB between bound K on both sides (a step of 1% crossed whole)."""
+    tree = copied("sd_wd_purple", tmp_path / "tree")
+    roots = roots_with_answers(tree)
+    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
+    boot_ids = tree / "proc/sys/kernel/random"
+    boot_ids.mkdir(parents=True)
+    (boot_ids / "boot_id").write_text("boot-1\n")
+    (tree / "proc/uptime").write_text("100.00 0.00\n")
+    answer = tree / "tools/ioctl/mmcblk0/cmd56_00000001.hex"
+    readings: list[HealthResult] = []
+    for day, written, status in ((0, 100e9, 1), (2, 400e9, 3)):
+        stat = ["0"] * 17
+        stat[6] = str(int(written // 512))
+        (tree / "sys" / RPI4_CARD / "block/mmcblk0/stat").write_text(" ".join(stat))
+        block = bytearray(parse_hex_block(answer.read_text()))
+        block[8] = status
+        answer.write_text(block.hex())
+        result = check_health(HealthRequest("/"), readings, roots, now=1e9 + day * DAY, mmc=mmc)
+        readings.append(result)
+    forecast = readings[-1].forecast
+    assert readings[-1].health.wear_read == "cmd56"
+    k_low, k_high = 300e9 / (0.03 - 0.0), 300e9 / (0.02 - 0.01)
+    assert forecast.years_low == pytest.approx((1 - 0.03) * k_low / 150e9 / 365.25, rel=1e-3)
+    assert forecast.years_high == pytest.approx((1 - 0.02) * k_high / 150e9 / 365.25, rel=1e-3)
+
+
+# -- eMMC: EXT_CSD live ------------------------------------------------------------------------
+
+
+class EmmcWithAnswers:
+    """The recorded EXT_CSD tree, copied: its counter and its EXT_CSD answer set by the test,
+    its sysfs life estimate left at what the kernel read at card start."""
+
+    def __init__(self, folder: Path) -> None:
+        self.tree = copied("emmc_ext_csd", folder)
+        self.roots = roots_with_answers(self.tree)
+        boot_ids = self.tree / "proc/sys/kernel/random"
+        boot_ids.mkdir(parents=True)
+        (boot_ids / "boot_id").write_text("boot-1\n")
+        (self.tree / "proc/uptime").write_text("100.00 0.00\n")
+
+    def publish(self, written_since_boot: float, estimate: int) -> None:
+        stat = ["0"] * 17
+        stat[6] = str(int(written_since_boot // 512))
+        (self.tree / "sys" / EMMC_DEVICE / "block/mmcblk1/stat").write_text(" ".join(stat))
+        answer = self.tree / "tools/ioctl/mmcblk1/cmd8_00000000.hex"
+        block = bytearray(parse_hex_block(answer.read_text()))
+        block[268] = block[269] = estimate
+        answer.write_text(block.hex())
+
+
+def test_the_live_ext_csd_is_read_as_root_and_placed_at_the_bytes_counted_now(tmp_path):
+    """Two readings in one boot, 300 GB apart, the second a step higher: read live, they bound
+    K from below at 300 GB over the two brackets; read from sysfs, both hold at the boot's
+    start and bound nothing."""
+    emmc = EmmcWithAnswers(tmp_path / "tree")
+    mmc = RecordedMmcIoctl(emmc.tree / "tools" / "ioctl")
+    emmc.publish(100e9, 0x01)
+    first = check_health(HealthRequest("/"), [], emmc.roots, now=1e9, mmc=mmc)
+    assert first.health.wear_read == "ext_csd" and first.health.life_time_a == "0-10%"
+    emmc.publish(400e9, 0x02)
+    second = check_health(HealthRequest("/"), [first], emmc.roots, now=1e9 + 2 * DAY, mmc=mmc)
+    assert second.health.life_time_a == "10-20%"
+    # K >= 300 GB / (0.2 - 0.0); left at least (1 - 0.2) K at 150 GB a day.
+    k_low = 300e9 / 0.2
+    expected = (1 - 0.2) * k_low / 150e9 / 365.25
+    assert second.forecast.years_low == pytest.approx(expected, rel=1e-3)
+
+    sysfs = check_health(
+        HealthRequest("/"),
+        [first],
+        emmc.roots,
+        now=1e9 + 2 * DAY,
+        mmc=RecordedMmcIoctl(emmc.tree / "tools", privileged=False),
+    )
+    assert sysfs.health.wear_read is None
+    assert any("EXT_CSD live needs root" in note for note in sysfs.skipped)
+
+
+def test_a_failed_ext_csd_read_keeps_the_kernels_copy_and_says_so(tmp_path):
+    tree = copied("emmc_ext_csd", tmp_path / "tree")
+    (tree / "tools/ioctl/mmcblk1/cmd8_00000000.hex").unlink()
+    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
+    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    assert result.health.wear_read is None and result.health.life_time_a == "0-10%"
+    assert any("EXT_CSD not read live" in note for note in result.skipped)
+
+
+def test_a_recorded_block_of_another_length_is_refused():
+    with pytest.raises(MmcCommandFailed):
+        parse_hex_block("00 " * 511)
+
+
+class LiveSimulatedEmmc(SimulatedEmmc):
+    """test_health_check's simulated eMMC, its EXT_CSD answering the wear now (as root)."""
+
+    def __init__(self, folder: Path, bytes_per_life: float, worn: float, now: float) -> None:
+        super().__init__(folder, bytes_per_life, worn, now)
+        shutil.copytree(DATA / "emmc_ext_csd" / "tools", folder / "tools")
+        self.roots = roots_with_answers(folder)
+        self.mmc = RecordedMmcIoctl(folder / "tools" / "ioctl")
+
+    def publish(self, now: float) -> None:
+        super().publish(now)
+        answer = self.folder / "tools/ioctl/mmcblk1/cmd8_00000000.hex"
+        block = bytearray(parse_hex_block(answer.read_text()))
+        block[268] = block[269] = min(11, int(self.wear * 10) + 1)
+        answer.write_text(block.hex())
+
+
+def test_daily_live_readings_narrow_the_interval_to_3_from_the_second_step(tmp_path):
+    """test_health_check's year of readings, read live: every interval holds the true years
+    left, and from the second step on (not the third, as from sysfs) it is at most 3 wide."""
+    rng = random.Random(7)
+    now = 1.8e9
+    device = LiveSimulatedEmmc(tmp_path / "tree", bytes_per_life=12e12, worn=0.05, now=now)
+    readings: list[HealthResult] = []
+    start = device.written
+    for _day in range(500):
+        now += DAY
+        day = rng.uniform(20e9, 60e9)
+        if rng.random() < 1 / 7:
+            lost = day * rng.random()
+            device.write(lost)
+            device.reboot(now - 3600)
+            day -= lost
+        device.write(day)
+        device.publish(now)
+        result = check_health(HealthRequest("/"), readings, device.roots, now=now, mmc=device.mmc)
+        readings.append(result)
+        forecast = result.forecast
+        if forecast.years_high is not None:
+            assert forecast.years_low is not None
+            true_rate = (device.written - start) / len(readings)
+            true_years = (1 - device.wear) * device.bytes_per_life / true_rate / 365.25
+            assert forecast.years_low <= true_years <= forecast.years_high, len(readings)
+        if forecast.steps_seen >= 2:
+            break
+    assert readings[-1].health.wear_read == "ext_csd"
+    forecast = readings[-1].forecast
+    assert forecast.steps_seen >= 2, "no two steps in 500 days"
+    assert forecast.years_low is not None and forecast.years_high is not None
+    assert forecast.years_high / forecast.years_low <= 3
