@@ -19,7 +19,7 @@ from flashmark.cli.output import (
     styled,
 )
 from flashmark.cli.tail import finish, history_to_save
-from flashmark.errors import HistoryError, ResultFormatError, UsageError
+from flashmark.errors import HistoryError, ResultFormatError, TargetNotFound, UsageError, printable
 from flashmark.health.check import HealthRequest, check_health
 from flashmark.health.kind import HEALTH
 from flashmark.health.result import HEALTH_SCHEMA, HealthResult
@@ -119,7 +119,8 @@ def health_command(
         raise UsageError("--record keeps the reading: drop --no-save")
     history = history_to_save(db_path, no_save)
     if record:
-        wait_while_measured(target_path, wait_minutes * 60, errors.print)
+        # Said even when quiet: a timer's journal should tell a late reading from a lost one.
+        wait_while_measured(target_path, wait_minutes * 60, lambda line: click.echo(line, err=True))
     earlier = _earlier_readings(history or History.locate(db_path), errors.print)
     result = check_health(HealthRequest(target), earlier, SystemRoots.from_environment())
     finish(HEALTH, result, history, as_json=as_json).raise_problem()
@@ -137,6 +138,8 @@ def _timer(
         files = remove_timer(target)
         print_text(f"removed {files.service} and {files.timer.name}")
         return
+    if not os.path.exists(target):
+        raise TargetNotFound(f"{printable(target)}: no such file or folder")
     history = history_to_save(db_path, no_save=False)  # made now, so the first reading can save
     assert history is not None
     installed = install_timer(target, every, history.path.resolve())
