@@ -140,16 +140,17 @@ def test_installs_runs_and_purges_without_a_trace(root: Path, package: Path) -> 
     assert "/home/user/card" in output
     assert list((root / "home" / "user" / "card").iterdir()) == []  # its test file removed
 
-    # A health timer, installed as on a machine with systemd (its unit folder there before the
-    # package) and enabled as `systemctl enable` links it: the purge stops and removes both.
+    # A health timer, installed as on a machine with systemd (its unit folders there before
+    # the package) and enabled as `systemctl enable` links it: the purge stops and removes both.
     units = root / "etc" / "systemd" / "system"
-    units.mkdir(parents=True, exist_ok=True)
-    before |= {"etc/systemd", "etc/systemd/system"}
+    for folder in ("etc/systemd", "etc/systemd/system", "etc/systemd/system/timers.target.wants"):
+        if not (root / folder).is_dir():
+            (root / folder).mkdir()
+            before.add(folder)
     output = run(*in_root, "flashmark", "health", "--install-timer", "/")
     assert "flashmark-health.timer" in output
     service = (units / "flashmark-health.service").read_text()
     assert "ExecStart=/usr/bin/python3 -m flashmark health --record --db " in service
-    (units / "timers.target.wants").mkdir()
     (units / "timers.target.wants" / "flashmark-health.timer").symlink_to(
         "/etc/systemd/system/flashmark-health.timer")
     foreign = units / "flashmark-health-other.timer"  # a unit of the same name, not flashmark's

@@ -128,15 +128,15 @@ def wear_chart(device: DeviceWear) -> Markup | None:
     if not worn and not written:
         return None
     start, end = points[0].seconds, points[-1].seconds
-    span = max(end - start, 1.0)
+    span = end - start
     plot_w, plot_h = _WIDTH - _LEFT - _RIGHT, _HEIGHT - _TOP - _BOTTOM
     wear_top = _top(max((p.wear[1] * 100 for p in worn if p.wear), default=10.0))
     most = max((p.written or 0.0 for p in written), default=0.0)
     unit, factor = next(((u, f) for u, f in _BYTE_UNITS if most >= f), ("B", 1.0))
     bytes_top = _top(most / factor)
 
-    def x(seconds: float) -> float:
-        return _LEFT + (seconds - start) / span * plot_w
+    def x(seconds: float) -> float:  # readings of one moment: in the middle
+        return _LEFT + ((seconds - start) / span if span > 0 else 0.5) * plot_w
 
     def y(fraction: float) -> float:  # of the axis's top
         return _TOP + plot_h - fraction * plot_h
@@ -151,7 +151,9 @@ def wear_chart(device: DeviceWear) -> Markup | None:
     if written:
         parts += _axis_labels(bytes_top, "start", _LEFT + plot_w + 6)
     bottom = _TOP + plot_h + 17
-    for seconds, anchor in ((start, "start"), ((start + end) / 2, "middle"), (end, "end")):
+    ends = ((0.0, "start"), (0.5, "middle"), (1.0, "end")) if span > 0 else ((0.5, "middle"),)
+    for share, anchor in ends:
+        seconds = start + share * span
         parts.append(
             f'<text x="{x(seconds):.1f}" y="{bottom}" font-size="{_FONT}" '
             f'text-anchor="{anchor}">{_when(seconds, span)}</text>'
@@ -209,7 +211,8 @@ def _axis_labels(top: float, anchor: str, at: float) -> list[str]:
     plot_h = _HEIGHT - _TOP - _BOTTOM
     labels = []
     for quarter in range(5):
-        text = f"{top * quarter / 4:.3g}"
+        value = top * quarter / 4
+        text = f"{value:.0f}" if value >= 100 else f"{value:.3g}"  # "1000", never "1e+03"
         labels.append(
             f'<text x="{at}" y="{_TOP + plot_h - quarter / 4 * plot_h + 5:.1f}" '
             f'font-size="{_FONT}" text-anchor="{anchor}">{html.escape(text)}</text>'
@@ -218,6 +221,12 @@ def _axis_labels(top: float, anchor: str, at: float) -> list[str]:
 
 
 def _when(seconds: float, span: float) -> str:
-    """A time on the axis: the day, or the day and hour when the readings span under two days."""
-    shown = "%Y-%m-%d" if span >= 2 * SECONDS_PER_DAY else "%m-%d %H:%M"
+    """A time on the axis (UTC), as precise as the readings' span needs: the day, the day and
+    the minute, or the second."""
+    if span >= 2 * SECONDS_PER_DAY:
+        shown = "%Y-%m-%d"
+    elif span >= 2 * 3600:
+        shown = "%m-%d %H:%M"
+    else:
+        shown = "%H:%M:%S"
     return time.strftime(shown, time.gmtime(seconds))
