@@ -19,7 +19,8 @@ from flashmark.health.kind import HEALTH
 from flashmark.health.timer import escape_path, timer_files
 from flashmark.history.store import History
 from tests.cli_runner import flashmark
-from tests.health.test_health_check import recorded_env
+from tests.health.test_health_check import EMMC_DEVICE, recorded_env
+from tests.probe.recorded import DATA
 
 # A process holding the device lock of the folder in argv[1] as a run does (the project's own
 # lock API), for argv[2] seconds (0: until killed); it says when it holds it and when it lets go.
@@ -75,6 +76,20 @@ def test_record_keeps_a_reading_and_prints_its_verdict_line_alone(env, folder):
     again = flashmark("health", "--record", folder, env=env)
     assert again.stdout.endswith("saved as #2\n")
     assert saved(env) == [2, 1]
+
+
+def test_record_of_a_worn_out_device_says_it_in_its_one_line(env, folder, tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(DATA / "emmc_wear", tree, symlinks=True)
+    (tree / "sys" / EMMC_DEVICE / "life_time").write_text("0x0b 0x0a\n")
+    done = flashmark(
+        "health", "--record", folder, env={**env, "FLASHMARK_SYSFS_ROOT": str(tree / "sys")}
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "verdict: replace it: life time estimate A exceeded; saved as #1"
+    ]
+    assert done.stderr == ""  # the warning a plain reading adds is the same alarm
 
 
 def test_record_refuses_no_save(env, folder):

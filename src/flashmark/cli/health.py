@@ -18,6 +18,7 @@ from flashmark.cli.output import (
     stderr_console,
     styled,
 )
+from flashmark.cli.params import BoundedFloat
 from flashmark.cli.tail import finish, history_to_save
 from flashmark.errors import HistoryError, ResultFormatError, TargetNotFound, UsageError, printable
 from flashmark.health.check import HealthRequest, check_health
@@ -32,6 +33,7 @@ from flashmark.system.target_lock import wait_while_measured
 # sustained one up to an hour; a surface scan of a whole card takes longer, and the next
 # reading comes with the next timer.
 WAIT_MINUTES = 60.0
+MAX_WAIT_MINUTES = 24 * 60.0  # a day: by then the next daily reading is due
 
 
 @click.command("health")
@@ -40,7 +42,6 @@ WAIT_MINUTES = 60.0
 @click.option(
     "--record",
     is_flag=True,
-    callback=set_quiet,
     help="Take a reading for the record and keep it, printing only its verdict line (for a "
     "timer): first wait while a flashmark run measures the device, so that its writes are not "
     "counted as the device's own (up to --wait).",
@@ -48,9 +49,9 @@ WAIT_MINUTES = 60.0
 @click.option(
     "--wait",
     "wait_minutes",
-    type=click.FloatRange(min=0),
+    type=BoundedFloat(0.0, MAX_WAIT_MINUTES, unit="minutes"),
     default=WAIT_MINUTES,
-    show_default=True,
+    show_default=f"{WAIT_MINUTES:g}",
     metavar="MINUTES",
     help="With --record: how long to wait for a run on the device to end; then exit 4.",
 )
@@ -114,13 +115,16 @@ def health_command(
     if install_timer or remove_timer:
         _timer(target_path, install_timer, remove_timer, every, db_path, as_json or no_save)
         return
-    errors = stderr_console()
     if record and no_save:
         raise UsageError("--record keeps the reading: drop --no-save")
     history = history_to_save(db_path, no_save)
     if record:
+        # Quiet from here, not from the option's callback: a later option's bad value would
+        # stop the parse before the context that resets it is closed.
+        set_quiet(click.get_current_context(), click.Option(["--quiet"]), True)
         # Said even when quiet: a timer's journal should tell a late reading from a lost one.
         wait_while_measured(target_path, wait_minutes * 60, lambda line: click.echo(line, err=True))
+    errors = stderr_console()  # silent when quiet
     earlier = _earlier_readings(history or History.locate(db_path), errors.print)
     result = check_health(HealthRequest(target), earlier, SystemRoots.from_environment())
     finish(HEALTH, result, history, as_json=as_json).raise_problem()
