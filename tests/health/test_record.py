@@ -207,6 +207,16 @@ def test_install_leaves_a_unit_it_did_not_write_alone(env, folder, private_units
     assert files.timer.exists()
 
 
+def test_install_refuses_a_missing_target_and_options_a_timer_does_not_take(
+    env, tmp_path, folder, private_units
+):
+    missing = flashmark("health", "--install-timer", tmp_path / "gone", env=env)
+    assert missing.returncode == 4 and "no such file or folder" in missing.stderr
+    mixed = flashmark("health", "--install-timer", "--record", folder, env=env)
+    assert mixed.returncode == 2 and "go alone" in mixed.stderr
+    assert list(private_units.iterdir()) == []
+
+
 @pytest.mark.parametrize("name", ["rec-probe", ".hidden dir", 'ü 100% $HOME "q" \\ x'])
 def test_unit_names_and_commands_read_as_systemd_reads_them(name, env, tmp_path, private_units):
     target = tmp_path / name

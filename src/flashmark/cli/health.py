@@ -113,7 +113,9 @@ def health_command(
     """
     target_path = os.path.abspath(target)  # a timer runs in /: "." would name another folder
     if install_timer or remove_timer:
-        _timer(target_path, install_timer, remove_timer, every, db_path, as_json or no_save)
+        _timer(
+            target_path, install_timer, remove_timer, every, db_path, as_json or no_save or record
+        )
         return
     if record and no_save:
         raise UsageError("--record keeps the reading: drop --no-save")
@@ -137,7 +139,10 @@ def _timer(
 ) -> None:
     """--install-timer or --remove-timer, and what it did in a line or two."""
     if (install and remove) or other:
-        raise UsageError("--install-timer and --remove-timer go alone (with --every, --db)")
+        raise UsageError(
+            "--install-timer and --remove-timer go alone (with --every, --db): the timer's "
+            "service runs --record"
+        )
     if remove:
         files = remove_timer(target)
         print_text(f"removed {files.service} and {files.timer.name}")
