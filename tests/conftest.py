@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import flashmark.probe.target
+from flashmark.health.timer import UNIT_DIR_ENV
 from flashmark.system.lock_files import LOCK_DIR_ENV
 from tests.emulation.flash.device import EmulatedFlash
 from tests.emulation.flash.model import FlashModel
@@ -132,6 +133,17 @@ def private_locks(
     folders share the disk of /tmp, do not refuse each other's runs."""
     folder = tmp_path_factory.mktemp("locks")
     monkeypatch.setenv(LOCK_DIR_ENV, str(folder))
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def private_units(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Every test installs systemd units (`health --install-timer`) into a folder of its own,
+    where systemctl is never asked: never the machine's /etc/systemd/system."""
+    folder = tmp_path_factory.mktemp("units")
+    monkeypatch.setenv(UNIT_DIR_ENV, str(folder))
     return folder
 
 

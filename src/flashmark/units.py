@@ -7,6 +7,8 @@ MiB) wherever they are used. Sizes typed by a user ("256M", "1G") are binary, li
 
 from __future__ import annotations
 
+import calendar
+import math
 import re
 import time
 from decimal import Decimal
@@ -105,3 +107,20 @@ UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 def utc_text(epoch: float) -> str:
     return time.strftime(UTC_FORMAT, time.gmtime(epoch))
+
+
+def utc_epoch(text: str) -> float | None:
+    """A moment written as UTC_FORMAT as Unix seconds; None for text in another form."""
+    try:
+        return float(calendar.timegm(time.strptime(text, UTC_FORMAT)))
+    except ValueError:
+        return None
+
+
+def round_step(value: float) -> float:
+    """The smallest 1, 2 or 5 times a power of ten at least `value`: a chart's ticks a reader
+    can add."""
+    if value <= 0:
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(value))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= value * (1 - 1e-9))

@@ -39,6 +39,7 @@ COMMAND_LINES = {
     "upload": ["upload", "--server", "http://127.0.0.1:9"],
     "export": ["export", "-o", "{tmp}/out.md"],
     "report": ["report", "-o", "{tmp}/out.html"],
+    "health": ["health", "--record", "{tmp}/missing"],
 }
 # What follows the value: monitor's watched command (its --count takes none).
 AFTER = {("monitor", "--interval"): ["--", "touch", "{tmp}/ran"],

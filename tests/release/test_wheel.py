@@ -137,6 +137,25 @@ def test_the_wheel_s_flashmark_runs_a_benchmark(release: Release):
     assert done.stdout.startswith("verdict: ") and "saved as #1" in done.stdout
 
 
+def test_the_wheel_s_flashmark_writes_a_health_timer_from_the_units_it_carries(
+    release: Release,
+):
+    with zipfile.ZipFile(release.wheel) as wheel:
+        names = set(wheel.namelist())
+    for suffix in ("service", "timer"):
+        assert f"flashmark/health/units/flashmark-health.{suffix}" in names
+    units = release.home / "units"  # never the machine's /etc/systemd/system
+    done = release.run(
+        "env", f"FLASHMARK_UNIT_DIR={units}", release.venv / "bin" / "flashmark", "health",
+        "--install-timer", release.home, "--db", release.home / "history.sqlite3",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (service,) = units.glob("*.service")
+    assert f"ExecStart={release.venv}/bin/python -m flashmark health --record" in (
+        service.read_text()
+    )
+
+
 def test_serve_s_hint_run_as_printed_makes_serve_start(release: Release):
     port = free_port()
     serve = ("serve", "--host", "127.0.0.1", "--port", str(port))

@@ -117,7 +117,8 @@ def stderr_console() -> Console:
     return _console(sys.stderr, quiet=_quiet)
 
 
-def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+def set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    """A flag's callback that makes the command quiet when given (--quiet, `health --record`)."""
     global _quiet
     if value:
         _quiet = True
@@ -136,7 +137,7 @@ quiet_option = click.option(
     "-q",
     is_flag=True,
     expose_value=False,  # read through is_quiet()
-    callback=_set_quiet,
+    callback=set_quiet,
     help="Print only the verdict line (the answer, on stdout; with --json the document); "
     "errors still go to stderr.",
 )

@@ -26,7 +26,7 @@ from flashmark.result_kind import (
 )
 from flashmark.surface.result import SurfaceResult
 from flashmark.surface.view import summary_lines
-from flashmark.units import MB, GiB, MiB, format_size, mb_per_s
+from flashmark.units import MB, GiB, MiB, format_size, mb_per_s, round_step
 
 # The chart's coordinates (viewBox units) and its text size: the SVG scales to its column, so
 # 15 units read as about 10 px on a 360 px phone (the chart in its card about 290 px wide) and
@@ -111,7 +111,7 @@ def surface_chart(result: SurfaceResult) -> Markup | None:
         return None
     # round steps of MB/s, about four, the top point a little below the plot's edge
     peak = mb_per_s(max(rates))
-    step = _round_step(peak / 4)
+    step = round_step(peak / 4)
     ticks = max(1, math.ceil(peak * 1.04 / step))
     top = ticks * step * MB
     plot_w, plot_h = _WIDTH - _LEFT - _RIGHT, _HEIGHT - _TOP - _BOTTOM
@@ -180,14 +180,6 @@ def surface_chart(result: SurfaceResult) -> Markup | None:
         legend.append(LegendKey("not read back as written", _BAD, "mark"))
     # The SVG's texts are escaped above (html.escape), its numbers formatted here.
     return Markup("<figure>{}{}</figure>").format(Markup("".join(parts)), legend_html(legend))
-
-
-def _round_step(value: float) -> float:
-    """The smallest 1, 2 or 5 times a power of ten at least `value`: ticks a reader can add."""
-    if value <= 0:
-        return 1.0
-    power = 10.0 ** math.floor(math.log10(value))
-    return next(m * power for m in (1, 2, 5, 10) if m * power >= value * (1 - 1e-9))
 
 
 def _offset_label(offset: float) -> str:

@@ -28,7 +28,8 @@ import errno
 import fcntl
 import os
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from flashmark.errors import TargetError, printable
@@ -105,6 +106,62 @@ def refuse_if_busy(path: str, shown: str | None = None) -> None:
     The hold that counts is taken later, from before the first write (`held`)."""
     with held_path(path, shown):
         pass
+
+
+def wait_while_measured(
+    path: str, bound_s: float, waiting: Callable[[str], None], poll_s: float = 1.0
+) -> None:
+    """Return once no flashmark holds a device under `path`, for a reading that must not fall
+    inside a run (`flashmark health --record`): `waiting` is told once who holds it; TargetBusy
+    when it is still held after `bound_s`. It never holds a lock itself but for the instant of
+    each look (a shared flock taken and dropped at once), so it never keeps a run from starting;
+    a run that starts right after it returns is not waited for. A path that does not exist has
+    no lock to wait for (the reading says it is missing)."""
+    try:
+        devices = devices_under(os.stat(path))
+    except OSError:
+        return
+    deadline = time.monotonic() + bound_s
+    said = False
+    while True:
+        holder = next(filter(None, (_measured_by(device) for device in devices)), None)
+        if holder is None:
+            return
+        if not said:
+            waiting(f"{printable(path)} is being measured by {holder}: waiting for it to end")
+            said = True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TargetBusy(
+                f"{printable(path)} is still being measured by {holder} after "
+                f"{_duration(bound_s)}: no reading taken (one taken now would count that "
+                "run's writes as the device's own)"
+            )
+        time.sleep(min(poll_s, left))
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:g} seconds" if seconds < 60 else f"{seconds / 60:g} minutes"
+
+
+def _measured_by(device: Underlying) -> str | None:
+    """Who holds `device` ("another flashmark (pid 1234, ...) on the same device vda"), or
+    None when no other process does, looked at through a shared lock dropped at once."""
+    if device.majmin in _devices:
+        return None  # this process's own hold
+    folder, folder_path = open_lock_folder()
+    try:
+        lock_file = open_lock_file(folder, folder_path, device.majmin + ".lock")
+    finally:
+        os.close(folder)
+    try:
+        fcntl.flock(lock_file, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = holder_pid(os.fstat(lock_file))
+        return f"{_described(holder, 'flashmark')} on the same {device.label}"
+    finally:
+        os.close(lock_file)  # drops the shared lock with it
+    return None
 
 
 @contextlib.contextmanager

@@ -3,10 +3,11 @@ section all come from `view`, so a new kind writes its view and its document, no
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind
+from flashmark.result_kind import CardIdentity, HtmlPart, HtmlSection, Listing, ResultKind
 from flashmark.views.model import Part, View
 from flashmark.views.writers import ViewWriters
 
@@ -35,14 +36,24 @@ def view_kind(
     listing: Callable[[R], Listing],
     summary: Callable[[R], str],
     card: Callable[[R], CardIdentity | None] | None = None,
+    charts: Callable[[Sequence[R]], tuple[HtmlPart, int] | None] | None = None,
 ) -> ResultKind[R]:
-    """The kind: `view` makes a result's view, `target` names a result in the page's legend."""
+    """The kind: `view` makes a result's view, `target` names a result in the page's legend;
+    `charts`, where given, draws the results together in a part after their cards (None: nothing
+    to draw), and says how many charts that part holds."""
     writers = ViewWriters(view, csv_columns)
 
     def html(results: Sequence[R], references: Sequence[ReferenceDevice]) -> HtmlSection:
         from flashmark.views.html import Shown, views_section
 
-        return views_section(part, [Shown(view(r), r.id, target(r)) for r in results])
+        section = views_section(part, [Shown(view(r), r.id, target(r)) for r in results])
+        drawn = charts(results) if charts is not None else None
+        if drawn is None:
+            return section
+        chart_part, count = drawn
+        return dataclasses.replace(
+            section, parts=(*section.parts, chart_part), charts=section.charts + count
+        )
 
     return ResultKind(
         name=name,

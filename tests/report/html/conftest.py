@@ -159,3 +159,35 @@ def mixed_report(cli: click.Group, tmp_path_factory: pytest.TempPathFactory) -> 
     )
     assert result.exit_code == 0, result.output
     return MixedReport(path, run_id, scan["id"], scan, other_ids, run_document)
+
+
+@pytest.fixture(scope="session")
+def wear_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`flashmark report` of health readings: an eMMC read three times (200 GB written, then
+    a reboot: its estimate steps up) and an NVMe drive read twice, each simulated behind a copy
+    of its recorded tree; its "Wear over time" part holds a chart of each."""
+    import time
+
+    from tests.health.test_health_check import SimulatedEmmc, SimulatedNvme
+    from tests.report.test_health_wear import record, report, tree_env
+
+    base = tmp_path_factory.mktemp("wear")
+    db = base / "history.sqlite3"
+    emmc = SimulatedEmmc(base / "emmc", bytes_per_life=3e12, worn=0.05, now=time.time())
+    emmc_env = tree_env(emmc.folder, db, "emmc_wear")
+    ids = []
+    for step in range(3):
+        if step == 2:
+            emmc.reboot(time.time())
+        emmc.publish(time.time())
+        ids.append(record(emmc_env))
+        emmc.write(100e9)
+    drive = SimulatedNvme(base / "nvme", bytes_per_percent=300e9)
+    for _ in range(2):
+        drive.publish()
+        ids.append(record(tree_env(base / "nvme", db, "nvme_pcie")))
+        drive.written += 500e9
+    path = base / "report.html"
+    charts = report(emmc_env, ids, path).charts
+    assert [chart.classes for chart in charts] == ["wear-chart", "wear-chart"]
+    return path

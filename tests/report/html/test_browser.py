@@ -150,7 +150,7 @@ def browser(chromium):
         yield opened
 
 
-@pytest.mark.parametrize("which", ["report_path", "full_report_path"])
+@pytest.mark.parametrize("which", ["report_path", "full_report_path", "wear_report"])
 @pytest.mark.parametrize(("device", "width", "mobile"), WIDTHS)
 def test_the_page_fits_the_screen_at_every_width(browser, request, which, device, width, mobile):
     """Nothing widens the page past the screen (a phone would scroll it sideways or zoom
@@ -171,7 +171,7 @@ def test_the_page_fits_the_screen_at_every_width(browser, request, which, device
     scrolling = browser.evaluate(SCROLLING_TABLE_HEADERS)
     assert not [head for head in scrolling if set(head) & set(SENTENCE_COLUMNS)], scrolling
     ARTIFACTS.mkdir(exist_ok=True)
-    name = "report" if which == "report_path" else "report-full"
+    name = {"report_path": "report", "full_report_path": "report-full"}.get(which, "report-wear")
     target = ARTIFACTS / (f"{name}.png" if device == "laptop" else f"{name}-{device}.png")
     browser.screenshot(target)
     content = target.read_bytes()
@@ -319,7 +319,9 @@ def legend_problems(entries: list[dict[str, object]]) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("which", ["report_path", "full_report_path", "mixed_report"])
+@pytest.mark.parametrize(
+    "which", ["report_path", "full_report_path", "mixed_report", "wear_report"]
+)
 @pytest.mark.parametrize(("device", "width", "mobile"), READER_WIDTHS)
 def test_legends_are_whole_and_no_part_is_empty(browser, request, which, device, width, mobile):
     """At 360 px (a small phone) and at 1280 px: every legend entry is drawn whole, inside its
@@ -344,7 +346,12 @@ def test_legends_are_whole_and_no_part_is_empty(browser, request, which, device,
     assert (parts["emptyTables"], parts["emptyLists"]) == (0, 0)
     assert browser.console == []
     ARTIFACTS.mkdir(exist_ok=True)
-    name = {"report_path": "report", "full_report_path": "full", "mixed_report": "mixed"}[which]
+    name = {
+        "report_path": "report",
+        "full_report_path": "full",
+        "mixed_report": "mixed",
+        "wear_report": "wear",
+    }[which]
     target = ARTIFACTS / f"readable-{name}-{width}.png"
     browser.screenshot(target)
     assert int.from_bytes(target.read_bytes()[16:20], "big") == width

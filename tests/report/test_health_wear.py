@@ -1,0 +1,111 @@
+"""The HTML report's "Wear over time": a device's health readings, taken with `flashmark health
+--record` on simulated devices behind copies of the recorded trees, drawn as its reported wear
+(a band) and the bytes written against time, once it has two readings among those shown."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from flashmark.health.result import decimal_bytes
+from tests.cli_runner import flashmark
+from tests.health.test_health_check import SimulatedEmmc, SimulatedNvme, recorded_env
+from tests.report.html.page import Page
+
+
+def tree_env(tree: Path, db: Path, name: str) -> dict[str, str]:
+    env = recorded_env(name, db)
+    for variable, folder in (
+        ("FLASHMARK_SYSFS_ROOT", "sys"),
+        ("FLASHMARK_PROCFS_ROOT", "proc"),
+        ("FLASHMARK_DEBUGFS_ROOT", "debug"),
+        ("FLASHMARK_TOOLS_ROOT", "tools"),
+    ):
+        env[variable] = str(tree / folder)
+    return env
+
+
+def record(env: dict[str, str]) -> int:
+    done = flashmark("health", "--record", "/", env=env)
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout.rsplit("#", 1)[1])
+
+
+def report(env: dict[str, str], ids: list[int], path: Path) -> Page:
+    done = flashmark("report", *map(str, ids), "-o", path, env=env)
+    assert done.returncode == 0, done.stderr
+    return Page(path.read_text(encoding="utf-8"))
+
+
+def circle_titles(page_text: str) -> list[str]:
+    chart = page_text[page_text.index('class="wear-chart"') :].split("</svg>")[0]
+    return re.findall(r"<circle [^>]*><title>([^<]*)</title>", chart)
+
+
+def test_an_emmc_read_three_times_draws_its_bracket_and_its_counted_writes(tmp_path):
+    """Read, 200 GB written (a 15th of its life), read again in the same boot, rebooted (the
+    kernel reads the next estimate), read again: the bytes are those the kernel counted since
+    the first reading, the band steps up a tenth."""
+    db = tmp_path / "history.db"
+    device = SimulatedEmmc(tmp_path / "tree", bytes_per_life=3e12, worn=0.05, now=time.time())
+    env = tree_env(device.folder, db, "emmc_wear")
+    device.publish(time.time())
+    ids = [record(env)]
+    device.write(200e9)
+    device.publish(time.time())
+    ids.append(record(env))
+    device.reboot(time.time())
+    device.publish(time.time())
+    ids.append(record(env))
+    path = tmp_path / "report.html"
+    page = report(env, ids, path)
+    text = path.read_text(encoding="utf-8")
+    assert [chart.classes for chart in page.charts] == ["wear-chart"]
+    assert page.all("body")[0].attributes["data-charts"] == "1"
+    assert "#health-wear" in [a.attributes["href"] for a in page.all("a")]
+    (chart,) = page.charts
+    assert chart.legend == [
+        "life used, as the device reports it (%)",
+        "written (GB), the kernel's count since the first reading",
+    ]
+    counted = int(200e9 // 512) * 512
+    assert circle_titles(text) == [decimal_bytes(b) for b in (0, counted, counted)]
+    band = re.search(r'<polygon class="wear" points="([^"]+)"', text)
+    assert band is not None
+    points = [tuple(map(float, p.split(","))) for p in band.group(1).split()]
+    lows, highs = points[:3], points[3:][::-1]  # the low edge forward, the high edge back
+    assert [y for _, y in lows][:2] == [lows[0][1]] * 2 and lows[2][1] < lows[0][1]
+    assert highs[2][1] < highs[1][1] == highs[0][1]  # up from 10% to 20% (y grows down)
+
+
+def test_an_nvme_drive_is_drawn_from_its_own_count_and_a_lone_reading_from_none(tmp_path):
+    db = tmp_path / "history.db"
+    drive = SimulatedNvme(tmp_path / "nvme", bytes_per_percent=300e9)
+    nvme_env = tree_env(tmp_path / "nvme", db, "nvme_pcie")
+    drive.publish()
+    ids = [record(nvme_env)]
+    drive.written += 500e9
+    drive.publish()
+    ids.append(record(nvme_env))
+    sd_env = recorded_env("rpi4_sd", db)
+    ids.append(record(sd_env))  # one reading of another device: no chart of it
+    path = tmp_path / "report.html"
+    page = report(nvme_env, ids, path)
+    (chart,) = page.charts
+    assert "SanDisk Ultra 3D NVMe" in chart.title
+    assert chart.legend[1] == "written (GB), the drive's own count"
+    units = [857_454, int((857_454 * 512_000 + 500e9) / 512_000)]
+    assert circle_titles(path.read_text(encoding="utf-8")) == [
+        decimal_bytes(u * 512_000) for u in units
+    ]
+
+
+def test_readings_of_one_device_each_shown_once_draw_nothing(tmp_path):
+    db = tmp_path / "history.db"
+    env = recorded_env("emmc_wear", db)
+    first = record(env)
+    path = tmp_path / "report.html"
+    page = report(env, [first], path)
+    assert page.charts == []
+    assert "health-wear" not in path.read_text(encoding="utf-8")
