@@ -6,7 +6,7 @@ from pathlib import Path
 
 from flashmark.health.red_flags import red_flags, worn_out
 from flashmark.probe.emmc_health import read_emmc_health
-from flashmark.probe.model import Health
+from flashmark.probe.model import Health, VendorHealth
 from flashmark.system.sysroot import SystemRoots
 
 DATA = Path(__file__).parent.parent / "data" / "probe"
@@ -53,3 +53,16 @@ def test_only_wear_says_replace_it_and_the_spare_is_said_once() -> None:
     both = Health(critical_warning=0b1, available_spare=5, available_spare_threshold=10)
     assert red_flags(both) == ("critical warning: available spare below threshold",)
     assert worn_out(both)
+
+
+def test_a_rated_life_used_up_is_flagged_as_wear_for_nvme_smart_and_sd_vendor_health() -> None:
+    assert red_flags(Health(percentage_used=99)) == ()
+    assert red_flags(Health(percentage_used=103)) == ("rated life used up: percentage used 103%",)
+    assert worn_out(Health(percentage_used=100)) and not worn_out(Health(percentage_used=99))
+    used_up = VendorHealth("SanDisk", "CMD56 read 0x00000001", 100.0, 101.0)
+    assert red_flags(Health(vendor=used_up)) == (
+        "rated life used up: SanDisk reports 100% or more used",
+    )
+    assert worn_out(Health(vendor=used_up))
+    nearly = VendorHealth("SanDisk", "CMD56 read 0x00000001", 98.0, 99.0)
+    assert red_flags(Health(vendor=nearly)) == () and not worn_out(Health(vendor=nearly))

@@ -1,10 +1,11 @@
 """The device's own alarms, whatever the forecast says.
 
 eMMC PRE_EOL_INFO warning (80% of its reserved blocks used) or urgent, a life estimate
-"exceeded", NVMe available spare below its threshold, and each bit of NVMe critical_warning
-(spare, temperature, reliability, read-only, volatile backup, PMR), and a SATA/SCSI drive's
-failed SMART self-assessment. Most say the medium is wearing out (`worn_out`); a temperature or
-a failed volatile-memory backup is an alarm of another kind.
+"exceeded", a rated life used up (NVMe or SMART percentage used, an SD card's vendor health: 100%
+or more, as eMMC's "exceeded"), NVMe available spare below its threshold, and each bit of NVMe
+critical_warning (spare, temperature, reliability, read-only, volatile backup, PMR), and a
+SATA/SCSI drive's failed SMART self-assessment. Most say the medium is wearing out
+(`worn_out`); a temperature or a failed volatile-memory backup is an alarm of another kind.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ def red_flags(health: Health) -> tuple[str, ...]:
     for name, estimate in (("A", health.life_time_a), ("B", health.life_time_b)):
         if estimate == "exceeded":
             flags.append(f"life time estimate {name} exceeded")
+    used = _rated_life_used(health)
+    if used is not None:
+        flags.append(f"rated life used up: {used}")
     spare_low = (
         available_spare is not None
         and spare_threshold is not None
@@ -58,6 +62,19 @@ def _self_assessment_failed(health: Health) -> bool:
     return health.smart_passed is False and health.critical_warning is None
 
 
+def _rated_life_used(health: Health) -> str | None:
+    """'percentage used 103%' or 'SanDisk reports 100-101% used' when the device says its rated
+    life is used up (NVMe: "a value of 100 indicates that the estimated endurance ... has been
+    consumed", NVM Express Base Specification, SMART log Percentage Used); else None."""
+    if health.percentage_used is not None and health.percentage_used >= 100:
+        return f"percentage used {health.percentage_used}%"
+    vendor = health.vendor
+    low = vendor.life_used_low_pct if vendor is not None else None
+    if vendor is not None and low is not None and low >= 100:
+        return f"{vendor.vendor} reports {low:g}% or more used"
+    return None
+
+
 def worn_out(health: Health) -> bool:
     """True when an alarm says the medium is wearing out (not heat or a backup failure)."""
     spare_low = (
@@ -68,4 +85,12 @@ def worn_out(health: Health) -> bool:
     wear_bits = any((health.critical_warning or 0) & (1 << bit) for bit in _WEAR_OUT_BITS)
     exceeded = "exceeded" in (health.life_time_a, health.life_time_b)
     failed = _self_assessment_failed(health)
-    return health.pre_eol in ("warning", "urgent") or exceeded or spare_low or wear_bits or failed
+    used_up = _rated_life_used(health) is not None
+    return (
+        health.pre_eol in ("warning", "urgent")
+        or exceeded
+        or used_up
+        or spare_low
+        or wear_bits
+        or failed
+    )
