@@ -44,6 +44,15 @@ def healthy_pi4(tmp_path: Path) -> Path:
     return tree
 
 
+def healthy_pi5(tmp_path: Path) -> Path:
+    """The Pi 5 tree with its A2 card queued: the kernel's "Command Queue Engine enabled" line
+    (as rpi5_cqe_recovery/SOURCES.md quotes it) added to its log."""
+    tree = copied("rpi5_a2", tmp_path)
+    log = tree / "tools/dmesg.txt"
+    log.write_text(log.read_text() + "[    2.668229] mmc0: Command Queue Engine enabled\n")
+    return tree
+
+
 def whats(tree: Path, target: str = "/") -> list[str]:
     result = diagnose(DoctorRequest(target), roots_of(tree))
     return [f"{finding.category}: {finding.what}" for finding in result.findings]
@@ -51,7 +60,7 @@ def whats(tree: Path, target: str = "/") -> list[str]:
 
 def test_healthy_pi_4_pi_5_and_x86_trees_have_no_finding(tmp_path):
     assert whats(healthy_pi4(tmp_path)) == []  # DDR50 is the Pi 4 host's fastest: no finding
-    assert whats(DATA / "rpi5_a2") == []  # SDR104, no throttling
+    assert whats(healthy_pi5(tmp_path)) == []  # SDR104, queued, no throttling
     result = diagnose(DoctorRequest("/"), roots_of(DATA / "virtio_vda"))  # this x86 VM
     assert result.findings == ()
     assert result.not_checked == (
@@ -71,7 +80,7 @@ def test_a_pi_4_under_voltage_throttled_and_on_powersave_is_told_each_fix():
 
 
 def test_a_pi_5_sd_card_fallen_back_to_high_speed_is_capped_at_25_mb_s(tmp_path):
-    tree = copied("rpi5_a2", tmp_path)
+    tree = healthy_pi5(tmp_path)
     log = tree / "tools/dmesg.txt"
     log.write_text(log.read_text().replace("ultra high speed SDR104 SDXC", "high speed SDXC"))
     result = diagnose(DoctorRequest("/"), roots_of(tree))
@@ -124,10 +133,12 @@ def test_swap_on_the_card_and_a_sync_mount_are_findings(tmp_path):
         "/var/swap                               file\t\t102396\t\t0\t\t-2\n"
     )
     mountinfo = tree / "proc/self/mountinfo"
-    mountinfo.write_text(mountinfo.read_text().replace("/ / rw,noatime", "/ / rw,sync,noatime"))
+    mountinfo.write_text(
+        mountinfo.read_text().replace(" - ext4 /dev/mmcblk0p2 rw", " - ext4 /dev/mmcblk0p2 rw,sync")
+    )
     assert whats(tree) == [
-        "host: / mounted with sync",
         "host: swap file /var/swap, on the device",
+        "host: / mounted with sync",
     ]
 
 
@@ -193,3 +204,151 @@ def test_a_cap_is_held_against_the_latest_run_on_the_same_device(tmp_path, seq_r
     assert " ".join(cost.split()) in " ".join(done.stdout.split())
     document = json.loads(flashmark("doctor", "--json", "--no-save", env=env).stdout)
     assert document["measured"]["run_id"] == 1 and document["measured"]["test"] == "seq-read"
+def _set(tree: Path, relative: str, text: str) -> None:
+    path = tree / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_an_a2_card_without_queueing_on_a_pi_5_gets_the_line_for_its_kernel(tmp_path):
+    """rpi5_a2's Kingston A2 card, not on Raspberry Pi's allow-list, runs without queueing;
+    the line depends on what sd_cqe means in the running kernel."""
+    (finding,) = diagnose(DoctorRequest("/"), roots_of(DATA / "rpi5_a2")).findings
+    assert finding.category == "sd" and finding.what.startswith("A2 card without command queueing")
+    assert finding.fix.startswith(
+        "what sd_cqe means is not known for this kernel (6.6.62+rpt-rpi-2712)"
+    )
+    tree = copied("rpi5_a2", tmp_path)
+    osrelease = "proc/sys/kernel/osrelease"
+    _set(tree, osrelease, "6.18.1+rpt-rpi-2712\n")
+    (tristate,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    assert tristate.fix.startswith("dtparam=sd_cqe=2 in /boot/firmware/config.txt, then reboot")
+    assert "corrupt data" in tristate.fix
+    _set(tree, osrelease, "6.6.20+rpt-rpi-2712\n")
+    (old,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    assert old.fix.startswith("update the kernel (sudo apt full-upgrade)")
+    # A log that no longer reaches back to the card's start cannot tell: a note, no finding.
+    _set(tree, "tools/dmesg.txt", "[ 9999.000000] usb 1-1: new high-speed USB device\n")
+    result = diagnose(DoctorRequest("/"), roots_of(tree))
+    assert result.findings == ()
+    assert any(note.startswith("SD command queueing: not read") for note in result.not_checked)
+
+
+def test_cqe_recovery_in_the_log_is_the_finding_and_sd_cqe_0_its_fix(tmp_path):
+    (finding,) = diagnose(DoctorRequest("/"), roots_of(DATA / "rpi5_cqe_recovery")).findings
+    assert finding.what == "1 'running CQE recovery' line for mmc0 in the kernel log"
+    assert finding.fix.startswith(
+        "dtparam=sd_cqe=0 in /boot/firmware/config.txt (dtparam=sd_cqe=off on a kernel older"
+    )
+    tree = copied("rpi5_cqe_recovery", tmp_path)
+    _set(tree, "proc/sys/kernel/osrelease", "6.13.0-v8-16k+\n")
+    (tristate,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    assert tristate.fix == (
+        "dtparam=sd_cqe=0 in /boot/firmware/config.txt, then reboot: command queueing off for "
+        "this card"
+    )
+
+
+@pytest.mark.parametrize("board", ["Raspberry Pi 4 Model B Rev 1.4", "Radxa ROCK 5B"])
+def test_sd_queueing_elsewhere_than_a_pi_5_is_not_available_here(tmp_path, board):
+    tree = copied("rpi5_a2", tmp_path)
+    _set(tree, "sys/firmware/devicetree/base/model", f"{board}\x00")
+    result = diagnose(DoctorRequest("/"), roots_of(tree))
+    assert result.findings == ()
+    assert (
+        "SD command queueing: not available here (Raspberry Pi's kernel queues an A2 card's "
+        "commands on a Raspberry Pi 5 only)"
+    ) in result.not_checked
+
+
+def test_nvme_resets_give_the_kernels_power_saving_parameters(tmp_path):
+    result = diagnose(DoctorRequest("/"), roots_of(DATA / "nvme_aspm_resets"))
+    resets = [f for f in result.findings if "NVMe controller reset" in f.what]
+    assert [f.what for f in resets] == [
+        "1 NVMe controller reset or PCIe bus error in the kernel log (nvme0)"
+    ]
+    assert resets[0].fix.startswith(
+        "add nvme_core.default_ps_max_latency_us=0 pcie_aspm=off pcie_port_pm=off to "
+        "/boot/firmware/cmdline.txt (one line)"
+    )
+    tree = copied("nvme_aspm_resets", tmp_path)
+    # Another controller's lines are not this drive's.
+    log = tree / "tools/dmesg.txt"
+    log.write_text(log.read_text() + "[   99.0] nvme nvme1: controller is down; will reset\n")
+
+    def reset_fix() -> str:
+        found = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+        (reset,) = [f for f in found if "NVMe controller reset" in f.what]
+        assert reset.what.startswith("1 NVMe controller reset")
+        return reset.fix
+
+    _set(tree, "tools/vcgencmd_get_throttled.txt", "throttled=0x50000\n")
+    assert reset_fix().startswith("power first: use the official 27 W (5 V, 5 A) supply")
+    _set(tree, "tools/vcgencmd_get_throttled.txt", "throttled=0x0\n")
+    pci = next(tree.glob("sys/devices/platform/axi/*/pci0000:00/*/0000:01:00.0"))
+    (pci / "current_link_speed").write_text("8.0 GT/s PCIe\n")
+    assert reset_fix().startswith("remove dtparam=pciex1_gen=3 from /boot/firmware/config.txt")
+    _set(tree, "sys/firmware/devicetree/base/model", "Radxa ROCK 5B\x00")
+    assert "GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub" in reset_fix()
+
+
+def test_bfq_is_a_finding_on_an_nvme_drive_only(tmp_path):
+    (bfq,) = [f for f in diagnose(DoctorRequest("/"), roots_of(DATA / "nvme_bfq")).findings
+              if f.category == "host"]  # fmt: skip
+    assert bfq.what == "I/O scheduler bfq on nvme0n1"
+    assert bfq.fix.startswith("echo none | sudo tee /sys/block/nvme0n1/queue/scheduler")
+    assert 'ATTR{queue/scheduler}="none" in /etc/udev/rules.d/60-scheduler.rules' in bfq.fix
+    # On an SD card BFQ moves as much as the others (Documentation/block/bfq-iosched.rst).
+    tree = healthy_pi4(tmp_path)
+    scheduler = next(tree.glob("sys/devices/platform/**/mmcblk0/queue/scheduler"))
+    scheduler.write_text("mq-deadline kyber [bfq] none\n")
+    assert whats(tree) == []
+
+
+def test_mount_options_that_multiply_writes_are_each_told_with_their_fstab_fix(tmp_path):
+    tree = healthy_pi4(tmp_path)
+    _set(
+        tree,
+        "proc/self/mountinfo",
+        "22 1 179:2 / / rw shared:1 - ext4 /dev/mmcblk0p2 rw,dirsync,data=journal,commit=1\n",
+    )
+    findings = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    assert [f.what for f in findings] == [
+        "/ mounted with dirsync",
+        "/ mounted with strictatime (neither noatime nor relatime)",
+        "/ mounted with data=journal",
+        "/ mounted with commit=1",
+    ]
+    assert all("/etc/fstab (/)" in f.fix for f in findings)
+    # ext4's default commit is 5 s: a longer one (emmc_wear's commit=600) writes less.
+    assert not [f for f in whats(DATA / "emmc_wear") if "commit" in f]
+    # A read-only filesystem writes nothing.
+    _set(tree, "proc/self/mountinfo", "22 1 179:2 / / ro - ext4 /dev/mmcblk0p2 ro,dirsync\n")
+    assert whats(tree) == []
+
+
+def test_powersave_is_intel_pstates_own_scaling_and_no_finding(tmp_path):
+    """An x86 machine: intel_pstate in active mode runs its own "powersave", its default,
+    which follows the load (Documentation/admin-guide/pm/intel_pstate.rst); under the generic
+    acpi-cpufreq driver powersave holds the lowest clock."""
+    tree = copied("virtio_vda", tmp_path)
+    cpufreq = "sys/devices/system/cpu/cpu0/cpufreq"
+    _set(tree, f"{cpufreq}/scaling_governor", "powersave\n")
+    _set(tree, f"{cpufreq}/scaling_driver", "intel_pstate\n")
+    assert whats(tree) == []
+    _set(tree, f"{cpufreq}/scaling_driver", "acpi-cpufreq\n")
+    assert whats(tree) == ["host: CPU governor powersave"]
+
+
+def test_uas_resets_of_another_device_are_not_this_ones(tmp_path):
+    tree = copied("usb_ssd_jms578", tmp_path)
+    _set(tree, "tools/vcgencmd_get_throttled.txt", "throttled=0x0\n")
+    log = tree / "tools/dmesg.txt"
+    log.write_text(
+        log.read_text()
+        + "[  250.1] sd 1:0:0:0: [sdb] tag#3 uas_eh_abort_handler 0 uas-tag 1 inflight: CMD IN\n"
+        + "[  250.2] scsi host1: uas_eh_device_reset_handler start\n"
+        + "[  250.3] scsi host0: uas_eh_device_reset_handler start\n"
+    )
+    (finding,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    assert finding.what == "5 UAS command aborts or resets in the kernel log (bridge 152d:0578)"

@@ -1,4 +1,4 @@
-from flashmark.doctor.host import throttling_findings
+from flashmark.doctor.host import governor_findings, throttling_findings
 from flashmark.probe.environment import decode_throttled
 
 
@@ -18,3 +18,13 @@ def test_throttling_with_under_voltage_is_the_supplys_and_heat_is_the_coolers() 
 
 def test_a_clean_board_has_no_finding() -> None:
     assert throttling_findings(decode_throttled("throttled=0x0")) == []
+
+
+def test_powersave_is_slow_only_under_a_generic_cpufreq_driver() -> None:
+    for driver in ("cpufreq-dt", "acpi-cpufreq", "intel_cpufreq", "amd-pstate", None):
+        (finding,) = governor_findings(("powersave",), driver)
+        assert finding.what == "CPU governor powersave"
+    # intel_pstate and amd-pstate-epp in active mode scale "powersave" with the load.
+    assert governor_findings(("powersave",), "intel_pstate") == []
+    assert governor_findings(("powersave",), "amd-pstate-epp") == []
+    assert governor_findings(("schedutil",), "cpufreq-dt") == []

@@ -1,6 +1,6 @@
 """`flashmark doctor` as one library call: the device under a target and the board around it,
-read by the probe, and every finding of the rules (usb, sd, pcie, host), with what could not be
-checked here said, never left out.
+read by the probe, and every finding of the rules (usb, sd, sd_queue, pcie, host), with what
+could not be checked here said, never left out.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 from flashmark import __version__
 from flashmark.doctor.findings import CATEGORIES, Finding, MeasuredRate
-from flashmark.doctor.host import swap_file_findings, swap_findings
+from flashmark.doctor.host import mount_findings, swap_file_findings, swap_findings
 from flashmark.doctor.result import DoctorResult
 from flashmark.doctor.rules import probe_findings
+from flashmark.doctor.sd_queue import PI5
 from flashmark.errors import TargetError
 from flashmark.probe.mmc_bus import read_kernel_log
 from flashmark.probe.model import Device, ProbeReport
@@ -42,7 +43,10 @@ def diagnose(
     if device is None:
         raise TargetError(f"{request.target}: no physical device below it to diagnose")
     notes: list[str] = []
-    kernel_log = read_kernel_log(tools, notes) if device.usb is not None else None
+    # The rules that read the kernel log: UAS resets, a Pi 5's SD command queueing, NVMe resets.
+    pi5_card = device.mmc_bus is not None and (report.environment.board or "").startswith(PI5)
+    reads_log = device.usb is not None or pi5_card or device.kind == "nvme"
+    kernel_log = read_kernel_log(tools, notes) if reads_log else None
     findings, not_here = device_findings(report, device, kernel_log, roots)
     order = {category: index for index, category in enumerate(CATEGORIES)}
     return DoctorResult(
@@ -62,7 +66,8 @@ def diagnose(
 def device_findings(
     report: ProbeReport, device: Device, kernel_log: str | None, roots: SystemRoots
 ) -> tuple[list[Finding], list[str]]:
-    """Every rule's findings for `device`: the probe's, and swap on it (read from `roots`)."""
+    """Every rule's findings for `device`: the probe's, and swap on it and the mount options of
+    its filesystems (read from `roots`)."""
     found, not_here = probe_findings(report, device, kernel_log)
     majmins = _majmins(device, roots)
     partitions = tuple(name for name, _ in majmins if name != device.name)
@@ -77,6 +82,11 @@ def device_findings(
         return best is not None and best.majmin in {majmin for _, majmin in majmins}
 
     found += swap_file_findings(swaps, on_device)
+    seen: set[str] = set()  # a filesystem mounted twice (a bind mount) is told once
+    for mount in mounts:
+        if mount.majmin in {majmin for _, majmin in majmins} and mount.majmin not in seen:
+            seen.add(mount.majmin)
+            found += mount_findings(mount)
     return found, not_here
 
 

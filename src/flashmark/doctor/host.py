@@ -1,5 +1,6 @@
 """Host findings: under-voltage and throttling now and since boot (the probe's decoding), the
-CPU governor, heat, swap on the device and mount options that multiply writes."""
+CPU governor, heat, swap on the device, mount options that multiply writes and the I/O
+scheduler."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable
 
 from flashmark.doctor.findings import Finding
 from flashmark.probe.model import Temperature, Throttling
+from flashmark.system.mounts import Mount
 
 # The supply Raspberry Pi sells for each board (Raspberry Pi documentation, "Power supply").
 SUPPLIES = {
@@ -56,11 +58,19 @@ def throttling_findings(throttling: Throttling, board: str | None = None) -> lis
 # The Raspberry Pi firmware starts throttling the CPU at 80 °C (soft limit from 60 °C where
 # set; Raspberry Pi documentation, "Frequency management and thermal control").
 HOT_CELSIUS = 80.0
-# Governors that keep the CPU at its lowest clock whatever the load.
+# Governors that keep the CPU at its lowest clock whatever the load
+# (Documentation/admin-guide/pm/cpufreq.rst, "powersave").
 SLOW_GOVERNORS = ("powersave",)
+# Drivers with their own "powersave" algorithm, which scales with the load: intel_pstate and
+# amd-pstate-epp in active mode, where it is the default (Documentation/admin-guide/pm/
+# intel_pstate.rst, amd-pstate.rst). In passive mode they are named intel_cpufreq and
+# amd-pstate and run the generic governors, powersave's lowest clock included.
+OWN_POWERSAVE_DRIVERS = ("intel_pstate", "amd-pstate-epp")
 
 
-def governor_findings(governors: tuple[str, ...]) -> list[Finding]:
+def governor_findings(governors: tuple[str, ...], driver: str | None = None) -> list[Finding]:
+    if driver in OWN_POWERSAVE_DRIVERS:
+        return []
     slow = [governor for governor in governors if governor in SLOW_GOVERNORS]
     if not slow:
         return []
@@ -129,17 +139,90 @@ def swap_file_findings(swaps: str | None, on_device: Callable[[str], bool]) -> l
     return found
 
 
-def mount_findings(options: str | None, mount_point: str | None) -> list[Finding]:
-    """Mount options that multiply writes: `sync` writes every change at once."""
-    flags = set((options or "").split(","))
-    if "sync" not in flags:
+# ext4's default commit interval, seconds; a lower one "will hurt performance"
+# (Documentation/admin-guide/ext4.rst, "commit=nrsec").
+EXT4_DEFAULT_COMMIT_S = 5
+
+
+def mount_findings(mount: Mount) -> list[Finding]:
+    """Mount options that multiply writes (mountinfo prints sync, dirsync and lazytime among
+    the superblock's options, noatime and relatime among the mount's: fs/proc_namespace.c)."""
+    flags = set(mount.all_options.split(","))
+    if mount.read_only:
         return []
+    where = mount.mount_point
+    line = f"its line in /etc/fstab ({mount.mount_point})"
+    found = []
+    for option, why in (
+        ("sync", "every write goes to the flash at once, in small pieces: many times the writes"),
+        ("dirsync", "every file created, renamed or deleted is written through at once"),
+    ):
+        if option in flags:
+            found.append(
+                Finding(
+                    category="host",
+                    what=f"{where} mounted with {option}",
+                    why=why,
+                    fix=f"remove {option} from {line} (the default async is safe with a "
+                    "journalling filesystem)",
+                )
+            )
+    if not flags & {"noatime", "relatime", "lazytime"}:
+        found.append(
+            Finding(
+                category="host",
+                what=f"{where} mounted with strictatime (neither noatime nor relatime)",
+                why="every read of a file writes its access time back to the flash",
+                fix=f"add noatime to the options of {line}, then mount -o remount "
+                f"{mount.mount_point}",
+            )
+        )
+    if "data=journal" in flags:
+        found.append(
+            Finding(
+                category="host",
+                what=f"{where} mounted with data=journal",
+                why="ext4 writes all data into its journal first, then in place: twice the "
+                "writes, and no delayed allocation",
+                fix=f"remove data=journal from {line} (the default is data=ordered), then "
+                "reboot; `tune2fs -l` shows whether journal_data is among its default mount "
+                "options (`tune2fs -o ^journal_data` clears it)",
+            )
+        )
+    commit = next((f.removeprefix("commit=") for f in flags if f.startswith("commit=")), None)
+    if mount.fstype == "ext4" and commit and commit.isdigit():
+        seconds = int(commit)
+        if 0 < seconds < EXT4_DEFAULT_COMMIT_S:
+            found.append(
+                Finding(
+                    category="host",
+                    what=f"{where} mounted with commit={seconds}",
+                    why=f"ext4 commits its journal every {seconds} s instead of every "
+                    f"{EXT4_DEFAULT_COMMIT_S}: more, smaller writes",
+                    fix=f"remove commit={seconds} from {line}, then mount -o remount "
+                    f"{mount.mount_point}",
+                )
+            )
+    return found
+
+
+# BFQ spends about 1.9 us of CPU on each request where mq-deadline spends 0.7, which caps the
+# IOPS a CPU drives through it: 80,000 on a Cortex-A53, 400,000 on a Core i7-4850HQ
+# (Documentation/block/bfq-iosched.rst). Only an NVMe drive outruns that; on other flash BFQ
+# "achieves about the same throughput as the other schedulers" (same document), so it is no
+# finding there. The kernel itself runs none on a device with several hardware queues, an
+# NVMe drive's (block/elevator.c, elevator_get_default): bfq there was set by hand or a rule.
+def scheduler_findings(device_name: str, kind: str, scheduler: str | None) -> list[Finding]:
+    if scheduler != "bfq" or kind != "nvme":
+        return []
+    rule = 'ACTION=="add|change", KERNEL=="nvme[0-9]*n[0-9]*", ATTR{queue/scheduler}="none"'
     return [
         Finding(
             category="host",
-            what=f"{mount_point or 'the filesystem'} mounted with sync",
-            why="every write goes to the flash at once, in small pieces: many times the writes",
-            fix="remove sync from its line in /etc/fstab (the default async is safe with a "
-            "journalling filesystem)",
+            what=f"I/O scheduler bfq on {device_name}",
+            why="BFQ's CPU time a request (about 1.9 us, mq-deadline's 0.7) caps a fast "
+            "drive's IOPS: about 80,000 on a Cortex-A53",
+            fix=f"echo none | sudo tee /sys/block/{device_name}/queue/scheduler; to keep it, "
+            f"the line {rule} in /etc/udev/rules.d/60-scheduler.rules",
         )
     ]

@@ -1,4 +1,4 @@
-"""PCIe findings: an NVMe link slower than both ends can run.
+"""PCIe findings: an NVMe link slower than both ends can run, and a drive reset off its link.
 
 A Raspberry Pi 5's slot is one lane, certified at Gen 2 (5 GT/s); `dtparam=pciex1_gen=3` in
 config.txt runs it at Gen 3, which Raspberry Pi says "may be unstable" (Raspberry Pi
@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from flashmark.doctor.findings import Finding
+from flashmark.doctor.host import supply_fix
 from flashmark.probe.model import PcieLink
 
 _PI5 = ("Raspberry Pi 5", "Raspberry Pi Compute Module 5")
@@ -57,5 +58,85 @@ def pcie_findings(link: PcieLink, board: str | None) -> list[Finding]:
             fix="dtparam=pciex1_gen=3 in /boot/firmware/config.txt, then reboot (Raspberry Pi "
             "certifies Gen 2 only: Gen 3 may be unstable; remove the line if the drive drops out)",
             cap_bytes_per_second=usable_bytes_per_second(now, lanes),
+        )
+    ]
+
+
+# What the kernel logs when an NVMe drive drops off its link: the controller found dead
+# (drivers/nvme/host/pci.c, nvme_warn_reset, which then gives POWER_SAVING_OFF below as its
+# advice), not ready again after a reset (drivers/nvme/host/core.c, nvme_wait_ready), and the
+# link's own errors (drivers/pci/pcie/aer.c, aer_print_error).
+NVME_TROUBLE = ("controller is down; will reset", "Device not ready", "PCIe Bus Error")
+_NVME_PATH = re.compile(r"/([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f])/nvme/(nvme\d+)/")
+
+
+# The kernel's own advice with these resets (nvme_warn_reset, above).
+POWER_SAVING_OFF = "nvme_core.default_ps_max_latency_us=0 pcie_aspm=off pcie_port_pm=off"
+
+
+def nvme_reset_findings(
+    sysfs_path: str,
+    link: PcieLink | None,
+    kernel_log: str | None,
+    under_voltage_seen: bool | None,
+    board: str | None,
+) -> list[Finding]:
+    """The drive's resets and link errors in the kernel log (its lines only: those naming its
+    controller or its PCI address): power first where under-voltage was seen; on a Pi 5 at
+    Gen 3, back to the certified Gen 2; else the parameters that keep drive and link out of
+    their power-saving states."""
+    found = _NVME_PATH.search(sysfs_path)
+    if found is None or not kernel_log:
+        return []
+    address, controller = found.groups()
+    lines = [
+        line
+        for line in kernel_log.splitlines()
+        if any(trouble in line for trouble in NVME_TROUBLE)
+        and (f"{controller}:" in line or address in line)
+    ]
+    if not lines:
+        return []
+    count = len(lines)
+    what = (
+        f"{count} NVMe controller reset{'s' * (count != 1)} or PCIe bus error"
+        f"{'s' * (count != 1)} in the kernel log ({controller})"
+    )
+    if under_voltage_seen:
+        return [
+            Finding(
+                category="pcie",
+                what=what,
+                why="under-voltage was seen: a sagging supply drops the drive off its link too",
+                fix=f"power first: {supply_fix(board)}; then the kernel's power-saving "
+                "parameters if the resets go on",
+            )
+        ]
+    gen3 = link is not None and (gigatransfers(link.current_speed) or 0) >= 8.0
+    if gen3 and (board or "").startswith(_PI5):
+        return [
+            Finding(
+                category="pcie",
+                what=what,
+                why="the link runs Gen 3, which Raspberry Pi does not certify on the Pi 5",
+                fix="remove dtparam=pciex1_gen=3 from /boot/firmware/config.txt, then reboot "
+                "(Gen 2); the kernel's power-saving parameters if the resets go on",
+            )
+        ]
+    if (board or "").startswith("Raspberry Pi"):
+        where = "/boot/firmware/cmdline.txt (one line)"
+    else:
+        where = (
+            "the kernel command line (GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, then "
+            "update-grub)"
+        )
+    return [
+        Finding(
+            category="pcie",
+            what=what,
+            why="the drive or its link fails to wake from a power-saving state (NVMe APST, "
+            "PCIe ASPM), and the kernel resets it; a loose cable or adapter gives the same errors",
+            fix=f"add {POWER_SAVING_OFF} to {where}, then reboot (the kernel's own advice with "
+            "these errors; the drive then idles warmer)",
         )
     ]

@@ -7,12 +7,13 @@ from __future__ import annotations
 from flashmark.doctor.findings import Finding
 from flashmark.doctor.host import (
     governor_findings,
-    mount_findings,
+    scheduler_findings,
     temperature_findings,
     throttling_findings,
 )
-from flashmark.doctor.pcie import pcie_findings
+from flashmark.doctor.pcie import nvme_reset_findings, pcie_findings
 from flashmark.doctor.sd import host_fastest, sd_bus_findings
+from flashmark.doctor.sd_queue import sd_queue_findings
 from flashmark.doctor.usb import uas_trouble_findings, usb_findings
 from flashmark.probe.model import Device, ProbeReport
 
@@ -32,7 +33,9 @@ def probe_findings(
     )
     if device.usb is not None:
         found += usb_findings(device.usb)
-        found += uas_trouble_findings(device.usb, kernel_log, under_voltage, board)
+        found += uas_trouble_findings(
+            device.usb, kernel_log, under_voltage, board, device.sysfs_path, device.name
+        )
     if device.mmc_bus is not None:
         if host_fastest(board) is None:
             not_here.append(
@@ -40,8 +43,16 @@ def probe_findings(
                 "SD host is known for Raspberry Pi 4 and 5)"
             )
         found += sd_bus_findings(device.mmc_bus, device.card, board)
+        queue_found, queue_notes = sd_queue_findings(device, board, environment.kernel, kernel_log)
+        found += queue_found
+        not_here += queue_notes
     if device.pcie is not None:
         found += pcie_findings(device.pcie, board)
+    if device.kind == "nvme":
+        found += nvme_reset_findings(
+            device.sysfs_path, device.pcie, kernel_log, under_voltage, board
+        )
+    found += scheduler_findings(device.name, device.kind, device.scheduler)
     if throttling is not None:
         found += throttling_findings(throttling, board)
     elif (board or "").startswith("Raspberry Pi"):
@@ -53,7 +64,6 @@ def probe_findings(
             "under-voltage and throttling: not available here (a Raspberry Pi's `vcgencmd "
             "get_throttled` tells them)"
         )
-    found += governor_findings(environment.cpu_governors)
+    found += governor_findings(environment.cpu_governors, environment.cpu_scaling_driver)
     found += temperature_findings(environment.temperatures)
-    found += mount_findings(environment.mount_options, environment.mount_point)
     return found, not_here

@@ -119,6 +119,7 @@ def read_environment(
         free_bytes=free,
         total_bytes=total,
         cpu_governors=_governors(roots),
+        cpu_scaling_driver=roots.read_sys("devices/system/cpu/cpu0/cpufreq/scaling_driver"),
         cpu_mhz=_cpu_mhz(roots),
         cpu_max_mhz=_khz_to_mhz(roots.read_sys("devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")),
         temperatures=_temperatures(roots),

@@ -289,6 +289,9 @@ class Environment:
     sample_window_s: float | None
     device_busy_pct: float | None  # share of the window the physical device was busy
     device_inflight: int | None  # requests in flight on the physical device at probe time
+    # cpufreq's scaling_driver ("intel_pstate", "cpufreq-dt"): what a governor's name means
+    # depends on it (written only when known, so older documents read as written).
+    cpu_scaling_driver: str | None = field(default=None, metadata=document(omit_none=True))
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,7 @@ def rpi4_sd(root: Path) -> None:
     link(root, f"sys/{disk}/device", rel(f"sys/{disk}", f"sys/{card}"))
     block(root, f"{disk}/mmcblk0p2", "mmcblk0p2", "179:2", {"partition": "2", "size": "999219200"})
     write(root, "sys/firmware/devicetree/base/model", "Raspberry Pi 4 Model B Rev 1.4\x00")
+    write(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_driver", "cpufreq-dt")
     for cpu in range(4):
         write(root, f"sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor", "powersave")
         write(root, f"sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_cur_freq", "600000")
@@ -773,6 +774,52 @@ def cmd56_layouts(root: Path) -> None:
     """Every answer above as its own file, for the layouts' tests."""
     for name in CMD56_ANSWERS:
         write(root, f"{name}.hex", hex_block(CMD56_ANSWERS[name], f"{name}: see SOURCES.md"))
+# The Pi 5's boot lines of its SD card, as rpi5_a2's tools/dmesg.txt has them (its SOURCES.md).
+RPI5_CARD_LOG = (
+    "[    2.546753] mmc0: SDHCI controller on 1000fff000.mmc [1000fff000.mmc] using ADMA 64-bit\n"
+    "[    2.652792] mmc0: new ultra high speed SDR104 SDXC card at address 5048\n"
+    "[    2.659679] mmcblk0: mmc0:5048 SD64G 58.0 GiB\n"
+)
+
+
+def rpi5_cqe_recovery(root: Path) -> None:
+    """rpi5_a2 with its card queued, and the queue failing once."""
+    rpi5_a2(root)
+    write(root, "tools/vcgencmd_get_throttled.txt", "throttled=0x0")
+    write(
+        root,
+        "tools/dmesg.txt",
+        RPI5_CARD_LOG + "mmc0: Command Queue Engine enabled\nmmc0: running CQE recovery",
+    )
+
+
+def nvme_aspm_resets(root: Path) -> None:
+    """nvme_pcie with its controller reset off its link once."""
+    nvme_pcie(root)
+    write(
+        root,
+        "tools/dmesg.txt",
+        "[   11.031164] Bluetooth: RFCOMM ver 1.11\n"
+        "[   79.340981] nvme nvme0: controller is down; will reset: CSTS=0xffffffff, "
+        "PCI_STATUS=0x10\n"
+        "[   79.340991] nvme nvme0: Does your device have a faulty power saving mode enabled?\n"
+        '[   79.340994] nvme nvme0: Try "nvme_core.default_ps_max_latency_us=0 pcie_aspm=off '
+        'pcie_port_pm=off" and report a bug\n'
+        "[   79.396996] nvme 0000:01:00.0: enabling device (0000 -> 0002)\n"
+        "[   79.404526] nvme nvme0: 4/0/0 default/read/poll queues\n"
+        "[   79.410364] nvme nvme0: Ignoring bogus Namespace Identifiers",
+    )
+
+
+def nvme_bfq(root: Path) -> None:
+    """nvme_pcie with bfq as its I/O scheduler."""
+    nvme_pcie(root)
+    write(
+        root,
+        "sys/devices/platform/axi/1000110000.pcie/pci0000:00/0000:00:00.0/0000:01:00.0/nvme/nvme0/"
+        "nvme0n1/queue/scheduler",
+        "mq-deadline kyber [bfq] none",
+    )
 
 
 SCENARIOS = {
@@ -796,6 +843,9 @@ SCENARIOS = {
     "sd_adata": sd_adata,
     "emmc_ext_csd": emmc_ext_csd,
     "cmd56_layouts": cmd56_layouts,
+    "rpi5_cqe_recovery": rpi5_cqe_recovery,
+    "nvme_aspm_resets": nvme_aspm_resets,
+    "nvme_bfq": nvme_bfq,
 }
 
 

@@ -33,7 +33,7 @@ def finding_warning(finding: Finding, label: str | None = None) -> str:
 
 
 def environment_warnings(environment: Environment) -> list[str]:
-    findings = governor_findings(environment.cpu_governors)
+    findings = governor_findings(environment.cpu_governors, environment.cpu_scaling_driver)
     if environment.throttling is not None:
         findings += throttling_findings(environment.throttling, environment.board)
     findings += temperature_findings(environment.temperatures)

@@ -1,0 +1,115 @@
+"""SD command queueing on a Raspberry Pi 5: an A2 card run without it, or its queue failing.
+
+Raspberry Pi's kernel queues an A2 card's commands on a Pi 5 only (mainline does not queue SD
+commands), and what `dtparam=sd_cqe` means changed within its releases: opt-in from 6.6.22
+(raspberrypi/linux pull request 6046; LibreELEC's "update to 6.6.22" notes it), on by default
+for cards not known to be bad from August 2024 (pull request 6301), for allow-listed cards only
+from January 2025 with `sd_cqe` a tristate: 0 off, 1 (the default) known-good cards, 2 every
+card not known to be bad (pull requests 6591 for 6.6, 6600 for 6.12; the overlays README). A
+6.6.y or 6.12.y release number alone does not tell which of these a build has; every 6.13 or
+later kernel was branched after it, so has the tristate. The kernel logs
+"mmcN: Command Queue Engine enabled" when it queues, and "mmcN: running CQE recovery" each time
+the card's queue fails (raspberrypi/linux issues 6561, 5768).
+"""
+
+from __future__ import annotations
+
+import re
+
+from flashmark.doctor.findings import Finding
+from flashmark.probe.mmc_bus import timing_from_log
+from flashmark.probe.model import Device
+
+PI5 = ("Raspberry Pi 5", "Raspberry Pi Compute Module 5")
+FIRST_QUEUEING = (6, 6, 22)  # the first release with SD command queueing
+SURELY_TRISTATE = (6, 13)  # every release from here on has the tristate sd_cqe
+CONFIG = "/boot/firmware/config.txt"
+_RELEASE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def release(kernel: str | None) -> tuple[int, int, int] | None:
+    """'6.6.62+rpt-rpi-2712' -> (6, 6, 62)."""
+    found = _RELEASE.match(kernel or "")
+    if found is None:
+        return None
+    return int(found.group(1)), int(found.group(2)), int(found.group(3) or 0)
+
+
+def _off_line(version: tuple[int, int, int] | None) -> str:
+    if version is not None and version[:2] >= SURELY_TRISTATE:
+        return f"dtparam=sd_cqe=0 in {CONFIG}"
+    # The boolean of 2024 took "off" (raspberrypi/linux issue 6561); the tristate of January
+    # 2025 on takes 0.
+    return f"dtparam=sd_cqe=0 in {CONFIG} (dtparam=sd_cqe=off on a kernel older than January 2025)"
+
+
+def _queueing_fix(version: tuple[int, int, int] | None, kernel: str | None) -> str:
+    risk = (
+        "to try it on this card, not on Raspberry Pi's list of known-good cards; some cards "
+        "corrupt data with it: if `dmesg` shows 'running CQE recovery', remove the line"
+    )
+    if version is not None and version < FIRST_QUEUEING:
+        return (
+            "update the kernel (sudo apt full-upgrade): SD command queueing came to "
+            "Raspberry Pi's kernel with 6.6.22"
+        )
+    if version is not None and version[:2] >= SURELY_TRISTATE:
+        return f"dtparam=sd_cqe=2 in {CONFIG}, then reboot, {risk}"
+    return (
+        f"what sd_cqe means is not known for this kernel ({kernel or 'release not read'}): "
+        "update it (sudo apt full-upgrade); a kernel from January 2025 on takes "
+        f"dtparam=sd_cqe=2 in {CONFIG}, then reboot, {risk}"
+    )
+
+
+def sd_queue_findings(
+    device: Device, board: str | None, kernel: str | None, kernel_log: str | None
+) -> tuple[list[Finding], list[str]]:
+    """The finding for an A2 card without queueing, or for its queue failing; or the note
+    saying why this could not be checked."""
+    card, bus = device.card, device.mmc_bus
+    if card is None or bus is None or card.type != "SD":
+        return [], []
+    a2 = card.ssr is not None and card.ssr.app_class == "A2"
+    if not (board or "").startswith(PI5):
+        if not a2:
+            return [], []
+        return [], [
+            "SD command queueing: not available here (Raspberry Pi's kernel queues an A2 "
+            "card's commands on a Raspberry Pi 5 only)"
+        ]
+    if kernel_log is None:
+        return [], ["SD command queueing: not read (no kernel log)"]
+    version = release(kernel)
+    host = bus.host
+    recoveries = sum(
+        1 for line in kernel_log.splitlines() if f"{host}: running CQE recovery" in line
+    )
+    if recoveries:
+        return [
+            Finding(
+                category="sd",
+                what=f"{recoveries} 'running CQE recovery' line{'s' * (recoveries != 1)} for "
+                f"{host} in the kernel log",
+                why="the card fails queued commands and the kernel recovers its queue each "
+                "time: stalls, and cards that do this have corrupted filesystems",
+                fix=f"{_off_line(version)}, then reboot: command queueing off for this card",
+            )
+        ], []
+    if not a2 or bus.command_queue:
+        return [], []
+    if timing_from_log(kernel_log, host) is None:
+        return [], [
+            "SD command queueing: not read (the kernel log no longer reaches back to the "
+            "card's start)"
+        ]
+    return [
+        Finding(
+            category="sd",
+            what=f"A2 card without command queueing (no '{host}: Command Queue Engine "
+            "enabled' in the kernel log)",
+            why="an A2 card reaches its rated random I/O only with queued commands: Raspberry "
+            "Pi measured about 2.5x the random 4k reads and 4x the writes with them",
+            fix=_queueing_fix(version, kernel),
+        )
+    ], []
