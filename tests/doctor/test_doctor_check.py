@@ -227,7 +227,11 @@ def test_an_a2_card_without_queueing_on_a_pi_5_gets_the_line_for_its_kernel(tmp_
     _set(tree, osrelease, "6.6.20+rpt-rpi-2712\n")
     (old,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
     assert old.fix.startswith("update the kernel (sudo apt full-upgrade)")
-    # A log that no longer reaches back to the card's start cannot tell: a note, no finding.
+    # No kernel log, or one that no longer reaches back to the card's start, cannot tell.
+    (tree / "tools/dmesg.txt").rename(tree / "dmesg.txt")
+    unread = diagnose(DoctorRequest("/"), roots_of(tree))
+    assert unread.findings == ()
+    assert "SD command queueing: not read (no kernel log)" in unread.not_checked
     _set(tree, "tools/dmesg.txt", "[ 9999.000000] usb 1-1: new high-speed USB device\n")
     result = diagnose(DoctorRequest("/"), roots_of(tree))
     assert result.findings == ()
@@ -352,3 +356,20 @@ def test_uas_resets_of_another_device_are_not_this_ones(tmp_path):
     )
     (finding,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
     assert finding.what == "5 UAS command aborts or resets in the kernel log (bridge 152d:0578)"
+
+
+def test_an_a2_card_without_the_features_the_kernel_queues_with_is_no_finding(tmp_path):
+    """Raspberry Pi's sd.c writes the card's `ext_perf`: bit 4 set only for a card with a queue,
+    a cache and power-off notification, the only cards it ever queues."""
+    tree = copied("rpi5_a2", tmp_path)
+    ext_perf = tree / "sys/devices/platform/axi/1000fff000.mmc/mmc_host/mmc0/mmc0:5048/ext_perf"
+    ext_perf.write_text("0f\n")
+    result = diagnose(DoctorRequest("/"), roots_of(tree))
+    assert result.findings == ()
+    assert (
+        "SD command queueing: this A2 card cannot queue here (ext_perf=0f: no queue, cache or "
+        "power-off notification the kernel needs)"
+    ) in result.not_checked
+    ext_perf.write_text("1f\n")
+    (finding,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    assert finding.what.startswith("A2 card without command queueing")

@@ -14,7 +14,7 @@ from flashmark.doctor.findings import CATEGORIES, Finding, MeasuredRate
 from flashmark.doctor.host import mount_findings, swap_file_findings, swap_findings
 from flashmark.doctor.result import DoctorResult
 from flashmark.doctor.rules import probe_findings
-from flashmark.doctor.sd_queue import PI5
+from flashmark.doctor.sd_queue import PI5, sd_queue_findings
 from flashmark.errors import TargetError
 from flashmark.probe.mmc_bus import read_kernel_log
 from flashmark.probe.model import Device, ProbeReport
@@ -66,9 +66,15 @@ def diagnose(
 def device_findings(
     report: ProbeReport, device: Device, kernel_log: str | None, roots: SystemRoots
 ) -> tuple[list[Finding], list[str]]:
-    """Every rule's findings for `device`: the probe's, and swap on it and the mount options of
-    its filesystems (read from `roots`)."""
+    """Every rule's findings for `device`: the probe's, and those read from `roots`: a Pi 5's
+    SD command queueing, swap on it and the mount options of its filesystems."""
     found, not_here = probe_findings(report, device, kernel_log)
+    ext_perf = roots.read_sys(f"class/block/{device.name}/device/ext_perf")
+    queue_found, queue_notes = sd_queue_findings(
+        device, report.environment.board, report.environment.kernel, kernel_log, ext_perf
+    )
+    found += queue_found
+    not_here += queue_notes
     majmins = _majmins(device, roots)
     partitions = tuple(name for name, _ in majmins if name != device.name)
     swaps = roots.read_proc("swaps")

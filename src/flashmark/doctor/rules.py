@@ -13,7 +13,6 @@ from flashmark.doctor.host import (
 )
 from flashmark.doctor.pcie import nvme_reset_findings, pcie_findings
 from flashmark.doctor.sd import host_fastest, sd_bus_findings
-from flashmark.doctor.sd_queue import sd_queue_findings
 from flashmark.doctor.usb import uas_trouble_findings, usb_findings
 from flashmark.probe.model import Device, ProbeReport
 
@@ -43,9 +42,6 @@ def probe_findings(
                 "SD host is known for Raspberry Pi 4 and 5)"
             )
         found += sd_bus_findings(device.mmc_bus, device.card, board)
-        queue_found, queue_notes = sd_queue_findings(device, board, environment.kernel, kernel_log)
-        found += queue_found
-        not_here += queue_notes
     if device.pcie is not None:
         found += pcie_findings(device.pcie, board)
     if device.kind == "nvme":

@@ -8,8 +8,12 @@ from January 2025 with `sd_cqe` a tristate: 0 off, 1 (the default) known-good ca
 card not known to be bad (pull requests 6591 for 6.6, 6600 for 6.12; the overlays README). A
 6.6.y or 6.12.y release number alone does not tell which of these a build has; every 6.13 or
 later kernel was branched after it, so has the tristate. The kernel logs
-"mmcN: Command Queue Engine enabled" when it queues, and "mmcN: running CQE recovery" each time
-the card's queue fails (raspberrypi/linux issues 6561, 5768).
+"mmcN: Command Queue Engine enabled[, N tags]" when it queues (drivers/mmc/core/sd.c in
+raspberrypi/linux) and "mmcN: running CQE recovery" each time the card's queue fails
+(raspberrypi/linux issues 6561, 5768). Nothing in sysfs or debugfs says whether it queues: the
+card's `ext_perf` (Raspberry Pi's sd.c) gives what it supports, bit 4 (SD_EXT_PERF_CMD_QUEUE,
+include/linux/mmc/card.h) set only when it has a queue, a cache and power-off notification,
+without which the kernel never queues it, whatever sd_cqe says.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from flashmark.probe.mmc_bus import timing_from_log
 from flashmark.probe.model import Device
 
 PI5 = ("Raspberry Pi 5", "Raspberry Pi Compute Module 5")
+EXT_PERF_CMD_QUEUE = 1 << 4
 FIRST_QUEUEING = (6, 6, 22)  # the first release with SD command queueing
 SURELY_TRISTATE = (6, 13)  # every release from here on has the tristate sd_cqe
 CONFIG = "/boot/firmware/config.txt"
@@ -63,10 +68,15 @@ def _queueing_fix(version: tuple[int, int, int] | None, kernel: str | None) -> s
 
 
 def sd_queue_findings(
-    device: Device, board: str | None, kernel: str | None, kernel_log: str | None
+    device: Device,
+    board: str | None,
+    kernel: str | None,
+    kernel_log: str | None,
+    ext_perf: str | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """The finding for an A2 card without queueing, or for its queue failing; or the note
-    saying why this could not be checked."""
+    saying why this could not be checked. `ext_perf`: the card's sysfs attribute, where the
+    kernel has it."""
     card, bus = device.card, device.mmc_bus
     if card is None or bus is None or card.type != "SD":
         return [], []
@@ -98,6 +108,11 @@ def sd_queue_findings(
         ], []
     if not a2 or bus.command_queue:
         return [], []
+    if ext_perf is not None and _hex(ext_perf) & EXT_PERF_CMD_QUEUE == 0:
+        return [], [
+            f"SD command queueing: this A2 card cannot queue here (ext_perf={ext_perf.strip()}: "
+            "no queue, cache or power-off notification the kernel needs)"
+        ]
     if timing_from_log(kernel_log, host) is None:
         return [], [
             "SD command queueing: not read (the kernel log no longer reaches back to the "
@@ -113,3 +128,10 @@ def sd_queue_findings(
             fix=_queueing_fix(version, kernel),
         )
     ], []
+
+
+def _hex(text: str) -> int:
+    try:
+        return int(text.strip(), 16)
+    except ValueError:
+        return EXT_PERF_CMD_QUEUE  # unreadable: no reason to doubt the A2 claim
