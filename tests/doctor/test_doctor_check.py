@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
+from flashmark.bench.grading.conditions import report_warnings
 from flashmark.bench.kind import RUN
 from flashmark.doctor.check import DoctorRequest, diagnose
 from flashmark.history.store import History
 from flashmark.probe.target import probe_target
+from flashmark.probe.tools import tool_runner_for
 from flashmark.system.sysroot import SystemRoots
 from tests.cli_runner import flashmark
 from tests.probe.recorded import DATA
@@ -177,10 +179,16 @@ def run_on(tree: Path, target: str, seq_read_mb_s: float) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("seq_read_mb_s", "cost"),
     [
-        (452.0, "seq-read 452.0 MB/s in run #1 (2026-11-22T01:35:25+00:00): within 20% of "
-                "this cap, it is the limit"),
-        (210.0, "seq-read 210.0 MB/s in run #1 (2026-11-22T01:35:25+00:00): 58% below this "
-                "cap, so something else limits it first"),
+        (
+            452.0,
+            "seq-read 452.0 MB/s in run #1 (2026-11-22T01:35:25+00:00): within 20% of "
+            "this cap, it is the limit",
+        ),
+        (
+            210.0,
+            "seq-read 210.0 MB/s in run #1 (2026-11-22T01:35:25+00:00): 58% below this "
+            "cap, so something else limits it first",
+        ),
     ],
 )
 def test_a_cap_is_held_against_the_latest_run_on_the_same_device(tmp_path, seq_read_mb_s, cost):
@@ -204,6 +212,8 @@ def test_a_cap_is_held_against_the_latest_run_on_the_same_device(tmp_path, seq_r
     assert " ".join(cost.split()) in " ".join(done.stdout.split())
     document = json.loads(flashmark("doctor", "--json", "--no-save", env=env).stdout)
     assert document["measured"]["run_id"] == 1 and document["measured"]["test"] == "seq-read"
+
+
 def _set(tree: Path, relative: str, text: str) -> None:
     path = tree / relative
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -302,6 +312,12 @@ def test_bfq_is_a_finding_on_an_nvme_drive_only(tmp_path):
     assert bfq.what == "I/O scheduler bfq on nvme0n1"
     assert bfq.fix.startswith("echo none | sudo tee /sys/block/nvme0n1/queue/scheduler")
     assert 'ATTR{queue/scheduler}="none" in /etc/udev/rules.d/60-scheduler.rules' in bfq.fix
+    # A run's warnings tell it too: its probe alone has the scheduler.
+    roots = roots_of(DATA / "nvme_bfq")
+    report = probe_target("/", roots, tool_runner_for(roots))
+    assert f"nvme0n1 (nvme): {bfq.what}: {bfq.why}" in report_warnings(
+        report.devices, report.environment
+    )
     # On an SD card BFQ moves as much as the others (Documentation/block/bfq-iosched.rst).
     tree = healthy_pi4(tmp_path)
     scheduler = next(tree.glob("sys/devices/platform/**/mmcblk0/queue/scheduler"))

@@ -774,6 +774,8 @@ def cmd56_layouts(root: Path) -> None:
     """Every answer above as its own file, for the layouts' tests."""
     for name in CMD56_ANSWERS:
         write(root, f"{name}.hex", hex_block(CMD56_ANSWERS[name], f"{name}: see SOURCES.md"))
+
+
 # The Pi 5's boot lines of its SD card, as rpi5_a2's tools/dmesg.txt has them (its SOURCES.md).
 RPI5_CARD_LOG = (
     "[    2.546753] mmc0: SDHCI controller on 1000fff000.mmc [1000fff000.mmc] using ADMA 64-bit\n"

@@ -12,7 +12,12 @@ import dataclasses
 from collections.abc import Sequence
 
 from flashmark.doctor.findings import Finding
-from flashmark.doctor.host import governor_findings, temperature_findings, throttling_findings
+from flashmark.doctor.host import (
+    governor_findings,
+    scheduler_findings,
+    temperature_findings,
+    throttling_findings,
+)
 from flashmark.doctor.pcie import pcie_findings
 from flashmark.doctor.sd import sd_bus_findings
 from flashmark.doctor.usb import usb_findings
@@ -60,6 +65,7 @@ def device_warnings(device: Device, board: str | None = None) -> list[str]:
         findings += sd_bus_findings(device.mmc_bus, device.card, board)
     pcie = pcie_findings(device.pcie, board) if device.pcie is not None else []
     findings += pcie
+    findings += scheduler_findings(device.name, device.kind, device.scheduler)
     warnings = [finding_warning(finding, label) for finding in findings]
     if device.pcie and device.pcie.below_max and not pcie:  # the port's maximum is not read
         link = device.pcie
