@@ -36,12 +36,13 @@ def doctor_command(
 
     \b
     It checks the USB link and driver (and UAS resets in the kernel log), the SD bus mode
-    against what the card and the board can run, the PCIe link of an NVMe drive, and the
-    host: under-voltage and throttling, the CPU governor, heat, swap on the device and mount
-    options that multiply writes. A check that cannot run on this board says so. Where the
-    history holds a run on the device, each cap is held against its fastest sequential
-    figure: what the finding costs. It writes nothing to the device. Rules and sources:
-    docs/doctor.md.
+    against what the card and the board can run (and a Pi 5's command queueing of an A2
+    card), the PCIe link of an NVMe drive (and its resets in the kernel log), and the host:
+    under-voltage and throttling, the CPU governor, heat, swap on the device, mount options
+    that multiply writes and the I/O scheduler. A check that cannot run on this board says
+    so. Where the history holds a run on the device, each cap is held against its fastest
+    sequential figure: what the finding costs. It writes nothing to the device. Rules and
+    sources: docs/doctor.md.
 
     \b
     Examples:
