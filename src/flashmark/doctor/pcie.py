@@ -67,7 +67,9 @@ def pcie_findings(link: PcieLink, board: str | None) -> list[Finding]:
 # advice), not ready again after a reset (drivers/nvme/host/core.c, nvme_wait_ready), and the
 # link's own errors (drivers/pci/pcie/aer.c, aer_print_error).
 NVME_TROUBLE = ("controller is down; will reset", "Device not ready", "PCIe Bus Error")
-_NVME_PATH = re.compile(r"/([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f])/nvme/(nvme\d+)/")
+# .../0000:01:00.0/nvme/nvme0/nvme0n1: the drive's PCI address (a domain of 4 hex digits or
+# more: VMD's are 5) and its controller.
+_NVME_PATH = re.compile(r"/([0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f])/nvme/(nvme\d+)/")
 
 
 # The kernel's own advice with these resets (nvme_warn_reset, above).

@@ -3,7 +3,8 @@
 Raspberry Pi's kernel queues an A2 card's commands on a Pi 5 only (mainline does not queue SD
 commands), and what `dtparam=sd_cqe` means changed within its releases: opt-in from 6.6.22
 (raspberrypi/linux pull request 6046; LibreELEC's "update to 6.6.22" notes it), on by default
-for cards not known to be bad from August 2024 (pull request 6301), for allow-listed cards only
+for cards not known to be bad from August 2024 (pull request 6301; off again for a few weeks from
+6.6.51-1+rpt3 of October 2024, issue 6349, until pull request 6419), for allow-listed cards only
 from January 2025 with `sd_cqe` a tristate: 0 off, 1 (the default) known-good cards, 2 every
 card not known to be bad (pull requests 6591 for 6.6, 6600 for 6.12; the overlays README). A
 6.6.y or 6.12.y release number alone does not tell which of these a build has; every 6.13 or
@@ -50,8 +51,9 @@ def _off_line(version: tuple[int, int, int] | None) -> str:
 
 def _queueing_fix(version: tuple[int, int, int] | None, kernel: str | None) -> str:
     risk = (
-        "to try it on this card, not on Raspberry Pi's list of known-good cards; some cards "
-        "corrupt data with it: if `dmesg` shows 'running CQE recovery', remove the line"
+        "to try it on this card, not on Raspberry Pi's list of known-good cards (one on its "
+        "list of bad cards stays off); some cards corrupt data with it: if `dmesg` shows "
+        "'running CQE recovery', remove the line"
     )
     if version is not None and version < FIRST_QUEUEING:
         return (
