@@ -8,7 +8,7 @@ for cards not known to be bad from August 2024 (pull request 6301; off again for
 from January 2025 with `sd_cqe` a tristate: 0 off, 1 (the default) known-good cards, 2 every
 card not known to be bad (pull requests 6591 for 6.6, 6600 for 6.12; the overlays README). A
 6.6.y or 6.12.y release number alone does not tell which of these a build has; every 6.13 or
-later kernel was branched after it, so has the tristate. The kernel logs
+later kernel came out after them (Linux 6.13: 2025-01-19), so has the tristate. The kernel logs
 "mmcN: Command Queue Engine enabled[, N tags]" when it queues (drivers/mmc/core/sd.c in
 raspberrypi/linux) and "mmcN: running CQE recovery" each time the card's queue fails
 (raspberrypi/linux issues 6561, 5768). Nothing in sysfs or debugfs says whether it queues: the
