@@ -179,16 +179,10 @@ def run_on(tree: Path, target: str, seq_read_mb_s: float) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("seq_read_mb_s", "cost"),
     [
-        (
-            452.0,
-            "seq-read 452.0 MB/s in run #1 (2026-11-22T01:35:25+00:00): within 20% of "
-            "this cap, it is the limit",
-        ),
-        (
-            210.0,
-            "seq-read 210.0 MB/s in run #1 (2026-11-22T01:35:25+00:00): 58% below this "
-            "cap, so something else limits it first",
-        ),
+        (452.0, "seq-read 452.0 MB/s in run #1 (2026-11-22T01:35:25+00:00): within 20% of "
+                "this cap, it is the limit"),
+        (210.0, "seq-read 210.0 MB/s in run #1 (2026-11-22T01:35:25+00:00): 58% below this "
+                "cap, so something else limits it first"),
     ],
 )
 def test_a_cap_is_held_against_the_latest_run_on_the_same_device(tmp_path, seq_read_mb_s, cost):
@@ -326,13 +320,7 @@ def test_bfq_is_a_finding_on_an_nvme_drive_only(tmp_path):
 
 
 def test_mount_options_that_multiply_writes_are_each_told_with_their_fstab_fix(tmp_path):
-    tree = healthy_pi4(tmp_path)
-    _set(
-        tree,
-        "proc/self/mountinfo",
-        "22 1 179:2 / / rw shared:1 - ext4 /dev/mmcblk0p2 rw,dirsync,data=journal,commit=1\n",
-    )
-    findings = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    findings = diagnose(DoctorRequest("/"), roots_of(DATA / "rpi4_mount_writes")).findings
     assert [f.what for f in findings] == [
         "/ mounted with dirsync",
         "/ mounted with strictatime (neither noatime nor relatime)",
@@ -343,6 +331,7 @@ def test_mount_options_that_multiply_writes_are_each_told_with_their_fstab_fix(t
     # ext4's default commit is 5 s: a longer one (emmc_wear's commit=600) writes less.
     assert not [f for f in whats(DATA / "emmc_wear") if "commit" in f]
     # A read-only filesystem writes nothing.
+    tree = copied("rpi4_mount_writes", tmp_path)
     _set(tree, "proc/self/mountinfo", "22 1 179:2 / / ro - ext4 /dev/mmcblk0p2 ro,dirsync\n")
     assert whats(tree) == []
 

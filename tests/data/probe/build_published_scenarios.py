@@ -813,6 +813,22 @@ def nvme_aspm_resets(root: Path) -> None:
     )
 
 
+def rpi4_mount_writes(root: Path) -> None:
+    """rpi4_sd with a steady supply and the ondemand governor (a healthy Pi 4), its root mounted
+    with the options that multiply writes."""
+    rpi4_sd(root)
+    write(root, "tools/vcgencmd_get_throttled.txt", "throttled=0x0")
+    for cpu in range(4):
+        write(root, f"sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor", "ondemand")
+    mountinfo(
+        root,
+        [
+            "22 1 179:2 / / rw shared:1 - ext4 /dev/mmcblk0p2 rw,dirsync,data=journal,commit=1",
+            "26 22 179:1 / /boot/firmware rw,relatime shared:2 - vfat /dev/mmcblk0p1 rw,fmask=0022",
+        ],
+    )
+
+
 def nvme_bfq(root: Path) -> None:
     """nvme_pcie with bfq as its I/O scheduler."""
     nvme_pcie(root)
@@ -848,6 +864,7 @@ SCENARIOS = {
     "rpi5_cqe_recovery": rpi5_cqe_recovery,
     "nvme_aspm_resets": nvme_aspm_resets,
     "nvme_bfq": nvme_bfq,
+    "rpi4_mount_writes": rpi4_mount_writes,
 }
 
 
