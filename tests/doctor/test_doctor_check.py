@@ -13,6 +13,7 @@ import pytest
 
 from flashmark.bench.grading.conditions import report_warnings
 from flashmark.bench.kind import RUN
+from flashmark.cli.doctor import _latest_rate
 from flashmark.doctor.check import DoctorRequest, diagnose
 from flashmark.history.store import History
 from flashmark.probe.target import probe_target
@@ -183,6 +184,8 @@ def run_on(tree: Path, target: str, seq_read_mb_s: float) -> dict[str, Any]:
                 "this cap, it is the limit"),
         (210.0, "seq-read 210.0 MB/s in run #1 (2026-11-22T01:35:25+00:00): 58% below this "
                 "cap, so something else limits it first"),
+        (620.0, "seq-read 620.0 MB/s in run #1 (2026-11-22T01:35:25+00:00): above this cap, "
+                "so that run was made before it held"),
     ],
 )
 def test_a_cap_is_held_against_the_latest_run_on_the_same_device(tmp_path, seq_read_mb_s, cost):
@@ -378,3 +381,22 @@ def test_an_a2_card_without_the_features_the_kernel_queues_with_is_no_finding(tm
     ext_perf.write_text("1f\n")
     (finding,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
     assert finding.what.startswith("A2 card without command queueing")
+
+
+def test_the_measured_figure_is_the_newest_run_with_a_sequential_test(tmp_path):
+    """A newer run of the device without seq-read or seq-write (a1) gives no figure: the one
+    before it does."""
+    base = DATA / "nvme_pcie"
+    history = History(tmp_path / "history.db")
+    history.save(kind=RUN.name, target="/", label="", document=run_on(base, "/", 452.0))
+    newer = RUN.from_document(run_on(base, "/", 452.0))
+    graded_only = tuple(t for t in newer.tests if not t.spec.name.startswith("seq-"))
+    history.save(
+        kind=RUN.name, target="/", label="",
+        document=RUN.to_document(replace(newer, tests=graded_only)),
+    )  # fmt: skip
+    device = probe_target("/", roots_of(base)).device
+    assert device is not None
+    measured = _latest_rate(history, device)
+    assert measured is not None and (measured.run_id, measured.test) == (1, "seq-read")
+    assert _latest_rate(History(tmp_path / "none.db"), device) is None

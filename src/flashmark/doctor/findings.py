@@ -55,6 +55,8 @@ def cost_text(finding: Finding, measured: MeasuredRate) -> str | None:
     if is_the_limit(finding, measured.bytes_per_second):
         return f"{where}: within {THE_LIMIT_MARGIN:.0%} of this cap, it is the limit"
     if measured.bytes_per_second > cap * (1 + OVER_CAP):
-        return f"{where}: above this cap, so it does not hold the device back"
+        # A figure the cap rules out: the run is older than the condition read now (a card
+        # that fell back to a slower bus mode since, a drive moved to a slower port).
+        return f"{where}: above this cap, so that run was made before it held"
     below = 1 - measured.bytes_per_second / cap
     return f"{where}: {below:.0%} below this cap, so something else limits it first"
