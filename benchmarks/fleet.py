@@ -19,7 +19,9 @@ Prints:
   does), and the coordination overhead (target <= 10% of the slowest single run).
 
 Needs root, fio, Ansible (the fleet extra: ./install.sh --with fleet) and PostgreSQL's
-binaries. A script, not a test: tests/fleet asserts.
+binaries. A script, not a test: tests/fleet asserts. It runs this tree's flashmark; with
+FLASHMARK_LAB_PYTHON=VENV/bin/python, the flashmark installed in that venv (the built wheel with
+its fleet and server extras), as a user has it (tests/fleet/lab.py).
 """
 
 from __future__ import annotations

@@ -102,12 +102,42 @@ def test_pipx_installs_again_with_the_extra(tmp_path):
     )
 
 
-def test_debian_s_package_names_the_debian_package_of_the_extra():
-    module = Path("/usr/lib/python3/dist-packages/flashmark/install_hint.py")
-    found = installation(BASE, BASE, module, "")
-    assert found.kind is InstallKind.DEBIAN
-    assert found.add_extra("server") == "sudo apt install flashmark-server"
-    assert found.add_extra("fleet") == "sudo apt install flashmark-fleet"
+DEBIAN_MODULE = Path("/usr/lib/python3/dist-packages/flashmark/install_hint.py")
+
+
+def os_release(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "os-release"
+    path.write_text(text)
+    return path
+
+
+def test_debian_s_package_installs_the_extra_s_package_made_beside_it(tmp_path):
+    """flashmark's packages are in no archive: apt installs the file dpkg-buildpackage made."""
+    trixie = os_release(tmp_path, 'PRETTY_NAME="Debian GNU/Linux 13"\nVERSION_ID="13"\nID=debian\n')
+    found = installation(BASE, BASE, DEBIAN_MODULE, "", trixie)
+    assert found.kind is InstallKind.DEBIAN and found.debian_release == 13
+    assert found.add_extra("server") == (
+        "sudo apt install ./flashmark-server_*_all.deb "
+        "(in the folder where dpkg-buildpackage made flashmark's packages)"
+    )
+    assert found.add_extra("fleet").startswith("sudo apt install ./flashmark-fleet_*_all.deb ")
+    for unknown in ("ID=debian\n", 'ID=ubuntu\nVERSION_ID="24.04"\n', None):
+        path = tmp_path / "absent" if unknown is None else os_release(tmp_path, unknown)
+        other = installation(BASE, BASE, DEBIAN_MODULE, "", path)
+        assert other.debian_release is None  # testing, another system, no file: apt's way
+        assert other.add_extra("server") == found.add_extra("server")
+
+
+def test_on_debian_12_the_debian_package_is_told_to_use_install_sh(tmp_path):
+    """Debian 12's Starlette, uvicorn, psycopg-pool and ansible-core are too old for the
+    extras' packages (debian/control); Raspberry Pi OS shares Debian's numbers."""
+    for text in ('ID=debian\nVERSION_ID="12"\n', "ID=raspbian\nVERSION_ID=12\n"):
+        found = installation(BASE, BASE, DEBIAN_MODULE, "", os_release(tmp_path, text))
+        assert found.debian_release == 12
+        assert found.add_extra("server") == (
+            "./install.sh --with server (in flashmark's source folder: Debian 12's packages "
+            "are too old for flashmark-server)"
+        )
 
 
 def test_a_python_of_its_own_uses_its_own_pip(tmp_path):

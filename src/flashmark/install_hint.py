@@ -9,7 +9,9 @@ where this flashmark came from:
 - any other venv or Python: its own pip, from the wheel or folder pip recorded in the
   installed metadata (PEP 610's direct_url.json), else from an index;
 - Debian's python3 (dist-packages under /usr/lib/python3): the Debian package of the extra
-  (debian/control: flashmark-server, flashmark-fleet).
+  (debian/control: flashmark-server, flashmark-fleet), which is in no archive: apt installs the
+  file dpkg-buildpackage made beside flashmark's own. Debian 12's packages are too old for
+  either: there install.sh, from flashmark's source folder.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ NAME = "flashmark"
 # Written by install.sh into its venv: the source folder it installed from.
 MARKER = "flashmark-install-source"
 DEBIAN_PACKAGES = Path("/usr/lib/python3/dist-packages")
+OS_RELEASE = Path("/etc/os-release")
+# The first Debian release whose Starlette, uvicorn, psycopg-pool and ansible-core are as new as
+# flashmark-server and flashmark-fleet need (debian/control); Raspberry Pi OS shares its numbers.
+DEBIAN_EXTRAS_FROM = 13
 
 
 class InstallKind(Enum):
@@ -48,11 +54,20 @@ class Installation:
     origin: str = ""
     editable: bool = False
     source: Path | None = None  # install.sh's source folder
+    debian_release: int | None = None  # the Debian (or Raspberry Pi OS) release it runs on
 
     def add_extra(self, extra: str) -> str:
         """A shell command that adds the extra to this installation."""
         if self.kind is InstallKind.DEBIAN:
-            return f"sudo apt install {NAME}-{extra}"
+            if self.debian_release is not None and self.debian_release < DEBIAN_EXTRAS_FROM:
+                return (
+                    f"./install.sh --with {extra} (in flashmark's source folder: Debian "
+                    f"{self.debian_release}'s packages are too old for {NAME}-{extra})"
+                )
+            return (
+                f"sudo apt install ./{NAME}-{extra}_*_all.deb (in the folder where "
+                f"dpkg-buildpackage made {NAME}'s packages)"
+            )
         if self.kind is InstallKind.INSTALL_SH and self.source is not None:
             dev = " --dev" if self.editable else ""
             script = self.source / "install.sh"
@@ -81,16 +96,20 @@ def installation(
     base_prefix: Path | None = None,
     module: Path | None = None,
     direct_url: str | None = None,
+    os_release: Path = OS_RELEASE,
 ) -> Installation:
     """This flashmark's installation. The arguments describe another one (tests): its
-    Python's sys.prefix and sys.base_prefix, where its package is, its direct_url.json."""
+    Python's sys.prefix and sys.base_prefix, where its package is, its direct_url.json and
+    the system's os-release file."""
     prefix = Path(sys.prefix) if prefix is None else prefix
     base_prefix = Path(sys.base_prefix) if base_prefix is None else base_prefix
     module = Path(__file__).resolve() if module is None else module
     python = prefix / "bin" / "python" if prefix != base_prefix else Path(sys.executable)
     origin, editable = _origin(_direct_url() if direct_url is None else direct_url)
     if module.is_relative_to(DEBIAN_PACKAGES):
-        return Installation(InstallKind.DEBIAN, prefix, python)
+        return Installation(
+            InstallKind.DEBIAN, prefix, python, debian_release=_debian_release(os_release)
+        )
     if prefix == base_prefix:
         return Installation(InstallKind.SYSTEM, prefix, python, origin, editable)
     if (prefix / MARKER).is_file():
@@ -104,6 +123,23 @@ def installation(
 def add_extra(extra: str) -> str:
     """The command that adds `extra` to the running flashmark."""
     return installation().add_extra(extra)
+
+
+def _debian_release(os_release: Path) -> int | None:
+    """The release number of Debian or Raspberry Pi OS (os-release(5): ID, VERSION_ID); None
+    for another system, testing or unstable (no VERSION_ID), or no readable file."""
+    try:
+        text = os_release.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fields = dict(
+        (key, value.strip().strip("'\""))
+        for key, _, value in (line.partition("=") for line in text.splitlines())
+    )
+    version = fields.get("VERSION_ID", "")
+    if fields.get("ID") not in ("debian", "raspbian") or not version.isdigit():
+        return None
+    return int(version)
 
 
 def _direct_url() -> str:

@@ -47,6 +47,15 @@ from tests.emulation.throttle import DeviceCaps, EmulatedDevice, command_in_grou
 
 SOURCE = Path(flashmark.__file__).resolve().parents[1]
 REPOSITORY = SOURCE.parent
+# The flashmark the lab runs (its service, its boards, `fleet run`): this source tree's, with
+# this Python and the tree on PYTHONPATH; or, where FLASHMARK_LAB_PYTHON names the Python of an
+# installed flashmark (a venv holding only the built wheel), that one as a user has it, with
+# no PYTHONPATH, so the release itself is what a campaign runs.
+LAB_PYTHON_ENV = "FLASHMARK_LAB_PYTHON"
+INSTALLED_PYTHON = os.environ.get(LAB_PYTHON_ENV) or None
+PYTHON = INSTALLED_PYTHON or sys.executable
+# What `env` is given before a board's command: the source tree on PYTHONPATH, or no PYTHONPATH.
+SOURCE_ENV = ["-u", "PYTHONPATH"] if INSTALLED_PYTHON else [f"PYTHONPATH={SOURCE}"]
 # linux fs/ext4/ext4.h: EXT4_IOC_SHUTDOWN _IOR('X', 125, __u32), EXT4_GOING_FLAGS_NOLOGFLUSH 2;
 # _IOR(type, nr, size) = (2 << 30) | (size << 16) | (type << 8) | nr (asm-generic/ioctl.h).
 EXT4_IOC_SHUTDOWN = (2 << 30) | (4 << 16) | (ord("X") << 8) | 125
@@ -54,7 +63,7 @@ EXT4_GOING_FLAGS_NOLOGFLUSH = 0x2
 
 
 def ansible_playbook() -> str | None:
-    beside = Path(sys.executable).parent / "ansible-playbook"
+    beside = Path(PYTHON).parent / "ansible-playbook"
     return str(beside) if beside.is_file() else shutil.which("ansible-playbook")
 
 
@@ -128,7 +137,7 @@ class FleetLab:
         log = self.folder / "serve.log"
         with log.open("wb") as output:
             process = subprocess.Popen(
-                [sys.executable, "-m", "flashmark", "serve", "--database", database,
+                [PYTHON, "-m", "flashmark", "serve", "--database", database,
                  "--host", "127.0.0.1", "--port", str(port)],
                 stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
                 env=self.environment(),
@@ -151,12 +160,12 @@ class FleetLab:
         home = self.folder / board.label
         home.mkdir()
         history = home / "history.sqlite3"
-        environment = [f"PYTHONPATH={SOURCE}", _own_locks(board.label, self.folder)]
+        environment = [*SOURCE_ENV, _own_locks(board.label, self.folder)]
         if board.fio_version is not None:
             environment.append(
                 f"PATH={self._other_fio(home, board.fio_version)}:{os.environ['PATH']}"
             )
-        flashmark_argv = [sys.executable, "-m", "flashmark"]
+        flashmark_argv = [PYTHON, "-m", "flashmark"]
         if board.fio_version is not None:  # refused before it measures: no card needed
             target = home / "card"
             target.mkdir()
@@ -191,11 +200,11 @@ class FleetLab:
             EmulatedDevice(caps or member.board.caps, size_bytes=self.size_bytes)
         )
         assert device.mount_point is not None and device.cgroup is not None
-        environment = [f"PYTHONPATH={SOURCE}", _own_locks(label, self.folder)]
+        environment = [*SOURCE_ENV, _own_locks(label, self.folder)]
         command = [
             "env",
             *environment,
-            *command_in_group(device.cgroup, [sys.executable, "-m", "flashmark"]),
+            *command_in_group(device.cgroup, [PYTHON, "-m", "flashmark"]),
         ]
         self.members[label] = LabBoard(
             member.board, device.mount_point, member.history, command, device
@@ -220,7 +229,7 @@ class FleetLab:
             "all": {
                 "vars": {
                     "ansible_connection": "local",
-                    "ansible_python_interpreter": sys.executable,
+                    "ansible_python_interpreter": PYTHON,
                 },
                 "hosts": hosts,
             }
@@ -230,9 +239,11 @@ class FleetLab:
 
     # -- running ----------------------------------------------------------------------------
     def environment(self, **extra: str) -> dict[str, str]:
+        inherited = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        source = {} if INSTALLED_PYTHON else {"PYTHONPATH": str(SOURCE)}
         return {
-            **os.environ,
-            "PYTHONPATH": str(SOURCE),
+            **inherited,
+            **source,
             "HOME": str(self.folder),
             "TMPDIR": str(self.folder),
             **extra,
@@ -242,7 +253,7 @@ class FleetLab:
         self, *args: str, timeout: float = 120, **env: str
     ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "flashmark", *args],
+            [PYTHON, "-m", "flashmark", *args],
             capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
             env=self.environment(**env),
         )  # fmt: skip

@@ -164,6 +164,26 @@ def test_results_of_different_kinds_export_together(
     assert as_html.exit_code == 0, as_html.stderr
 
 
+def test_the_readmes_export_of_a_run_and_a_capacity_probe_writes_results_csv(
+    cli: click.Group, history_db: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The README's `flashmark export ID ID -o results.csv`, as written, of a benchmark and a
+    capacity result: one file, a table per kind, each what `show --format csv` gives alone."""
+    db = ["--db", str(history_db)]
+    capacity = Path(__file__).parent.parent / "data" / "report" / "kinds" / "capacity.json"
+    imported = invoke(cli, "import", str(capacity), *db)
+    assert imported.exit_code == 0, imported.stderr
+    monkeypatch.chdir(tmp_path)
+    done = invoke(cli, "export", "1", "3", "-o", "results.csv", *db)
+    assert done.exit_code == 0, done.stderr
+    run_csv = stdout(invoke(cli, "show", "1", "--format", "csv", *db))
+    capacity_csv = stdout(invoke(cli, "show", "3", "--format", "csv", *db))
+    written = (tmp_path / "results.csv").read_bytes().decode("utf-8")
+    assert written == (
+        "benchmark results\r\n" + run_csv + "\r\n" + "capacity results\r\n" + capacity_csv
+    )
+
+
 @pytest.mark.parametrize("suffix", ["md", "csv", "json"])
 def test_export_picks_the_format_from_the_suffix(
     cli: click.Group, history_db: Path, tmp_path: Path, suffix: str

@@ -5,6 +5,7 @@ asyncio does not set TCP_NODELAY itself: uvicorn issue #3149)."""
 from __future__ import annotations
 
 import asyncio
+import pickle
 import socket
 
 import pytest
@@ -60,3 +61,11 @@ def test_every_connection_has_tcp_nodelay_on_a_socket_bound_like_uvicorns():
         return seen[0]
 
     assert asyncio.run(accepted_nodelay()) == 1
+
+
+def test_the_protocol_is_given_as_a_class_that_reaches_worker_processes():
+    """uvicorn's `http` setting as an import string is read only by newer uvicorns: 0.30 (the
+    floor) and Debian 13's 0.32 look it up among their own protocol names (KeyError at start).
+    A class every one takes, and worker processes get it pickled by name."""
+    assert isinstance(PROTOCOL, type) and issubclass(PROTOCOL, asyncio.Protocol)
+    assert pickle.loads(pickle.dumps(PROTOCOL)) is PROTOCOL

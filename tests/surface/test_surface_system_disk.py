@@ -38,14 +38,16 @@ def test_filling_the_root_filesystem_without_a_terminal_is_refused_and_writes_no
         pytest.skip("the temporary folder is not on the root filesystem here")
     folder = tmp_path / "empty mount point"
     folder.mkdir()
+    history = tmp_path / "history"  # a first command's: the refusal does not create it either
+    history.mkdir()
     free = _free(folder)
-    done = flashmark("surface", str(folder), "--no-save", *extra)
+    done = flashmark("surface", str(folder), "--db", str(history / "history.sqlite3"), *extra)
     assert done.returncode == 4, done.stderr
     (line,) = done.stderr.splitlines()
     assert line.startswith("flashmark: error: refusing to fill /dev/")
     assert " on /): it is the filesystem of /, which the system runs from; add " in line
     assert "--allow-system-disk" in line
-    assert list(folder.iterdir()) == []
+    assert list(folder.iterdir()) == [] and list(history.iterdir()) == []
     # Other tests share this disk and write meanwhile; the scan would have taken all of it.
     assert _free(folder) > free - 512 * MiB
 

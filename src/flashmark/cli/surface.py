@@ -164,7 +164,10 @@ def surface_command(
         resume=resume,
         stall_timeout_s=stall_timeout_s,
     )
-    history = history_to_save(db_path, no_save)  # before measuring: a bad history is known now
+    # A resumed scan is read from the history; a new one checks it after the plan's refusals
+    # and confirmations (still before measuring): a refused scan writes nothing, not even the
+    # history a first command would create.
+    history = history_to_save(db_path, no_save) if resume else None
     if not resume:
         say_cleaned_at_start(target)  # a killed folder scan's files may hold the space needed now
     job = prepare_surface(request, history=history)
@@ -175,6 +178,8 @@ def surface_command(
         fs = plan.space.filesystem
         answer_with = fs.device or fs.mount_point or plan.given
         confirm_filling(fs.label(), plan.fill_refusal, answer_with, allowed=allow_system_disk)
+    if not resume:
+        history = history_to_save(db_path, no_save)  # before measuring: a bad history is known now
     _announce(job)
     # A folder scan always writes (plan.write), a device scan with --destructive.
     phases = 1 + (plan.write and (previous is None or previous.state.phase == "write"))

@@ -11,9 +11,6 @@ import socket
 
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-# For uvicorn's `http` setting: an import string reaches the worker processes.
-PROTOCOL = "flashmark.server.protocol:NoDelayHTTPProtocol"
-
 
 class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
     """uvicorn's protocol (httptools when installed, else h11) with TCP_NODELAY set."""
@@ -23,3 +20,9 @@ class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().connection_made(transport)
+
+
+# For uvicorn's `http` setting, the class: every uvicorn from pyproject's floor (0.30) on takes
+# one, and it reaches worker processes pickled by name. An import string is read only by newer
+# ones (Debian 13's uvicorn 0.32 looked it up among its own protocol names: KeyError).
+PROTOCOL = NoDelayHTTPProtocol
