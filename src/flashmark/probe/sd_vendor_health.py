@@ -7,8 +7,8 @@ layouts are those sdmon reads (github.com/Ognian/sdmon, src/sdmon.c at commit 94
 sends a vendor's command only to a card whose CID names that vendor (MID, and OEM id where
 one is published), and the two-step form (a 512-byte CMD56 write, then a read) only to the
 product lines reported to answer it. Any CMD56 is a risk to a card that does not expect it:
-a consumer Transcend card has been reported to vanish from the bus after sdmon's CMD56 reads
-and its two-step write (sdmon issue #43: the reads came first), and a command left unanswered
+a consumer Transcend card has been reported to vanish from the bus after sdmon's CMD56 read
+and its two-step write (sdmon issue #43: the read came first), and a command left unanswered
 stalls the host for about a second (sdmon issue #6). A layout is taken only when its
 signature (or, for the two-step layout, which has none, the plausibility of its fields) is
 there and the block is not all 0x00 or all 0xFF.
@@ -222,7 +222,7 @@ def decode_phison(block: bytes) -> VendorHealth | None:
 
     It has no signature, and a card that does not know the command may answer noise (sdmon
     issue #14): the block is taken only when its fields agree with the layout, a good block
-    rate of at most 100.00%, erase counts minimum <= average <= maximum, and a product marker
+    rate from 0.01% to 100.00%, erase counts minimum <= average <= maximum, and a product marker
     of zeros or ASCII text (sdmon's examples: zeros, and "pSLC" on a Kingston SDCIT2)."""
     good_rate = _be(block, 64, 2)
     average = (_be(block, 104, 2) << 16) | _be(block, 98, 2)
