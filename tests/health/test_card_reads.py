@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from flashmark.probe.mmc_ioctl import (
     MmcCommand,
     MmcCommandFailed,
     RecordedMmcIoctl,
+    pack_command,
     parse_hex_block,
 )
 from flashmark.probe.model import VendorHealth
@@ -48,6 +50,34 @@ def layout(name: str) -> bytes:
 def test_the_ioctl_number_is_the_kernels_for_a_72_byte_struct():
     # _IOWR(MMC_BLOCK_MAJOR, 0, struct mmc_ioc_cmd); sdmon prints the same number.
     assert MMC_IOC_CMD == 0xC048B300
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_the_packed_command_sits_at_the_offsets_of_the_kernels_struct(write):
+    """include/uapi/linux/mmc/ioctl.h, struct mmc_ioc_cmd: write_flag @0, opcode @8, arg @12,
+    flags @32, blksz @36, blocks @40, data_ptr @64, 72 bytes; flags are MMC_RSP_R1 (PRESENT
+    1<<0 | CRC 1<<2 | OPCODE 1<<4) | MMC_CMD_ADTC (1<<5), a read with MMC_RSP_SPI_S1 (1<<7)
+    as mmc-utils' read_extcsd."""
+    packed = pack_command(MmcCommand(56, 0x110005F1, write=write), 0x1122334455667788)
+    assert len(packed) == 72
+
+    def field(offset: int) -> int:
+        return int.from_bytes(packed[offset : offset + 4], sys.byteorder)
+
+    assert field(0) == (1 if write else 0)
+    assert (field(8), field(12)) == (56, 0x110005F1)
+    assert field(32) == (0x35 if write else 0xB5)
+    assert (field(36), field(40)) == (512, 1)
+    assert int.from_bytes(packed[64:72], sys.byteorder) == 0x1122334455667788
+
+
+def test_the_live_ioctl_opens_the_card_read_only():
+    """A write-mode descriptor fires udev's change event on close. A read-only sysfs file
+    stands in for the card: opened for writing it is refused even to root, opened read-only
+    it is opened, and the kernel refuses the ioctl itself (ENOTTY)."""
+    stand_in = "../sys/devices/system/cpu/online"
+    with pytest.raises(MmcCommandFailed, match=f"^CMD8 read 0x00000000 on /dev/{stand_in}: "):
+        LiveMmcIoctl().send(stand_in, MmcCommand(8, 0))
 
 
 def test_the_live_ioctl_reaches_the_kernel_and_a_refusal_is_a_card_that_did_not_answer():
@@ -395,3 +425,131 @@ def test_daily_live_readings_narrow_the_interval_to_3_from_the_second_step(tmp_p
     assert forecast.steps_seen >= 2, "no two steps in 500 days"
     assert forecast.years_low is not None and forecast.years_high is not None
     assert forecast.years_high / forecast.years_low <= 3
+
+
+# -- what is never sent ------------------------------------------------------------------------
+
+
+def test_the_two_step_form_sends_its_write_before_its_read():
+    tree = DATA / "sd_kingston_sdce"
+    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
+    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    assert [sent.command for sent in mmc.sent] == [
+        MmcCommand(56, 0x00000010, write=True),
+        MmcCommand(56, 0x00000021),
+    ]
+    assert result.health.vendor is not None and result.health.wear_read == "cmd56"
+
+
+RPI5_CARD = "devices/platform/axi/1000fff000.mmc/mmc_host/mmc0/mmc0:5048"
+
+
+def test_a_consumer_kingston_card_is_sent_no_write(tmp_path):
+    """Only Kingston's High Endurance and Industrial lines answer the two-step form: a card
+    whose CID names another product (rpi5_a2's SD64G) is sent nothing."""
+    tree = copied("sd_kingston_sdce", tmp_path / "tree")  # answers the two-step form
+    cid = (tree / "sys" / RPI5_CARD / "cid").read_text().strip()
+    (tree / "sys" / RPI5_CARD / "cid").write_text(cid[:6] + b"SD64G".hex() + cid[16:] + "\n")
+    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
+    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    assert mmc.sent == [] and result.health.vendor is None
+    assert any("not to this 'SD64G'" in note for note in result.skipped)
+
+
+def moved_under_usb(tree: Path) -> None:
+    """The card's host moved under a USB card reader's driver, as Realtek's rtsx_usb_sdmmc
+    shows one (the kernel still names it mmcblkN); every link to it follows."""
+    old = "1000fff000.mmc"
+    new = "1000fff000.usb/usb1/1-2/1-2:1.0/rtsx_usb_sdmmc.4"
+    axi = tree / "sys/devices/platform/axi"
+    (axi / new).parent.mkdir(parents=True)
+    (axi / old).rename(axi / new)
+    for link in (tree / "sys").rglob("*"):
+        if link.is_symlink() and old in str(link.readlink()):
+            target = str(link.readlink()).replace(old, new)
+            link.unlink()
+            link.symlink_to(target)
+
+
+def test_a_card_behind_a_usb_card_reader_driver_is_sent_nothing(tmp_path):
+    tree = copied("sd_kingston_sdce", tmp_path / "tree")  # answers the two-step form
+    moved_under_usb(tree)
+    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
+    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    assert result.device_kind == "sd" and result.card_cid is not None  # the card was found
+    assert mmc.sent == [] and result.health.vendor is None
+    assert any("behind a USB reader is never asked" in note for note in result.skipped)
+
+
+def test_an_unattended_reading_sends_no_cmd56_and_says_so(tmp_path):
+    """`health --record` (the timer's): an SD card is asked no vendor health; an eMMC's
+    EXT_CSD, a standard read, still is."""
+    tree = DATA / "sd_wd_purple"
+    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
+    result = check_health(
+        HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc, vendor_health=False
+    )
+    assert mmc.sent == [] and result.health.vendor is None
+    assert any("--record does not ask vendor health" in note for note in result.skipped)
+    emmc = DATA / "emmc_ext_csd"
+    mmc = RecordedMmcIoctl(emmc / "tools" / "ioctl")
+    read = check_health(
+        HealthRequest("/"), [], roots_with_answers(emmc), now=1e9, mmc=mmc, vendor_health=False
+    )
+    assert [sent.command for sent in mmc.sent] == [MmcCommand(8, 0)]
+    assert read.health.wear_read == "ext_csd"
+
+
+def test_health_record_keeps_a_reading_without_vendor_health(tmp_path):
+    env = recorded_env("sd_wd_purple", tmp_path / "history.db")
+    result = flashmark("health", "/", "--record", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    saved = json.loads(flashmark("show", "1", "--json", env=env).stdout)
+    assert saved["health"].get("vendor") is None and "wear_read" not in saved["health"]
+    assert any("--record does not ask vendor health" in note for note in saved["skipped"])
+
+
+# -- answers refused ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("decode", "name", "offset", "over_100"),
+    [
+        (decode_adata, "adata_transcend_460t", 70, bytes([150])),
+        (decode_transcend, "transcend_illustrative", 70, bytes([150])),
+        (decode_swissbit, "swissbit_s56u", 80, bytes([150])),
+        (decode_longsys, "longsys_illustrative", 44, (300).to_bytes(4, "little")),
+        (decode_phison, "kingston_sdce", 96, (45300).to_bytes(2, "big")),  # sdmon issue #2
+    ],
+    ids=["adata", "transcend", "swissbit", "longsys", "two-step"],
+)
+def test_a_figure_of_over_100_percent_left_gives_no_life_used(decode, name, offset, over_100):
+    block = bytearray(layout(name))
+    block[offset : offset + len(over_100)] = over_100
+    decoded = decode(bytes(block))
+    assert decoded is not None
+    assert (decoded.life_used_low_pct, decoded.life_used_high_pct) == (None, None)
+    assert any("(over 100)" in figure for figure in decoded.other)
+
+
+def test_noise_is_not_read_as_the_two_step_layout():
+    """The two-step layout has no signature; a card may answer random data (sdmon's Apacer
+    report): none of a thousand random blocks passes its fields' checks."""
+    rng = random.Random(14)
+    for _ in range(1000):
+        assert decode_phison(rng.randbytes(512)) is None
+    assert decode_phison(b"\xff" * 512) is None  # a card that ignores the command
+
+
+def test_an_ext_csd_before_emmc_5_keeps_the_kernels_copy_and_says_why(tmp_path):
+    """EXT_CSD_REV 6 (eMMC 4.5): bytes 267-269 are reserved, whatever the card puts there."""
+    tree = copied("emmc_ext_csd", tmp_path / "tree")
+    answer = tree / "tools/ioctl/mmcblk1/cmd8_00000000.hex"
+    block = bytearray(parse_hex_block(answer.read_text()))
+    block[192] = 6
+    block[268] = block[269] = 0x05
+    answer.write_text(block.hex())
+    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
+    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    assert result.health.wear_read is None and result.health.life_time_a == "0-10%"
+    assert any("EXT_CSD_REV 6" in note for note in result.skipped)

@@ -4,9 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from flashmark.health.red_flags import red_flags, worn_out
 from flashmark.probe.emmc_health import read_emmc_health
+from flashmark.probe.mmc_ioctl import parse_hex_block
 from flashmark.probe.model import Health, VendorHealth
+from flashmark.probe.sd_vendor_health import (
+    decode_adata,
+    decode_longsys,
+    decode_phison,
+    decode_sandisk,
+    decode_swissbit,
+    decode_transcend,
+)
 from flashmark.system.sysroot import SystemRoots
 
 DATA = Path(__file__).parent.parent / "data" / "probe"
@@ -61,8 +72,45 @@ def test_a_rated_life_used_up_is_flagged_as_wear_for_nvme_smart_and_sd_vendor_he
     assert worn_out(Health(percentage_used=100)) and not worn_out(Health(percentage_used=99))
     used_up = VendorHealth("SanDisk", "CMD56 read 0x00000001", 100.0, 101.0)
     assert red_flags(Health(vendor=used_up)) == (
-        "rated life used up: SanDisk reports 100% or more used",
+        "rated life used up: SanDisk reports 100-101% used",
     )
     assert worn_out(Health(vendor=used_up))
     nearly = VendorHealth("SanDisk", "CMD56 read 0x00000001", 98.0, 99.0)
     assert red_flags(Health(vendor=nearly)) == () and not worn_out(Health(vendor=nearly))
+
+
+def _layout_block(name: str, offset: int, value: bytes) -> bytes:
+    """A recorded layout (tests/data/probe/cmd56_layouts) with one figure set."""
+    block = bytearray(parse_hex_block((DATA / "cmd56_layouts" / f"{name}.hex").read_text()))
+    block[offset : offset + len(value)] = value
+    return bytes(block)
+
+
+# Each layout's life figure at its used-up answer and at the step before it: (decoder, layout,
+# offset, its encoding of the used-up value, of the one before).
+_LIFE_FIGURES = [
+    (decode_sandisk, "sandisk_industrial", 8, bytes([0x65]), bytes([0x64])),  # used, 1% steps
+    (decode_adata, "adata_transcend_460t", 70, bytes([0]), bytes([1])),  # remaining %
+    (decode_transcend, "transcend_illustrative", 70, bytes([0]), bytes([1])),
+    (decode_swissbit, "swissbit_s56u", 80, bytes([0]), bytes([1])),
+    (decode_longsys, "longsys_illustrative", 44, bytes(4), (1).to_bytes(4, "little")),
+    (decode_phison, "kingston_sdce", 96, (0).to_bytes(2, "big"), (1).to_bytes(2, "big")),  # 0.01%
+]
+
+
+@pytest.mark.parametrize(
+    ("decode", "name", "offset", "used_up", "nearly"),
+    _LIFE_FIGURES,
+    ids=[figure[1] for figure in _LIFE_FIGURES],
+)
+def test_each_layouts_used_up_answer_is_flagged_and_the_step_before_is_not(
+    decode, name, offset, used_up, nearly
+) -> None:
+    vendor = decode(_layout_block(name, offset, used_up))
+    assert vendor is not None
+    flags = red_flags(Health(vendor=vendor))
+    assert len(flags) == 1 and flags[0].startswith("rated life used up:")
+    assert worn_out(Health(vendor=vendor))
+    before = decode(_layout_block(name, offset, nearly))
+    assert before is not None and before.life_used_low_pct is not None
+    assert red_flags(Health(vendor=before)) == () and not worn_out(Health(vendor=before))

@@ -93,8 +93,9 @@ def health_command(
     SMART: percentage used, data written, spare; as root) and the kernel's count of what
     was written to it, and keeps each reading in the history: the forecast narrows as
     readings add up, so run it again now and then. A device that reports no wear (most SD
-    cards) gets "unknown" and the full writes it takes a day. It writes nothing to the
-    device. Method: docs/health.md.
+    cards) gets "unknown" and the full writes it takes a day. It stores nothing on the
+    device; as root (not with --record) it asks some SD cards for their vendor's health,
+    for some Kingston cards with a CMD56 data write, then a read. Method: docs/health.md.
 
     \b
     The kernel's write counter starts again at every boot, so the record needs readings
@@ -128,7 +129,9 @@ def health_command(
         wait_while_measured(target_path, wait_minutes * 60, lambda line: click.echo(line, err=True))
     errors = stderr_console()  # silent when quiet
     earlier = _earlier_readings(history or History.locate(db_path), errors.print)
-    result = check_health(HealthRequest(target), earlier, SystemRoots.from_environment())
+    result = check_health(
+        HealthRequest(target), earlier, SystemRoots.from_environment(), vendor_health=not record
+    )
     finish(HEALTH, result, history, as_json=as_json).raise_problem()
     for flag in result.red_flags:
         errors.print(styled(f"warning: {flag}", "red"))

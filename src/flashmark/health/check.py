@@ -131,9 +131,11 @@ def check_health(
     roots: SystemRoots,
     now: float | None = None,
     mmc: MmcIoctl | None = None,
+    vendor_health: bool = True,
 ) -> HealthResult:
     """Read the device now and forecast from it and its `earlier` readings (any device's:
-    those of another key are left out); `mmc` asks the card itself (card_reads)."""
+    those of another key are left out); `mmc` asks the card itself (card_reads), an SD card's
+    vendor health only with `vendor_health` (False for an unattended reading)."""
     now = time.time() if now is None else now
     device, notes = read_device(request.target, roots)
     key = device_key(device)
@@ -143,6 +145,7 @@ def check_health(
         (smart.health if smart is not None else None) or device.health or Health(),
         mmc or mmc_ioctl_for(roots),
         request.target,
+        vendor_health,
     )
     health = card.health
     counter = counter_now(device, roots, now)

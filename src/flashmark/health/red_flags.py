@@ -63,15 +63,22 @@ def _self_assessment_failed(health: Health) -> bool:
 
 
 def _rated_life_used(health: Health) -> str | None:
-    """'percentage used 103%' or 'SanDisk reports 100-101% used' when the device says its rated
+    """'percentage used 103%' or 'ADATA reports 99-101% used' when the device says its rated
     life is used up (NVMe: "a value of 100 indicates that the estimated endurance ... has been
-    consumed", NVM Express Base Specification, SMART log Percentage Used); else None."""
+    consumed", NVM Express Base Specification, SMART log Percentage Used); else None.
+
+    An SD card's vendor figure is a bracket: 0% left in whole percent is [99, 101], in 0.01%
+    [99.99, 100.01], so the bracket's middle, not its low end, is set against 100."""
     if health.percentage_used is not None and health.percentage_used >= 100:
         return f"percentage used {health.percentage_used}%"
     vendor = health.vendor
-    low = vendor.life_used_low_pct if vendor is not None else None
-    if vendor is not None and low is not None and low >= 100:
-        return f"{vendor.vendor} reports {low:g}% or more used"
+    if vendor is None or vendor.life_used_low_pct is None:
+        return None
+    low = vendor.life_used_low_pct
+    high = vendor.life_used_high_pct if vendor.life_used_high_pct is not None else low
+    # Within a rounding error of the decimal figures ([99.99, 100.01] adds up to a hair below).
+    if (low + high) / 2 >= 100 - 1e-9:
+        return f"{vendor.vendor} reports {low:g}-{high:g}% used"
     return None
 
 

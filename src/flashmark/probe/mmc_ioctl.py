@@ -90,24 +90,11 @@ class LiveMmcIoctl:
     def send(self, device: str, command: MmcCommand, data: bytes = b"") -> bytes:
         buffer = array.array("B", data.ljust(BLOCK_BYTES, b"\0")[:BLOCK_BYTES])
         address, _ = buffer.buffer_info()
-        flags = WRITE_FLAGS if command.write else READ_FLAGS
-        packed = bytearray(
-            _IOC_CMD.pack(
-                1 if command.write else 0,  # write_flag
-                0,  # is_acmd
-                command.opcode,
-                command.arg,
-                0, 0, 0, 0,  # response[4]
-                flags,
-                BLOCK_BYTES,  # blksz
-                1,  # blocks
-                0, 0, 0, 0,  # postsleep min/max, data and command timeouts: the driver's
-                0,  # __pad
-                address,
-            )
-        )  # fmt: skip
+        packed = bytearray(pack_command(command, address))
         try:
-            descriptor = os.open(f"/dev/{device}", os.O_RDWR)
+            # Read-only: MMC_IOC_CMD asks CAP_SYS_RAWIO and a whole disk, not write mode, and a
+            # descriptor opened for writing makes udev send a change event when it closes.
+            descriptor = os.open(f"/dev/{device}", os.O_RDONLY | os.O_CLOEXEC)
         except OSError as error:
             raise MmcCommandFailed(f"/dev/{device}: {error.strerror}") from error
         try:
@@ -117,6 +104,23 @@ class LiveMmcIoctl:
         finally:
             os.close(descriptor)
         return b"" if command.write else buffer.tobytes()
+
+
+def pack_command(command: MmcCommand, data_address: int) -> bytes:
+    """`struct mmc_ioc_cmd` for `command`, one 512-byte block at `data_address`."""
+    return _IOC_CMD.pack(
+        1 if command.write else 0,  # write_flag
+        0,  # is_acmd
+        command.opcode,
+        command.arg,
+        0, 0, 0, 0,  # response[4]
+        WRITE_FLAGS if command.write else READ_FLAGS,
+        BLOCK_BYTES,  # blksz
+        1,  # blocks
+        0, 0, 0, 0,  # postsleep min/max, data and command timeouts: the driver's
+        0,  # __pad
+        data_address,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

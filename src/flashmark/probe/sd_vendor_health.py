@@ -5,10 +5,13 @@ The SD standard leaves CMD56's data to each vendor. The arguments, the signature
 layouts are those sdmon reads (github.com/Ognian/sdmon, src/sdmon.c at commit 94cda42b,
 2026-03-08); its code is not copied here. sdmon tries every command on every card; flashmark
 sends a vendor's command only to a card whose CID names that vendor (MID, and OEM id where
-one is published), and the two-step form (a 512-byte CMD56 write, then a read) to no other:
-consumer cards mostly do not answer, and one card has been reported to vanish from the bus
-after it (sdmon issue #43). A layout is taken only when its signature is there and the block
-is not all 0x00 or all 0xFF.
+one is published), and the two-step form (a 512-byte CMD56 write, then a read) only to the
+product lines reported to answer it. Any CMD56 is a risk to a card that does not expect it:
+a consumer Transcend card has been reported to vanish from the bus after sdmon's CMD56 read
+and its two-step write (sdmon issue #43: the read came first), and a command left unanswered
+stalls the host for about a second (sdmon issue #6). A layout is taken only when its
+signature (or, for the two-step layout, which has none, the plausibility of its fields) is
+there and the block is not all 0x00 or all 0xFF.
 """
 
 from __future__ import annotations
@@ -37,11 +40,21 @@ def _text(block: bytes, offset: int, size: int) -> str | None:
     return text or None
 
 
-def _remaining(percent: float, resolution: float) -> tuple[float, float]:
+@dataclass(frozen=True)
+class _LifeUsed:
+    low: float | None
+    high: float | None
+    other: tuple[str, ...]  # a figure that gives no life used, said
+
+
+def _remaining(percent: float, resolution: float) -> _LifeUsed:
     """Life used as a bracket from a figure of life remaining, read to `resolution` (either
-    way: the layouts do not say whether they round or cut)."""
+    way: the layouts do not say whether they round or cut). Over 100% left is no figure of
+    life used (some cards answer so: sdmon issue #2 shows 453.00%): none, and said."""
+    if percent > 100:
+        return _LifeUsed(None, None, (f"life remaining {percent:.2f}% (over 100)",))
     used = 100.0 - percent
-    return max(0.0, used - resolution), used + resolution
+    return _LifeUsed(max(0.0, used - resolution), used + resolution, ())
 
 
 def _signed(block: bytes, first: int, second: int) -> bool:
@@ -74,12 +87,13 @@ def decode_longsys(block: bytes) -> VendorHealth | None:
     [52] rated cycles."""
     if not _signed(block, 0x70, 0x58):
         return None
-    low, high = _remaining(_le(block, 44, 4), 1.0)
+    life = _remaining(_le(block, 44, 4), 1.0)
     return VendorHealth(
         vendor="Longsys",
         command="",
-        life_used_low_pct=low,
-        life_used_high_pct=high,
+        life_used_low_pct=life.low,
+        life_used_high_pct=life.high,
+        other=life.other,
         erase_count_average=round(_le(block, 36, 4) / 1000),
         rated_erase_cycles=_le(block, 52, 4),
         spare_blocks=_le(block, 32, 4),
@@ -110,12 +124,13 @@ def decode_swissbit(block: bytes) -> VendorHealth | None:
     [96] grown bad blocks, [116] power cycles."""
     if not _signed(block, 0x53, 0x77):
         return None
-    low, high = _remaining(block[80], 1.0)
+    life = _remaining(block[80], 1.0)
     return VendorHealth(
         vendor="Swissbit",
         command="",
-        life_used_low_pct=low,
-        life_used_high_pct=high,
+        life_used_low_pct=life.low,
+        life_used_high_pct=life.high,
+        other=life.other,
         erase_count_average=_be(block, 60, 4),
         erase_count_max=_be(block, 52, 4),
         erase_count_total=_be(block, 56, 4),
@@ -154,12 +169,13 @@ def decode_adata(block: bytes) -> VendorHealth | None:
     [70] life remaining %, [76] power cycles, [128:134] firmware."""
     if not _signed(block, 0x09, 0x41):
         return None
-    low, high = _remaining(block[70], 1.0)
+    life = _remaining(block[70], 1.0)
     return VendorHealth(
         vendor="ADATA",
         command="",
-        life_used_low_pct=low,
-        life_used_high_pct=high,
+        life_used_low_pct=life.low,
+        life_used_high_pct=life.high,
+        other=life.other,
         erase_count_average=_be(block, 44, 4),
         erase_count_max=_be(block, 36, 4),
         erase_count_total=_be(block, 40, 4),
@@ -179,12 +195,13 @@ def decode_transcend(block: bytes) -> VendorHealth | None:
     total; it is left out.)"""
     if not _signed(block, 0x54, 0x72):
         return None
-    low, high = _remaining(block[70], 1.0)
+    life = _remaining(block[70], 1.0)
     return VendorHealth(
         vendor="Transcend",
         command="",
-        life_used_low_pct=low,
-        life_used_high_pct=high,
+        life_used_low_pct=life.low,
+        life_used_high_pct=life.high,
+        other=life.other,
         erase_count_average=_le(block, 44, 4),
         erase_count_max=_le(block, 36, 4),
         spare_blocks=block[27],
@@ -198,19 +215,35 @@ def decode_transcend(block: bytes) -> VendorHealth | None:
 def decode_phison(block: bytes) -> VendorHealth | None:
     """The two-step layout (Apacer and Kingston industrial, Kingston High Endurance; their
     controller's): BE [16] spare blocks, [32:64] factory bad blocks per die (summed),
-    [80] total erase count, [96] life remaining in 0.01%, average erase count [104]<<16 |
-    [98], max [108]<<16 | [102] (2 bytes each), [112] power-ups, [128] abnormal power-offs,
-    [184:216] grown bad blocks per die (summed), [11] [12] firmware. It has no signature."""
-    remaining = _be(block, 96, 2) / 100
-    # Some cards report more than 100% left (sdmon issue #2: 453.00%): no life used to read.
-    low, high = _remaining(remaining, 0.01) if remaining <= 100 else (None, None)
+    [64] good block rate in 0.01%, [80] total erase count, [96] life remaining in 0.01%,
+    average erase count [104]<<16 | [98], minimum [106]<<16 | [100], maximum [108]<<16 |
+    [102] (2 bytes each), [112] power-ups, [128] abnormal power-offs, [176:184] product marker,
+    [184:216] grown bad blocks per die (summed), [11] [12] firmware.
+
+    It has no signature, and a card that does not know the command may answer noise (sdmon
+    issue #14): the block is taken only when its fields agree with the layout, a good block
+    rate from 0.01% to 100.00%, erase counts minimum <= average <= maximum, and a product marker
+    of zeros or ASCII text (sdmon's examples: zeros, and "pSLC" on a Kingston SDCIT2)."""
+    good_rate = _be(block, 64, 2)
+    average = (_be(block, 104, 2) << 16) | _be(block, 98, 2)
+    least = (_be(block, 106, 2) << 16) | _be(block, 100, 2)
+    most = (_be(block, 108, 2) << 16) | _be(block, 102, 2)
+    marker = block[176:184].rstrip(b"\0")
+    plausible = (
+        0 < good_rate <= 10000
+        and least <= average <= most
+        and all(32 <= byte < 127 for byte in marker)
+    )
+    if not plausible:
+        return None
+    life = _remaining(_be(block, 96, 2) / 100, 0.01)
     return VendorHealth(
         vendor="Phison (Apacer, Kingston)",
         command="",
-        life_used_low_pct=round(low, 2) if low is not None else None,
-        life_used_high_pct=round(high, 2) if high is not None else None,
-        erase_count_average=(_be(block, 104, 2) << 16) | _be(block, 98, 2),
-        erase_count_max=(_be(block, 108, 2) << 16) | _be(block, 102, 2),
+        life_used_low_pct=round(life.low, 2) if life.low is not None else None,
+        life_used_high_pct=round(life.high, 2) if life.high is not None else None,
+        erase_count_average=average,
+        erase_count_max=most,
         erase_count_total=_be(block, 80, 4),
         spare_blocks=_be(block, 16, 2),
         bad_blocks_factory=sum(block[32:64]),
@@ -218,7 +251,7 @@ def decode_phison(block: bytes) -> VendorHealth | None:
         power_on_count=_be(block, 112, 4),
         power_loss_count=_be(block, 128, 2),
         firmware=f"{block[11]}.{block[12]}",
-        other=() if remaining <= 100 else (f"life remaining {remaining:.2f}% (over 100)",),
+        other=life.other,
     )
 
 
@@ -235,9 +268,15 @@ class VendorCommand:
     reads: tuple[int, ...]  # the reads' arguments, tried in turn until one answers
     decoders: tuple[Decoder, ...]
     prepare_arg: int | None = None  # the two-step form: a CMD56 write of this argument first
+    # The product lines asked, as the start of the CID's product name; empty: any of the maker's.
+    products: tuple[str, ...] = ()
 
     def matches(self, cid: Cid) -> bool:
         return cid.manufacturer_id in self.mids and self.oem in (None, cid.oem_id_text)
+
+    def asks(self, cid: Cid) -> bool:
+        """Whether this card's product line is one that is sent the command."""
+        return not self.products or cid.product_name.startswith(self.products)
 
     def described(self, arg: int) -> str:
         read = f"CMD56 read 0x{arg:08x}"
@@ -251,13 +290,18 @@ class VendorCommand:
 # results/SD-cards-with-low-serial-numbers.md; Transcend 0x1C, 0x1E, 0x74, mmc-utils lsmmc.c's
 # table (0x74 with linux-automation/usbsdmux PR #62's CID; a Transcend 460T answers ADATA's
 # argument in ADATA's layout, sdmon issue #44, so Transcend cards are asked both); Kingston
-# 0x9F, card.h CID_MANFID_KINGSTON_SD, and 0x41, lsmmc.c. Apacer's 0x27 (card.h
-# CID_MANFID_APACER) is the Phison controller's MID, which other brands' consumer cards carry
-# too, and no Apacer OEM id is published to tell Apacer's apart: the two-step write would reach
-# cards of unknown makers, so 0x27 is asked nothing (its layout is Kingston's, decoded the
-# same). Micron, Swissbit and Innodisk cards have no published SD CID: their layouts are
-# decoded (a Longsys answer comes to SanDisk's argument) but their commands are sent to no
-# card.
+# 0x9F, card.h CID_MANFID_KINGSTON_SD, and 0x41, lsmmc.c; of Kingston's cards only the High
+# Endurance line (SDCE, sdmon issue #30) and the Industrial line (SDCIT and SDCIT2, sdmon issue
+# #6, and PR #33: readme.md's SDCIT2/8GB example) are reported to answer the two-step form,
+# and its write goes to no other (a consumer card such as an SD64G is asked nothing). Their
+# CIDs' product names are not published: the part numbers' stems stand for them. Apacer's
+# 0x27 (card.h CID_MANFID_APACER) is the Phison controller's MID, which other brands'
+# consumer cards carry too, and no Apacer OEM id is published to tell Apacer's apart: the
+# two-step write would reach cards of unknown makers, so 0x27 is asked nothing (its layout is
+# Kingston's, decoded the same). Micron, Swissbit and Innodisk cards have no published SD CID:
+# their layouts are decoded (a Longsys answer comes to SanDisk's argument) but their commands
+# are sent to no card.
+KINGSTON_ANSWERING = ("SDCE", "SDCIT")
 VENDOR_COMMANDS: tuple[VendorCommand, ...] = (
     VendorCommand(
         "SanDisk / Western Digital", frozenset({0x03}), "SD", (0x00000001,),
@@ -270,7 +314,7 @@ VENDOR_COMMANDS: tuple[VendorCommand, ...] = (
     ),
     VendorCommand(
         "Kingston", frozenset({0x41, 0x9F}), None, (0x00000021,), (decode_phison,),
-        prepare_arg=0x00000010,
+        prepare_arg=0x00000010, products=KINGSTON_ANSWERING,
     ),
 )  # fmt: skip
 # Decoded when a card answers so, but sent to none (above).

@@ -729,8 +729,16 @@ def sd_wd_purple(root: Path) -> None:
     answer(root, "mmcblk0", 56, 0x00000001, "wd_purple")
 
 
+RPI5_CARD = "devices/platform/axi/1000fff000.mmc/mmc_host/mmc0/mmc0:5048"
+# rpi5_a2's Kingston CID with a High Endurance product name (derived: SOURCES.md).
+SDCE_NAME = "SDCE0"
+
+
 def sd_kingston_sdce(root: Path) -> None:
     rpi5_a2(root)
+    cid = str(KINGSTON["cid"])
+    with_cid(root, RPI5_CARD, cid[:6] + SDCE_NAME.encode().hex() + cid[16:])
+    write(root, f"sys/{RPI5_CARD}/name", SDCE_NAME)
     answer(root, "mmcblk0", 56, 0x00000021, "kingston_sdce")
 
 
@@ -763,6 +771,7 @@ def emmc_ext_csd(root: Path) -> None:
     quotes `mmc extcsd read` (the rest is not published: zeros)."""
     emmc_wear(root)
     fields: list[Field] = [
+        (192, be(8, 1), "EXT_CSD_REV (derived: eMMC 5.1)"),
         (267, be(0x01, 1), "PRE_EOL_INFO"),
         (268, be(0x01, 1), "DEVICE_LIFE_TIME_EST_TYP_A"),
         (269, be(0x01, 1), "DEVICE_LIFE_TIME_EST_TYP_B"),
