@@ -24,6 +24,7 @@ from flashmark.bench.model import DisturbanceStatus, Pattern
 from flashmark.bench.profiles import PROFILES
 from flashmark.health.result import HEALTH_SCHEMA
 from flashmark.probe.model import SCHEMA as PROBE_SCHEMA
+from flashmark.probe.sd_vendor_health import VENDOR_COMMANDS
 from flashmark.server.campaign_names import campaign_problem, label_problem
 from flashmark.server.fields import (
     Always,
@@ -632,7 +633,11 @@ RUN = Fields(
 VENDOR_HEALTH = Fields(
     {
         "vendor": MADE_TEXT.or_withheld(),  # whose layout answered: flashmark's name for it
-        "command": MADE_TEXT.or_withheld(),  # the command and argument, no device
+        # The command and its argument, as flashmark sends it to a vendor's cards (a text
+        # screen would take the argument, 0x00000001, for a serial number).
+        "command": OneOf(
+            *(entry.described(arg) for entry in VENDOR_COMMANDS for arg in entry.reads)
+        ).or_withheld(),
         **_maybe_numbers("life_used_low_pct life_used_high_pct"),
         **_maybe_counts(
             "erase_count_average erase_count_max erase_count_total rated_erase_cycles "
