@@ -34,6 +34,7 @@ from flashmark.server.fields import (
     Flag,
     ListOf,
     MapOf,
+    MaskedCid,
     Matching,
     MountOptions,
     Number,
@@ -663,7 +664,7 @@ HEALTH = Fields(
         "device_key": Withheld(),
         # Rebuilt by outgoing.py as a run's CID: the register with its serial (PSN) and CRC
         # zeroed; withheld when it does not decode or its name holds an identifier.
-        "card_cid": Withheld(),
+        "card_cid": MaskedCid(),
         "health": Fields(
             {
                 **DEVICE_HEALTH,
