@@ -143,7 +143,10 @@ def test_wrong_schema_or_version_is_refused_naming_the_accepted_ones(service: Se
         service.upload({**documents[0], "schema": "flashmark.monitor/1"}), 422, "unsupported-schema"
     )
     problem(service.upload({"schema": "flashmark.result/1"}), 422, "invalid-document")
-    assert service.client.get("/api/v1").json()["accepted_schemas"] == ["flashmark.result/1"]
+    assert service.client.get("/api/v1").json()["accepted_schemas"] == [
+        "flashmark.result/1",
+        "flashmark.health/1",
+    ]
     assert service.count() == 0
 
 

@@ -10,7 +10,9 @@ import subprocess
 
 import pytest
 
+from flashmark.server.outgoing import outgoing
 from flashmark.server.storage import open_storage
+from tests.conftest import DATA
 from tests.report.html.devtools import Browser
 from tests.report.html.test_browser import BROWSER_FLAGS, console_lines, page_requests
 from tests.server.conftest import IN_CI, recorded, variant
@@ -65,6 +67,8 @@ def test_every_page_renders_quietly_and_asks_only_the_service(
     ids = [upload(variant(card, index)) for index in range(4)]
     hostile = upload(poisoned(card))
     other = upload(recorded("standard-fast-card"))
+    saved = json.loads((DATA / "upload" / "health-emmc.json").read_text(encoding="utf-8"))
+    reading = upload(outgoing(saved))
     pages = {
         "browse": "/",
         "search": "/?maker=Kingston&capacity=64G&profile=quick",
@@ -72,6 +76,8 @@ def test_every_page_renders_quietly_and_asks_only_the_service(
         "hostile result": f"/results/{hostile}",
         "device": f"/devices/sd-9f-0x5449-sd64g-6.1?result={ids[1]}",
         "compare": f"/compare?id={ids[0]}&id={other}&id={hostile}",
+        "health reading": f"/health/{reading}",
+        "device with health readings": "/devices/emmc-15-0x00-m8g1gc-0.3",
         "not found": "/results/424242",
     }
     for name, path in pages.items():

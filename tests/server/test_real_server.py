@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from flashmark.cli import main
 from flashmark.errors import ExitStatus
+from flashmark.probe.mmc import decode_mmc_cid
 from flashmark.server.intake import HEADLINE_COLUMNS, accept
 from flashmark.server.storage import open_storage
 from tests.conftest import DATA
@@ -108,8 +109,10 @@ def test_upload_sends_what_the_dry_run_shows(database, start_server, tmp_path: P
     assert mixed.returncode == 0, mixed.stderr
     assert mixed.stdout == f"run 2: already on the service as 2: {server.url}/api/v1/results/2\n"
     assert mixed.stderr.splitlines() == [
-        "run 3 (surface): skipped: surface results are not uploaded (flashmark uploads result)",
-        "run 4 (capacity): skipped: capacity results are not uploaded (flashmark uploads result)",
+        "run 3 (surface): skipped: surface results are not uploaded "
+        "(flashmark uploads result, health)",
+        "run 4 (capacity): skipped: capacity results are not uploaded "
+        "(flashmark uploads result, health)",
     ]
     # ... and when that leaves nothing to send, the command fails in one more line
     alone = flashmark("upload", "3", "--server", server.url, env=env)
@@ -129,6 +132,55 @@ def test_upload_sends_what_the_dry_run_shows(database, start_server, tmp_path: P
     assert unreachable.returncode == ExitStatus.SERVICE and "cannot reach" in unreachable.stderr
     no_token = flashmark("upload", "1", "--server", server.url, env={**env, "FLASHMARK_TOKEN": ""})
     assert no_token.returncode == 2 and "needs a token" in no_token.stderr
+
+
+def test_a_health_reading_is_uploaded_without_a_serial_and_shown_with_its_model(
+    database, start_server, tmp_path: Path
+):
+    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    saved = json.loads((DATA / "upload" / "health-emmc.json").read_text(encoding="utf-8"))
+    done = flashmark("import", str(DATA / "upload" / "health-emmc.json"), env=env)
+    assert done.returncode == 0, done.stderr
+    server = start_server(database)
+    dry = flashmark("upload", "1", "--dry-run", "--server", server.url, env=env)
+    assert dry.returncode == 0, dry.stderr
+    shown = json.loads(dry.stdout)
+    # The card's CID goes with its serial (PSN) and CRC zeroed: the rest of it is the same.
+    cid = decode_mmc_cid(shown["card_cid"])
+    assert cid.serial == 0 and shown["card_cid"][30:] == "00"
+    assert shown["card_cid"][:20] == saved["card_cid"][:20]  # maker, OEM, name, revision
+    serial = f"{decode_mmc_cid(saved['card_cid']).serial:08x}"
+    boot_id = saved["counter"]["boot_id"]
+    for secret in (serial, saved["card_cid"], saved["device_key"], boot_id):
+        assert secret not in dry.stdout
+    assert shown["device_key"] == shown["target"] == shown["counter"]["boot_id"] == "(withheld)"
+    assert shown["skipped"] == []
+
+    secret = CliRunner().invoke(main, ["token", "create", "cli", "--database", database])
+    env["FLASHMARK_TOKEN"] = secret.stdout.strip()
+    sent = flashmark("upload", "1", "--server", server.url, env=env)
+    assert sent.returncode == 0, sent.stderr
+    assert sent.stdout == f"run 1: uploaded as 1: {server.url}/api/v1/health/1\n"
+    again = flashmark("upload", "1", "--server", server.url, env=env)
+    assert again.stdout == f"run 1: already on the service as 1: {server.url}/api/v1/health/1\n"
+    with urllib.request.urlopen(f"{server.url}/api/v1/health/1", timeout=10) as response:
+        stored = json.loads(response.read())
+    assert {key: value for key, value in stored.items() if key != "id"} == shown
+    with urllib.request.urlopen(f"{server.url}/api/v1", timeout=10) as response:
+        assert json.loads(response.read())["accepted_schemas"] == [
+            "flashmark.result/1",
+            "flashmark.health/1",
+        ]
+    # Its page, and the page of its card model: the runs of the same model would be listed there
+    # too (the eMMC run recorded on the same board has this model key: test_upload_allowlist).
+    with urllib.request.urlopen(f"{server.url}/health/1", timeout=10) as response:
+        page = response.read().decode()
+    assert "M8G1GC" in page and "life used: type A 0-10%" in page
+    model_page = f"{server.url}/devices/emmc-15-0x00-m8g1gc-0.3"
+    with urllib.request.urlopen(model_page, timeout=10) as response:
+        listed = response.read().decode()
+    assert 'href="/health/1"' in listed and shown["summary"] in listed
+    assert "0-10" in listed  # its wear, in percent
 
 
 def test_sigkill_during_uploads_loses_no_acknowledged_result(database, start_server):

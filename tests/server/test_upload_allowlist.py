@@ -24,7 +24,7 @@ from flashmark.probe.mmc import decode_mmc_cid, decode_sd_cid
 from flashmark.server.allowlist import ALLOW_LISTS
 from flashmark.server.fields import WITHHELD
 from flashmark.server.identifiers import Known
-from flashmark.server.intake import ACCEPTED_SCHEMAS, accept
+from flashmark.server.intake import ACCEPTED_SCHEMAS, AcceptedReading, accept, accept_upload
 from flashmark.server.outgoing import NotUploadable, card_identity, outgoing
 from flashmark.server.upload import card_link
 from tests.conftest import DATA
@@ -178,7 +178,7 @@ def test_an_identifier_in_any_one_field_never_reaches_the_upload():
     assert refused_fields <= {
         "schema", "kind", "pattern", "name", "test", "metric", "unit", "verdict", "{key}",
         "profile", "type", "topic", "status", "found", "wrote", "started_at", "finished_at",
-        "phase", "stopped_by",
+        "phase", "stopped_by", "device_kind",
     }, refused_fields  # fmt: skip
 
 
@@ -486,3 +486,64 @@ def test_a_disturbance_reason_that_quotes_an_identifier_is_withheld(reason: str)
     sent = sent_text(source)
     assert "alice" not in sent and "4a3b2c1d" not in sent.lower()
     assert json.loads(sent)["tests"][0]["disturbance"]["reason"] == WITHHELD
+
+
+# -- health readings ------------------------------------------------------------------------------
+
+HEALTH_FILES = tuple(file for file in DOCUMENT_FILES if file.stem.startswith("health-"))
+_CID_LAYOUTS = {"sd": (decode_sd_cid, slice(18, 26)), "emmc": (decode_mmc_cid, slice(20, 28))}
+
+
+@pytest.mark.parametrize("file", HEALTH_FILES, ids=lambda file: file.stem)
+def test_a_health_reading_is_sent_without_what_names_its_device_or_machine(file: Path):
+    source = document(file)
+    text = sent_text(source)
+    sent = json.loads(text)
+    assert sent["device_key"] == sent["target"] == WITHHELD and sent["skipped"] == []
+    if source["device_key"].startswith(("serial:", "cid:")):
+        assert source["device_key"].rpartition(":")[2] not in text
+    if source["counter"] is not None:
+        assert sent["counter"]["boot_id"] == WITHHELD
+        assert source["counter"]["boot_id"] not in text
+    if source["card_cid"] is None:
+        assert sent["card_cid"] is None
+        return
+    decode, serial_digits = _CID_LAYOUTS[source["device_kind"]]
+    saved, masked = decode(source["card_cid"]), decode(sent["card_cid"])
+    assert saved.serial != 0 and masked.serial == 0 and f"{saved.serial:08x}" not in text
+    assert sent["card_cid"][serial_digits] == "0" * 8 and sent["card_cid"][30:] == "00"
+    assert (masked.manufacturer_id, masked.oem_id, masked.product_name, masked.revision) == (
+        saved.manufacturer_id,
+        saved.oem_id,
+        saved.product_name,
+        saved.revision,
+    )
+    # What a reading is shared for stays (a source naming the vendor's command, 0x00000001,
+    # is left out: the screen takes its argument for a serial; the command itself is sent).
+    assert {**sent["health"], "sources": ()} == {**source["health"], "sources": ()}
+    assert sent["forecast"] == source["forecast"]
+    assert sent["model"] == source["model"] and sent["summary"] == source["summary"]
+
+
+def test_a_reading_whose_card_name_holds_an_identifier_sends_no_cid():
+    source = load("health-emmc")
+    serial = f"{decode_mmc_cid(source['card_cid']).serial:08x}"
+    # a CID whose product name (PNM, hex digits 6..17 of an eMMC CID) spells a known name
+    name = b"zq    ".hex()
+    source["card_cid"] = source["card_cid"][:6] + name + source["card_cid"][18:]
+    sent = json.loads(sent_text(source, ALONE_KNOWN))
+    assert sent["card_cid"] == WITHHELD and serial not in json.dumps(sent)
+
+
+def test_a_reading_is_found_by_the_model_key_of_its_models_runs():
+    reading = accept_upload(outgoing(load("health-emmc")))
+    run = accept(outgoing(load("emmc-run")))
+    assert isinstance(reading, AcceptedReading)
+    assert reading.facts.model_key == run.facts.model_key
+    assert reading.facts.medium == run.facts.medium == "emmc"
+
+
+def test_a_readings_card_link_is_made_from_its_whole_cid():
+    source = load("health-emmc")
+    assert card_identity(source) == source["card_cid"]
+    assert card_identity(load("health-nvme")) is None  # a drive with neither CID nor serial

@@ -106,7 +106,8 @@ def test_a_kind_flashmark_does_not_upload_is_skipped_and_the_rest_go(tmp_path: P
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["schema"] == "flashmark.result/1"
     assert done.stderr.splitlines()[0] == (
-        "run 1 (powercut): skipped: powercut results are not uploaded (flashmark uploads result)"
+        "run 1 (powercut): skipped: powercut results are not uploaded "
+        "(flashmark uploads result, health)"
     )
     alone = flashmark("upload", "1", "--dry-run", env=env)
     assert alone.returncode == 2 and alone.stdout == ""
@@ -183,6 +184,17 @@ def _places(value: Any, place: str) -> set[str]:
     return {place}
 
 
+def _unlisted(places: set[str], table: dict[str, str]) -> set[str]:
+    """The places the table does not list: a null or an empty list stands where the table lists
+    the fields of what it may hold."""
+    return {
+        place
+        for place in places
+        if place not in table
+        and not any(row.startswith((f"{place}.", f"{place}[]")) for row in table)
+    }
+
+
 def test_the_fields_table_lists_every_place_an_upload_holds_and_what_stays_here(tmp_path: Path):
     done = flashmark("upload", "--fields", env={"FLASHMARK_DB": str(tmp_path / "none.sqlite3")})
     assert done.returncode == 0 and done.stderr == ""
@@ -193,15 +205,16 @@ def test_the_fields_table_lists_every_place_an_upload_holds_and_what_stays_here(
     places |= {f"upload.{key}" for key in chosen}
     # grades are kept by name: their places hold the grade's name where the table says KEY
     places = {re.sub(r"^result\.grades\.[^.]+", "result.grades.KEY", place) for place in places}
-    # a null or an empty list stands where the table lists the fields of what it may hold
-    unlisted = {
-        place
-        for place in places
-        if place not in table
-        and not any(row.startswith((f"{place}.", f"{place}[]")) for row in table)
-    }
-    assert unlisted == set()
+    assert _unlisted(places, table) == set()
     for private in ("result.host.hostname", "result.target.given", "result.target.folder"):
         assert table[private] == 'withheld: "(withheld)"'
     assert table["result.probe.devices[].serial"] == "always null"
-    assert not any(not place.startswith(("result.", "upload.")) for place in table)
+    # a health reading's places too, and what of it stays here
+    for file in ("health-emmc", "health-sd-vendor", "health-nvme"):
+        reading = _places(outgoing(read(DATA / "upload" / f"{file}.json"), Known()), "health")
+        assert _unlisted(reading, table) == set(), file
+    for private in ("health.target", "health.device_key", "health.counter.boot_id"):
+        assert table[private] == 'withheld: "(withheld)"'
+    assert table["health.card_cid"].startswith("the CID with its serial (PSN) and CRC zeroed")
+    assert table["health.skipped"] == "always []"
+    assert not any(not place.startswith(("result.", "health.", "upload.")) for place in table)

@@ -22,7 +22,9 @@ from flashmark.bench.grading.classes import (
 )
 from flashmark.bench.model import DisturbanceStatus, Pattern
 from flashmark.bench.profiles import PROFILES
+from flashmark.health.result import HEALTH_SCHEMA
 from flashmark.probe.model import SCHEMA as PROBE_SCHEMA
+from flashmark.probe.sd_vendor_health import VENDOR_COMMANDS
 from flashmark.server.campaign_names import campaign_problem, label_problem
 from flashmark.server.fields import (
     Always,
@@ -32,6 +34,7 @@ from flashmark.server.fields import (
     Flag,
     ListOf,
     MapOf,
+    MaskedCid,
     Matching,
     MountOptions,
     Number,
@@ -290,6 +293,17 @@ CARD = Fields(
         ),
     }
 )
+# The wear a device reports (probe.model.Health): figures of the model's wear, not of who owns
+# it. The drive's lifetime count of data written is sent too: a figure of how it was used.
+DEVICE_HEALTH: dict[str, Rule] = {
+    "life_time_a": MADE_TEXT.or_null(),
+    "life_time_b": MADE_TEXT.or_null(),
+    "pre_eol": MADE_TEXT.or_null(),
+    **_maybe_counts("percentage_used media_errors critical_warning"),
+    "temperature_c": Number().nullable(),
+    "sources": ListOf(MADE_TEXT, drop=True),
+    **_maybe_counts("available_spare available_spare_threshold data_units_written"),
+}
 DEVICE = Fields(
     {
         "name": KERNEL_NAME.or_withheld(),
@@ -344,17 +358,7 @@ DEVICE = Fields(
                 "driver": KERNEL_NAME.or_null(),
             }
         ).nullable(),
-        "health": Fields(
-            {
-                "life_time_a": MADE_TEXT.or_null(),
-                "life_time_b": MADE_TEXT.or_null(),
-                "pre_eol": MADE_TEXT.or_null(),
-                **_maybe_counts("percentage_used media_errors critical_warning"),
-                "temperature_c": Number().nullable(),
-                "sources": ListOf(MADE_TEXT, drop=True),
-                **_maybe_counts("available_spare available_spare_threshold data_units_written"),
-            }
-        ).nullable(),
+        "health": Fields(DEVICE_HEALTH).nullable(),
         "unreadable": Always(()),  # quotes what a sysfs file held, a serial number's included
     }
 )
@@ -623,6 +627,91 @@ RUN = Fields(
     }
 )
 
+# -- flashmark.health/1: `flashmark health` -----------------------------------------------------
+
+# An SD card's answer to its vendor's health command (probe.model.VendorHealth): figures and
+# flashmark's names for them; the firmware and date are the card's own texts, screened.
+VENDOR_HEALTH = Fields(
+    {
+        "vendor": MADE_TEXT.or_withheld(),  # whose layout answered: flashmark's name for it
+        # The command and its argument, as flashmark sends it to a vendor's cards (a text
+        # screen would take the argument, 0x00000001, for a serial number).
+        "command": OneOf(
+            *(entry.described(arg) for entry in VENDOR_COMMANDS for arg in entry.reads)
+        ).or_withheld(),
+        **_maybe_numbers("life_used_low_pct life_used_high_pct"),
+        **_maybe_counts(
+            "erase_count_average erase_count_max erase_count_total rated_erase_cycles "
+            "spare_blocks bad_blocks_factory bad_blocks_grown power_on_count power_loss_count"
+        ),
+        "manufactured": MADE_TEXT.or_null(),
+        "firmware": MODEL_NAME.or_null(),
+        "other": ListOf(MADE_TEXT, drop=True),  # a layout's figures, named by flashmark
+    }
+)
+HEALTH = Fields(
+    {
+        "schema": OneOf(HEALTH_SCHEMA),
+        # The answer in one line, written from the alarms, forecast and rate below.
+        "summary": MADE_TEXT.or_withheld(),
+        "flashmark_version": VERSION.or_withheld(),
+        "target": Withheld(),  # as typed: a path
+        "device": DEVICE_NODE.or_withheld(),
+        "device_kind": DEVICE_KIND,
+        "model": MODEL_NAME.or_null(),  # which model, as a run's probe sends it
+        "capacity_bytes": Whole().nullable(),
+        # How this machine's history finds the device again: its CID or its serial number.
+        "device_key": Withheld(),
+        # Rebuilt by outgoing.py as a run's CID: the register with its serial (PSN) and CRC
+        # zeroed; withheld when it does not decode or its name holds an identifier.
+        "card_cid": MaskedCid(),
+        "health": Fields(
+            {
+                **DEVICE_HEALTH,
+                # Hours powered on and the drive's own verdict: how it was used, not whose.
+                "power_on_hours": Whole().nullable(),
+                "smart_passed": Flag().nullable(),
+                "wear_read": OneOf("ext_csd", "cmd56").or_null(),
+                "vendor": VENDOR_HEALTH.nullable(),
+            }
+        ),
+        # The kernel's write counter: the time and the count are figures; the boot id names
+        # one boot of one machine, and would link its uploads.
+        "counter": Fields(
+            {
+                "seconds": Number(),
+                "boot_id": Withheld(),
+                "sectors_written": Whole(),
+                "counter_bits": Whole(),
+            }
+        ).nullable(),
+        "readings": Whole(),
+        "span_days": Number(),
+        # The writes a day and the years that leaves: what a reading is shared for.
+        "rate": Fields(
+            {
+                **_numbers("bytes_per_day over_s"),
+                "since_boot": Flag(),
+                **_maybe_numbers("low_per_day high_per_day"),
+            }
+        ).nullable(),
+        "forecast": Fields(
+            {
+                **_maybe_numbers(
+                    "years_low years_high remaining_bytes_low remaining_bytes_high wear_low "
+                    "wear_high"
+                ),
+                "steps_seen": Whole(),
+                **_maybe_numbers("bytes_per_day full_writes_per_day"),
+            }
+        ),
+        # The device's alarms: flashmark's phrases with the device's figures, screened.
+        "red_flags": ListOf(MADE_TEXT, drop=True),
+        "skipped": Always(()),  # what was not read and how: quotes the target and commands
+        "finished_at": TIMESTAMP,
+    }
+)
+
 # What the uploader adds to a document of any kind, each by the user's choice for this upload
 # and none part of a saved result (flashmark upload --link-card, --campaign, --label).
 UPLOAD_CHOICES = Fields(
@@ -641,7 +730,7 @@ UPLOAD_CHOICES = Fields(
 
 # The kinds of document the results service accepts (intake.ACCEPTED_SCHEMAS), by schema:
 # only these are uploaded, so no table is kept for a kind no service would take.
-ALLOW_LISTS: Mapping[str, Rule] = {RUN_SCHEMA: RUN}
+ALLOW_LISTS: Mapping[str, Rule] = {RUN_SCHEMA: RUN, HEALTH_SCHEMA: HEALTH}
 
 
 def field_table() -> list[tuple[str, str]]:

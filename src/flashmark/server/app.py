@@ -41,7 +41,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from flashmark.bench.document import document_to_run
-from flashmark.report.html import render_html_report
+from flashmark.health.kind import HEALTH
+from flashmark.report.html import KindResults, render_html_report, render_report
 from flashmark.server.campaign import (
     Campaign,
     build_campaign,
@@ -54,12 +55,14 @@ from flashmark.server.intake import (
     ACCEPTED_SCHEMAS,
     HEADLINE_COLUMNS,
     Accepted,
+    AcceptedReading,
     UploadRejected,
     parse_upload,
 )
 from flashmark.server.ranking import GroupCache, count_upload, standings
 from flashmark.server.storage import (
     CampaignRefused,
+    ReadingRow,
     ResultRow,
     Search,
     Storage,
@@ -70,7 +73,9 @@ from flashmark.server.storage import (
 from flashmark.server.views import (
     HEADLINE_LABELS,
     TableRows,
+    capacity,
     charts,
+    wear_range,
     with_navigation,
     with_withheld_marked,
 )
@@ -313,6 +318,7 @@ def create_app(config: ServerConfig) -> Starlette:
         for path, endpoint, methods in (
             ("/", service.browse, None),
             ("/results/{id}", service.result_page, None),
+            ("/health/{id}", service.reading_page, None),
             ("/compare", service.compare_page, None),
             ("/devices/{key}", service.device_page, None),
             ("/campaigns/{name}", service.campaign_view, None),
@@ -320,6 +326,7 @@ def create_app(config: ServerConfig) -> Starlette:
             ("/api/v1/results", service.upload, ["POST"]),
             ("/api/v1/results", service.api_search, None),
             ("/api/v1/results/{id}", service.api_result, None),
+            ("/api/v1/health/{id}", service.api_reading, None),
             ("/api/v1/export.csv", service.export_csv, None),
             ("/api/v1/export.jsonl", service.export_jsonl, None),
             ("/api/v1/campaigns/{name}", service.api_campaign, None),
@@ -480,16 +487,19 @@ class ResultsService:
         except CampaignRefused as refused:
             status = 403 if refused.kind == "campaign-of-another-token" else 409
             raise Problem(status, refused.kind, str(refused), pointer="/campaign") from None
-        if stored.created:  # this process's pages count it at once, others' within 30 s
+        if stored.created and isinstance(accepted, Accepted):
+            # this process's pages count it at once, others' within 30 s
             facts = accepted.facts
             count_upload(self.groups, self.counts, facts.model_key, facts.profile, facts.headlines)
         root = self.base(request)
-        url = f"{root}/api/v1/results/{stored.id}"
+        # A health reading has addresses of its own: its ids are not a run's.
+        kind = "results" if isinstance(accepted, Accepted) else "health"
+        url = f"{root}/api/v1/{kind}/{stored.id}"
         return JSONResponse(
             {
                 "id": stored.id,
                 "url": url,
-                "page": f"{root}/results/{stored.id}",
+                "page": f"{root}/{kind}/{stored.id}",
                 "created": stored.created,
                 # Keys this service does not know (a newer flashmark's): not kept.
                 "dropped": list(accepted.dropped),
@@ -503,6 +513,13 @@ class ResultsService:
         document = await run_in_threadpool(self.storage.document, result_id)
         if document is None:
             raise Problem(404, "not-found", f"no result {result_id} on this service")
+        return JSONResponse(document)
+
+    async def api_reading(self, request: Request) -> Response:
+        reading_id = _result_id(request.path_params["id"])
+        document = await run_in_threadpool(self.storage.reading_document, reading_id)
+        if document is None:
+            raise Problem(404, "not-found", f"no health reading {reading_id} on this service")
         return JSONResponse(document)
 
     async def api_search(self, request: Request) -> Response:
@@ -591,6 +608,19 @@ class ResultsService:
         # cannot say frame-ancestors (CSP Level 2, 7.7.1), so SecurityHeaders adds it.
         return HTMLResponse(with_navigation(report, navigation))
 
+    async def reading_page(self, request: Request) -> Response:
+        """A health reading's page: its kind's card of the report, as `flashmark report`
+        draws it, with the service's navigation."""
+        reading_id = _result_id(request.path_params["id"])
+        found = await run_in_threadpool(_reading_report, self.storage, reading_id)
+        if found is None:
+            raise Problem(404, "not-found", f"no health reading {reading_id} on this service")
+        model_key, report = found
+        navigation = self.templates.get_template("reading_navigation.html").render(
+            reading_id=reading_id, model_key=model_key
+        )
+        return HTMLResponse(with_navigation(report, navigation))
+
     async def compare_page(self, request: Request) -> Response:
         values = request.query_params.getlist("id")
         ids = tuple(dict.fromkeys(_result_id(value) for value in values))
@@ -645,7 +675,7 @@ class ResultsService:
         known = self.counts.get((key, ""))
         # The database work of a page in one trip to the thread pool (each trip costs about as
         # much as a query, more on a busy machine).
-        chosen, rows, more, profiles = await run_in_threadpool(
+        chosen, rows, more, profiles, readings = await run_in_threadpool(
             _device_rows, self.storage, key, result_id, profile, before, known is None
         )
         if result_id is not None and chosen is None:
@@ -662,7 +692,8 @@ class ResultsService:
             profiles = known
         else:
             self.counts.put((key, ""), profiles)
-        if not profiles:
+        profiles = profiles or {}
+        if not profiles and not readings:
             raise Problem(404, "not-found", f"no results of the model {key} on this service")
         shown_profiles = dict(
             sorted(profiles.items(), key=lambda item: (-item[1], item[0]))[:_PROFILES_SHOWN]
@@ -685,6 +716,9 @@ class ResultsService:
             more_profiles=len(profiles) - len(shown_profiles),
             profile=profile,
             chosen=chosen,
+            readings=readings,
+            capacity=capacity,
+            wear=wear_range,
             charts=standing,
             following=following,
             searching=True,
@@ -918,8 +952,12 @@ def _search(params: Mapping[str, str]) -> Search:
     )
 
 
-def _keep(storage: Storage, body: bytes, token_id: int) -> tuple[Accepted, Stored]:
+def _keep(
+    storage: Storage, body: bytes, token_id: int
+) -> tuple[Accepted | AcceptedReading, Stored]:
     accepted = parse_upload(body)
+    if isinstance(accepted, AcceptedReading):
+        return accepted, storage.add_reading(accepted, token_id)
     return accepted, storage.add_result(accepted, token_id)
 
 
@@ -936,20 +974,31 @@ def _device_rows(
     profile: str | None,
     before: int | None,
     count_profiles: bool,
-) -> tuple[ResultRow | None, list[ResultRow], bool, dict[str, int] | None]:
+) -> tuple[ResultRow | None, list[ResultRow], bool, dict[str, int] | None, list[ReadingRow]]:
     """What a device page reads: the chosen result (None when it is not of this model), a
     page of the model's results (of the chosen result's profile, else of `profile`), and,
-    when asked, the model's results per profile."""
+    when asked, the model's results per profile; and the model's newest health readings."""
     chosen = None
     if result_id is not None:
         chosen = storage.summary(result_id)
         if chosen is None or chosen.model_key != key:
-            return None, [], False, None
+            return None, [], False, None, []
         profile = chosen.profile
     search = Search(model=key, profile=profile, before=before, limit=_PAGE_SIZE)
     rows, more = _page_of(storage, search)
     profiles = storage.profiles_of_model(key) if count_profiles else None
-    return chosen, rows, more, profiles
+    return chosen, rows, more, profiles, storage.readings_of_model(key, _PAGE_SIZE)
+
+
+def _reading_report(storage: Storage, reading_id: int) -> tuple[str, str] | None:
+    """A reading's model key and its report page, or None when there is no such reading."""
+    row = storage.reading(reading_id)
+    document = storage.reading_document(reading_id)
+    if row is None or document is None:
+        return None
+    result = HEALTH.from_document(document)
+    page = render_report([KindResults(HEALTH, (result,))])
+    return row.facts.model_key, with_withheld_marked(page)
 
 
 def _report(documents: list[dict[str, Any]]) -> str:

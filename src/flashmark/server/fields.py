@@ -194,6 +194,15 @@ class Withheld(Rule):
 
 
 @dataclass(frozen=True)
+class MaskedCid(Withheld):
+    """A card's CID register: WITHHELD here, which outgoing.py replaces with the register
+    with its serial (PSN) and CRC zeroed where that decodes and passes the screen."""
+
+    def shown(self) -> str:
+        return f"the CID with its serial (PSN) and CRC zeroed, else {json.dumps(WITHHELD)}"
+
+
+@dataclass(frozen=True)
 class Always(Rule):
     """A fixed value instead of what the document holds (an empty list of messages)."""
 

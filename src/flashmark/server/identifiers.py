@@ -104,7 +104,8 @@ def identifier_in(text: str, known: Known) -> str | None:
 def names_in(document: Mapping[str, Any]) -> set[str]:
     """The identifying names a result document holds, to keep them out of its kept texts too:
     the host name, the devices' serial numbers and the CID's, the card identity of a surface
-    scan, user names in folders (/home/NAME, /media/NAME) and network mount sources."""
+    scan, a health reading's device key and CID, user names in folders (/home/NAME,
+    /media/NAME) and network mount sources."""
     found: set[str] = set()
     host = document.get("host")
     if isinstance(host, Mapping):
@@ -123,6 +124,12 @@ def names_in(document: Mapping[str, Any]) -> set[str]:
         serial = cid.get("serial") if isinstance(cid, Mapping) else None
         if isinstance(serial, int) and not isinstance(serial, bool) and serial:
             found.update((f"{serial:08x}", f"0x{serial:08x}"))
+    # A health reading's: the key its history finds the device by ("serial:MODEL:SERIAL",
+    # "cid:HEX") and its card's whole CID.
+    key = document.get("device_key")
+    if isinstance(key, str) and key.startswith(("serial:", "cid:")):
+        found.add(key.rpartition(":")[2])
+    found.add(str(document.get("card_cid") or ""))
     found.update(_names_in_paths(json.dumps(document)))
     found.discard("")
     return found

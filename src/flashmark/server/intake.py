@@ -8,6 +8,7 @@ uploaded twice has the same content hash (canonical JSON without the local `id`)
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -19,14 +20,16 @@ from typing import Any
 from flashmark.bench.document import SCHEMA as RESULT_SCHEMA
 from flashmark.bench.job_hash import job_hash, run_job_identity
 from flashmark.bench.run_result import Run
+from flashmark.health.result import HEALTH_SCHEMA, HealthResult, health_summary
 from flashmark.kinds.registry import DOCUMENT_KINDS
 from flashmark.kinds.strict import DocumentInvalid, check_document, parse_json
-from flashmark.probe.model import Device
+from flashmark.probe.mmc import RegisterFormatError, decode_mmc_cid, decode_sd_cid
+from flashmark.probe.model import Cid, Device
 from flashmark.server.campaign_names import campaign_problem, label_problem
 
-# The schemas `POST /api/v1/results` accepts (GET /api/v1 lists them too). A new result schema
-# is added here once `document_to_run` reads it.
-ACCEPTED_SCHEMAS = (RESULT_SCHEMA,)
+# The schemas `POST /api/v1/results` accepts (GET /api/v1 lists them too): benchmark runs and
+# health readings, each kept with the facts the service finds it by (Facts, ReadingFacts).
+ACCEPTED_SCHEMAS = (RESULT_SCHEMA, HEALTH_SCHEMA)
 _KINDS = {schema: DOCUMENT_KINDS[schema] for schema in ACCEPTED_SCHEMAS}
 # Headline figures kept as columns for search, percentiles and the CSV export:
 # (column, test, direction, metric). The same tests `flashmark compare` leads with.
@@ -80,13 +83,51 @@ class Accepted:
     dropped: tuple[str, ...] = ()  # JSON pointers of the unknown keys left out
 
 
-def parse_upload(body: bytes) -> Accepted:
+@dataclass(frozen=True)
+class ReadingFacts:
+    """What the service finds a health reading by, and shows of it beside a model's runs."""
+
+    model_key: str  # the same key as the runs of its model (model_key)
+    medium: str
+    model: str | None
+    capacity_bytes: int | None
+    finished_at: str
+    wear_low: float | None  # fractions of the rated life used (health.forecast.Forecast)
+    wear_high: float | None
+    years_low: float | None
+    years_high: float | None
+    bytes_per_day: float | None
+    summary: str  # its answer in one line
+    card_link: str | None  # the upload's card link, when it sent one
+
+
+@dataclass(frozen=True)
+class AcceptedReading:
+    """A health reading, checked: as Accepted, with its own facts."""
+
+    document: Mapping[str, Any]
+    content_hash: str
+    facts: ReadingFacts
+    dropped: tuple[str, ...] = ()
+
+
+def parse_upload(body: bytes) -> Accepted | AcceptedReading:
     """The body of an upload, checked; UploadRejected says what is wrong with it."""
-    return accept(parse_json(body))
+    return accept_upload(parse_json(body))
 
 
 def accept(document: Any) -> Accepted:
-    """A parsed document checked against the accepted schemas and the Run's types; what an
+    """A benchmark run's document, checked as accept_upload does; any other kind is refused."""
+    accepted = accept_upload(document)
+    if not isinstance(accepted, Accepted):
+        raise DocumentInvalid(
+            "unsupported-schema", f"schema {RESULT_SCHEMA!r} expected here", "/schema"
+        )
+    return accepted
+
+
+def accept_upload(document: Any) -> Accepted | AcceptedReading:
+    """A parsed document checked against the accepted schemas and its kind's types; what an
     upload adds and no result document of its own holds (`card_link`, flashmark upload
     --link-card; `campaign` and `board_label`, --campaign and --label) is checked apart and
     kept."""
@@ -95,10 +136,23 @@ def accept(document: Any) -> Accepted:
         document = dict(document)
         added = _additions({key: document.pop(key) for key in UPLOAD_ADDITIONS & document.keys()})
     checked = check_document(document, _KINDS)
-    run = checked.value
-    assert isinstance(run, Run)
     kept = {key: value for key, value in checked.document.items() if key != "id"}
     kept.update(added)
+    if isinstance(checked.value, HealthResult):
+        if CAMPAIGN in added:
+            raise DocumentInvalid(
+                "invalid-document",
+                "a campaign compares benchmark runs: a health reading joins none",
+                f"/{CAMPAIGN}",
+            )
+        return AcceptedReading(
+            document=kept,
+            content_hash=content_hash(kept),
+            facts=dataclasses.replace(reading_facts(checked.value), card_link=added.get(CARD_LINK)),
+            dropped=checked.dropped,
+        )
+    run = checked.value
+    assert isinstance(run, Run)
     return Accepted(
         document=kept,
         content_hash=content_hash(kept),
@@ -191,13 +245,45 @@ def model_key(device: Device | None) -> str:
     if device is None:
         return "unknown"
     cid = device.card.cid if device.card else None
+    return _model_key(device.kind, cid, (device.vendor, device.model), device.capacity_bytes)
+
+
+def _model_key(kind: str, cid: Cid | None, names: tuple[str | None, ...], size: int | None) -> str:
     if cid is not None:
         maker = f"{cid.manufacturer_id:02x}"
-        parts = [device.kind, maker, cid.oem_id, cid.product_name, cid.revision]
+        parts = [kind, maker, cid.oem_id, cid.product_name, cid.revision]
     else:
-        size = round((device.capacity_bytes or 0) / 1e9)
-        parts = [device.kind, device.vendor or "", device.model or "", f"{size}gb"]
+        parts = [kind, *(name or "" for name in names), f"{round((size or 0) / 1e9)}gb"]
     return slug("-".join(part.strip() for part in parts)) or "unknown"
+
+
+# A health reading's device kind: the CID layout its card_cid has.
+_CID_DECODERS = {"sd": decode_sd_cid, "emmc": decode_mmc_cid}
+
+
+def reading_facts(result: HealthResult) -> ReadingFacts:
+    """A reading's facts. Its model key is its runs' model's: its model is the probe's vendor
+    and model in one ("SanDisk Ultra 3D NVMe"), which the key's slug joins the same way."""
+    decoder = _CID_DECODERS.get(result.device_kind)
+    cid = None
+    if decoder is not None and result.card_cid is not None:
+        with contextlib.suppress(RegisterFormatError):
+            cid = decoder(result.card_cid)
+    forecast = result.forecast
+    return ReadingFacts(
+        model_key=_model_key(result.device_kind, cid, (result.model,), result.capacity_bytes),
+        medium=result.device_kind,
+        model=_clean(result.model),
+        capacity_bytes=result.capacity_bytes,
+        finished_at=result.finished_at,
+        wear_low=forecast.wear_low,
+        wear_high=forecast.wear_high,
+        years_low=forecast.years_low,
+        years_high=forecast.years_high,
+        bytes_per_day=result.rate.bytes_per_day if result.rate is not None else None,
+        summary=health_summary(result),
+        card_link=None,  # only an upload's card link says which card it was (accept_upload)
+    )
 
 
 def slug(text: str) -> str:

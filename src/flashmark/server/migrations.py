@@ -117,6 +117,34 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "CREATE INDEX results_campaign ON results (campaign, id)",
         ),
     ),
+    (
+        "0004-health-readings",
+        (
+            # `flashmark health` readings: a table of their own (a reading has no profile or
+            # headline figures), found by the model key their runs have.
+            """
+            CREATE TABLE health_readings (
+                id {id},
+                content_hash TEXT NOT NULL UNIQUE, -- as results': the same document, one id
+                uploaded_at TEXT NOT NULL,
+                token_id BIGINT NOT NULL REFERENCES tokens (id),
+                schema TEXT NOT NULL,
+                finished_at TEXT NOT NULL,
+                model_key TEXT NOT NULL,           -- intake.model_key, as its model's runs
+                medium TEXT NOT NULL,
+                model TEXT,
+                capacity_bytes BIGINT,
+                card_link TEXT,                    -- a salted hash from `flashmark upload`
+                wear_low {real}, wear_high {real}, -- fractions of the rated life used
+                years_low {real}, years_high {real},
+                bytes_per_day {real},
+                summary TEXT NOT NULL,
+                document {blob} NOT NULL           -- zlib-compressed JSON, without the id
+            )
+            """,
+            "CREATE INDEX health_readings_model ON health_readings (model_key, id)",
+        ),
+    ),
 )
 
 

@@ -9,6 +9,7 @@ parts: the CID register, with its serial (PSN) and CRC zeroed.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -16,7 +17,8 @@ from typing import Any
 from flashmark.errors import ResultFormatError, UsageError
 from flashmark.kinds.registry import entry_for
 from flashmark.probe.mmc import RegisterFormatError, decode_mmc_cid, decode_sd_cid
-from flashmark.server.allowlist import ALLOW_LISTS, UPLOAD_CHOICES
+from flashmark.probe.model import Cid
+from flashmark.server.allowlist import ALLOW_LISTS, CID, UPLOAD_CHOICES
 from flashmark.server.fields import WITHHELD, NotSent
 from flashmark.server.identifiers import Known, names_in
 
@@ -52,7 +54,7 @@ def outgoing(
         sent: dict[str, Any] = table.build(document, kind, names)
     except NotSent as error:
         raise NotUploadable(f"{error.where} cannot be sent: {error.why}") from None
-    _rebuild_cids(document, sent)
+    _rebuild_cids(document, sent, names)
     unknown = sorted(set(chosen or {}) - set(UPLOAD_CHOICES.fields))
     if unknown:
         raise NotUploadable(f"{', '.join(unknown)}: not something an upload may add")
@@ -71,6 +73,11 @@ def card_identity(document: Mapping[str, Any]) -> str | None:
     """What tells the measured card from every other one, to link its uploads when asked
     (upload.card_link): its whole CID (lower-case hex) where its probe read one, else its
     serial number; None when the document names neither."""
+    key = document.get("device_key")  # a health reading's: "cid:HEX" or "serial:MODEL:SERIAL"
+    if isinstance(key, str) and key.startswith("cid:"):
+        return key.removeprefix("cid:").lower()
+    if isinstance(key, str) and key.startswith("serial:"):
+        return key.rpartition(":")[2].strip()
     probe = document.get("probe")
     devices = probe.get("devices") if isinstance(probe, Mapping) else None
     devices = [device for device in devices or () if isinstance(device, Mapping)]
@@ -87,8 +94,11 @@ def card_identity(document: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _rebuild_cids(document: Mapping[str, Any], sent: dict[str, Any]) -> None:
+def _rebuild_cids(document: Mapping[str, Any], sent: dict[str, Any], known: Known) -> None:
     """Each sent CID's register, rebuilt from the saved one without its serial and CRC."""
+    if sent.get("card_cid") == WITHHELD:  # a health reading's card
+        card_type = _CARD_TYPES.get(str(sent.get("device_kind")))
+        sent["card_cid"] = _masked_reading_cid(document["card_cid"], card_type, known)
     saved_probe, sent_probe = document.get("probe"), sent.get("probe")
     if not isinstance(saved_probe, Mapping) or not isinstance(sent_probe, dict):
         return
@@ -102,17 +112,10 @@ def _rebuild_cids(document: Mapping[str, Any], sent: dict[str, Any]) -> None:
 def _masked_cid(raw: Any, card_type: str, sent: Mapping[str, Any]) -> str:
     """The CID with its serial and CRC digits zeroed, when it is a CID of `card_type` that
     decodes to the maker, OEM, name and revision being sent; else WITHHELD."""
-    serial_digits = _PSN_DIGITS.get(card_type)
-    if not isinstance(raw, str) or serial_digits is None:
+    found = _masked(raw, card_type)
+    if found is None:
         return WITHHELD
-    if not re.fullmatch(r"[0-9a-fA-F]{32}", raw):
-        return WITHHELD
-    hidden = set(serial_digits) | set(_CRC_DIGITS)
-    masked = "".join("0" if index in hidden else digit for index, digit in enumerate(raw.lower()))
-    try:
-        decoded = (decode_sd_cid if card_type == "SD" else decode_mmc_cid)(masked)
-    except RegisterFormatError:
-        return WITHHELD
+    masked, decoded = found
     same = (
         decoded.manufacturer_id == sent.get("manufacturer_id")
         and decoded.oem_id == sent.get("oem_id")
@@ -121,3 +124,39 @@ def _masked_cid(raw: Any, card_type: str, sent: Mapping[str, Any]) -> str:
         and decoded.serial == 0
     )
     return masked if same else WITHHELD
+
+
+# A health reading's device kind: the CID layout its card_cid has.
+_CARD_TYPES = {"sd": "SD", "emmc": "MMC"}
+
+
+def _masked_reading_cid(raw: Any, card_type: str | None, known: Known) -> str:
+    """A health reading's CID with its serial and CRC digits zeroed, when it decodes as a CID
+    of its device's kind and its product name passes the screen a run's does; else WITHHELD."""
+    found = _masked(raw, card_type) if card_type is not None else None
+    if found is None:
+        return WITHHELD
+    masked, decoded = found
+    try:  # a product name or OEM text the screen refuses is withheld there: the whole CID here
+        sent = CID.build(dataclasses.asdict(decoded), "health.card_cid", known)
+    except NotSent:
+        return WITHHELD
+    screened = [value for key, value in sent.items() if key != "raw"]  # raw: the masked one
+    return WITHHELD if WITHHELD in screened else masked
+
+
+def _masked(raw: Any, card_type: str) -> tuple[str, Cid] | None:
+    """The CID of `card_type` with its serial and CRC digits zeroed, and what it decodes to;
+    None when it is not such a register."""
+    serial_digits = _PSN_DIGITS.get(card_type)
+    if not isinstance(raw, str) or serial_digits is None:
+        return None
+    if not re.fullmatch(r"[0-9a-fA-F]{32}", raw):
+        return None
+    hidden = set(serial_digits) | set(_CRC_DIGITS)
+    masked = "".join("0" if index in hidden else digit for index, digit in enumerate(raw.lower()))
+    try:
+        decoded = (decode_sd_cid if card_type == "SD" else decode_mmc_cid)(masked)
+    except RegisterFormatError:
+        return None
+    return (masked, decoded) if decoded.serial == 0 else None

@@ -29,7 +29,7 @@ from flashmark.bench.job_hash import differences
 from flashmark.errors import ExitStatus, FlashmarkError
 from flashmark.install_hint import add_extra
 from flashmark.server.database_url import is_postgres, redacted, shown
-from flashmark.server.intake import HEADLINE_COLUMNS, Accepted
+from flashmark.server.intake import HEADLINE_COLUMNS, Accepted, AcceptedReading, ReadingFacts
 from flashmark.server.migrations import MIGRATIONS, POSTGRES, SQLITE, Dialect, statements
 from flashmark.system.places import data_home
 
@@ -111,6 +111,15 @@ class ResultRow:
     profile: str
     card_serial: str | None
     headlines: Mapping[str, float | None]
+
+
+@dataclass(frozen=True)
+class ReadingRow:
+    """A stored health reading, as a model's page lists it."""
+
+    id: int
+    uploaded_at: str
+    facts: ReadingFacts
 
 
 @dataclass(frozen=True)
@@ -321,6 +330,61 @@ class Storage:
                     connection.execute("ROLLBACK")
                     raise
         self._provider.check_written()
+
+    # -- health readings ------------------------------------------------------------------------
+    def add_reading(self, accepted: AcceptedReading, token_id: int) -> Stored:
+        """A health reading, kept as add_result keeps a run: once per document."""
+        facts = accepted.facts
+        body = json.dumps(accepted.document, ensure_ascii=False, separators=(",", ":"))
+        values = (
+            accepted.content_hash,
+            _now(),
+            token_id,
+            accepted.document["schema"],
+            facts.finished_at,
+            facts.model_key,
+            facts.medium,
+            facts.model,
+            facts.capacity_bytes,
+            facts.card_link,
+            *(getattr(facts, column) for column in _READING_FIGURES),
+            facts.summary,
+            zlib.compress(body.encode("utf-8"), 6),
+        )
+        with self._transaction() as run:
+            rows = run(_INSERT_READING, values).fetchall()  # as add_result: to its end
+            if not rows:
+                row = run(
+                    "SELECT id FROM health_readings WHERE content_hash = ?",
+                    (accepted.content_hash,),
+                ).fetchone()
+        self._provider.check_written()
+        if rows:
+            return Stored(id=int(rows[0][0]), created=True)
+        return Stored(id=int(row[0]), created=False)
+
+    def reading_document(self, reading_id: int) -> dict[str, Any] | None:
+        """The stored reading with the service's id, or None."""
+        with self._transaction() as run:
+            row = run("SELECT document FROM health_readings WHERE id = ?", (reading_id,)).fetchone()
+        return None if row is None else _document(reading_id, row[0])
+
+    def reading(self, reading_id: int) -> ReadingRow | None:
+        with self._transaction() as run:
+            row = run(
+                f"SELECT {_READING} FROM health_readings WHERE id = ?", (reading_id,)
+            ).fetchone()
+        return None if row is None else _reading_row(row)
+
+    def readings_of_model(self, model_key: str, limit: int) -> list[ReadingRow]:
+        """The newest `limit` readings of a model."""
+        with self._transaction() as run:
+            rows = run(
+                f"SELECT {_READING} FROM health_readings WHERE model_key = ? "
+                "ORDER BY id DESC LIMIT ?",
+                (model_key, limit),
+            ).fetchall()
+        return [_reading_row(row) for row in rows]
 
     def document(self, result_id: int) -> dict[str, Any] | None:
         """The stored document with the service's id, or None."""
@@ -567,6 +631,40 @@ def _row(row: Sequence[Any]) -> ResultRow:
         card_serial=row[10],
         headlines=headlines,
     )
+
+
+_READING_FIGURES = ("wear_low", "wear_high", "years_low", "years_high", "bytes_per_day")
+_READING = (
+    "id, uploaded_at, finished_at, model_key, medium, model, capacity_bytes, card_link, "
+    f"{', '.join(_READING_FIGURES)}, summary"
+)
+_INSERT_READING = (
+    "INSERT INTO health_readings (content_hash, uploaded_at, token_id, schema, finished_at, "
+    f"model_key, medium, model, capacity_bytes, card_link, {', '.join(_READING_FIGURES)}, "
+    "summary, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (content_hash) DO NOTHING RETURNING id"
+)
+
+
+def _reading_row(row: Sequence[Any]) -> ReadingRow:
+    wear_low, wear_high, years_low, years_high, per_day = (
+        None if value is None else float(value) for value in row[8:13]
+    )
+    facts = ReadingFacts(
+        model_key=str(row[3]),
+        medium=str(row[4]),
+        model=row[5],
+        capacity_bytes=None if row[6] is None else int(row[6]),
+        finished_at=str(row[2]),
+        wear_low=wear_low,
+        wear_high=wear_high,
+        years_low=years_low,
+        years_high=years_high,
+        bytes_per_day=per_day,
+        summary=str(row[13]),
+        card_link=row[7],
+    )
+    return ReadingRow(id=int(row[0]), uploaded_at=str(row[1]), facts=facts)
 
 
 def _document(result_id: int, stored: bytes) -> dict[str, Any]:

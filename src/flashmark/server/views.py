@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from flashmark.server.fields import WITHHELD, WITHHELD_BEFORE, WITHHELD_TIP
+from flashmark.server.intake import ReadingFacts
 from flashmark.server.ranking import Standing
 from flashmark.server.storage import ResultRow
 
@@ -48,6 +49,16 @@ def figure(value: float | None, unit: str) -> str:
 
 def capacity(value: int | None) -> str:
     return "" if value is None else f"{value / 1e9:.1f} GB"
+
+
+def wear_range(facts: ReadingFacts) -> str:
+    """A reading's wear as the percent range its device reports ("10-20"), or ""."""
+    low, high = facts.wear_low, facts.wear_high
+    if low is None:
+        return ""
+    if high is None:
+        return f"{low * 100:g} or more"
+    return f"{low * 100:g}" if high == low else f"{low * 100:g}-{high * 100:g}"
 
 
 @dataclass(frozen=True)

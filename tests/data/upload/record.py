@@ -17,6 +17,10 @@ history; nothing is typed in by hand:
 - capacity-fake.json: `flashmark capacity` of that card: the fake found, its evidence.
 - monitor.json: `flashmark monitor` of that card's loop device while dd writes to it.
 - workload.json: `flashmark workload pkg-install` at scale 0.01 in a folder of this machine.
+- health-emmc.json: the second `flashmark health` reading of a copy of the recorded eMMC board
+  given this machine's boot id (so that its write counter is read, and its boot id is kept);
+  health-sd-vendor.json: of the recorded SanDisk industrial card, which answers its vendor's
+  health command; health-nvme.json: of the recorded NVMe drive (tests/data/probe).
 
 They keep this machine's paths, host name and devices: the tests inject identifiers into them.
 """
@@ -78,7 +82,30 @@ def probe_roots(tree: Path) -> dict[str, str]:
     }
 
 
+def record_health(work: Path) -> None:
+    """The health readings (the module's text): no root or emulated card needed."""
+    emmc = work / "emmc_boot"
+    shutil.copytree(DATA / "probe" / "emmc_wear", emmc, symlinks=True)
+    boot_id = emmc / "proc" / "sys" / "kernel" / "random" / "boot_id"
+    boot_id.parent.mkdir(parents=True)
+    boot_id.write_text(Path("/proc/sys/kernel/random/boot_id").read_text())
+    for name, tree, times in (
+        ("health-emmc", emmc, 2),
+        ("health-sd-vendor", DATA / "probe" / "sd_sandisk_industrial", 1),
+        ("health-nvme", DATA / "probe" / "nvme_pcie", 1),
+    ):
+        env = {
+            "FLASHMARK_DB": str(work / f"{name}.sqlite3"),
+            "FLASHMARK_TOOLS_ROOT": str(tree / "tools"),
+            **probe_roots(tree),
+        }
+        for _ in range(times):  # the last reading is kept
+            flashmark(name, ["health", "/", "--json"], env)
+
+
 def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="flashmark-upload-") as work_dir:
+        record_health(Path(work_dir))
     reason = unavailable_reason()
     if reason is not None:
         sys.exit(f"cannot emulate the fake card: {reason}")

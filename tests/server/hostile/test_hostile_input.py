@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import DATA
 from tests.server.hostile import cases as c
 from tests.server.hostile.checks import (
     PAGE_LIMIT_BYTES,
@@ -41,6 +42,7 @@ pytest.importorskip("starlette", reason="the server extra is not installed")
 from starlette.testclient import TestClient
 
 from flashmark.server.app import ServerConfig, create_app
+from flashmark.server.outgoing import outgoing
 from flashmark.server.storage import open_storage
 
 MODEL_PAGE = "/devices/sd-9f-0x5449-sd64g-6.1"  # the recorded card's model
@@ -412,6 +414,71 @@ def _number(cell: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+# -- health readings ---------------------------------------------------------------------------
+
+
+def health_reading() -> dict[str, Any]:
+    """What `flashmark upload` sends of a recorded eMMC health reading."""
+    saved = json.loads((DATA / "upload" / "health-emmc.json").read_text(encoding="utf-8"))
+    return outgoing(saved)
+
+
+def _set(document: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    place = document
+    for key in path[:-1]:
+        place = place[key]
+    place[path[-1]] = value
+    return document
+
+
+# (name, field, value, status, the pointer the problem names)
+HEALTH_REFUSED = (
+    ("readings-as-text", ("readings",), "many", 422, "/readings"),
+    ("wear-as-list", ("forecast", "wear_low"), [0.1], 422, "/forecast/wear_low"),
+    ("percentage-as-text", ("health", "percentage_used"), "5%", 422, "/health/percentage_used"),
+    ("counter-as-number", ("counter",), 7, 422, "/counter"),
+    ("capacity-beyond-64-bits", ("capacity_bytes",), 2**70, 422, "/capacity_bytes"),
+    ("span-beyond-any-figure", ("span_days",), 1e300, 422, "/span_days"),
+    ("model-of-100k-characters", ("model",), "M" * 100_000, 422, "/model"),
+    ("red-flag-of-a-megabyte", ("red_flags",), ["x" * 1_000_000], 422, "/red_flags/0"),
+    ("in-a-campaign", ("campaign",), "hostile", 422, "/campaign"),
+)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "status", "pointer"),
+    [case[1:] for case in HEALTH_REFUSED],
+    ids=[case[0] for case in HEALTH_REFUSED],
+)
+def test_a_hostile_health_reading_is_refused_naming_the_field(
+    lab: InProcess, field: tuple[str, ...], value: Any, status: int, pointer: str
+):
+    document = _set(health_reading(), field, value)
+    if field == ("campaign",):
+        document["board_label"] = "board-1"
+    answer = lab.ask("POST", "/api/v1/results", json.dumps(document).encode(), lab.upload_headers())
+    assert not problem_faults(answer, status)
+    pointers = [error.get("pointer", "") for error in safe_json(answer).get("errors", [])]
+    assert any(named.startswith("#" + pointer) for named in pointers), pointers
+
+
+def test_a_health_reading_drops_unknown_keys_and_is_shown(lab: InProcess):
+    document = health_reading()
+    document["from_the_future"] = {"x": 1}
+    document["forecast"]["tomorrow"] = "sunny"
+    answer = lab.ask("POST", "/api/v1/results", json.dumps(document).encode(), lab.upload_headers())
+    assert answer.status == 201, answer.text[:300]
+    kept = answer.json()
+    assert sorted(kept["dropped"]) == ["/forecast/tomorrow", "/from_the_future"]
+    assert kept["url"].endswith(f"/api/v1/health/{kept['id']}")
+    stored = lab.ask("GET", f"/api/v1/health/{kept['id']}").json()
+    assert "from_the_future" not in stored and "tomorrow" not in stored["forecast"]
+    page = lab.ask("GET", f"/health/{kept['id']}")
+    assert page.status == 200 and "M8G1GC" in page.text
+    for missing in (f"/health/{kept['id'] + 1000}", "/api/v1/health/999999", "/health/x%00"):
+        assert not problem_faults(lab.ask("GET", missing), 404), missing
 
 
 def test_every_read_answers_after_the_hostile_cases(lab: InProcess):
