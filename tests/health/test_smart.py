@@ -443,3 +443,18 @@ def test_any_json_shape_decodes_to_known_types_or_nothing(document: dict[str, An
     assert health.smart_passed in (None, True, False)
     if health.percentage_used is not None and "nvme_smart_health_information_log" not in document:
         assert document.get("in_smartctl_database") is True or "endurance_used" in document
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"smart_status": {"passed": True}, "temperature": {"current": 10**400}},
+        {
+            "smart_status": {"passed": True},
+            "nvme_smart_health_information_log": {"temperature": 10**400},
+        },
+    ],
+)
+def test_a_number_beyond_a_floats_range_is_unknown(document: dict[str, Any]) -> None:
+    health = decode_smartctl(document, "smartctl")
+    assert health is not None and health.temperature_c is None

@@ -236,6 +236,8 @@ def decode_smartctl(document: Mapping[str, Any], source: str) -> Health | None:
         passed = None
     hours = _count(_get(document, "power_on_time", "hours"))
     temperature = _integer(_get(document, "temperature", "current"))
+    if temperature is not None and not -273 <= temperature <= 1000:  # no float of it, or absurd
+        temperature = None
     if not (log or attributes or passed is not None or percentage_used is not None):
         return None
 
@@ -272,7 +274,12 @@ def _nvme_log(document: Mapping[str, Any]) -> dict[str, float]:
     log = document.get("nvme_smart_health_information_log")
     if not isinstance(log, Mapping):
         return {}
-    integers = {key: value for key, value in log.items() if _integer(value) is not None}
+    # Its counters are 128-bit (NVMe); a larger number would overflow the float it is read as.
+    integers = {
+        key: value
+        for key, value in log.items()
+        if (number := _integer(value)) is not None and abs(number) < 1 << 128
+    }
     return smartctl_health_log({"nvme_smart_health_information_log": integers})
 
 
