@@ -246,7 +246,11 @@ def test_a_usb_nvme_enclosure_is_read_through_its_bridges_pass_through(tmp_path)
     ("tree", "tools", "said"),
     [
         ("usb_ssd_sat_smart", "tools_user", "SMART needs root: sudo flashmark health /"),
-        ("usb_ssd_jms578", "tools", "sudo apt install smartmontools"),
+        (  # a recorded tree without smartctl's answer: nothing to install
+            "usb_ssd_jms578",
+            "tools",
+            "SMART not read: smartctl is not among the recorded tree's tool outputs",
+        ),
         ("usb_nvme_jms581_sat", "tools", "the USB bridge 152d:a581 passes none"),
     ],
 )
@@ -268,7 +272,7 @@ class SimulatedSataSsd:
 
     def __init__(self, folder: Path, bytes_per_percent: float) -> None:
         shutil.copytree(DATA / "usb_ssd_sat_smart", folder, symlinks=True)
-        self.answer = folder / "tools" / "smartctl_--json=c_-a_-d_sat_dev_sda.txt"
+        self.answer = folder / "tools" / "smartctl_--json=c_-a_-n_standby_dev_sda.txt"
         self.document = json.loads(self.answer.read_text(encoding="utf-8"))
         self.bytes_per_percent = bytes_per_percent
         self.written = 24_021_862_977 * 512.0  # as recorded

@@ -6,23 +6,34 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flashmark.health.nvme_wear import nvme_wear
 from flashmark.health.red_flags import red_flags, worn_out
 from flashmark.probe.model import DATA_UNIT_BYTES, Device, Health
 from flashmark.probe.nvme import parse_smartctl_json
-from flashmark.probe.smart import decode_smartctl, read_smart, smartctl_type
+from flashmark.probe.smart import (
+    SmartReading,
+    decode_smartctl,
+    read_smart,
+    smartctl_type,
+)
 from flashmark.probe.target import probe_target
-from flashmark.probe.tools import RecordedToolRunner
+from flashmark.probe.tools import RecordedToolRunner, SubprocessToolRunner
 from flashmark.system.sysroot import SystemRoots
 from tests.probe.recorded import DATA
 
-SAT_ANSWER = DATA / "usb_ssd_sat_smart/tools/smartctl_--json=c_-a_-d_sat_dev_sda.txt"
-NVME_ANSWER = DATA / "usb_nvme_asmedia/tools/smartctl_--json=c_-a_-d_sntasmedia_dev_sda.txt"
+SAT_ANSWER = DATA / "usb_ssd_sat_smart/tools/smartctl_--json=c_-a_-n_standby_dev_sda.txt"
+NVME_ANSWER = (
+    DATA / "usb_nvme_asmedia/tools/smartctl_--json=c_-a_-n_standby_-d_sntasmedia_dev_sda.txt"
+)
 # The published attribute rows of the SAT recording (its SOURCES.md): Wear_Leveling_Count
 # normalised 99, Total_LBAs_Written 24021862977 blocks of 512 bytes, Power_On_Hours 1376.
 WEAR_LEFT, LBAS_WRITTEN, POWER_ON_HOURS = 99, 24_021_862_977, 1376
@@ -32,10 +43,28 @@ def roots_of(tree: Path, tools: str = "tools") -> SystemRoots:
     return SystemRoots(tree / "sys", tree / "proc", tree / "debug", tools=tree / tools)
 
 
-def device_of(tree: Path) -> Device:
-    device = probe_target("/", roots_of(tree)).device
+def device_of(tree: Path, target: str = "/") -> Device:
+    device = probe_target(target, roots_of(tree)).device
     assert device is not None
     return device
+
+
+def answer_in(tree: Path, argv: str, document: object) -> None:
+    """`document` as smartctl's answer to `argv` in the copied `tree`'s recorded tools."""
+    name = argv.replace(" ", "_").replace("/", "_").replace("__", "_")
+    (tree / "tools").mkdir(exist_ok=True)
+    (tree / "tools" / f"{name}.txt").write_text(json.dumps(document), encoding="utf-8")
+
+
+def with_usb_id(tree: Path, usb_id: str) -> Path:
+    """A copy of the one-bridge `tree`, its bridge given `usb_id` (vendor:product)."""
+    copy = Path(f"{tree}-{usb_id.replace(':', '')}")
+    shutil.copytree(tree, copy, symlinks=True)
+    vendor, product = usb_id.split(":")
+    (folder,) = {path.parent for path in (copy / "sys").rglob("idProduct")}
+    (folder / "idVendor").write_text(f"{vendor}\n")
+    (folder / "idProduct").write_text(f"{product}\n")
+    return copy
 
 
 def test_an_ata_ssd_gives_its_wear_attribute_writes_hours_and_verdict() -> None:
@@ -98,43 +127,115 @@ def test_a_failed_self_assessment_is_a_wear_alarm_unless_nvme_says_why() -> None
 @pytest.mark.parametrize(
     ("tree", "expected"),
     [
-        ("usb_ssd_sat_smart", "sat"),  # ASMedia 174c:55aa: a SATA bridge
+        ("usb_ssd_sat_smart", None),  # ASMedia 174c:55aa: smartctl's drivedb reads it as SAT
         ("usb_nvme_asmedia", "sntasmedia"),  # Crucial X9 Pro 0634:5603
         ("usb_nvme_jms581_sat", "sat"),  # JMS581: SATA or NVMe, SAT first
     ],
 )
-def test_the_device_type_follows_the_bridge(tree: str, expected: str) -> None:
-    assert smartctl_type(device_of(DATA / tree), roots_of(DATA / tree)) == expected
+def test_the_device_type_follows_the_bridge(tree: str, expected: str | None) -> None:
+    assert smartctl_type(device_of(DATA / tree)) == expected
 
 
 @pytest.mark.parametrize(
-    ("bcd_device", "expected"),
-    [(None, "sat"), ("0414", "sat"), ("9128", "sat"), ("0214", "sntjmicron")],
+    ("usb_id", "expected"),
+    [
+        # JMS583's id, also JMicron's USB-SATA adapters' default: drivedb knows no bcdDevice
+        # that takes `-d sntjmicron`, which resets an ATA drive behind such an adapter.
+        ("152d:0583", "sat"),
+        ("152d:a583", "sntjmicron"),  # drivedb's other JMS583 id: NVMe only
+        ("0bda:9220", "sat"),  # RTL9220: "USB->PCIe (NVMe) or SATA"
+        ("0bda:9210", "sntrealtek"),
+        ("0781:5590", None),  # a stick drivedb does not list: smartctl refuses it, not flashmark
+    ],
 )
-def test_a_jms583_id_is_nvme_only_by_a_bcd_device_drivedb_gives_no_sata_adapter(
-    tmp_path: Path, bcd_device: str | None, expected: str
+def test_a_bridge_is_told_only_the_type_drivedb_gives_it(
+    tmp_path: Path, usb_id: str, expected: str | None
 ) -> None:
-    """152d:0583 is also JMicron's USB-SATA adapters' default id (drivedb.h), and
-    `-d sntjmicron` resets an ATA drive behind one of those."""
+    shutil.copytree(DATA / "usb_nvme_jms581_sat", tmp_path / "tree", symlinks=True)
+    tree = with_usb_id(tmp_path / "tree", usb_id)
+    assert smartctl_type(device_of(tree)) == expected
+
+
+@pytest.mark.parametrize(
+    ("usb_id", "nvme"), [("152d:0583", "sntjmicron"), ("0bda:9220", "sntrealtek")]
+)
+def test_a_dual_bridge_passing_nothing_to_sat_names_the_nvme_pass_through(
+    tmp_path: Path, usb_id: str, nvme: str
+) -> None:
+    shutil.copytree(DATA / "usb_nvme_jms581_sat", tmp_path / "tree", symlinks=True)
+    tree = with_usb_id(tmp_path / "tree", usb_id)
+    reading = read_smart(device_of(tree), roots_of(tree), RecordedToolRunner(tree / "tools"))
+    assert reading is not None and reading.health is None
+    assert reading.skipped[0].startswith(
+        f"SMART not read: the USB bridge {usb_id} passes none to `smartctl -d sat`"
+    )
+    assert reading.skipped[0].endswith(
+        f"; an NVMe drive behind it answers `sudo smartctl -a -d {nvme} /dev/sdc`"
+    )
+
+
+def test_a_bridge_smartctl_does_not_know_is_left_to_it_and_sat_named(tmp_path: Path) -> None:
+    """smartctl without -d on a USB id its drivedb.h lacks (lib/os_linux.cpp, lib/scsiata.cpp):
+    "Unknown USB bridge [0xVVVV:0xPPPP (0xBCD)]", an error message, exit status 1."""
     tree = tmp_path / "tree"
-    shutil.copytree(DATA / "usb_nvme_jms581_sat", tree, symlinks=True)
-    usb = next((tree / "sys").rglob("2-3"))
-    (usb / "idProduct").write_text("0583\n")
-    if bcd_device is not None:
-        (usb / "bcdDevice").write_text(f"{bcd_device}\n")
-    assert smartctl_type(device_of(tree), roots_of(tree)) == expected
+    shutil.copytree(DATA / "usb_stick_usb_storage", tree, symlinks=True)
+    argv = "smartctl --json=c -a -n standby /dev/sde"
+    refusal = "/dev/sde: Unknown USB bridge [0x0781:0x5590 (0x100)]"
+    answer_in(
+        tree,
+        argv,
+        {
+            "json_format_version": [1, 0],
+            "smartctl": {
+                "version": [7, 4],
+                "argv": argv.split(),
+                "messages": [{"string": refusal, "severity": "error"}],
+                "exit_status": 1,
+            },
+        },
+    )
+    runner = RecordedToolRunner(tree / "tools")
+    reading = read_smart(device_of(tree, "/dev/sde"), roots_of(tree), runner)
+    assert runner.calls == [tuple(argv.split())]
+    assert reading is not None and reading.health is None
+    assert reading.skipped == (
+        f"SMART not read: smartctl knows no device type for the USB bridge 0781:5590 ({refusal}); "
+        "a SATA drive behind a USB-SATA bridge may answer `sudo smartctl -a -d sat /dev/sde`",
+    )
+
+
+def test_a_drive_in_standby_is_left_asleep_and_said_so(tmp_path: Path) -> None:
+    """`-n standby` on a spun-down drive: "Device is in STANDBY mode, exit(2)", an information
+    message (src/ataprint.cpp), exit status 2."""
+    tree = tmp_path / "tree"
+    shutil.copytree(DATA / "usb_ssd_sat_smart", tree, symlinks=True)
+    argv = "smartctl --json=c -a -n standby /dev/sda"
+    asleep = {"string": "Device is in STANDBY mode, exit(2)", "severity": "information"}
+    answer_in(
+        tree,
+        argv,
+        {
+            "json_format_version": [1, 0],
+            "smartctl": {"argv": argv.split(), "messages": [asleep], "exit_status": 2},
+            "device": {"name": "/dev/sda", "info_name": "/dev/sda [SAT]", "type": "sat"},
+        },
+    )
+    reading = read_smart(device_of(tree), roots_of(tree), RecordedToolRunner(tree / "tools"))
+    assert reading == SmartReading(None, ("SMART not read: the drive is in standby (left asleep)",))
 
 
 def test_a_drive_not_on_usb_is_left_to_smartctls_guess() -> None:
     device = dataclasses.replace(device_of(DATA / "usb_ssd_sat_smart"), kind="sata", usb=None)
-    assert smartctl_type(device, roots_of(DATA / "usb_ssd_sat_smart")) is None
+    assert smartctl_type(device) is None
 
 
 def test_smartctl_is_run_with_the_bridges_type_and_its_answer_read() -> None:
     tree = DATA / "usb_nvme_asmedia"
     runner = RecordedToolRunner(tree / "tools")
     reading = read_smart(device_of(tree), roots_of(tree), runner)
-    assert runner.calls == [("smartctl", "--json=c", "-a", "-d", "sntasmedia", "/dev/sda")]
+    assert runner.calls == [
+        ("smartctl", "--json=c", "-a", "-n", "standby", "-d", "sntasmedia", "/dev/sda")
+    ]
     assert reading is not None and reading.health is not None
     assert reading.skipped == () and not reading.needs_root
 
@@ -142,10 +243,10 @@ def test_smartctl_is_run_with_the_bridges_type_and_its_answer_read() -> None:
 def test_what_smartctl_could_not_read_is_said() -> None:
     tree = DATA / "usb_ssd_sat_smart"
     device = device_of(tree)
+    # A recorded tree without smartctl's answer: nothing to install, no root to ask for.
     missing = read_smart(device, roots_of(tree), RecordedToolRunner(tree / "no-tools"))
-    assert missing is not None and missing.health is None
-    assert missing.skipped[0].endswith(
-        "it comes with smartmontools: sudo apt install smartmontools"
+    assert missing == SmartReading(
+        None, ("SMART not read: smartctl is not among the recorded tree's tool outputs",)
     )
     as_user = read_smart(device, roots_of(tree), RecordedToolRunner(tree / "tools_user"))
     assert as_user is not None and as_user.health is None and as_user.needs_root
@@ -157,6 +258,20 @@ def test_what_smartctl_could_not_read_is_said() -> None:
         "did not open or returned no IDENTIFY data); an NVMe drive behind it answers "
         "`sudo smartctl -a -d sntjmicron /dev/sdc`",
     )
+
+
+def test_smartctl_missing_on_this_machine_names_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no smartctl on it
+    device = device_of(DATA / "usb_ssd_sat_smart")
+    reading = read_smart(device, SystemRoots(), SubprocessToolRunner())
+    assert reading is not None and reading.health is None
+    assert reading.skipped == (
+        "SMART not read: smartctl is not installed (not found on PATH); it comes with "
+        "smartmontools: sudo apt install smartmontools",
+    )
+    assert reading.needs_root == (os.geteuid() != 0)  # Debian's /usr/sbin is off a user's PATH
 
 
 def test_a_drive_of_another_kind_is_not_asked() -> None:
@@ -180,7 +295,7 @@ def test_a_drive_without_a_known_wear_attribute_says_so_and_keeps_the_rest(tmp_p
     assert reading.health.data_units_written == LBAS_WRITTEN * 512 // DATA_UNIT_BYTES
     assert reading.skipped == (
         "SMART read, but no wear attribute flashmark knows "
-        "(`sudo smartctl -a -d sat /dev/sda` lists them)",
+        "(`sudo smartctl -a /dev/sda` lists them)",
     )
 
 
@@ -195,3 +310,151 @@ def test_a_smartctl_without_json_output_is_said(tmp_path: Path) -> None:
     assert reading.skipped == (
         "SMART not read: smartctl printed no JSON (it needs smartmontools 7.0 on)",
     )
+
+
+@pytest.mark.parametrize("listed", [False, None])  # said not listed; or a smartctl before the key
+def test_wear_and_writes_of_a_drive_smartctl_does_not_list_are_not_read(
+    tmp_path: Path, listed: bool | None
+) -> None:
+    """Such a drive's 177 Wear_Leveling_Count, 233 Media_Wearout_Indicator and 241
+    Total_LBAs_Written are drivedb.h's default names, their units the maker's."""
+    tree = tmp_path / "tree"
+    shutil.copytree(DATA / "usb_ssd_sat_smart", tree, symlinks=True)
+    answer = tree / SAT_ANSWER.relative_to(DATA / "usb_ssd_sat_smart")
+    document = json.loads(answer.read_text(encoding="utf-8"))
+    if listed is None:
+        del document["in_smartctl_database"]
+    else:
+        document["in_smartctl_database"] = listed
+    answer.write_text(json.dumps(document), encoding="utf-8")
+    reading = read_smart(device_of(tree), roots_of(tree), RecordedToolRunner(tree / "tools"))
+    assert reading is not None and reading.health is not None
+    health = reading.health
+    assert health.percentage_used is None and health.data_units_written is None
+    assert health.sources == ("smartctl -d sat",)
+    assert (health.power_on_hours, health.smart_passed) == (POWER_ON_HOURS, True)
+    assert reading.skipped == (
+        "SMART read, but the drive is not in smartctl's database: the units of its wear and "
+        "write attributes are unknown, neither is read (`sudo smartctl -a /dev/sda` lists them)",
+    )
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"smart_status": "PASSED"},
+        {"smart_status": {"passed": True}, "endurance_used": 7},
+        {"smart_status": {"passed": True}, "power_on_time": 1376},
+        {"smart_status": {"passed": True}, "temperature": 24},
+        {"smart_status": {"passed": True}, "temperature": {"current": "24"}},
+        {"in_smartctl_database": True, "ata_smart_attributes": {"table": "none"}},
+        {"in_smartctl_database": True, "ata_smart_attributes": [1]},
+        {
+            "in_smartctl_database": True,
+            "ata_smart_attributes": {
+                "table": [{"id": 241, "name": "Total_LBAs_Written", "raw": 5}]
+            },
+        },
+        {
+            "in_smartctl_database": True,
+            "ata_smart_attributes": {"table": [{"id": 241, "name": ["Total_LBAs_Written"]}]},
+        },
+        {
+            "in_smartctl_database": True,
+            "ata_smart_attributes": {
+                "table": [{"id": 177, "name": "Wear_Leveling_Count", "value": True}]
+            },
+        },
+        {"nvme_smart_health_information_log": [0], "smart_status": {"passed": True}},
+        {"nvme_smart_health_information_log": {"percentage_used": True}},
+        {"smartctl": {"messages": "Permission denied", "exit_status": "2"}},
+    ],
+)
+def test_a_value_of_an_unexpected_type_is_unknown_never_a_crash(document: dict[str, Any]) -> None:
+    health = decode_smartctl(document, "smartctl")
+    known = (health.percentage_used, health.data_units_written) if health else (None, None)
+    assert known == (None, None)
+    if health is not None:
+        assert health.power_on_hours is None and health.temperature_c is None
+        assert health.sources == ("smartctl",)
+
+
+@pytest.mark.parametrize("answer", ["[]", '"PASSED"', '{"smartctl": 7}', "{}"])
+def test_json_that_is_not_smartctls_is_said(tmp_path: Path, answer: str) -> None:
+    tree = tmp_path / "tree"
+    shutil.copytree(DATA / "usb_ssd_sat_smart", tree, symlinks=True)
+    (tree / SAT_ANSWER.relative_to(DATA / "usb_ssd_sat_smart")).write_text(answer)
+    reading = read_smart(device_of(tree), roots_of(tree), RecordedToolRunner(tree / "tools"))
+    assert reading == SmartReading(None, ("SMART not read: unexpected JSON from smartctl",))
+
+
+# The keys and attribute names smartctl writes, so that random shapes reach the decoder's paths.
+SMARTCTL_KEYS = [
+    "smart_status",
+    "passed",
+    "endurance_used",
+    "current_percent",
+    "power_on_time",
+    "hours",
+    "temperature",
+    "current",
+    "ata_smart_attributes",
+    "table",
+    "id",
+    "name",
+    "value",
+    "raw",
+    "logical_block_size",
+    "in_smartctl_database",
+    "nvme_smart_health_information_log",
+    "percentage_used",
+    "data_units_written",
+    "critical_warning",
+    "smartctl",
+    "messages",
+    "string",
+    "exit_status",
+]
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=4)
+    | st.sampled_from(
+        ["Wear_Leveling_Count", "SSD_Life_Left", "Total_LBAs_Written", "Host_Writes_GiB"]
+    ),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(SMARTCTL_KEYS), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(SMARTCTL_KEYS), JSON_VALUES, max_size=8))
+def test_any_json_shape_decodes_to_known_types_or_nothing(document: dict[str, Any]) -> None:
+    health = decode_smartctl(document, "smartctl")
+    if health is None:
+        return
+    for count in (health.percentage_used, health.data_units_written, health.power_on_hours):
+        assert count is None or (type(count) is int and count >= 0)
+    assert health.smart_passed in (None, True, False)
+    if health.percentage_used is not None and "nvme_smart_health_information_log" not in document:
+        assert document.get("in_smartctl_database") is True or "endurance_used" in document
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"smart_status": {"passed": True}, "temperature": {"current": 10**400}},
+        {
+            "smart_status": {"passed": True},
+            "nvme_smart_health_information_log": {"temperature": 10**400},
+        },
+    ],
+)
+def test_a_number_beyond_a_floats_range_is_unknown(document: dict[str, Any]) -> None:
+    health = decode_smartctl(document, "smartctl")
+    assert health is not None and health.temperature_c is None

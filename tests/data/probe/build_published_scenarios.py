@@ -396,7 +396,9 @@ def usb_ssd_sat_smart(root: Path) -> None:
         "7814037168",
         mount_point="/",
     )
-    argv = ["smartctl", "--json=c", "-a", "-d", "sat", "/dev/sda"]
+    # No -d: smartctl's drivedb.h reads an ASMedia 174c bridge as SAT ("USB: ; ASMedia",
+    # 0x174c:0x....), the type the post gave it.
+    argv = ["smartctl", "--json=c", "-a", "-n", "standby", "/dev/sda"]
     head = ([7, 4], "5530", "x86_64-linux-6.14.0-37-generic")
     smartctl_json(
         root,
@@ -418,6 +420,9 @@ def usb_ssd_sat_smart(root: Path) -> None:
             "logical_block_size": 512,
             "physical_block_size": 512,
             "rotation_rate": 0,
+            # "Device is: In smartctl database 7.3/5528" in the post (src/ataprint.cpp,
+            # ata_print_drive_info, writes it after the rotation rate).
+            "in_smartctl_database": True,
             "smart_status": {"passed": True},
             "ata_smart_attributes": {
                 "revision": 1,
@@ -454,7 +459,7 @@ def usb_nvme_asmedia(root: Path) -> None:
         board="Raspberry Pi 5 Model B Rev 1.0",
         mount_point="/",
     )
-    argv = ["smartctl", "--json=c", "-a", "-d", "sntasmedia", "/dev/sda"]
+    argv = ["smartctl", "--json=c", "-a", "-n", "standby", "-d", "sntasmedia", "/dev/sda"]
     head = ([7, 4], "5530", "aarch64-linux-6.12.62+rpt-rpi-2712")
     smartctl_json(
         root,
@@ -504,7 +509,7 @@ def usb_nvme_jms581_sat(root: Path) -> None:
     # `-d sat` to an NVMe drive behind it: "Read Device Identity failed: scsi error
     # unsupported scsi opcode", a line smartctl prints but keeps out of the JSON's messages
     # (src/ataprint.cpp, pout), then exit status bit 1 (FAILID).
-    argv = ["smartctl", "--json=c", "-a", "-d", "sat", "/dev/sdc"]
+    argv = ["smartctl", "--json=c", "-a", "-n", "standby", "-d", "sat", "/dev/sdc"]
     head = ([7, 5], "5714", "x86_64-linux-6.19.12-1-vanilla")
     smartctl_json(
         root,
