@@ -619,7 +619,7 @@ def timing(repeat: int) -> None:
         [
             ("sdtest, one pass", STALLING.name, repeat, _spread(sdtest), ""),
             ("flashmark a1", STALLING.name, repeat, _spread(a1), ""),
-            ("a1 / sdtest, same repetition", STALLING.name, repeat, _spread(ratios), "<= 0.4"),
+            ("a1 / sdtest, same repetition", STALLING.name, repeat, _spread(ratios, 2), "<= 0.4"),
             ("flashmark quick", CLEAR_A1.name, repeat, _spread(quick), "<= 35"),
         ],
     )
@@ -737,10 +737,11 @@ def _pct(part: float, whole: float) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "n/a"
 
 
-def _spread(values: Sequence[float]) -> str:
+def _spread(values: Sequence[float], digits: int = 1) -> str:
     if not values:
         return "n/a"
-    return f"{min(values):.1f} / {statistics.median(values):.1f} / {max(values):.1f}"
+    low, middle, high = min(values), statistics.median(values), max(values)
+    return f"{low:.{digits}f} / {middle:.{digits}f} / {high:.{digits}f}"
 
 
 def main(argv: Sequence[str] | None = None) -> None:
