@@ -72,11 +72,8 @@ def mb_per_s(bytes_per_s: float) -> float:
 def format_rate(bytes_per_s: float) -> str:
     """'12.3 MB/s' with MB = 10^6 bytes."""
     value = mb_per_s(bytes_per_s)
-    if value >= 100:
-        return f"{value:.0f} MB/s"
-    if value >= 10:
-        return f"{value:.1f} MB/s"
-    return f"{value:.2f} MB/s"
+    decimals = 0 if value >= 100 else 1 if value >= 10 else 2  # three significant digits
+    return f"{value:.{decimals}f} MB/s"
 
 
 def format_iops(iops: float) -> str:

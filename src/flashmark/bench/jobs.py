@@ -125,11 +125,7 @@ def job_for_test(
         f"write_iops_log={log_folder}/{name}",
         f"log_offset={1 if spec.pattern is Pattern.SEQ_WRITE else 0}",
         "per_job_logs=1",
-        "",
-        f"[{name}]",
-        f"rw={spec.pattern.value}",
-        f"bs={spec.block_size_bytes}",
-        f"iodepth={spec.iodepth}",
+        *_section(name, spec.pattern.value, spec.block_size_bytes, spec.iodepth),
     ]
     if spec.pattern is Pattern.RAND_MIXED:
         lines.append(f"rwmixread={spec.rwmix_read_pct}")
@@ -191,23 +187,16 @@ def sustained_job(
         # Offsets: how far it wrote, so a preparation after it writes only the rest (plan.py).
         "log_offset=1",
         "per_job_logs=1",
-        "",
-        f"[{spec.name}]",
-        f"rw={spec.pattern.value}",
-        f"bs={spec.block_size_bytes}",
-        f"iodepth={spec.iodepth}",
-        "end_fsync=1",
     ]
-    return FioJob(
-        name=spec.name,
-        text="\n".join(lines) + "\n",
-        writes=True,
-        readonly=readonly,
-        expected_s=None,
-        window_s=None,
-        timeout_s=SUSTAINED_TIME_LIMIT_S + 300.0,
-        size_limit_bytes=limit,
+    return _size_based_write(
+        spec.name,
+        lines,
+        rw=spec.pattern.value,
         block_bytes=spec.block_size_bytes,
+        iodepth=spec.iodepth,
+        readonly=readonly,
+        time_limit_s=SUSTAINED_TIME_LIMIT_S,
+        size_limit_bytes=limit,
     )
 
 
@@ -227,25 +216,53 @@ def prepare_job(settings: Settings, filename: str, offset_bytes: int = 0) -> Fio
     lines += _global_options(settings, filename, settings.size_bytes - offset_bytes)
     if offset_bytes:
         lines.append(f"offset={offset_bytes}")
-    lines += [
-        f"runtime={PREPARE_TIME_LIMIT_S}",
-        "",
-        f"[{PREPARE_JOB_NAME}]",
-        "rw=write",
-        f"bs={PREPARE_BLOCK_BYTES}",
-        "iodepth=4",
+    lines.append(f"runtime={PREPARE_TIME_LIMIT_S}")
+    return _size_based_write(
+        PREPARE_JOB_NAME,
+        lines,
+        rw="write",
+        block_bytes=PREPARE_BLOCK_BYTES,
+        iodepth=4,
+        readonly=False,
+        time_limit_s=PREPARE_TIME_LIMIT_S,
+    )
+
+
+def _size_based_write(
+    name: str,
+    lines: list[str],
+    *,
+    rw: str,
+    block_bytes: int,
+    iodepth: int,
+    readonly: bool,
+    time_limit_s: int,
+    size_limit_bytes: int | None = None,
+) -> FioJob:
+    """A write job that ends when its bytes are written (fsynced at the end), not on a clock: no
+    expected time, no window; fio stops it at `time_limit_s` (its runtime) and the runner gives
+    fio 300 s more to end. `lines` are its header and global options."""
+    lines = [
+        *lines,
+        *_section(name, rw, block_bytes, iodepth),
         "end_fsync=1",
     ]
     return FioJob(
-        name=PREPARE_JOB_NAME,
+        name=name,
         text="\n".join(lines) + "\n",
         writes=True,
-        readonly=False,
+        readonly=readonly,
         expected_s=None,
         window_s=None,
-        timeout_s=PREPARE_TIME_LIMIT_S + 300.0,
-        block_bytes=PREPARE_BLOCK_BYTES,
+        timeout_s=time_limit_s + 300.0,
+        size_limit_bytes=size_limit_bytes,
+        block_bytes=block_bytes,
     )
+
+
+def _section(name: str, rw: str, block_bytes: int, iodepth: int) -> list[str]:
+    """The job's own section, after the global options: its name, pattern, block and depth."""
+    return ["", f"[{name}]", f"rw={rw}", f"bs={block_bytes}", f"iodepth={iodepth}"]
 
 
 def _header(what: str, filename: str) -> list[str]:

@@ -359,6 +359,10 @@ class TestResult:
     # before the check existed).
     disturbance: Disturbance | None = None
 
+    def direction(self, name: str) -> DirectionResult | None:
+        """Its "read" side, or else its "write" side (None where the test has none)."""
+        return self.read if name == "read" else self.write
+
 
 @dataclass(frozen=True)
 class Check:

@@ -120,50 +120,27 @@ def identity_points(card: Card, today: datetime) -> list[PassportPoint]:
     if card.type != "SD":
         return points + _probe_flags(card)
     if (mid, oid) in _COUNTERFEIT_PAIRS:
-        points.append(
-            PassportPoint(
-                "identity",
-                "suspicious",
-                "a MID/OID pair seen on counterfeit cards",
-                pair,
-                SBC_BENCH,
-            )
-        )
+        points.append(_suspicious("a MID/OID pair seen on counterfeit cards", pair))
     if oid == _KINGSTON_OID and mid != _KINGSTON_MID:
         points.append(
-            PassportPoint(
-                "identity",
-                "suspicious",
-                "Kingston's OEM ID '42' with another manufacturer ID: fraud indication",
-                pair,
-                SBC_BENCH,
+            _suspicious(
+                "Kingston's OEM ID '42' with another manufacturer ID: fraud indication", pair
             )
         )
     name = cid.product_name.strip()
     if name in _COUNTERFEIT_NAMES or (mid == 0x03 and name == "AS"):
         points.append(
-            PassportPoint(
-                "identity",
-                "suspicious",
-                f"product name {name!r} is typical of counterfeit cards",
-                f"PNM {name!r}, {pair}",
-                SBC_BENCH,
+            _suspicious(
+                f"product name {name!r} is typical of counterfeit cards", f"PNM {name!r}, {pair}"
             )
         )
     if cid.serial == 0:
-        points.append(
-            PassportPoint(
-                "identity", "suspicious", "serial number 0x00000000", "PSN 0x00000000", SBC_BENCH
-            )
-        )
+        points.append(_suspicious("serial number 0x00000000", "PSN 0x00000000"))
     elif cid.serial < LOW_SERIAL and (mid, oid_text) not in _LOW_SERIAL_OK:
         points.append(
-            PassportPoint(
-                "identity",
-                "suspicious",
+            _suspicious(
                 "a very low serial number (serials count up from 1 at the maker)",
                 f"PSN 0x{cid.serial:08x}, {pair}",
-                SBC_BENCH,
             )
         )
     points += _date_points(cid.manufactured, card, today)
@@ -171,10 +148,15 @@ def identity_points(card: Card, today: datetime) -> list[PassportPoint]:
     return points + _probe_flags(card)
 
 
+def _suspicious(reason: str, evidence: str, source: str = SBC_BENCH) -> PassportPoint:
+    """A point of the card's identity that makes it suspicious (most are sbc-bench's)."""
+    return PassportPoint("identity", "suspicious", reason, evidence, source)
+
+
 def _probe_flags(card: Card) -> list[PassportPoint]:
     known = ("serial number is 0x00000000", "manufacturing date field")
     return [
-        PassportPoint("identity", "suspicious", flag, "CID/CSD", PROBE_DOC)
+        _suspicious(flag, "CID/CSD", PROBE_DOC)
         for flag in card.counterfeit_flags
         if not flag.startswith(known)
     ]
@@ -182,24 +164,14 @@ def _probe_flags(card: Card) -> list[PassportPoint]:
 
 def _date_points(made: str | None, card: Card, today: datetime) -> list[PassportPoint]:
     if made is None:
-        return [
-            PassportPoint(
-                "identity", "suspicious", "manufacturing month is not 1-12", "MDT", SD_SPEC_CID
-            )
-        ]
+        return [_suspicious("manufacturing month is not 1-12", "MDT", SD_SPEC_CID)]
     year, month = (int(part) for part in made.split("-"))
     points = []
     if (year, month) > (today.year, today.month):
-        points.append(
-            PassportPoint(
-                "identity", "suspicious", "manufactured in the future", f"MDT {made}", SD_SPEC_CID
-            )
-        )
+        points.append(_suspicious("manufactured in the future", f"MDT {made}", SD_SPEC_CID))
     if year == 2000:
         points.append(
-            PassportPoint(
-                "identity",
-                "suspicious",
+            _suspicious(
                 "manufacturing year 2000 (year field 0: left unset)",
                 f"MDT {made}",
                 f"{SD_SPEC_CID}; {SBC_BENCH} lists such a card",
@@ -208,9 +180,7 @@ def _date_points(made: str | None, card: Card, today: datetime) -> list[Passport
     capacity = card.csd.capacity_bytes if card.csd else None
     if capacity and capacity > 32 * 10**9 and year < 2009:
         points.append(
-            PassportPoint(
-                "identity",
-                "suspicious",
+            _suspicious(
                 "an SDXC capacity with a date before SDXC existed",
                 f"MDT {made}, CSD {capacity / 1e9:.1f} GB",
                 SDXC_SPEC,
@@ -233,9 +203,7 @@ def _name_capacity_points(name: str, card: Card) -> list[PassportPoint]:
     if low <= share <= high:
         return [PassportPoint("identity", "ok", "name matches the capacity", evidence, SBC_BENCH)]
     return [
-        PassportPoint(
-            "identity",
-            "suspicious",
+        _suspicious(
             "the capacity in the name does not match the CSD capacity",
             evidence,
             f"{SBC_BENCH}; range {low}-{high} is judgement",

@@ -13,9 +13,10 @@ import importlib
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -318,6 +319,22 @@ def _report(ctx: click.Context, error: BaseException, message: str, status: int)
 debug_option = click.option(
     "--debug", is_flag=True, default=False, help="Show the full traceback when something fails."
 )
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def destructive_option(help: str) -> Callable[[_Command], _Command]:
+    """--destructive, with the command's `help` (what it overwrites and how it confirms), and
+    --yes, which every destructive command takes to confirm it without the typed prompt."""
+
+    def add(command: _Command) -> _Command:
+        command = click.option(
+            "--yes", is_flag=True, help="Confirm --destructive without the typed prompt."
+        )(command)
+        return click.option("--destructive", is_flag=True, help=help)(command)
+
+    return add
+
 
 db_option = click.option(
     "--db",

@@ -15,7 +15,7 @@ from flashmark.capacity.probe import (
     run_capacity,
 )
 from flashmark.capacity.result import CAPACITY_SCHEMA
-from flashmark.cli import debug_option
+from flashmark.cli import debug_option, destructive_option
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import saving_options, stderr_console
 from flashmark.cli.progress import progress_display
@@ -29,13 +29,10 @@ from flashmark.system.signals import signals_raise
 
 @click.command("capacity")
 @click.argument("device", required=False, metavar="DEVICE")
-@click.option(
-    "--destructive",
-    is_flag=True,
-    help="Do not back up the blocks the probe overwrites (faster; their data is lost). "
-    "Asks to confirm by typing the device path.",
+@destructive_option(
+    "Do not back up the blocks the probe overwrites (faster; their data is lost). "
+    "Asks to confirm by typing the device path."
 )
-@click.option("--yes", is_flag=True, help="Confirm --destructive without the typed prompt.")
 @click.option(
     "--restore",
     "restore_file",

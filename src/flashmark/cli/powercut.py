@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flashmark.cli import debug_option
+from flashmark.cli import debug_option, destructive_option
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import saving_options, say_line, stderr_console
 from flashmark.cli.params import SIZE, BoundedFloat, BoundedInt
@@ -88,13 +88,10 @@ def powercut_command() -> None:
 
 @powercut_command.command("run")
 @click.argument("device", metavar="DEVICE")
-@click.option(
-    "--destructive",
-    is_flag=True,
-    help="Required: the test overwrites the device (its first GiB, or all of it with a "
-    "fresh filesystem). Asks to type the device path.",
+@destructive_option(
+    "Required: the test overwrites the device (its first GiB, or all of it with a "
+    "fresh filesystem). Asks to type the device path."
 )
-@click.option("--yes", is_flag=True, help="Confirm --destructive without the typed prompt.")
 @click.option(
     "--cycles",
     type=BoundedInt(1, MAX_CYCLES),

@@ -22,7 +22,7 @@ from flashmark.bench.model import TargetKind
 from flashmark.bench.plan import Plan
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.render.profiles import profiles_document, profiles_table
-from flashmark.cli import debug_option
+from flashmark.cli import debug_option, destructive_option
 from flashmark.cli.clean import say_cleaned_at_start
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import (
@@ -134,13 +134,10 @@ _SHORT_RUNTIME_S = 8
     "hashes agree run the same benchmark, and only such results join one campaign "
     "(`flashmark upload --campaign`).",
 )
-@click.option(
-    "--destructive",
-    is_flag=True,
-    help="Block devices only: also run the write tests, overwriting the test area at "
-    "the start of the device. Refused on mounted or system devices; asks to confirm.",
+@destructive_option(
+    "Block devices only: also run the write tests, overwriting the test area at "
+    "the start of the device. Refused on mounted or system devices; asks to confirm."
 )
-@click.option("--yes", is_flag=True, help="Confirm --destructive without the typed prompt.")
 @click.option(
     "--workload-scale",
     type=WORKLOAD_SCALE,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from flashmark.cli import debug_option
+from flashmark.cli import debug_option, destructive_option
 from flashmark.cli.clean import say_cleaned_at_start
 from flashmark.cli.confirm import ALLOW_SYSTEM_DISK, confirm_filling
 from flashmark.cli.output import saving_options, say_line, stderr_console
@@ -53,14 +53,11 @@ _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
 
 @click.command("surface")
 @click.argument("target", metavar="TARGET")
-@click.option(
-    "--destructive",
-    is_flag=True,
-    help="Block devices: first write the whole device with a verifiable pattern, then read "
+@destructive_option(
+    "Block devices: first write the whole device with a verifiable pattern, then read "
     "it back and verify it. ERASES EVERYTHING ON IT. Refused when anything in the device's "
-    "stack is mounted or in use; asks to type the device path.",
+    "stack is mounted or in use; asks to type the device path."
 )
-@click.option("--yes", is_flag=True, help="Confirm --destructive without the typed prompt.")
 @click.option(
     ALLOW_SYSTEM_DISK,
     "allow_system_disk",

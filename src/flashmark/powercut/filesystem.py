@@ -30,6 +30,7 @@ from flashmark.system.disk_space import (
     plan_new_filesystem,
     reserve_bytes,
 )
+from flashmark.system.file_space import fsync_folder
 from flashmark.system.sysroot import SystemRoots
 
 SETTLE_S = 3.0  # a fresh filesystem is left idle this long before the first cycle
@@ -115,11 +116,7 @@ class FileJournal:
         try:
             for fd in self._pending:
                 os.fsync(fd)
-            folder = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            try:
-                os.fsync(folder)
-            finally:
-                os.close(folder)
+            fsync_folder(self.folder)
         finally:
             self._close_pending()
         self._watch_space()

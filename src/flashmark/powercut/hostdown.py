@@ -20,7 +20,7 @@ from typing import Any
 from flashmark.codec import decode, encode
 from flashmark.errors import DeviceFailed, FlashmarkError, UsageError
 from flashmark.powercut.check import Return, check_cycle, records_to_check, unchecked_cycle
-from flashmark.powercut.cycle import CutPlan, PowerNotCut, cut_while_writing
+from flashmark.powercut.cycle import PowerNotCut, cut_while_writing
 from flashmark.powercut.plan import PowercutPlan, PowercutRequest, medium_for, plan_powercut
 from flashmark.powercut.recorder import (
     CutMark,
@@ -117,15 +117,8 @@ def run_host_down_cycle(
     def record_cut(cut_at_s: float) -> None:
         recorder.append(cut_entry(number, CutMark(None, None, cut_at_s, None)))
 
-    plan_cut = CutPlan(
-        nonce=nonce,
-        flush_every=header.flush_every,
-        fua=header.fua,
-        cut_min_s=request.cut_min_s,
-        cut_max_s=request.cut_max_s,
-        off_command=request.off_command,
-        command_timeout_s=request.command_timeout_s,
-        off_timeout_s=host_down_timeout_s,
+    plan_cut = request.cut_plan(
+        nonce, flush_every=header.flush_every, fua=header.fua, off_timeout_s=host_down_timeout_s
     )
     try:
         # after_cut=False: `verify` checked (and repaired) the filesystem after the last cut

@@ -22,6 +22,7 @@ from flashmark.errors import (
     TargetError,
     UsageError,
 )
+from flashmark.powercut.cycle import CutPlan
 from flashmark.powercut.filesystem import FsMedium, filesystem_missing, filesystem_space
 from flashmark.powercut.journal import JournalLayout
 from flashmark.powercut.media import Medium, RawMedium
@@ -55,6 +56,22 @@ class PowercutRequest:
     off_timeout_s: float = 10.0  # after the off command, the device must stop answering
     record_file: Path | None = None  # where the flush points go (default: state_folder())
     seed: int | None = None  # the cut moments (tests)
+
+    def cut_plan(
+        self, nonce: bytes, *, flush_every: int, fua: bool, off_timeout_s: float
+    ) -> CutPlan:
+        """How each cycle cuts the power, as asked: the caller gives what the run it continues
+        or its mode decides (the run's nonce and flushes, FUA, how long the off command takes)."""
+        return CutPlan(
+            nonce=nonce,
+            flush_every=flush_every,
+            fua=fua,
+            cut_min_s=self.cut_min_s,
+            cut_max_s=self.cut_max_s,
+            off_command=self.off_command,
+            command_timeout_s=self.command_timeout_s,
+            off_timeout_s=off_timeout_s,
+        )
 
 
 @dataclass(frozen=True)

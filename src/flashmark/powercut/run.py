@@ -274,14 +274,10 @@ class _Run:
     # -- the result ---------------------------------------------------------------------------
     def _cut_plan(self) -> CutPlan:
         request = self.request
-        return CutPlan(
-            nonce=self.nonce,
+        return request.cut_plan(
+            self.nonce,
             flush_every=request.flush_every,
             fua=self.fua,
-            cut_min_s=request.cut_min_s,
-            cut_max_s=request.cut_max_s,
-            off_command=request.off_command,
-            command_timeout_s=request.command_timeout_s,
             off_timeout_s=request.off_timeout_s,
         )
 

@@ -44,23 +44,44 @@ def _ascii(value: int, length: int) -> str:
 # --- CID ------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _CidFields:
+    """Where a CID holds the fields SD and eMMC place differently, as [hi:lo] bits; the OEM id
+    and the product name are ASCII, a character a byte (the manufacturer id is [127:120] in
+    both, the date differs in more than its place)."""
+
+    oem_id: tuple[int, int]
+    product_name: tuple[int, int]
+    revision: tuple[int, int]  # BCD n.m
+    serial: tuple[int, int]
+
+    def decode(self, raw: str, value: int, year: int, month: int) -> Cid:
+        oid = _bits(value, *self.oem_id)
+        oid_chars = (self.oem_id[0] - self.oem_id[1] + 1) // 8
+        name_chars = (self.product_name[0] - self.product_name[1] + 1) // 8
+        prv = _bits(value, *self.revision)
+        return Cid(
+            raw=raw.strip(),
+            manufacturer_id=_bits(value, 127, 120),
+            oem_id=f"0x{oid:0{2 * oid_chars}x}",
+            oem_id_text=_ascii(oid, oid_chars),
+            product_name=_ascii(_bits(value, *self.product_name), name_chars).rstrip(),
+            revision=f"{prv >> 4}.{prv & 0xF}",
+            serial=_bits(value, *self.serial),
+            manufactured=f"{year:04d}-{month:02d}" if 1 <= month <= 12 else None,
+        )
+
+
+_SD_CID = _CidFields(oem_id=(119, 104), product_name=(103, 64), revision=(63, 56), serial=(55, 24))
+_MMC_CID = _CidFields(oem_id=(111, 104), product_name=(103, 56), revision=(55, 48), serial=(47, 16))
+
+
 def decode_sd_cid(raw: str) -> Cid:
     """SD CID (Simplified Spec 5.2): MID [127:120], OID [119:104], PNM [103:64] (5 chars),
     PRV [63:56] (BCD n.m), PSN [55:24], MDT [19:8] = year-2000 [19:12], month [11:8]."""
     value = _register(raw, "cid", 128)
-    oid = _bits(value, 119, 104)
     year, month = 2000 + _bits(value, 19, 12), _bits(value, 11, 8)
-    prv = _bits(value, 63, 56)
-    return Cid(
-        raw=raw.strip(),
-        manufacturer_id=_bits(value, 127, 120),
-        oem_id=f"0x{oid:04x}",
-        oem_id_text=_ascii(oid, 2),
-        product_name=_ascii(_bits(value, 103, 64), 5).rstrip(),
-        revision=f"{prv >> 4}.{prv & 0xF}",
-        serial=_bits(value, 55, 24),
-        manufactured=f"{year:04d}-{month:02d}" if 1 <= month <= 12 else None,
-    )
+    return _SD_CID.decode(raw, value, year, month)
 
 
 def decode_mmc_cid(raw: str, ext_csd_rev: int | None = None) -> Cid:
@@ -69,21 +90,10 @@ def decode_mmc_cid(raw: str, ext_csd_rev: int | None = None) -> Cid:
     year [11:8] counted from 1997; from EXT_CSD_REV 5 (eMMC 4.41) on, years 0-12 count
     from 2013 (the kernel does the same in mmc_decode_cid(), drivers/mmc/core/mmc.c)."""
     value = _register(raw, "cid", 128)
-    oid = _bits(value, 111, 104)
     month, year = _bits(value, 15, 12), 1997 + _bits(value, 11, 8)
     if ext_csd_rev is not None and ext_csd_rev >= 5 and year < 2010:
         year += 16
-    prv = _bits(value, 55, 48)
-    return Cid(
-        raw=raw.strip(),
-        manufacturer_id=_bits(value, 127, 120),
-        oem_id=f"0x{oid:02x}",
-        oem_id_text=_ascii(oid, 1),
-        product_name=_ascii(_bits(value, 103, 56), 6).rstrip(),
-        revision=f"{prv >> 4}.{prv & 0xF}",
-        serial=_bits(value, 47, 16),
-        manufactured=f"{year:04d}-{month:02d}" if 1 <= month <= 12 else None,
-    )
+    return _MMC_CID.decode(raw, value, year, month)
 
 
 # --- CSD ------------------------------------------------------------------------------------

@@ -34,16 +34,14 @@ class Resolution:
 
 def resolve_target(given: str | Path, roots: SystemRoots) -> Resolution:
     path = os.path.abspath(os.fspath(given))
-    layers: list[Layer] = []
-    physical: list[str] = []
-    mounts = read_mounts(roots)
+    walk = _Walk(roots, read_mounts(roots), [], [])
 
     device_name = _device_name_of_node(path, roots)
     if device_name is not None:
-        target_type = "block device"
-        mount = None
-        _walk(device_name, roots, mounts, layers, physical, 0)
-        return Resolution(str(given), path, target_type, mount, tuple(layers), tuple(physical))
+        walk.device(device_name, 0)
+        return Resolution(
+            str(given), path, "block device", None, tuple(walk.layers), tuple(walk.physical)
+        )
 
     if not os.path.exists(path):
         raise TargetNotFound(
@@ -52,9 +50,11 @@ def resolve_target(given: str | Path, roots: SystemRoots) -> Resolution:
         )
     target_type = "folder" if os.path.isdir(path) else "file"
     real = os.path.realpath(path)
-    mount = _mount_for_path(real, roots, mounts)
-    _walk_mount(mount, real, roots, mounts, layers, physical, 0)
-    return Resolution(str(given), real, target_type, mount, tuple(layers), tuple(physical))
+    mount = _mount_for_path(real, roots, walk.mounts)
+    walk.mount(mount, real, 0)
+    return Resolution(
+        str(given), real, target_type, mount, tuple(walk.layers), tuple(walk.physical)
+    )
 
 
 def _mount_for_path(real: str, roots: SystemRoots, mounts: tuple[Mount, ...]) -> Mount | None:
@@ -63,27 +63,6 @@ def _mount_for_path(real: str, roots: SystemRoots, mounts: tuple[Mount, ...]) ->
         st = os.stat(real)
         device = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
     return mount_of(real, mounts, device)
-
-
-def _walk_mount(
-    mount: Mount | None,
-    path: str,
-    roots: SystemRoots,
-    mounts: tuple[Mount, ...],
-    layers: list[Layer],
-    physical: list[str],
-    depth: int,
-) -> None:
-    if mount is None:
-        layers.append(Layer("filesystem", path, "no mount found for this path in mountinfo"))
-        return
-    name = _block_name(mount, roots)
-    detail = f"{mount.fstype} on {mount.source}, mounted at {mount.mount_point}"
-    if name is None:
-        layers.append(Layer("filesystem", mount.mount_point, f"{detail}: no block device"))
-        return
-    layers.append(Layer("filesystem", mount.mount_point, detail))
-    _walk(name, roots, mounts, layers, physical, depth)
 
 
 def _block_name(mount: Mount, roots: SystemRoots) -> str | None:
@@ -134,25 +113,67 @@ def _device_name_of_node(path: str, roots: SystemRoots) -> str | None:
     return None
 
 
-def _walk(
-    name: str,
-    roots: SystemRoots,
-    mounts: tuple[Mount, ...],
-    layers: list[Layer],
-    physical: list[str],
-    depth: int,
-) -> None:
-    if depth > _MAX_DEPTH:
-        layers.append(Layer("device", name, f"stopped: more than {_MAX_DEPTH} nested layers"))
-        return
-    base = f"class/block/{name}"
-    if roots.read_sys(f"{base}/partition") is not None:
-        parent = roots.sys_path(base).resolve().parent.name
-        number = roots.read_sys(f"{base}/partition")
-        layers.append(Layer("partition", name, f"partition {number} of {parent}"))
-        _walk(parent, roots, mounts, layers, physical, depth + 1)
-        return
-    if name.startswith("loop"):
+@dataclass
+class _Walk:
+    """One walk down the layers: what it records (`layers`, and the whole physical devices in
+    `physical`) and what every step reads (the roots and the mount table)."""
+
+    roots: SystemRoots
+    mounts: tuple[Mount, ...]
+    layers: list[Layer]
+    physical: list[str]
+
+    def mount(self, mount: Mount | None, path: str, depth: int) -> None:
+        layers = self.layers
+        if mount is None:
+            layers.append(Layer("filesystem", path, "no mount found for this path in mountinfo"))
+            return
+        name = _block_name(mount, self.roots)
+        detail = f"{mount.fstype} on {mount.source}, mounted at {mount.mount_point}"
+        if name is None:
+            layers.append(Layer("filesystem", mount.mount_point, f"{detail}: no block device"))
+            return
+        layers.append(Layer("filesystem", mount.mount_point, detail))
+        self.device(name, depth)
+
+    def device(self, name: str, depth: int) -> None:
+        roots, layers = self.roots, self.layers
+        if depth > _MAX_DEPTH:
+            layers.append(Layer("device", name, f"stopped: more than {_MAX_DEPTH} nested layers"))
+            return
+        base = f"class/block/{name}"
+        if roots.read_sys(f"{base}/partition") is not None:
+            parent = roots.sys_path(base).resolve().parent.name
+            number = roots.read_sys(f"{base}/partition")
+            layers.append(Layer("partition", name, f"partition {number} of {parent}"))
+            self.device(parent, depth + 1)
+            return
+        if name.startswith("loop"):
+            self._loop(name, base, depth)
+            return
+        slaves = _slaves(name, roots)
+        dm_name = roots.read_sys(f"{base}/dm/name")
+        if dm_name is not None:
+            uuid = roots.read_sys(f"{base}/dm/uuid") or ""
+            kind = dm_kind(uuid)
+            layers.append(
+                Layer("device-mapper", name, f"{kind} '{dm_name}' on {', '.join(slaves)}")
+            )
+            for slave in slaves:
+                self.device(slave, depth + 1)
+            return
+        level = roots.read_sys(f"{base}/md/level")
+        if level is not None:
+            layers.append(Layer("md", name, f"{level} of {', '.join(slaves) or 'no members'}"))
+            for slave in slaves:
+                self.device(slave, depth + 1)
+            return
+        if name not in self.physical:
+            self.physical.append(name)
+            layers.append(Layer("device", name, "physical device"))
+
+    def _loop(self, name: str, base: str, depth: int) -> None:
+        roots, layers = self.roots, self.layers
         backing = roots.read_sys(f"{base}/loop/backing_file")
         if backing is None:
             layers.append(Layer("loop", name, "no backing file (not attached)"))
@@ -163,39 +184,20 @@ def _walk(
         if roots.is_live and not os.path.exists(real):
             layers.append(Layer("file", backing, "backing file no longer exists"))
             return
-        mount = _mount_for_path(real, roots, mounts)
+        mount = _mount_for_path(real, roots, self.mounts)
         # The layers beneath say where the image lives, but the device measured is the loop
         # device: its image's size and contents, and speed through the backing filesystem.
         # Naming the disk under the image (the host's own) would file the run under that disk.
-        beneath: list[Layer] = []
-        _walk_mount(mount, real, roots, mounts, beneath, [], depth + 1)
+        beneath = _Walk(roots, self.mounts, [], [])
+        beneath.mount(mount, real, depth + 1)
         layers.extend(
             Layer(layer.kind, layer.name, "holds the backing file, not the device measured")
             if layer.kind == "device"
             else layer
-            for layer in beneath
+            for layer in beneath.layers
         )
-        if name not in physical:
-            physical.append(name)
-        return
-    slaves = _slaves(name, roots)
-    dm_name = roots.read_sys(f"{base}/dm/name")
-    if dm_name is not None:
-        uuid = roots.read_sys(f"{base}/dm/uuid") or ""
-        kind = dm_kind(uuid)
-        layers.append(Layer("device-mapper", name, f"{kind} '{dm_name}' on {', '.join(slaves)}"))
-        for slave in slaves:
-            _walk(slave, roots, mounts, layers, physical, depth + 1)
-        return
-    level = roots.read_sys(f"{base}/md/level")
-    if level is not None:
-        layers.append(Layer("md", name, f"{level} of {', '.join(slaves) or 'no members'}"))
-        for slave in slaves:
-            _walk(slave, roots, mounts, layers, physical, depth + 1)
-        return
-    if name not in physical:
-        physical.append(name)
-        layers.append(Layer("device", name, "physical device"))
+        if name not in self.physical:
+            self.physical.append(name)
 
 
 def _slaves(name: str, roots: SystemRoots) -> list[str]:

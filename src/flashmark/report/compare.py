@@ -103,7 +103,7 @@ def _run_value(run: Run, figure: Figure) -> float | None:
     direction_name, _, quantity = figure.metric.partition("_")
     if result is None:
         return None
-    direction = result.read if direction_name == "read" else result.write
+    direction = result.direction(direction_name)
     if direction is None:
         return None
     values = {

@@ -23,6 +23,7 @@ from flashmark import __version__
 from flashmark.kinds.by_name import kind_named
 from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import HtmlEntry, HtmlSection, ResultKind
+from flashmark.views.html import page_templates
 
 # Nothing may be fetched: no scripts but the page's own (by its hash), no images, fonts,
 # frames or connections. Inline styles stay allowed: the SVG charts carry their own.
@@ -135,14 +136,7 @@ def _card_groups(drawn: Sequence[tuple[KindResults, HtmlSection]]) -> tuple[Card
 
 @cache
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("flashmark.report", "templates"),
-        autoescape=True,  # every value is text unless marked safe (the kinds' parts)
-        undefined=jinja2.StrictUndefined,  # a misspelt name fails the tests, not the page
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
+    return page_templates("flashmark.report")  # the kinds' parts come marked safe
 
 
 def _template() -> jinja2.Template:

@@ -273,10 +273,7 @@ class SurfaceScan:
                     continue
                 pos, length = done.offset, done.length
                 if done.error is not None:
-                    self._check_error(done.error, pos, write=True)
-                    failures += 1
-                    if failures >= GONE_AFTER:
-                        self._check_answering(pos)
+                    failures = self._failed_in_a_row(done.error, pos, failures, write=True)
                     unwritable = self._map_write_failure(done.view, pos)
                     self._sync_retries()
                     self._unflushed.append((pos, length, None, unwritable))
@@ -381,10 +378,7 @@ class SurfaceScan:
                 assert isinstance(done, Done)  # reads are never flushed
                 pos, length = done.offset, done.length
                 if done.error is not None:
-                    self._check_error(done.error, pos, write=False)
-                    failures += 1
-                    if failures >= GONE_AFTER:
-                        self._check_answering(pos)
+                    failures = self._failed_in_a_row(done.error, pos, failures, write=False)
                     self._pending.append([pos, length, _smaller(length, sector)])
                     if done.skipped:
                         self._pending.append([pos + length, done.skipped, block])
@@ -491,6 +485,15 @@ class SurfaceScan:
         return tuple(unwritable)
 
     # -- bookkeeping --------------------------------------------------------------------------
+    def _failed_in_a_row(self, error: OSError, offset: int, before: int, *, write: bool) -> int:
+        """A pass's request failed, after `before` in a row: a failure other than the medium's
+        ends the scan (_check_error); from GONE_AFTER in a row on, the device must still answer
+        (_check_answering). The failures in a row, this one counted."""
+        self._check_error(error, offset, write=write)
+        if before + 1 >= GONE_AFTER:
+            self._check_answering(offset)
+        return before + 1
+
     def _check_error(self, error: OSError, offset: int, *, write: bool) -> None:
         what = "writing" if write else "reading"
         if error.errno in MEDIA_ERRORS:

@@ -62,13 +62,22 @@ def title_html(title: Title) -> Markup:
     )
 
 
-@cache
-def _template() -> jinja2.Template:
-    environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("flashmark.views", "templates"),
+def page_templates(package: str, *, keep_trailing_newline: bool = True) -> jinja2.Environment:
+    """The templates in `package`'s templates folder, as every HTML page's are read: every
+    value is text unless marked safe, a misspelt name fails (the tests, not the page), and a
+    block's tags leave no blank lines."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader(package, "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        keep_trailing_newline=keep_trailing_newline,
     )
+
+
+@cache
+def _template() -> jinja2.Template:
+    # A section inside a page: no newline of its own after it.
+    environment = page_templates("flashmark.views", keep_trailing_newline=False)
     return environment.get_template("view.html.j2")

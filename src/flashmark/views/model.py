@@ -53,6 +53,11 @@ class Facts:
     shown: Shown = "everywhere"
     title: str = ""
 
+    @classmethod
+    def titled(cls, title: str, rows: Iterable[tuple[str, str]]) -> Facts:
+        """Plain (label, text) rows under `title`."""
+        return cls(tuple(Fact(label, text) for label, text in rows), title=title)
+
 
 @dataclass(frozen=True)
 class Lines:

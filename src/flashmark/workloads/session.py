@@ -272,6 +272,17 @@ class _ProgressShare:
             self._last = overall
             self._progress(overall)
 
+    def steps(self, total: int) -> Callable[[], None]:
+        """What to call after each of the workload's `total` steps: its progress moves one."""
+        done = 0
+
+        def step() -> None:
+            nonlocal done
+            done += 1
+            self.update(done / total)
+
+        return step
+
 
 @dataclass
 class _Timer:
@@ -425,14 +436,7 @@ class _Session:
     ) -> None:
         status = self._status()
         packages = [self.set.packages[i] for i in indexes]
-        steps = len(packages) * (3 if download else 2)
-        done = 0
-
-        def step() -> None:
-            nonlocal done
-            done += 1
-            self.progress.update(done / steps)
-
+        step = self.progress.steps(len(packages) * (3 if download else 2))
         if download:
             timer.phase("download")
             for index, package in zip(indexes, packages, strict=True):
@@ -489,14 +493,7 @@ class _Session:
         except OSError as error:
             raise _target_error(error, self.shown / "boot") from error
         setup_seconds = time.perf_counter() - started
-        total = len(self.boot_files)
-        done = 0
-
-        def step() -> None:
-            nonlocal done
-            done += 1
-            self.progress.update(done / total)
-
+        step = self.progress.steps(len(self.boot_files))
         def body(counters: dpkg.Counters, timer: _Timer) -> None:
             timer.phase("read")
             cold_read.read_all(root, self.boot_files, counters, step)

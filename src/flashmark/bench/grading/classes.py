@@ -175,8 +175,7 @@ def _direction(results: Sequence[TestResult], test: str, metric: str) -> Directi
     result = next((r for r in results if r.spec.name == test), None)
     if result is None:
         return None
-    direction_name, _, _ = metric.partition("_")
-    return result.read if direction_name == "read" else result.write
+    return result.direction(metric.partition("_")[0])
 
 
 def measured_with_interval(

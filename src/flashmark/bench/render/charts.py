@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pygal
 from pygal.style import Style
 
-from flashmark.bench.model import DirectionResult, Pattern, TestResult
+from flashmark.bench.model import DirectionResult, Pattern
 from flashmark.bench.render import describe
 from flashmark.bench.run_result import Run
 from flashmark.references.records import ReferenceDevice
@@ -82,7 +82,7 @@ class HeadlineFigure:
     def measured(self, run: Run) -> float | None:
         """The run's value in the chart's unit (MB/s or IOPS), or None if not measured."""
         result = run.test(self.test)
-        direction = _direction(result, self.direction) if result else None
+        direction = result.direction(self.direction) if result else None
         if direction is None:
             return None
         return mb_per_s(direction.bw_bytes) if self.metric.endswith("bw_bytes") else direction.iops
@@ -334,7 +334,7 @@ def _per_direction(
             continue
         both = result.read is not None and result.write is not None
         for name in ("read", "write"):
-            direction = _direction(result, name)
+            direction = result.direction(name)
             series = values(direction) if direction is not None else None
             if series is None:
                 continue
@@ -367,7 +367,7 @@ def sweep_points(run: Run, pattern: Pattern) -> list[tuple[int, float, str]]:
         spec = result.spec
         if spec.pattern is not pattern or spec.iodepth != 1:
             continue
-        direction = _direction(result, "read" if pattern.reads else "write")
+        direction = result.direction("read" if pattern.reads else "write")
         if direction is not None:
             points.append((spec.block_size_bytes, mb_per_s(direction.bw_bytes), spec.name))
     return sorted(points)
@@ -510,12 +510,6 @@ def workloads_in(runs: Sequence[Run]) -> tuple[str, ...]:
 
 
 # -- pygal plumbing ---------------------------------------------------------------------------
-
-
-def _direction(result: TestResult | None, name: str) -> DirectionResult | None:
-    if result is None:
-        return None
-    return result.read if name == "read" else result.write
 
 
 def _style(colours: Sequence[str]) -> Style:

@@ -28,6 +28,7 @@ from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, legend_html
 from flashmark.stats import Verdict
 from flashmark.units import format_duration, format_iops, format_rate, format_size
+from flashmark.views.html import page_templates
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
     from flashmark.monitor.series import MonitorSeries
@@ -209,14 +210,7 @@ def _not_shown(
 
 @cache
 def _environment() -> jinja2.Environment:
-    environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("flashmark.bench.render", "templates"),
-        autoescape=True,  # every value is text unless marked safe here
-        undefined=jinja2.StrictUndefined,  # a misspelt name fails the tests, not the page
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
+    environment = page_templates("flashmark.bench.render")
     environment.globals.update(
         verdict_text=VERDICT_TEXT, verdict_class=VERDICT_CLASS, published_label=PUBLISHED_LABEL
     )

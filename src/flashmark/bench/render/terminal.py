@@ -21,6 +21,7 @@ from flashmark.bench.render.describe import passport_rows
 from flashmark.bench.run_result import Run, medium_note, not_judged_text
 from flashmark.stats import Verdict
 from flashmark.units import KiB, mb_per_s
+from flashmark.views.model import Facts
 from flashmark.views.terminal import blocks_to_terminal
 from flashmark.workloads.view import workload_blocks
 
@@ -61,7 +62,7 @@ def render_run(run: Run) -> RenderableType:
     if run.findings:
         parts.append(Text("\n".join(f"finding: {f}" for f in run.findings), style="bold"))
     if run.passport is not None:
-        parts.append(_passport_table(run.passport))
+        parts.append(blocks_to_terminal([_passport_facts(run.passport)]))
     if run.warnings:
         parts.append(Text("\n".join(f"warning: {w}" for w in run.warnings), style="yellow"))
     return Group(*parts)
@@ -124,21 +125,10 @@ def _grades_table(run: Run) -> Table:
     return table
 
 
-def _passport_table(passport: Passport) -> Table:
+def _passport_facts(passport: Passport) -> Facts:
     """The measured card's passport: one verdict, each point with its evidence and source."""
     cid = f", CID {passport.cid}" if passport.cid else ""
-    table = Table(
-        title=f"Card passport ({passport.device}{cid})",
-        title_justify="left",
-        show_header=False,
-        box=None,
-        pad_edge=False,
-    )
-    table.add_column(style="dim", no_wrap=True)
-    table.add_column(overflow="fold")
-    for label, text in passport_rows(passport):
-        table.add_row(label, text)
-    return table
+    return Facts.titled(f"Card passport ({passport.device}{cid})", passport_rows(passport))
 
 
 def _activity_table(run: Run) -> Table | None:
