@@ -20,7 +20,7 @@ from flashmark.probe.target import probe_target
 from flashmark.probe.tools import tool_runner_for
 from flashmark.system.sysroot import SystemRoots
 from tests.cli_runner import flashmark
-from tests.probe.recorded import DATA
+from tests.probe.recorded import DATA, tree_env
 
 REPORT_DATA = Path(__file__).resolve().parents[1] / "data" / "report"
 CPUS = ("cpu0", "cpu1", "cpu2", "cpu3")
@@ -147,13 +147,7 @@ def test_swap_on_the_card_and_a_sync_mount_are_findings(tmp_path):
 
 def test_the_command_keeps_its_diagnosis_and_prints_its_verdict(tmp_path):
     base = DATA / "nvme_pcie"
-    env = {
-        "FLASHMARK_SYSFS_ROOT": str(base / "sys"),
-        "FLASHMARK_PROCFS_ROOT": str(base / "proc"),
-        "FLASHMARK_DEBUGFS_ROOT": str(base / "debug"),
-        "FLASHMARK_TOOLS_ROOT": str(base / "tools"),
-        "FLASHMARK_DB": str(tmp_path / "history.db"),
-    }
+    env = tree_env(base, tmp_path / "history.db")
     done = flashmark("doctor", "--json", env=env)
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
@@ -196,13 +190,7 @@ def test_a_cap_is_held_against_the_latest_run_on_the_same_device(tmp_path, seq_r
     for document in (mine, other):
         history.save(kind=RUN.name, target="/", label="", document=document)
     history.save(kind=RUN.name, target="/", label="", document=other)  # newer, not this device
-    env = {
-        "FLASHMARK_SYSFS_ROOT": str(base / "sys"),
-        "FLASHMARK_PROCFS_ROOT": str(base / "proc"),
-        "FLASHMARK_DEBUGFS_ROOT": str(base / "debug"),
-        "FLASHMARK_TOOLS_ROOT": str(base / "tools"),
-        "FLASHMARK_DB": str(tmp_path / "history.db"),
-    }
+    env = tree_env(base, tmp_path / "history.db")
     done = flashmark("doctor", env=env)
     assert done.returncode == 0, done.stderr
     assert "measured" in done.stdout

@@ -16,7 +16,7 @@ from flashmark.health.kind import HEALTH
 from flashmark.health.result import HealthResult
 from flashmark.system.sysroot import SystemRoots
 from tests.cli_runner import flashmark
-from tests.probe.recorded import DATA
+from tests.probe.recorded import DATA, tree_env
 
 EMMC_DEVICE = "devices/platform/sunxi-mmc.2/mmc_host/mmc1/mmc1:0001"
 DAY = 86_400.0
@@ -122,14 +122,7 @@ def test_the_first_reading_gives_the_rate_since_boot_and_waits_for_a_later_one(t
 
 
 def recorded_env(name: str, db: Path) -> dict[str, str]:
-    base = DATA / name
-    return {
-        "FLASHMARK_SYSFS_ROOT": str(base / "sys"),
-        "FLASHMARK_PROCFS_ROOT": str(base / "proc"),
-        "FLASHMARK_DEBUGFS_ROOT": str(base / "debug"),
-        "FLASHMARK_TOOLS_ROOT": str(base / "tools"),
-        "FLASHMARK_DB": str(db),
-    }
+    return tree_env(DATA / name, db)
 
 
 def test_a_recorded_nvme_drive_is_read_from_its_smart_log_and_kept(tmp_path):

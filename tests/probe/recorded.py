@@ -26,3 +26,15 @@ Scenario = Callable[[str], tuple[SystemRoots, RecordedToolRunner]]
 def load_scenario(name: str) -> tuple[SystemRoots, RecordedToolRunner]:
     assert (DATA / name).is_dir(), f"no recorded scenario {name}"
     return roots_of(name), RecordedToolRunner(DATA / name / "tools")
+
+
+def tree_env(tree: Path, db: Path) -> dict[str, str]:
+    """The environment that points a `flashmark` command at a recorded tree (or a copy of
+    one): its sysfs, procfs, debugfs and tool outputs, and the history `db`."""
+    return {
+        "FLASHMARK_SYSFS_ROOT": str(tree / "sys"),
+        "FLASHMARK_PROCFS_ROOT": str(tree / "proc"),
+        "FLASHMARK_DEBUGFS_ROOT": str(tree / "debug"),
+        "FLASHMARK_TOOLS_ROOT": str(tree / "tools"),
+        "FLASHMARK_DB": str(db),
+    }
