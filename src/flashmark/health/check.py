@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from flashmark import __version__
 from flashmark.errors import TargetError
-from flashmark.health.card_reads import read_card_health
+from flashmark.health.card_reads import CardReads, read_card_health
 from flashmark.health.forecast import WearReading, emmc_bracket, forecast
 from flashmark.health.nvme_wear import DATA_UNIT_BYTES, nvme_wear
 from flashmark.health.red_flags import red_flags
@@ -36,6 +36,7 @@ from flashmark.probe.smart import SmartReading, read_smart
 from flashmark.probe.target import probe_target
 from flashmark.probe.tools import tool_runner_for
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.target_lock import measured_by
 from flashmark.units import SECONDS_PER_DAY, UTC_FORMAT, utc_text
 
 # Below this span the readings' own rate is too short to trust; the counter since boot
@@ -133,16 +134,27 @@ def check_health(
     mmc: MmcIoctl | None = None,
 ) -> HealthResult:
     """Read the device now and forecast from it and its `earlier` readings (any device's:
-    those of another key are left out); `mmc` asks the card itself (card_reads)."""
+    those of another key are left out); `mmc` asks the card itself (card_reads), and the
+    device is asked nothing while a flashmark measures it."""
     now = time.time() if now is None else now
     device, notes = read_device(request.target, roots)
     key = device_key(device)
-    smart = read_smart(device, roots, tool_runner_for(roots))
-    card = read_card_health(
-        device,
-        (smart.health if smart is not None else None) or device.health or Health(),
-        mmc or mmc_ioctl_for(roots),
-        request.target,
+    # A command sent to a device a flashmark measures would fall inside its figures: while one
+    # holds it, only what the kernel keeps (sysfs) is read.
+    measurer = measured_by(request.target)
+    smart = read_smart(device, roots, tool_runner_for(roots)) if measurer is None else None
+    card = (
+        read_card_health(
+            device,
+            (smart.health if smart is not None else None) or device.health or Health(),
+            mmc or mmc_ioctl_for(roots),
+            request.target,
+        )
+        if measurer is None
+        else CardReads(
+            device.health or Health(),
+            (f"device commands not sent: {measurer} is measuring it",),
+        )
     )
     health = card.health
     counter = counter_now(device, roots, now)
