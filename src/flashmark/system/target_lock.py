@@ -15,10 +15,12 @@ before it locked devices, so that a flashmark of that time is excluded as well.
 
 The kernel drops every lock when the holder ends, even by SIGKILL. A second run refuses at once
 (TargetBusy, exit 4), naming the holder's pid from /proc/locks (proc(5)) and its command line
-from /proc/PID/cmdline: what `ps` shows this user, nothing when /proc hides it (hidepid). A
-lock this process already holds is held once more; a filesystem without flock leaves its
-folder unlocked (its devices are still locked). A lock folder or file that cannot be used
-stops the run (LockUnusable): no run goes on unlocked.
+from /proc/PID/cmdline: what `ps` shows this user, nothing when /proc hides it (hidepid). What
+only looks whether a device is measured (`flashmark health`) finds the holder in /proc/locks
+too, never by taking a lock, which would refuse a run starting in that instant. A lock this
+process already holds is held once more; a filesystem without flock leaves its folder unlocked
+(its devices are still locked). A lock folder or file that cannot be used stops the run
+(LockUnusable): no run goes on unlocked.
 """
 
 from __future__ import annotations
