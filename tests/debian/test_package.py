@@ -2,9 +2,9 @@
 with Debian's tooling (dpkg-buildpackage: debhelper, pybuild's pyproject plugin), lintian clean
 at warning level, then installed with apt into a throwaway Debian 12 root (debootstrap's minbase
 variant from the machine's apt mirror, never the host's own Python), used there (`flashmark
---help`, `flashmark run` on a folder, `flashmark health --install-timer`) and purged: afterwards
-no file of it is left outside dpkg's state and the logs, the timer's units included. Skipped,
-with the reason, without the tools or the mirror."""
+--help`, `flashmark run` on a folder, `flashmark health --install-timer`), removed (the timer
+disabled) and purged: afterwards no file of it is left outside dpkg's state and the logs, the
+timer's units included. Skipped, with the reason, without the tools or the mirror."""
 
 from __future__ import annotations
 
@@ -141,7 +141,8 @@ def test_installs_runs_and_purges_without_a_trace(root: Path, package: Path) -> 
     assert list((root / "home" / "user" / "card").iterdir()) == []  # its test file removed
 
     # A health timer, installed as on a machine with systemd (its unit folders there before
-    # the package) and enabled as `systemctl enable` links it: the purge stops and removes both.
+    # the package) and enabled as `systemctl enable` links it: a remove disables it (its
+    # command is gone), the purge removes it.
     units = root / "etc" / "systemd" / "system"
     for folder in ("etc/systemd", "etc/systemd/system", "etc/systemd/system/timers.target.wants"):
         if not (root / folder).is_dir():
@@ -151,11 +152,18 @@ def test_installs_runs_and_purges_without_a_trace(root: Path, package: Path) -> 
     assert "flashmark-health.timer" in output
     service = (units / "flashmark-health.service").read_text()
     assert "ExecStart=/usr/bin/python3 -m flashmark health --record --db " in service
-    (units / "timers.target.wants" / "flashmark-health.timer").symlink_to(
-        "/etc/systemd/system/flashmark-health.timer")
+    enabled = units / "timers.target.wants" / "flashmark-health.timer"
+    enabled.symlink_to("/etc/systemd/system/flashmark-health.timer")
     foreign = units / "flashmark-health-other.timer"  # a unit of the same name, not flashmark's
     foreign.write_text("[Timer]\nOnCalendar=daily\n")
+    foreign_enabled = units / "timers.target.wants" / foreign.name
+    foreign_enabled.symlink_to(f"/etc/systemd/system/{foreign.name}")
 
+    run(*in_root, "apt-get", "remove", "-y", "flashmark")
+    assert not enabled.is_symlink()
+    assert (units / "flashmark-health.timer").is_file()  # a remove keeps what a purge deletes
+    assert foreign_enabled.is_symlink()
+    foreign_enabled.unlink()
     run(*in_root, "apt-get", "purge", "-y", "flashmark")
     assert foreign.read_text() == "[Timer]\nOnCalendar=daily\n"
     foreign.unlink()

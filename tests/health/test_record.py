@@ -4,11 +4,13 @@ eMMC tree for the reading and this machine's own lock files for the wait."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +20,7 @@ import pytest
 from flashmark.health.kind import HEALTH
 from flashmark.health.timer import escape_path, timer_files
 from flashmark.history.store import History
+from flashmark.system.target_lock import TargetBusy, held_path, measured_by
 from tests.cli_runner import flashmark
 from tests.health.test_health_check import EMMC_DEVICE, recorded_env
 from tests.probe.recorded import DATA
@@ -132,10 +135,81 @@ def test_record_gives_up_after_the_wait_and_keeps_nothing(env, folder):
     assert saved(env) == []
 
 
-def test_a_reading_without_record_does_not_wait(env, folder):
-    for _ in hold(folder, 0):
-        done = flashmark("health", folder, "--no-save", env=env)
+# A process looking, as --record does, whether the folder in argv[1] is being measured, again
+# and again for argv[2] seconds; it prints how many looks it made.
+LOOKER = """
+import sys, time
+from flashmark.system.target_lock import wait_while_measured
+looks, end = 0, time.monotonic() + float(sys.argv[2])
+print("looking", flush=True)
+while time.monotonic() < end:
+    wait_while_measured(sys.argv[1], 60, lambda line: None, poll_s=0.0005)
+    looks += 1
+print(looks, flush=True)
+"""
+
+
+@pytest.fixture
+def ram_folder() -> Iterator[Path]:
+    """A folder on /dev/shm: a RAM filesystem's device is found in a tenth of a disk's time, so
+    looks and holds come often enough for a look's instant to meet a run's start many times."""
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm here")
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as made:
+        yield Path(made)
+
+
+def test_a_record_looking_never_refuses_a_run_starting(ram_folder):
+    folder = ram_folder
+    looker = subprocess.Popen(
+        [sys.executable, "-c", LOOKER, str(folder), "2"], stdout=subprocess.PIPE, text=True
+    )
+    assert looker.stdout is not None and looker.stdout.readline() == "looking\n"
+    refused = starts = 0
+    try:
+        while looker.poll() is None:
+            try:
+                with held_path(str(folder)):  # a run's hold, from its first write to its last
+                    starts += 1
+            except TargetBusy:
+                refused += 1
+    finally:
+        looker.kill()
+        remaining, _ = looker.communicate()
+    assert looker.returncode == 0
+    assert int(remaining) > 100 and starts > 100  # both kept at it the whole time
+    assert refused == 0
+
+
+def test_measured_by_names_the_holder_and_nothing_once_it_ends(folder, tmp_path):
+    assert measured_by(str(folder)) is None
+    for holder in hold(folder, 0):
+        measurer = measured_by(str(folder))
+        assert measurer is not None and measurer.pid == holder.pid
+        assert str(measurer) == f"flashmark (pid {holder.pid})"
+    assert measured_by(str(folder)) is None
+    assert measured_by(str(tmp_path / "gone")) is None
+
+
+@pytest.mark.parametrize(
+    ("tree", "asked"),
+    [
+        ("sd_sandisk_industrial", "SanDisk health, CMD56 read 0x00000001"),
+        ("usb_ssd_sat_smart", "smartctl -d sat"),
+        ("nvme_pcie", "nvme smart-log"),
+    ],
+)
+def test_a_reading_while_a_run_measures_the_device_asks_it_nothing(folder, tmp_path, tree, asked):
+    env = recorded_env(tree, tmp_path / "history.db")
+    free = json.loads(flashmark("health", folder, "--json", "--no-save", env=env).stdout)
+    assert asked in free["health"]["sources"]  # what the device answers when it is free
+    for holder in hold(folder, 0):
+        done = flashmark("health", folder, "--json", "--no-save", env=env)  # not waiting
+        said = f"device commands not sent: flashmark (pid {holder.pid}) is measuring it"
     assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert asked not in document["health"]["sources"]
+    assert document["skipped"] == [said]  # said once, whichever commands it kept back
 
 
 # -- the timer ----------------------------------------------------------------------------------
@@ -241,3 +315,22 @@ def test_unit_names_and_commands_read_as_systemd_reads_them(name, env, tmp_path,
     verified = subprocess.run([analyze, "verify", str(files.timer)], capture_output=True, text=True)
     assert verified.returncode == 0, verified.stderr
     assert "Unknown" not in verified.stderr and "Ignoring" not in verified.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--wait", "5"], "--wait goes with --record"),
+        (["--install-timer", "--wait", "5"], "--wait goes with --record"),
+        (["--every", "weekly"], "--every goes with --install-timer"),
+        (["--record", "--every", "hourly"], "--every goes with --install-timer"),
+        (["--remove-timer", "--every", "daily"], "--every goes with --install-timer"),
+    ],
+)
+def test_an_option_without_the_one_it_goes_with_is_refused(
+    env, folder, private_units, options, said
+):
+    done = flashmark("health", folder, *options, env=env)
+    assert done.returncode == 2
+    assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert saved(env) == [] and list(private_units.iterdir()) == []

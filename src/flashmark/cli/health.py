@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from flashmark.cli import debug_option
 from flashmark.cli.output import (
@@ -112,6 +113,11 @@ def health_command(
     Recorded trees: FLASHMARK_SYSFS_ROOT, FLASHMARK_PROCFS_ROOT, FLASHMARK_DEBUGFS_ROOT,
     FLASHMARK_TOOLS_ROOT.
     """
+    context = click.get_current_context()
+    if context.get_parameter_source("wait_minutes") is not ParameterSource.DEFAULT and not record:
+        raise UsageError("--wait goes with --record: only a reading for the record waits")
+    if context.get_parameter_source("every") is not ParameterSource.DEFAULT and not install_timer:
+        raise UsageError("--every goes with --install-timer: it is how often the timer reads")
     target_path = os.path.abspath(target)  # a timer runs in /: "." would name another folder
     if install_timer or remove_timer:
         _timer(
@@ -143,8 +149,8 @@ def _timer(
     """--install-timer or --remove-timer, and what it did in a line or two."""
     if (install and remove) or other:
         raise UsageError(
-            "--install-timer and --remove-timer go alone (with --every, --db): the timer's "
-            "service runs --record"
+            "--install-timer and --remove-timer go alone (with --db, and --every with "
+            "--install-timer): the timer's service runs --record"
         )
     if remove:
         files = remove_timer(target)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from flashmark import __version__
 from flashmark.errors import TargetError
-from flashmark.health.card_reads import read_card_health
+from flashmark.health.card_reads import CardReads, read_card_health
 from flashmark.health.forecast import WearReading, emmc_bracket, forecast
 from flashmark.health.nvme_wear import DATA_UNIT_BYTES, nvme_wear
 from flashmark.health.red_flags import red_flags
@@ -34,8 +34,15 @@ from flashmark.probe.mmc_ioctl import MmcIoctl, mmc_ioctl_for
 from flashmark.probe.model import Device, Health
 from flashmark.probe.smart import SmartReading, read_smart
 from flashmark.probe.target import probe_target
-from flashmark.probe.tools import tool_runner_for
+from flashmark.probe.tools import (
+    DEFAULT_TIMEOUT_S,
+    ToolNotAvailable,
+    ToolResult,
+    ToolRunner,
+    tool_runner_for,
+)
 from flashmark.system.sysroot import SystemRoots
+from flashmark.system.target_lock import Measurer, measured_by
 from flashmark.units import SECONDS_PER_DAY, UTC_FORMAT, utc_text
 
 # Below this span the readings' own rate is too short to trust; the counter since boot
@@ -43,6 +50,9 @@ from flashmark.units import SECONDS_PER_DAY, UTC_FORMAT, utc_text
 MIN_SPAN_DAYS = 1.0
 # The life estimate's text, as the probe decodes EXT_CSD 268/269, back to its value 1..11.
 _LIFE_VALUES = {decode_life_time(f"0x{value:02x}"): value for value in range(1, 12)}
+# The probe's tools that send the device a command (its SMART log), and why one was not run.
+_DEVICE_TOOLS = frozenset({"nvme", "smartctl"})
+_SPARED = "not run while a flashmark measures the device"
 # Kernels whose `unsigned long` (the stat counters' type) is 32 bits wide, by `uname -m`
 # (armv8l is a 64-bit kernel's 32-bit personality: not one of them).
 _32_BIT_MACHINES = frozenset({"armv6l", "armv7l", "i386", "i486", "i586", "i686", "mips"})
@@ -53,18 +63,41 @@ class HealthRequest:
     target: str = "/"
 
 
-def read_device(target: str, roots: SystemRoots) -> tuple[Device, tuple[str, ...]]:
+def read_device(
+    target: str, roots: SystemRoots, measurer: Measurer | None = None
+) -> tuple[Device, tuple[str, ...]]:
     """The physical device under `target` as the probe describes it, and what the probe
-    could not read; TargetError for a target with no physical device below it."""
-    report = probe_target(target, roots)
+    could not read; TargetError for a target with no physical device below it. While
+    `measurer` measures it, the probe sends it no command (its SMART log)."""
+    tools = tool_runner_for(roots)
+    report = probe_target(target, roots, tools if measurer is None else _DeviceSpared(tools))
     device = report.device
     if device is None:
         raise TargetError(
             f"{target}: no physical device below it (a RAM or network filesystem has no wear "
             "to read)"
         )
-    notes = tuple(note for note in report.notes if "health" in note.lower())
+    notes = tuple(
+        note
+        for note in report.notes
+        if "health" in note.lower() and _SPARED not in note  # check_health says it once
+    )
     return device, notes
+
+
+@dataclass(frozen=True)
+class _DeviceSpared:
+    """The probe's tools for a device being measured: those that send it a command are not
+    run; those that read the kernel or the firmware (dmesg, vcgencmd) are."""
+
+    tools: ToolRunner
+
+    def run(
+        self, argv: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S, *, check: bool = True
+    ) -> ToolResult:
+        if argv and argv[0] in _DEVICE_TOOLS:
+            raise ToolNotAvailable(f"{argv[0]} {_SPARED}")
+        return self.tools.run(argv, timeout_s, check=check)
 
 
 def counter_now(device: Device, roots: SystemRoots, now: float) -> CounterSample | None:
@@ -135,17 +168,28 @@ def check_health(
 ) -> HealthResult:
     """Read the device now and forecast from it and its `earlier` readings (any device's:
     those of another key are left out); `mmc` asks the card itself (card_reads), an SD card's
-    vendor health only with `vendor_health` (False for an unattended reading)."""
+    vendor health only with `vendor_health` (False for an unattended reading), and the device
+    is asked nothing while a flashmark measures it."""
     now = time.time() if now is None else now
-    device, notes = read_device(request.target, roots)
+    # A command sent to a device a flashmark measures would fall inside its figures: while one
+    # holds it, only what the kernel keeps (sysfs) is read.
+    measurer = measured_by(request.target)
+    device, notes = read_device(request.target, roots, measurer)
     key = device_key(device)
-    smart = read_smart(device, roots, tool_runner_for(roots))
-    card = read_card_health(
-        device,
-        (smart.health if smart is not None else None) or device.health or Health(),
-        mmc or mmc_ioctl_for(roots),
-        request.target,
-        vendor_health,
+    smart = read_smart(device, roots, tool_runner_for(roots)) if measurer is None else None
+    card = (
+        read_card_health(
+            device,
+            (smart.health if smart is not None else None) or device.health or Health(),
+            mmc or mmc_ioctl_for(roots),
+            request.target,
+            vendor_health,
+        )
+        if measurer is None
+        else CardReads(
+            device.health or Health(),
+            (f"device commands not sent: {measurer} is measuring it",),
+        )
     )
     health = card.health
     counter = counter_now(device, roots, now)

@@ -15,10 +15,12 @@ before it locked devices, so that a flashmark of that time is excluded as well.
 
 The kernel drops every lock when the holder ends, even by SIGKILL. A second run refuses at once
 (TargetBusy, exit 4), naming the holder's pid from /proc/locks (proc(5)) and its command line
-from /proc/PID/cmdline: what `ps` shows this user, nothing when /proc hides it (hidepid). A
-lock this process already holds is held once more; a filesystem without flock leaves its
-folder unlocked (its devices are still locked). A lock folder or file that cannot be used
-stops the run (LockUnusable): no run goes on unlocked.
+from /proc/PID/cmdline: what `ps` shows this user, nothing when /proc hides it (hidepid). What
+only looks whether a device is measured (`flashmark health`) finds the holder in /proc/locks
+too, never by taking a lock, which would refuse a run starting in that instant. A lock this
+process already holds is held once more; a filesystem without flock leaves its folder unlocked
+(its devices are still locked). A lock folder or file that cannot be used stops the run
+(LockUnusable): no run goes on unlocked.
 """
 
 from __future__ import annotations
@@ -30,11 +32,17 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from flashmark.errors import TargetError, printable
 from flashmark.system.devices_under import Underlying, devices_under
-from flashmark.system.lock_files import open_lock_file, open_lock_folder, still_named
+from flashmark.system.lock_files import (
+    lock_folder_path,
+    open_lock_file,
+    open_lock_folder,
+    still_named,
+)
 
 _PROC = Path("/proc")
 _PROC_LOCKS = _PROC / "locks"
@@ -108,25 +116,56 @@ def refuse_if_busy(path: str, shown: str | None = None) -> None:
         pass
 
 
+@dataclass(frozen=True)
+class Measurer:
+    """A process holding the lock of a device under a target: a flashmark measuring it."""
+
+    pid: int | None  # None when /proc/locks does not tell it (another pid namespace)
+    device: str  # the device it holds, as a message names it ("disk vda")
+
+    def __str__(self) -> str:
+        """'flashmark (pid 1234)', or 'another flashmark' without its pid."""
+        return f"flashmark (pid {self.pid})" if self.pid is not None else "another flashmark"
+
+
+def measured_by(path: str) -> Measurer | None:
+    """Who holds a device under `path` (the nearest), or None: no other process does, or
+    `path` does not exist. It looks in /proc/locks and takes no lock itself, so a run starting
+    at that instant is never refused because of the look; what cannot be told (an unreadable
+    /proc/locks) counts as not held."""
+    try:
+        devices = devices_under(os.stat(path))
+    except OSError:
+        return None
+    for device in devices:
+        if device.majmin in _devices:
+            continue  # this process's own hold
+        try:
+            status = os.lstat(lock_folder_path() / (device.majmin + ".lock"))
+        except OSError:
+            continue  # no lock file: never locked since the folder was made
+        pids = _flock_pids(status)
+        if pids:
+            return Measurer(next((pid for pid in pids if pid > 0), None), device.label)
+    return None
+
+
 def wait_while_measured(
     path: str, bound_s: float, waiting: Callable[[str], None], poll_s: float = 1.0
 ) -> None:
     """Return once no flashmark holds a device under `path`, for a reading that must not fall
     inside a run (`flashmark health --record`): `waiting` is told once who holds it; TargetBusy
-    when it is still held after `bound_s`. It never holds a lock itself but for the instant of
-    each look (a shared flock taken and dropped at once), so it never keeps a run from starting;
-    a run that starts right after it returns is not waited for. A path that does not exist has
-    no lock to wait for (the reading says it is missing)."""
-    try:
-        devices = devices_under(os.stat(path))
-    except OSError:
-        return
+    when it is still held after `bound_s`. It looks through `measured_by`, which takes no lock,
+    so it never keeps a run from starting; a run that starts right after it returns is not
+    waited for. A path that does not exist has no lock to wait for (the reading says it is
+    missing)."""
     deadline = time.monotonic() + bound_s
     said = False
     while True:
-        holder = next(filter(None, (_measured_by(device) for device in devices)), None)
-        if holder is None:
+        measurer = measured_by(path)
+        if measurer is None:
             return
+        holder = f"{_described(measurer.pid, 'flashmark')} on the same {measurer.device}"
         if not said:
             waiting(f"{printable(path)} is being measured by {holder}: waiting for it to end")
             said = True
@@ -142,26 +181,6 @@ def wait_while_measured(
 
 def _duration(seconds: float) -> str:
     return f"{seconds:g} seconds" if seconds < 60 else f"{seconds / 60:g} minutes"
-
-
-def _measured_by(device: Underlying) -> str | None:
-    """Who holds `device` ("another flashmark (pid 1234, ...) on the same device vda"), or
-    None when no other process does, looked at through a shared lock dropped at once."""
-    if device.majmin in _devices:
-        return None  # this process's own hold
-    folder, folder_path = open_lock_folder()
-    try:
-        lock_file = open_lock_file(folder, folder_path, device.majmin + ".lock")
-    finally:
-        os.close(folder)
-    try:
-        fcntl.flock(lock_file, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = holder_pid(os.fstat(lock_file))
-        return f"{_described(holder, 'flashmark')} on the same {device.label}"
-    finally:
-        os.close(lock_file)  # drops the shared lock with it
-    return None
 
 
 @contextlib.contextmanager
@@ -282,18 +301,25 @@ def holder_command(pid: int, proc: Path = _PROC) -> str | None:
 
 
 def holder_pid(status: os.stat_result, locks: Path = _PROC_LOCKS) -> int | None:
-    """The pid holding a FLOCK lock on the file of `status`, from /proc/locks, e.g.
-    "1: FLOCK  ADVISORY  WRITE 1234 08:02:131074 0 EOF" (device numbers in hex, proc(5));
-    None when it cannot be told (another pid namespace shows 0, a hidden /proc)."""
+    """The pid holding a FLOCK lock on the file of `status`, from /proc/locks; None when it
+    cannot be told (another pid namespace shows 0, a hidden /proc)."""
+    return next((pid for pid in _flock_pids(status, locks) if pid > 0), None)
+
+
+def _flock_pids(status: os.stat_result, locks: Path = _PROC_LOCKS) -> list[int]:
+    """The pids of the FLOCK locks held on the file of `status`, from /proc/locks, e.g.
+    "1: FLOCK  ADVISORY  WRITE 1234 08:02:131074 0 EOF" (device numbers in hex, proc(5)); 0 for
+    a holder in another pid namespace; none when /proc/locks cannot be read."""
     wanted = f"{os.major(status.st_dev):02x}:{os.minor(status.st_dev):02x}:{status.st_ino}"
     try:
         text = locks.read_text()
     except OSError:
-        return None
+        return []
+    pids = []
     for line in text.splitlines():
         fields = line.split()
         if len(fields) < 6 or fields[1] != "FLOCK":  # "->" marks a waiter, not a holder
             continue
-        if fields[5] == wanted and fields[4].isdigit() and int(fields[4]) > 0:
-            return int(fields[4])
-    return None
+        if fields[5] == wanted and fields[4].isdigit():
+            pids.append(int(fields[4]))
+    return pids
