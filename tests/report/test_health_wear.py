@@ -11,19 +11,8 @@ from pathlib import Path
 from flashmark.health.result import decimal_bytes
 from tests.cli_runner import flashmark
 from tests.health.test_health_check import SimulatedEmmc, SimulatedNvme, recorded_env
+from tests.probe.recorded import tree_env
 from tests.report.html.page import Page
-
-
-def tree_env(tree: Path, db: Path, name: str) -> dict[str, str]:
-    env = recorded_env(name, db)
-    for variable, folder in (
-        ("FLASHMARK_SYSFS_ROOT", "sys"),
-        ("FLASHMARK_PROCFS_ROOT", "proc"),
-        ("FLASHMARK_DEBUGFS_ROOT", "debug"),
-        ("FLASHMARK_TOOLS_ROOT", "tools"),
-    ):
-        env[variable] = str(tree / folder)
-    return env
 
 
 def record(env: dict[str, str]) -> int:
@@ -49,7 +38,7 @@ def test_an_emmc_read_three_times_draws_its_bracket_and_its_counted_writes(tmp_p
     the first reading, the band steps up a tenth."""
     db = tmp_path / "history.db"
     device = SimulatedEmmc(tmp_path / "tree", bytes_per_life=3e12, worn=0.05, now=time.time())
-    env = tree_env(device.folder, db, "emmc_wear")
+    env = tree_env(device.folder, db)
     device.publish(time.time())
     ids = [record(env)]
     device.write(200e9)
@@ -82,7 +71,7 @@ def test_an_emmc_read_three_times_draws_its_bracket_and_its_counted_writes(tmp_p
 def test_an_nvme_drive_is_drawn_from_its_own_count_and_a_lone_reading_from_none(tmp_path):
     db = tmp_path / "history.db"
     drive = SimulatedNvme(tmp_path / "nvme", bytes_per_percent=300e9)
-    nvme_env = tree_env(tmp_path / "nvme", db, "nvme_pcie")
+    nvme_env = tree_env(tmp_path / "nvme", db)
     drive.publish()
     ids = [record(nvme_env)]
     drive.written += 500e9

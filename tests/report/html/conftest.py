@@ -169,12 +169,13 @@ def wear_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import time
 
     from tests.health.test_health_check import SimulatedEmmc, SimulatedNvme
-    from tests.report.test_health_wear import record, report, tree_env
+    from tests.probe.recorded import tree_env
+    from tests.report.test_health_wear import record, report
 
     base = tmp_path_factory.mktemp("wear")
     db = base / "history.sqlite3"
     emmc = SimulatedEmmc(base / "emmc", bytes_per_life=3e12, worn=0.05, now=time.time())
-    emmc_env = tree_env(emmc.folder, db, "emmc_wear")
+    emmc_env = tree_env(emmc.folder, db)
     ids = []
     for step in range(3):
         if step == 2:
@@ -185,7 +186,7 @@ def wear_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     drive = SimulatedNvme(base / "nvme", bytes_per_percent=300e9)
     for _ in range(2):
         drive.publish()
-        ids.append(record(tree_env(base / "nvme", db, "nvme_pcie")))
+        ids.append(record(tree_env(base / "nvme", db)))
         drive.written += 500e9
     path = base / "report.html"
     charts = report(emmc_env, ids, path).charts
