@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -151,9 +152,15 @@ def test_the_wheel_s_flashmark_writes_a_health_timer_from_the_units_it_carries(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (service,) = units.glob("*.service")
-    assert f"ExecStart={release.venv}/bin/python -m flashmark health --record" in (
-        service.read_text()
-    )
+    (start,) = [line for line in service.read_text().splitlines() if line.startswith("ExecStart=")]
+    python, *arguments = shlex.split(start.removeprefix("ExecStart="))
+    # The venv's own interpreter (its python or python3, whichever ran the entry point).
+    assert Path(python).parent == release.venv / "bin"
+    assert Path(python).samefile(release.venv / "bin" / "python")
+    assert arguments == [
+        "-m", "flashmark", "health", "--record", "--db",
+        str(release.home / "history.sqlite3"), str(release.home),
+    ]  # fmt: skip
 
 
 def test_serve_s_hint_run_as_printed_makes_serve_start(release: Release):
