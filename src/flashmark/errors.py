@@ -74,7 +74,11 @@ class TargetError(FlashmarkError):
 
 
 class TargetNotFound(TargetError):
-    pass
+    @classmethod
+    def moved(cls, folder: object) -> TargetNotFound:
+        """A folder the command had checked is gone when it comes to use it: moved or removed
+        by someone else meanwhile (the one wording of every command for it)."""
+        return cls(f"{folder}: no such folder (moved or removed meanwhile)")
 
 
 class NotEnoughSpace(TargetError):

@@ -227,7 +227,7 @@ def plan_space(folder: str | Path, write_bytes: int, roots: SystemRoots) -> Spac
     try:
         fs = filesystem_of(folder, roots)
     except FileNotFoundError:
-        raise TargetNotFound(f"{folder}: no such folder (moved or removed meanwhile)") from None
+        raise TargetNotFound.moved(folder) from None
     return SpacePlan(fs, write_bytes, sparse_images(fs.device, roots))
 
 

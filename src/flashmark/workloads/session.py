@@ -96,17 +96,20 @@ def run_workloads(
     if not scale > 0:
         raise UsageError(f"--scale must be larger than zero, got {scale}")
     folder, identity = _check_folder(folder)
-    # A scale far too large for the disk would take long just to generate: estimate first.
-    _check_space(folder, scale, _needed_bytes(names, *_full_scale_bytes(seed)) * scale)
-    package_set = generate_package_set(scale, seed)
-    boot_files = boot_file_set(scale, seed) if "cold-read" in names else ()
-    check_room(folder, names, scale, option="--scale", seed=seed)  # bytes and inodes
-    # Read again before each workload: another writer filling the disk meanwhile stops them.
-    space = workloads_space(names, folder, scale, roots, seed)
-    watch = SpaceWatch(space)
-    if say_space is not None:
-        say_space(space.line())
-    device = device_for_path(folder, roots)
+    try:  # the folder may be moved away by another user at any moment until it is open
+        # A scale far too large for the disk would take long just to generate: estimate first.
+        _check_space(folder, scale, _needed_bytes(names, *_full_scale_bytes(seed)) * scale)
+        package_set = generate_package_set(scale, seed)
+        boot_files = boot_file_set(scale, seed) if "cold-read" in names else ()
+        check_room(folder, names, scale, option="--scale", seed=seed)  # bytes and inodes
+        # Read again before each workload: another writer filling the disk meanwhile stops them.
+        space = workloads_space(names, folder, scale, roots, seed)
+        watch = SpaceWatch(space)
+        if say_space is not None:
+            say_space(space.line())
+        device = device_for_path(folder, roots)
+    except OSError as error:
+        raise _target_error(error, folder) from error
     with signals_held():  # a signal in between would leak the descriptor
         try:
             folder_fd = open_checked_folder(str(folder), identity)
@@ -231,6 +234,8 @@ def _check_space(folder: Path, scale: float, needed_bytes: float) -> None:
 def _target_error(error: OSError, place: Path) -> Exception:
     """The flashmark error for an OSError hit while writing the workload's files."""
     where = f"{place}: {error.strerror or error}"
+    if error.errno in (errno.ENOENT, errno.ENOTDIR):
+        return TargetNotFound.moved(place)
     if error.errno == errno.ENOSPC:
         return NotEnoughSpace(f"the filesystem {_full_of(place)} at {where}; free some space")
     if error.errno == errno.EROFS:
