@@ -271,17 +271,26 @@ def _measure_tests(
         job = plan.jobs[index]
         progress.begin(spec.name, number, total, job.expected_s)
         retries = 0
-        while True:  # again when another process disturbed it and has stopped since
-            check = watch.test_watch(spec, plan.settings)
-            with watch.monitor() as monitor, _watching(check):
-                result, output, found_bursty = _measure_test(
-                    plan, index, check.runner(runner) if check else runner, progress,
-                    area.folder_fd, bursty, fastest, slow,
-                )  # fmt: skip
-            disturbance = watch.judged(check, retries, plan.settings)
-            if not watch.again(disturbance, progress):
-                break
-            retries += 1
+        disturbed: TestResult | None = None  # its last run that another process disturbed
+        try:
+            while True:  # again when another process disturbed it and has stopped since
+                check = watch.test_watch(spec, plan.settings)
+                with watch.monitor() as monitor, _watching(check):
+                    result, output, found_bursty = _measure_test(
+                        plan, index, check.runner(runner) if check else runner, progress,
+                        area.folder_fd, bursty, fastest, slow,
+                    )  # fmt: skip
+                disturbance = watch.judged(check, retries, plan.settings)
+                if not watch.again(disturbance, progress):
+                    break
+                disturbed = dataclasses.replace(result, disturbance=disturbance)
+                retries += 1
+        except Exception:
+            # Measured, if disturbed (and said so: it grades nothing): a run stopped by a later
+            # failure, the device gone silent while it was measured again, keeps it.
+            if disturbed is not None:
+                results.append(disturbed)
+            raise
         result = dataclasses.replace(result, disturbance=disturbance)
         fastest = fastest.seen(result)
         if spec.pattern.writes:  # its last run's (the test's own, or its last extension's)
