@@ -67,6 +67,9 @@ def pcie_findings(link: PcieLink, board: str | None) -> list[Finding]:
 # advice), not ready again after a reset (drivers/nvme/host/core.c, nvme_wait_ready), and the
 # link's own errors (drivers/pci/pcie/aer.c, aer_print_error).
 NVME_TROUBLE = ("controller is down; will reset", "Device not ready", "PCIe Bus Error")
+# A link error the hardware corrected itself (aer_print_error's "severity=Corrected"): many
+# healthy machines log them now and then, and nothing was reset.
+_CORRECTED = "severity=Corrected"
 # .../0000:01:00.0/nvme/nvme0/nvme0n1: the drive's PCI address (a domain of 4 hex digits or
 # more: VMD's are 5) and its controller.
 _NVME_PATH = re.compile(r"/([0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f])/nvme/(nvme\d+)/")
@@ -95,6 +98,7 @@ def nvme_reset_findings(
         line
         for line in kernel_log.splitlines()
         if any(trouble in line for trouble in NVME_TROUBLE)
+        and _CORRECTED not in line
         and (f"{controller}:" in line or address in line)
     ]
     if not lines:

@@ -42,12 +42,14 @@ def probe_findings(
                 "SD host is known for Raspberry Pi 4 and 5)"
             )
         found += sd_bus_findings(device.mmc_bus, device.card, board)
-    if device.pcie is not None:
+    resets = (
+        nvme_reset_findings(device.sysfs_path, device.pcie, kernel_log, under_voltage, board)
+        if device.kind == "nvme"
+        else []
+    )
+    if device.pcie is not None and not resets:  # never Gen 3 for a drive that drops off at Gen 2
         found += pcie_findings(device.pcie, board)
-    if device.kind == "nvme":
-        found += nvme_reset_findings(
-            device.sysfs_path, device.pcie, kernel_log, under_voltage, board
-        )
+    found += resets
     found += scheduler_findings(device.name, device.kind, device.scheduler)
     if throttling is not None:
         found += throttling_findings(throttling, board)
