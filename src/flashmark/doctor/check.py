@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from flashmark import __version__
 from flashmark.doctor.findings import CATEGORIES, Finding, MeasuredRate
-from flashmark.doctor.host import mount_findings, swap_file_findings, swap_findings
+from flashmark.doctor.host import PI5, mount_findings, swap_file_findings, swap_findings
 from flashmark.doctor.result import DoctorResult
 from flashmark.doctor.rules import probe_findings
-from flashmark.doctor.sd_queue import PI5, sd_queue_findings
+from flashmark.doctor.sd_queue import sd_queue_findings
 from flashmark.errors import TargetError
 from flashmark.probe.mmc_bus import read_kernel_log
 from flashmark.probe.model import Device, ProbeReport

@@ -10,6 +10,10 @@ from flashmark.doctor.findings import Finding
 from flashmark.probe.model import Temperature, Throttling
 from flashmark.system.mounts import Mount
 
+# The boards of the Raspberry Pi 5's family (the model string's start): its PCIe slot and SD
+# host, which the rules for them read.
+PI5 = ("Raspberry Pi 5", "Raspberry Pi Compute Module 5")
+
 # The supply Raspberry Pi sells for each board (Raspberry Pi documentation, "Power supply").
 SUPPLIES = {
     "Raspberry Pi 5": "the official 27 W (5 V, 5 A) supply: with less, the USB ports are held "

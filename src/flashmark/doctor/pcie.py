@@ -12,10 +12,9 @@ from __future__ import annotations
 import re
 
 from flashmark.doctor.findings import Finding
-from flashmark.doctor.host import supply_fix
+from flashmark.doctor.host import PI5, supply_fix
 from flashmark.probe.model import PcieLink
 
-_PI5 = ("Raspberry Pi 5", "Raspberry Pi Compute Module 5")
 _GTS = re.compile(r"([0-9.]+)\s*GT/s")
 
 
@@ -31,7 +30,7 @@ def usable_bytes_per_second(gts: float, lanes: int) -> float:
 
 def pcie_findings(link: PcieLink, board: str | None) -> list[Finding]:
     now, best = gigatransfers(link.current_speed), gigatransfers(link.max_speed)
-    if now is None or best is None or not (board or "").startswith(_PI5):
+    if now is None or best is None or not (board or "").startswith(PI5):
         return []
     if now >= 8.0 or best < 8.0:
         return []
@@ -119,7 +118,7 @@ def nvme_reset_findings(
             )
         ]
     gen3 = link is not None and (gigatransfers(link.current_speed) or 0) >= 8.0
-    if gen3 and (board or "").startswith(_PI5):
+    if gen3 and (board or "").startswith(PI5):
         return [
             Finding(
                 category="pcie",

@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 
 from flashmark.doctor.findings import Finding
+from flashmark.doctor.host import PI5
 from flashmark.probe.mmc_bus import timing_from_log
 from flashmark.probe.model import Device
 
-PI5 = ("Raspberry Pi 5", "Raspberry Pi Compute Module 5")
 EXT_PERF_CMD_QUEUE = 1 << 4
 FIRST_QUEUEING = (6, 6, 22)  # the first release with SD command queueing
 SURELY_TRISTATE = (6, 13)  # every release from here on has the tristate sd_cqe
