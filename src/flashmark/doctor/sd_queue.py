@@ -1,14 +1,11 @@
 """SD command queueing on a Raspberry Pi 5: an A2 card run without it, or its queue failing.
 
 Raspberry Pi's kernel queues an A2 card's commands on a Pi 5 only (mainline does not queue SD
-commands), and what `dtparam=sd_cqe` means changed within its releases: opt-in from 6.6.22
-(raspberrypi/linux pull request 6046; LibreELEC's "update to 6.6.22" notes it), on by default
-for cards not known to be bad from August 2024 (pull request 6301; off again for a few weeks from
-6.6.51-1+rpt3 of October 2024, issue 6349, until pull request 6419), for allow-listed cards only
-from January 2025 with `sd_cqe` a tristate: 0 off, 1 (the default) known-good cards, 2 every
-card not known to be bad (pull requests 6591 for 6.6, 6600 for 6.12; the overlays README). A
-6.6.y or 6.12.y release number alone does not tell which of these a build has; every 6.13 or
-later kernel came out after them (Linux 6.13: 2025-01-19), so has the tristate. The kernel logs
+commands), and what `dtparam=sd_cqe` means changed within its releases (docs/doctor.md, "Command
+queueing of an A2 card on a Pi 5, by kernel", tells the history with its sources). A 6.6.y or
+6.12.y release number alone does not tell which meaning a build has; every 6.13 or later
+kernel came out after the tristate of January 2025 (Linux 6.13: 2025-01-19), so has it. The
+kernel logs
 "mmcN: Command Queue Engine enabled[, N tags]" when it queues (drivers/mmc/core/sd.c in
 raspberrypi/linux) and "mmcN: running CQE recovery" each time the card's queue fails
 (raspberrypi/linux issues 6561, 5768). Nothing in sysfs or debugfs says whether it queues: the

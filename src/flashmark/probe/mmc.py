@@ -96,6 +96,15 @@ def decode_mmc_cid(raw: str, ext_csd_rev: int | None = None) -> Cid:
     return _MMC_CID.decode(raw, value, year, month)
 
 
+# The card type (the sysfs `type` of an MMC host's card) of each device kind with a CID.
+CARD_TYPE_OF_KIND = {"sd": "SD", "emmc": "MMC"}
+
+
+def decode_cid(card_type: str, raw: str) -> Cid:
+    """A CID of `card_type` ("SD", else eMMC's layout)."""
+    return decode_sd_cid(raw) if card_type == "SD" else decode_mmc_cid(raw)
+
+
 # --- CSD ------------------------------------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from flashmark.bench.run_result import Run
 from flashmark.health.result import HEALTH_SCHEMA, HealthResult, health_summary
 from flashmark.kinds.registry import DOCUMENT_KINDS
 from flashmark.kinds.strict import DocumentInvalid, check_document, parse_json
-from flashmark.probe.mmc import RegisterFormatError, decode_mmc_cid, decode_sd_cid
+from flashmark.probe.mmc import CARD_TYPE_OF_KIND, RegisterFormatError, decode_cid
 from flashmark.probe.model import Cid, Device
 from flashmark.server.campaign_names import campaign_problem, label_problem
 
@@ -258,17 +258,14 @@ def _model_key(kind: str, cid: Cid | None, names: tuple[str | None, ...], size: 
 
 
 # A health reading's device kind: the CID layout its card_cid has.
-_CID_DECODERS = {"sd": decode_sd_cid, "emmc": decode_mmc_cid}
-
-
 def reading_facts(result: HealthResult) -> ReadingFacts:
     """A reading's facts. Its model key is its runs' model's: its model is the probe's vendor
     and model in one ("SanDisk Ultra 3D NVMe"), which the key's slug joins the same way."""
-    decoder = _CID_DECODERS.get(result.device_kind)
+    card_type = CARD_TYPE_OF_KIND.get(result.device_kind)
     cid = None
-    if decoder is not None and result.card_cid is not None:
+    if card_type is not None and result.card_cid is not None:
         with contextlib.suppress(RegisterFormatError):
-            cid = decoder(result.card_cid)
+            cid = decode_cid(card_type, result.card_cid)
     forecast = result.forecast
     return ReadingFacts(
         model_key=_model_key(result.device_kind, cid, (result.model,), result.capacity_bytes),

@@ -16,7 +16,7 @@ from typing import Any
 
 from flashmark.errors import ResultFormatError, UsageError
 from flashmark.kinds.registry import entry_for
-from flashmark.probe.mmc import RegisterFormatError, decode_mmc_cid, decode_sd_cid
+from flashmark.probe.mmc import CARD_TYPE_OF_KIND, RegisterFormatError, decode_cid
 from flashmark.probe.model import Cid
 from flashmark.server.allowlist import ALLOW_LISTS, CID, UPLOAD_CHOICES
 from flashmark.server.fields import WITHHELD, NotSent
@@ -97,7 +97,7 @@ def card_identity(document: Mapping[str, Any]) -> str | None:
 def _rebuild_cids(document: Mapping[str, Any], sent: dict[str, Any], known: Known) -> None:
     """Each sent CID's register, rebuilt from the saved one without its serial and CRC."""
     if sent.get("card_cid") == WITHHELD:  # a health reading's card
-        card_type = _CARD_TYPES.get(str(sent.get("device_kind")))
+        card_type = CARD_TYPE_OF_KIND.get(str(sent.get("device_kind")))
         sent["card_cid"] = _masked_reading_cid(document["card_cid"], card_type, known)
     saved_probe, sent_probe = document.get("probe"), sent.get("probe")
     if not isinstance(saved_probe, Mapping) or not isinstance(sent_probe, dict):
@@ -126,10 +126,6 @@ def _masked_cid(raw: Any, card_type: str, sent: Mapping[str, Any]) -> str:
     return masked if same else WITHHELD
 
 
-# A health reading's device kind: the CID layout its card_cid has.
-_CARD_TYPES = {"sd": "SD", "emmc": "MMC"}
-
-
 def _masked_reading_cid(raw: Any, card_type: str | None, known: Known) -> str:
     """A health reading's CID with its serial and CRC digits zeroed, when it decodes as a CID
     of its device's kind and its product name passes the screen a run's does; else WITHHELD."""
@@ -156,7 +152,7 @@ def _masked(raw: Any, card_type: str) -> tuple[str, Cid] | None:
     hidden = set(serial_digits) | set(_CRC_DIGITS)
     masked = "".join("0" if index in hidden else digit for index, digit in enumerate(raw.lower()))
     try:
-        decoded = (decode_sd_cid if card_type == "SD" else decode_mmc_cid)(masked)
+        decoded = decode_cid(card_type, masked)
     except RegisterFormatError:
         return None
     return (masked, decoded) if decoded.serial == 0 else None
