@@ -35,28 +35,32 @@ def pcie_findings(link: PcieLink, board: str | None) -> list[Finding]:
     if now >= 8.0 or best < 8.0:
         return []
     lanes = link.current_width or 1
-    at_most = f"at most {usable_bytes_per_second(now, lanes) / 1e6:.0f} MB/s"
+    cap = usable_bytes_per_second(now, lanes)
+    at_most = f"at most {cap / 1e6:.0f} MB/s"
     if now < 5.0:  # Gen 1: below even the slot's default, the link itself is poor
-        return [
-            Finding(
-                category="pcie",
-                what=f"PCIe at {now:g} GT/s x{lanes} (Gen 1), the drive can do {best:g} GT/s",
-                why=f"the Pi 5's slot trains at Gen 2 by default; Gen 1 points to the ribbon "
-                f"cable or its connectors: {at_most}",
-                fix="reseat the flat cable at both ends (contacts the right way round), or "
-                "replace it",
-                cap_bytes_per_second=usable_bytes_per_second(now, lanes),
-            )
-        ]
+        gen = 1
+        why = (
+            f"the Pi 5's slot trains at Gen 2 by default; Gen 1 points to the ribbon cable or "
+            f"its connectors: {at_most}"
+        )
+        fix = "reseat the flat cable at both ends (contacts the right way round), or replace it"
+    else:
+        gen = 2
+        why = (
+            f"the Pi 5's slot runs Gen 2 by default: {at_most}, Gen 3 about "
+            f"{usable_bytes_per_second(8.0, lanes) / 1e6:.0f} MB/s"
+        )
+        fix = (
+            "dtparam=pciex1_gen=3 in /boot/firmware/config.txt, then reboot (Raspberry Pi "
+            "certifies Gen 2 only: Gen 3 may be unstable; remove the line if the drive drops out)"
+        )
     return [
         Finding(
             category="pcie",
-            what=f"PCIe at {now:g} GT/s x{lanes} (Gen 2), the drive can do {best:g} GT/s",
-            why=f"the Pi 5's slot runs Gen 2 by default: {at_most}, Gen 3 about "
-            f"{usable_bytes_per_second(8.0, lanes) / 1e6:.0f} MB/s",
-            fix="dtparam=pciex1_gen=3 in /boot/firmware/config.txt, then reboot (Raspberry Pi "
-            "certifies Gen 2 only: Gen 3 may be unstable; remove the line if the drive drops out)",
-            cap_bytes_per_second=usable_bytes_per_second(now, lanes),
+            what=f"PCIe at {now:g} GT/s x{lanes} (Gen {gen}), the drive can do {best:g} GT/s",
+            why=why,
+            fix=fix,
+            cap_bytes_per_second=cap,
         )
     ]
 
