@@ -111,41 +111,33 @@ def nvme_reset_findings(
         f"{count} NVMe controller reset{'s' * (count != 1)} or PCIe bus error"
         f"{'s' * (count != 1)} in the kernel log ({controller})"
     )
-    if under_voltage_seen:
-        return [
-            Finding(
-                category="pcie",
-                what=what,
-                why="under-voltage was seen: a sagging supply drops the drive off its link too",
-                fix=f"power first: {supply_fix(board)}; then the kernel's power-saving "
-                "parameters if the resets go on",
-            )
-        ]
     gen3 = link is not None and (gigatransfers(link.current_speed) or 0) >= 8.0
-    if gen3 and (board or "").startswith(PI5):
-        return [
-            Finding(
-                category="pcie",
-                what=what,
-                why="the link runs Gen 3, which Raspberry Pi does not certify on the Pi 5",
-                fix="remove dtparam=pciex1_gen=3 from /boot/firmware/config.txt, then reboot "
-                "(Gen 2); the kernel's power-saving parameters if the resets go on",
-            )
-        ]
-    if (board or "").startswith("Raspberry Pi"):
-        where = "/boot/firmware/cmdline.txt (one line)"
+    if under_voltage_seen:
+        why = "under-voltage was seen: a sagging supply drops the drive off its link too"
+        fix = (
+            f"power first: {supply_fix(board)}; then the kernel's power-saving parameters if "
+            "the resets go on"
+        )
+    elif gen3 and (board or "").startswith(PI5):
+        why = "the link runs Gen 3, which Raspberry Pi does not certify on the Pi 5"
+        fix = (
+            "remove dtparam=pciex1_gen=3 from /boot/firmware/config.txt, then reboot (Gen 2); "
+            "the kernel's power-saving parameters if the resets go on"
+        )
     else:
-        where = (
-            "the kernel command line (GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, then "
-            "update-grub)"
+        if (board or "").startswith("Raspberry Pi"):
+            where = "/boot/firmware/cmdline.txt (one line)"
+        else:
+            where = (
+                "the kernel command line (GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, then "
+                "update-grub)"
+            )
+        why = (
+            "the drive or its link fails to wake from a power-saving state (NVMe APST, PCIe "
+            "ASPM), and the kernel resets it; a loose cable or adapter gives the same errors"
         )
-    return [
-        Finding(
-            category="pcie",
-            what=what,
-            why="the drive or its link fails to wake from a power-saving state (NVMe APST, "
-            "PCIe ASPM), and the kernel resets it; a loose cable or adapter gives the same errors",
-            fix=f"add {POWER_SAVING_OFF} to {where}, then reboot (the kernel's own advice with "
-            "these errors; the drive then idles warmer)",
+        fix = (
+            f"add {POWER_SAVING_OFF} to {where}, then reboot (the kernel's own advice with these "
+            "errors; the drive then idles warmer)"
         )
-    ]
+    return [Finding(category="pcie", what=what, why=why, fix=fix)]
