@@ -103,9 +103,8 @@ _HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
-_CSV_COLUMNS = (
-    "id",
-    "url",
+# A result's facts as the search API and the CSV export give them, in their order.
+_ROW_FACTS = (
     "uploaded_at",
     "started_at",
     "maker",
@@ -115,9 +114,8 @@ _CSV_COLUMNS = (
     "medium",
     "board",
     "profile",
-    "card_serial",
-    *HEADLINE_COLUMNS,
 )
+_CSV_COLUMNS = ("id", "url", *_ROW_FACTS, "card_serial", *HEADLINE_COLUMNS)
 # The device page lists a model's profiles by count: at most this many (each is a link).
 _PROFILES_SHOWN = 50
 # Links are built from the request's Host only when it names one of these (with no
@@ -528,15 +526,7 @@ class ResultsService:
                 "id": row.id,
                 "url": f"{root}/api/v1/results/{row.id}",
                 "page": f"{root}/results/{row.id}",
-                "uploaded_at": row.uploaded_at,
-                "started_at": row.started_at,
-                "maker": row.maker,
-                "product": row.product,
-                "capacity_bytes": row.capacity_bytes,
-                "model_key": row.model_key,
-                "medium": row.medium,
-                "board": row.board,
-                "profile": row.profile,
+                **{name: getattr(row, name) for name in _ROW_FACTS},
                 "headlines": dict(row.headlines),
             }
             for row in rows
@@ -1029,15 +1019,7 @@ def _csv_lines(batches: Batches, root: str) -> Iterator[str]:
                     for value in (
                         row.id,
                         f"{root}/api/v1/results/{row.id}",
-                        row.uploaded_at,
-                        row.started_at,
-                        row.maker,
-                        row.product,
-                        row.capacity_bytes,
-                        row.model_key,
-                        row.medium,
-                        row.board,
-                        row.profile,
+                        *(getattr(row, name) for name in _ROW_FACTS),
                         row.card_serial,
                         *(_number(row.headlines[column]) for column in HEADLINE_COLUMNS),
                     )
