@@ -41,6 +41,7 @@ from flashmark.fio.runner import FioOutput
 from flashmark.fio.window import (
     LOG_RESOLUTION_MS,
     Completion,
+    Headline,
     count_window,
     read_completions,
     read_latencies_ns,
@@ -138,10 +139,7 @@ def parse_prepare_output(output: FioOutput, expected_bytes: int, time_limit_s: i
 class _Window:
     """One direction of one run's measuring window, before windows are pooled."""
 
-    iops: float  # the headline: the window's count or its rate between whole bursts
-    bw_bytes: float
-    edge_bps: float  # what the window's edges may put it off by (fio/window.py surer_rate)
-    between_bursts: bool
+    headline: Headline  # its rate, and what its edges may put it off by (_window, below)
     window_ms: int
     fio_runtime_ms: int
     io_bytes: int
@@ -227,10 +225,6 @@ def _window(
         ramped=job.ramp_s > 0,
         batch_ms=batch_ms,
     )
-    # The headline is the window's count, or the rate between whole bursts where the window's
-    # edges leave the count less sure than that (a device completing in bursts: fio/window.py
-    # WholeBursts); each is uncertain by what its edges may be off by, which widens its interval.
-    headline = surer_rate(count, completions)
     fsync_ms = None
     if ddir == 1 and count.last_completion_ms is not None:
         # The end_fsync ran from the last write's completion until fio's runtime ended.
@@ -245,10 +239,11 @@ def _window(
         )
     rates = count.interval_rates_bps
     return _Window(
-        iops=headline.iops,
-        bw_bytes=headline.bw_bytes,
-        edge_bps=headline.uncertain_bps,
-        between_bursts=headline.between_bursts,
+        # The window's count, or the rate between whole bursts where the window's edges leave
+        # the count less sure than that (a device completing in bursts: fio/window.py
+        # WholeBursts); each is uncertain by what its edges may be off by, which widens its
+        # interval.
+        headline=surer_rate(count, completions),
         window_ms=window_ms,
         fio_runtime_ms=fio_runtime_ms,
         io_bytes=io_bytes,
@@ -289,10 +284,10 @@ def _pooled(
     intervals reach down to the rate with the `slow` moments they did not meet."""
     window_ms = sum(w.window_ms for w in windows)
     weights = [w.window_ms / window_ms if window_ms > 0 else 1 / len(windows) for w in windows]
-    iops = sum(w.iops * k for w, k in zip(windows, weights, strict=True))
-    bw_bytes = sum(w.bw_bytes * k for w, k in zip(windows, weights, strict=True))
-    edge_bps = sum(w.edge_bps * k for w, k in zip(windows, weights, strict=True))
-    why = WHOLE_BURSTS_METHOD if any(w.between_bursts for w in windows) else EDGE_METHOD
+    iops = sum(w.headline.iops * k for w, k in zip(windows, weights, strict=True))
+    bw_bytes = sum(w.headline.bw_bytes * k for w, k in zip(windows, weights, strict=True))
+    edge_bps = sum(w.headline.uncertain_bps * k for w, k in zip(windows, weights, strict=True))
+    why = WHOLE_BURSTS_METHOD if any(w.headline.between_bursts for w in windows) else EDGE_METHOD
     samples = [x for w in windows for x in w.interval_samples]
     batch_ms = sum(w.batch_ms * len(w.interval_samples) for w in windows) / max(1, len(samples))
     floor_sd = bw_bytes * LOG_RESOLUTION_MS / batch_ms if batch_ms > 0 else 0.0

@@ -76,21 +76,10 @@ def save_result(
         # SIGTERM and SIGHUP raise here too (their default would end the process mid-save).
         with signals_raise():
             entry = entry_for(document)
+            listed = {"kind": entry.kind, "target": entry.target, "label": entry.label}
             if replacing is not None:
-                return SaveOutcome(
-                    id=history.replace(
-                        replacing,
-                        kind=entry.kind,
-                        target=entry.target,
-                        label=entry.label,
-                        document=document,
-                    )
-                )
-            return SaveOutcome(
-                id=history.save(
-                    kind=entry.kind, target=entry.target, label=entry.label, document=document
-                )
-            )
+                return SaveOutcome(id=history.replace(replacing, document=document, **listed))
+            return SaveOutcome(id=history.save(document=document, **listed))
     except Interrupted as stop:
         # Stopped while saving: whether the save committed is unknown, so keep a copy either
         # way (importing a saved one again is recognised), then let the stop take its course,

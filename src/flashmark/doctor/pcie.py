@@ -35,28 +35,32 @@ def pcie_findings(link: PcieLink, board: str | None) -> list[Finding]:
     if now >= 8.0 or best < 8.0:
         return []
     lanes = link.current_width or 1
-    at_most = f"at most {usable_bytes_per_second(now, lanes) / 1e6:.0f} MB/s"
+    cap = usable_bytes_per_second(now, lanes)
+    at_most = f"at most {cap / 1e6:.0f} MB/s"
     if now < 5.0:  # Gen 1: below even the slot's default, the link itself is poor
-        return [
-            Finding(
-                category="pcie",
-                what=f"PCIe at {now:g} GT/s x{lanes} (Gen 1), the drive can do {best:g} GT/s",
-                why=f"the Pi 5's slot trains at Gen 2 by default; Gen 1 points to the ribbon "
-                f"cable or its connectors: {at_most}",
-                fix="reseat the flat cable at both ends (contacts the right way round), or "
-                "replace it",
-                cap_bytes_per_second=usable_bytes_per_second(now, lanes),
-            )
-        ]
+        gen = 1
+        why = (
+            f"the Pi 5's slot trains at Gen 2 by default; Gen 1 points to the ribbon cable or "
+            f"its connectors: {at_most}"
+        )
+        fix = "reseat the flat cable at both ends (contacts the right way round), or replace it"
+    else:
+        gen = 2
+        why = (
+            f"the Pi 5's slot runs Gen 2 by default: {at_most}, Gen 3 about "
+            f"{usable_bytes_per_second(8.0, lanes) / 1e6:.0f} MB/s"
+        )
+        fix = (
+            "dtparam=pciex1_gen=3 in /boot/firmware/config.txt, then reboot (Raspberry Pi "
+            "certifies Gen 2 only: Gen 3 may be unstable; remove the line if the drive drops out)"
+        )
     return [
         Finding(
             category="pcie",
-            what=f"PCIe at {now:g} GT/s x{lanes} (Gen 2), the drive can do {best:g} GT/s",
-            why=f"the Pi 5's slot runs Gen 2 by default: {at_most}, Gen 3 about "
-            f"{usable_bytes_per_second(8.0, lanes) / 1e6:.0f} MB/s",
-            fix="dtparam=pciex1_gen=3 in /boot/firmware/config.txt, then reboot (Raspberry Pi "
-            "certifies Gen 2 only: Gen 3 may be unstable; remove the line if the drive drops out)",
-            cap_bytes_per_second=usable_bytes_per_second(now, lanes),
+            what=f"PCIe at {now:g} GT/s x{lanes} (Gen {gen}), the drive can do {best:g} GT/s",
+            why=why,
+            fix=fix,
+            cap_bytes_per_second=cap,
         )
     ]
 
@@ -107,41 +111,33 @@ def nvme_reset_findings(
         f"{count} NVMe controller reset{'s' * (count != 1)} or PCIe bus error"
         f"{'s' * (count != 1)} in the kernel log ({controller})"
     )
-    if under_voltage_seen:
-        return [
-            Finding(
-                category="pcie",
-                what=what,
-                why="under-voltage was seen: a sagging supply drops the drive off its link too",
-                fix=f"power first: {supply_fix(board)}; then the kernel's power-saving "
-                "parameters if the resets go on",
-            )
-        ]
     gen3 = link is not None and (gigatransfers(link.current_speed) or 0) >= 8.0
-    if gen3 and (board or "").startswith(PI5):
-        return [
-            Finding(
-                category="pcie",
-                what=what,
-                why="the link runs Gen 3, which Raspberry Pi does not certify on the Pi 5",
-                fix="remove dtparam=pciex1_gen=3 from /boot/firmware/config.txt, then reboot "
-                "(Gen 2); the kernel's power-saving parameters if the resets go on",
-            )
-        ]
-    if (board or "").startswith("Raspberry Pi"):
-        where = "/boot/firmware/cmdline.txt (one line)"
+    if under_voltage_seen:
+        why = "under-voltage was seen: a sagging supply drops the drive off its link too"
+        fix = (
+            f"power first: {supply_fix(board)}; then the kernel's power-saving parameters if "
+            "the resets go on"
+        )
+    elif gen3 and (board or "").startswith(PI5):
+        why = "the link runs Gen 3, which Raspberry Pi does not certify on the Pi 5"
+        fix = (
+            "remove dtparam=pciex1_gen=3 from /boot/firmware/config.txt, then reboot (Gen 2); "
+            "the kernel's power-saving parameters if the resets go on"
+        )
     else:
-        where = (
-            "the kernel command line (GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, then "
-            "update-grub)"
+        if (board or "").startswith("Raspberry Pi"):
+            where = "/boot/firmware/cmdline.txt (one line)"
+        else:
+            where = (
+                "the kernel command line (GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, then "
+                "update-grub)"
+            )
+        why = (
+            "the drive or its link fails to wake from a power-saving state (NVMe APST, PCIe "
+            "ASPM), and the kernel resets it; a loose cable or adapter gives the same errors"
         )
-    return [
-        Finding(
-            category="pcie",
-            what=what,
-            why="the drive or its link fails to wake from a power-saving state (NVMe APST, "
-            "PCIe ASPM), and the kernel resets it; a loose cable or adapter gives the same errors",
-            fix=f"add {POWER_SAVING_OFF} to {where}, then reboot (the kernel's own advice with "
-            "these errors; the drive then idles warmer)",
+        fix = (
+            f"add {POWER_SAVING_OFF} to {where}, then reboot (the kernel's own advice with these "
+            "errors; the drive then idles warmer)"
         )
-    ]
+    return [Finding(category="pcie", what=what, why=why, fix=fix)]

@@ -7,7 +7,7 @@ Schema history ("schema" key):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from flashmark.codec import Codec, document, written
 from flashmark.doctor.findings import Finding, MeasuredRate
@@ -29,9 +29,6 @@ class DoctorResult:
     # The latest saved run on the same device, whose figure each cap is held against.
     measured: MeasuredRate | None = field(default=None, metadata=document(omit_none=True))
     id: int | None = field(default=None, metadata=document(omit_none=True))
-
-    def with_id(self, result_id: int) -> DoctorResult:
-        return replace(self, id=result_id)
 
     @property
     @written(before="flashmark_version")

@@ -7,7 +7,7 @@ Schema history ("schema" key):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from flashmark.codec import Codec, document, written
 from flashmark.health.forecast import Forecast
@@ -58,9 +58,6 @@ class HealthResult:
     skipped: tuple[str, ...]  # what could not be read, and how to read it
     finished_at: str
     id: int | None = field(default=None, metadata=document(omit_none=True))
-
-    def with_id(self, result_id: int) -> HealthResult:
-        return replace(self, id=result_id)
 
     @property
     @written(before="flashmark_version")

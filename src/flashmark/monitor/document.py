@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from flashmark import __version__
@@ -49,9 +49,6 @@ class MonitorRecording:
     def summary_line(self) -> str:
         """The recording's answer in one line (its function below)."""
         return recording_summary(self)
-
-    def with_id(self, result_id: int) -> MonitorRecording:
-        return replace(self, id=result_id)
 
 
 def recording(

@@ -7,32 +7,10 @@ Attributes and their units: Documentation/ABI/stable/sysfs-block in the Linux tr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from flashmark.probe.model import Unreadable
+from flashmark.probe.model import Device, Unreadable
 from flashmark.system.sysroot import SystemRoots
 
 SECTOR_BYTES = 512  # the unit of /sys/block/*/size, fixed by the kernel (sysfs-block ABI)
-
-
-@dataclass(frozen=True)
-class BlockFacts:
-    name: str
-    sysfs_path: str  # relative to the sysfs root
-    kind: str
-    vendor: str | None
-    model: str | None
-    serial: str | None
-    firmware: str | None
-    capacity_bytes: int | None
-    logical_sector_bytes: int | None
-    physical_sector_bytes: int | None
-    rotational: bool | None
-    removable: bool | None
-    scheduler: str | None
-    read_ahead_kb: int | None
-    write_cache: str | None
-    unreadable: tuple[Unreadable, ...]
 
 
 def device_path(roots: SystemRoots, name: str) -> str:
@@ -77,7 +55,7 @@ def classify(roots: SystemRoots, name: str, path: str) -> str:
     return "unknown"
 
 
-def read_block(roots: SystemRoots, name: str) -> BlockFacts:
+def read_block(roots: SystemRoots, name: str) -> Device:
     base = f"class/block/{name}"
     path = device_path(roots, name)
     unreadable: list[Unreadable] = []
@@ -98,7 +76,7 @@ def read_block(roots: SystemRoots, name: str) -> BlockFacts:
 
     sectors = number("size")
     scheduler_text = roots.read_sys(f"{base}/queue/scheduler")
-    return BlockFacts(
+    return Device(
         name=name,
         sysfs_path=path,
         kind=classify(roots, name, path),

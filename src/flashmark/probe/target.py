@@ -74,29 +74,11 @@ def read_device(
     kernel_log: str | None,
     notes: list[str],
 ) -> Device:
-    facts = read_block(roots, name)
-    device = Device(
-        name=facts.name,
-        kind=facts.kind,
-        sysfs_path=facts.sysfs_path,
-        vendor=facts.vendor,
-        model=facts.model,
-        serial=facts.serial,
-        firmware=facts.firmware,
-        capacity_bytes=facts.capacity_bytes,
-        logical_sector_bytes=facts.logical_sector_bytes,
-        physical_sector_bytes=facts.physical_sector_bytes,
-        rotational=facts.rotational,
-        removable=facts.removable,
-        scheduler=facts.scheduler,
-        read_ahead_kb=facts.read_ahead_kb,
-        write_cache=facts.write_cache,
-        unreadable=facts.unreadable,
-    )
+    device = read_block(roots, name)
     device_dir = f"class/block/{name}/device"
-    if facts.kind in ("sd", "emmc"):
+    if device.kind in ("sd", "emmc"):
         card, unreadable = read_card(roots, device_dir)
-        bus = read_mmc_bus(roots, name, card.type, kernel_log, facts.write_cache)
+        bus = read_mmc_bus(roots, name, card.type, kernel_log, device.write_cache)
         cid = card.cid
         device = dataclasses.replace(
             device,
@@ -113,7 +95,7 @@ def read_device(
             device = dataclasses.replace(
                 device, health=health, unreadable=device.unreadable + unreadable
             )
-    elif facts.kind == "nvme":
+    elif device.kind == "nvme":
         health, unreadable = read_nvme_health(roots, name, tools, notes)
         device = dataclasses.replace(
             device,
@@ -121,10 +103,10 @@ def read_device(
             health=health,
             unreadable=device.unreadable + unreadable,
         )
-    elif facts.kind == "usb":
-        device = dataclasses.replace(device, usb=read_usb_link(roots, facts.sysfs_path))
-    elif facts.kind == "ufs":
-        host_dir = ufs_host_dir(roots, facts.sysfs_path)
+    elif device.kind == "usb":
+        device = dataclasses.replace(device, usb=read_usb_link(roots, device.sysfs_path))
+    elif device.kind == "ufs":
+        host_dir = ufs_host_dir(roots, device.sysfs_path)
         if host_dir is not None:
             identity, health, unreadable = read_ufs(roots, host_dir)
             device = dataclasses.replace(

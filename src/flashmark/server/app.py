@@ -23,12 +23,12 @@ import re
 import time
 import urllib.parse
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jinja2
 from starlette.applications import Starlette
@@ -82,6 +82,7 @@ from flashmark.server.views import (
 from flashmark.spreadsheet import text_cell
 
 CONFIG_ENV = "FLASHMARK_SERVE_CONFIG"  # how `serve --workers N` hands the settings to workers
+T = TypeVar("T")
 _LOG = logging.getLogger("flashmark.server")
 _HERE = Path(__file__).resolve().parent
 _MAX_ID = 2**63 - 1
@@ -102,9 +103,8 @@ _HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
-_CSV_COLUMNS = (
-    "id",
-    "url",
+# A result's facts as the search API and the CSV export give them, in their order.
+_ROW_FACTS = (
     "uploaded_at",
     "started_at",
     "maker",
@@ -114,9 +114,8 @@ _CSV_COLUMNS = (
     "medium",
     "board",
     "profile",
-    "card_serial",
-    *HEADLINE_COLUMNS,
 )
+_CSV_COLUMNS = ("id", "url", *_ROW_FACTS, "card_serial", *HEADLINE_COLUMNS)
 # The device page lists a model's profiles by count: at most this many (each is a link).
 _PROFILES_SHOWN = 50
 # Links are built from the request's Host only when it names one of these (with no
@@ -511,16 +510,12 @@ class ResultsService:
     async def api_result(self, request: Request) -> Response:
         result_id = _result_id(request.path_params["id"])
         document = await run_in_threadpool(self.storage.document, result_id)
-        if document is None:
-            raise Problem(404, "not-found", f"no result {result_id} on this service")
-        return JSONResponse(document)
+        return JSONResponse(_found(document, f"result {result_id}"))
 
     async def api_reading(self, request: Request) -> Response:
         reading_id = _result_id(request.path_params["id"])
         document = await run_in_threadpool(self.storage.reading_document, reading_id)
-        if document is None:
-            raise Problem(404, "not-found", f"no health reading {reading_id} on this service")
-        return JSONResponse(document)
+        return JSONResponse(_found(document, f"health reading {reading_id}"))
 
     async def api_search(self, request: Request) -> Response:
         search = _search(request.query_params)
@@ -531,25 +526,13 @@ class ResultsService:
                 "id": row.id,
                 "url": f"{root}/api/v1/results/{row.id}",
                 "page": f"{root}/results/{row.id}",
-                "uploaded_at": row.uploaded_at,
-                "started_at": row.started_at,
-                "maker": row.maker,
-                "product": row.product,
-                "capacity_bytes": row.capacity_bytes,
-                "model_key": row.model_key,
-                "medium": row.medium,
-                "board": row.board,
-                "profile": row.profile,
+                **{name: getattr(row, name) for name in _ROW_FACTS},
                 "headlines": dict(row.headlines),
             }
             for row in rows
         ]
-        following = None
-        headers = {}
-        if more:
-            query = {**request.query_params, "before": str(rows[-1].id)}
-            following = f"{root}/api/v1/results?{urllib.parse.urlencode(query)}"
-            headers["Link"] = f'<{following}>; rel="next"'  # RFC 8288
+        following = _following(f"{root}/api/v1/results", request.query_params, rows, more)
+        headers = {} if following is None else {"Link": f'<{following}>; rel="next"'}  # RFC 8288
         return JSONResponse({"results": results, "next": following}, headers=headers)
 
     async def export_csv(self, request: Request) -> Response:
@@ -571,35 +554,26 @@ class ResultsService:
     async def browse(self, request: Request) -> Response:
         search = _search(request.query_params)
         rows, more = await run_in_threadpool(_page_of, self.storage, search)
-        following = None
-        if more:
-            query = {**request.query_params, "before": str(rows[-1].id)}
-            following = "/?" + urllib.parse.urlencode(query)
         return self.page(
             "browse.html",
             rows=rows,
             table_rows=self.table_rows(rows),
             headlines=HEADLINE_LABELS,
             query=request.query_params,
-            following=following,
+            following=_following("/", request.query_params, rows, more),
             searching=bool(request.query_params),
         )
 
     def _report_of(self, ids: tuple[int, ...]) -> str:
         """The report page of these results; a missing id raises (and is not kept)."""
-        documents = []
-        for result_id in ids:
-            document = self.storage.document(result_id)
-            if document is None:
-                raise Problem(404, "not-found", f"no result {result_id} on this service")
-            documents.append(document)
+        documents = [_found(self.storage.document(i), f"result {i}") for i in ids]
         return with_withheld_marked(_report(documents))
 
     async def result_page(self, request: Request) -> Response:
         result_id = _result_id(request.path_params["id"])
-        summary = await run_in_threadpool(self.storage.summary, result_id)
-        if summary is None:
-            raise Problem(404, "not-found", f"no result {result_id} on this service")
+        summary = _found(
+            await run_in_threadpool(self.storage.summary, result_id), f"result {result_id}"
+        )
         navigation = self.templates.get_template("navigation.html").render(
             result_id=result_id, model_key=summary.model_key
         )
@@ -613,9 +587,7 @@ class ResultsService:
         draws it, with the service's navigation."""
         reading_id = _result_id(request.path_params["id"])
         found = await run_in_threadpool(_reading_report, self.storage, reading_id)
-        if found is None:
-            raise Problem(404, "not-found", f"no health reading {reading_id} on this service")
-        model_key, report = found
+        model_key, report = _found(found, f"health reading {reading_id}")
         navigation = self.templates.get_template("reading_navigation.html").render(
             reading_id=reading_id, model_key=model_key
         )
@@ -702,10 +674,6 @@ class ResultsService:
         if chosen is not None:
             figures = await self.figures_of((key, chosen.profile))
             standing = charts(standings(figures, chosen.headlines))
-        following = None
-        if more:
-            query = {**params, "before": str(rows[-1].id)}
-            following = f"/devices/{key}?" + urllib.parse.urlencode(query)
         return self.page(
             "device.html",
             key=key,
@@ -720,7 +688,7 @@ class ResultsService:
             capacity=capacity,
             wear=wear_range,
             charts=standing,
-            following=following,
+            following=_following(f"/devices/{key}", params, rows, more),
             searching=True,
         )
 
@@ -729,9 +697,7 @@ class ResultsService:
         name = request.path_params["name"]
         if CAMPAIGN_NAME.fullmatch(name) is None:
             raise Problem(404, "not-found", "no such campaign (names are letters, digits, .-_)")
-        record = await run_in_threadpool(self.storage.campaign, name)
-        if record is None:
-            raise Problem(404, "not-found", f"no campaign {name} on this service")
+        record = _found(await run_in_threadpool(self.storage.campaign, name), f"campaign {name}")
         groups_read = {(r.row.model_key, r.row.profile) for r in record.results}
         figures = {group: await self.figures_of(group) for group in groups_read}
         return build_campaign(record, figures)
@@ -882,6 +848,22 @@ async def _body(request: Request, limit: int) -> bytes:
             raise too_large
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _found(value: T | None, what: str) -> T:
+    """`value`, or the 404 that says there is no `what` ("result 3") on this service."""
+    if value is None:
+        raise Problem(404, "not-found", f"no {what} on this service")
+    return value
+
+
+def _following(
+    path: str, params: Mapping[str, str], rows: Sequence[ResultRow], more: bool
+) -> str | None:
+    """The address of the page after `rows` (the same query, before its last id), if `more`."""
+    if not more:
+        return None
+    return f"{path}?{urllib.parse.urlencode({**params, 'before': str(rows[-1].id)})}"
 
 
 def _result_id(text: str) -> int:
@@ -1037,15 +1019,7 @@ def _csv_lines(batches: Batches, root: str) -> Iterator[str]:
                     for value in (
                         row.id,
                         f"{root}/api/v1/results/{row.id}",
-                        row.uploaded_at,
-                        row.started_at,
-                        row.maker,
-                        row.product,
-                        row.capacity_bytes,
-                        row.model_key,
-                        row.medium,
-                        row.board,
-                        row.profile,
+                        *(getattr(row, name) for name in _ROW_FACTS),
                         row.card_serial,
                         *(_number(row.headlines[column]) for column in HEADLINE_COLUMNS),
                     )

@@ -23,6 +23,7 @@ from flashmark.server.campaign_names import natural_key
 from flashmark.server.intake import HEADLINE_COLUMNS
 from flashmark.server.ranking import standings
 from flashmark.server.storage import CampaignRecord, CampaignResult
+from flashmark.server.views import HEADLINE_LABELS
 from flashmark.server.views import figure as shown_figure
 from flashmark.spreadsheet import text_cell
 
@@ -38,16 +39,19 @@ RULE = (
     f"(MAD: the median absolute deviation from the median), judged with at least "
     f"{MIN_BOARDS} complete boards"
 )
-# (column, in words, unit): how a campaign names the headline figures.
-FIGURES: tuple[tuple[str, str, str], ...] = (
-    ("seq_read_bps", "sequential read", "MB/s"),
-    ("seq_write_bps", "sequential write", "MB/s"),
-    ("rand_read_4k_iops", "random 4K read", "IOPS"),
-    ("rand_write_4k_iops", "random 4K write", "IOPS"),
-    ("rand_read_4k_q32_iops", "random 4K read at depth 32", "IOPS"),
-    ("rand_write_4k_q32_iops", "random 4K write at depth 32", "IOPS"),
+# How a campaign names the headline figures, in words.
+_WORDS = {
+    "seq_read_bps": "sequential read",
+    "seq_write_bps": "sequential write",
+    "rand_read_4k_iops": "random 4K read",
+    "rand_write_4k_iops": "random 4K write",
+    "rand_read_4k_q32_iops": "random 4K read at depth 32",
+    "rand_write_4k_q32_iops": "random 4K write at depth 32",
+}
+# (column, in words, unit), in the order of the headline columns.
+FIGURES: tuple[tuple[str, str, str], ...] = tuple(
+    (column, _WORDS[column], unit) for column, _, unit in HEADLINE_LABELS
 )
-assert tuple(column for column, _, _ in FIGURES) == HEADLINE_COLUMNS
 
 
 class NotACampaign(FlashmarkError):

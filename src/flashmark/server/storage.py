@@ -45,6 +45,7 @@ _SUMMARY = (
 )
 
 
+_TOKEN = "id, name, created_at, revoked_at"
 _COLUMNS = (
     "content_hash, uploaded_at, token_id, schema, started_at, maker, maker_key, product, "
     "product_key, capacity_bytes, model_key, medium, board, board_key, profile, card_serial, "
@@ -214,23 +215,7 @@ class Storage:
     def add_result(self, accepted: Accepted, token_id: int) -> Stored:
         if accepted.facts.campaign is not None:
             return self._add_to_campaign(accepted, token_id)
-        values = _values(accepted, token_id)
-        # One statement, committed on its own (autocommit): it is atomic by itself, so no
-        # BEGIN and COMMIT round trips are needed around it. A document already stored (same
-        # content hash) inserts nothing; its id is read after, and rows are never deleted.
-        with self._transaction() as run:
-            # fetchall, not fetchone: SQLite commits an autocommit statement when it has been
-            # stepped to its end, and the answer must not come before the commit.
-            rows = run(_INSERT, values).fetchall()
-            if not rows:
-                row = run(
-                    "SELECT id FROM results WHERE content_hash = ?", (accepted.content_hash,)
-                ).fetchone()
-        # A file deleted or replaced while the row was written took it along: not acknowledged.
-        self._provider.check_written()
-        if rows:
-            return Stored(id=int(rows[0][0]), created=True)
-        return Stored(id=int(row[0]), created=False)
+        return self._insert_once(_INSERT, _values(accepted, token_id), "results", accepted)
 
     def _add_to_campaign(self, accepted: Accepted, token_id: int) -> Stored:
         """A result of a campaign, in one transaction with the campaign: the first result makes
@@ -282,8 +267,7 @@ class Storage:
         return Stored(id=int(inserted[0][0]), created=True)
 
     def _stored_as(self, content: str) -> Stored:
-        with self._transaction() as run:
-            row = run("SELECT id FROM results WHERE content_hash = ?", (content,)).fetchone()
+        row = self._one("SELECT id FROM results WHERE content_hash = ?", (content,))
         return Stored(id=int(row[0]), created=False)
 
     def campaign(self, name: str) -> CampaignRecord | None:
@@ -351,29 +335,14 @@ class Storage:
             facts.summary,
             zlib.compress(body.encode("utf-8"), 6),
         )
-        with self._transaction() as run:
-            rows = run(_INSERT_READING, values).fetchall()  # as add_result: to its end
-            if not rows:
-                row = run(
-                    "SELECT id FROM health_readings WHERE content_hash = ?",
-                    (accepted.content_hash,),
-                ).fetchone()
-        self._provider.check_written()
-        if rows:
-            return Stored(id=int(rows[0][0]), created=True)
-        return Stored(id=int(row[0]), created=False)
+        return self._insert_once(_INSERT_READING, values, "health_readings", accepted)
 
     def reading_document(self, reading_id: int) -> dict[str, Any] | None:
         """The stored reading with the service's id, or None."""
-        with self._transaction() as run:
-            row = run("SELECT document FROM health_readings WHERE id = ?", (reading_id,)).fetchone()
-        return None if row is None else _document(reading_id, row[0])
+        return self._document_of("health_readings", reading_id)
 
     def reading(self, reading_id: int) -> ReadingRow | None:
-        with self._transaction() as run:
-            row = run(
-                f"SELECT {_READING} FROM health_readings WHERE id = ?", (reading_id,)
-            ).fetchone()
+        row = self._one(f"SELECT {_READING} FROM health_readings WHERE id = ?", (reading_id,))
         return None if row is None else _reading_row(row)
 
     def readings_of_model(self, model_key: str, limit: int) -> list[ReadingRow]:
@@ -388,13 +357,10 @@ class Storage:
 
     def document(self, result_id: int) -> dict[str, Any] | None:
         """The stored document with the service's id, or None."""
-        with self._transaction() as run:
-            row = run("SELECT document FROM results WHERE id = ?", (result_id,)).fetchone()
-        return None if row is None else _document(result_id, row[0])
+        return self._document_of("results", result_id)
 
     def summary(self, result_id: int) -> ResultRow | None:
-        with self._transaction() as run:
-            row = run(f"SELECT {_SUMMARY} FROM results WHERE id = ?", (result_id,)).fetchone()
+        row = self._one(f"SELECT {_SUMMARY} FROM results WHERE id = ?", (result_id,))
         return None if row is None else _row(row)
 
     def search(self, search: Search) -> list[ResultRow]:
@@ -463,9 +429,7 @@ class Storage:
 
     def revoke_token(self, name: str) -> Token:
         with self._transaction(write=True) as run:
-            row = run(
-                "SELECT id, name, created_at, revoked_at FROM tokens WHERE name = ?", (name,)
-            ).fetchone()
+            row = run(f"SELECT {_TOKEN} FROM tokens WHERE name = ?", (name,)).fetchone()
             if row is None:
                 raise TokenError(f"no token named {name!r} (`flashmark token list` shows them)")
             if row[3] is None:
@@ -474,25 +438,46 @@ class Storage:
 
     def tokens(self) -> list[Token]:
         with self._transaction() as run:
-            rows = run("SELECT id, name, created_at, revoked_at FROM tokens ORDER BY id").fetchall()
-        return [Token(int(r[0]), str(r[1]), str(r[2]), r[3]) for r in rows]
+            rows = run(f"SELECT {_TOKEN} FROM tokens ORDER BY id").fetchall()
+        return [_token(row) for row in rows]
 
     def token_for(self, secret: str) -> Token | None:
-        with self._transaction() as run:
-            row = run(
-                "SELECT id, name, created_at, revoked_at FROM tokens WHERE token_hash = ?",
-                (token_hash(secret),),
-            ).fetchone()
-        return None if row is None else Token(int(row[0]), str(row[1]), str(row[2]), row[3])
+        row = self._one(f"SELECT {_TOKEN} FROM tokens WHERE token_hash = ?", (token_hash(secret),))
+        return None if row is None else _token(row)
 
     def _token_named(self, name: str) -> Token:
-        with self._transaction() as run:
-            r = run(
-                "SELECT id, name, created_at, revoked_at FROM tokens WHERE name = ?", (name,)
-            ).fetchone()
-        return Token(int(r[0]), str(r[1]), str(r[2]), r[3])
+        return _token(self._one(f"SELECT {_TOKEN} FROM tokens WHERE name = ?", (name,)))
 
     # -- plumbing -------------------------------------------------------------------------------
+    def _insert_once(
+        self, insert: str, values: Sequence[Any], table: str, accepted: Accepted | AcceptedReading
+    ) -> Stored:
+        """One INSERT, committed on its own (autocommit): it is atomic by itself, so no BEGIN
+        and COMMIT round trips are needed around it. A document already stored (same content
+        hash) inserts nothing; its id is read after, and rows are never deleted."""
+        with self._transaction() as run:
+            # fetchall, not fetchone: SQLite commits an autocommit statement when it has been
+            # stepped to its end, and the answer must not come before the commit.
+            rows = run(insert, values).fetchall()
+            if not rows:
+                row = run(
+                    f"SELECT id FROM {table} WHERE content_hash = ?", (accepted.content_hash,)
+                ).fetchone()
+        # A file deleted or replaced while the row was written took it along: not acknowledged.
+        self._provider.check_written()
+        if rows:
+            return Stored(id=int(rows[0][0]), created=True)
+        return Stored(id=int(row[0]), created=False)
+
+    def _document_of(self, table: str, row_id: int) -> dict[str, Any] | None:
+        row = self._one(f"SELECT document FROM {table} WHERE id = ?", (row_id,))
+        return None if row is None else _document(row_id, row[0])
+
+    def _one(self, sql: str, parameters: Sequence[Any]) -> Any:
+        """The first row one read statement finds, or None."""
+        with self._transaction() as run:
+            return run(sql, parameters).fetchone()
+
     @contextlib.contextmanager
     def _transaction(self, *, write: bool = False) -> Iterator[Any]:
         """A function running one statement: `run(sql, parameters) -> cursor`.
@@ -581,34 +566,25 @@ def _prefix(text: str) -> list[str]:
 
 
 def _filters(search: Search) -> tuple[list[str], list[Any]]:
-    where: list[str] = []
-    parameters: list[Any] = []
-    if search.maker:
-        where.append("maker_key = ?")
-        parameters.append(search.maker.casefold())
-    if search.name:
+    capacity = search.capacity_bytes
+    # (clause, its parameters; None: the filter is not given)
+    given: tuple[tuple[str, list[Any] | None], ...] = (
+        ("maker_key = ?", [search.maker.casefold()] if search.maker else None),
         # A prefix as a range of the byte-ordered key: an index serves it on both engines.
-        where.append("product_key >= ? AND product_key < ?")
-        parameters += _prefix(search.name)
-    if search.capacity_bytes is not None:
+        ("product_key >= ? AND product_key < ?", _prefix(search.name) if search.name else None),
         # Cards hold a little less than printed (64 GB: 62.3e9 bytes usable), some a bit more.
-        where.append("capacity_bytes BETWEEN ? AND ?")
-        parameters += [int(search.capacity_bytes * 0.88), int(search.capacity_bytes * 1.02)]
-    if search.model:
-        where.append("model_key = ?")
-        parameters.append(search.model)
-    if search.medium:
-        where.append("medium = ?")
-        parameters.append(search.medium.casefold())
-    if search.board:
-        where.append("board_key >= ? AND board_key < ?")
-        parameters += _prefix(search.board)
-    if search.profile:
-        where.append("profile = ?")
-        parameters.append(search.profile)
-    if search.before is not None:
-        where.append("id < ?")
-        parameters.append(search.before)
+        (
+            "capacity_bytes BETWEEN ? AND ?",
+            None if capacity is None else [int(capacity * 0.88), int(capacity * 1.02)],
+        ),
+        ("model_key = ?", [search.model] if search.model else None),
+        ("medium = ?", [search.medium.casefold()] if search.medium else None),
+        ("board_key >= ? AND board_key < ?", _prefix(search.board) if search.board else None),
+        ("profile = ?", [search.profile] if search.profile else None),
+        ("id < ?", None if search.before is None else [search.before]),
+    )
+    where = [clause for clause, values in given if values is not None]
+    parameters = [value for _, values in given if values is not None for value in values]
     return where, parameters
 
 
@@ -644,6 +620,10 @@ _INSERT_READING = (
     "summary, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (content_hash) DO NOTHING RETURNING id"
 )
+
+
+def _token(row: Sequence[Any]) -> Token:
+    return Token(int(row[0]), str(row[1]), str(row[2]), row[3])
 
 
 def _reading_row(row: Sequence[Any]) -> ReadingRow:

@@ -16,18 +16,15 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from flashmark.server.fields import WITHHELD, WITHHELD_BEFORE, WITHHELD_TIP
-from flashmark.server.intake import ReadingFacts
+from flashmark.server.intake import HEADLINES, ReadingFacts
 from flashmark.server.ranking import Standing
 from flashmark.server.storage import ResultRow
 
-# (column, label, unit): the headline figures as the pages and the CSV name them.
-HEADLINE_LABELS: tuple[tuple[str, str, str], ...] = (
-    ("seq_read_bps", "seq-read", "MB/s"),
-    ("seq_write_bps", "seq-write", "MB/s"),
-    ("rand_read_4k_iops", "rand-read-4k", "IOPS"),
-    ("rand_write_4k_iops", "rand-write-4k", "IOPS"),
-    ("rand_read_4k_q32_iops", "rand-read-4k-q32", "IOPS"),
-    ("rand_write_4k_q32_iops", "rand-write-4k-q32", "IOPS"),
+# (column, label, unit): the headline figures as the pages and the CSV name them, each by its
+# test's name, a rate in MB/s and a count of operations in IOPS.
+_UNITS = {"bw_bytes": "MB/s", "iops": "IOPS"}
+HEADLINE_LABELS: tuple[tuple[str, str, str], ...] = tuple(
+    (column, test, _UNITS[metric]) for column, test, _, metric in HEADLINES
 )
 CHART_WIDTH = 320
 _PLOT_TOP = 8

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +44,6 @@ class WorkloadRun:
     def summary(self) -> str:
         """The run's answer in one line (its function below)."""
         return workloads_summary(self)
-
-    def with_id(self, result_id: int) -> WorkloadRun:
-        return replace(self, id=result_id)
 
 
 def workload_run(

@@ -310,35 +310,27 @@ class _Timer:
             self._current = None
 
 
+@dataclass(eq=False)
 class _Session:
-    def __init__(
-        self,
-        private: PrivateFolder,
-        package_set: PackageSet,
-        boot_files: tuple[SyntheticFile, ...],
-        roots: SystemRoots,
-        device: str | None,
-        interval_s: float,
-        seed: int,
-        progress: _ProgressShare,
-        random_write_iops: float | None = None,
-    ) -> None:
-        self.workdir = private.path  # through the descriptor: no name to swap (private_folder)
-        self.shown = Path(private.shown)  # for messages
-        self.set = package_set
-        self.boot_files = boot_files
-        self.roots = roots
-        self.device = device
-        self.interval_s = interval_s
-        self.seed = seed
-        self.progress = progress
-        self.random_write_iops = random_write_iops
-        self.pool = dpkg.ContentPool(seed)
+    private: PrivateFolder
+    package_set: PackageSet
+    boot_files: tuple[SyntheticFile, ...]
+    roots: SystemRoots
+    device: str | None
+    interval_s: float
+    seed: int
+    progress: _ProgressShare
+    random_write_iops: float | None = None
+    installed: set[int] = field(default_factory=set, init=False)
+    cached: set[int] = field(default_factory=set, init=False)  # archives in the apt cache
+    status: dpkg.StatusDatabase | None = field(default=None, init=False)
+    _index: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.workdir = self.private.path  # through the descriptor: no name to swap (private_folder)
+        self.shown = Path(self.private.shown)  # for messages
+        self.pool = dpkg.ContentPool(self.seed)
         self.layout = dpkg.Layout(self.workdir / "root")
-        self.installed: set[int] = set()
-        self.cached: set[int] = set()  # archives in the apt cache
-        self.status: dpkg.StatusDatabase | None = None
-        self._index = 0
 
     def run(self, name: str) -> WorkloadResult:
         self.progress.begin(self._index)
@@ -380,7 +372,7 @@ class _Session:
             name=name,
             seconds=seconds,
             skipped=None,
-            scale=self.set.scale,
+            scale=self.package_set.scale,
             seed=self.seed,
             counts=_freeze(counters),
             phases=tuple(timer.phases),
@@ -394,7 +386,7 @@ class _Session:
     def _status(self) -> dpkg.StatusDatabase:
         if self.status is None:
             self.layout.create()
-            stanzas = self.set.base_packages + len(self.set.packages)
+            stanzas = self.package_set.base_packages + len(self.package_set.packages)
             self.status = dpkg.StatusDatabase(self.layout, self.pool, stanzas)
             self.status.write_initial(dpkg.Counters())
         return self.status
@@ -404,14 +396,14 @@ class _Session:
         scratch = dpkg.Counters()
         for index in indexes:
             if index not in self.installed:
-                dpkg.unpack(self.layout, self.pool, status, self.set.packages[index], scratch,
-                            safe=False)  # fmt: skip
+                package = self.package_set.packages[index]
+                dpkg.unpack(self.layout, self.pool, status, package, scratch, safe=False)
                 self.installed.add(index)
 
     def _quick_remove(self, indexes: Sequence[int]) -> None:
         for index in indexes:
             if index in self.installed:
-                package = self.set.packages[index]
+                package = self.package_set.packages[index]
                 for entry in package.files:
                     (self.layout.root / entry.path).unlink()
                 for suffix in (".list", ".md5sums"):
@@ -423,7 +415,7 @@ class _Session:
         scratch = dpkg.Counters()
         for index in indexes:
             if index not in self.cached:
-                dpkg.download(self.layout, self.pool, self.set.packages[index], scratch)
+                dpkg.download(self.layout, self.pool, self.package_set.packages[index], scratch)
                 self.cached.add(index)
 
     # -- pkg-install --------------------------------------------------------------------------
@@ -433,14 +425,14 @@ class _Session:
         dpkg.syncfs(self.workdir)
 
     def _install(self, counters: dpkg.Counters, timer: _Timer) -> None:
-        indexes = range(len(self.set.packages))
+        indexes = range(len(self.package_set.packages))
         self._install_packages(indexes, counters, timer, download=True)
 
     def _install_packages(
         self, indexes: Sequence[int], counters: dpkg.Counters, timer: _Timer, *, download: bool
     ) -> None:
         status = self._status()
-        packages = [self.set.packages[i] for i in indexes]
+        packages = [self.package_set.packages[i] for i in indexes]
         step = self.progress.steps(len(packages) * (3 if download else 2))
         if download:
             timer.phase("download")
@@ -461,32 +453,32 @@ class _Session:
 
     # -- pkg-remove ---------------------------------------------------------------------------
     def _setup_remove(self) -> None:
-        self._quick_install(self.set.removed)
+        self._quick_install(self.package_set.removed)
         dpkg.syncfs(self.workdir)
 
     def _remove(self, counters: dpkg.Counters, timer: _Timer) -> None:
         status = self._status()
         timer.phase("purge")
-        for done, index in enumerate(self.set.removed, start=1):
-            dpkg.purge(self.layout, status, self.set.packages[index], counters)
+        for done, index in enumerate(self.package_set.removed, start=1):
+            dpkg.purge(self.layout, status, self.package_set.packages[index], counters)
             self.installed.discard(index)
-            self.progress.update(done / len(self.set.removed))
+            self.progress.update(done / len(self.package_set.removed))
 
     # -- pkg-reinstall ------------------------------------------------------------------------
     def _setup_reinstall(self) -> None:
-        self._quick_remove(self.set.removed)
-        self._quick_download(self.set.removed)
+        self._quick_remove(self.package_set.removed)
+        self._quick_download(self.package_set.removed)
         dpkg.syncfs(self.workdir)
 
     def _reinstall(self, counters: dpkg.Counters, timer: _Timer) -> None:
-        self._install_packages(self.set.removed, counters, timer, download=False)
+        self._install_packages(self.package_set.removed, counters, timer, download=False)
 
     # -- cold-read ----------------------------------------------------------------------------
     def _cold_read(self) -> WorkloadResult:
         reason = cold_read.drop_caches_problem(self.roots)
         if reason is not None:
             return WorkloadResult(
-                name="cold-read", seconds=None, skipped=reason, scale=self.set.scale,
+                name="cold-read", seconds=None, skipped=reason, scale=self.package_set.scale,
                 seed=self.seed, counts=WorkloadCounts(), phases=(), setup_seconds=0.0,
                 device=self.device, monitor=None, description=DESCRIPTIONS["cold-read"],
             )  # fmt: skip
