@@ -197,10 +197,8 @@ class Card:
     csd: Csd | None
     scr: Scr | None
     ssr: Ssr | None
-    # named from the MID+OID table
-    manufacturer: str | None = field(metadata=upload(MODEL_NAME.or_null()))
-    # where that table entry comes from
-    manufacturer_source: str | None = field(metadata=_MADE_TEXT)
+    manufacturer: str | None = field(metadata=_MODEL_NAME)  # named from the MID+OID table
+    manufacturer_source: str | None = field(metadata=_MADE_TEXT)  # where that entry comes from
     counterfeit_flags: tuple[str, ...] = field(default=(), metadata=_MADE_TEXTS)
     claimed: Claims = field(default_factory=Claims)
 
@@ -214,14 +212,12 @@ class MmcBus:
     # The host driver, e.g. "sdhci-brcmstb"; a device-tree node (fe340000.mmc) is dropped by
     # the screen.
     controller: str | None = field(metadata=upload(Matching(r"[A-Za-z0-9_.-]{1,48}").or_null()))
-    # e.g. "sd uhs SDR104", "sd uhs DDR50", "mmc HS200"
-    timing: str | None = field(metadata=_MADE_TEXT)
+    timing: str | None = field(metadata=_MADE_TEXT)  # "sd uhs SDR104", "mmc HS200"
     clock_hz: int | None  # requested clock
     actual_clock_hz: int | None
     bus_width_bits: int | None
     signal_voltage: str | None = field(metadata=_MADE_TEXT)
-    # "debugfs ios", "kernel log", None when unknown
-    timing_source: str | None = field(metadata=_MADE_TEXT)
+    timing_source: str | None = field(metadata=_MADE_TEXT)  # "debugfs ios", "kernel log"
     command_queue: bool | None  # the host runs the card with command queueing
     command_queue_source: str | None = field(metadata=_MADE_TEXT)
     cache_enabled: bool | None  # the kernel enabled the card's write cache
@@ -285,8 +281,7 @@ class VendorHealth:
     bad_blocks_grown: int | None = None  # found since the card left the factory
     power_on_count: int | None = None
     power_loss_count: int | None = None  # abnormal power-offs
-    # the card's own texts, screened
-    manufactured: str | None = field(default=None, metadata=_MADE_TEXT)
+    manufactured: str | None = field(default=None, metadata=_MADE_TEXT)  # the card's own texts
     firmware: str | None = field(default=None, metadata=_MODEL_NAME)
     # a layout's figures that no field above holds, named by flashmark
     other: tuple[str, ...] = field(default=(), metadata=_MADE_TEXTS)
