@@ -25,7 +25,16 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("result_kind", "views"),
     ("fio", "history", "references"),
     ("system",),
-    ("errors", "units", "stats", "codec", "spreadsheet", "markdown", "install_hint"),
+    (
+        "errors",
+        "units",
+        "stats",
+        "codec",
+        "upload_rules",
+        "spreadsheet",
+        "markdown",
+        "install_hint",
+    ),
     ("__init__",),
 )
 FLOOR_OF = {name: level for level, names in enumerate(FLOORS) for name in names}

@@ -21,12 +21,11 @@ from hypothesis import strategies as st
 
 from flashmark.kinds.registry import entry_for
 from flashmark.probe.mmc import decode_mmc_cid, decode_sd_cid
-from flashmark.server.allowlist import ALLOW_LISTS
-from flashmark.server.fields import WITHHELD
 from flashmark.server.identifiers import Known
 from flashmark.server.intake import ACCEPTED_SCHEMAS, AcceptedReading, accept, accept_upload
-from flashmark.server.outgoing import NotUploadable, card_identity, outgoing
+from flashmark.server.outgoing import ALLOW_LISTS, NotUploadable, card_identity, outgoing
 from flashmark.server.upload import card_link
+from flashmark.upload_rules import WITHHELD
 from tests.conftest import DATA
 
 UPLOAD_DATA = DATA / "upload"

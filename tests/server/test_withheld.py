@@ -7,10 +7,10 @@ import json
 import re
 from typing import Any
 
-from flashmark.server.fields import WITHHELD, WITHHELD_BEFORE, WITHHELD_TIP
 from flashmark.server.identifiers import Known
 from flashmark.server.outgoing import outgoing
 from flashmark.server.views import with_withheld_marked
+from flashmark.upload_rules import WITHHELD, WITHHELD_BEFORE, WITHHELD_TIP
 from tests.server.conftest import Service, recorded, variant
 
 MARKED = f'<abbr class="withheld" title="{WITHHELD_TIP}">{WITHHELD}</abbr>'

@@ -10,7 +10,7 @@ import pytest
 
 from flashmark.system.diskstats import device_for_path
 from flashmark.system.sysroot import SystemRoots
-from flashmark.workloads.session import WORKLOAD_NAMES
+from flashmark.workloads.result import WORKLOAD_NAMES
 from tests.cli_runner import flashmark
 
 

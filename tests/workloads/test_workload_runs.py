@@ -22,8 +22,8 @@ from flashmark.system.diskstats import device_for_path
 from flashmark.system.sysroot import SystemRoots
 from flashmark.workloads import dpkg
 from flashmark.workloads.packages import generate_package_set
+from flashmark.workloads.result import WORKLOAD_NAMES
 from flashmark.workloads.session import (
-    WORKLOAD_NAMES,
     UnknownWorkload,
     run_workloads,
 )

@@ -8,6 +8,7 @@ document ("flashmark.result/1", flashmark.bench.document) is these classes in th
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -15,7 +16,39 @@ from typing import Any, ClassVar
 
 from flashmark.codec import document, written
 from flashmark.monitor.series import MonitorSeries
+from flashmark.probe.model import MOUNT_OPTIONS, MOUNT_POINT
 from flashmark.stats import MeanInterval, Verdict
+from flashmark.upload_rules import (
+    DEVICE_NODE,
+    FILESYSTEM_TYPE,
+    KERNEL_NAME,
+    KERNEL_RELEASE,
+    MADE_TEXT,
+    VERSION,
+    Always,
+    Fields,
+    ListOf,
+    Matching,
+    OneOf,
+    Withheld,
+    upload,
+    upload_as,
+    uploaded,
+)
+
+
+def _words(name: str, module: str = "flashmark.bench.grading.classes") -> OneOf:
+    """flashmark's own words for a run's tests and grades, which a module made of these classes
+    holds: read when an upload first needs them (it sends these and no others)."""
+    return OneOf(lambda: getattr(importlib.import_module(module), name))
+
+
+_PROFILES = "flashmark.bench.profiles"
+TEST_NAME = _words("TEST_NAMES", _PROFILES)
+# What most texts of a run are sent as: flashmark's own, screened (withheld when the screen
+# finds an identifier); a kernel's name for a device.
+_MADE_TEXT = upload(MADE_TEXT.or_withheld())
+_KERNEL_NAME = upload(KERNEL_NAME.or_withheld())
 
 
 class Pattern(StrEnum):
@@ -41,14 +74,17 @@ class TargetKind(StrEnum):
     DEVICE = "device"  # a whole block device or partition, addressed directly
 
 
+@uploaded
 @dataclass(frozen=True, kw_only=True)
 class TestSpec:
     """One named test of a profile: what fio is asked to do, independent of the target."""
 
     __test__: ClassVar[bool] = False  # not a pytest test class
 
-    name: str
-    description: str = ""
+    name: str = field(metadata=upload(TEST_NAME))
+    description: str = field(
+        default="", metadata=upload(_words("TEST_DESCRIPTIONS", _PROFILES).or_withheld())
+    )
     pattern: Pattern
     block_size_bytes: int
     iodepth: int
@@ -59,11 +95,12 @@ class TestSpec:
         return self.pattern.writes
 
 
+@uploaded
 @dataclass(frozen=True)
 class Settings:
     """How a run measures: the profile and everything a user can set about it."""
 
-    profile: str
+    profile: str = field(metadata=upload(_words("PROFILES", _PROFILES)))
     size_bytes: int  # the test area: the test file's size, or the span of the device used
     runtime_s: int  # measured seconds per timed test
     ramp_s: int  # seconds run before measuring starts (not counted)
@@ -73,7 +110,7 @@ class Settings:
     follow_ramp_s: int
     direct: bool  # O_DIRECT; False only with --buffered, and then labelled everywhere
     destructive: bool  # writes allowed on a block device
-    ioengine: str = "libaio"
+    ioengine: str = field(default="libaio", metadata=_KERNEL_NAME)
     workload_scale: float = 0.0  # scale of the profile's workloads; 0 runs none
     # Adaptive lengths (flashmark.bench.lengths): the short first window of the timed tests, each
     # extended or run again, up to runtime_s, only when it was not enough. None: every test runs
@@ -82,18 +119,24 @@ class Settings:
     first_window_s: int | None = None
 
 
+@uploaded
 @dataclass(frozen=True)
 class Target:
     """What is measured: resolved from the TARGET argument before anything is written."""
 
-    given: str  # as typed by the user
+    given: str = field(metadata=upload(Withheld()))  # as typed by the user: a path
     kind: TargetKind
-    path: str  # the test file (kind FILE, in its private folder) or the device's /dev/NAME
-    folder: str | None  # the folder holding the test file (kind FILE)
-    block_device: str | None  # e.g. "/dev/mmcblk0p2", when known
-    filesystem: str | None  # e.g. "ext4", for kind FILE when known
-    mount_point: str | None
-    mount_options: str | None
+    # The test file (kind FILE, in its private folder) or the device's /dev/NAME: a device's
+    # node is sent, a test file's path not.
+    path: str = field(metadata=upload(DEVICE_NODE.or_withheld()))
+    # the folder holding the test file (kind FILE)
+    folder: str | None = field(metadata=upload(Withheld()))
+    # e.g. "/dev/mmcblk0p2", when known
+    block_device: str | None = field(metadata=upload(DEVICE_NODE.or_withheld()))
+    # e.g. "ext4", for kind FILE when known
+    filesystem: str | None = field(metadata=upload(FILESYSTEM_TYPE.or_null()))
+    mount_point: str | None = field(metadata=upload(MOUNT_POINT))
+    mount_options: str | None = field(metadata=upload(MOUNT_OPTIONS))
     capacity_bytes: int | None  # device size (kind DEVICE) or free space (kind FILE)
     # Kind FILE, for the run only (not saved): the test file's generated name inside the
     # private folder, the folder's (st_dev, st_ino) when it was checked, so the folder opened
@@ -104,6 +147,7 @@ class Target:
     private_folder: str | None = field(default=None, metadata=document(saved=False))
 
 
+@uploaded
 @dataclass(frozen=True)
 class LatencyNs:
     """Completion latency of every I/O (submission + completion), from fio's lat_ns."""
@@ -119,6 +163,7 @@ class LatencyNs:
     p99_99: float = field(metadata=document(key="p99.99"))
 
 
+@uploaded
 @dataclass(frozen=True, kw_only=True)
 class BandwidthSeries:
     """Bandwidth per interval of the window (bytes completed in it / its length), its spread."""
@@ -131,6 +176,7 @@ class BandwidthSeries:
     samples_bps: tuple[float, ...] = field(metadata=document(key="samples"))
 
 
+@uploaded
 @dataclass(frozen=True)
 class SubUnitRates:
     """The sustained-write test measured as the SD speed classes are specified
@@ -152,7 +198,8 @@ class SubUnitRates:
     max_busy_bounds: tuple[float, float]  # from the second longest to the longest, likewise
     busy_over_limit: int  # writes longer than busy_limit_ms
     busy_limit_ms: float  # 250 ms (SD Physical Layer Simplified Specification 4.10, 4.13.3.3)
-    method: str = ""  # how the times were taken (flashmark.bench.speed_class_rate METHOD_*)
+    # how the times were taken (flashmark.bench.speed_class_rate METHOD_*)
+    method: str = field(default="", metadata=_MADE_TEXT)
 
 
 # Why the sustained-write test ended (fio's steadystate rule, its io_size, or its runtime).
@@ -161,6 +208,7 @@ STOPPED_SIZE_LIMIT = "size limit"
 STOPPED_TIME_LIMIT = "time limit"
 
 
+@uploaded
 @dataclass(frozen=True)
 class SustainedWrite:
     """The write cliff of the `sustained-write` test: where the rate falls off (the write
@@ -173,7 +221,10 @@ class SustainedWrite:
     burst_bw_bytes: float | None  # bytes per second
     sustained_bw_bytes: float  # bytes per second
     written_bytes: int | None = None  # what the test wrote before it stopped
-    stopped_by: str | None = None  # STOPPED_STEADY, STOPPED_SIZE_LIMIT or STOPPED_TIME_LIMIT
+    stopped_by: str | None = field(  # STOPPED_STEADY, STOPPED_SIZE_LIMIT or STOPPED_TIME_LIMIT
+        default=None,
+        metadata=upload(OneOf(STOPPED_STEADY, STOPPED_SIZE_LIMIT, STOPPED_TIME_LIMIT).or_null()),
+    )
     # True: a fall-off was found (the cache was exceeded). False: none was found and the test
     # stopped at a limit, not on a steady rate: the cache may be larger than what was written
     # and `sustained_bw_bytes` may still be the burst rate. None: none found, but the rate was
@@ -182,6 +233,7 @@ class SustainedWrite:
     sub_units: SubUnitRates | None = None  # None: no whole sub-unit after the cache
 
 
+@uploaded
 @dataclass(frozen=True)
 class RateIntervals:
     """A direction's "ci95" in its document: the 95% intervals of both headline rates, which
@@ -193,7 +245,7 @@ class RateIntervals:
     samples: int
     effective_samples: float
     confidence: float
-    method: str
+    method: str = field(metadata=_MADE_TEXT)
 
     @classmethod
     def of(cls, bw: MeanInterval | None, iops: MeanInterval | None) -> RateIntervals | None:
@@ -239,6 +291,7 @@ class RateIntervals:
         }
 
 
+@uploaded
 @dataclass(frozen=True, kw_only=True)
 class DirectionResult:
     """What one data direction (read or write) of one test achieved.
@@ -286,11 +339,13 @@ class DirectionResult:
     bw_per_second: BandwidthSeries | None
 
     @property
+    @upload_as()
     @written(before="sustained", read=RateIntervals.read)
     def ci95(self) -> RateIntervals | None:
         return RateIntervals.of(self.bw_ci95, self.iops_ci95)
 
     @property
+    @upload_as()
     @written(before="sustained", read=RateIntervals.read_decision)
     def decision(self) -> RateIntervals | None:
         return RateIntervals.of(self.bw_decision, self.iops_decision)
@@ -304,6 +359,7 @@ class DisturbanceStatus(StrEnum):
     NOT_CHECKED = "not checked"  # buffered (writeback leaves the window), no counters, replays
 
 
+@uploaded
 @dataclass(frozen=True, kw_only=True)
 class Disturbance:
     """What the device did beyond the test's own I/O over its fio runs (their windows and final
@@ -313,8 +369,11 @@ class Disturbance:
     status: DisturbanceStatus
     # Disturbed: what and where, e.g. "another process wrote 3.1 MB/s to mmcblk0 during
     # rand-write-4k"; not checked: why, e.g. "not checked (buffered)"; clean: "".
-    reason: str = ""
-    device: str | None = None  # the whole disk whose counters were compared, e.g. "mmcblk0"
+    # Why not clean is flashmark's own sentence, which names the whole disk (as "path" does
+    # for a device) and is screened like every text.
+    reason: str = field(default="", metadata=_MADE_TEXT)
+    # the whole disk whose counters were compared, e.g. "mmcblk0"
+    device: str | None = field(default=None, metadata=_KERNEL_NAME)
     # The device's I/O beyond the test's own, per second of its windows (the worst run's);
     # None when not checked.
     read_bytes_per_s: float | None = field(default=None, metadata=document(digits=0))
@@ -330,6 +389,7 @@ class Disturbance:
     retries: int = 0  # runs of the test again after a disturbance ended
 
 
+@uploaded
 @dataclass(frozen=True, kw_only=True)
 class TestResult:
     __test__: ClassVar[bool] = False  # not a pytest test class
@@ -346,13 +406,14 @@ class TestResult:
     # Why the test measured longer than a short first window, extended or at its full length
     # (flashmark.bench.lengths: the first was not enough, or an earlier test found the device
     # bursty); None when its first window was enough or lengths were fixed (--runtime).
-    lengthened: str | None = None
+    lengthened: str | None = field(default=None, metadata=_MADE_TEXT)
     read: DirectionResult | None
     write: DirectionResult | None
     # The exact fio job file, re-runnable with plain fio; of a test extended
     # (flashmark.bench.lengths), its windows' job files in order, each after the one before
-    # (stonewall).
-    job_file: str = field(metadata=document(key="job"))
+    # (stonewall). It names the test file and fio's log folder: the test's name, pattern,
+    # block size and depth with the settings and flashmark's version make it again.
+    job_file: str = field(metadata=upload(Withheld(), document(key="job")))
     # what the device saw meanwhile (/proc/diskstats)
     monitor: MonitorSeries | None = field(default=None, metadata=document(key="device_activity"))
     # Whether the device and the host were the test's own meanwhile (None: results saved
@@ -364,14 +425,17 @@ class TestResult:
         return self.read if name == "read" else self.write
 
 
+@uploaded
 @dataclass(frozen=True)
 class Check:
     """One threshold of a grade: value vs threshold, with the margin and the method."""
 
-    name: str  # e.g. "random 4K read"
-    test: str  # the test it reads, e.g. "rand-read-4k"
-    metric: str  # "read_iops", "write_iops", "write_bw_bytes"
-    unit: str  # "IOPS" or "MB/s"
+    name: str = field(metadata=upload(_words("CHECK_NAMES").or_withheld()))  # "random 4K read"
+    test: str = field(metadata=upload(TEST_NAME))  # the test it reads, e.g. "rand-read-4k"
+    metric: str = field(
+        metadata=upload(OneOf("read_iops", "write_iops", "write_bw_bytes", "write_busy_ms"))
+    )
+    unit: str = field(metadata=upload(OneOf("IOPS", "MB/s", "ms")))
     threshold: float  # in `unit`
     value: float | None  # in `unit`; None when the test did not run
     margin_pct: float | None  # (value - threshold) / threshold * 100
@@ -389,10 +453,11 @@ class Check:
     at_most: bool = False
 
 
+@uploaded
 @dataclass(frozen=True, kw_only=True)
 class Grade:
-    name: str  # "A1", "A2", "C10", "U1", "U3", "V30"
-    title: str
+    name: str  # "A1", "A2", "C10", "U1", "U3", "V30": the key of the run's grades
+    title: str = field(metadata=upload(_words("GRADE_TITLES").or_withheld()))
     # True only for verdict "pass"; None: not every check could be measured (e.g. read-only
     # run) and none clearly failed.
     passed: bool | None = field(metadata=document(key="pass"))
@@ -400,47 +465,62 @@ class Grade:
     # not measured; else "uncertain" if a check's interval contains its threshold; else "pass".
     verdict: Verdict | None = None
     # Why a grade is uncertain: which check straddles which threshold ("" otherwise).
-    verdict_reason: str = ""
-    note: str = ""
-    source: str
+    verdict_reason: str = field(default="", metadata=_MADE_TEXT)
+    note: str = field(default="", metadata=upload(_words("GRADE_NOTES").or_withheld()))
+    source: str = field(metadata=upload(_words("GRADE_SOURCES").or_withheld()))
     checks: tuple[Check, ...]
 
 
+@uploaded
 @dataclass(frozen=True)
 class HostInfo:
     """The minimum needed to read a number later; `flashmark probe` records much more."""
 
-    hostname: str
-    kernel: str
-    machine: str
-    python: str
+    hostname: str = field(metadata=upload(Withheld()))
+    kernel: str = field(metadata=upload(KERNEL_RELEASE.or_withheld()))
+    machine: str = field(metadata=upload(Matching(r"[a-z0-9_]{1,16}").or_withheld()))
+    python: str = field(metadata=upload(VERSION.or_withheld()))
 
 
+@uploaded
 @dataclass(frozen=True)
 class FioInfo:
-    version: str  # e.g. "fio-3.33"
-    command: tuple[str, ...]  # argv of one test's invocation, with the job file's path
+    version: str = field(  # e.g. "fio-3.33"
+        metadata=upload(Matching(r"fio-[0-9][0-9A-Za-z.+~_-]{0,31}").or_withheld())
+    )
+    # argv of one test's invocation, with the job file's and the output's paths
+    command: tuple[str, ...] = field(metadata=upload(Always(())))
 
 
+@uploaded
 @dataclass(frozen=True)
 class PassportPoint:
     """One point of a card passport (flashmark.bench.passport): a finding with its evidence and the
     source of the rule behind it."""
 
-    topic: str  # "identity", "capacity", "classes", "host"
-    status: str  # "ok", "suspicious", "fake", "unknown", "info"
-    text: str
-    evidence: str
-    source: str
+    topic: str = field(metadata=upload(OneOf("identity", "capacity", "classes", "host")))
+    status: str = field(metadata=upload(OneOf("ok", "suspicious", "fake", "unknown", "info")))
+    text: str = field(metadata=upload(MADE_TEXT))
+    evidence: str = field(metadata=upload(Always("")))  # quotes the serial (PSN 0x...)
+    source: str = field(metadata=_MADE_TEXT)
 
 
+@uploaded
 @dataclass(frozen=True)
 class Passport:
     """A card's passport: one verdict from everything flashmark knows about the card
     (computed by flashmark.bench.passport; plain data here so that Run can carry it)."""
 
-    device: str
-    cid: str | None  # the whole CID register, lower-case hex: how the card is recognised
-    verdict: str  # "fake", "suspicious", "no sign of a fake", "unknown"
-    points: tuple[PassportPoint, ...]
-    seen_before: tuple[int, ...]  # history ids of earlier results of this card (by CID)
+    device: str = field(metadata=_KERNEL_NAME)
+    # the whole CID register, lower-case hex: how the card is recognised (its serial included)
+    cid: str | None = field(metadata=upload(Always(None)))
+    verdict: str = field(
+        metadata=upload(OneOf("fake", "suspicious", "no sign of a fake", "unknown"))
+    )
+    # An upload sends the verdict and its points without their evidence, which quotes the
+    # serial number and this history's result ids.
+    points: tuple[PassportPoint, ...] = field(
+        metadata=upload(ListOf(Fields(PassportPoint), drop=True))
+    )
+    # history ids of earlier results of this card (by CID)
+    seen_before: tuple[int, ...] = field(metadata=upload(Always(())))

@@ -30,7 +30,7 @@ from flashmark.bench.model import Pattern, TestSpec
 from flashmark.bench.sustained import SUSTAINED_WRITE
 from flashmark.errors import UsageError
 from flashmark.units import GiB, KiB, MiB, block_size_label
-from flashmark.workloads.session import WORKLOAD_NAMES
+from flashmark.workloads.result import WORKLOAD_NAMES
 
 
 @dataclass(frozen=True)
@@ -200,6 +200,11 @@ PROFILES: dict[str, Profile] = {
         ),
     )
 }
+# The tests' words in a run's document: an upload sends these and no others.
+TEST_NAMES = frozenset(test.name for profile in PROFILES.values() for test in profile.tests)
+TEST_DESCRIPTIONS = frozenset(
+    test.description for profile in PROFILES.values() for test in profile.tests
+)
 
 
 def get_profile(name: str) -> Profile:

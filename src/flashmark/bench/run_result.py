@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from flashmark.bench.grading.classes import disturbed_tests, sustained_rate
+from flashmark.bench.grading.classes import GRADE_NAMES, disturbed_tests, sustained_rate
 from flashmark.bench.model import (
+    TEST_NAME,
     Check,
     FioInfo,
     Grade,
@@ -25,44 +26,76 @@ from flashmark.bench.model import (
     TargetKind,
     TestResult,
 )
+from flashmark.bench.profiles import TEST_NAMES
 from flashmark.codec import document, written
 from flashmark.doctor.findings import is_the_limit
 from flashmark.doctor.rules import probe_findings
 from flashmark.probe.model import ProbeReport
 from flashmark.stats import Verdict
 from flashmark.units import format_iops, format_rate, format_size
+from flashmark.upload_rules import (
+    MADE_TEXT,
+    NOT_SENT,
+    TIMESTAMP,
+    VERSION,
+    Always,
+    Fields,
+    ListOf,
+    MapOf,
+    OneOf,
+    Withheld,
+    upload,
+    uploaded,
+)
 from flashmark.workloads.result import WorkloadResult
 
+# The steps of a run (bench/measure.py _steps): its tests, the preparation, the workloads.
+_STEP_NAME = OneOf(*TEST_NAMES, "prepare", "workloads", "the end of the run").or_withheld()
 
+
+@uploaded
 @dataclass(frozen=True)
 class Partial:
     """Why a run's result holds only some of its tests: a later step failed (the workloads ran
     out of inodes, the device failed), and the tests measured before it are kept."""
 
-    failed_step: str  # the step that failed: a test's name, "prepare", "workloads"
-    error: str  # its one-line error
+    # The step that failed: a test's name, "prepare", "workloads" (flashmark's own words).
+    failed_step: str = field(metadata=upload(_STEP_NAME))
+    error: str = field(metadata=upload(Withheld()))  # its one line, which may quote a path
     exit_status: int  # what the command exited with (README "Exit codes")
-    not_run: tuple[str, ...] = ()  # the tests and steps that did not run after it
+    # the tests and steps that did not run after it
+    not_run: tuple[str, ...] = field(default=(), metadata=upload(ListOf(_STEP_NAME, drop=True)))
 
 
+@uploaded
 @dataclass(frozen=True, kw_only=True)
 class Run:
     """One benchmark run: the result document, as saved and as exported (`partial` when a
     step failed after some of its tests were measured)."""
 
-    id: int | None = None  # the run's id in the history, once saved
-    flashmark_version: str
-    started_at: str  # ISO 8601, UTC
-    finished_at: str
+    id: int | None = field(default=None, metadata=NOT_SENT)  # its id in this history, once saved
+    flashmark_version: str = field(metadata=upload(VERSION.or_withheld()))
+    # ISO 8601, UTC. When, not who: the service orders and tells results apart by them.
+    started_at: str = field(metadata=upload(TIMESTAMP))
+    finished_at: str = field(metadata=upload(TIMESTAMP))
     target: Target
     settings: Settings
     host: HostInfo
     fio: FioInfo
     tests: tuple[TestResult, ...]
-    tests_skipped: tuple[str, ...] = field(default=())  # names, with the reason in warnings
-    grades: tuple[Grade, ...] = field(metadata=document(keyed_by="name"))  # by name
-    warnings: tuple[str, ...] = ()
-    findings: tuple[str, ...] = ()  # claimed vs measured, e.g. "claims A2; measured ...: ..."
+    tests_skipped: tuple[str, ...] = field(  # names, with the reason in warnings
+        default=(), metadata=upload(ListOf(TEST_NAME, drop=True))
+    )
+    grades: tuple[Grade, ...] = field(  # by name
+        metadata=upload(
+            MapOf(OneOf(*GRADE_NAMES), Fields(Grade, skip="name")), document(keyed_by="name")
+        )
+    )
+    # may quote paths, devices, mount sources
+    warnings: tuple[str, ...] = field(default=(), metadata=upload(Always(())))
+    # Claimed against measured, written from the card's claims and the grades only, e.g.
+    # "claims A2; measured ...: ...".
+    findings: tuple[str, ...] = field(default=(), metadata=upload(ListOf(MADE_TEXT, drop=True)))
     workloads: tuple[WorkloadResult, ...] = ()  # the profile's real-world workloads, after fio
     probe: ProbeReport | None = None  # the device, its claims and the host, read before the run
     passport: Passport | None = None  # the measured card's passport, when it is an SD/eMMC card

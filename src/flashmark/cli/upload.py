@@ -1,5 +1,5 @@
 """`flashmark upload ID ... --server URL`: saved results to a results service, built from the
-allow-list of what may leave the machine (flashmark.server.allowlist)."""
+rules on each field of what may leave the machine (flashmark.upload_rules)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from flashmark.cli import db_option, debug_option
 from flashmark.cli.saved import RUN_ID
 from flashmark.errors import UsageError
 from flashmark.history.store import History
-from flashmark.server.allowlist import field_table
 from flashmark.server.campaign_names import campaign_choices
+from flashmark.server.outgoing import field_table
 from flashmark.server.upload import TOKEN_ENV, Skipped, accepted_schemas, send, upload_bodies
 
 

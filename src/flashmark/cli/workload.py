@@ -19,8 +19,8 @@ from flashmark.cli.tail import (
 from flashmark.system.signals import signals_raise
 from flashmark.workloads.document import SCHEMA
 from flashmark.workloads.kind import WORKLOADS
+from flashmark.workloads.result import WORKLOAD_NAMES
 from flashmark.workloads.run import WorkloadRequest, measure_workloads
-from flashmark.workloads.session import WORKLOAD_NAMES
 
 _ALL = "all"
 

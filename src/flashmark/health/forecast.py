@@ -23,6 +23,8 @@ import itertools
 import math
 from dataclasses import dataclass
 
+from flashmark.upload_rules import uploaded
+
 DAYS_PER_YEAR = 365.25
 
 
@@ -38,6 +40,7 @@ class WearReading:
     unseen_bytes: int = 0
 
 
+@uploaded
 @dataclass(frozen=True)
 class Forecast:
     """The years left as an interval; None where the readings tell nothing."""

@@ -13,11 +13,26 @@ from flashmark.codec import Codec, document, written
 from flashmark.health.forecast import Forecast
 from flashmark.health.red_flags import worn_out
 from flashmark.health.write_counter import CounterSample
-from flashmark.probe.model import Health
+from flashmark.probe.model import DEVICE_KIND, Health
+from flashmark.upload_rules import (
+    DEVICE_NODE,
+    MADE_TEXT,
+    MODEL_NAME,
+    TIMESTAMP,
+    VERSION,
+    Always,
+    ListOf,
+    MaskedCid,
+    Withheld,
+    upload,
+    upload_as,
+    uploaded,
+)
 
 HEALTH_SCHEMA = "flashmark.health/1"
 
 
+@uploaded
 @dataclass(frozen=True, kw_only=True)
 class WriteRate:
     """The device's writes per day, and what they were seen over."""
@@ -36,33 +51,42 @@ class WriteRate:
         return self.low_per_day, self.high_per_day
 
 
+@uploaded
 @dataclass(frozen=True, kw_only=True)
 class HealthResult:
-    flashmark_version: str = ""
-    target: str  # as given
-    device: str  # /dev/NAME of the physical device
-    device_kind: str  # the probe's: "emmc", "sd", "nvme", "usb", ...
-    model: str | None
+    flashmark_version: str = field(default="", metadata=upload(VERSION.or_withheld()))
+    target: str = field(metadata=upload(Withheld()))  # as given: a path
+    device: str = field(metadata=upload(DEVICE_NODE.or_withheld()))  # /dev/NAME, the physical one
+    device_kind: str = field(metadata=upload(DEVICE_KIND))  # the probe's: "emmc", "sd", "nvme"
+    # which model, as a run's probe sends it
+    model: str | None = field(metadata=upload(MODEL_NAME.or_null()))
     capacity_bytes: int | None
     # What this device's earlier readings are found by: its card's CID, its serial, or (where
     # it has neither) its name, which another device may take after a re-plug.
-    device_key: str
-    card_cid: str | None  # the card's CID register (the history's card index)
+    device_key: str = field(metadata=upload(Withheld()))
+    # The card's CID register (the history's card index), sent as a run's: with its serial
+    # (PSN) and CRC zeroed, withheld when it does not decode or its name holds an identifier.
+    card_cid: str | None = field(metadata=upload(MaskedCid()))
     health: Health  # what the device reports of its wear, as the probe reads it
-    counter: CounterSample | None  # the kernel's write counter now (None: unreadable)
+    # The kernel's write counter now (None: unreadable): the time and the count are figures.
+    counter: CounterSample | None
     readings: int  # this device's readings the forecast drew on, this one included
     span_days: float  # the time those readings span
-    rate: WriteRate | None
+    rate: WriteRate | None  # the writes a day and the years left: what a reading is shared for
     forecast: Forecast
-    red_flags: tuple[str, ...]  # the device's own alarms (health.red_flags)
-    skipped: tuple[str, ...]  # what could not be read, and how to read it
-    finished_at: str
-    id: int | None = field(default=None, metadata=document(omit_none=True))
+    # The device's own alarms (health.red_flags): flashmark's phrases with its figures.
+    red_flags: tuple[str, ...] = field(metadata=upload(ListOf(MADE_TEXT, drop=True)))
+    # what could not be read, and how to read it: quotes the target and commands
+    skipped: tuple[str, ...] = field(metadata=upload(Always(())))
+    finished_at: str = field(metadata=upload(TIMESTAMP))
+    id: int | None = field(default=None, metadata=upload(None, document(omit_none=True)))
 
     @property
+    @upload_as(MADE_TEXT.or_withheld())
     @written(before="flashmark_version")
     def summary(self) -> str:
-        """The answer in one line (`health_summary`, below)."""
+        """The answer in one line (`health_summary`, below), written from the alarms, forecast
+        and rate."""
         return health_summary(self)
 
 

@@ -13,20 +13,24 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from flashmark.stats import t_quantile_975
 from flashmark.units import SECONDS_PER_DAY
+from flashmark.upload_rules import Withheld, upload, uploaded
 
 SECTOR_BYTES = 512
 
 
+@uploaded
 @dataclass(frozen=True)
 class CounterSample:
     """One reading of a device's write counter."""
 
     seconds: float  # wall-clock time of the reading (Unix seconds)
-    boot_id: str  # /proc/sys/kernel/random/boot_id when it was read
+    # /proc/sys/kernel/random/boot_id when it was read: it names one boot of one machine, and
+    # would link its uploads.
+    boot_id: str = field(metadata=upload(Withheld()))
     sectors_written: int  # /sys/block/DEV/stat field 7
     counter_bits: int  # 32 or 64: the width of the kernel's unsigned long
 

@@ -10,8 +10,20 @@ from dataclasses import dataclass, field
 
 from flashmark.codec import Defaults, EveryKey, document, written
 from flashmark.system.diskstats import FORMAT_FIELDS, SECTOR_BYTES, DiskCounters
+from flashmark.upload_rules import (
+    KERNEL_NAME,
+    MADE_TEXT,
+    Always,
+    Matching,
+    OneOf,
+    upload,
+    upload_as,
+    uploaded,
+)
 
 KIB = 1024
+# A phase's name (of a run's monitor, a workload's): flashmark's words for what it did.
+PHASE_NAME = Matching(r"[a-z][a-z0-9 _-]{0,31}").or_withheld()
 
 
 # Heuristic for "bound by random writes" (seed 002, "Looking at storage access patterns"): the
@@ -35,6 +47,7 @@ def _delta(new: int | None, old: int | None) -> int | None:
     return new + modulus - old
 
 
+@uploaded
 @dataclass(frozen=True, kw_only=True)
 class MonitorSample:
     """What the device did during one interval: the columns of `iostat -x`.
@@ -123,6 +136,7 @@ def compute_sample(
     )
 
 
+@uploaded
 @dataclass(frozen=True)
 class MonitorSummary:
     """A whole run (or phase) of one device: seed 002's iostat table condensed to a verdict."""
@@ -147,7 +161,7 @@ class MonitorSummary:
     avg_queue: float | None = field(metadata=document(digits=3))
     flush_ios: int | None
     random_write_bound: bool | None  # None: cannot tell (no I/O, or no busy-time counter)
-    verdict: str  # the reasons, in words
+    verdict: str = field(metadata=upload(MADE_TEXT.or_withheld()))  # the reasons, in words
 
     @property
     def iops(self) -> float:
@@ -229,20 +243,22 @@ def _random_write_verdict(
     return True, f"looks bound by random writes: {detail}"
 
 
+@uploaded
 @dataclass(frozen=True)
 class PhaseSummary:
-    name: str
+    name: str = field(metadata=upload(PHASE_NAME))
     start_s: float = field(metadata=document(digits=3))
     end_s: float = field(metadata=document(digits=3))
     summary: MonitorSummary
 
 
+@uploaded
 @dataclass(frozen=True, kw_only=True)
 class MonitorSeries:
     """Everything one monitoring session recorded for one device (its document: a run's
     "device_activity" and a workload's "monitor")."""
 
-    device: str
+    device: str = field(metadata=upload(KERNEL_NAME.or_withheld()))
     interval_s: float
     diskstats_fields: int  # the kernel format seen (FORMAT_FIELDS)
     # time.monotonic() at the first reading (to line up with others): only meaningful within
@@ -251,7 +267,8 @@ class MonitorSeries:
     seconds: float  # unrounded: the summary is recomputed from it on reading
     phases: tuple[PhaseSummary, ...] = ()
     samples: tuple[MonitorSample, ...]
-    warnings: tuple[str, ...] = ()
+    # may name the device's path or the command
+    warnings: tuple[str, ...] = field(default=(), metadata=upload(Always(())))
     random_write_iops: float | None = field(default=None)
     # The raw counters at the start and the end: the summary is computed from them.
     first: DiskCounters
@@ -261,11 +278,13 @@ class MonitorSeries:
         return summarise(self.first, self.last, self.seconds, self.samples, self.random_write_iops)
 
     @property
+    @upload_as(OneOf(*FORMAT_FIELDS.values(), "unknown").or_withheld())
     @written(before="seconds")
     def diskstats_format(self) -> str:
         return FORMAT_FIELDS.get(self.diskstats_fields, "unknown")
 
     @property
+    @upload_as()
     @written(key="summary", before="phases")
     def written_summary(self) -> MonitorSummary:
         return self.summary()

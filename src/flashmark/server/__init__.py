@@ -2,7 +2,7 @@
 
 The web framework (the `server` extra) is imported only by `flashmark.server.app` and
 `service.py`, which only `flashmark serve` loads. The upload client and what it sends
-(`upload.py`, `outgoing.py` after `allowlist.py`) and the storage for SQLite (`storage.py`)
+(`upload.py`, `outgoing.py`) and the storage for SQLite (`storage.py`)
 use the standard library, so `upload` and `token` work on a core install; PostgreSQL needs
 psycopg.
 """

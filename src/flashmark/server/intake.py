@@ -27,9 +27,11 @@ from flashmark.probe.mmc import CARD_TYPE_OF_KIND, RegisterFormatError, decode_c
 from flashmark.probe.model import Cid, Device
 from flashmark.server.campaign_names import campaign_problem, label_problem
 
-# The schemas `POST /api/v1/results` accepts (GET /api/v1 lists them too): benchmark runs and
-# health readings, each kept with the facts the service finds it by (Facts, ReadingFacts).
-ACCEPTED_SCHEMAS = (RESULT_SCHEMA, HEALTH_SCHEMA)
+# The schemas `POST /api/v1/results` accepts (GET /api/v1 lists them too), with their classes:
+# benchmark runs and health readings, each kept with the facts the service finds it by (Facts,
+# ReadingFacts). `flashmark upload` builds uploads of these kinds only (outgoing.py).
+ACCEPTED: Mapping[str, type] = {RESULT_SCHEMA: Run, HEALTH_SCHEMA: HealthResult}
+ACCEPTED_SCHEMAS = tuple(ACCEPTED)
 _KINDS = {schema: DOCUMENT_KINDS[schema] for schema in ACCEPTED_SCHEMAS}
 # Headline figures kept as columns for search, percentiles and the CSV export:
 # (column, test, direction, metric). The same tests `flashmark compare` leads with.

@@ -1,32 +1,85 @@
-"""The document `flashmark upload` sends for a saved result: built from the allow-list of its
-kind (allowlist.py), checked to read back as that kind, and the card it measured (pure).
+"""The document `flashmark upload` sends for a saved result: built from the rules on its
+kind's fields (flashmark.upload_rules), checked to read back as that kind, and the card it
+measured (pure).
 
-Built, not scrubbed: nothing of the saved document reaches the upload except through a rule of
-the allow-list, and every text that does is screened for identifiers (identifiers.py), with
-the names this document and this machine are known by. One part is rebuilt from allowed
-parts: the CID register, with its serial (PSN) and CRC zeroed.
+Built, not scrubbed: nothing of the saved document reaches the upload except through a rule on
+its field, and every text that does is screened for identifiers (identifiers.py), with the
+names this document and this machine are known by. One part is rebuilt from allowed parts:
+the CID register, with its serial (PSN) and CRC zeroed. Only the kinds the service accepts
+(intake.ACCEPTED) have a table here.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from flashmark.errors import ResultFormatError, UsageError
 from flashmark.kinds.registry import entry_for
 from flashmark.probe.mmc import CARD_TYPE_OF_KIND, RegisterFormatError, decode_cid
 from flashmark.probe.model import Cid
-from flashmark.server.allowlist import ALLOW_LISTS, CID, UPLOAD_CHOICES
-from flashmark.server.fields import WITHHELD, NotSent
-from flashmark.server.identifiers import Known, names_in
+from flashmark.server.campaign_names import campaign_problem, label_problem
+from flashmark.server.identifiers import Known, identifier_in, names_in
+from flashmark.server.intake import ACCEPTED
+from flashmark.upload_rules import (
+    WITHHELD,
+    Chosen,
+    Fields,
+    Matching,
+    NotSent,
+    Rule,
+    Screen,
+    upload,
+    uploaded,
+)
 
 # Hex digits of a 128-bit CID (digit i holds bits 127-4i .. 124-4i) that hold its serial
 # number and its CRC7 with the end bit. SD: PSN [55:24] (SD Physical Layer Simplified
 # Specification 5.2); eMMC: PSN [47:16] (JESD84-B51 7.2); both: CRC [7:1], bit 0 always 1.
 _PSN_DIGITS = {"SD": range(18, 26), "MMC": range(20, 28)}
 _CRC_DIGITS = range(30, 32)
+
+
+# What an upload holds of each kind, by schema: the rules on its fields.
+ALLOW_LISTS: Mapping[str, Rule] = {
+    schema: Fields(kind, schema=schema) for schema, kind in ACCEPTED.items()
+}
+
+
+@uploaded
+@dataclass(frozen=True)
+class UploadChoices:
+    """What the uploader adds to a document of any kind, each by the user's choice for this
+    upload and none part of a saved result (flashmark upload --link-card, --campaign, --label)."""
+
+    # 128 bits of a keyed hash of the card's identity, under a salt that stays on the
+    # machine (server/upload.py card_link): links one card's uploads, names no serial.
+    card_link: str = field(metadata=upload(Matching(r"[0-9a-f]{32}", screened=False)))
+    # Which batch of runs this is (flashmark fleet run --campaign).
+    campaign: str = field(metadata=upload(Chosen(campaign_problem)))
+    # The one name of the board that leaves it, the one the user chose: Ansible's inventory
+    # name of the host (or flashmark_label). Screened for the shapes of addresses and serial
+    # numbers, not for this machine's names (campaign_names.py).
+    board_label: str = field(metadata=upload(Chosen(label_problem)))
+
+
+UPLOAD_CHOICES = Fields(UploadChoices)
+_CID = Fields(Cid)
+
+
+def field_table() -> list[tuple[str, str]]:
+    """Every place an upload may hold, with what is sent there (`flashmark upload --fields`):
+    the tables above, read as one list for review."""
+    rows = [
+        row
+        for schema, table in ALLOW_LISTS.items()
+        for row in table.rows(schema.partition("/")[0].removeprefix("flashmark."))
+    ]
+    return [*rows, *UPLOAD_CHOICES.rows("upload")]
 
 
 class NotUploadable(UsageError):
@@ -49,17 +102,18 @@ def outgoing(
             f"(it uploads {', '.join(ALLOW_LISTS)})"
         )
     names = (known or Known()).with_names(names_in(document))
+    screen = functools.partial(identifier_in, known=names)
     kind = schema.partition("/")[0].removeprefix("flashmark.")
     try:
-        sent: dict[str, Any] = table.build(document, kind, names)
+        sent: dict[str, Any] = table.build(document, kind, screen)
     except NotSent as error:
         raise NotUploadable(f"{error.where} cannot be sent: {error.why}") from None
-    _rebuild_cids(document, sent, names)
+    _rebuild_cids(document, sent, screen)
     unknown = sorted(set(chosen or {}) - set(UPLOAD_CHOICES.fields))
     if unknown:
         raise NotUploadable(f"{', '.join(unknown)}: not something an upload may add")
     try:
-        sent.update(UPLOAD_CHOICES.build(dict(chosen or {}), "upload", names))
+        sent.update(UPLOAD_CHOICES.build(dict(chosen or {}), "upload", screen))
     except NotSent as error:
         raise NotUploadable(f"{error.where} cannot be sent: {error.why}") from None
     try:
@@ -94,11 +148,11 @@ def card_identity(document: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _rebuild_cids(document: Mapping[str, Any], sent: dict[str, Any], known: Known) -> None:
+def _rebuild_cids(document: Mapping[str, Any], sent: dict[str, Any], screen: Screen) -> None:
     """Each sent CID's register, rebuilt from the saved one without its serial and CRC."""
     if sent.get("card_cid") == WITHHELD:  # a health reading's card
         card_type = CARD_TYPE_OF_KIND.get(str(sent.get("device_kind")))
-        sent["card_cid"] = _masked_reading_cid(document["card_cid"], card_type, known)
+        sent["card_cid"] = _masked_reading_cid(document["card_cid"], card_type, screen)
     saved_probe, sent_probe = document.get("probe"), sent.get("probe")
     if not isinstance(saved_probe, Mapping) or not isinstance(sent_probe, dict):
         return
@@ -126,7 +180,7 @@ def _masked_cid(raw: Any, card_type: str, sent: Mapping[str, Any]) -> str:
     return masked if same else WITHHELD
 
 
-def _masked_reading_cid(raw: Any, card_type: str | None, known: Known) -> str:
+def _masked_reading_cid(raw: Any, card_type: str | None, screen: Screen) -> str:
     """A health reading's CID with its serial and CRC digits zeroed, when it decodes as a CID
     of its device's kind and its product name passes the screen a run's does; else WITHHELD."""
     found = _masked(raw, card_type) if card_type is not None else None
@@ -134,7 +188,7 @@ def _masked_reading_cid(raw: Any, card_type: str | None, known: Known) -> str:
         return WITHHELD
     masked, decoded = found
     try:  # a product name or OEM text the screen refuses is withheld there: the whole CID here
-        sent = CID.build(dataclasses.asdict(decoded), "health.card_cid", known)
+        sent = _CID.build(dataclasses.asdict(decoded), "health.card_cid", screen)
     except NotSent:
         return WITHHELD
     screened = [value for key, value in sent.items() if key != "raw"]  # raw: the masked one

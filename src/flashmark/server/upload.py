@@ -28,9 +28,8 @@ from typing import Any
 from flashmark.codec import to_text
 from flashmark.errors import ExitStatus, FlashmarkError, UsageError
 from flashmark.history.entries import StoredResult
-from flashmark.server.allowlist import ALLOW_LISTS
 from flashmark.server.identifiers import Known
-from flashmark.server.outgoing import NotUploadable, card_identity, outgoing
+from flashmark.server.outgoing import ALLOW_LISTS, NotUploadable, card_identity, outgoing
 from flashmark.system.places import state_home
 
 TOKEN_ENV = "FLASHMARK_TOKEN"

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from flashmark.server.fields import WITHHELD, WITHHELD_BEFORE, WITHHELD_TIP
 from flashmark.server.intake import HEADLINES, ReadingFacts
 from flashmark.server.ranking import Standing
 from flashmark.server.storage import ResultRow
+from flashmark.upload_rules import WITHHELD, WITHHELD_BEFORE, WITHHELD_TIP
 
 # (column, label, unit): the headline figures as the pages and the CSV name them, each by its
 # test's name, a rate in MB/s and a count of operations in IOPS.

@@ -10,11 +10,12 @@ stat.rst), and the counters wrap at 2^32 on 32-bit boards: deltas are taken modu
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flashmark.errors import EnvironmentProblem, FlashmarkError, TargetNotFound
 from flashmark.system.sysroot import SystemRoots
+from flashmark.upload_rules import KERNEL_NAME, upload, uploaded
 
 SECTOR_BYTES = 512  # Documentation/block/stat.rst: diskstats sectors are always 512 bytes
 KIB = 1024
@@ -40,13 +41,14 @@ class DiskstatsUnreadable(EnvironmentProblem):
     """/proc/diskstats cannot be read (no procfs, or a moved root without the file)."""
 
 
+@uploaded
 @dataclass(frozen=True)
 class DiskCounters:
     """One line of /proc/diskstats. Counters a kernel format lacks are None."""
 
     major: int
     minor: int
-    name: str
+    name: str = field(metadata=upload(KERNEL_NAME.or_withheld()))
     fields: int  # 7, 14, 18 or 20: the kernel format (FORMAT_FIELDS)
     reads: int  # completed (7-field partitions: issued)
     sectors_read: int

@@ -49,9 +49,8 @@ from flashmark.workloads.packages import (
     boot_file_set,
     generate_package_set,
 )
-from flashmark.workloads.result import PhaseTime, WorkloadCounts, WorkloadResult
+from flashmark.workloads.result import WORKLOAD_NAMES, PhaseTime, WorkloadCounts, WorkloadResult
 
-WORKLOAD_NAMES: tuple[str, ...] = ("pkg-install", "pkg-remove", "pkg-reinstall", "cold-read")
 DESCRIPTIONS = {
     "pkg-install": "install a desktop's packages as apt and dpkg do (seed 002's 1st install)",
     "pkg-remove": "purge the autoremove subset with dpkg's metadata updates (DE removal)",
@@ -491,6 +490,7 @@ class _Session:
             raise _target_error(error, self.shown / "boot") from error
         setup_seconds = time.perf_counter() - started
         step = self.progress.steps(len(self.boot_files))
+
         def body(counters: dpkg.Counters, timer: _Timer) -> None:
             timer.phase("read")
             cold_read.read_all(root, self.boot_files, counters, step)

@@ -451,6 +451,22 @@ def grade_results(
 
 
 GRADE_NAMES: tuple[str, ...] = tuple(rule.name for rule in GRADE_RULES)
+# The words of a grade's and a check's document: an upload sends these and no others.
+GRADE_TITLES = frozenset(rule.title for rule in GRADE_RULES)
+GRADE_SOURCES = frozenset(rule.source for rule in GRADE_RULES)
+_NOTES = {rule.note for rule in GRADE_RULES}
+_GRADED = (SUSTAINED_NOTE, SUSTAINED_WHOLE_NOTE)
+GRADE_NOTES = frozenset(
+    {"", *_NOTES, *_GRADED, *(f"{note}; {graded}" for note in _NOTES if note for graded in _GRADED)}
+)
+CHECK_NAMES = frozenset(
+    {
+        *(check.name for rule in GRADE_RULES for check in rule.checks),
+        SUSTAINED_CHECK_NAME,
+        SUB_UNIT_CHECK_NAME,
+        BUSY_CHECK_NAME,
+    }
+)
 
 
 def graded_tests(rules: Sequence[GradeRule] = GRADE_RULES) -> frozenset[str]:

@@ -1,23 +1,34 @@
-"""The words the upload allow-list (allowlist.py) is written in: one rule per kind of field.
+"""What `flashmark upload` sends of each field of a document: the rules, kept on the fields.
 
-A rule builds the value sent from the value saved, or says it cannot be sent (`NotSent`);
-containers send only the keys their table lists. The table chooses what a value that cannot be
-sent becomes (`.or_null()`, `.or_withheld()`, `ListOf(..., drop=True)`); otherwise the upload is
-refused, naming the field. A text other than flashmark's own words (`OneOf`) is sent only when
-identifiers.identifier_in finds nothing in it. Each rule also says in a few words what it sends
-(`shown`, `rows`: the table `flashmark upload --fields` prints).
+A class an upload holds is marked `@uploaded`; each of its fields is then sent by its type's
+rule (numbers, true and false, enums, lists and objects of them) unless its metadata gives
+another (`upload(rule)`), or says it is not sent (`NOT_SENT`). A text has no rule of its type:
+every text field says how it is sent. A `written` property is sent only when marked
+(`@upload_as`). `Fields(kind)` is the table of a class, in its document's order (codec).
+
+A rule builds the value sent from the value saved, or says it cannot be sent (`NotSent`). The
+field chooses what a value that cannot be sent becomes (`.or_null()`, `.or_withheld()`,
+`ListOf(..., drop=True)`); otherwise the upload is refused, naming the field. A text other
+than flashmark's own words (`OneOf`) is sent only when the screen (server/identifiers.py)
+finds nothing in it. Each rule also says in a few words what it sends (`shown`, `rows`: the
+table `flashmark upload --fields` prints).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import functools
 import json
 import re
+import types
+import typing
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from flashmark.server.identifiers import Known, identifier_in
+from flashmark.codec import document_fields
 
 # What a text field holds on the service when its value stays here: a value withheld, not a
 # result missing. Uploads of earlier flashmark versions hold WITHHELD_BEFORE instead.
@@ -28,6 +39,12 @@ WITHHELD_TIP = "not shared by uploads: this value stays on the machine that meas
 # Numbers the service keeps (its intake refuses others): 64-bit integers, bounded finite floats.
 _MAX_INT = 2**63 - 1
 _MAX_FLOAT = 1e18
+_KEY = "flashmark.upload"
+_UPLOADED = "__flashmark_uploaded__"
+# What identifier a text holds ("a path", "a known name"), or None: the screen of an upload.
+Screen = Callable[[str], str | None]
+F = TypeVar("F", bound=Callable[..., Any])
+K = TypeVar("K", bound=type)
 
 
 class NotSent(Exception):
@@ -43,7 +60,7 @@ class Rule(ABC):
     """How one field is sent."""
 
     @abstractmethod
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         """The value to send, or NotSent."""
 
     @abstractmethod
@@ -68,8 +85,8 @@ class Rule(ABC):
 class _Nullable(Rule):
     rule: Rule
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
-        return None if value is None else self.rule.build(value, where, known)
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
+        return None if value is None else self.rule.build(value, where, screen)
 
     def shown(self) -> str:
         return f"{self.rule.shown()}, or null"
@@ -84,11 +101,11 @@ class _Fallback(Rule):
     rule: Rule
     instead: Any
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         if value is None:
             return None
         try:
-            return self.rule.build(value, where, known)
+            return self.rule.build(value, where, screen)
         except NotSent:
             return self.instead
 
@@ -104,12 +121,22 @@ class _Fallback(Rule):
 
 
 class OneOf(Rule):
-    """One of flashmark's own words (an enum, a test name, a grade's title): sent as it is."""
+    """One of flashmark's own words (an enum, a test name, a grade's title): sent as it is.
+    A word or a function giving words, called when first needed (words of modules made of the
+    classes that name them)."""
 
-    def __init__(self, *choices: str) -> None:
-        self.choices = frozenset(choices)
+    def __init__(self, *choices: str | Callable[[], Iterable[str]]) -> None:
+        self._choices = choices
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    @functools.cached_property
+    def choices(self) -> frozenset[str]:
+        return frozenset(
+            word
+            for choice in self._choices
+            for word in ((choice,) if isinstance(choice, str) else choice())
+        )
+
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         if isinstance(value, str) and value in self.choices:
             return value
         raise NotSent(where, "not one of flashmark's own words")
@@ -129,13 +156,13 @@ class Matching(Rule):
     max_length: int = 64
     screened: bool = True
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         if not isinstance(value, str) or len(value) > self.max_length:
             raise NotSent(where, "not text of its size")
         if not re.fullmatch(self.pattern, value):
             raise NotSent(where, f"not of the shape {self.pattern}")
         if self.screened:
-            _screen(value, where, known)
+            _screen(value, where, screen)
         return value
 
     def shown(self) -> str:
@@ -149,10 +176,10 @@ class Text(Rule):
 
     max_length: int = 500
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         if not isinstance(value, str) or len(value) > self.max_length:
             raise NotSent(where, "not text of its size")
-        _screen(value, where, known)
+        _screen(value, where, screen)
         return value
 
     def shown(self) -> str:
@@ -167,7 +194,7 @@ class Chosen(Rule):
 
     problem: Callable[[object], str | None]
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         why = self.problem(value)
         if why is not None:
             raise NotSent(where, why)
@@ -182,7 +209,7 @@ class Withheld(Rule):
     """Text that may name a path, a host, a user or a serial number: WITHHELD is sent instead
     (null stays null)."""
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         if value is None:
             return None
         if not isinstance(value, str):
@@ -195,8 +222,8 @@ class Withheld(Rule):
 
 @dataclass(frozen=True)
 class MaskedCid(Withheld):
-    """A card's CID register: WITHHELD here, which outgoing.py replaces with the register
-    with its serial (PSN) and CRC zeroed where that decodes and passes the screen."""
+    """A card's CID register: WITHHELD here, which server/outgoing.py replaces with the
+    register with its serial (PSN) and CRC zeroed where that decodes and passes the screen."""
 
     def shown(self) -> str:
         return f"the CID with its serial (PSN) and CRC zeroed, else {json.dumps(WITHHELD)}"
@@ -208,7 +235,7 @@ class Always(Rule):
 
     value: Any
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         return list(self.value) if isinstance(self.value, tuple) else self.value
 
     def shown(self) -> str:
@@ -219,7 +246,7 @@ class Always(Rule):
 class Number(Rule):
     """A finite number within ±10^18 (a figure, a setting)."""
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         if type(value) not in (int, float) or not -_MAX_FLOAT <= value <= _MAX_FLOAT:
             raise NotSent(where, "not a finite number")
         return value
@@ -232,7 +259,7 @@ class Number(Rule):
 class Whole(Rule):
     """A whole number within 64 bits (a count, a size in bytes)."""
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         if type(value) is not int or not -_MAX_INT <= value <= _MAX_INT:
             raise NotSent(where, "not a whole number within 64 bits")
         return value
@@ -243,7 +270,7 @@ class Whole(Rule):
 
 @dataclass(frozen=True)
 class Flag(Rule):
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         if type(value) is not bool:
             raise NotSent(where, "not true or false")
         return value
@@ -260,10 +287,10 @@ class DeviceNode(Rule):
 
     name: Rule
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         if not isinstance(value, str) or not value.startswith("/dev/"):
             raise NotSent(where, "not a device node")
-        return "/dev/" + self.name.build(value.removeprefix("/dev/"), where, known)
+        return "/dev/" + self.name.build(value.removeprefix("/dev/"), where, screen)
 
     def shown(self) -> str:
         return f"/dev/ and {self.name.shown()}"
@@ -276,7 +303,7 @@ class MountOptions(Rule):
 
     names: frozenset[str]
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         if not isinstance(value, str):
             raise NotSent(where, "not text")
         kept = []
@@ -284,7 +311,7 @@ class MountOptions(Rule):
             name, _, setting = option.partition("=")
             if name not in self.names or not re.fullmatch(r"[A-Za-z0-9_.:-]{0,32}", setting):
                 continue
-            if setting.isdecimal() or identifier_in(setting, known) is None:
+            if setting.isdecimal() or screen(setting) is None:
                 kept.append(option)
         return ",".join(kept)
 
@@ -292,21 +319,35 @@ class MountOptions(Rule):
         return f"only the {len(self.names)} options that change speed, with short values"
 
 
+def _screen(text: str, where: str, screen: Screen) -> None:
+    found = screen(text)
+    if found is not None:
+        raise NotSent(where, f"holds {found}")
+
+
 # -- containers --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Fields(Rule):
-    """An object: only the keys listed here, in this order; a key the document lacks (an
-    older document) stays absent."""
+    """An object of `kind`'s document: only the keys its table holds (`table_of`), in this
+    order; a key the document lacks (an older document) stays absent. `skip`: the field an
+    object keyed by it holds as its keys; `schema`: a kind's whole document, "schema" first."""
 
-    fields: Mapping[str, Rule]
+    kind: type
+    skip: str | None = None
+    schema: str | None = None
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    @functools.cached_property
+    def fields(self) -> Mapping[str, Rule]:
+        table = table_of(self.kind, self.skip)
+        return table if self.schema is None else {"schema": OneOf(self.schema), **table}
+
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         if not isinstance(value, Mapping):
             raise NotSent(where, "not an object")
         return {
-            key: rule.build(value[key], f"{where}.{key}", known)
+            key: rule.build(value[key], f"{where}.{key}", screen)
             for key, rule in self.fields.items()
             if key in value
         }
@@ -326,13 +367,13 @@ class ListOf(Rule):
     item: Rule
     drop: bool = False
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         if not isinstance(value, list):
             raise NotSent(where, "not a list")
         sent = []
         for index, element in enumerate(value):
             try:
-                sent.append(self.item.build(element, f"{where}[{index}]", known))
+                sent.append(self.item.build(element, f"{where}[{index}]", screen))
             except NotSent:
                 if not self.drop:
                     raise
@@ -354,12 +395,12 @@ class MapOf(Rule):
     keys: Rule
     values: Rule
 
-    def build(self, value: Any, where: str, known: Known) -> Any:
+    def build(self, value: Any, where: str, screen: Screen) -> Any:
         if not isinstance(value, Mapping):
             raise NotSent(where, "not an object")
         return {
-            self.keys.build(key, f"{where} key", known): self.values.build(
-                item, f"{where}.{key}", known
+            self.keys.build(key, f"{where} key", screen): self.values.build(
+                item, f"{where}.{key}", screen
             )
             for key, item in value.items()
         }
@@ -372,7 +413,93 @@ class MapOf(Rule):
         yield from self.values.rows(f"{where}.KEY")
 
 
-def _screen(text: str, where: str, known: Known) -> None:
-    found = identifier_in(text, known)
-    if found is not None:
-        raise NotSent(where, f"holds {found}")
+# -- on the fields -------------------------------------------------------------------------------
+
+_BY_TYPE: Any = object()  # a field sent by its type's rule
+
+
+def uploaded(kind: K) -> K:
+    """Marks a dataclass whose fields an upload sends (see the module's docstring)."""
+    setattr(kind, _UPLOADED, True)
+    return kind
+
+
+def upload(rule: Rule | None, metadata: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    """A field's rule (None: not sent), as `dataclasses.field(metadata=...)`, with its other
+    `metadata` (`document(...)`)."""
+    return {**(metadata or {}), _KEY: rule}
+
+
+NOT_SENT = upload(None)
+
+
+def upload_as(rule: Rule = _BY_TYPE) -> Callable[[F], F]:
+    """Marks a `written` property (put `@property` above it) as sent, by `rule` or its type's."""
+
+    def mark(function: F) -> F:
+        function.__dict__[_KEY] = rule
+        return function
+
+    return mark
+
+
+@functools.cache
+def table_of(kind: type, skip: str | None = None) -> Mapping[str, Rule]:
+    """The keys an upload holds of `kind`'s document, with their rules, in the document's
+    order (`skip`: a field left out)."""
+    marks = {field.name: field.metadata.get(_KEY, _BY_TYPE) for field in dataclasses.fields(kind)}
+    table: dict[str, Rule] = {}
+    for entry in document_fields(kind):
+        if entry.written is None:
+            rule = marks[entry.name]
+        else:  # a property: sent only when marked
+            rule = getattr(kind, entry.name).fget.__dict__.get(_KEY)
+        if rule is None or entry.name == skip:
+            continue
+        if entry.key is None:  # a flattened class: its keys in this object
+            table.update(table_of(entry.hint))
+        else:
+            by_type = rule is _BY_TYPE
+            table[entry.key] = _rule_of(kind, entry.name, entry.hint) if by_type else rule
+    return table
+
+
+def _rule_of(kind: type, name: str, hint: Any) -> Rule:
+    """The rule a type gives a field of an `@uploaded` class (a text has none: TypeError)."""
+    if not getattr(kind, _UPLOADED, False):
+        raise TypeError(f"{kind.__name__}.{name}: its class is not marked @uploaded")
+    options = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return _rule_of(kind, name, options[0]).nullable()
+    if typing.get_origin(hint) is tuple:
+        return ListOf(_rule_of(kind, name, options[0]))
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return OneOf(*(member.value for member in hint))
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return Fields(hint)
+    rule = {bool: Flag(), int: Whole(), float: Number()}.get(hint)
+    if rule is None:
+        raise TypeError(f"{kind.__name__}.{name}: a field of {hint} needs its own upload rule")
+    return rule
+
+
+# -- shapes many documents hold --------------------------------------------------------------------
+
+# Digits and fixed separators only: nothing else fits, so it needs no screening (a host
+# called "22" leaves 2026-11-22T01:35:25Z alone).
+TIMESTAMP = Matching(
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})", screened=False
+)
+VERSION = Matching(r"\d{1,4}(?:\.\d{1,6}){1,3}(?:[.+-][0-9A-Za-z.+-]{0,32})?")
+# A kernel's name for a block device, a thermal zone, a governor: what the kernel calls it.
+KERNEL_NAME = Matching(r"[a-z][a-z0-9_-]{0,31}")
+DEVICE_NODE = DeviceNode(KERNEL_NAME)
+KERNEL_RELEASE = Matching(r"[0-9][0-9A-Za-z.+~_-]{0,63}")
+FILESYSTEM_TYPE = Matching(r"[a-z0-9][a-z0-9._-]{0,31}")
+# Model names are what a device or the firmware reports (SD64G, Samsung SSD 980, Raspberry Pi
+# 5 Model B Rev 1.0): they say which model, not which unit, and are what results are compared
+# by. They are screened like every text (a device may report its serial number as a model).
+MODEL_NAME = Text(max_length=100)
+# A text flashmark writes from figures and its own words (a verdict's reason, a method): it
+# quotes no path or name, and is screened all the same.
+MADE_TEXT = Text()
