@@ -28,6 +28,7 @@ from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, legend_html
 from flashmark.stats import Verdict
 from flashmark.units import format_duration, format_iops, format_rate, format_size
+from flashmark.views.charts import Chart
 from flashmark.views.html import page_templates
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
@@ -228,7 +229,7 @@ class _ChartCounter:
     def __init__(self) -> None:
         self.count = 0
 
-    def figure(self, chart: charts.Chart, caption: str = "") -> Figure:
+    def figure(self, chart: Chart, caption: str = "") -> Figure:
         self.count += 1
         # pygal names each chart by a random uuid (its id and its CSS selectors); the chart's
         # number instead makes the page the same each time it is made (a golden test).
