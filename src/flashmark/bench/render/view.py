@@ -72,52 +72,41 @@ _ACTIVITY_COLUMNS = (
 
 def run_view(run: Run) -> View:
     """The terminal's header, results, disturbances, device activity and grades; the documents'
-    facts, results and grades; then for both the sustained write, the workloads, the findings,
-    (on the terminal) the card's passport, and the warnings."""
+    facts, results and grades; then for both the sustained write, the workloads (each phase on
+    the terminal, their times in the documents), the findings, (on the terminal) the card's
+    passport, and the warnings."""
     number = f" #{run.id}" if run.id is not None else ""
     blocks: list[Block] = [_header(run), _facts(run), *_results(run), *_grades(run)]
     sustained = sustained_text(run)
     if sustained is not None:
         blocks.append(Sentence(f"sustained-write: {sustained}"))
-    if run.workloads:
-        blocks += [
-            dataclasses.replace(block, shown="terminal")
-            for block in workload_blocks(run.workloads)
-            if block.shown != "documents"
-        ]
+    blocks += [
+        dataclasses.replace(block, shown="terminal")
+        for block in (workload_blocks(run.workloads) if run.workloads else ())
+        if block.shown != "documents"
+    ]
     if run.findings:
-        blocks.append(
-            Heading(
-                "Findings",
-                "(what the card claims against what was measured)",
-                shown="documents",
-            )
-        )
+        note = "(what the card claims against what was measured)"
+        blocks.append(Heading("Findings", note, shown="documents"))
         blocks.append(Notes(run.findings, label="finding", tone="strong"))
     if run.passport is not None:
         cid = f", CID {run.passport.cid}" if run.passport.cid else ""
-        title = f"Card passport ({run.passport.device}{cid})"
+        facts = tuple(Fact(label, text) for label, text in passport_rows(run.passport))
         blocks.append(
-            dataclasses.replace(
-                Facts.titled(title, passport_rows(run.passport)), shown="terminal"
-            )
+            Facts(facts, title=f"Card passport ({run.passport.device}{cid})", shown="terminal")
         )
     if run.warnings:
         blocks.append(Heading("Warnings", shown="documents"))
         blocks.append(Notes(run.warnings, label="warning", tone="uncertain"))
     if run.workloads:
         blocks.append(Heading("Workloads", "(wall time of the timed part)", shown="documents"))
-        blocks.append(
-            Table(
-                (Column("workload"), Column("seconds", numeric=True)),
-                rows_of(
-                    (w.name, f"skipped: {w.skipped}" if seconds is None else seconds_text(seconds))
-                    for w in run.workloads
-                    for seconds in (_seconds(w),)
-                ),
-                shown="documents",
-            )
+        times = (
+            (w.name, f"skipped: {w.skipped}" if seconds is None else seconds_text(seconds))
+            for w in run.workloads
+            for seconds in (_seconds(w),)
         )
+        columns = (Column("workload"), Column("seconds", numeric=True))
+        blocks.append(Table(columns, rows_of(times), shown="documents"))
     return View(
         title=f"flashmark run{number}: {run.settings.profile}, {started_text(run)}",
         blocks=tuple(blocks),
