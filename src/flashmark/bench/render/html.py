@@ -20,6 +20,7 @@ from markupsafe import Markup
 
 from flashmark.bench.model import Passport, TargetKind
 from flashmark.bench.render import cells, charts, describe
+from flashmark.bench.render.view import results_table
 from flashmark.bench.run_result import Run
 from flashmark.monitor.view import describe_activity
 from flashmark.probe.model import Device, Environment
@@ -30,6 +31,7 @@ from flashmark.stats import Verdict
 from flashmark.units import format_duration, format_iops, format_rate, format_size
 from flashmark.views.charts import Chart
 from flashmark.views.html import page_templates
+from flashmark.views.model import Table as ViewTable
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
     from flashmark.monitor.series import MonitorSeries
@@ -154,7 +156,7 @@ def runs_section(runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
         "verdicts": ("Verdicts", True),
         "headline": ("Headline figures", bool(headline.rows)),
         "device": ("Device and environment", True),
-        "results": ("All results", any(r.rows or r.skipped for r in results)),
+        "results": ("All results", any(r.table.rows for r in results)),
         "latency": ("Latency percentiles", bool(latency)),
         "bandwidth": ("Bandwidth each second", bool(bandwidth.figures)),
         "sweep": ("Block-size sweep", bool(sweep)),
@@ -522,25 +524,12 @@ _METHOD_ROWS: list[tuple[str, Callable[[Run], str | None]]] = [
 @dataclass(frozen=True)
 class ResultsTable:
     caption: str
-    rows: tuple[tuple[str, tuple[str, ...], str], ...]  # test, its cells, its disturbance
-    skipped: tuple[str, ...]
+    table: ViewTable  # as the documents have it (bench.render.view)
 
 
 def _results(view: RunView) -> ResultsTable:
-    run = view.run
-    buffered = " (buffered I/O)" if not run.settings.direct else ""
-    return ResultsTable(
-        caption=f"{view.label}{buffered}",
-        rows=tuple(
-            (
-                result.spec.name,
-                (*cells.direction_cells(result.read), *cells.direction_cells(result.write)),
-                cells.disturbance_text(result),
-            )
-            for result in run.tests
-        ),
-        skipped=tuple(run.tests_skipped),
-    )
+    buffered = " (buffered I/O)" if not view.run.settings.direct else ""
+    return ResultsTable(f"{view.label}{buffered}", results_table(view.run))
 
 
 # -- charts per test --------------------------------------------------------------------------

@@ -9,7 +9,6 @@ the same columns (docs/reports.md); units in the column names, numbers plain.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 
 from flashmark.bench.model import DirectionResult, DisturbanceStatus, Grade, TestResult
 from flashmark.bench.render.cells import (
@@ -138,52 +137,41 @@ def _facts(run: Run) -> Facts:
     )
 
 
-def _results(run: Run) -> list[Block]:
-    """The results: on the terminal, each test's disturbance as its status (its reasons follow
-    the table), in the documents in full."""
-
-    def table(
-        latency: Callable[[str, str], str], disturbance: Callable[[TestResult], CellText]
-    ) -> tuple[tuple[Column, ...], tuple[Row, ...]]:
-        figures = (
-            (f"{direction} MB/s", f"{direction} IOPS", latency(direction, "p50"),
-             latency(direction, "p99"))
-            for direction in ("read", "write")
-        )  # fmt: skip
-        columns = (
-            Column("test"),
-            *(Column(name, numeric=True) for names in figures for name in names),
-            Column("disturbance"),
-        )
-        rows = tuple(
-            Row(
-                (
-                    result.spec.name,
-                    *direction_cells(result.read),
-                    *direction_cells(result.write),
-                    disturbance(result),
-                )
+def results_table(run: Run, *, terminal: bool = False) -> Table:
+    """Each test's figures and its disturbance, a skipped test set back: on the terminal under
+    short latency headers with the disturbance's status alone (its reasons follow the table),
+    in the documents and the HTML report with the disturbance in full."""
+    figures = (
+        (f"{direction} MB/s", f"{direction} IOPS",
+         *(latency if terminal else f"{direction} {latency}" for latency in ("p50", "p99")))
+        for direction in ("read", "write")
+    )  # fmt: skip
+    columns = (
+        Column("test"),
+        *(Column(name, numeric=True) for names in figures for name in names),
+        Column("disturbance"),
+    )
+    rows = tuple(
+        Row(
+            (
+                result.spec.name,
+                *direction_cells(result.read),
+                *direction_cells(result.write),
+                _disturbance_status(result) if terminal else disturbance_text(result),
             )
-            for result in run.tests
         )
-        skipped = tuple(
-            Row(((Span(name, "dim"),), (Span("skipped", "dim"),), *[""] * 8))
-            for name in run.tests_skipped
-        )
-        return columns, rows + skipped
-
+        for result in run.tests
+    )
+    skipped = tuple(Row((name, "skipped", *[""] * 8), tone="dim") for name in run.tests_skipped)
     buffered = "" if run.settings.direct else " (buffered)"
-    blocks: list[Block] = [
-        Table(
-            *table(lambda _, latency: latency, _disturbance_status),
-            title=f"Results{buffered}",
-            shown="terminal",
-        ),
-        Table(
-            *table(lambda direction, latency: f"{direction} {latency}", disturbance_text),
-            shown="documents",
-        ),
-    ]
+    if terminal:
+        return Table(columns, rows + skipped, title=f"Results{buffered}", shown="terminal")
+    return Table(columns, rows + skipped, shown="documents")
+
+
+def _results(run: Run) -> list[Block]:
+    """The results, the disturbances' reasons and what the device saw."""
+    blocks: list[Block] = [results_table(run, terminal=True), results_table(run)]
     disturbed = [
         f"{result.spec.name} {text}"
         for result in run.tests
