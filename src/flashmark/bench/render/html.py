@@ -32,6 +32,7 @@ from flashmark.units import format_duration, format_iops, format_rate, format_si
 from flashmark.views.charts import Chart
 from flashmark.views.html import page_templates
 from flashmark.views.model import Table as ViewTable
+from flashmark.workloads.view import operations_text
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
     from flashmark.monitor.series import MonitorSeries
@@ -597,19 +598,13 @@ def _workloads(view: RunView) -> WorkloadTable:
         if result.skipped is not None:
             rows.append(WorkloadRow(result.name, result.skipped))
             continue
-        counts = result.counts
         seconds = result.seconds or 0.0
         rows.append(
             WorkloadRow(
                 result.name,
                 None,
                 time=f"{format_duration(seconds)} ({seconds:.2f} s)",
-                operations=(
-                    f"{counts.packages} packages, {counts.files_written} files written, "
-                    f"{counts.files_removed} removed, {counts.files_read} read, {counts.fsyncs} "
-                    f"fsyncs; {format_size(counts.bytes_written)} written, "
-                    f"{format_size(counts.bytes_read)} read"
-                ),
+                operations=operations_text(result),
                 seen=(
                     describe_activity(result.monitor.device, result.monitor.summary())
                     if result.monitor is not None
