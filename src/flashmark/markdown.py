@@ -54,11 +54,6 @@ def bullets(items: Sequence[str]) -> list[str]:
     return [f"- {escape_inline(item)}" for item in items]
 
 
-def facts(rows: Sequence[tuple[str, str]]) -> list[str]:
-    """A list of labelled facts ("- device: ..."), each text escaped."""
-    return [f"- {label}: {escape_inline(text)}" for label, text in rows]
-
-
 def fenced(lines: Sequence[str]) -> list[str]:
     """Lines shown as they are (a terminal's summary), in a code fence longer than any run of
     backticks inside them, so that no text can end the fence early."""

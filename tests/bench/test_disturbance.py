@@ -25,9 +25,7 @@ from flashmark.bench.disturbance import CounterSampler, DeviceSample, TestWatch
 from flashmark.bench.document import document_to_run, run_to_document
 from flashmark.bench.grading.classes import grade_results
 from flashmark.bench.model import Disturbance, DisturbanceStatus
-from flashmark.bench.render.csv_export import runs_to_csv
-from flashmark.bench.render.markdown import run_to_markdown
-from flashmark.bench.render.terminal import render_run
+from flashmark.bench.render.view import WRITERS
 from flashmark.fio.runner import FioOutput
 from flashmark.stats import Verdict
 from flashmark.system.sysroot import SystemRoots
@@ -97,10 +95,10 @@ def test_the_row_the_verdict_line_and_every_export_name_it():
     measured = again.test("rand-write-4k")
     assert measured is not None and measured.disturbance == DISTURBED
     assert run_to_document(again) == run_to_document(run)
-    assert REASON in run_to_markdown(run)
-    assert REASON in runs_to_csv([run])
+    assert REASON in WRITERS.markdown([run])
+    assert REASON in WRITERS.csv([run])
     screen = io.StringIO()
-    Console(file=screen, width=400).print(render_run(run))
+    Console(file=screen, width=400).print(WRITERS.terminal(run))
     assert REASON in screen.getvalue()
 
 

@@ -20,8 +20,7 @@ from flashmark.bench.model import (
     TestResult,
 )
 from flashmark.bench.render.cells import check_text, sustained_text
-from flashmark.bench.render.markdown import run_to_markdown
-from flashmark.bench.render.terminal import render_run
+from flashmark.bench.render.view import WRITERS
 from flashmark.bench.results import sustained_write
 from flashmark.bench.speed_class_rate import SUB_UNIT_BYTES, sub_unit_rates
 from flashmark.bench.sustained import SUSTAINED_WRITE
@@ -230,7 +229,7 @@ def test_the_reports_say_which_rate_was_graded_and_when_the_cache_was_not_exceed
     text = sustained_text(cliff)
     assert text is not None and text.startswith("write cache 32")
     assert "slowest 4 MiB sub-unit of 512 KiB writes after the cache 20.0 MB/s" in text
-    assert f"sustained-write: {text}" in run_to_markdown(cliff)
+    assert f"sustained-write: {text}" in WRITERS.markdown([cliff])
     never = run_with(measured(log((112 * MiB, 45 * MB))))
     text = sustained_text(never)
     assert text is not None
@@ -240,11 +239,11 @@ def test_the_reports_say_which_rate_was_graded_and_when_the_cache_was_not_exceed
         "112 MiB written, so the cache may be larger than that"
     )
     assert "may still be the burst rate, not the speed the card keeps up" in text
-    assert "uncertain (the write speed never dropped in the 112 MiB" in run_to_markdown(never)
+    assert "uncertain (the write speed never dropped in the 112 MiB" in WRITERS.markdown([never])
     page = render_html_report([never])
     assert "sustained-write: write cache not exceeded: the write speed never dropped" in page
     console = Console(width=200, record=True, file=io.StringIO())
-    console.print(render_run(cliff))
+    console.print(WRITERS.terminal(cliff))
     assert "slowest 4 MiB sub-unit of 512 KiB writes after the cache" in console.export_text()
 
 

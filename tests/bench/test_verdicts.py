@@ -18,8 +18,7 @@ from flashmark.bench.profiles import (
     RAND_WRITE_4K_Q32,
     SEQ_WRITE,
 )
-from flashmark.bench.render.markdown import run_to_markdown
-from flashmark.bench.render.terminal import render_run
+from flashmark.bench.render.view import WRITERS
 from flashmark.cli.params import GRADES
 from flashmark.errors import ResultFormatError
 from flashmark.report.html import render_html_report
@@ -293,13 +292,13 @@ def _run_with_an_uncertain_a1():
 def test_reports_show_an_uncertain_grade_and_why():
     run = _run_with_an_uncertain_a1()
     reason = "rand-read-4k IOPS 1,905 ± 410 straddles 1,500"
-    markdown = run_to_markdown(run)
+    markdown = WRITERS.markdown([run])
     assert f"| A1    | uncertain ({reason}) | random 4K read 1905 IOPS" in markdown
     html = render_html_report([run])
     assert '<span class="badge uncertain">A1 uncertain</span>' in html
     assert f'<span class="note">uncertain: {reason}</span>' in html
     console = Console(width=300, record=True, color_system=None)
-    console.print(render_run(run))
+    console.print(WRITERS.terminal(run))
     terminal = console.export_text()
     assert "│ A1    │ uncertain │" in terminal
     assert f"uncertain: {reason}" in terminal

@@ -16,7 +16,7 @@ import pytest
 
 from flashmark.bench.document import document_to_run, run_to_document
 from flashmark.bench.model import Passport, PassportPoint
-from flashmark.bench.render.terminal import render_run
+from flashmark.bench.render.view import WRITERS
 from flashmark.history.store import MIGRATIONS, History
 from flashmark.report.html import render_html_report
 from tests.capacity.test_passport import KINGSTON_CID, capacity_document, recorded_env
@@ -98,7 +98,7 @@ def test_terminal_and_html_reports_show_the_verdict_and_points_with_evidence():
     from rich.console import Console
 
     console = Console(width=200, record=True)
-    console.print(render_run(with_passport))
+    console.print(WRITERS.terminal(with_passport))
     text = console.export_text()
     assert f"Card passport (mmcblk0, CID {KINGSTON_CID})" in text
     assert "manufactured in the future  [MDT 2099-01]" in text

@@ -10,8 +10,7 @@ import re
 
 import pytest
 
-from flashmark.bench.render.csv_export import COLUMNS, runs_to_csv
-from flashmark.bench.render.markdown import run_to_markdown, runs_to_markdown
+from flashmark.bench.render.view import CSV_COLUMNS, WRITERS
 from flashmark.bench.run_result import Run
 from flashmark.references.loader import PUBLISHED_LABEL, find_reference
 from flashmark.report.compare import build_comparison
@@ -26,8 +25,8 @@ def test_csv_figures_are_the_stored_ones_to_the_byte_and_nanosecond(
     runs: dict[str, Run], name: str
 ) -> None:
     run = runs[name]
-    reader = csv.DictReader(io.StringIO(runs_to_csv([run]), newline=""))
-    assert tuple(reader.fieldnames or ()) == COLUMNS
+    reader = csv.DictReader(io.StringIO(WRITERS.csv([run]), newline=""))
+    assert tuple(reader.fieldnames or ()) == CSV_COLUMNS
     rows = list(reader)
     fio_rows = [row for row in rows if row["kind"] == "fio"]
     assert [row["test"] for row in fio_rows] == [t.spec.name for t in run.tests]
@@ -51,17 +50,17 @@ def test_csv_figures_are_the_stored_ones_to_the_byte_and_nanosecond(
 
 
 def test_several_runs_share_one_csv_header(runs: dict[str, Run]) -> None:
-    both = runs_to_csv([runs[name] for name in DOCUMENT_NAMES])
+    both = WRITERS.csv([runs[name] for name in DOCUMENT_NAMES])
     lines = both.splitlines()
-    assert lines.count(",".join(COLUMNS)) == 1
+    assert lines.count(",".join(CSV_COLUMNS)) == 1
     assert len(lines) == 1 + sum(
-        len(runs_to_csv([runs[n]]).splitlines()) - 1 for n in DOCUMENT_NAMES
+        len(WRITERS.csv([runs[n]]).splitlines()) - 1 for n in DOCUMENT_NAMES
     )
 
 
 def test_markdown_figures_read_as_in_the_terminal(runs: dict[str, Run]) -> None:
     run = runs["quick-a1-card"]
-    text = run_to_markdown(run)
+    text = WRITERS.markdown([run])
     for result in run.tests:
         direction = result.read or result.write
         assert direction is not None
@@ -85,7 +84,7 @@ def test_pipes_and_emphasis_in_text_cannot_break_the_markdown(runs: dict[str, Ru
                *run.tests[1:]),
         warnings=("*buffered* | not the device",),
     )  # fmt: skip
-    text = run_to_markdown(odd)
+    text = WRITERS.markdown([odd])
     assert "| a\\|b\\*c " in text
     assert "- \\*buffered\\* | not the device" in text
     tables = [line for line in text.splitlines() if line.startswith("| ")]
@@ -94,8 +93,8 @@ def test_pipes_and_emphasis_in_text_cannot_break_the_markdown(runs: dict[str, Ru
 
 
 def test_runs_to_markdown_is_one_section_per_run(runs: dict[str, Run]) -> None:
-    sections = [run_to_markdown(runs[name]) for name in DOCUMENT_NAMES]
-    assert runs_to_markdown([runs[name] for name in DOCUMENT_NAMES]) == "\n".join(sections)
+    sections = [WRITERS.markdown([runs[name]]) for name in DOCUMENT_NAMES]
+    assert WRITERS.markdown([runs[name] for name in DOCUMENT_NAMES]) == "\n".join(sections)
     assert [section.splitlines()[0] for section in sections] == [
         f"### flashmark run #{runs[name].id}: {runs[name].settings.profile}, "
         f"{runs[name].started_at[:10]} {runs[name].started_at[11:16]} UTC"

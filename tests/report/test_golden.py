@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from flashmark.bench.render.csv_export import runs_to_csv
-from flashmark.bench.render.markdown import run_to_markdown
+from flashmark.bench.render.view import WRITERS
 from flashmark.bench.run_result import Run
 from flashmark.references.loader import find_reference
 from flashmark.report.compare import Comparison, build_comparison, comparison_to_document
@@ -47,12 +46,12 @@ def check_golden(file_name: str, text: str) -> None:
 
 @pytest.mark.parametrize("name", DOCUMENT_NAMES)
 def test_markdown_of_a_recorded_run(runs: dict[str, Run], name: str) -> None:
-    check_golden(f"{name}.md", run_to_markdown(runs[name]))
+    check_golden(f"{name}.md", WRITERS.markdown([runs[name]]))
 
 
 @pytest.mark.parametrize("name", DOCUMENT_NAMES)
 def test_csv_of_a_recorded_run(runs: dict[str, Run], name: str) -> None:
-    check_golden(f"{name}.csv", runs_to_csv([runs[name]]))
+    check_golden(f"{name}.csv", WRITERS.csv([runs[name]]))
 
 
 def _comparison(runs: dict[str, Run]) -> Comparison:

@@ -90,8 +90,13 @@ def test_html_page_has_the_chart_with_the_cliff(saved_scan, tmp_path):
     page = invoke("show", str(saved_scan), "--format", "html")
     csp = [e for e in Page(page).all("meta") if e.attributes.get("http-equiv")]
     assert "default-src 'none'" in csp[0].attributes["content"]
-    assert page.count("<polyline") == 2 and 'class="cache-cliff"' in page
-    assert 'class="bad"' in page
+    (chart,) = [chart for chart in Page(page).charts if "surface-chart" in chart.classes]
+    # a line per pass, the cache cliff, and the ranges not read back as written, in that order
+    cliff = "cache full (2 MiB)"
+    assert chart.legend == ["write pass", "read pass", cliff, "not read back as written"]
+    marks = page.split('<g class="series serie-3 color-3">', 1)[1].split("</g>", 1)[0]
+    ranges = json.loads(invoke("show", str(saved_scan), "--json"))["integrity"]["ranges"]
+    assert len(ranges) > 1 and marks.count("<path") == len(ranges)  # a block under each
     out = tmp_path / "scan.html"
     CliRunner().invoke(main, ["report", str(saved_scan), "-o", str(out)], catch_exceptions=False)
     assert out.read_text() == page

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from flashmark.references.records import ReferenceDevice
+    from flashmark.views.writers import ViewWriters
 
 
 def _listing(run: Run) -> Listing:
@@ -21,22 +22,24 @@ def _listing(run: Run) -> Listing:
     return Listing(run.target.folder or run.target.path, label)
 
 
-def _terminal(run: Run) -> RenderableType:
-    from flashmark.bench.render.terminal import render_run
+def _writers() -> ViewWriters[Run]:
+    # Imported when asked for: the run's view reads the grading, the monitor and the workloads,
+    # which `flashmark history` never needs.
+    from flashmark.bench.render.view import WRITERS
 
-    return render_run(run)
+    return WRITERS
+
+
+def _terminal(run: Run) -> RenderableType:
+    return _writers().terminal(run)
 
 
 def _markdown(runs: Sequence[Run]) -> str:
-    from flashmark.bench.render.markdown import runs_to_markdown
-
-    return runs_to_markdown(runs)
+    return _writers().markdown(runs)
 
 
 def _csv(runs: Sequence[Run]) -> str:
-    from flashmark.bench.render.csv_export import runs_to_csv
-
-    return runs_to_csv(runs)
+    return _writers().csv(runs)
 
 
 def _html(runs: Sequence[Run], references: Sequence[ReferenceDevice]) -> HtmlSection:

@@ -5,9 +5,9 @@ percentage used one point) on the left axis, and the bytes written on the right,
 One chart per device (by its key, as the forecast joins readings) with two readings or more
 among the results shown. The bytes are NVMe's own count of data written where every reading has
 it (since the drive's first write); else the kernel's counter summed across boots from the first
-reading (write_counter.add_up: a lower bound, a reboot's uncounted writes not in it). Plain SVG,
-as the surface scan's chart: a band is one polygon, and a few dozen points need no chart
-library. It holds no script and no URL; its texts are escaped here, its legend is page text.
+reading (write_counter.add_up: a lower bound, a reboot's uncounted writes not in it). Plain SVG:
+a band is one polygon, and a few dozen points need no chart library. It holds no script and no
+URL; its texts are escaped here, its legend is page text.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from flashmark.result_kind import HtmlPart, LegendKey, legend_html
 from flashmark.units import SECONDS_PER_DAY, round_step, utc_epoch
 
 ANCHOR = "health-wear"
-# The chart's coordinates (viewBox units) and text size, as the surface scan's chart: it
-# scales to its column. The side margins hold the axes' labels ("100" left, "2.25" right).
+# The chart's coordinates (viewBox units) and text size: it scales to its column. The side
+# margins hold the axes' labels ("100" left, "2.25" right).
 _WIDTH, _HEIGHT = 440, 250
 _LEFT, _RIGHT, _TOP, _BOTTOM = 40, 44, 16, 40
 _FONT = 15

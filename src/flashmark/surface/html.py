@@ -1,17 +1,17 @@
 """Surface scans -> their section of the HTML report, with a chart of MB/s over the surface.
 
 Each scan is a card: its summary (the terminal's lines, word for word: surface.view) and a
-chart drawn here as plain SVG, one polyline per pass over the slices, with the cache cliff
-marked by a dashed line and ranges not read back as written marked in red under the axis (a
-few hundred points need no chart library). The page around it (flashmark.report.html) makes no
-request; this SVG holds no script and no URL. Its legend is page text under it.
+chart in the report's one look (flashmark.views.charts), one line per pass over the slices,
+with the cache cliff marked by a dashed line and ranges not read back as written marked in red
+on the axis. The page around it (flashmark.report.html) makes no request; this SVG holds no
+script and no URL. Its legend is page text under it.
 """
 
 from __future__ import annotations
 
-import html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from markupsafe import Markup
 
@@ -26,18 +26,12 @@ from flashmark.result_kind import (
 )
 from flashmark.surface.result import SurfaceResult
 from flashmark.surface.view import summary_lines
-from flashmark.units import MB, GiB, MiB, format_size, mb_per_s, round_step
+from flashmark.units import GiB, MiB, format_size, mb_per_s, round_step
+from flashmark.views.charts import config, render
 
-# The chart's coordinates (viewBox units) and its text size: the SVG scales to its column, so
-# 15 units read as about 10 px on a 360 px phone (the chart in its card about 290 px wide) and
-# 15-20 px on a laptop. The right margin holds half of the last offset label ("16.0 GiB"),
-# centred on the plot's edge.
-_WIDTH, _HEIGHT = 440, 250
-_LEFT, _RIGHT, _TOP, _BOTTOM = 62, 40, 16, 46
-_FONT = 15
-_CHAR_EM = 0.62  # a character of a sans-serif font is at most about 0.62 em wide
 _COLOURS = {"write": "#d95f02", "read": "#1b6ac9"}
 _BAD = "#c00"
+_MARKS = 0.06  # the strip under zero that holds the marks, a share of the y axis
 
 
 def surfaces_section(results: Sequence[SurfaceResult]) -> HtmlSection:
@@ -45,7 +39,7 @@ def surfaces_section(results: Sequence[SurfaceResult]) -> HtmlSection:
     cards = []
     charts = 0
     for index, result in enumerate(results):
-        chart = surface_chart(result)
+        chart = surface_chart(result, _anchor(result, index))
         charts += chart is not None
         cards.append(_card(result, index, chart))
     body = Markup(
@@ -97,9 +91,12 @@ def _card(result: SurfaceResult, index: int, chart: Markup | None) -> Markup:
     )
 
 
-def surface_chart(result: SurfaceResult) -> Markup | None:
-    """A figure: MB/s of each pass over the surface (x: offset), the cache cliff dashed, and
-    its legend; None when no rate was measured."""
+def surface_chart(result: SurfaceResult, name: str) -> Markup | None:
+    """A figure: MB/s of each pass over the surface (x: offset), the cache cliff dashed, the
+    ranges not read back as written as red marks on the axis, and its legend; None when no
+    rate was measured. `name` is the chart's id on the page."""
+    import pygal
+
     slices = result.slices
     size = result.target.size_bytes or 1
     series = {
@@ -113,73 +110,67 @@ def surface_chart(result: SurfaceResult) -> Markup | None:
     peak = mb_per_s(max(rates))
     step = round_step(peak / 4)
     ticks = max(1, math.ceil(peak * 1.04 / step))
-    top = ticks * step * MB
-    plot_w, plot_h = _WIDTH - _LEFT - _RIGHT, _HEIGHT - _TOP - _BOTTOM
-
-    def x(offset: float) -> float:
-        return _LEFT + offset / size * plot_w
-
-    def y(rate: float) -> float:
-        return _TOP + plot_h - rate / top * plot_h
-
-    parts = [
-        f'<svg class="surface-chart" viewBox="0 0 {_WIDTH} {_HEIGHT}" role="img" '
-        f'aria-label="MB/s over the surface of {html.escape(result.target.path)}">',
-        f'<rect x="{_LEFT}" y="{_TOP}" width="{plot_w}" height="{plot_h}" fill="none" '
-        'stroke="#999"/>',
-    ]
-    for tick in range(ticks + 1):
-        parts.append(
-            f'<text x="{_LEFT - 6}" y="{y(tick * step * MB) + 4:.1f}" font-size="{_FONT}" '
-            f'text-anchor="end">{tick * step:g}</text>'
-        )
-    for quarter in range(5):
-        offset = size * quarter / 4
-        parts.append(
-            f'<text x="{x(offset):.1f}" y="{_TOP + plot_h + 17}" font-size="{_FONT}" '
-            f'text-anchor="middle">{_offset_label(offset)}</text>'
-        )
-    parts.append(
-        f'<text x="16" y="{_TOP + plot_h / 2}" font-size="{_FONT}" '
-        f'transform="rotate(-90 16 {_TOP + plot_h / 2})" text-anchor="middle">MB/s</text>'
-    )
-    for name, points in series.items():
-        drawn = " ".join(f"{x(o):.1f},{y(r):.1f}" for o, r in points if r is not None)
-        if drawn:
-            parts.append(
-                f'<polyline class="{name}" points="{drawn}" fill="none" '
-                f'stroke="{_COLOURS[name]}" stroke-width="1.5"/>'
-            )
-    cache = result.cache
-    if cache is not None and cache.found and cache.bytes is not None:
-        cx = x(cache.bytes)
-        label = f"cache full ({format_size(cache.bytes)})"
-        # right of the line, or left of it where the label would run off the chart
-        fits = cx + 4 + len(label) * _CHAR_EM * _FONT <= _WIDTH
-        anchor = f'x="{cx + 4:.1f}"' if fits else f'x="{cx - 4:.1f}" text-anchor="end"'
-        parts.append(
-            f'<line class="cache-cliff" x1="{cx:.1f}" y1="{_TOP}" x2="{cx:.1f}" '
-            f'y2="{_TOP + plot_h}" stroke="#555" stroke-dasharray="4 3"/>'
-            f'<text {anchor} y="{_TOP + 14}" font-size="{_FONT}">{html.escape(label)}</text>'
-        )
-    for found in result.integrity.ranges:
-        left, right = x(found.start), max(x(found.end), x(found.start) + 1)
-        parts.append(
-            f'<rect class="bad" x="{left:.1f}" y="{_TOP + plot_h + 22}" '
-            f'width="{right - left:.1f}" height="6" fill="{_BAD}">'
-            f"<title>{html.escape(found.kind)} at {found.start}, {found.length} bytes</title>"
-            "</rect>"
-        )
-    parts.append("</svg>")
     legend = [
-        LegendKey(f"{name} pass", _COLOURS[name])
-        for name, points in series.items()
+        LegendKey(f"{kind} pass", _COLOURS[kind])
+        for kind, points in series.items()
         if any(r is not None for _, r in points)
     ]
+    cache = result.cache
+    if cache is not None and cache.found and cache.bytes is not None:
+        legend.append(LegendKey(f"cache full ({format_size(cache.bytes)})", "#555555", "dashed"))
     if result.integrity.ranges:
         legend.append(LegendKey("not read back as written", _BAD, "mark"))
-    # The SVG's texts are escaped above (html.escape), its numbers formatted here.
-    return Markup("<figure>{}{}</figure>").format(Markup("".join(parts)), legend_html(legend))
+    chart = pygal.XY(
+        **config(
+            [key.colour for key in legend],
+            classes=("pygal-chart", "surface-chart"),
+            y_title="MB/s",
+            show_dots=False,
+            allow_interruptions=True,
+            x_value_formatter=_offset_label,
+            value_formatter=lambda rate: f"{rate:g}",
+            x_labels=[size * quarter / 4 for quarter in range(5)],
+            xrange=(0, size),
+            y_labels=[tick * step for tick in range(ticks + 1)],
+            # a strip under zero for the marks of the ranges not read back as written
+            range=(-_MARKS * ticks * step, ticks * step),
+        )
+    )
+    chart.uuid = name  # the page's id of the chart ("chart-NAME"), not pygal's random one
+    chart.add_xml_filter(_named(f"MB/s over the surface of {result.target.path}"))
+    for kind, points in series.items():
+        drawn = [(offset, mb_per_s(rate)) for offset, rate in points if rate is not None]
+        if drawn:
+            chart.add(f"{kind} pass", drawn)
+    if cache is not None and cache.found and cache.bytes is not None:
+        cliff = [(cache.bytes, 0), (cache.bytes, ticks * step)]
+        chart.add("cache full", cliff, stroke_style={"dasharray": "4,3"})
+    if result.integrity.ranges:
+        marks: list[tuple[float | None, float | None]] = []
+        mark_y = -_MARKS * ticks * step  # filled up to zero: a red block under each range
+        for found in result.integrity.ranges:
+            end = max(found.end, found.start + size / 400)  # too short a range is still seen
+            marks += [(found.start, 0), (found.start, mark_y), (end, mark_y), (end, 0)]
+            marks.append((None, None))  # the next range is a block of its own
+        chart.add("not read back as written", marks, fill=True)
+    drawn_chart = render(chart, legend)
+    return Markup("<figure>{}{}</figure>").format(
+        Markup(drawn_chart.svg), legend_html(drawn_chart.legend)
+    )
+
+
+def _named(label: str) -> Callable[[Any], Any]:
+    """An SVG filter: the drawing's name for a screen reader (its <title>, which pygal leaves
+    "Pygal" where no title is drawn, and aria-label), not a title drawn in the chart."""
+
+    def name(root: Any) -> Any:
+        root.set("role", "img")
+        root.set("aria-label", label)
+        title = next(child for child in root if str(child.tag).rsplit("}", 1)[-1] == "title")
+        title.text = label
+        return root
+
+    return name
 
 
 def _offset_label(offset: float) -> str:

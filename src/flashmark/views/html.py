@@ -12,7 +12,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, section_of
-from flashmark.views.model import Code, Part, Title, View
+from flashmark.views.model import Code, Part, Title, View, plain
 
 _BADGE_CLASS = {"pass": "pass", "fail": "fail"}
 
@@ -80,4 +80,5 @@ def page_templates(package: str, *, keep_trailing_newline: bool = True) -> jinja
 def _template() -> jinja2.Template:
     # A section inside a page: no newline of its own after it.
     environment = page_templates("flashmark.views", keep_trailing_newline=False)
+    environment.filters.update(title_html=title_html, plain=plain)
     return environment.get_template("view.html.j2")

@@ -10,11 +10,21 @@ from flashmark.markdown import (
     code,
     escape_cell,
     escape_inline,
-    facts,
     fenced,
     markdown_table,
 )
-from flashmark.views.model import Block, Code, Facts, Lines, Notes, Sentence, Title, View
+from flashmark.views.model import (
+    Block,
+    Code,
+    Facts,
+    Heading,
+    Lines,
+    Notes,
+    Sentence,
+    Title,
+    View,
+    plain,
+)
 
 
 def views_to_markdown(views: Sequence[View]) -> str:
@@ -32,13 +42,16 @@ def _section(view: View) -> str:
     return "\n\n".join("\n".join(lines) for lines in paragraphs) + "\n"
 
 
-def _title(title: Title) -> str:
-    """Plain parts escaped (the blanks at their ends kept), code in backticks."""
+def _title(title: Title, *, literal: bool = False) -> str:
+    """Plain parts escaped (the blanks at their ends kept) unless `literal`, code in
+    backticks."""
     if isinstance(title, str):
-        return escape_inline(title)
+        return title if literal else escape_inline(title)
     return "".join(
         code(part.text)
         if isinstance(part, Code)
+        else part
+        if literal
         else " " * part[:1].isspace() + escape_inline(part) + " " * part[-1:].isspace()
         for part in title
     )
@@ -46,21 +59,31 @@ def _title(title: Title) -> str:
 
 def _block(block: Block) -> list[str]:
     if isinstance(block, Facts):
-        return facts([(f.label, f.text) for f in block.rows if f.shown != "terminal"])
+        return [
+            f"- {f.label}: {_title(f.text, literal=f.literal)}"
+            for f in block.rows
+            if f.shown != "terminal"
+        ]
     if isinstance(block, Lines):
         return fenced(block.lines)
     if isinstance(block, Sentence):
         return [escape_inline(block.text)]
+    if isinstance(block, Heading):
+        note = f" {escape_inline(block.note)}" if block.note else ""
+        return [f"**{escape_inline(block.text)}**{note}"]
     if isinstance(block, Notes):
         return bullets(block.items)
     header = [column.name for column in block.columns]
     right = [column.numeric for column in block.columns]
+    rows = [[plain(cell) for cell in row.cells] for row in block.rows]
+    caption = ["", escape_inline(block.caption)] if block.caption else []
     if block.padded:
-        return markdown_table(header, [row.cells for row in block.rows], right)
+        return markdown_table(header, rows, right) + caption
     return [
         _unpadded(header),
         _unpadded(["---:" if numeric else "---" for numeric in right]),
-        *(_unpadded([escape_cell(cell) for cell in row.cells]) for row in block.rows),
+        *(_unpadded([escape_cell(cell) for cell in row]) for row in rows),
+        *caption,
     ]
 
 

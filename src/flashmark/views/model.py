@@ -1,5 +1,5 @@
 """A result as people read it, in no format yet: a title, a verdict, and blocks of facts,
-preformatted lines, tables, sentences and notes, plus the rows of its CSV table.
+preformatted lines, tables, sentences, headings and notes, plus the rows of its CSV table.
 
 Every kind builds one `View` per result in one function; the writers (terminal, Markdown,
 CSV) turn views into their format, so a kind never writes a format itself. A block may be
@@ -35,13 +35,34 @@ Title = str | tuple[str | Code, ...]
 
 
 @dataclass(frozen=True)
-class Fact:
-    """A labelled fact: "device", "/dev/sdb"."""
+class Span:
+    """Part of a table cell in a tone of its own (a verdict in its colour)."""
 
-    label: str
     text: str
     tone: Tone = ""
+
+
+# A table cell: text, or spans of text in their tones.
+CellText = str | tuple[Span, ...]
+
+
+def plain(text: Title | CellText) -> str:
+    """The text of a title or a cell without its code marks and tones."""
+    if isinstance(text, str):
+        return text
+    return "".join(part if isinstance(part, str) else part.text for part in text)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A labelled fact: "device", "/dev/sdb". A `literal` fact is flashmark's own words and
+    figures (settings, versions), written in Markdown as they are rather than escaped."""
+
+    label: str
+    text: Title
+    tone: Tone = ""
     shown: Shown = "everywhere"
+    literal: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,11 +99,23 @@ class Sentence:
 
 
 @dataclass(frozen=True)
+class Heading:
+    """What the blocks after it are, with a `note` on what they mean: bold in the documents."""
+
+    text: str
+    note: str = ""
+    shown: Shown = "everywhere"
+
+
+@dataclass(frozen=True)
 class Notes:
-    """Remarks under a result: "note: ..." lines on the terminal, a bullet list in Markdown."""
+    """Remarks under a result: "note: ..." lines (`label`, in their `tone`) on the terminal, a
+    bullet list in Markdown."""
 
     items: tuple[str, ...]
     shown: Shown = "everywhere"
+    label: str = "note"
+    tone: Tone = "dim"
 
 
 @dataclass(frozen=True)
@@ -95,7 +128,7 @@ class Column:
 
 @dataclass(frozen=True)
 class Row:
-    cells: tuple[str, ...]
+    cells: tuple[CellText, ...]
     tone: Tone = ""
 
 
@@ -103,7 +136,7 @@ class Row:
 class Table:
     """A table of text cells; `title` is written above it on the terminal, `edge` draws its
     outer frame there; `padded` lines up its columns in the Markdown text (a long table of
-    figures is left unpadded)."""
+    figures is left unpadded); `caption` is a footnote under it."""
 
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
@@ -111,9 +144,10 @@ class Table:
     edge: bool = True
     padded: bool = True
     shown: Shown = "everywhere"
+    caption: str = ""
 
 
-Block = Facts | Lines | Sentence | Notes | Table
+Block = Facts | Lines | Sentence | Heading | Notes | Table
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,19 @@ from rich.console import Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from flashmark.views.model import Block, Facts, Lines, Notes, Sentence, Table, Tone, View
+from flashmark.views.model import (
+    Block,
+    CellText,
+    Facts,
+    Heading,
+    Lines,
+    Notes,
+    Sentence,
+    Table,
+    Tone,
+    View,
+    plain,
+)
 
 STYLES: dict[Tone, str] = {
     "": "",
@@ -48,8 +60,8 @@ def _block(block: Block) -> list[RenderableType]:
         for fact in block.rows:
             if fact.shown != "documents":
                 # plain text as rich reads a cell (its markup too), as the terminal always has
-                text = Text(fact.text, style=STYLES[fact.tone]) if fact.tone else fact.text
-                grid.add_row(fact.label, text)
+                text = plain(fact.text)
+                grid.add_row(fact.label, Text(text, style=STYLES[fact.tone]) if fact.tone else text)
         return [grid]
     if isinstance(block, Lines):
         return [Text("\n".join(block.lines))]
@@ -57,8 +69,10 @@ def _block(block: Block) -> list[RenderableType]:
         if block.wrap:
             return [Text(block.text, style=STYLES[block.tone])]
         return [Text(block.text, style=STYLES[block.tone], no_wrap=True, overflow="ignore")]
+    if isinstance(block, Heading):
+        return [Text(" ".join(filter(None, (block.text, block.note))), style="bold")]
     if isinstance(block, Notes):
-        return [Text(f"note: {note}", style="dim") for note in block.items]
+        return [Text(f"{block.label}: {note}", style=STYLES[block.tone]) for note in block.items]
     return [_table(block)]
 
 
@@ -68,9 +82,18 @@ def _table(block: Table) -> RichTable:
         title_justify="left",
         header_style="bold",
         show_edge=block.edge,
+        caption=block.caption or None,
+        caption_justify="left",
     )
     for column in block.columns:
         table.add_column(column.name, justify="right" if column.numeric else "left")
     for row in block.rows:
-        table.add_row(*row.cells, style=STYLES[row.tone] or None)
+        table.add_row(*map(_cell, row.cells), style=STYLES[row.tone] or None)
     return table
+
+
+def _cell(cell: CellText) -> RenderableType:
+    # plain text as rich reads a cell (its markup too), as the terminal always has
+    if isinstance(cell, str):
+        return cell
+    return Text.assemble(*((span.text, STYLES[span.tone]) for span in cell))

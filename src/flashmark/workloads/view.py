@@ -39,18 +39,23 @@ def workload_rows(results: Sequence[WorkloadResult]) -> list[tuple[str, str, str
         if result.skipped is not None:
             rows.append((result.name, "skipped", result.skipped, ""))
             continue
-        counts = result.counts
-        ops = (
-            f"{counts.packages} packages, {counts.files_written} files written, "
-            f"{counts.files_removed} removed, {counts.files_read} read, "
-            f"{counts.fsyncs} fsyncs; {format_size(counts.bytes_written)} written, "
-            f"{format_size(counts.bytes_read)} read"
-        )
+        ops = operations_text(result)
         device = "no block device (tmpfs or network?)"
         if result.monitor is not None:
             device = describe_activity(result.monitor.device, result.monitor.summary())
         rows.append((result.name, f"{result.seconds or 0.0:.1f} s", ops, device))
     return rows
+
+
+def operations_text(result: WorkloadResult) -> str:
+    """What a workload did: "8 packages, 629 files written, ...; 33.9 MiB written, ..."."""
+    counts = result.counts
+    return (
+        f"{counts.packages} packages, {counts.files_written} files written, "
+        f"{counts.files_removed} removed, {counts.files_read} read, "
+        f"{counts.fsyncs} fsyncs; {format_size(counts.bytes_written)} written, "
+        f"{format_size(counts.bytes_read)} read"
+    )
 
 
 COLUMNS = (

@@ -10,10 +10,11 @@ import pytest
 from flashmark.bench.model import Pattern
 from flashmark.bench.render import charts
 from flashmark.units import block_size_label
+from flashmark.views.charts import Chart as Drawn
 from tests.report.html.page import Chart, Page
 
 
-def only_chart(made: charts.Chart | None) -> Chart:
+def only_chart(made: Drawn | None) -> Chart:
     """The chart as the page reads it: the SVG's title and the legend drawn under it."""
     assert made is not None
     parsed = Page(f"<figure>{made.svg}</figure>")

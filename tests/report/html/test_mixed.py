@@ -15,6 +15,7 @@ from flashmark.bench.kind import RUN
 from flashmark.bench.render import charts
 from flashmark.history.store import History
 from flashmark.surface.kind import SURFACE
+from flashmark.units import format_size
 from tests.report.html.conftest import MixedReport
 from tests.report.html.page import Page
 
@@ -78,7 +79,11 @@ def test_each_kind_has_its_section_and_every_link_a_target(mixed_report, page):
 def test_the_page_counts_every_chart_the_scans_included(mixed_report, page):
     surface = [chart for chart in page.charts if "surface-chart" in chart.classes]
     assert len(surface) == 1
-    assert surface[0].legend == ["write pass", "read pass"]
+    # the cache cliff is named in the legend where the scan found one
+    scan = History(mixed_report.path.parent / "history.sqlite3").get(mixed_report.scan_id)
+    found = scan.document["cache"]
+    cliff = [f"cache full ({format_size(found['bytes'])})"] if found["found"] else []
+    assert surface[0].legend == ["write pass", "read pass", *cliff]
     assert page.all("body")[0].attributes["data-charts"] == str(len(page.charts))
 
 

@@ -217,10 +217,10 @@ def _terminal_header(run) -> dict[str, str]:
     """The terminal's header lines of a run as `flashmark show` prints them: label -> text."""
     from rich.console import Console
 
-    from flashmark.bench.render.terminal import render_run
+    from flashmark.bench.render.view import WRITERS
 
     console = Console(width=1000, record=True, color_system=None)
-    console.print(render_run(run))
+    console.print(WRITERS.terminal(run))
     header = {}
     for line in console.export_text().splitlines()[1:]:  # under "flashmark run #N  DATE"
         found = re.fullmatch(r"([a-z]+) +(\S.*)", line)  # "profile  quick: area ..."

@@ -199,9 +199,14 @@ def header_lines(run: Run) -> tuple[tuple[str, str], ...]:
 
 
 def settings_text(run: Run) -> str:
-    """'quick: area 128 MiB, 3 s per test after 2 s ramp ..., direct I/O'; with the
-    size-bound sustained write, what it ran instead of a time ('sustained-write until its rate
-    is steady or 256 MiB are written'), and the timed tests' lengths only when there were any."""
+    """'quick: area 128 MiB, 3 s per test after 2 s ramp ..., direct I/O' (settings_details)."""
+    return f"{run.settings.profile}: {settings_details(run)}"
+
+
+def settings_details(run: Run) -> str:
+    """'area 128 MiB, 3 s per test after 2 s ramp ..., direct I/O'; with the size-bound
+    sustained write, what it ran instead of a time ('sustained-write until its rate is steady
+    or 256 MiB are written'), and the timed tests' lengths only when there were any."""
     settings = run.settings
     mode = "direct I/O" if settings.direct else "BUFFERED I/O (page cache included)"
     area = format_size(settings.size_bytes)
@@ -210,7 +215,7 @@ def settings_text(run: Run) -> str:
         sized = sustained_length_text(sustained_size_limit(settings))
         timed = any(test.spec.name != SUSTAINED_WRITE_NAME for test in run.tests)
         lengths = [sized, *lengths] if timed else [sized]
-    return f"{settings.profile}: area {area}, {', '.join(lengths)}, {mode}"
+    return f"area {area}, {', '.join(lengths)}, {mode}"
 
 
 def lengths_text(settings: Settings) -> str:

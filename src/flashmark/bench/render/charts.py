@@ -2,8 +2,7 @@
 
 One series per run, in the run's colour throughout the report; published figures pale and
 dashed. A chart is its SVG and its legend (`Chart`), which the page draws as text. None when
-the runs hold nothing to draw. The SVG holds no script and no URL (`js=()`, `_self_contained`)
-and scales by its viewBox, for a page that never makes a request (docs/reports.md, "Charts").
+the runs hold nothing to draw. Drawn in the report's one look (flashmark.views.charts).
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import pygal
-from pygal.style import Style
 
 from flashmark.bench.model import DirectionResult, Pattern
 from flashmark.bench.render import describe
@@ -22,13 +20,12 @@ from flashmark.bench.run_result import Run
 from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import LegendKey
 from flashmark.units import block_size_label, format_rate, mb_per_s
+from flashmark.views.charts import CHAR_EM, PALETTE, SIZE, Chart, config, render, style
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
     from flashmark.monitor.series import MonitorSeries
 
-# Okabe & Ito's palette: told apart with the common colour-vision deficiencies and in grey
-# print (https://jfly.uni-koeln.de/color/). Black is left out: it is the axes' colour.
-RUN_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
+RUN_COLOURS = PALETTE
 # Published figures: pale and dashed, never to be mistaken for a measurement.
 # Greys and browns: none close to a run's colour (a pale purple once read as run #4's).
 REFERENCE_COLOURS = ("#8C8C8C", "#9C755F", "#5F5F5F", "#C9A66B", "#BAB0AC")
@@ -48,26 +45,7 @@ MAX_LINE_POINTS = 800
 _LOG_PAD = 1.25
 _MAX_LOG_TICKS = 10
 _SPARSE = 4.9  # an axis end labelled next to a power of ten only this factor away (5x, not 2x)
-_SVG_NS = "http://www.w3.org/2000/svg"
-_XLINK_NS = "http://www.w3.org/1999/xlink"
-# A character of _FONTS is at most about 0.62 em wide (digits about 0.55 em).
-_CHAR_EM = 0.62
 _LABEL_GAP = 6.0  # the least room between two axis labels (viewBox units)
-_FONTS = 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif'
-
-# One viewBox for every chart: two across on a laptop, one across a phone. Font sizes
-# are in viewBox units; at 520 units a chart drawn 330 px wide on a phone has 9 px labels,
-# and at 400-600 px on a laptop 11-16 px. The legend is page text under the chart.
-SIZE = (520, 320)
-
-
-@dataclass(frozen=True)
-class Chart:
-    """A drawn chart: its SVG, and its legend in the order of its series (the page shows it
-    under the drawing, result_kind.legend_html)."""
-
-    svg: str
-    legend: tuple[LegendKey, ...]
 
 
 @dataclass(frozen=True)
@@ -182,8 +160,7 @@ def _headline_chart(
         formatter(value) for row in (*measured, *published) for value in row if value is not None
     ]
     chart = pygal.Bar(
-        **_config(
-            SIZE,
+        **config(
             colours,
             title=title,
             # Figures on the bars only while each fits above its own bar (side by side they
@@ -210,7 +187,7 @@ def _headline_chart(
             [None if v is None else {"value": v, "style": _REFERENCE_VALUE_STYLE} for v in values],
         )
         legend.append(LegendKey(reference_label(reference), reference_colour(index), "published"))
-    return _render(chart, legend)
+    return render(chart, legend)
 
 
 def _values_fit(texts: Sequence[str], *, groups: int, bars: int) -> bool:
@@ -218,10 +195,10 @@ def _values_fit(texts: Sequence[str], *, groups: int, bars: int) -> bool:
     if not texts:
         return False
     width, _ = SIZE
-    plot = width - 2 * 12 - 60  # the margins of _config and the y labels
+    plot = width - 2 * 12 - 60  # the margins of views.charts.config and the y labels
     bar = plot / groups * _BAR_SHARE / bars
-    font: float = _style(()).value_font_size
-    return max(len(text) for text in texts) * _CHAR_EM * font < bar
+    font: float = style(()).value_font_size
+    return max(len(text) for text in texts) * CHAR_EM * font < bar
 
 
 def reference_value(reference: ReferenceDevice, figure: HeadlineFigure) -> float | None:
@@ -248,8 +225,7 @@ def latency_chart(runs: Sequence[Run], test: str) -> Chart | None:
     """Completion latency percentiles (p50 .. p99.99) of one test, a curve per run and
     direction, on a logarithmic axis: the tail of a slow card is orders above its median."""
     chart = pygal.Line(
-        **_config(
-            SIZE,
+        **config(
             [],
             title=f"{test}: latency percentiles",
             logarithmic=True,
@@ -267,7 +243,7 @@ def latency_chart(runs: Sequence[Run], test: str) -> Chart | None:
     if not legend:
         return None
     _log_axis(chart, (v for _, values in _raw_values(chart) for v in values))
-    return _render(chart, legend)
+    return render(chart, legend)
 
 
 def at_most(points: Sequence[tuple[float, float]], limit: int) -> list[tuple[float, float]]:
@@ -302,8 +278,7 @@ def bandwidth_chart(runs: Sequence[Run], test: str) -> Chart | None:
         )
 
     chart = pygal.XY(
-        **_config(
-            SIZE,
+        **config(
             [],
             title=f"{test}: MB/s each second",
             x_title="seconds into the measuring window",
@@ -316,7 +291,7 @@ def bandwidth_chart(runs: Sequence[Run], test: str) -> Chart | None:
     if not legend:
         return None
     _linear_axes(chart)
-    return _render(chart, legend)
+    return render(chart, legend)
 
 
 def _per_direction(
@@ -342,7 +317,7 @@ def _per_direction(
             dashed = both and name == "write"
             chart.add(label, list(series), stroke_style=_DASHED if dashed else _SOLID)
             legend.append(LegendKey(label, run_colour(index), "dashed" if dashed else "solid"))
-    chart.config.style = _style([key.colour for key in legend])
+    chart.config.style = style([key.colour for key in legend])
     return legend
 
 
@@ -412,8 +387,7 @@ def sweep_chart(
                 series.append((label, xy, "dotted", reference_colour(ref_index)))
     sizes = sorted({size for size, _ in tests})
     chart = pygal.XY(
-        **_config(
-            SIZE,
+        **config(
             [colour for *_, colour in series],
             title=f"Sweep, {direction}: MB/s by block size",
             x_title="block size (k = KiB, M = MiB)",
@@ -427,7 +401,7 @@ def sweep_chart(
     _log_axis(chart, (mb for _, xy, _, _ in series for _, mb in xy))
     for label, xy, line, _colour in series:
         chart.add(label, xy, stroke_style=_STROKES[line])
-    return _render(chart, [LegendKey(label, colour, line) for label, _, line, colour in series])
+    return render(chart, [LegendKey(label, colour, line) for label, _, line, colour in series])
 
 
 # -- device activity --------------------------------------------------------------------------
@@ -444,8 +418,7 @@ def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) 
     primary: list[LegendKey] = []
     secondary: list[LegendKey] = []
     chart = pygal.XY(
-        **_config(
-            SIZE,
+        **config(
             [],
             title=title,
             x_title="seconds since monitoring started",
@@ -475,9 +448,9 @@ def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) 
     legend = [*primary, *secondary]
     if not legend:
         return None
-    chart.config.style = _style([key.colour for key in legend])
+    chart.config.style = style([key.colour for key in legend])
     _linear_axes(chart, percent_on_secondary=True)
-    return _render(chart, legend)
+    return render(chart, legend)
 
 
 def monitors_during_test(runs: Sequence[Run], test: str) -> list[tuple[str, int, MonitorSeries]]:
@@ -509,73 +482,7 @@ def workloads_in(runs: Sequence[Run]) -> tuple[str, ...]:
     return tuple(names)
 
 
-# -- pygal plumbing ---------------------------------------------------------------------------
-
-
-def _style(colours: Sequence[str]) -> Style:
-    return Style(
-        background="#ffffff",
-        plot_background="#ffffff",
-        foreground="#222222",
-        foreground_strong="#111111",
-        foreground_subtle="#6b6b6b",
-        opacity="0.85",
-        opacity_hover="1",
-        transition="0ms",
-        colors=tuple(colours) or RUN_COLOURS,
-        font_family=_FONTS,
-        title_font_size=18,
-        label_font_size=14,
-        major_label_font_size=14,
-        value_font_size=13,
-        tooltip_font_size=14,
-        guide_stroke_color="#cccccc",
-        major_guide_stroke_color="#aaaaaa",
-    )
-
-
-def _config(size: tuple[int, int], colours: Sequence[str], **options: Any) -> dict[str, Any]:
-    width, height = size
-    return {
-        "width": width,
-        "height": height,
-        "style": _style(colours),
-        "js": (),
-        "disable_xml_declaration": True,
-        "explicit_size": False,
-        "show_legend": False,  # the page's text under the chart (module docstring)
-        "truncate_label": -1,
-        "show_y_guides": True,
-        "show_x_guides": False,
-        "margin": 12,
-        "margin_right": 36,  # the last x label ("p99.99") is centred on the plot's edge
-        **options,
-    }
-
-
-def _self_contained(root: Any) -> Any:
-    """Drop every <script> and comment from pygal's SVG tree (see the module docstring).
-
-    Works on xml.etree and lxml trees alike: in both, a comment's tag is the Comment factory
-    (a callable), an element's tag a string, namespaced or not.
-    """
-    for parent in list(root.iter()):
-        for child in list(parent):
-            tag = child.tag
-            if callable(tag) or str(tag).rsplit("}", 1)[-1] == "script":
-                parent.remove(child)
-    return root
-
-
-def _render(chart: Any, legend: Sequence[LegendKey]) -> Chart:
-    chart.add_xml_filter(_self_contained)  # an attribute of the chart, not a config option
-    svg = chart.render(is_unicode=True)
-    assert isinstance(svg, str)
-    # Inline in HTML the parser puts <svg> in the SVG namespace by itself; without the
-    # declarations the report holds no URL at all, which its tests check.
-    for declaration in (f' xmlns="{_SVG_NS}"', f' xmlns:xlink="{_XLINK_NS}"'):
-        svg = svg.replace(declaration, "", 1)
-    return Chart(svg, tuple(legend))
+# -- axes -------------------------------------------------------------------------------------
 
 
 def _raw_values(chart: Any) -> list[tuple[str, list[float]]]:
@@ -672,7 +579,7 @@ def _spaced_log_labels(values: Sequence[int], label: Callable[[int], str]) -> li
 
     def span(value: int) -> tuple[float, float]:
         middle = (math.log10(value) - low) / ((high - low) or 1) * width
-        half = len(label(value)) * _CHAR_EM * _style(()).label_font_size / 2
+        half = len(label(value)) * CHAR_EM * style(()).label_font_size / 2
         return middle - half, middle + half
 
     kept = [values[0]]

@@ -20,6 +20,7 @@ from markupsafe import Markup
 
 from flashmark.bench.model import Passport, TargetKind
 from flashmark.bench.render import cells, charts, describe
+from flashmark.bench.render.view import results_table
 from flashmark.bench.run_result import Run
 from flashmark.monitor.view import describe_activity
 from flashmark.probe.model import Device, Environment
@@ -28,7 +29,10 @@ from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, legend_html
 from flashmark.stats import Verdict
 from flashmark.units import format_duration, format_iops, format_rate, format_size
+from flashmark.views.charts import Chart
 from flashmark.views.html import page_templates
+from flashmark.views.model import Table as ViewTable
+from flashmark.workloads.view import operations_text
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
     from flashmark.monitor.series import MonitorSeries
@@ -153,7 +157,7 @@ def runs_section(runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
         "verdicts": ("Verdicts", True),
         "headline": ("Headline figures", bool(headline.rows)),
         "device": ("Device and environment", True),
-        "results": ("All results", any(r.rows or r.skipped for r in results)),
+        "results": ("All results", any(r.table.rows for r in results)),
         "latency": ("Latency percentiles", bool(latency)),
         "bandwidth": ("Bandwidth each second", bool(bandwidth.figures)),
         "sweep": ("Block-size sweep", bool(sweep)),
@@ -228,7 +232,7 @@ class _ChartCounter:
     def __init__(self) -> None:
         self.count = 0
 
-    def figure(self, chart: charts.Chart, caption: str = "") -> Figure:
+    def figure(self, chart: Chart, caption: str = "") -> Figure:
         self.count += 1
         # pygal names each chart by a random uuid (its id and its CSS selectors); the chart's
         # number instead makes the page the same each time it is made (a golden test).
@@ -521,25 +525,12 @@ _METHOD_ROWS: list[tuple[str, Callable[[Run], str | None]]] = [
 @dataclass(frozen=True)
 class ResultsTable:
     caption: str
-    rows: tuple[tuple[str, tuple[str, ...], str], ...]  # test, its cells, its disturbance
-    skipped: tuple[str, ...]
+    table: ViewTable  # as the documents have it (bench.render.view)
 
 
 def _results(view: RunView) -> ResultsTable:
-    run = view.run
-    buffered = " (buffered I/O)" if not run.settings.direct else ""
-    return ResultsTable(
-        caption=f"{view.label}{buffered}",
-        rows=tuple(
-            (
-                result.spec.name,
-                (*cells.direction_cells(result.read), *cells.direction_cells(result.write)),
-                cells.disturbance_text(result),
-            )
-            for result in run.tests
-        ),
-        skipped=tuple(run.tests_skipped),
-    )
+    buffered = " (buffered I/O)" if not view.run.settings.direct else ""
+    return ResultsTable(f"{view.label}{buffered}", results_table(view.run))
 
 
 # -- charts per test --------------------------------------------------------------------------
@@ -607,19 +598,13 @@ def _workloads(view: RunView) -> WorkloadTable:
         if result.skipped is not None:
             rows.append(WorkloadRow(result.name, result.skipped))
             continue
-        counts = result.counts
         seconds = result.seconds or 0.0
         rows.append(
             WorkloadRow(
                 result.name,
                 None,
                 time=f"{format_duration(seconds)} ({seconds:.2f} s)",
-                operations=(
-                    f"{counts.packages} packages, {counts.files_written} files written, "
-                    f"{counts.files_removed} removed, {counts.files_read} read, {counts.fsyncs} "
-                    f"fsyncs; {format_size(counts.bytes_written)} written, "
-                    f"{format_size(counts.bytes_read)} read"
-                ),
+                operations=operations_text(result),
                 seen=(
                     describe_activity(result.monitor.device, result.monitor.summary())
                     if result.monitor is not None
