@@ -1,11 +1,12 @@
 """One codec for every document: frozen dataclasses <-> JSON-ready values, and JSON text.
 
 `encode` writes a dataclass as an object of its fields in their order and `decode` reads it
-back, driven by the type hints; a field's metadata (`document(...)`) says where the document is
-not plain field names, and a property marked `written` is written and never read back. Reading,
-every key is required but those a kind's `Defaults` name; unknown keys are ignored; a malformed
-document raises KeyError, TypeError or ValueError right after the wrong look-up (kinds.strict
-places it), which `Codec.read` turns into ResultFormatError. docs/design.md, "Documents".
+back, through one cattrs Converter whose hooks are made from the type hints; a field's metadata
+(`document(...)`) says where the document is not plain field names, and a property marked
+`written` is written and never read back. Reading, every key is required but those a kind's
+`Defaults` name; unknown keys are ignored; a malformed document raises KeyError, TypeError or
+ValueError right after the wrong look-up (kinds.strict places it), which `Codec.read` turns
+into ResultFormatError. docs/design.md, "Documents".
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ import dataclasses
 import enum
 import functools
 import json
+import operator
 import re
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, Union
+
+import cattrs
 
 from flashmark.errors import ResultFormatError
 
@@ -186,118 +190,146 @@ def _is_dataclass(hint: Any) -> bool:
     return isinstance(hint, type) and dataclasses.is_dataclass(hint)
 
 
-# -- writing -----------------------------------------------------------------------------------
+# -- the converter ------------------------------------------------------------------------------
+# One cattrs Converter writes and reads every document. Its hooks are made once per type from
+# the type hints and the fields' metadata (`document(...)`, `written`): numbers, text, true and
+# false pass through as they are (the strict check refuses a wrong type, never converts it).
+
+Encoder = Callable[[Any], Any]
+Decoder = Callable[[Any], Any]
+_REQUIRED = object()
+_SCALARS = (int, float, str, bool, _NONE)
+
+
+def _is_tuple(hint: Any) -> bool:
+    return hint is tuple or typing.get_origin(hint) is tuple
+
+
+def _is_mapping(hint: Any) -> bool:
+    return hint is dict or typing.get_origin(hint) in (dict, Mapping, typing.Mapping)
+
+
+def _converter() -> cattrs.Converter:
+    made = cattrs.Converter()
+    made.register_unstructure_hook_factory(_is_dataclass, lambda kind: _class_encoder(kind))
+    made.register_unstructure_hook_factory(_is_tuple, _tuple_encoder)
+    made.register_unstructure_hook_factory(_is_mapping, lambda hint: dict)
+    # By class (cattrs looks these up before its predicates): a str-based enum is found
+    # under str, so the one hook reads both.
+    for scalar in (int, float, str, bool, enum.Enum):
+        made.register_structure_hook(scalar, _structure_scalar)
+    made.register_structure_hook_factory(_read_by_hook, _structure_hook)
+    return made
+
+
+def _structure_scalar(value: Any, hint: Any) -> Any:
+    """A number, text, true or false as it is (the strict check refuses a wrong type, never
+    converts it); an enum's member by its value."""
+    return _enum_decoder(hint, "value")(value) if _is_enum(hint) else value
+
+
+def _read_by_hook(hint: Any) -> bool:
+    return _is_dataclass(hint) or _is_tuple(hint) or _is_mapping(hint)
+
+
+def _structure_hook(hint: Any) -> Callable[[Any, Any], Any]:
+    decoder = _type_decoder(hint, NO_DEFAULTS)
+    assert decoder is not None
+    return lambda value, _: decoder(value)
+
+
+def _enum_value(value: enum.Enum) -> Any:
+    return value.value
+
+
+def _plain(hint: Any) -> bool:
+    """Written as it is: a number, text, true or false (or None)."""
+    if _is_union(hint):
+        return all(_plain(option) for option in typing.get_args(hint))
+    return hint in _SCALARS or hint is Any
+
+
+def _hook(hint: Any) -> Encoder:
+    """How a value of `hint` is written, from the converter (a union: by the value's class)."""
+    if _plain(hint):
+        return _same
+    if _is_enum(hint):
+        return _enum_value
+    if _is_union(hint):
+        return encode
+    return functools.partial(CONVERTER.unstructure, unstructure_as=hint)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _tuple_encoder(hint: Any) -> Encoder:
+    arguments = typing.get_args(hint)
+    if not arguments or (len(arguments) == 2 and arguments[1] is Ellipsis):
+        item = _hook(arguments[0]) if arguments else CONVERTER.unstructure
+        if item is _same:
+            return list
+        return lambda value: [item(element) for element in value]
+    items = [_hook(argument) for argument in arguments]
+    return lambda value: [item(element) for item, element in zip(items, value, strict=True)]
 
 
 def encode(value: Any) -> Any:
     """A dataclass (or a tuple of them, an enum, a number or text) as JSON-ready values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _class_encoder(type(value))(value)
-    if isinstance(value, tuple | list):
-        return [encode(item) for item in value]
+    # An enum by hand: cattrs dispatches a str-based enum (StrEnum) as the text it is.
     if isinstance(value, enum.Enum):
         return value.value
-    return value
+    return CONVERTER.unstructure(value)
 
 
-Encoder = Callable[[Any], Any]
+def _field_encoder(entry: DocumentField) -> Encoder:
+    shape = entry.shape
+    if shape.hex_digits is not None:
+        spec = f"0{shape.hex_digits}x"
+        return lambda value: format(value, spec)
+    if shape.keyed_by is not None:
+        return _keyed_encoder(typing.get_args(entry.hint)[0], shape.keyed_by)
+    hint = entry.hint
+    if _is_union(hint) and len(_options(hint)) == 1:
+        hint = _options(hint)[0]
+    written = _hook(hint)
+    if shape.digits is not None:
+        digits, inner = shape.digits, written
+        written = lambda value: inner(round(value, digits))  # noqa: E731
+    if shape.empty_as_null:
+        plain = written
+        written = lambda value: plain(value) or None  # noqa: E731
+    return written
 
 
 @functools.cache
 def _class_encoder(kind: type, schema: str | None = None) -> Callable[[Any], dict[str, Any]]:
-    """A function writing `kind` (with "schema" first, when given), made once as Python
-    source (a dict display of its keys in order): a generic loop over the fields costs several
-    times as much per object, and documents hold tens of thousands of them (per-second
-    samples)."""
-    namespace: dict[str, Any] = {}
-    # the dict display, up to the first key left out when None
-    items: list[str] = [] if schema is None else [f"'schema': {schema!r}"]
-    statements: list[str] = []  # then one statement a key
-    for index, entry in enumerate(document_fields(kind)):
-        shape = entry.shape
-        got = f"value.{entry.name}"
+    """A function writing `kind` (with "schema" first, when given): one step a key, in order."""
+    steps: list[tuple[str | None, Callable[[Any], Any], Encoder, bool]] = []
+    for entry in document_fields(kind):
+        get: Callable[[Any], Any] = operator.attrgetter(entry.name)
         if entry.written is not None:
-            namespace[f"_g{index}"] = getattr(kind, entry.name).fget
-            got = f"_g{index}(value)"
-        if shape.flatten:
-            namespace[f"_e{index}"] = _class_encoder(entry.hint)
-            if statements:
-                statements.append(f"out.update(_e{index}({got}))")
-            else:
-                items.append(f"**_e{index}({got})")
-            continue
-        encoder = _type_encoder(entry.hint, shape.keyed_by)
-        if shape.hex_digits is not None:
-            encoder = functools.partial(_hex_text, spec=f"0{shape.hex_digits}x")
-        written = "_v"
-        if shape.digits is not None:
-            written = f"round({written}, {shape.digits})"
-        if _is_enum(_options(entry.hint)[0] if _is_union(entry.hint) else entry.hint):
-            written = f"{written}.value"
-        elif encoder is not None:
-            namespace[f"_e{index}"] = encoder
-            written = f"_e{index}({written})"
-        if shape.empty_as_null:
-            written = f"({written} or None)"
-        key = repr(entry.key)
-        if shape.omit_none:
-            statements.append(f"_v = {got}\n    if _v is not None:\n        out[{key}] = {written}")
-            continue
-        value = got if written == "_v" else f"(None if (_v := {got}) is None else {written})"
-        if statements:
-            statements.append(f"out[{key}] = {value}")
+            fget = getattr(kind, entry.name).fget
+            get = fget
+        if entry.shape.flatten:
+            steps.append((None, get, _class_encoder(entry.hint), False))
         else:
-            items.append(f"{key}: {value}")
-    body = "\n    ".join([f"out = {{{', '.join(items)}}}", *statements, "return out"])
-    return typing.cast(
-        Callable[[Any], dict[str, Any]],
-        _compiled(f"def encode_object(value):\n    {body}\n", namespace, "encode_object"),
-    )
+            steps.append((entry.key, get, _field_encoder(entry), entry.shape.omit_none))
 
+    def encode_object(value: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {} if schema is None else {"schema": schema}
+        for key, get, write, omit_none in steps:
+            got = get(value)
+            if key is None:
+                out.update(write(got))
+            elif got is not None:
+                out[key] = write(got)
+            elif not omit_none:
+                out[key] = None
+        return out
 
-def _compiled(source: str, namespace: dict[str, Any], name: str) -> Any:
-    # As dataclasses makes __init__: the source holds field names (identifiers) and keys
-    # (repr'd literals) of flashmark's own classes, never a document's text.
-    exec(compile(source, f"<flashmark.codec {name}>", "exec"), namespace)
-    return namespace[name]
-
-
-@functools.cache
-def _type_encoder(hint: Any, keyed_by: str | None = None) -> Encoder | None:
-    """How a value of `hint` is written; None: as it is."""
-    if _is_union(hint):
-        options = [_type_encoder(option) for option in _options(hint)]
-        if all(option is None for option in options):
-            return None
-        if len(options) == 1:
-            only = options[0]
-            assert only is not None
-            return lambda value: None if value is None else only(value)
-        return encode
-    origin = typing.get_origin(hint)
-    if origin is tuple:
-        arguments = typing.get_args(hint)
-        if keyed_by is not None:
-            return _keyed_encoder(arguments[0], keyed_by)
-        if len(arguments) == 2 and arguments[1] is Ellipsis:
-            item = _type_encoder(arguments[0])
-            if item is None:
-                return list
-            return lambda value: [item(element) for element in value]
-        items = [_type_encoder(argument) for argument in arguments]
-        if all(item is None for item in items):
-            return list
-        return lambda value: [
-            element if item is None else item(element)
-            for item, element in zip(items, value, strict=True)
-        ]
-    if origin in (dict, Mapping, typing.Mapping):
-        return dict
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return lambda value: value.value
-    if _is_dataclass(hint):
-        return _class_encoder(hint)
-    return None
+    return encode_object
 
 
 def _keyed_encoder(item: type, keyed_by: str) -> Encoder:
@@ -321,12 +353,10 @@ def _keyed_encoder(item: type, keyed_by: str) -> Encoder:
 def decode(kind: Any, value: Any, defaults: Defaults = NO_DEFAULTS) -> Any:
     """`value` read as `kind` (a dataclass, a tuple of them, ...), with the `defaults` of what
     documents may lack; see the module's docstring for what it raises."""
+    if defaults is NO_DEFAULTS:
+        return CONVERTER.structure(value, kind)
     decoder = _type_decoder(kind, defaults)
     return value if decoder is None else decoder(value)
-
-
-Decoder = Callable[[Any], Any]
-_REQUIRED = object()
 
 
 def _words(name: str) -> str:
@@ -345,15 +375,12 @@ def _type_decoder(
     if _is_union(hint):
         options = _options(hint)
         decoder = _type_decoder(options[0], defaults, label, keyed_by)
-        if decoder is None or len(options) > 1:
-            return decoder
-        if _NONE not in typing.get_args(hint):
+        if decoder is None or len(options) > 1 or _NONE not in typing.get_args(hint):
             return decoder
         return lambda value: None if value is None else decoder(value)
-    origin = typing.get_origin(hint)
-    if origin is tuple:
+    if _is_tuple(hint):
         return _tuple_decoder(hint, defaults, label, keyed_by)
-    if origin in (dict, Mapping, typing.Mapping):
+    if _is_mapping(hint):
         value_decoder = _type_decoder(typing.get_args(hint)[1], defaults, label)
 
         def decode_mapping(value: Any) -> dict[str, Any]:
@@ -364,13 +391,14 @@ def _type_decoder(
             return {name: value_decoder(value[name]) for name in value}
 
         return decode_mapping
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+    if _is_enum(hint):
         return _enum_decoder(hint, label)
     if _is_dataclass(hint):
         return _class_decoder(hint, defaults)
     return None
 
 
+@functools.cache
 def _enum_decoder(kind: type[enum.Enum], label: str) -> Decoder:
     members = {member.value: member for member in kind}
     known = ", ".join(str(value) for value in members)
@@ -424,14 +452,6 @@ def _tuple_decoder(
     return decode_fixed
 
 
-def _hex_text(value: int, spec: str) -> str:
-    return format(value, spec)
-
-
-def _hex(value: Any) -> int:
-    return int(str(value), 16)
-
-
 def _absent(
     key: str, table: Mapping[str, Any] | EveryKey, shape: _Shape
 ) -> Callable[[Mapping[str, Any]], Any] | object:
@@ -450,67 +470,64 @@ def _absent(
     return _REQUIRED
 
 
-@functools.cache
-def _class_decoder(kind: type, defaults: Defaults, skip: str | None = None) -> Callable[..., Any]:
-    """A function reading `kind`, made once as Python source (one call of the class, each
-    argument looked up in the order of the document); with `skip`, that field is given
-    (the key of an item of an object keyed by it)."""
-    table = defaults.of(kind)
-    namespace: dict[str, Any] = {"_kind": kind, "_not_an_object": _not_an_object(kind)}
-    arguments = ["**given"] if skip is not None else []
-    for index, entry in enumerate(document_fields(kind)):
-        if entry.name == skip or (entry.written is not None and entry.written.read is None):
-            continue
-        shape = entry.shape
-        if entry.key is None:
-            namespace[f"_d{index}"] = _class_decoder(entry.hint, defaults)
-            arguments.append(f"{entry.name}=_d{index}(value)")
-            continue
+def _field_decoder(kind: type, entry: DocumentField, defaults: Defaults) -> Decoder:
+    shape = entry.shape
+    decoder: Decoder | None
+    if shape.hex_digits is not None:
+        decoder = _hex
+    else:
         label = f"{_words(kind.__name__)} {entry.name}"
         decoder = _type_decoder(entry.hint, defaults, label, shape.keyed_by)
-        if shape.hex_digits is not None:
-            decoder = _hex
-        if shape.empty_as_null:
-            decoder = _null_as_empty(decoder)
-        key = repr(entry.key)
-        value = f"value[{key}]"
-        if decoder is not None:
-            namespace[f"_d{index}"] = decoder
-            value = f"_d{index}({value})"
-        absent = _absent(entry.key, table, shape)
-        if absent is not _REQUIRED:
-            namespace[f"_a{index}"] = absent
-            value = f"({value} if {key} in value else _a{index}(value))"
-        if entry.written is not None:
-            namespace[f"_r{index}"] = entry.written.read
-            arguments.append(f"**_r{index}({value}, value)")
-        else:
-            arguments.append(f"{entry.name}={value}")
-    call = ", ".join(arguments)
-    source = (
-        "def decode_object(value, given=None):\n"
-        "    if not isinstance(value, dict):\n"
-        "        raise _not_an_object(value)\n"
-        f"    return _kind({call})\n"
-    )
-    return typing.cast(Callable[..., Any], _compiled(source, namespace, "decode_object"))
+    if shape.empty_as_null:
+        inner = decoder
+        return lambda value: () if value is None else (value if inner is None else inner(value))
+    return _same if decoder is None else decoder
 
 
-def _not_an_object(kind: type) -> Callable[[Any], TypeError]:
+def _hex(value: Any) -> int:
+    return int(str(value), 16)
+
+
+@functools.cache
+def _class_decoder(kind: type, defaults: Defaults, skip: str | None = None) -> Callable[..., Any]:
+    """A function reading `kind`, each key looked up in the order of the document; with
+    `skip`, that field is given (the key of an item of an object keyed by it)."""
+    table = defaults.of(kind)
+    # (argument name or None for a `written` reader's fields, key or None: flattened, reader,
+    # what an absent key reads as, a `written` property's reader)
+    steps: list[tuple[str, str | None, Decoder, Any, Any]] = []
+    for entry in document_fields(kind):
+        if entry.name == skip or (entry.written is not None and entry.written.read is None):
+            continue
+        if entry.key is None:
+            steps.append((entry.name, None, _class_decoder(entry.hint, defaults), None, None))
+            continue
+        absent = _absent(entry.key, table, entry.shape)
+        read = entry.written.read if entry.written is not None else None
+        steps.append((entry.name, entry.key, _field_decoder(kind, entry, defaults), absent, read))
     what = _words(kind.__name__)
-    return lambda value: TypeError(f"{what} must be an object, not {_type_name(value)}")
 
+    def decode_object(value: Any, given: Mapping[str, Any] | None = None) -> Any:
+        if not isinstance(value, dict):
+            raise TypeError(f"{what} must be an object, not {_type_name(value)}")
+        arguments: dict[str, Any] = dict(given) if given else {}
+        for name, key, decoder, absent, read in steps:
+            if key is None:
+                arguments[name] = decoder(value)
+                continue
+            got = decoder(value[key]) if absent is _REQUIRED or key in value else absent(value)
+            if read is not None:
+                arguments.update(read(got, value))
+            else:
+                arguments[name] = got
+        return kind(**arguments)
 
-def _null_as_empty(decoder: Decoder | None) -> Decoder:
-    def decode_empty(value: Any) -> Any:
-        if value is None:
-            return ()
-        return value if decoder is None else decoder(value)
-
-    return decode_empty
+    return decode_object
 
 
 # -- a kind's document -------------------------------------------------------------------------
+
+CONVERTER = _converter()
 
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
