@@ -5,8 +5,8 @@ back, through one cattrs Converter whose hooks are made from the type hints; a f
 (`document(...)`) says where the document is not plain field names, and a property marked
 `written` is written and never read back. Reading, every key is required but those a kind's
 `Defaults` name; unknown keys are ignored; a malformed document raises KeyError, TypeError or
-ValueError right after the wrong look-up (kinds.strict places it), which `Codec.read` turns
-into ResultFormatError. docs/design.md, "Documents".
+ValueError whose `where` names the keys and indexes down to the value that failed, which
+`Codec.read` turns into ResultFormatError (keeping `where`). docs/design.md, "Documents".
 """
 
 from __future__ import annotations
@@ -196,6 +196,8 @@ def _is_dataclass(hint: Any) -> bool:
 # false pass through as they are (the strict check refuses a wrong type, never converts it).
 
 Encoder = Callable[[Any], Any]
+# What reading a malformed document raises (and a `written` reader or a class's own check).
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 Decoder = Callable[[Any], Any]
 _REQUIRED = object()
 _SCALARS = (int, float, str, bool, _NONE)
@@ -388,7 +390,14 @@ def _type_decoder(
                 raise TypeError(f"{label} must be an object, not {_type_name(value)}")
             if value_decoder is None:
                 return dict(value)
-            return {name: value_decoder(value[name]) for name in value}
+            out = {}
+            for name in value:
+                try:
+                    out[name] = value_decoder(value[name])
+                except _MALFORMED as error:
+                    _place(error, name)
+                    raise
+            return out
 
         return decode_mapping
     if _is_enum(hint):
@@ -422,8 +431,14 @@ def _tuple_decoder(
         def decode_keyed(value: Any) -> tuple[Any, ...]:
             if not isinstance(value, dict):
                 raise TypeError(f"{label} must be an object, not {_type_name(value)}")
-            # Looked up by key, not by items(): a traced document notes each one.
-            return tuple(item(value[name], {keyed_by: name}) for name in value)
+            out = []
+            for name, element in value.items():
+                try:
+                    out.append(item(element, {keyed_by: name}))
+                except _MALFORMED as error:
+                    _place(error, name)
+                    raise
+            return tuple(out)
 
         return decode_keyed
     if len(arguments) == 2 and arguments[1] is Ellipsis:
@@ -434,7 +449,7 @@ def _tuple_decoder(
                 raise TypeError(f"{label} must be a list, not {_type_name(value)}")
             if element is None:
                 return tuple(value)
-            return tuple([element(item) for item in value])
+            return _each(element, value)
 
         return decode_tuple
     elements = [_type_decoder(argument, defaults, label) for argument in arguments]
@@ -444,12 +459,31 @@ def _tuple_decoder(
             raise TypeError(f"{label} must be a list, not {_type_name(value)}")
         if len(value) != len(elements):
             raise ValueError(f"{label} must hold {len(elements)} values, not {len(value)}")
-        return tuple(
-            item if decoder is None else decoder(item)
-            for decoder, item in zip(elements, value, strict=True)
-        )
+        return _each(_same, value, elements)
 
     return decode_fixed
+
+
+def _each(
+    decoder: Decoder, items: Any, decoders: list[Decoder | None] | None = None
+) -> tuple[Any, ...]:
+    """Each item read (by `decoder`, or by the decoder at its place in `decoders`); a failure
+    placed at its index."""
+    out = []
+    for index, item in enumerate(items):
+        read = decoder if decoders is None else (decoders[index] or _same)
+        try:
+            out.append(read(item))
+        except _MALFORMED as error:
+            _place(error, index)
+            raise
+    return tuple(out)
+
+
+def _place(error: Exception, step: str | int) -> None:
+    """Puts `step` in front of `error`'s place in the document (`error.where`: the keys and
+    indexes from the document's top to the value that failed)."""
+    error.where = (step, *getattr(error, "where", ()))  # type: ignore[attr-defined]
 
 
 def _absent(
@@ -515,11 +549,15 @@ def _class_decoder(kind: type, defaults: Defaults, skip: str | None = None) -> C
             if key is None:
                 arguments[name] = decoder(value)
                 continue
-            got = decoder(value[key]) if absent is _REQUIRED or key in value else absent(value)
-            if read is not None:
-                arguments.update(read(got, value))
-            else:
-                arguments[name] = got
+            try:
+                got = decoder(value[key]) if absent is _REQUIRED or key in value else absent(value)
+                if read is not None:
+                    arguments.update(read(got, value))
+                else:
+                    arguments[name] = got
+            except _MALFORMED as error:
+                _place(error, key)
+                raise
         return kind(**arguments)
 
     return decode_object
@@ -528,8 +566,6 @@ def _class_decoder(kind: type, defaults: Defaults, skip: str | None = None) -> C
 # -- a kind's document -------------------------------------------------------------------------
 
 CONVERTER = _converter()
-
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
 @dataclass(frozen=True)
@@ -557,8 +593,6 @@ class Codec(Generic[T]):
                 f"not a {schema} document (schema is {document.get('schema')!r})"
             )
         try:
-            # A dict as it is (the strict check reads documents through a dict that notes
-            # each key).
             kind: Any = self.kind
             value: T = _class_decoder(kind, self.defaults)(
                 document if isinstance(document, dict) else dict(document)
@@ -566,9 +600,11 @@ class Codec(Generic[T]):
             if self.check is not None:
                 self.check(value)
         except _MALFORMED as error:
-            raise ResultFormatError(
+            malformed = ResultFormatError(
                 f"{self.what} document is malformed ({type(error).__name__}: {error})"
-            ) from None
+            )
+            malformed.where = getattr(error, "where", ())  # type: ignore[attr-defined]
+            raise malformed from None
         return value
 
 

@@ -287,16 +287,8 @@ _READER_ERRORS = (ResultFormatError, AttributeError, TypeError, ValueError, KeyE
 
 
 def _malformed(kind: DocumentKind, document: dict[str, Any], error: Exception) -> DocumentInvalid:
-    """The reader's failure, placed: the document is read again through a view that notes
-    every key and index the reader looks up; the last one before it failed is the field."""
-    seen: list[tuple[str | int, ...]] = [()]
-    try:
-        kind.read(_Traced(document, (), seen))
-    except _READER_ERRORS as again:
-        error = again
-    else:  # the reader passes on a second reading: say what it said the first time
-        seen = [()]
-    where = seen[-1]
+    """The reader's failure, placed where the codec says it failed (`where`, see codec)."""
+    where: tuple[str | int, ...] = getattr(error, "where", ())
     if where:
         parent, last = _at(document, where[:-1]), where[-1]
         if (isinstance(parent, dict) and last not in parent) or (
@@ -305,17 +297,6 @@ def _malformed(kind: DocumentKind, document: dict[str, Any], error: Exception) -
             return DocumentInvalid(
                 "invalid-document", "is missing (a malformed document)", pointer(where)
             )
-    # The last value looked up is the field only when the failure is about it: a container
-    # (the reader indexed or iterated it), or a value the message names by type or by value.
-    # Otherwise (a reader that failed on a value it took earlier) the whole document.
-    value = _at(document, where)
-    message = str(error)
-    if not (
-        isinstance(value, dict | list)
-        or f"'{type(value).__name__}'" in message
-        or (isinstance(value, str | int | float) and repr(value) in message)
-    ):
-        where = ()
     return DocumentInvalid("invalid-document", _reason(error), pointer(where))
 
 
@@ -329,54 +310,6 @@ def _reason(error: Exception) -> str:
     if isinstance(error, ResultFormatError):
         return str(error)
     return f"the document is malformed here ({type(error).__name__}: {error})"
-
-
-class _Traced(dict[str, Any]):
-    """A document object that notes each key a reader looks up (into `seen`) and hands out its
-    objects and lists traced alike. Used only to place a reader's failure."""
-
-    def __init__(
-        self, value: Mapping[str, Any], where: tuple[str | int, ...], seen: list[Any]
-    ) -> None:
-        super().__init__(value)
-        self._where = where
-        self._seen = seen
-
-    def __getitem__(self, key: str) -> Any:
-        where = (*self._where, key)
-        self._seen.append(where)
-        return _traced(super().__getitem__(key), where, self._seen)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        if key in self:
-            return self[key]  # noted, and handed out traced
-        return default
-
-
-class _TracedList(list[Any]):
-    def __init__(self, value: list[Any], where: tuple[str | int, ...], seen: list[Any]) -> None:
-        super().__init__(value)
-        self._where = where
-        self._seen = seen
-
-    def __getitem__(self, index: Any) -> Any:
-        if not isinstance(index, int):
-            return super().__getitem__(index)
-        where = (*self._where, index)
-        self._seen.append(where)
-        return _traced(super().__getitem__(index), where, self._seen)
-
-    def __iter__(self) -> Any:
-        for index in range(len(self)):
-            yield self[index]
-
-
-def _traced(value: Any, where: tuple[str | int, ...], seen: list[Any]) -> Any:
-    if isinstance(value, dict):
-        return _Traced(value, where, seen)
-    if isinstance(value, list):
-        return _TracedList(value, where, seen)
-    return value
 
 
 def _reconcile(given: Any, known: Any, path: list[str | int], dropped: list[str]) -> Any:
