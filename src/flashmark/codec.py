@@ -563,6 +563,155 @@ def _class_decoder(kind: type, defaults: Defaults, skip: str | None = None) -> C
     return decode_object
 
 
+# Whole numbers must fit the 64-bit integers of SQLite and PostgreSQL (BIGINT).
+MAX_INT = 2**63 - 1
+MAX_UNSIGNED = 2**64 - 1
+# No figure of a storage benchmark comes near 10^18 (B/s, ns, IOPS or bytes as a float); the
+# charts scale figures and would turn larger ones into infinities. 1e400 reads as infinity.
+MAX_FLOAT = 1e18
+
+# -- strict types of a typed object ------------------------------------------------------------
+# A checker is made once per type hint (a result holds tens of thousands of values: per-second
+# samples, latency percentiles), then called for every value of that type. The readers pass
+# most values through as they are, so a wrong type reaches the object and is found here.
+
+Checker = Callable[[Any, tuple[str | int, ...]], None]
+
+
+class WrongType(Exception):
+    """A value of a typed object that its type hint refuses, at `path` (document keys)."""
+
+    def __init__(self, path: tuple[str | int, ...], expected: str, value: Any) -> None:
+        super().__init__(expected)
+        self.path = path
+        self.expected = expected
+        self.value = value
+
+
+def check_types(value: Any, kind: Any = None) -> None:
+    """Every field of a dataclass tree (or of a value of type `kind`) holds what its type hint
+    says (whole numbers within 64 bits, numbers finite and within ±MAX_FLOAT, text where text
+    belongs); WrongType names the first that does not."""
+    _checker(kind or type(value))(value, ())  # type: ignore[arg-type]  # hints are hashable
+
+
+@functools.cache
+def _checker(hint: Any) -> Checker:
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        options = [_checker(option) for option in typing.get_args(hint) if option is not _NONE]
+        nullable = _NONE in typing.get_args(hint)
+
+        def check_union(value: Any, where: tuple[str | int, ...]) -> None:
+            if value is None and nullable:
+                return
+            first: WrongType | None = None
+            for option in options:
+                try:
+                    option(value, where)
+                    return
+                except WrongType as error:
+                    first = first or error
+            assert first is not None
+            raise first
+
+        return check_union
+    if origin is tuple:
+        item = _checker(typing.get_args(hint)[0])
+
+        def check_tuple(value: Any, where: tuple[str | int, ...]) -> None:
+            if not isinstance(value, tuple):
+                raise WrongType(where, "a list", value)
+            for index, element in enumerate(value):
+                item(element, (*where, index))
+
+        return check_tuple
+    if origin in (dict, Mapping, typing.Mapping):  # e.g. a capacity probe's layout
+        key_check, value_check = (_checker(arg) for arg in typing.get_args(hint))
+
+        def check_mapping(value: Any, where: tuple[str | int, ...]) -> None:
+            if not isinstance(value, Mapping):
+                raise WrongType(where, "an object", value)
+            for name, element in value.items():
+                key_check(name, (*where, name))
+                value_check(element, (*where, name))
+
+        return check_mapping
+    if origin is not None or hint is Any:
+        return _free
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        members = [member.value for member in hint]
+
+        def check_enum(value: Any, where: tuple[str | int, ...]) -> None:
+            if not isinstance(value, hint):
+                raise WrongType(where, f"one of {members}", value)
+
+        return check_enum
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _dataclass_checker(hint)
+    return _SIMPLE.get(hint, _free)
+
+
+def _dataclass_checker(kind: type) -> Checker:
+    """Every key of the class's document that is read back (flashmark.codec.document_fields),
+    at its key's place (a flattened dataclass's keys at its owner's)."""
+    fields: list[tuple[str, tuple[str, ...], Checker]] = []  # filled on first use: the field
+    # types may be dataclasses whose checkers are being made right now
+
+    def check_dataclass(value: Any, where: tuple[str | int, ...]) -> None:
+        if not isinstance(value, kind):
+            raise WrongType(where, "an object", value)
+        if not fields:
+            fields.extend(
+                (entry.name, () if entry.key is None else (entry.key,), _checker(entry.hint))
+                for entry in document_fields(kind)
+                if entry.written is None or entry.written.read is not None
+            )
+        for name, key, check in fields:
+            check(getattr(value, name), (*where, *key))
+
+    return check_dataclass
+
+
+def _free(value: Any, where: tuple[str | int, ...]) -> None:
+    return None
+
+
+def _check_bool(value: Any, where: tuple[str | int, ...]) -> None:
+    if type(value) is not bool:
+        raise WrongType(where, "true or false", value)
+
+
+def _check_int(value: Any, where: tuple[str | int, ...]) -> None:
+    # Signed or unsigned: a surface scan's nonce is an unsigned 64-bit number, written as hex
+    # text; numbers written as JSON numbers are held to MAX_INT by check_values already.
+    if type(value) is not int or not -MAX_INT - 1 <= value <= MAX_UNSIGNED:
+        raise WrongType(where, "a whole number within 64 bits", value)
+
+
+def _check_float(value: Any, where: tuple[str | int, ...]) -> None:
+    kind = type(value)
+    # NaN fails every comparison, so the bound check refuses it too.
+    if (kind is float or kind is int) and -MAX_FLOAT <= value <= MAX_FLOAT:
+        return
+    if kind is float or kind is int:
+        raise WrongType(where, f"a number within ±{MAX_FLOAT:g}", value)
+    raise WrongType(where, "a number", value)
+
+
+def _check_str(value: Any, where: tuple[str | int, ...]) -> None:
+    if type(value) is not str:
+        raise WrongType(where, "text", value)
+
+
+_SIMPLE: dict[Any, Checker] = {
+    bool: _check_bool,
+    int: _check_int,
+    float: _check_float,
+    str: _check_str,
+}
+
+
 # -- a kind's document -------------------------------------------------------------------------
 
 CONVERTER = _converter()

@@ -10,29 +10,20 @@ A failure raises DocumentInvalid naming the field by its JSON pointer (RFC 6901)
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import json
 import math
 import re
-import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import Any, Union
+from typing import Any
 
-from flashmark.codec import document_fields
+from flashmark.codec import MAX_FLOAT, MAX_INT, WrongType
+from flashmark.codec import check_types as codec_check_types
 from flashmark.errors import ExitStatus, FlashmarkError, ResultFormatError
 
 # Documents nest about 8 deep (a test's direction's interval); the parser recurses per level.
 MAX_DEPTH = 32
-# Whole numbers must fit the 64-bit integers of SQLite and PostgreSQL (BIGINT).
-MAX_INT = 2**63 - 1
-MAX_UNSIGNED = 2**64 - 1
-# No figure of a storage benchmark comes near 10^18 (B/s, ns, IOPS or bytes as a float); the
-# charts scale figures and would turn larger ones into infinities. 1e400 reads as infinity.
-MAX_FLOAT = 1e18
 # Text: a file path is the longest single line a document holds (PATH_MAX, limits.h).
 TEXT_LIMIT = 4096
 # Names the service shows in every row of a page, searches by and puts in links: the profile,
@@ -374,29 +365,13 @@ def _shown(value: Any) -> str:
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
-# -- strict types of the typed object ------------------------------------------------------------
-# A checker is made once per type hint (a result holds tens of thousands of values: per-second
-# samples, latency percentiles), then called for every value of that type. The readers pass
-# most values through as they are, so a wrong type reaches the object and is found here.
-
-Checker = Callable[[Any, tuple[str | int, ...]], None]
-
-
-class _WrongType(Exception):
-    def __init__(self, path: tuple[str | int, ...], expected: str, value: Any) -> None:
-        super().__init__(expected)
-        self.path = path
-        self.expected = expected
-        self.value = value
-
-
 def check_types(value: Any, document: Mapping[str, Any] | None = None) -> None:
-    """Every field of a dataclass tree holds what its type hint says (whole numbers within 64
-    bits, numbers finite and within ±MAX_FLOAT, text where text belongs); DocumentInvalid
-    names the first that does not, by its place in `document` when it can be found there."""
+    """Every field of a dataclass tree holds what its type hint says (codec.check_types);
+    DocumentInvalid names the first that does not, by its place in `document` when it can be
+    found there."""
     try:
-        _checker(type(value))(value, ())  # type: ignore[arg-type]  # classes are hashable
-    except _WrongType as wrong:
+        codec_check_types(value)
+    except WrongType as wrong:
         where, rest = _locate(document, wrong.path, wrong.value)
         field = ".".join(str(part) for part in rest)
         reason = f"must be {wrong.expected}, not {_shown(wrong.value)}"
@@ -431,123 +406,3 @@ def _locate(
     if node is value or (type(node) is type(value) and node == value):
         return placed, []
     return placed[:-1], list(path[len(path) - 1 :])
-
-
-_NONE = type(None)
-
-
-@cache
-def _checker(hint: Any) -> Checker:
-    origin = typing.get_origin(hint)
-    if origin in (Union, types.UnionType):
-        options = [_checker(option) for option in typing.get_args(hint) if option is not _NONE]
-        nullable = _NONE in typing.get_args(hint)
-
-        def check_union(value: Any, where: tuple[str | int, ...]) -> None:
-            if value is None and nullable:
-                return
-            first: _WrongType | None = None
-            for option in options:
-                try:
-                    option(value, where)
-                    return
-                except _WrongType as error:
-                    first = first or error
-            assert first is not None
-            raise first
-
-        return check_union
-    if origin is tuple:
-        item = _checker(typing.get_args(hint)[0])
-
-        def check_tuple(value: Any, where: tuple[str | int, ...]) -> None:
-            if not isinstance(value, tuple):
-                raise _WrongType(where, "a list", value)
-            for index, element in enumerate(value):
-                item(element, (*where, index))
-
-        return check_tuple
-    if origin in (dict, Mapping, typing.Mapping):  # e.g. a capacity probe's layout
-        key_check, value_check = (_checker(arg) for arg in typing.get_args(hint))
-
-        def check_mapping(value: Any, where: tuple[str | int, ...]) -> None:
-            if not isinstance(value, Mapping):
-                raise _WrongType(where, "an object", value)
-            for name, element in value.items():
-                key_check(name, (*where, name))
-                value_check(element, (*where, name))
-
-        return check_mapping
-    if origin is not None or hint is Any:
-        return _free
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        members = [member.value for member in hint]
-
-        def check_enum(value: Any, where: tuple[str | int, ...]) -> None:
-            if not isinstance(value, hint):
-                raise _WrongType(where, f"one of {members}", value)
-
-        return check_enum
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _dataclass_checker(hint)
-    return _SIMPLE.get(hint, _free)
-
-
-def _dataclass_checker(kind: type) -> Checker:
-    """Every key of the class's document that is read back (flashmark.codec.document_fields),
-    at its key's place (a flattened dataclass's keys at its owner's)."""
-    fields: list[tuple[str, tuple[str, ...], Checker]] = []  # filled on first use: the field
-    # types may be dataclasses whose checkers are being made right now
-
-    def check_dataclass(value: Any, where: tuple[str | int, ...]) -> None:
-        if not isinstance(value, kind):
-            raise _WrongType(where, "an object", value)
-        if not fields:
-            fields.extend(
-                (entry.name, () if entry.key is None else (entry.key,), _checker(entry.hint))
-                for entry in document_fields(kind)
-                if entry.written is None or entry.written.read is not None
-            )
-        for name, key, check in fields:
-            check(getattr(value, name), (*where, *key))
-
-    return check_dataclass
-
-
-def _free(value: Any, where: tuple[str | int, ...]) -> None:
-    return None
-
-
-def _check_bool(value: Any, where: tuple[str | int, ...]) -> None:
-    if type(value) is not bool:
-        raise _WrongType(where, "true or false", value)
-
-
-def _check_int(value: Any, where: tuple[str | int, ...]) -> None:
-    # Signed or unsigned: a surface scan's nonce is an unsigned 64-bit number, written as hex
-    # text; numbers written as JSON numbers are held to MAX_INT by check_values already.
-    if type(value) is not int or not -MAX_INT - 1 <= value <= MAX_UNSIGNED:
-        raise _WrongType(where, "a whole number within 64 bits", value)
-
-
-def _check_float(value: Any, where: tuple[str | int, ...]) -> None:
-    kind = type(value)
-    # NaN fails every comparison, so the bound check refuses it too.
-    if (kind is float or kind is int) and -MAX_FLOAT <= value <= MAX_FLOAT:
-        return
-    if kind is float or kind is int:
-        raise _WrongType(where, f"a number within ±{MAX_FLOAT:g}", value)
-    raise _WrongType(where, "a number", value)
-
-
-def _check_str(value: Any, where: tuple[str | int, ...]) -> None:
-    if type(value) is not str:
-        raise _WrongType(where, "text", value)
-
-
-_SIMPLE: dict[Any, Checker] = {
-    bool: _check_bool,
-    int: _check_int,
-    float: _check_float,
-    str: _check_str,
-}
