@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from flashmark.codec import MAX_FLOAT, MAX_INT
 from flashmark.server.identifiers import Known, identifier_in
 
 # What a text field holds on the service when its value stays here: a value withheld, not a
@@ -25,9 +26,6 @@ WITHHELD = "(withheld)"
 WITHHELD_BEFORE = "(not uploaded)"
 # What a page says of it when pointed at (its title attribute).
 WITHHELD_TIP = "not shared by uploads: this value stays on the machine that measured"
-# Numbers the service keeps (its intake refuses others): 64-bit integers, bounded finite floats.
-_MAX_INT = 2**63 - 1
-_MAX_FLOAT = 1e18
 
 
 class NotSent(Exception):
@@ -220,12 +218,12 @@ class Number(Rule):
     """A finite number within ±10^18 (a figure, a setting)."""
 
     def build(self, value: Any, where: str, known: Known) -> Any:
-        if type(value) not in (int, float) or not -_MAX_FLOAT <= value <= _MAX_FLOAT:
+        if type(value) not in (int, float) or not -MAX_FLOAT <= value <= MAX_FLOAT:
             raise NotSent(where, "not a finite number")
         return value
 
     def shown(self) -> str:
-        return f"a number within ±{_MAX_FLOAT:g}"
+        return f"a number within ±{MAX_FLOAT:g}"
 
 
 @dataclass(frozen=True)
@@ -233,7 +231,7 @@ class Whole(Rule):
     """A whole number within 64 bits (a count, a size in bytes)."""
 
     def build(self, value: Any, where: str, known: Known) -> Any:
-        if type(value) is not int or not -_MAX_INT <= value <= _MAX_INT:
+        if type(value) is not int or not -MAX_INT <= value <= MAX_INT:
             raise NotSent(where, "not a whole number within 64 bits")
         return value
 
