@@ -468,16 +468,19 @@ def _each(
     decoder: Decoder, items: Any, decoders: list[Decoder | None] | None = None
 ) -> tuple[Any, ...]:
     """Each item read (by `decoder`, or by the decoder at its place in `decoders`); a failure
-    placed at its index."""
-    out = []
-    for index, item in enumerate(items):
-        read = decoder if decoders is None else (decoders[index] or _same)
-        try:
-            out.append(read(item))
-        except _MALFORMED as error:
-            _place(error, index)
-            raise
-    return tuple(out)
+    placed at its index. The items are read again one by one only to find the failing one:
+    series of samples hold tens of thousands."""
+    readers = decoders or [decoder] * len(items)
+    try:
+        return tuple([(read or _same)(item) for read, item in zip(readers, items, strict=True)])
+    except _MALFORMED:
+        for index, (read, item) in enumerate(zip(readers, items, strict=True)):
+            try:
+                (read or _same)(item)
+            except _MALFORMED as error:
+                _place(error, index)
+                raise
+        raise
 
 
 def _place(error: Exception, step: str | int) -> None:
