@@ -21,11 +21,12 @@ import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, Union
-
-import cattrs
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union
 
 from flashmark.errors import ResultFormatError
+
+if TYPE_CHECKING:
+    import cattrs
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -211,7 +212,12 @@ def _is_mapping(hint: Any) -> bool:
     return hint is dict or typing.get_origin(hint) in (dict, Mapping, typing.Mapping)
 
 
+@functools.cache
 def _converter() -> cattrs.Converter:
+    # Made (and cattrs imported, with attrs: about 16 ms) on the first document written or
+    # read through it, not by every command that imports a kind's schema.
+    import cattrs
+
     made = cattrs.Converter()
     made.register_unstructure_hook_factory(_is_dataclass, lambda kind: _class_encoder(kind))
     made.register_unstructure_hook_factory(_is_tuple, _tuple_encoder)
@@ -259,7 +265,7 @@ def _hook(hint: Any) -> Encoder:
         return _enum_value
     if _is_union(hint):
         return encode
-    return functools.partial(CONVERTER.unstructure, unstructure_as=hint)
+    return functools.partial(_converter().unstructure, unstructure_as=hint)
 
 
 def _same(value: Any) -> Any:
@@ -269,7 +275,7 @@ def _same(value: Any) -> Any:
 def _tuple_encoder(hint: Any) -> Encoder:
     arguments = typing.get_args(hint)
     if not arguments or (len(arguments) == 2 and arguments[1] is Ellipsis):
-        item = _hook(arguments[0]) if arguments else CONVERTER.unstructure
+        item = _hook(arguments[0]) if arguments else _converter().unstructure
         if item is _same:
             return list
         return lambda value: [item(element) for element in value]
@@ -282,7 +288,7 @@ def encode(value: Any) -> Any:
     # An enum by hand: cattrs dispatches a str-based enum (StrEnum) as the text it is.
     if isinstance(value, enum.Enum):
         return value.value
-    return CONVERTER.unstructure(value)
+    return _converter().unstructure(value)
 
 
 def _field_encoder(entry: DocumentField) -> Encoder:
@@ -356,7 +362,7 @@ def decode(kind: Any, value: Any, defaults: Defaults = NO_DEFAULTS) -> Any:
     """`value` read as `kind` (a dataclass, a tuple of them, ...), with the `defaults` of what
     documents may lack; see the module's docstring for what it raises."""
     if defaults is NO_DEFAULTS:
-        return CONVERTER.structure(value, kind)
+        return _converter().structure(value, kind)
     decoder = _type_decoder(kind, defaults)
     return value if decoder is None else decoder(value)
 
@@ -716,8 +722,6 @@ _SIMPLE: dict[Any, Checker] = {
 
 
 # -- a kind's document -------------------------------------------------------------------------
-
-CONVERTER = _converter()
 
 
 @dataclass(frozen=True)
