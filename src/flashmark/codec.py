@@ -3,10 +3,10 @@
 `encode` writes a dataclass as an object of its fields in their order and `decode` reads it
 back, through one cattrs Converter whose hooks are made from the type hints; a field's metadata
 (`document(...)`) says where the document is not plain field names, and a property marked
-`written` is written and never read back. Reading, every key is required but those a kind's
-`Defaults` name; unknown keys are ignored; a malformed document raises KeyError, TypeError or
-ValueError whose `where` names the keys and indexes down to the value that failed, which
-`Codec.read` turns into ResultFormatError (keeping `where`). docs/design.md, "Documents".
+`written` is written and never read back. Reading, every key is required (but an `omit_none`
+or `empty_as_null` one); unknown keys are ignored; a malformed document raises KeyError,
+TypeError or ValueError whose `where` names the keys and indexes down to the value that failed,
+which `Codec.read` turns into ResultFormatError (keeping `where`). docs/design.md, "Documents".
 """
 
 from __future__ import annotations
@@ -94,31 +94,6 @@ def written(
         return function
 
     return mark
-
-
-@dataclass(frozen=True)
-class EveryKey:
-    """Every key of a class that a document lacks reads as `value`."""
-
-    value: Any
-
-
-class Defaults:
-    """What documents lack and read as, by class and key: a value, or a function of the
-    object being read (its other keys). One table a kind, beside its document, saying since
-    when; a kind whose documents hold another kind's parts joins their tables with `|`."""
-
-    def __init__(self, table: Mapping[type, Mapping[str, Any] | EveryKey] | None = None) -> None:
-        self._table: dict[type, Mapping[str, Any] | EveryKey] = dict(table or {})
-
-    def __or__(self, other: Defaults) -> Defaults:
-        return Defaults({**self._table, **other._table})
-
-    def of(self, kind: type) -> Mapping[str, Any] | EveryKey:
-        return self._table.get(kind, {})
-
-
-NO_DEFAULTS = Defaults()
 
 
 # -- what a class's document holds -------------------------------------------------------------
@@ -241,7 +216,7 @@ def _read_by_hook(hint: Any) -> bool:
 
 
 def _structure_hook(hint: Any) -> Callable[[Any, Any], Any]:
-    decoder = _type_decoder(hint, NO_DEFAULTS)
+    decoder = _type_decoder(hint)
     assert decoder is not None
     return lambda value, _: decoder(value)
 
@@ -358,13 +333,10 @@ def _keyed_encoder(item: type, keyed_by: str) -> Encoder:
 # -- reading -----------------------------------------------------------------------------------
 
 
-def decode(kind: Any, value: Any, defaults: Defaults = NO_DEFAULTS) -> Any:
-    """`value` read as `kind` (a dataclass, a tuple of them, ...), with the `defaults` of what
-    documents may lack; see the module's docstring for what it raises."""
-    if defaults is NO_DEFAULTS:
-        return _converter().structure(value, kind)
-    decoder = _type_decoder(kind, defaults)
-    return value if decoder is None else decoder(value)
+def decode(kind: Any, value: Any) -> Any:
+    """`value` read as `kind` (a dataclass, a tuple of them, ...); see the module's docstring
+    for what it raises."""
+    return _converter().structure(value, kind)
 
 
 def _words(name: str) -> str:
@@ -377,19 +349,19 @@ def _type_name(value: Any) -> str:
 
 @functools.cache
 def _type_decoder(
-    hint: Any, defaults: Defaults, label: str = "value", keyed_by: str | None = None
+    hint: Any, label: str = "value", keyed_by: str | None = None
 ) -> Decoder | None:
     """How a value of `hint` is read; None: as it is (numbers, text, true and false)."""
     if _is_union(hint):
         options = _options(hint)
-        decoder = _type_decoder(options[0], defaults, label, keyed_by)
+        decoder = _type_decoder(options[0], label, keyed_by)
         if decoder is None or len(options) > 1 or _NONE not in typing.get_args(hint):
             return decoder
         return lambda value: None if value is None else decoder(value)
     if _is_tuple(hint):
-        return _tuple_decoder(hint, defaults, label, keyed_by)
+        return _tuple_decoder(hint, label, keyed_by)
     if _is_mapping(hint):
-        value_decoder = _type_decoder(typing.get_args(hint)[1], defaults, label)
+        value_decoder = _type_decoder(typing.get_args(hint)[1], label)
 
         def decode_mapping(value: Any) -> dict[str, Any]:
             if not isinstance(value, dict):
@@ -409,7 +381,7 @@ def _type_decoder(
     if _is_enum(hint):
         return _enum_decoder(hint, label)
     if _is_dataclass(hint):
-        return _class_decoder(hint, defaults)
+        return _class_decoder(hint)
     return None
 
 
@@ -428,11 +400,11 @@ def _enum_decoder(kind: type[enum.Enum], label: str) -> Decoder:
 
 
 def _tuple_decoder(
-    hint: Any, defaults: Defaults, label: str, keyed_by: str | None
+    hint: Any, label: str, keyed_by: str | None
 ) -> Decoder | None:
     arguments = typing.get_args(hint)
     if keyed_by is not None:
-        item = _class_decoder(arguments[0], defaults, keyed_by)
+        item = _class_decoder(arguments[0], keyed_by)
 
         def decode_keyed(value: Any) -> tuple[Any, ...]:
             if not isinstance(value, dict):
@@ -448,7 +420,7 @@ def _tuple_decoder(
 
         return decode_keyed
     if len(arguments) == 2 and arguments[1] is Ellipsis:
-        element = _type_decoder(arguments[0], defaults, label)
+        element = _type_decoder(arguments[0], label)
 
         def decode_tuple(value: Any) -> tuple[Any, ...]:
             if not isinstance(value, list | tuple):
@@ -458,7 +430,7 @@ def _tuple_decoder(
             return _each(element, value)
 
         return decode_tuple
-    elements = [_type_decoder(argument, defaults, label) for argument in arguments]
+    elements = [_type_decoder(argument, label) for argument in arguments]
 
     def decode_fixed(value: Any) -> tuple[Any, ...]:
         if not isinstance(value, list | tuple):
@@ -495,32 +467,21 @@ def _place(error: Exception, step: str | int) -> None:
     error.where = (step, *getattr(error, "where", ()))  # type: ignore[attr-defined]
 
 
-def _absent(
-    key: str, table: Mapping[str, Any] | EveryKey, shape: _Shape
-) -> Callable[[Mapping[str, Any]], Any] | object:
-    """What an absent key reads as: a function of the object, or _REQUIRED."""
-    if isinstance(table, EveryKey):
-        every = table.value
-        return lambda document: every
-    if key in table:
-        default = table[key]
-        if callable(default) and not isinstance(default, enum.Enum):
-            return typing.cast(Callable[[Mapping[str, Any]], Any], default)
-        return lambda document: default
-    if shape.omit_none or shape.empty_as_null:
-        empty: Any = None if shape.omit_none else ()
-        return lambda document: empty
-    return _REQUIRED
+def _absent(shape: _Shape) -> Any:
+    """What an absent key reads as (None, or an empty tuple), or _REQUIRED."""
+    if shape.omit_none:
+        return None
+    return () if shape.empty_as_null else _REQUIRED
 
 
-def _field_decoder(kind: type, entry: DocumentField, defaults: Defaults) -> Decoder:
+def _field_decoder(kind: type, entry: DocumentField) -> Decoder:
     shape = entry.shape
     decoder: Decoder | None
     if shape.hex_digits is not None:
         decoder = _hex
     else:
         label = f"{_words(kind.__name__)} {entry.name}"
-        decoder = _type_decoder(entry.hint, defaults, label, shape.keyed_by)
+        decoder = _type_decoder(entry.hint, label, shape.keyed_by)
     if shape.empty_as_null:
         inner = decoder
         return lambda value: () if value is None else (value if inner is None else inner(value))
@@ -532,10 +493,9 @@ def _hex(value: Any) -> int:
 
 
 @functools.cache
-def _class_decoder(kind: type, defaults: Defaults, skip: str | None = None) -> Callable[..., Any]:
+def _class_decoder(kind: type, skip: str | None = None) -> Callable[..., Any]:
     """A function reading `kind`, each key looked up in the order of the document; with
     `skip`, that field is given (the key of an item of an object keyed by it)."""
-    table = defaults.of(kind)
     # (argument name or None for a `written` reader's fields, key or None: flattened, reader,
     # what an absent key reads as, a `written` property's reader)
     steps: list[tuple[str, str | None, Decoder, Any, Any]] = []
@@ -543,11 +503,11 @@ def _class_decoder(kind: type, defaults: Defaults, skip: str | None = None) -> C
         if entry.name == skip or (entry.written is not None and entry.written.read is None):
             continue
         if entry.key is None:
-            steps.append((entry.name, None, _class_decoder(entry.hint, defaults), None, None))
+            steps.append((entry.name, None, _class_decoder(entry.hint), None, None))
             continue
-        absent = _absent(entry.key, table, entry.shape)
+        absent = _absent(entry.shape)
         read = entry.written.read if entry.written is not None else None
-        steps.append((entry.name, entry.key, _field_decoder(kind, entry, defaults), absent, read))
+        steps.append((entry.name, entry.key, _field_decoder(kind, entry), absent, read))
     what = _words(kind.__name__)
 
     def decode_object(value: Any, given: Mapping[str, Any] | None = None) -> Any:
@@ -559,7 +519,7 @@ def _class_decoder(kind: type, defaults: Defaults, skip: str | None = None) -> C
                 arguments[name] = decoder(value)
                 continue
             try:
-                got = decoder(value[key]) if absent is _REQUIRED or key in value else absent(value)
+                got = decoder(value[key]) if absent is _REQUIRED or key in value else absent
                 if read is not None:
                     arguments.update(read(got, value))
                 else:
@@ -727,13 +687,12 @@ _SIMPLE: dict[Any, Checker] = {
 @dataclass(frozen=True)
 class Codec(Generic[T]):
     """A kind's document: `kind` written and read whole under "schema" `schema` (its first
-    key); `what` names it in errors, `defaults` says what earlier documents lack, `check`
-    refuses a value its types cannot (a verdict outside its list)."""
+    key); `what` names it in errors, `check` refuses a value its types cannot (a verdict
+    outside its list)."""
 
     kind: type[T]
     schema: str
     what: str
-    defaults: Defaults = NO_DEFAULTS
     check: Callable[[T], None] | None = None
 
     def write(self, value: T) -> dict[str, Any]:
@@ -750,7 +709,7 @@ class Codec(Generic[T]):
             )
         try:
             kind: Any = self.kind
-            value: T = _class_decoder(kind, self.defaults)(
+            value: T = _class_decoder(kind)(
                 document if isinstance(document, dict) else dict(document)
             )
             if self.check is not None:

@@ -50,7 +50,8 @@ class Run:
     """One benchmark run: the result document, as saved and as exported (`partial` when a
     step failed after some of its tests were measured)."""
 
-    id: int | None = None  # the run's id in the history, once saved
+    # the run's id in the history, once saved; not in the document before (as every kind's)
+    id: int | None = field(default=None, metadata=document(omit_none=True))
     flashmark_version: str
     started_at: str  # ISO 8601, UTC
     finished_at: str

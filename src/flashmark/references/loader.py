@@ -19,7 +19,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, TypeVar
 
-from flashmark.codec import Defaults, WrongType, check_types, decode
+from flashmark.codec import WrongType, check_types, decode
 from flashmark.errors import FlashmarkError, UsageError
 from flashmark.references.records import (
     METRIC_UNITS,
@@ -93,14 +93,10 @@ def _half_last_digit(figure: Figure) -> Decimal:
     return step / 2 * figure.normalising_factor
 
 
-# A figure printed in the unit it is read in names no `unit_read_as`.
-_FIGURE_UNIT = Defaults({Figure: {"unit_read_as": lambda raw: raw["unit"]}})
-
-
 def _typed(kind: type[T], raw: Any) -> T:
     """`raw` read as `kind` by the codec, every field of the type its hint says."""
     try:
-        value: T = decode(kind, raw, _FIGURE_UNIT)
+        value: T = decode(kind, raw)
         check_types(value, kind)
     except WrongType as wrong:
         where = ".".join(str(part) for part in wrong.path)
