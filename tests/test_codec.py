@@ -1,6 +1,6 @@
 """The one codec (flashmark.codec): every kind's document is its dataclasses, a document read
-and written again is the same text, earlier documents read their missing keys from the kind's
-table, and a malformed one names what is wrong."""
+and written again is the same text, every key is required, and a malformed one names what is
+wrong."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from flashmark.bench.document import document_to_run, run_to_document
-from flashmark.codec import Codec, Defaults, decode, document, encode, to_text, written
+from flashmark.bench.document import document_to_run
+from flashmark.codec import Codec, decode, document, encode, to_text, written
 from flashmark.errors import ResultFormatError
 from flashmark.kinds.registry import DOCUMENT_KINDS, kind_of
 from flashmark.stats import Verdict
@@ -42,22 +42,7 @@ def test_a_document_read_and_written_again_is_the_same_text(path):
     assert to_text(written_twice) == to_text(written_once)
 
 
-def test_a_document_of_an_earlier_version_reads_what_it_lacks_from_the_kinds_table():
-    document = recorded(DATA / "report" / "quick-a1-card.json")
-    test = document["tests"][0]
-    assert "discarded_s" not in test and "verdict" not in document["grades"]["A1"]
-    direction = test["read"] or test["write"]
-    assert "fio_runtime_ms" in direction and "ci95" not in direction
-    run = document_to_run(document)
-    assert run.tests[0].discarded_s == 0.0 and run.tests[0].lengthened is None
-    assert run.settings.follow_ramp_s == document["settings"]["ramp_s"]
-    a1 = next(grade for grade in run.grades if grade.name == "A1")
-    assert a1.verdict is {True: Verdict.PASS, False: Verdict.FAIL, None: None}[a1.passed]
-    again = run_to_document(run)
-    assert again["tests"][0]["discarded_s"] == 0.0 and again["grades"]["A1"]["pass"] == a1.passed
-
-
-def test_a_missing_key_that_no_earlier_version_lacked_is_named():
+def test_a_missing_key_is_named():
     document = recorded(DATA / "upload" / "sd-card-run.json")
     del document["tests"][0]["elapsed_s"]
     with pytest.raises(ResultFormatError, match=r"result document is malformed.*'elapsed_s'"):
@@ -83,7 +68,7 @@ class Trace:
         return len(self.points)
 
 
-TRACE = Codec(Trace, "example.trace/1", "trace", Defaults({Trace: {"span": (0.0, 0.0)}}))
+TRACE = Codec(Trace, "example.trace/1", "trace")
 
 
 def test_a_dataclass_is_written_in_the_shape_its_metadata_gives_and_read_back():
@@ -94,7 +79,8 @@ def test_a_dataclass_is_written_in_the_shape_its_metadata_gives_and_read_back():
     assert TRACE.read(written_out) == Trace(
         points=(Point("a", 1.23), Point("b", 2.0)), span=(1.0, 2.0)
     )
-    assert TRACE.read({"schema": "example.trace/1", "points": {}}).span == (0.0, 0.0)
+    with pytest.raises(ResultFormatError, match="KeyError: 'span'"):
+        TRACE.read({"schema": "example.trace/1", "points": {}})
     assert encode(Trace(points=(), span=(0, 1), note="n"))["note"] == "n"
 
 

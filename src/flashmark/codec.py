@@ -1,11 +1,12 @@
 """One codec for every document: frozen dataclasses <-> JSON-ready values, and JSON text.
 
 `encode` writes a dataclass as an object of its fields in their order and `decode` reads it
-back, driven by the type hints; a field's metadata (`document(...)`) says where the document is
-not plain field names, and a property marked `written` is written and never read back. Reading,
-every key is required but those a kind's `Defaults` name; unknown keys are ignored; a malformed
-document raises KeyError, TypeError or ValueError right after the wrong look-up (kinds.strict
-places it), which `Codec.read` turns into ResultFormatError. docs/design.md, "Documents".
+back, through one cattrs Converter whose hooks are made from the type hints; a field's metadata
+(`document(...)`) says where the document is not plain field names, and a property marked
+`written` is written and never read back. Reading, every key is required (but an `omit_none`
+or `empty_as_null` one); unknown keys are ignored; a malformed document raises KeyError,
+TypeError or ValueError whose `where` names the keys and indexes down to the value that failed,
+which `Codec.read` turns into ResultFormatError (keeping `where`). docs/design.md, "Documents".
 """
 
 from __future__ import annotations
@@ -14,14 +15,18 @@ import dataclasses
 import enum
 import functools
 import json
+import operator
 import re
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union
 
 from flashmark.errors import ResultFormatError
+
+if TYPE_CHECKING:
+    import cattrs
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -89,31 +94,6 @@ def written(
         return function
 
     return mark
-
-
-@dataclass(frozen=True)
-class EveryKey:
-    """Every key of a class that a document lacks reads as `value`."""
-
-    value: Any
-
-
-class Defaults:
-    """What documents lack and read as, by class and key: a value, or a function of the
-    object being read (its other keys). One table a kind, beside its document, saying since
-    when; a kind whose documents hold another kind's parts joins their tables with `|`."""
-
-    def __init__(self, table: Mapping[type, Mapping[str, Any] | EveryKey] | None = None) -> None:
-        self._table: dict[type, Mapping[str, Any] | EveryKey] = dict(table or {})
-
-    def __or__(self, other: Defaults) -> Defaults:
-        return Defaults({**self._table, **other._table})
-
-    def of(self, kind: type) -> Mapping[str, Any] | EveryKey:
-        return self._table.get(kind, {})
-
-
-NO_DEFAULTS = Defaults()
 
 
 # -- what a class's document holds -------------------------------------------------------------
@@ -186,118 +166,153 @@ def _is_dataclass(hint: Any) -> bool:
     return isinstance(hint, type) and dataclasses.is_dataclass(hint)
 
 
-# -- writing -----------------------------------------------------------------------------------
+# -- the converter ------------------------------------------------------------------------------
+# One cattrs Converter writes and reads every document. Its hooks are made once per type from
+# the type hints and the fields' metadata (`document(...)`, `written`): numbers, text, true and
+# false pass through as they are (the strict check refuses a wrong type, never converts it).
+
+Encoder = Callable[[Any], Any]
+# What reading a malformed document raises (and a `written` reader or a class's own check).
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+Decoder = Callable[[Any], Any]
+_REQUIRED = object()
+_SCALARS = (int, float, str, bool, _NONE)
+
+
+def _is_tuple(hint: Any) -> bool:
+    return hint is tuple or typing.get_origin(hint) is tuple
+
+
+def _is_mapping(hint: Any) -> bool:
+    return hint is dict or typing.get_origin(hint) in (dict, Mapping, typing.Mapping)
+
+
+@functools.cache
+def _converter() -> cattrs.Converter:
+    # Made (and cattrs imported, with attrs: about 16 ms) on the first document written or
+    # read through it, not by every command that imports a kind's schema.
+    import cattrs
+
+    made = cattrs.Converter()
+    made.register_unstructure_hook_factory(_is_dataclass, lambda kind: _class_encoder(kind))
+    made.register_unstructure_hook_factory(_is_tuple, _tuple_encoder)
+    made.register_unstructure_hook_factory(_is_mapping, lambda hint: dict)
+    # By class (cattrs looks these up before its predicates): a str-based enum is found
+    # under str, so the one hook reads both.
+    for scalar in (int, float, str, bool, enum.Enum):
+        made.register_structure_hook(scalar, _structure_scalar)
+    made.register_structure_hook_factory(_read_by_hook, _structure_hook)
+    return made
+
+
+def _structure_scalar(value: Any, hint: Any) -> Any:
+    """A number, text, true or false as it is (the strict check refuses a wrong type, never
+    converts it); an enum's member by its value."""
+    return _enum_decoder(hint, "value")(value) if _is_enum(hint) else value
+
+
+def _read_by_hook(hint: Any) -> bool:
+    return _is_dataclass(hint) or _is_tuple(hint) or _is_mapping(hint)
+
+
+def _structure_hook(hint: Any) -> Callable[[Any, Any], Any]:
+    decoder = _type_decoder(hint)
+    assert decoder is not None
+    return lambda value, _: decoder(value)
+
+
+def _enum_value(value: enum.Enum) -> Any:
+    return value.value
+
+
+def _plain(hint: Any) -> bool:
+    """Written as it is: a number, text, true or false (or None)."""
+    if _is_union(hint):
+        return all(_plain(option) for option in typing.get_args(hint))
+    return hint in _SCALARS or hint is Any
+
+
+def _hook(hint: Any) -> Encoder:
+    """How a value of `hint` is written, from the converter (a union: by the value's class)."""
+    if _plain(hint):
+        return _same
+    if _is_enum(hint):
+        return _enum_value
+    if _is_union(hint):
+        return encode
+    return functools.partial(_converter().unstructure, unstructure_as=hint)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _tuple_encoder(hint: Any) -> Encoder:
+    arguments = typing.get_args(hint)
+    if not arguments or (len(arguments) == 2 and arguments[1] is Ellipsis):
+        item = _hook(arguments[0]) if arguments else _converter().unstructure
+        if item is _same:
+            return list
+        return lambda value: [item(element) for element in value]
+    items = [_hook(argument) for argument in arguments]
+    return lambda value: [item(element) for item, element in zip(items, value, strict=True)]
 
 
 def encode(value: Any) -> Any:
     """A dataclass (or a tuple of them, an enum, a number or text) as JSON-ready values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _class_encoder(type(value))(value)
-    if isinstance(value, tuple | list):
-        return [encode(item) for item in value]
+    # An enum by hand: cattrs dispatches a str-based enum (StrEnum) as the text it is.
     if isinstance(value, enum.Enum):
         return value.value
-    return value
+    return _converter().unstructure(value)
 
 
-Encoder = Callable[[Any], Any]
+def _field_encoder(entry: DocumentField) -> Encoder:
+    shape = entry.shape
+    if shape.hex_digits is not None:
+        spec = f"0{shape.hex_digits}x"
+        return lambda value: format(value, spec)
+    if shape.keyed_by is not None:
+        return _keyed_encoder(typing.get_args(entry.hint)[0], shape.keyed_by)
+    hint = entry.hint
+    if _is_union(hint) and len(_options(hint)) == 1:
+        hint = _options(hint)[0]
+    written = _hook(hint)
+    if shape.digits is not None:
+        digits, inner = shape.digits, written
+        written = lambda value: inner(round(value, digits))  # noqa: E731
+    if shape.empty_as_null:
+        plain = written
+        written = lambda value: plain(value) or None  # noqa: E731
+    return written
 
 
 @functools.cache
 def _class_encoder(kind: type, schema: str | None = None) -> Callable[[Any], dict[str, Any]]:
-    """A function writing `kind` (with "schema" first, when given), made once as Python
-    source (a dict display of its keys in order): a generic loop over the fields costs several
-    times as much per object, and documents hold tens of thousands of them (per-second
-    samples)."""
-    namespace: dict[str, Any] = {}
-    # the dict display, up to the first key left out when None
-    items: list[str] = [] if schema is None else [f"'schema': {schema!r}"]
-    statements: list[str] = []  # then one statement a key
-    for index, entry in enumerate(document_fields(kind)):
-        shape = entry.shape
-        got = f"value.{entry.name}"
+    """A function writing `kind` (with "schema" first, when given): one step a key, in order."""
+    steps: list[tuple[str | None, Callable[[Any], Any], Encoder, bool]] = []
+    for entry in document_fields(kind):
+        get: Callable[[Any], Any] = operator.attrgetter(entry.name)
         if entry.written is not None:
-            namespace[f"_g{index}"] = getattr(kind, entry.name).fget
-            got = f"_g{index}(value)"
-        if shape.flatten:
-            namespace[f"_e{index}"] = _class_encoder(entry.hint)
-            if statements:
-                statements.append(f"out.update(_e{index}({got}))")
-            else:
-                items.append(f"**_e{index}({got})")
-            continue
-        encoder = _type_encoder(entry.hint, shape.keyed_by)
-        if shape.hex_digits is not None:
-            encoder = functools.partial(_hex_text, spec=f"0{shape.hex_digits}x")
-        written = "_v"
-        if shape.digits is not None:
-            written = f"round({written}, {shape.digits})"
-        if _is_enum(_options(entry.hint)[0] if _is_union(entry.hint) else entry.hint):
-            written = f"{written}.value"
-        elif encoder is not None:
-            namespace[f"_e{index}"] = encoder
-            written = f"_e{index}({written})"
-        if shape.empty_as_null:
-            written = f"({written} or None)"
-        key = repr(entry.key)
-        if shape.omit_none:
-            statements.append(f"_v = {got}\n    if _v is not None:\n        out[{key}] = {written}")
-            continue
-        value = got if written == "_v" else f"(None if (_v := {got}) is None else {written})"
-        if statements:
-            statements.append(f"out[{key}] = {value}")
+            fget = getattr(kind, entry.name).fget
+            get = fget
+        if entry.shape.flatten:
+            steps.append((None, get, _class_encoder(entry.hint), False))
         else:
-            items.append(f"{key}: {value}")
-    body = "\n    ".join([f"out = {{{', '.join(items)}}}", *statements, "return out"])
-    return typing.cast(
-        Callable[[Any], dict[str, Any]],
-        _compiled(f"def encode_object(value):\n    {body}\n", namespace, "encode_object"),
-    )
+            steps.append((entry.key, get, _field_encoder(entry), entry.shape.omit_none))
 
+    def encode_object(value: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {} if schema is None else {"schema": schema}
+        for key, get, write, omit_none in steps:
+            got = get(value)
+            if key is None:
+                out.update(write(got))
+            elif got is not None:
+                out[key] = write(got)
+            elif not omit_none:
+                out[key] = None
+        return out
 
-def _compiled(source: str, namespace: dict[str, Any], name: str) -> Any:
-    # As dataclasses makes __init__: the source holds field names (identifiers) and keys
-    # (repr'd literals) of flashmark's own classes, never a document's text.
-    exec(compile(source, f"<flashmark.codec {name}>", "exec"), namespace)
-    return namespace[name]
-
-
-@functools.cache
-def _type_encoder(hint: Any, keyed_by: str | None = None) -> Encoder | None:
-    """How a value of `hint` is written; None: as it is."""
-    if _is_union(hint):
-        options = [_type_encoder(option) for option in _options(hint)]
-        if all(option is None for option in options):
-            return None
-        if len(options) == 1:
-            only = options[0]
-            assert only is not None
-            return lambda value: None if value is None else only(value)
-        return encode
-    origin = typing.get_origin(hint)
-    if origin is tuple:
-        arguments = typing.get_args(hint)
-        if keyed_by is not None:
-            return _keyed_encoder(arguments[0], keyed_by)
-        if len(arguments) == 2 and arguments[1] is Ellipsis:
-            item = _type_encoder(arguments[0])
-            if item is None:
-                return list
-            return lambda value: [item(element) for element in value]
-        items = [_type_encoder(argument) for argument in arguments]
-        if all(item is None for item in items):
-            return list
-        return lambda value: [
-            element if item is None else item(element)
-            for item, element in zip(items, value, strict=True)
-        ]
-    if origin in (dict, Mapping, typing.Mapping):
-        return dict
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return lambda value: value.value
-    if _is_dataclass(hint):
-        return _class_encoder(hint)
-    return None
+    return encode_object
 
 
 def _keyed_encoder(item: type, keyed_by: str) -> Encoder:
@@ -318,15 +333,10 @@ def _keyed_encoder(item: type, keyed_by: str) -> Encoder:
 # -- reading -----------------------------------------------------------------------------------
 
 
-def decode(kind: Any, value: Any, defaults: Defaults = NO_DEFAULTS) -> Any:
-    """`value` read as `kind` (a dataclass, a tuple of them, ...), with the `defaults` of what
-    documents may lack; see the module's docstring for what it raises."""
-    decoder = _type_decoder(kind, defaults)
-    return value if decoder is None else decoder(value)
-
-
-Decoder = Callable[[Any], Any]
-_REQUIRED = object()
+def decode(kind: Any, value: Any) -> Any:
+    """`value` read as `kind` (a dataclass, a tuple of them, ...); see the module's docstring
+    for what it raises."""
+    return _converter().structure(value, kind)
 
 
 def _words(name: str) -> str:
@@ -339,38 +349,43 @@ def _type_name(value: Any) -> str:
 
 @functools.cache
 def _type_decoder(
-    hint: Any, defaults: Defaults, label: str = "value", keyed_by: str | None = None
+    hint: Any, label: str = "value", keyed_by: str | None = None
 ) -> Decoder | None:
     """How a value of `hint` is read; None: as it is (numbers, text, true and false)."""
     if _is_union(hint):
         options = _options(hint)
-        decoder = _type_decoder(options[0], defaults, label, keyed_by)
-        if decoder is None or len(options) > 1:
-            return decoder
-        if _NONE not in typing.get_args(hint):
+        decoder = _type_decoder(options[0], label, keyed_by)
+        if decoder is None or len(options) > 1 or _NONE not in typing.get_args(hint):
             return decoder
         return lambda value: None if value is None else decoder(value)
-    origin = typing.get_origin(hint)
-    if origin is tuple:
-        return _tuple_decoder(hint, defaults, label, keyed_by)
-    if origin in (dict, Mapping, typing.Mapping):
-        value_decoder = _type_decoder(typing.get_args(hint)[1], defaults, label)
+    if _is_tuple(hint):
+        return _tuple_decoder(hint, label, keyed_by)
+    if _is_mapping(hint):
+        value_decoder = _type_decoder(typing.get_args(hint)[1], label)
 
         def decode_mapping(value: Any) -> dict[str, Any]:
             if not isinstance(value, dict):
                 raise TypeError(f"{label} must be an object, not {_type_name(value)}")
             if value_decoder is None:
                 return dict(value)
-            return {name: value_decoder(value[name]) for name in value}
+            out = {}
+            for name in value:
+                try:
+                    out[name] = value_decoder(value[name])
+                except _MALFORMED as error:
+                    _place(error, name)
+                    raise
+            return out
 
         return decode_mapping
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+    if _is_enum(hint):
         return _enum_decoder(hint, label)
     if _is_dataclass(hint):
-        return _class_decoder(hint, defaults)
+        return _class_decoder(hint)
     return None
 
 
+@functools.cache
 def _enum_decoder(kind: type[enum.Enum], label: str) -> Decoder:
     members = {member.value: member for member in kind}
     known = ", ".join(str(value) for value in members)
@@ -385,146 +400,299 @@ def _enum_decoder(kind: type[enum.Enum], label: str) -> Decoder:
 
 
 def _tuple_decoder(
-    hint: Any, defaults: Defaults, label: str, keyed_by: str | None
+    hint: Any, label: str, keyed_by: str | None
 ) -> Decoder | None:
     arguments = typing.get_args(hint)
     if keyed_by is not None:
-        item = _class_decoder(arguments[0], defaults, keyed_by)
+        item = _class_decoder(arguments[0], keyed_by)
 
         def decode_keyed(value: Any) -> tuple[Any, ...]:
             if not isinstance(value, dict):
                 raise TypeError(f"{label} must be an object, not {_type_name(value)}")
-            # Looked up by key, not by items(): a traced document notes each one.
-            return tuple(item(value[name], {keyed_by: name}) for name in value)
+            out = []
+            for name, element in value.items():
+                try:
+                    out.append(item(element, {keyed_by: name}))
+                except _MALFORMED as error:
+                    _place(error, name)
+                    raise
+            return tuple(out)
 
         return decode_keyed
     if len(arguments) == 2 and arguments[1] is Ellipsis:
-        element = _type_decoder(arguments[0], defaults, label)
+        element = _type_decoder(arguments[0], label)
 
         def decode_tuple(value: Any) -> tuple[Any, ...]:
             if not isinstance(value, list | tuple):
                 raise TypeError(f"{label} must be a list, not {_type_name(value)}")
             if element is None:
                 return tuple(value)
-            return tuple([element(item) for item in value])
+            return _each(element, value)
 
         return decode_tuple
-    elements = [_type_decoder(argument, defaults, label) for argument in arguments]
+    elements = [_type_decoder(argument, label) for argument in arguments]
 
     def decode_fixed(value: Any) -> tuple[Any, ...]:
         if not isinstance(value, list | tuple):
             raise TypeError(f"{label} must be a list, not {_type_name(value)}")
         if len(value) != len(elements):
             raise ValueError(f"{label} must hold {len(elements)} values, not {len(value)}")
-        return tuple(
-            item if decoder is None else decoder(item)
-            for decoder, item in zip(elements, value, strict=True)
-        )
+        return _each(_same, value, elements)
 
     return decode_fixed
 
 
-def _hex_text(value: int, spec: str) -> str:
-    return format(value, spec)
+def _each(
+    decoder: Decoder, items: Any, decoders: list[Decoder | None] | None = None
+) -> tuple[Any, ...]:
+    """Each item read (by `decoder`, or by the decoder at its place in `decoders`); a failure
+    placed at its index. The items are read again one by one only to find the failing one:
+    series of samples hold tens of thousands."""
+    readers = decoders or [decoder] * len(items)
+    try:
+        return tuple([(read or _same)(item) for read, item in zip(readers, items, strict=True)])
+    except _MALFORMED:
+        for index, (read, item) in enumerate(zip(readers, items, strict=True)):
+            try:
+                (read or _same)(item)
+            except _MALFORMED as error:
+                _place(error, index)
+                raise
+        raise
+
+
+def _place(error: Exception, step: str | int) -> None:
+    """Puts `step` in front of `error`'s place in the document (`error.where`: the keys and
+    indexes from the document's top to the value that failed)."""
+    error.where = (step, *getattr(error, "where", ()))  # type: ignore[attr-defined]
+
+
+def _absent(shape: _Shape) -> Any:
+    """What an absent key reads as (None, or an empty tuple), or _REQUIRED."""
+    if shape.omit_none:
+        return None
+    return () if shape.empty_as_null else _REQUIRED
+
+
+def _field_decoder(kind: type, entry: DocumentField) -> Decoder:
+    shape = entry.shape
+    decoder: Decoder | None
+    if shape.hex_digits is not None:
+        decoder = _hex
+    else:
+        label = f"{_words(kind.__name__)} {entry.name}"
+        decoder = _type_decoder(entry.hint, label, shape.keyed_by)
+    if shape.empty_as_null:
+        inner = decoder
+        return lambda value: () if value is None else (value if inner is None else inner(value))
+    return _same if decoder is None else decoder
 
 
 def _hex(value: Any) -> int:
     return int(str(value), 16)
 
 
-def _absent(
-    key: str, table: Mapping[str, Any] | EveryKey, shape: _Shape
-) -> Callable[[Mapping[str, Any]], Any] | object:
-    """What an absent key reads as: a function of the object, or _REQUIRED."""
-    if isinstance(table, EveryKey):
-        every = table.value
-        return lambda document: every
-    if key in table:
-        default = table[key]
-        if callable(default) and not isinstance(default, enum.Enum):
-            return typing.cast(Callable[[Mapping[str, Any]], Any], default)
-        return lambda document: default
-    if shape.omit_none or shape.empty_as_null:
-        empty: Any = None if shape.omit_none else ()
-        return lambda document: empty
-    return _REQUIRED
+@functools.cache
+def _class_decoder(kind: type, skip: str | None = None) -> Callable[..., Any]:
+    """A function reading `kind`, each key looked up in the order of the document; with
+    `skip`, that field is given (the key of an item of an object keyed by it)."""
+    # (argument name or None for a `written` reader's fields, key or None: flattened, reader,
+    # what an absent key reads as, a `written` property's reader)
+    steps: list[tuple[str, str | None, Decoder, Any, Any]] = []
+    for entry in document_fields(kind):
+        if entry.name == skip or (entry.written is not None and entry.written.read is None):
+            continue
+        if entry.key is None:
+            steps.append((entry.name, None, _class_decoder(entry.hint), None, None))
+            continue
+        absent = _absent(entry.shape)
+        read = entry.written.read if entry.written is not None else None
+        steps.append((entry.name, entry.key, _field_decoder(kind, entry), absent, read))
+    what = _words(kind.__name__)
+
+    def decode_object(value: Any, given: Mapping[str, Any] | None = None) -> Any:
+        if not isinstance(value, dict):
+            raise TypeError(f"{what} must be an object, not {_type_name(value)}")
+        arguments: dict[str, Any] = dict(given) if given else {}
+        for name, key, decoder, absent, read in steps:
+            if key is None:
+                arguments[name] = decoder(value)
+                continue
+            try:
+                got = decoder(value[key]) if absent is _REQUIRED or key in value else absent
+                if read is not None:
+                    arguments.update(read(got, value))
+                else:
+                    arguments[name] = got
+            except _MALFORMED as error:
+                _place(error, key)
+                raise
+        return kind(**arguments)
+
+    return decode_object
+
+
+# Whole numbers must fit the 64-bit integers of SQLite and PostgreSQL (BIGINT).
+MAX_INT = 2**63 - 1
+MAX_UNSIGNED = 2**64 - 1
+# No figure of a storage benchmark comes near 10^18 (B/s, ns, IOPS or bytes as a float); the
+# charts scale figures and would turn larger ones into infinities. 1e400 reads as infinity.
+MAX_FLOAT = 1e18
+
+# -- strict types of a typed object ------------------------------------------------------------
+# A checker is made once per type hint (a result holds tens of thousands of values: per-second
+# samples, latency percentiles), then called for every value of that type. The readers pass
+# most values through as they are, so a wrong type reaches the object and is found here.
+
+Checker = Callable[[Any, tuple[str | int, ...]], None]
+
+
+class WrongType(Exception):
+    """A value of a typed object that its type hint refuses, at `path` (document keys)."""
+
+    def __init__(self, path: tuple[str | int, ...], expected: str, value: Any) -> None:
+        super().__init__(expected)
+        self.path = path
+        self.expected = expected
+        self.value = value
+
+
+def check_types(value: Any, kind: Any = None) -> None:
+    """Every field of a dataclass tree (or of a value of type `kind`) holds what its type hint
+    says (whole numbers within 64 bits, numbers finite and within ±MAX_FLOAT, text where text
+    belongs); WrongType names the first that does not."""
+    _checker(kind or type(value))(value, ())  # type: ignore[arg-type]  # hints are hashable
 
 
 @functools.cache
-def _class_decoder(kind: type, defaults: Defaults, skip: str | None = None) -> Callable[..., Any]:
-    """A function reading `kind`, made once as Python source (one call of the class, each
-    argument looked up in the order of the document); with `skip`, that field is given
-    (the key of an item of an object keyed by it)."""
-    table = defaults.of(kind)
-    namespace: dict[str, Any] = {"_kind": kind, "_not_an_object": _not_an_object(kind)}
-    arguments = ["**given"] if skip is not None else []
-    for index, entry in enumerate(document_fields(kind)):
-        if entry.name == skip or (entry.written is not None and entry.written.read is None):
-            continue
-        shape = entry.shape
-        if entry.key is None:
-            namespace[f"_d{index}"] = _class_decoder(entry.hint, defaults)
-            arguments.append(f"{entry.name}=_d{index}(value)")
-            continue
-        label = f"{_words(kind.__name__)} {entry.name}"
-        decoder = _type_decoder(entry.hint, defaults, label, shape.keyed_by)
-        if shape.hex_digits is not None:
-            decoder = _hex
-        if shape.empty_as_null:
-            decoder = _null_as_empty(decoder)
-        key = repr(entry.key)
-        value = f"value[{key}]"
-        if decoder is not None:
-            namespace[f"_d{index}"] = decoder
-            value = f"_d{index}({value})"
-        absent = _absent(entry.key, table, shape)
-        if absent is not _REQUIRED:
-            namespace[f"_a{index}"] = absent
-            value = f"({value} if {key} in value else _a{index}(value))"
-        if entry.written is not None:
-            namespace[f"_r{index}"] = entry.written.read
-            arguments.append(f"**_r{index}({value}, value)")
-        else:
-            arguments.append(f"{entry.name}={value}")
-    call = ", ".join(arguments)
-    source = (
-        "def decode_object(value, given=None):\n"
-        "    if not isinstance(value, dict):\n"
-        "        raise _not_an_object(value)\n"
-        f"    return _kind({call})\n"
-    )
-    return typing.cast(Callable[..., Any], _compiled(source, namespace, "decode_object"))
+def _checker(hint: Any) -> Checker:
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        options = [_checker(option) for option in typing.get_args(hint) if option is not _NONE]
+        nullable = _NONE in typing.get_args(hint)
+
+        def check_union(value: Any, where: tuple[str | int, ...]) -> None:
+            if value is None and nullable:
+                return
+            first: WrongType | None = None
+            for option in options:
+                try:
+                    option(value, where)
+                    return
+                except WrongType as error:
+                    first = first or error
+            assert first is not None
+            raise first
+
+        return check_union
+    if origin is tuple:
+        item = _checker(typing.get_args(hint)[0])
+
+        def check_tuple(value: Any, where: tuple[str | int, ...]) -> None:
+            if not isinstance(value, tuple):
+                raise WrongType(where, "a list", value)
+            for index, element in enumerate(value):
+                item(element, (*where, index))
+
+        return check_tuple
+    if origin in (dict, Mapping, typing.Mapping):  # e.g. a capacity probe's layout
+        key_check, value_check = (_checker(arg) for arg in typing.get_args(hint))
+
+        def check_mapping(value: Any, where: tuple[str | int, ...]) -> None:
+            if not isinstance(value, Mapping):
+                raise WrongType(where, "an object", value)
+            for name, element in value.items():
+                key_check(name, (*where, name))
+                value_check(element, (*where, name))
+
+        return check_mapping
+    if origin is not None or hint is Any:
+        return _free
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        members = [member.value for member in hint]
+
+        def check_enum(value: Any, where: tuple[str | int, ...]) -> None:
+            if not isinstance(value, hint):
+                raise WrongType(where, f"one of {members}", value)
+
+        return check_enum
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _dataclass_checker(hint)
+    return _SIMPLE.get(hint, _free)
 
 
-def _not_an_object(kind: type) -> Callable[[Any], TypeError]:
-    what = _words(kind.__name__)
-    return lambda value: TypeError(f"{what} must be an object, not {_type_name(value)}")
+def _dataclass_checker(kind: type) -> Checker:
+    """Every key of the class's document that is read back (flashmark.codec.document_fields),
+    at its key's place (a flattened dataclass's keys at its owner's)."""
+    fields: list[tuple[str, tuple[str, ...], Checker]] = []  # filled on first use: the field
+    # types may be dataclasses whose checkers are being made right now
+
+    def check_dataclass(value: Any, where: tuple[str | int, ...]) -> None:
+        if not isinstance(value, kind):
+            raise WrongType(where, "an object", value)
+        if not fields:
+            fields.extend(
+                (entry.name, () if entry.key is None else (entry.key,), _checker(entry.hint))
+                for entry in document_fields(kind)
+                if entry.written is None or entry.written.read is not None
+            )
+        for name, key, check in fields:
+            check(getattr(value, name), (*where, *key))
+
+    return check_dataclass
 
 
-def _null_as_empty(decoder: Decoder | None) -> Decoder:
-    def decode_empty(value: Any) -> Any:
-        if value is None:
-            return ()
-        return value if decoder is None else decoder(value)
+def _free(value: Any, where: tuple[str | int, ...]) -> None:
+    return None
 
-    return decode_empty
+
+def _check_bool(value: Any, where: tuple[str | int, ...]) -> None:
+    if type(value) is not bool:
+        raise WrongType(where, "true or false", value)
+
+
+def _check_int(value: Any, where: tuple[str | int, ...]) -> None:
+    # Signed or unsigned: a surface scan's nonce is an unsigned 64-bit number, written as hex
+    # text; numbers written as JSON numbers are held to MAX_INT by check_values already.
+    if type(value) is not int or not -MAX_INT - 1 <= value <= MAX_UNSIGNED:
+        raise WrongType(where, "a whole number within 64 bits", value)
+
+
+def _check_float(value: Any, where: tuple[str | int, ...]) -> None:
+    kind = type(value)
+    # NaN fails every comparison, so the bound check refuses it too.
+    if (kind is float or kind is int) and -MAX_FLOAT <= value <= MAX_FLOAT:
+        return
+    if kind is float or kind is int:
+        raise WrongType(where, f"a number within ±{MAX_FLOAT:g}", value)
+    raise WrongType(where, "a number", value)
+
+
+def _check_str(value: Any, where: tuple[str | int, ...]) -> None:
+    if type(value) is not str:
+        raise WrongType(where, "text", value)
+
+
+_SIMPLE: dict[Any, Checker] = {
+    bool: _check_bool,
+    int: _check_int,
+    float: _check_float,
+    str: _check_str,
+}
 
 
 # -- a kind's document -------------------------------------------------------------------------
-
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
 @dataclass(frozen=True)
 class Codec(Generic[T]):
     """A kind's document: `kind` written and read whole under "schema" `schema` (its first
-    key); `what` names it in errors, `defaults` says what earlier documents lack, `check`
-    refuses a value its types cannot (a verdict outside its list)."""
+    key); `what` names it in errors, `check` refuses a value its types cannot (a verdict
+    outside its list)."""
 
     kind: type[T]
     schema: str
     what: str
-    defaults: Defaults = NO_DEFAULTS
     check: Callable[[T], None] | None = None
 
     def write(self, value: T) -> dict[str, Any]:
@@ -540,18 +708,18 @@ class Codec(Generic[T]):
                 f"not a {schema} document (schema is {document.get('schema')!r})"
             )
         try:
-            # A dict as it is (the strict check reads documents through a dict that notes
-            # each key).
             kind: Any = self.kind
-            value: T = _class_decoder(kind, self.defaults)(
+            value: T = _class_decoder(kind)(
                 document if isinstance(document, dict) else dict(document)
             )
             if self.check is not None:
                 self.check(value)
         except _MALFORMED as error:
-            raise ResultFormatError(
+            malformed = ResultFormatError(
                 f"{self.what} document is malformed ({type(error).__name__}: {error})"
-            ) from None
+            )
+            malformed.where = getattr(error, "where", ())  # type: ignore[attr-defined]
+            raise malformed from None
         return value
 
 

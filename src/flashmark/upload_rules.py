@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from flashmark.codec import document_fields
+from flashmark.codec import MAX_FLOAT, MAX_INT, document_fields
 
 # What a text field holds on the service when its value stays here: a value withheld, not a
 # result missing. Uploads of earlier flashmark versions hold WITHHELD_BEFORE instead.
@@ -36,9 +36,6 @@ WITHHELD = "(withheld)"
 WITHHELD_BEFORE = "(not uploaded)"
 # What a page says of it when pointed at (its title attribute).
 WITHHELD_TIP = "not shared by uploads: this value stays on the machine that measured"
-# Numbers the service keeps (its intake refuses others): 64-bit integers, bounded finite floats.
-_MAX_INT = 2**63 - 1
-_MAX_FLOAT = 1e18
 _KEY = "flashmark.upload"
 _UPLOADED = "__flashmark_uploaded__"
 # What identifier a text holds ("a path", "a known name"), or None: the screen of an upload.
@@ -247,12 +244,12 @@ class Number(Rule):
     """A finite number within ±10^18 (a figure, a setting)."""
 
     def build(self, value: Any, where: str, screen: Screen) -> Any:
-        if type(value) not in (int, float) or not -_MAX_FLOAT <= value <= _MAX_FLOAT:
+        if type(value) not in (int, float) or not -MAX_FLOAT <= value <= MAX_FLOAT:
             raise NotSent(where, "not a finite number")
         return value
 
     def shown(self) -> str:
-        return f"a number within ±{_MAX_FLOAT:g}"
+        return f"a number within ±{MAX_FLOAT:g}"
 
 
 @dataclass(frozen=True)
@@ -260,7 +257,7 @@ class Whole(Rule):
     """A whole number within 64 bits (a count, a size in bytes)."""
 
     def build(self, value: Any, where: str, screen: Screen) -> Any:
-        if type(value) is not int or not -_MAX_INT <= value <= _MAX_INT:
+        if type(value) is not int or not -MAX_INT <= value <= MAX_INT:
             raise NotSent(where, "not a whole number within 64 bits")
         return value
 

@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 from flashmark.bench.document import document_to_run, run_to_document
-from flashmark.bench.model import Settings
 from flashmark.bench.plan import FOLLOW_RAMP_S, Plan, default_settings, plan_tests
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.render.cells import lengths_text
@@ -145,11 +144,3 @@ def test_the_follow_ramp_is_saved_and_read_back():
     document = json.loads(json.dumps(run_to_document(dataclasses.replace(run, settings=settings))))
     assert (document["settings"]["ramp_s"], document["settings"]["follow_ramp_s"]) == (2, 1)
     assert document_to_run(document).settings == settings
-
-
-def test_a_document_saved_before_the_follow_ramp_reads_every_ramp_as_ramp_s():
-    document = json.loads(SAVED.read_text())
-    assert "follow_ramp_s" not in document["settings"]
-    settings: Settings = document_to_run(document).settings
-    assert settings.follow_ramp_s == settings.ramp_s == document["settings"]["ramp_s"]
-    assert "(" not in lengths_text(settings)  # one ramp: said once, as before

@@ -208,14 +208,3 @@ def test_the_sustained_figures_survive_saving_and_reading():
     read_back = document_to_run(json.loads(json.dumps(document)))
     assert read_back.tests[-1].write is not None
     assert read_back.tests[-1].write.sustained == CLIFF
-
-
-def test_a_document_saved_before_the_sustained_write_reads_without_it():
-    document = json.loads(SAVED.read_text())
-    for test in document["tests"]:
-        for key in ("read", "write"):
-            if test.get(key) is not None:
-                test[key].pop("sustained", None)
-    run = document_to_run(document)
-    assert all(d.sustained is None for t in run.tests for d in (t.read, t.write) if d is not None)
-    assert run_to_document(run)["tests"][0]["write"]["sustained"] is None

@@ -234,23 +234,6 @@ def test_verdicts_survive_saving_and_reading():
     assert document_to_run(uncertain).grades[0].verdict is Verdict.UNCERTAIN  # fmt: skip
 
 
-def test_a_document_saved_before_verdicts_reads_them_from_pass():
-    document = json.loads(SAVED.read_text())
-    assert all("verdict" not in grade for grade in document["grades"].values())
-    run = document_to_run(document)
-    by_name = {grade.name: grade for grade in run.grades}
-    for name, saved in document["grades"].items():
-        expected = {True: Verdict.PASS, False: Verdict.FAIL, None: None}[saved["pass"]]
-        assert by_name[name].verdict is expected and by_name[name].verdict_reason == ""
-        assert [c.verdict for c in by_name[name].checks] == [
-            {True: Verdict.PASS, False: Verdict.FAIL, None: None}[c["pass"]]
-            for c in saved["checks"]
-        ]
-    assert by_name["A1"].verdict is Verdict.PASS and by_name["A2"].verdict is Verdict.FAIL
-    again = run_to_document(run)["grades"]
-    assert again["A1"]["verdict"] == "pass" and again["A2"]["verdict"] == "fail"
-
-
 def test_an_unknown_verdict_is_a_format_error():
     document = json.loads(SAVED.read_text())
     document["grades"]["A1"]["verdict"] = "maybe"

@@ -84,14 +84,6 @@ def test_the_result_document_round_trips_the_passport():
     assert run_to_document(back) == document
 
 
-def test_an_old_document_without_a_passport_loads_and_writes_null():
-    old = quick_document()
-    assert "passport" not in old  # recorded before the passport was carried
-    run = document_to_run(old)
-    assert run.passport is None
-    assert run_to_document(run)["passport"] is None
-
-
 def test_terminal_and_html_reports_show_the_verdict_and_points_with_evidence():
     run = document_to_run(quick_document())
     with_passport = dataclasses.replace(run, passport=PASSPORT)

@@ -17,7 +17,7 @@ PAYLOAD = (
     "<img src=x onerror=alert(1)> '; DROP TABLE results; -- \" ' & "
 )
 # Values the reader checks against a list (enums) or that the service needs to read as kinds.
-KEEP = {"schema", "kind", "pattern"}
+KEEP = {"schema", "kind", "pattern", "verdict"}
 
 
 def poisoned(value: Any, key: str = "") -> Any:

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
+import zlib
 from typing import Any
+
+import pytest
 
 from flashmark.server.identifiers import Known
 from flashmark.server.outgoing import outgoing
@@ -57,3 +61,22 @@ def test_only_text_is_marked_never_a_tag_an_svg_or_the_script() -> None:
         f"<svg><text>{WITHHELD}</text></svg><p>{MARKED}</p>"
         f"<script>if (a<b) x = '{WITHHELD}';</script></body></html>"
     )
+
+
+def test_an_upload_this_service_cannot_read_is_answered_not_failed(service: Service) -> None:
+    """An upload kept before every key of its schema was required, lacking one now: its pages
+    answer 409 with the missing key, never a server error."""
+    if not service.database.endswith(".sqlite3"):
+        pytest.skip("the stored upload is rewritten through SQLite")
+    sent = outgoing(recorded("quick-a1-card"), Known())
+    result_id = service.upload(sent).json()["id"]
+    del sent["tests"][0]["discarded_s"]  # as an earlier flashmark sent it
+    with sqlite3.connect(service.database) as connection:
+        connection.execute(
+            "UPDATE results SET document = ? WHERE id = ?",
+            (zlib.compress(json.dumps(sent).encode()), result_id),
+        )
+    connection.close()
+    page = service.client.get(f"/results/{result_id}", headers={"Accept": "text/html"})
+    assert page.status_code == 409 and "discarded_s" in page.text
+    assert service.client.get(f"/api/v1/results/{result_id}").status_code == 200  # still kept

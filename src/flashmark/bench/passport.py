@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from flashmark.bench.model import Passport, PassportPoint
-from flashmark.errors import HistoryError
+from flashmark.errors import HistoryError, ResultFormatError
 from flashmark.history.cards import document_cids
 from flashmark.history.entries import StoredResult
 from flashmark.history.store import History
@@ -266,7 +266,10 @@ def class_points(history: Sequence[StoredResult]) -> list[PassportPoint]:
     from flashmark.bench.document import document_to_run
     from flashmark.bench.grading.claims import claim_findings
 
-    run = document_to_run(dict(latest.document))
+    try:
+        run = document_to_run(dict(latest.document))
+    except ResultFormatError:  # saved by an earlier flashmark: `history` names it
+        return []
     points = []
     if run.probe is not None:
         for sentence in claim_findings(run.probe, run.grades):

@@ -35,7 +35,6 @@ from flashmark.stats import Verdict
 from flashmark.units import format_iops, format_rate, format_size
 from flashmark.upload_rules import (
     MADE_TEXT,
-    NOT_SENT,
     TIMESTAMP,
     VERSION,
     Always,
@@ -73,7 +72,8 @@ class Run:
     """One benchmark run: the result document, as saved and as exported (`partial` when a
     step failed after some of its tests were measured)."""
 
-    id: int | None = field(default=None, metadata=NOT_SENT)  # its id in this history, once saved
+    # the run's id in the history, once saved; not in the document before (as every kind's)
+    id: int | None = field(default=None, metadata=upload(None, document(omit_none=True)))
     flashmark_version: str = field(metadata=upload(VERSION.or_withheld()))
     # ISO 8601, UTC. When, not who: the service orders and tells results apart by them.
     started_at: str = field(metadata=upload(TIMESTAMP))

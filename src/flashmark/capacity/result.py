@@ -1,5 +1,5 @@
 """The result of `flashmark capacity`: frozen dataclasses and their JSON document, in the one
-codec (flashmark.codec). What documents may lack and read as: EARLIER.
+codec (flashmark.codec); every key of its document is required.
 
 Schema history ("schema" key):
     flashmark.capacity/1   first version. Later additions a 1-reader can ignore: "summary"
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from flashmark.capacity.search import Findings, Observation
 from flashmark.capacity.signature import Found
-from flashmark.codec import Codec, Defaults, document, written
+from flashmark.codec import Codec, document, written
 from flashmark.units import format_size
 
 CAPACITY_SCHEMA = "flashmark.capacity/1"
@@ -80,15 +80,7 @@ def _check(result: CapacityResult) -> None:
         raise ValueError(f"{result.verdict!r} is not one of {', '.join(VERDICTS)}")
 
 
-# Keys a capacity document may lack, and what they read as (every other key is required).
-EARLIER = Defaults(
-    {
-        CapacityResult: {"flashmark_version": "", "card_cid": None, "backup": None, "notes": ()},
-        Observation: {"origin": None, "own_sectors": 0},
-    }
-)
-
-CAPACITY_DOCUMENT = Codec(CapacityResult, CAPACITY_SCHEMA, "capacity", EARLIER, _check)
+CAPACITY_DOCUMENT = Codec(CapacityResult, CAPACITY_SCHEMA, "capacity", _check)
 
 
 def layout_dict(findings: Findings) -> dict[str, int]:

@@ -7,6 +7,8 @@ which `history` must not import to start fast.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -14,6 +16,8 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.params import CARD_CID, COUNT
+from flashmark.errors import HistoryError, ResultFormatError
+from flashmark.history.entries import StoredResult
 from flashmark.history.store import History
 from flashmark.report.history_table import render_history
 
@@ -51,6 +55,7 @@ def history_command(
         entries = sorted(history.of_card(card_cid), key=lambda entry: entry.id, reverse=True)
     else:
         entries = history.list(limit=limit)
+    unreadable = _unreadable(history, entries)
     if as_json:
         print_json(
             [
@@ -73,3 +78,31 @@ def history_command(
         click.echo("No saved results yet: `flashmark run` measures and saves one.")
     else:
         stdout_console().print(render_history(entries))
+    for line in unreadable:  # after the JSON, on stderr: the list stays one JSON document
+        click.echo(line, err=as_json)
+
+
+def _unreadable(history: History, entries: Sequence[StoredResult]) -> list[str]:
+    """A line for each listed document saved before every key of its schema was required
+    (history migration 0004) that this version cannot read. Those that read lose their mark:
+    each is read once, as reading imports every kind, which `history` otherwise never does."""
+    unchecked = [entry for entry in entries if entry.unchecked]
+    if not unchecked:
+        return []
+    from flashmark.kinds.registry import kind_of
+    from flashmark.kinds.strict import pointer
+
+    lines, readable = [], []
+    for entry in unchecked:
+        try:
+            kind_of(entry.document).from_document(entry.document)
+            readable.append(entry.id)
+        except ResultFormatError as error:
+            where = pointer(getattr(error, "where", ()))
+            lines.append(
+                f"{entry.id}: saved by an earlier flashmark, this one cannot read it"
+                f"{f' (at {where})' if where else ''}: {error}"
+            )
+    with contextlib.suppress(HistoryError):  # a read-only history: read again next time
+        history.mark_checked(readable)
+    return lines

@@ -29,3 +29,5 @@ class StoredResult:
     label: str
     schema: str
     document: Mapping[str, Any]
+    # Saved before every key of its schema was required, and not read since (store, 0004).
+    unchecked: bool = False

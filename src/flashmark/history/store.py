@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -96,6 +96,16 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX results_card_cid ON results (card_cid)
         """,
     ),
+    (
+        # Documents saved before every key of their schema was required may lack some, and
+        # then no longer read: `flashmark history` reads each of these once (clearing the mark
+        # of those that read) and names the others. A document saved since was read whole.
+        "0004_unchecked_documents",
+        """
+        ALTER TABLE results ADD COLUMN unchecked INTEGER NOT NULL DEFAULT 0;
+        UPDATE results SET unchecked = 1
+        """,
+    ),
 )
 
 
@@ -167,7 +177,7 @@ class History:
         with self._writer() as connection, _transaction(connection):
             cursor = connection.execute(
                 "UPDATE results SET kind = ?, created_at = ?, target = ?, label = ?, schema = ?, "
-                "document = ?, card_cid = ? WHERE id = ?",
+                "document = ?, card_cid = ?, unchecked = 0 WHERE id = ?",
                 (kind, _created_at(document), _text(target), _text(label),
                  str(document.get("schema", "")), compact({**document, "id": result_id}),
                  document_card_cid(document), result_id),
@@ -219,6 +229,13 @@ class History:
             _check_is_history(connection, self.path)
             _migrate(connection, self.path)
             yield connection
+
+    def mark_checked(self, result_ids: Iterable[int]) -> None:
+        """Clears the mark of documents saved before 0004_unchecked_documents that read."""
+        with self._writer() as connection, _transaction(connection):
+            connection.executemany(
+                "UPDATE results SET unchecked = 0 WHERE id = ?", [(id_,) for id_ in result_ids]
+            )
 
     # -- reading -------------------------------------------------------------------------------
     def get(self, result_id: int) -> StoredResult:
@@ -389,6 +406,7 @@ def _stored(row: sqlite3.Row) -> StoredResult:
         label=row["label"],
         schema=row["schema"],
         document=document,
+        unchecked=bool(row["unchecked"]),
     )
 
 

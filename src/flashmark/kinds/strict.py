@@ -10,29 +10,20 @@ A failure raises DocumentInvalid naming the field by its JSON pointer (RFC 6901)
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import json
 import math
 import re
-import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import Any, Union
+from typing import Any
 
-from flashmark.codec import document_fields
+from flashmark.codec import MAX_FLOAT, MAX_INT, WrongType
+from flashmark.codec import check_types as codec_check_types
 from flashmark.errors import ExitStatus, FlashmarkError, ResultFormatError
 
 # Documents nest about 8 deep (a test's direction's interval); the parser recurses per level.
 MAX_DEPTH = 32
-# Whole numbers must fit the 64-bit integers of SQLite and PostgreSQL (BIGINT).
-MAX_INT = 2**63 - 1
-MAX_UNSIGNED = 2**64 - 1
-# No figure of a storage benchmark comes near 10^18 (B/s, ns, IOPS or bytes as a float); the
-# charts scale figures and would turn larger ones into infinities. 1e400 reads as infinity.
-MAX_FLOAT = 1e18
 # Text: a file path is the longest single line a document holds (PATH_MAX, limits.h).
 TEXT_LIMIT = 4096
 # Names the service shows in every row of a page, searches by and puts in links: the profile,
@@ -287,16 +278,8 @@ _READER_ERRORS = (ResultFormatError, AttributeError, TypeError, ValueError, KeyE
 
 
 def _malformed(kind: DocumentKind, document: dict[str, Any], error: Exception) -> DocumentInvalid:
-    """The reader's failure, placed: the document is read again through a view that notes
-    every key and index the reader looks up; the last one before it failed is the field."""
-    seen: list[tuple[str | int, ...]] = [()]
-    try:
-        kind.read(_Traced(document, (), seen))
-    except _READER_ERRORS as again:
-        error = again
-    else:  # the reader passes on a second reading: say what it said the first time
-        seen = [()]
-    where = seen[-1]
+    """The reader's failure, placed where the codec says it failed (`where`, see codec)."""
+    where: tuple[str | int, ...] = getattr(error, "where", ())
     if where:
         parent, last = _at(document, where[:-1]), where[-1]
         if (isinstance(parent, dict) and last not in parent) or (
@@ -305,17 +288,6 @@ def _malformed(kind: DocumentKind, document: dict[str, Any], error: Exception) -
             return DocumentInvalid(
                 "invalid-document", "is missing (a malformed document)", pointer(where)
             )
-    # The last value looked up is the field only when the failure is about it: a container
-    # (the reader indexed or iterated it), or a value the message names by type or by value.
-    # Otherwise (a reader that failed on a value it took earlier) the whole document.
-    value = _at(document, where)
-    message = str(error)
-    if not (
-        isinstance(value, dict | list)
-        or f"'{type(value).__name__}'" in message
-        or (isinstance(value, str | int | float) and repr(value) in message)
-    ):
-        where = ()
     return DocumentInvalid("invalid-document", _reason(error), pointer(where))
 
 
@@ -329,54 +301,6 @@ def _reason(error: Exception) -> str:
     if isinstance(error, ResultFormatError):
         return str(error)
     return f"the document is malformed here ({type(error).__name__}: {error})"
-
-
-class _Traced(dict[str, Any]):
-    """A document object that notes each key a reader looks up (into `seen`) and hands out its
-    objects and lists traced alike. Used only to place a reader's failure."""
-
-    def __init__(
-        self, value: Mapping[str, Any], where: tuple[str | int, ...], seen: list[Any]
-    ) -> None:
-        super().__init__(value)
-        self._where = where
-        self._seen = seen
-
-    def __getitem__(self, key: str) -> Any:
-        where = (*self._where, key)
-        self._seen.append(where)
-        return _traced(super().__getitem__(key), where, self._seen)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        if key in self:
-            return self[key]  # noted, and handed out traced
-        return default
-
-
-class _TracedList(list[Any]):
-    def __init__(self, value: list[Any], where: tuple[str | int, ...], seen: list[Any]) -> None:
-        super().__init__(value)
-        self._where = where
-        self._seen = seen
-
-    def __getitem__(self, index: Any) -> Any:
-        if not isinstance(index, int):
-            return super().__getitem__(index)
-        where = (*self._where, index)
-        self._seen.append(where)
-        return _traced(super().__getitem__(index), where, self._seen)
-
-    def __iter__(self) -> Any:
-        for index in range(len(self)):
-            yield self[index]
-
-
-def _traced(value: Any, where: tuple[str | int, ...], seen: list[Any]) -> Any:
-    if isinstance(value, dict):
-        return _Traced(value, where, seen)
-    if isinstance(value, list):
-        return _TracedList(value, where, seen)
-    return value
 
 
 def _reconcile(given: Any, known: Any, path: list[str | int], dropped: list[str]) -> Any:
@@ -441,29 +365,13 @@ def _shown(value: Any) -> str:
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
-# -- strict types of the typed object ------------------------------------------------------------
-# A checker is made once per type hint (a result holds tens of thousands of values: per-second
-# samples, latency percentiles), then called for every value of that type. The readers pass
-# most values through as they are, so a wrong type reaches the object and is found here.
-
-Checker = Callable[[Any, tuple[str | int, ...]], None]
-
-
-class _WrongType(Exception):
-    def __init__(self, path: tuple[str | int, ...], expected: str, value: Any) -> None:
-        super().__init__(expected)
-        self.path = path
-        self.expected = expected
-        self.value = value
-
-
 def check_types(value: Any, document: Mapping[str, Any] | None = None) -> None:
-    """Every field of a dataclass tree holds what its type hint says (whole numbers within 64
-    bits, numbers finite and within ±MAX_FLOAT, text where text belongs); DocumentInvalid
-    names the first that does not, by its place in `document` when it can be found there."""
+    """Every field of a dataclass tree holds what its type hint says (codec.check_types);
+    DocumentInvalid names the first that does not, by its place in `document` when it can be
+    found there."""
     try:
-        _checker(type(value))(value, ())  # type: ignore[arg-type]  # classes are hashable
-    except _WrongType as wrong:
+        codec_check_types(value)
+    except WrongType as wrong:
         where, rest = _locate(document, wrong.path, wrong.value)
         field = ".".join(str(part) for part in rest)
         reason = f"must be {wrong.expected}, not {_shown(wrong.value)}"
@@ -498,123 +406,3 @@ def _locate(
     if node is value or (type(node) is type(value) and node == value):
         return placed, []
     return placed[:-1], list(path[len(path) - 1 :])
-
-
-_NONE = type(None)
-
-
-@cache
-def _checker(hint: Any) -> Checker:
-    origin = typing.get_origin(hint)
-    if origin in (Union, types.UnionType):
-        options = [_checker(option) for option in typing.get_args(hint) if option is not _NONE]
-        nullable = _NONE in typing.get_args(hint)
-
-        def check_union(value: Any, where: tuple[str | int, ...]) -> None:
-            if value is None and nullable:
-                return
-            first: _WrongType | None = None
-            for option in options:
-                try:
-                    option(value, where)
-                    return
-                except _WrongType as error:
-                    first = first or error
-            assert first is not None
-            raise first
-
-        return check_union
-    if origin is tuple:
-        item = _checker(typing.get_args(hint)[0])
-
-        def check_tuple(value: Any, where: tuple[str | int, ...]) -> None:
-            if not isinstance(value, tuple):
-                raise _WrongType(where, "a list", value)
-            for index, element in enumerate(value):
-                item(element, (*where, index))
-
-        return check_tuple
-    if origin in (dict, Mapping, typing.Mapping):  # e.g. a capacity probe's layout
-        key_check, value_check = (_checker(arg) for arg in typing.get_args(hint))
-
-        def check_mapping(value: Any, where: tuple[str | int, ...]) -> None:
-            if not isinstance(value, Mapping):
-                raise _WrongType(where, "an object", value)
-            for name, element in value.items():
-                key_check(name, (*where, name))
-                value_check(element, (*where, name))
-
-        return check_mapping
-    if origin is not None or hint is Any:
-        return _free
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        members = [member.value for member in hint]
-
-        def check_enum(value: Any, where: tuple[str | int, ...]) -> None:
-            if not isinstance(value, hint):
-                raise _WrongType(where, f"one of {members}", value)
-
-        return check_enum
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _dataclass_checker(hint)
-    return _SIMPLE.get(hint, _free)
-
-
-def _dataclass_checker(kind: type) -> Checker:
-    """Every key of the class's document that is read back (flashmark.codec.document_fields),
-    at its key's place (a flattened dataclass's keys at its owner's)."""
-    fields: list[tuple[str, tuple[str, ...], Checker]] = []  # filled on first use: the field
-    # types may be dataclasses whose checkers are being made right now
-
-    def check_dataclass(value: Any, where: tuple[str | int, ...]) -> None:
-        if not isinstance(value, kind):
-            raise _WrongType(where, "an object", value)
-        if not fields:
-            fields.extend(
-                (entry.name, () if entry.key is None else (entry.key,), _checker(entry.hint))
-                for entry in document_fields(kind)
-                if entry.written is None or entry.written.read is not None
-            )
-        for name, key, check in fields:
-            check(getattr(value, name), (*where, *key))
-
-    return check_dataclass
-
-
-def _free(value: Any, where: tuple[str | int, ...]) -> None:
-    return None
-
-
-def _check_bool(value: Any, where: tuple[str | int, ...]) -> None:
-    if type(value) is not bool:
-        raise _WrongType(where, "true or false", value)
-
-
-def _check_int(value: Any, where: tuple[str | int, ...]) -> None:
-    # Signed or unsigned: a surface scan's nonce is an unsigned 64-bit number, written as hex
-    # text; numbers written as JSON numbers are held to MAX_INT by check_values already.
-    if type(value) is not int or not -MAX_INT - 1 <= value <= MAX_UNSIGNED:
-        raise _WrongType(where, "a whole number within 64 bits", value)
-
-
-def _check_float(value: Any, where: tuple[str | int, ...]) -> None:
-    kind = type(value)
-    # NaN fails every comparison, so the bound check refuses it too.
-    if (kind is float or kind is int) and -MAX_FLOAT <= value <= MAX_FLOAT:
-        return
-    if kind is float or kind is int:
-        raise _WrongType(where, f"a number within ±{MAX_FLOAT:g}", value)
-    raise _WrongType(where, "a number", value)
-
-
-def _check_str(value: Any, where: tuple[str | int, ...]) -> None:
-    if type(value) is not str:
-        raise _WrongType(where, "text", value)
-
-
-_SIMPLE: dict[Any, Checker] = {
-    bool: _check_bool,
-    int: _check_int,
-    float: _check_float,
-    str: _check_str,
-}

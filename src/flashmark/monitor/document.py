@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from flashmark import __version__
-from flashmark.codec import Codec, Defaults, document, written
-from flashmark.monitor.series import EARLIER as SERIES_EARLIER
+from flashmark.codec import Codec, document, written
 from flashmark.monitor.series import MonitorSample, MonitorSeries, MonitorSummary
 from flashmark.units import format_rate, utc_text
 
@@ -75,33 +72,6 @@ def recording(
     )
 
 
-def _summary_seconds(recording: Mapping[str, Any]) -> Any:
-    return recording["summary"]["seconds"]
-
-
-# Keys a recording's document may lack, and what they read as: what the history lists and shows
-# rests on the device and the summary; the rest is kept as found.
-EARLIER = (
-    Defaults(
-        {
-            MonitorRecording: {
-                "flashmark_version": "",
-                "started_at": "",
-                "finished_at": "",
-                "command": (),
-                "exit_status": None,
-                "interval_s": 0.0,
-                "seconds": _summary_seconds,
-                "diskstats_fields": 0,
-                "samples": (),
-                "warnings": (),
-            }
-        }
-    )
-    | SERIES_EARLIER
-)
-
-
 def _check(recording: MonitorRecording) -> None:
     if not isinstance(recording.device, str) or not all(
         isinstance(word, str) for word in recording.command
@@ -109,7 +79,7 @@ def _check(recording: MonitorRecording) -> None:
         raise TypeError("device and command must be text")
 
 
-MONITOR_DOCUMENT = Codec(MonitorRecording, SCHEMA, "monitor", EARLIER, _check)
+MONITOR_DOCUMENT = Codec(MonitorRecording, SCHEMA, "monitor", _check)
 to_document = MONITOR_DOCUMENT.write
 from_document = MONITOR_DOCUMENT.read
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from flashmark.codec import Defaults, EveryKey, document, written
+from flashmark.codec import document, written
 from flashmark.system.diskstats import FORMAT_FIELDS, SECTOR_BYTES, DiskCounters
 from flashmark.upload_rules import (
     KERNEL_NAME,
@@ -290,13 +290,3 @@ class MonitorSeries:
         return self.summary()
 
 
-# Keys a monitor document may lack, and what they read as (every other key is required).
-EARLIER = Defaults(
-    {
-        # The figures of a sample and of a summary are read as None when absent (a kernel
-        # format without them; later columns).
-        MonitorSample: EveryKey(None),
-        MonitorSummary: EveryKey(None),
-        MonitorSeries: {"random_write_iops": None},
-    }
-)

@@ -17,8 +17,9 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
+from flashmark.codec import WrongType, check_types, decode
 from flashmark.errors import FlashmarkError, UsageError
 from flashmark.references.records import (
     METRIC_UNITS,
@@ -38,6 +39,7 @@ DATA_SCHEMA = "flashmark.references.data/1"
 #   1: first version.
 DOCUMENT_SCHEMA = "flashmark.references/1"
 PUBLISHED_LABEL = "published figures, not measured here"
+T = TypeVar("T")
 
 # Cells that hold no number. "DNF" (did not finish) and "tbd" are seed 003's; "N/A" seed 001's.
 ABSENT_TEXTS = frozenset({"DNF", "tbd", "N/A"})
@@ -91,50 +93,34 @@ def _half_last_digit(figure: Figure) -> Decimal:
     return step / 2 * figure.normalising_factor
 
 
-def _require(mapping: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
-    if key not in mapping:
-        raise _DataError(f"missing key {key!r}")
-    value = mapping[key]
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float)):
-        raise _DataError(f"key {key!r} has {value!r}, expected {kind}")
+def _typed(kind: type[T], raw: Any) -> T:
+    """`raw` read as `kind` by the codec, every field of the type its hint says."""
+    try:
+        value: T = decode(kind, raw)
+        check_types(value, kind)
+    except WrongType as wrong:
+        where = ".".join(str(part) for part in wrong.path)
+        raise _DataError(f"key {where!r} has {wrong.value!r}, expected {wrong.expected}") from None
+    except KeyError as error:
+        where = ".".join(str(part) for part in getattr(error, "where", ()))
+        raise _DataError(f"missing key {where!r}") from None
+    except (TypeError, ValueError) as error:
+        where = ".".join(str(part) for part in getattr(error, "where", ()))
+        raise _DataError(f"{where}: {error}") from None
     return value
 
 
-def _optional_str(mapping: Mapping[str, Any], key: str) -> str | None:
-    value = mapping.get(key)
-    if value is not None and not isinstance(value, str):
-        raise _DataError(f"key {key!r} has {value!r}, expected a string or null")
-    return value
-
-
-def _str_tuple(mapping: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    values = _require(mapping, key, list)
-    if not all(isinstance(value, str) for value in values):
-        raise _DataError(f"key {key!r} must be a list of strings")
-    return tuple(values)
-
-
-def _figure(raw: Mapping[str, Any]) -> Figure:
-    text = _require(raw, "text", str)
-    unit = _require(raw, "unit", str)
-    read_as = _optional_str(raw, "unit_read_as") or unit
-    for name in (unit, read_as):
+def _figure(figure: Figure) -> Figure:
+    text, value = figure.text, figure.value
+    for name in (figure.unit, figure.unit_read_as):
         if name not in UNIT_FACTORS:
             raise _DataError(f"unknown unit {name!r} (known: {', '.join(UNIT_FACTORS)})")
-    value = raw.get("value")
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-        raise _DataError(f"figure {text!r} has value {value!r}, expected a number or null")
     number = published_number(text)
     if (number is None) != (value is None):
         raise _DataError(f"figure {text!r}: value {value!r} disagrees with the text")
     if number is not None and Decimal(str(value)) != number:
         raise _DataError(f"figure {text!r}: value {value!r} is not the number printed")
-    return Figure(
-        text=text,
-        value=None if value is None else float(value),
-        unit=unit,
-        unit_read_as=read_as,
-    )
+    return dataclasses.replace(figure, value=None if value is None else float(value))
 
 
 def normalise(figure: Figure) -> float | None:
@@ -144,30 +130,23 @@ def normalise(figure: Figure) -> float | None:
     return float(Decimal(str(figure.value)) * figure.normalising_factor)
 
 
-def _measurement(raw: Mapping[str, Any]) -> Measurement:
-    metric = _require(raw, "metric", str)
+def _measurement(raw: Any) -> Measurement:
+    read = _typed(Measurement, raw)
+    metric, unit, value = read.metric, read.unit, read.value
     if metric not in METRIC_UNITS:
         raise _DataError(f"unknown metric {metric!r} (known: {', '.join(METRIC_UNITS)})")
-    tests = _str_tuple(raw, "tests")
-    for test in tests:
+    for test in read.tests:
         if not _TEST_NAME.match(test):
             raise _DataError(f"metric {metric}: {test!r} is not a flashmark test or workload name")
-    block_size = raw.get("block_size_bytes")
-    if block_size is not None and (
-        isinstance(block_size, bool) or not isinstance(block_size, int) or block_size <= 0
-    ):
-        raise _DataError(f"metric {metric}: bad block_size_bytes {block_size!r}")
-    published = _figure(_require(raw, "published", dict))
-    also = tuple(_figure(item) for item in _require(raw, "also_published", list))
-    unit = _require(raw, "unit", str)
+    if read.block_size_bytes is not None and read.block_size_bytes <= 0:
+        raise _DataError(f"metric {metric}: bad block_size_bytes {read.block_size_bytes!r}")
+    published = _figure(read.published)
+    also = tuple(_figure(item) for item in read.also_published)
     if unit != METRIC_UNITS[metric]:
         raise _DataError(f"metric {metric} is in {METRIC_UNITS[metric]}, not {unit!r}")
     for figure in (published, *also):
         if UNIT_FACTORS[figure.unit_read_as][1] != unit:
             raise _DataError(f"metric {metric}: {figure.text!r} in {figure.unit} is not {unit}")
-    value = raw.get("value")
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-        raise _DataError(f"metric {metric}: value {value!r} is not a number")
     expected = normalise(published)
     if (value is None) != (expected is None) or (
         value is not None and expected is not None and abs(value - expected) > 1e-9 * expected
@@ -176,11 +155,9 @@ def _measurement(raw: Mapping[str, Any]) -> Measurement:
             f"metric {metric}: normalised value {value!r} should be {expected!r} "
             f"({published.text} {published.unit_read_as})"
         )
-    note = _require(raw, "note", str)
-    if value is None and not note:
+    if value is None and not read.note:
         raise _DataError(f"metric {metric}: an absent figure ({published.text}) needs a note")
-    suspect = _require(raw, "suspect", bool)
-    if value is not None and not suspect:
+    if value is not None and not read.suspect:
         # A figure printed twice (fio's "1690KiB/s (1731kB/s)") must agree within the rounding
         # of both texts; one that does not is a doubt to flag, not to hide.
         for figure in also:
@@ -191,93 +168,35 @@ def _measurement(raw: Mapping[str, Any]) -> Measurement:
                     f"metric {metric}: {figure.text} {figure.unit} disagrees with "
                     f"{published.text} {published.unit}; mark it suspect with a note"
                 )
-    return Measurement(
-        metric=metric,
-        tests=tests,
-        block_size_bytes=block_size,
+    return dataclasses.replace(
+        read,
         published=published,
         also_published=also,
         value=None if value is None else float(value),
-        unit=unit,
-        loose=_require(raw, "loose", bool),
-        suspect=suspect,
-        note=note,
     )
 
 
-def _source(raw: Mapping[str, Any]) -> Source:
-    return Source(
-        seed=_require(raw, "seed", str),
-        title=_optional_str(raw, "title"),
-        author=_optional_str(raw, "author"),
-        url=_optional_str(raw, "url"),
-        date=_optional_str(raw, "date"),
-        summary=_require(raw, "summary", str),
-        differs_because=_str_tuple(raw, "differs_because"),
-    )
-
-
-def _setup(raw: Mapping[str, Any]) -> Setup:
-    direct = raw.get("direct_io")
-    if direct is not None and not isinstance(direct, bool):
-        raise _DataError(f"setup direct_io {direct!r} must be true, false or null")
-    return Setup(
-        name=_require(raw, "name", str),
-        host_board=_require(raw, "host_board", str),
-        host_details=_require(raw, "host_details", str),
-        tool=_require(raw, "tool", str),
-        tool_version=_optional_str(raw, "tool_version"),
-        commands=_str_tuple(raw, "commands"),
-        direct_io=direct,
-        block_sizes=_require(raw, "block_sizes", str),
-        queue_depth=_require(raw, "queue_depth", str),
-        test_size=_optional_str(raw, "test_size"),
-        notes=_str_tuple(raw, "notes"),
-    )
-
-
-def _device(raw: Mapping[str, Any], source: Source, setups: Mapping[str, Setup]) -> ReferenceDevice:
-    slug = _require(raw, "slug", str)
-    if not _SLUG.match(slug) or not slug.startswith(f"seed{source.seed_id}-"):
-        raise _DataError(f"slug {slug!r} must look like seed{source.seed_id}-name-in-lowercase")
-    setup_name = _require(raw, "setup", str)
-    if setup_name not in setups:
+def _device(raw: Any, source: Any, seed_id: str, setups: Mapping[str, Any]) -> ReferenceDevice:
+    if not isinstance(raw, dict):
+        raise _DataError(f"a device must be an object, not {raw!r}")
+    slug = raw.get("slug")
+    if not isinstance(slug, str) or not _SLUG.match(slug) or not slug.startswith(f"seed{seed_id}-"):
+        raise _DataError(f"slug {slug!r} must look like seed{seed_id}-name-in-lowercase")
+    setup_name = raw.get("setup")
+    if not isinstance(setup_name, str) or setup_name not in setups:
         raise _DataError(f"{slug}: unknown setup {setup_name!r}")
-    kind = _require(raw, "media_kind", str)
     try:
-        media_kind = MediaKind(kind)
-    except ValueError:
-        known = ", ".join(kind.value for kind in MediaKind)
-        raise _DataError(f"{slug}: unknown media_kind {kind!r} (known: {known})") from None
-    measurements: list[Measurement] = []
-    for item in _require(raw, "measurements", list):
-        try:
-            measurements.append(_measurement(item))
-        except _DataError as error:
-            raise _DataError(f"{slug}: {error}") from None
+        measurements = tuple(_measurement(item) for item in raw.get("measurements", ()))
+        device = _typed(ReferenceDevice, raw | {"source": source, "setup": setups[setup_name]})
+    except _DataError as error:
+        raise _DataError(f"{slug}: {error}") from None
     seen: set[tuple[str, str]] = set()
     for measurement in measurements:
         for test in measurement.tests:
             if (test, measurement.metric) in seen:
                 raise _DataError(f"{slug}: two figures for {measurement.metric} of {test}")
             seen.add((test, measurement.metric))
-    return ReferenceDevice(
-        slug=slug,
-        name=_require(raw, "name", str),
-        manufacturer=_optional_str(raw, "manufacturer"),
-        model=_optional_str(raw, "model"),
-        media_kind=media_kind,
-        type_as_published=_optional_str(raw, "type_as_published"),
-        capacity=_optional_str(raw, "capacity"),
-        rating=_optional_str(raw, "rating"),
-        production_date=_optional_str(raw, "production_date"),
-        published_label=_require(raw, "published_label", str),
-        interface=_require(raw, "interface", str),
-        source=source,
-        setup=setups[setup_name],
-        measurements=tuple(measurements),
-        notes=_str_tuple(raw, "notes"),
-    )
+    return dataclasses.replace(device, measurements=measurements)
 
 
 def parse_reference_file(text: str, origin: str) -> tuple[ReferenceDevice, ...]:
@@ -289,18 +208,22 @@ def parse_reference_file(text: str, origin: str) -> tuple[ReferenceDevice, ...]:
         schema = document.get("schema")
         if schema != DATA_SCHEMA:
             raise _DataError(f"schema is {schema!r}, this version reads {DATA_SCHEMA!r}")
-        source = _source(_require(document, "source", dict))
+        source = _typed(Source, document.get("source"))
         if not origin.endswith(f"seed_{source.seed_id}.json"):
             raise _DataError(
                 f"holds seed {source.seed!r}; the file should be seed_{source.seed_id}.json"
             )
-        setups: dict[str, Setup] = {}
-        for raw_setup in _require(document, "setups", list):
-            setup = _setup(raw_setup)
+        setups: dict[str, Any] = {}
+        for setup in _typed(tuple[Setup, ...], document.get("setups")):
             if setup.name in setups:
                 raise _DataError(f"setup {setup.name!r} is defined twice")
-            setups[setup.name] = setup
-        devices = tuple(_device(raw, source, setups) for raw in _require(document, "devices", list))
+            setups[setup.name] = next(
+                raw for raw in document["setups"] if raw.get("name") == setup.name
+            )
+        devices = tuple(
+            _device(raw, document["source"], source.seed_id, setups)
+            for raw in _typed(tuple[dict[str, Any], ...], document.get("devices"))
+        )
     except json.JSONDecodeError as error:
         raise FlashmarkError(f"reference data {origin} is not valid JSON: {error}") from error
     except (_DataError, InvalidOperation) as error:

@@ -9,9 +9,11 @@ from the JSON files shipped beside this module.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
+
+from flashmark.codec import document
 
 # Published units and the factor that turns one of them into flashmark's unit. KiB/MiB are
 # binary, kB/MB decimal (flashmark shows MB = 10^6, see flashmark.units). "usec" is how fio
@@ -63,7 +65,12 @@ class Figure:
     text: str
     value: float | None
     unit: str
-    unit_read_as: str
+    # Absent from a figure printed in the unit it is read in: read as None, then `unit`.
+    unit_read_as: str = field(metadata=document(omit_none=True))
+
+    def __post_init__(self) -> None:
+        if self.unit_read_as is None:
+            object.__setattr__(self, "unit_read_as", self.unit)
 
     @property
     def normalising_factor(self) -> Decimal:

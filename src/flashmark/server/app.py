@@ -41,6 +41,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from flashmark.bench.document import document_to_run
+from flashmark.errors import ResultFormatError
 from flashmark.health.kind import HEALTH
 from flashmark.report.html import KindResults, render_html_report, render_report
 from flashmark.server.campaign import (
@@ -567,7 +568,12 @@ class ResultsService:
     def _report_of(self, ids: tuple[int, ...]) -> str:
         """The report page of these results; a missing id raises (and is not kept)."""
         documents = [_found(self.storage.document(i), f"result {i}") for i in ids]
-        return with_withheld_marked(_report(documents))
+        try:
+            return with_withheld_marked(_report(documents))
+        except ResultFormatError as error:  # an upload of an earlier pre-release flashmark
+            raise Problem(
+                409, "unreadable-result", f"this service cannot read that upload: {error}"
+            ) from None
 
     async def result_page(self, request: Request) -> Response:
         result_id = _result_id(request.path_params["id"])

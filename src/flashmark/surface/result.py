@@ -1,14 +1,13 @@
 """What a surface scan found, and its JSON document (`flashmark.surface/1`, history in
 docs/surface.md): frozen dataclasses written and read by the one codec (flashmark.codec), so a
-saved scan reads back as the same object (`show`, `--resume`). What documents written before a
-key existed read it as: EARLIER.
+saved scan reads back as the same object (`show`, `--resume`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from flashmark.codec import Codec, Defaults, document, written
+from flashmark.codec import Codec, document, written
 from flashmark.surface.cache import CacheEstimate
 from flashmark.surface.pattern import MISMATCH_KINDS, Kind, Range
 from flashmark.units import format_rate, format_size, mb_per_s
@@ -173,21 +172,7 @@ def _rate(size: int, ns: int) -> float | None:
     return None if ns <= 0 or size <= 0 else size * NS_PER_S / ns
 
 
-# Keys a scan's document may lack, and what they read as (every other key is required).
-EARLIER = Defaults(
-    {
-        SurfaceResult: {"resumed_from": None, "warnings": ()},
-        # "device" and "identity" came later: null in older documents.
-        SurfaceTarget: {"filesystem": None, "device": None, "identity": None},
-        # "flushes" and "flush_ns" came later: 0 in older documents.
-        PassStats: {"outliers": (), "host_stall_ns": 0, "flushes": 0, "flush_ns": 0},
-        Integrity: {"unwritable_bytes": 0},
-        ResumeState: {"stop_reason": None},
-        CacheEstimate: {"bytes": None, "burst_bw_bytes": None, "sustained_bw_bytes": None},
-    }
-)
-
-SURFACE_DOCUMENT = Codec(SurfaceResult, SURFACE_SCHEMA, "surface", EARLIER)
+SURFACE_DOCUMENT = Codec(SurfaceResult, SURFACE_SCHEMA, "surface")
 to_document = SURFACE_DOCUMENT.write
 from_document = SURFACE_DOCUMENT.read
 

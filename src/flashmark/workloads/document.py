@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from flashmark import __version__
-from flashmark.codec import Codec, Defaults, document, written
-from flashmark.monitor.series import EARLIER as MONITOR_EARLIER
+from flashmark.codec import Codec, document, written
 from flashmark.units import format_size, utc_text
 from flashmark.workloads.packages import DEFAULT_SEED
-from flashmark.workloads.result import EARLIER as RESULT_EARLIER
 from flashmark.workloads.result import WorkloadResult
 
 # `workload --json` and the history's workload results (docs/workloads.md).
@@ -59,34 +55,12 @@ def workload_run(
     )
 
 
-def _scale_of_first(run: Mapping[str, Any]) -> Any:
-    return run["workloads"][0]["scale"]
-
-
-# Keys a workload run's document may lack, and what they read as (every other key is required).
-EARLIER = (
-    Defaults(
-        {
-            WorkloadRun: {
-                "flashmark_version": "",
-                "started_at": "",
-                "finished_at": "",
-                "scale": _scale_of_first,
-                "seed": DEFAULT_SEED,
-            }
-        }
-    )
-    | RESULT_EARLIER
-    | MONITOR_EARLIER
-)
-
-
 def _check(run: WorkloadRun) -> None:
     if not isinstance(run.target, str) or not run.workloads:
         raise ValueError("no target or no workloads")
 
 
-WORKLOADS_DOCUMENT = Codec(WorkloadRun, SCHEMA, "workload", EARLIER, _check)
+WORKLOADS_DOCUMENT = Codec(WorkloadRun, SCHEMA, "workload", _check)
 to_document = WORKLOADS_DOCUMENT.write
 from_document = WORKLOADS_DOCUMENT.read
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from flashmark.codec import Defaults, EveryKey, document
+from flashmark.codec import document
 from flashmark.monitor.series import PHASE_NAME, MonitorSeries
 from flashmark.upload_rules import KERNEL_NAME, MADE_TEXT, OneOf, Withheld, upload, uploaded
 
@@ -55,10 +55,3 @@ class WorkloadResult:
     monitor: MonitorSeries | None  # None when skipped or no block device holds the target
 
 
-# Keys a workload's document may lack, and what they read as (every other key is required).
-EARLIER = Defaults(
-    {
-        WorkloadCounts: EveryKey(0),  # counts a workload does not make
-        WorkloadResult: {"description": ""},
-    }
-)
