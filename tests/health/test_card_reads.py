@@ -553,3 +553,14 @@ def test_an_ext_csd_before_emmc_5_keeps_the_kernels_copy_and_says_why(tmp_path):
     result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
     assert result.health.wear_read is None and result.health.life_time_a == "0-10%"
     assert any("EXT_CSD_REV 6" in note for note in result.skipped)
+
+
+def test_every_vendor_command_is_of_the_shape_its_upload_rule_sends():
+    from flashmark.probe.sd_vendor_health import VENDOR_COMMANDS
+    from flashmark.upload_rules import table_of
+
+    rule = table_of(VendorHealth)["command"]
+    described = {entry.described(arg) for entry in VENDOR_COMMANDS for arg in entry.reads}
+    assert len(described) >= 4 and any(", then CMD56 read" in text for text in described)
+    for text in sorted(described):
+        assert rule.build(text, "$.command", lambda _text: "an identifier") == text

@@ -10,7 +10,7 @@ A report's document (`probe --json`, a run's "probe") is `flashmark.codec.encode
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -81,10 +81,14 @@ _MODEL_NAME = upload(MODEL_NAME.or_null())
 _HEX_ID = upload(Matching(r"[0-9a-f]{4}").or_null())
 
 
-def _vendor_commands() -> Iterator[str]:
-    from flashmark.probe.sd_vendor_health import VENDOR_COMMANDS  # made of these classes
-
-    return (entry.described(arg) for entry in VENDOR_COMMANDS for arg in entry.reads)
+# The vendor command an SD card answered, as probe.sd_vendor_health's VendorCommand.described
+# words it: the command and its 32-bit arguments (flashmark's constants), nothing of the card,
+# so not screened (an argument such as 0x00000001 may look like a serial number).
+_VENDOR_COMMAND = upload(
+    Matching(
+        r"(CMD56 write 0x[0-9a-f]{8}, then )?CMD56 read 0x[0-9a-f]{8}", screened=False
+    ).or_withheld()
+)
 
 
 @dataclass(frozen=True)
@@ -267,7 +271,7 @@ class VendorHealth:
     vendor: str = field(metadata=upload(MADE_TEXT.or_withheld()))
     # What was sent, e.g. "CMD56 read 0x00000001", as flashmark sends it to a vendor's cards
     # (a text screen would take the argument, 0x00000001, for a serial number).
-    command: str = field(metadata=upload(OneOf(_vendor_commands).or_withheld()))
+    command: str = field(metadata=_VENDOR_COMMAND)
     # Rated life used, as a bracket in percent (the layout's own resolution): from a figure
     # of life used, or 100 minus one of life remaining.
     life_used_low_pct: float | None = None
