@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from flashmark.capacity.backup import Journal
@@ -137,6 +137,10 @@ class _Prober:
         before = self._before(offset)
         return classify(data, self.nonce, offset, before)
 
+    def observe(self, offset: int, phase: str) -> Observation:
+        reading = self.look(offset)
+        return Observation(offset, phase, reading.found, reading.origin, reading.own_sectors)
+
     def _before(self, offset: int) -> bytes | None:
         """The block's content before the probe (the earliest backup of it), if backed up."""
         records = self.journal.records
@@ -158,59 +162,37 @@ def find_capacity(journal: Journal, nonce: bytes, progress: Progress | None = No
     dropped = [o for o in survey if o.found not in (Found.OWN, Found.ALIAS)]
     notes: list[str] = []
     steps: list[Observation] = []
-    behaviour = _behaviour(survey)
-    if not aliases and not dropped:
-        return _findings(prober, layout, "genuine", layout.top, BLOCK_BYTES, (), survey, steps, [])
-    real: int | None
+    verdict, granularity = "genuine", BLOCK_BYTES
+    real: int | None = layout.top
+    if aliases or dropped:
+        # writes that do not hold: whatever the real size, it is not the claim
+        verdict, granularity = "fake", max(SECTOR_BYTES, journal.device.sector_bytes)
     if aliases:
         prober.progress("finding the wrap", 0.0)
-        distance = 0
-        for observation in aliases:
-            assert observation.origin is not None
-            distance = math.gcd(distance, abs(observation.origin - observation.offset))
+        distance = math.gcd(*(abs(o.origin - o.offset) for o in aliases if o.origin is not None))
         real = _find_modulus(prober, layout, distance, steps, notes)
-        granularity = max(SECTOR_BYTES, journal.device.sector_bytes)
         if real is None:
-            verdict = "fake"
             notes.append(
                 f"addresses {distance} bytes apart share storage, but no real size that "
                 "divides that distance could be confirmed"
             )
-        else:
-            verdict = "fake"
-    else:
+    elif dropped:
         prober.progress("bisecting", 0.0)
         real = _bisect(prober, layout, survey, steps, notes)
-        granularity = max(SECTOR_BYTES, journal.device.sector_bytes)
-        verdict = "fake"  # writes that do not hold: whatever the size, it is not the claim
-        if real is not None:
-            late = [o.offset for o in survey if o.found is Found.OWN and o.offset >= real]
-            if late:
-                verdict = "uncertain"
-                notes.append(
-                    f"{len(late)} block(s) beyond the last good one held their data (first "
-                    f"at byte {late[0]}): the device does not lose a single tail"
-                )
-    return _findings(prober, layout, verdict, real, granularity, behaviour, survey, steps, notes)
-
-
-def _findings(
-    prober: _Prober,
-    layout: Layout,
-    verdict: str,
-    real: int | None,
-    granularity: int,
-    behaviour: Iterable[str],
-    survey: Sequence[Observation],
-    steps: Sequence[Observation],
-    notes: Sequence[str],
-) -> Findings:
+        own = [o.offset for o in survey if o.found is Found.OWN]
+        late = [] if real is None else [offset for offset in own if offset >= real]
+        if late:
+            verdict = "uncertain"
+            notes.append(
+                f"{len(late)} block(s) beyond the last good one held their data (first "
+                f"at byte {late[0]}): the device does not lose a single tail"
+            )
     return Findings(
         layout=layout,
         verdict=verdict,
         real_bytes=real,
         granularity_bytes=granularity,
-        behaviour=tuple(behaviour),
+        behaviour=_behaviour(survey),
         survey=tuple(survey),
         steps=tuple(steps),
         blocks_written=prober.written,
@@ -250,20 +232,17 @@ def _survey(prober: _Prober, layout: Layout) -> list[Observation]:
     random.Random(prober.nonce).shuffle(order)  # one block per read, no sequential pattern
     found: dict[int, Observation] = {}
     for done, index in enumerate(order):
-        offset, phase = targets[index]
-        reading = prober.look(offset)
-        found[index] = Observation(
-            offset, phase, reading.found, reading.origin, reading.own_sectors
-        )
+        found[index] = prober.observe(*targets[index])
         if done % 512 == 0:
             prober.progress("reading the survey back", done / len(order))
     return [found[index] for index in range(len(targets))]
 
 
-def _test_block(prober: _Prober, layout: Layout, offset: int) -> Reading:
+def _test_block(prober: _Prober, layout: Layout, offset: int) -> Observation:
+    """A step of the bisection: the block written alone, a flush, and read back."""
     prober.write([(offset, signature(prober.nonce, offset, BLOCK_BYTES))])
     prober.flush(layout)
-    return prober.look(offset)
+    return prober.observe(offset, "bisect")
 
 
 def _bisect(
@@ -282,9 +261,8 @@ def _bisect(
     else:
         # The last block of the flush region: written (and so checked) by every test.
         low = layout.flush_start + layout.flush_bytes - BLOCK_BYTES
-        reading = _test_block(prober, layout, low)
-        steps.append(Observation(low, "bisect", reading.found, reading.origin, reading.own_sectors))
-        if reading.found is not Found.OWN:
+        steps.append(_test_block(prober, layout, low))
+        if steps[-1].found is not Found.OWN:
             notes.append(
                 f"no block from byte {low} on holds its data: the usable capacity is "
                 f"below {low + BLOCK_BYTES} bytes"
@@ -294,11 +272,8 @@ def _bisect(
     total = max(1, math.ceil(math.log2(max(2, (high - low) // BLOCK_BYTES))))
     while high - low > BLOCK_BYTES:
         middle = low + (high - low) // 2 // BLOCK_BYTES * BLOCK_BYTES
-        reading = _test_block(prober, layout, middle)
-        steps.append(
-            Observation(middle, "bisect", reading.found, reading.origin, reading.own_sectors)
-        )
-        if reading.found is Found.OWN:
+        steps.append(_test_block(prober, layout, middle))
+        if steps[-1].found is Found.OWN:
             low = middle
         else:
             high = middle
