@@ -91,6 +91,16 @@ class Done:
         return self.buffer[: self.length]
 
 
+def perform(medium: Medium, op: str, buffer: memoryview, offset: int) -> None:
+    """One request (READ, WRITE or SYNC) made on `medium`, whichever executor makes it."""
+    if op == READ:
+        medium.read(buffer, offset)
+    elif op == WRITE:
+        medium.write(buffer, offset)
+    else:
+        medium.sync()
+
+
 SkipRule = Callable[[int, int, int], int]  # (failures in a row, offset, length) -> bytes to skip
 
 
@@ -301,12 +311,7 @@ class ThreadExecutor:
             view = self._views[slot][:length]
             started = self._clock()
             try:
-                if op == READ:
-                    self._medium.read(view, offset)
-                elif op == WRITE:
-                    self._medium.write(view, offset)
-                else:
-                    self._medium.sync()
+                perform(self._medium, op, view, offset)
             except OSError as error:
                 reply = Reply(seq, error.errno or 0, started, self._clock(), error.strerror or "")
             except BaseException as error:  # raised in the scan's thread (Ctrl-C, NotEnoughSpace)

@@ -17,7 +17,7 @@ import mmap
 import statistics
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 
 from flashmark import __version__
@@ -25,7 +25,7 @@ from flashmark.errors import DeviceFailed, Interrupted
 from flashmark.surface.cache import CacheEstimate, estimate_cache
 from flashmark.surface.medium import Medium
 from flashmark.surface.pattern import Kind, Pattern, Range, merge
-from flashmark.surface.pipeline import Done, Flushed, Pipeline
+from flashmark.surface.pipeline import Done, Flushed, Pipeline, SkipRule
 from flashmark.surface.result import (
     Integrity,
     Outlier,
@@ -250,19 +250,7 @@ class SurfaceScan:
         self._charged = 0  # the write pass's time so far, host stalls left out (the cache's)
         self._base = base
         failures = 0
-        pipeline = Pipeline(
-            self.medium,
-            write=True,
-            start=base,
-            size=size,
-            block=self.settings.block_bytes,
-            clock=self._clock,
-            pattern=self.pattern,
-            watchdog=self._watchdog,
-            place=self.target.path,
-            flush_every_ns=FLUSH_EVERY_NS,
-        )
-        with pipeline:
+        with self._pipeline(write=True) as pipeline:
             for done in pipeline.results():
                 if isinstance(done, Flushed):
                     if done.error is not None:
@@ -286,6 +274,22 @@ class SurfaceScan:
                 self._watch_space(size - self._written_to)
                 self._report("write", self._written_to, size)
 
+    def _pipeline(self, *, write: bool, skip: SkipRule | None = None) -> Pipeline:
+        """The pass's requests from `next_offset` to the end (pipeline.py)."""
+        return Pipeline(
+            self.medium,
+            write=write,
+            start=self.next_offset,
+            size=self.medium.size_bytes,
+            block=self.settings.block_bytes,
+            clock=self._clock,
+            pattern=self.pattern if write else None,
+            skip=skip,
+            watchdog=self._watchdog,
+            place=self.target.path,
+            flush_every_ns=FLUSH_EVERY_NS if write else None,
+        )
+
     def _watch_space(self, left_bytes: int) -> None:
         """Read the free space again, at most every SPACE_WATCH_NS."""
         if self._space_watch is None:
@@ -304,11 +308,8 @@ class SurfaceScan:
                 self._add_range(found, unreadable=False)
             if done is None:
                 continue
-            latency = done.done_ns - done.started_ns
             if done.timed:
-                clock.add(pos, length, latency, done.interval_ns)
-                clock.stall_ns += done.stall_ns
-                self._charge(pos, length, done.interval_ns, latency, write=True)
+                self._time(done, clock, write=True)
                 self._charged += done.interval_ns
                 self._keep_point(pos + length - self._base, self._charged)
             else:  # the ramp: the time line starts after it
@@ -362,18 +363,7 @@ class SurfaceScan:
             return 0 if failures == 1 else min(max_skip, block << (failures - 2))
 
         failures = 0
-        pipeline = Pipeline(
-            self.medium,
-            write=False,
-            start=self.next_offset,
-            size=size,
-            block=block,
-            clock=self._clock,
-            skip=skip,
-            watchdog=self._watchdog,
-            place=self.target.path,
-        )
-        with pipeline:
+        with self._pipeline(write=False, skip=skip) as pipeline:
             for done in pipeline.results():
                 assert isinstance(done, Done)  # reads are never flushed
                 pos, length = done.offset, done.length
@@ -385,11 +375,8 @@ class SurfaceScan:
                 else:
                     failures = 0
                     self._last_good = pos
-                    latency = done.done_ns - done.started_ns
                     if done.timed:
-                        clock.add(pos, length, latency, done.interval_ns)
-                        clock.stall_ns += done.stall_ns
-                        self._charge(pos, length, done.interval_ns, latency, write=False)
+                        self._time(done, clock, write=False)
                     if verify:
                         self._verify(bytes(done.view), pos)
                 self.next_offset = pos + length + done.skipped
@@ -553,9 +540,7 @@ class SurfaceScan:
 
     def _add_range(self, found: Range, *, unreadable: bool) -> None:
         merge(self._ranges, found)
-        for index in self._slices_of(found.start, found.length):
-            piece = self._slices[index]
-            overlap = min(piece.start + piece.length, found.end) - max(piece.start, found.start)
+        for piece, overlap in self._overlaps(found.start, found.length):
             if unreadable:
                 piece.unreadable_bytes += overlap
             elif found.kind != Kind.UNWRITABLE:
@@ -566,10 +551,20 @@ class SurfaceScan:
         last = max(0, bisect.bisect_right(self._bounds, start + length - 1) - 1)
         return range(first, last + 1)
 
-    def _charge(self, pos: int, length: int, interval: float, latency: int, *, write: bool) -> None:
-        for index in self._slices_of(pos, length):
+    def _overlaps(self, start: int, length: int) -> Iterator[tuple[_Slice, int]]:
+        """The slices [start, start + length) falls in, each with its bytes of it."""
+        for index in self._slices_of(start, length):
             piece = self._slices[index]
-            overlap = min(piece.start + piece.length, pos + length) - max(piece.start, pos)
+            yield piece, min(piece.start + piece.length, start + length) - max(piece.start, start)
+
+    def _time(self, done: Done, clock: _PassClock, *, write: bool) -> None:
+        """A timed request of a pass, counted in the pass and in its slices (its time shared
+        by the bytes each slice holds of it)."""
+        pos, length = done.offset, done.length
+        latency, interval = done.done_ns - done.started_ns, done.interval_ns
+        clock.add(pos, length, latency, interval)
+        clock.stall_ns += done.stall_ns
+        for piece, overlap in self._overlaps(pos, length):
             share = overlap / length
             if write:
                 piece.write_bytes += overlap
