@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from flashmark.capacity.backup import Journal
@@ -115,20 +115,19 @@ class _Prober:
         self._indexed = 0
         self._flush: bytes | None = None
 
-    def blocks(self, start: int, length: int) -> bytes:
-        return b"".join(
-            signature(self.nonce, offset, BLOCK_BYTES)
-            for offset in range(start, start + length, BLOCK_BYTES)
-        )
-
     def write(self, writes: Sequence[tuple[int, bytes]]) -> None:
         self.journal.write(writes)
         self.device.sync_checked()  # the batch is on the device, not in its volatile write cache
         self.written += sum(len(data) for _, data in writes) // BLOCK_BYTES
 
+    def sign(self, offsets: Iterable[int], layout: Layout) -> None:
+        """A signature block at each offset, written in one batch, then the cache flush."""
+        self.write([(offset, signature(self.nonce, offset, BLOCK_BYTES)) for offset in offsets])
+        self.flush(layout)
+
     def flush(self, layout: Layout) -> None:
         if self._flush is None:
-            self._flush = self.blocks(layout.flush_start, layout.flush_bytes)
+            self._flush = signature(self.nonce, layout.flush_start, layout.flush_bytes)
         self.write([(layout.flush_start, self._flush)])
 
     def look(self, offset: int) -> Reading:
@@ -217,7 +216,7 @@ def _behaviour(survey: Sequence[Observation]) -> tuple[str, ...]:
 
 def _survey(prober: _Prober, layout: Layout) -> list[Observation]:
     prober.progress("writing the survey", 0.0)
-    window = prober.blocks(layout.window_start, layout.window_bytes)
+    window = signature(prober.nonce, layout.window_start, layout.window_bytes)
     writes = [(layout.window_start, window)]
     writes += [(mark, signature(prober.nonce, mark, BLOCK_BYTES)) for mark in layout.marks]
     prober.write(writes)
@@ -240,8 +239,7 @@ def _survey(prober: _Prober, layout: Layout) -> list[Observation]:
 
 def _test_block(prober: _Prober, layout: Layout, offset: int) -> Observation:
     """A step of the bisection: the block written alone, a flush, and read back."""
-    prober.write([(offset, signature(prober.nonce, offset, BLOCK_BYTES))])
-    prober.flush(layout)
+    prober.sign([offset], layout)
     return prober.observe(offset, "bisect")
 
 
@@ -321,11 +319,9 @@ def _find_modulus(
     for start in range(0, len(candidates), per_round):
         chunk = candidates[start : start + per_round]
         refs = [reference + i * BLOCK_BYTES for i in range(len(chunk))]
-        prober.write([(ref, signature(prober.nonce, ref, BLOCK_BYTES)) for ref in refs])
-        prober.flush(layout)
+        prober.sign(refs, layout)
         targets = [ref + c for ref, c in zip(refs, chunk, strict=True)]
-        prober.write([(t, signature(prober.nonce, t, BLOCK_BYTES)) for t in targets])
-        prober.flush(layout)
+        prober.sign(targets, layout)
         hits = []
         for ref, target, c in zip(refs, targets, chunk, strict=True):
             reading = prober.look(ref)
@@ -376,11 +372,9 @@ def _confirm(
 ) -> bool:
     """One candidate alone: a fresh reference, a flush, the block `candidate` above, a flush,
     and the reference must now read back as that block."""
-    prober.write([(reference, signature(prober.nonce, reference, BLOCK_BYTES))])
-    prober.flush(layout)
     target = reference + candidate
-    prober.write([(target, signature(prober.nonce, target, BLOCK_BYTES))])
-    prober.flush(layout)
+    prober.sign([reference], layout)
+    prober.sign([target], layout)
     reading = prober.look(reference)
     steps.append(Observation(target, "confirm", reading.found, reading.origin))
     return reading.found is Found.ALIAS and reading.origin == target

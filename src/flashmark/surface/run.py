@@ -112,13 +112,12 @@ class ScanStopped(StoppedEarly[SurfaceResult]):
 
 @dataclass(frozen=True)
 class SurfaceJob:
-    """A scan about to run: its plan, the interrupted scan it continues (--resume), whether it
-    writes, and the OS roots it was planned with."""
+    """A scan about to run: its plan (whether it writes), the interrupted scan it continues
+    (--resume), and the OS roots it was planned with."""
 
     request: SurfaceRequest
     plan: SurfacePlan
     previous: SurfaceResult | None
-    write: bool
     roots: SystemRoots
 
 
@@ -156,7 +155,7 @@ def prepare_surface(
             "--resume is for block devices: a folder scan's files are removed when it stops, "
             "so there is nothing to continue; run it again"
         )
-    return SurfaceJob(request, plan, previous, write, roots)
+    return SurfaceJob(request, plan, previous, roots)
 
 
 def run_surface(
