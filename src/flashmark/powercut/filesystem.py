@@ -24,12 +24,7 @@ from flashmark.powercut.media import Session
 from flashmark.powercut.result import FsCheck
 from flashmark.powercut.writer import RecordSink
 from flashmark.system.device_safety import check_writable
-from flashmark.system.disk_space import (
-    SpacePlan,
-    SpaceWatch,
-    plan_new_filesystem,
-    reserve_bytes,
-)
+from flashmark.system.disk_space import SpacePlan, SpaceWatch, plan_new_filesystem, reserve_bytes
 from flashmark.system.file_space import fsync_folder
 from flashmark.system.sysroot import SystemRoots
 

@@ -19,11 +19,7 @@ from dataclasses import dataclass, fields
 
 from flashmark import __version__
 from flashmark.codec import encode
-from flashmark.errors import (
-    DeviceFailed,
-    FlashmarkError,
-    StoppedEarly,
-)
+from flashmark.errors import DeviceFailed, FlashmarkError, StoppedEarly
 from flashmark.powercut.check import Return, check_cycle, unchecked_cycle
 from flashmark.powercut.commands import run_power_command, shown
 from flashmark.powercut.cycle import CutOutcome, CutPlan, cut_while_writing

@@ -37,6 +37,7 @@ from flashmark.surface.result import (
     SurfaceTarget,
 )
 from flashmark.system.watchdog import Watchdog
+from flashmark.units import utc_text
 
 # errno values a medium error comes as: EIO from the block layer (also what the loop device and
 # FUSE give for any failure), EILSEQ/ENODATA/EBADMSG/EREMOTEIO from some drivers for an
@@ -172,7 +173,7 @@ class SurfaceScan:
         self._watchdog = watchdog or Watchdog()
         self._progress = progress
         self._buffer = mmap.mmap(-1, settings.block_bytes)  # page-aligned, as O_DIRECT needs
-        self._started_at = _now()
+        self._started_at = utc_text(time.time())
         self._previous = previous
         self._warnings: list[str] = list(previous.warnings) if previous else []
         if previous is None:
@@ -604,7 +605,7 @@ class SurfaceScan:
             target=self.target,
             settings=self.settings,
             started_at=self._started_at,
-            finished_at=_now(),
+            finished_at=utc_text(time.time()),
             complete=complete,
             read=self._read_clock.stats(),
             write=self._write_clock.stats(),
@@ -642,7 +643,3 @@ def _normalised(ranges: list[Range]) -> tuple[Range, ...]:
     for found in sorted(ranges, key=lambda r: (r.start, r.kind)):
         merge(out, found)
     return tuple(out)
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
