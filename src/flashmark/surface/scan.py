@@ -97,6 +97,10 @@ class _Slice:
         return SliceStats(**{f.name: round(getattr(self, f.name)) for f in fields(SliceStats)})
 
 
+# What earlier sessions of a pass add when there were none.
+_NOTHING_TIMED = PassStats(bytes=0, ns=0, requests=0, median_latency_ns=0, max_latency_ns=0)
+
+
 class _PassClock:
     """One pass's bytes, time and latencies (this session), and the previous sessions'."""
 
@@ -121,28 +125,26 @@ class _PassClock:
             heapq.heapreplace(self.slowest, item)
 
     def stats(self) -> PassStats | None:
-        previous = self.previous
         if not self.latencies:
-            return previous
+            return self.previous
+        before = self.previous or _NOTHING_TIMED
         median = int(statistics.median_low(self.latencies))
         mine = [
             Outlier(offset, length, latency)
             for latency, offset, length in self.slowest
             if latency > OUTLIER_FACTOR * median
         ]
-        outliers = sorted(
-            [*(previous.outliers if previous else ()), *mine], key=lambda o: -o.latency_ns
-        )[:MAX_OUTLIERS]
+        outliers = sorted([*before.outliers, *mine], key=lambda o: -o.latency_ns)[:MAX_OUTLIERS]
         return PassStats(
-            bytes=self.bytes + (previous.bytes if previous else 0),
-            ns=round(self.ns) + (previous.ns if previous else 0),
-            requests=len(self.latencies) + (previous.requests if previous else 0),
+            bytes=self.bytes + before.bytes,
+            ns=round(self.ns) + before.ns,
+            requests=len(self.latencies) + before.requests,
             median_latency_ns=median,
-            max_latency_ns=max(max(self.latencies), previous.max_latency_ns if previous else 0),
-            host_stall_ns=self.stall_ns + (previous.host_stall_ns if previous else 0),
+            max_latency_ns=max(max(self.latencies), before.max_latency_ns),
+            host_stall_ns=self.stall_ns + before.host_stall_ns,
             outliers=tuple(sorted(outliers, key=lambda o: o.offset)),
-            flushes=self.flushes + (previous.flushes if previous else 0),
-            flush_ns=self.flush_ns + (previous.flush_ns if previous else 0),
+            flushes=self.flushes + before.flushes,
+            flush_ns=self.flush_ns + before.flush_ns,
         )
 
 
@@ -173,28 +175,23 @@ class SurfaceScan:
         self._watchdog = watchdog or Watchdog()
         self._progress = progress
         self._buffer = mmap.mmap(-1, settings.block_bytes)  # page-aligned, as O_DIRECT needs
-        self._started_at = utc_text(time.time())
         self._previous = previous
-        self._warnings: list[str] = list(previous.warnings) if previous else []
+        # A new scan starts where a scan that measured nothing yet would stand.
         if previous is None:
-            self.phase = "write" if settings.write else "read"
-            self.next_offset = 0
-            self._pending: list[list[int]] = []
+            first = "write" if settings.write else "read"
+            state = ResumeState(nonce=nonce, phase=first, next_offset=0, pending=())
+            integrity = Integrity(0, 0, 0, 0, ranges=())
             slices = _empty_slices(medium.size_bytes, settings.slices, medium.sector_bytes)
-            ranges: tuple[Range, ...] = ()
-            self._verified = self._mismatched = 0
         else:
-            self.phase = previous.state.phase
-            self.next_offset = previous.state.next_offset
-            self._pending = [list(p) for p in previous.state.pending]
-            slices = previous.slices
-            ranges = previous.integrity.ranges
-            self._verified = previous.integrity.verified_bytes
-            self._mismatched = previous.integrity.mismatched_bytes
-            self._started_at = previous.started_at
+            state, integrity, slices = previous.state, previous.integrity, previous.slices
+        self._started_at = previous.started_at if previous else utc_text(time.time())
+        self._warnings: list[str] = list(previous.warnings) if previous else []
+        self.phase, self.next_offset = state.phase, state.next_offset
+        self._pending = [list(p) for p in state.pending]
+        self._verified, self._mismatched = integrity.verified_bytes, integrity.mismatched_bytes
         self._slices = [_Slice.of(s) for s in slices]
         self._bounds = [s.start for s in slices]
-        self._ranges = list(ranges)
+        self._ranges = list(integrity.ranges)
         self._write_clock = _PassClock(previous.write if previous else None)
         self._read_clock = _PassClock(previous.read if previous else None)
         self._cache = previous.cache if previous else None
