@@ -17,8 +17,8 @@ from flashmark.capacity.backup import Journal
 from flashmark.capacity.signature import Found, Reading, classify, signature
 from flashmark.codec import written
 from flashmark.errors import TargetError
+from flashmark.units import MiB
 
-MiB = 1 << 20
 BLOCK_BYTES = 4096  # a multiple of every logical block size Linux uses (512, 4096)
 SECTOR_BYTES = 512
 RESERVED_BYTES = 1 * MiB  # never written: partition table (f3probe: libprobe.c probe_device)

@@ -53,8 +53,6 @@ from flashmark.system.signals import signal_of
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import device_held
 
-MiB = 1 << 20
-
 
 @dataclass(frozen=True)
 class PowercutEvent:
