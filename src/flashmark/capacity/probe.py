@@ -9,7 +9,6 @@ restore, `signals_held`; a SIGKILL leaves the backup file for `--restore`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import time
@@ -143,39 +142,34 @@ def run_capacity(
     refuse_if_pending(node, devices, roots, extra_folders=(folder,))
     nonce = os.urandom(16)
     started = time.time()
-    with (
-        claim_for_writing(node, roots),
-        held_path(node),  # held: flashmark.system.target_lock
-        contextlib.ExitStack() as stack,
-    ):
-        device = stack.enter_context(_opened(node))
-        path: Path | None = None
+    path: Path | None = None
+    with claim_for_writing(node, roots), held_path(node):  # held: flashmark.system.target_lock
         try:
-            if not destructive:
-                header = {
-                    "device": node,
-                    "majmin": majmin,
-                    # what --restore and the other writing commands recognise it by
-                    # (flashmark.system.device_identity), whatever its path is then
-                    "identity": identity_of_node(node, roots),
-                    "size_bytes": device.size_bytes,
-                    "nonce": nonce.hex(),
-                    "created_at": utc_text(started),
-                    "pid": os.getpid(),
-                    "flashmark_version": __version__,
-                }
-                path = _new_backup_file(folder, node, header)
-            try:
-                journal = Journal(device, path, backup=not destructive)
-                if path is not None and on_backup_file is not None:
-                    on_backup_file(path)
-            except BaseException:
-                if path is not None:  # nothing written yet: the file holds no backup
-                    path.unlink(missing_ok=True)
-                raise
-            findings, outcome = _search_and_restore(journal, nonce, progress)
+            with _opened(node) as device:
+                if not destructive:
+                    header = {
+                        "device": node,
+                        "majmin": majmin,
+                        # what --restore and the other writing commands recognise it by
+                        # (flashmark.system.device_identity), whatever its path is then
+                        "identity": identity_of_node(node, roots),
+                        "size_bytes": device.size_bytes,
+                        "nonce": nonce.hex(),
+                        "created_at": utc_text(started),
+                        "pid": os.getpid(),
+                        "flashmark_version": __version__,
+                    }
+                    path = _new_backup_file(folder, node, header)
+                try:
+                    journal = Journal(device, path, backup=not destructive)
+                    if path is not None and on_backup_file is not None:
+                        on_backup_file(path)
+                except BaseException:
+                    if path is not None:  # nothing written yet: the file holds no backup
+                        path.unlink(missing_ok=True)
+                    raise
+                findings, outcome = _search_and_restore(journal, nonce, progress)
         finally:
-            stack.close()
             if path is not None and not path.exists():  # put back: nothing is pending
                 forget(path)
     finished = time.time()
