@@ -30,8 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' tr
 
 from benchmarks.truth_rows import Row
 from flashmark.surface.result import SurfaceResult
-from flashmark.surface.run import plan_surface, scan_surface
-from flashmark.system.sysroot import SystemRoots
+from flashmark.surface.run import SurfaceRequest, prepare_surface, scan_surface
 from tests.emulation.flash.device import EmulatedFlash, unavailable_reason
 from tests.emulation.flash.model import BadRange, FakeMode, FlashModel
 from tests.surface.truth import expected_ranges
@@ -99,16 +98,15 @@ def idle_ns(device: EmulatedFlash) -> int:
 def scan_in_process(device: EmulatedFlash) -> tuple[SurfaceResult, float, dict[str, float]]:
     """The library call (what the command runs), with the card's idle time read at each phase
     change: (result, seconds, idle ms per phase)."""
-    roots = SystemRoots.from_environment()
     started = time.monotonic()
-    plan = plan_surface(device.path, write=True, roots=roots, block_bytes=BLOCK)
+    job = prepare_surface(SurfaceRequest(device.path, destructive=True, block_bytes=BLOCK))
     marks: dict[str, int] = {}
 
     def progress(phase: str, done: int, total: int) -> None:
         if phase not in marks:
             marks[phase] = idle_ns(device)
 
-    result = scan_surface(plan, block_bytes=BLOCK, slices=256, roots=roots, progress=progress)
+    result = scan_surface(job, progress=progress)
     took = time.monotonic() - started
     end = idle_ns(device)
     idle = {

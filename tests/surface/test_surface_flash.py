@@ -25,9 +25,8 @@ import pytest
 
 from flashmark.surface.medium import FOLDER_FILE_OVERHEAD_BYTES
 from flashmark.surface.result import SurfaceResult
-from flashmark.surface.run import plan_surface, scan_surface
+from flashmark.surface.run import SurfaceRequest, prepare_surface, scan_surface
 from flashmark.system.disk_space import reserve_bytes
-from flashmark.system.sysroot import SystemRoots
 from flashmark.units import format_size
 from tests.emulation.flash.device import EmulatedFlash
 from tests.emulation.flash.engine import FlashStats
@@ -84,8 +83,8 @@ def scanned_by_the_library(
     device: EmulatedFlash, block: int
 ) -> tuple[SurfaceResult, FlashStats, Reports]:
     """`scan_surface` with the card's counters read before and as each pass reports."""
-    roots = SystemRoots.from_environment()
-    plan = plan_surface(device.path, write=True, roots=roots, block_bytes=block)
+    request = SurfaceRequest(device.path, destructive=True, block_bytes=block, slices=256)
+    job = prepare_surface(request)
     reports: Reports = {}
 
     def stats() -> FlashStats:
@@ -105,7 +104,7 @@ def scanned_by_the_library(
             seen.append((now, stats()))
 
     before = stats()
-    result = scan_surface(plan, block_bytes=block, slices=256, roots=roots, progress=progress)
+    result = scan_surface(job, progress=progress)
     return result, before, reports
 
 

@@ -9,7 +9,6 @@ restore, `signals_held`; a SIGKILL leaves the backup file for `--restore`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import time
@@ -21,7 +20,6 @@ from pathlib import Path
 from flashmark import __version__
 from flashmark.capacity.backup import (
     Journal,
-    RawDevice,
     RestoreOutcome,
     create_backup_file,
     read_backup,
@@ -56,10 +54,8 @@ from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import held_path
 from flashmark.units import utc_text
 
-Opener = Callable[[str], AbstractContextManager[RawDevice]]
 
-
-def open_for_probe(node: str) -> AbstractContextManager[BlockDevice]:
+def _opened(node: str) -> AbstractContextManager[BlockDevice]:
     return open_direct(node, write=True, needs_root="writing a device")
 
 
@@ -101,34 +97,6 @@ def plan_capacity(request: CapacityRequest, roots: SystemRoots | None = None) ->
     return CapacityPlan(request, node, _card_cid(node, roots), roots)
 
 
-def run_capacity(
-    plan: CapacityPlan,
-    *,
-    progress: Progress | None = None,
-    on_backup_file: Callable[[Path], None] | None = None,
-) -> CapacityResult:
-    """The probe as planned (probe_device_capacity); `on_backup_file` is told where the backup
-    is before anything is written."""
-    return probe_device_capacity(
-        plan.node,
-        plan.roots,
-        destructive=plan.request.destructive,
-        folder=plan.request.backup_folder,
-        progress=progress,
-        card_cid=plan.card_cid,
-        on_backup_file=on_backup_file,
-    )
-
-
-def restore_capacity(
-    request: RestoreRequest, roots: SystemRoots | None = None
-) -> tuple[str, RestoreOutcome]:
-    """The device the backup was put back on, and what was put back (restore_backup_file)."""
-    return restore_backup_file(
-        request.backup_file, roots or SystemRoots.from_environment(), given=request.device
-    )
-
-
 def _card_cid(node: str, roots: SystemRoots) -> str | None:
     """The card's CID; None if not a card, or when the probe cannot tell."""
     try:
@@ -155,65 +123,53 @@ def check_block_device(given: str) -> tuple[str, str]:
     return str(path), f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}"
 
 
-def refuse_if_backup_left(node: str, roots: SystemRoots, folder: Path) -> None:
-    """UnsafeDevice naming the `--restore` line when a killed probe's backup (in the default
-    folder, found through its pointers, or in `folder`) belongs to the device or its stack."""
-    stack = device_stack(kernel_name_of_node(node, roots), roots)
-    refuse_if_pending(node, stack, roots, extra_folders=(folder,))
-
-
-def probe_device_capacity(
-    given: str,
-    roots: SystemRoots,
+def run_capacity(
+    plan: CapacityPlan,
     *,
-    destructive: bool,
-    folder: Path | None = None,
     progress: Progress | None = None,
-    opener: Opener = open_for_probe,
-    card_cid: str | None = None,
     on_backup_file: Callable[[Path], None] | None = None,
 ) -> CapacityResult:
-    """Probe `given` (a block device node). Raises TargetError kinds for what cannot be probed,
-    UnsafeDevice for what is in use, DeviceFailed when the device fails, Interrupted (after the
-    restore) when a signal stops it."""
-    node, majmin = check_block_device(given)
-    folder = backup_folder() if folder is None else folder
-    refuse_if_backup_left(node, roots, folder)
+    """The probe as planned; `on_backup_file` is told where the backup is before anything is
+    written. Raises TargetError kinds for what cannot be probed, UnsafeDevice for what is in
+    use (or holds a killed probe's backup: the `--restore` line), DeviceFailed when the device
+    fails, Interrupted (after the restore) when a signal stops it."""
+    roots, destructive = plan.roots, plan.request.destructive
+    node, majmin = check_block_device(plan.node)
+    folder = plan.request.backup_folder or backup_folder()
+    # a killed probe's backup (in the default folder, found through its pointers, or in
+    # `folder`) that belongs to the device or its stack
+    devices = device_stack(kernel_name_of_node(node, roots), roots)
+    refuse_if_pending(node, devices, roots, extra_folders=(folder,))
     nonce = os.urandom(16)
     started = time.time()
-    with (
-        claim_for_writing(node, roots),
-        held_path(node),  # held: flashmark.system.target_lock
-        contextlib.ExitStack() as stack,
-    ):
-        device = stack.enter_context(opener(node))
-        path: Path | None = None
+    path: Path | None = None
+    with claim_for_writing(node, roots), held_path(node):  # held: flashmark.system.target_lock
         try:
-            if not destructive:
-                header = {
-                    "device": node,
-                    "majmin": majmin,
-                    # what --restore and the other writing commands recognise it by
-                    # (flashmark.system.device_identity), whatever its path is then
-                    "identity": identity_of_node(node, roots),
-                    "size_bytes": device.size_bytes,
-                    "nonce": nonce.hex(),
-                    "created_at": utc_text(started),
-                    "pid": os.getpid(),
-                    "flashmark_version": __version__,
-                }
-                path = _new_backup_file(folder, node, header)
-            try:
-                journal = Journal(device, path, backup=not destructive)
-                if path is not None and on_backup_file is not None:
-                    on_backup_file(path)
-            except BaseException:
-                if path is not None:  # nothing written yet: the file holds no backup
-                    path.unlink(missing_ok=True)
-                raise
-            findings, outcome = _search_and_restore(journal, nonce, progress)
+            with _opened(node) as device:
+                if not destructive:
+                    header = {
+                        "device": node,
+                        "majmin": majmin,
+                        # what --restore and the other writing commands recognise it by
+                        # (flashmark.system.device_identity), whatever its path is then
+                        "identity": identity_of_node(node, roots),
+                        "size_bytes": device.size_bytes,
+                        "nonce": nonce.hex(),
+                        "created_at": utc_text(started),
+                        "pid": os.getpid(),
+                        "flashmark_version": __version__,
+                    }
+                    path = _new_backup_file(folder, node, header)
+                try:
+                    journal = Journal(device, path, backup=not destructive)
+                    if path is not None and on_backup_file is not None:
+                        on_backup_file(path)
+                except BaseException:
+                    if path is not None:  # nothing written yet: the file holds no backup
+                        path.unlink(missing_ok=True)
+                    raise
+                findings, outcome = _search_and_restore(journal, nonce, progress)
         finally:
-            stack.close()
             if path is not None and not path.exists():  # put back: nothing is pending
                 forget(path)
     finished = time.time()
@@ -243,7 +199,7 @@ def probe_device_capacity(
         else BackupSummary(
             outcome.ranges, outcome.bytes_restored, True, outcome.differing_after_aliasing
         ),
-        card_cid=card_cid,
+        card_cid=plan.card_cid,
         notes=findings.notes + _restore_notes(outcome),
         flashmark_version=__version__,
     )
@@ -325,15 +281,18 @@ def _restore_notes(outcome: RestoreOutcome | None) -> tuple[str, ...]:
     )
 
 
-def restore_backup_file(
-    backup: Path, roots: SystemRoots, *, given: str | None = None, opener: Opener = open_for_probe
+def restore_capacity(
+    request: RestoreRequest, roots: SystemRoots | None = None
 ) -> tuple[str, RestoreOutcome]:
     """Put a killed probe's backup back on its device, only where the device still holds
-    the probe's blocks (backup.restore_ours), verify, and remove the file.
+    the probe's blocks (backup.restore_ours), verify, and remove the file; the device it was
+    put back on, and what was put back.
 
     The device is the one the backup names by identity (flashmark.system.device_identity), wherever
     it is now; `given` must be that device. A backup without an identity (a device that says
     nothing about itself) must find the same device number and size."""
+    backup, given = request.backup_file, request.device
+    roots = roots or SystemRoots.from_environment()
     header, records = read_backup(backup)
     try:
         nonce = bytes.fromhex(str(header["nonce"]))
@@ -346,7 +305,7 @@ def restore_backup_file(
             f"{backup} was taken from device {header.get('majmin')} ({header.get('device')}), "
             f"not {node} ({majmin}): give the right device"
         )
-    with claim_for_writing(node, roots, restoring=backup), opener(node) as device:
+    with claim_for_writing(node, roots, restoring=backup), _opened(node) as device:
         if device.size_bytes != header.get("size_bytes"):
             raise UsageError(
                 f"{node} holds {device.size_bytes} bytes, the backup's device held "
@@ -366,7 +325,7 @@ def restore_backup_file(
 def _backup_device(
     backup: Path, header: dict[str, object], given: str | None, roots: SystemRoots
 ) -> str:
-    """The node of the device a backup belongs to (see restore_backup_file)."""
+    """The node of the device a backup belongs to (see restore_capacity)."""
     recorded = header.get("identity")
     named = str(header.get("device") or "")
     if not recorded:

@@ -17,8 +17,8 @@ from flashmark.capacity.backup import Journal
 from flashmark.capacity.signature import Found, Reading, classify, signature
 from flashmark.codec import written
 from flashmark.errors import TargetError
+from flashmark.units import MiB
 
-MiB = 1 << 20
 BLOCK_BYTES = 4096  # a multiple of every logical block size Linux uses (512, 4096)
 SECTOR_BYTES = 512
 RESERVED_BYTES = 1 * MiB  # never written: partition table (f3probe: libprobe.c probe_device)
@@ -115,20 +115,19 @@ class _Prober:
         self._indexed = 0
         self._flush: bytes | None = None
 
-    def blocks(self, start: int, length: int) -> bytes:
-        return b"".join(
-            signature(self.nonce, offset, BLOCK_BYTES)
-            for offset in range(start, start + length, BLOCK_BYTES)
-        )
-
     def write(self, writes: Sequence[tuple[int, bytes]]) -> None:
         self.journal.write(writes)
         self.device.sync_checked()  # the batch is on the device, not in its volatile write cache
         self.written += sum(len(data) for _, data in writes) // BLOCK_BYTES
 
+    def sign(self, offsets: Iterable[int], layout: Layout) -> None:
+        """A signature block at each offset, written in one batch, then the cache flush."""
+        self.write([(offset, signature(self.nonce, offset, BLOCK_BYTES)) for offset in offsets])
+        self.flush(layout)
+
     def flush(self, layout: Layout) -> None:
         if self._flush is None:
-            self._flush = self.blocks(layout.flush_start, layout.flush_bytes)
+            self._flush = signature(self.nonce, layout.flush_start, layout.flush_bytes)
         self.write([(layout.flush_start, self._flush)])
 
     def look(self, offset: int) -> Reading:
@@ -136,6 +135,10 @@ class _Prober:
         self.read += 1
         before = self._before(offset)
         return classify(data, self.nonce, offset, before)
+
+    def observe(self, offset: int, phase: str) -> Observation:
+        reading = self.look(offset)
+        return Observation(offset, phase, reading.found, reading.origin, reading.own_sectors)
 
     def _before(self, offset: int) -> bytes | None:
         """The block's content before the probe (the earliest backup of it), if backed up."""
@@ -158,59 +161,37 @@ def find_capacity(journal: Journal, nonce: bytes, progress: Progress | None = No
     dropped = [o for o in survey if o.found not in (Found.OWN, Found.ALIAS)]
     notes: list[str] = []
     steps: list[Observation] = []
-    behaviour = _behaviour(survey)
-    if not aliases and not dropped:
-        return _findings(prober, layout, "genuine", layout.top, BLOCK_BYTES, (), survey, steps, [])
-    real: int | None
+    verdict, granularity = "genuine", BLOCK_BYTES
+    real: int | None = layout.top
+    if aliases or dropped:
+        # writes that do not hold: whatever the real size, it is not the claim
+        verdict, granularity = "fake", max(SECTOR_BYTES, journal.device.sector_bytes)
     if aliases:
         prober.progress("finding the wrap", 0.0)
-        distance = 0
-        for observation in aliases:
-            assert observation.origin is not None
-            distance = math.gcd(distance, abs(observation.origin - observation.offset))
+        distance = math.gcd(*(abs(o.origin - o.offset) for o in aliases if o.origin is not None))
         real = _find_modulus(prober, layout, distance, steps, notes)
-        granularity = max(SECTOR_BYTES, journal.device.sector_bytes)
         if real is None:
-            verdict = "fake"
             notes.append(
                 f"addresses {distance} bytes apart share storage, but no real size that "
                 "divides that distance could be confirmed"
             )
-        else:
-            verdict = "fake"
-    else:
+    elif dropped:
         prober.progress("bisecting", 0.0)
         real = _bisect(prober, layout, survey, steps, notes)
-        granularity = max(SECTOR_BYTES, journal.device.sector_bytes)
-        verdict = "fake"  # writes that do not hold: whatever the size, it is not the claim
-        if real is not None:
-            late = [o.offset for o in survey if o.found is Found.OWN and o.offset >= real]
-            if late:
-                verdict = "uncertain"
-                notes.append(
-                    f"{len(late)} block(s) beyond the last good one held their data (first "
-                    f"at byte {late[0]}): the device does not lose a single tail"
-                )
-    return _findings(prober, layout, verdict, real, granularity, behaviour, survey, steps, notes)
-
-
-def _findings(
-    prober: _Prober,
-    layout: Layout,
-    verdict: str,
-    real: int | None,
-    granularity: int,
-    behaviour: Iterable[str],
-    survey: Sequence[Observation],
-    steps: Sequence[Observation],
-    notes: Sequence[str],
-) -> Findings:
+        own = [o.offset for o in survey if o.found is Found.OWN]
+        late = [] if real is None else [offset for offset in own if offset >= real]
+        if late:
+            verdict = "uncertain"
+            notes.append(
+                f"{len(late)} block(s) beyond the last good one held their data (first "
+                f"at byte {late[0]}): the device does not lose a single tail"
+            )
     return Findings(
         layout=layout,
         verdict=verdict,
         real_bytes=real,
         granularity_bytes=granularity,
-        behaviour=tuple(behaviour),
+        behaviour=_behaviour(survey),
         survey=tuple(survey),
         steps=tuple(steps),
         blocks_written=prober.written,
@@ -235,7 +216,7 @@ def _behaviour(survey: Sequence[Observation]) -> tuple[str, ...]:
 
 def _survey(prober: _Prober, layout: Layout) -> list[Observation]:
     prober.progress("writing the survey", 0.0)
-    window = prober.blocks(layout.window_start, layout.window_bytes)
+    window = signature(prober.nonce, layout.window_start, layout.window_bytes)
     writes = [(layout.window_start, window)]
     writes += [(mark, signature(prober.nonce, mark, BLOCK_BYTES)) for mark in layout.marks]
     prober.write(writes)
@@ -250,20 +231,16 @@ def _survey(prober: _Prober, layout: Layout) -> list[Observation]:
     random.Random(prober.nonce).shuffle(order)  # one block per read, no sequential pattern
     found: dict[int, Observation] = {}
     for done, index in enumerate(order):
-        offset, phase = targets[index]
-        reading = prober.look(offset)
-        found[index] = Observation(
-            offset, phase, reading.found, reading.origin, reading.own_sectors
-        )
+        found[index] = prober.observe(*targets[index])
         if done % 512 == 0:
             prober.progress("reading the survey back", done / len(order))
     return [found[index] for index in range(len(targets))]
 
 
-def _test_block(prober: _Prober, layout: Layout, offset: int) -> Reading:
-    prober.write([(offset, signature(prober.nonce, offset, BLOCK_BYTES))])
-    prober.flush(layout)
-    return prober.look(offset)
+def _test_block(prober: _Prober, layout: Layout, offset: int) -> Observation:
+    """A step of the bisection: the block written alone, a flush, and read back."""
+    prober.sign([offset], layout)
+    return prober.observe(offset, "bisect")
 
 
 def _bisect(
@@ -282,9 +259,8 @@ def _bisect(
     else:
         # The last block of the flush region: written (and so checked) by every test.
         low = layout.flush_start + layout.flush_bytes - BLOCK_BYTES
-        reading = _test_block(prober, layout, low)
-        steps.append(Observation(low, "bisect", reading.found, reading.origin, reading.own_sectors))
-        if reading.found is not Found.OWN:
+        steps.append(_test_block(prober, layout, low))
+        if steps[-1].found is not Found.OWN:
             notes.append(
                 f"no block from byte {low} on holds its data: the usable capacity is "
                 f"below {low + BLOCK_BYTES} bytes"
@@ -294,11 +270,8 @@ def _bisect(
     total = max(1, math.ceil(math.log2(max(2, (high - low) // BLOCK_BYTES))))
     while high - low > BLOCK_BYTES:
         middle = low + (high - low) // 2 // BLOCK_BYTES * BLOCK_BYTES
-        reading = _test_block(prober, layout, middle)
-        steps.append(
-            Observation(middle, "bisect", reading.found, reading.origin, reading.own_sectors)
-        )
-        if reading.found is Found.OWN:
+        steps.append(_test_block(prober, layout, middle))
+        if steps[-1].found is Found.OWN:
             low = middle
         else:
             high = middle
@@ -346,11 +319,9 @@ def _find_modulus(
     for start in range(0, len(candidates), per_round):
         chunk = candidates[start : start + per_round]
         refs = [reference + i * BLOCK_BYTES for i in range(len(chunk))]
-        prober.write([(ref, signature(prober.nonce, ref, BLOCK_BYTES)) for ref in refs])
-        prober.flush(layout)
+        prober.sign(refs, layout)
         targets = [ref + c for ref, c in zip(refs, chunk, strict=True)]
-        prober.write([(t, signature(prober.nonce, t, BLOCK_BYTES)) for t in targets])
-        prober.flush(layout)
+        prober.sign(targets, layout)
         hits = []
         for ref, target, c in zip(refs, targets, chunk, strict=True):
             reading = prober.look(ref)
@@ -401,11 +372,9 @@ def _confirm(
 ) -> bool:
     """One candidate alone: a fresh reference, a flush, the block `candidate` above, a flush,
     and the reference must now read back as that block."""
-    prober.write([(reference, signature(prober.nonce, reference, BLOCK_BYTES))])
-    prober.flush(layout)
     target = reference + candidate
-    prober.write([(target, signature(prober.nonce, target, BLOCK_BYTES))])
-    prober.flush(layout)
+    prober.sign([reference], layout)
+    prober.sign([target], layout)
     reading = prober.look(reference)
     steps.append(Observation(target, "confirm", reading.found, reading.origin))
     return reading.found is Found.ALIAS and reading.origin == target

@@ -59,16 +59,13 @@ def capacity_rows(result: CapacityResult) -> list[tuple[str, str]]:
         ),
         ("evidence", _evidence(result)),
     ]
-    if result.backup is not None:
-        rows.append(
-            (
-                "restored",
-                f"{result.backup.ranges} range(s), {result.backup.bytes:,} bytes, read back "
-                "and checked",
-            )
-        )
-    else:
-        rows.append(("restored", "nothing (--destructive: the probed blocks were overwritten)"))
+    backup = result.backup
+    restored = (
+        f"{backup.ranges} range(s), {backup.bytes:,} bytes, read back and checked"
+        if backup is not None
+        else "nothing (--destructive: the probed blocks were overwritten)"
+    )
+    rows.append(("restored", restored))
     rows += [("note", note) for note in result.notes]
     return rows
 

@@ -93,16 +93,12 @@ def unchecked_cycle(
 
 
 # An unchecked cycle's counts: no record was read, so none is counted lost or durable.
-_NOTHING_READ = Tally(
-    records=0,
-    durable=0,
-    lost_after_flush=0,
-    lost_unflushed=0,
-    torn=0,
-    corrupt=0,
-    reordered=False,
-    first_lost_seq=None,
-)
+_NOTHING_READ = Tally(0, 0, 0, 0, 0, 0, reordered=False, first_lost_seq=None)
+# What a cycle's result takes from its tally, under the same names.
+_TALLIED = (
+    "durable", "lost_after_flush", "lost_unflushed", "torn", "corrupt", "reordered",
+    "first_lost_seq",
+)  # fmt: skip
 
 
 def _cycle_result(
@@ -124,18 +120,12 @@ def _cycle_result(
         records_written=records_written,
         records_in_flight=in_flight,
         records_flushed=records_flushed,
-        durable=tally.durable,
-        lost_after_flush=tally.lost_after_flush,
-        lost_unflushed=tally.lost_unflushed,
-        torn=tally.torn,
-        corrupt=tally.corrupt,
         flushed_bytes_lost=tally.lost_after_flush * record_bytes,
-        reordered=tally.reordered,
-        first_lost_seq=tally.first_lost_seq,
         device=came_back.state,
         back_after_s=came_back.after_s,
         back_as=came_back.node,
         fsck=fsck,
+        **{name: getattr(tally, name) for name in _TALLIED},
     )
 
 

@@ -24,12 +24,7 @@ from flashmark.powercut.media import Session
 from flashmark.powercut.result import FsCheck
 from flashmark.powercut.writer import RecordSink
 from flashmark.system.device_safety import check_writable
-from flashmark.system.disk_space import (
-    SpacePlan,
-    SpaceWatch,
-    plan_new_filesystem,
-    reserve_bytes,
-)
+from flashmark.system.disk_space import SpacePlan, SpaceWatch, plan_new_filesystem, reserve_bytes
 from flashmark.system.file_space import fsync_folder
 from flashmark.system.sysroot import SystemRoots
 
@@ -213,7 +208,7 @@ class FsMedium:
     @contextlib.contextmanager
     def session(self, node: str, *, after_cut: bool) -> Iterator[Session]:
         check_writable(node, self._roots)
-        fsck = self._check(node) if after_cut else None
+        fsck = _CHECKS[self.mode](node) if after_cut else None
         with _mounted(node, self.mode) as folder:
             if folder is None:
                 yield _FsSession(None, fsck)
@@ -229,11 +224,6 @@ class FsMedium:
                 yield _FsSession(journal, fsck)
             finally:
                 journal.close()
-
-    def _check(self, node: str) -> FsCheck:
-        if self.mode == "ext4":
-            return check_ext4(node)
-        return check_f2fs(node)
 
 
 def check_ext4(node: str) -> FsCheck:
@@ -263,6 +253,9 @@ def check_f2fs(node: str) -> FsCheck:
     return FsCheck(
         "fsck.f2fs", fix.returncode, REPAIRED if fix.returncode == 0 else ERRORS_LEFT, problems
     )
+
+
+_CHECKS = {"ext4": check_ext4, "f2fs": check_f2fs}  # each as a boot checks it after a cut
 
 
 @contextlib.contextmanager

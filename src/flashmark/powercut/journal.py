@@ -6,15 +6,11 @@ I/O, its flush and FUA writes: flashmark.system.block_device.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from flashmark.errors import DeviceFailed
-from flashmark.system.block_device import BlockDevice, aligned_buffer, open_direct
-
-# The kernel's cache facts, read where the plan is made (re-exported under their old home).
-from flashmark.system.block_device import QueueFacts as QueueFacts
+from flashmark.system.block_device import BlockDevice, aligned_buffer
 
 _READ_CHUNK = 1 << 20  # the reader reads this much at a time
 
@@ -31,13 +27,6 @@ class JournalLayout:
 
     def offset_of(self, seq: int) -> int:
         return self.area_start + (seq % self.slots) * self.record_bytes
-
-
-@contextlib.contextmanager
-def opened(node: str, *, write: bool) -> Iterator[BlockDevice]:
-    """The device opened with O_DIRECT; closed on the way out."""
-    with open_direct(node, write=write, needs_root="a power-cut test") as device:
-        yield device
 
 
 class RawJournal:

@@ -10,9 +10,10 @@ import contextlib
 from collections.abc import Iterator
 from typing import Protocol
 
-from flashmark.powercut.journal import JournalLayout, RawJournal, opened
+from flashmark.powercut.journal import JournalLayout, RawJournal
 from flashmark.powercut.result import RAW, FsCheck
 from flashmark.powercut.writer import RecordSink
+from flashmark.system.block_device import open_direct
 from flashmark.system.device_safety import claim_for_writing
 from flashmark.system.sysroot import SystemRoots
 
@@ -89,7 +90,10 @@ class RawMedium:
 
     @contextlib.contextmanager
     def session(self, node: str, *, after_cut: bool) -> Iterator[Session]:
-        with claim_for_writing(node, self._roots), opened(node, write=True) as device:
+        with (
+            claim_for_writing(node, self._roots),
+            open_direct(node, write=True, needs_root="a power-cut test") as device,
+        ):
             journal = RawJournal(device, self.layout)
             try:
                 yield _RawSession(journal)

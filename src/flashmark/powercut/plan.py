@@ -15,13 +15,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashmark.errors import (
-    EnvironmentProblem,
-    FlashmarkError,
-    Interrupted,
-    TargetError,
-    UsageError,
-)
+from flashmark.errors import EnvironmentProblem, TargetError, UsageError
 from flashmark.powercut.cycle import CutPlan
 from flashmark.powercut.filesystem import FsMedium, filesystem_missing, filesystem_space
 from flashmark.powercut.journal import JournalLayout
@@ -187,12 +181,6 @@ def _refuse_record_on_device(folder: Path, name: str, roots: SystemRoots) -> Non
 
 def _probe_summary(node: str, roots: SystemRoots) -> str | None:
     """The device in one line (flashmark.probe); None when the probe cannot tell."""
-    from flashmark.probe.summary import measured_summary
-    from flashmark.probe.target import probe_target
+    from flashmark.surface.run import identify  # the probe is loaded only to plan a test
 
-    try:
-        return measured_summary(probe_target(node, roots, sample_s=0.0))
-    except Interrupted:
-        raise
-    except (FlashmarkError, OSError):
-        return None
+    return identify(node, roots)[0]

@@ -15,15 +15,11 @@ import datetime
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from flashmark import __version__
 from flashmark.codec import encode
-from flashmark.errors import (
-    DeviceFailed,
-    FlashmarkError,
-    StoppedEarly,
-)
+from flashmark.errors import DeviceFailed, FlashmarkError, StoppedEarly
 from flashmark.powercut.check import Return, check_cycle, unchecked_cycle
 from flashmark.powercut.commands import run_power_command, shown
 from flashmark.powercut.cycle import CutOutcome, CutPlan, cut_while_writing
@@ -56,8 +52,6 @@ from flashmark.system.device_stack import kernel_name_of_node
 from flashmark.system.signals import signal_of
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import device_held
-
-MiB = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -346,20 +340,13 @@ def build_result(
             fua=plan.facts.fua,
             device=plan.summary,
         ),
+        # the header's fields under the same names, and where the flush points went
         settings=PowercutSettings(
-            run=header.run,
-            cycles=header.cycles,
-            mode=header.mode,
-            record_bytes=header.record_bytes,
-            flush_every=header.flush_every,
-            fua=header.fua,
-            area_start=header.area_start,
-            area_bytes=header.area_bytes,
-            cut_min_s=header.cut_min_s,
-            cut_max_s=header.cut_max_s,
-            off_command=header.off_command,
-            on_command=header.on_command,
-            come_back_timeout_s=header.come_back_timeout_s,
+            **{
+                f.name: getattr(header, f.name)
+                for f in fields(PowercutSettings)
+                if f.name != "recorder"
+            },
             recorder=recorder,
         ),
         cycles=tuple(cycles),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol
 
 from flashmark.powercut.record import make_record
@@ -54,29 +54,21 @@ class WriterProgress:
         return 0 if self.acked_through is None else self.acked_through - self.first_seq + 1
 
 
+@dataclass
 class JournalWriter:
-    def __init__(
-        self,
-        sink: RecordSink,
-        recorder: FlushRecorder,
-        *,
-        nonce: bytes,
-        cycle: int,
-        first_seq: int,
-        flush_every: int,
-        fua: bool,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._sink = sink
-        self._recorder = recorder
-        self._nonce = nonce
-        self._cycle = cycle
-        self._first = first_seq
-        self._flush_every = flush_every
-        self._fua = fua
-        self._clock = clock
+    sink: RecordSink
+    recorder: FlushRecorder
+    _: KW_ONLY
+    nonce: bytes
+    cycle: int
+    first_seq: int
+    flush_every: int
+    fua: bool
+    clock: Callable[[], float] = time.monotonic
+
+    def __post_init__(self) -> None:
         self._stop = threading.Event()
-        self.progress = WriterProgress(first_seq)
+        self.progress = WriterProgress(self.first_seq)
         self._thread = threading.Thread(target=self._run, name="powercut-writer", daemon=True)
 
     def start(self) -> None:
@@ -103,29 +95,29 @@ class JournalWriter:
             self.progress.unexpected = error
 
     def _write_until_stopped(self) -> None:
-        sink, progress = self._sink, self.progress
-        seq = self._first
+        sink, progress, first = self.sink, self.progress, self.first_seq
+        seq = first
         while not self._stop.is_set():
-            if seq - self._first >= sink.capacity:
+            if seq - first >= sink.capacity:
                 progress.full = True
                 return
             record = make_record(
-                self._nonce, self._cycle, seq, sink.offset_of(seq), sink.record_bytes
+                self.nonce, self.cycle, seq, sink.offset_of(seq), sink.record_bytes
             )
-            closing = (seq - self._first + 1) % self._flush_every == 0
-            fua = self._fua and closing
+            closing = (seq - first + 1) % self.flush_every == 0
+            fua = self.fua and closing
             progress.submitted_through = seq
             if progress.started_at is None:
-                progress.started_at = self._clock()
+                progress.started_at = self.clock()
             try:
                 sink.write(seq, record, fua=fua)
                 progress.acked_through = seq
                 if closing:
                     if fua:
-                        self._recorder.append(fua_entry(self._cycle, seq))
+                        self.recorder.append(fua_entry(self.cycle, seq))
                         progress.fua.append(seq)
                     sink.flush()
-                    self._recorder.append(flush_entry(self._cycle, seq))
+                    self.recorder.append(flush_entry(self.cycle, seq))
                     progress.flushed_through = seq
                     progress.flushes += 1
             except OSError as error:

@@ -9,7 +9,8 @@ write cache").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from flashmark.codec import document, written
@@ -47,26 +48,21 @@ class _Line:
     sse: float
 
 
+def _prefix(values: Iterable[float]) -> list[float]:
+    """0, then the running sums of `values`."""
+    return [0.0, *itertools.accumulate(values)]
+
+
 class _Sums:
     """Prefix sums, so that the least-squares line of any run of points costs O(1)."""
 
     def __init__(self, xs: Sequence[float], ys: Sequence[float]) -> None:
-        self.n = [0]
-        self.x = [0.0]
-        self.y = [0.0]
-        self.xx = [0.0]
-        self.xy = [0.0]
-        self.yy = [0.0]
-        for x, y in zip(xs, ys, strict=True):
-            self.n.append(self.n[-1] + 1)
-            self.x.append(self.x[-1] + x)
-            self.y.append(self.y[-1] + y)
-            self.xx.append(self.xx[-1] + x * x)
-            self.xy.append(self.xy[-1] + x * y)
-            self.yy.append(self.yy[-1] + y * y)
+        self.x, self.y = _prefix(xs), _prefix(ys)
+        self.xx, self.yy = _prefix(x * x for x in xs), _prefix(y * y for y in ys)
+        self.xy = _prefix(x * y for x, y in zip(xs, ys, strict=True))
 
     def line(self, lo: int, hi: int) -> _Line | None:
-        n = self.n[hi] - self.n[lo]
+        n = hi - lo
         sx, sy = self.x[hi] - self.x[lo], self.y[hi] - self.y[lo]
         sxx, sxy, syy = (
             self.xx[hi] - self.xx[lo],
@@ -92,10 +88,7 @@ def estimate_cache(points: Sequence[tuple[int, int]]) -> CacheEstimate | None:
     # Per request: its bytes and the time since the previous completion, stalls cut down.
     sizes = [float(points[i + 1][0] - points[i][0]) for i in range(len(points) - 1)]
     times = _without_stalls([float(points[i + 1][1] - points[i][1]) for i in range(len(sizes))])
-    xs, ys = [0.0], [0.0]
-    for size, took in zip(sizes, times, strict=True):
-        xs.append(xs[-1] + size)
-        ys.append(ys[-1] + took)
+    xs, ys = _prefix(sizes), _prefix(times)
     sums = _Sums(xs, ys)
     whole = sums.line(0, len(xs))
     if whole is None or whole.slope <= 0:
@@ -179,10 +172,6 @@ def _least_squares_break(sums: _Sums, n: int) -> int | None:
 def _line_through(sizes: Sequence[float], times: Sequence[float], span: range) -> _Line | None:
     """The least-squares line of completion time against bytes written over `span` (both
     counted from the start of the pass)."""
-    x = sum(sizes[: span.start])
-    y = sum(times[: span.start])
-    xs, ys = [x], [y]
-    for i in span:
-        xs.append(xs[-1] + sizes[i])
-        ys.append(ys[-1] + times[i])
+    xs = list(itertools.accumulate(sizes[span.start : span.stop], initial=sum(sizes[: span.start])))
+    ys = list(itertools.accumulate(times[span.start : span.stop], initial=sum(times[: span.start])))
     return _Sums(xs, ys).line(0, len(xs))

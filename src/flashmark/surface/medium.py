@@ -75,28 +75,27 @@ class FolderMedium:
     paths: list[Path]
     fds: list[int]
 
-    def _pieces(self, length: int, offset: int) -> Iterator[tuple[int, int, int]]:
+    def _pieces(self, buffer: memoryview, offset: int) -> Iterator[tuple[int, memoryview, int]]:
+        """A request's part in each file it spans: (the file, the part, its offset there)."""
         done = 0
-        while done < length:
+        while done < len(buffer):
             index, within = divmod(offset + done, self.file_bytes)
-            size = min(length - done, self.file_bytes - within)
-            yield self.fds[index], within, done
+            size = min(len(buffer) - done, self.file_bytes - within)
+            yield self.fds[index], buffer[done : done + size], within
             done += size
 
     def read(self, buffer: memoryview, offset: int) -> None:
-        for fd, within, at in self._pieces(len(buffer), offset):
-            end = min(len(buffer), at + self.file_bytes - within)
-            transfer(fd, buffer[at:end], within, write=False)
+        for fd, part, within in self._pieces(buffer, offset):
+            transfer(fd, part, within, write=False)
 
     def write(self, buffer: memoryview, offset: int) -> None:
-        for fd, within, at in self._pieces(len(buffer), offset):
-            end = min(len(buffer), at + self.file_bytes - within)
-            try:
-                transfer(fd, buffer[at:end], within, write=True)
-            except OSError as error:
-                if error.errno in (errno.ENOSPC, errno.EDQUOT):
-                    raise NotEnoughSpace(folder_full(self.folder)) from None
-                raise
+        try:
+            for fd, part, within in self._pieces(buffer, offset):
+                transfer(fd, part, within, write=True)
+        except OSError as error:
+            if error.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise NotEnoughSpace(folder_full(self.folder)) from None
+            raise
 
     def sync(self) -> None:
         for fd in self.fds:

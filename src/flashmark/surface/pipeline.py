@@ -15,7 +15,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol
 
 from flashmark.surface.medium import Medium
@@ -91,6 +91,16 @@ class Done:
         return self.buffer[: self.length]
 
 
+def perform(medium: Medium, op: str, buffer: memoryview, offset: int) -> None:
+    """One request (READ, WRITE or SYNC) made on `medium`, whichever executor makes it."""
+    if op == READ:
+        medium.read(buffer, offset)
+    elif op == WRITE:
+        medium.write(buffer, offset)
+    else:
+        medium.sync()
+
+
 SkipRule = Callable[[int, int, int], int]  # (failures in a row, offset, length) -> bytes to skip
 
 
@@ -113,46 +123,37 @@ def wait_within(executor: Executor, seq: int, watchdog: Watchdog, length: int, w
     return reply
 
 
+@dataclass
 class Pipeline:
     """Requests from `start` to `size` in blocks; iterate `results()`, `release()` each Done
     (a write pass also hands back Flushed markers, with `flush_every_ns`)."""
 
-    def __init__(
-        self,
-        medium: Medium,
-        *,
-        write: bool,
-        start: int,
-        size: int,
-        block: int,
-        clock: Callable[[], int],
-        pattern: Pattern | None = None,
-        skip: SkipRule | None = None,
-        watchdog: Watchdog | None = None,
-        place: str = "the device",
-        flush_every_ns: int | None = None,
-    ) -> None:
-        self._medium = medium
-        self._write = write
-        self._size = size
-        self._block = block
-        self._pattern = pattern
-        self._skip = skip
-        self._watchdog = watchdog or Watchdog()
-        self._place = place
-        executor = getattr(medium, "executor", None)
+    medium: Medium
+    _: KW_ONLY
+    write: bool
+    start: int
+    size: int
+    block: int
+    clock: Callable[[], int]
+    pattern: Pattern | None = None
+    skip: SkipRule | None = None
+    watchdog: Watchdog = field(default_factory=Watchdog)
+    place: str = "the device"
+    flush_every_ns: int | None = None
+
+    def __post_init__(self) -> None:
+        executor = getattr(self.medium, "executor", None)
         self._own: ThreadExecutor | None = None
         if executor is None:
-            self._own = ThreadExecutor(medium, clock, BUFFERS, block)
+            self._own = ThreadExecutor(self.medium, self.clock, BUFFERS, self.block)
             executor = self._own
         self._executor: Executor = executor
         self._free = list(range(BUFFERS))
         self._queued: collections.deque[tuple[int, int, int, int]] = collections.deque()
-        self._next = start  # where the next request goes
+        self._next = self.start  # where the next request goes
         self._failures = 0
         self._first = True
         self._last = 0  # the previous completion (ns)
-        self._flush_every_ns = flush_every_ns
         self._last_flush: int | None = None  # when the last flush ended (or writing started)
         self._flush_queued = False
 
@@ -165,7 +166,7 @@ class Pipeline:
         try:
             while self._queued and not (kind is not None and issubclass(kind, DeviceHung)):
                 seq, _slot, _pos, length = self._queued.popleft()
-                wait_within(self._executor, seq, self._watchdog, length or self._block, self._place)
+                wait_within(self._executor, seq, self.watchdog, length or self.block, self.place)
         except (DeviceHung, OSError):
             pass
         finally:
@@ -180,15 +181,15 @@ class Pipeline:
             seq, slot, pos, length = self._queued.popleft()
             if slot == _FLUSH:
                 # A flush waits for what the device still holds: bounded like a block.
-                reply = wait_within(self._executor, seq, self._watchdog, self._block, self._place)
+                reply = wait_within(self._executor, seq, self.watchdog, self.block, self.place)
                 flushed = self._flushed(reply, pos)
                 yield flushed
                 if flushed.error is not None:
                     return
                 continue
-            reply = wait_within(self._executor, seq, self._watchdog, length, self._place)
+            reply = wait_within(self._executor, seq, self.watchdog, length, self.place)
             done = self._done(reply, slot, pos, length)
-            if self._write:
+            if self.write:
                 self._flush_if_due(done)
             yield done
 
@@ -202,10 +203,10 @@ class Pipeline:
             return
         if self._last_flush is None:
             self._last_flush = done.started_ns
-        due = self._flush_every_ns is not None and (
-            done.done_ns - self._last_flush >= self._flush_every_ns
+        due = self.flush_every_ns is not None and (
+            done.done_ns - self._last_flush >= self.flush_every_ns
         )
-        if due or done.offset + done.length >= self._size:
+        if due or done.offset + done.length >= self.size:
             seq = self._executor.submit(SYNC, 0, 0, 0)  # no bytes: its slot is not touched
             self._queued.append((seq, _FLUSH, self._next, 0))  # durable up to what is queued
             self._flush_queued = True
@@ -218,14 +219,14 @@ class Pipeline:
 
     def _issue(self) -> None:
         depth = 1 if self._failures else QUEUED
-        while self._free and len(self._queued) < depth and self._next < self._size:
+        while self._free and len(self._queued) < depth and self._next < self.size:
             slot = self._free.pop()
-            length = min(self._block, self._size - self._next)
-            if self._write:
-                assert self._pattern is not None
-                words = self._pattern.expected(self._next, length)
+            length = min(self.block, self.size - self._next)
+            if self.write:
+                assert self.pattern is not None
+                words = self.pattern.expected(self._next, length)
                 self._executor.buffer(slot)[:length] = memoryview(words).cast("B")
-            seq = self._executor.submit(WRITE if self._write else READ, slot, self._next, length)
+            seq = self._executor.submit(WRITE if self.write else READ, slot, self._next, length)
             self._queued.append((seq, slot, self._next, length))
             self._next += length
 
@@ -252,8 +253,8 @@ class Pipeline:
             error = OSError(reply.errno, reply.strerror or "I/O error")
             # ddrescue skips only after a second failure in a row: until then requests may be
             # queued past this one, and the next block may well read.
-            if self._skip is not None and self._failures > 1 and not self._queued:
-                skipped = min(self._skip(self._failures, pos, length), self._size - pos - length)
+            if self.skip is not None and self._failures > 1 and not self._queued:
+                skipped = min(self.skip(self._failures, pos, length), self.size - pos - length)
                 self._next = pos + length + skipped
         buffer = self._executor.buffer(slot)
         return Done(
@@ -301,12 +302,7 @@ class ThreadExecutor:
             view = self._views[slot][:length]
             started = self._clock()
             try:
-                if op == READ:
-                    self._medium.read(view, offset)
-                elif op == WRITE:
-                    self._medium.write(view, offset)
-                else:
-                    self._medium.sync()
+                perform(self._medium, op, view, offset)
             except OSError as error:
                 reply = Reply(seq, error.errno or 0, started, self._clock(), error.strerror or "")
             except BaseException as error:  # raised in the scan's thread (Ctrl-C, NotEnoughSpace)

@@ -112,13 +112,12 @@ class ScanStopped(StoppedEarly[SurfaceResult]):
 
 @dataclass(frozen=True)
 class SurfaceJob:
-    """A scan about to run: its plan, the interrupted scan it continues (--resume), whether it
-    writes, and the OS roots it was planned with."""
+    """A scan about to run: its plan (whether it writes), the interrupted scan it continues
+    (--resume), and the OS roots it was planned with."""
 
     request: SurfaceRequest
     plan: SurfacePlan
     previous: SurfaceResult | None
-    write: bool
     roots: SystemRoots
 
 
@@ -150,19 +149,13 @@ def prepare_surface(
                 f"scan {previous.id} of {previous.target.path} stopped while writing: add "
                 "--destructive to continue writing it (and confirm)"
             )
-    plan = plan_surface(
-        request.target,
-        write=write,
-        roots=roots,
-        block_bytes=request.block_bytes,
-        size_limit=request.size_limit,
-    )
+    plan = plan_surface(request, write=write, roots=roots)
     if request.resume and plan.kind == FOLDER:
         raise UsageError(
             "--resume is for block devices: a folder scan's files are removed when it stops, "
             "so there is nothing to continue; run it again"
         )
-    return SurfaceJob(request, plan, previous, write, roots)
+    return SurfaceJob(request, plan, previous, roots)
 
 
 def run_surface(
@@ -180,31 +173,16 @@ def run_surface(
         checkpoints = HistoryCheckpoints(history, warn)
     stopped: ScanStopped | None = None
     try:
-        result = scan_surface(
-            job.plan,
-            block_bytes=job.request.block_bytes,
-            slices=job.request.slices,
-            roots=job.roots,
-            previous=job.previous,
-            progress=progress,
-            checkpoint=checkpoints,
-            watchdog=Watchdog(job.request.stall_timeout_s),
-        )
+        result = scan_surface(job, progress=progress, checkpoint=checkpoints)
     except ScanStopped as stop:
         stopped, result = stop, stop.partial
     return SurfaceOutcome(result, checkpoints.id if checkpoints else None, stopped)
 
 
-def plan_surface(
-    given: str,
-    *,
-    write: bool,
-    roots: SystemRoots,
-    block_bytes: int,
-    size_limit: int | None = None,
-) -> SurfacePlan:
+def plan_surface(request: SurfaceRequest, *, write: bool, roots: SystemRoots) -> SurfacePlan:
     """What TARGET is and whether it may be scanned as asked; every refusal raised here,
     before anything is measured (and before a confirmation is asked)."""
+    given, size_limit = request.target, request.size_limit
     path, status = stat_target(given, "device or folder")
     if stat.S_ISBLK(status.st_mode):
         node = os.path.realpath(path)
@@ -250,7 +228,7 @@ def plan_surface(
         )
     folder_status = folder.stat()
     refuse_if_busy(str(folder))  # before the free space: a run there holds some of it
-    space, fills = folder_surface_space(folder, size_limit, block_bytes, roots)
+    space, fills = folder_surface_space(folder, size_limit, request.block_bytes, roots)
     device, identity = identify(str(folder), roots)
     return SurfacePlan(
         given=str(folder),
@@ -289,57 +267,43 @@ def _medium(
 ) -> Iterator[Medium]:
     """The device or the folder's files, their requests made by an I/O process of their own,
     each within the watchdog's bound (surface/worker.py)."""
-    with (
-        _local_medium(plan, roots, block_bytes) as local,
-        io_process(local, block_bytes, watchdog, plan.given) as medium,
-    ):
-        yield medium
-
-
-@contextlib.contextmanager
-def _local_medium(
-    plan: SurfacePlan, roots: SystemRoots, block_bytes: int
-) -> Iterator[BlockDevice | FolderMedium]:
-    if plan.kind == FOLDER:
-        assert plan.size_bytes is not None
-        with folder_files(
-            Path(plan.given), plan.size_bytes, block_bytes, plan.folder_identity
-        ) as files:
-            yield files
-    elif plan.write:
-        # Held from before the first write until after the last read of the verification:
-        # nothing can mount or build on the device while its content is being checked.
-        with (
-            claim_for_writing(plan.given, roots),
-            open_block_device(plan.given, write=True) as device,
-        ):
-            yield device
-    else:
-        with open_block_device(plan.given, write=False) as device:
-            yield device
+    with contextlib.ExitStack() as stack:
+        local: BlockDevice | FolderMedium
+        if plan.kind == FOLDER:
+            assert plan.size_bytes is not None
+            local = stack.enter_context(
+                folder_files(Path(plan.given), plan.size_bytes, block_bytes, plan.folder_identity)
+            )
+        else:
+            if plan.write:
+                # Held from before the first write until after the last read of the
+                # verification: nothing can mount or build on the device while its content
+                # is being checked.
+                stack.enter_context(claim_for_writing(plan.given, roots))
+            local = stack.enter_context(open_block_device(plan.given, write=plan.write))
+        yield stack.enter_context(io_process(local, block_bytes, watchdog, plan.given))
 
 
 def scan_surface(
-    plan: SurfacePlan,
-    *,
-    block_bytes: int,
-    slices: int,
-    roots: SystemRoots,
-    previous: SurfaceResult | None = None,
-    progress: Progress | None = None,
-    checkpoint: Checkpoint | None = None,
-    watchdog: Watchdog | None = None,
+    job: SurfaceJob, *, progress: Progress | None = None, checkpoint: Checkpoint | None = None
 ) -> SurfaceResult:
-    """Scan as planned (or continue `previous`); ScanStopped with the partial result when the
-    scan is interrupted or the device fails, or stops answering (DeviceHung: no request done
-    within `watchdog`'s bound, flashmark.system.watchdog). `checkpoint` is handed the scan as it
-    stands now and then (always at a durable point), to keep for a resume after a SIGKILL or
-    power cut."""
+    """Scan as prepared (or continue the interrupted scan); ScanStopped with the partial
+    result when the scan is interrupted or the device fails, or stops answering (DeviceHung:
+    no request done within the watchdog's bound, flashmark.system.watchdog). `checkpoint` is
+    handed the scan as it stands now and then (always at a durable point), to keep for a
+    resume after a SIGKILL or power cut."""
+    plan, previous = job.plan, job.previous
+    settings = SurfaceSettings(
+        block_bytes=job.request.block_bytes,
+        slices=job.request.slices,
+        write=plan.write,
+        verify=plan.write,
+    )
     if previous is not None:
-        block_bytes, slices = previous.settings.block_bytes, previous.settings.slices
-    watchdog = watchdog or Watchdog()
-    with _medium(plan, roots, block_bytes, watchdog) as medium:
-        if block_bytes % medium.sector_bytes:
+        settings = previous.settings
+    watchdog = Watchdog(job.request.stall_timeout_s)
+    with _medium(plan, job.roots, settings.block_bytes, watchdog) as medium:
+        if settings.block_bytes % medium.sector_bytes:
             raise UsageError(
                 f"--block-size must be a multiple of {medium.sector_bytes} bytes, the logical "
                 f"block of {plan.given}"
@@ -365,13 +329,10 @@ def scan_surface(
             device=plan.device,
             identity=plan.identity,
         )
-        settings = SurfaceSettings(
-            block_bytes=block_bytes, slices=slices, write=plan.write, verify=plan.write
-        )
         scan = SurfaceScan(
             medium,
             target,
-            previous.settings if previous is not None else settings,
+            settings,
             nonce=previous.state.nonce if previous is not None else new_nonce(),
             previous=previous,
             progress=progress,

@@ -17,7 +17,7 @@ import mmap
 import statistics
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 
 from flashmark import __version__
@@ -25,7 +25,7 @@ from flashmark.errors import DeviceFailed, Interrupted
 from flashmark.surface.cache import CacheEstimate, estimate_cache
 from flashmark.surface.medium import Medium
 from flashmark.surface.pattern import Kind, Pattern, Range, merge
-from flashmark.surface.pipeline import Done, Flushed, Pipeline
+from flashmark.surface.pipeline import Done, Flushed, Pipeline, SkipRule
 from flashmark.surface.result import (
     Integrity,
     Outlier,
@@ -37,6 +37,7 @@ from flashmark.surface.result import (
     SurfaceTarget,
 )
 from flashmark.system.watchdog import Watchdog
+from flashmark.units import utc_text
 
 # errno values a medium error comes as: EIO from the block layer (also what the loop device and
 # FUSE give for any failure), EILSEQ/ENODATA/EBADMSG/EREMOTEIO from some drivers for an
@@ -96,6 +97,10 @@ class _Slice:
         return SliceStats(**{f.name: round(getattr(self, f.name)) for f in fields(SliceStats)})
 
 
+# What earlier sessions of a pass add when there were none.
+_NOTHING_TIMED = PassStats(bytes=0, ns=0, requests=0, median_latency_ns=0, max_latency_ns=0)
+
+
 class _PassClock:
     """One pass's bytes, time and latencies (this session), and the previous sessions'."""
 
@@ -120,28 +125,26 @@ class _PassClock:
             heapq.heapreplace(self.slowest, item)
 
     def stats(self) -> PassStats | None:
-        previous = self.previous
         if not self.latencies:
-            return previous
+            return self.previous
+        before = self.previous or _NOTHING_TIMED
         median = int(statistics.median_low(self.latencies))
         mine = [
             Outlier(offset, length, latency)
             for latency, offset, length in self.slowest
             if latency > OUTLIER_FACTOR * median
         ]
-        outliers = sorted(
-            [*(previous.outliers if previous else ()), *mine], key=lambda o: -o.latency_ns
-        )[:MAX_OUTLIERS]
+        outliers = sorted([*before.outliers, *mine], key=lambda o: -o.latency_ns)[:MAX_OUTLIERS]
         return PassStats(
-            bytes=self.bytes + (previous.bytes if previous else 0),
-            ns=round(self.ns) + (previous.ns if previous else 0),
-            requests=len(self.latencies) + (previous.requests if previous else 0),
+            bytes=self.bytes + before.bytes,
+            ns=round(self.ns) + before.ns,
+            requests=len(self.latencies) + before.requests,
             median_latency_ns=median,
-            max_latency_ns=max(max(self.latencies), previous.max_latency_ns if previous else 0),
-            host_stall_ns=self.stall_ns + (previous.host_stall_ns if previous else 0),
+            max_latency_ns=max(max(self.latencies), before.max_latency_ns),
+            host_stall_ns=self.stall_ns + before.host_stall_ns,
             outliers=tuple(sorted(outliers, key=lambda o: o.offset)),
-            flushes=self.flushes + (previous.flushes if previous else 0),
-            flush_ns=self.flush_ns + (previous.flush_ns if previous else 0),
+            flushes=self.flushes + before.flushes,
+            flush_ns=self.flush_ns + before.flush_ns,
         )
 
 
@@ -172,28 +175,23 @@ class SurfaceScan:
         self._watchdog = watchdog or Watchdog()
         self._progress = progress
         self._buffer = mmap.mmap(-1, settings.block_bytes)  # page-aligned, as O_DIRECT needs
-        self._started_at = _now()
         self._previous = previous
-        self._warnings: list[str] = list(previous.warnings) if previous else []
+        # A new scan starts where a scan that measured nothing yet would stand.
         if previous is None:
-            self.phase = "write" if settings.write else "read"
-            self.next_offset = 0
-            self._pending: list[list[int]] = []
+            first = "write" if settings.write else "read"
+            state = ResumeState(nonce=nonce, phase=first, next_offset=0, pending=())
+            integrity = Integrity(0, 0, 0, 0, ranges=())
             slices = _empty_slices(medium.size_bytes, settings.slices, medium.sector_bytes)
-            ranges: tuple[Range, ...] = ()
-            self._verified = self._mismatched = 0
         else:
-            self.phase = previous.state.phase
-            self.next_offset = previous.state.next_offset
-            self._pending = [list(p) for p in previous.state.pending]
-            slices = previous.slices
-            ranges = previous.integrity.ranges
-            self._verified = previous.integrity.verified_bytes
-            self._mismatched = previous.integrity.mismatched_bytes
-            self._started_at = previous.started_at
+            state, integrity, slices = previous.state, previous.integrity, previous.slices
+        self._started_at = previous.started_at if previous else utc_text(time.time())
+        self._warnings: list[str] = list(previous.warnings) if previous else []
+        self.phase, self.next_offset = state.phase, state.next_offset
+        self._pending = [list(p) for p in state.pending]
+        self._verified, self._mismatched = integrity.verified_bytes, integrity.mismatched_bytes
         self._slices = [_Slice.of(s) for s in slices]
         self._bounds = [s.start for s in slices]
-        self._ranges = list(ranges)
+        self._ranges = list(integrity.ranges)
         self._write_clock = _PassClock(previous.write if previous else None)
         self._read_clock = _PassClock(previous.read if previous else None)
         self._cache = previous.cache if previous else None
@@ -250,19 +248,7 @@ class SurfaceScan:
         self._charged = 0  # the write pass's time so far, host stalls left out (the cache's)
         self._base = base
         failures = 0
-        pipeline = Pipeline(
-            self.medium,
-            write=True,
-            start=base,
-            size=size,
-            block=self.settings.block_bytes,
-            clock=self._clock,
-            pattern=self.pattern,
-            watchdog=self._watchdog,
-            place=self.target.path,
-            flush_every_ns=FLUSH_EVERY_NS,
-        )
-        with pipeline:
+        with self._pipeline(write=True) as pipeline:
             for done in pipeline.results():
                 if isinstance(done, Flushed):
                     if done.error is not None:
@@ -286,6 +272,22 @@ class SurfaceScan:
                 self._watch_space(size - self._written_to)
                 self._report("write", self._written_to, size)
 
+    def _pipeline(self, *, write: bool, skip: SkipRule | None = None) -> Pipeline:
+        """The pass's requests from `next_offset` to the end (pipeline.py)."""
+        return Pipeline(
+            self.medium,
+            write=write,
+            start=self.next_offset,
+            size=self.medium.size_bytes,
+            block=self.settings.block_bytes,
+            clock=self._clock,
+            pattern=self.pattern if write else None,
+            skip=skip,
+            watchdog=self._watchdog,
+            place=self.target.path,
+            flush_every_ns=FLUSH_EVERY_NS if write else None,
+        )
+
     def _watch_space(self, left_bytes: int) -> None:
         """Read the free space again, at most every SPACE_WATCH_NS."""
         if self._space_watch is None:
@@ -304,11 +306,8 @@ class SurfaceScan:
                 self._add_range(found, unreadable=False)
             if done is None:
                 continue
-            latency = done.done_ns - done.started_ns
             if done.timed:
-                clock.add(pos, length, latency, done.interval_ns)
-                clock.stall_ns += done.stall_ns
-                self._charge(pos, length, done.interval_ns, latency, write=True)
+                self._time(done, clock, write=True)
                 self._charged += done.interval_ns
                 self._keep_point(pos + length - self._base, self._charged)
             else:  # the ramp: the time line starts after it
@@ -362,18 +361,7 @@ class SurfaceScan:
             return 0 if failures == 1 else min(max_skip, block << (failures - 2))
 
         failures = 0
-        pipeline = Pipeline(
-            self.medium,
-            write=False,
-            start=self.next_offset,
-            size=size,
-            block=block,
-            clock=self._clock,
-            skip=skip,
-            watchdog=self._watchdog,
-            place=self.target.path,
-        )
-        with pipeline:
+        with self._pipeline(write=False, skip=skip) as pipeline:
             for done in pipeline.results():
                 assert isinstance(done, Done)  # reads are never flushed
                 pos, length = done.offset, done.length
@@ -385,11 +373,8 @@ class SurfaceScan:
                 else:
                     failures = 0
                     self._last_good = pos
-                    latency = done.done_ns - done.started_ns
                     if done.timed:
-                        clock.add(pos, length, latency, done.interval_ns)
-                        clock.stall_ns += done.stall_ns
-                        self._charge(pos, length, done.interval_ns, latency, write=False)
+                        self._time(done, clock, write=False)
                     if verify:
                         self._verify(bytes(done.view), pos)
                 self.next_offset = pos + length + done.skipped
@@ -553,9 +538,7 @@ class SurfaceScan:
 
     def _add_range(self, found: Range, *, unreadable: bool) -> None:
         merge(self._ranges, found)
-        for index in self._slices_of(found.start, found.length):
-            piece = self._slices[index]
-            overlap = min(piece.start + piece.length, found.end) - max(piece.start, found.start)
+        for piece, overlap in self._overlaps(found.start, found.length):
             if unreadable:
                 piece.unreadable_bytes += overlap
             elif found.kind != Kind.UNWRITABLE:
@@ -566,10 +549,20 @@ class SurfaceScan:
         last = max(0, bisect.bisect_right(self._bounds, start + length - 1) - 1)
         return range(first, last + 1)
 
-    def _charge(self, pos: int, length: int, interval: float, latency: int, *, write: bool) -> None:
-        for index in self._slices_of(pos, length):
+    def _overlaps(self, start: int, length: int) -> Iterator[tuple[_Slice, int]]:
+        """The slices [start, start + length) falls in, each with its bytes of it."""
+        for index in self._slices_of(start, length):
             piece = self._slices[index]
-            overlap = min(piece.start + piece.length, pos + length) - max(piece.start, pos)
+            yield piece, min(piece.start + piece.length, start + length) - max(piece.start, start)
+
+    def _time(self, done: Done, clock: _PassClock, *, write: bool) -> None:
+        """A timed request of a pass, counted in the pass and in its slices (its time shared
+        by the bytes each slice holds of it)."""
+        pos, length = done.offset, done.length
+        latency, interval = done.done_ns - done.started_ns, done.interval_ns
+        clock.add(pos, length, latency, interval)
+        clock.stall_ns += done.stall_ns
+        for piece, overlap in self._overlaps(pos, length):
             share = overlap / length
             if write:
                 piece.write_bytes += overlap
@@ -609,7 +602,7 @@ class SurfaceScan:
             target=self.target,
             settings=self.settings,
             started_at=self._started_at,
-            finished_at=_now(),
+            finished_at=utc_text(time.time()),
             complete=complete,
             read=self._read_clock.stats(),
             write=self._write_clock.stats(),
@@ -647,7 +640,3 @@ def _normalised(ranges: list[Range]) -> tuple[Range, ...]:
     for found in sorted(ranges, key=lambda r: (r.start, r.kind)):
         merge(out, found)
     return tuple(out)
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

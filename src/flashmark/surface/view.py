@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import fields
 
 from flashmark.errors import printable
 from flashmark.surface.result import SliceStats, SurfaceResult
@@ -144,18 +145,14 @@ def cliff_marker(result: SurfaceResult, width: int = SPARK_WIDTH) -> str | None:
 
 
 def _merged(slices: Sequence[SliceStats], lo: int, hi: int) -> SliceStats:
+    """Slices lo..hi as one: their counters added, their latencies' maximum."""
     part = slices[lo:hi]
     return SliceStats(
         start=part[0].start,
-        length=sum(s.length for s in part),
-        read_bytes=sum(s.read_bytes for s in part),
-        read_ns=sum(s.read_ns for s in part),
-        write_bytes=sum(s.write_bytes for s in part),
-        write_ns=sum(s.write_ns for s in part),
-        read_max_latency_ns=max(s.read_max_latency_ns for s in part),
-        write_max_latency_ns=max(s.write_max_latency_ns for s in part),
-        unreadable_bytes=sum(s.unreadable_bytes for s in part),
-        mismatched_bytes=sum(s.mismatched_bytes for s in part),
+        **{
+            name: (max if name.endswith("latency_ns") else sum)(getattr(s, name) for s in part)
+            for name in (f.name for f in fields(SliceStats)[1:])
+        },
     )
 
 
@@ -222,7 +219,7 @@ _PART_COLUMNS = (
 
 def _part_row(part: SliceStats) -> tuple[str, ...]:
     return (
-        format_size(part.start) if part.start else "0",
+        _place(part.start),
         format_size(part.length),
         _mb(part.write_bw_bytes),
         _mb(part.read_bw_bytes),

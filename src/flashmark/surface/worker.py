@@ -21,14 +21,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import flashmark
 from flashmark.errors import FlashmarkError, NotEnoughSpace, add_outcome
 from flashmark.fio.runner import parent_death_prefix
 from flashmark.surface.medium import FolderMedium, folder_full
-from flashmark.surface.pipeline import BUFFERS, READ, SYNC, WRITE, Reply, wait_within
+from flashmark.surface.pipeline import BUFFERS, READ, SYNC, WRITE, Reply, perform, wait_within
 from flashmark.system.block_device import BlockDevice
 from flashmark.system.watchdog import Watchdog
 
@@ -41,38 +41,32 @@ _END_TIMEOUT_S = 30.0
 _MODULE = "flashmark.surface.worker"
 
 
+@dataclass
 class ProcessExecutor:
     """The flashmark side of the I/O process: buffers, requests, replies (pipeline.Executor)."""
 
-    def __init__(
-        self,
-        process: subprocess.Popen[bytes],
-        shared: mmap.mmap,
-        slot_bytes: int,
-        requests: int,
-        replies: int,
-        folder: Path | None,
-    ) -> None:
-        self.process = process
-        self._shared = shared
-        self._view = memoryview(shared)
-        self._slot_bytes = slot_bytes
-        self._requests = requests
-        self._replies = replies
-        self._folder = folder
-        self._seq = 0
-        self._ops: dict[int, str] = {}
-        self._stash: dict[int, Reply] = {}
-        self._pending = bytearray()
+    process: subprocess.Popen[bytes]
+    shared: mmap.mmap  # the slots, `slot_bytes` each
+    slot_bytes: int
+    requests: int  # the pipe requests go to
+    replies: int  # the pipe replies come on
+    folder: Path | None  # a folder scan's: a full filesystem there is NotEnoughSpace
+    _seq: int = 0
+    _ops: dict[int, str] = field(default_factory=dict)  # each request's op, until its reply
+    _stash: dict[int, Reply] = field(default_factory=dict)  # replies not waited for yet
+    _pending: bytearray = field(default_factory=bytearray)  # a reply record's first bytes
+
+    def __post_init__(self) -> None:
+        self._view = memoryview(self.shared)
 
     def buffer(self, slot: int) -> memoryview:
-        return self._view[slot * self._slot_bytes : (slot + 1) * self._slot_bytes]
+        return self._view[slot * self.slot_bytes : (slot + 1) * self.slot_bytes]
 
     def submit(self, op: str, slot: int, offset: int, length: int) -> int:
         self._seq += 1
         self._ops[self._seq] = op
         record = _REQUEST.pack(self._seq, _OPS[op], slot, offset, length)
-        written = os.write(self._requests, record)  # under PIPE_BUF: written whole (pipe(7))
+        written = os.write(self.requests, record)  # under PIPE_BUF: written whole (pipe(7))
         assert written == len(record)
         return self._seq
 
@@ -84,10 +78,10 @@ class ProcessExecutor:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            ready, _, _ = select.select([self._replies], [], [], left)
+            ready, _, _ = select.select([self.replies], [], [], left)
             if not ready:
                 continue
-            chunk = os.read(self._replies, 4096)
+            chunk = os.read(self.replies, 4096)
             if not chunk:
                 code = self.process.poll()
                 raise FlashmarkError(
@@ -106,51 +100,44 @@ class ProcessExecutor:
         # unmapped when the last of them goes.
         with contextlib.suppress(BufferError):
             self._view.release()
-            self._shared.close()
+            self.shared.close()
 
     def _reply(self, seq: int, error: int, started: int, done: int) -> Reply:
         op = self._ops.pop(seq, READ)
-        if self._folder is not None and op == WRITE and error in (errno.ENOSPC, errno.EDQUOT):
-            return Reply(seq, 0, started, done, raised=NotEnoughSpace(folder_full(self._folder)))
+        if self.folder is not None and op == WRITE and error in (errno.ENOSPC, errno.EDQUOT):
+            return Reply(seq, 0, started, done, raised=NotEnoughSpace(folder_full(self.folder)))
         return Reply(seq, error, started, done, os.strerror(error) if error else "")
 
 
+@dataclass
 class WorkerMedium:
     """A Medium whose requests the I/O process makes (pipeline.Medium), each within the
-    watchdog's bound; `executor` lets a pass queue its requests to the same process."""
+    watchdog's bound; `executor` lets a pass queue its requests to the same process. Its own
+    requests use the slot after the passes' buffers (BUFFERS)."""
 
-    def __init__(
-        self,
-        executor: ProcessExecutor,
-        size_bytes: int,
-        sector_bytes: int,
-        block_bytes: int,
-        watchdog: Watchdog,
-        place: str,
-    ) -> None:
-        self.executor = executor
-        self.size_bytes = size_bytes
-        self.sector_bytes = sector_bytes
-        self._block = block_bytes
-        self._watchdog = watchdog
-        self._place = place
-        self._scratch = BUFFERS  # the slot after the passes' own
+    executor: ProcessExecutor
+    size_bytes: int
+    sector_bytes: int
+    block_bytes: int
+    watchdog: Watchdog
+    place: str
 
     def read(self, buffer: memoryview, offset: int) -> None:
         self._request(READ, offset, len(buffer))
-        buffer[:] = self.executor.buffer(self._scratch)[: len(buffer)]
+        buffer[:] = self.executor.buffer(BUFFERS)[: len(buffer)]
 
     def write(self, buffer: memoryview, offset: int) -> None:
-        self.executor.buffer(self._scratch)[: len(buffer)] = buffer
+        self.executor.buffer(BUFFERS)[: len(buffer)] = buffer
         self._request(WRITE, offset, len(buffer))
 
     def sync(self) -> None:
         self._request(SYNC, 0, 0)
 
     def _request(self, op: str, offset: int, length: int) -> None:
-        seq = self.executor.submit(op, self._scratch, offset, length)
+        seq = self.executor.submit(op, BUFFERS, offset, length)
         # A flush waits for what the device still holds: bounded like a block of the pass.
-        reply = wait_within(self.executor, seq, self._watchdog, length or self._block, self._place)
+        bound = length or self.block_bytes
+        reply = wait_within(self.executor, seq, self.watchdog, bound, self.place)
         if reply.errno:
             raise OSError(reply.errno, reply.strerror)
 
@@ -288,12 +275,7 @@ def _serve(config: _Config) -> None:
         error = 0
         started = time.monotonic_ns()
         try:
-            if _OP_NAMES[op] == READ:
-                medium.read(buffer, offset)
-            elif _OP_NAMES[op] == WRITE:
-                medium.write(buffer, offset)
-            else:
-                medium.sync()
+            perform(medium, _OP_NAMES[op], buffer, offset)
         except NotEnoughSpace:
             error = errno.ENOSPC
         except OSError as failed:
