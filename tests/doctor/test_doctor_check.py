@@ -13,7 +13,8 @@ import pytest
 from flashmark.bench.grading.conditions import report_warnings
 from flashmark.bench.kind import RUN
 from flashmark.cli.doctor import _latest_rate
-from flashmark.doctor.check import DoctorRequest, DoctorResult, diagnose
+from flashmark.doctor.check import DoctorRequest, diagnose
+from flashmark.doctor.result import DoctorResult
 from flashmark.history.store import History
 from flashmark.probe.target import probe_target
 from flashmark.probe.tools import tool_runner_for
