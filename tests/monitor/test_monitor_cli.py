@@ -5,25 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sqlite3
 import sys
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from flashmark.cli import main
-
-DISKSTATS = Path(__file__).resolve().parents[1] / "data" / "diskstats"
-
-
-@pytest.fixture
-def procfs(tmp_path: Path) -> Path:
-    root = tmp_path / "proc"
-    root.mkdir()
-    shutil.copy(DISKSTATS / "kernel-4.19-18-fields.t0", root / "diskstats")
-    return root
 
 
 def test_live_view_prints_one_iostat_line_per_interval_then_a_summary(procfs: Path) -> None:
