@@ -4,7 +4,6 @@ copies of them with one condition changed, each change said where it is made."""
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,25 +14,19 @@ from flashmark.bench.grading.conditions import report_warnings
 from flashmark.bench.kind import RUN
 from flashmark.cli.doctor import _latest_rate
 from flashmark.doctor.check import DoctorRequest, diagnose
+from flashmark.doctor.result import DoctorResult
 from flashmark.history.store import History
 from flashmark.probe.target import probe_target
 from flashmark.probe.tools import tool_runner_for
-from flashmark.system.sysroot import SystemRoots
 from tests.cli_runner import flashmark
-from tests.probe.recorded import DATA, tree_env
+from tests.probe.recorded import DATA, copied_tree, tree_env, tree_roots
 
 REPORT_DATA = Path(__file__).resolve().parents[1] / "data" / "report"
 CPUS = ("cpu0", "cpu1", "cpu2", "cpu3")
 
 
-def roots_of(tree: Path) -> SystemRoots:
-    return SystemRoots(tree / "sys", tree / "proc", tree / "debug", tools=tree / "tools")
-
-
 def copied(name: str, tmp_path: Path) -> Path:
-    tree = tmp_path / name
-    shutil.copytree(DATA / name, tree, symlinks=True)
-    return tree
+    return copied_tree(name, tmp_path / name)
 
 
 def healthy_pi4(tmp_path: Path) -> Path:
@@ -56,15 +49,19 @@ def healthy_pi5(tmp_path: Path) -> Path:
     return tree
 
 
+def diagnosed(tree: Path, target: str = "/") -> DoctorResult:
+    return diagnose(DoctorRequest(target), tree_roots(tree))
+
+
 def whats(tree: Path, target: str = "/") -> list[str]:
-    result = diagnose(DoctorRequest(target), roots_of(tree))
+    result = diagnosed(tree, target)
     return [f"{finding.category}: {finding.what}" for finding in result.findings]
 
 
 def test_healthy_pi_4_pi_5_and_x86_trees_have_no_finding(tmp_path):
     assert whats(healthy_pi4(tmp_path)) == []  # DDR50 is the Pi 4 host's fastest: no finding
     assert whats(healthy_pi5(tmp_path)) == []  # SDR104, queued, no throttling
-    result = diagnose(DoctorRequest("/"), roots_of(DATA / "virtio_vda"))  # this x86 VM
+    result = diagnosed(DATA / "virtio_vda")  # this x86 VM
     assert result.findings == ()
     assert result.not_checked == (
         "under-voltage and throttling: not available here (a Raspberry Pi's `vcgencmd "
@@ -73,7 +70,7 @@ def test_healthy_pi_4_pi_5_and_x86_trees_have_no_finding(tmp_path):
 
 
 def test_a_pi_4_under_voltage_throttled_and_on_powersave_is_told_each_fix():
-    result = diagnose(DoctorRequest("/"), roots_of(DATA / "rpi4_sd"))
+    result = diagnosed(DATA / "rpi4_sd")
     assert [f.what for f in result.findings] == [
         "under-voltage since boot (get_throttled=0x50000)",  # its throttling is the supply's
         "CPU governor powersave",
@@ -86,14 +83,14 @@ def test_a_pi_5_sd_card_fallen_back_to_high_speed_is_capped_at_25_mb_s(tmp_path)
     tree = healthy_pi5(tmp_path)
     log = tree / "tools/dmesg.txt"
     log.write_text(log.read_text().replace("ultra high speed SDR104 SDXC", "high speed SDXC"))
-    result = diagnose(DoctorRequest("/"), roots_of(tree))
+    result = diagnosed(tree)
     (finding,) = result.findings
     assert finding.category == "sd" and finding.what.startswith("SD bus in high speed mode")
     assert finding.cap_bytes_per_second == 25e6
 
 
 def test_a_pi_5_nvme_at_gen_2_gets_the_gen_3_line_and_its_risk():
-    (finding,) = diagnose(DoctorRequest("/"), roots_of(DATA / "nvme_pcie")).findings
+    (finding,) = diagnosed(DATA / "nvme_pcie").findings
     assert finding.what == "PCIe at 5 GT/s x1 (Gen 2), the drive can do 8 GT/s"
     assert finding.fix.startswith("dtparam=pciex1_gen=3 in /boot/firmware/config.txt")
     assert "may be unstable" in finding.fix
@@ -110,23 +107,23 @@ def test_a_usb_3_stick_at_480_on_usb_storage_is_two_findings():
 def test_uas_resets_give_the_quirk_only_once_power_is_ruled_out(tmp_path):
     """The JMS578 tree's published kernel log (its SOURCES.md) has no get_throttled beside it:
     power first. The same tree with a steady supply read: the quirk line."""
-    result = diagnose(DoctorRequest("/"), roots_of(DATA / "usb_ssd_jms578"))
+    result = diagnosed(DATA / "usb_ssd_jms578")
     (finding,) = result.findings
     assert finding.what == "4 UAS command aborts or resets in the kernel log (bridge 152d:0578)"
     assert finding.fix.startswith("power first: use the official 15 W (5.1 V, 3 A) supply")
     tree = copied("usb_ssd_jms578", tmp_path)
     (tree / "tools/vcgencmd_get_throttled.txt").write_text("throttled=0x0\n")
-    (quirk,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    (quirk,) = diagnosed(tree).findings
     assert quirk.fix.startswith("add usb-storage.quirks=152d:0578:u to /boot/firmware/cmdline.txt")
     (tree / "tools/vcgencmd_get_throttled.txt").write_text("throttled=0x50000\n")
-    under_voltage = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    under_voltage = diagnosed(tree).findings
     assert [f.what.split(" (")[0] for f in under_voltage] == [
         "4 UAS command aborts or resets in the kernel log",
         "under-voltage since boot",
     ]
     assert under_voltage[0].why.startswith("under-voltage was seen")
     # A tree without a kernel log says nothing of UAS.
-    assert diagnose(DoctorRequest("/dev/sda"), roots_of(DATA / "usb_ssd_uas")).findings == ()
+    assert diagnosed(DATA / "usb_ssd_uas", "/dev/sda").findings == ()
 
 
 def test_swap_on_the_card_and_a_sync_mount_are_findings(tmp_path):
@@ -167,7 +164,7 @@ def run_on(tree: Path, target: str, seq_read_mb_s: float) -> dict[str, Any]:
         else test
         for test in run.tests
     )
-    probe = probe_target(target, roots_of(tree))
+    probe = probe_target(target, tree_roots(tree))
     return RUN.to_document(replace(run, id=None, tests=tests, probe=probe))
 
 
@@ -208,7 +205,7 @@ def _set(tree: Path, relative: str, text: str) -> None:
 def test_an_a2_card_without_queueing_on_a_pi_5_gets_the_line_for_its_kernel(tmp_path):
     """rpi5_a2's Kingston A2 card, not on Raspberry Pi's allow-list, runs without queueing;
     the line depends on what sd_cqe means in the running kernel."""
-    (finding,) = diagnose(DoctorRequest("/"), roots_of(DATA / "rpi5_a2")).findings
+    (finding,) = diagnosed(DATA / "rpi5_a2").findings
     assert finding.category == "sd" and finding.what.startswith("A2 card without command queueing")
     assert finding.fix.startswith(
         "what sd_cqe means is not known for this kernel (6.6.62+rpt-rpi-2712)"
@@ -216,32 +213,32 @@ def test_an_a2_card_without_queueing_on_a_pi_5_gets_the_line_for_its_kernel(tmp_
     tree = copied("rpi5_a2", tmp_path)
     osrelease = "proc/sys/kernel/osrelease"
     _set(tree, osrelease, "6.18.1+rpt-rpi-2712\n")
-    (tristate,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    (tristate,) = diagnosed(tree).findings
     assert tristate.fix.startswith("dtparam=sd_cqe=2 in /boot/firmware/config.txt, then reboot")
     assert "corrupt data" in tristate.fix
     _set(tree, osrelease, "6.6.20+rpt-rpi-2712\n")
-    (old,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    (old,) = diagnosed(tree).findings
     assert old.fix.startswith("update the kernel (sudo apt full-upgrade)")
     # No kernel log, or one that no longer reaches back to the card's start, cannot tell.
     (tree / "tools/dmesg.txt").rename(tree / "dmesg.txt")
-    unread = diagnose(DoctorRequest("/"), roots_of(tree))
+    unread = diagnosed(tree)
     assert unread.findings == ()
     assert "SD command queueing: not read (no kernel log)" in unread.not_checked
     _set(tree, "tools/dmesg.txt", "[ 9999.000000] usb 1-1: new high-speed USB device\n")
-    result = diagnose(DoctorRequest("/"), roots_of(tree))
+    result = diagnosed(tree)
     assert result.findings == ()
     assert any(note.startswith("SD command queueing: not read") for note in result.not_checked)
 
 
 def test_cqe_recovery_in_the_log_is_the_finding_and_sd_cqe_0_its_fix(tmp_path):
-    (finding,) = diagnose(DoctorRequest("/"), roots_of(DATA / "rpi5_cqe_recovery")).findings
+    (finding,) = diagnosed(DATA / "rpi5_cqe_recovery").findings
     assert finding.what == "1 'running CQE recovery' line for mmc0 in the kernel log"
     assert finding.fix.startswith(
         "dtparam=sd_cqe=0 in /boot/firmware/config.txt (dtparam=sd_cqe=off on a kernel older"
     )
     tree = copied("rpi5_cqe_recovery", tmp_path)
     _set(tree, "proc/sys/kernel/osrelease", "6.13.0-v8-16k+\n")
-    (tristate,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    (tristate,) = diagnosed(tree).findings
     assert tristate.fix == (
         "dtparam=sd_cqe=0 in /boot/firmware/config.txt, then reboot: command queueing off for "
         "this card"
@@ -252,7 +249,7 @@ def test_cqe_recovery_in_the_log_is_the_finding_and_sd_cqe_0_its_fix(tmp_path):
 def test_sd_queueing_elsewhere_than_a_pi_5_is_not_available_here(tmp_path, board):
     tree = copied("rpi5_a2", tmp_path)
     _set(tree, "sys/firmware/devicetree/base/model", f"{board}\x00")
-    result = diagnose(DoctorRequest("/"), roots_of(tree))
+    result = diagnosed(tree)
     assert result.findings == ()
     assert (
         "SD command queueing: not available here (Raspberry Pi's kernel queues an A2 card's "
@@ -261,7 +258,7 @@ def test_sd_queueing_elsewhere_than_a_pi_5_is_not_available_here(tmp_path, board
 
 
 def test_nvme_resets_give_the_kernels_power_saving_parameters(tmp_path):
-    result = diagnose(DoctorRequest("/"), roots_of(DATA / "nvme_aspm_resets"))
+    result = diagnosed(DATA / "nvme_aspm_resets")
     resets = [f for f in result.findings if "NVMe controller reset" in f.what]
     assert [f.what for f in resets] == [
         "1 NVMe controller reset or PCIe bus error in the kernel log (nvme0)"
@@ -286,7 +283,7 @@ def test_nvme_resets_give_the_kernels_power_saving_parameters(tmp_path):
     )
 
     def reset_fix() -> str:
-        found = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+        found = diagnosed(tree).findings
         (reset,) = [f for f in found if "NVMe controller reset" in f.what]
         assert reset.what.startswith("1 NVMe controller reset")
         return reset.fix
@@ -302,13 +299,13 @@ def test_nvme_resets_give_the_kernels_power_saving_parameters(tmp_path):
 
 
 def test_bfq_is_a_finding_on_an_nvme_drive_only(tmp_path):
-    (bfq,) = [f for f in diagnose(DoctorRequest("/"), roots_of(DATA / "nvme_bfq")).findings
+    (bfq,) = [f for f in diagnosed(DATA / "nvme_bfq").findings
               if f.category == "host"]  # fmt: skip
     assert bfq.what == "I/O scheduler bfq on nvme0n1"
     assert bfq.fix.startswith("echo none | sudo tee /sys/block/nvme0n1/queue/scheduler")
     assert 'ATTR{queue/scheduler}="none" in /etc/udev/rules.d/60-scheduler.rules' in bfq.fix
     # A run's warnings tell it too: its probe alone has the scheduler.
-    roots = roots_of(DATA / "nvme_bfq")
+    roots = tree_roots(DATA / "nvme_bfq")
     report = probe_target("/", roots, tool_runner_for(roots))
     assert f"nvme0n1 (nvme): {bfq.what}: {bfq.why}" in report_warnings(
         report.devices, report.environment
@@ -321,7 +318,7 @@ def test_bfq_is_a_finding_on_an_nvme_drive_only(tmp_path):
 
 
 def test_mount_options_that_multiply_writes_are_each_told_with_their_fstab_fix(tmp_path):
-    findings = diagnose(DoctorRequest("/"), roots_of(DATA / "rpi4_mount_writes")).findings
+    findings = diagnosed(DATA / "rpi4_mount_writes").findings
     assert [f.what for f in findings] == [
         "/ mounted with dirsync",
         "/ mounted with strictatime (neither noatime nor relatime)",
@@ -360,7 +357,7 @@ def test_uas_resets_of_another_device_are_not_this_ones(tmp_path):
         + "[  250.2] scsi host1: uas_eh_device_reset_handler start\n"
         + "[  250.3] scsi host0: uas_eh_device_reset_handler start\n"
     )
-    (finding,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    (finding,) = diagnosed(tree).findings
     assert finding.what == "5 UAS command aborts or resets in the kernel log (bridge 152d:0578)"
 
 
@@ -370,14 +367,14 @@ def test_an_a2_card_without_the_features_the_kernel_queues_with_is_no_finding(tm
     tree = copied("rpi5_a2", tmp_path)
     ext_perf = tree / "sys/devices/platform/axi/1000fff000.mmc/mmc_host/mmc0/mmc0:5048/ext_perf"
     ext_perf.write_text("0f\n")
-    result = diagnose(DoctorRequest("/"), roots_of(tree))
+    result = diagnosed(tree)
     assert result.findings == ()
     assert (
         "SD command queueing: this A2 card cannot queue here (ext_perf=0f: no queue, cache or "
         "power-off notification the kernel needs)"
     ) in result.not_checked
     ext_perf.write_text("1f\n")
-    (finding,) = diagnose(DoctorRequest("/"), roots_of(tree)).findings
+    (finding,) = diagnosed(tree).findings
     assert finding.what.startswith("A2 card without command queueing")
 
 
@@ -393,7 +390,7 @@ def test_the_measured_figure_is_the_newest_run_with_a_sequential_test(tmp_path):
         kind=RUN.name, target="/", label="",
         document=RUN.to_document(replace(newer, tests=graded_only)),
     )  # fmt: skip
-    device = probe_target("/", roots_of(base)).device
+    device = probe_target("/", tree_roots(base)).device
     assert device is not None
     measured = _latest_rate(history, device)
     assert measured is not None and (measured.run_id, measured.test) == (1, "seq-read")

@@ -34,10 +34,16 @@ from flashmark.probe.sd_vendor_health import (
     decode_swissbit,
     decode_transcend,
 )
-from flashmark.system.sysroot import SystemRoots
 from tests.cli_runner import flashmark
-from tests.health.test_health_check import EMMC_DEVICE, SimulatedEmmc, recorded_env
-from tests.probe.recorded import DATA
+from tests.health.test_health_check import (
+    EMMC_DEVICE,
+    SimulatedEmmc,
+    daily_readings,
+    recorded_env,
+    write_boot,
+    write_counter,
+)
+from tests.probe.recorded import DATA, copied_tree, tree_roots
 
 RPI4_CARD = "devices/platform/emmc2bus/fe340000.mmc/mmc_host/mmc0/mmc0:aaaa"
 DAY = 86_400.0
@@ -208,42 +214,47 @@ def test_health_shows_the_vendor_health_of_each_recorded_card(tmp_path, tree, sh
     assert document["health"]["vendor"]["command"] in text
 
 
-def roots_with_answers(tree: Path) -> SystemRoots:
-    return SystemRoots(tree / "sys", tree / "proc", tree / "debug", tree / "tools")
+def asked(
+    tree: Path, target: str = "/", privileged: bool = True, vendor_health: bool = True
+) -> tuple[HealthResult, RecordedMmcIoctl]:
+    """One reading of `tree`, its card answering from the recorded ioctl answers: the result,
+    and the answers, which keep what was sent."""
+    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl", privileged=privileged)
+    request = HealthRequest(target)
+    result = check_health(request, [], tree_roots(tree), 1e9, mmc, vendor_health=vendor_health)
+    return result, mmc
 
 
-def copied(name: str, folder: Path) -> Path:
-    shutil.copytree(DATA / name, folder, symlinks=True)
-    return folder
+def rewrite_answer(answer: Path, bytes_at: dict[int, int]) -> None:
+    """A recorded card answer with the bytes at the given offsets changed."""
+    block = bytearray(parse_hex_block(answer.read_text()))
+    for offset, value in bytes_at.items():
+        block[offset] = value
+    answer.write_text(block.hex())
 
 
 def test_a_phison_mid_card_is_sent_nothing_for_want_of_a_published_apacer_oem_id(tmp_path):
     """MID 0x27 is Apacer's and the Phison controller's, which other makers' cards carry: the
     two-step write would reach cards of unknown makers."""
-    tree = copied("sd_apacer_industrial", tmp_path / "tree")  # answers the two-step form
-    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
-    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    tree = copied_tree("sd_apacer_industrial", tmp_path / "tree")  # answers the two-step form
+    result, mmc = asked(tree)
     assert mmc.sent == [] and result.health.vendor is None
     assert any("no vendor health command is known" in note for note in result.skipped)
 
 
 def test_a_card_of_an_unknown_maker_is_sent_nothing(tmp_path):
-    tree = copied("sd_kingston_sdce", tmp_path / "tree")  # answers the two-step form
+    tree = copied_tree("sd_kingston_sdce", tmp_path / "tree")  # answers the two-step form
     card = "devices/platform/axi/1000fff000.mmc/mmc_host/mmc0/mmc0:5048"
     # Samsung's MID and OEM id (mmc.py's table): no vendor command is known for it.
     (tree / "sys" / card / "cid").write_text("1b534d" + "4544363447613698006501" + "3b00\n")
-    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
-    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    result, mmc = asked(tree)
     assert mmc.sent == []
     assert result.health.vendor is None
     assert any("no vendor health command is known" in note for note in result.skipped)
 
 
 def test_a_sandisk_card_is_sent_the_read_form_alone_and_says_it_did_not_answer():
-    mmc = RecordedMmcIoctl(DATA / "rpi4_sd" / "tools" / "ioctl")
-    result = check_health(
-        HealthRequest("/"), [], roots_with_answers(DATA / "rpi4_sd"), now=1e9, mmc=mmc
-    )
+    result, mmc = asked(DATA / "rpi4_sd")
     assert [sent.command for sent in mmc.sent] == [MmcCommand(56, 0x00000001)]
     assert not any(sent.command.write for sent in mmc.sent)
     assert any(
@@ -252,30 +263,27 @@ def test_a_sandisk_card_is_sent_the_read_form_alone_and_says_it_did_not_answer()
 
 
 def test_an_answer_of_all_0xff_is_no_answer(tmp_path):
-    tree = copied("sd_sandisk_industrial", tmp_path / "tree")
+    tree = copied_tree("sd_sandisk_industrial", tmp_path / "tree")
     (tree / "tools/ioctl/mmcblk0/cmd56_00000001.hex").write_text("ff " * 512)
-    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
-    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    result, _ = asked(tree)
     assert result.health.vendor is None
     assert any("all 0x00 or 0xFF" in note for note in result.skipped)
 
 
 def test_a_card_behind_a_usb_reader_is_not_asked(tmp_path):
-    tree = copied("usb_stick_usb_storage", tmp_path / "tree")
+    tree = copied_tree("usb_stick_usb_storage", tmp_path / "tree")
     answers = tree / "tools" / "ioctl"
     # Even with an answer laid out for it (a SanDisk reader's card), it is not asked.
     (answers / "sde").mkdir(parents=True)
     shutil.copy(DATA / "cmd56_layouts/sandisk_industrial.hex", answers / "sde/cmd56_00000001.hex")
-    mmc = RecordedMmcIoctl(answers)
-    result = check_health(HealthRequest("/dev/sde"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    result, mmc = asked(tree, "/dev/sde")
     assert result.device_kind == "usb"
     assert mmc.sent == []
 
 
 def test_without_root_nothing_is_sent_and_the_sudo_line_is_given():
     tree = DATA / "sd_wd_purple"
-    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl", privileged=False)
-    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    result, mmc = asked(tree, privileged=False)
     assert mmc.sent == []
     assert any("needs root: sudo flashmark health /" in note for note in result.skipped)
 
@@ -283,22 +291,15 @@ def test_without_root_nothing_is_sent_and_the_sudo_line_is_given():
 def test_an_sd_cards_life_used_is_a_reading_placed_at_the_bytes_counted_now(tmp_path):
     """WD Purple's health status 1 (0-1% used) at 100 GB since boot, 3 (2-3%) at 400 GB two
     days later: the 300 GB between bound K on both sides (a step of 1% crossed whole)."""
-    tree = copied("sd_wd_purple", tmp_path / "tree")
-    roots = roots_with_answers(tree)
+    tree = copied_tree("sd_wd_purple", tmp_path / "tree")
+    roots = tree_roots(tree)
     mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
-    boot_ids = tree / "proc/sys/kernel/random"
-    boot_ids.mkdir(parents=True)
-    (boot_ids / "boot_id").write_text("boot-1\n")
-    (tree / "proc/uptime").write_text("100.00 0.00\n")
+    write_boot(tree, "boot-1", 100.0)
     answer = tree / "tools/ioctl/mmcblk0/cmd56_00000001.hex"
     readings: list[HealthResult] = []
     for day, written, status in ((0, 100e9, 1), (2, 400e9, 3)):
-        stat = ["0"] * 17
-        stat[6] = str(int(written // 512))
-        (tree / "sys" / RPI4_CARD / "block/mmcblk0/stat").write_text(" ".join(stat))
-        block = bytearray(parse_hex_block(answer.read_text()))
-        block[8] = status
-        answer.write_text(block.hex())
+        write_counter(tree / "sys" / RPI4_CARD / "block/mmcblk0/stat", written)
+        rewrite_answer(answer, {8: status})
         result = check_health(HealthRequest("/"), readings, roots, now=1e9 + day * DAY, mmc=mmc)
         readings.append(result)
     forecast = readings[-1].forecast
@@ -316,21 +317,14 @@ class EmmcWithAnswers:
     its sysfs life estimate left at what the kernel read at card start."""
 
     def __init__(self, folder: Path) -> None:
-        self.tree = copied("emmc_ext_csd", folder)
-        self.roots = roots_with_answers(self.tree)
-        boot_ids = self.tree / "proc/sys/kernel/random"
-        boot_ids.mkdir(parents=True)
-        (boot_ids / "boot_id").write_text("boot-1\n")
-        (self.tree / "proc/uptime").write_text("100.00 0.00\n")
+        self.tree = copied_tree("emmc_ext_csd", folder)
+        self.roots = tree_roots(self.tree)
+        write_boot(self.tree, "boot-1", 100.0)
 
     def publish(self, written_since_boot: float, estimate: int) -> None:
-        stat = ["0"] * 17
-        stat[6] = str(int(written_since_boot // 512))
-        (self.tree / "sys" / EMMC_DEVICE / "block/mmcblk1/stat").write_text(" ".join(stat))
+        write_counter(self.tree / "sys" / EMMC_DEVICE / "block/mmcblk1/stat", written_since_boot)
         answer = self.tree / "tools/ioctl/mmcblk1/cmd8_00000000.hex"
-        block = bytearray(parse_hex_block(answer.read_text()))
-        block[268] = block[269] = estimate
-        answer.write_text(block.hex())
+        rewrite_answer(answer, {268: estimate, 269: estimate})
 
 
 def test_the_live_ext_csd_is_read_as_root_and_placed_at_the_bytes_counted_now(tmp_path):
@@ -362,10 +356,9 @@ def test_the_live_ext_csd_is_read_as_root_and_placed_at_the_bytes_counted_now(tm
 
 
 def test_a_failed_ext_csd_read_keeps_the_kernels_copy_and_says_so(tmp_path):
-    tree = copied("emmc_ext_csd", tmp_path / "tree")
+    tree = copied_tree("emmc_ext_csd", tmp_path / "tree")
     (tree / "tools/ioctl/mmcblk1/cmd8_00000000.hex").unlink()
-    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
-    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    result, _ = asked(tree)
     assert result.health.wear_read is None and result.health.life_time_a == "0-10%"
     assert any("EXT_CSD not read live" in note for note in result.skipped)
 
@@ -381,48 +374,23 @@ class LiveSimulatedEmmc(SimulatedEmmc):
     def __init__(self, folder: Path, bytes_per_life: float, worn: float, now: float) -> None:
         super().__init__(folder, bytes_per_life, worn, now)
         shutil.copytree(DATA / "emmc_ext_csd" / "tools", folder / "tools")
-        self.roots = roots_with_answers(folder)
+        self.roots = tree_roots(folder)
         self.mmc = RecordedMmcIoctl(folder / "tools" / "ioctl")
 
     def publish(self, now: float) -> None:
         super().publish(now)
+        estimate = min(11, int(self.wear * 10) + 1)
         answer = self.folder / "tools/ioctl/mmcblk1/cmd8_00000000.hex"
-        block = bytearray(parse_hex_block(answer.read_text()))
-        block[268] = block[269] = min(11, int(self.wear * 10) + 1)
-        answer.write_text(block.hex())
+        rewrite_answer(answer, {268: estimate, 269: estimate})
 
 
 def test_daily_live_readings_narrow_the_interval_to_3_from_the_second_step(tmp_path):
     """test_health_check's year of readings, read live: every interval holds the true years
     left, and from the second step on (not the third, as from sysfs) it is at most 3 wide."""
-    rng = random.Random(7)
-    now = 1.8e9
-    device = LiveSimulatedEmmc(tmp_path / "tree", bytes_per_life=12e12, worn=0.05, now=now)
-    readings: list[HealthResult] = []
-    start = device.written
-    for _day in range(500):
-        now += DAY
-        day = rng.uniform(20e9, 60e9)
-        if rng.random() < 1 / 7:
-            lost = day * rng.random()
-            device.write(lost)
-            device.reboot(now - 3600)
-            day -= lost
-        device.write(day)
-        device.publish(now)
-        result = check_health(HealthRequest("/"), readings, device.roots, now=now, mmc=device.mmc)
-        readings.append(result)
-        forecast = result.forecast
-        if forecast.years_high is not None:
-            assert forecast.years_low is not None
-            true_rate = (device.written - start) / len(readings)
-            true_years = (1 - device.wear) * device.bytes_per_life / true_rate / 365.25
-            assert forecast.years_low <= true_years <= forecast.years_high, len(readings)
-        if forecast.steps_seen >= 2:
-            break
+    device = LiveSimulatedEmmc(tmp_path / "tree", bytes_per_life=12e12, worn=0.05, now=1.8e9)
+    readings = daily_readings(device, steps=2, mmc=device.mmc)
     assert readings[-1].health.wear_read == "ext_csd"
     forecast = readings[-1].forecast
-    assert forecast.steps_seen >= 2, "no two steps in 500 days"
     assert forecast.years_low is not None and forecast.years_high is not None
     assert forecast.years_high / forecast.years_low <= 3
 
@@ -432,8 +400,7 @@ def test_daily_live_readings_narrow_the_interval_to_3_from_the_second_step(tmp_p
 
 def test_the_two_step_form_sends_its_write_before_its_read():
     tree = DATA / "sd_kingston_sdce"
-    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
-    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    result, mmc = asked(tree)
     assert [sent.command for sent in mmc.sent] == [
         MmcCommand(56, 0x00000010, write=True),
         MmcCommand(56, 0x00000021),
@@ -447,11 +414,10 @@ RPI5_CARD = "devices/platform/axi/1000fff000.mmc/mmc_host/mmc0/mmc0:5048"
 def test_a_consumer_kingston_card_is_sent_no_write(tmp_path):
     """Only Kingston's High Endurance and Industrial lines answer the two-step form: a card
     whose CID names another product (rpi5_a2's SD64G) is sent nothing."""
-    tree = copied("sd_kingston_sdce", tmp_path / "tree")  # answers the two-step form
+    tree = copied_tree("sd_kingston_sdce", tmp_path / "tree")  # answers the two-step form
     cid = (tree / "sys" / RPI5_CARD / "cid").read_text().strip()
     (tree / "sys" / RPI5_CARD / "cid").write_text(cid[:6] + b"SD64G".hex() + cid[16:] + "\n")
-    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
-    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    result, mmc = asked(tree)
     assert mmc.sent == [] and result.health.vendor is None
     assert any("not to this 'SD64G'" in note for note in result.skipped)
 
@@ -472,10 +438,9 @@ def moved_under_usb(tree: Path) -> None:
 
 
 def test_a_card_behind_a_usb_card_reader_driver_is_sent_nothing(tmp_path):
-    tree = copied("sd_kingston_sdce", tmp_path / "tree")  # answers the two-step form
+    tree = copied_tree("sd_kingston_sdce", tmp_path / "tree")  # answers the two-step form
     moved_under_usb(tree)
-    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
-    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    result, mmc = asked(tree)
     assert result.device_kind == "sd" and result.card_cid is not None  # the card was found
     assert mmc.sent == [] and result.health.vendor is None
     assert any("behind a USB reader is never asked" in note for note in result.skipped)
@@ -485,17 +450,11 @@ def test_an_unattended_reading_sends_no_cmd56_and_says_so(tmp_path):
     """`health --record` (the timer's): an SD card is asked no vendor health; an eMMC's
     EXT_CSD, a standard read, still is."""
     tree = DATA / "sd_wd_purple"
-    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
-    result = check_health(
-        HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc, vendor_health=False
-    )
+    result, mmc = asked(tree, vendor_health=False)
     assert mmc.sent == [] and result.health.vendor is None
     assert any("--record does not ask vendor health" in note for note in result.skipped)
     emmc = DATA / "emmc_ext_csd"
-    mmc = RecordedMmcIoctl(emmc / "tools" / "ioctl")
-    read = check_health(
-        HealthRequest("/"), [], roots_with_answers(emmc), now=1e9, mmc=mmc, vendor_health=False
-    )
+    read, mmc = asked(emmc, vendor_health=False)
     assert [sent.command for sent in mmc.sent] == [MmcCommand(8, 0)]
     assert read.health.wear_read == "ext_csd"
 
@@ -543,14 +502,9 @@ def test_noise_is_not_read_as_the_two_step_layout():
 
 def test_an_ext_csd_before_emmc_5_keeps_the_kernels_copy_and_says_why(tmp_path):
     """EXT_CSD_REV 6 (eMMC 4.5): bytes 267-269 are reserved, whatever the card puts there."""
-    tree = copied("emmc_ext_csd", tmp_path / "tree")
-    answer = tree / "tools/ioctl/mmcblk1/cmd8_00000000.hex"
-    block = bytearray(parse_hex_block(answer.read_text()))
-    block[192] = 6
-    block[268] = block[269] = 0x05
-    answer.write_text(block.hex())
-    mmc = RecordedMmcIoctl(tree / "tools" / "ioctl")
-    result = check_health(HealthRequest("/"), [], roots_with_answers(tree), now=1e9, mmc=mmc)
+    tree = copied_tree("emmc_ext_csd", tmp_path / "tree")
+    rewrite_answer(tree / "tools/ioctl/mmcblk1/cmd8_00000000.hex", {192: 6, 268: 5, 269: 5})
+    result, _ = asked(tree)
     assert result.health.wear_read is None and result.health.life_time_a == "0-10%"
     assert any("EXT_CSD_REV 6" in note for note in result.skipped)
 

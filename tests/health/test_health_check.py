@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,10 @@ import pytest
 from flashmark.health.check import HealthRequest, check_health
 from flashmark.health.kind import HEALTH
 from flashmark.health.result import HealthResult
+from flashmark.probe.mmc_ioctl import RecordedMmcIoctl
 from flashmark.system.sysroot import SystemRoots
 from tests.cli_runner import flashmark
-from tests.probe.recorded import DATA, tree_env
+from tests.probe.recorded import DATA, copied_tree, tree_env, tree_roots
 
 EMMC_DEVICE = "devices/platform/sunxi-mmc.2/mmc_host/mmc1/mmc1:0001"
 DAY = 86_400.0
@@ -29,7 +29,7 @@ class SimulatedEmmc:
     boot id and uptime change at each reboot."""
 
     def __init__(self, folder: Path, bytes_per_life: float, worn: float, now: float) -> None:
-        shutil.copytree(DATA / "emmc_wear", folder, symlinks=True)
+        copied_tree("emmc_wear", folder)
         self.folder = folder
         self.bytes_per_life = bytes_per_life
         self.written = worn * bytes_per_life  # before the record began
@@ -55,28 +55,37 @@ class SimulatedEmmc:
 
     def publish(self, now: float) -> None:
         """What the kernel shows now: the counter, and the life estimate it read at boot."""
-        stat = ["0"] * 17
-        stat[6] = str(int(self.since_boot // 512))
         device = self.folder / "sys" / EMMC_DEVICE
-        (device / "block/mmcblk1/stat").write_text(" ".join(stat) + "\n")
+        write_counter(device / "block/mmcblk1/stat", self.since_boot)
         estimate = min(11, int(self.wear_at_boot * 10) + 1)
         (device / "life_time").write_text(f"0x{estimate:02x} 0x{estimate:02x}\n")
-        random_folder = self.folder / "proc/sys/kernel/random"
-        random_folder.mkdir(parents=True, exist_ok=True)
-        (random_folder / "boot_id").write_text(f"boot-{self.boot}\n")
-        (self.folder / "proc/uptime").write_text(f"{now - self.boot_time:.2f} 0.00\n")
+        write_boot(self.folder, f"boot-{self.boot}", now - self.boot_time)
 
 
-def test_a_year_of_readings_forecasts_an_interval_that_holds_the_truth(tmp_path):
-    """Daily readings of a card written 20-60 GB a day (noisy), rebooted every week or so
-    (each reboot losing what was written since the last reading), its life estimate as the
-    kernel read it at boot: every interval with both ends holds the true years left, and from
-    the third life step on it is at most 3 wide (high/low), as docs/health.md says."""
+def write_counter(stat: Path, written_since_boot: float) -> None:
+    """A block device's stat file whose sectors-written field (the 7th) counts these bytes."""
+    fields = ["0"] * 17
+    fields[6] = str(int(written_since_boot // 512))
+    stat.write_text(" ".join(fields) + "\n")
+
+
+def write_boot(tree: Path, boot_id: str, uptime_s: float) -> None:
+    """The boot id and uptime a tree's kernel shows."""
+    random_folder = tree / "proc/sys/kernel/random"
+    random_folder.mkdir(parents=True, exist_ok=True)
+    (random_folder / "boot_id").write_text(f"{boot_id}\n")
+    (tree / "proc/uptime").write_text(f"{uptime_s:.2f} 0.00\n")
+
+
+def daily_readings(
+    device: SimulatedEmmc, steps: int, mmc: RecordedMmcIoctl | None = None
+) -> list[HealthResult]:
+    """Daily readings of `device` written 20-60 GB a day (noisy), rebooted every week or so
+    (each reboot losing what was written since the last reading), until the forecast has seen
+    `steps` life steps: every interval with both ends holds the true years left."""
     rng = random.Random(7)
-    now = 1.8e9
-    device = SimulatedEmmc(tmp_path / "tree", bytes_per_life=12e12, worn=0.05, now=now)
+    now = device.boot_time
     readings: list[HealthResult] = []
-    result = None
     start = device.written
     for _day in range(500):
         now += DAY
@@ -88,18 +97,27 @@ def test_a_year_of_readings_forecasts_an_interval_that_holds_the_truth(tmp_path)
             day -= lost
         device.write(day)
         device.publish(now)
-        result = check_health(HealthRequest("/"), readings, device.roots, now=now)
-        readings.append(result)
-        forecast = result.forecast
+        readings.append(check_health(HealthRequest("/"), readings, device.roots, now=now, mmc=mmc))
+        forecast = readings[-1].forecast
         if forecast.years_high is not None:
             assert forecast.years_low is not None
             # The truth: the life left at the rate the device was really written.
             true_rate = (device.written - start) / len(readings)  # bytes a day
             true_years = (1 - device.wear) * device.bytes_per_life / true_rate / 365.25
             assert forecast.years_low <= true_years <= forecast.years_high, len(readings)
-        if forecast.steps_seen >= 3:
-            break
-    assert result is not None and result.forecast.steps_seen >= 3, "no three steps in 500 days"
+        if forecast.steps_seen >= steps:
+            return readings
+    raise AssertionError(f"not {steps} steps in 500 days")
+
+
+def test_a_year_of_readings_forecasts_an_interval_that_holds_the_truth(tmp_path):
+    """Daily readings of a card written 20-60 GB a day (noisy), rebooted every week or so
+    (each reboot losing what was written since the last reading), its life estimate as the
+    kernel read it at boot: every interval with both ends holds the true years left, and from
+    the third life step on it is at most 3 wide (high/low), as docs/health.md says."""
+    device = SimulatedEmmc(tmp_path / "tree", bytes_per_life=12e12, worn=0.05, now=1.8e9)
+    readings = daily_readings(device, steps=3)
+    result = readings[-1]
     forecast = result.forecast
     assert forecast.years_low is not None and forecast.years_high is not None
     assert forecast.years_high / forecast.years_low <= 3
@@ -152,8 +170,7 @@ def test_a_silent_sd_card_is_unknown_and_says_what_was_not_read(tmp_path):
 
 
 def test_an_emmc_at_the_end_of_its_life_is_flagged_in_the_verdict(tmp_path):
-    tree = tmp_path / "tree"
-    shutil.copytree(DATA / "emmc_wear", tree, symlinks=True)
+    tree = copied_tree("emmc_wear", tmp_path / "tree")
     (tree / "sys" / EMMC_DEVICE / "life_time").write_text("0x0b 0x0a\n")
     (tree / "sys" / EMMC_DEVICE / "pre_eol_info").write_text("0x03\n")
     env = {
@@ -173,14 +190,12 @@ class SimulatedNvme:
     set as a drive of `bytes_per_percent` would report them."""
 
     def __init__(self, folder: Path, bytes_per_percent: float) -> None:
-        shutil.copytree(DATA / "nvme_pcie", folder, symlinks=True)
+        copied_tree("nvme_pcie", folder)
         self.log = folder / "tools" / "nvme_smart-log_dev_nvme0.txt"
         self.recorded = self.log.read_text(encoding="utf-8")
         self.bytes_per_percent = bytes_per_percent
         self.written = 857_454 * 512_000.0  # as recorded
-        self.roots = SystemRoots(
-            folder / "sys", folder / "proc", folder / "debug", tools=folder / "tools"
-        )
+        self.roots = tree_roots(folder)
 
     def publish(self) -> None:
         used = int(self.written / self.bytes_per_percent)
@@ -196,20 +211,30 @@ def test_an_nvme_drive_is_forecast_from_its_own_count_of_writes(tmp_path):
     """Two readings ten days apart: the rate is the drive's data_units_written over them (no
     kernel counter in the tree), and one reading past 1% already bounds both ends."""
     drive = SimulatedNvme(tmp_path / "tree", bytes_per_percent=300e9)
+    first, second = ten_days_apart(drive, bytes_per_day=50e9)
+    assert first.health.data_units_written == 857_454
+    assert second.health.percentage_used == 3
+    assert HEALTH.summary(second).endswith("years left at 50.00 GB/day")
+
+
+def ten_days_apart(
+    drive: SimulatedNvme | SimulatedSataSsd, bytes_per_day: float
+) -> tuple[HealthResult, HealthResult]:
+    """Two readings of `drive`, ten days of `bytes_per_day` apart: the first has no rate, the
+    second the drive's own and a forecast whose interval holds the true years left."""
     drive.publish()
     first = check_health(HealthRequest("/"), [], drive.roots, now=1.8e9)
-    assert first.health.data_units_written == 857_454 and first.rate is None
-    drive.written += 10 * 50e9  # 50 GB a day
+    assert first.rate is None
+    drive.written += 10 * bytes_per_day
     drive.publish()
     second = check_health(HealthRequest("/"), [first], drive.roots, now=1.8e9 + 10 * DAY)
-    assert second.health.percentage_used == 3
     assert second.rate is not None and not second.rate.since_boot
-    assert second.rate.bytes_per_day == pytest.approx(50e9, rel=1e-3)
+    assert second.rate.bytes_per_day == pytest.approx(bytes_per_day, rel=1e-3)
     forecast = second.forecast
     assert forecast.years_low is not None and forecast.years_high is not None
-    true_years = (100 * 300e9 - drive.written) / 50e9 / 365.25
+    true_years = (100 * drive.bytes_per_percent - drive.written) / bytes_per_day / 365.25
     assert forecast.years_low <= true_years <= forecast.years_high
-    assert HEALTH.summary(second).endswith("years left at 50.00 GB/day")
+    return first, second
 
 
 def test_a_usb_sata_ssd_is_read_through_smartctl_and_kept(tmp_path):
@@ -264,14 +289,12 @@ class SimulatedSataSsd:
     Total_LBAs_Written set as a drive of `bytes_per_percent` would report them."""
 
     def __init__(self, folder: Path, bytes_per_percent: float) -> None:
-        shutil.copytree(DATA / "usb_ssd_sat_smart", folder, symlinks=True)
+        copied_tree("usb_ssd_sat_smart", folder)
         self.answer = folder / "tools" / "smartctl_--json=c_-a_-n_standby_dev_sda.txt"
         self.document = json.loads(self.answer.read_text(encoding="utf-8"))
         self.bytes_per_percent = bytes_per_percent
         self.written = 24_021_862_977 * 512.0  # as recorded
-        self.roots = SystemRoots(
-            folder / "sys", folder / "proc", folder / "debug", tools=folder / "tools"
-        )
+        self.roots = tree_roots(folder)
 
     def publish(self) -> None:
         for row in self.document["ata_smart_attributes"]["table"]:
@@ -286,15 +309,5 @@ def test_a_usb_sata_ssd_is_forecast_from_its_own_count_of_writes(tmp_path):
     """As an NVMe drive: two readings ten days apart give the rate from Total_LBAs_Written,
     and the wear attribute's percent bounds the years left from both sides."""
     drive = SimulatedSataSsd(tmp_path / "tree", bytes_per_percent=6e12)
-    drive.publish()
-    first = check_health(HealthRequest("/"), [], drive.roots, now=1.8e9)
-    assert first.health.percentage_used == 2 and first.rate is None
-    drive.written += 10 * 40e9  # 40 GB a day
-    drive.publish()
-    second = check_health(HealthRequest("/"), [first], drive.roots, now=1.8e9 + 10 * DAY)
-    assert second.rate is not None and not second.rate.since_boot
-    assert second.rate.bytes_per_day == pytest.approx(40e9, rel=1e-3)
-    forecast = second.forecast
-    assert forecast.years_low is not None and forecast.years_high is not None
-    true_years = (100 * 6e12 - drive.written) / 40e9 / 365.25
-    assert forecast.years_low <= true_years <= forecast.years_high
+    first, _ = ten_days_apart(drive, bytes_per_day=40e9)
+    assert first.health.percentage_used == 2

@@ -23,7 +23,7 @@ from flashmark.history.store import History
 from flashmark.system.target_lock import TargetBusy, held_path, measured_by
 from tests.cli_runner import flashmark
 from tests.health.test_health_check import EMMC_DEVICE, recorded_env
-from tests.probe.recorded import DATA
+from tests.probe.recorded import copied_tree
 
 # A process holding the device lock of the folder in argv[1] as a run does (the project's own
 # lock API), for argv[2] seconds (0: until killed); it says when it holds it and when it lets go.
@@ -82,8 +82,7 @@ def test_record_keeps_a_reading_and_prints_its_verdict_line_alone(env, folder):
 
 
 def test_record_of_a_worn_out_device_says_it_in_its_one_line(env, folder, tmp_path):
-    tree = tmp_path / "tree"
-    shutil.copytree(DATA / "emmc_wear", tree, symlinks=True)
+    tree = copied_tree("emmc_wear", tmp_path / "tree")
     (tree / "sys" / EMMC_DEVICE / "life_time").write_text("0x0b 0x0a\n")
     done = flashmark(
         "health", "--record", folder, env={**env, "FLASHMARK_SYSFS_ROOT": str(tree / "sys")}

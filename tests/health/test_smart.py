@@ -28,7 +28,7 @@ from flashmark.probe.smart import (
 from flashmark.probe.target import probe_target
 from flashmark.probe.tools import RecordedToolRunner, SubprocessToolRunner
 from flashmark.system.sysroot import SystemRoots
-from tests.probe.recorded import DATA
+from tests.probe.recorded import DATA, copied_tree, tree_roots
 
 SAT_ANSWER = DATA / "usb_ssd_sat_smart/tools/smartctl_--json=c_-a_-n_standby_dev_sda.txt"
 NVME_ANSWER = (
@@ -39,14 +39,21 @@ NVME_ANSWER = (
 WEAR_LEFT, LBAS_WRITTEN, POWER_ON_HOURS = 99, 24_021_862_977, 1376
 
 
-def roots_of(tree: Path, tools: str = "tools") -> SystemRoots:
-    return SystemRoots(tree / "sys", tree / "proc", tree / "debug", tools=tree / tools)
-
-
 def device_of(tree: Path, target: str = "/") -> Device:
-    device = probe_target(target, roots_of(tree)).device
+    device = probe_target(target, tree_roots(tree)).device
     assert device is not None
     return device
+
+
+def smart_of(tree: Path, target: str = "/") -> SmartReading | None:
+    """What read_smart reads of `tree`'s device, smartctl answering from its recorded tools."""
+    return read_smart(device_of(tree, target), tree_roots(tree), RecordedToolRunner(tree / "tools"))
+
+
+def sat_copy(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the USB-SATA tree, and the path of its smartctl answer, to change."""
+    tree = copied_tree("usb_ssd_sat_smart", tmp_path / "tree")
+    return tree, tree / SAT_ANSWER.relative_to(DATA / "usb_ssd_sat_smart")
 
 
 def answer_in(tree: Path, argv: str, document: object) -> None:
@@ -151,8 +158,7 @@ def test_the_device_type_follows_the_bridge(tree: str, expected: str | None) -> 
 def test_a_bridge_is_told_only_the_type_drivedb_gives_it(
     tmp_path: Path, usb_id: str, expected: str | None
 ) -> None:
-    shutil.copytree(DATA / "usb_nvme_jms581_sat", tmp_path / "tree", symlinks=True)
-    tree = with_usb_id(tmp_path / "tree", usb_id)
+    tree = with_usb_id(copied_tree("usb_nvme_jms581_sat", tmp_path / "tree"), usb_id)
     assert smartctl_type(device_of(tree)) == expected
 
 
@@ -162,9 +168,8 @@ def test_a_bridge_is_told_only_the_type_drivedb_gives_it(
 def test_a_dual_bridge_passing_nothing_to_sat_names_the_nvme_pass_through(
     tmp_path: Path, usb_id: str, nvme: str
 ) -> None:
-    shutil.copytree(DATA / "usb_nvme_jms581_sat", tmp_path / "tree", symlinks=True)
-    tree = with_usb_id(tmp_path / "tree", usb_id)
-    reading = read_smart(device_of(tree), roots_of(tree), RecordedToolRunner(tree / "tools"))
+    tree = with_usb_id(copied_tree("usb_nvme_jms581_sat", tmp_path / "tree"), usb_id)
+    reading = smart_of(tree)
     assert reading is not None and reading.health is None
     assert reading.skipped[0].startswith(
         f"SMART not read: the USB bridge {usb_id} passes none to `smartctl -d sat`"
@@ -177,8 +182,7 @@ def test_a_dual_bridge_passing_nothing_to_sat_names_the_nvme_pass_through(
 def test_a_bridge_smartctl_does_not_know_is_left_to_it_and_sat_named(tmp_path: Path) -> None:
     """smartctl without -d on a USB id its drivedb.h lacks (lib/os_linux.cpp, lib/scsiata.cpp):
     "Unknown USB bridge [0xVVVV:0xPPPP (0xBCD)]", an error message, exit status 1."""
-    tree = tmp_path / "tree"
-    shutil.copytree(DATA / "usb_stick_usb_storage", tree, symlinks=True)
+    tree = copied_tree("usb_stick_usb_storage", tmp_path / "tree")
     argv = "smartctl --json=c -a -n standby /dev/sde"
     refusal = "/dev/sde: Unknown USB bridge [0x0781:0x5590 (0x100)]"
     answer_in(
@@ -195,7 +199,7 @@ def test_a_bridge_smartctl_does_not_know_is_left_to_it_and_sat_named(tmp_path: P
         },
     )
     runner = RecordedToolRunner(tree / "tools")
-    reading = read_smart(device_of(tree, "/dev/sde"), roots_of(tree), runner)
+    reading = read_smart(device_of(tree, "/dev/sde"), tree_roots(tree), runner)
     assert runner.calls == [tuple(argv.split())]
     assert reading is not None and reading.health is None
     assert reading.skipped == (
@@ -207,8 +211,7 @@ def test_a_bridge_smartctl_does_not_know_is_left_to_it_and_sat_named(tmp_path: P
 def test_a_drive_in_standby_is_left_asleep_and_said_so(tmp_path: Path) -> None:
     """`-n standby` on a spun-down drive: "Device is in STANDBY mode, exit(2)", an information
     message (src/ataprint.cpp), exit status 2."""
-    tree = tmp_path / "tree"
-    shutil.copytree(DATA / "usb_ssd_sat_smart", tree, symlinks=True)
+    tree = copied_tree("usb_ssd_sat_smart", tmp_path / "tree")
     argv = "smartctl --json=c -a -n standby /dev/sda"
     asleep = {"string": "Device is in STANDBY mode, exit(2)", "severity": "information"}
     answer_in(
@@ -220,7 +223,7 @@ def test_a_drive_in_standby_is_left_asleep_and_said_so(tmp_path: Path) -> None:
             "device": {"name": "/dev/sda", "info_name": "/dev/sda [SAT]", "type": "sat"},
         },
     )
-    reading = read_smart(device_of(tree), roots_of(tree), RecordedToolRunner(tree / "tools"))
+    reading = smart_of(tree)
     assert reading == SmartReading(None, ("SMART not read: the drive is in standby (left asleep)",))
 
 
@@ -232,7 +235,7 @@ def test_a_drive_not_on_usb_is_left_to_smartctls_guess() -> None:
 def test_smartctl_is_run_with_the_bridges_type_and_its_answer_read() -> None:
     tree = DATA / "usb_nvme_asmedia"
     runner = RecordedToolRunner(tree / "tools")
-    reading = read_smart(device_of(tree), roots_of(tree), runner)
+    reading = read_smart(device_of(tree), tree_roots(tree), runner)
     assert runner.calls == [
         ("smartctl", "--json=c", "-a", "-n", "standby", "-d", "sntasmedia", "/dev/sda")
     ]
@@ -244,14 +247,14 @@ def test_what_smartctl_could_not_read_is_said() -> None:
     tree = DATA / "usb_ssd_sat_smart"
     device = device_of(tree)
     # A recorded tree without smartctl's answer: nothing to install, no root to ask for.
-    missing = read_smart(device, roots_of(tree), RecordedToolRunner(tree / "no-tools"))
+    missing = read_smart(device, tree_roots(tree), RecordedToolRunner(tree / "no-tools"))
     assert missing == SmartReading(
         None, ("SMART not read: smartctl is not among the recorded tree's tool outputs",)
     )
-    as_user = read_smart(device, roots_of(tree), RecordedToolRunner(tree / "tools_user"))
+    as_user = read_smart(device, tree_roots(tree), RecordedToolRunner(tree / "tools_user"))
     assert as_user is not None and as_user.health is None and as_user.needs_root
     bridge = DATA / "usb_nvme_jms581_sat"
-    nothing = read_smart(device_of(bridge), roots_of(bridge), RecordedToolRunner(bridge / "tools"))
+    nothing = smart_of(bridge)
     assert nothing is not None and nothing.health is None
     assert nothing.skipped == (
         "SMART not read: the USB bridge 152d:a581 passes none to `smartctl -d sat` (the device "
@@ -277,19 +280,17 @@ def test_smartctl_missing_on_this_machine_names_the_package(
 def test_a_drive_of_another_kind_is_not_asked() -> None:
     tree = DATA / "nvme_pcie"
     runner = RecordedToolRunner(tree / "tools")
-    assert read_smart(device_of(tree), roots_of(tree), runner) is None
+    assert read_smart(device_of(tree), tree_roots(tree), runner) is None
     assert runner.calls == []
 
 
 def test_a_drive_without_a_known_wear_attribute_says_so_and_keeps_the_rest(tmp_path: Path) -> None:
-    tree = tmp_path / "tree"
-    shutil.copytree(DATA / "usb_ssd_sat_smart", tree, symlinks=True)
-    answer = tree / SAT_ANSWER.relative_to(DATA / "usb_ssd_sat_smart")
+    tree, answer = sat_copy(tmp_path)
     document = json.loads(answer.read_text(encoding="utf-8"))
     table = document["ata_smart_attributes"]["table"]
     table[:] = [row for row in table if row["name"] != "Wear_Leveling_Count"]
     answer.write_text(json.dumps(document), encoding="utf-8")
-    reading = read_smart(device_of(tree), roots_of(tree), RecordedToolRunner(tree / "tools"))
+    reading = smart_of(tree)
     assert reading is not None and reading.health is not None
     assert reading.health.percentage_used is None
     assert reading.health.data_units_written == LBAS_WRITTEN * 512 // DATA_UNIT_BYTES
@@ -301,11 +302,9 @@ def test_a_drive_without_a_known_wear_attribute_says_so_and_keeps_the_rest(tmp_p
 
 def test_a_smartctl_without_json_output_is_said(tmp_path: Path) -> None:
     """smartmontools before 7.0 knows no --json: it answers with a usage error."""
-    tree = tmp_path / "tree"
-    shutil.copytree(DATA / "usb_ssd_sat_smart", tree, symlinks=True)
-    answer = tree / SAT_ANSWER.relative_to(DATA / "usb_ssd_sat_smart")
+    tree, answer = sat_copy(tmp_path)
     answer.write_text("=======> UNRECOGNIZED OPTION: json=c\n", encoding="utf-8")
-    reading = read_smart(device_of(tree), roots_of(tree), RecordedToolRunner(tree / "tools"))
+    reading = smart_of(tree)
     assert reading is not None and reading.health is None
     assert reading.skipped == (
         "SMART not read: smartctl printed no JSON (it needs smartmontools 7.0 on)",
@@ -318,16 +317,14 @@ def test_wear_and_writes_of_a_drive_smartctl_does_not_list_are_not_read(
 ) -> None:
     """Such a drive's 177 Wear_Leveling_Count, 233 Media_Wearout_Indicator and 241
     Total_LBAs_Written are drivedb.h's default names, their units the maker's."""
-    tree = tmp_path / "tree"
-    shutil.copytree(DATA / "usb_ssd_sat_smart", tree, symlinks=True)
-    answer = tree / SAT_ANSWER.relative_to(DATA / "usb_ssd_sat_smart")
+    tree, answer = sat_copy(tmp_path)
     document = json.loads(answer.read_text(encoding="utf-8"))
     if listed is None:
         del document["in_smartctl_database"]
     else:
         document["in_smartctl_database"] = listed
     answer.write_text(json.dumps(document), encoding="utf-8")
-    reading = read_smart(device_of(tree), roots_of(tree), RecordedToolRunner(tree / "tools"))
+    reading = smart_of(tree)
     assert reading is not None and reading.health is not None
     health = reading.health
     assert health.percentage_used is None and health.data_units_written is None
@@ -381,10 +378,9 @@ def test_a_value_of_an_unexpected_type_is_unknown_never_a_crash(document: dict[s
 
 @pytest.mark.parametrize("answer", ["[]", '"PASSED"', '{"smartctl": 7}', "{}"])
 def test_json_that_is_not_smartctls_is_said(tmp_path: Path, answer: str) -> None:
-    tree = tmp_path / "tree"
-    shutil.copytree(DATA / "usb_ssd_sat_smart", tree, symlinks=True)
-    (tree / SAT_ANSWER.relative_to(DATA / "usb_ssd_sat_smart")).write_text(answer)
-    reading = read_smart(device_of(tree), roots_of(tree), RecordedToolRunner(tree / "tools"))
+    tree, recorded = sat_copy(tmp_path)
+    recorded.write_text(answer)
+    reading = smart_of(tree)
     assert reading == SmartReading(None, ("SMART not read: unexpected JSON from smartctl",))
 
 

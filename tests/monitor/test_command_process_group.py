@@ -12,13 +12,9 @@ import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
 
 import psutil
 import pytest
-
-from flashmark.system.diskstats import device_for_path
-from flashmark.system.sysroot import SystemRoots
 
 
 def monitor(device: str, *args: str, **options) -> subprocess.CompletedProcess[str]:
@@ -26,13 +22,6 @@ def monitor(device: str, *args: str, **options) -> subprocess.CompletedProcess[s
         [sys.executable, "-m", "flashmark", "monitor", device, "--no-save", *args],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, **options,
     )  # fmt: skip
-
-
-def device_of(folder: Path) -> str:
-    name = device_for_path(folder, SystemRoots())
-    if name is None:
-        pytest.skip(f"{folder} is not on a block device (tmpfs/overlay): nothing to monitor")
-    return name
 
 
 def unique_seconds() -> str:
@@ -66,21 +55,19 @@ def kill(processes: list[psutil.Process]) -> None:
             continue
 
 
-def test_a_command_killed_by_a_signal_exits_128_plus_its_number(tmp_path: Path) -> None:
-    device = device_of(tmp_path)
+def test_a_command_killed_by_a_signal_exits_128_plus_its_number(live_device: str) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL, signal.SIGUSR1):
-        done = monitor(device, "--", "sh", "-c", f"kill -s {sig.name[3:]} $$")
+        done = monitor(live_device, "--", "sh", "-c", f"kill -s {sig.name[3:]} $$")
         assert done.returncode == 128 + sig, (sig, done.stderr)
         assert f"killed by {sig.name}" in done.stdout
 
 
-def test_timeout_stops_the_whole_process_group_and_names_a_daemon(tmp_path: Path) -> None:
-    device = device_of(tmp_path)
+def test_timeout_stops_the_whole_process_group_and_names_a_daemon(live_device: str) -> None:
     seconds = unique_seconds()
     # a daemon: a session of its own, its output closed (else the pipes stay open)
     script = f"sleep {seconds} & setsid sleep {seconds}.5 >/dev/null 2>&1 & sleep {seconds}.25"
     try:
-        done = monitor(device, "--timeout", "1", "--", "sh", "-c", script)
+        done = monitor(live_device, "--timeout", "1", "--", "sh", "-c", script)
         assert done.returncode == 1, done.stderr
         line = done.stderr.strip().splitlines()[-1]
         assert "stopped with everything in its process group" in line
@@ -91,11 +78,10 @@ def test_timeout_stops_the_whole_process_group_and_names_a_daemon(tmp_path: Path
         kill(running(seconds))
 
 
-def test_sigkill_of_flashmark_still_stops_the_commands_group(tmp_path: Path) -> None:
-    device = device_of(tmp_path)
+def test_sigkill_of_flashmark_still_stops_the_commands_group(live_device: str) -> None:
     seconds = unique_seconds()
     process = subprocess.Popen(
-        [sys.executable, "-m", "flashmark", "monitor", device, "--no-save", "--",
+        [sys.executable, "-m", "flashmark", "monitor", live_device, "--no-save", "--",
          "sh", "-c", f"sleep {seconds} & sleep {seconds}.5"],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
@@ -118,12 +104,11 @@ def test_sigkill_of_flashmark_still_stops_the_commands_group(tmp_path: Path) -> 
 
 
 @pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1) for a terminal")
-def test_on_a_terminal_the_command_reads_it_and_gets_its_ctrl_c(tmp_path: Path) -> None:
-    device = device_of(tmp_path)
+def test_on_a_terminal_the_command_reads_it_and_gets_its_ctrl_c(live_device: str) -> None:
     seconds = unique_seconds()
     script = f"read line; echo got:$line; sleep {seconds}"
     reader = ["sh", "-c", script]
-    inner = f"{sys.executable} -m flashmark monitor {device} --no-save -- sh -c '{script}'"
+    inner = f"{sys.executable} -m flashmark monitor {live_device} --no-save -- sh -c '{script}'"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     shell = subprocess.Popen(
         ["script", "-qec", inner, "/dev/null"],

@@ -5,14 +5,11 @@ Scenario names say which kernel and which moment of seed 002 each recording stan
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from flashmark.monitor.series import compute_sample, summarise
 from flashmark.system.diskstats import DiskCounters, DiskstatsFormatError, parse_diskstats
-
-DISKSTATS = Path(__file__).resolve().parents[1] / "data" / "diskstats"
+from tests.monitor.conftest import DISKSTATS
 
 
 def pair(name: str, device: str) -> tuple[DiskCounters, DiskCounters]:

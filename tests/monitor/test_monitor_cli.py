@@ -5,27 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sqlite3
 import sys
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from flashmark.cli import main
-from flashmark.system.diskstats import device_for_path
-from flashmark.system.sysroot import SystemRoots
-
-DISKSTATS = Path(__file__).resolve().parents[1] / "data" / "diskstats"
-
-
-@pytest.fixture
-def procfs(tmp_path: Path) -> Path:
-    root = tmp_path / "proc"
-    root.mkdir()
-    shutil.copy(DISKSTATS / "kernel-4.19-18-fields.t0", root / "diskstats")
-    return root
 
 
 def test_live_view_prints_one_iostat_line_per_interval_then_a_summary(procfs: Path) -> None:
@@ -64,15 +50,9 @@ def test_an_unknown_device_is_a_one_line_error(procfs: Path) -> None:
     assert "flashmark: error: device 'sdq' is not in" in result.output
 
 
-def _live_device(tmp_path: Path) -> str:
-    name = device_for_path(tmp_path, SystemRoots())
-    if name is None:
-        pytest.skip(f"{tmp_path} is not on a block device (tmpfs/overlay): nothing to monitor")
-    return name
-
-
-def test_a_command_is_recorded_saved_and_its_exit_status_kept(tmp_path: Path) -> None:
-    device = _live_device(tmp_path)
+def test_a_command_is_recorded_saved_and_its_exit_status_kept(
+    tmp_path: Path, live_device: str
+) -> None:
     db = tmp_path / "history.sqlite3"
     target = tmp_path / "written.bin"
     script = (
@@ -83,7 +63,7 @@ def test_a_command_is_recorded_saved_and_its_exit_status_kept(tmp_path: Path) ->
     )
     result = CliRunner().invoke(
         main,
-        ["monitor", device, "--json", "--interval", "0.1", "--db", str(db), "--",
+        ["monitor", live_device, "--json", "--interval", "0.1", "--db", str(db), "--",
          sys.executable, "-c", script],
     )  # fmt: skip
     assert result.exit_code == 3, result.stderr
@@ -101,35 +81,32 @@ def test_a_command_is_recorded_saved_and_its_exit_status_kept(tmp_path: Path) ->
     assert json.loads(stored)["summary"]["write_bytes"] == document["summary"]["write_bytes"]
     shown = CliRunner().invoke(main, ["show", str(document["id"]), "--db", str(db)])
     assert shown.exit_code == 0, shown.stderr
-    assert f"{device} while `{sys.executable}" in shown.stdout and "Pattern:" in shown.stdout
-    assert shown.stdout.splitlines()[-1].startswith(f"verdict: {device} during `python")
+    assert f"{live_device} while `{sys.executable}" in shown.stdout and "Pattern:" in shown.stdout
+    assert shown.stdout.splitlines()[-1].startswith(f"verdict: {live_device} during `python")
     assert "exited with status 3" in shown.stdout
 
 
-def test_no_save_leaves_the_history_alone(tmp_path: Path) -> None:
-    device = _live_device(tmp_path)
+def test_no_save_leaves_the_history_alone(tmp_path: Path, live_device: str) -> None:
     db = tmp_path / "history.sqlite3"
     result = CliRunner().invoke(
-        main, ["monitor", device, "--no-save", "--db", str(db), "--", "true"]
+        main, ["monitor", live_device, "--no-save", "--db", str(db), "--", "true"]
     )
     assert result.exit_code == 0, result.output
     assert "The command exited with status 0." in result.output
     assert not db.exists()
 
 
-def test_a_command_that_does_not_exist_is_a_usage_error(tmp_path: Path) -> None:
-    device = _live_device(tmp_path)
+def test_a_command_that_does_not_exist_is_a_usage_error(tmp_path: Path, live_device: str) -> None:
     result = CliRunner().invoke(
-        main, ["monitor", device, "--no-save", "--", str(tmp_path / "no-such-program")]
+        main, ["monitor", live_device, "--no-save", "--", str(tmp_path / "no-such-program")]
     )
     assert result.exit_code == 2
     assert "cannot run" in result.output
 
 
-def test_a_command_past_its_timeout_is_stopped(tmp_path: Path) -> None:
-    device = _live_device(tmp_path)
+def test_a_command_past_its_timeout_is_stopped(live_device: str) -> None:
     result = CliRunner().invoke(
-        main, ["monitor", device, "--timeout", "0.3", "--no-save", "--", "sleep", "30"]
+        main, ["monitor", live_device, "--timeout", "0.3", "--no-save", "--", "sleep", "30"]
     )
     assert result.exit_code == 1
     assert "ran longer than --timeout 0.3 s" in result.output

@@ -15,23 +15,7 @@ from flashmark.monitor.sampler import DiskMonitor
 from flashmark.monitor.series import MonitorSeries
 from flashmark.system.diskstats import MonitorDeviceNotFound, device_for_path, normalise_device_name
 from flashmark.system.sysroot import SystemRoots
-
-DISKSTATS = Path(__file__).resolve().parents[1] / "data" / "diskstats"
-
-
-def install(procfs: Path, recording: str) -> None:
-    """Replace procfs/diskstats atomically, as the kernel's file changes between reads."""
-    temporary = procfs / "diskstats.new"
-    temporary.write_text((DISKSTATS / recording).read_text())
-    os.replace(temporary, procfs / "diskstats")
-
-
-@pytest.fixture
-def procfs(tmp_path: Path) -> Path:
-    root = tmp_path / "proc"
-    root.mkdir()
-    install(root, "kernel-4.19-18-fields.t0")
-    return root
+from tests.monitor.conftest import DISKSTATS, install
 
 
 def wait_for_samples(monitor: DiskMonitor, count: int) -> None:

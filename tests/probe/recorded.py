@@ -6,6 +6,7 @@ recorded outputs in tools/ and says "not installed" for anything else.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +19,17 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "probe"
 def roots_of(name: str) -> SystemRoots:
     base = DATA / name
     return SystemRoots(sysfs=base / "sys", procfs=base / "proc", debugfs=base / "debug")
+
+
+def tree_roots(tree: Path) -> SystemRoots:
+    """A SystemRoots over a recorded tree (or a copy of one), its recorded tool outputs too."""
+    return SystemRoots(tree / "sys", tree / "proc", tree / "debug", tools=tree / "tools")
+
+
+def copied_tree(name: str, folder: Path) -> Path:
+    """A copy of the recorded tree `name` at `folder`, to change one condition in."""
+    shutil.copytree(DATA / name, folder, symlinks=True)
+    return folder
 
 
 Scenario = Callable[[str], tuple[SystemRoots, RecordedToolRunner]]

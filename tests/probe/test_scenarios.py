@@ -13,18 +13,23 @@ from flashmark.errors import TargetNotFound
 from flashmark.probe.model import ProbeReport
 from flashmark.probe.summary import measured_summary
 from flashmark.probe.target import probe_target
+from flashmark.probe.tools import RecordedToolRunner
 from flashmark.system.sysroot import SystemRoots
-from tests.probe.recorded import Scenario
+from tests.probe.recorded import Scenario, load_scenario
 
 
-def probed(*args: object) -> ProbeReport:
+def probed(target: str, roots: SystemRoots, tools: RecordedToolRunner) -> ProbeReport:
     """A probe as `flashmark probe` shows it: observed, then judged (its warnings)."""
-    return judge_probe(probe_target(*args))  # type: ignore[arg-type]
+    return judge_probe(probe_target(target, roots, tools))
 
 
-def test_sd_card_on_raspberry_pi_4(scenario: Scenario) -> None:
-    roots, tools = scenario("rpi4_sd")
-    report = probed("/", roots, tools)
+def probed_scenario(name: str, target: str = "/") -> ProbeReport:
+    """The probe of `target` on the recorded scenario `name`."""
+    return probed(target, *load_scenario(name))
+
+
+def test_sd_card_on_raspberry_pi_4() -> None:
+    report = probed_scenario("rpi4_sd")
     assert [(layer.kind, layer.name) for layer in report.layers] == [
         ("filesystem", "/"),
         ("partition", "mmcblk0p2"),
@@ -95,17 +100,15 @@ def test_a2_card_on_raspberry_pi_5_without_command_queueing(scenario: Scenario) 
     }
 
 
-def test_a2_card_partition_given_as_device_node(scenario: Scenario) -> None:
-    roots, tools = scenario("rpi5_a2")
-    report = probed("/dev/mmcblk0p2", roots, tools)
+def test_a2_card_partition_given_as_device_node() -> None:
+    report = probed_scenario("rpi5_a2", "/dev/mmcblk0p2")
     assert report.target_type == "block device"
     assert [layer.kind for layer in report.layers] == ["partition", "device"]
     assert report.devices[0].name == "mmcblk0"
 
 
-def test_emmc_module_with_wear_data(scenario: Scenario) -> None:
-    roots, tools = scenario("emmc_wear")
-    report = probed("/", roots, tools)
+def test_emmc_module_with_wear_data() -> None:
+    report = probed_scenario("emmc_wear")
     device = report.device
     assert device is not None and device.kind == "emmc"
     assert (device.vendor, device.model) == ("Samsung", "M8G1GC")
@@ -119,9 +122,8 @@ def test_emmc_module_with_wear_data(scenario: Scenario) -> None:
     )
 
 
-def test_nvme_on_a_pcie_link_below_its_maximum(scenario: Scenario) -> None:
-    roots, tools = scenario("nvme_pcie")
-    report = probed("/", roots, tools)
+def test_nvme_on_a_pcie_link_below_its_maximum() -> None:
+    report = probed_scenario("nvme_pcie")
     device = report.device
     assert device is not None and device.kind == "nvme"
     assert (device.model, device.firmware) == ("SanDisk Ultra 3D NVMe", "211210WD")
@@ -137,9 +139,8 @@ def test_nvme_on_a_pcie_link_below_its_maximum(scenario: Scenario) -> None:
     assert any("PCIe at 5 GT/s x1 (Gen 2), the drive can do 8 GT/s" in w for w in report.warnings)
 
 
-def test_usb_stick_on_usb_storage_at_high_speed(scenario: Scenario) -> None:
-    roots, tools = scenario("usb_stick_usb_storage")
-    report = probed("/dev/sde", roots, tools)
+def test_usb_stick_on_usb_storage_at_high_speed() -> None:
+    report = probed_scenario("usb_stick_usb_storage", "/dev/sde")
     device = report.device
     assert device is not None and device.kind == "usb" and device.usb is not None
     usb = device.usb
@@ -149,9 +150,8 @@ def test_usb_stick_on_usb_storage_at_high_speed(scenario: Scenario) -> None:
     assert any("usb-storage" in w for w in report.warnings)
 
 
-def test_usb_ssd_on_uas_at_superspeed(scenario: Scenario) -> None:
-    roots, tools = scenario("usb_ssd_uas")
-    report = probed("/dev/sda", roots, tools)
+def test_usb_ssd_on_uas_at_superspeed() -> None:
+    report = probed_scenario("usb_ssd_uas", "/dev/sda")
     device = report.device
     assert device is not None and device.usb is not None
     assert (device.usb.driver, device.usb.speed_mbps, device.usb.port) == ("uas", 5000, "6-1.4")
@@ -159,9 +159,8 @@ def test_usb_ssd_on_uas_at_superspeed(scenario: Scenario) -> None:
     assert not [w for w in report.warnings if "USB" in w or "uas" in w]
 
 
-def test_ufs_health_descriptor(scenario: Scenario) -> None:
-    roots, tools = scenario("ufs")
-    report = probed("/", roots, tools)
+def test_ufs_health_descriptor() -> None:
+    report = probed_scenario("ufs")
     assert [layer.kind for layer in report.layers] == ["filesystem", "partition", "device"]
     device = report.device
     assert device is not None and device.kind == "ufs"
@@ -175,9 +174,8 @@ def test_ufs_health_descriptor(scenario: Scenario) -> None:
     )
 
 
-def test_this_machines_virtio_disk(scenario: Scenario) -> None:
-    roots, tools = scenario("virtio_vda")
-    report = probed("/", roots, tools)
+def test_this_machines_virtio_disk() -> None:
+    report = probed_scenario("virtio_vda")
     device = report.device
     assert device is not None
     assert (device.name, device.kind, device.vendor) == ("vda", "virtio", "0x1af4")
@@ -188,9 +186,8 @@ def test_this_machines_virtio_disk(scenario: Scenario) -> None:
     assert report.environment.distribution == "Debian GNU/Linux 12 (bookworm)"
 
 
-def test_this_machines_loop_device_backed_by_a_file(scenario: Scenario) -> None:
-    roots, tools = scenario("loop_file")
-    report = probed("/dev/loop1", roots, tools)
+def test_this_machines_loop_device_backed_by_a_file() -> None:
+    report = probed_scenario("loop_file", "/dev/loop1")
     kinds = [(layer.kind, layer.name) for layer in report.layers]
     assert kinds[0] == ("loop", "loop1")
     assert "backed by /tmp/flashmark-loop." in report.layers[0].detail
@@ -218,9 +215,8 @@ def test_this_machines_loop_device_backed_by_a_file(scenario: Scenario) -> None:
         ("virtio_vda", "/"),
     ],
 )
-def test_report_round_trips_through_json(scenario: Scenario, name: str, target: str) -> None:
-    roots, tools = scenario(name)
-    report = probed(target, roots, tools)
+def test_report_round_trips_through_json(name: str, target: str) -> None:
+    report = probed_scenario(name, target)
     document = encode(report)
     assert next(iter(document)) == "schema" and document["schema"] == "flashmark.probe/1"
     assert decode(ProbeReport, document) == report

@@ -180,11 +180,8 @@ def make_service(database: str) -> Iterator[Callable[..., Service]]:
     from flashmark.server.app import ServerConfig, create_app
     from flashmark.server.storage import open_storage
 
-    storage = open_storage(database)
-    try:
+    with contextlib.closing(open_storage(database)) as storage:
         token = storage.create_token("tester")
-    finally:
-        storage.close()
     with contextlib.ExitStack() as stack:
 
         def make(**options: Any) -> Service:

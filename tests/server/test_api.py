@@ -98,8 +98,7 @@ def test_bulk_downloads_hold_every_result(service: Service, documents):
 
 
 def test_downloads_stream_in_batches_past_one_query(database, documents):
-    storage = open_storage(database)
-    try:
+    with contextlib.closing(open_storage(database)) as storage:
         from flashmark.server.intake import accept
 
         token = storage.token_for(storage.create_token("seed"))
@@ -109,8 +108,6 @@ def test_downloads_stream_in_batches_past_one_query(database, documents):
         batches = list(storage.export_batches(batch=3))
         assert [len(batch) for batch in batches] == [3, 3, 1]
         assert [row.id for batch in batches for row, _ in batch] == list(range(1, 8))
-    finally:
-        storage.close()
 
 
 # -- bad input ------------------------------------------------------------------------------------
@@ -204,11 +201,8 @@ def test_tokens_missing_wrong_malformed_or_revoked_are_refused(service: Service,
         "/api/v1/results", json=document, headers={"Authorization": f"Basic {service.token}"}
     )
     problem(response, 401, "invalid-token")
-    storage = open_storage(service.database)
-    try:
+    with contextlib.closing(open_storage(service.database)) as storage:
         storage.revoke_token("tester")
-    finally:
-        storage.close()
     body = problem(service.upload(document), 401, "revoked-token")
     assert "tester" in body["detail"]
     assert service.count() == 0
@@ -269,14 +263,11 @@ def test_a_device_page_ranks_a_result_among_the_same_model_and_profile(service, 
     service.upload(virtio)  # another model: not counted
     quick_a2 = {**variant(card, 9), "settings": {**card["settings"], "profile": "a1"}}
     service.upload(quick_a2)  # another profile: not counted
-    storage = open_storage(service.database)
-    try:
+    with contextlib.closing(open_storage(service.database)) as storage:
         row = storage.summary(ids[3])
         assert row is not None
         figures = storage.group_figures(row.model_key, "quick")
         ranked = {s.column: s for s in standings(figures, row.headlines)}
-    finally:
-        storage.close()
     seq = ranked["seq_read_bps"]
     # variants 0..4 grow with the index: the fourth has 3 below it, none equal besides itself
     assert (seq.count, seq.below, seq.equal) == (5, 3, 1)
@@ -295,8 +286,7 @@ def test_a_device_page_ranks_a_result_among_the_same_model_and_profile(service, 
 def test_bulk_adding_skips_documents_already_there(database, documents):
     from flashmark.server.intake import accept
 
-    storage = open_storage(database)
-    try:
+    with contextlib.closing(open_storage(database)) as storage:
         token = storage.token_for(storage.create_token("seed"))
         assert token is not None
         first = storage.add_result(accept(variant(documents[0], 0)), token.id)
@@ -306,8 +296,6 @@ def test_bulk_adding_skips_documents_already_there(database, documents):
         assert len(rows) == 4 and rows[0].id == first.id  # the first one is not added again
         # (a skipped insert may use up a number: ids are unique and growing, not dense)
         assert storage.add_result(batch[2], token.id) == Stored(rows[2].id, created=False)
-    finally:
-        storage.close()
 
 
 def storage_search():
@@ -325,11 +313,8 @@ def test_an_internal_error_is_a_problem_with_every_security_header(tmp_path, doc
     from flashmark.server.app import ServerConfig, create_app
 
     database = str(tmp_path / "server.sqlite3")
-    storage = open_storage(database)
-    try:
+    with contextlib.closing(open_storage(database)) as storage:
         token = storage.create_token("tester")
-    finally:
-        storage.close()
     app = create_app(ServerConfig(database=database, trusted_hosts=("results.test",)))
     with TestClient(app, "http://results.test", raise_server_exceptions=False) as client:
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}

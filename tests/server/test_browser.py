@@ -4,6 +4,7 @@ nothing but the service's own address. One upload carries hostile HTML in every 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -45,11 +46,8 @@ def test_every_page_renders_quietly_and_asks_only_the_service(
     chromium, pg_server, start_server, tmp_path
 ):
     database = pg_server.create("browser_pages")
-    storage = open_storage(database)
-    try:
+    with contextlib.closing(open_storage(database)) as storage:
         secret = storage.create_token("browser")
-    finally:
-        storage.close()
     server = start_server(database)
     import urllib.request
 

@@ -4,6 +4,7 @@ every figure beside the card model's results; what a campaign refuses; its page 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import csv
 import io
@@ -155,11 +156,8 @@ def test_results_of_another_benchmark_or_token_do_not_join_a_campaign(service: S
     detail = problem(service.upload(board(newer, "board-3")), 409, "campaign-job-differs")
     assert "flashmark_version '9.9.9', not" in detail["detail"]
 
-    storage = open_storage(service.database)
-    try:
+    with contextlib.closing(open_storage(service.database)) as storage:
         stranger = storage.create_token("stranger")
-    finally:
-        storage.close()
     answer = service.upload(board(variant(card, 4), "board-4"), token=stranger)
     problem(answer, 403, "campaign-of-another-token")
     assert [b["label"] for b in campaign_json(service)["boards"]] == ["board-1"]
@@ -290,8 +288,7 @@ def test_a_database_of_the_version_before_campaigns_is_migrated(
                  "sd-old", "quick", b"x\x9c\x03\x00\x00\x00\x00\x01"),
             )  # fmt: skip
         storage.close()
-    storage = open_storage(database)
-    try:
+    with contextlib.closing(open_storage(database)) as storage:
         with storage._transaction() as run:
             names = [row[0] for row in run("SELECT name FROM schema_migrations ORDER BY name")]
             assert names == [name for name, _ in migrations.MIGRATIONS]
@@ -303,8 +300,6 @@ def test_a_database_of_the_version_before_campaigns_is_migrated(
         assert stored.created
         record = storage.campaign(CAMPAIGN)
         assert record is not None and [r.board_label for r in record.results] == ["board-1"]
-    finally:
-        storage.close()
 
 
 def test_what_the_report_reads_back_is_the_campaign_the_service_built(service: Service):
@@ -316,14 +311,11 @@ def test_what_the_report_reads_back_is_the_campaign_the_service_built(service: S
     body = campaign_json(service)
     read = campaign_from_json(body)
     assert to_json(read, "http://results.test") == body
-    storage = open_storage(service.database)
-    try:
+    with contextlib.closing(open_storage(service.database)) as storage:
         record = storage.campaign(CAMPAIGN)
         assert record is not None
         groups = {(r.row.model_key, r.row.profile) for r in record.results}
         built = build_campaign(record, {g: storage.group_figures(*g) for g in groups})
-    finally:
-        storage.close()
     assert read == built
     # The file and the service's page show the same body.
     page = service.client.get(f"/campaigns/{CAMPAIGN}").text

@@ -112,8 +112,7 @@ def test_an_sqlite_file_removed_or_replaced_is_never_written_and_comes_back(tmp_
     folder = tmp_path / "db"
     folder.mkdir()
     path = folder / "server.sqlite3"
-    storage = open_storage(str(path))
-    try:
+    with contextlib.closing(open_storage(str(path))) as storage:
         _started(storage, 1)
         copy = tmp_path / "copy.sqlite3"
         with (
@@ -134,5 +133,3 @@ def test_an_sqlite_file_removed_or_replaced_is_never_written_and_comes_back(tmp_
         os.replace(copy, path)
         assert [row.id for row in storage.search(Search())] == [1]
         assert _started(storage, 3) == 2
-    finally:
-        storage.close()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import itertools
@@ -19,8 +20,7 @@ CAPACITIES = (16, 32, 64, 128, 256, 512)
 
 def test_a_maker_capacity_and_profile_search_uses_its_index(database):
     base = accept(recorded("quick-a1-card"))
-    storage = open_storage(database)
-    try:
+    with contextlib.closing(open_storage(database)) as storage:
         token = storage.token_for(storage.create_token("plan"))
         assert token is not None
         rows = []
@@ -55,5 +55,3 @@ def test_a_maker_capacity_and_profile_search_uses_its_index(database):
             and 0.88 * 64e9 <= row.capacity_bytes <= 1.02 * 64e9
         ][:51]
         assert [row.id for row in found] == expected and len(expected) > 0
-    finally:
-        storage.close()

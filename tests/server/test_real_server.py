@@ -5,6 +5,7 @@ and nothing half-stored."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -56,13 +57,10 @@ def test_token_commands_create_revoke_and_list(database):
     assert again.exit_code == 2 and "exists already" in again.output
     bad = runner.invoke(main, ["token", "create", "a b;", "--database", database])
     assert bad.exit_code == 2
-    storage = open_storage(database)
-    try:
+    with contextlib.closing(open_storage(database)) as storage:
         assert storage.token_for(secret) is not None
         # only the hash is kept
         assert all(secret not in repr(token) for token in storage.tokens())
-    finally:
-        storage.close()
     revoked = runner.invoke(main, ["token", "revoke", "alice", "--database", database])
     assert revoked.exit_code == 0 and "revoked" in revoked.output
     missing = runner.invoke(main, ["token", "revoke", "bob", "--database", database])
@@ -184,11 +182,8 @@ def test_a_health_reading_is_uploaded_without_a_serial_and_shown_with_its_model(
 
 
 def test_sigkill_during_uploads_loses_no_acknowledged_result(database, start_server):
-    storage = open_storage(database)
-    try:
+    with contextlib.closing(open_storage(database)) as storage:
         secret = storage.create_token("load")
-    finally:
-        storage.close()
     server = start_server(database, "--uploads-per-minute", "1000000")
     base = recorded("quick-a1-card")
     bodies = [json.dumps(variant(base, index)).encode() for index in range(MAX_UPLOADS)]
@@ -236,11 +231,8 @@ def test_sigkill_during_uploads_loses_no_acknowledged_result(database, start_ser
     assert len(acknowledged) >= KILL_AFTER_ACKS
     assert len(acknowledged) < attempted <= MAX_UPLOADS  # killed in the middle
 
-    storage = open_storage(database)
-    try:
+    with contextlib.closing(open_storage(database)) as storage:
         rows = _stored_rows(storage)
-    finally:
-        storage.close()
     for result_id, body in acknowledged.items():
         assert result_id in rows, f"acknowledged result {result_id} was lost"
         sent = {k: v for k, v in json.loads(body).items() if k != "id"}
