@@ -130,7 +130,7 @@ def refuse_if_pending(
         return
     for member in stack.devices():
         identity = device_identity(member.name, roots)
-        size = _size_bytes(member.name, roots)
+        size = roots.size_bytes(member.name)
         for backup in backups:
             if backup.belongs_to(identity, member.majmin, size):
                 what = node if member.name == stack.target.name else f"{member.node}, under {node}"
@@ -138,11 +138,6 @@ def refuse_if_pending(
                     f"refusing to write to {what}: a capacity probe of it was killed and left "
                     f"its blocks' backup; `{backup.restore_line}` puts them back first"
                 )
-
-
-def _size_bytes(name: str, roots: SystemRoots) -> int | None:
-    sectors = roots.read_sys(f"class/block/{name}/size")
-    return int(sectors) * 512 if sectors and sectors.isdigit() else None
 
 
 MAGIC = b"FLASHMARK-CAPACITY-BACKUP/1\n"
