@@ -18,6 +18,7 @@ from flashmark.probe.model import Layer
 from flashmark.system.device_stack import (
     dm_by_name,
     dm_kind,
+    listed_in,
     majmin_of,
     name_in_dev,
     name_of_majmin,
@@ -141,7 +142,7 @@ class _Walk:
         if name.startswith("loop"):
             self._loop(name, base, depth)
             return
-        slaves = _slaves(name, roots)
+        slaves = listed_in(name, "slaves", roots)
         dm_name = roots.read_sys(f"{base}/dm/name")
         if dm_name is not None:
             uuid = roots.read_sys(f"{base}/dm/uuid") or ""
@@ -188,8 +189,3 @@ class _Walk:
         )
         if name not in self.physical:
             self.physical.append(name)
-
-
-def _slaves(name: str, roots: SystemRoots) -> list[str]:
-    folder = roots.sys_path(f"class/block/{name}/slaves")
-    return sorted(entry.name for entry in folder.iterdir()) if folder.is_dir() else []

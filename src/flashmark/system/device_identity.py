@@ -20,7 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashmark.system.device_stack import device_node, majmin_of, name_of_majmin, node_of
+from flashmark.system.device_stack import (
+    block_folder,
+    device_node,
+    majmin_of,
+    name_of_majmin,
+    node_of,
+)
 from flashmark.system.sysroot import SystemRoots, read_text
 
 BY_ID = Path("/dev/disk/by-id")
@@ -35,7 +41,7 @@ class FoundDevice:
 
 def device_identity(name: str, roots: SystemRoots, by_id: Path = BY_ID) -> str | None:
     """The identity of the block device with kernel name `name` ("sdb", "mmcblk0p1")."""
-    folder = _folder(name, roots)
+    folder = block_folder(name, roots)
     if folder is None:
         return None
     if (folder / "partition").exists():
@@ -114,11 +120,6 @@ def _found(name: str, roots: SystemRoots) -> FoundDevice | None:
     if node is None:
         return None
     return FoundDevice(name, node, size_of(name, roots))
-
-
-def _folder(name: str, roots: SystemRoots) -> Path | None:
-    link = roots.sys_path(f"class/block/{name}")
-    return link.resolve() if link.exists() else None
 
 
 def _loop_identity(folder: Path) -> str | None:

@@ -148,6 +148,20 @@ def name_of_majmin(majmin: str, roots: SystemRoots) -> str | None:
     return link.resolve().name if link.exists() else None
 
 
+def block_folder(name: str, roots: SystemRoots) -> Path | None:
+    """The sysfs folder of block device `name` (kernel name); None when sysfs has none."""
+    link = roots.sys_path(f"class/block/{name}")
+    return link.resolve() if link.exists() else None
+
+
+def listed_in(name: str, listing: str, roots: SystemRoots) -> tuple[str, ...]:
+    """The kernel names in a block device's `holders/` or `slaves/`, sorted."""
+    folder = block_folder(name, roots)
+    if folder is None or not (folder / listing).is_dir():
+        return ()
+    return tuple(sorted(entry.name for entry in (folder / listing).iterdir()))
+
+
 def majmin_of(device: int) -> str:
     """A device number as sysfs and mountinfo write it: "179:2"."""
     return f"{os.major(device)}:{os.minor(device)}"
@@ -185,7 +199,7 @@ class _Walk:
         self._loops: tuple[tuple[str, LoopBacking], ...] | None = None
 
     def run(self, target: str) -> DeviceStack:
-        if self._folder(target) is None:
+        if block_folder(target, self.roots) is None:
             raise TargetError(f"/dev/{target}: sysfs has no block device {target}")
         first = self._add_device(target, Role.TARGET, None)
         assert first is not None
@@ -210,7 +224,7 @@ class _Walk:
             self._add_device(loop, Role.ABOVE, member, "is the backing device of")
         if role is Role.ABOVE:
             return  # writing the target does not change what an upper layer is built on
-        for slave in self._names_in(name, "slaves"):
+        for slave in listed_in(name, "slaves", self.roots):
             self._add_device(slave, Role.BELOW, member, "is built on")
         if member.whole is not None:
             self._add_parent(member)
@@ -242,7 +256,7 @@ class _Walk:
         key = (MemberKind.DEVICE, name)
         if key in self.members:
             return None
-        folder = self._folder(name)
+        folder = block_folder(name, self.roots)
         if folder is None:
             return None  # listed in holders/ or slaves/ but already gone
         label = self._label(name)
@@ -254,7 +268,7 @@ class _Walk:
             role=role,
             route=route,
             majmin=self.roots.read_sys(f"class/block/{name}/dev"),
-            holders=self._names_in(name, "holders"),
+            holders=listed_in(name, "holders", self.roots),
             whole=folder.parent.name if (folder / "partition").exists() else None,
             is_mapper=(folder / "dm").is_dir() or (folder / "md").is_dir(),
         )
@@ -280,18 +294,8 @@ class _Walk:
 
     # -- sysfs ------------------------------------------------------------------------------
 
-    def _folder(self, name: str) -> Path | None:
-        link = self.roots.sys_path(f"class/block/{name}")
-        return link.resolve() if link.exists() else None
-
-    def _names_in(self, name: str, listing: str) -> tuple[str, ...]:
-        folder = self._folder(name)
-        if folder is None or not (folder / listing).is_dir():
-            return ()
-        return tuple(sorted(entry.name for entry in (folder / listing).iterdir()))
-
     def _partitions(self, name: str) -> tuple[str, ...]:
-        folder = self._folder(name)
+        folder = block_folder(name, self.roots)
         if folder is None:
             return ()
         return tuple(
@@ -344,7 +348,7 @@ class _Walk:
         if not self.roots.is_live:
             # A recorded tree: a /dev/NAME backing that sysfs lists is a block device.
             name = name_in_dev(path)
-            known = path.startswith("/dev/") and self._folder(name) is not None
+            known = path.startswith("/dev/") and block_folder(name, self.roots) is not None
             return LoopBacking(path, name if known else None, None, deleted)
         status = _loop_status(loop, self.roots)
         if status is None:

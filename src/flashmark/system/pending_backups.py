@@ -78,10 +78,15 @@ def _candidates(extra_folders: Iterable[Path]) -> Iterator[Path]:
         with contextlib.suppress(OSError):
             yield from sorted(folder.glob("*.backup"))
     if default is not None:
-        with contextlib.suppress(OSError):
-            for pointer in sorted(default.glob(f"*{POINTER_SUFFIX}")):
-                with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-                    yield Path(json.loads(pointer.read_text())["backup"])
+        yield from (backup for _pointer, backup in _pointers(default))
+
+
+def _pointers(folder: Path) -> Iterator[tuple[Path, Path]]:
+    """The pointer files in `folder`, each with the backup it names; unreadable ones left out."""
+    with contextlib.suppress(OSError):
+        for pointer in sorted(folder.glob(f"*{POINTER_SUFFIX}")):
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+                yield pointer, Path(json.loads(pointer.read_text())["backup"])
 
 
 def register(backup: Path) -> Path | None:
@@ -104,9 +109,9 @@ def forget(backup: Path) -> None:
     """Remove the pointers naming `backup` (it was put back or never written under)."""
     with contextlib.suppress(EnvironmentProblem, OSError):
         target = backup.resolve()
-        for pointer in backup_folder().glob(f"*{POINTER_SUFFIX}"):
-            with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-                if Path(json.loads(pointer.read_text())["backup"]).resolve() == target:
+        for pointer, named in _pointers(backup_folder()):
+            with contextlib.suppress(OSError):
+                if named.resolve() == target:
                     pointer.unlink()
 
 
