@@ -8,9 +8,7 @@ Attributes and their units: Documentation/ABI/stable/sysfs-block in the Linux tr
 from __future__ import annotations
 
 from flashmark.probe.model import Device, Unreadable
-from flashmark.system.sysroot import SystemRoots
-
-SECTOR_BYTES = 512  # the unit of /sys/block/*/size, fixed by the kernel (sysfs-block ABI)
+from flashmark.system.sysroot import SECTOR_BYTES, SystemRoots
 
 
 def device_path(roots: SystemRoots, name: str) -> str:

@@ -187,22 +187,21 @@ def _cpu_dirs(roots: SystemRoots) -> list[str]:
     return sorted(names, key=lambda n: int(n[3:]))
 
 
+def _cpufreq(roots: SystemRoots, attribute: str) -> list[str]:
+    """Each CPU's cpufreq `attribute`, in CPU order, where one is given."""
+    texts = (
+        roots.read_sys(f"devices/system/cpu/{cpu}/cpufreq/{attribute}") for cpu in _cpu_dirs(roots)
+    )
+    return [text for text in texts if text]
+
+
 def _governors(roots: SystemRoots) -> tuple[str, ...]:
-    found: list[str] = []
-    for cpu in _cpu_dirs(roots):
-        governor = roots.read_sys(f"devices/system/cpu/{cpu}/cpufreq/scaling_governor")
-        if governor and governor not in found:
-            found.append(governor)
-    return tuple(found)
+    return tuple(dict.fromkeys(_cpufreq(roots, "scaling_governor")))
 
 
 def _cpu_mhz(roots: SystemRoots) -> tuple[int, ...]:
-    values = []
-    for cpu in _cpu_dirs(roots):
-        mhz = _khz_to_mhz(roots.read_sys(f"devices/system/cpu/{cpu}/cpufreq/scaling_cur_freq"))
-        if mhz is not None:
-            values.append(mhz)
-    return tuple(values)
+    values = (_khz_to_mhz(text) for text in _cpufreq(roots, "scaling_cur_freq"))
+    return tuple(mhz for mhz in values if mhz is not None)
 
 
 def _temperatures(roots: SystemRoots) -> tuple[Temperature, ...]:

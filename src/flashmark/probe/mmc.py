@@ -12,10 +12,13 @@ from __future__ import annotations
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from flashmark.errors import FlashmarkError
 from flashmark.probe.model import Card, Cid, Claims, Csd, Scr, Ssr, Unreadable
 from flashmark.system.sysroot import SystemRoots
+
+T = TypeVar("T")
 
 
 class RegisterFormatError(FlashmarkError):
@@ -304,7 +307,7 @@ def read_card(roots: SystemRoots, device_dir: str) -> tuple[Card, tuple[Unreadab
     unreadable: list[Unreadable] = []
     card_type = (roots.read_sys(f"{device_dir}/type") or "SD").strip()
 
-    def decode(name: str, decoder: Callable[[str], object]) -> object | None:
+    def decode(name: str, decoder: Callable[[str], T]) -> T | None:
         text = roots.read_sys(f"{device_dir}/{name}")
         if text is None:
             return None
@@ -314,21 +317,16 @@ def read_card(roots: SystemRoots, device_dir: str) -> tuple[Card, tuple[Unreadab
             unreadable.append(Unreadable(name, text, str(error)))
             return None
 
-    rev_text = roots.read_sys(f"{device_dir}/rev")
-    ext_csd_rev = int(rev_text, 0) if rev_text and _is_int(rev_text) else None
-    if card_type == "MMC":
-        cid = decode("cid", lambda t: decode_mmc_cid(t, ext_csd_rev))
-        csd = decode("csd", decode_mmc_csd)
-        scr = ssr = None
-    else:
-        cid = decode("cid", decode_sd_cid)
-        csd = decode("csd", decode_sd_csd)
-        scr = decode("scr", decode_scr)
-        ssr = decode("ssr", decode_ssr)
-    assert cid is None or isinstance(cid, Cid)
-    assert csd is None or isinstance(csd, Csd)
-    assert scr is None or isinstance(scr, Scr)
-    assert ssr is None or isinstance(ssr, Ssr)
+    ext_csd_rev: int | None
+    try:
+        ext_csd_rev = int(roots.read_sys(f"{device_dir}/rev") or "", 0)
+    except ValueError:
+        ext_csd_rev = None
+    mmc = card_type == "MMC"
+    cid = decode("cid", (lambda t: decode_mmc_cid(t, ext_csd_rev)) if mmc else decode_sd_cid)
+    csd = decode("csd", decode_mmc_csd if mmc else decode_sd_csd)
+    scr = None if mmc else decode("scr", decode_scr)
+    ssr = None if mmc else decode("ssr", decode_ssr)
     maker = name_manufacturer(card_type, cid) if cid else None
     card = Card(
         type=card_type,
@@ -342,11 +340,3 @@ def read_card(roots: SystemRoots, device_dir: str) -> tuple[Card, tuple[Unreadab
         claimed=claims_from_ssr(ssr),
     )
     return card, tuple(unreadable)
-
-
-def _is_int(text: str) -> bool:
-    try:
-        int(text, 0)
-    except ValueError:
-        return False
-    return True

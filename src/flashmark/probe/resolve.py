@@ -15,7 +15,14 @@ from pathlib import Path
 
 from flashmark.errors import TargetNotFound
 from flashmark.probe.model import Layer
-from flashmark.system.device_stack import dm_kind
+from flashmark.system.device_stack import (
+    dm_by_name,
+    dm_kind,
+    listed_in,
+    majmin_of,
+    name_in_dev,
+    name_of_majmin,
+)
 from flashmark.system.mounts import Mount, mount_of, read_mounts
 from flashmark.system.sysroot import SystemRoots
 
@@ -60,36 +67,23 @@ def resolve_target(given: str | Path, roots: SystemRoots) -> Resolution:
 def _mount_for_path(real: str, roots: SystemRoots, mounts: tuple[Mount, ...]) -> Mount | None:
     device = None
     if roots.is_live:
-        st = os.stat(real)
-        device = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+        device = majmin_of(os.stat(real).st_dev)
     return mount_of(real, mounts, device)
 
 
 def _block_name(mount: Mount, roots: SystemRoots) -> str | None:
     """The block device under a mount: its major:minor in sysfs, else its source /dev path
     (btrfs and others report an anonymous 0:N device number)."""
-    link = roots.sys_path(f"dev/block/{mount.majmin}")
-    if link.exists():
-        return link.resolve().name
+    name = name_of_majmin(mount.majmin, roots)
+    if name is not None:
+        return name
     source = mount.source
     if source.startswith("/dev/mapper/"):
-        return _dm_by_name(source.removeprefix("/dev/mapper/"), roots)
+        return dm_by_name(source.removeprefix("/dev/mapper/"), roots)
     if source.startswith("/dev/"):
-        name = source.removeprefix("/dev/").replace("/", "!")
+        name = name_in_dev(source)
         if roots.sys_path(f"class/block/{name}").exists():
             return name
-    return None
-
-
-def _dm_by_name(dm_name: str, roots: SystemRoots) -> str | None:
-    block = roots.sys_path("class/block")
-    if not block.is_dir():
-        return None
-    for entry in sorted(block.iterdir()):
-        if entry.name.startswith("dm-") and roots.read_sys(f"class/block/{entry.name}/dm/name") == (
-            dm_name
-        ):
-            return entry.name
     return None
 
 
@@ -99,17 +93,14 @@ def _device_name_of_node(path: str, roots: SystemRoots) -> str | None:
         # A recorded tree has no /dev: name the device by its sysfs entry.
         name = path.removeprefix("/dev/")
         if name.startswith("mapper/"):
-            return _dm_by_name(name.removeprefix("mapper/"), roots)
+            return dm_by_name(name.removeprefix("mapper/"), roots)
         if roots.sys_path(f"class/block/{name}").exists():
             return name
     if os.path.exists(path):
         st = os.stat(path)
         if not stat.S_ISBLK(st.st_mode):
             return None
-        link = roots.sys_path(f"dev/block/{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}")
-        if link.exists():
-            return link.resolve().name
-        return Path(os.path.realpath(path)).name
+        return name_of_majmin(majmin_of(st.st_rdev), roots) or Path(os.path.realpath(path)).name
     return None
 
 
@@ -151,7 +142,7 @@ class _Walk:
         if name.startswith("loop"):
             self._loop(name, base, depth)
             return
-        slaves = _slaves(name, roots)
+        slaves = listed_in(name, "slaves", roots)
         dm_name = roots.read_sys(f"{base}/dm/name")
         if dm_name is not None:
             uuid = roots.read_sys(f"{base}/dm/uuid") or ""
@@ -198,8 +189,3 @@ class _Walk:
         )
         if name not in self.physical:
             self.physical.append(name)
-
-
-def _slaves(name: str, roots: SystemRoots) -> list[str]:
-    folder = roots.sys_path(f"class/block/{name}/slaves")
-    return sorted(entry.name for entry in folder.iterdir()) if folder.is_dir() else []

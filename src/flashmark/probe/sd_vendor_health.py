@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TypedDict
 
 from flashmark.probe.mmc_ioctl import MmcCommand, MmcCommandFailed, MmcIoctl
 from flashmark.probe.model import Cid, VendorHealth
@@ -40,21 +41,30 @@ def _text(block: bytes, offset: int, size: int) -> str | None:
     return text or None
 
 
-@dataclass(frozen=True)
-class _LifeUsed:
-    low: float | None
-    high: float | None
+class _LifeUsed(TypedDict):
+    """VendorHealth's fields of life used, as `_remaining` reads them."""
+
+    life_used_low_pct: float | None
+    life_used_high_pct: float | None
     other: tuple[str, ...]  # a figure that gives no life used, said
 
 
 def _remaining(percent: float, resolution: float) -> _LifeUsed:
     """Life used as a bracket from a figure of life remaining, read to `resolution` (either
-    way: the layouts do not say whether they round or cut). Over 100% left is no figure of
-    life used (some cards answer so: sdmon issue #2 shows 453.00%): none, and said."""
+    way: the layouts do not say whether they round or cut), to 0.01%. Over 100% left is no
+    figure of life used (some cards answer so: sdmon issue #2 shows 453.00%): none, and said."""
     if percent > 100:
-        return _LifeUsed(None, None, (f"life remaining {percent:.2f}% (over 100)",))
+        return _LifeUsed(
+            life_used_low_pct=None,
+            life_used_high_pct=None,
+            other=(f"life remaining {percent:.2f}% (over 100)",),
+        )
     used = 100.0 - percent
-    return _LifeUsed(max(0.0, used - resolution), used + resolution, ())
+    return _LifeUsed(
+        life_used_low_pct=round(max(0.0, used - resolution), 2),
+        life_used_high_pct=round(used + resolution, 2),
+        other=(),
+    )
 
 
 def _signed(block: bytes, first: int, second: int) -> bool:
@@ -91,9 +101,7 @@ def decode_longsys(block: bytes) -> VendorHealth | None:
     return VendorHealth(
         vendor="Longsys",
         command="",
-        life_used_low_pct=life.low,
-        life_used_high_pct=life.high,
-        other=life.other,
+        **life,
         erase_count_average=round(_le(block, 36, 4) / 1000),
         rated_erase_cycles=_le(block, 52, 4),
         spare_blocks=_le(block, 32, 4),
@@ -128,9 +136,7 @@ def decode_swissbit(block: bytes) -> VendorHealth | None:
     return VendorHealth(
         vendor="Swissbit",
         command="",
-        life_used_low_pct=life.low,
-        life_used_high_pct=life.high,
-        other=life.other,
+        **life,
         erase_count_average=_be(block, 60, 4),
         erase_count_max=_be(block, 52, 4),
         erase_count_total=_be(block, 56, 4),
@@ -173,9 +179,7 @@ def decode_adata(block: bytes) -> VendorHealth | None:
     return VendorHealth(
         vendor="ADATA",
         command="",
-        life_used_low_pct=life.low,
-        life_used_high_pct=life.high,
-        other=life.other,
+        **life,
         erase_count_average=_be(block, 44, 4),
         erase_count_max=_be(block, 36, 4),
         erase_count_total=_be(block, 40, 4),
@@ -199,9 +203,7 @@ def decode_transcend(block: bytes) -> VendorHealth | None:
     return VendorHealth(
         vendor="Transcend",
         command="",
-        life_used_low_pct=life.low,
-        life_used_high_pct=life.high,
-        other=life.other,
+        **life,
         erase_count_average=_le(block, 44, 4),
         erase_count_max=_le(block, 36, 4),
         spare_blocks=block[27],
@@ -240,8 +242,7 @@ def decode_phison(block: bytes) -> VendorHealth | None:
     return VendorHealth(
         vendor="Phison (Apacer, Kingston)",
         command="",
-        life_used_low_pct=round(life.low, 2) if life.low is not None else None,
-        life_used_high_pct=round(life.high, 2) if life.high is not None else None,
+        **life,
         erase_count_average=average,
         erase_count_max=most,
         erase_count_total=_be(block, 80, 4),
@@ -251,7 +252,6 @@ def decode_phison(block: bytes) -> VendorHealth | None:
         power_on_count=_be(block, 112, 4),
         power_loss_count=_be(block, 128, 2),
         firmware=f"{block[11]}.{block[12]}",
-        other=life.other,
     )
 
 

@@ -274,12 +274,13 @@ def _nvme_log(document: Mapping[str, Any]) -> dict[str, float]:
     log = document.get("nvme_smart_health_information_log")
     if not isinstance(log, Mapping):
         return {}
-    # Its counters are 128-bit (NVMe); a larger number would overflow the float it is read as.
-    integers = {
-        key: value
-        for key, value in log.items()
-        if (number := _integer(value)) is not None and abs(number) < 1 << 128
-    }
+    # Its counters are unsigned 128-bit (NVMe): a larger number would overflow the float it is
+    # read as, and only the temperature may be below zero.
+    integers = {}
+    for key, value in log.items():
+        number = _integer(value) if key == "temperature" else _count(value)
+        if number is not None and abs(number) < 1 << 128:
+            integers[key] = number
     return smartctl_health_log({"nvme_smart_health_information_log": integers})
 
 

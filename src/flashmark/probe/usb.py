@@ -55,8 +55,7 @@ def read_usb_link(roots: SystemRoots, device_path: str) -> UsbLink | None:
         if link.exists():
             driver = link.resolve().name
     speed_text = roots.read_sys(f"{usb}/speed")
-    version = roots.read_sys(f"{usb}/version")
-    version = version.strip() if version else None
+    version = roots.read_sys(f"{usb}/version") or None  # bcdUSB, its padding stripped
     return UsbLink(
         port=usb.rsplit("/", 1)[-1],
         vendor_id=roots.read_sys(f"{usb}/idVendor"),

@@ -20,11 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashmark.system.device_stack import device_node
+from flashmark.system.device_stack import (
+    block_folder,
+    device_node,
+    majmin_of,
+    name_of_majmin,
+    node_of,
+)
 from flashmark.system.sysroot import SystemRoots, read_text
 
 BY_ID = Path("/dev/disk/by-id")
-SECTOR_BYTES = 512  # the unit of sysfs `size` (sysfs-block ABI)
 
 
 @dataclass(frozen=True)
@@ -36,7 +41,7 @@ class FoundDevice:
 
 def device_identity(name: str, roots: SystemRoots, by_id: Path = BY_ID) -> str | None:
     """The identity of the block device with kernel name `name` ("sdb", "mmcblk0p1")."""
-    folder = _folder(name, roots)
+    folder = block_folder(name, roots)
     if folder is None:
         return None
     if (folder / "partition").exists():
@@ -68,8 +73,8 @@ def identity_of_node(node: str, roots: SystemRoots) -> str | None:
         rdev = os.stat(node).st_rdev
     except OSError:
         return None
-    link = roots.sys_path(f"dev/block/{os.major(rdev)}:{os.minor(rdev)}")
-    return device_identity(link.resolve().name, roots) if link.exists() else None
+    name = name_of_majmin(majmin_of(rdev), roots)
+    return None if name is None else device_identity(name, roots)
 
 
 def find_by_identity(identity: str, roots: SystemRoots, by_id: Path = BY_ID) -> str | None:
@@ -106,21 +111,15 @@ def wait_for_device(
 
 def size_of(name: str, roots: SystemRoots) -> int:
     """The block device's size in bytes; 0 when sysfs does not say."""
-    text = roots.read_sys(f"class/block/{name}/size")
-    return int(text) * SECTOR_BYTES if text and text.isdigit() else 0
+    return roots.size_bytes(name) or 0
 
 
 def _found(name: str, roots: SystemRoots) -> FoundDevice | None:
     majmin = roots.read_sys(f"class/block/{name}/dev")
-    node = device_node(name, majmin) if roots.is_live else "/dev/" + name.replace("!", "/")
+    node = device_node(name, majmin) if roots.is_live else node_of(name)
     if node is None:
         return None
     return FoundDevice(name, node, size_of(name, roots))
-
-
-def _folder(name: str, roots: SystemRoots) -> Path | None:
-    link = roots.sys_path(f"class/block/{name}")
-    return link.resolve() if link.exists() else None
 
 
 def _loop_identity(folder: Path) -> str | None:

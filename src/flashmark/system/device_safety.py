@@ -14,7 +14,6 @@ import contextlib
 import errno
 import functools
 import os
-import re
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,13 +29,14 @@ from flashmark.system.device_stack import (
     StackMember,
     device_node,
     device_stack,
+    dm_by_name,
     kernel_name_of_node,
+    majmin_of,
+    name_in_dev,
 )
 from flashmark.system.mounts import Mount, read_mounts, swap_sources
 from flashmark.system.pending_backups import refuse_if_pending
 from flashmark.system.sysroot import SystemRoots
-
-SECTOR_BYTES = 512  # unit of sysfs `size`, fixed by the kernel (include/linux/types.h sector_t)
 
 
 @dataclass(frozen=True)
@@ -53,17 +53,12 @@ def block_device_for_majmin(majmin: str, roots: SystemRoots) -> BlockDevice | No
     if not link.exists():
         return None
     folder = link.resolve()
-    size = (
-        roots.read_sys(str(folder.relative_to(roots.sysfs) / "size"))
-        if folder.is_relative_to(roots.sysfs)
-        else None
-    )
     return BlockDevice(
         name=folder.name,
         majmin=majmin,
         sysfs_dir=folder,
         is_partition=(folder / "partition").exists(),
-        size_bytes=int(size) * SECTOR_BYTES if size and size.isdigit() else None,
+        size_bytes=roots.size_bytes(folder.name),
     )
 
 
@@ -220,12 +215,12 @@ def _mounted_state(mount: Mount) -> str:
 
 def _swap_member(stack: DeviceStack, source: str, roots: SystemRoots) -> StackMember | None:
     """The member a /proc/swaps entry (a device or a swap file) is, if any."""
-    path = _unescape(source).removesuffix(" (deleted)")
+    path = source.removesuffix(" (deleted)")
     if roots.is_live:
         with contextlib.suppress(OSError):
             found = os.stat(path)
             if stat.S_ISBLK(found.st_mode):
-                majmin = f"{os.major(found.st_rdev)}:{os.minor(found.st_rdev)}"
+                majmin = majmin_of(found.st_rdev)
                 return next((m for m in stack.devices() if m.majmin == majmin), None)
             identity = FileIdentity(found.st_dev, found.st_ino)
             for member in stack.members:
@@ -247,17 +242,7 @@ def _source_name(source: str, roots: SystemRoots) -> str | None:
     if roots.is_live and os.path.exists(source):
         return Path(os.path.realpath(source)).name
     if source.startswith("/dev/mapper/"):
-        wanted = source.removeprefix("/dev/mapper/")
-        block = roots.sys_path("class/block")
-        for entry in sorted(block.iterdir()) if block.is_dir() else ():
-            if roots.read_sys(f"class/block/{entry.name}/dm/name") == wanted:
-                return entry.name
-    return source.removeprefix("/dev/").replace("/", "!")
-
-
-_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
-
-
-def _unescape(text: str) -> str:
-    """/proc/swaps escapes space, tab, newline and backslash in paths as octal (seq_file_path)."""
-    return _OCTAL_ESCAPE.sub(lambda match: chr(int(match.group(1), 8)), text)
+        found = dm_by_name(source.removeprefix("/dev/mapper/"), roots)
+        if found is not None:
+            return found
+    return name_in_dev(source)

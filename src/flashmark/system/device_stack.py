@@ -71,8 +71,7 @@ class StackMember:
 
     @property
     def node(self) -> str:
-        """The /dev path of a device (sysfs writes '/' in kernel names as '!')."""
-        return "/dev/" + self.name.replace("!", "/")
+        return node_of(self.name)
 
 
 @dataclass(frozen=True)
@@ -116,7 +115,7 @@ def kernel_name_of_node(node: str, roots: SystemRoots) -> str:
 
     On a recorded tree (tests), /dev/NAME is looked up by name, since /dev is not recorded."""
     if not roots.is_live and node.startswith("/dev/"):
-        name = node.removeprefix("/dev/").replace("/", "!")
+        name = name_in_dev(node)
         if roots.sys_path(f"class/block/{name}").exists():
             return name
     try:
@@ -125,7 +124,7 @@ def kernel_name_of_node(node: str, roots: SystemRoots) -> str:
         raise TargetError(f"{node}: cannot read the device: {error.strerror}") from None
     if not stat.S_ISBLK(status.st_mode):
         raise TargetError(f"{node}: not a block device")
-    majmin = f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}"
+    majmin = majmin_of(status.st_rdev)
     found = name_of_majmin(majmin, roots)
     if found is None:
         raise TargetError(f"{node}: the kernel lists no block device {majmin} in sysfs")
@@ -149,6 +148,44 @@ def name_of_majmin(majmin: str, roots: SystemRoots) -> str | None:
     return link.resolve().name if link.exists() else None
 
 
+def block_folder(name: str, roots: SystemRoots) -> Path | None:
+    """The sysfs folder of block device `name` (kernel name); None when sysfs has none."""
+    link = roots.sys_path(f"class/block/{name}")
+    return link.resolve() if link.exists() else None
+
+
+def listed_in(name: str, listing: str, roots: SystemRoots) -> tuple[str, ...]:
+    """The kernel names in a block device's `holders/` or `slaves/`, sorted."""
+    folder = block_folder(name, roots)
+    if folder is None or not (folder / listing).is_dir():
+        return ()
+    return tuple(sorted(entry.name for entry in (folder / listing).iterdir()))
+
+
+def majmin_of(device: int) -> str:
+    """A device number as sysfs and mountinfo write it: "179:2"."""
+    return f"{os.major(device)}:{os.minor(device)}"
+
+
+def node_of(name: str) -> str:
+    """The /dev path of a kernel name (sysfs writes '/' in kernel names as '!')."""
+    return "/dev/" + name.replace("!", "/")
+
+
+def name_in_dev(node: str) -> str:
+    """The kernel name a /dev path spells ("/dev/cciss/c0d0" -> "cciss!c0d0")."""
+    return node.removeprefix("/dev/").replace("/", "!")
+
+
+def dm_by_name(dm_name: str, roots: SystemRoots) -> str | None:
+    """The kernel name of the device-mapper device named `dm_name` (/dev/mapper/NAME)."""
+    block = roots.sys_path("class/block")
+    for entry in sorted(block.iterdir()) if block.is_dir() else ():
+        if roots.read_sys(f"class/block/{entry.name}/dm/name") == dm_name:
+            return entry.name
+    return None
+
+
 def device_stack(target: str, roots: SystemRoots) -> DeviceStack:
     """Every member of `target`'s stack (a kernel name), each with the way it was reached."""
     return _Walk(roots).run(target)
@@ -162,7 +199,7 @@ class _Walk:
         self._loops: tuple[tuple[str, LoopBacking], ...] | None = None
 
     def run(self, target: str) -> DeviceStack:
-        if self._folder(target) is None:
+        if block_folder(target, self.roots) is None:
             raise TargetError(f"/dev/{target}: sysfs has no block device {target}")
         first = self._add_device(target, Role.TARGET, None)
         assert first is not None
@@ -187,7 +224,7 @@ class _Walk:
             self._add_device(loop, Role.ABOVE, member, "is the backing device of")
         if role is Role.ABOVE:
             return  # writing the target does not change what an upper layer is built on
-        for slave in self._names_in(name, "slaves"):
+        for slave in listed_in(name, "slaves", self.roots):
             self._add_device(slave, Role.BELOW, member, "is built on")
         if member.whole is not None:
             self._add_parent(member)
@@ -219,7 +256,7 @@ class _Walk:
         key = (MemberKind.DEVICE, name)
         if key in self.members:
             return None
-        folder = self._folder(name)
+        folder = block_folder(name, self.roots)
         if folder is None:
             return None  # listed in holders/ or slaves/ but already gone
         label = self._label(name)
@@ -231,7 +268,7 @@ class _Walk:
             role=role,
             route=route,
             majmin=self.roots.read_sys(f"class/block/{name}/dev"),
-            holders=self._names_in(name, "holders"),
+            holders=listed_in(name, "holders", self.roots),
             whole=folder.parent.name if (folder / "partition").exists() else None,
             is_mapper=(folder / "dm").is_dir() or (folder / "md").is_dir(),
         )
@@ -257,18 +294,8 @@ class _Walk:
 
     # -- sysfs ------------------------------------------------------------------------------
 
-    def _folder(self, name: str) -> Path | None:
-        link = self.roots.sys_path(f"class/block/{name}")
-        return link.resolve() if link.exists() else None
-
-    def _names_in(self, name: str, listing: str) -> tuple[str, ...]:
-        folder = self._folder(name)
-        if folder is None or not (folder / listing).is_dir():
-            return ()
-        return tuple(sorted(entry.name for entry in (folder / listing).iterdir()))
-
     def _partitions(self, name: str) -> tuple[str, ...]:
-        folder = self._folder(name)
+        folder = block_folder(name, self.roots)
         if folder is None:
             return ()
         return tuple(
@@ -287,7 +314,7 @@ class _Walk:
         return int(start), int(start) + int(size)
 
     def _label(self, name: str) -> str:
-        node = "/dev/" + name.replace("!", "/")
+        node = node_of(name)
         dm_name = self.roots.read_sys(f"class/block/{name}/dm/name")
         if dm_name is not None:
             uuid = self.roots.read_sys(f"class/block/{name}/dm/uuid") or ""
@@ -320,23 +347,21 @@ class _Walk:
         path = text.removesuffix(_DELETED_SUFFIX)
         if not self.roots.is_live:
             # A recorded tree: a /dev/NAME backing that sysfs lists is a block device.
-            name = path.removeprefix("/dev/").replace("/", "!")
-            known = path.startswith("/dev/") and self._folder(name) is not None
+            name = name_in_dev(path)
+            known = path.startswith("/dev/") and block_folder(name, self.roots) is not None
             return LoopBacking(path, name if known else None, None, deleted)
         status = _loop_status(loop, self.roots)
-        if status is not None:
-            st_dev, st_ino, st_rdev = status
-            if st_rdev:  # only device files have one
-                majmin = f"{os.major(st_rdev)}:{os.minor(st_rdev)}"
-                return LoopBacking(path, name_of_majmin(majmin, self.roots), None, deleted)
-            return LoopBacking(path, None, FileIdentity(st_dev, st_ino), deleted)
-        with contextlib.suppress(OSError):  # the ioctl failed: the path is the next best
-            found = os.stat(path)
-            if stat.S_ISBLK(found.st_mode):
-                majmin = f"{os.major(found.st_rdev)}:{os.minor(found.st_rdev)}"
-                return LoopBacking(path, name_of_majmin(majmin, self.roots), None, deleted)
-            return LoopBacking(path, None, FileIdentity(found.st_dev, found.st_ino), deleted)
-        return LoopBacking(path, None, None, deleted)
+        if status is None:
+            with contextlib.suppress(OSError):  # the ioctl failed: the path is the next best
+                found = os.stat(path)
+                rdev = found.st_rdev if stat.S_ISBLK(found.st_mode) else 0
+                status = found.st_dev, found.st_ino, rdev
+        if status is None:
+            return LoopBacking(path, None, None, deleted)
+        st_dev, st_ino, st_rdev = status
+        if st_rdev:  # only device files have one
+            return LoopBacking(path, name_of_majmin(majmin_of(st_rdev), self.roots), None, deleted)
+        return LoopBacking(path, None, FileIdentity(st_dev, st_ino), deleted)
 
 
 def _loop_status(loop: str, roots: SystemRoots) -> tuple[int, int, int] | None:
@@ -365,13 +390,10 @@ def device_node(name: str, majmin: str | None) -> str | None:
     /dev/NAME, else udev's /dev/block/MAJ:MIN link."""
     if majmin is None:
         return None
-    for node in ("/dev/" + name.replace("!", "/"), f"/dev/block/{majmin}"):
+    for node in (node_of(name), f"/dev/block/{majmin}"):
         with contextlib.suppress(OSError):
             status = os.stat(node)
-            if (
-                stat.S_ISBLK(status.st_mode)
-                and f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}" == majmin
-            ):
+            if stat.S_ISBLK(status.st_mode) and majmin_of(status.st_rdev) == majmin:
                 return node
     return None
 

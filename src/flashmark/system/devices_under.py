@@ -25,6 +25,7 @@ from flashmark.system.device_stack import (
     MemberKind,
     Role,
     device_stack,
+    majmin_of,
     name_of_majmin,
     source_device_name,
 )
@@ -47,7 +48,7 @@ def devices_under(status: os.stat_result) -> tuple[Underlying, ...]:
     """Every device under the file of `status` (a folder, a file, a device node), nearest
     first: the target's own device, ..., the disks."""
     start = status.st_rdev if stat.S_ISBLK(status.st_mode) else status.st_dev
-    return _Walk().run(_majmin(start))
+    return _Walk().run(majmin_of(start))
 
 
 class _Walk:
@@ -100,7 +101,7 @@ class _Walk:
 
     def _filesystem_of(self, path: str, identity: FileIdentity | None) -> str | None:
         if identity is not None:
-            return _majmin(identity.st_dev)
+            return majmin_of(identity.st_dev)
         mount = mount_of(os.path.normpath(path), self.mounts)
         return None if mount is None else mount.majmin
 
@@ -116,7 +117,3 @@ def _filesystem_label(majmin: str, mount: Mount | None) -> str:
     if mount is None:
         return f"filesystem {majmin}"
     return f"filesystem {mount.fstype} at {mount.mount_point}"
-
-
-def _majmin(device: int) -> str:
-    return f"{os.major(device)}:{os.minor(device)}"

@@ -27,7 +27,10 @@ from flashmark.system.device_stack import (
     MemberKind,
     Role,
     device_stack,
+    majmin_of,
+    name_in_dev,
     name_of_majmin,
+    node_of,
     source_device_name,
 )
 from flashmark.system.mounts import mount_of, read_mounts
@@ -104,7 +107,7 @@ def filesystem_of(folder: str | Path, roots: SystemRoots) -> Filesystem:
     """The filesystem holding `folder` (an existing folder). OSError when it cannot be read."""
     folder = str(folder)
     st_dev = os.stat(folder).st_dev
-    majmin = f"{os.major(st_dev)}:{os.minor(st_dev)}"
+    majmin = majmin_of(st_dev)
     mount = mount_of(os.path.realpath(folder), read_mounts(roots), majmin)
     name = name_of_majmin(majmin, roots) if os.major(st_dev) else None
     if name is None and mount is not None:
@@ -115,7 +118,7 @@ def filesystem_of(folder: str | Path, roots: SystemRoots) -> Filesystem:
         st_dev=st_dev,
         mount_point=mount.mount_point if mount is not None else None,
         fstype=mount.fstype if mount is not None else None,
-        device=f"/dev/{name.replace('!', '/')}" if name else None,
+        device=node_of(name) if name else None,
         size_bytes=size,
         free_bytes=free,
     )
@@ -144,7 +147,7 @@ def sparse_images(device: str | None, roots: SystemRoots) -> tuple[SparseImage, 
     if device is None:
         return ()
     try:
-        stack = device_stack(device.removeprefix("/dev/").replace("/", "!"), roots)
+        stack = device_stack(name_in_dev(device), roots)
     except (TargetError, OSError):  # a stack that cannot be read has no image to count
         return ()
     found = []

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flashmark.errors import EnvironmentProblem, FlashmarkError, TargetNotFound
+from flashmark.system.sysroot import SECTOR_BYTES as SECTOR_BYTES
 from flashmark.system.sysroot import SystemRoots
 from flashmark.upload_rules import KERNEL_NAME, upload, uploaded
 
-SECTOR_BYTES = 512  # Documentation/block/stat.rst: diskstats sectors are always 512 bytes
 KIB = 1024
 
 # Number of whitespace-separated fields per line for each kernel format (see module doc).
@@ -27,6 +27,18 @@ FORMAT_FIELDS = {
     18: "4.18-5.4 (discards)",
     20: "5.5+ (discards, flushes)",
 }
+
+
+# The counters of a line in the order the kernel writes them (iostats.rst): 11 up to 4.17,
+# then discards (4.18) and flushes (5.5); old partition lines hold only four.
+_COUNTERS = (
+    "reads", "reads_merged", "sectors_read", "read_ms",
+    "writes", "writes_merged", "sectors_written", "write_ms",
+    "in_flight", "io_ms", "weighted_io_ms",
+    "discards", "discards_merged", "sectors_discarded", "discard_ms",
+    "flushes", "flush_ms",
+)  # fmt: skip
+_PARTITION_COUNTERS = ("reads", "sectors_read", "writes", "sectors_written")
 
 
 class DiskstatsFormatError(FlashmarkError):
@@ -84,40 +96,8 @@ def parse_diskstats_line(line: str) -> DiskCounters:
         raise DiskstatsFormatError(
             f"diskstats line has a field that is not a whole number: {line.strip()!r}"
         ) from None
-    name = parts[2]
-    if count == 7:
-        return DiskCounters(
-            major, minor, name, count,
-            reads=values[0], sectors_read=values[1], writes=values[2], sectors_written=values[3],
-        )  # fmt: skip
-    extra: dict[str, int] = {}
-    if count >= 18:
-        extra.update(
-            discards=values[11],
-            discards_merged=values[12],
-            sectors_discarded=values[13],
-            discard_ms=values[14],
-        )
-    if count == 20:
-        extra.update(flushes=values[15], flush_ms=values[16])
-    return DiskCounters(
-        major,
-        minor,
-        name,
-        count,
-        reads=values[0],
-        reads_merged=values[1],
-        sectors_read=values[2],
-        read_ms=values[3],
-        writes=values[4],
-        writes_merged=values[5],
-        sectors_written=values[6],
-        write_ms=values[7],
-        in_flight=values[8],
-        io_ms=values[9],
-        weighted_io_ms=values[10],
-        **extra,
-    )
+    names = _PARTITION_COUNTERS if count == 7 else _COUNTERS
+    return DiskCounters(major, minor, parts[2], count, **dict(zip(names, values, strict=False)))
 
 
 def parse_diskstats(text: str) -> dict[str, DiskCounters]:

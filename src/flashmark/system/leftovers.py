@@ -323,8 +323,6 @@ def clean_folders(
     return CleanReport(folders=unique, outcomes=tuple(outcomes), dry_run=dry_run)
 
 
-
-
 # -- judging owners ----------------------------------------------------------------------------
 class _Judge:
     def __init__(self, processes: ProcessTable) -> None:

@@ -91,6 +91,7 @@ def mount_of(path: str, mounts: tuple[Mount, ...], majmin: str | None = None) ->
 
 
 def swap_sources(roots: SystemRoots) -> tuple[str, ...]:
-    """The 'Filename' column of /proc/swaps: swap devices and swap files."""
+    """The 'Filename' column of /proc/swaps: swap devices and swap files, unescaped (it escapes
+    paths as mountinfo does, seq_file_path)."""
     text = roots.read_proc("swaps") or ""
-    return tuple(line.split()[0] for line in text.splitlines()[1:] if line.split())
+    return tuple(_unescape(line.split()[0]) for line in text.splitlines()[1:] if line.split())

@@ -78,10 +78,15 @@ def _candidates(extra_folders: Iterable[Path]) -> Iterator[Path]:
         with contextlib.suppress(OSError):
             yield from sorted(folder.glob("*.backup"))
     if default is not None:
-        with contextlib.suppress(OSError):
-            for pointer in sorted(default.glob(f"*{POINTER_SUFFIX}")):
-                with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-                    yield Path(json.loads(pointer.read_text())["backup"])
+        yield from (backup for _pointer, backup in _pointers(default))
+
+
+def _pointers(folder: Path) -> Iterator[tuple[Path, Path]]:
+    """The pointer files in `folder`, each with the backup it names; unreadable ones left out."""
+    with contextlib.suppress(OSError):
+        for pointer in sorted(folder.glob(f"*{POINTER_SUFFIX}")):
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+                yield pointer, Path(json.loads(pointer.read_text())["backup"])
 
 
 def register(backup: Path) -> Path | None:
@@ -104,9 +109,9 @@ def forget(backup: Path) -> None:
     """Remove the pointers naming `backup` (it was put back or never written under)."""
     with contextlib.suppress(EnvironmentProblem, OSError):
         target = backup.resolve()
-        for pointer in backup_folder().glob(f"*{POINTER_SUFFIX}"):
-            with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-                if Path(json.loads(pointer.read_text())["backup"]).resolve() == target:
+        for pointer, named in _pointers(backup_folder()):
+            with contextlib.suppress(OSError):
+                if named.resolve() == target:
                     pointer.unlink()
 
 
@@ -130,7 +135,7 @@ def refuse_if_pending(
         return
     for member in stack.devices():
         identity = device_identity(member.name, roots)
-        size = _size_bytes(member.name, roots)
+        size = roots.size_bytes(member.name)
         for backup in backups:
             if backup.belongs_to(identity, member.majmin, size):
                 what = node if member.name == stack.target.name else f"{member.node}, under {node}"
@@ -138,11 +143,6 @@ def refuse_if_pending(
                     f"refusing to write to {what}: a capacity probe of it was killed and left "
                     f"its blocks' backup; `{backup.restore_line}` puts them back first"
                 )
-
-
-def _size_bytes(name: str, roots: SystemRoots) -> int | None:
-    sectors = roots.read_sys(f"class/block/{name}/size")
-    return int(sectors) * 512 if sectors and sectors.isdigit() else None
 
 
 MAGIC = b"FLASHMARK-CAPACITY-BACKUP/1\n"

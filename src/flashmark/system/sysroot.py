@@ -18,6 +18,9 @@ SYSFS_ENV = "FLASHMARK_SYSFS_ROOT"
 PROCFS_ENV = "FLASHMARK_PROCFS_ROOT"
 DEBUGFS_ENV = "FLASHMARK_DEBUGFS_ROOT"
 TOOLS_ENV = "FLASHMARK_TOOLS_ROOT"
+# The unit of a block device's sysfs `size` and of diskstats' sectors, 512 bytes whatever the
+# device's own sector (sysfs-block ABI, Documentation/block/stat.rst, sector_t).
+SECTOR_BYTES = 512
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,11 @@ class SystemRoots:
 
     def read_debug(self, relative: str) -> str | None:
         return read_text(self.debug_path(relative))
+
+    def size_bytes(self, name: str) -> int | None:
+        """The size of block device `name` (kernel name) from sysfs; None when it does not say."""
+        sectors = self.read_sys(f"class/block/{name}/size")
+        return int(sectors) * SECTOR_BYTES if sectors and sectors.isdigit() else None
 
 
 def read_text(path: Path) -> str | None:

@@ -17,7 +17,7 @@ image is sparse, filling the loop grows it on its host filesystem, so the host i
 from __future__ import annotations
 
 from flashmark.errors import TargetError
-from flashmark.system.device_stack import MemberKind, Role, device_stack
+from flashmark.system.device_stack import MemberKind, Role, device_stack, name_in_dev
 from flashmark.system.disk_space import Filesystem, filesystem_of, sparse_images
 from flashmark.system.sysroot import SystemRoots
 
@@ -82,7 +82,7 @@ def _disks_of(device: str | None, roots: SystemRoots) -> set[str]:
     if device is None:
         return set()
     try:
-        stack = device_stack(device.removeprefix("/dev/").replace("/", "!"), roots)
+        stack = device_stack(name_in_dev(device), roots)
     except (TargetError, OSError):
         return set()
     return {
