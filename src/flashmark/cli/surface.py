@@ -13,7 +13,7 @@ import click
 
 from flashmark.cli import debug_option, destructive_option
 from flashmark.cli.clean import say_cleaned_at_start
-from flashmark.cli.confirm import ALLOW_SYSTEM_DISK, confirm_filling
+from flashmark.cli.confirm import ALLOW_SYSTEM_DISK, confirm_filling, confirm_overwrite
 from flashmark.cli.output import saving_options, say_line, stderr_console
 from flashmark.cli.params import SIZE, BoundedInt, stall_timeout_option
 from flashmark.cli.progress import BarProgress, PlainProgress, progress_display
@@ -22,7 +22,6 @@ from flashmark.cli.tail import (
     history_to_save,
 )
 from flashmark.errors import (
-    ConfirmationRefused,
     ExitStatus,
     FlashmarkError,
     Interrupted,
@@ -170,7 +169,8 @@ def surface_command(
     job = prepare_surface(request, history=history)
     plan, previous = job.plan, job.previous
     if plan.kind == DEVICE and plan.write and (previous is None or previous.state.phase == "write"):
-        _confirm(plan, yes)
+        what = f"This overwrites ALL of {plan.given}: every byte on it is lost."
+        confirm_overwrite(plan.given, plan.given, what, yes=yes)
     if plan.fill_refusal is not None and plan.space is not None:
         fs = plan.space.filesystem
         answer_with = fs.device or fs.mount_point or plan.given
@@ -198,23 +198,6 @@ def surface_command(
 
 def _warn(message: str) -> None:
     stderr_console().print(f"warning: {message}", highlight=False)
-
-
-def _confirm(plan: SurfacePlan, yes: bool) -> None:
-    if yes:
-        return
-    question = (
-        f"This overwrites ALL of {plan.given}: every byte on it is lost.\n"
-        "Type the device path to continue: "
-    )
-    if not sys.stdin.isatty():
-        raise ConfirmationRefused(
-            f"--destructive on {plan.given} needs a typed confirmation and there is no "
-            "terminal; add --yes to confirm"
-        )
-    answer = click.prompt(question, default="", show_default=False, err=True)
-    if answer.strip() != plan.given:
-        raise ConfirmationRefused(f"confirmation did not match {plan.given}; nothing was written")
 
 
 def _announce(job: SurfaceJob) -> None:
