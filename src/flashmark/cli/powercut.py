@@ -16,8 +16,8 @@ from flashmark.cli import debug_option, destructive_option
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import saving_options, say_line, stderr_console
 from flashmark.cli.params import SIZE, BoundedFloat, BoundedInt
-from flashmark.cli.tail import finish, history_to_save
-from flashmark.errors import ExitStatus, FlashmarkError, Interrupted, UsageError
+from flashmark.cli.tail import finish, history_to_save, stopped_error
+from flashmark.errors import Interrupted, UsageError
 from flashmark.powercut.hostdown import run_host_down_cycle, verify_powercut
 from flashmark.powercut.kind import POWERCUT
 from flashmark.powercut.plan import DEFAULT_AREA_BYTES, FILESYSTEMS, PowercutRequest, plan_powercut
@@ -288,16 +288,13 @@ def run_command(
     if plan.space is not None:
         say_line(plan.space.line())
 
-    def progress(event: PowercutEvent) -> None:
-        errors.print(f"  cycle {event.cycle}/{event.cycles}: {event.text}", highlight=False)
-
     with signals_raise():
         if host_down:
             assert remote is not None
-            run_host_down_cycle(request, plan, remote, progress=progress, new_run=new_run)
+            run_host_down_cycle(request, plan, remote, progress=_say_cycle, new_run=new_run)
             return None
         try:
-            result = run_powercut(request, plan, progress=progress, remote=remote)
+            result = run_powercut(request, plan, progress=_say_cycle, remote=remote)
         except PowercutStopped as stopped:
             finish(POWERCUT, stopped.partial, history, as_json=as_json)
             raise _stopped_error(stopped) from stopped.cause
@@ -348,17 +345,12 @@ def verify_command(
     if remote is None and record_file is None:
         raise UsageError("give where the run was recorded: --record-to HOST or --record-file")
     history = history_to_save(db_path, no_save)
-    errors = stderr_console()
-
-    def progress(event: PowercutEvent) -> None:
-        errors.print(f"  cycle {event.cycle}/{event.cycles}: {event.text}", highlight=False)
-
     with signals_raise():
         result = verify_powercut(
             device,
             remote=remote,
             record_file=record_file,
-            progress=progress,
+            progress=_say_cycle,
         )
     finished = finish(POWERCUT, result, history, as_json=as_json)
     finished.raise_problem()
@@ -399,17 +391,18 @@ def record_command(run: str | None, fetch: str | None, folder: Path | None, debu
             sys.stdout.write(json.dumps(entry, separators=(",", ":")) + "\n")
 
 
+def _say_cycle(event: PowercutEvent) -> None:
+    stderr_console().print(f"  cycle {event.cycle}/{event.cycles}: {event.text}", highlight=False)
+
+
 def _stopped_error(stopped: PowercutStopped) -> BaseException:
     """The cause in one line that says what was kept; a signal stays itself (its exit status,
     its "stopped by" line)."""
     cause = stopped.cause
     if isinstance(cause, Interrupted | KeyboardInterrupt):
         return cause
-    error = FlashmarkError(
-        f"{cause}; the power-cut test stopped after {len(stopped.partial.cycles)} checked "
-        "cycle(s), shown above"
+    return stopped_error(
+        cause,
+        f"the power-cut test stopped after {len(stopped.partial.cycles)} checked cycle(s), "
+        "shown above",
     )
-    error.exit_status = getattr(cause, "exit_status", ExitStatus.FAILURE)
-    for note in getattr(cause, "__notes__", ()):
-        error.add_note(note)
-    return error

@@ -43,18 +43,8 @@ from flashmark.cli.params import (
     stall_timeout_option,
 )
 from flashmark.cli.progress import progress_display
-from flashmark.cli.tail import (
-    SaveOutcome,
-    finish,
-    history_to_save,
-)
-from flashmark.errors import (
-    FlashmarkError,
-    RequirementNotMet,
-    add_outcome,
-    outcomes,
-    printable,
-)
+from flashmark.cli.tail import SaveOutcome, finish, history_to_save, stopped_error
+from flashmark.errors import FlashmarkError, RequirementNotMet, printable
 from flashmark.probe.summary import measured_summary
 from flashmark.system.signals import signals_raise
 from flashmark.units import format_size
@@ -284,12 +274,7 @@ def _stopped_error(
         kept = f"{count} could not be saved: {outcome.problem}"
     else:
         kept = f"{count} were kept"
-    error = FlashmarkError(f"{cause}; {kept}")
-    error.exit_status = stopped.exit_status
-    error.__cause__ = cause
-    for note in outcomes(cause):
-        add_outcome(error, note)
-    return error
+    return stopped_error(cause, kept)
 
 
 def _describe_plan(plan: Plan) -> None:

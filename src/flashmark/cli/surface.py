@@ -17,17 +17,8 @@ from flashmark.cli.confirm import ALLOW_SYSTEM_DISK, confirm_filling, confirm_ov
 from flashmark.cli.output import saving_options, say_line, stderr_console
 from flashmark.cli.params import SIZE, BoundedInt, stall_timeout_option
 from flashmark.cli.progress import BarProgress, PlainProgress, progress_display
-from flashmark.cli.tail import (
-    finish,
-    history_to_save,
-)
-from flashmark.errors import (
-    ExitStatus,
-    FlashmarkError,
-    Interrupted,
-    add_outcome,
-    outcomes,
-)
+from flashmark.cli.tail import finish, history_to_save, stopped_error
+from flashmark.errors import ExitStatus, FlashmarkError, Interrupted
 from flashmark.surface.kind import SURFACE
 from flashmark.surface.result import SURFACE_SCHEMA
 from flashmark.surface.run import (
@@ -303,17 +294,13 @@ def _stopped_error(stop: ScanStopped, plan: SurfacePlan, saved_id: int | None) -
             f"the partial scan is saved as result {saved_id}; "
             f"`flashmark surface {plan.given}{again} --resume` continues it"
         )
-    if isinstance(cause, Interrupted):
-        stopped = Interrupted(cause.signal_name, cause.exit_status)
-        stopped.args = (f"stopped by {cause.signal_name}; {kept}",)
+    if isinstance(cause, Interrupted | KeyboardInterrupt):
+        signal_name, status = (
+            (cause.signal_name, cause.exit_status)
+            if isinstance(cause, Interrupted)
+            else ("SIGINT", ExitStatus.INTERRUPTED)
+        )
+        stopped = Interrupted(signal_name, status)
+        stopped.args = (f"stopped by {signal_name}; {kept}",)
         return stopped
-    if isinstance(cause, KeyboardInterrupt):
-        stopped = Interrupted("SIGINT", ExitStatus.INTERRUPTED)
-        stopped.args = (f"stopped by SIGINT; {kept}",)
-        return stopped
-    error = FlashmarkError(f"{cause}; {kept}")
-    error.exit_status = getattr(cause, "exit_status", ExitStatus.FAILURE)
-    error.__cause__ = cause  # --debug shows where it came from
-    for note in outcomes(cause):  # what became of the I/O process, when it was stuck
-        add_outcome(error, note)
-    return error
+    return stopped_error(cause, kept)  # with what became of a stuck I/O process
