@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -57,7 +58,6 @@ _SHORT_RUNTIME_S = 8
 @click.argument("target", default=".", metavar="[TARGET]")
 @click.option(
     "--profile",
-    "profile_name",
     default="quick",
     show_default=True,
     type=Choice(list(PROFILES)),
@@ -150,23 +150,15 @@ _SHORT_RUNTIME_S = 8
 @stall_timeout_option
 @debug_option
 def run_command(
-    target: str,
-    profile_name: str,
-    size_bytes: int | None,
-    runtime_s: int | None,
-    ramp_s: int | None,
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    buffered: bool,
     show_fio: bool,
     job_hash_only: bool,
-    destructive: bool,
     yes: bool,
-    workload_scale: float | None,
     required: tuple[str, ...],
-    stall_timeout_s: float,
     debug: bool,
+    **settings: Any,  # BenchmarkRequest's fields, named as it names them
 ) -> None:
     """Benchmark TARGET: a folder (default: the current one), a file's folder, or a block device.
 
@@ -196,21 +188,12 @@ def run_command(
     mid-run exits 5; the tests measured before it are saved, marked partial.
     Exit codes: README.md.
     """
-    request = BenchmarkRequest(
-        target=target,
-        profile=profile_name,
-        size_bytes=size_bytes,
-        runtime_s=runtime_s,
-        ramp_s=ramp_s,
-        buffered=buffered,
-        destructive=destructive,
-        workload_scale=workload_scale,
-        stall_timeout_s=stall_timeout_s,
-    )
+    request = BenchmarkRequest(**settings)
     console = stderr_console()
     planning_only = show_fio or job_hash_only
     if not planning_only:
-        say_cleaned_at_start(target)  # first: a killed run's test file may hold the space needed
+        # First: a killed run's test file may hold the space needed.
+        say_cleaned_at_start(request.target)
     stopped: BenchmarkStopped | None = None
     with (
         signals_raise(),
@@ -230,7 +213,7 @@ def run_command(
         # Before any test (and before asking to confirm): a result that could not be saved
         # would otherwise be measured for nothing.
         history = history_to_save(db_path, no_save)
-        if destructive:
+        if request.destructive:
             _confirm_destruction(plan, yes)
         _describe_plan(plan)
         with progress_display(plan) as progress:
