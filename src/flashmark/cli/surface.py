@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -60,6 +61,7 @@ _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
     "--block-size",
     "block_bytes",
     type=SIZE,
+    default=DEFAULT_BLOCK,
     metavar="SIZE",
     help="Request size of the sequential passes, 4K to 64M, a multiple of 4K [default: 1M].",
 )
@@ -95,19 +97,13 @@ _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
 @stall_timeout_option
 @debug_option
 def surface_command(
-    target: str,
-    destructive: bool,
     yes: bool,
     allow_system_disk: bool,
-    block_bytes: int | None,
-    slices: int,
-    size_limit: int | None,
-    resume: bool,
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    stall_timeout_s: float,
     debug: bool,
+    **settings: Any,  # SurfaceRequest's fields, named as it names them
 ) -> None:
     """Scan the whole surface of TARGET: a block device, or a folder's free space.
 
@@ -142,15 +138,8 @@ def surface_command(
     after slow ones) stops the scan with exit 5, the partial scan saved.
     Exit codes: README.md (5: the device stopped answering; the partial scan is saved).
     """
-    request = SurfaceRequest(
-        target,
-        destructive=destructive,
-        block_bytes=block_bytes or DEFAULT_BLOCK,
-        slices=slices,
-        size_limit=size_limit,
-        resume=resume,
-        stall_timeout_s=stall_timeout_s,
-    )
+    request = SurfaceRequest(**settings)
+    target, resume = request.target, request.resume
     # A resumed scan is read from the history; a new one checks it after the plan's refusals
     # and confirmations (still before measuring): a refused scan writes nothing, not even the
     # history a first command would create.
