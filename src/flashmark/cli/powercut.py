@@ -140,6 +140,7 @@ def powercut_command() -> None:
 )
 @click.option(
     "--come-back-timeout",
+    "come_back_timeout_s",
     type=_SECONDS,
     default=60.0,
     show_default=True,
@@ -147,6 +148,7 @@ def powercut_command() -> None:
 )
 @click.option(
     "--command-timeout",
+    "command_timeout_s",
     type=_SECONDS,
     default=30.0,
     show_default=True,
@@ -154,6 +156,7 @@ def powercut_command() -> None:
 )
 @click.option(
     "--off-timeout",
+    "off_timeout_s",
     type=_SECONDS,
     default=10.0,
     show_default=True,
@@ -194,12 +197,7 @@ def run_command(
     on_command: str | None,
     filesystem: str | None,
     cut_after: tuple[float, float],
-    flush_every: int,
-    record_bytes: int,
     area_bytes: int | None,
-    come_back_timeout: float,
-    command_timeout: float,
-    off_timeout: float,
     record_folder: Path | None,
     record_to: str | None,
     host_down: bool,
@@ -208,6 +206,7 @@ def run_command(
     db_path: Path | None,
     no_save: bool,
     debug: bool,
+    **settings: Any,  # the rest of PowercutRequest's fields, named as it names them
 ) -> PowercutResult | None:
     """Cut DEVICE's power while it writes, CYCLES times, and check what it kept.
 
@@ -252,15 +251,11 @@ def run_command(
         off_command=off_command,
         on_command=on_command or "-",
         mode=filesystem or RAW,
-        record_bytes=record_bytes,
-        flush_every=flush_every,
         area_bytes=area_bytes,
         cut_min_s=cut_after[0],
         cut_max_s=cut_after[1],
-        come_back_timeout_s=come_back_timeout,
-        command_timeout_s=command_timeout,
-        off_timeout_s=off_timeout,
         record_file=record_folder,
+        **settings,
     )
     plan = plan_powercut(request)
     # Before anything is written: a result that could not be saved would be measured for
