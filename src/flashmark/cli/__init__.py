@@ -323,6 +323,11 @@ debug_option = click.option(
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
+def json_option(help: str) -> Callable[[_Command], _Command]:
+    """--json, given to the command as `as_json`, with the command's `help` (what it prints)."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
 def destructive_option(help: str) -> Callable[[_Command], _Command]:
     """--destructive, with the command's `help` (what it overwrites and how it confirms), and
     --yes, which every destructive command takes to confirm it without the typed prompt."""

@@ -15,7 +15,7 @@ from flashmark.capacity.probe import (
     run_capacity,
 )
 from flashmark.capacity.result import CAPACITY_SCHEMA
-from flashmark.cli import debug_option, destructive_option
+from flashmark.cli import debug_option, destructive_option, json_option
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import saving_options, stderr_console
 from flashmark.cli.progress import progress_display
@@ -49,7 +49,7 @@ from flashmark.system.signals import signals_raise
     help="Where the backup file goes, on another device "
     "[default ~/.local/state/flashmark/capacity-backups].",
 )
-@click.option("--json", "as_json", is_flag=True, help=f'Print a "{CAPACITY_SCHEMA}" document.')
+@json_option(f'Print a "{CAPACITY_SCHEMA}" document.')
 @saving_options("Do not save this result to the history.")
 @debug_option
 def capacity_command(

@@ -9,7 +9,7 @@ import click
 
 from flashmark.bench.kind import RUN
 from flashmark.bench.run_result import fastest_sequential
-from flashmark.cli import debug_option
+from flashmark.cli import debug_option, json_option
 from flashmark.cli.output import saving_options
 from flashmark.cli.tail import finish, history_to_save
 from flashmark.doctor.check import DoctorRequest, diagnose
@@ -25,7 +25,7 @@ from flashmark.system.sysroot import SystemRoots
 
 @click.command("doctor")
 @click.argument("target", required=False, default="/", metavar="[TARGET]")
-@click.option("--json", "as_json", is_flag=True, help=f'Print a "{DOCTOR_SCHEMA}" document.')
+@json_option(f'Print a "{DOCTOR_SCHEMA}" document.')
 @saving_options("Do not keep this diagnosis in the history.")
 @debug_option
 def doctor_command(

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from flashmark.cli import debug_option
+from flashmark.cli import debug_option, json_option
 from flashmark.cli.output import (
     print_text,
     saving_options,
@@ -39,7 +39,7 @@ MAX_WAIT_MINUTES = 24 * 60.0  # a day: by then the next daily reading is due
 
 @click.command("health")
 @click.argument("target", required=False, default="/", metavar="[TARGET]")
-@click.option("--json", "as_json", is_flag=True, help=f'Print a "{HEALTH_SCHEMA}" document.')
+@json_option(f'Print a "{HEALTH_SCHEMA}" document.')
 @click.option(
     "--record",
     is_flag=True,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from flashmark.cli import db_option, debug_option
+from flashmark.cli import db_option, debug_option, json_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.params import CARD_CID, COUNT
 from flashmark.errors import HistoryError, ResultFormatError
@@ -23,7 +23,7 @@ from flashmark.report.history_table import render_history
 
 
 @click.command("history")
-@click.option("--json", "as_json", is_flag=True, help="As JSON: a list of saved results.")
+@json_option("As JSON: a list of saved results.")
 @click.option(
     "--limit",
     type=COUNT,

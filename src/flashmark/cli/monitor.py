@@ -16,7 +16,7 @@ from typing import TextIO
 
 import click
 
-from flashmark.cli import debug_option
+from flashmark.cli import debug_option, json_option
 from flashmark.cli.output import is_quiet, saving_options, stderr_console
 from flashmark.cli.params import COUNT, TIMEOUT, interval_option
 from flashmark.cli.tail import (
@@ -67,7 +67,7 @@ class _SplitAtDoubleDash(click.Command):
     metavar="SECONDS",
     help="With a command: stop it after this many seconds (default: let it finish).",
 )
-@click.option("--json", "as_json", is_flag=True, help=f"Print a {SCHEMA} document on stdout.")
+@json_option(f"Print a {SCHEMA} document on stdout.")
 @saving_options("Do not save a command's recording.")
 @debug_option
 @click.pass_context

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flashmark.cli import debug_option, destructive_option
+from flashmark.cli import debug_option, destructive_option, json_option
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import saving_options, say_line, stderr_console
 from flashmark.cli.params import SIZE, BoundedFloat, BoundedInt
@@ -183,9 +183,7 @@ def powercut_command() -> None:
     "`flashmark powercut verify` checks it after the reboot (needs --record-to).",
 )
 @click.option("--new-run", is_flag=True, help="--host-down: start a new run at the recorder.")
-@click.option(
-    "--json", "as_json", is_flag=True, help=f"Print the result document ({POWERCUT_SCHEMA})."
-)
+@json_option(f"Print the result document ({POWERCUT_SCHEMA}).")
 @saving_options("Do not save the result to the history.")
 @debug_option
 def run_command(
@@ -309,9 +307,7 @@ def run_command(
     metavar="FILE",
     help="Or a local flush record (a run's .jsonl file).",
 )
-@click.option(
-    "--json", "as_json", is_flag=True, help=f"Print the result document ({POWERCUT_SCHEMA})."
-)
+@json_option(f"Print the result document ({POWERCUT_SCHEMA}).")
 @saving_options("Do not save the result to the history.")
 @debug_option
 def verify_command(

@@ -8,19 +8,14 @@ import click
 
 from flashmark.bench.probe_kind import PROBE
 from flashmark.bench.probing import ProbeRequest, run_probe
-from flashmark.cli import db_option, debug_option
+from flashmark.cli import db_option, debug_option, json_option
 from flashmark.cli.output import stderr_console, styled
 from flashmark.cli.tail import finish
 
 
 @click.command("probe")
 @click.argument("target", required=False, default=".", metavar="[TARGET]")
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help='As JSON ("schema": "flashmark.probe/1", with "passports" for cards).',
-)
+@json_option('As JSON ("schema": "flashmark.probe/1", with "passports" for cards).')
 @db_option
 @debug_option
 def probe_command(target: str, as_json: bool, db_path: Path | None, debug: bool) -> None:

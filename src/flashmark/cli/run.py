@@ -23,7 +23,7 @@ from flashmark.bench.model import TargetKind
 from flashmark.bench.plan import Plan
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.render.profiles import profiles_document, profiles_table
-from flashmark.cli import debug_option, destructive_option
+from flashmark.cli import debug_option, destructive_option, json_option
 from flashmark.cli.clean import say_cleaned_at_start
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import (
@@ -96,12 +96,7 @@ _SHORT_RUNTIME_S = 8
     "measures from the first I/O (quicker, start-up included). The sustained-write test has "
     "none: its start is the cache.",
 )
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print the result document (flashmark.result/1) on stdout; progress on stderr.",
-)
+@json_option("Print the result document (flashmark.result/1) on stdout; progress on stderr.")
 @saving_options("Do not save this run to the history.")
 @click.option(
     "--buffered",
@@ -363,7 +358,7 @@ def _bash_escape(char: str) -> str:
 
 
 @click.command("profiles")
-@click.option("--json", "as_json", is_flag=True, help="As JSON.")
+@json_option("As JSON.")
 def profiles_command(as_json: bool) -> None:
     """List the test profiles, their tests and defaults."""
     if as_json:

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from flashmark.cli import debug_option, destructive_option
+from flashmark.cli import debug_option, destructive_option, json_option
 from flashmark.cli.clean import say_cleaned_at_start
 from flashmark.cli.confirm import ALLOW_SYSTEM_DISK, confirm_filling, confirm_overwrite
 from flashmark.cli.output import saving_options, say_line, stderr_console
@@ -87,12 +87,7 @@ _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
     "Ctrl-C, SIGTERM, a device failure, a SIGKILL or a power cut) from its last durable "
     "point. Block devices only.",
 )
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help=f"Print the result document ({SURFACE_SCHEMA}) on stdout; progress on stderr.",
-)
+@json_option(f"Print the result document ({SURFACE_SCHEMA}) on stdout; progress on stderr.")
 @saving_options("Do not save the result to the history.")
 @stall_timeout_option
 @debug_option
