@@ -37,130 +37,70 @@ class LazyCommand:
     summary: str  # the first paragraph of the command's help (tests/cli/test_cli_commands.py)
 
 
-COMMANDS: dict[str, LazyCommand] = {
-    "capacity": LazyCommand(
-        "flashmark.cli.capacity",
-        "capacity_command",
+# Each command's summary; its module is flashmark.cli.NAME (but for those in _MODULES), and the
+# command in it is NAME_command.
+_SUMMARIES: dict[str, str] = {
+    "capacity": (
         "Find the real capacity of DEVICE (a block device such as /dev/sdb): tells a genuine "
         "card or stick from a fake that wraps addresses, returns zeros or drops writes beyond "
-        "its real size.",
+        "its real size."
     ),
-    "clean": LazyCommand(
-        "flashmark.cli.clean",
-        "clean_command",
-        "Remove what killed flashmark runs left in TARGET (default: here) and the temp folder.",
+    "clean": (
+        "Remove what killed flashmark runs left in TARGET (default: here) and the temp folder."
     ),
-    "compare": LazyCommand(
-        "flashmark.cli.compare",
-        "compare_command",
+    "compare": (
         "Compare saved runs (IDs from `flashmark history`) and published references side by "
         "side: sequential MB/s, 4K random IOPS at depth 1 and 32, p99 latencies, grades and "
-        "workload times, each with its ratio to the first run.",
+        "workload times, each with its ratio to the first run."
     ),
-    "doctor": LazyCommand(
-        "flashmark.cli.doctor",
-        "doctor_command",
+    "doctor": (
         "What in this board holds the device under TARGET back (a folder, partition or device; "
-        "default: the system's, /), each finding with why it matters and the line that fixes it.",
+        "default: the system's, /), each finding with why it matters and the line that fixes it."
     ),
-    "export": LazyCommand(
-        "flashmark.cli.export",
-        "export_command",
-        "Write saved results (IDs from `flashmark history`) to a file.",
-    ),
-    "fleet": LazyCommand(
-        "flashmark.cli.fleet",
-        "fleet_command",
+    "export": "Write saved results (IDs from `flashmark history`) to a file.",
+    "fleet": (
         "Run one benchmark on every board of an Ansible inventory, into one campaign of a "
-        "results service, and compare the boards.",
+        "results service, and compare the boards."
     ),
-    "health": LazyCommand(
-        "flashmark.cli.health",
-        "health_command",
+    "health": (
         "How worn the device under TARGET is (a folder, partition or device; default: the "
-        "system's, /) and how many years it has left at the rate it is written, as an interval.",
+        "system's, /) and how many years it has left at the rate it is written, as an interval."
     ),
-    "history": LazyCommand(
-        "flashmark.cli.history",
-        "history_command",
-        "List saved results, newest first (`flashmark show ID` shows one).",
-    ),
-    "import": LazyCommand(
-        "flashmark.cli.importing",
-        "import_command",
-        "Add result files to the history: recovery files, `--json` outputs.",
-    ),
-    "monitor": LazyCommand(
-        "flashmark.cli.monitor",
-        "monitor_command",
-        "Watch a device's I/O, or record it while COMMAND runs.",
-    ),
-    "powercut": LazyCommand(
-        "flashmark.cli.powercut",
-        "powercut_command",
+    "history": "List saved results, newest first (`flashmark show ID` shows one).",
+    "import": "Add result files to the history: recovery files, `--json` outputs.",
+    "monitor": "Watch a device's I/O, or record it while COMMAND runs.",
+    "powercut": (
         "Does DEVICE keep what it acknowledged when the power goes? Cuts its power again and "
-        "again while it writes, and checks every record it said was flushed.",
+        "again while it writes, and checks every record it said was flushed."
     ),
-    "probe": LazyCommand(
-        "flashmark.cli.probe",
-        "probe_command",
+    "probe": (
         "Identify the device under TARGET (a folder, file, partition or device; default: the "
         "current folder): kind, registers and claimed classes of SD/eMMC cards, bus speed, "
-        "health, and the conditions on this machine that would distort a benchmark.",
+        "health, and the conditions on this machine that would distort a benchmark."
     ),
-    "profiles": LazyCommand(
-        "flashmark.cli.run",
-        "profiles_command",
-        "List the test profiles, their tests and defaults.",
-    ),
-    "references": LazyCommand(
-        "flashmark.cli.references",
-        "references_command",
+    "profiles": "List the test profiles, their tests and defaults.",
+    "references": (
         "List published figures to compare with (write-ups and forum posts), not measured "
-        "here, each with its source, host board, tool, method and the unit as published.",
+        "here, each with its source, host board, tool, method and the unit as published."
     ),
-    "report": LazyCommand(
-        "flashmark.cli.report",
-        "report_command",
+    "report": (
         "Write an HTML report of saved results of any kinds (IDs from `flashmark history`), "
-        "the results of one card together.",
+        "the results of one card together."
     ),
-    "run": LazyCommand(
-        "flashmark.cli.run",
-        "run_command",
-        "Benchmark TARGET: a folder (default: the current one), a file's folder, or a block "
-        "device.",
+    "run": (
+        "Benchmark TARGET: a folder (default: the current one), a file's folder, or a block device."
     ),
-    "serve": LazyCommand(
-        "flashmark.cli.serve",
-        "serve_command",
-        "Serve results to browse, search and compare, and take uploads.",
-    ),
-    "show": LazyCommand(
-        "flashmark.cli.show",
-        "show_command",
-        "Show one saved result by its ID (from `flashmark history`).",
-    ),
-    "token": LazyCommand(
-        "flashmark.cli.token",
-        "token_command",
-        "Tokens that allow uploading results to `flashmark serve` (reading needs none).",
-    ),
-    "upload": LazyCommand(
-        "flashmark.cli.upload",
-        "upload_command",
-        "Send saved results to a results service (`flashmark serve`).",
-    ),
-    "surface": LazyCommand(
-        "flashmark.cli.surface",
-        "surface_command",
-        "Scan the whole surface of TARGET: a block device, or a folder's free space.",
-    ),
-    "workload": LazyCommand(
-        "flashmark.cli.workload",
-        "workload_command",
-        "Run a real-world workload in a temporary folder under TARGET (default: here).",
-    ),
+    "serve": "Serve results to browse, search and compare, and take uploads.",
+    "show": "Show one saved result by its ID (from `flashmark history`).",
+    "token": "Tokens that allow uploading results to `flashmark serve` (reading needs none).",
+    "upload": "Send saved results to a results service (`flashmark serve`).",
+    "surface": "Scan the whole surface of TARGET: a block device, or a folder's free space.",
+    "workload": "Run a real-world workload in a temporary folder under TARGET (default: here).",
+}
+_MODULES = {"import": "importing", "profiles": "run"}
+COMMANDS: dict[str, LazyCommand] = {
+    name: LazyCommand(f"flashmark.cli.{_MODULES.get(name, name)}", f"{name}_command", summary)
+    for name, summary in _SUMMARIES.items()
 }
 
 
