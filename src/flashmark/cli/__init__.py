@@ -260,19 +260,20 @@ debug_option = click.option(
     "--debug", is_flag=True, default=False, help="Show the full traceback when something fails."
 )
 
-_Command = TypeVar("_Command", bound=Callable[..., Any])
+# What a click decorator takes and gives back: a command function, or the command.
+Decorated = TypeVar("Decorated", bound=Callable[..., Any])
 
 
-def json_option(help: str) -> Callable[[_Command], _Command]:
+def json_option(help: str) -> Callable[[Decorated], Decorated]:
     """--json, given to the command as `as_json`, with the command's `help` (what it prints)."""
     return click.option("--json", "as_json", is_flag=True, help=help)
 
 
-def destructive_option(help: str) -> Callable[[_Command], _Command]:
+def destructive_option(help: str) -> Callable[[Decorated], Decorated]:
     """--destructive, with the command's `help` (what it overwrites and how it confirms), and
     --yes, which every destructive command takes to confirm it without the typed prompt."""
 
-    def add(command: _Command) -> _Command:
+    def add(command: Decorated) -> Decorated:
         command = click.option(
             "--yes", is_flag=True, help="Confirm --destructive without the typed prompt."
         )(command)

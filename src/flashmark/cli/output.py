@@ -18,8 +18,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from flashmark.cli import db_option
-from flashmark.cli.params import Decorated
+from flashmark.cli import Decorated, db_option
 from flashmark.codec import to_text
 from flashmark.errors import EnvironmentProblem
 
