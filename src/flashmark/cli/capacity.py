@@ -96,8 +96,7 @@ def capacity_command(
         )
         errors.print(
             f"restored {restored.ranges} range(s) ({restored.bytes_restored} bytes) on {node} "
-            f"and checked them{changed}; {restore_file} was removed",
-            highlight=False,
+            f"and checked them{changed}; {restore_file} was removed"
         )
         return
     if device is None:
@@ -111,8 +110,7 @@ def capacity_command(
     def announce(path: Path) -> None:
         errors.print(
             f"backup of every block the probe overwrites: {path} (if flashmark is killed, "
-            f"`flashmark capacity --restore {path}` puts them back)",
-            highlight=False,
+            f"`flashmark capacity --restore {path}` puts them back)"
         )
 
     with signals_raise(), progress_display() as display:

@@ -179,8 +179,6 @@ def _monitor_command(request: MonitorRequest, as_json: bool, history: History | 
         )
     if outcome.left_running:
         stderr_console().print(
-            f"flashmark: note: {command[0]} ended; still running: "
-            f"{', '.join(outcome.left_running)}",
-            highlight=False,
+            f"flashmark: note: {command[0]} ended; still running: {', '.join(outcome.left_running)}"
         )
     return outcome.exit_status

@@ -267,17 +267,11 @@ def run_command(
         + " is overwritten"
     )
     confirm_overwrite(plan.node, device, f"The power-cut test writes {plan.node}: {what}.", yes=yes)
-    errors = stderr_console()
-    errors.print(
-        f"flashmark: power-cut test of {plan.node}"
-        + (f" ({plan.identity})" if plan.identity else "")
-        + (
-            ": one cycle of a run, the cut takes this host down"
-            if host_down
-            else f": {cycles} cycles"
-        ),
-        highlight=False,
+    identity = f" ({plan.identity})" if plan.identity else ""
+    scope = (
+        ": one cycle of a run, the cut takes this host down" if host_down else f": {cycles} cycles"
     )
+    stderr_console().print(f"flashmark: power-cut test of {plan.node}{identity}{scope}")
     if plan.space is not None:
         say_line(plan.space.line())
 
@@ -383,7 +377,7 @@ def record_command(run: str | None, fetch: str | None, folder: Path | None, debu
 
 
 def _say_cycle(event: PowercutEvent) -> None:
-    stderr_console().print(f"  cycle {event.cycle}/{event.cycles}: {event.text}", highlight=False)
+    stderr_console().print(f"  cycle {event.cycle}/{event.cycles}: {event.text}")
 
 
 def _stopped_error(stopped: PowercutStopped) -> BaseException:

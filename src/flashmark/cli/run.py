@@ -201,7 +201,7 @@ def run_command(
             print_json(benchmark.job_hash_document())
             return
         if plan.area_note:
-            console.print(f"note: {plan.area_note}", highlight=False)
+            console.print(f"note: {plan.area_note}")
         if show_fio:
             _print_jobs(plan, benchmark.runner.log_folder)
             return
@@ -262,29 +262,26 @@ def _describe_plan(plan: Plan) -> None:
     console.print(
         f"flashmark: {plan.profile.name} profile on {printable(target.folder or target.path)}: "
         f"{plan.describe()}",
-        highlight=False,
         soft_wrap=True,
     )
     if plan.sustained_note is not None:
-        console.print(f"flashmark: {plan.sustained_note}", highlight=False)
+        console.print(f"flashmark: {plan.sustained_note}")
     if plan.space is not None:
         say_line(plan.space.line())
     if plan.probe_problem is not None:
         console.print(
-            f"[yellow]warning:[/yellow] could not identify the device: {plan.probe_problem}",
-            highlight=False,
+            f"[yellow]warning:[/yellow] could not identify the device: {plan.probe_problem}"
         )
     if plan.probe is not None:
         measured = measured_summary(plan.probe)
         if measured is not None:
-            console.print(f"device: {measured}", highlight=False)
+            console.print(f"device: {measured}")
         for warning in plan.probe.warnings:
-            console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+            console.print(f"[yellow]warning:[/yellow] {warning}")
     if settings.runtime_s < _SHORT_RUNTIME_S:
         console.print(
             f"[yellow]warning:[/yellow] --runtime below {_SHORT_RUNTIME_S} s gives "
-            "noisier figures, especially for sequential tests",
-            highlight=False,
+            "noisier figures, especially for sequential tests"
         )
 
 

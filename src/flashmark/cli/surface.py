@@ -172,7 +172,7 @@ def surface_command(
 
 
 def _warn(message: str) -> None:
-    stderr_console().print(f"warning: {message}", highlight=False)
+    stderr_console().print(f"warning: {message}")
 
 
 def _announce(job: SurfaceJob) -> None:
@@ -189,7 +189,7 @@ def _announce(job: SurfaceJob) -> None:
         what = "writing the whole device, then reading it back and verifying it"
     else:
         what = "reading the whole device (nothing is written)"
-    stderr_console().print(f"flashmark: surface of {plan.given}: {what}", highlight=False)
+    stderr_console().print(f"flashmark: surface of {plan.given}: {what}")
     if plan.space is not None:
         say_line(plan.space.line())
 
