@@ -40,7 +40,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flashmark.bench.jobs import PREPARE_JOB_NAME
-from flashmark.bench.plan import Plan
+from flashmark.bench.plan import Plan, PlannedStep
 from flashmark.cli.output import is_quiet, stderr_console
 from flashmark.units import KiB, MiB, format_duration, format_iops, format_rate
 
@@ -98,18 +98,9 @@ def parse_fio_status(status: str) -> FioStatus:
     return FioStatus(rates, iops)
 
 
-@dataclass(frozen=True)
-class Step:
-    """One step of the plan as the display knows it before it runs."""
-
-    name: str
-    expected_s: float | None  # ramp + runtime of a test, a rest; None for size-based or unknown
-    bytes_to_write: int | None = None  # size-bound: the preparation, the sustained write
-
-
-def steps_of(plan: Plan) -> tuple[Step, ...]:
-    """The plan's steps in the order they run (Plan.steps)."""
-    return tuple(Step(s.name, s.expected_s, s.bytes_to_write) for s in plan.steps())
+def steps_of(plan: Plan) -> tuple[PlannedStep, ...]:
+    """The plan's steps in the order they run."""
+    return plan.steps()
 
 
 class PlainProgress:
@@ -145,7 +136,7 @@ class BarProgress:
     def __init__(
         self,
         console: Console,
-        steps: Sequence[Step] = (),
+        steps: Sequence[PlannedStep] = (),
         clock: Callable[[], float] = time.monotonic,
         *,
         live: bool = True,
