@@ -116,11 +116,7 @@ def _short_help(summary: str, limit: int) -> str:
 def _debug_enabled(ctx: click.Context | None) -> bool:
     if os.environ.get("FLASHMARK_DEBUG", "") not in ("", "0"):
         return True
-    while ctx is not None:
-        if ctx.params.get("debug"):
-            return True
-        ctx = ctx.parent
-    return False
+    return ctx is not None and bool(ctx.meta.get(_DEBUG))
 
 
 class FlashmarkGroup(click.Group):
@@ -256,8 +252,20 @@ def _report(ctx: click.Context, error: BaseException, message: str, status: int)
     ctx.exit(int(status))
 
 
+_DEBUG = "flashmark.debug"
+DEBUG_HELP = "Show the full traceback when something fails."
+
+
+def remember_debug(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    """--debug, of the group or of a command: kept in ctx.meta, which every context of one
+    command line shares, where the error handler looks."""
+    if value:
+        ctx.meta[_DEBUG] = True
+    return value
+
+
 debug_option = click.option(
-    "--debug", is_flag=True, default=False, help="Show the full traceback when something fails."
+    "--debug", is_flag=True, expose_value=False, callback=remember_debug, help=DEBUG_HELP
 )
 
 # What a click decorator takes and gives back: a command function, or the command.
@@ -295,7 +303,7 @@ db_option = click.option(
 @click.group(cls=FlashmarkGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="flashmark")
 @debug_option
-def main(debug: bool) -> None:
+def main() -> None:
     """Measure SD cards, eMMC, UFS, NVMe and USB storage with fio, grade them against the
     SD Association classes (A1/A2, C10/U1/U3/V30), and keep a history of every run.
 

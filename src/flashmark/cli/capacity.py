@@ -61,7 +61,6 @@ def capacity_command(
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    debug: bool,
 ) -> None:
     """Find the real capacity of DEVICE (a block device such as /dev/sdb): tells a genuine
     card or stick from a fake that wraps addresses, returns zeros or drops writes beyond

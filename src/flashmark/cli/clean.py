@@ -19,7 +19,7 @@ from flashmark.cli.tail import finish
 @click.option("--dry-run", is_flag=True, help="List what would be removed; remove nothing.")
 @json_option(f"Print a {CLEAN_SCHEMA} document on stdout.")
 @debug_option
-def clean_command(target: str, dry_run: bool, as_json: bool, debug: bool) -> None:
+def clean_command(target: str, dry_run: bool, as_json: bool) -> None:
     """Remove what killed flashmark runs left in TARGET (default: here) and the temp folder.
 
     \b

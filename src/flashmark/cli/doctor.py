@@ -28,9 +28,7 @@ from flashmark.system.sysroot import SystemRoots
 @json_option(f'Print a "{DOCTOR_SCHEMA}" document.')
 @saving_options("Do not keep this diagnosis in the history.")
 @debug_option
-def doctor_command(
-    target: str, as_json: bool, db_path: Path | None, no_save: bool, debug: bool
-) -> None:
+def doctor_command(target: str, as_json: bool, db_path: Path | None, no_save: bool) -> None:
     """What in this board holds the device under TARGET back (a folder, partition or device;
     default: the system's, /), each finding with why it matters and the line that fixes it.
 

@@ -122,7 +122,6 @@ def export_command(
     format_name: str | None,
     force: bool,
     db_path: Path | None,
-    debug: bool,
 ) -> None:
     """Write saved results (IDs from `flashmark history`) to a file.
 

@@ -109,7 +109,6 @@ def fleet_run_command(
     collection: Path | None,
     log_path: Path | None,
     events_path: Path | None,
-    debug: bool,
     **settings: Any,  # FleetRequest's fields, named as it names them
 ) -> None:
     """Run one benchmark on every board of INVENTORY and upload each result into a campaign.
@@ -194,4 +193,3 @@ def _new_log(campaign: str) -> Path:
     )
     handle.close()
     return Path(handle.name)
-

@@ -84,7 +84,6 @@ def health_command(
     remove_timer: bool,
     db_path: Path | None,
     no_save: bool,
-    debug: bool,
 ) -> None:
     """How worn the device under TARGET is (a folder, partition or device; default: the
     system's, /) and how many years it has left at the rate it is written, as an interval.

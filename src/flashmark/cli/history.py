@@ -41,9 +41,7 @@ from flashmark.report.history_table import render_history
 )
 @db_option
 @debug_option
-def history_command(
-    as_json: bool, limit: int, card_cid: str | None, db_path: Path | None, debug: bool
-) -> None:
+def history_command(as_json: bool, limit: int, card_cid: str | None, db_path: Path | None) -> None:
     """List saved results, newest first (`flashmark show ID` shows one).
 
     \b

@@ -80,7 +80,6 @@ def monitor_command(
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    debug: bool,
 ) -> None:
     """Watch a device's I/O, or record it while COMMAND runs.
 

@@ -203,7 +203,6 @@ def run_command(
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    debug: bool,
     **settings: Any,  # the rest of PowercutRequest's fields, named as it names them
 ) -> PowercutResult | None:
     """Cut DEVICE's power while it writes, CYCLES times, and check what it kept.
@@ -311,7 +310,6 @@ def verify_command(
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    debug: bool,
 ) -> PowercutResult:
     """Check DEVICE's last power cut against the flush points a recorder kept.
 
@@ -351,7 +349,7 @@ def verify_command(
     help="Where the runs are kept [default ~/.local/state/flashmark/powercut-recorder].",
 )
 @debug_option
-def record_command(run: str | None, fetch: str | None, folder: Path | None, debug: bool) -> None:
+def record_command(run: str | None, fetch: str | None, folder: Path | None) -> None:
     """Keep a board's flush points on this machine: ssh runs this for the board's
     `--record-to HOST`; nobody needs to run it by hand.
 

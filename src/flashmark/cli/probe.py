@@ -18,7 +18,7 @@ from flashmark.cli.tail import finish
 @json_option('As JSON ("schema": "flashmark.probe/1", with "passports" for cards).')
 @db_option
 @debug_option
-def probe_command(target: str, as_json: bool, db_path: Path | None, debug: bool) -> None:
+def probe_command(target: str, as_json: bool, db_path: Path | None) -> None:
     """Identify the device under TARGET (a folder, file, partition or device; default: the
     current folder): kind, registers and claimed classes of SD/eMMC cards, bus speed,
     health, and the conditions on this machine that would distort a benchmark.

@@ -55,7 +55,6 @@ def report_command(
     campaign: str | None,
     server: str | None,
     db_path: Path | None,
-    debug: bool,
 ) -> None:
     """Write an HTML report of saved results of any kinds (IDs from `flashmark history`), the
     results of one card together.

@@ -152,7 +152,6 @@ def run_command(
     job_hash_only: bool,
     yes: bool,
     required: tuple[str, ...],
-    debug: bool,
     **settings: Any,  # BenchmarkRequest's fields, named as it names them
 ) -> None:
     """Benchmark TARGET: a folder (default: the current one), a file's folder, or a block device.

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from flashmark.cli import debug_option
+from flashmark.cli import DEBUG_HELP, remember_debug
 from flashmark.errors import EnvironmentProblem
 from flashmark.install_hint import add_extra
 from flashmark.server.database_url import is_postgres, shown
@@ -111,9 +111,13 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
     show_default=True,
     help="Uploads each token may make a minute (per process).",
 )
-@debug_option
+# Exposed: it also sets the service's log level.
+@click.option("--debug", is_flag=True, callback=remember_debug, help=DEBUG_HELP)
 def serve_command(
-    database: str | None, workers: int, debug: bool, **settings: Any  # ServiceRequest's fields
+    database: str | None,
+    workers: int,
+    debug: bool,
+    **settings: Any,  # ServiceRequest's fields
 ) -> None:
     """Serve results to browse, search and compare, and take uploads.
 

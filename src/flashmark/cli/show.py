@@ -28,7 +28,7 @@ from flashmark.kinds.by_name import kind_named
 @db_option
 @debug_option
 def show_command(
-    result_id: int, format_name: str | None, as_json: bool, db_path: Path | None, debug: bool
+    result_id: int, format_name: str | None, as_json: bool, db_path: Path | None
 ) -> None:
     """Show one saved result by its ID (from `flashmark history`).
 

@@ -97,7 +97,6 @@ def surface_command(
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    debug: bool,
     **settings: Any,  # SurfaceRequest's fields, named as it names them
 ) -> None:
     """Scan the whole surface of TARGET: a block device, or a folder's free space.

@@ -29,7 +29,7 @@ def token_command() -> None:
 @click.argument("name", callback=_name)
 @database_option
 @debug_option
-def create_command(name: str, database: str | None, debug: bool) -> None:
+def create_command(name: str, database: str | None) -> None:
     """Make a token for NAME and print it (once: only its hash is kept).
 
     \b
@@ -51,7 +51,7 @@ def create_command(name: str, database: str | None, debug: bool) -> None:
 @click.argument("name", callback=_name)
 @database_option
 @debug_option
-def revoke_command(name: str, database: str | None, debug: bool) -> None:
+def revoke_command(name: str, database: str | None) -> None:
     """End the token NAME: its uploads are refused from now on (its results stay)."""
     path, _ = storage_for(database)
     with closing(open_storage(path)) as storage:
@@ -62,7 +62,7 @@ def revoke_command(name: str, database: str | None, debug: bool) -> None:
 @token_command.command("list")
 @database_option
 @debug_option
-def list_command(database: str | None, debug: bool) -> None:
+def list_command(database: str | None) -> None:
     """The tokens by name, with when they were made and revoked."""
     path, _ = storage_for(database)
     with closing(open_storage(path)) as storage:

@@ -49,7 +49,6 @@ def workload_command(
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    debug: bool,
 ) -> None:
     """Run a real-world workload in a temporary folder under TARGET (default: here).
 
