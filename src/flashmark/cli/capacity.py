@@ -104,7 +104,13 @@ def capacity_command(
     node = plan.node  # a folder: one line pointing to `flashmark surface`; in use: refused
     history = history_to_save(db_path, no_save)  # before writing anything
     if destructive:
-        _confirm(node, device, yes)
+        confirm_overwrite(
+            node,
+            device,
+            f"Without a backup, the blocks the probe writes on "
+            f"{node} (10-80 MiB spread over the device) are lost.",
+            yes=yes,
+        )
 
     def announce(path: Path) -> None:
         errors.print(
@@ -121,13 +127,3 @@ def capacity_command(
         result = run_capacity(plan, progress=progress, on_backup_file=announce)
         display.end(f"capacity of {node}", result.verdict)
     finish(CAPACITY, result, history, as_json=as_json).raise_problem()
-
-
-def _confirm(node: str, given: str, yes: bool) -> None:
-    confirm_overwrite(
-        node,
-        given,
-        f"Without a backup, the blocks the probe writes on {node} (10-80 MiB spread "
-        "over the device) are lost.",
-        yes=yes,
-    )
