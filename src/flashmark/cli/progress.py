@@ -42,22 +42,16 @@ from rich.text import Text
 from flashmark.bench.jobs import PREPARE_JOB_NAME
 from flashmark.bench.plan import Plan, PlannedStep
 from flashmark.cli.output import is_quiet, stderr_console
-from flashmark.units import KiB, MiB, format_duration, format_iops, format_rate
+from flashmark.units import format_duration, format_iops, format_rate
 
 _RATE_RE = re.compile(r"\b([rwt])=(\d+(?:\.\d+)?)([kKMGT]i?)?B/s")
 _IOPS_GROUP_RE = re.compile(r"((?:[rwt]=\d+(?:\.\d+)?[kM]?,?)+) IOPS")  # "r=2688,w=900 IOPS"
 _IOPS_RE = re.compile(r"([rwt])=(\d+(?:\.\d+)?)([kM]?)")
-_RATE_FACTORS = {
-    "": 1.0,
-    "Ki": float(KiB),
-    "Mi": float(MiB),
-    "Gi": float(1024**3),
-    "Ti": float(1024**4),
-    "k": 1e3,
-    "K": 1e3,
-    "M": 1e6,
-    "G": 1e9,
-    "T": 1e12,
+# fio's rate prefixes: binary (KiB/s) and decimal (kB/s, KB/s, MB/s) ones.
+_RATE_FACTORS = {"": 1.0, "k": 1e3} | {
+    prefix + binary: float((1024 if binary else 1000) ** power)
+    for power, prefix in enumerate("KMGT", 1)
+    for binary in ("i", "")
 }
 _DIRECTIONS = {"r": "read", "w": "write", "t": "trim"}
 
