@@ -21,6 +21,9 @@ from flashmark.history.entries import StoredResult
 from flashmark.history.store import History
 from flashmark.report.history_table import render_history
 
+# What --json gives of each saved result, in this order.
+_LISTED = ("id", "kind", "created_at", "target", "label", "schema")
+
 
 @click.command("history")
 @json_option("As JSON: a list of saved results.")
@@ -55,19 +58,7 @@ def history_command(as_json: bool, limit: int, card_cid: str | None, db_path: Pa
         entries = history.list(limit=limit)
     unreadable = _unreadable(history, entries)
     if as_json:
-        print_json(
-            [
-                {
-                    "id": entry.id,
-                    "kind": entry.kind,
-                    "created_at": entry.created_at,
-                    "target": entry.target,
-                    "label": entry.label,
-                    "schema": entry.schema,
-                }
-                for entry in entries
-            ]
-        )
+        print_json([{key: getattr(entry, key) for key in _LISTED} for entry in entries])
     elif not entries and card_cid is not None:
         click.echo(
             f"No saved results of the card {card_cid} (`flashmark probe` shows a card's CID)."
