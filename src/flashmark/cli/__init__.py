@@ -37,130 +37,70 @@ class LazyCommand:
     summary: str  # the first paragraph of the command's help (tests/cli/test_cli_commands.py)
 
 
-COMMANDS: dict[str, LazyCommand] = {
-    "capacity": LazyCommand(
-        "flashmark.cli.capacity",
-        "capacity_command",
+# Each command's summary; its module is flashmark.cli.NAME (but for those in _MODULES), and the
+# command in it is NAME_command.
+_SUMMARIES: dict[str, str] = {
+    "capacity": (
         "Find the real capacity of DEVICE (a block device such as /dev/sdb): tells a genuine "
         "card or stick from a fake that wraps addresses, returns zeros or drops writes beyond "
-        "its real size.",
+        "its real size."
     ),
-    "clean": LazyCommand(
-        "flashmark.cli.clean",
-        "clean_command",
-        "Remove what killed flashmark runs left in TARGET (default: here) and the temp folder.",
+    "clean": (
+        "Remove what killed flashmark runs left in TARGET (default: here) and the temp folder."
     ),
-    "compare": LazyCommand(
-        "flashmark.cli.compare",
-        "compare_command",
+    "compare": (
         "Compare saved runs (IDs from `flashmark history`) and published references side by "
         "side: sequential MB/s, 4K random IOPS at depth 1 and 32, p99 latencies, grades and "
-        "workload times, each with its ratio to the first run.",
+        "workload times, each with its ratio to the first run."
     ),
-    "doctor": LazyCommand(
-        "flashmark.cli.doctor",
-        "doctor_command",
+    "doctor": (
         "What in this board holds the device under TARGET back (a folder, partition or device; "
-        "default: the system's, /), each finding with why it matters and the line that fixes it.",
+        "default: the system's, /), each finding with why it matters and the line that fixes it."
     ),
-    "export": LazyCommand(
-        "flashmark.cli.export",
-        "export_command",
-        "Write saved results (IDs from `flashmark history`) to a file.",
-    ),
-    "fleet": LazyCommand(
-        "flashmark.cli.fleet",
-        "fleet_command",
+    "export": "Write saved results (IDs from `flashmark history`) to a file.",
+    "fleet": (
         "Run one benchmark on every board of an Ansible inventory, into one campaign of a "
-        "results service, and compare the boards.",
+        "results service, and compare the boards."
     ),
-    "health": LazyCommand(
-        "flashmark.cli.health",
-        "health_command",
+    "health": (
         "How worn the device under TARGET is (a folder, partition or device; default: the "
-        "system's, /) and how many years it has left at the rate it is written, as an interval.",
+        "system's, /) and how many years it has left at the rate it is written, as an interval."
     ),
-    "history": LazyCommand(
-        "flashmark.cli.history",
-        "history_command",
-        "List saved results, newest first (`flashmark show ID` shows one).",
-    ),
-    "import": LazyCommand(
-        "flashmark.cli.importing",
-        "import_command",
-        "Add result files to the history: recovery files, `--json` outputs.",
-    ),
-    "monitor": LazyCommand(
-        "flashmark.cli.monitor",
-        "monitor_command",
-        "Watch a device's I/O, or record it while COMMAND runs.",
-    ),
-    "powercut": LazyCommand(
-        "flashmark.cli.powercut",
-        "powercut_command",
+    "history": "List saved results, newest first (`flashmark show ID` shows one).",
+    "import": "Add result files to the history: recovery files, `--json` outputs.",
+    "monitor": "Watch a device's I/O, or record it while COMMAND runs.",
+    "powercut": (
         "Does DEVICE keep what it acknowledged when the power goes? Cuts its power again and "
-        "again while it writes, and checks every record it said was flushed.",
+        "again while it writes, and checks every record it said was flushed."
     ),
-    "probe": LazyCommand(
-        "flashmark.cli.probe",
-        "probe_command",
+    "probe": (
         "Identify the device under TARGET (a folder, file, partition or device; default: the "
         "current folder): kind, registers and claimed classes of SD/eMMC cards, bus speed, "
-        "health, and the conditions on this machine that would distort a benchmark.",
+        "health, and the conditions on this machine that would distort a benchmark."
     ),
-    "profiles": LazyCommand(
-        "flashmark.cli.run",
-        "profiles_command",
-        "List the test profiles, their tests and defaults.",
-    ),
-    "references": LazyCommand(
-        "flashmark.cli.references",
-        "references_command",
+    "profiles": "List the test profiles, their tests and defaults.",
+    "references": (
         "List published figures to compare with (write-ups and forum posts), not measured "
-        "here, each with its source, host board, tool, method and the unit as published.",
+        "here, each with its source, host board, tool, method and the unit as published."
     ),
-    "report": LazyCommand(
-        "flashmark.cli.report",
-        "report_command",
+    "report": (
         "Write an HTML report of saved results of any kinds (IDs from `flashmark history`), "
-        "the results of one card together.",
+        "the results of one card together."
     ),
-    "run": LazyCommand(
-        "flashmark.cli.run",
-        "run_command",
-        "Benchmark TARGET: a folder (default: the current one), a file's folder, or a block "
-        "device.",
+    "run": (
+        "Benchmark TARGET: a folder (default: the current one), a file's folder, or a block device."
     ),
-    "serve": LazyCommand(
-        "flashmark.cli.serve",
-        "serve_command",
-        "Serve results to browse, search and compare, and take uploads.",
-    ),
-    "show": LazyCommand(
-        "flashmark.cli.show",
-        "show_command",
-        "Show one saved result by its ID (from `flashmark history`).",
-    ),
-    "token": LazyCommand(
-        "flashmark.cli.token",
-        "token_command",
-        "Tokens that allow uploading results to `flashmark serve` (reading needs none).",
-    ),
-    "upload": LazyCommand(
-        "flashmark.cli.upload",
-        "upload_command",
-        "Send saved results to a results service (`flashmark serve`).",
-    ),
-    "surface": LazyCommand(
-        "flashmark.cli.surface",
-        "surface_command",
-        "Scan the whole surface of TARGET: a block device, or a folder's free space.",
-    ),
-    "workload": LazyCommand(
-        "flashmark.cli.workload",
-        "workload_command",
-        "Run a real-world workload in a temporary folder under TARGET (default: here).",
-    ),
+    "serve": "Serve results to browse, search and compare, and take uploads.",
+    "show": "Show one saved result by its ID (from `flashmark history`).",
+    "token": "Tokens that allow uploading results to `flashmark serve` (reading needs none).",
+    "upload": "Send saved results to a results service (`flashmark serve`).",
+    "surface": "Scan the whole surface of TARGET: a block device, or a folder's free space.",
+    "workload": "Run a real-world workload in a temporary folder under TARGET (default: here).",
+}
+_MODULES = {"import": "importing", "profiles": "run"}
+COMMANDS: dict[str, LazyCommand] = {
+    name: LazyCommand(f"flashmark.cli.{_MODULES.get(name, name)}", f"{name}_command", summary)
+    for name, summary in _SUMMARIES.items()
 }
 
 
@@ -176,11 +116,7 @@ def _short_help(summary: str, limit: int) -> str:
 def _debug_enabled(ctx: click.Context | None) -> bool:
     if os.environ.get("FLASHMARK_DEBUG", "") not in ("", "0"):
         return True
-    while ctx is not None:
-        if ctx.params.get("debug"):
-            return True
-        ctx = ctx.parent
-    return False
+    return ctx is not None and bool(ctx.meta.get(_DEBUG))
 
 
 class FlashmarkGroup(click.Group):
@@ -316,18 +252,36 @@ def _report(ctx: click.Context, error: BaseException, message: str, status: int)
     ctx.exit(int(status))
 
 
+_DEBUG = "flashmark.debug"
+DEBUG_HELP = "Show the full traceback when something fails."
+
+
+def remember_debug(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    """--debug, of the group or of a command: kept in ctx.meta, which every context of one
+    command line shares, where the error handler looks."""
+    if value:
+        ctx.meta[_DEBUG] = True
+    return value
+
+
 debug_option = click.option(
-    "--debug", is_flag=True, default=False, help="Show the full traceback when something fails."
+    "--debug", is_flag=True, expose_value=False, callback=remember_debug, help=DEBUG_HELP
 )
 
-_Command = TypeVar("_Command", bound=Callable[..., Any])
+# What a click decorator takes and gives back: a command function, or the command.
+Decorated = TypeVar("Decorated", bound=Callable[..., Any])
 
 
-def destructive_option(help: str) -> Callable[[_Command], _Command]:
+def json_option(help: str) -> Callable[[Decorated], Decorated]:
+    """--json, given to the command as `as_json`, with the command's `help` (what it prints)."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def destructive_option(help: str) -> Callable[[Decorated], Decorated]:
     """--destructive, with the command's `help` (what it overwrites and how it confirms), and
     --yes, which every destructive command takes to confirm it without the typed prompt."""
 
-    def add(command: _Command) -> _Command:
+    def add(command: Decorated) -> Decorated:
         command = click.option(
             "--yes", is_flag=True, help="Confirm --destructive without the typed prompt."
         )(command)
@@ -349,7 +303,7 @@ db_option = click.option(
 @click.group(cls=FlashmarkGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="flashmark")
 @debug_option
-def main(debug: bool) -> None:
+def main() -> None:
     """Measure SD cards, eMMC, UFS, NVMe and USB storage with fio, grade them against the
     SD Association classes (A1/A2, C10/U1/U3/V30), and keep a history of every run.
 

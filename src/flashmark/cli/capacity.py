@@ -15,7 +15,7 @@ from flashmark.capacity.probe import (
     run_capacity,
 )
 from flashmark.capacity.result import CAPACITY_SCHEMA
-from flashmark.cli import debug_option, destructive_option
+from flashmark.cli import debug_option, destructive_option, json_option
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import saving_options, stderr_console
 from flashmark.cli.progress import progress_display
@@ -49,7 +49,7 @@ from flashmark.system.signals import signals_raise
     help="Where the backup file goes, on another device "
     "[default ~/.local/state/flashmark/capacity-backups].",
 )
-@click.option("--json", "as_json", is_flag=True, help=f'Print a "{CAPACITY_SCHEMA}" document.')
+@json_option(f'Print a "{CAPACITY_SCHEMA}" document.')
 @saving_options("Do not save this result to the history.")
 @debug_option
 def capacity_command(
@@ -61,7 +61,6 @@ def capacity_command(
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    debug: bool,
 ) -> None:
     """Find the real capacity of DEVICE (a block device such as /dev/sdb): tells a genuine
     card or stick from a fake that wraps addresses, returns zeros or drops writes beyond
@@ -96,8 +95,7 @@ def capacity_command(
         )
         errors.print(
             f"restored {restored.ranges} range(s) ({restored.bytes_restored} bytes) on {node} "
-            f"and checked them{changed}; {restore_file} was removed",
-            highlight=False,
+            f"and checked them{changed}; {restore_file} was removed"
         )
         return
     if device is None:
@@ -106,13 +104,18 @@ def capacity_command(
     node = plan.node  # a folder: one line pointing to `flashmark surface`; in use: refused
     history = history_to_save(db_path, no_save)  # before writing anything
     if destructive:
-        _confirm(node, device, yes)
+        confirm_overwrite(
+            node,
+            device,
+            f"Without a backup, the blocks the probe writes on "
+            f"{node} (10-80 MiB spread over the device) are lost.",
+            yes=yes,
+        )
 
     def announce(path: Path) -> None:
         errors.print(
             f"backup of every block the probe overwrites: {path} (if flashmark is killed, "
-            f"`flashmark capacity --restore {path}` puts them back)",
-            highlight=False,
+            f"`flashmark capacity --restore {path}` puts them back)"
         )
 
     with signals_raise(), progress_display() as display:
@@ -124,13 +127,3 @@ def capacity_command(
         result = run_capacity(plan, progress=progress, on_backup_file=announce)
         display.end(f"capacity of {node}", result.verdict)
     finish(CAPACITY, result, history, as_json=as_json).raise_problem()
-
-
-def _confirm(node: str, given: str, yes: bool) -> None:
-    confirm_overwrite(
-        node,
-        given,
-        f"Without a backup, the blocks the probe writes on {node} (10-80 MiB spread "
-        "over the device) are lost.",
-        yes=yes,
-    )

@@ -10,16 +10,16 @@ import click
 from flashmark.clean.kind import CLEAN
 from flashmark.clean.result import CLEAN_SCHEMA
 from flashmark.clean.run import CleanRequest, clean_at_start, clean_failure, run_clean
-from flashmark.cli import debug_option
+from flashmark.cli import debug_option, json_option
 from flashmark.cli.tail import finish
 
 
 @click.command("clean")
 @click.argument("target", default=".", metavar="[TARGET]")
 @click.option("--dry-run", is_flag=True, help="List what would be removed; remove nothing.")
-@click.option("--json", "as_json", is_flag=True, help=f"Print a {CLEAN_SCHEMA} document on stdout.")
+@json_option(f"Print a {CLEAN_SCHEMA} document on stdout.")
 @debug_option
-def clean_command(target: str, dry_run: bool, as_json: bool, debug: bool) -> None:
+def clean_command(target: str, dry_run: bool, as_json: bool) -> None:
     """Remove what killed flashmark runs left in TARGET (default: here) and the temp folder.
 
     \b

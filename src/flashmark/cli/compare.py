@@ -44,7 +44,6 @@ def compare_command(
     slugs: tuple[str, ...],
     format_name: str,
     db_path: Path | None,
-    debug: bool,
 ) -> None:
     """Compare saved runs (IDs from `flashmark history`) and published references side by
     side: sequential MB/s, 4K random IOPS at depth 1 and 32, p99 latencies, grades and

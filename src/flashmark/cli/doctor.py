@@ -9,7 +9,7 @@ import click
 
 from flashmark.bench.kind import RUN
 from flashmark.bench.run_result import fastest_sequential
-from flashmark.cli import debug_option
+from flashmark.cli import debug_option, json_option
 from flashmark.cli.output import saving_options
 from flashmark.cli.tail import finish, history_to_save
 from flashmark.doctor.check import DoctorRequest, diagnose
@@ -25,12 +25,10 @@ from flashmark.system.sysroot import SystemRoots
 
 @click.command("doctor")
 @click.argument("target", required=False, default="/", metavar="[TARGET]")
-@click.option("--json", "as_json", is_flag=True, help=f'Print a "{DOCTOR_SCHEMA}" document.')
+@json_option(f'Print a "{DOCTOR_SCHEMA}" document.')
 @saving_options("Do not keep this diagnosis in the history.")
 @debug_option
-def doctor_command(
-    target: str, as_json: bool, db_path: Path | None, no_save: bool, debug: bool
-) -> None:
+def doctor_command(target: str, as_json: bool, db_path: Path | None, no_save: bool) -> None:
     """What in this board holds the device under TARGET back (a folder, partition or device;
     default: the system's, /), each finding with why it matters and the line that fixes it.
 

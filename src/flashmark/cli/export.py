@@ -35,16 +35,31 @@ def format_for(output: str, format_name: str | None) -> str:
     return SUFFIX_FORMATS[suffix]
 
 
-def check_output(path: Path, force: bool) -> None:
-    """Refuse a folder, and an existing file without --force, before any work is done.
+def output_path(output: str, force: bool) -> Path | None:
+    """-o FILE as a path, refused now if it is a folder or exists without --force, before any
+    work is done; None for - (stdout).
 
     The check and the final rename are not one step: a file created in between by someone
     else would be replaced.
     """
+    if output == STDOUT:
+        return None
+    path = Path(output)
     if path.is_dir():
         raise UsageError(f"{path} is a folder: give a file name with -o")
     if path.exists() and not force:
         raise UsageError(f"{path} exists: add --force to overwrite it, or choose another -o")
+    return path
+
+
+def write_output(path: Path | None, text: str, what: str) -> None:
+    """`text` on stdout as it is, or into FILE (write_atomically), then "wrote FILE`what`"
+    on stderr."""
+    if path is None:
+        click.echo(text, nl=False)
+        return
+    write_atomically(path, text)
+    click.echo(f"wrote {path}{what}", err=True)
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -122,7 +137,6 @@ def export_command(
     format_name: str | None,
     force: bool,
     db_path: Path | None,
-    debug: bool,
 ) -> None:
     """Write saved results (IDs from `flashmark history`) to a file.
 
@@ -136,15 +150,7 @@ def export_command(
         flashmark export 3 -o - --format md
     """
     chosen = format_for(output, format_name)
-    path = None if output == STDOUT else Path(output)
-    if path is not None:
-        check_output(path, force)
+    path = output_path(output, force)
     entries = load_entries(db_path, result_ids)
     text = render_entries(entries, chosen, "use --format json")
-    if path is None:
-        click.echo(text, nl=False)
-        return
-    write_atomically(path, text)
-    click.echo(
-        f"wrote {path} ({chosen}, {len(entries)} result{'s' * (len(entries) > 1)})", err=True
-    )
+    write_output(path, text, f" ({chosen}, {len(entries)} result{'s' * (len(entries) > 1)})")

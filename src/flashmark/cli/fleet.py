@@ -52,7 +52,6 @@ def fleet_collection_command() -> None:
 @click.argument("inventory", type=click.Path(path_type=Path))
 @click.option(
     "--profile",
-    "profile_name",
     default="quick",
     show_default=True,
     type=click.Choice(list(PROFILES)),
@@ -107,23 +106,10 @@ def fleet_collection_command() -> None:
 @debug_option
 def fleet_run_command(
     inventory: Path,
-    profile_name: str,
-    campaign: str,
-    server: str,
-    token: str | None,
-    size_bytes: int | None,
-    runtime_s: int | None,
-    ramp_s: int | None,
-    limit: str | None,
-    serial: str | None,
-    throttle: int | None,
-    forks: int,
     collection: Path | None,
-    wheel: Path | None,
     log_path: Path | None,
     events_path: Path | None,
-    extra_vars: tuple[str, ...],
-    debug: bool,
+    **settings: Any,  # FleetRequest's fields, named as it names them
 ) -> None:
     """Run one benchmark on every board of INVENTORY and upload each result into a campaign.
 
@@ -146,25 +132,13 @@ def fleet_run_command(
     """
     request = FleetRequest(
         inventory=inventory.absolute(),
-        campaign=campaign,
-        server=server.rstrip("/"),
-        profile=profile_name,
-        token=token or "",
-        size_bytes=size_bytes,
-        runtime_s=runtime_s,
-        ramp_s=ramp_s,
-        limit=limit,
-        serial=serial,
-        throttle=throttle,
-        forks=forks,
-        extra_vars=extra_vars,
-        wheel=wheel,
+        **{**settings, "server": settings["server"].rstrip("/"), "token": settings["token"] or ""},
     )
     plan = prepare_fleet(request, collection)
     for path in (log_path, events_path):
         if path is not None:
             _check_writable(path)
-    log = log_path or _new_log(campaign)
+    log = log_path or _new_log(request.campaign)
     console = stderr_console()
     with contextlib.ExitStack() as stack:
         kept = stack.enter_context(events_path.open("w", encoding="utf-8")) if events_path else None
@@ -219,4 +193,3 @@ def _new_log(campaign: str) -> Path:
     )
     handle.close()
     return Path(handle.name)
-

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from flashmark.cli import debug_option
+from flashmark.cli import debug_option, json_option
 from flashmark.cli.output import (
     print_text,
     saving_options,
@@ -39,7 +39,7 @@ MAX_WAIT_MINUTES = 24 * 60.0  # a day: by then the next daily reading is due
 
 @click.command("health")
 @click.argument("target", required=False, default="/", metavar="[TARGET]")
-@click.option("--json", "as_json", is_flag=True, help=f'Print a "{HEALTH_SCHEMA}" document.')
+@json_option(f'Print a "{HEALTH_SCHEMA}" document.')
 @click.option(
     "--record",
     is_flag=True,
@@ -84,7 +84,6 @@ def health_command(
     remove_timer: bool,
     db_path: Path | None,
     no_save: bool,
-    debug: bool,
 ) -> None:
     """How worn the device under TARGET is (a folder, partition or device; default: the
     system's, /) and how many years it has left at the rate it is written, as an interval.

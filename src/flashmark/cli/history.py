@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from flashmark.cli import db_option, debug_option
+from flashmark.cli import db_option, debug_option, json_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.cli.params import CARD_CID, COUNT
 from flashmark.errors import HistoryError, ResultFormatError
@@ -21,9 +21,12 @@ from flashmark.history.entries import StoredResult
 from flashmark.history.store import History
 from flashmark.report.history_table import render_history
 
+# What --json gives of each saved result, in this order.
+_LISTED = ("id", "kind", "created_at", "target", "label", "schema")
+
 
 @click.command("history")
-@click.option("--json", "as_json", is_flag=True, help="As JSON: a list of saved results.")
+@json_option("As JSON: a list of saved results.")
 @click.option(
     "--limit",
     type=COUNT,
@@ -41,9 +44,7 @@ from flashmark.report.history_table import render_history
 )
 @db_option
 @debug_option
-def history_command(
-    as_json: bool, limit: int, card_cid: str | None, db_path: Path | None, debug: bool
-) -> None:
+def history_command(as_json: bool, limit: int, card_cid: str | None, db_path: Path | None) -> None:
     """List saved results, newest first (`flashmark show ID` shows one).
 
     \b
@@ -57,19 +58,7 @@ def history_command(
         entries = history.list(limit=limit)
     unreadable = _unreadable(history, entries)
     if as_json:
-        print_json(
-            [
-                {
-                    "id": entry.id,
-                    "kind": entry.kind,
-                    "created_at": entry.created_at,
-                    "target": entry.target,
-                    "label": entry.label,
-                    "schema": entry.schema,
-                }
-                for entry in entries
-            ]
-        )
+        print_json([{key: getattr(entry, key) for key in _LISTED} for entry in entries])
     elif not entries and card_cid is not None:
         click.echo(
             f"No saved results of the card {card_cid} (`flashmark probe` shows a card's CID)."

@@ -22,7 +22,7 @@ from flashmark.kinds.files import read_document_files
 )
 @db_option
 @debug_option
-def import_command(files: tuple[Path, ...], db_path: Path | None, debug: bool) -> None:
+def import_command(files: tuple[Path, ...], db_path: Path | None) -> None:
     """Add result files to the history: recovery files, `--json` outputs.
 
     \b

@@ -16,7 +16,7 @@ from typing import TextIO
 
 import click
 
-from flashmark.cli import debug_option
+from flashmark.cli import debug_option, json_option
 from flashmark.cli.output import is_quiet, saving_options, stderr_console
 from flashmark.cli.params import COUNT, TIMEOUT, interval_option
 from flashmark.cli.tail import (
@@ -67,7 +67,7 @@ class _SplitAtDoubleDash(click.Command):
     metavar="SECONDS",
     help="With a command: stop it after this many seconds (default: let it finish).",
 )
-@click.option("--json", "as_json", is_flag=True, help=f"Print a {SCHEMA} document on stdout.")
+@json_option(f"Print a {SCHEMA} document on stdout.")
 @saving_options("Do not save a command's recording.")
 @debug_option
 @click.pass_context
@@ -80,7 +80,6 @@ def monitor_command(
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    debug: bool,
 ) -> None:
     """Watch a device's I/O, or record it while COMMAND runs.
 
@@ -179,8 +178,6 @@ def _monitor_command(request: MonitorRequest, as_json: bool, history: History | 
         )
     if outcome.left_running:
         stderr_console().print(
-            f"flashmark: note: {command[0]} ended; still running: "
-            f"{', '.join(outcome.left_running)}",
-            highlight=False,
+            f"flashmark: note: {command[0]} ended; still running: {', '.join(outcome.left_running)}"
         )
     return outcome.exit_status

@@ -8,7 +8,6 @@ result saved, as coreutils do. `--quiet` leaves only the verdict line on stdout.
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 from collections.abc import Callable
@@ -18,8 +17,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from flashmark.cli import db_option
-from flashmark.cli.params import Decorated
+from flashmark.cli import Decorated, db_option
 from flashmark.codec import to_text
 from flashmark.errors import EnvironmentProblem
 
@@ -60,9 +58,8 @@ class _Guarded:
         return getattr(self._stream, name)
 
 
-def _failed(error: OSError) -> OSError | OutputFailed:
-    if error.errno == errno.EPIPE:
-        return error
+def _failed(error: OSError) -> OutputFailed:
+    # A broken pipe (EPIPE) is always BrokenPipeError, handled before this: the reader left.
     return OutputFailed(f"cannot write to stdout: {error.strerror or error}")
 
 

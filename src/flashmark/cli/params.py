@@ -12,10 +12,11 @@ import difflib
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from flashmark.cli import Decorated
 from flashmark.errors import UsageError
 from flashmark.system.watchdog import DEFAULT_FLOOR_S
 from flashmark.units import parse_size
@@ -74,6 +75,7 @@ class BoundedFloat(_FloatType):
     """A finite decimal number within [minimum, maximum] (or (minimum, maximum])."""
 
     name = "number"
+    kind = "a number"  # what every refusal asks for instead
 
     def __init__(
         self, minimum: float, maximum: float, *, min_open: bool = False, unit: str = ""
@@ -87,64 +89,66 @@ class BoundedFloat(_FloatType):
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> float:
         if isinstance(value, float | int) and not isinstance(value, bool):
-            number = float(value)  # a default from the code, not typed text
+            number = self._given(value)  # a default from the code, not typed text
         else:
             text = str(value).strip()
             if not text:
                 self.fail(f"'' is empty: {self._wanted()}", param, ctx)
-            try:
-                number = float(text)
-            except ValueError:
-                self.fail(f"{_quoted(value)} is not a number: {self._wanted()}", param, ctx)
-            # Plain decimal notation only: float() also takes '1_0', 'infinity' and other
-            # scripts' digits, none of which anyone means as a number of seconds.
-            if math.isfinite(number) and not _DECIMAL.fullmatch(text):
-                self.fail(f"{_quoted(value)} is not a number: {self._wanted()}", param, ctx)
-        if math.isnan(number):
-            self.fail(f"{_quoted(value)} is not a number: {self._wanted()}", param, ctx)
-        if math.isinf(number):
-            self.fail(f"{_quoted(value)} is not a finite number: {self._wanted()}", param, ctx)
+            number = self._read(text, value, param, ctx)
         below = number <= self.minimum if self.min_open else number < self.minimum
         if below or number > self.maximum:
             self.fail(f"{_quoted(value)} is out of range: {self._wanted()}", param, ctx)
         return number
 
-    def _wanted(self) -> str:
-        return _wanted("a number", self.unit, self.minimum, self.maximum, self.min_open)
+    def _given(self, value: float) -> float:
+        return float(value)
 
-
-class BoundedInt(_IntType):
-    """A whole number within [minimum, maximum]."""
-
-    name = "integer"
-
-    def __init__(self, minimum: int, maximum: int, *, unit: str = "") -> None:
-        self.minimum = minimum
-        self.maximum = maximum
-        self.unit = unit  # "seconds": said in every refusal, so the fix is typed right at once
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            number = value
-        else:
-            text = str(value).strip()
-            if not text:
-                self.fail(f"'' is empty: {self._wanted()}", param, ctx)
-            # A minus sign before ASCII digits is a whole number, only out of range: saying
-            # "not a whole number" of "-5" would send the user looking for the wrong mistake.
-            digits = text.removeprefix("-")
-            # ASCII digits only, as for run ids (cli/saved.py): int() would also take '1_000',
-            # '+3' and other scripts' digits.
-            if not (digits.isascii() and digits.isdecimal()):
-                self.fail(f"{_quoted(value)} is not a whole number: {self._wanted()}", param, ctx)
-            # Past 4300 digits int() refuses (CVE-2020-10735 limit); any such number is too big.
-            number = self.maximum + 1 if len(digits) > 4000 else int(text)
-        if not self.minimum <= number <= self.maximum:
-            self.fail(f"{_quoted(value)} is out of range: {self._wanted()}", param, ctx)
+    def _read(
+        self, text: str, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        try:
+            number = float(text)
+        except ValueError:
+            self.fail(f"{_quoted(value)} is not a number: {self._wanted()}", param, ctx)
+        # Plain decimal notation only: float() also takes '1_0', 'infinity' and other
+        # scripts' digits, none of which anyone means as a number of seconds.
+        if math.isnan(number) or (math.isfinite(number) and not _DECIMAL.fullmatch(text)):
+            self.fail(f"{_quoted(value)} is not a number: {self._wanted()}", param, ctx)
+        if math.isinf(number):
+            self.fail(f"{_quoted(value)} is not a finite number: {self._wanted()}", param, ctx)
         return number
 
     def _wanted(self) -> str:
-        return _wanted("a whole number", self.unit, self.minimum, self.maximum, False)
+        return _wanted(self.kind, self.unit, self.minimum, self.maximum, self.min_open)
+
+
+class BoundedInt(BoundedFloat):
+    """A whole number within [minimum, maximum]."""
+
+    name = "integer"
+    kind = "a whole number"
+
+    def __init__(self, minimum: int, maximum: int, *, unit: str = "") -> None:
+        super().__init__(minimum, maximum, unit=unit)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        return int(super().convert(value, param, ctx))
+
+    def _given(self, value: float) -> float:
+        return value
+
+    def _read(
+        self, text: str, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int:
+        # A minus sign before ASCII digits is a whole number, only out of range: saying
+        # "not a whole number" of "-5" would send the user looking for the wrong mistake.
+        digits = text.removeprefix("-")
+        # ASCII digits only, as for run ids (cli/saved.py): int() would also take '1_000',
+        # '+3' and other scripts' digits.
+        if not (digits.isascii() and digits.isdecimal()):
+            self.fail(f"{_quoted(value)} is not a whole number: {self._wanted()}", param, ctx)
+        # Past 4300 digits int() refuses (CVE-2020-10735 limit); any such number is too big.
+        return int(self.maximum) + 1 if len(digits) > 4000 else int(text)
 
 
 class Size(_IntType):
@@ -176,9 +180,7 @@ class Choice(click.Choice):  # type: ignore[type-arg]
             names = [str(choice) for choice in self.choices]
             close = difflib.get_close_matches(str(value).lower(), names, n=1, cutoff=0.6)
             hint = f": did you mean {close[0]}?" if close else ""
-            self.fail(
-                f"{_quoted(value)} is not one of {', '.join(names)}{hint}", param, ctx
-            )
+            self.fail(f"{_quoted(value)} is not one of {', '.join(names)}{hint}", param, ctx)
 
 
 class GradeNames(_NamesType):
@@ -248,10 +250,11 @@ RAMP = BoundedInt(0, MAX_RAMP_S, unit="seconds")  # 0: no warm-up, measuring sta
 TIMEOUT = BoundedFloat(0.0, MAX_TIMEOUT_S, min_open=True, unit="seconds")
 WORKLOAD_SCALE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE)  # 0 skips the workloads
 WORKLOAD_SCALE_POSITIVE = BoundedFloat(0.0, MAX_WORKLOAD_SCALE, min_open=True)
-
-
-# What a click decorator takes and gives back: a command function, or the command.
-Decorated = TypeVar("Decorated", bound=Callable[..., Any])
+COUNT = BoundedInt(1, MAX_COUNT)
+STALL_TIMEOUT = BoundedFloat(0.0, MAX_STALL_TIMEOUT_S, min_open=True, unit="seconds")
+SIZE = Size()
+GRADES = GradeNames()
+CARD_CID = CardCid()
 
 
 def interval_option(read: str) -> Callable[[Decorated], Decorated]:
@@ -265,11 +268,6 @@ def interval_option(read: str) -> Callable[[Decorated], Decorated]:
         metavar="SECONDS",
         help=f"Seconds between two readings of {read}.",
     )
-COUNT = BoundedInt(1, MAX_COUNT)
-STALL_TIMEOUT = BoundedFloat(0.0, MAX_STALL_TIMEOUT_S, min_open=True, unit="seconds")
-SIZE = Size()
-GRADES = GradeNames()
-CARD_CID = CardCid()
 
 
 # Shared by the commands that wait on a device (run, surface).

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flashmark.cli import debug_option, destructive_option
+from flashmark.cli import debug_option, destructive_option, json_option
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import saving_options, say_line, stderr_console
 from flashmark.cli.params import SIZE, BoundedFloat, BoundedInt
-from flashmark.cli.tail import finish, history_to_save
-from flashmark.errors import ExitStatus, FlashmarkError, Interrupted, UsageError
+from flashmark.cli.tail import finish, history_to_save, stopped_error
+from flashmark.errors import Interrupted, UsageError
 from flashmark.powercut.hostdown import run_host_down_cycle, verify_powercut
 from flashmark.powercut.kind import POWERCUT
 from flashmark.powercut.plan import DEFAULT_AREA_BYTES, FILESYSTEMS, PowercutRequest, plan_powercut
@@ -140,6 +140,7 @@ def powercut_command() -> None:
 )
 @click.option(
     "--come-back-timeout",
+    "come_back_timeout_s",
     type=_SECONDS,
     default=60.0,
     show_default=True,
@@ -147,6 +148,7 @@ def powercut_command() -> None:
 )
 @click.option(
     "--command-timeout",
+    "command_timeout_s",
     type=_SECONDS,
     default=30.0,
     show_default=True,
@@ -154,6 +156,7 @@ def powercut_command() -> None:
 )
 @click.option(
     "--off-timeout",
+    "off_timeout_s",
     type=_SECONDS,
     default=10.0,
     show_default=True,
@@ -180,9 +183,7 @@ def powercut_command() -> None:
     "`flashmark powercut verify` checks it after the reboot (needs --record-to).",
 )
 @click.option("--new-run", is_flag=True, help="--host-down: start a new run at the recorder.")
-@click.option(
-    "--json", "as_json", is_flag=True, help=f"Print the result document ({POWERCUT_SCHEMA})."
-)
+@json_option(f"Print the result document ({POWERCUT_SCHEMA}).")
 @saving_options("Do not save the result to the history.")
 @debug_option
 def run_command(
@@ -194,12 +195,7 @@ def run_command(
     on_command: str | None,
     filesystem: str | None,
     cut_after: tuple[float, float],
-    flush_every: int,
-    record_bytes: int,
     area_bytes: int | None,
-    come_back_timeout: float,
-    command_timeout: float,
-    off_timeout: float,
     record_folder: Path | None,
     record_to: str | None,
     host_down: bool,
@@ -207,7 +203,7 @@ def run_command(
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    debug: bool,
+    **settings: Any,  # the rest of PowercutRequest's fields, named as it names them
 ) -> PowercutResult | None:
     """Cut DEVICE's power while it writes, CYCLES times, and check what it kept.
 
@@ -252,15 +248,11 @@ def run_command(
         off_command=off_command,
         on_command=on_command or "-",
         mode=filesystem or RAW,
-        record_bytes=record_bytes,
-        flush_every=flush_every,
         area_bytes=area_bytes,
         cut_min_s=cut_after[0],
         cut_max_s=cut_after[1],
-        come_back_timeout_s=come_back_timeout,
-        command_timeout_s=command_timeout,
-        off_timeout_s=off_timeout,
         record_file=record_folder,
+        **settings,
     )
     plan = plan_powercut(request)
     # Before anything is written: a result that could not be saved would be measured for
@@ -274,30 +266,21 @@ def run_command(
         + " is overwritten"
     )
     confirm_overwrite(plan.node, device, f"The power-cut test writes {plan.node}: {what}.", yes=yes)
-    errors = stderr_console()
-    errors.print(
-        f"flashmark: power-cut test of {plan.node}"
-        + (f" ({plan.identity})" if plan.identity else "")
-        + (
-            ": one cycle of a run, the cut takes this host down"
-            if host_down
-            else f": {cycles} cycles"
-        ),
-        highlight=False,
+    identity = f" ({plan.identity})" if plan.identity else ""
+    scope = (
+        ": one cycle of a run, the cut takes this host down" if host_down else f": {cycles} cycles"
     )
+    stderr_console().print(f"flashmark: power-cut test of {plan.node}{identity}{scope}")
     if plan.space is not None:
         say_line(plan.space.line())
-
-    def progress(event: PowercutEvent) -> None:
-        errors.print(f"  cycle {event.cycle}/{event.cycles}: {event.text}", highlight=False)
 
     with signals_raise():
         if host_down:
             assert remote is not None
-            run_host_down_cycle(request, plan, remote, progress=progress, new_run=new_run)
+            run_host_down_cycle(request, plan, remote, progress=_say_cycle, new_run=new_run)
             return None
         try:
-            result = run_powercut(request, plan, progress=progress, remote=remote)
+            result = run_powercut(request, plan, progress=_say_cycle, remote=remote)
         except PowercutStopped as stopped:
             finish(POWERCUT, stopped.partial, history, as_json=as_json)
             raise _stopped_error(stopped) from stopped.cause
@@ -317,9 +300,7 @@ def run_command(
     metavar="FILE",
     help="Or a local flush record (a run's .jsonl file).",
 )
-@click.option(
-    "--json", "as_json", is_flag=True, help=f"Print the result document ({POWERCUT_SCHEMA})."
-)
+@json_option(f"Print the result document ({POWERCUT_SCHEMA}).")
 @saving_options("Do not save the result to the history.")
 @debug_option
 def verify_command(
@@ -329,7 +310,6 @@ def verify_command(
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    debug: bool,
 ) -> PowercutResult:
     """Check DEVICE's last power cut against the flush points a recorder kept.
 
@@ -348,17 +328,12 @@ def verify_command(
     if remote is None and record_file is None:
         raise UsageError("give where the run was recorded: --record-to HOST or --record-file")
     history = history_to_save(db_path, no_save)
-    errors = stderr_console()
-
-    def progress(event: PowercutEvent) -> None:
-        errors.print(f"  cycle {event.cycle}/{event.cycles}: {event.text}", highlight=False)
-
     with signals_raise():
         result = verify_powercut(
             device,
             remote=remote,
             record_file=record_file,
-            progress=progress,
+            progress=_say_cycle,
         )
     finished = finish(POWERCUT, result, history, as_json=as_json)
     finished.raise_problem()
@@ -374,7 +349,7 @@ def verify_command(
     help="Where the runs are kept [default ~/.local/state/flashmark/powercut-recorder].",
 )
 @debug_option
-def record_command(run: str | None, fetch: str | None, folder: Path | None, debug: bool) -> None:
+def record_command(run: str | None, fetch: str | None, folder: Path | None) -> None:
     """Keep a board's flush points on this machine: ssh runs this for the board's
     `--record-to HOST`; nobody needs to run it by hand.
 
@@ -399,17 +374,18 @@ def record_command(run: str | None, fetch: str | None, folder: Path | None, debu
             sys.stdout.write(json.dumps(entry, separators=(",", ":")) + "\n")
 
 
+def _say_cycle(event: PowercutEvent) -> None:
+    stderr_console().print(f"  cycle {event.cycle}/{event.cycles}: {event.text}")
+
+
 def _stopped_error(stopped: PowercutStopped) -> BaseException:
     """The cause in one line that says what was kept; a signal stays itself (its exit status,
     its "stopped by" line)."""
     cause = stopped.cause
     if isinstance(cause, Interrupted | KeyboardInterrupt):
         return cause
-    error = FlashmarkError(
-        f"{cause}; the power-cut test stopped after {len(stopped.partial.cycles)} checked "
-        "cycle(s), shown above"
+    return stopped_error(
+        cause,
+        f"the power-cut test stopped after {len(stopped.partial.cycles)} checked cycle(s), "
+        "shown above",
     )
-    error.exit_status = getattr(cause, "exit_status", ExitStatus.FAILURE)
-    for note in getattr(cause, "__notes__", ()):
-        error.add_note(note)
-    return error

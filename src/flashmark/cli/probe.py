@@ -8,22 +8,17 @@ import click
 
 from flashmark.bench.probe_kind import PROBE
 from flashmark.bench.probing import ProbeRequest, run_probe
-from flashmark.cli import db_option, debug_option
+from flashmark.cli import db_option, debug_option, json_option
 from flashmark.cli.output import stderr_console, styled
 from flashmark.cli.tail import finish
 
 
 @click.command("probe")
 @click.argument("target", required=False, default=".", metavar="[TARGET]")
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help='As JSON ("schema": "flashmark.probe/1", with "passports" for cards).',
-)
+@json_option('As JSON ("schema": "flashmark.probe/1", with "passports" for cards).')
 @db_option
 @debug_option
-def probe_command(target: str, as_json: bool, db_path: Path | None, debug: bool) -> None:
+def probe_command(target: str, as_json: bool, db_path: Path | None) -> None:
     """Identify the device under TARGET (a folder, file, partition or device; default: the
     current folder): kind, registers and claimed classes of SD/eMMC cards, bus speed,
     health, and the conditions on this machine that would distort a benchmark.

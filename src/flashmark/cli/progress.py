@@ -40,24 +40,18 @@ from rich.table import Table
 from rich.text import Text
 
 from flashmark.bench.jobs import PREPARE_JOB_NAME
-from flashmark.bench.plan import Plan
+from flashmark.bench.plan import Plan, PlannedStep
 from flashmark.cli.output import is_quiet, stderr_console
-from flashmark.units import KiB, MiB, format_duration, format_iops, format_rate
+from flashmark.units import format_duration, format_iops, format_rate
 
 _RATE_RE = re.compile(r"\b([rwt])=(\d+(?:\.\d+)?)([kKMGT]i?)?B/s")
 _IOPS_GROUP_RE = re.compile(r"((?:[rwt]=\d+(?:\.\d+)?[kM]?,?)+) IOPS")  # "r=2688,w=900 IOPS"
 _IOPS_RE = re.compile(r"([rwt])=(\d+(?:\.\d+)?)([kM]?)")
-_RATE_FACTORS = {
-    "": 1.0,
-    "Ki": float(KiB),
-    "Mi": float(MiB),
-    "Gi": float(1024**3),
-    "Ti": float(1024**4),
-    "k": 1e3,
-    "K": 1e3,
-    "M": 1e6,
-    "G": 1e9,
-    "T": 1e12,
+# fio's rate prefixes: binary (KiB/s) and decimal (kB/s, KB/s, MB/s) ones.
+_RATE_FACTORS = {"": 1.0, "k": 1e3} | {
+    prefix + binary: float((1024 if binary else 1000) ** power)
+    for power, prefix in enumerate("KMGT", 1)
+    for binary in ("i", "")
 }
 _DIRECTIONS = {"r": "read", "w": "write", "t": "trim"}
 
@@ -98,18 +92,9 @@ def parse_fio_status(status: str) -> FioStatus:
     return FioStatus(rates, iops)
 
 
-@dataclass(frozen=True)
-class Step:
-    """One step of the plan as the display knows it before it runs."""
-
-    name: str
-    expected_s: float | None  # ramp + runtime of a test, a rest; None for size-based or unknown
-    bytes_to_write: int | None = None  # size-bound: the preparation, the sustained write
-
-
-def steps_of(plan: Plan) -> tuple[Step, ...]:
-    """The plan's steps in the order they run (Plan.steps)."""
-    return tuple(Step(s.name, s.expected_s, s.bytes_to_write) for s in plan.steps())
+def steps_of(plan: Plan) -> tuple[PlannedStep, ...]:
+    """The plan's steps in the order they run."""
+    return plan.steps()
 
 
 class PlainProgress:
@@ -145,7 +130,7 @@ class BarProgress:
     def __init__(
         self,
         console: Console,
-        steps: Sequence[Step] = (),
+        steps: Sequence[PlannedStep] = (),
         clock: Callable[[], float] = time.monotonic,
         *,
         live: bool = True,

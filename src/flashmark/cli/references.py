@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import click
 
+from flashmark.cli import json_option
 from flashmark.cli.output import print_json, stdout_console
 from flashmark.references.loader import PUBLISHED_LABEL, references_document, select_references
 from flashmark.references.records import MediaKind
@@ -16,7 +17,7 @@ from flashmark.report.references_table import reference_tables
 
 
 @click.command("references")
-@click.option("--json", "as_json", is_flag=True, default=False, help="Print JSON on stdout.")
+@json_option("Print JSON on stdout.")
 @click.option(
     "--kind",
     type=click.Choice([kind.value for kind in MediaKind]),

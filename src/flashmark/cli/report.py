@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from flashmark.cli import db_option, debug_option
-from flashmark.cli.export import STDOUT, check_output, write_atomically
+from flashmark.cli.export import output_path, write_output
 from flashmark.cli.saved import RUN_ID, load_entries, render_entries
 from flashmark.errors import UsageError
 from flashmark.references.loader import find_reference
@@ -55,7 +55,6 @@ def report_command(
     campaign: str | None,
     server: str | None,
     db_path: Path | None,
-    debug: bool,
 ) -> None:
     """Write an HTML report of saved results of any kinds (IDs from `flashmark history`), the
     results of one card together.
@@ -86,21 +85,15 @@ def report_command(
     duplicates = sorted({i for i in result_ids if result_ids.count(i) > 1})
     if duplicates:
         raise UsageError(f"run {duplicates[0]} is given twice: give each ID once")
-    path = None if output == STDOUT else Path(output)
-    if path is not None:
-        check_output(path, force)
+    path = output_path(output, force)
     references = [find_reference(slug) for slug in dict.fromkeys(reference_slugs)]
     entries = load_entries(db_path, result_ids)
     page = render_entries(entries, "html", "`flashmark show ID` shows it", references)
-    if path is None:
-        click.echo(page, nl=False)
-        return
-    write_atomically(path, page)
     kinds = Counter(entry.kind for entry in entries)
     what = ", ".join(f"{count} {kind} result{'s' * (count > 1)}" for kind, count in kinds.items())
     if references:
         what += f", {len(references)} published reference{'s' * (len(references) > 1)}"
-    click.echo(f"wrote {path}: {what}", err=True)
+    write_output(path, page, f": {what}")
 
 
 def _campaign_report(
@@ -116,15 +109,8 @@ def _campaign_report(
         raise UsageError("--campaign NAME and --server URL go together")
     if result_ids or reference_slugs:
         raise UsageError("a campaign's report is made of the campaign alone: no IDs or --reference")
-    path = None if output == STDOUT else Path(output)
-    if path is not None:
-        check_output(path, force)
+    path = output_path(output, force)
     found = campaign_file(
         server, campaign, as_csv=path is not None and path.suffix.lower() == ".csv"
     )
-    text = found.text
-    if path is None:
-        click.echo(text, nl=False)
-        return
-    write_atomically(path, text)
-    click.echo(f"wrote {path}: campaign {campaign}, {found.boards} boards", err=True)
+    write_output(path, found.text, f": campaign {campaign}, {found.boards} boards")

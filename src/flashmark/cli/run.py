@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -22,7 +23,7 @@ from flashmark.bench.model import TargetKind
 from flashmark.bench.plan import Plan
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.render.profiles import profiles_document, profiles_table
-from flashmark.cli import debug_option, destructive_option
+from flashmark.cli import debug_option, destructive_option, json_option
 from flashmark.cli.clean import say_cleaned_at_start
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import (
@@ -43,18 +44,8 @@ from flashmark.cli.params import (
     stall_timeout_option,
 )
 from flashmark.cli.progress import progress_display
-from flashmark.cli.tail import (
-    SaveOutcome,
-    finish,
-    history_to_save,
-)
-from flashmark.errors import (
-    FlashmarkError,
-    RequirementNotMet,
-    add_outcome,
-    outcomes,
-    printable,
-)
+from flashmark.cli.tail import SaveOutcome, finish, history_to_save, stopped_error
+from flashmark.errors import FlashmarkError, RequirementNotMet, printable
 from flashmark.probe.summary import measured_summary
 from flashmark.system.signals import signals_raise
 from flashmark.units import format_size
@@ -67,7 +58,6 @@ _SHORT_RUNTIME_S = 8
 @click.argument("target", default=".", metavar="[TARGET]")
 @click.option(
     "--profile",
-    "profile_name",
     default="quick",
     show_default=True,
     type=Choice(list(PROFILES)),
@@ -106,12 +96,7 @@ _SHORT_RUNTIME_S = 8
     "measures from the first I/O (quicker, start-up included). The sustained-write test has "
     "none: its start is the cache.",
 )
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print the result document (flashmark.result/1) on stdout; progress on stderr.",
-)
+@json_option("Print the result document (flashmark.result/1) on stdout; progress on stderr.")
 @saving_options("Do not save this run to the history.")
 @click.option(
     "--buffered",
@@ -160,23 +145,14 @@ _SHORT_RUNTIME_S = 8
 @stall_timeout_option
 @debug_option
 def run_command(
-    target: str,
-    profile_name: str,
-    size_bytes: int | None,
-    runtime_s: int | None,
-    ramp_s: int | None,
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    buffered: bool,
     show_fio: bool,
     job_hash_only: bool,
-    destructive: bool,
     yes: bool,
-    workload_scale: float | None,
     required: tuple[str, ...],
-    stall_timeout_s: float,
-    debug: bool,
+    **settings: Any,  # BenchmarkRequest's fields, named as it names them
 ) -> None:
     """Benchmark TARGET: a folder (default: the current one), a file's folder, or a block device.
 
@@ -206,21 +182,12 @@ def run_command(
     mid-run exits 5; the tests measured before it are saved, marked partial.
     Exit codes: README.md.
     """
-    request = BenchmarkRequest(
-        target=target,
-        profile=profile_name,
-        size_bytes=size_bytes,
-        runtime_s=runtime_s,
-        ramp_s=ramp_s,
-        buffered=buffered,
-        destructive=destructive,
-        workload_scale=workload_scale,
-        stall_timeout_s=stall_timeout_s,
-    )
+    request = BenchmarkRequest(**settings)
     console = stderr_console()
     planning_only = show_fio or job_hash_only
     if not planning_only:
-        say_cleaned_at_start(target)  # first: a killed run's test file may hold the space needed
+        # First: a killed run's test file may hold the space needed.
+        say_cleaned_at_start(request.target)
     stopped: BenchmarkStopped | None = None
     with (
         signals_raise(),
@@ -233,14 +200,14 @@ def run_command(
             print_json(benchmark.job_hash_document())
             return
         if plan.area_note:
-            console.print(f"note: {plan.area_note}", highlight=False)
+            console.print(f"note: {plan.area_note}")
         if show_fio:
             _print_jobs(plan, benchmark.runner.log_folder)
             return
         # Before any test (and before asking to confirm): a result that could not be saved
         # would otherwise be measured for nothing.
         history = history_to_save(db_path, no_save)
-        if destructive:
+        if request.destructive:
             _confirm_destruction(plan, yes)
         _describe_plan(plan)
         with progress_display(plan) as progress:
@@ -284,12 +251,7 @@ def _stopped_error(
         kept = f"{count} could not be saved: {outcome.problem}"
     else:
         kept = f"{count} were kept"
-    error = FlashmarkError(f"{cause}; {kept}")
-    error.exit_status = stopped.exit_status
-    error.__cause__ = cause
-    for note in outcomes(cause):
-        add_outcome(error, note)
-    return error
+    return stopped_error(cause, kept)
 
 
 def _describe_plan(plan: Plan) -> None:
@@ -299,29 +261,26 @@ def _describe_plan(plan: Plan) -> None:
     console.print(
         f"flashmark: {plan.profile.name} profile on {printable(target.folder or target.path)}: "
         f"{plan.describe()}",
-        highlight=False,
         soft_wrap=True,
     )
     if plan.sustained_note is not None:
-        console.print(f"flashmark: {plan.sustained_note}", highlight=False)
+        console.print(f"flashmark: {plan.sustained_note}")
     if plan.space is not None:
         say_line(plan.space.line())
     if plan.probe_problem is not None:
         console.print(
-            f"[yellow]warning:[/yellow] could not identify the device: {plan.probe_problem}",
-            highlight=False,
+            f"[yellow]warning:[/yellow] could not identify the device: {plan.probe_problem}"
         )
     if plan.probe is not None:
         measured = measured_summary(plan.probe)
         if measured is not None:
-            console.print(f"device: {measured}", highlight=False)
+            console.print(f"device: {measured}")
         for warning in plan.probe.warnings:
-            console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+            console.print(f"[yellow]warning:[/yellow] {warning}")
     if settings.runtime_s < _SHORT_RUNTIME_S:
         console.print(
             f"[yellow]warning:[/yellow] --runtime below {_SHORT_RUNTIME_S} s gives "
-            "noisier figures, especially for sequential tests",
-            highlight=False,
+            "noisier figures, especially for sequential tests"
         )
 
 
@@ -395,7 +354,7 @@ def _bash_escape(char: str) -> str:
 
 
 @click.command("profiles")
-@click.option("--json", "as_json", is_flag=True, help="As JSON.")
+@json_option("As JSON.")
 def profiles_command(as_json: bool) -> None:
     """List the test profiles, their tests and defaults."""
     if as_json:

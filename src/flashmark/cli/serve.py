@@ -8,10 +8,11 @@ from __future__ import annotations
 import math
 import re
 import urllib.parse
+from typing import Any
 
 import click
 
-from flashmark.cli import debug_option
+from flashmark.cli import DEBUG_HELP, remember_debug
 from flashmark.errors import EnvironmentProblem
 from flashmark.install_hint import add_extra
 from flashmark.server.database_url import is_postgres, shown
@@ -110,17 +111,13 @@ def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
     show_default=True,
     help="Uploads each token may make a minute (per process).",
 )
-@debug_option
+# Exposed: it also sets the service's log level.
+@click.option("--debug", is_flag=True, callback=remember_debug, help=DEBUG_HELP)
 def serve_command(
     database: str | None,
-    host: str,
-    port: int,
     workers: int,
-    base_url: str | None,
-    trusted_hosts: tuple[str, ...],
-    max_upload_bytes: int,
-    uploads_per_minute: float,
     debug: bool,
+    **settings: Any,  # ServiceRequest's fields
 ) -> None:
     """Serve results to browse, search and compare, and take uploads.
 
@@ -145,18 +142,9 @@ def serve_command(
     path, create = storage_for(database)
     if workers > 1 and not is_postgres(path):
         raise click.BadParameter("several processes need PostgreSQL", param_hint="--workers")
-    config = prepare_service(
-        ServiceRequest(
-            database=path,
-            create_folder=create,
-            host=host,
-            port=port,
-            base_url=base_url,
-            trusted_hosts=trusted_hosts,
-            max_upload_bytes=max_upload_bytes,
-            uploads_per_minute=uploads_per_minute,
-        )
-    )
+    request = ServiceRequest(database=path, create_folder=create, **settings)
+    config = prepare_service(request)
+    host, port = request.host, request.port
     click.echo(
         f"flashmark: serving {shown(path)} at http://{host}:{port}/ (Ctrl-C stops)", err=True
     )

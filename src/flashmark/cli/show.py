@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from flashmark.cli import db_option, debug_option
+from flashmark.cli import db_option, debug_option, json_option
 from flashmark.cli.output import print_json, print_verdict, stdout_console, verdict_line
 from flashmark.cli.saved import FILE_FORMATS, RUN_ID, load_entries, render_entries
 from flashmark.errors import UsageError
@@ -24,11 +24,11 @@ from flashmark.kinds.by_name import kind_named
     "forum post), csv (a table: one row per test, slice, cycle or interval) or html (a "
     "self-contained page).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@json_option("Same as --format json.")
 @db_option
 @debug_option
 def show_command(
-    result_id: int, format_name: str | None, as_json: bool, db_path: Path | None, debug: bool
+    result_id: int, format_name: str | None, as_json: bool, db_path: Path | None
 ) -> None:
     """Show one saved result by its ID (from `flashmark history`).
 

@@ -8,27 +8,18 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 
-from flashmark.cli import debug_option, destructive_option
+from flashmark.cli import debug_option, destructive_option, json_option
 from flashmark.cli.clean import say_cleaned_at_start
-from flashmark.cli.confirm import ALLOW_SYSTEM_DISK, confirm_filling
+from flashmark.cli.confirm import ALLOW_SYSTEM_DISK, confirm_filling, confirm_overwrite
 from flashmark.cli.output import saving_options, say_line, stderr_console
 from flashmark.cli.params import SIZE, BoundedInt, stall_timeout_option
 from flashmark.cli.progress import BarProgress, PlainProgress, progress_display
-from flashmark.cli.tail import (
-    finish,
-    history_to_save,
-)
-from flashmark.errors import (
-    ConfirmationRefused,
-    ExitStatus,
-    FlashmarkError,
-    Interrupted,
-    add_outcome,
-    outcomes,
-)
+from flashmark.cli.tail import finish, history_to_save, stopped_error
+from flashmark.errors import ExitStatus, FlashmarkError, Interrupted
 from flashmark.surface.kind import SURFACE
 from flashmark.surface.result import SURFACE_SCHEMA
 from flashmark.surface.run import (
@@ -70,6 +61,7 @@ _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
     "--block-size",
     "block_bytes",
     type=SIZE,
+    default=DEFAULT_BLOCK,
     metavar="SIZE",
     help="Request size of the sequential passes, 4K to 64M, a multiple of 4K [default: 1M].",
 )
@@ -95,29 +87,17 @@ _PLAIN_EVERY_S = 30.0  # without a terminal: a progress line this often
     "Ctrl-C, SIGTERM, a device failure, a SIGKILL or a power cut) from its last durable "
     "point. Block devices only.",
 )
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help=f"Print the result document ({SURFACE_SCHEMA}) on stdout; progress on stderr.",
-)
+@json_option(f"Print the result document ({SURFACE_SCHEMA}) on stdout; progress on stderr.")
 @saving_options("Do not save the result to the history.")
 @stall_timeout_option
 @debug_option
 def surface_command(
-    target: str,
-    destructive: bool,
     yes: bool,
     allow_system_disk: bool,
-    block_bytes: int | None,
-    slices: int,
-    size_limit: int | None,
-    resume: bool,
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    stall_timeout_s: float,
-    debug: bool,
+    **settings: Any,  # SurfaceRequest's fields, named as it names them
 ) -> None:
     """Scan the whole surface of TARGET: a block device, or a folder's free space.
 
@@ -152,15 +132,8 @@ def surface_command(
     after slow ones) stops the scan with exit 5, the partial scan saved.
     Exit codes: README.md (5: the device stopped answering; the partial scan is saved).
     """
-    request = SurfaceRequest(
-        target,
-        destructive=destructive,
-        block_bytes=block_bytes or DEFAULT_BLOCK,
-        slices=slices,
-        size_limit=size_limit,
-        resume=resume,
-        stall_timeout_s=stall_timeout_s,
-    )
+    request = SurfaceRequest(**settings)
+    target, resume = request.target, request.resume
     # A resumed scan is read from the history; a new one checks it after the plan's refusals
     # and confirmations (still before measuring): a refused scan writes nothing, not even the
     # history a first command would create.
@@ -170,7 +143,8 @@ def surface_command(
     job = prepare_surface(request, history=history)
     plan, previous = job.plan, job.previous
     if plan.kind == DEVICE and plan.write and (previous is None or previous.state.phase == "write"):
-        _confirm(plan, yes)
+        what = f"This overwrites ALL of {plan.given}: every byte on it is lost."
+        confirm_overwrite(plan.given, plan.given, what, yes=yes)
     if plan.fill_refusal is not None and plan.space is not None:
         fs = plan.space.filesystem
         answer_with = fs.device or fs.mount_point or plan.given
@@ -197,24 +171,7 @@ def surface_command(
 
 
 def _warn(message: str) -> None:
-    stderr_console().print(f"warning: {message}", highlight=False)
-
-
-def _confirm(plan: SurfacePlan, yes: bool) -> None:
-    if yes:
-        return
-    question = (
-        f"This overwrites ALL of {plan.given}: every byte on it is lost.\n"
-        "Type the device path to continue: "
-    )
-    if not sys.stdin.isatty():
-        raise ConfirmationRefused(
-            f"--destructive on {plan.given} needs a typed confirmation and there is no "
-            "terminal; add --yes to confirm"
-        )
-    answer = click.prompt(question, default="", show_default=False, err=True)
-    if answer.strip() != plan.given:
-        raise ConfirmationRefused(f"confirmation did not match {plan.given}; nothing was written")
+    stderr_console().print(f"warning: {message}")
 
 
 def _announce(job: SurfaceJob) -> None:
@@ -231,7 +188,7 @@ def _announce(job: SurfaceJob) -> None:
         what = "writing the whole device, then reading it back and verifying it"
     else:
         what = "reading the whole device (nothing is written)"
-    stderr_console().print(f"flashmark: surface of {plan.given}: {what}", highlight=False)
+    stderr_console().print(f"flashmark: surface of {plan.given}: {what}")
     if plan.space is not None:
         say_line(plan.space.line())
 
@@ -320,17 +277,13 @@ def _stopped_error(stop: ScanStopped, plan: SurfacePlan, saved_id: int | None) -
             f"the partial scan is saved as result {saved_id}; "
             f"`flashmark surface {plan.given}{again} --resume` continues it"
         )
-    if isinstance(cause, Interrupted):
-        stopped = Interrupted(cause.signal_name, cause.exit_status)
-        stopped.args = (f"stopped by {cause.signal_name}; {kept}",)
+    if isinstance(cause, Interrupted | KeyboardInterrupt):
+        signal_name, status = (
+            (cause.signal_name, cause.exit_status)
+            if isinstance(cause, Interrupted)
+            else ("SIGINT", ExitStatus.INTERRUPTED)
+        )
+        stopped = Interrupted(signal_name, status)
+        stopped.args = (f"stopped by {signal_name}; {kept}",)
         return stopped
-    if isinstance(cause, KeyboardInterrupt):
-        stopped = Interrupted("SIGINT", ExitStatus.INTERRUPTED)
-        stopped.args = (f"stopped by SIGINT; {kept}",)
-        return stopped
-    error = FlashmarkError(f"{cause}; {kept}")
-    error.exit_status = getattr(cause, "exit_status", ExitStatus.FAILURE)
-    error.__cause__ = cause  # --debug shows where it came from
-    for note in outcomes(cause):  # what became of the I/O process, when it was stuck
-        add_outcome(error, note)
-    return error
+    return stopped_error(cause, kept)  # with what became of a stuck I/O process

@@ -30,11 +30,14 @@ from flashmark.cli.output import (
 )
 from flashmark.codec import to_text
 from flashmark.errors import (
+    ExitStatus,
+    FlashmarkError,
     HistoryError,
     Interrupted,
     ResultFormatError,
     ResultNotSaved,
     add_outcome,
+    outcomes,
 )
 from flashmark.history.recovery import RecoveryFileError, keep_unsaved
 from flashmark.history.store import History
@@ -234,6 +237,18 @@ def finish(
             print_verdict(stdout_console(), line)
         print_only_copy(outcome, document, json_on_stdout=as_json)
     return Finished(result, document, outcome)
+
+
+def stopped_error(cause: BaseException, kept: str) -> FlashmarkError:
+    """`cause`, which stopped a measuring command, in one line that says what was `kept`; its
+    exit status and what its cleanup did (its outcomes) stay, and --debug shows where it came
+    from."""
+    error = FlashmarkError(f"{cause}; {kept}")
+    error.exit_status = getattr(cause, "exit_status", ExitStatus.FAILURE)
+    error.__cause__ = cause
+    for note in outcomes(cause):
+        add_outcome(error, note)
+    return error
 
 
 def _print_view(kind: ResultKind[R], result: R) -> None:

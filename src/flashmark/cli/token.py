@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from contextlib import closing
 
 import click
 
@@ -28,7 +29,7 @@ def token_command() -> None:
 @click.argument("name", callback=_name)
 @database_option
 @debug_option
-def create_command(name: str, database: str | None, debug: bool) -> None:
+def create_command(name: str, database: str | None) -> None:
     """Make a token for NAME and print it (once: only its hash is kept).
 
     \b
@@ -36,11 +37,8 @@ def create_command(name: str, database: str | None, debug: bool) -> None:
         FLASHMARK_TOKEN=fmk_... flashmark upload 3 --server http://host:8080
     """
     path, create = storage_for(database)
-    storage = open_storage(path, create_folder=create)
-    try:
+    with closing(open_storage(path, create_folder=create)) as storage:
         secret = storage.create_token(name)
-    finally:
-        storage.close()
     click.echo(secret)
     click.echo(
         f"flashmark: token {name!r} created; it is shown only now (keep it secret; "
@@ -53,28 +51,22 @@ def create_command(name: str, database: str | None, debug: bool) -> None:
 @click.argument("name", callback=_name)
 @database_option
 @debug_option
-def revoke_command(name: str, database: str | None, debug: bool) -> None:
+def revoke_command(name: str, database: str | None) -> None:
     """End the token NAME: its uploads are refused from now on (its results stay)."""
     path, _ = storage_for(database)
-    storage = open_storage(path)
-    try:
+    with closing(open_storage(path)) as storage:
         token = storage.revoke_token(name)
-    finally:
-        storage.close()
     click.echo(f"token {token.name!r} revoked at {token.revoked_at}")
 
 
 @token_command.command("list")
 @database_option
 @debug_option
-def list_command(database: str | None, debug: bool) -> None:
+def list_command(database: str | None) -> None:
     """The tokens by name, with when they were made and revoked."""
     path, _ = storage_for(database)
-    storage = open_storage(path)
-    try:
+    with closing(open_storage(path)) as storage:
         tokens = storage.tokens()
-    finally:
-        storage.close()
     for token in tokens:
         state = f"revoked {token.revoked_at}" if token.revoked_at else "active"
         click.echo(f"{token.name}\tcreated {token.created_at}\t{state}")

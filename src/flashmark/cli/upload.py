@@ -84,7 +84,6 @@ def upload_command(
     campaign: str | None,
     label: str | None,
     db_path: Path | None,
-    debug: bool,
 ) -> None:
     """Send saved results to a results service (`flashmark serve`).
 

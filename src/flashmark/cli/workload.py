@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from flashmark.cli import debug_option
+from flashmark.cli import debug_option, json_option
 from flashmark.cli.clean import say_cleaned_at_start
 from flashmark.cli.output import saving_options, say_line
 from flashmark.cli.params import WORKLOAD_SCALE_POSITIVE, Choice, interval_option
@@ -38,7 +38,7 @@ _ALL = "all"
     "tenth of the time.",
 )
 @interval_option("the device's I/O counters")
-@click.option("--json", "as_json", is_flag=True, help=f"Print a {SCHEMA} document on stdout.")
+@json_option(f"Print a {SCHEMA} document on stdout.")
 @saving_options("Do not save this result to the history.")
 @debug_option
 def workload_command(
@@ -49,7 +49,6 @@ def workload_command(
     as_json: bool,
     db_path: Path | None,
     no_save: bool,
-    debug: bool,
 ) -> None:
     """Run a real-world workload in a temporary folder under TARGET (default: here).
 
