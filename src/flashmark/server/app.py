@@ -23,7 +23,7 @@ import re
 import time
 import urllib.parse
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -76,11 +76,12 @@ from flashmark.server.views import (
     TableRows,
     capacity,
     charts,
+    csv_cell,
+    rounded,
     wear_range,
     with_navigation,
     with_withheld_marked,
 )
-from flashmark.spreadsheet import text_cell
 
 CONFIG_ENV = "FLASHMARK_SERVE_CONFIG"  # how `serve --workers N` hands the settings to workers
 T = TypeVar("T")
@@ -436,41 +437,28 @@ class ResultsService:
     async def upload(self, request: Request) -> Response:
         address = request.client.host if request.client else ""
         now = time.monotonic()
-        wait = self.failures.wait_s(address, now)
-        if wait > 0:
-            raise Problem(
-                429,
-                "too-many-bad-tokens",
-                f"too many uploads with a wrong token from {address}: try again in "
-                f"{math.ceil(wait)} s",
-                {"Retry-After": str(math.ceil(wait))},
-            )
+        _wait(
+            self.failures.wait_s(address, now),
+            "too-many-bad-tokens",
+            f"too many uploads with a wrong token from {address}",
+        )
         try:
             token = await run_in_threadpool(self.storage.token_for, _bearer(request))
             if token is None:
-                raise Problem(
-                    401, "invalid-token", "the token is not known to this service", _CHALLENGE
-                )
+                raise _unauthorized("invalid-token", "the token is not known to this service")
             if token.revoked_at is not None:
-                raise Problem(
-                    401,
-                    "revoked-token",
-                    f"the token {token.name!r} was revoked at {token.revoked_at}",
-                    _CHALLENGE,
+                raise _unauthorized(
+                    "revoked-token", f"the token {token.name!r} was revoked at {token.revoked_at}"
                 )
         except Problem as refused:
             if refused.kind != "missing-token":  # a guess, not a request without one
                 self.failures.failed(address, now)
             raise
-        wait = self.limiter.wait_s(token.id, time.monotonic())
-        if wait > 0:
-            raise Problem(
-                429,
-                "rate-limited",
-                f"token {token.name!r} may upload {self.config.uploads_per_minute:g} results a "
-                f"minute: try again in {math.ceil(wait)} s",
-                {"Retry-After": str(math.ceil(wait))},
-            )
+        _wait(
+            self.limiter.wait_s(token.id, time.monotonic()),
+            "rate-limited",
+            f"token {token.name!r} may upload {self.config.uploads_per_minute:g} results a minute",
+        )
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json" and not kind.endswith("+json"):
             raise Problem(
@@ -509,14 +497,10 @@ class ResultsService:
         )
 
     async def api_result(self, request: Request) -> Response:
-        result_id = _result_id(request.path_params["id"])
-        document = await run_in_threadpool(self.storage.document, result_id)
-        return JSONResponse(_found(document, f"result {result_id}"))
+        return await _stored_document(request, self.storage.document, "result")
 
     async def api_reading(self, request: Request) -> Response:
-        reading_id = _result_id(request.path_params["id"])
-        document = await run_in_threadpool(self.storage.reading_document, reading_id)
-        return JSONResponse(_found(document, f"health reading {reading_id}"))
+        return await _stored_document(request, self.storage.reading_document, "health reading")
 
     async def api_search(self, request: Request) -> Response:
         search = _search(request.query_params)
@@ -772,26 +756,14 @@ class ResultsService:
 
     async def on_storage(self, request: Request, error: Exception) -> Response:
         _LOG.error("database error on %s: %s", request.url.path, error)
-        return self.problem_response(
-            request,
-            Problem(
-                503,
-                "database-unavailable",
-                "the database cannot be reached now: try again later",
-                {"Retry-After": "5"},
-            ),
-        )
+        detail = "the database cannot be reached now: try again later"
+        unavailable = Problem(503, "database-unavailable", detail, {"Retry-After": "5"})
+        return self.problem_response(request, unavailable)
 
     async def on_bug(self, request: Request, error: Exception) -> Response:
         _LOG.exception("internal error on %s", request.url.path)
-        return self.problem_response(
-            request,
-            Problem(
-                500,
-                "internal-error",
-                "the service failed on this request (its log has the details)",
-            ),
-        )
+        detail = "the service failed on this request (its log has the details)"
+        return self.problem_response(request, Problem(500, "internal-error", detail))
 
 
 def app_from_environment() -> Starlette:
@@ -800,6 +772,13 @@ def app_from_environment() -> Starlette:
 
 
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="flashmark"'}
+
+
+def _wait(seconds: float, kind: str, why: str) -> None:
+    """The 429 of a client that must wait `seconds` (none when 0)."""
+    if seconds > 0:
+        wait = str(math.ceil(seconds))
+        raise Problem(429, kind, f"{why}: try again in {wait} s", {"Retry-After": wait})
 
 
 def _html(text: str, status: int = 200) -> HTMLResponse:
@@ -822,19 +801,19 @@ def _bearer(request: Request) -> str:
     header = request.headers.get("authorization", "")
     scheme, _, secret = header.partition(" ")
     if not header:
-        raise Problem(
-            401,
+        raise _unauthorized(
             "missing-token",
             "uploading needs a token: Authorization: Bearer TOKEN "
             "(an operator makes one with `flashmark token create NAME`)",
-            _CHALLENGE,
         )
     secret = secret.strip()
     if scheme.lower() != "bearer" or not re.fullmatch(r"[A-Za-z0-9_\-]{1,200}", secret):
-        raise Problem(
-            401, "invalid-token", "the Authorization header must be 'Bearer TOKEN'", _CHALLENGE
-        )
+        raise _unauthorized("invalid-token", "the Authorization header must be 'Bearer TOKEN'")
     return secret
+
+
+def _unauthorized(kind: str, detail: str) -> Problem:
+    return Problem(401, kind, detail, _CHALLENGE)
 
 
 async def _body(request: Request, limit: int) -> bytes:
@@ -854,6 +833,15 @@ async def _body(request: Request, limit: int) -> bytes:
             raise too_large
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def _stored_document(
+    request: Request, read: Callable[[int], dict[str, Any] | None], what: str
+) -> Response:
+    """The stored document the address's id names, read by `read`."""
+    row_id = _result_id(request.path_params["id"])
+    document = await run_in_threadpool(read, row_id)
+    return JSONResponse(_found(document, f"{what} {row_id}"))
 
 
 def _found(value: T | None, what: str) -> T:
@@ -897,17 +885,11 @@ def _int(params: Mapping[str, str], name: str, low: int, high: int) -> int | Non
     return int(value)
 
 
+# "", "b", "k", "kb", ... "tb": powers of 10.
 _UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 10**3,
-    "kb": 10**3,
-    "m": 10**6,
-    "mb": 10**6,
-    "g": 10**9,
-    "gb": 10**9,
-    "t": 10**12,
-    "tb": 10**12,
+    prefix + suffix: 10**power
+    for prefix, power in (("", 0), ("k", 3), ("m", 6), ("g", 9), ("t", 12))
+    for suffix in ("", "b")
 }
 
 
@@ -993,12 +975,6 @@ def _report(documents: list[dict[str, Any]]) -> str:
     return render_html_report([document_to_run(document) for document in documents])
 
 
-def _cell(value: object) -> str:
-    if isinstance(value, str):
-        return text_cell(value)  # shown as text by spreadsheets, not run
-    return "" if value is None else str(value)
-
-
 Batches = Iterator[list[tuple[ResultRow, bytes]]]
 
 
@@ -1021,21 +997,17 @@ def _csv_lines(batches: Batches, root: str) -> Iterator[str]:
         for row, _ in batch:
             writer.writerow(
                 [
-                    _cell(value)
+                    csv_cell(value)
                     for value in (
                         row.id,
                         f"{root}/api/v1/results/{row.id}",
                         *(getattr(row, name) for name in _ROW_FACTS),
                         row.card_serial,
-                        *(_number(row.headlines[column]) for column in HEADLINE_COLUMNS),
+                        *(rounded(row.headlines[column]) for column in HEADLINE_COLUMNS),
                     )
                 ]
             )
         yield buffer.getvalue()
-
-
-def _number(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
 
 
 def _jsonl_lines(batches: Batches) -> Iterator[bytes]:

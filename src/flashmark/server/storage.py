@@ -120,13 +120,19 @@ class CampaignResult:
 
 
 @dataclass(frozen=True)
-class CampaignRecord:
-    """A campaign as stored: its job hash (and its parts) and its results, oldest first."""
+class CampaignHead:
+    """What names a campaign: the job hash (and its parts) every result of it shares."""
 
     name: str
     job_hash: str
     job: Mapping[str, Any]
     created_at: str
+
+
+@dataclass(frozen=True)
+class CampaignRecord(CampaignHead):
+    """A campaign as stored: its results, oldest first."""
+
     results: tuple[CampaignResult, ...]
 
 
