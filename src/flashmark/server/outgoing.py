@@ -104,15 +104,12 @@ def outgoing(
     names = (known or Known()).with_names(names_in(document))
     screen = functools.partial(identifier_in, known=names)
     kind = schema.partition("/")[0].removeprefix("flashmark.")
-    try:
-        sent: dict[str, Any] = table.build(document, kind, screen)
-    except NotSent as error:
-        raise NotUploadable(f"{error.where} cannot be sent: {error.why}") from None
-    _rebuild_cids(document, sent, screen)
     unknown = sorted(set(chosen or {}) - set(UPLOAD_CHOICES.fields))
     if unknown:
         raise NotUploadable(f"{', '.join(unknown)}: not something an upload may add")
     try:
+        sent: dict[str, Any] = table.build(document, kind, screen)
+        _rebuild_cids(document, sent, screen)
         sent.update(UPLOAD_CHOICES.build(dict(chosen or {}), "upload", screen))
     except NotSent as error:
         raise NotUploadable(f"{error.where} cannot be sent: {error.why}") from None

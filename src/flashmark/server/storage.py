@@ -255,12 +255,9 @@ class Storage:
             values = _values(accepted, token_id)
             inserted = run(_insert("results", values), tuple(values.values())).fetchall()
         if not inserted:  # another upload of the same document won the race: its id
-            return self._stored_as(accepted.content_hash)
+            sql = "SELECT id FROM results WHERE content_hash = ?"
+            return Stored(id=int(self._one(sql, (accepted.content_hash,))[0]), created=False)
         return Stored(id=int(inserted[0][0]), created=True)
-
-    def _stored_as(self, content: str) -> Stored:
-        row = self._one("SELECT id FROM results WHERE content_hash = ?", (content,))
-        return Stored(id=int(row[0]), created=False)
 
     def campaign(self, name: str) -> CampaignRecord | None:
         """A campaign and its results (at most MAX_CAMPAIGN_RESULTS), or None."""
@@ -295,19 +292,8 @@ class Storage:
             return
         rows = [tuple(_values(accepted, token_id).values()) for accepted in batch]
         sql = _insert("results", _values(batch[0], token_id)).removesuffix(" RETURNING id")
-        with self._provider.connection() as connection:
-            if self.dialect is POSTGRES:
-                with connection.transaction(), connection.cursor() as cursor:
-                    cursor.executemany(sql.replace("?", "%s"), rows)
-            else:
-                connection.execute("BEGIN IMMEDIATE")
-                try:
-                    connection.executemany(sql, rows)
-                    connection.execute("COMMIT")
-                except BaseException:
-                    connection.execute("ROLLBACK")
-                    raise
-        self._provider.check_written()
+        with self._transaction(write=True) as run:
+            run.many(sql, rows)
 
     # -- health readings ------------------------------------------------------------------------
     def add_reading(self, accepted: AcceptedReading, token_id: int) -> Stored:
@@ -414,7 +400,7 @@ class Storage:
                 raise TokenError(f"no token named {name!r} (`flashmark token list` shows them)")
             if row[3] is None:
                 run("UPDATE tokens SET revoked_at = ? WHERE id = ?", (_now(), row[0]))
-        return self._token_named(name)
+        return _token(self._one(f"SELECT {_TOKEN} FROM tokens WHERE name = ?", (name,)))
 
     def tokens(self) -> list[Token]:
         with self._transaction() as run:
@@ -424,9 +410,6 @@ class Storage:
     def token_for(self, secret: str) -> Token | None:
         row = self._one(f"SELECT {_TOKEN} FROM tokens WHERE token_hash = ?", (token_hash(secret),))
         return None if row is None else _token(row)
-
-    def _token_named(self, name: str) -> Token:
-        return _token(self._one(f"SELECT {_TOKEN} FROM tokens WHERE name = ?", (name,)))
 
     # -- plumbing -------------------------------------------------------------------------------
     def _insert_once(
@@ -459,8 +442,8 @@ class Storage:
             return run(sql, parameters).fetchone()
 
     @contextlib.contextmanager
-    def _transaction(self, *, write: bool = False) -> Iterator[Any]:
-        """A function running one statement: `run(sql, parameters) -> cursor`.
+    def _transaction(self, *, write: bool = False) -> Iterator[_Statements]:
+        """What runs statements: `run(sql, parameters) -> cursor`, `run.many(sql, rows)`.
 
         write=True: every statement of the block in one transaction, committed at its end
         (rolled back on any exception). Otherwise each statement is its own transaction
@@ -469,33 +452,42 @@ class Storage:
         isolation_level is None), which are two thirds of a page's trips to PostgreSQL."""
         postgres = self.dialect is POSTGRES
         with self._provider.connection() as connection:
+            run = _Statements(connection, postgres)
             if not write:
-
-                def read(sql: str, parameters: Sequence[Any] = ()) -> Any:
-                    if postgres:
-                        return connection.execute(sql.replace("?", "%s"), parameters)
-                    return connection.execute(sql, parameters)
-
-                yield read
+                yield run
                 return
             if postgres:
                 with connection.transaction():
-
-                    def run(sql: str, parameters: Sequence[Any] = ()) -> Any:
-                        return connection.execute(sql.replace("?", "%s"), parameters)
-
                     yield run
                 return
             # IMMEDIATE takes the write lock first: no deadlock between two upgrades.
             connection.execute("BEGIN IMMEDIATE")
             try:
-                yield connection.execute
+                yield run
                 connection.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(Exception):
                     connection.execute("ROLLBACK")
                 raise
             self._provider.check_written()
+
+
+@dataclass(frozen=True)
+class _Statements:
+    """Statements on one connection, written with SQLite's ? placeholders (psycopg's: %s)."""
+
+    connection: Any
+    postgres: bool
+
+    def __call__(self, sql: str, parameters: Sequence[Any] = ()) -> Any:
+        return self.connection.execute(self._sql(sql), parameters)
+
+    def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with contextlib.closing(self.connection.cursor()) as cursor:
+            cursor.executemany(self._sql(sql), rows)
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", "%s") if self.postgres else sql
 
 
 def _insert(table: str, values: Mapping[str, Any]) -> str:

@@ -101,11 +101,7 @@ class Chart:
 
 def charts(standings: Sequence[Standing]) -> list[Chart]:
     labels = {column: (label, unit) for column, label, unit in HEADLINE_LABELS}
-    result = []
-    for standing in standings:
-        label, unit = labels[standing.column]
-        result.append(_chart(standing, label, unit))
-    return result
+    return [_chart(standing, *labels[standing.column]) for standing in standings]
 
 
 def _chart(standing: Standing, label: str, unit: str) -> Chart:
