@@ -186,6 +186,10 @@ class _Bucket:
     tokens: float
     updated: float
 
+    def refilled(self, now: float, burst: int, per_second: float) -> float:
+        """The tokens at `now`: refilled at `per_second` since the last update, at most `burst`."""
+        return min(float(burst), self.tokens + (now - self.updated) * per_second)
+
 
 @dataclass
 class RateLimiter:
@@ -200,8 +204,7 @@ class RateLimiter:
         """0 and one upload counted, or the seconds until the next one is allowed."""
         bucket = self.buckets.setdefault(key, _Bucket(float(self.burst), now))
         rate = self.per_minute / 60.0
-        bucket.tokens = min(float(self.burst), bucket.tokens + (now - bucket.updated) * rate)
-        bucket.updated = now
+        bucket.tokens, bucket.updated = bucket.refilled(now, self.burst, rate), now
         if bucket.tokens >= 1.0:
             bucket.tokens -= 1.0
             return 0.0
@@ -226,14 +229,13 @@ class FailedTokens:
         bucket = self.buckets.get(_address_key(address))
         if bucket is None:
             return 0.0
-        tokens = min(float(self.burst), bucket.tokens + (now - bucket.updated) * self._rate)
+        tokens = bucket.refilled(now, self.burst, self._rate)
         return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._rate
 
     def failed(self, address: str, now: float) -> None:
         key = _address_key(address)
         bucket = self.buckets.pop(key, None) or _Bucket(float(self.burst), now)
-        bucket.tokens = min(float(self.burst), bucket.tokens + (now - bucket.updated) * self._rate)
-        bucket.tokens = max(bucket.tokens - 1.0, 0.0)
+        bucket.tokens = max(bucket.refilled(now, self.burst, self._rate) - 1.0, 0.0)
         bucket.updated = now
         self.buckets[key] = bucket  # the most recent last
         while len(self.buckets) > self.size:

@@ -333,6 +333,10 @@ def campaign_csv(campaign: Campaign, root: str) -> str:
 # -- JSON: the API's answer, and what `flashmark report --campaign` reads back ---------------------
 
 
+# A fleet figure's numbers in the JSON answer, in its order (the IQR: Q3 - Q1, not read back).
+_FLEET_NUMBERS = ("median", "q1", "q3", "iqr", "mad", "low", "high")
+
+
 def campaign_to_json(campaign: Campaign, root: str) -> dict[str, Any]:
     """The campaign as `GET /api/v1/campaigns/NAME` answers it; `root` the service's address."""
     return {
@@ -351,13 +355,7 @@ def campaign_to_json(campaign: Campaign, root: str) -> dict[str, Any]:
                 "words": figure.words,
                 "unit": figure.unit,
                 "boards": figure.boards,
-                "median": figure.median,
-                "q1": figure.q1,
-                "q3": figure.q3,
-                "iqr": figure.iqr,
-                "mad": figure.mad,
-                "low": figure.low,
-                "high": figure.high,
+                **{name: getattr(figure, name) for name in _FLEET_NUMBERS},
             }
             for figure in campaign.figures
         ],
@@ -410,12 +408,7 @@ def campaign_from_json(data: Any) -> Campaign:
                 words=f.text("words"),
                 unit=f.choice("unit", ("MB/s", "IOPS")),
                 boards=f.whole("boards"),
-                median=f.number("median"),
-                q1=f.number("q1"),
-                q3=f.number("q3"),
-                mad=f.number("mad"),
-                low=f.number("low"),
-                high=f.number("high"),
+                **{name: f.number(name) for name in _FLEET_NUMBERS if name != "iqr"},
             )
             for f in read.items("figures")
         )

@@ -177,10 +177,12 @@ def accept_upload(document: Any) -> Accepted | AcceptedReading:
     )
 
 
-# What `flashmark upload --link-card` adds to a document: 128 bits of a salted hash, as 32
-# lowercase hex digits (server/upload.py card_link).
+# What `flashmark upload --link-card` adds to a document: 128 bits of a salted hash
+# (server/upload.py card_link) in lowercase hex, enough that two cards never share one (2^64
+# cards for an even chance), short enough to read.
 CARD_LINK = "card_link"
-_CARD_LINK = re.compile(r"[0-9a-f]{32}")
+CARD_LINK_DIGITS = 32
+CARD_LINK_FORMAT = f"[0-9a-f]{{{CARD_LINK_DIGITS}}}"
 # What `flashmark upload --campaign NAME --label LABEL` adds (server/campaign_names.py).
 CAMPAIGN = "campaign"
 BOARD_LABEL = "board_label"
@@ -191,7 +193,9 @@ def _additions(values: Mapping[str, Any]) -> dict[str, str]:
     """An upload's additions, each checked by its own rule (null: not sent)."""
     kept = {key: value for key, value in values.items() if value is not None}
     link = kept.get(CARD_LINK)
-    if link is not None and (not isinstance(link, str) or _CARD_LINK.fullmatch(link) is None):
+    if link is not None and (
+        not isinstance(link, str) or re.fullmatch(CARD_LINK_FORMAT, link) is None
+    ):
         raise DocumentInvalid(
             "invalid-document", "a card link is 32 lowercase hex digits, or null", "/card_link"
         )

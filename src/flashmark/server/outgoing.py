@@ -24,7 +24,7 @@ from flashmark.probe.mmc import CARD_TYPE_OF_KIND, RegisterFormatError, decode_c
 from flashmark.probe.model import Cid
 from flashmark.server.campaign_names import campaign_problem, label_problem
 from flashmark.server.identifiers import Known, identifier_in, names_in
-from flashmark.server.intake import ACCEPTED
+from flashmark.server.intake import ACCEPTED, CARD_LINK_FORMAT
 from flashmark.upload_rules import (
     WITHHELD,
     Chosen,
@@ -58,7 +58,7 @@ class UploadChoices:
 
     # 128 bits of a keyed hash of the card's identity, under a salt that stays on the
     # machine (server/upload.py card_link): links one card's uploads, names no serial.
-    card_link: str = field(metadata=upload(Matching(r"[0-9a-f]{32}", screened=False)))
+    card_link: str = field(metadata=upload(Matching(CARD_LINK_FORMAT, screened=False)))
     # Which batch of runs this is (flashmark fleet run --campaign).
     campaign: str = field(metadata=upload(Chosen(campaign_problem)))
     # The one name of the board that leaves it, the one the user chose: Ansible's inventory
