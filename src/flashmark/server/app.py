@@ -421,6 +421,15 @@ class ResultsService:
         text = self.templates.get_template(name).render(**values)
         return _html(text, status)
 
+    def navigated(
+        self, report: str, template: str = "navigation.html", **values: Any
+    ) -> HTMLResponse:
+        """A report page with the service's links (`template`) at the top of its body. The
+        report keeps its own policy (a meta element: no request at all); a meta policy cannot
+        say frame-ancestors (CSP Level 2, 7.7.1), so SecurityHeaders adds it."""
+        navigation = self.templates.get_template(template).render(**values)
+        return HTMLResponse(with_navigation(report, navigation))
+
     # -- API ------------------------------------------------------------------------------------
     async def api_index(self, request: Request) -> Response:
         root = self.base(request)
@@ -566,13 +575,8 @@ class ResultsService:
         summary = _found(
             await run_in_threadpool(self.storage.summary, result_id), f"result {result_id}"
         )
-        navigation = self.templates.get_template("navigation.html").render(
-            result_id=result_id, model_key=summary.model_key
-        )
         report = await run_in_threadpool(self.report_of, (result_id,))
-        # A report keeps its own policy (a meta element: no request at all); a meta policy
-        # cannot say frame-ancestors (CSP Level 2, 7.7.1), so SecurityHeaders adds it.
-        return HTMLResponse(with_navigation(report, navigation))
+        return self.navigated(report, result_id=result_id, model_key=summary.model_key)
 
     async def reading_page(self, request: Request) -> Response:
         """A health reading's page: its kind's card of the report, as `flashmark report`
@@ -580,10 +584,9 @@ class ResultsService:
         reading_id = _result_id(request.path_params["id"])
         found = await run_in_threadpool(_reading_report, self.storage, reading_id)
         model_key, report = _found(found, f"health reading {reading_id}")
-        navigation = self.templates.get_template("reading_navigation.html").render(
-            reading_id=reading_id, model_key=model_key
+        return self.navigated(
+            report, "reading_navigation.html", reading_id=reading_id, model_key=model_key
         )
-        return HTMLResponse(with_navigation(report, navigation))
 
     async def compare_page(self, request: Request) -> Response:
         values = request.query_params.getlist("id")
@@ -594,11 +597,8 @@ class ResultsService:
                 "bad-query",
                 f"compare 2 to {_MAX_COMPARE} different results: /compare?id=1&id=2",
             )
-        navigation = self.templates.get_template("navigation.html").render(
-            result_id=None, model_key=None
-        )
         report = await run_in_threadpool(self.report_of, ids)
-        return HTMLResponse(with_navigation(report, navigation))
+        return self.navigated(report, result_id=None, model_key=None)
 
     async def figures_of(self, group: tuple[str, str]) -> dict[str, list[float]]:
         """A group's sorted figures: cached; read once however many pages want them at the

@@ -273,17 +273,12 @@ class Storage:
                 (name, MAX_CAMPAIGN_RESULTS),
             ).fetchall()
         width = _SUMMARY.count(",") + 1  # the summary's columns come first
-        results = tuple(
-            CampaignResult(
-                row=_row(row[:width]),
-                board_label=str(row[width]),
-                grades=json.loads(row[width + 1]) if row[width + 1] else {},
-                failed_step=row[width + 2],
-                failed_status=None if row[width + 3] is None else int(row[width + 3]),
-            )
-            for row in rows
-        )
-        return CampaignRecord(name, str(head[0]), json.loads(head[1]), str(head[2]), results)
+        results = []
+        for row in rows:
+            label, grades, step, status = row[width:]
+            grade_of = json.loads(grades or "{}")
+            results.append(CampaignResult(_row(row[:width]), label, grade_of, step, status))
+        return CampaignRecord(name, head[0], json.loads(head[1]), head[2], tuple(results))
 
     def add_results(self, batch: Sequence[Accepted], token_id: int) -> None:
         """Many results in one transaction (seeding a benchmark's database); a document
@@ -357,10 +352,10 @@ class Storage:
                 f"SELECT {columns} FROM results WHERE model_key = ? AND profile = ?",
                 (model_key, profile),
             ).fetchall()
-        figures: dict[str, list[float]] = {}
-        for index, column in enumerate(HEADLINE_COLUMNS):
-            figures[column] = sorted(float(row[index]) for row in rows if row[index] is not None)
-        return figures
+        return {
+            column: sorted(row[index] for row in rows if row[index] is not None)
+            for index, column in enumerate(HEADLINE_COLUMNS)
+        }
 
     def export_batches(self, batch: int = 500) -> Iterator[list[tuple[ResultRow, bytes]]]:
         """Every result, oldest first, in batches of short queries (no transaction is held
