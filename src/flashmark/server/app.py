@@ -70,6 +70,7 @@ from flashmark.server.storage import (
     StorageError,
     Stored,
     open_storage,
+    with_id,
 )
 from flashmark.server.views import (
     HEADLINE_LABELS,
@@ -1016,7 +1017,6 @@ def _jsonl_lines(batches: Batches) -> Iterator[bytes]:
     for batch in batches:
         lines = []
         for row, stored in batch:
-            document = json.loads(stored)
-            document = {"schema": document["schema"], "id": row.id, **document}
+            document = with_id(row.id, json.loads(stored))
             lines.append(json.dumps(document, ensure_ascii=False, separators=(",", ":")))
         yield ("\n".join(lines) + "\n").encode("utf-8")

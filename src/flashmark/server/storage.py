@@ -429,7 +429,7 @@ class Storage:
 
     def _document_of(self, table: str, row_id: int) -> dict[str, Any] | None:
         row = self._one(f"SELECT document FROM {table} WHERE id = ?", (row_id,))
-        return None if row is None else _document(row_id, row[0])
+        return None if row is None else with_id(row_id, json.loads(zlib.decompress(row[0])))
 
     def _one(self, sql: str, parameters: Sequence[Any]) -> Any:
         """The first row one read statement finds, or None."""
@@ -577,10 +577,10 @@ def _reading_row(row: Sequence[Any]) -> ReadingRow:
     return ReadingRow(id=row[0], uploaded_at=row[1], facts=facts)
 
 
-def _document(result_id: int, stored: bytes) -> dict[str, Any]:
-    document = json.loads(zlib.decompress(bytes(stored)))
-    # The id sits after the schema, as in `flashmark show --json`.
-    return {"schema": document["schema"], "id": result_id, **document}
+def with_id(row_id: int, document: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored document as the service gives it: with its id after the schema, as in
+    `flashmark show --json`."""
+    return {"schema": document["schema"], "id": row_id, **document}
 
 
 def _now() -> str:
