@@ -114,3 +114,15 @@ def test_whatever_is_accepted_can_be_drawn(name):
         render_html_report([document_to_run(document)])
         drawn += 1
     assert drawn and refused  # both paths were taken
+
+
+def test_an_uploads_additions_are_kept_in_the_order_it_sent_them():
+    # The stored document (GET /api/v1/results/ID) holds them after its own keys as they were
+    # sent, whatever the hash seed; the content hash does not depend on their order.
+    additions = {"card_link": "0" * 32, "campaign": "fleet-1", "board_label": "board-07"}
+    hashes = set()
+    for order in (list(additions), list(reversed(additions))):
+        accepted = accept({**recorded("quick-a1-card"), **{key: additions[key] for key in order}})
+        assert list(accepted.document)[-3:] == order
+        hashes.add(accepted.content_hash)
+    assert len(hashes) == 1

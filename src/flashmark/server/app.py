@@ -23,7 +23,7 @@ import re
 import time
 import urllib.parse
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -70,17 +70,19 @@ from flashmark.server.storage import (
     StorageError,
     Stored,
     open_storage,
+    with_id,
 )
 from flashmark.server.views import (
     HEADLINE_LABELS,
     TableRows,
     capacity,
     charts,
+    csv_cell,
+    rounded,
     wear_range,
     with_navigation,
     with_withheld_marked,
 )
-from flashmark.spreadsheet import text_cell
 
 CONFIG_ENV = "FLASHMARK_SERVE_CONFIG"  # how `serve --workers N` hands the settings to workers
 T = TypeVar("T")
@@ -185,6 +187,10 @@ class _Bucket:
     tokens: float
     updated: float
 
+    def refilled(self, now: float, burst: int, per_second: float) -> float:
+        """The tokens at `now`: refilled at `per_second` since the last update, at most `burst`."""
+        return min(float(burst), self.tokens + (now - self.updated) * per_second)
+
 
 @dataclass
 class RateLimiter:
@@ -199,8 +205,7 @@ class RateLimiter:
         """0 and one upload counted, or the seconds until the next one is allowed."""
         bucket = self.buckets.setdefault(key, _Bucket(float(self.burst), now))
         rate = self.per_minute / 60.0
-        bucket.tokens = min(float(self.burst), bucket.tokens + (now - bucket.updated) * rate)
-        bucket.updated = now
+        bucket.tokens, bucket.updated = bucket.refilled(now, self.burst, rate), now
         if bucket.tokens >= 1.0:
             bucket.tokens -= 1.0
             return 0.0
@@ -225,14 +230,13 @@ class FailedTokens:
         bucket = self.buckets.get(_address_key(address))
         if bucket is None:
             return 0.0
-        tokens = min(float(self.burst), bucket.tokens + (now - bucket.updated) * self._rate)
+        tokens = bucket.refilled(now, self.burst, self._rate)
         return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._rate
 
     def failed(self, address: str, now: float) -> None:
         key = _address_key(address)
         bucket = self.buckets.pop(key, None) or _Bucket(float(self.burst), now)
-        bucket.tokens = min(float(self.burst), bucket.tokens + (now - bucket.updated) * self._rate)
-        bucket.tokens = max(bucket.tokens - 1.0, 0.0)
+        bucket.tokens = max(bucket.refilled(now, self.burst, self._rate) - 1.0, 0.0)
         bucket.updated = now
         self.buckets[key] = bucket  # the most recent last
         while len(self.buckets) > self.size:
@@ -418,6 +422,15 @@ class ResultsService:
         text = self.templates.get_template(name).render(**values)
         return _html(text, status)
 
+    def navigated(
+        self, report: str, template: str = "navigation.html", **values: Any
+    ) -> HTMLResponse:
+        """A report page with the service's links (`template`) at the top of its body. The
+        report keeps its own policy (a meta element: no request at all); a meta policy cannot
+        say frame-ancestors (CSP Level 2, 7.7.1), so SecurityHeaders adds it."""
+        navigation = self.templates.get_template(template).render(**values)
+        return HTMLResponse(with_navigation(report, navigation))
+
     # -- API ------------------------------------------------------------------------------------
     async def api_index(self, request: Request) -> Response:
         root = self.base(request)
@@ -436,41 +449,28 @@ class ResultsService:
     async def upload(self, request: Request) -> Response:
         address = request.client.host if request.client else ""
         now = time.monotonic()
-        wait = self.failures.wait_s(address, now)
-        if wait > 0:
-            raise Problem(
-                429,
-                "too-many-bad-tokens",
-                f"too many uploads with a wrong token from {address}: try again in "
-                f"{math.ceil(wait)} s",
-                {"Retry-After": str(math.ceil(wait))},
-            )
+        _wait(
+            self.failures.wait_s(address, now),
+            "too-many-bad-tokens",
+            f"too many uploads with a wrong token from {address}",
+        )
         try:
             token = await run_in_threadpool(self.storage.token_for, _bearer(request))
             if token is None:
-                raise Problem(
-                    401, "invalid-token", "the token is not known to this service", _CHALLENGE
-                )
+                raise _unauthorized("invalid-token", "the token is not known to this service")
             if token.revoked_at is not None:
-                raise Problem(
-                    401,
-                    "revoked-token",
-                    f"the token {token.name!r} was revoked at {token.revoked_at}",
-                    _CHALLENGE,
+                raise _unauthorized(
+                    "revoked-token", f"the token {token.name!r} was revoked at {token.revoked_at}"
                 )
         except Problem as refused:
             if refused.kind != "missing-token":  # a guess, not a request without one
                 self.failures.failed(address, now)
             raise
-        wait = self.limiter.wait_s(token.id, time.monotonic())
-        if wait > 0:
-            raise Problem(
-                429,
-                "rate-limited",
-                f"token {token.name!r} may upload {self.config.uploads_per_minute:g} results a "
-                f"minute: try again in {math.ceil(wait)} s",
-                {"Retry-After": str(math.ceil(wait))},
-            )
+        _wait(
+            self.limiter.wait_s(token.id, time.monotonic()),
+            "rate-limited",
+            f"token {token.name!r} may upload {self.config.uploads_per_minute:g} results a minute",
+        )
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json" and not kind.endswith("+json"):
             raise Problem(
@@ -509,14 +509,10 @@ class ResultsService:
         )
 
     async def api_result(self, request: Request) -> Response:
-        result_id = _result_id(request.path_params["id"])
-        document = await run_in_threadpool(self.storage.document, result_id)
-        return JSONResponse(_found(document, f"result {result_id}"))
+        return await _stored_document(request, self.storage.document, "result")
 
     async def api_reading(self, request: Request) -> Response:
-        reading_id = _result_id(request.path_params["id"])
-        document = await run_in_threadpool(self.storage.reading_document, reading_id)
-        return JSONResponse(_found(document, f"health reading {reading_id}"))
+        return await _stored_document(request, self.storage.reading_document, "health reading")
 
     async def api_search(self, request: Request) -> Response:
         search = _search(request.query_params)
@@ -580,13 +576,8 @@ class ResultsService:
         summary = _found(
             await run_in_threadpool(self.storage.summary, result_id), f"result {result_id}"
         )
-        navigation = self.templates.get_template("navigation.html").render(
-            result_id=result_id, model_key=summary.model_key
-        )
         report = await run_in_threadpool(self.report_of, (result_id,))
-        # A report keeps its own policy (a meta element: no request at all); a meta policy
-        # cannot say frame-ancestors (CSP Level 2, 7.7.1), so SecurityHeaders adds it.
-        return HTMLResponse(with_navigation(report, navigation))
+        return self.navigated(report, result_id=result_id, model_key=summary.model_key)
 
     async def reading_page(self, request: Request) -> Response:
         """A health reading's page: its kind's card of the report, as `flashmark report`
@@ -594,10 +585,9 @@ class ResultsService:
         reading_id = _result_id(request.path_params["id"])
         found = await run_in_threadpool(_reading_report, self.storage, reading_id)
         model_key, report = _found(found, f"health reading {reading_id}")
-        navigation = self.templates.get_template("reading_navigation.html").render(
-            reading_id=reading_id, model_key=model_key
+        return self.navigated(
+            report, "reading_navigation.html", reading_id=reading_id, model_key=model_key
         )
-        return HTMLResponse(with_navigation(report, navigation))
 
     async def compare_page(self, request: Request) -> Response:
         values = request.query_params.getlist("id")
@@ -608,11 +598,8 @@ class ResultsService:
                 "bad-query",
                 f"compare 2 to {_MAX_COMPARE} different results: /compare?id=1&id=2",
             )
-        navigation = self.templates.get_template("navigation.html").render(
-            result_id=None, model_key=None
-        )
         report = await run_in_threadpool(self.report_of, ids)
-        return HTMLResponse(with_navigation(report, navigation))
+        return self.navigated(report, result_id=None, model_key=None)
 
     async def figures_of(self, group: tuple[str, str]) -> dict[str, list[float]]:
         """A group's sorted figures: cached; read once however many pages want them at the
@@ -772,26 +759,14 @@ class ResultsService:
 
     async def on_storage(self, request: Request, error: Exception) -> Response:
         _LOG.error("database error on %s: %s", request.url.path, error)
-        return self.problem_response(
-            request,
-            Problem(
-                503,
-                "database-unavailable",
-                "the database cannot be reached now: try again later",
-                {"Retry-After": "5"},
-            ),
-        )
+        detail = "the database cannot be reached now: try again later"
+        unavailable = Problem(503, "database-unavailable", detail, {"Retry-After": "5"})
+        return self.problem_response(request, unavailable)
 
     async def on_bug(self, request: Request, error: Exception) -> Response:
         _LOG.exception("internal error on %s", request.url.path)
-        return self.problem_response(
-            request,
-            Problem(
-                500,
-                "internal-error",
-                "the service failed on this request (its log has the details)",
-            ),
-        )
+        detail = "the service failed on this request (its log has the details)"
+        return self.problem_response(request, Problem(500, "internal-error", detail))
 
 
 def app_from_environment() -> Starlette:
@@ -800,6 +775,13 @@ def app_from_environment() -> Starlette:
 
 
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="flashmark"'}
+
+
+def _wait(seconds: float, kind: str, why: str) -> None:
+    """The 429 of a client that must wait `seconds` (none when 0)."""
+    if seconds > 0:
+        wait = str(math.ceil(seconds))
+        raise Problem(429, kind, f"{why}: try again in {wait} s", {"Retry-After": wait})
 
 
 def _html(text: str, status: int = 200) -> HTMLResponse:
@@ -822,19 +804,19 @@ def _bearer(request: Request) -> str:
     header = request.headers.get("authorization", "")
     scheme, _, secret = header.partition(" ")
     if not header:
-        raise Problem(
-            401,
+        raise _unauthorized(
             "missing-token",
             "uploading needs a token: Authorization: Bearer TOKEN "
             "(an operator makes one with `flashmark token create NAME`)",
-            _CHALLENGE,
         )
     secret = secret.strip()
     if scheme.lower() != "bearer" or not re.fullmatch(r"[A-Za-z0-9_\-]{1,200}", secret):
-        raise Problem(
-            401, "invalid-token", "the Authorization header must be 'Bearer TOKEN'", _CHALLENGE
-        )
+        raise _unauthorized("invalid-token", "the Authorization header must be 'Bearer TOKEN'")
     return secret
+
+
+def _unauthorized(kind: str, detail: str) -> Problem:
+    return Problem(401, kind, detail, _CHALLENGE)
 
 
 async def _body(request: Request, limit: int) -> bytes:
@@ -854,6 +836,15 @@ async def _body(request: Request, limit: int) -> bytes:
             raise too_large
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def _stored_document(
+    request: Request, read: Callable[[int], dict[str, Any] | None], what: str
+) -> Response:
+    """The stored document the address's id names, read by `read`."""
+    row_id = _result_id(request.path_params["id"])
+    document = await run_in_threadpool(read, row_id)
+    return JSONResponse(_found(document, f"{what} {row_id}"))
 
 
 def _found(value: T | None, what: str) -> T:
@@ -897,17 +888,11 @@ def _int(params: Mapping[str, str], name: str, low: int, high: int) -> int | Non
     return int(value)
 
 
+# "", "b", "k", "kb", ... "tb": powers of 10.
 _UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 10**3,
-    "kb": 10**3,
-    "m": 10**6,
-    "mb": 10**6,
-    "g": 10**9,
-    "gb": 10**9,
-    "t": 10**12,
-    "tb": 10**12,
+    prefix + suffix: 10**power
+    for prefix, power in (("", 0), ("k", 3), ("m", 6), ("g", 9), ("t", 12))
+    for suffix in ("", "b")
 }
 
 
@@ -993,12 +978,6 @@ def _report(documents: list[dict[str, Any]]) -> str:
     return render_html_report([document_to_run(document) for document in documents])
 
 
-def _cell(value: object) -> str:
-    if isinstance(value, str):
-        return text_cell(value)  # shown as text by spreadsheets, not run
-    return "" if value is None else str(value)
-
-
 Batches = Iterator[list[tuple[ResultRow, bytes]]]
 
 
@@ -1021,28 +1000,23 @@ def _csv_lines(batches: Batches, root: str) -> Iterator[str]:
         for row, _ in batch:
             writer.writerow(
                 [
-                    _cell(value)
+                    csv_cell(value)
                     for value in (
                         row.id,
                         f"{root}/api/v1/results/{row.id}",
                         *(getattr(row, name) for name in _ROW_FACTS),
                         row.card_serial,
-                        *(_number(row.headlines[column]) for column in HEADLINE_COLUMNS),
+                        *(rounded(row.headlines[column]) for column in HEADLINE_COLUMNS),
                     )
                 ]
             )
         yield buffer.getvalue()
 
 
-def _number(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
-
-
 def _jsonl_lines(batches: Batches) -> Iterator[bytes]:
     for batch in batches:
         lines = []
         for row, stored in batch:
-            document = json.loads(stored)
-            document = {"schema": document["schema"], "id": row.id, **document}
+            document = with_id(row.id, json.loads(stored))
             lines.append(json.dumps(document, ensure_ascii=False, separators=(",", ":")))
         yield ("\n".join(lines) + "\n").encode("utf-8")

@@ -15,17 +15,16 @@ import io
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from flashmark.errors import ExitStatus, FlashmarkError
 from flashmark.server.campaign_names import natural_key
 from flashmark.server.intake import HEADLINE_COLUMNS
 from flashmark.server.ranking import standings
-from flashmark.server.storage import CampaignRecord, CampaignResult
-from flashmark.server.views import HEADLINE_LABELS
+from flashmark.server.storage import CampaignHead, CampaignRecord, CampaignResult
+from flashmark.server.views import HEADLINE_LABELS, csv_cell, rounded
 from flashmark.server.views import figure as shown_figure
-from flashmark.spreadsheet import text_cell
 
 OUTLIER_MADS = 3.0  # the conservative threshold of Leys et al. (J. Exp. Soc. Psychol. 49, 2013)
 MAD_SCALE = 1.4826  # 1 / Phi^-1(3/4): estimates a normal sd (Rousseeuw and Croux, JASA 1993)
@@ -134,11 +133,7 @@ class FleetFigure:
 
 
 @dataclass(frozen=True)
-class Campaign:
-    name: str
-    job_hash: str
-    job: Mapping[str, Any]
-    created_at: str
+class Campaign(CampaignHead):
     boards: tuple[Board, ...]
     figures: tuple[FleetFigure, ...]
     verdict: str
@@ -166,10 +161,7 @@ def build_campaign(
         for label, result in sorted(newest.items(), key=lambda item: natural_key(item[0]))
     )
     return Campaign(
-        name=record.name,
-        job_hash=record.job_hash,
-        job=record.job,
-        created_at=record.created_at,
+        **{head.name: getattr(record, head.name) for head in fields(CampaignHead)},
         boards=boards,
         figures=figures,
         verdict=verdict_of(boards),
@@ -324,33 +316,25 @@ def campaign_csv(campaign: Campaign, root: str) -> str:
         ]  # fmt: skip
         for figure in board.figures:
             cells += [
-                _rounded(figure.value),
-                _rounded(figure.from_median_pct),
-                _rounded(figure.model.percentile),
+                rounded(figure.value),
+                rounded(figure.from_median_pct),
+                rounded(figure.model.percentile),
                 figure.model.count,
             ]
-        writer.writerow([_cell(cell) for cell in cells])
+        writer.writerow([csv_cell(cell) for cell in cells])
     for name, attribute in (("fleet median", "median"), ("fleet Q1", "q1"), ("fleet Q3", "q3")):
         summary: list[object] = [campaign.name, name, *[""] * 13]
         for fleet in campaign.figures:
-            summary += [_rounded(getattr(fleet, attribute)), "", "", ""]
-        writer.writerow([_cell(cell) for cell in summary])
+            summary += [rounded(getattr(fleet, attribute)), "", "", ""]
+        writer.writerow([csv_cell(cell) for cell in summary])
     return buffer.getvalue()
 
 
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
-
-
-def _cell(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return text_cell(value)  # shown as text by spreadsheets, not run
-    return "" if value is None else str(value)
-
-
 # -- JSON: the API's answer, and what `flashmark report --campaign` reads back ---------------------
+
+
+# A fleet figure's numbers in the JSON answer, in its order (the IQR: Q3 - Q1, not read back).
+_FLEET_NUMBERS = ("median", "q1", "q3", "iqr", "mad", "low", "high")
 
 
 def campaign_to_json(campaign: Campaign, root: str) -> dict[str, Any]:
@@ -371,13 +355,7 @@ def campaign_to_json(campaign: Campaign, root: str) -> dict[str, Any]:
                 "words": figure.words,
                 "unit": figure.unit,
                 "boards": figure.boards,
-                "median": figure.median,
-                "q1": figure.q1,
-                "q3": figure.q3,
-                "iqr": figure.iqr,
-                "mad": figure.mad,
-                "low": figure.low,
-                "high": figure.high,
+                **{name: getattr(figure, name) for name in _FLEET_NUMBERS},
             }
             for figure in campaign.figures
         ],
@@ -430,12 +408,7 @@ def campaign_from_json(data: Any) -> Campaign:
                 words=f.text("words"),
                 unit=f.choice("unit", ("MB/s", "IOPS")),
                 boards=f.whole("boards"),
-                median=f.number("median"),
-                q1=f.number("q1"),
-                q3=f.number("q3"),
-                mad=f.number("mad"),
-                low=f.number("low"),
-                high=f.number("high"),
+                **{name: f.number(name) for name in _FLEET_NUMBERS if name != "iqr"},
             )
             for f in read.items("figures")
         )

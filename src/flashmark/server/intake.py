@@ -54,9 +54,11 @@ UploadRejected = DocumentInvalid
 
 
 @dataclass(frozen=True)
-class Facts:
-    """What the service searches and ranks a result by (copied out of the document)."""
+class Summary:
+    """What the service searches, ranks and lists a result by (copied out of the document,
+    kept as columns: storage.ResultRow adds the service's id and upload time)."""
 
+    started_at: str
     maker: str | None
     product: str | None
     capacity_bytes: int | None
@@ -64,9 +66,14 @@ class Facts:
     medium: str | None
     board: str | None
     profile: str
-    started_at: str
     card_serial: str | None  # the upload's card link (a salted hash), when it sent one
     headlines: Mapping[str, float | None]
+
+
+@dataclass(frozen=True)
+class Facts(Summary):
+    """A result's summary and what a campaign compares it by."""
+
     job_hash: str = ""  # flashmark.bench.job_hash of the document
     job: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # what the hash is made of
     grades: Mapping[str, str | None] = dataclasses.field(default_factory=dict)  # name: verdict
@@ -134,9 +141,11 @@ def accept_upload(document: Any) -> Accepted | AcceptedReading:
     --link-card; `campaign` and `board_label`, --campaign and --label) is checked apart and
     kept."""
     added: dict[str, str] = {}
-    if isinstance(document, dict) and UPLOAD_ADDITIONS & document.keys():
-        document = dict(document)
-        added = _additions({key: document.pop(key) for key in UPLOAD_ADDITIONS & document.keys()})
+    if isinstance(document, dict):
+        # In the upload's own order (not a set's, which the hash seed decides): the stored
+        # document keeps them, after its checked keys, as they were sent.
+        added = _additions({k: v for k, v in document.items() if k in UPLOAD_ADDITIONS})
+        document = {k: v for k, v in document.items() if k not in UPLOAD_ADDITIONS}
     checked = check_document(document, _KINDS)
     kept = {key: value for key, value in checked.document.items() if key != "id"}
     kept.update(added)
@@ -168,10 +177,12 @@ def accept_upload(document: Any) -> Accepted | AcceptedReading:
     )
 
 
-# What `flashmark upload --link-card` adds to a document: 128 bits of a salted hash, as 32
-# lowercase hex digits (server/upload.py card_link).
+# What `flashmark upload --link-card` adds to a document: 128 bits of a salted hash
+# (server/upload.py card_link) in lowercase hex, enough that two cards never share one (2^64
+# cards for an even chance), short enough to read.
 CARD_LINK = "card_link"
-_CARD_LINK = re.compile(r"[0-9a-f]{32}")
+CARD_LINK_DIGITS = 32
+CARD_LINK_FORMAT = f"[0-9a-f]{{{CARD_LINK_DIGITS}}}"
 # What `flashmark upload --campaign NAME --label LABEL` adds (server/campaign_names.py).
 CAMPAIGN = "campaign"
 BOARD_LABEL = "board_label"
@@ -182,7 +193,9 @@ def _additions(values: Mapping[str, Any]) -> dict[str, str]:
     """An upload's additions, each checked by its own rule (null: not sent)."""
     kept = {key: value for key, value in values.items() if value is not None}
     link = kept.get(CARD_LINK)
-    if link is not None and (not isinstance(link, str) or _CARD_LINK.fullmatch(link) is None):
+    if link is not None and (
+        not isinstance(link, str) or re.fullmatch(CARD_LINK_FORMAT, link) is None
+    ):
         raise DocumentInvalid(
             "invalid-document", "a card link is 32 lowercase hex digits, or null", "/card_link"
         )

@@ -24,7 +24,7 @@ from flashmark.probe.mmc import CARD_TYPE_OF_KIND, RegisterFormatError, decode_c
 from flashmark.probe.model import Cid
 from flashmark.server.campaign_names import campaign_problem, label_problem
 from flashmark.server.identifiers import Known, identifier_in, names_in
-from flashmark.server.intake import ACCEPTED
+from flashmark.server.intake import ACCEPTED, CARD_LINK_FORMAT
 from flashmark.upload_rules import (
     WITHHELD,
     Chosen,
@@ -58,7 +58,7 @@ class UploadChoices:
 
     # 128 bits of a keyed hash of the card's identity, under a salt that stays on the
     # machine (server/upload.py card_link): links one card's uploads, names no serial.
-    card_link: str = field(metadata=upload(Matching(r"[0-9a-f]{32}", screened=False)))
+    card_link: str = field(metadata=upload(Matching(CARD_LINK_FORMAT, screened=False)))
     # Which batch of runs this is (flashmark fleet run --campaign).
     campaign: str = field(metadata=upload(Chosen(campaign_problem)))
     # The one name of the board that leaves it, the one the user chose: Ansible's inventory
@@ -104,15 +104,12 @@ def outgoing(
     names = (known or Known()).with_names(names_in(document))
     screen = functools.partial(identifier_in, known=names)
     kind = schema.partition("/")[0].removeprefix("flashmark.")
-    try:
-        sent: dict[str, Any] = table.build(document, kind, screen)
-    except NotSent as error:
-        raise NotUploadable(f"{error.where} cannot be sent: {error.why}") from None
-    _rebuild_cids(document, sent, screen)
     unknown = sorted(set(chosen or {}) - set(UPLOAD_CHOICES.fields))
     if unknown:
         raise NotUploadable(f"{', '.join(unknown)}: not something an upload may add")
     try:
+        sent: dict[str, Any] = table.build(document, kind, screen)
+        _rebuild_cids(document, sent, screen)
         sent.update(UPLOAD_CHOICES.build(dict(chosen or {}), "upload", screen))
     except NotSent as error:
         raise NotUploadable(f"{error.where} cannot be sent: {error.why}") from None

@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -29,7 +29,13 @@ from flashmark.bench.job_hash import differences
 from flashmark.errors import ExitStatus, FlashmarkError
 from flashmark.install_hint import add_extra
 from flashmark.server.database_url import is_postgres, redacted, shown
-from flashmark.server.intake import HEADLINE_COLUMNS, Accepted, AcceptedReading, ReadingFacts
+from flashmark.server.intake import (
+    HEADLINE_COLUMNS,
+    Accepted,
+    AcceptedReading,
+    ReadingFacts,
+    Summary,
+)
 from flashmark.server.migrations import MIGRATIONS, POSTGRES, SQLITE, Dialect, statements
 from flashmark.system.places import data_home
 
@@ -39,26 +45,15 @@ POOL_WAIT_S = 5.0
 _LOG = logging.getLogger("flashmark.server")
 # Key of the advisory lock that lets one of several starting server processes migrate.
 _MIGRATION_LOCK = 0x666C6D6B  # "flmk"
-_SUMMARY = (
-    "id, uploaded_at, started_at, maker, product, capacity_bytes, model_key, medium, board, "
-    "profile, card_serial, " + ", ".join(HEADLINE_COLUMNS)
-)
-
-
+# A stored row's columns are named as the fields of the dataclass it is read into.
+_SUMMARY_FIELDS = tuple(f.name for f in fields(Summary) if f.name != "headlines")
+_SUMMARY = ", ".join(("id", "uploaded_at", *_SUMMARY_FIELDS, *HEADLINE_COLUMNS))
+_READING_FIELDS = tuple(f.name for f in fields(ReadingFacts))
+_READING = ", ".join(("id", "uploaded_at", *_READING_FIELDS))
 _TOKEN = "id, name, created_at, revoked_at"
-_COLUMNS = (
-    "content_hash, uploaded_at, token_id, schema, started_at, maker, maker_key, product, "
-    "product_key, capacity_bytes, model_key, medium, board, board_key, profile, card_serial, "
-    + ", ".join(HEADLINE_COLUMNS)
-    + ", campaign, board_label, job_hash, grades, failed_step, failed_status, document"
-)
 # A campaign page reads every result of its campaign, one row a board: this bounds what a
 # page costs (a fleet of hundreds of boards, each run again a few times).
 MAX_CAMPAIGN_RESULTS = 1000
-_INSERT = (
-    f"INSERT INTO results ({_COLUMNS}) VALUES ({', '.join('?' * (_COLUMNS.count(',') + 1))}) "
-    "ON CONFLICT (content_hash) DO NOTHING RETURNING id"
-)
 
 
 class StorageError(FlashmarkError):
@@ -99,19 +94,9 @@ class Token:
 
 
 @dataclass(frozen=True)
-class ResultRow:
+class ResultRow(Summary):
     id: int
     uploaded_at: str
-    started_at: str
-    maker: str | None
-    product: str | None
-    capacity_bytes: int | None
-    model_key: str
-    medium: str | None
-    board: str | None
-    profile: str
-    card_serial: str | None
-    headlines: Mapping[str, float | None]
 
 
 @dataclass(frozen=True)
@@ -135,13 +120,19 @@ class CampaignResult:
 
 
 @dataclass(frozen=True)
-class CampaignRecord:
-    """A campaign as stored: its job hash (and its parts) and its results, oldest first."""
+class CampaignHead:
+    """What names a campaign: the job hash (and its parts) every result of it shares."""
 
     name: str
     job_hash: str
     job: Mapping[str, Any]
     created_at: str
+
+
+@dataclass(frozen=True)
+class CampaignRecord(CampaignHead):
+    """A campaign as stored: its results, oldest first."""
+
     results: tuple[CampaignResult, ...]
 
 
@@ -215,7 +206,7 @@ class Storage:
     def add_result(self, accepted: Accepted, token_id: int) -> Stored:
         if accepted.facts.campaign is not None:
             return self._add_to_campaign(accepted, token_id)
-        return self._insert_once(_INSERT, _values(accepted, token_id), "results", accepted)
+        return self._insert_once("results", _values(accepted, token_id), accepted)
 
     def _add_to_campaign(self, accepted: Accepted, token_id: int) -> Stored:
         """A result of a campaign, in one transaction with the campaign: the first result makes
@@ -261,14 +252,12 @@ class Storage:
                     f"the campaign {name!r} holds {MAX_CAMPAIGN_RESULTS} results, as many as "
                     "one may: start another campaign",
                 )
-            inserted = run(_INSERT, _values(accepted, token_id)).fetchall()
+            values = _values(accepted, token_id)
+            inserted = run(_insert("results", values), tuple(values.values())).fetchall()
         if not inserted:  # another upload of the same document won the race: its id
-            return self._stored_as(accepted.content_hash)
+            sql = "SELECT id FROM results WHERE content_hash = ?"
+            return Stored(id=int(self._one(sql, (accepted.content_hash,))[0]), created=False)
         return Stored(id=int(inserted[0][0]), created=True)
-
-    def _stored_as(self, content: str) -> Stored:
-        row = self._one("SELECT id FROM results WHERE content_hash = ?", (content,))
-        return Stored(id=int(row[0]), created=False)
 
     def campaign(self, name: str) -> CampaignRecord | None:
         """A campaign and its results (at most MAX_CAMPAIGN_RESULTS), or None."""
@@ -284,58 +273,30 @@ class Storage:
                 (name, MAX_CAMPAIGN_RESULTS),
             ).fetchall()
         width = _SUMMARY.count(",") + 1  # the summary's columns come first
-        results = tuple(
-            CampaignResult(
-                row=_row(row[:width]),
-                board_label=str(row[width]),
-                grades=json.loads(row[width + 1]) if row[width + 1] else {},
-                failed_step=row[width + 2],
-                failed_status=None if row[width + 3] is None else int(row[width + 3]),
-            )
-            for row in rows
-        )
-        return CampaignRecord(name, str(head[0]), json.loads(head[1]), str(head[2]), results)
+        results = []
+        for row in rows:
+            label, grades, step, status = row[width:]
+            grade_of = json.loads(grades or "{}")
+            results.append(CampaignResult(_row(row[:width]), label, grade_of, step, status))
+        return CampaignRecord(name, head[0], json.loads(head[1]), head[2], tuple(results))
 
     def add_results(self, batch: Sequence[Accepted], token_id: int) -> None:
         """Many results in one transaction (seeding a benchmark's database); a document
         already there is skipped, as add_result would answer with its id."""
-        sql = _INSERT.removesuffix(" RETURNING id")
-        rows = [_values(accepted, token_id) for accepted in batch]
-        with self._provider.connection() as connection:
-            if self.dialect is POSTGRES:
-                with connection.transaction(), connection.cursor() as cursor:
-                    cursor.executemany(sql.replace("?", "%s"), rows)
-            else:
-                connection.execute("BEGIN IMMEDIATE")
-                try:
-                    connection.executemany(sql, rows)
-                    connection.execute("COMMIT")
-                except BaseException:
-                    connection.execute("ROLLBACK")
-                    raise
-        self._provider.check_written()
+        if not batch:
+            return
+        rows = [tuple(_values(accepted, token_id).values()) for accepted in batch]
+        sql = _insert("results", _values(batch[0], token_id)).removesuffix(" RETURNING id")
+        with self._transaction(write=True) as run:
+            run.many(sql, rows)
 
     # -- health readings ------------------------------------------------------------------------
     def add_reading(self, accepted: AcceptedReading, token_id: int) -> Stored:
         """A health reading, kept as add_result keeps a run: once per document."""
-        facts = accepted.facts
-        body = json.dumps(accepted.document, ensure_ascii=False, separators=(",", ":"))
-        values = (
-            accepted.content_hash,
-            _now(),
-            token_id,
-            accepted.document["schema"],
-            facts.finished_at,
-            facts.model_key,
-            facts.medium,
-            facts.model,
-            facts.capacity_bytes,
-            facts.card_link,
-            *(getattr(facts, column) for column in _READING_FIGURES),
-            facts.summary,
-            zlib.compress(body.encode("utf-8"), 6),
+        facts = {name: getattr(accepted.facts, name) for name in _READING_FIELDS}
+        return self._insert_once(
+            "health_readings", {**_kept(accepted, token_id), **facts}, accepted
         )
-        return self._insert_once(_INSERT_READING, values, "health_readings", accepted)
 
     def reading_document(self, reading_id: int) -> dict[str, Any] | None:
         """The stored reading with the service's id, or None."""
@@ -391,10 +352,10 @@ class Storage:
                 f"SELECT {columns} FROM results WHERE model_key = ? AND profile = ?",
                 (model_key, profile),
             ).fetchall()
-        figures: dict[str, list[float]] = {}
-        for index, column in enumerate(HEADLINE_COLUMNS):
-            figures[column] = sorted(float(row[index]) for row in rows if row[index] is not None)
-        return figures
+        return {
+            column: sorted(row[index] for row in rows if row[index] is not None)
+            for index, column in enumerate(HEADLINE_COLUMNS)
+        }
 
     def export_batches(self, batch: int = 500) -> Iterator[list[tuple[ResultRow, bytes]]]:
         """Every result, oldest first, in batches of short queries (no transaction is held
@@ -434,7 +395,7 @@ class Storage:
                 raise TokenError(f"no token named {name!r} (`flashmark token list` shows them)")
             if row[3] is None:
                 run("UPDATE tokens SET revoked_at = ? WHERE id = ?", (_now(), row[0]))
-        return self._token_named(name)
+        return _token(self._one(f"SELECT {_TOKEN} FROM tokens WHERE name = ?", (name,)))
 
     def tokens(self) -> list[Token]:
         with self._transaction() as run:
@@ -445,12 +406,9 @@ class Storage:
         row = self._one(f"SELECT {_TOKEN} FROM tokens WHERE token_hash = ?", (token_hash(secret),))
         return None if row is None else _token(row)
 
-    def _token_named(self, name: str) -> Token:
-        return _token(self._one(f"SELECT {_TOKEN} FROM tokens WHERE name = ?", (name,)))
-
     # -- plumbing -------------------------------------------------------------------------------
     def _insert_once(
-        self, insert: str, values: Sequence[Any], table: str, accepted: Accepted | AcceptedReading
+        self, table: str, values: Mapping[str, Any], accepted: Accepted | AcceptedReading
     ) -> Stored:
         """One INSERT, committed on its own (autocommit): it is atomic by itself, so no BEGIN
         and COMMIT round trips are needed around it. A document already stored (same content
@@ -458,7 +416,7 @@ class Storage:
         with self._transaction() as run:
             # fetchall, not fetchone: SQLite commits an autocommit statement when it has been
             # stepped to its end, and the answer must not come before the commit.
-            rows = run(insert, values).fetchall()
+            rows = run(_insert(table, values), tuple(values.values())).fetchall()
             if not rows:
                 row = run(
                     f"SELECT id FROM {table} WHERE content_hash = ?", (accepted.content_hash,)
@@ -471,7 +429,7 @@ class Storage:
 
     def _document_of(self, table: str, row_id: int) -> dict[str, Any] | None:
         row = self._one(f"SELECT document FROM {table} WHERE id = ?", (row_id,))
-        return None if row is None else _document(row_id, row[0])
+        return None if row is None else with_id(row_id, json.loads(zlib.decompress(row[0])))
 
     def _one(self, sql: str, parameters: Sequence[Any]) -> Any:
         """The first row one read statement finds, or None."""
@@ -479,8 +437,8 @@ class Storage:
             return run(sql, parameters).fetchone()
 
     @contextlib.contextmanager
-    def _transaction(self, *, write: bool = False) -> Iterator[Any]:
-        """A function running one statement: `run(sql, parameters) -> cursor`.
+    def _transaction(self, *, write: bool = False) -> Iterator[_Statements]:
+        """What runs statements: `run(sql, parameters) -> cursor`, `run.many(sql, rows)`.
 
         write=True: every statement of the block in one transaction, committed at its end
         (rolled back on any exception). Otherwise each statement is its own transaction
@@ -489,27 +447,18 @@ class Storage:
         isolation_level is None), which are two thirds of a page's trips to PostgreSQL."""
         postgres = self.dialect is POSTGRES
         with self._provider.connection() as connection:
+            run = _Statements(connection, postgres)
             if not write:
-
-                def read(sql: str, parameters: Sequence[Any] = ()) -> Any:
-                    if postgres:
-                        return connection.execute(sql.replace("?", "%s"), parameters)
-                    return connection.execute(sql, parameters)
-
-                yield read
+                yield run
                 return
             if postgres:
                 with connection.transaction():
-
-                    def run(sql: str, parameters: Sequence[Any] = ()) -> Any:
-                        return connection.execute(sql.replace("?", "%s"), parameters)
-
                     yield run
                 return
             # IMMEDIATE takes the write lock first: no deadlock between two upgrades.
             connection.execute("BEGIN IMMEDIATE")
             try:
-                yield connection.execute
+                yield run
                 connection.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(Exception):
@@ -518,35 +467,58 @@ class Storage:
             self._provider.check_written()
 
 
-def _values(accepted: Accepted, token_id: int) -> tuple[Any, ...]:
-    facts = accepted.facts
-    body = json.dumps(accepted.document, ensure_ascii=False, separators=(",", ":"))
+@dataclass(frozen=True)
+class _Statements:
+    """Statements on one connection, written with SQLite's ? placeholders (psycopg's: %s)."""
+
+    connection: Any
+    postgres: bool
+
+    def __call__(self, sql: str, parameters: Sequence[Any] = ()) -> Any:
+        return self.connection.execute(self._sql(sql), parameters)
+
+    def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with contextlib.closing(self.connection.cursor()) as cursor:
+            cursor.executemany(self._sql(sql), rows)
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", "%s") if self.postgres else sql
+
+
+def _insert(table: str, values: Mapping[str, Any]) -> str:
+    """The INSERT of a row of `values` (column: value) that a stored document skips."""
     return (
-        accepted.content_hash,
-        _now(),
-        token_id,
-        accepted.document["schema"],
-        facts.started_at,
-        facts.maker,
-        _key(facts.maker),
-        facts.product,
-        _key(facts.product),
-        facts.capacity_bytes,
-        facts.model_key,
-        facts.medium,
-        facts.board,
-        _key(facts.board),
-        facts.profile,
-        facts.card_serial,
-        *(facts.headlines[column] for column in HEADLINE_COLUMNS),
-        facts.campaign,
-        facts.board_label,
-        facts.job_hash or None,
-        json.dumps(dict(facts.grades), sort_keys=True),
-        facts.failed_step,
-        facts.failed_status,
-        zlib.compress(body.encode("utf-8"), 6),
+        f"INSERT INTO {table} ({', '.join(values)}) VALUES ({', '.join('?' * len(values))}) "
+        "ON CONFLICT (content_hash) DO NOTHING RETURNING id"
     )
+
+
+def _kept(accepted: Accepted | AcceptedReading, token_id: int) -> dict[str, Any]:
+    """The columns every stored document has."""
+    body = json.dumps(accepted.document, ensure_ascii=False, separators=(",", ":"))
+    return {
+        "content_hash": accepted.content_hash,
+        "uploaded_at": _now(),
+        "token_id": token_id,
+        "schema": accepted.document["schema"],
+        "document": zlib.compress(body.encode("utf-8"), 6),
+    }
+
+
+def _values(accepted: Accepted, token_id: int) -> dict[str, Any]:
+    facts = accepted.facts
+    return {
+        **_kept(accepted, token_id),
+        **{name: getattr(facts, name) for name in _SUMMARY_FIELDS},
+        **{f"{name}_key": _key(getattr(facts, name)) for name in ("maker", "product", "board")},
+        **{column: facts.headlines[column] for column in HEADLINE_COLUMNS},
+        "campaign": facts.campaign,
+        "board_label": facts.board_label,
+        "job_hash": facts.job_hash or None,
+        "grades": json.dumps(dict(facts.grades), sort_keys=True),
+        "failed_step": facts.failed_step,
+        "failed_status": facts.failed_status,
+    }
 
 
 def token_hash(secret: str) -> str:
@@ -588,69 +560,27 @@ def _filters(search: Search) -> tuple[list[str], list[Any]]:
     return where, parameters
 
 
+# The drivers give each column's own type (REAL and DOUBLE PRECISION: float, BIGINT: int),
+# so a row's values are the fields' as they are.
 def _row(row: Sequence[Any]) -> ResultRow:
-    headlines = {
-        column: None if value is None else float(value)
-        for column, value in zip(HEADLINE_COLUMNS, row[11:], strict=True)
-    }
-    return ResultRow(
-        id=int(row[0]),
-        uploaded_at=str(row[1]),
-        started_at=str(row[2]),
-        maker=row[3],
-        product=row[4],
-        capacity_bytes=None if row[5] is None else int(row[5]),
-        model_key=str(row[6]),
-        medium=row[7],
-        board=row[8],
-        profile=str(row[9]),
-        card_serial=row[10],
-        headlines=headlines,
-    )
-
-
-_READING_FIGURES = ("wear_low", "wear_high", "years_low", "years_high", "bytes_per_day")
-_READING = (
-    "id, uploaded_at, finished_at, model_key, medium, model, capacity_bytes, card_link, "
-    f"{', '.join(_READING_FIGURES)}, summary"
-)
-_INSERT_READING = (
-    "INSERT INTO health_readings (content_hash, uploaded_at, token_id, schema, finished_at, "
-    f"model_key, medium, model, capacity_bytes, card_link, {', '.join(_READING_FIGURES)}, "
-    "summary, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (content_hash) DO NOTHING RETURNING id"
-)
+    width = len(_SUMMARY_FIELDS) + 2
+    named = dict(zip(("id", "uploaded_at", *_SUMMARY_FIELDS), row[:width], strict=True))
+    return ResultRow(**named, headlines=dict(zip(HEADLINE_COLUMNS, row[width:], strict=True)))
 
 
 def _token(row: Sequence[Any]) -> Token:
-    return Token(int(row[0]), str(row[1]), str(row[2]), row[3])
+    return Token(*row)
 
 
 def _reading_row(row: Sequence[Any]) -> ReadingRow:
-    wear_low, wear_high, years_low, years_high, per_day = (
-        None if value is None else float(value) for value in row[8:13]
-    )
-    facts = ReadingFacts(
-        model_key=str(row[3]),
-        medium=str(row[4]),
-        model=row[5],
-        capacity_bytes=None if row[6] is None else int(row[6]),
-        finished_at=str(row[2]),
-        wear_low=wear_low,
-        wear_high=wear_high,
-        years_low=years_low,
-        years_high=years_high,
-        bytes_per_day=per_day,
-        summary=str(row[13]),
-        card_link=row[7],
-    )
-    return ReadingRow(id=int(row[0]), uploaded_at=str(row[1]), facts=facts)
+    facts = ReadingFacts(**dict(zip(_READING_FIELDS, row[2:], strict=True)))
+    return ReadingRow(id=row[0], uploaded_at=row[1], facts=facts)
 
 
-def _document(result_id: int, stored: bytes) -> dict[str, Any]:
-    document = json.loads(zlib.decompress(bytes(stored)))
-    # The id sits after the schema, as in `flashmark show --json`.
-    return {"schema": document["schema"], "id": result_id, **document}
+def with_id(row_id: int, document: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored document as the service gives it: with its id after the schema, as in
+    `flashmark show --json`."""
+    return {"schema": document["schema"], "id": row_id, **document}
 
 
 def _now() -> str:

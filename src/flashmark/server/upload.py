@@ -29,15 +29,13 @@ from flashmark.codec import to_text
 from flashmark.errors import ExitStatus, FlashmarkError, UsageError
 from flashmark.history.entries import StoredResult
 from flashmark.server.identifiers import Known
+from flashmark.server.intake import CARD_LINK_DIGITS
 from flashmark.server.outgoing import ALLOW_LISTS, NotUploadable, card_identity, outgoing
 from flashmark.system.places import state_home
 
 TOKEN_ENV = "FLASHMARK_TOKEN"
 TIMEOUT_S = 30.0
 SALT_FILE = Path("flashmark") / "upload-salt"
-# Bits of the card link: enough that two cards never share one (2^64 cards for an even chance),
-# short enough to read.
-_LINK_HEX_DIGITS = 32
 # Accounts that name no person: their names are not kept out of texts ("root" is a word of
 # many a kernel's and a tool's messages).
 _SYSTEM_USERS = frozenset({"root", "nobody"})
@@ -115,7 +113,7 @@ def card_link(salt: bytes, server: str, identity: str) -> str:
     """The opaque link of one card's uploads to one service (see the module's text)."""
     message = "\0".join(("flashmark card link 1", service_origin(server), identity))
     digest = hmac.new(salt, message.encode("utf-8"), hashlib.sha256).hexdigest()
-    return digest[:_LINK_HEX_DIGITS]
+    return digest[:CARD_LINK_DIGITS]
 
 
 def endpoint(server: str, path: str = "/api/v1/results") -> str:

@@ -18,6 +18,7 @@ from markupsafe import Markup, escape
 from flashmark.server.intake import HEADLINES, ReadingFacts
 from flashmark.server.ranking import Standing
 from flashmark.server.storage import ResultRow
+from flashmark.spreadsheet import text_cell
 from flashmark.upload_rules import WITHHELD, WITHHELD_BEFORE, WITHHELD_TIP
 
 # (column, label, unit): the headline figures as the pages and the CSV name them, each by its
@@ -42,6 +43,19 @@ def figure(value: float | None, unit: str) -> str:
     if unit == "MB/s":
         return f"{value / 1e6:.1f}"
     return f"{value:.0f}"
+
+
+def csv_cell(value: object) -> str:
+    """A cell of the service's CSV files: text that no spreadsheet runs as a formula."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return text_cell(value)
+    return "" if value is None else str(value)
+
+
+def rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
 
 
 def capacity(value: int | None) -> str:
@@ -87,11 +101,7 @@ class Chart:
 
 def charts(standings: Sequence[Standing]) -> list[Chart]:
     labels = {column: (label, unit) for column, label, unit in HEADLINE_LABELS}
-    result = []
-    for standing in standings:
-        label, unit = labels[standing.column]
-        result.append(_chart(standing, label, unit))
-    return result
+    return [_chart(standing, *labels[standing.column]) for standing in standings]
 
 
 def _chart(standing: Standing, label: str, unit: str) -> Chart:
