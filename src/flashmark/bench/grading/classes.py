@@ -127,14 +127,7 @@ SUSTAINED_WHOLE_NOTE = (
 
 
 def _speed_class(threshold_mb_s: int) -> CheckRule:
-    return CheckRule(
-        "sustained sequential write",
-        "seq-write",
-        "write_bw_bytes",
-        threshold_mb_s,
-        "MB/s",
-        sustained=True,
-    )
+    return dataclasses.replace(_sequential(threshold_mb_s), sustained=True)
 
 
 def _app_class(
