@@ -165,15 +165,9 @@ def measure(
     started = _now()
     results: list[TestResult] = []
     left_behind: list[str] = []
-    steps = _steps(plan)
+    steps = tuple(step.name.split(" ")[0] for step in plan.steps())  # workloads: "workloads"
     done: list[str] = []  # the steps finished, in order
     commands: list[tuple[str, ...]] = []  # each fio run's command line
-    # A folder's free space is read again before each test (flashmark.system.disk_space): when
-    # something else filled the filesystem into its reserve, DiskFilling stops the run, and the
-    # tests measured so far are kept (MeasurementStopped). The test file holds its whole area
-    # already, so the reserve must be free then. The workloads check their own room before each
-    # of them (flashmark.workloads.session).
-    space = SpaceWatch(plan.space) if plan.space is not None else None
 
     def measured(workloads: tuple[WorkloadResult, ...], warnings: tuple[str, ...]) -> Measurement:
         return Measurement(
@@ -189,7 +183,7 @@ def measure(
         with _held_target(target):
             with _test_area(plan, roots, left_behind) as area:
                 _measure_tests(
-                    plan, watched, watchdog, progress, area, watch, results, done, commands, space
+                    plan, watched, watchdog, progress, area, watch, results, done, commands
                 )
             workloads = _run_workloads(plan, results, roots, progress)
     except Exception as error:  # a signal is a BaseException: it stops the run as it is
@@ -230,12 +224,6 @@ def _slowest_s(result: TestResult) -> float:
     )
 
 
-def _steps(plan: Plan) -> tuple[str, ...]:
-    """The run's steps in order: the rest, its tests, the preparation among them, the
-    workloads."""
-    return tuple(step.name.split(" ")[0] for step in plan.steps())
-
-
 def _measure_tests(
     plan: Plan,
     runner: FioRunner,
@@ -246,12 +234,16 @@ def _measure_tests(
     results: list[TestResult],
     done: list[str],
     commands: list[tuple[str, ...]],
-    space: SpaceWatch | None,
 ) -> None:
     """Run the plan's tests (and its preparation before the first that reads) into `results`,
-    noting each finished step in `done` and each test's fio command line in `commands`; the
-    folder's free space is checked before each test (`space`)."""
+    noting each finished step in `done` and each test's fio command line in `commands`."""
     settings = plan.settings
+    # A folder's free space is read again before each test (flashmark.system.disk_space): when
+    # something else filled the filesystem into its reserve, DiskFilling stops the run, and the
+    # tests measured so far are kept (MeasurementStopped). The test file holds its whole area
+    # already, so the reserve must be free then. The workloads check their own room before each
+    # of them (flashmark.workloads.session).
+    space = SpaceWatch(plan.space) if plan.space is not None else None
     total = len(plan.steps())
     number = 0
     written = 0  # how far from its start the tests so far wrote the area sequentially
