@@ -8,6 +8,7 @@ the rates come from the logs (flashmark.fio.window), never from fio's iops and b
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -356,13 +357,7 @@ def _unmet_pauses_s(windows: Sequence[_Window], slow: SlowMoments | None) -> flo
     found = [w.pauses for w in windows if w.pauses is not None]
     if slow is None or not found:
         return 0.0
-    own = Pauses(
-        written_bytes=sum(p.written_bytes for p in found),
-        count=sum(p.count for p in found),
-        total_ms=sum(p.total_ms for p in found),
-        longest_ms=max(p.longest_ms for p in found),
-    )
-    return slow.unmet_s(own)
+    return slow.unmet_s(functools.reduce(SlowMoments.seen, found, SlowMoments()))
 
 
 def _pooled_latency(windows: Sequence[_Window]) -> LatencyNs:
