@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import itertools
 import json
 import os
 import threading
@@ -345,9 +346,7 @@ class _OwnIO:
 
     def __init__(self, completions: list[Completion]) -> None:
         self.times_s = [c.time_ms / 1000.0 for c in completions]
-        self.bytes_before = [0]
-        for completion in completions:
-            self.bytes_before.append(self.bytes_before[-1] + completion.bytes)
+        self.bytes_before = list(itertools.accumulate((c.bytes for c in completions), initial=0))
 
     def upto(self, seconds: float) -> tuple[int, int]:
         """Bytes and I/Os completed by `seconds` after the window's start."""
