@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flashmark.bench.jobs import SAMPLE_INTERVAL_MS
+from flashmark.bench.jobs import PERCENTILES, SAMPLE_INTERVAL_MS
 from flashmark.bench.lengths import below_floor
 from flashmark.bench.model import (
     STOPPED_SIZE_LIMIT,
@@ -69,13 +69,8 @@ from flashmark.surface.cache import estimate_cache
 BATCH_MS = 500
 MIN_BATCH_TRANSFERS = 4
 
-_PERCENTILE_KEYS = {
-    "p50": "50.000000",
-    "p90": "90.000000",
-    "p99": "99.000000",
-    "p99_9": "99.900000",
-    "p99_99": "99.990000",
-}
+# The percentiles the jobs ask fio for (percentile_list), by LatencyNs field: fio's JSON keys.
+_PERCENTILE_KEYS = {f"p{p.replace('.', '_')}": f"{float(p):.6f}" for p in PERCENTILES}
 
 
 def parse_run(spec: TestSpec, job: FioJob, output: FioOutput) -> ParsedRun:
