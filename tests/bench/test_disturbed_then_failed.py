@@ -40,11 +40,11 @@ def test_a_disturbed_test_is_kept_when_its_second_measurement_fails(tmp_path, mo
 
     measure_test = measure._measure_test
 
-    def failing_again(plan: Any, index: int, *args: Any) -> Any:
-        runs.append(plan.tests[index].name)
+    def failing_again(test_runs: Any, *args: Any) -> Any:
+        runs.append(test_runs.spec.name)
         if len(runs) == 2:  # the disturbed seq-write, measured again: the device fails
             raise DeviceFailed("seq-write: I/O error: the device may be failing (see dmesg)")
-        return measure_test(plan, index, *args)
+        return measure_test(test_runs, *args)
 
     monkeypatch.setattr(measure._DeviceWatch, "judged", disturbed_first)
     monkeypatch.setattr(measure._DeviceWatch, "again", lambda self, d, p: True)

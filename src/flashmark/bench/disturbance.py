@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import itertools
 import json
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -154,15 +156,17 @@ class DeviceSample:
 
     def since(self, first: DeviceSample) -> DeviceSample:
         """The growth of every counter from `first` to this one, `at` the time between."""
-        return DeviceSample(
-            self.at - first.at,
-            self.read_bytes - first.read_bytes,
-            self.write_bytes - first.write_bytes,
-            self.reads - first.reads,
-            self.writes - first.writes,
-            _less(self.cpu_some_us, first.cpu_some_us),
-            _less(self.fio_wait_ns, first.fio_wait_ns),
-        )
+        return _combined(first, self, self.at - first.at, lambda a, b: b - a)
+
+
+def _combined(
+    one: DeviceSample, two: DeviceSample, at: float, counter: Callable[[int, int], int]
+) -> DeviceSample:
+    """A sample at `at` whose every counter is `counter` of `one`'s and `two`'s; None where
+    either has none."""
+    counters = zip(astuple(one)[1:], astuple(two)[1:], strict=True)
+    values: list[Any] = [None if None in pair else counter(*pair) for pair in counters]
+    return DeviceSample(at, *values)
 
 
 def _grown(before: int, after: int) -> int:
@@ -290,26 +294,7 @@ def _at(samples: list[DeviceSample], moment: float) -> DeviceSample:
         return samples[0]
     one, two = samples[after - 1], samples[after]
     part = (moment - one.at) / (two.at - one.at) if two.at > one.at else 1.0
-
-    def mix(a: int | None, b: int | None) -> int | None:
-        return None if a is None or b is None else round(a + (b - a) * part)
-
-    def whole(a: int, b: int) -> int:
-        return round(a + (b - a) * part)
-
-    return DeviceSample(
-        moment,
-        whole(one.read_bytes, two.read_bytes),
-        whole(one.write_bytes, two.write_bytes),
-        whole(one.reads, two.reads),
-        whole(one.writes, two.writes),
-        mix(one.cpu_some_us, two.cpu_some_us),
-        mix(one.fio_wait_ns, two.fio_wait_ns),
-    )
-
-
-def _less(last: int | None, first: int | None) -> int | None:
-    return None if last is None or first is None else last - first
+    return _combined(one, two, moment, lambda a, b: round(a + (b - a) * part))
 
 
 @dataclass(frozen=True)
@@ -361,9 +346,7 @@ class _OwnIO:
 
     def __init__(self, completions: list[Completion]) -> None:
         self.times_s = [c.time_ms / 1000.0 for c in completions]
-        self.bytes_before = [0]
-        for completion in completions:
-            self.bytes_before.append(self.bytes_before[-1] + completion.bytes)
+        self.bytes_before = list(itertools.accumulate((c.bytes for c in completions), initial=0))
 
     def upto(self, seconds: float) -> tuple[int, int]:
         """Bytes and I/Os completed by `seconds` after the window's start."""

@@ -71,13 +71,6 @@ PREPARE_BLOCK_BYTES = MiB
 PREPARE_TIME_LIMIT_S = 1800
 
 
-
-
-
-
-
-
-
 def job_for_test(
     spec: TestSpec,
     settings: Settings,
@@ -110,8 +103,7 @@ def job_for_test(
     if extension:
         name = f"{spec.name}-more{extension}"
         what += f", extension {extension} of its first window, which was not enough"
-    lines = _header(what, filename)
-    lines += _global_options(settings, filename)
+    lines = _head(what, settings, filename)
     window = settings.runtime_s if window_s is None else window_s
     ramp = settings.ramp_s if ramp_s is None else ramp_s
     lines += [
@@ -172,8 +164,8 @@ def sustained_job(
     ns, from its issue to its completion): the card's own time per write, without the host's
     gaps between writes, for the speed-class measurement (flashmark.bench.speed_class_rate)."""
     limit = sustained_size_limit(settings)
-    lines = _header(f"test {spec.name} ({spec.description}), profile {settings.profile}", filename)
-    lines += _global_options(settings, filename)
+    what = f"test {spec.name} ({spec.description}), profile {settings.profile}"
+    lines = _head(what, settings, filename)
     lines += [
         f"io_size={limit}",
         f"runtime={SUSTAINED_TIME_LIMIT_S}",
@@ -211,9 +203,8 @@ def prepare_job(settings: Settings, filename: str, offset_bytes: int = 0) -> Fio
         what = f"prepare: write the test area from byte {offset_bytes} on (the rest is written)"
     else:
         what = "prepare: write the whole test area once before the tests"
-    lines = _header(what, filename)
     # fio does its I/O in [offset, offset + size) (fio HOWTO, "offset", "size").
-    lines += _global_options(settings, filename, settings.size_bytes - offset_bytes)
+    lines = _head(what, settings, filename, settings.size_bytes - offset_bytes)
     if offset_bytes:
         lines.append(f"offset={offset_bytes}")
     lines.append(f"runtime={PREPARE_TIME_LIMIT_S}")
@@ -265,7 +256,8 @@ def _section(name: str, rw: str, block_bytes: int, iodepth: int) -> list[str]:
     return ["", f"[{name}]", f"rw={rw}", f"bs={block_bytes}", f"iodepth={iodepth}"]
 
 
-def _header(what: str, filename: str) -> list[str]:
+def _head(what: str, settings: Settings, filename: str, size_bytes: int | None = None) -> list[str]:
+    """A job file's header (`what` it runs, how to re-run it) and its global options."""
     if filename.startswith("/"):
         how = "; re-run with: fio THIS_FILE --output-format=json"
     else:
@@ -273,16 +265,14 @@ def _header(what: str, filename: str) -> list[str]:
             "; re-run from inside the measured folder (filename= is relative to it): "
             "fio THIS_FILE --output-format=json"
         )
-    return [f"; flashmark {__version__}: {what}", how, "[global]"]
-
-
-def _global_options(settings: Settings, filename: str, size_bytes: int | None = None) -> list[str]:
     if not is_fio_literal_file(filename):
         raise ValueError(
             f"fio would not read this file name literally: {filename!r}; job files only name "
             "generated test files and /dev nodes"
         )
+    head = [f"; flashmark {__version__}: {what}", how, "[global]"]
     return [
+        *head,
         f"filename={filename}",
         f"size={settings.size_bytes if size_bytes is None else size_bytes}",
         f"ioengine={settings.ioengine}",

@@ -10,8 +10,6 @@ from flashmark.bench.run_result import Run
 from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
-
     from flashmark.references.records import ReferenceDevice
     from flashmark.views.writers import ViewWriters
 
@@ -28,18 +26,6 @@ def _writers() -> ViewWriters[Run]:
     from flashmark.bench.render.view import WRITERS
 
     return WRITERS
-
-
-def _terminal(run: Run) -> RenderableType:
-    return _writers().terminal(run)
-
-
-def _markdown(runs: Sequence[Run]) -> str:
-    return _writers().markdown(runs)
-
-
-def _csv(runs: Sequence[Run]) -> str:
-    return _writers().csv(runs)
 
 
 def _html(runs: Sequence[Run], references: Sequence[ReferenceDevice]) -> HtmlSection:
@@ -74,10 +60,10 @@ RUN: ResultKind[Run] = ResultKind(
     to_document=run_to_document,
     from_document=document_to_run,
     listing=_listing,
-    terminal=_terminal,
+    terminal=lambda run: _writers().terminal(run),
     summary=lambda run: run.summary,
-    markdown=_markdown,
-    csv=_csv,
+    markdown=lambda runs: _writers().markdown(runs),
+    csv=lambda runs: _writers().csv(runs),
     html=_html,
     card=_card,
 )

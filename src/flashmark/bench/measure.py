@@ -165,39 +165,35 @@ def measure(
     started = _now()
     results: list[TestResult] = []
     left_behind: list[str] = []
-    steps = _steps(plan)
+    steps = tuple(step.name.split(" ")[0] for step in plan.steps())  # workloads: "workloads"
     done: list[str] = []  # the steps finished, in order
     commands: list[tuple[str, ...]] = []  # each fio run's command line
-    space = _SpaceCheck(plan)
+
+    def measured(workloads: tuple[WorkloadResult, ...], warnings: tuple[str, ...]) -> Measurement:
+        return Measurement(
+            started_at=started,
+            finished_at=_now(),
+            fio=FioInfo(version=fio_version, command=commands[0] if commands else ()),
+            tests=tuple(results),
+            workloads=workloads,
+            warnings=tuple(left_behind) + watch.warnings + warnings,
+        )
+
     try:
         with _held_target(target):
             with _test_area(plan, roots, left_behind) as area:
                 _measure_tests(
-                    plan, watched, watchdog, progress, area, watch, results, done, commands, space
+                    plan, watched, watchdog, progress, area, watch, results, done, commands
                 )
             workloads = _run_workloads(plan, results, roots, progress)
     except Exception as error:  # a signal is a BaseException: it stops the run as it is
         if not results or isinstance(error, Interrupted):
             raise
         failed = next((step for step in steps if step not in done), "the end of the run")
-        partial = Measurement(
-            started_at=started,
-            finished_at=_now(),
-            fio=FioInfo(version=fio_version, command=commands[0] if commands else ()),
-            tests=tuple(results),
-            workloads=(),
-            warnings=tuple(left_behind) + watch.warnings,
-        )
         not_run = tuple(step for step in steps if step not in done and step != failed)
-        raise MeasurementStopped(partial, failed, not_run, error) from error
-    return Measurement(
-        started_at=started,
-        finished_at=_now(),
-        fio=FioInfo(version=fio_version, command=commands[0] if commands else ()),
-        tests=tuple(results),
-        workloads=workloads,
-        warnings=tuple(left_behind) + watch.warnings + _workload_warnings(workloads),
-    )
+        raise MeasurementStopped(measured((), ()), failed, not_run, error) from error
+    skipped = tuple(f"workload {w.name} skipped: {w.skipped}" for w in workloads if w.skipped)
+    return measured(workloads, skipped)
 
 
 class _WatchedRunner(DelegatingRunner):
@@ -228,12 +224,6 @@ def _slowest_s(result: TestResult) -> float:
     )
 
 
-def _steps(plan: Plan) -> tuple[str, ...]:
-    """The run's steps in order: the rest, its tests, the preparation among them, the
-    workloads."""
-    return tuple(step.name.split(" ")[0] for step in plan.steps())
-
-
 def _measure_tests(
     plan: Plan,
     runner: FioRunner,
@@ -244,12 +234,16 @@ def _measure_tests(
     results: list[TestResult],
     done: list[str],
     commands: list[tuple[str, ...]],
-    space: _SpaceCheck,
 ) -> None:
     """Run the plan's tests (and its preparation before the first that reads) into `results`,
-    noting each finished step in `done` and each test's fio command line in `commands`; the
-    folder's free space is checked before each test (`space`)."""
+    noting each finished step in `done` and each test's fio command line in `commands`."""
     settings = plan.settings
+    # A folder's free space is read again before each test (flashmark.system.disk_space): when
+    # something else filled the filesystem into its reserve, DiskFilling stops the run, and the
+    # tests measured so far are kept (MeasurementStopped). The test file holds its whole area
+    # already, so the reserve must be free then. The workloads check their own room before each
+    # of them (flashmark.workloads.session).
+    space = SpaceWatch(plan.space) if plan.space is not None else None
     total = len(plan.steps())
     number = 0
     written = 0  # how far from its start the tests so far wrote the area sequentially
@@ -257,7 +251,8 @@ def _measure_tests(
     fastest = FastestRates()
     slow = SlowMoments()  # the pauses of the writes so far (flashmark.bench.slow_moments)
     for index, spec in enumerate(plan.tests):
-        space.before_test()
+        if space is not None:
+            space.check()
         if plan.rest is not None and index == plan.rest.before:
             number += 1
             _rest(plan.rest, progress, number, total)
@@ -275,11 +270,13 @@ def _measure_tests(
         try:
             while True:  # again when another process disturbed it and has stopped since
                 check = watch.test_watch(spec, plan.settings)
-                with watch.monitor() as monitor, _watching(check):
-                    result, output, found_bursty = _measure_test(
+                watching = check.watching() if check else contextlib.nullcontext()
+                with watch.monitor() as monitor, watching:
+                    runs = _TestRuns(
                         plan, index, check.runner(runner) if check else runner, progress,
-                        area.folder_fd, bursty, fastest, slow,
+                        area.folder_fd, slow,
                     )  # fmt: skip
+                    result, output, found_bursty = _measure_test(runs, bursty, fastest)
                 disturbance = watch.judged(check, retries, plan.settings)
                 if not watch.again(disturbance, progress):
                     break
@@ -364,80 +361,98 @@ def _prepare(
     return True
 
 
+@dataclass(frozen=True)
+class _TestRuns:
+    """How test `index` of `plan` is run, each run parsed and pooled: what every one of its
+    runs (planned, extending, at full length) shares. `slow`: the pauses of the writes before
+    it (flashmark.bench.slow_moments)."""
+
+    plan: Plan
+    index: int
+    runner: FioRunner
+    progress: Progress
+    folder_fd: int | None
+    slow: SlowMoments
+
+    @property
+    def spec(self) -> TestSpec:
+        return self.plan.tests[self.index]
+
+    @property
+    def on_verdict(self) -> bool:
+        return self.plan.stops_on_verdict(self.index)
+
+    def parsed(self, job: FioJob) -> tuple[ParsedRun, FioOutput]:
+        """One fio run, parsed once (its windows can be pooled with later runs')."""
+        with _temporary_folder_checked(self.runner):
+            output = self.runner.run(job, self.progress.update, folder_fd=self.folder_fd)
+            return parse_run(self.spec, job, output), output
+
+    def pooled(self, runs: list[ParsedRun]) -> TestResult:
+        return pooled_result(self.spec, runs, sequential=self.on_verdict, slow=self.slow)
+
+    def run(self, job: FioJob) -> tuple[TestResult, FioOutput]:
+        parsed, output = self.parsed(job)
+        return self.pooled([parsed]), output
+
+    def again(self, window_s: int, reason: str) -> tuple[TestResult, FioOutput]:
+        """The test measured again at full length (`window_s`), after its first window."""
+        job = self.plan.full_length_job(self.index, window_s)
+        _announce(self.progress, job, reason, again=True)
+        return self.run(job)
+
+    def undecided(self, result: TestResult) -> tuple[str, ...] | None:
+        """For a test that stops on its verdict, its checks still uncertain (() once decided);
+        () for a test no class reads in a profile that exists to grade (its first window is
+        its figure, Plan.first_window_enough); None for a test measured for its figure (the
+        +-1% rule, flashmark.bench.lengths)."""
+        if self.on_verdict:
+            return undecided(result)
+        return () if self.plan.first_window_enough(self.index) else None
+
+
 def _measure_test(
-    plan: Plan,
-    index: int,
-    runner: FioRunner,
-    progress: Progress,
-    folder_fd: int | None,
-    bursty: TestSpec | None,
-    fastest: FastestRates,
-    slow: SlowMoments,
+    runs: _TestRuns, bursty: TestSpec | None, fastest: FastestRates
 ) -> tuple[TestResult, FioOutput, bool]:
-    """Test `index`: its planned run, and when that was a short first window that was not
-    enough (flashmark.bench.lengths), further windows pooled with it (`_extend`) or one more run at
-    full length, which is the result; at full
-    length at once when an earlier test (`bursty`) found the device completing in bursts at
-    this test's queue depth or below, or when its first window could not hold enough of its
-    transfers at the `fastest` rates so far; either way for as long as those transfers need,
-    and once more when the run still holds too few. Also whether this test found the device
-    bursty."""
-    spec = plan.tests[index]
-    on_verdict = plan.stops_on_verdict(index)
-
-    def run(job: FioJob) -> tuple[TestResult, FioOutput]:
-        parsed, output = _run_parsed(runner, progress, folder_fd, spec, job)
-        return pooled_result(spec, [parsed], sequential=on_verdict, slow=slow), output
-
+    """The test's planned run, and when that was a short first window that was not enough
+    (flashmark.bench.lengths), further windows pooled with it (`_extend`) or one more run at
+    full length, which is the result; at full length at once when an earlier test (`bursty`)
+    found the device completing in bursts at this test's queue depth or below, or when its
+    first window could not hold enough of its transfers at the `fastest` rates so far; either
+    way for as long as those transfers need, and once more when the run still holds too few.
+    Also whether this test found the device bursty."""
+    plan, index, spec = runs.plan, runs.index, runs.spec
+    runtime_s = plan.settings.runtime_s
     first_window = plan.is_first_window(index)
-    at_once_length = (
-        at_once(spec, fastest, plan.settings.runtime_s, bursty) if first_window else None
-    )
+    at_once_length = at_once(spec, fastest, runtime_s, bursty) if first_window else None
     if at_once_length is not None:
         job = plan.full_length_job(index, at_once_length.window_s, after_first_window=False)
-        _announce(progress, job, at_once_length.reason.removeprefix(AT_ONCE))
-        result, output = run(job)
+        _announce(runs.progress, job, at_once_length.reason.removeprefix(AT_ONCE))
+        result, output = runs.run(job)
         lengthened, discarded_s = at_once_length.reason, 0.0
-        short = too_few_transfers(result, plan.settings.runtime_s)
+        short = too_few_transfers(result, runtime_s)
         if short is not None:  # slower than the fastest rate its length came from
-            job = plan.full_length_job(index, short.window_s)
-            _announce(progress, job, short.reason, again=True)
             discarded_s = result.elapsed_s
-            result, output = run(job)
+            result, output = runs.again(short.window_s, short.reason)
             lengthened += f"; then again: {short.reason}"
         result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
         return result, output, False
-    first, output = _run_parsed(runner, progress, folder_fd, spec, plan.jobs[index])
+    first, output = runs.parsed(plan.jobs[index])
     # A test at its full length at once (the leading sequential write) stops on nothing: its
     # fixed-length interval holds, and is judged at the decision's level.
+    on_verdict = runs.on_verdict
     result = pooled_result(
-        spec, [first], sequential=on_verdict and first_window, decision=on_verdict, slow=slow
+        spec, [first], sequential=on_verdict and first_window, decision=on_verdict, slow=runs.slow
     )
-    longer = (
-        full_length(result, plan.settings.runtime_s, _undecided(result, plan, index))
-        if first_window
-        else None
-    )
+    longer = full_length(result, runtime_s, runs.undecided(result)) if first_window else None
     if longer is None:
         return result, output, False
     if longer.extendable:
-        return _extend(plan, index, runner, progress, folder_fd, (first, output), longer, slow)
-    job = plan.full_length_job(index, longer.window_s)
-    _announce(progress, job, longer.reason, again=True)
-    result, output = run(job)
+        return _extend(runs, first, output, longer)
+    result, output = runs.again(longer.window_s, longer.reason)
     lengthened = f"its first window was not enough: {longer.reason}"
     result = dataclasses.replace(result, lengthened=lengthened, discarded_s=first.elapsed_s)
     return result, output, longer.bursty
-
-
-def _undecided(result: TestResult, plan: Plan, index: int) -> tuple[str, ...] | None:
-    """For a test that stops on its verdict, its checks still uncertain (() once decided); ()
-    for a test no class reads in a profile that exists to grade (its first window is its
-    figure, Plan.first_window_enough); None for a test measured for its figure (the +-1% rule,
-    flashmark.bench.lengths)."""
-    if plan.stops_on_verdict(index):
-        return undecided(result)
-    return () if plan.first_window_enough(index) else None
 
 
 def _announce(progress: Progress, job: FioJob, reason: str, *, again: bool = False) -> None:
@@ -445,15 +460,6 @@ def _announce(progress: Progress, job: FioJob, reason: str, *, again: bool = Fal
     and why, with the run's length for the ETA."""
     how = "measuring again" if again else "measuring its full length at once"
     progress.update(None, f"{how} for {job.window_s:g} s: {reason}", left_s=job.expected_s)
-
-
-def _run_parsed(
-    runner: FioRunner, progress: Progress, folder_fd: int | None, spec: TestSpec, job: FioJob
-) -> tuple[ParsedRun, FioOutput]:
-    """One fio run of `spec`, parsed once (its windows can be pooled with later runs')."""
-    with _temporary_folder_checked(runner):
-        output = runner.run(job, progress.update, folder_fd=folder_fd)
-        return parse_run(spec, job, output), output
 
 
 @contextlib.contextmanager
@@ -470,94 +476,58 @@ def _temporary_folder_checked(runner: FioRunner) -> Iterator[None]:
 
 
 def _extend(
-    plan: Plan,
-    index: int,
-    runner: FioRunner,
-    progress: Progress,
-    folder_fd: int | None,
-    first: tuple[ParsedRun, FioOutput],
-    longer: FullLength,
-    slow: SlowMoments,
+    runs: _TestRuns, first: ParsedRun, output: FioOutput, longer: FullLength
 ) -> tuple[TestResult, FioOutput, bool]:
-    """Test `index`'s first window (`first`), too wide only by the spread of its rates,
-    extended by further windows of the same test, pooled (flashmark.bench.lengths), until the pooled
+    """The test's first window (`first`), too wide only by the spread of its rates, extended
+    by further windows of the same test, pooled (flashmark.bench.lengths), until the pooled
     interval is enough or the windows together measured the profile's runtime. The first
     window is left out when the first extension shows it was still settling
     (`still_settling`); when the pooled windows' edges grow too wide to pool, the test is
     measured again at full length instead."""
-    spec, runtime_s = plan.tests[index], plan.settings.runtime_s
-    on_verdict = plan.stops_on_verdict(index)
-    first_run, output = first
-    first_job = plan.jobs[index]
-    assert first_job.window_s is not None  # a first window (plan.is_first_window)
-    runs = [first_run]
-    measured_s, extensions, reason = first_job.window_s, 0, longer.reason
+    plan, index = runs.plan, runs.index
+    runtime_s = plan.settings.runtime_s
+    first_window_s = plan.jobs[index].window_s
+    assert first_window_s is not None  # a first window (plan.is_first_window)
+    pooled = [first]
+    measured_s, extensions, reason = first_window_s, 0, longer.reason
     left_out, discarded_s = "", 0.0
-    result = pooled_result(spec, runs, sequential=on_verdict, slow=slow)
+    result = runs.pooled(pooled)
     while (step := extension_s(runtime_s, measured_s)) is not None:
         extensions += 1
         job = plan.extension_job(index, step, extensions)
-        progress.update(
+        runs.progress.update(
             None, f"extending its first window by {step} s: {reason}", left_s=job.expected_s
         )
-        parsed, output = _run_parsed(runner, progress, folder_fd, spec, job)
-        runs.append(parsed)
+        parsed, output = runs.parsed(job)
+        pooled.append(parsed)
         measured_s += step
         if extensions == 1:
-            settling = still_settling(result, pooled_result(spec, [parsed], sequential=on_verdict))
+            alone = pooled_result(runs.spec, [parsed], sequential=runs.on_verdict)
+            settling = still_settling(result, alone)
             if settling is not None:
                 left_out = f"; the first left out: {settling}"
-                discarded_s, runs = runs[0].elapsed_s, runs[1:]
-                measured_s -= first_job.window_s  # the windows pooled measure only the rest
-        result = pooled_result(spec, runs, sequential=on_verdict, slow=slow)
-        now = full_length(result, runtime_s, _undecided(result, plan, index))
+                discarded_s, pooled = pooled[0].elapsed_s, pooled[1:]
+                measured_s -= first_window_s  # the windows pooled measure only the rest
+        result = runs.pooled(pooled)
+        now = full_length(result, runtime_s, runs.undecided(result))
         if now is None:
             break
         reason = now.reason
         if not now.extendable:  # wide at the pooled edges, or short of transfers
-            job = plan.full_length_job(index, now.window_s)
-            _announce(progress, job, now.reason, again=True)
-            parsed, output = _run_parsed(runner, progress, folder_fd, spec, job)
+            result, output = runs.again(now.window_s, now.reason)
             lengthened = (
                 f"its first window was not enough: {longer.reason}; extended {extensions} "
                 f"times, then measured again: {now.reason}"
             )
-            result = dataclasses.replace(
-                pooled_result(spec, [parsed], sequential=on_verdict, slow=slow),
-                lengthened=lengthened,
-                discarded_s=discarded_s + sum(run.elapsed_s for run in runs),
-            )
+            discarded_s += sum(run.elapsed_s for run in pooled)
+            result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
             return result, output, False
     lengthened = (
         f"its first window was not enough: {longer.reason}{left_out}; extended to "
-        f"{measured_s:g} s in {len(runs)} windows, pooled"
+        f"{measured_s:g} s in {len(pooled)} windows, pooled"
     )
     result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
     return result, output, False
-
-
-class _SpaceCheck:
-    """A folder's free space read again before each test (flashmark.system.disk_space): when
-    something else filled the filesystem into its reserve, DiskFilling stops the run, and the
-    tests measured so far are kept (MeasurementStopped). The workloads check their own room
-    before each of them (flashmark.workloads.session)."""
-
-    def __init__(self, plan: Plan) -> None:
-        self._watch = SpaceWatch(plan.space) if plan.space is not None else None
-
-    def before_test(self) -> None:
-        """The test file holds its whole area already: the reserve must be free now."""
-        if self._watch is not None:
-            self._watch.check()
-
-
-@contextlib.contextmanager
-def _watching(check: TestWatch | None) -> Iterator[None]:
-    if check is None:
-        yield
-        return
-    with check.watching():
-        yield
 
 
 class _DeviceWatch:
@@ -669,10 +639,6 @@ def _run_workloads(
     return workloads
 
 
-def _workload_warnings(workloads: tuple[WorkloadResult, ...]) -> tuple[str, ...]:
-    return tuple(f"workload {w.name} skipped: {w.skipped}" for w in workloads if w.skipped)
-
-
 @contextlib.contextmanager
 def _test_area(plan: Plan, roots: SystemRoots | None, left_behind: list[str]) -> Iterator[TestArea]:
     """What fio measures, for the time of the fio steps. Each runner.run has stopped and reaped
@@ -709,13 +675,11 @@ def _test_area(plan: Plan, roots: SystemRoots | None, left_behind: list[str]) ->
 
 
 def _summary(result: TestResult) -> str:
-    parts = []
-    for label, direction in (("read", result.read), ("write", result.write)):
-        if direction is not None:
-            parts.append(
-                f"{label} {format_rate(direction.bw_bytes)} {format_iops(direction.iops)} IOPS"
-            )
-    return ", ".join(parts)
+    return ", ".join(
+        f"{label} {format_rate(direction.bw_bytes)} {format_iops(direction.iops)} IOPS"
+        for label, direction in (("read", result.read), ("write", result.write))
+        if direction is not None
+    )
 
 
 def _now() -> str:

@@ -8,6 +8,7 @@ document ("flashmark.result/1", flashmark.bench.document) is these classes in th
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -267,22 +268,11 @@ class RateIntervals:
         )
 
     @staticmethod
-    def read(intervals: RateIntervals | None, direction: Mapping[str, Any]) -> dict[str, Any]:
-        """The direction's two 95% intervals from its document (their means its headline
-        rates)."""
-        return RateIntervals._fields(intervals, direction, "ci95")
-
-    @staticmethod
-    def read_decision(
-        intervals: RateIntervals | None, direction: Mapping[str, Any]
+    def read_fields(
+        suffix: str, intervals: RateIntervals | None, direction: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """The direction's two decision intervals from its document (see `decision`)."""
-        return RateIntervals._fields(intervals, direction, "decision")
-
-    @staticmethod
-    def _fields(
-        intervals: RateIntervals | None, direction: Mapping[str, Any], suffix: str
-    ) -> dict[str, Any]:
+        """The direction's two intervals saved as `suffix` ("ci95": the 95% ones, "decision")
+        from its document, their means its headline rates."""
         if intervals is None:
             return {f"bw_{suffix}": None, f"iops_{suffix}": None}
         return {
@@ -340,13 +330,13 @@ class DirectionResult:
 
     @property
     @upload_as()
-    @written(before="sustained", read=RateIntervals.read)
+    @written(before="sustained", read=functools.partial(RateIntervals.read_fields, "ci95"))
     def ci95(self) -> RateIntervals | None:
         return RateIntervals.of(self.bw_ci95, self.iops_ci95)
 
     @property
     @upload_as()
-    @written(before="sustained", read=RateIntervals.read_decision)
+    @written(before="sustained", read=functools.partial(RateIntervals.read_fields, "decision"))
     def decision(self) -> RateIntervals | None:
         return RateIntervals.of(self.bw_decision, self.iops_decision)
 

@@ -56,12 +56,6 @@ def results_of_card(entries: Sequence[StoredResult], cid: str) -> list[StoredRes
     return sorted(found, key=lambda entry: entry.id)
 
 
-def passports_for(report: ProbeReport, entries: Sequence[StoredResult] = ()) -> list[Passport]:
-    """A passport for every SD/eMMC card of a probe (what `flashmark probe` shows; `run` and
-    the reports can carry the same)."""
-    return [card_passport(device, entries) for device in report.devices if device.card]
-
-
 def card_passport(
     device: Device, entries: Sequence[StoredResult] = (), *, today: datetime | None = None
 ) -> Passport:
@@ -82,15 +76,13 @@ def card_passport(
     )
 
 
+# A card's verdict from its points' statuses: the first of these any point has.
+_VERDICTS = (("fake", "fake"), ("suspicious", "suspicious"), ("ok", "no sign of a fake"))
+
+
 def _verdict(points: Sequence[PassportPoint]) -> str:
     statuses = {point.status for point in points}
-    if "fake" in statuses:
-        return "fake"
-    if "suspicious" in statuses:
-        return "suspicious"
-    if "ok" in statuses:
-        return "no sign of a fake"
-    return "unknown"
+    return next((verdict for status, verdict in _VERDICTS if status in statuses), "unknown")
 
 
 def identity_points(card: Card, today: datetime) -> list[PassportPoint]:
@@ -324,9 +316,9 @@ def host_points(device: Device) -> list[PassportPoint]:
 def card_passports(
     report: ProbeReport, history: History, warn: Callable[[str], None]
 ) -> list[Passport]:
-    """A passport per card of the probe ([] without cards), "seen before" from the history,
-    read through its CID index. A history that cannot be read gives the passports without it
-    and a warning (`warn`), never a failed command."""
+    """A passport for every SD/eMMC card of the probe ([] without cards), "seen before" from
+    the history, read through its CID index. A history that cannot be read gives the passports
+    without it and a warning (`warn`), never a failed command."""
     cards = [device for device in report.devices if device.card]
     if not cards:
         return []
@@ -338,4 +330,4 @@ def card_passports(
     except HistoryError as error:  # the passport without history; the command goes on
         warn(f"warning: the history could not be read for the card passport: {error}")
         entries = []
-    return passports_for(report, entries)
+    return [card_passport(device, entries) for device in cards]

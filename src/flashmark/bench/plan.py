@@ -30,6 +30,7 @@ every ramp.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, replace
 
@@ -488,12 +489,8 @@ def _leading_sequential_writes(tests: tuple[TestSpec, ...]) -> int:
     first_read = next((i for i, spec in enumerate(tests) if spec.pattern.reads), None)
     if first_read is None:
         return 0
-    leading = 0
-    for spec in tests[:first_read]:
-        if spec.pattern is not Pattern.SEQ_WRITE:
-            break
-        leading += 1
-    return leading
+    writes = itertools.takewhile(lambda spec: spec.pattern is Pattern.SEQ_WRITE, tests[:first_read])
+    return len(list(writes))
 
 
 def _needs_prepare(tests: tuple[TestSpec, ...]) -> bool:

@@ -24,6 +24,7 @@ estimated better).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from flashmark.bench.model import Pattern, TestSpec
@@ -53,39 +54,28 @@ class Profile:
         return tuple(test.name for test in self.tests)
 
 
-def _seq(direction: str, iodepth: int = 1, block_size: int = MiB) -> TestSpec:
-    pattern = Pattern.SEQ_READ if direction == "read" else Pattern.SEQ_WRITE
-    suffix = f"-q{iodepth}" if iodepth > 1 else ""
-    label = "" if block_size == MiB else f"-{block_size_label(block_size)}"
-    return TestSpec(
-        name=f"seq-{direction}{label}{suffix}",
-        pattern=pattern,
-        block_size_bytes=block_size,
-        iodepth=iodepth,
-        description=f"sequential {direction}, {block_size_label(block_size)} blocks, "
-        f"queue depth {iodepth}",
-    )
-
-
-def _rand(direction: str, block_size: int = 4 * KiB, iodepth: int = 1) -> TestSpec:
-    pattern = Pattern.RAND_READ if direction == "read" else Pattern.RAND_WRITE
-    suffix = f"-q{iodepth}" if iodepth > 1 else ""
+def _test(order: str, direction: str, block_size: int, iodepth: int = 1) -> TestSpec:
+    """A `order` ("seq" or "rand") read or write test; a sequential one of 1 MiB blocks leaves
+    its block size out of its name."""
     label = block_size_label(block_size)
+    named = "" if order == "seq" and block_size == MiB else f"-{label}"
+    suffix = f"-q{iodepth}" if iodepth > 1 else ""
     return TestSpec(
-        name=f"rand-{direction}-{label}{suffix}",
-        pattern=pattern,
+        name=f"{order}-{direction}{named}{suffix}",
+        pattern=Pattern[f"{order}_{direction}".upper()],
         block_size_bytes=block_size,
         iodepth=iodepth,
-        description=f"random {direction}, {label} blocks, queue depth {iodepth}",
+        description=f"{'sequential' if order == 'seq' else 'random'} {direction}, {label} "
+        f"blocks, queue depth {iodepth}",
     )
 
 
-SEQ_WRITE = _seq("write")  # the sustained sequential write the speed classes grade
-SEQ_READ = _seq("read")
-RAND_READ_4K = _rand("read")
-RAND_WRITE_4K = _rand("write")
-RAND_READ_4K_Q32 = _rand("read", iodepth=32)
-RAND_WRITE_4K_Q32 = _rand("write", iodepth=32)
+SEQ_WRITE = _test("seq", "write", MiB)  # the sustained sequential write the speed classes grade
+SEQ_READ = _test("seq", "read", MiB)
+RAND_READ_4K = _test("rand", "read", 4 * KiB)
+RAND_WRITE_4K = _test("rand", "write", 4 * KiB)
+RAND_READ_4K_Q32 = _test("rand", "read", 4 * KiB, 32)
+RAND_WRITE_4K_Q32 = _test("rand", "write", 4 * KiB, 32)
 
 # Seed 001's random test: fio randrw, 70 % reads, 4 KiB, iodepth 4.
 MIXED_4K_70R_Q4 = TestSpec(
@@ -121,8 +111,8 @@ STANDARD_TESTS = (
     SEQ_WRITE,
     *QUICK_TESTS[1:],
     MIXED_4K_70R_Q4,
-    _seq("read", iodepth=8),
-    _seq("write", iodepth=8),
+    _test("seq", "read", MiB, 8),
+    _test("seq", "write", MiB, 8),
 )
 
 
@@ -131,12 +121,8 @@ def _sweep() -> tuple[TestSpec, ...]:
     taken = {test.name for test in STANDARD_TESTS}
     sweep: list[TestSpec] = []
     for block_size in SWEEP_BLOCK_SIZES:
-        for spec in (
-            _rand("read", block_size),
-            _rand("write", block_size),
-            _seq("read", block_size=block_size),
-            _seq("write", block_size=block_size),
-        ):
+        for order, direction in itertools.product(("rand", "seq"), ("read", "write")):
+            spec = _test(order, direction, block_size)
             if spec.name not in taken:
                 sweep.append(spec)
                 taken.add(spec.name)

@@ -8,13 +8,14 @@ the rates come from the logs (flashmark.fio.window), never from fio's iops and b
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flashmark.bench.jobs import SAMPLE_INTERVAL_MS
+from flashmark.bench.jobs import PERCENTILES, SAMPLE_INTERVAL_MS
 from flashmark.bench.lengths import below_floor
 from flashmark.bench.model import (
     STOPPED_SIZE_LIMIT,
@@ -68,13 +69,8 @@ from flashmark.surface.cache import estimate_cache
 BATCH_MS = 500
 MIN_BATCH_TRANSFERS = 4
 
-_PERCENTILE_KEYS = {
-    "p50": "50.000000",
-    "p90": "90.000000",
-    "p99": "99.000000",
-    "p99_9": "99.900000",
-    "p99_99": "99.990000",
-}
+# The percentiles the jobs ask fio for (percentile_list), by LatencyNs field: fio's JSON keys.
+_PERCENTILE_KEYS = {f"p{p.replace('.', '_')}": f"{float(p):.6f}" for p in PERCENTILES}
 
 
 def parse_run(spec: TestSpec, job: FioJob, output: FioOutput) -> ParsedRun:
@@ -356,13 +352,7 @@ def _unmet_pauses_s(windows: Sequence[_Window], slow: SlowMoments | None) -> flo
     found = [w.pauses for w in windows if w.pauses is not None]
     if slow is None or not found:
         return 0.0
-    own = Pauses(
-        written_bytes=sum(p.written_bytes for p in found),
-        count=sum(p.count for p in found),
-        total_ms=sum(p.total_ms for p in found),
-        longest_ms=max(p.longest_ms for p in found),
-    )
-    return slow.unmet_s(own)
+    return slow.unmet_s(functools.reduce(SlowMoments.seen, found, SlowMoments()))
 
 
 def _pooled_latency(windows: Sequence[_Window]) -> LatencyNs:

@@ -9,6 +9,7 @@ says so first. The run and its line share a module: the line is part of the run'
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -48,7 +49,7 @@ from flashmark.upload_rules import (
 )
 from flashmark.workloads.result import WorkloadResult
 
-# The steps of a run (bench/measure.py _steps): its tests, the preparation, the workloads.
+# The steps of a run (bench/measure.py): its tests, the preparation, the workloads.
 _STEP_NAME = OneOf(*TEST_NAMES, "prepare", "workloads", "the end of the run").or_withheld()
 
 
@@ -206,14 +207,11 @@ def _grades_text(grades: Sequence[Grade], disturbed: Mapping[str, str]) -> str:
     on the same figures with the same verdict share one entry. A check of a `disturbed` test
     says what disturbed it ('A1 uncertain (another process wrote 3.1 MB/s to mmcblk0 during
     rand-write-4k)')."""
-    entries: list[tuple[list[str], str]] = []
-    for grade in grades:
-        text = _verdict_text(grade, disturbed)
-        if entries and entries[-1][1] == text:  # the same verdict for the same reason
-            entries[-1][0].append(grade.name)
-        else:
-            entries.append(([grade.name], text))
-    return ", ".join(f"{'/'.join(names)} {text}" for names, text in entries)
+    texts = [(grade.name, _verdict_text(grade, disturbed)) for grade in grades]
+    return ", ".join(
+        f"{'/'.join(name for name, _ in same)} {text}"
+        for text, same in itertools.groupby(texts, key=lambda named: named[1])
+    )
 
 
 def _verdict_text(grade: Grade, disturbed: Mapping[str, str]) -> str:

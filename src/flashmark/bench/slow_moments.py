@@ -77,10 +77,11 @@ class SlowMoments:
             max(self.longest_ms, pauses.longest_ms),
         )
 
-    def unmet_s(self, own: Pauses) -> float:
-        """How much longer a window with `own` pauses would have taken had it paused as the
-        card does per byte, with one pause more than seen (a count of 2 in 80 MiB says little
-        more than that): 0 when it paused as much, or nothing paused before."""
+    def unmet_s(self, own: Pauses | SlowMoments) -> float:
+        """How much longer a window (or windows, pooled) with `own` pauses would have taken
+        had it paused as the card does per byte, with one pause more than seen (a count of 2
+        in 80 MiB says little more than that): 0 when it paused as much, or nothing paused
+        before."""
         if not self.count or not self.written_bytes:
             return 0.0
         per_byte_ms = (self.total_ms + self.longest_ms) / self.written_bytes

@@ -127,14 +127,7 @@ SUSTAINED_WHOLE_NOTE = (
 
 
 def _speed_class(threshold_mb_s: int) -> CheckRule:
-    return CheckRule(
-        "sustained sequential write",
-        "seq-write",
-        "write_bw_bytes",
-        threshold_mb_s,
-        "MB/s",
-        sustained=True,
-    )
+    return dataclasses.replace(_sequential(threshold_mb_s), sustained=True)
 
 
 def _app_class(
@@ -282,9 +275,12 @@ def _check(
     verdict: Verdict,
     interval: tuple[float, float] | None,
     test: str = SUSTAINED_WRITE_NAME,
+    *,
+    at_most: bool = False,
 ) -> Check:
-    """A measured check of `rule`'s metric, unit and threshold: its margin from the value and
-    `passed` from the verdict."""
+    """A measured check of `rule`'s metric, unit and threshold (a least value, or the most
+    allowed, `at_most`): its margin from the value and `passed` from the verdict."""
+    margin = (rule.threshold - value if at_most else value - rule.threshold) / rule.threshold
     return Check(
         name,
         test,
@@ -292,10 +288,11 @@ def _check(
         rule.unit,
         rule.threshold,
         value,
-        (value - rule.threshold) / rule.threshold * 100.0,
+        margin * 100.0,
         verdict is Verdict.PASS,
         verdict,
         interval,
+        at_most=at_most,
     )
 
 
@@ -315,21 +312,11 @@ def _sustained_checks(rule: CheckRule, sustained: SustainedWrite) -> tuple[Check
         verdict = Verdict.UNCERTAIN  # one sub-unit alone never fails a card (see the top)
     rate = _check(SUB_UNIT_CHECK_NAME, rule, value, verdict, (low, high))
     limit = sub_units.busy_limit_ms
-    busy_low, busy_high = sub_units.max_busy_bounds
-    busy_verdict = judge_bounds(busy_low, busy_high, limit, at_most=True)
-    busy = Check(
-        BUSY_CHECK_NAME,
-        SUSTAINED_WRITE_NAME,
-        "write_busy_ms",
-        "ms",
-        limit,
-        sub_units.max_busy_ms,
-        (limit - sub_units.max_busy_ms) / limit * 100.0,
-        busy_verdict is Verdict.PASS,
-        busy_verdict,
-        (busy_low, busy_high),
-        at_most=True,
-    )
+    busy_bounds = sub_units.max_busy_bounds
+    busy_verdict = judge_bounds(*busy_bounds, limit, at_most=True)
+    busy_rule = CheckRule(BUSY_CHECK_NAME, SUSTAINED_WRITE_NAME, "write_busy_ms", limit, "ms")
+    busy_value = sub_units.max_busy_ms
+    busy = _check(BUSY_CHECK_NAME, busy_rule, busy_value, busy_verdict, busy_bounds, at_most=True)
     return (rate, busy)
 
 

@@ -76,15 +76,14 @@ def device_warnings(device: Device, board: str | None = None) -> list[str]:
     health = device.health
     if health:
         warnings += [f"{label}: {flag}" for flag in red_flags(health)]
-        for estimate in (health.life_time_a, health.life_time_b):
-            if estimate == "90-100%":
-                warnings.append(f"{label}: rated life used {estimate}")
-                break
+        if "90-100%" in (health.life_time_a, health.life_time_b):
+            warnings.append(f"{label}: rated life used 90-100%")
         if health.percentage_used is not None and health.percentage_used >= NVME_WORN_PCT:
             warnings.append(f"{label}: {health.percentage_used}% of rated endurance used")
     if device.card:
-        for flag in device.card.counterfeit_flags:
-            warnings.append(f"{label}: possible counterfeit: {flag}")
+        warnings += [
+            f"{label}: possible counterfeit: {flag}" for flag in device.card.counterfeit_flags
+        ]
     return warnings
 
 
