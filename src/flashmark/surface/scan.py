@@ -97,7 +97,7 @@ class _Slice:
         return SliceStats(**{f.name: round(getattr(self, f.name)) for f in fields(SliceStats)})
 
 
-# What earlier sessions of a pass add when there were none.
+# What the interrupted scans before a resumed one add to a pass when there were none.
 _NOTHING_TIMED = PassStats(bytes=0, ns=0, requests=0, median_latency_ns=0, max_latency_ns=0)
 
 
