@@ -328,8 +328,9 @@ def test_the_quick_plan_measures_first_windows_after_a_full_length_seq_write(tmp
     again = plan.full_length_job(1, 8)
     assert again.name == "seq-read-full" and again.window_s == 8.0
     assert "runtime=8\n" in again.text and "[seq-read-full]\n" in again.text
-    # seq-read ramps 2 s after the preparation, the four after it 1 s (tests/bench/test_ramps.py)
-    assert plan.expected_seconds() == 10 + 5 + 4 * 4
+    # seq-read ramps 2 s after the preparation, the depth-1 tests after it 1 s, the depth-32
+    # ones none (tests/bench/test_ramps.py)
+    assert plan.expected_seconds() == 10 + 5 + 2 * 4 + 2 * 3
 
 
 def test_runtime_fixes_every_length(tmp_path):

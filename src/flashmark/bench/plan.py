@@ -24,7 +24,8 @@ else: `--show-fio` prints them, measure() runs them.
 Each timed job has its own ramp: the profile's for the run's first test, for the first after
 the preparation and for the first after a test that is not time-based (`sustained-write`);
 a shorter one (FOLLOW_RAMP_S) for a test that directly follows another timed test, and for
-a test extended or run again at full length right after its own first window. --ramp sets
+a test extended or run again at full length right after its own first window; none
+(DEPTH_CHANGE_RAMP_S) for a test that follows the same I/O at another queue depth. --ramp sets
 every ramp.
 """
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from flashmark.bench.grading.classes import graded_tests
@@ -67,6 +69,12 @@ from flashmark.units import format_duration, format_size
 # (flashmark.bench.lengths) rather than reporting it.
 # Saves 1 s per such test (2 s in the standard profile).
 FOLLOW_RAMP_S = 1
+# The ramp of a timed test that directly follows one of the same I/O at another queue depth
+# (rand-read-4k-q32 after rand-read-4k): the same pattern and block size on the same area,
+# so nothing has to settle but the queue, which the first I/Os fill. The profiles that grade
+# run such pairs one after the other for this (profiles.py). Not with --ramp, which sets every
+# ramp.
+DEPTH_CHANGE_RAMP_S = 0
 
 
 # The name of the rest step (measure.py), in the progress and in a partial result's steps.
@@ -166,6 +174,7 @@ class Plan:
         parts: list[str] = []
         limits: list[int] = []  # what the size-bound tests write at most
         timed = 0  # tests measuring a first window (every timed test with --runtime)
+        depth_changes = 0  # of them, those after the same I/O at another depth (no ramp)
         for index, (spec, job) in enumerate(zip(self.tests, self.jobs, strict=True)):
             if job.size_limit_bytes is not None:
                 text = sustained_length_text(job.size_limit_bytes)
@@ -178,8 +187,11 @@ class Plan:
                 parts.append(f"{spec.name} {job.expected_s or 0:g} s")
             else:
                 timed += 1
+                depth_changes += job.ramp_s != self.settings.ramp_s and job.ramp_s == (
+                    DEPTH_CHANGE_RAMP_S
+                )
         if timed:
-            parts.append(self._timed_lengths(timed))
+            parts.append(self._timed_lengths(timed, depth_changes))
         if not parts:
             return "nothing to run"
         text = "; ".join(parts)
@@ -206,23 +218,32 @@ class Plan:
             text += f", then workloads {', '.join(self.workloads)}"
         return text
 
-    def _timed_lengths(self, count: int) -> str:
+    def _timed_lengths(self, count: int, depth_changes: int = 0) -> str:
         """How long the `count` timed tests take, e.g. "6 tests x 10 s" or, with adaptive
-        lengths and a shorter ramp after a timed test, "6 tests x 5 s (4 s after a timed test;
-        4 to 9 s more where 3 s are not enough)": a first window extended by another, or
-        measured again at full length (flashmark.bench.lengths)."""
+        lengths and shorter ramps after a timed test, "6 tests x 5 s (4 s after a timed test,
+        3 s after the same I/O at another depth; 4 to 9 s more where 3 s are not enough)": a
+        first window extended by another, or measured again at full length
+        (flashmark.bench.lengths). `depth_changes` of them follow the same I/O at another
+        depth (DEPTH_CHANGE_RAMP_S)."""
         settings = self.settings
         runtime = settings.runtime_s
         ramp, follow, first = settings.ramp_s, settings.follow_ramp_s, settings.first_window_s
         tests = f"{count} test{'s' if count != 1 else ''}"
-        if first is None:
-            text = f"{tests} x {ramp + runtime} s"
-            return text if follow == ramp else f"{text} ({follow + runtime} s after a timed test)"
-        extension = follow + min(first, runtime - first)
-        again = f"{extension} to {follow + runtime} s more where {first} s are not enough"
-        if follow == ramp:
-            return f"{tests} x {ramp + first} s ({again})"
-        return f"{tests} x {ramp + first} s ({follow + first} s after a timed test; {again})"
+        window = runtime if first is None else first
+        shorter = [f"{follow + window} s after a timed test"] if follow != ramp else []
+        if depth_changes:
+            shorter.append(f"{DEPTH_CHANGE_RAMP_S + window} s after the same I/O at another depth")
+        text = f"{tests} x {ramp + window} s"
+        if first is not None:
+            extension = follow + min(first, runtime - first)
+            shorter.append(
+                f"{extension} to {follow + runtime} s more where {first} s are not enough"
+            )
+        if not shorter:
+            return text
+        if first is None or follow == ramp:
+            return f"{text} ({'; '.join(shorter)})"
+        return f"{text} ({', '.join(shorter[:-1])}; {shorter[-1]})"
 
     def stops_on_verdict(self, index: int) -> bool:
         """Whether test `index` stops once every threshold it serves is decided and is judged
@@ -477,8 +498,31 @@ def _ramps(tests: tuple[TestSpec, ...], settings: Settings, prepare_at: int | No
         after_timed = (
             index > 0 and index != prepare_at and tests[index - 1].name != SUSTAINED_WRITE_NAME
         )
-        ramps.append(settings.follow_ramp_s if after_timed else settings.ramp_s)
+        if not after_timed:
+            ramps.append(settings.ramp_s)
+        elif at_another_depth(tests[index - 1], tests[index]) and ramp_not_given(settings):
+            ramps.append(DEPTH_CHANGE_RAMP_S)
+        else:
+            ramps.append(settings.follow_ramp_s)
     return ramps
+
+
+def follows_at_another_depth(tests: Sequence[TestSpec]) -> bool:
+    """Whether any of `tests`, in the order they ran, follows the same I/O at another depth
+    (DEPTH_CHANGE_RAMP_S): what the ramps of a saved run say."""
+    return any(at_another_depth(a, b) for a, b in itertools.pairwise(tests))
+
+
+def at_another_depth(before: TestSpec, test: TestSpec) -> bool:
+    """Whether `test` is the I/O of `before` at another queue depth (DEPTH_CHANGE_RAMP_S)."""
+    return (
+        replace(before, name=test.name, description=test.description, iodepth=test.iodepth) == test
+    )
+
+
+def ramp_not_given(settings: Settings) -> bool:
+    """Whether the ramps are the profile's: --ramp sets every ramp alike (default_settings)."""
+    return settings.follow_ramp_s != settings.ramp_s
 
 
 def _leading_sequential_writes(tests: tuple[TestSpec, ...]) -> int:
