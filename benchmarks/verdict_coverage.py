@@ -181,15 +181,21 @@ class SimulatedCard:
         self.now_ns += busy
         return self.now_ns
 
-    def run(self, spec: TestSpec, ramp_s: int, window_s: int) -> tuple[list[float], float]:
+    def run(
+        self, spec: TestSpec, ramp_s: int, window_s: int, size_bytes: int | None = None
+    ) -> tuple[list[float], float]:
         """A fio run: the ramp, the window, the requests in flight at its close; completion
-        times (ns) since the ramp's end, and the window's start in the device's clock."""
+        times (ns) since the ramp's end, and the window's start in the device's clock. With
+        `size_bytes`, it also ends once that much is written, the ramp's writes included (a
+        job that is not time_based, bench/jobs.py `until_written`)."""
         start = self.now_ns + ramp_s * 1e9
         close = start + window_s * 1e9
         times = []
         write = spec.pattern.writes
-        while self.now_ns < close:
+        served = 0
+        while self.now_ns < close and (size_bytes is None or served < size_bytes):
             done = self.serve(write, spec.block_size_bytes)
+            served += spec.block_size_bytes
             if done >= start:
                 times.append(done - start)
         for _ in range(spec.iodepth - 1):  # fio's drain of the queue
@@ -329,7 +335,13 @@ def simulate(
     )
     took = 0.0
 
-    def run(window_s: int, ramp_s: int, extension: int = 0, again: bool = False) -> ParsedRun:
+    def run(
+        window_s: int,
+        ramp_s: int,
+        extension: int = 0,
+        again: bool = False,
+        until_written: bool = False,
+    ) -> ParsedRun:
         nonlocal took
         job = job_for_test(
             spec,
@@ -341,18 +353,31 @@ def simulate(
             ramp_s=ramp_s,
             extension=extension,
             again=again,
+            until_written=until_written,
         )
         if took:
             card.idle(IDLE_BETWEEN_RUNS_NS)
-        times, _ = card.run(spec, ramp_s, window_s)
-        output = fio_output(spec, job.name, times, rng, window_s * 1000)
-        took += ramp_s + window_s + IDLE_BETWEEN_RUNS_NS / 1e9
+        area = settings.size_bytes if until_written else None
+        times, start = card.run(spec, ramp_s, window_s, area)
+        # Ended once written: fio's runtime is what it measured after the ramp.
+        measured_ms = window_s * 1000 if area is None else 0
+        output = fio_output(spec, job.name, times, rng, measured_ms)
+        took += (card.now_ns - start) / 1e9 + ramp_s + IDLE_BETWEEN_RUNS_NS / 1e9
         return parse_run(spec, job, output)
 
     if fixed_s is not None:
         return pooled_result(spec, [run(fixed_s, RAMP_S)]), fixed_s, took
-    if spec.name == SEQ_WRITE.name:  # the leading sequential write: its full length (plan.py)
-        return pooled_result(spec, [run(RUNTIME_S, RAMP_S)], decision=True), RUNTIME_S, took
+    if spec.name == SEQ_WRITE.name:
+        # The leading sequential write: until the area is written, at most its full length;
+        # measured again for a first window's length where its window was shorter
+        # (measure.py _until_written).
+        written = run(RUNTIME_S, RAMP_S, until_written=True)
+        assert written.write is not None
+        window_s = written.write.window_ms / 1000
+        if window_s >= FIRST_WINDOW_S:
+            return pooled_result(spec, [written], decision=True), window_s, took
+        again = run(FIRST_WINDOW_S, FOLLOW_RAMP_S, again=True)
+        return pooled_result(spec, [again], decision=True), FIRST_WINDOW_S, took
     first = run(FIRST_WINDOW_S, RAMP_S)
     runs = [first]
     result = pooled_result(spec, runs, sequential=True, slow=slow)

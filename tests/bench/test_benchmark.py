@@ -97,8 +97,8 @@ def test_one_call_measures_grades_and_removes_its_test_file(tmp_path: Path, reco
         "prepare",
         "seq-read",
         "rand-read-4k",
-        "rand-write-4k",
         "rand-read-4k-q32",
+        "rand-write-4k",
         "rand-write-4k-q32",
     ]
     assert [job.window_s for job in plan.jobs] == [8.0, 3.0, 3.0, 3.0, 3.0, 3.0]

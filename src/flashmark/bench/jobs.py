@@ -82,6 +82,7 @@ def job_for_test(
     again: bool = False,
     ramp_s: int | None = None,
     extension: int = 0,
+    until_written: bool = False,
 ) -> FioJob:
     """The fio job measuring one test of a profile against `filename`: a generated test-file
     name relative to fio's working directory, or a device's /dev/NAME. Its per-I/O log goes to
@@ -91,7 +92,10 @@ def job_for_test(
     `NAME-full`, with its own output and log files; `extension` N > 0 names the Nth run
     extending its first window `NAME-moreN` (its window is pooled with the first's). `ramp_s`
     is the job's own warm-up, the settings' ramp unless given (plan.py: shorter after another
-    timed test)."""
+    timed test). `until_written`: a sequential write that also ends once it has written the
+    area, its ramp's bytes included (not time_based: fio ends a job at `size` or `runtime`,
+    whichever comes first, fio HOWTO "runtime"), so its window is what is left of the window
+    after the ramp (plan.py: a leading sequential write in a profile that grades)."""
     if not is_fio_literal_folder(log_folder):
         raise ValueError(f"fio would not read this log folder literally: {log_folder!r}")
     if spec.name == SUSTAINED_WRITE_NAME:
@@ -103,11 +107,13 @@ def job_for_test(
     if extension:
         name = f"{spec.name}-more{extension}"
         what += f", extension {extension} of its first window, which was not enough"
-    lines = _head(what, settings, filename)
     window = settings.runtime_s if window_s is None else window_s
+    if until_written:
+        what += f", until it has written the area or measured {window} s"
+    lines = _head(what, settings, filename)
     ramp = settings.ramp_s if ramp_s is None else ramp_s
     lines += [
-        "time_based=1",
+        *([] if until_written else ["time_based=1"]),
         f"runtime={window}",
         f"ramp_time={ramp}",
         "randrepeat=0",
@@ -139,6 +145,7 @@ def job_for_test(
         timeout_s=max(120.0, 4 * expected),
         ramp_s=ramp,
         block_bytes=spec.block_size_bytes,
+        ends_when_written=until_written,
     )
 
 

@@ -51,7 +51,13 @@ from flashmark.bench.model import (
 )
 from flashmark.bench.plan import REST_STEP_NAME, Plan, Rest
 from flashmark.bench.preflight import full_temporary_folder
-from flashmark.bench.results import ParsedRun, parse_prepare_output, parse_run, pooled_result
+from flashmark.bench.results import (
+    ParsedRun,
+    parse_prepare_output,
+    parse_run,
+    pooled_result,
+    window_after_ramp_ms,
+)
 from flashmark.bench.slow_moments import SlowMoments, pauses_of_writes
 from flashmark.bench.target import TestArea, created_test_file
 from flashmark.errors import (
@@ -437,6 +443,8 @@ def _measure_test(
             lengthened += f"; then again: {short.reason}"
         result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
         return result, output, False
+    if plan.jobs[index].ends_when_written:
+        return _until_written(runs)
     first, output = runs.parsed(plan.jobs[index])
     # A test at its full length at once (the leading sequential write) stops on nothing: its
     # fixed-length interval holds, and is judged at the decision's level.
@@ -453,6 +461,37 @@ def _measure_test(
     lengthened = f"its first window was not enough: {longer.reason}"
     result = dataclasses.replace(result, lengthened=lengthened, discarded_s=first.elapsed_s)
     return result, output, longer.bursty
+
+
+def _until_written(runs: _TestRuns) -> tuple[TestResult, FioOutput, bool]:
+    """A leading sequential write that ended once it had written the area (plan.py): its
+    window, judged at the decision's level on its fixed-length interval (it stopped on its
+    bytes, not on its rates). Where what the ramp left of it is shorter than the first
+    window's length (a fast card, its area written in seconds), that is too few seconds to
+    estimate its spread: measured again for that long, after the follow ramp."""
+    plan, index, spec = runs.plan, runs.index, runs.spec
+    job = plan.jobs[index]
+    floor_s = plan.settings.first_window_s
+    assert floor_s is not None  # adaptive lengths (plan._until_written)
+    with _temporary_folder_checked(runs.runner):
+        output = runs.runner.run(job, runs.progress.update, folder_fd=runs.folder_fd)
+    window_ms = window_after_ramp_ms(output)
+    if window_ms >= floor_s * 1000:
+        parsed = parse_run(spec, job, output)
+        return pooled_result(spec, [parsed], decision=True, slow=runs.slow), output, False
+    area = format_size(plan.settings.size_bytes)
+    when = f"{window_ms / 1000:.1f} s after" if window_ms else "within"
+    reason = (
+        f"it wrote the {area} area {when} its {job.ramp_s} s ramp, less than the {floor_s} s "
+        "a window needs"
+    )
+    again = plan.full_length_job(index, floor_s)
+    _announce(runs.progress, again, reason, again=True)
+    parsed, again_output = runs.parsed(again)
+    result = pooled_result(spec, [parsed], decision=True, slow=runs.slow)
+    lengthened = f"its window was too short: {reason}"
+    result = dataclasses.replace(result, lengthened=lengthened, discarded_s=output.elapsed_s)
+    return result, again_output, False
 
 
 def _announce(progress: Progress, job: FioJob, reason: str, *, again: bool = False) -> None:

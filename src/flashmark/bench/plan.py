@@ -183,8 +183,10 @@ class Plan:
                 parts.append(text)
                 limits.append(job.size_limit_bytes)
             elif self.settings.first_window_s is not None and not self.is_first_window(index):
-                # A leading sequential write runs its full length (see plan_tests).
-                parts.append(f"{spec.name} {job.expected_s or 0:g} s")
+                # A leading sequential write runs its full length (see plan_tests), or until
+                # it has written the area.
+                until = " at most, until the area is written" if job.ends_when_written else ""
+                parts.append(f"{spec.name} {job.expected_s or 0:g} s{until}")
             else:
                 timed += 1
                 depth_changes += job.ramp_s != self.settings.ramp_s and job.ramp_s == (
@@ -249,7 +251,8 @@ class Plan:
         """Whether test `index` stops once every threshold it serves is decided and is judged
         on its decision interval (flashmark.bench.lengths): a test a class reads, in a profile
         that exists to grade, with adaptive lengths (not --runtime). A leading sequential
-        write still measures its full length (the preparation would write what it does not)."""
+        write is not stopped on its verdict: it ends once it has written the area, which the
+        preparation would write otherwise (`_until_written`)."""
         return (
             self.profile.stops_on_verdict
             and self.settings.first_window_s is not None
@@ -460,9 +463,11 @@ def plan_tests(profile: Profile, settings: Settings, target: Target, *, log_fold
                 readonly=readonly,
                 log_folder=log_folder,
                 # The leading sequential writes measure their full length: the preparation
-                # writes what they do not, so it costs no time.
+                # writes what they do not, so it costs no time. In a profile that grades, the
+                # time the area takes is enough (`_until_written`).
                 window_s=None if index < leading else settings.first_window_s,
                 ramp_s=ramps[index],
+                until_written=index < leading and _until_written(profile, settings, spec),
             )
             for index, spec in enumerate(tests)
         ),
@@ -474,6 +479,20 @@ def plan_tests(profile: Profile, settings: Settings, target: Target, *, log_fold
         filename=filename,
         log_folder=log_folder,
         rest=_rest(tests, target),
+    )
+
+
+def _until_written(profile: Profile, settings: Settings, spec: TestSpec) -> bool:
+    """Whether a leading sequential write ends once it has written the area (jobs.py,
+    `until_written`): in a profile that grades with adaptive lengths, where the verdict needs
+    the area written (the reads after it read it) and not the precision of a full window.
+    Its window keeps a floor, the first window's length: one shorter is measured again
+    (measure.py)."""
+    return (
+        profile.stops_on_verdict
+        and settings.first_window_s is not None
+        and spec.pattern is Pattern.SEQ_WRITE
+        and spec.name != SUSTAINED_WRITE_NAME
     )
 
 

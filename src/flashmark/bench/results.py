@@ -85,6 +85,16 @@ def parse_run(spec: TestSpec, job: FioJob, output: FioOutput) -> ParsedRun:
     )
 
 
+def window_after_ramp_ms(output: FioOutput) -> int:
+    """How long a job that ends once it has written its size (jobs.py `until_written`)
+    measured after its ramp: fio's write runtime, or 0 when it wrote its size within the ramp.
+    fio then never reset its figures (its runtime and io_bytes are the ramp's) and logged
+    nothing, so the log tells (fio 3.33 time.c, ramp_time_over; checked with fio 3.33)."""
+    if not read_completions(output.logs, 1):
+        return 0
+    return int(json_number(json_section(single_job(output), "write"), "runtime"))
+
+
 def pooled_result(
     spec: TestSpec,
     runs: Sequence[ParsedRun],
