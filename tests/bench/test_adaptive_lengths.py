@@ -163,8 +163,8 @@ def assert_seq_write_length(test: dict[str, Any], direction: dict[str, Any], run
 A1_TRUTH = {
     "seq-write": ("write", "accepted_bw_bytes", A1_CARD.write_bps),
     "rand-read-4k": ("read", "iops", A1_CARD.read_iops),
-    "rand-write-4k": ("write", "accepted_iops", A1_CARD.write_iops),
     "rand-read-4k-q32": ("read", "iops", A1_CARD.read_iops),
+    "rand-write-4k": ("write", "accepted_iops", A1_CARD.write_iops),
     "rand-write-4k-q32": ("write", "accepted_iops", A1_CARD.write_iops),
 }
 
