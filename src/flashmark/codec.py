@@ -305,9 +305,7 @@ def _words(name: str) -> str:
 
 
 @functools.cache
-def _type_decoder(
-    hint: Any, label: str = "value", keyed_by: str | None = None
-) -> Decoder | None:
+def _type_decoder(hint: Any, label: str = "value", keyed_by: str | None = None) -> Decoder | None:
     """How a value of `hint` is read; None: as it is (numbers, text, true and false)."""
     if _is_union(hint):
         options = _options(hint)
