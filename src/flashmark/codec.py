@@ -1,7 +1,9 @@
 """One codec for every document: frozen dataclasses <-> JSON-ready values, and JSON text.
 
-`encode` writes a dataclass as an object of its fields in their order and `decode` reads it
-back, through one cattrs Converter whose hooks are made from the type hints; a field's metadata
+`encode` writes a dataclass as an object of its fields in their order, through one cattrs
+Converter whose hooks are made from the type hints; `decode` reads it back through readers made
+once per class from the same hints (cattrs 22.2, Debian 12's, can neither flatten a dataclass,
+key a tuple by a field, nor place a failure at its key and index). A field's metadata
 (`document(...)`) says where the document is not plain field names, and a property marked
 `written` is written and never read back. Reading, every key is required (but an `omit_none`
 or `empty_as_null` one); unknown keys are ignored; a malformed document raises KeyError,
@@ -149,7 +151,7 @@ def _is_dataclass(hint: Any) -> bool:
 
 
 # -- the converter ------------------------------------------------------------------------------
-# One cattrs Converter writes and reads every document. Its hooks are made once per type from
+# One cattrs Converter writes every document. Its hooks are made once per type from
 # the type hints and the fields' metadata (`document(...)`, `written`): numbers, text, true and
 # false pass through as they are (the strict check refuses a wrong type, never converts it).
 
@@ -254,8 +256,7 @@ def _class_encoder(kind: type, schema: str | None = None) -> Callable[[Any], dic
     for entry in document_fields(kind):
         get: Callable[[Any], Any] = operator.attrgetter(entry.name)
         if entry.written is not None:
-            fget = getattr(kind, entry.name).fget
-            get = fget
+            get = getattr(kind, entry.name).fget
         if entry.shape.flatten:
             steps.append((None, get, _class_encoder(entry.hint), False))
         else:
