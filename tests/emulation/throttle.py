@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
 from flashmark.units import MiB
 
@@ -48,6 +48,35 @@ class EmulationUnavailable(RuntimeError):
     pass
 
 
+class Emulation:
+    """A device made for a test, as a context manager: `_unavailable` says why this machine
+    cannot make it (None: it can), `_setup` makes it, and `close` removes everything it made
+    (idempotent), also when `_setup` fails halfway or the test inside fails."""
+
+    def _unavailable(self) -> str | None:
+        raise NotImplementedError
+
+    def _setup(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        reason = self._unavailable()
+        if reason is not None:
+            raise EmulationUnavailable(reason)
+        try:
+            self._setup()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
 def unavailable_reason(cgroup_root: Path = CGROUP_ROOT) -> str | None:
     """None when this machine can emulate devices, else the reason (for pytest skips)."""
     if os.geteuid() != 0:
@@ -69,7 +98,7 @@ def _throttle_flavour(cgroup_root: Path) -> str | None:
     return None
 
 
-class EmulatedDevice:
+class EmulatedDevice(Emulation):
     """A throttled loop device, optionally with an ext4 filesystem mounted on it.
 
     Use as a context manager; everything it creates (backing file, loop device, mount, cgroup)
@@ -98,23 +127,10 @@ class EmulatedDevice:
         self.cgroup: Path | None = None
 
     # -- life cycle ---------------------------------------------------------------------------
-    def __enter__(self) -> EmulatedDevice:
-        reason = unavailable_reason(self._cgroup_root)
-        if reason is not None:
-            raise EmulationUnavailable(reason)
-        try:
-            self._setup()
-        except BaseException:
-            self._stack.close()
-            raise
-        return self
+    def _unavailable(self) -> str | None:
+        return unavailable_reason(self._cgroup_root)
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def close(self) -> None:
         self._stack.close()
 
     def _setup(self) -> None:

@@ -23,7 +23,6 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
 
 import flashmark
 from tests.emulation.flash import power
@@ -32,6 +31,7 @@ from tests.emulation.flash.model import Backing, FlashModel
 from tests.emulation.throttle import (
     CGROUP_ROOT,
     DeviceCaps,
+    Emulation,
     EmulationUnavailable,
     command_in_group,
     create_throttle_group,
@@ -96,7 +96,7 @@ def _python_plugin_missing() -> str | None:
     return None
 
 
-class EmulatedFlash:
+class EmulatedFlash(Emulation):
     """A block device behaving as `model` says; a context manager (see the module doc)."""
 
     def __init__(
@@ -120,26 +120,11 @@ class EmulatedFlash:
         self.cgroup: Path | None = None
 
     # -- life cycle ---------------------------------------------------------------------------
-    def __enter__(self) -> EmulatedFlash:
+    def _unavailable(self) -> str | None:
         reason = unavailable_reason()
         if reason is None and self.caps is not None:
             reason = throttle_unavailable_reason(self._cgroup_root)
-        if reason is not None:
-            raise EmulationUnavailable(reason)
-        try:
-            self._setup()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+        return reason
 
     def close(self) -> None:
         """Remove everything (idempotent; __exit__ calls it)."""

@@ -18,12 +18,11 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
 
 from tests.emulation.flash.device import IMPORT_PATH, PLUGIN, unavailable_reason
 from tests.emulation.flash.engine import ControlBlock, FlashStats
 from tests.emulation.flash.model import Backing, FlashModel
-from tests.emulation.throttle import EmulationUnavailable
+from tests.emulation.throttle import Emulation, EmulationUnavailable
 
 _START_TIMEOUT_S = 20.0
 # loop(4): /dev/loop-control's ioctls that add and remove a loop device of a given number
@@ -33,7 +32,7 @@ _STOP_TIMEOUT_S = 10.0
 _RUN_TIMEOUT_S = 60.0
 
 
-class VolatileFlash:
+class VolatileFlash(Emulation):
     """A card whose unflushed writes a power cut loses; a context manager (module doc)."""
 
     def __init__(
@@ -57,31 +56,19 @@ class VolatileFlash:
         self._server: subprocess.Popen[bytes] | None = None
 
     # -- life cycle ---------------------------------------------------------------------------
-    def __enter__(self) -> VolatileFlash:
+    def _unavailable(self) -> str | None:
         reason = unavailable_reason()
         if reason is None and shutil.which("nbdkit") is not None:
             reason = _cache_filter_missing()
-        if reason is not None:
-            raise EmulationUnavailable(reason)
-        try:
-            self._workdir = Path(tempfile.mkdtemp(prefix="flashmark-flash-", dir=self._parent_dir))
-            (self._workdir / "model.json").write_text(self.model.to_json())
-            self._control = ControlBlock(self._workdir / "control", create=True)
-            with (self._workdir / "backing.img").open("wb") as handle:
-                handle.truncate(self.model.real_capacity)  # sparse
-            self.power_on()
-        except BaseException:
-            self.close()
-            raise
-        return self
+        return reason
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+    def _setup(self) -> None:
+        self._workdir = Path(tempfile.mkdtemp(prefix="flashmark-flash-", dir=self._parent_dir))
+        (self._workdir / "model.json").write_text(self.model.to_json())
+        self._control = ControlBlock(self._workdir / "control", create=True)
+        with (self._workdir / "backing.img").open("wb") as handle:
+            handle.truncate(self.model.real_capacity)  # sparse
+        self.power_on()
 
     def close(self) -> None:
         """Remove everything (idempotent). Writes not flushed are lost, as at a power cut."""
