@@ -173,8 +173,8 @@ def _is_mapping(hint: Any) -> bool:
 
 @functools.cache
 def _converter() -> cattrs.Converter:
-    # Made (and cattrs imported, with attrs: about 16 ms) on the first document written or
-    # read through it, not by every command that imports a kind's schema.
+    # Made (and cattrs imported, with attrs: about 16 ms) on the first document written, not
+    # by every command that imports a kind's schema or only reads documents (`show`).
     import cattrs
 
     made = cattrs.Converter()
