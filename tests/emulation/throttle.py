@@ -146,13 +146,15 @@ class EmulatedDevice(Emulation):
         # without a write cache. Memory is taken only for what is written (a sparse file).
         ram = workdir / "ram"
         ram.mkdir()
-        _run(["mount", "-t", "tmpfs", "-o", f"size={self.size_bytes},mode=0700", "tmpfs", str(ram)])
+        run_tool(
+            ["mount", "-t", "tmpfs", "-o", f"size={self.size_bytes},mode=0700", "tmpfs", str(ram)]
+        )
         # Lazily: the loop device may hold the file a moment after its detach (udev's probe).
         self._stack.callback(_run_quietly, ["umount", "--lazy", str(ram)])
         backing = ram / "backing.img"
         with backing.open("wb") as handle:
             handle.truncate(self.size_bytes)
-        self.device = _run(["losetup", "--find", "--show", str(backing)]).strip()
+        self.device = run_tool(["losetup", "--find", "--show", str(backing)]).strip()
         self._stack.callback(_run_quietly, ["losetup", "--detach", self.device])
         self.majmin = _majmin(self.device)
 
@@ -160,9 +162,9 @@ class EmulatedDevice(Emulation):
             # Initialise inode tables and journal now, so ext4lazyinit does not write in the
             # background while a test measures the device.
             if self.fstype == "btrfs":
-                _run(["mkfs.btrfs", "-q", "-f", self.device])
+                run_tool(["mkfs.btrfs", "-q", "-f", self.device])
             else:
-                _run(
+                run_tool(
                     [
                         "mkfs.ext4",
                         "-q",
@@ -174,11 +176,11 @@ class EmulatedDevice(Emulation):
                 )
             mount_point = workdir / "mnt"
             mount_point.mkdir()
-            _run(["mount", self.device, str(mount_point)])
+            run_tool(["mount", self.device, str(mount_point)])
             self._stack.callback(_unmount, mount_point)
             self.mount_point = mount_point
 
-        _wait_for_udev()
+        wait_for_udev()
         self.cgroup = self._create_cgroup()
 
     def _create_cgroup(self) -> Path:
@@ -255,10 +257,14 @@ def throttle_unavailable_reason(cgroup_root: Path = CGROUP_ROOT) -> str | None:
     return None
 
 
-def _run(argv: list[str]) -> str:
-    completed = subprocess.run(
-        argv, capture_output=True, text=True, timeout=120, env={**os.environ, "LC_ALL": "C"}
-    )
+def c_locale() -> dict[str, str]:
+    """This environment with the C locale: the tools' messages as the code reads them."""
+    return {**os.environ, "LC_ALL": "C"}
+
+
+def run_tool(argv: list[str]) -> str:
+    """What a tool printed; EmulationUnavailable, with its error, when it fails."""
+    completed = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=c_locale())
     if completed.returncode != 0:
         raise EmulationUnavailable(
             f"{' '.join(argv)} failed ({completed.returncode}): {completed.stderr.strip()}"
@@ -266,7 +272,7 @@ def _run(argv: list[str]) -> str:
     return completed.stdout
 
 
-def _wait_for_udev() -> None:
+def wait_for_udev() -> None:
     """Let udev finish probing the new device (blkid reads it) before anything is measured.
 
     Those reads would land in the measured device's counters; machines without udev skip this.
@@ -277,7 +283,7 @@ def _wait_for_udev() -> None:
 
 def _run_quietly(argv: list[str]) -> None:
     with contextlib.suppress(EmulationUnavailable, OSError, subprocess.TimeoutExpired):
-        _run(argv)
+        run_tool(argv)
 
 
 def _majmin(device: str) -> str:
@@ -287,7 +293,7 @@ def _majmin(device: str) -> str:
 
 def _unmount(mount_point: Path) -> None:
     try:
-        _run(["umount", str(mount_point)])
+        run_tool(["umount", str(mount_point)])
     except (EmulationUnavailable, subprocess.TimeoutExpired):
         # Still busy (a process left behind): detach it lazily so the loop device can go.
         _run_quietly(["umount", "--lazy", str(mount_point)])
