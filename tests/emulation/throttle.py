@@ -156,7 +156,7 @@ class EmulatedDevice(Emulation):
             handle.truncate(self.size_bytes)
         self.device = run_tool(["losetup", "--find", "--show", str(backing)]).strip()
         self._stack.callback(_run_quietly, ["losetup", "--detach", self.device])
-        self.majmin = _majmin(self.device)
+        self.majmin = device_number(self.device)
 
         if self.filesystem:
             # Initialise inode tables and journal now, so ext4lazyinit does not write in the
@@ -286,7 +286,8 @@ def _run_quietly(argv: list[str]) -> None:
         run_tool(argv)
 
 
-def _majmin(device: str) -> str:
+def device_number(device: str) -> str:
+    """A block device's MAJOR:MINOR, as the block throttle names it."""
     status = os.stat(device)
     return f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}"
 

@@ -36,6 +36,7 @@ from tests.emulation.throttle import (
     c_locale,
     command_in_group,
     create_throttle_group,
+    device_number,
     run_tool,
     throttle_unavailable_reason,
     wait_for_udev,
@@ -183,9 +184,8 @@ class EmulatedFlash(Emulation):
             )
         wait_for_udev()  # before the counters start, so it is not charged to the test
         if self.caps is not None:
-            status = os.stat(self.path)
-            majmin = f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}"
-            self.cgroup = create_throttle_group(self.caps, majmin, self._stack, self._cgroup_root)
+            node = device_number(self.path)
+            self.cgroup = create_throttle_group(self.caps, node, self._stack, self._cgroup_root)
         self.reset()
 
     def _start_server(
