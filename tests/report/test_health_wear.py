@@ -10,8 +10,14 @@ from pathlib import Path
 
 from flashmark.health.result import decimal_bytes
 from tests.cli_runner import flashmark
-from tests.health.test_health_check import SimulatedEmmc, SimulatedNvme, recorded_env
-from tests.probe.recorded import tree_env
+from tests.health.test_health_check import (
+    SimulatedEmmc,
+    SimulatedNvme,
+    recorded_env,
+    write_boot,
+    write_counter,
+)
+from tests.probe.recorded import copied_tree, tree_env
 from tests.report.html.page import Page
 
 
@@ -108,3 +114,23 @@ def test_readings_of_one_device_each_shown_once_draw_nothing(tmp_path):
     page = report(env, [first], path)
     assert page.charts == []
     assert "health-wear" not in path.read_text(encoding="utf-8")
+
+
+def test_a_device_that_reports_no_wear_is_drawn_from_its_counted_writes(tmp_path):
+    """An SD card (no wear reported) read, 30 MB written, read again: the bytes the kernel
+    counted are the chart, on its one axis."""
+    tree = copied_tree("rpi4_sd", tmp_path / "sd")
+    stat = next((tree / "sys").rglob("mmcblk0/stat"))
+    env = tree_env(tree, tmp_path / "history.db")
+    ids = []
+    for uptime, written in ((100.0, 0.0), (200.0, 30e6)):
+        write_boot(tree, "boot-1", uptime)
+        write_counter(stat, written)
+        ids.append(record(env))
+    path = tmp_path / "report.html"
+    (chart,) = report(env, ids, path).charts
+    assert chart.legend == [
+        "life used: the device reports none",
+        "written (MB), the kernel's count since the first reading",
+    ]
+    assert dot_labels(path.read_text(encoding="utf-8")) == [decimal_bytes(0), decimal_bytes(30e6)]

@@ -134,6 +134,10 @@ def wear_chart(device: DeviceWear, name: str) -> Markup | None:
     wear_top = _top(max((high * 100 for _, (_, high) in worn), default=10.0))
     most = max((bytes_ for _, bytes_ in written), default=0.0)
     unit, factor = next(((u, f) for u, f in _BYTE_UNITS if most >= f), ("B", 1.0))
+    bytes_top = _top(most / factor)
+    # The wear on the left axis, the bytes on the right; without wear, the bytes on the left
+    # (pygal draws nothing where only its secondary axis has data).
+    left_top = wear_top if worn else bytes_top
     legend = [
         LegendKey("life used, as the device reports it (%)", _WEAR, "bar")
         if worn
@@ -155,9 +159,9 @@ def wear_chart(device: DeviceWear, name: str) -> Markup | None:
             x_labels=[start + share * span for share in (0.0, 0.5, 1.0)] if span > 0 else [start],
             x_value_formatter=lambda seconds: _when(seconds, span),
             xrange=edges,
-            y_labels=[wear_top * quarter / 4 for quarter in range(5)],
-            range=(0, wear_top),
-            secondary_range=(0, _top(most / factor)),
+            y_labels=[left_top * quarter / 4 for quarter in range(5)],
+            range=(0, left_top),
+            secondary_range=(0, bytes_top),
             value_formatter=_label,
             show_dots=False,
         )
@@ -165,15 +169,13 @@ def wear_chart(device: DeviceWear, name: str) -> Markup | None:
     chart.uuid = name  # the page's id of the chart ("chart-NAME"), not pygal's random one
     chart.add_xml_filter(named(f"wear and bytes written over time of {device.device}"))
     if worn:
-        # the bracket as a closed outline, its low edge forward and its high edge back: filled
+        # The bracket as a closed outline, its low edge forward and its high edge back: filled
         # to zero along one line there and back, pygal's fill is the band alone; one reading
-        # is a narrow bar at its time
-        wide = [
-            (seconds + side * (edges[1] - edges[0]) / 200, wear)
-            for seconds, wear in worn
-            for side in (-1, 1)
-        ]
-        band = wide if len(worn) == 1 else worn
+        # is a narrow bar at its time.
+        width = (edges[1] - edges[0]) / 200
+        band = (
+            [(s + side * width, w) for s, w in worn for side in (-1, 1)] if len(worn) == 1 else worn
+        )
         outline = [(s, low * 100) for s, (low, _) in band]
         outline += [(s, high * 100) for s, (_, high) in reversed(band)]
         chart.add(legend[0].label, [*outline, outline[0]], fill=True)
@@ -181,7 +183,7 @@ def wear_chart(device: DeviceWear, name: str) -> Markup | None:
         chart.add(
             legend[1].label,
             [{"value": (s, b / factor), "label": decimal_bytes(b)} for s, b in written],
-            secondary=True,
+            secondary=bool(worn),
             show_dots=True,
             dots_size=2.5,
         )
