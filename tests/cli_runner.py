@@ -13,9 +13,10 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -60,6 +61,24 @@ def flashmark_script(*args: str | Path, timeout: float = 300) -> subprocess.Comp
         timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
+
+
+@contextlib.contextmanager
+def started(
+    *args: str | Path, wrap: Callable[[list[str]], list[str]] | None = None, **popen: Any
+) -> Iterator[subprocess.Popen[str]]:
+    """`flashmark ARGS` as a process of its own while the block runs (text pipes for its output,
+    stdin /dev/null; `popen` overrides them), `wrap` giving the argv its context (a device's
+    cgroup); killed on the way out if it still runs, whatever the test found."""
+    argv = [sys.executable, "-m", "flashmark", *map(str, args)]
+    options = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "stdin": subprocess.DEVNULL}
+    process = subprocess.Popen(wrap(argv) if wrap else argv, text=True, **(options | popen))
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
 
 
 @contextlib.contextmanager

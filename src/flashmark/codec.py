@@ -1,7 +1,9 @@
 """One codec for every document: frozen dataclasses <-> JSON-ready values, and JSON text.
 
-`encode` writes a dataclass as an object of its fields in their order and `decode` reads it
-back, through one cattrs Converter whose hooks are made from the type hints; a field's metadata
+`encode` writes a dataclass as an object of its fields in their order, through one cattrs
+Converter whose hooks are made from the type hints; `decode` reads it back through readers made
+once per class from the same hints (cattrs 22.2, Debian 12's, can neither flatten a dataclass,
+key a tuple by a field, nor place a failure at its key and index). A field's metadata
 (`document(...)`) says where the document is not plain field names, and a property marked
 `written` is written and never read back. Reading, every key is required (but an `omit_none`
 or `empty_as_null` one); unknown keys are ignored; a malformed document raises KeyError,
@@ -49,51 +51,33 @@ class _Shape:
 _PLAIN = _Shape()
 
 
-def document(
-    *,
-    key: str | None = None,
-    digits: int | None = None,
-    omit_none: bool = False,
-    empty_as_null: bool = False,
-    flatten: bool = False,
-    keyed_by: str | None = None,
-    saved: bool = True,
-    hex_digits: int | None = None,
-) -> Mapping[str, Any]:
+def document(**shape: Any) -> Mapping[str, Any]:
     """A field's place in its document, as `dataclasses.field(metadata=...)`: `key` (when not
     the field's name), `digits` (rounding), `omit_none`, `empty_as_null`, `flatten` (a nested
     dataclass's keys in this object), `keyed_by` (a tuple written as an object under this field
     of each item), `saved` (False: not in the document), `hex_digits` (a number as hex text)."""
-    return {
-        _META: _Shape(key, digits, omit_none, empty_as_null, flatten, keyed_by, saved, hex_digits)
-    }
+    return {_META: _Shape(**shape)}
 
 
 @dataclass(frozen=True)
 class _Written:
-    key: str | None
-    before: str | None
-    digits: int | None
-    read: Callable[[Any, Mapping[str, Any]], Mapping[str, Any]] | None
+    key: str | None = None
+    before: str | None = None
+    digits: int | None = None
+    read: Callable[[Any, Mapping[str, Any]], Mapping[str, Any]] | None = None
 
 
-def written(
-    *,
-    before: str | None = None,
-    digits: int | None = None,
-    key: str | None = None,
-    read: Callable[[Any, Mapping[str, Any]], Mapping[str, Any]] | None = None,
-) -> Callable[[F], F]:
+def written(**mark: Any) -> Callable[[F], F]:
     """Marks a property (put `@property` above it) as a key of its class's document: written
-    from the object, before the key `before` (else last), under `key` (else its name). Not
-    read back, unless `read` is given: then the key is read as the property's type and
-    `read(value, the object's document)` returns the fields it stands for."""
+    from the object, before the key `before` (else last), under `key` (else its name), rounded
+    to `digits`. Not read back, unless `read` is given: then the key is read as the property's
+    type and `read(value, the object's document)` returns the fields it stands for."""
 
-    def mark(function: F) -> F:
-        function.__dict__[_META] = _Written(key, before, digits, read)
+    def mark_property(function: F) -> F:
+        function.__dict__[_META] = _Written(**mark)
         return function
 
-    return mark
+    return mark_property
 
 
 # -- what a class's document holds -------------------------------------------------------------
@@ -167,7 +151,7 @@ def _is_dataclass(hint: Any) -> bool:
 
 
 # -- the converter ------------------------------------------------------------------------------
-# One cattrs Converter writes and reads every document. Its hooks are made once per type from
+# One cattrs Converter writes every document. Its hooks are made once per type from
 # the type hints and the fields' metadata (`document(...)`, `written`): numbers, text, true and
 # false pass through as they are (the strict check refuses a wrong type, never converts it).
 
@@ -189,36 +173,15 @@ def _is_mapping(hint: Any) -> bool:
 
 @functools.cache
 def _converter() -> cattrs.Converter:
-    # Made (and cattrs imported, with attrs: about 16 ms) on the first document written or
-    # read through it, not by every command that imports a kind's schema.
+    # Made (and cattrs imported, with attrs: about 16 ms) on the first document written, not
+    # by every command that imports a kind's schema or only reads documents (`show`).
     import cattrs
 
     made = cattrs.Converter()
     made.register_unstructure_hook_factory(_is_dataclass, lambda kind: _class_encoder(kind))
     made.register_unstructure_hook_factory(_is_tuple, _tuple_encoder)
     made.register_unstructure_hook_factory(_is_mapping, lambda hint: dict)
-    # By class (cattrs looks these up before its predicates): a str-based enum is found
-    # under str, so the one hook reads both.
-    for scalar in (int, float, str, bool, enum.Enum):
-        made.register_structure_hook(scalar, _structure_scalar)
-    made.register_structure_hook_factory(_read_by_hook, _structure_hook)
     return made
-
-
-def _structure_scalar(value: Any, hint: Any) -> Any:
-    """A number, text, true or false as it is (the strict check refuses a wrong type, never
-    converts it); an enum's member by its value."""
-    return _enum_decoder(hint, "value")(value) if _is_enum(hint) else value
-
-
-def _read_by_hook(hint: Any) -> bool:
-    return _is_dataclass(hint) or _is_tuple(hint) or _is_mapping(hint)
-
-
-def _structure_hook(hint: Any) -> Callable[[Any, Any], Any]:
-    decoder = _type_decoder(hint)
-    assert decoder is not None
-    return lambda value, _: decoder(value)
 
 
 def _enum_value(value: enum.Enum) -> Any:
@@ -293,8 +256,7 @@ def _class_encoder(kind: type, schema: str | None = None) -> Callable[[Any], dic
     for entry in document_fields(kind):
         get: Callable[[Any], Any] = operator.attrgetter(entry.name)
         if entry.written is not None:
-            fget = getattr(kind, entry.name).fget
-            get = fget
+            get = getattr(kind, entry.name).fget
         if entry.shape.flatten:
             steps.append((None, get, _class_encoder(entry.hint), False))
         else:
@@ -336,21 +298,15 @@ def _keyed_encoder(item: type, keyed_by: str) -> Encoder:
 def decode(kind: Any, value: Any) -> Any:
     """`value` read as `kind` (a dataclass, a tuple of them, ...); see the module's docstring
     for what it raises."""
-    return _converter().structure(value, kind)
+    return (_type_decoder(kind) or _same)(value)
 
 
 def _words(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", " ", name).lower()
 
 
-def _type_name(value: Any) -> str:
-    return repr(type(value).__name__)
-
-
 @functools.cache
-def _type_decoder(
-    hint: Any, label: str = "value", keyed_by: str | None = None
-) -> Decoder | None:
+def _type_decoder(hint: Any, label: str = "value", keyed_by: str | None = None) -> Decoder | None:
     """How a value of `hint` is read; None: as it is (numbers, text, true and false)."""
     if _is_union(hint):
         options = _options(hint)
@@ -361,21 +317,11 @@ def _type_decoder(
     if _is_tuple(hint):
         return _tuple_decoder(hint, label, keyed_by)
     if _is_mapping(hint):
-        value_decoder = _type_decoder(typing.get_args(hint)[1], label)
+        value_decoder = _type_decoder(typing.get_args(hint)[1], label) or _same
 
         def decode_mapping(value: Any) -> dict[str, Any]:
-            if not isinstance(value, dict):
-                raise TypeError(f"{label} must be an object, not {_type_name(value)}")
-            if value_decoder is None:
-                return dict(value)
-            out = {}
-            for name in value:
-                try:
-                    out[name] = value_decoder(value[name])
-                except _MALFORMED as error:
-                    _place(error, name)
-                    raise
-            return out
+            _must_be("an object", value, label)
+            return {name: _at(name, value_decoder, value[name]) for name in value}
 
         return decode_mapping
     if _is_enum(hint):
@@ -399,65 +345,57 @@ def _enum_decoder(kind: type[enum.Enum], label: str) -> Decoder:
     return decode_enum
 
 
-def _tuple_decoder(
-    hint: Any, label: str, keyed_by: str | None
-) -> Decoder | None:
+def _must_be(what: str, value: Any, label: str) -> None:
+    """TypeError unless `value` is `what`: "an object" (a dict) or "a list" (or a tuple)."""
+    if not isinstance(value, dict if what == "an object" else list | tuple):
+        raise TypeError(f"{label} must be {what}, not {type(value).__name__!r}")
+
+
+def _tuple_decoder(hint: Any, label: str, keyed_by: str | None) -> Decoder:
     arguments = typing.get_args(hint)
     if keyed_by is not None:
         item = _class_decoder(arguments[0], keyed_by)
 
         def decode_keyed(value: Any) -> tuple[Any, ...]:
-            if not isinstance(value, dict):
-                raise TypeError(f"{label} must be an object, not {_type_name(value)}")
-            out = []
-            for name, element in value.items():
-                try:
-                    out.append(item(element, {keyed_by: name}))
-                except _MALFORMED as error:
-                    _place(error, name)
-                    raise
-            return tuple(out)
+            _must_be("an object", value, label)
+            return tuple(
+                _at(name, functools.partial(item, given={keyed_by: name}), element)
+                for name, element in value.items()
+            )
 
         return decode_keyed
-    if len(arguments) == 2 and arguments[1] is Ellipsis:
-        element = _type_decoder(arguments[0], label)
+    variadic = len(arguments) == 2 and arguments[1] is Ellipsis
+    elements = [_type_decoder(argument, label) for argument in arguments[: 1 if variadic else None]]
 
-        def decode_tuple(value: Any) -> tuple[Any, ...]:
-            if not isinstance(value, list | tuple):
-                raise TypeError(f"{label} must be a list, not {_type_name(value)}")
-            if element is None:
-                return tuple(value)
-            return _each(element, value)
-
-        return decode_tuple
-    elements = [_type_decoder(argument, label) for argument in arguments]
-
-    def decode_fixed(value: Any) -> tuple[Any, ...]:
-        if not isinstance(value, list | tuple):
-            raise TypeError(f"{label} must be a list, not {_type_name(value)}")
-        if len(value) != len(elements):
+    def decode_tuple(value: Any) -> tuple[Any, ...]:
+        _must_be("a list", value, label)
+        if not variadic and len(value) != len(elements):
             raise ValueError(f"{label} must hold {len(elements)} values, not {len(value)}")
-        return _each(_same, value, elements)
+        if variadic and elements[0] is None:
+            return tuple(value)
+        return _each(elements * len(value) if variadic else elements, value)
 
-    return decode_fixed
+    return decode_tuple
 
 
-def _each(
-    decoder: Decoder, items: Any, decoders: list[Decoder | None] | None = None
-) -> tuple[Any, ...]:
-    """Each item read (by `decoder`, or by the decoder at its place in `decoders`); a failure
-    placed at its index. The items are read again one by one only to find the failing one:
-    series of samples hold tens of thousands."""
-    readers = decoders or [decoder] * len(items)
+def _each(readers: list[Decoder | None], items: Any) -> tuple[Any, ...]:
+    """Each item read by the reader at its place; a failure placed at its index. The items
+    are read again one by one only to find the failing one: series of samples hold tens of
+    thousands."""
     try:
         return tuple([(read or _same)(item) for read, item in zip(readers, items, strict=True)])
     except _MALFORMED:
         for index, (read, item) in enumerate(zip(readers, items, strict=True)):
-            try:
-                (read or _same)(item)
-            except _MALFORMED as error:
-                _place(error, index)
-                raise
+            _at(index, read or _same, item)
+        raise
+
+
+def _at(step: str | int, read: Decoder, value: Any) -> Any:
+    """`read(value)`, a failure placed under `step`."""
+    try:
+        return read(value)
+    except _MALFORMED as error:
+        _place(error, step)
         raise
 
 
@@ -511,8 +449,7 @@ def _class_decoder(kind: type, skip: str | None = None) -> Callable[..., Any]:
     what = _words(kind.__name__)
 
     def decode_object(value: Any, given: Mapping[str, Any] | None = None) -> Any:
-        if not isinstance(value, dict):
-            raise TypeError(f"{what} must be an object, not {_type_name(value)}")
+        _must_be("an object", value, what)
         arguments: dict[str, Any] = dict(given) if given else {}
         for name, key, decoder, absent, read in steps:
             if key is None:

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.errors import ExitStatus
+from tests.cli_runner import started
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
 
@@ -204,12 +205,10 @@ def test_nothing_in_the_stack_can_be_mounted_during_a_destructive_run(lab: LoopL
     upper = lab.attach(lower)
     point = lab.folder / "late-mount"
     point.mkdir()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "flashmark", "run", upper, "--destructive", "--yes", "--no-save",
-         "--size", "4M", "--runtime", "60", "--profile", "a1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
+    with started(
+        "run", upper, "--destructive", "--yes", "--no-save", "--size", "4M", "--runtime", "60",
+        "--profile", "a1",
+    ) as process:  # fmt: skip
         wait_for_fio(process)
         for node in (lower, upper):
             assert exclusive_open_error(node) == errno.EBUSY, node
@@ -221,10 +220,6 @@ def test_nothing_in_the_stack_can_be_mounted_during_a_destructive_run(lab: LoopL
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == ExitStatus.TERMINATED, stderr
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     # released with the run
     assert exclusive_open_error(upper) is None
     assert exclusive_open_error(lower) is None

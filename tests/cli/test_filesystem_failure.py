@@ -10,13 +10,13 @@ import fcntl
 import os
 import struct
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from flashmark.errors import ExitStatus
+from tests.cli_runner import started
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
 # linux fs/ext4/ext4.h: #define EXT4_IOC_SHUTDOWN _IOR('X', 125, __u32), and
@@ -61,22 +61,13 @@ def test_a_filesystem_shut_down_mid_run_exits_5_in_one_line():
     assert EXT4_IOC_SHUTDOWN == 0x8004587D
     with EmulatedDevice(CARD, size_bytes=128 * 2**20) as device:
         assert device.mount_point is not None
-        run = subprocess.Popen(
-            device.command(
-                [sys.executable, "-m", "flashmark", "run", str(device.mount_point), "--size",
-                 "16M", "--runtime", "30", "--profile", "a1", "--no-save"]
-            ),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "FLASHMARK_DB": ""}, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
+        with started(
+            "run", device.mount_point, "--size", "16M", "--runtime", "30", "--profile", "a1",
+            "--no-save", wrap=device.command, env={**os.environ, "FLASHMARK_DB": ""},
+        ) as run:  # fmt: skip
             wait_for_timed_test(run)
             shut_down(device.mount_point)
             _, stderr = run.communicate(timeout=120)
-        finally:
-            if run.poll() is None:
-                run.kill()
-                run.communicate()
         left = [p.name for p in device.mount_point.iterdir() if p.name.startswith(".flashmark-")]
     assert run.returncode == ExitStatus.DEVICE, stderr
     assert "Traceback" not in stderr

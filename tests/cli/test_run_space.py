@@ -6,19 +6,18 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 
 from flashmark.system.disk_space import reserve_bytes
 from flashmark.units import format_size
 from tests.cli_runner import flashmark_script as flashmark
+from tests.cli_runner import started
 from tests.emulation.runs import mounted_image
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
 
 MiB = 1 << 20
-
 
 
 def test_a_test_area_that_would_eat_into_the_reserve_is_refused_before_writing(tmp_path):
@@ -61,13 +60,8 @@ def _free(folder: os.PathLike[str]) -> int:
 
 def test_a_disk_filled_by_another_writer_stops_the_run_and_keeps_the_tests_measured(tmp_path):
     with mounted_image(tmp_path / "card.img", 256 * MiB, sparse=False) as (node, folder):
-        argv = [sys.executable, "-m", "flashmark", "run", str(folder), "--size", "16M",
-                "--runtime", "2", "--ramp", "0"]  # fmt: skip
-        process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        try:
+        run = started("run", folder, "--size", "16M", "--runtime", "2", "--ramp", "0")
+        with run as process:
             assert process.stderr is not None
             seen = []
             for line in process.stderr:  # the first test ends: fill the disk before the next
@@ -79,10 +73,6 @@ def test_a_disk_filled_by_another_writer_stops_the_run_and_keeps_the_tests_measu
             other = stats.f_bavail * stats.f_frsize - reserve_bytes(total) // 2
             subprocess.run(["fallocate", "-l", str(other), str(folder / "other")], check=True)
             _, rest = process.communicate(timeout=120)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
         assert process.returncode == 4, "".join(seen) + rest
         last = rest.strip().splitlines()[-1]
         assert last.startswith(f"flashmark: error: {node} (ext4 on {folder}) is filling up")

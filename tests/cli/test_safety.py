@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from flashmark.errors import ExitStatus
+from tests.cli_runner import started
 from tests.emulation.runs import flashmark_json
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
@@ -19,12 +20,7 @@ CARD = DeviceCaps("card", read_iops=2000, write_iops=800, read_bps=50_000_000, w
 
 
 def start_run(*args, device=None):
-    argv = [sys.executable, "-m", "flashmark", "run", *args, "--no-save"]
-    if device is not None:
-        argv = device.command(argv)
-    return subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL
-    )
+    return started("run", *args, "--no-save", wrap=device.command if device else None)
 
 
 def wait_for_fio_test(process, folder, timeout=60):
@@ -66,10 +62,10 @@ def fio_processes_using(workdir_marker):
     ],
 )
 def test_a_signal_mid_test_stops_fio_and_removes_the_test_file(tmp_path, sig, status):
-    process = start_run(str(tmp_path), "--size", "16M", "--runtime", "60")
-    fio_pid = wait_for_fio_test(process, tmp_path)
-    process.send_signal(sig)
-    _, stderr = process.communicate(timeout=60)
+    with start_run(str(tmp_path), "--size", "16M", "--runtime", "60") as process:
+        fio_pid = wait_for_fio_test(process, tmp_path)
+        process.send_signal(sig)
+        _, stderr = process.communicate(timeout=60)
     assert process.returncode == status, stderr
     assert f"stopped by {sig.name}" in stderr
     assert list(tmp_path.iterdir()) == []
@@ -85,10 +81,10 @@ def _zombie(pid):
 
 @pytest.mark.fio
 def test_fio_dying_mid_test_is_reported_and_the_test_file_removed(tmp_path):
-    process = start_run(str(tmp_path), "--size", "16M", "--runtime", "60")
-    fio_pid = wait_for_fio_test(process, tmp_path)
-    os.kill(fio_pid, signal.SIGKILL)
-    _, stderr = process.communicate(timeout=60)
+    with start_run(str(tmp_path), "--size", "16M", "--runtime", "60") as process:
+        fio_pid = wait_for_fio_test(process, tmp_path)
+        os.kill(fio_pid, signal.SIGKILL)
+        _, stderr = process.communicate(timeout=60)
     assert process.returncode != 0
     assert "killed by SIGKILL" in stderr or "fio failed" in stderr, stderr
     assert "Traceback" not in stderr
@@ -180,17 +176,16 @@ def test_a_device_vanishing_mid_run_exits_with_the_device_status():
             text=True,
             check=True,
         ).stdout.strip()
-        process = start_run(
-            str(device.mount_point), "--size", "16M", "--runtime", "30", device=device
-        )
-        wait_for_fio_test(process, device.mount_point)
+        run = start_run(str(device.mount_point), "--size", "16M", "--runtime", "30", device=device)
+        with run as process:
+            wait_for_fio_test(process, device.mount_point)
 
-        def vanish():
-            os.truncate(backing, 0)
-            subprocess.run(["losetup", "--set-capacity", device.device], check=True)
+            def vanish():
+                os.truncate(backing, 0)
+                subprocess.run(["losetup", "--set-capacity", device.device], check=True)
 
-        threading.Thread(target=vanish).start()
-        _, stderr = process.communicate(timeout=120)
+            threading.Thread(target=vanish).start()
+            _, stderr = process.communicate(timeout=120)
     assert process.returncode == ExitStatus.DEVICE, stderr
     assert "device failed or disappeared" in stderr
 
@@ -221,8 +216,9 @@ def _digest(path, length=16 * 2**20):
 def test_a_second_run_on_the_same_target_refuses_while_the_first_holds_it(tmp_path, kind):
     with EmulatedDevice(CARD, size_bytes=128 * 2**20, filesystem=kind == "folder") as device:
         target = str(device.mount_point) if kind == "folder" else device.device
-        first = start_run(target, "--size", "4M", "--runtime", "2", "--ramp", "0", device=device)
-        try:
+        with start_run(
+            target, "--size", "4M", "--runtime", "2", "--ramp", "0", device=device
+        ) as first:
             if kind == "folder":
                 wait_for_fio_test(first, target)
             else:
@@ -244,9 +240,5 @@ def test_a_second_run_on_the_same_target_refuses_while_the_first_holds_it(tmp_pa
             out, err = first.communicate(timeout=120)
             assert first.returncode == 0, err
             assert "rand-write-4k-q32" in out or kind == "device"
-        finally:
-            if first.poll() is None:
-                first.kill()
-                first.communicate()
         if kind == "folder":
             assert [p.name for p in Path(target).iterdir()] == ["lost+found"]

@@ -12,53 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.emulation.flash.engine import (
-    ControlBlock,
-    DeviceFault,
-    FileStorage,
-    FlashEngine,
-    MemoryStorage,
-)
-from tests.emulation.flash.model import Backing, BadRange, FakeMode, FlashModel
-
-MB = 1_000_000
-MiB = 1 << 20
-MS = 1_000_000  # ns
-
-
-class FakeClock:
-    """time.monotonic_ns and time.sleep for the engine: sleeping moves the clock."""
-
-    def __init__(self) -> None:
-        self.now = 10**12
-
-    def __call__(self) -> int:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += round(seconds * 1e9)
-
-    def host_overhead(self, ns: int) -> None:
-        self.now += ns
-
-
-def engine_for(model: FlashModel, control: ControlBlock | None = None):
-    clock = FakeClock()
-    engine = FlashEngine(
-        model, MemoryStorage(model.real_capacity), control=control, clock=clock,
-        sleep=clock.sleep,
-    )  # fmt: skip
-    return engine, clock
+from tests.emulation.fake_clock import MB, MS, MiB, engine_for, read
+from tests.emulation.flash.engine import ControlBlock, DeviceFault, FileStorage, FlashEngine
+from tests.emulation.flash.model import Backing, BadRange, Durability, FakeMode, FlashModel
 
 
 def write(engine: FlashEngine, offset: int, data: bytes) -> None:
     engine.write(memoryview(data), offset)
-
-
-def read(engine: FlashEngine, offset: int, length: int) -> bytes:
-    buf = bytearray(length)
-    engine.read_into(memoryview(buf), offset)
-    return bytes(buf)
 
 
 def test_invalid_models_are_refused_with_every_reason():
@@ -70,12 +30,22 @@ def test_invalid_models_are_refused_with_every_reason():
         FlashModel(claimed_bytes=MiB, bad_ranges=(BadRange(MiB - 512, 1024),))
 
 
-def test_model_survives_the_json_trip_to_the_plugin():
-    model = FlashModel(
-        claimed_bytes=64 << 30, real_bytes=64 * MiB, fake=FakeMode.ERASED, read_bps=20 * MB,
-        cache_bytes=8 * MiB, cache_write_bps=40 * MB, write_bps=10 * MB,
-        bad_ranges=(BadRange(4096, 8192, writes=True),), backing=Backing.MEMORY,
-    )  # fmt: skip
+@pytest.mark.parametrize(
+    "model",
+    [
+        FlashModel(
+            claimed_bytes=64 << 30, real_bytes=64 * MiB, fake=FakeMode.ERASED, read_bps=20 * MB,
+            cache_bytes=8 * MiB, cache_write_bps=40 * MB, write_bps=10 * MB,
+            bad_ranges=(BadRange(4096, 8192, writes=True),), backing=Backing.MEMORY,
+        ),
+        FlashModel(
+            claimed_bytes=MiB, durability=Durability.OUT_OF_ORDER, durable_lag_ns=300 * MS,
+            torn_writes=True, reorder_seed=7, dies_at_power_cut=3,
+        ),
+    ],
+    ids=["rates-and-faults", "power"],
+)  # fmt: skip
+def test_model_survives_the_json_trip_to_the_plugin(model: FlashModel) -> None:
     assert FlashModel.from_json(model.to_json()) == model
 
 

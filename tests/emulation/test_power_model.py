@@ -12,56 +12,20 @@ import threading
 
 import pytest
 
+from tests.emulation.fake_clock import MS, FakeClock, MiB, engine_for, read
 from tests.emulation.flash.engine import ControlBlock, DeviceFault, FlashEngine, MemoryStorage
 from tests.emulation.flash.model import SECTOR, Durability, FlashModel
 
-MiB = 1 << 20
-MS = 1_000_000
 RECORD = 4096
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 10**12
-
-    def __call__(self) -> int:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += round(seconds * 1e9)
-
-
-def engine_for(model: FlashModel) -> tuple[FlashEngine, FakeClock]:
-    clock = FakeClock()
-    storage = MemoryStorage(model.real_capacity)
-    return FlashEngine(model, storage, clock=clock, sleep=clock.sleep), clock
 
 
 def write(engine: FlashEngine, offset: int, byte: int) -> None:
     engine.write(memoryview(bytes([byte]) * RECORD), offset)
 
 
-def read(engine: FlashEngine, offset: int, length: int = RECORD) -> bytes:
-    buffer = bytearray(length)
-    engine.read_into(memoryview(buffer), offset)
-    return bytes(buffer)
-
-
 def test_a_lying_card_without_a_lag_is_refused():
     with pytest.raises(ValueError, match="lying card needs durable_lag_ns"):
         FlashModel(claimed_bytes=MiB, durability=Durability.LYING)
-
-
-def test_the_power_model_survives_the_json_trip_to_the_plugin():
-    model = FlashModel(
-        claimed_bytes=MiB,
-        durability=Durability.OUT_OF_ORDER,
-        durable_lag_ns=300 * MS,
-        torn_writes=True,
-        reorder_seed=7,
-        dies_at_power_cut=3,
-    )
-    assert FlashModel.from_json(model.to_json()) == model
 
 
 def test_an_honest_card_keeps_what_a_flush_covered_and_loses_the_rest():
@@ -175,10 +139,8 @@ def test_a_write_cut_in_service_keeps_its_first_sectors_and_one_garbage_sector(d
 
 def test_a_reset_keeps_the_data_of_the_volatile_cache(tmp_path):
     """`device.reset()` promises a fresh device with its data: the cache is written back."""
-    clock = FakeClock()
     control = ControlBlock(tmp_path / "control", create=True)
-    model = FlashModel(claimed_bytes=MiB, durability=Durability.HONEST)
-    engine = FlashEngine(model, MemoryStorage(MiB), control=control, clock=clock, sleep=clock.sleep)
+    engine, _ = engine_for(FlashModel(claimed_bytes=MiB, durability=Durability.HONEST), control)
     write(engine, 0, 5)
     control.request_reset()
     read(engine, RECORD)  # the reset is carried out at the next request

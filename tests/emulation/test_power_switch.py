@@ -3,7 +3,6 @@ keeps, where it comes back, and a card that never does."""
 
 from __future__ import annotations
 
-import mmap
 import os
 import subprocess
 
@@ -11,6 +10,7 @@ import pytest
 
 from tests.emulation.flash.model import Durability, FlashModel
 from tests.emulation.flash.power import backing_file
+from tests.emulation.io_helpers import opened_direct, read_block, write_block
 
 pytestmark = pytest.mark.flash
 
@@ -19,25 +19,15 @@ RECORD = 4096
 
 
 def write_record(node: str, offset: int, byte: int, *, flush: bool) -> None:
-    fd = os.open(node, os.O_RDWR | os.O_DIRECT)
-    try:
-        with mmap.mmap(-1, RECORD) as buffer:  # page-aligned, as O_DIRECT wants
-            buffer.write(bytes([byte]) * RECORD)
-            os.pwrite(fd, buffer, offset)
+    with opened_direct(node) as fd:
+        write_block(fd, offset, bytes([byte]) * RECORD)
         if flush:
             os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def read_byte(node: str, offset: int) -> int:
-    fd = os.open(node, os.O_RDONLY | os.O_DIRECT)
-    try:
-        with mmap.mmap(-1, RECORD) as buffer:
-            os.preadv(fd, [buffer], offset)
-            return buffer[0]
-    finally:
-        os.close(fd)
+    with opened_direct(node) as fd:
+        return read_block(fd, offset, RECORD)[0]
 
 
 def switch(command: str) -> None:

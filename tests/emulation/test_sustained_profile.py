@@ -40,29 +40,14 @@ CARD = FlashModel(
 
 def test_the_sustained_profile_finds_the_models_cache_and_rates(emulated_flash):
     device = emulated_flash(CARD)
-    done = subprocess.run(
-        [sys.executable, "-m", "flashmark", "run", device.path, "--destructive", "--yes",
-         "--no-save", "--profile", "sustained", "--size", "112M", "--json"],
-        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert done.returncode in (0, 8), done.stderr[-3000:]
-    assert "sustained-write stops when its rate has been steady" in done.stderr
-    document = json.loads(done.stdout)
-    (test,) = document["tests"]
-    assert test["name"] == "sustained-write"
-    sustained = test["write"]["sustained"]
+    document, stderr = run_sustained(device.path, "--destructive", "--yes")
+    assert "sustained-write stops when its rate has been steady" in stderr
+    assert document["tests"][0]["name"] == "sustained-write"
+    # 12 MB/s sustained: U3 (30 MB/s) fails although the burst is 60 MB/s, and U1 passes.
+    sustained = assert_the_models_cliff(document, device)
     card = device.stats()
     idle = f"device idle {card.idle_ns / 1e6:.0f} ms (longest {card.longest_idle_ns / 1e6:.0f})"
-    assert sustained["cache_bytes"] == pytest.approx(CARD.cache_bytes, rel=0.05), idle
-    assert sustained["burst_bw_bytes"] == pytest.approx(
-        CARD.burst_write_bps_at(512 * KiB), rel=0.02
-    ), idle
-    assert sustained["sustained_bw_bytes"] == pytest.approx(
-        CARD.sustained_write_bps_at(512 * KiB), rel=0.02
-    ), idle
     grades = document["grades"]
-    # 12 MB/s sustained: U3 (30 MB/s) fails although the burst is 60 MB/s, and U1 passes.
-    assert grades["U3"]["verdict"] == "fail"
     assert grades["U3"]["checks"][0]["test"] == "sustained-write"
     # Each verdict is its checks' intervals' side of their thresholds (the worst of them).
     for name in ("U1", "U3"):
@@ -78,7 +63,7 @@ def test_the_sustained_profile_finds_the_models_cache_and_rates(emulated_flash):
         assert grades["U1"]["verdict"] in ("pass", "uncertain"), (idle, grades["U1"])
     # Graded as the SD specification measures speed classes: the slowest 4 MiB sub-unit after
     # the cache (a minimum, so host delays can only lower it) and each write's busy time.
-    assert sustained["cache_exceeded"] is True and sustained["stopped_by"] == "size limit"
+    assert sustained["stopped_by"] == "size limit"
     units = sustained["sub_units"]
     assert units["from_bytes"] >= sustained["cache_bytes"]
     assert units["min_bw_bytes"] <= units["median_bw_bytes"]
@@ -112,13 +97,7 @@ def test_a_cache_larger_than_the_test_is_flagged_and_no_class_passes_on_the_burs
         name="large cache",
     )
     device = emulated_flash(card)
-    done = subprocess.run(
-        [sys.executable, "-m", "flashmark", "run", device.path, "--destructive", "--yes",
-         "--no-save", "--profile", "sustained", "--size", "64M", "--json"],
-        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert done.returncode in (0, 8), done.stderr[-3000:]
-    document = json.loads(done.stdout)
+    document, _ = run_sustained(device.path, "--destructive", "--yes", size="64M")
     sustained = document["tests"][0]["write"]["sustained"]
     assert sustained["cache_exceeded"] is False and sustained["cache_bytes"] is None
     assert sustained["written_bytes"] == 64 * MiB and sustained["stopped_by"] == "size limit"

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
 from flashmark.units import MiB
 
@@ -48,6 +48,35 @@ class EmulationUnavailable(RuntimeError):
     pass
 
 
+class Emulation:
+    """A device made for a test, as a context manager: `_unavailable` says why this machine
+    cannot make it (None: it can), `_setup` makes it, and `close` removes everything it made
+    (idempotent), also when `_setup` fails halfway or the test inside fails."""
+
+    def _unavailable(self) -> str | None:
+        raise NotImplementedError
+
+    def _setup(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        reason = self._unavailable()
+        if reason is not None:
+            raise EmulationUnavailable(reason)
+        try:
+            self._setup()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
 def unavailable_reason(cgroup_root: Path = CGROUP_ROOT) -> str | None:
     """None when this machine can emulate devices, else the reason (for pytest skips)."""
     if os.geteuid() != 0:
@@ -69,7 +98,7 @@ def _throttle_flavour(cgroup_root: Path) -> str | None:
     return None
 
 
-class EmulatedDevice:
+class EmulatedDevice(Emulation):
     """A throttled loop device, optionally with an ext4 filesystem mounted on it.
 
     Use as a context manager; everything it creates (backing file, loop device, mount, cgroup)
@@ -98,23 +127,10 @@ class EmulatedDevice:
         self.cgroup: Path | None = None
 
     # -- life cycle ---------------------------------------------------------------------------
-    def __enter__(self) -> EmulatedDevice:
-        reason = unavailable_reason(self._cgroup_root)
-        if reason is not None:
-            raise EmulationUnavailable(reason)
-        try:
-            self._setup()
-        except BaseException:
-            self._stack.close()
-            raise
-        return self
+    def _unavailable(self) -> str | None:
+        return unavailable_reason(self._cgroup_root)
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def close(self) -> None:
         self._stack.close()
 
     def _setup(self) -> None:
@@ -130,23 +146,25 @@ class EmulatedDevice:
         # without a write cache. Memory is taken only for what is written (a sparse file).
         ram = workdir / "ram"
         ram.mkdir()
-        _run(["mount", "-t", "tmpfs", "-o", f"size={self.size_bytes},mode=0700", "tmpfs", str(ram)])
+        run_tool(
+            ["mount", "-t", "tmpfs", "-o", f"size={self.size_bytes},mode=0700", "tmpfs", str(ram)]
+        )
         # Lazily: the loop device may hold the file a moment after its detach (udev's probe).
         self._stack.callback(_run_quietly, ["umount", "--lazy", str(ram)])
         backing = ram / "backing.img"
         with backing.open("wb") as handle:
             handle.truncate(self.size_bytes)
-        self.device = _run(["losetup", "--find", "--show", str(backing)]).strip()
+        self.device = run_tool(["losetup", "--find", "--show", str(backing)]).strip()
         self._stack.callback(_run_quietly, ["losetup", "--detach", self.device])
-        self.majmin = _majmin(self.device)
+        self.majmin = device_number(self.device)
 
         if self.filesystem:
             # Initialise inode tables and journal now, so ext4lazyinit does not write in the
             # background while a test measures the device.
             if self.fstype == "btrfs":
-                _run(["mkfs.btrfs", "-q", "-f", self.device])
+                run_tool(["mkfs.btrfs", "-q", "-f", self.device])
             else:
-                _run(
+                run_tool(
                     [
                         "mkfs.ext4",
                         "-q",
@@ -158,11 +176,11 @@ class EmulatedDevice:
                 )
             mount_point = workdir / "mnt"
             mount_point.mkdir()
-            _run(["mount", self.device, str(mount_point)])
+            run_tool(["mount", self.device, str(mount_point)])
             self._stack.callback(_unmount, mount_point)
             self.mount_point = mount_point
 
-        _wait_for_udev()
+        wait_for_udev()
         self.cgroup = self._create_cgroup()
 
     def _create_cgroup(self) -> Path:
@@ -239,10 +257,14 @@ def throttle_unavailable_reason(cgroup_root: Path = CGROUP_ROOT) -> str | None:
     return None
 
 
-def _run(argv: list[str]) -> str:
-    completed = subprocess.run(
-        argv, capture_output=True, text=True, timeout=120, env={**os.environ, "LC_ALL": "C"}
-    )
+def c_locale() -> dict[str, str]:
+    """This environment with the C locale: the tools' messages as the code reads them."""
+    return {**os.environ, "LC_ALL": "C"}
+
+
+def run_tool(argv: list[str]) -> str:
+    """What a tool printed; EmulationUnavailable, with its error, when it fails."""
+    completed = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=c_locale())
     if completed.returncode != 0:
         raise EmulationUnavailable(
             f"{' '.join(argv)} failed ({completed.returncode}): {completed.stderr.strip()}"
@@ -250,7 +272,7 @@ def _run(argv: list[str]) -> str:
     return completed.stdout
 
 
-def _wait_for_udev() -> None:
+def wait_for_udev() -> None:
     """Let udev finish probing the new device (blkid reads it) before anything is measured.
 
     Those reads would land in the measured device's counters; machines without udev skip this.
@@ -261,17 +283,18 @@ def _wait_for_udev() -> None:
 
 def _run_quietly(argv: list[str]) -> None:
     with contextlib.suppress(EmulationUnavailable, OSError, subprocess.TimeoutExpired):
-        _run(argv)
+        run_tool(argv)
 
 
-def _majmin(device: str) -> str:
+def device_number(device: str) -> str:
+    """A block device's MAJOR:MINOR, as the block throttle names it."""
     status = os.stat(device)
     return f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}"
 
 
 def _unmount(mount_point: Path) -> None:
     try:
-        _run(["umount", str(mount_point)])
+        run_tool(["umount", str(mount_point)])
     except (EmulationUnavailable, subprocess.TimeoutExpired):
         # Still busy (a process left behind): detach it lazily so the loop device can go.
         _run_quietly(["umount", "--lazy", str(mount_point)])

@@ -97,17 +97,47 @@ def test_the_live_ioctl_reaches_the_kernel_and_a_refusal_is_a_card_that_did_not_
 # -- each layout, decoded from the published figures -------------------------------------------
 
 
-def test_sandisk_industrial_and_wd_purple():
-    sandisk = decode_sandisk(layout("sandisk_industrial"))
-    assert sandisk is not None and sandisk.vendor == "SanDisk"
-    assert (sandisk.life_used_low_pct, sandisk.life_used_high_pct) == (0.0, 1.0)
-    assert sandisk.manufactured == "211122"
-    purple = decode_sandisk(layout("wd_purple"))
-    assert purple is not None and purple.vendor == "Western Digital"
-    assert purple.manufactured == "240403" and purple.power_on_count == 14
+# (decoder, layout, the fields it reads from the published answer); "illustrative" layouts
+# have no published answer: their blocks follow the layout's description.
+PUBLISHED_FIGURES = [
+    (decode_sandisk, "sandisk_industrial",
+     {"vendor": "SanDisk", "life_used_low_pct": 0.0, "life_used_high_pct": 1.0,
+      "manufactured": "211122"}),
+    (decode_sandisk, "wd_purple",
+     {"vendor": "Western Digital", "manufactured": "240403", "power_on_count": 14}),
+    (decode_phison, "apacer_industrial",
+     {"erase_count_max": 5, "erase_count_total": 1380, "spare_blocks": 46,
+      "bad_blocks_factory": 72, "power_on_count": 55}),
+    (decode_adata, "adata_transcend_460t",  # a Transcend 460T answers as ADATA; 100% left
+     {"life_used_low_pct": 0.0, "life_used_high_pct": 1.0, "bad_blocks_factory": 5,
+      "spare_blocks": 198, "power_on_count": 12, "erase_count_max": 2, "erase_count_total": 405,
+      "rated_erase_cycles": 30, "firmware": "U1115"}),
+    (decode_swissbit, "swissbit_s56u",  # 99% left
+     {"life_used_low_pct": 0.0, "life_used_high_pct": 2.0, "rated_erase_cycles": 100_000,
+      "erase_count_max": 3, "erase_count_total": 2230, "spare_blocks": 482, "power_on_count": 19,
+      "firmware": "W0112"}),
+    (decode_micron, "micron_i400",  # its utilization figures are no life used
+     {"life_used_low_pct": None}),
+    (decode_transcend, "transcend_illustrative",  # 97% left; counts LE, power-ons BE
+     {"life_used_low_pct": 2.0, "life_used_high_pct": 4.0, "erase_count_average": 17,
+      "power_loss_count": 3, "power_on_count": 230}),
+    (decode_innodisk, "innodisk_illustrative",
+     {"erase_count_total": 9000, "other": ("spare utilization 2%",)}),
+    (decode_longsys, "longsys_illustrative",  # 25.5 cycles; 92% left
+     {"erase_count_average": 26, "life_used_low_pct": 7.0, "life_used_high_pct": 9.0}),
+]  # fmt: skip
 
 
-def test_the_two_step_layout_of_kingston_sdce_and_apacer():
+@pytest.mark.parametrize(
+    ("decode", "name", "fields"), PUBLISHED_FIGURES, ids=[row[1] for row in PUBLISHED_FIGURES]
+)
+def test_each_layout_decodes_its_published_figures(decode, name, fields):
+    decoded = decode(layout(name))
+    assert decoded is not None
+    assert {field: getattr(decoded, field) for field in fields} == fields
+
+
+def test_the_two_step_layout_of_kingston_sdce():
     kingston = decode_phison(layout("kingston_sdce"))
     assert kingston == VendorHealth(
         vendor=kingston.vendor if kingston else "",
@@ -124,10 +154,6 @@ def test_the_two_step_layout_of_kingston_sdce_and_apacer():
         power_loss_count=0,
         firmware="19.143",
     )
-    apacer = decode_phison(layout("apacer_industrial"))
-    assert apacer is not None
-    assert (apacer.erase_count_max, apacer.erase_count_total) == (5, 1380)
-    assert (apacer.spare_blocks, apacer.bad_blocks_factory, apacer.power_on_count) == (46, 72, 55)
 
 
 def test_a_two_step_answer_over_100_percent_left_gives_no_life_used():
@@ -138,47 +164,9 @@ def test_a_two_step_answer_over_100_percent_left_gives_no_life_used():
     assert decoded.other == ("life remaining 453.00% (over 100)",)
 
 
-def test_adata_as_a_transcend_460t_answers_it():
-    adata = decode_adata(layout("adata_transcend_460t"))
-    assert adata is not None
-    assert (adata.life_used_low_pct, adata.life_used_high_pct) == (0.0, 1.0)  # 100% left
-    assert (adata.bad_blocks_factory, adata.spare_blocks, adata.power_on_count) == (5, 198, 12)
-    assert (adata.erase_count_max, adata.erase_count_total, adata.rated_erase_cycles) == (
-        2,
-        405,
-        30,
-    )
-    assert adata.firmware == "U1115"
-
-
-def test_swissbit_s56u():
-    swissbit = decode_swissbit(layout("swissbit_s56u"))
-    assert swissbit is not None
-    assert (swissbit.life_used_low_pct, swissbit.life_used_high_pct) == (0.0, 2.0)  # 99% left
-    assert swissbit.rated_erase_cycles == 100_000
-    assert (swissbit.erase_count_max, swissbit.erase_count_total) == (3, 2230)
-    assert (swissbit.spare_blocks, swissbit.power_on_count) == (482, 19)
-    assert swissbit.firmware == "W0112"
-
-
-def test_micron_keeps_its_utilization_figures_and_reads_no_life_from_them():
+def test_micron_keeps_its_utilization_figures():
     micron = decode_micron(layout("micron_i400"))
-    assert micron is not None and micron.life_used_low_pct is None
-    assert micron.other[0] == "percentage step utilization 1"
-
-
-def test_the_layouts_without_a_published_answer():
-    transcend = decode_transcend(layout("transcend_illustrative"))
-    assert transcend is not None
-    assert (transcend.life_used_low_pct, transcend.life_used_high_pct) == (2.0, 4.0)  # 97% left
-    assert (transcend.erase_count_average, transcend.power_loss_count) == (17, 3)  # LE
-    assert transcend.power_on_count == 230  # BE
-    innodisk = decode_innodisk(layout("innodisk_illustrative"))
-    assert innodisk is not None and innodisk.erase_count_total == 9000
-    assert innodisk.other == ("spare utilization 2%",)
-    longsys = decode_longsys(layout("longsys_illustrative"))
-    assert longsys is not None and longsys.erase_count_average == 26  # 25.5 cycles
-    assert (longsys.life_used_low_pct, longsys.life_used_high_pct) == (7.0, 9.0)  # 92% left
+    assert micron is not None and micron.other[0] == "percentage step utilization 1"
 
 
 def test_each_decoder_takes_only_its_own_signature():

@@ -10,8 +10,14 @@ from pathlib import Path
 
 from flashmark.health.result import decimal_bytes
 from tests.cli_runner import flashmark
-from tests.health.test_health_check import SimulatedEmmc, SimulatedNvme, recorded_env
-from tests.probe.recorded import tree_env
+from tests.health.test_health_check import (
+    SimulatedEmmc,
+    SimulatedNvme,
+    recorded_env,
+    write_boot,
+    write_counter,
+)
+from tests.probe.recorded import copied_tree, tree_env
 from tests.report.html.page import Page
 
 
@@ -27,9 +33,21 @@ def report(env: dict[str, str], ids: list[int], path: Path) -> Page:
     return Page(path.read_text(encoding="utf-8"))
 
 
-def circle_titles(page_text: str) -> list[str]:
-    chart = page_text[page_text.index('class="wear-chart"') :].split("</svg>")[0]
-    return re.findall(r"<circle [^>]*><title>([^<]*)</title>", chart)
+def wear_svg(page_text: str) -> str:
+    return page_text[page_text.index('wear-chart"') :].split("</svg>")[0]
+
+
+def dot_labels(page_text: str) -> list[str]:
+    """The bytes written at each reading: the labels of the written line's dots."""
+    return re.findall(r'<g class="dots"><desc class="label">([^<]*)</desc>', wear_svg(page_text))
+
+
+def band_outline(page_text: str) -> list[tuple[float, float]]:
+    """The wear band's outline in drawing coordinates, without pygal's run to and from zero."""
+    drawn = re.search(r'serie-0 color-0"><path d="M[^L]*L([^"]+)"', wear_svg(page_text))
+    assert drawn is not None
+    numbers = list(map(float, drawn.group(1).split()))
+    return list(zip(numbers[0::2], numbers[1::2], strict=True))[:-2]
 
 
 def test_an_emmc_read_three_times_draws_its_bracket_and_its_counted_writes(tmp_path):
@@ -50,7 +68,7 @@ def test_an_emmc_read_three_times_draws_its_bracket_and_its_counted_writes(tmp_p
     path = tmp_path / "report.html"
     page = report(env, ids, path)
     text = path.read_text(encoding="utf-8")
-    assert [chart.classes for chart in page.charts] == ["wear-chart"]
+    assert [chart.classes for chart in page.charts] == ["pygal-chart wear-chart"]
     assert page.all("body")[0].attributes["data-charts"] == "1"
     assert "#health-wear" in [a.attributes["href"] for a in page.all("a")]
     (chart,) = page.charts
@@ -59,10 +77,8 @@ def test_an_emmc_read_three_times_draws_its_bracket_and_its_counted_writes(tmp_p
         "written (GB), the kernel's count since the first reading",
     ]
     counted = int(200e9 // 512) * 512
-    assert circle_titles(text) == [decimal_bytes(b) for b in (0, counted, counted)]
-    band = re.search(r'<polygon class="wear" points="([^"]+)"', text)
-    assert band is not None
-    points = [tuple(map(float, p.split(","))) for p in band.group(1).split()]
+    assert dot_labels(text) == [decimal_bytes(b) for b in (0, counted, counted)]
+    points = band_outline(text)
     lows, highs = points[:3], points[3:][::-1]  # the low edge forward, the high edge back
     assert [y for _, y in lows][:2] == [lows[0][1]] * 2 and lows[2][1] < lows[0][1]
     assert highs[2][1] < highs[1][1] == highs[0][1]  # up from 10% to 20% (y grows down)
@@ -85,7 +101,7 @@ def test_an_nvme_drive_is_drawn_from_its_own_count_and_a_lone_reading_from_none(
     assert "SanDisk Ultra 3D NVMe" in chart.title
     assert chart.legend[1] == "written (GB), the drive's own count"
     units = [857_454, int((857_454 * 512_000 + 500e9) / 512_000)]
-    assert circle_titles(path.read_text(encoding="utf-8")) == [
+    assert dot_labels(path.read_text(encoding="utf-8")) == [
         decimal_bytes(u * 512_000) for u in units
     ]
 
@@ -98,3 +114,23 @@ def test_readings_of_one_device_each_shown_once_draw_nothing(tmp_path):
     page = report(env, [first], path)
     assert page.charts == []
     assert "health-wear" not in path.read_text(encoding="utf-8")
+
+
+def test_a_device_that_reports_no_wear_is_drawn_from_its_counted_writes(tmp_path):
+    """An SD card (no wear reported) read, 30 MB written, read again: the bytes the kernel
+    counted are the chart, on its one axis."""
+    tree = copied_tree("rpi4_sd", tmp_path / "sd")
+    stat = next((tree / "sys").rglob("mmcblk0/stat"))
+    env = tree_env(tree, tmp_path / "history.db")
+    ids = []
+    for uptime, written in ((100.0, 0.0), (200.0, 30e6)):
+        write_boot(tree, "boot-1", uptime)
+        write_counter(stat, written)
+        ids.append(record(env))
+    path = tmp_path / "report.html"
+    (chart,) = report(env, ids, path).charts
+    assert chart.legend == [
+        "life used: the device reports none",
+        "written (MB), the kernel's count since the first reading",
+    ]
+    assert dot_labels(path.read_text(encoding="utf-8")) == [decimal_bytes(0), decimal_bytes(30e6)]

@@ -7,7 +7,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from flashmark.workloads.session import (
     UnknownWorkload,
     run_workloads,
 )
-from tests.cli_runner import flashmark
+from tests.cli_runner import flashmark, started
 
 # A workload's work folder, as flashmark/system/leftovers.py names it.
 FOLDER_PREFIX = "flashmark-workload-"
@@ -145,12 +144,8 @@ def test_a_failure_inside_a_workload_still_removes_its_folder(tmp_path: Path) ->
 
 
 def test_sigterm_stops_the_command_and_removes_the_folder(tmp_path: Path) -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "flashmark", "workload", "pkg-install", str(tmp_path),
-         "--scale", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
+    run = started("workload", "pkg-install", tmp_path, "--scale", "1", stdout=subprocess.DEVNULL)
+    with run as process:
         deadline = time.monotonic() + 60
         while not any((p / "root").exists() for p in leftovers(tmp_path)):
             assert time.monotonic() < deadline and process.poll() is None, "did not start"
@@ -158,10 +153,6 @@ def test_sigterm_stops_the_command_and_removes_the_folder(tmp_path: Path) -> Non
         time.sleep(0.3)
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 143, stderr
     assert "stopped by SIGTERM" in stderr
     assert leftovers(tmp_path) == []

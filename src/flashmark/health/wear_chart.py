@@ -5,14 +5,13 @@ percentage used one point) on the left axis, and the bytes written on the right,
 One chart per device (by its key, as the forecast joins readings) with two readings or more
 among the results shown. The bytes are NVMe's own count of data written where every reading has
 it (since the drive's first write); else the kernel's counter summed across boots from the first
-reading (write_counter.add_up: a lower bound, a reboot's uncounted writes not in it). Plain SVG:
-a band is one polygon, and a few dozen points need no chart library. It holds no script and no
-URL; its texts are escaped here, its legend is page text.
+reading (write_counter.add_up: a lower bound, a reboot's uncounted writes not in it). Drawn in
+the report's one look (flashmark.views.charts): the band is a filled outline, the bytes a line
+on the right axis. It holds no script and no URL; its legend is page text.
 """
 
 from __future__ import annotations
 
-import html
 import math
 import time
 from collections.abc import Sequence
@@ -27,14 +26,11 @@ from flashmark.health.result import HealthResult, decimal_bytes
 from flashmark.health.write_counter import add_up
 from flashmark.result_kind import HtmlPart, LegendKey, legend_html
 from flashmark.units import SECONDS_PER_DAY, round_step, utc_epoch
+from flashmark.views.charts import config, named, render
 
 ANCHOR = "health-wear"
-# The chart's coordinates (viewBox units) and text size: it scales to its column. The side
-# margins hold the axes' labels ("100" left, "2.25" right).
-_WIDTH, _HEIGHT = 440, 250
-_LEFT, _RIGHT, _TOP, _BOTTOM = 40, 44, 16, 40
-_FONT = 15
-_WEAR = "#1b6ac9"
+# The band is drawn in pygal's opacity: a light blue, so the written line reads across it.
+_WEAR = "#8fb5e4"
 _WRITTEN = "#d95f02"
 # Bytes on the right axis in the unit of their largest value (decimal, as drives rate TBW).
 _BYTE_UNITS = (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3))
@@ -107,7 +103,11 @@ def _bracket(result: HealthResult) -> tuple[float, float] | None:
 def wear_part(results: Sequence[HealthResult]) -> tuple[HtmlPart, int] | None:
     """The report's part "Wear over time": a chart per device with two readings or more, and
     how many; None when no device has two."""
-    charts = [chart for device in wear_over_time(results) if (chart := wear_chart(device))]
+    charts = [
+        chart
+        for index, device in enumerate(wear_over_time(results), start=1)
+        if (chart := wear_chart(device, f"{ANCHOR}-{index}"))
+    ]
     if not charts:
         return None
     body = Markup(
@@ -119,75 +119,30 @@ def wear_part(results: Sequence[HealthResult]) -> tuple[HtmlPart, int] | None:
     return HtmlPart(ANCHOR, "Wear over time", body), len(charts)
 
 
-def wear_chart(device: DeviceWear) -> Markup | None:
+def wear_chart(device: DeviceWear, name: str) -> Markup | None:
     """A card with the device's chart and its legend; None when its readings hold neither wear
-    nor bytes written."""
+    nor bytes written. `name` is the chart's id on the page."""
+    import pygal
+
     points = device.points
-    worn = [p for p in points if p.wear is not None]
-    written = [p for p in points if p.written is not None]
+    worn = [(p.seconds, p.wear) for p in points if p.wear is not None]
+    written = [(p.seconds, p.written) for p in points if p.written is not None]
     if not worn and not written:
         return None
     start, end = points[0].seconds, points[-1].seconds
     span = end - start
-    plot_w, plot_h = _WIDTH - _LEFT - _RIGHT, _HEIGHT - _TOP - _BOTTOM
-    wear_top = _top(max((p.wear[1] * 100 for p in worn if p.wear), default=10.0))
-    most = max((p.written or 0.0 for p in written), default=0.0)
+    wear_top = _top(max((high * 100 for _, (_, high) in worn), default=10.0))
+    most = max((bytes_ for _, bytes_ in written), default=0.0)
     unit, factor = next(((u, f) for u, f in _BYTE_UNITS if most >= f), ("B", 1.0))
     bytes_top = _top(most / factor)
-
-    def x(seconds: float) -> float:  # readings of one moment: in the middle
-        return _LEFT + ((seconds - start) / span if span > 0 else 0.5) * plot_w
-
-    def y(fraction: float) -> float:  # of the axis's top
-        return _TOP + plot_h - fraction * plot_h
-
-    parts = [
-        f'<svg class="wear-chart" viewBox="0 0 {_WIDTH} {_HEIGHT}" role="img" '
-        f'aria-label="wear and bytes written over time of {html.escape(device.device)}">',
-        f'<rect x="{_LEFT}" y="{_TOP}" width="{plot_w}" height="{plot_h}" fill="none" '
-        'stroke="#999"/>',
+    # The wear on the left axis, the bytes on the right; without wear, the bytes on the left
+    # (pygal draws nothing where only its secondary axis has data).
+    left_top = wear_top if worn else bytes_top
+    legend = [
+        LegendKey("life used, as the device reports it (%)", _WEAR, "bar")
+        if worn
+        else LegendKey("life used: the device reports none", _WEAR, "mark")
     ]
-    parts += _axis_labels(wear_top, "end", _LEFT - 6)
-    if written:
-        parts += _axis_labels(bytes_top, "start", _LEFT + plot_w + 6)
-    bottom = _TOP + plot_h + 17
-    ends = ((0.0, "start"), (0.5, "middle"), (1.0, "end")) if span > 0 else ((0.5, "middle"),)
-    for share, anchor in ends:
-        seconds = start + share * span
-        parts.append(
-            f'<text x="{x(seconds):.1f}" y="{bottom}" font-size="{_FONT}" '
-            f'text-anchor="{anchor}">{_when(seconds, span)}</text>'
-        )
-    if worn:
-        band = [(x(p.seconds), y(p.wear[0] * 100 / wear_top)) for p in worn if p.wear]
-        band += [(x(p.seconds), y(p.wear[1] * 100 / wear_top)) for p in reversed(worn) if p.wear]
-        if len(worn) == 1:  # one reading reported wear: a narrow bar at its time
-            (left, low), (_, high) = band
-            band = [(left - 2, low), (left + 2, low), (left + 2, high), (left - 2, high)]
-        drawn = " ".join(f"{px:.1f},{py:.1f}" for px, py in band)
-        parts.append(
-            f'<polygon class="wear" points="{drawn}" fill="{_WEAR}" fill-opacity="0.35" '
-            f'stroke="{_WEAR}" stroke-width="1"/>'
-        )
-    if written:
-        line = " ".join(
-            f"{x(p.seconds):.1f},{y((p.written or 0.0) / factor / bytes_top):.1f}" for p in written
-        )
-        parts.append(
-            f'<polyline class="written" points="{line}" fill="none" stroke="{_WRITTEN}" '
-            'stroke-width="1.5"/>'
-        )
-        parts += [
-            f'<circle cx="{x(p.seconds):.1f}" cy="{y((p.written or 0.0) / factor / bytes_top):.1f}"'
-            f' r="2.5" fill="{_WRITTEN}"><title>{decimal_bytes(p.written or 0.0)}</title></circle>'
-            for p in written
-        ]
-    parts.append("</svg>")
-    legend = []
-    if worn:
-        legend.append(LegendKey("life used, as the device reports it (%)", _WEAR, "bar"))
-    else:
-        legend.append(LegendKey("life used: the device reports none", _WEAR, "mark"))
     if written:
         source = (
             "the drive's own count"
@@ -195,8 +150,46 @@ def wear_chart(device: DeviceWear) -> Markup | None:
             else "the kernel's count since the first reading"
         )
         legend.append(LegendKey(f"written ({unit}), {source}", _WRITTEN))
+    # readings of one moment: in the middle of an axis a second wide
+    edges = (start, end) if span > 0 else (start - 1, start + 1)
+    chart = pygal.XY(
+        **config(
+            [key.colour for key in legend if worn or key.line != "mark"],
+            classes=("pygal-chart", "wear-chart"),
+            x_labels=[start + share * span for share in (0.0, 0.5, 1.0)] if span > 0 else [start],
+            x_value_formatter=lambda seconds: _when(seconds, span),
+            xrange=edges,
+            y_labels=[left_top * quarter / 4 for quarter in range(5)],
+            range=(0, left_top),
+            secondary_range=(0, bytes_top),
+            value_formatter=_label,
+            show_dots=False,
+        )
+    )
+    chart.uuid = name  # the page's id of the chart ("chart-NAME"), not pygal's random one
+    chart.add_xml_filter(named(f"wear and bytes written over time of {device.device}"))
+    if worn:
+        # The bracket as a closed outline, its low edge forward and its high edge back: filled
+        # to zero along one line there and back, pygal's fill is the band alone; one reading
+        # is a narrow bar at its time.
+        width = (edges[1] - edges[0]) / 200
+        band = (
+            [(s + side * width, w) for s, w in worn for side in (-1, 1)] if len(worn) == 1 else worn
+        )
+        outline = [(s, low * 100) for s, (low, _) in band]
+        outline += [(s, high * 100) for s, (_, high) in reversed(band)]
+        chart.add(legend[0].label, [*outline, outline[0]], fill=True)
+    if written:
+        chart.add(
+            legend[1].label,
+            [{"value": (s, b / factor), "label": decimal_bytes(b)} for s, b in written],
+            secondary=bool(worn),
+            show_dots=True,
+            dots_size=2.5,
+        )
+    drawn = render(chart, legend)
     return Markup('<article class="card"><h3>{}</h3><figure>{}{}</figure></article>').format(
-        device.device, Markup("".join(parts)), legend_html(legend)
+        device.device, Markup(drawn.svg), legend_html(drawn.legend)
     )
 
 
@@ -206,18 +199,9 @@ def _top(peak: float) -> float:
     return max(1, math.ceil(peak * 1.04 / step)) * step
 
 
-def _axis_labels(top: float, anchor: str, at: float) -> list[str]:
-    """Five labels up an axis (0, a quarter of `top`, ...); the legend names the units."""
-    plot_h = _HEIGHT - _TOP - _BOTTOM
-    labels = []
-    for quarter in range(5):
-        value = top * quarter / 4
-        text = f"{value:.0f}" if value >= 100 else f"{value:.3g}"  # "1000", never "1e+03"
-        labels.append(
-            f'<text x="{at}" y="{_TOP + plot_h - quarter / 4 * plot_h + 5:.1f}" '
-            f'font-size="{_FONT}" text-anchor="{anchor}">{html.escape(text)}</text>'
-        )
-    return labels
+def _label(value: float) -> str:
+    """An axis label; the legend names the units."""
+    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"  # "1000", never "1e+03"
 
 
 def _when(seconds: float, span: float) -> str:

@@ -145,12 +145,10 @@ class History:
     ) -> History:
         """--db if given, else $FLASHMARK_DB, else the default location (whose folder alone
         is created on the first save)."""
-        env = os.environ if environ is None else environ
         if db_path is not None:
             return cls(db_path.expanduser())
-        if env.get(DB_ENV):
-            return cls(Path(env[DB_ENV]).expanduser())
-        return cls(default_db_path(env), create_folder=True)
+        env = os.environ if environ is None else environ
+        return cls(default_db_path(env), create_folder=not env.get(DB_ENV))
 
     # -- writing -------------------------------------------------------------------------------
     def check_writable(self) -> None:
@@ -176,12 +174,10 @@ class History:
         saved while it was measured); a new entry if that one is gone. Returns the id."""
         with self._writer() as connection, _transaction(connection):
             cursor = connection.execute(
-                "UPDATE results SET kind = ?, created_at = ?, target = ?, label = ?, schema = ?, "
-                "document = ?, card_cid = ?, unchecked = 0 WHERE id = ?",
-                (kind, _created_at(document), _text(target), _text(label),
-                 str(document.get("schema", "")), compact({**document, "id": result_id}),
-                 document_card_cid(document), result_id),
-            )  # fmt: skip
+                f"UPDATE results SET ({_COLUMNS}, unchecked) = (?, ?, ?, ?, ?, ?, ?, 0) "
+                "WHERE id = ?",
+                (*_row(kind, target, label, {**document, "id": result_id}), result_id),
+            )
             if cursor.rowcount:
                 return result_id
             return _insert(connection, kind, target, label, document)
@@ -329,17 +325,26 @@ def _insert(
     document: Mapping[str, Any],
 ) -> int:
     cursor = connection.execute(
-        "INSERT INTO results (kind, created_at, target, label, schema, document, card_cid) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (kind, _created_at(document), _text(target), _text(label),
-         str(document.get("schema", "")), compact(document), document_card_cid(document)),
-    )  # fmt: skip
+        f"INSERT INTO results ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        _row(kind, target, label, document),
+    )
     new_id = int(cursor.lastrowid or 0)
     connection.execute(
         "UPDATE results SET document = ? WHERE id = ?",
         (compact({**document, "id": new_id}), new_id),
     )
     return new_id
+
+
+_COLUMNS = "kind, created_at, target, label, schema, document, card_cid"
+
+
+def _row(kind: str, target: str, label: str, document: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The values of `_COLUMNS` for a document."""
+    return (
+        kind, _created_at(document), _text(target), _text(label),
+        str(document.get("schema", "")), compact(document), document_card_cid(document),
+    )  # fmt: skip
 
 
 def _text(value: str) -> str:

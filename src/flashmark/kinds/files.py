@@ -59,9 +59,7 @@ def _entry(document: object, where: str) -> HistoryEntry:
         if isinstance(schema, str) and schema in DOCUMENT_KINDS:
             document = check_document(document, DOCUMENT_KINDS, own=True).document
         return entry_for(document)
-    except DocumentInvalid as error:
-        raise UsageError(f"{where}: {error}") from None
-    except ResultFormatError as error:
+    except (DocumentInvalid, ResultFormatError) as error:
         raise UsageError(f"{where}: {error}") from None
 
 

@@ -10,8 +10,7 @@ script and no URL. Its legend is page text under it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from markupsafe import Markup
 
@@ -27,7 +26,7 @@ from flashmark.result_kind import (
 from flashmark.surface.result import SurfaceResult
 from flashmark.surface.view import summary_lines
 from flashmark.units import GiB, MiB, format_size, mb_per_s, round_step
-from flashmark.views.charts import config, render
+from flashmark.views.charts import config, named, render
 
 _COLOURS = {"write": "#d95f02", "read": "#1b6ac9"}
 _BAD = "#c00"
@@ -137,7 +136,7 @@ def surface_chart(result: SurfaceResult, name: str) -> Markup | None:
         )
     )
     chart.uuid = name  # the page's id of the chart ("chart-NAME"), not pygal's random one
-    chart.add_xml_filter(_named(f"MB/s over the surface of {result.target.path}"))
+    chart.add_xml_filter(named(f"MB/s over the surface of {result.target.path}"))
     for kind, points in series.items():
         drawn = [(offset, mb_per_s(rate)) for offset, rate in points if rate is not None]
         if drawn:
@@ -157,20 +156,6 @@ def surface_chart(result: SurfaceResult, name: str) -> Markup | None:
     return Markup("<figure>{}{}</figure>").format(
         Markup(drawn_chart.svg), legend_html(drawn_chart.legend)
     )
-
-
-def _named(label: str) -> Callable[[Any], Any]:
-    """An SVG filter: the drawing's name for a screen reader (its <title>, which pygal leaves
-    "Pygal" where no title is drawn, and aria-label), not a title drawn in the chart."""
-
-    def name(root: Any) -> Any:
-        root.set("role", "img")
-        root.set("aria-label", label)
-        title = next(child for child in root if str(child.tag).rsplit("}", 1)[-1] == "title")
-        title.text = label
-        return root
-
-    return name
 
 
 def _offset_label(offset: float) -> str:

@@ -41,7 +41,7 @@ from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import held, refuse_if_busy
 from flashmark.units import format_size
 from flashmark.workloads import cold_read, dpkg
-from flashmark.workloads.needs import check_room, workload_needs
+from flashmark.workloads.needs import SPACE_MARGIN_BYTES, check_room, workload_needs
 from flashmark.workloads.packages import (
     DEFAULT_SEED,
     PackageSet,
@@ -57,7 +57,6 @@ DESCRIPTIONS = {
     "pkg-reinstall": "install the removed subset again from cached archives (2nd install)",
     "cold-read": "drop the page cache and read a boot-like set of files (boot)",
 }
-_SPACE_MARGIN_BYTES = 64 * 1024 * 1024  # journal, metadata, folders: ext4 needs headroom
 
 Progress = Callable[[float], None]
 
@@ -217,12 +216,12 @@ def _needed_bytes(names: tuple[str, ...], packages_bytes: float, boot_bytes: flo
 
 
 def _check_space(folder: Path, scale: float, needed_bytes: float) -> None:
-    needed = needed_bytes + _SPACE_MARGIN_BYTES
+    needed = needed_bytes + SPACE_MARGIN_BYTES
     stats = os.statvfs(folder)
     free = stats.f_bavail * stats.f_frsize
     room = free - reserve_bytes(stats.f_blocks * stats.f_frsize)  # always left free
     if needed > room:
-        fitting = scale * (room - _SPACE_MARGIN_BYTES) / needed_bytes * 0.9
+        fitting = scale * (room - SPACE_MARGIN_BYTES) / needed_bytes * 0.9
         raise NotEnoughSpace(
             f"the workloads need about {format_size(int(needed))} in {folder} but "
             f"{format_size(free)} is free, of which flashmark always leaves "

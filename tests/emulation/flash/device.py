@@ -23,7 +23,6 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
 
 import flashmark
 from tests.emulation.flash import power
@@ -32,10 +31,15 @@ from tests.emulation.flash.model import Backing, FlashModel
 from tests.emulation.throttle import (
     CGROUP_ROOT,
     DeviceCaps,
+    Emulation,
     EmulationUnavailable,
+    c_locale,
     command_in_group,
     create_throttle_group,
+    device_number,
+    run_tool,
     throttle_unavailable_reason,
+    wait_for_udev,
 )
 
 PLUGIN = Path(__file__).with_name("plugin.py")
@@ -79,7 +83,7 @@ def _python_plugin_missing() -> str | None:
             capture_output=True,
             text=True,
             timeout=30,
-            env=_c_locale(),
+            env=c_locale(),
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"nbdkit does not run: {error}"
@@ -96,7 +100,7 @@ def _python_plugin_missing() -> str | None:
     return None
 
 
-class EmulatedFlash:
+class EmulatedFlash(Emulation):
     """A block device behaving as `model` says; a context manager (see the module doc)."""
 
     def __init__(
@@ -120,26 +124,11 @@ class EmulatedFlash:
         self.cgroup: Path | None = None
 
     # -- life cycle ---------------------------------------------------------------------------
-    def __enter__(self) -> EmulatedFlash:
+    def _unavailable(self) -> str | None:
         reason = unavailable_reason()
         if reason is None and self.caps is not None:
             reason = throttle_unavailable_reason(self._cgroup_root)
-        if reason is not None:
-            raise EmulationUnavailable(reason)
-        try:
-            self._setup()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+        return reason
 
     def close(self) -> None:
         """Remove everything (idempotent; __exit__ calls it)."""
@@ -174,7 +163,7 @@ class EmulatedFlash:
         image = mount / "flash"
         self.image = image
 
-        loop = _run(["losetup", "--find", "--show", "--direct-io=on", str(image)]).strip()
+        loop = run_tool(["losetup", "--find", "--show", "--direct-io=on", str(image)]).strip()
         self._first_loop = loop
         # Power cycles may attach the card again elsewhere: the switch's state says where.
         power.write_state(
@@ -188,20 +177,15 @@ class EmulatedFlash:
             ),
         )
         self._stack.callback(self._detach_current_loop)
-        if _loop_direct_io(loop) != "1":
+        if loop_direct_io(loop) != "1":
             raise EmulationUnavailable(
                 f"{loop} did not switch to direct I/O on {image}: aliasing would be hidden"
                 " by the page cache (the kernel's FUSE must support O_DIRECT)"
             )
-        if shutil.which("udevadm") is not None:
-            # udev probes a new block device (blkid reads it); let that finish before the
-            # counters start, so it is not charged to the test.
-            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-                subprocess.run(["udevadm", "settle", "--timeout=10"], timeout=20, check=False)
+        wait_for_udev()  # before the counters start, so it is not charged to the test
         if self.caps is not None:
-            status = os.stat(self.path)
-            majmin = f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}"
-            self.cgroup = create_throttle_group(self.caps, majmin, self._stack, self._cgroup_root)
+            node = device_number(self.path)
+            self.cgroup = create_throttle_group(self.caps, node, self._stack, self._cgroup_root)
         self.reset()
 
     def _start_server(
@@ -221,7 +205,7 @@ class EmulatedFlash:
         if backing is not None:
             nbdkit.append(f"backing={backing}")
         argv = ["nbdfuse", "-P", str(pidfile), str(mount / "flash"), "--command", *nbdkit]
-        env = _c_locale()
+        env = c_locale()
         env["PYTHONPATH"] = IMPORT_PATH
         with self._log.open("wb") as log:
             process = subprocess.Popen(
@@ -234,7 +218,7 @@ class EmulatedFlash:
                 # loop before close() has detached it.
                 start_new_session=True,
             )
-        self._stack.callback(_stop_server, process, mount)
+        self._stack.callback(stop_server, process, mount)
         deadline = time.monotonic() + _START_TIMEOUT_S
         while not (pidfile.exists() and pidfile.read_text().strip()):
             if process.poll() is not None or time.monotonic() > deadline:
@@ -347,25 +331,12 @@ class EmulatedFlash:
         return self._control
 
 
-def _c_locale() -> dict[str, str]:
-    return {**os.environ, "LC_ALL": "C"}
-
-
-def _run(argv: list[str]) -> str:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=_c_locale())
-    if done.returncode != 0:
-        raise EmulationUnavailable(
-            f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.strip()}"
-        )
-    return done.stdout
-
-
-def _loop_direct_io(device: str) -> str:
+def loop_direct_io(device: str) -> str:
     dio = Path("/sys/block") / Path(device).name / "loop" / "dio"
     return dio.read_text().strip() if dio.exists() else "unknown"
 
 
-def _stop_server(process: subprocess.Popen[bytes], mount: Path) -> None:
+def stop_server(process: subprocess.Popen[bytes], mount: Path) -> None:
     """Unmount (nbdfuse then exits, and nbdkit with it); kill only if it does not.
 
     The unmount is tried even if nbdfuse already died: its mount stays until unmounted. If the
@@ -374,7 +345,7 @@ def _stop_server(process: subprocess.Popen[bytes], mount: Path) -> None:
     """
     for argv in (["fusermount3", "-u", str(mount)], ["fusermount3", "-u", "-z", str(mount)]):
         try:
-            _run(argv)
+            run_tool(argv)
             break
         except (EmulationUnavailable, OSError, subprocess.TimeoutExpired):
             continue

@@ -70,6 +70,12 @@ class FlashStats:
 
 
 _STATS_FIELDS = len(fields(FlashStats))
+# What the engine counts (the other fields are its state: FlashEngine._publish).
+_COUNTERS = tuple(
+    field.name
+    for field in fields(FlashStats)
+    if field.name not in ("generation", "bytes_written", "cache_fill_bytes", "vanished")
+)
 
 
 @dataclass(frozen=True)
@@ -338,18 +344,8 @@ class FlashEngine:
         self._moved = 0  # bytes read + written since the reset (the vanish budget)
         self._vanished = False
         self._stats = FlashStats(generation=self._generation)
-        self._counts = dict.fromkeys(
-            ("read_errors", "write_errors", "read_requests", "write_requests", "gc_pauses"), 0
-        )
-        self._bytes_read = 0
-        self._busy = 0.0
-        self._idle = 0.0
-        self._first_request = 0
-        self._cache_full_at = 0
-        self._cached = 0
-        self._longest_idle = 0
-        self._fill_after_longest_idle = 0
-        self._cached_after_longest_idle = 0
+        # The counters of FlashStats, by its field names (those above are the engine's state).
+        self._counts: dict[str, float] = dict.fromkeys(_COUNTERS, 0)
         self._filling_after_longest_idle = False
 
     # -- the requests -------------------------------------------------------------------------
@@ -368,7 +364,7 @@ class FlashEngine:
                     if self._volatile is not None:
                         self._volatile.overlay(part, real)
             self._moved += length
-            self._bytes_read += length
+            self._counts["bytes_read"] += length
             self._counts["read_requests"] += 1
             self._publish()
         self._wait_for(end, epoch)
@@ -393,12 +389,13 @@ class FlashEngine:
             else:
                 self._volatile.add(self._seq, pieces, self._due_after(end))
             self._fill += cached
-            self._cached += cached
+            self._counts["cached_bytes"] += cached
             if self._filling_after_longest_idle:
-                self._cached_after_longest_idle += cached
+                self._counts["cached_after_longest_idle_bytes"] += cached
                 self._filling_after_longest_idle = self._fill < self.model.cache_bytes
-            if cached and self._fill >= self.model.cache_bytes and not self._cache_full_at:
-                self._cache_full_at = round(end)
+            full = self._fill >= self.model.cache_bytes
+            if cached and full and not self._counts["cache_full_ns"]:
+                self._counts["cache_full_ns"] = round(end)
             self._written += length
             self._moved += length
             self._counts["write_requests"] += 1
@@ -490,7 +487,7 @@ class FlashEngine:
             busy = self.model.read_ns(length)
         end = start + busy
         self._free_at = end
-        self._busy += busy
+        self._counts["busy_ns"] += busy
         if self.model.is_bad(offset, length, write=write):
             # The device spent the time on the request and then reported it uncorrectable.
             self._fail(error_key)
@@ -610,7 +607,7 @@ class FlashEngine:
     def _start_time(self) -> float:
         now = self._clock()
         if self._free_at is None:
-            self._first_request = now
+            self._counts["first_request_ns"] = now
             return float(now)
         gap = now - self._free_at
         if gap <= self.model.absorb_ns:
@@ -618,11 +615,11 @@ class FlashEngine:
         # Idle: the whole gap (a head start of absorb_ns after every idle period would let a
         # client that pauses do up to absorb_ns of extra work per pause).
         self._fill = round(self.model.cache_after_idle(self._fill, gap))
-        self._idle += gap
-        if gap > self._longest_idle:
-            self._longest_idle = round(gap)
-            self._fill_after_longest_idle = self._fill
-            self._cached_after_longest_idle = 0
+        self._counts["idle_ns"] += gap
+        if gap > self._counts["longest_idle_ns"]:
+            self._counts["longest_idle_ns"] = round(gap)
+            self._counts["cache_fill_after_longest_idle_bytes"] = self._fill
+            self._counts["cached_after_longest_idle_bytes"] = 0
             self._filling_after_longest_idle = True
         return float(now)
 
@@ -659,23 +656,10 @@ class FlashEngine:
     def _publish(self) -> None:
         self._stats = FlashStats(
             generation=self._generation,
-            bytes_read=self._bytes_read,
             bytes_written=self._written,
-            read_requests=self._counts["read_requests"],
-            write_requests=self._counts["write_requests"],
-            read_errors=self._counts["read_errors"],
-            write_errors=self._counts["write_errors"],
             cache_fill_bytes=self._fill,
-            gc_pauses=self._counts["gc_pauses"],
             vanished=int(self._vanished),
-            busy_ns=round(self._busy),
-            idle_ns=round(self._idle),
-            first_request_ns=self._first_request,
-            cache_full_ns=self._cache_full_at,
-            cached_bytes=self._cached,
-            longest_idle_ns=self._longest_idle,
-            cache_fill_after_longest_idle_bytes=self._fill_after_longest_idle,
-            cached_after_longest_idle_bytes=self._cached_after_longest_idle,
+            **{name: round(count) for name, count in self._counts.items()},
         )
         if self._control is not None:
             self._control.publish(self._stats)

@@ -13,8 +13,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -23,7 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from tests.emulation.flash.engine import ControlBlock, PowerCut, PowerState
-from tests.emulation.throttle import EmulationUnavailable
+from tests.emulation.throttle import EmulationUnavailable, c_locale, wait_for_udev
 
 STATE_FILE = "power.json"
 _LOCK_FILE = "power.lock"
@@ -102,7 +100,7 @@ def detach_loop(loop: str, image: str) -> None:
         return
     with contextlib.suppress(OSError, subprocess.TimeoutExpired):
         subprocess.run(
-            ["losetup", "--detach", loop], capture_output=True, timeout=60, env=_c_locale()
+            ["losetup", "--detach", loop], capture_output=True, timeout=60, env=c_locale()
         )
 
 
@@ -144,19 +142,13 @@ def _attach(home: str, image: str) -> str:
         if loop is None:
             raise EmulationUnavailable(f"no loop device could be attached to {image}")
         home = loop.strip()
-    if shutil.which("udevadm") is not None:
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            subprocess.run(["udevadm", "settle", "--timeout=10"], timeout=20, check=False)
+    wait_for_udev()
     return home
 
 
 def _run(argv: list[str]) -> str | None:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=_c_locale())
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=c_locale())
     return done.stdout if done.returncode == 0 else None
-
-
-def _c_locale() -> dict[str, str]:
-    return {**os.environ, "LC_ALL": "C"}
 
 
 @contextlib.contextmanager

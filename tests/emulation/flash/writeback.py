@@ -18,22 +18,32 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
 
-from tests.emulation.flash.device import IMPORT_PATH, PLUGIN, unavailable_reason
+from tests.emulation.flash.device import (
+    IMPORT_PATH,
+    PLUGIN,
+    loop_direct_io,
+    stop_server,
+    unavailable_reason,
+)
 from tests.emulation.flash.engine import ControlBlock, FlashStats
 from tests.emulation.flash.model import Backing, FlashModel
-from tests.emulation.throttle import EmulationUnavailable
+from tests.emulation.throttle import (
+    Emulation,
+    EmulationUnavailable,
+    c_locale,
+    run_tool,
+    wait_for_udev,
+)
 
 _START_TIMEOUT_S = 20.0
 # loop(4): /dev/loop-control's ioctls that add and remove a loop device of a given number
 _LOOP_CTL_ADD, _LOOP_CTL_REMOVE = 0x4C80, 0x4C81
 _FIRST_OWN_LOOP = 200  # far above the devices `losetup --find` hands out first
 _STOP_TIMEOUT_S = 10.0
-_RUN_TIMEOUT_S = 60.0
 
 
-class VolatileFlash:
+class VolatileFlash(Emulation):
     """A card whose unflushed writes a power cut loses; a context manager (module doc)."""
 
     def __init__(
@@ -57,31 +67,19 @@ class VolatileFlash:
         self._server: subprocess.Popen[bytes] | None = None
 
     # -- life cycle ---------------------------------------------------------------------------
-    def __enter__(self) -> VolatileFlash:
+    def _unavailable(self) -> str | None:
         reason = unavailable_reason()
         if reason is None and shutil.which("nbdkit") is not None:
             reason = _cache_filter_missing()
-        if reason is not None:
-            raise EmulationUnavailable(reason)
-        try:
-            self._workdir = Path(tempfile.mkdtemp(prefix="flashmark-flash-", dir=self._parent_dir))
-            (self._workdir / "model.json").write_text(self.model.to_json())
-            self._control = ControlBlock(self._workdir / "control", create=True)
-            with (self._workdir / "backing.img").open("wb") as handle:
-                handle.truncate(self.model.real_capacity)  # sparse
-            self.power_on()
-        except BaseException:
-            self.close()
-            raise
-        return self
+        return reason
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+    def _setup(self) -> None:
+        self._workdir = Path(tempfile.mkdtemp(prefix="flashmark-flash-", dir=self._parent_dir))
+        (self._workdir / "model.json").write_text(self.model.to_json())
+        self._control = ControlBlock(self._workdir / "control", create=True)
+        with (self._workdir / "backing.img").open("wb") as handle:
+            handle.truncate(self.model.real_capacity)  # sparse
+        self.power_on()
 
     def close(self) -> None:
         """Remove everything (idempotent). Writes not flushed are lost, as at a power cut."""
@@ -116,12 +114,8 @@ class VolatileFlash:
             f"delay-write={self.write_delay_ms}ms",
             f"delay-read={self.read_delay_ms}ms",
         ]  # fmt: skip
-        env = {
-            **os.environ,
-            "LC_ALL": "C",
-            "TMPDIR": str(workdir),  # the cache filter's file: the volatile cache
-            "PYTHONPATH": IMPORT_PATH,
-        }
+        # TMPDIR: where the cache filter keeps its file, the volatile cache
+        env = {**c_locale(), "TMPDIR": str(workdir), "PYTHONPATH": IMPORT_PATH}
         with (workdir / "nbd.log").open("ab") as log:
             self._server = subprocess.Popen(
                 argv,
@@ -154,14 +148,11 @@ class VolatileFlash:
                 self._power_off(cut=True)
                 raise EmulationUnavailable(f"{self.path} is still held after the power cut")
             time.sleep(0.05)
-        _run(["losetup", "--direct-io=on", self.path, str(image)])
-        dio = Path("/sys/block") / Path(self.path).name / "loop" / "dio"
-        if not dio.exists() or dio.read_text().strip() != "1":
+        run_tool(["losetup", "--direct-io=on", self.path, str(image)])
+        if loop_direct_io(self.path) != "1":
             self._power_off(cut=True)
             raise EmulationUnavailable(f"{self.path} did not switch to direct I/O on {image}")
-        if shutil.which("udevadm") is not None:
-            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-                subprocess.run(["udevadm", "settle", "--timeout=10"], timeout=20, check=False)
+        wait_for_udev()
 
     def _power_off(self, *, cut: bool) -> None:
         server, self._server = self._server, None
@@ -173,19 +164,8 @@ class VolatileFlash:
                     os.kill(pid, signal.SIGKILL)
         if self.path:
             with contextlib.suppress(EmulationUnavailable, OSError, subprocess.TimeoutExpired):
-                _run(["losetup", "--detach", self.path])
-        mount = self._require_workdir() / "mnt"
-        for argv in (["fusermount3", "-u", str(mount)], ["fusermount3", "-u", "-z", str(mount)]):
-            try:
-                _run(argv)
-                break
-            except (EmulationUnavailable, OSError, subprocess.TimeoutExpired):
-                continue
-        try:
-            server.wait(timeout=_STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            server.kill()  # our own child, by its handle; nbdkit follows (--exit-with-parent)
-            server.wait(timeout=_STOP_TIMEOUT_S)
+                run_tool(["losetup", "--detach", self.path])
+        stop_server(server, self._require_workdir() / "mnt")
 
     # -- looking at it ------------------------------------------------------------------------
     def stats(self) -> FlashStats:
@@ -217,7 +197,7 @@ def _cache_filter_missing() -> str | None:
             ["nbdkit", "--filter=delay", "--filter=cache", "null", "--dump-plugin"],
             capture_output=True,
             timeout=30,
-            env={**os.environ, "LC_ALL": "C"},
+            env=c_locale(),
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"nbdkit does not run: {error}"
@@ -269,18 +249,3 @@ def _children(pid: int) -> list[int]:
 
 def _loop_in_use(device: str) -> bool:
     return (Path("/sys/block") / Path(device).name / "loop" / "backing_file").exists()
-
-
-def _run(argv: list[str]) -> str:
-    done = subprocess.run(
-        argv,
-        capture_output=True,
-        text=True,
-        timeout=_RUN_TIMEOUT_S,
-        env={**os.environ, "LC_ALL": "C"},
-    )
-    if done.returncode != 0:
-        raise EmulationUnavailable(
-            f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.strip()}"
-        )
-    return done.stdout

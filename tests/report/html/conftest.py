@@ -190,5 +190,5 @@ def wear_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         drive.written += 500e9
     path = base / "report.html"
     charts = report(emmc_env, ids, path).charts
-    assert [chart.classes for chart in charts] == ["wear-chart", "wear-chart"]
+    assert [chart.classes for chart in charts] == ["pygal-chart wear-chart"] * 2
     return path
