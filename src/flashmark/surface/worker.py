@@ -257,7 +257,7 @@ def _serve(config: _Config) -> None:
         medium = BlockDevice(config.node, config.fds[0], config.size, config.sector)
     else:
         medium = FolderMedium(
-            Path("."), config.size, config.sector, config.folder_file_bytes, [], config.fds
+            Path("."), config.size, config.sector, config.folder_file_bytes, config.fds
         )
     shared = mmap.mmap(config.shared, config.slot_bytes * config.slots)
     view = memoryview(shared)
@@ -276,8 +276,6 @@ def _serve(config: _Config) -> None:
         started = time.monotonic_ns()
         try:
             perform(medium, _OP_NAMES[op], buffer, offset)
-        except NotEnoughSpace:
-            error = errno.ENOSPC
         except OSError as failed:
             error = failed.errno or errno.EIO
         done = time.monotonic_ns()
