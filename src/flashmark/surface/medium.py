@@ -65,7 +65,8 @@ class FolderMedium:
     relative to its descriptor, so no other user can redirect them.
 
     Their folder's name is owner-stamped (flashmark.system.leftovers): `flashmark clean` removes it
-    after a SIGKILL; every other exit removes it here."""
+    after a SIGKILL; every other exit removes it here. The I/O process (worker.py) serves a
+    device the same way: as one file of its size."""
 
     folder: Path
     size_bytes: int
