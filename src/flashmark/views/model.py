@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from flashmark.result_kind import LegendKey
+
 # Where a block appears: everywhere, only on the terminal, only in the documents (Markdown).
 Shown = Literal["everywhere", "terminal", "documents"]
 # How a line or a row reads: "" plain, a verdict's outcome, or set back (dim) / set off (strong).
@@ -120,10 +122,12 @@ class Notes:
 
 @dataclass(frozen=True)
 class Column:
-    """A table's column: figures (`numeric`) are right-aligned."""
+    """A table's column: figures (`numeric`) are right-aligned; `colour` is the series colour
+    its heading wears in HTML (a run's, as in the charts)."""
 
     name: str
     numeric: bool = False
+    colour: str = ""
 
 
 @dataclass(frozen=True)
@@ -147,7 +151,33 @@ class Table:
     caption: str = ""
 
 
-Block = Facts | Lines | Sentence | Heading | Notes | Table
+@dataclass(frozen=True)
+class Figure:
+    """A drawn chart: its SVG (text in it escaped by the chart library), its legend in the
+    order of its series, and a caption under it."""
+
+    svg: str
+    legend: tuple[LegendKey, ...]
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Charts side by side: only the HTML page draws them."""
+
+    figures: tuple[Figure, ...]
+    shown: Shown = "documents"
+
+
+@dataclass(frozen=True)
+class Badges:
+    """Verdicts in a word each, in their tones: a row of coloured badges in HTML."""
+
+    items: tuple[Span, ...]
+    shown: Shown = "documents"
+
+
+Block = Facts | Lines | Sentence | Heading | Notes | Table | Figures | Badges
 
 
 @dataclass(frozen=True)
