@@ -19,7 +19,6 @@ from flashmark.bench.model import Grade, Passport, TargetKind
 from flashmark.bench.render import cells, charts, describe
 from flashmark.bench.render.view import VERDICT_TONES, results_table
 from flashmark.bench.run_result import Run
-from flashmark.monitor.view import describe_activity
 from flashmark.probe.model import Device, Environment
 from flashmark.references.loader import PUBLISHED_LABEL
 from flashmark.references.records import ReferenceDevice
@@ -45,7 +44,9 @@ from flashmark.views.model import (
     View,
     rows_of,
 )
-from flashmark.workloads.view import operations_text
+from flashmark.workloads.result import WorkloadResult
+from flashmark.workloads.view import COLUMNS as WORKLOAD_COLUMNS
+from flashmark.workloads.view import workload_rows
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
     from flashmark.monitor.series import MonitorSeries
@@ -60,17 +61,20 @@ _PASSPORT_TONES: dict[str, Tone] = {
     "fake": "fail",
     "suspicious": "fail",
 }
-_CHART_NOTES = {
-    "latency": "fio's completion latency at the 50th to 99.99th percentile, on a logarithmic "
-    "scale: the tail (p99 and beyond) is where a card stalls. A test that reads and writes has "
-    "a solid read and a dashed write curve.",
-    "bandwidth": "fio's bandwidth log averaged over each second of the measuring window (ramp "
-    "excluded). A card whose write cache fills shows a cliff; a stall, a drop towards zero.",
-    "activity": "Sampled from /proc/diskstats during each test and workload, like iostat -x 1: "
-    "read and write IOPS the device completed (left axis) and %util, the share of each "
-    "interval it was busy (right axis). Ramp and final flush are included, unlike fio's "
-    "figures.",
-}
+_LATENCY_NOTE = (
+    "fio's completion latency at the 50th to 99.99th percentile, on a logarithmic scale: the "
+    "tail (p99 and beyond) is where a card stalls. A test that reads and writes has a solid "
+    "read and a dashed write curve."
+)
+_BANDWIDTH_NOTE = (
+    "fio's bandwidth log averaged over each second of the measuring window (ramp excluded). A "
+    "card whose write cache fills shows a cliff; a stall, a drop towards zero."
+)
+_ACTIVITY_NOTE = (
+    "Sampled from /proc/diskstats during each test and workload, like iostat -x 1: read and "
+    "write IOPS the device completed (left axis) and %util, the share of each interval it was "
+    "busy (right axis). Ramp and final flush are included, unlike fio's figures."
+)
 
 
 def runs_section(runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()) -> HtmlSection:
@@ -78,62 +82,46 @@ def runs_section(runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
     headline figures of `references` next to them, labelled as published, not measured here."""
     if not runs:
         raise ValueError("an HTML report needs at least one run")
-    counter = _ChartCounter()
-    # The order the charts are numbered in is the order they appear in the page.
-    headline = _headline(runs, references, counter)
-    latency = counter.figures(charts.latency_chart(runs, test) for test in charts.tests_in(runs))
-    bandwidth = counter.figures(
-        charts.bandwidth_chart(runs, test) for test in charts.tests_in(runs)
+    tests = charts.tests_in(runs)
+    figures: list[Figure] = []  # numbered in the order they appear in the page
+    headline = _headline(runs, references, figures)
+    latency = _charts(figures, _LATENCY_NOTE, (charts.latency_chart(runs, t) for t in tests))
+    drawn = [charts.bandwidth_chart(runs, test) for test in tests]
+    missing = [test for test, chart in zip(tests, drawn, strict=True) if chart is None]
+    bandwidth = _charts(figures, _BANDWIDTH_NOTE, drawn)
+    if bandwidth and missing:
+        bandwidth.append(_note(f"Not drawn, fewer than two samples: {', '.join(missing)}."))
+    sweep = _charts(
+        figures,
+        _sweep_note(references),
+        (charts.sweep_chart(runs, direction, references) for direction in ("read", "write")),
     )
-    missing = [
-        test for test, figure in zip(charts.tests_in(runs), bandwidth, strict=True) if not figure
-    ]
-    sweep = counter.figures(
-        charts.sweep_chart(runs, direction, references) for direction in ("read", "write")
-    )
-    activity = counter.figures(_activity(runs))
-    workloads = [block for index, run in enumerate(runs) for block in _workloads(run, index)]
-    if workloads:
-        workloads.insert(0, Sentence(_WORKLOADS_NOTE, tone="dim"))
-    parts: dict[str, tuple[str, Sequence[Block]]] = {
+    activity = _charts(figures, _ACTIVITY_NOTE, _activity(runs))
+    parts = {
         "headline": ("Headline figures", headline),
         "device": ("Device and environment", _device_and_environment(runs)),
         "results": ("All results", _results(runs)),
-        "latency": ("Latency percentiles", _charts(_CHART_NOTES["latency"], latency)),
-        "bandwidth": ("Bandwidth each second", _bandwidth(bandwidth, missing)),
-        "sweep": ("Block-size sweep", _charts(_sweep_note(references), sweep)),
-        "activity": ("What the device saw", _charts(_CHART_NOTES["activity"], activity)),
-        "workloads": ("Workloads", workloads),
+        "latency": ("Latency percentiles", latency),
+        "bandwidth": ("Bandwidth each second", bandwidth),
+        "sweep": ("Block-size sweep", sweep),
+        "activity": ("What the device saw", activity),
+        "workloads": ("Workloads", _workloads(runs)),
         "references": ("References", _references(references)),
     }
-    verdicts = HtmlPart(
-        "verdicts",
-        "Verdicts",
-        cards_html(
-            "SD Association classes graded from this run's figures: value, threshold and "
-            "margin for each check (MB = 10^6 bytes).",
-            [_card(run, index) for index, run in enumerate(runs)],
-        ),
-    )
+    intro = "SD Association classes graded from this run's figures: value, threshold and margin "
+    intro += "for each check (MB = 10^6 bytes)."  # fmt: skip
+    cards = cards_html(intro, [_card(run, index) for index, run in enumerate(runs)])
+    shown = [
+        HtmlPart(key, title, blocks_html(part)) for key, (title, part) in parts.items() if part
+    ]
     return HtmlSection(
-        parts=(
-            verdicts,
-            *(
-                HtmlPart(anchor, title, blocks_html(blocks))
-                for anchor, (title, blocks) in parts.items()
-                if blocks
-            ),
-        ),
+        parts=(HtmlPart("verdicts", "Verdicts", cards), *shown),
         entries=tuple(
-            HtmlEntry(
-                describe.run_id_label(run, index),
-                charts.run_label(run, index),
-                f"run-{_anchor(run, index)}",
-            )
-            for index, run in enumerate(runs)
+            HtmlEntry(describe.run_id_label(run, i), charts.run_label(run, i), _anchor(run, i))
+            for i, run in enumerate(runs)
         ),
-        charts=counter.count,
-        not_shown=_not_shown(runs, bandwidth, missing, any(sweep), any(activity)),
+        charts=len(figures),
+        not_shown=_not_shown(runs, not bandwidth and bool(missing), bool(sweep), bool(activity)),
         subtitle=_subtitle(runs, references),
         footnote=(
             "Runs measured with fio: direct I/O unless marked buffered, incompressible data, a "
@@ -143,20 +131,22 @@ def runs_section(runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
     )
 
 
+def _note(text: str) -> Sentence:
+    """A sentence set back: what a part or a table shows."""
+    return Sentence(text, tone="dim")
+
+
 def _anchor(run: Run, index: int) -> str:
-    return str(run.id) if run.id is not None else f"n{index + 1}"
+    return f"run-{run.id}" if run.id is not None else f"run-n{index + 1}"
 
 
 def _not_shown(
-    runs: Sequence[Run],
-    bandwidth: Sequence[Figure | None],
-    missing: Sequence[str],
-    sweep: bool,
-    activity: bool,
+    runs: Sequence[Run], bandwidth: bool, sweep: bool, activity: bool
 ) -> tuple[str, ...]:
-    """What the runs hold no data for, in a sentence each (instead of an empty part)."""
+    """What the runs hold no data for, in a sentence each (instead of an empty part):
+    `bandwidth` is True when no test has its samples, `sweep` and `activity` when drawn."""
     found = []
-    if not any(bandwidth) and missing:
+    if bandwidth:
         found.append("Bandwidth each second: no test has two or more seconds of fio's samples.")
     if not sweep:
         which = "this run has none" if len(runs) == 1 else "none of these runs has one"
@@ -169,35 +159,21 @@ def _not_shown(
     return tuple(found)
 
 
-class _ChartCounter:
-    """Numbers the charts (the page says how many it holds) in the order they appear."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def figure(self, chart: Chart, caption: str = "") -> Figure:
-        self.count += 1
-        # pygal names each chart by a random uuid (its id and its CSS selectors); the chart's
-        # number instead makes the page the same each time it is made (a golden test).
-        return Figure(_PYGAL_ID.sub(f"chart-{self.count}", chart.svg), chart.legend, caption)
-
-    def figures(self, drawn: Iterable[Chart | None]) -> list[Figure | None]:
-        """Each chart drawn numbered, None where there was nothing to draw."""
-        return [None if chart is None else self.figure(chart) for chart in drawn]
+def _figure(figures: list[Figure], chart: Chart, caption: str = "") -> None:
+    """Add the chart to the page's `figures`, numbered in their order."""
+    # pygal names each chart by a random uuid (its id and its CSS selectors); the chart's
+    # number instead makes the page the same each time it is made (a golden test).
+    svg = _PYGAL_ID.sub(f"chart-{len(figures) + 1}", chart.svg)
+    figures.append(Figure(svg, chart.legend, caption))
 
 
-def _charts(note: str, figures: Sequence[Figure | None]) -> list[Block]:
-    """A part of charts: what they show, then the charts (none: no part)."""
-    drawn = tuple(figure for figure in figures if figure is not None)
-    return [Sentence(note, tone="dim"), Figures(drawn)] if drawn else []
-
-
-def _bandwidth(figures: Sequence[Figure | None], missing: Sequence[str]) -> list[Block]:
-    blocks = _charts(_CHART_NOTES["bandwidth"], figures)
-    if blocks and missing:
-        note = f"Not drawn, fewer than two samples: {', '.join(missing)}."
-        blocks.append(Sentence(note, tone="dim"))
-    return blocks
+def _charts(figures: list[Figure], note: str, drawn: Iterable[Chart | None]) -> list[Block]:
+    """A part of charts: what they show, then the charts (nothing drawn: no part)."""
+    start = len(figures)
+    for chart in drawn:
+        if chart is not None:
+            _figure(figures, chart)
+    return [_note(note), Figures(tuple(figures[start:]))] if len(figures) > start else []
 
 
 def _sweep_note(references: Sequence[ReferenceDevice]) -> str:
@@ -217,7 +193,7 @@ def _card(run: Run, index: int) -> Card:
     beside them, its findings, the card's passport and its warnings."""
     header = dict(cells.header_lines(run))
     method = f"{describe.where_text(run)}; profile {header['profile']}; {cells.started_text(run)}"
-    blocks: list[Block] = [Sentence(_device_line(run)), Sentence(method, tone="dim")]
+    blocks: list[Block] = [Sentence(_device_line(run)), _note(method)]
     if run.grades:
         blocks.append(
             Badges(
@@ -229,7 +205,7 @@ def _card(run: Run, index: int) -> Card:
         blocks.append(Table(columns, tuple(rows)))
     sustained = cells.sustained_text(run)
     if sustained:
-        blocks.append(Sentence(f"sustained-write: {sustained}", tone="dim"))
+        blocks.append(_note(f"sustained-write: {sustained}"))
     blocks += [Heading("Claimed and measured"), *_claims(run)]
     if run.findings:
         blocks.append(Notes(tuple(f"finding: {finding}" for finding in run.findings), tone=""))
@@ -243,9 +219,7 @@ def _card(run: Run, index: int) -> Card:
         blocks.append(Notes(tuple(f"warning: {w}" for w in run.warnings), tone="fail"))
     label = describe.run_label(run, index)
     view = View(title=label, blocks=tuple(blocks))
-    return Card(
-        view, f"run-{_anchor(run, index)}", Markup.escape(label), colour=charts.run_colour(index)
-    )
+    return Card(view, _anchor(run, index), Markup.escape(label), colour=charts.run_colour(index))
 
 
 def _verdict(grade: Grade) -> Span:
@@ -266,13 +240,12 @@ def _claims(run: Run) -> list[Block]:
     """The classes the card claims in its SD status register, each as this run graded it."""
     card = run.probe.device.card if run.probe and run.probe.device else None
     if run.probe is None:
-        return [Sentence("The device was not probed: its claims are unknown.", tone="dim")]
+        return [_note("The device was not probed: its claims are unknown.")]
     if card is None or not card.claimed.names():
         return [
-            Sentence(
+            _note(
                 "No speed or application class claimed: the device has no SD status register, "
-                "or it could not be read.",
-                tone="dim",
+                "or it could not be read."
             )
         ]
     grades = {grade.name: grade for grade in run.grades}
@@ -305,7 +278,7 @@ def _passport(passport: Passport) -> list[Block]:
             tuple(rows),
             caption="CID register, capacity, classes and host, as flashmark judged them",
         ),
-        Sentence(f"seen before: {describe.seen_before_text(passport)}", tone="dim"),
+        _note(f"seen before: {describe.seen_before_text(passport)}"),
     ]
 
 
@@ -320,26 +293,25 @@ def _device_line(run: Run) -> str:
 
 
 def _headline(
-    runs: Sequence[Run], references: Sequence[ReferenceDevice], counter: _ChartCounter
+    runs: Sequence[Run], references: Sequence[ReferenceDevice], figures: list[Figure]
 ) -> list[Block]:
     """The headline charts, then their figures in a table: a column per run and per reference,
     each published figure numbered to its note."""
     published = f" Pale dashed bars: {PUBLISHED_LABEL}." if references else ""
-    figures = [
-        counter.figure(chart, caption + published)
-        for chart, caption in (
-            (
-                charts.headline_bandwidth_chart(runs, references),
-                "seq-read and seq-write: 1 MiB blocks at queue depth 1; seq-write is the "
-                "sustained write the speed classes grade.",
-            ),
-            (
-                charts.headline_iops_chart(runs, references),
-                "4K random at queue depth 1 (what A1 grades) and 32 (what A2 grades).",
-            ),
-        )
-        if chart is not None
-    ]
+    start = len(figures)
+    for chart, caption in (
+        (
+            charts.headline_bandwidth_chart(runs, references),
+            "seq-read and seq-write: 1 MiB blocks at queue depth 1; seq-write is the sustained "
+            "write the speed classes grade.",
+        ),
+        (
+            charts.headline_iops_chart(runs, references),
+            "4K random at queue depth 1 (what A1 grades) and 32 (what A2 grades).",
+        ),
+    ):
+        if chart is not None:
+            _figure(figures, chart, caption + published)
     notes: list[str] = []
     rows = []
     for figure in (*charts.HEADLINE_BANDWIDTH, *charts.HEADLINE_IOPS):
@@ -370,15 +342,10 @@ def _headline(
     )
     blocks: list[Block] = []
     if references:
-        blocks.append(
-            Sentence(
-                f'Pale dashed bars and columns marked "published" are {PUBLISHED_LABEL}: other '
-                "tools, hosts and methods (see References).",
-                tone="dim",
-            )
-        )
-    if figures:
-        blocks.append(Figures(tuple(figures)))
+        note = f'Pale dashed bars and columns marked "published" are {PUBLISHED_LABEL}: other '
+        blocks.append(_note(note + "tools, hosts and methods (see References)."))
+    if len(figures) > start:
+        blocks.append(Figures(tuple(figures[start:])))
     caption = "Measured here" + (f", and {PUBLISHED_LABEL}" if references else "")
     blocks += [Heading(caption), Table(columns, tuple(rows))]
     if notes:
@@ -482,7 +449,7 @@ def _device_and_environment(runs: Sequence[Run]) -> list[Block]:
     )
     if notes:
         blocks += [
-            Sentence("What the probe could not read or found worth a warning:", tone="dim"),
+            _note("What the probe could not read or found worth a warning:"),
             Notes(notes, tone=""),
         ]
     return blocks
@@ -546,10 +513,9 @@ _METHOD_ROWS: list[tuple[str, Callable[[Run], str | None]]] = [
 
 def _results(runs: Sequence[Run]) -> list[Block]:
     blocks: list[Block] = [
-        Sentence(
+        _note(
             "MB/s with MB = 10^6 bytes; IOPS = I/Os completed per second of the measuring "
-            "window; latency is fio's completion latency (submission included).",
-            tone="dim",
+            "window; latency is fio's completion latency (submission included)."
         )
     ]
     for index, run in enumerate(runs):
@@ -577,38 +543,29 @@ def _interval(monitors: Sequence[tuple[str, int, MonitorSeries]]) -> str:
 
 # -- workloads --------------------------------------------------------------------------------
 
-_WORKLOADS_NOTE = (
-    "Real-world workloads after the fio tests (docs/workloads.md): wall time, the operations "
-    "issued, and what the device saw meanwhile."
-)
-_WORKLOAD_COLUMNS = (
-    Column("workload"),
-    Column("time", numeric=True),
-    Column("operations"),
-    Column("device saw"),
-)
 
-
-def _workloads(run: Run, index: int) -> list[Block]:
-    """The run's workloads: wall time, the operations issued, what the device saw meanwhile;
-    a skipped one says why."""
-    if not run.workloads:
-        return []
-    rows = []
-    for result in run.workloads:
-        if result.skipped is not None:
-            rows.append(Row((result.name, "skipped", result.skipped)))
-            continue
-        seconds = result.seconds or 0.0
-        seen = (
-            describe_activity(result.monitor.device, result.monitor.summary())
-            if result.monitor is not None
-            else "no block device"
+def _workloads(runs: Sequence[Run]) -> list[Block]:
+    """Each run's workloads in the rows a workload run shows (flashmark.workloads.view)."""
+    tables: list[Block] = [
+        block
+        for index, run in enumerate(runs)
+        if run.workloads
+        for block in (
+            Heading(f"{describe.run_label(run, index)}, scale {run.settings.workload_scale:g}"),
+            Table(WORKLOAD_COLUMNS, tuple(_workload_rows(run.workloads))),
         )
-        time = f"{format_duration(seconds)} ({seconds:.2f} s)"
-        rows.append(Row((result.name, time, operations_text(result), seen)))
-    caption = f"{describe.run_label(run, index)}, scale {run.settings.workload_scale:g}"
-    return [Heading(caption), Table(_WORKLOAD_COLUMNS, tuple(rows))]
+    ]
+    note = "Real-world workloads after the fio tests (docs/workloads.md): wall time, the "
+    note += "operations issued, and what the device saw meanwhile."  # fmt: skip
+    return [_note(note), *tables] if tables else []
+
+
+def _workload_rows(results: Sequence[WorkloadResult]) -> Iterator[Row]:
+    """A workload run's rows, with the time to the hundredth (a workload may take 0.01 s)."""
+    for result, (name, time, operations, seen) in zip(results, workload_rows(results), strict=True):
+        if result.skipped is None:
+            time = f"{format_duration(result.seconds or 0.0)} ({result.seconds or 0.0:.2f} s)"
+        yield Row((name, time, operations, seen))
 
 
 # -- references -------------------------------------------------------------------------------
@@ -628,11 +585,10 @@ def _references(references: Sequence[ReferenceDevice]) -> list[Block]:
     if not references:
         return []
     blocks: list[Block] = [
-        Sentence(
+        _note(
             f"Everything in this section is {PUBLISHED_LABEL}: figures from the documents the "
             "project started from, with the text and unit they were printed in (see "
-            "docs/references.md).",
-            tone="dim",
+            "docs/references.md)."
         )
     ]
     for reference in references:
