@@ -14,13 +14,9 @@ import jinja2
 from markupsafe import Markup, escape
 
 from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, legend_html, section_of
-from flashmark.views.model import Block, CellText, Code, Part, Title, Tone, View, plain
+from flashmark.views.model import Block, Code, Part, Title, View
 
 _BADGE_CLASS = {"pass": "pass", "fail": "fail"}
-# A tone as a class of report.css: set back (a note) or a warning; a verdict as a badge.
-_TONE_CLASS = {"dim": "note", "fail": "warning"}
-_VERDICT_CLASS = {"pass": "pass", "fail": "fail", "uncertain": "uncertain"}
-_SPAN_HTML = {"dim": '<span class="note">{}</span>', "strong": "<strong>{}</strong>"}
 
 
 @dataclass(frozen=True)
@@ -82,26 +78,6 @@ def title_html(title: Title) -> Markup:
     )
 
 
-def cell_html(cell: CellText) -> Markup:
-    """A cell escaped, a line break in it kept; a verdict span as a badge, a dim one as a note."""
-    spans = ((cell, ""),) if isinstance(cell, str) else ((span.text, span.tone) for span in cell)
-    parts = []
-    for text, tone in spans:
-        html = Markup("<br>").join(escape(line) for line in text.split("\n"))
-        if tone in _VERDICT_CLASS:
-            html = Markup('<span class="badge {}">{}</span>').format(_VERDICT_CLASS[tone], html)
-        elif tone in _SPAN_HTML:
-            html = Markup(_SPAN_HTML[tone]).format(html)
-        parts.append(html)
-    return Markup("").join(parts)
-
-
-def _css_class(tone: Tone, fallback: str = "", **classes: str) -> Markup:
-    """` class="..."` for a tone (none for a plain one, `fallback` for one without a class)."""
-    name = {**_TONE_CLASS, **classes}.get(tone, fallback if tone else "")
-    return Markup(' class="{}"').format(name) if name else Markup("")
-
-
 def page_templates(package: str, *, keep_trailing_newline: bool = True) -> jinja2.Environment:
     """The templates in `package`'s templates folder, as every HTML page's are read: every
     value is text unless marked safe, a misspelt name fails (the tests, not the page), and a
@@ -119,12 +95,5 @@ def page_templates(package: str, *, keep_trailing_newline: bool = True) -> jinja
 @cache
 def _macros() -> Any:
     environment = page_templates("flashmark.views")
-    environment.filters.update(
-        title_html=title_html,
-        plain=plain,
-        cell_html=cell_html,
-        css_class=_css_class,
-        legend_html=legend_html,
-        badge_class=lambda tone: _VERDICT_CLASS.get(tone, "na"),
-    )
+    environment.filters.update(title_html=title_html, legend_html=legend_html)
     return environment.get_template("view.html.j2").module

@@ -515,6 +515,20 @@ def _nice_step(rough: float) -> float:
     return next(step * decade for step in (1, 2, 2.5, 5, 10) if step * decade >= rough)
 
 
+def _ladder(present: Sequence[float], steps: Sequence[int]) -> list[float]:
+    """The `steps` x 10^n from the one at or below the smallest value to the one above the
+    largest, each by _LOG_PAD (so no point sits on, and is cut by, the plot's edge)."""
+    low, high = min(present), max(present)
+    every = [
+        step * 10.0**decade
+        for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 2)
+        for step in steps
+    ]
+    below = max(tick for tick in every if tick <= low / _LOG_PAD)
+    above = min(tick for tick in every if tick >= high * _LOG_PAD)
+    return [tick for tick in every if below <= tick <= above]
+
+
 def _log_ticks(values: Iterable[float | None]) -> list[float]:
     """Labels for a logarithmic axis that contains every value: 1-2-5 steps per decade from
     the step at or below the smallest value to the step above the largest (pygal labels only
@@ -523,20 +537,11 @@ def _log_ticks(values: Iterable[float | None]) -> list[float]:
     present = [value for value in values if value is not None and value > 0]
     if not present:
         return []
-    low, high = min(present), max(present)
-    candidates = []
-    for steps in ((1, 2, 5), (1,), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
-        every = [
-            step * 10.0**decade
-            for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 2)
-            for step in steps
-        ]
-        below = max(tick for tick in every if tick <= low / _LOG_PAD)
-        above = min(tick for tick in every if tick >= high * _LOG_PAD)
-        candidates.append([tick for tick in every if below <= tick <= above])
+    steps_125, powers, steps_19 = (
+        _ladder(present, steps) for steps in ((1, 2, 5), (1,), (1, 2, 3, 4, 5, 6, 7, 8, 9))
+    )
     # 1-2-5 while it gives 3 to _MAX_LOG_TICKS labels; across many decades powers of ten
     # (a sweep spans four: thirteen labels crowd a phone); over a short span every 1..9 step.
-    steps_125, powers, steps_19 = candidates
     if len(steps_125) > _MAX_LOG_TICKS:
         # The powers of ten between the 1-2-5 ends (no decade of empty axis beyond the data),
         # and an end only where it is not crowded against its neighbour (200 ms under 100 ms).
@@ -556,16 +561,8 @@ def _log_ends(values: Iterable[float | None]) -> tuple[float, float] | None:
     present = [value for value in values if value is not None and value > 0]
     if not present:
         return None
-    low, high = min(present), max(present)
-    every = [
-        step * 10.0**decade
-        for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 2)
-        for step in (1, 2, 5)
-    ]
-    return (
-        max(tick for tick in every if tick <= low / _LOG_PAD),
-        min(tick for tick in every if tick >= high * _LOG_PAD),
-    )
+    ends = _ladder(present, (1, 2, 5))
+    return ends[0], ends[-1]
 
 
 def _spaced_log_labels(values: Sequence[int], label: Callable[[int], str]) -> list[float]:

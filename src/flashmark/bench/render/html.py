@@ -19,7 +19,6 @@ from flashmark.bench.model import Grade, Passport, TargetKind
 from flashmark.bench.render import cells, charts, describe
 from flashmark.bench.render.view import VERDICT_TONES, results_table
 from flashmark.bench.run_result import Run
-from flashmark.probe.model import Device, Environment
 from flashmark.references.loader import PUBLISHED_LABEL
 from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection
@@ -402,37 +401,37 @@ def _figure_text(value: float | None, unit: str) -> str:
 def _device_and_environment(runs: Sequence[Run]) -> list[Block]:
     """One row per fact, one column per run, under the group's name; a fact no run knows is
     left out."""
+    devices = [run.probe.device if run.probe else None for run in runs]
+    environments = [run.probe.environment if run.probe else None for run in runs]
 
-    def device_row(fact: describe.Fact) -> Callable[[Run], str | None]:
-        return lambda run: fact.text(d) if (d := _device(run)) else None
+    def read(
+        rows: Sequence[tuple[str, Callable[[Run], str | None]]],
+    ) -> list[tuple[str, list[str | None]]]:
+        return [(label, [value(run) for run in runs]) for label, value in rows]
 
-    def environment_row(fact: describe.EnvironmentFact) -> Callable[[Run], str | None]:
-        return lambda run: fact.text(e) if (e := _probed_environment(run)) else None
-
-    groups: list[tuple[str, list[tuple[str, Callable[[Run], str | None]]]]] = [
-        ("Target", _TARGET_ROWS),
-        (
-            "Device",
-            [(f.label, device_row(f)) for f in describe.DEVICE_FACTS if not f.detail],
-        ),
-        (
-            "Host and environment",
-            [
-                (f.label, environment_row(f))
-                for f in describe.ENVIRONMENT_FACTS
-                if not f.detail and f.label != "kernel"
-            ]
-            + _HOST_ROWS,
-        ),
-        ("Method", _METHOD_ROWS),
-    ]
+    groups = {
+        "Target": read(_TARGET_ROWS),
+        "Device": [
+            (f.label, [f.text(d) if d else None for d in devices])
+            for f in describe.DEVICE_FACTS
+            if not f.detail
+        ],
+        "Host and environment": [
+            (f.label, [f.text(e) if e else None for e in environments])
+            for f in describe.ENVIRONMENT_FACTS
+            if not f.detail and f.label != "kernel"
+        ]
+        + read(_HOST_ROWS),
+        "Method": read(_METHOD_ROWS),
+    }
     rows = []
-    for group, facts in groups:
+    for group, facts in groups.items():
         rows.append(Row((group,), tone="strong"))
-        for label, read in facts:
-            values = [read(run) for run in runs]
-            if any(value is not None for value in values):
-                rows.append(Row((label, *(_DASH if v is None else v for v in values))))
+        rows += [
+            Row((label, *(_DASH if v is None else v for v in values)))
+            for label, values in facts
+            if any(value is not None for value in values)
+        ]
     columns = (
         Column(""),
         *(
@@ -440,27 +439,16 @@ def _device_and_environment(runs: Sequence[Run]) -> list[Block]:
             for index, run in enumerate(runs)
         ),
     )
-    blocks: list[Block] = [Table(columns, tuple(rows))]
     notes = tuple(
         f"{describe.run_id_label(run, index)}: {note}"
         for index, run in enumerate(runs)
         if run.probe
         for note in (*run.probe.warnings, *run.probe.notes)
     )
-    if notes:
-        blocks += [
-            _note("What the probe could not read or found worth a warning:"),
-            Notes(notes, tone=""),
-        ]
-    return blocks
-
-
-def _device(run: Run) -> Device | None:
-    return run.probe.device if run.probe else None
-
-
-def _probed_environment(run: Run) -> Environment | None:
-    return run.probe.environment if run.probe else None
+    if not notes:
+        return [Table(columns, tuple(rows))]
+    warned = _note("What the probe could not read or found worth a warning:")
+    return [Table(columns, tuple(rows)), warned, Notes(notes, tone="")]
 
 
 def _space(run: Run) -> str | None:
