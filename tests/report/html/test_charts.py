@@ -10,7 +10,7 @@ import pytest
 from flashmark.bench.model import Pattern
 from flashmark.bench.render import charts
 from flashmark.units import block_size_label
-from flashmark.views.charts import Chart as Drawn
+from flashmark.views.model import Figure as Drawn
 from tests.report.html.page import Chart, Page
 
 

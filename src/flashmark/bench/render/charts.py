@@ -1,8 +1,8 @@
 """Runs -> charts, each an inline SVG string (pygal), one function per chart. Pure: no I/O.
 
 One series per run, in the run's colour throughout the report; published figures pale and
-dashed. A chart is its SVG and its legend (`Chart`), which the page draws as text. None when
-the runs hold nothing to draw. Drawn in the report's one look (flashmark.views.charts).
+dashed. A chart is its SVG and its legend (views.model.Figure), which the page draws as text.
+None when the runs hold nothing to draw. Drawn in the report's one look (flashmark.views.charts).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from flashmark.bench.run_result import Run
 from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import LegendKey
 from flashmark.units import block_size_label, format_rate, mb_per_s
-from flashmark.views.charts import CHAR_EM, PALETTE, SIZE, Chart, config, render, style
+from flashmark.views.charts import CHAR_EM, PALETTE, SIZE, config, render, style
+from flashmark.views.model import Figure
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
     from flashmark.monitor.series import MonitorSeries
@@ -91,10 +92,9 @@ LATENCY_PERCENTILES = (
 )
 
 
-def run_label(run: Run, index: int) -> str:
-    """How a run is named in legends: id, target and device, short enough for a legend
-    ("#3 CARD on mmcblk0p1"); headings and tables use describe.run_label's full one."""
-    return describe.legend_label(run, index)
+# How a run is named in legends: id, target and device, short enough for a legend ("#3 CARD on
+# mmcblk0p1"); headings and tables use describe.run_label's full one.
+run_label = describe.legend_label
 
 
 def reference_label(reference: ReferenceDevice) -> str:
@@ -114,7 +114,7 @@ def reference_colour(index: int) -> str:
 
 def headline_bandwidth_chart(
     runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
-) -> Chart | None:
+) -> Figure | None:
     """Sequential read and write MB/s (1 MiB blocks, depth 1) of every run, and the
     references' published figures for the same tests."""
     return _headline_chart(
@@ -128,7 +128,7 @@ def headline_bandwidth_chart(
 
 def headline_iops_chart(
     runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
-) -> Chart | None:
+) -> Figure | None:
     """4K random read and write IOPS at queue depth 1 and 32 of every run, and the
     references' published figures for the same tests."""
     return _headline_chart(
@@ -147,7 +147,7 @@ def _headline_chart(
     *,
     title: str,
     formatter: Callable[[float], str],
-) -> Chart | None:
+) -> Figure | None:
     measured = [[figure.measured(run) for figure in figures] for run in runs]
     published = [
         [reference_value(reference, figure) for figure in figures] for reference in references
@@ -214,14 +214,10 @@ def reference_value(reference: ReferenceDevice, figure: HeadlineFigure) -> float
 
 def tests_in(runs: Sequence[Run]) -> tuple[str, ...]:
     """Every test of the runs, in the order the first run holding it ran it."""
-    names: dict[str, None] = {}
-    for run in runs:
-        for result in run.tests:
-            names.setdefault(result.spec.name, None)
-    return tuple(names)
+    return tuple(dict.fromkeys(result.spec.name for run in runs for result in run.tests))
 
 
-def latency_chart(runs: Sequence[Run], test: str) -> Chart | None:
+def latency_chart(runs: Sequence[Run], test: str) -> Figure | None:
     """Completion latency percentiles (p50 .. p99.99) of one test, a curve per run and
     direction, on a logarithmic axis: the tail of a slow card is orders above its median."""
     chart = pygal.Line(
@@ -263,7 +259,7 @@ def at_most(points: Sequence[tuple[float, float]], limit: int) -> list[tuple[flo
     return kept
 
 
-def bandwidth_chart(runs: Sequence[Run], test: str) -> Chart | None:
+def bandwidth_chart(runs: Sequence[Run], test: str) -> Figure | None:
     """fio's bandwidth per second over the measuring window of one test, a line per run and
     direction: a card whose cache fills shows a cliff, a stall shows as a drop to zero."""
 
@@ -350,7 +346,7 @@ def sweep_points(run: Run, pattern: Pattern) -> list[tuple[int, float, str]]:
 
 def sweep_chart(
     runs: Sequence[Run], direction: str, references: Sequence[ReferenceDevice] = ()
-) -> Chart | None:
+) -> Figure | None:
     """Throughput against block size (both axes logarithmic) for `direction` ("read" or
     "write"): a random and a sequential curve per run, and the references' published points
     at the same tests (seed 002 measured 1k, 4k and 16k random and 16M sequential)."""
@@ -407,7 +403,7 @@ def sweep_chart(
 # -- device activity --------------------------------------------------------------------------
 
 
-def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) -> Chart | None:
+def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) -> Figure | None:
     """What the device itself did each interval (/proc/diskstats, like `iostat -x 1`): read
     and write IOPS on the left axis, %util (share of the interval the device was busy) on the
     right. `series` holds (label, run index, samples) for each run that has them; ramp and
@@ -475,11 +471,8 @@ def monitors_during_workload(
 
 
 def workloads_in(runs: Sequence[Run]) -> tuple[str, ...]:
-    names: dict[str, None] = {}
-    for run in runs:
-        for result in run.workloads:
-            names.setdefault(result.name, None)
-    return tuple(names)
+    """Every workload of the runs, in the order the first run holding it ran it."""
+    return tuple(dict.fromkeys(result.name for run in runs for result in run.workloads))
 
 
 # -- axes -------------------------------------------------------------------------------------

@@ -23,7 +23,6 @@ from flashmark.references.loader import PUBLISHED_LABEL
 from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection
 from flashmark.units import format_duration, format_iops, format_rate, format_size
-from flashmark.views.charts import Chart
 from flashmark.views.html import Card, blocks_html, cards_html
 from flashmark.views.model import (
     Badges,
@@ -158,7 +157,7 @@ def _not_shown(
     return tuple(found)
 
 
-def _figure(figures: list[Figure], chart: Chart, caption: str = "") -> None:
+def _figure(figures: list[Figure], chart: Figure, caption: str = "") -> None:
     """Add the chart to the page's `figures`, numbered in their order."""
     # pygal names each chart by a random uuid (its id and its CSS selectors); the chart's
     # number instead makes the page the same each time it is made (a golden test).
@@ -166,7 +165,7 @@ def _figure(figures: list[Figure], chart: Chart, caption: str = "") -> None:
     figures.append(Figure(svg, chart.legend, caption))
 
 
-def _charts(figures: list[Figure], note: str, drawn: Iterable[Chart | None]) -> list[Block]:
+def _charts(figures: list[Figure], note: str, drawn: Iterable[Figure | None]) -> list[Block]:
     """A part of charts: what they show, then the charts (nothing drawn: no part)."""
     start = len(figures)
     for chart in drawn:
@@ -515,7 +514,7 @@ def _results(runs: Sequence[Run]) -> list[Block]:
 # -- charts of what the device saw ------------------------------------------------------------
 
 
-def _activity(runs: Sequence[Run]) -> Iterator[Chart | None]:
+def _activity(runs: Sequence[Run]) -> Iterator[Figure | None]:
     for test in charts.tests_in(runs):
         monitors = charts.monitors_during_test(runs, test)
         yield charts.monitor_chart(monitors, f"{test}: device I/O each {_interval(monitors)}")
