@@ -140,7 +140,8 @@ class Row:
 class Table:
     """A table of text cells; `title` is written above it on the terminal, `edge` draws its
     outer frame there; `padded` lines up its columns in the Markdown text (a long table of
-    figures is left unpadded); `caption` is a footnote under it."""
+    figures is left unpadded); `caption` is a footnote under it; `stack` sets its cells one under
+    another on a narrow screen (HTML; None: when more than one column holds words)."""
 
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
@@ -149,6 +150,7 @@ class Table:
     padded: bool = True
     shown: Shown = "everywhere"
     caption: str = ""
+    stack: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from markupsafe import Markup
@@ -200,7 +201,7 @@ def _card(run: Run, index: int) -> Card:
         )
         columns = (Column("class"), Column("verdict"), Column("measured (required, margin)"))
         rows = (Row((g.name, (_verdict(g),), _checks(g))) for g in run.grades)
-        blocks.append(Table(columns, tuple(rows)))
+        blocks.append(Table(columns, tuple(rows), stack=False))
     sustained = cells.sustained_text(run)
     if sustained:
         blocks.append(_note(f"sustained-write: {sustained}"))
@@ -253,7 +254,7 @@ def _claims(run: Run) -> list[Block]:
         for name in card.claimed.names()
     )
     columns = (Column("claims"), Column("this run"))
-    return [Table(columns, tuple(rows), caption="SD status register")]
+    return [Table(columns, tuple(rows), caption="SD status register", stack=False)]
 
 
 def _passport(passport: Passport) -> list[Block]:
@@ -444,10 +445,15 @@ def _device_and_environment(runs: Sequence[Run]) -> list[Block]:
         if run.probe
         for note in (*run.probe.warnings, *run.probe.notes)
     )
+    # A column per run, scrolled rather than stacked on a narrow screen.
+    table = Table(columns, tuple(rows), stack=False)
     if not notes:
-        return [Table(columns, tuple(rows))]
-    warned = _note("What the probe could not read or found worth a warning:")
-    return [Table(columns, tuple(rows)), warned, Notes(notes, tone="")]
+        return [table]
+    return [
+        table,
+        _note("What the probe could not read or found worth a warning:"),
+        Notes(notes, tone=""),
+    ]
 
 
 def _space(run: Run) -> str | None:
@@ -507,7 +513,10 @@ def _results(runs: Sequence[Run]) -> list[Block]:
     ]
     for index, run in enumerate(runs):
         buffered = " (buffered I/O)" if not run.settings.direct else ""
-        blocks += [Heading(f"{describe.run_label(run, index)}{buffered}"), results_table(run)]
+        blocks += [
+            Heading(f"{describe.run_label(run, index)}{buffered}"),
+            replace(results_table(run), stack=False),
+        ]
     return blocks if any(run.tests or run.tests_skipped for run in runs) else []
 
 
