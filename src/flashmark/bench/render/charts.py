@@ -58,13 +58,18 @@ class HeadlineFigure:
     metric: str  # the references' metric name: read_bw_bytes, write_iops, ...
     label: str
 
+    @property
+    def unit(self) -> str:
+        """The chart's unit: "MB/s" or "IOPS"."""
+        return "MB/s" if self.metric.endswith("bw_bytes") else "IOPS"
+
     def measured(self, run: Run) -> float | None:
-        """The run's value in the chart's unit (MB/s or IOPS), or None if not measured."""
+        """The run's value in the chart's unit, or None if not measured."""
         result = run.test(self.test)
         direction = result.direction(self.direction) if result else None
         if direction is None:
             return None
-        return mb_per_s(direction.bw_bytes) if self.metric.endswith("bw_bytes") else direction.iops
+        return mb_per_s(direction.bw_bytes) if self.unit == "MB/s" else direction.iops
 
 
 HEADLINE_BANDWIDTH = (
@@ -206,7 +211,7 @@ def reference_value(reference: ReferenceDevice, figure: HeadlineFigure) -> float
     found = reference.value_for(figure.test, figure.metric)
     if found is None:
         return None
-    return mb_per_s(found.value) if figure.metric.endswith("bw_bytes") else found.value
+    return mb_per_s(found.value) if figure.unit == "MB/s" else found.value
 
 
 # -- per test ---------------------------------------------------------------------------------

@@ -314,7 +314,6 @@ def _headline(
     notes: list[str] = []
     rows = []
     for figure in (*charts.HEADLINE_BANDWIDTH, *charts.HEADLINE_IOPS):
-        unit = "MB/s" if figure.metric.endswith("bw_bytes") else "IOPS"
         measured = [figure.measured(run) for run in runs]
         if all(value is None for value in measured) and not any(
             reference.value_for(figure.test, figure.metric) for reference in references
@@ -323,8 +322,8 @@ def _headline(
         rows.append(
             Row(
                 (
-                    f"{figure.test} {figure.direction} {unit}",
-                    *(_figure_text(value, unit) for value in measured),
+                    f"{figure.test} {figure.direction} {figure.unit}",
+                    *(_figure_text(value, figure.unit) for value in measured),
                     *(_published_cell(reference, figure, notes) for reference in references),
                 )
             )
@@ -360,17 +359,13 @@ def _published_cell(
     found = reference.value_for(figure.test, figure.metric)
     if found is None:
         return _DASH
-    unit = "MB/s" if figure.metric.endswith("bw_bytes") else "IOPS"
-    text = _figure_text(charts.reference_value(reference, figure), unit)
-    marks = [
-        mark
-        for flag, mark in (
-            (found.loose, "loose comparison"),
-            (found.derived, "derived"),
-            (found.suspect, "suspect figure"),
-        )
-        if flag
-    ]
+    text = _figure_text(charts.reference_value(reference, figure), figure.unit)
+    flags = {
+        "loose comparison": found.loose,
+        "derived": found.derived,
+        "suspect figure": found.suspect,
+    }
+    marks = [mark for mark, flag in flags.items() if flag]
     published = found.measurement.published
     notes.append(
         f'{reference.name}, {figure.test}: published as "{published.text}" {published.unit}'
