@@ -117,42 +117,23 @@ def reference_colour(index: int) -> str:
 # -- headline ---------------------------------------------------------------------------------
 
 
-def headline_bandwidth_chart(
-    runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
+@dataclass(frozen=True)
+class Headline:
+    """A headline chart: its bars, its title, how a value on it reads, and the page's caption
+    under it."""
+
+    figures: tuple[HeadlineFigure, ...]
+    title: str
+    formatter: Callable[[float], str]
+    caption: str
+
+
+def headline_chart(
+    runs: Sequence[Run], headline: Headline, references: Sequence[ReferenceDevice] = ()
 ) -> Figure | None:
-    """Sequential read and write MB/s (1 MiB blocks, depth 1) of every run, and the
-    references' published figures for the same tests."""
-    return _headline_chart(
-        runs,
-        references,
-        HEADLINE_BANDWIDTH,
-        title="Sequential MB/s, 1 MiB blocks (MB = 10^6 B)",
-        formatter=_number,
-    )
-
-
-def headline_iops_chart(
-    runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
-) -> Figure | None:
-    """4K random read and write IOPS at queue depth 1 and 32 of every run, and the
-    references' published figures for the same tests."""
-    return _headline_chart(
-        runs,
-        references,
-        HEADLINE_IOPS,
-        title="4K random IOPS, queue depth 1 and 32",
-        formatter=_iops,
-    )
-
-
-def _headline_chart(
-    runs: Sequence[Run],
-    references: Sequence[ReferenceDevice],
-    figures: Sequence[HeadlineFigure],
-    *,
-    title: str,
-    formatter: Callable[[float], str],
-) -> Figure | None:
+    """The headline's figures of every run, and the references' published figures for the
+    same tests."""
+    figures, formatter = headline.figures, headline.formatter
     measured = [[figure.measured(run) for figure in figures] for run in runs]
     published = [
         [reference_value(reference, figure) for figure in figures] for reference in references
@@ -167,7 +148,7 @@ def _headline_chart(
     chart = pygal.Bar(
         **config(
             colours,
-            title=title,
+            title=headline.title,
             # Figures on the bars only while each fits above its own bar (side by side they
             # would run together, "20002000"); the page's table has them all.
             print_values=_values_fit(texts, groups=len(figures), bars=len(colours)),
@@ -635,3 +616,22 @@ def _latency(ns: float) -> str:
 
 def _seconds(value: float) -> str:
     return f"{value:g} s"
+
+
+# Sequential read and write MB/s (1 MiB blocks, depth 1); 4K random read and write IOPS at
+# queue depth 1 and 32.
+HEADLINES = (
+    Headline(
+        HEADLINE_BANDWIDTH,
+        "Sequential MB/s, 1 MiB blocks (MB = 10^6 B)",
+        _number,
+        "seq-read and seq-write: 1 MiB blocks at queue depth 1; seq-write is the sustained write "
+        "the speed classes grade.",
+    ),
+    Headline(
+        HEADLINE_IOPS,
+        "4K random IOPS, queue depth 1 and 32",
+        _iops,
+        "4K random at queue depth 1 (what A1 grades) and 32 (what A2 grades).",
+    ),
+)

@@ -298,22 +298,12 @@ def _headline(
     each published figure numbered to its note."""
     published = f" Pale dashed bars: {PUBLISHED_LABEL}." if references else ""
     start = len(figures)
-    for chart, caption in (
-        (
-            charts.headline_bandwidth_chart(runs, references),
-            "seq-read and seq-write: 1 MiB blocks at queue depth 1; seq-write is the sustained "
-            "write the speed classes grade.",
-        ),
-        (
-            charts.headline_iops_chart(runs, references),
-            "4K random at queue depth 1 (what A1 grades) and 32 (what A2 grades).",
-        ),
-    ):
-        if chart is not None:
-            _figure(figures, chart, caption + published)
+    for headline in charts.HEADLINES:
+        if (chart := charts.headline_chart(runs, headline, references)) is not None:
+            _figure(figures, chart, headline.caption + published)
     notes: list[str] = []
     rows = []
-    for figure in (*charts.HEADLINE_BANDWIDTH, *charts.HEADLINE_IOPS):
+    for figure in (figure for headline in charts.HEADLINES for figure in headline.figures):
         measured = [figure.measured(run) for run in runs]
         if all(value is None for value in measured) and not any(
             reference.value_for(figure.test, figure.metric) for reference in references
