@@ -106,8 +106,8 @@ class _Walk:
             layers.append(Layer("device", name, f"stopped: more than {_MAX_DEPTH} nested layers"))
             return
         base = f"class/block/{name}"
-        if roots.read_sys(f"{base}/partition") is not None:
-            parent = roots.sys_path(base).resolve().parent.name
+        parent = roots.disk_of(name)
+        if parent is not None:
             number = roots.read_sys(f"{base}/partition")
             layers.append(Layer("partition", name, f"partition {number} of {parent}"))
             self.device(parent, depth + 1)

@@ -160,10 +160,5 @@ def device_for_path(path: Path, roots: SystemRoots) -> str | None:
     name = next((c.name for c in devices.values() if (c.major, c.minor) == (major, minor)), None)
     if name is None:
         return None
-    # /sys/class/block/NAME/partition exists for partitions; the parent folder is the disk.
-    class_path = roots.sys_path(f"class/block/{name}")
-    if (class_path / "partition").exists():
-        parent = Path(os.path.realpath(class_path)).parent.name
-        if parent in devices:
-            return parent
-    return name
+    disk = roots.disk_of(name)
+    return disk if disk in devices else name
