@@ -39,29 +39,6 @@ from flashmark.system.sysroot import SystemRoots
 
 
 @dataclass(frozen=True)
-class BlockDevice:
-    name: str  # kernel name, e.g. "mmcblk0p2"
-    majmin: str
-    sysfs_dir: Path  # the device's folder under the sysfs root
-    is_partition: bool
-    size_bytes: int | None
-
-
-def block_device_for_majmin(majmin: str, roots: SystemRoots) -> BlockDevice | None:
-    link = roots.sys_path(f"dev/block/{majmin}")
-    if not link.exists():
-        return None
-    folder = link.resolve()
-    return BlockDevice(
-        name=folder.name,
-        majmin=majmin,
-        sysfs_dir=folder,
-        is_partition=(folder / "partition").exists(),
-        size_bytes=roots.size_bytes(folder.name),
-    )
-
-
-@dataclass(frozen=True)
 class WriteClaim:
     """What `claim_for_writing` holds: the stack it checked and the members opened with O_EXCL."""
 
