@@ -8,7 +8,9 @@ up in the recorded sysfs: /dev itself is not recorded.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,10 +44,7 @@ def resolve_target(given: str | Path, roots: SystemRoots) -> Resolution:
     path = os.path.abspath(os.fspath(given))
     walk = _Walk(roots, read_mounts(roots), [], [])
 
-    try:
-        device_name: str | None = kernel_name_of_node(path, roots)
-    except TargetError:  # no block device: a file or folder, or nothing
-        device_name = None
+    device_name = _device_name_of_node(path, roots)
     if device_name is not None:
         walk.device(device_name, 0)
         return Resolution(
@@ -71,6 +70,19 @@ def _mount_for_path(real: str, roots: SystemRoots, mounts: tuple[Mount, ...]) ->
     if roots.is_live:
         device = majmin_of(os.stat(real).st_dev)
     return mount_of(real, mounts, device)
+
+
+def _device_name_of_node(path: str, roots: SystemRoots) -> str | None:
+    """The kernel name of a block device node; its node's own name when sysfs does not list its
+    number (a node of this machine probed against a recorded tree); None for no block device."""
+    try:
+        return kernel_name_of_node(path, roots)
+    except TargetError:
+        pass
+    with contextlib.suppress(OSError):
+        if stat.S_ISBLK(os.stat(path).st_mode):
+            return Path(os.path.realpath(path)).name
+    return None
 
 
 @dataclass
