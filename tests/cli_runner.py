@@ -51,15 +51,18 @@ def flashmark(
     return Done(result.exit_code, result.stdout, result.stderr)
 
 
-def flashmark_script(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def flashmark_script(
+    *args: str | Path, env: Mapping[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     """`flashmark ARGS` as a script runs it: a process of its own, no terminal to type a
-    confirmation at (stdin is /dev/null)."""
+    confirmation at (stdin is /dev/null), with `env` added to the environment."""
     return subprocess.run(
         [sys.executable, "-m", "flashmark", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=timeout,
         stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
     )
 
 

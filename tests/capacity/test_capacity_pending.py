@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +24,7 @@ from tests.capacity.test_capacity_emulated import (
     probed_ranges,
     start,
 )
+from tests.cli_runner import flashmark_script
 from tests.emulation.flash.model import FlashModel
 from tests.emulation.io_helpers import opened_direct, read_block, write_block
 
@@ -34,14 +34,7 @@ MiB = 1 << 20
 
 
 def flashmark(args: list[str], state: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, "XDG_STATE_HOME": str(state)},
-    )
+    return flashmark_script(*args, env={"XDG_STATE_HOME": str(state)})
 
 
 def killed_probe(emulated_flash, state: Path):

@@ -28,6 +28,7 @@ from flashmark.powercut.plan import PowercutRequest, plan_powercut
 from flashmark.powercut.result import VANISHED, PowercutResult
 from flashmark.powercut.run import PowercutStopped, run_powercut
 from flashmark.system.sysroot import SystemRoots
+from tests.cli_runner import flashmark_script as flashmark
 from tests.emulation.flash.device import EmulatedFlash
 from tests.emulation.flash.model import Durability, FlashModel
 from tests.emulation.flash.power import backing_file
@@ -201,19 +202,6 @@ def test_an_off_command_that_hangs_is_killed_and_the_card_powered_again(emulated
     assert "did not finish within 2 s and was killed" in str(stopped.value.cause)
     assert time.monotonic() - began < 20
     assert card.powered
-
-
-def flashmark(
-    *args: str, env: dict[str, str], timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, **env},
-    )
 
 
 def test_the_command_prints_progress_per_cycle_and_the_document(emulated_flash, tmp_path):

@@ -28,6 +28,7 @@ from flashmark.surface.result import SurfaceResult
 from flashmark.surface.run import SurfaceRequest, prepare_surface, scan_surface
 from flashmark.system.disk_space import reserve_bytes
 from flashmark.units import format_size
+from tests.cli_runner import flashmark_script as flashmark
 from tests.emulation.flash.device import EmulatedFlash
 from tests.emulation.flash.engine import FlashStats
 from tests.emulation.flash.model import Backing, BadRange, FakeMode, FlashModel
@@ -39,16 +40,6 @@ pytestmark = [pytest.mark.flash, DEVICE_TIMING]
 KiB, MiB = 1 << 10, 1 << 20
 MB = 10**6
 BLOCK = 256 * KiB
-
-
-def flashmark(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def scanned(*args: str) -> dict[str, Any]:

@@ -13,8 +13,15 @@ from pathlib import Path
 import pytest
 
 from flashmark.errors import TargetPermissionDenied, UnsafeDevice
+from flashmark.probe.resolve import resolve_target
 from flashmark.system.device_safety import claim_for_writing, refusal_reasons
-from flashmark.system.device_stack import Role, StackMember, device_stack
+from flashmark.system.device_stack import (
+    Role,
+    StackMember,
+    device_stack,
+    kernel_name_of_node,
+    source_device_name,
+)
 from tests.system.synthetic_sysfs import SyntheticSystem
 
 LUKS_UUID = "CRYPT-LUKS2-0b6a7d3c9e4f4a7e8d1c2b3a4f5e6d7c-data"
@@ -347,3 +354,21 @@ def test_every_partition_under_an_array_checks_its_own_overlapping_siblings(
         "it is built on /dev/sdj2, which overlaps partition /dev/sdj3, which is mounted on "
         "/mnt/overlap",
     )
+
+
+def test_a_dev_path_names_its_device_by_its_kernel_or_mapper_name(laptop: SyntheticSystem) -> None:
+    roots = laptop.roots
+    assert kernel_name_of_node("/dev/mapper/vg-root", roots) == "dm-0"
+    assert [source_device_name(s, roots) for s in ("/dev/mapper/data", "/dev/sda1")] == [
+        "dm-2",
+        "sda1",
+    ]
+    assert [source_device_name(s, roots) for s in ("/dev/mapper/gone", "tmpfs")] == [None, None]
+    resolution = resolve_target("/dev/mapper/data", roots)
+    assert [(layer.kind, layer.name, layer.detail) for layer in resolution.layers] == [
+        ("device-mapper", "dm-2", "LUKS 'data' on dm-1"),
+        ("device-mapper", "dm-1", "LVM 'vg-data' on sda2"),
+        ("partition", "sda2", "partition 2 of sda"),
+        ("device", "sda", "physical device"),
+    ]
+    assert resolution.target_type == "block device" and resolution.physical == ("sda",)

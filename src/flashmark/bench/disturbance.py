@@ -30,7 +30,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import astuple, dataclass
-from pathlib import Path
 from typing import Any
 
 import psutil
@@ -643,8 +642,5 @@ def target_disk(target: Target, device: str | None, roots: SystemRoots) -> str |
 
 def whole_disk(device: str, roots: SystemRoots) -> str:
     """The disk a partition belongs to (mmcblk0p2 -> mmcblk0): another partition's I/O takes
-    the same device's time. /sys/class/block/NAME/partition exists for partitions."""
-    class_path = roots.sys_path(f"class/block/{device}")
-    if (class_path / "partition").exists():
-        return Path(class_path.resolve()).parent.name
-    return device
+    the same device's time."""
+    return roots.disk_of(device) or device

@@ -43,7 +43,8 @@ from flashmark.errors import (
 )
 from flashmark.fio.job import is_fio_literal_device
 from flashmark.system.block_device import open_failed
-from flashmark.system.device_safety import BlockDevice, block_device_for_majmin, check_writable
+from flashmark.system.device_safety import check_writable
+from flashmark.system.device_stack import majmin_of, name_of_majmin
 from flashmark.system.disk_space import plan_space
 from flashmark.system.file_space import allocate, sync_filesystem
 from flashmark.system.leftovers import private_folder_name, test_file_name
@@ -119,7 +120,7 @@ def _folder_target(
 ) -> Target:
     st_dev = status.st_dev
     mount = mount_of(str(folder), read_mounts(roots))
-    device = block_device_for_majmin(f"{os.major(st_dev)}:{os.minor(st_dev)}", roots)
+    device = name_of_majmin(majmin_of(st_dev), roots)
     if mount is not None and mount.read_only:
         raise ReadOnlyTarget(
             f"{folder} is on a read-only filesystem ({mount.fstype} on "
@@ -137,7 +138,7 @@ def _folder_target(
         kind=TargetKind.FILE,
         path=str(folder / private / name),
         folder=str(folder),
-        block_device=f"/dev/{device.name}" if device is not None else None,
+        block_device=f"/dev/{device}" if device is not None else None,
         filesystem=mount.fstype if mount is not None else None,
         mount_point=mount.mount_point if mount is not None else None,
         mount_options=mount.all_options if mount is not None else None,
@@ -157,7 +158,7 @@ def _device_target(
     except OSError as error:
         permission = "reading a device needs root (sudo) or the disk group"
         raise open_failed(node, error, permission) from None
-    capacity = device.size_bytes
+    capacity = roots.size_bytes(device)
     if capacity is not None and size_bytes > capacity:
         raise NotEnoughSpace(
             f"{node} holds {format_size(capacity)}, less than the test area "
@@ -179,21 +180,22 @@ def _device_target(
     )
 
 
-def _kernel_node(given: str, status: os.stat_result, roots: SystemRoots) -> tuple[str, BlockDevice]:
+def _kernel_node(given: str, status: os.stat_result, roots: SystemRoots) -> tuple[str, str]:
     """The device's node by the kernel's own name (/dev/NAME, NAME from sysfs for its
-    major:minor), checked to be that same device: fio is given this, never `given`, which may
-    be any path to a device node (a symlink, a node made elsewhere, a name fio would parse)."""
-    majmin = f"{os.major(status.st_rdev)}:{os.minor(status.st_rdev)}"
-    device = block_device_for_majmin(majmin, roots)
+    major:minor), checked to be that same device, and NAME: fio is given this node, never
+    `given`, which may be any path to a device node (a symlink, a node made elsewhere, a name
+    fio would parse)."""
+    majmin = majmin_of(status.st_rdev)
+    device = name_of_majmin(majmin, roots)
     if device is None:
         raise TargetError(
             f"{printable(given)}: the kernel lists no block device {majmin} "
             f"({roots.sysfs}/dev/block/{majmin} is missing)"
         )
-    node = f"/dev/{device.name}"
+    node = f"/dev/{device}"
     if not is_fio_literal_device(node):
         raise TargetError(
-            f"{printable(given)}: the kernel names this device {device.name!r}, a name flashmark "
+            f"{printable(given)}: the kernel names this device {device!r}, a name flashmark "
             "does not hand to fio (only letters, digits, '.', '_' and '-')"
         )
     try:
@@ -206,7 +208,7 @@ def _kernel_node(given: str, status: os.stat_result, roots: SystemRoots) -> tupl
     if not stat.S_ISBLK(node_status.st_mode) or node_status.st_rdev != status.st_rdev:
         raise TargetError(
             f"{printable(given)}: {node} is not device {majmin}, which the kernel calls "
-            f"{device.name}; is /dev out of date?"
+            f"{device}; is /dev out of date?"
         )
     return node, device
 

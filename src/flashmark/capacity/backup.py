@@ -115,17 +115,18 @@ class Journal:
 
 
 def restore_records(device: RawDevice, records: Sequence[Record], source: str) -> RestoreOutcome:
-    for record in reversed(records):
-        device.write_bytes(record.offset, record.data)
-    device.sync_checked()
-    differing = _read_back(device, [(r, r.offset, r.data) for r in records], source)
+    differing = _put_back(device, [(r, r.offset, r.data) for r in records], source)
     return RestoreOutcome(len(records), sum(len(r.data) for r in records), differing)
 
 
-def _read_back(device: RawDevice, writes: Sequence[tuple[Record, int, bytes]], source: str) -> int:
-    """Check each restored (record, offset, content) reads back; return how many differ
-    where a later range aliased onto them. DeviceFailed when a range backed up before the
-    first write (so it says what the device held) does not read back."""
+def _put_back(device: RawDevice, writes: Sequence[tuple[Record, int, bytes]], source: str) -> int:
+    """Write each (record, offset, content) back, newest first, flush, and check it reads
+    back; how many differ where a later range aliased onto them. DeviceFailed when a range
+    backed up before the first write (so it says what the device held) does not read back."""
+    for _, offset, data in reversed(writes):
+        device.write_bytes(offset, data)
+    if writes:
+        device.sync_checked()
     differing = 0
     failed: list[int] = []
     for record, offset, data in writes:
@@ -182,11 +183,7 @@ def restore_ours(
         if changed and record.pre_write:
             changed_ranges += 1
             changed_bytes += changed
-    for _, offset, data in reversed(writes):
-        device.write_bytes(offset, data)
-    if writes:
-        device.sync_checked()
-    differing = _read_back(device, writes, source)
+    differing = _put_back(device, writes, source)
     return RestoreOutcome(
         ranges=len({id(record) for record, _, _ in writes}),
         bytes_restored=sum(len(data) for _, _, data in writes),

@@ -19,10 +19,7 @@ from flashmark.cli import debug_option, destructive_option, json_option
 from flashmark.cli.confirm import confirm_overwrite
 from flashmark.cli.output import saving_options, stderr_console
 from flashmark.cli.progress import progress_display
-from flashmark.cli.tail import (
-    finish,
-    history_to_save,
-)
+from flashmark.cli.tail import finish, history_to_save
 from flashmark.errors import UsageError
 from flashmark.system.signals import signals_raise
 

@@ -35,7 +35,7 @@ from flashmark.surface.run import (
     prepare_surface,
     run_surface,
 )
-from flashmark.system.signals import signals_raise
+from flashmark.system.signals import signal_of, signals_raise
 from flashmark.system.watchdog import DeviceHung
 from flashmark.units import format_duration, format_rate, format_size
 
@@ -277,13 +277,9 @@ def _stopped_error(stop: ScanStopped, plan: SurfacePlan, saved_id: int | None) -
             f"the partial scan is saved as result {saved_id}; "
             f"`flashmark surface {plan.given}{again} --resume` continues it"
         )
-    if isinstance(cause, Interrupted | KeyboardInterrupt):
-        signal_name, status = (
-            (cause.signal_name, cause.exit_status)
-            if isinstance(cause, Interrupted)
-            else ("SIGINT", ExitStatus.INTERRUPTED)
-        )
-        stopped = Interrupted(signal_name, status)
+    signal_name = signal_of(cause)  # Ctrl-C outside signals_raise: a KeyboardInterrupt
+    if signal_name is not None:
+        stopped = Interrupted(signal_name, getattr(cause, "exit_status", ExitStatus.INTERRUPTED))
         stopped.args = (f"stopped by {signal_name}; {kept}",)
         return stopped
     return stopped_error(cause, kept)  # with what became of a stuck I/O process

@@ -20,7 +20,7 @@ from flashmark.probe.mmc_bus import read_kernel_log
 from flashmark.probe.model import Device, ProbeReport
 from flashmark.probe.target import probe_target
 from flashmark.probe.tools import tool_runner_for
-from flashmark.system.mounts import read_mounts
+from flashmark.system.mounts import mount_of, read_mounts
 from flashmark.system.sysroot import SystemRoots
 from flashmark.units import utc_text
 
@@ -82,10 +82,8 @@ def device_findings(
     mounts = read_mounts(roots)
 
     def on_device(path: str) -> bool:
-        holding = [m for m in mounts if path == m.mount_point or path.startswith(
-            m.mount_point.rstrip("/") + "/")]  # fmt: skip
-        best = max(holding, key=lambda m: len(m.mount_point), default=None)
-        return best is not None and best.majmin in {majmin for _, majmin in majmins}
+        holding = mount_of(path, mounts)
+        return holding is not None and holding.majmin in {majmin for _, majmin in majmins}
 
     found += swap_file_findings(swaps, on_device)
     seen: set[str] = set()  # a filesystem mounted twice (a bind mount) is told once

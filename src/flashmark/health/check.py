@@ -41,6 +41,7 @@ from flashmark.probe.tools import (
     ToolRunner,
     tool_runner_for,
 )
+from flashmark.system.diskstats import read_block_stat
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import Measurer, measured_by
 from flashmark.units import SECONDS_PER_DAY, UTC_FORMAT, utc_text
@@ -103,12 +104,12 @@ class _DeviceSpared:
 def counter_now(device: Device, roots: SystemRoots, now: float) -> CounterSample | None:
     """The kernel's write counter of `device` (/sys/block/DEV/stat field 7), with this boot's
     id and the counter's width; None when it cannot be read."""
-    fields = (roots.read_sys(f"class/block/{device.name}/stat") or "").split()
+    counters = read_block_stat(roots, device.name)
     boot_id = (roots.read_proc("sys/kernel/random/boot_id") or "").strip()
-    if len(fields) < 7 or not fields[6].isdigit() or not boot_id:
+    if counters is None or not boot_id:
         return None
     bits = 32 if os.uname().machine in _32_BIT_MACHINES else 64
-    return CounterSample(now, boot_id, int(fields[6]), bits)
+    return CounterSample(now, boot_id, counters.sectors_written, bits)
 
 
 def device_key(device: Device) -> str:

@@ -22,7 +22,6 @@ from pathlib import Path
 from flashmark.errors import DeviceFailed, EnvironmentProblem
 from flashmark.powercut.media import Session
 from flashmark.powercut.result import FsCheck
-from flashmark.powercut.writer import RecordSink
 from flashmark.system.device_safety import check_writable
 from flashmark.system.disk_space import SpacePlan, SpaceWatch, plan_new_filesystem, reserve_bytes
 from flashmark.system.file_space import fsync_folder
@@ -155,38 +154,6 @@ class FileJournal:
         self._pending.clear()
 
 
-class _FsSession:
-    def __init__(self, journal: FileJournal | None, fsck: FsCheck | None) -> None:
-        self._journal = journal
-        self.fsck = fsck
-
-    @property
-    def sink(self) -> RecordSink:
-        if self._journal is None:
-            raise FilesystemUnusable("the filesystem could not be repaired: nothing can be written")
-        return self._journal
-
-    @property
-    def usable(self) -> bool:
-        return self._journal is not None
-
-    def offset_of(self, seq: int) -> int:
-        return 0
-
-    def read(self, first_seq: int, count: int) -> Iterator[bytes | None]:
-        if self._journal is None:  # not mountable: none of the files can be found
-            return iter([None] * count)
-        return self._journal.read(first_seq, count)
-
-    def forget(self, first_seq: int, count: int) -> None:
-        if self._journal is not None:
-            self._journal.forget(first_seq, count)
-
-
-class FilesystemUnusable(DeviceFailed):
-    """After a cut the filesystem could not be mounted, even after fsck."""
-
-
 class FsMedium:
     def __init__(self, mode: str, record_bytes: int, size_bytes: int, roots: SystemRoots) -> None:
         self.mode = mode
@@ -211,7 +178,7 @@ class FsMedium:
         fsck = _CHECKS[self.mode](node) if after_cut else None
         with _mounted(node, self.mode) as folder:
             if folder is None:
-                yield _FsSession(None, fsck)
+                yield Session(None, fsck)
                 return
             space = filesystem_space(
                 self.mode, node, self._size_bytes, self.record_bytes, self._roots
@@ -221,7 +188,7 @@ class FsMedium:
                 folder / "flashmark-powercut", self.record_bytes, self.capacity, watch
             )
             try:
-                yield _FsSession(journal, fsck)
+                yield Session(journal, fsck)
             finally:
                 journal.close()
 

@@ -204,7 +204,10 @@ def verify_powercut(
                 )
         except DeviceFailed as error:
             notes.append(f"cycle {pending.number}: {error}")
-            checked = _unreadable(pending, count, node)
+            unread = Return(UNREADABLE, node, None)
+            checked = unchecked_cycle(
+                pending, count=count, written=None, in_flight=0, came_back=unread
+            )
         recorder = _recorder_for(header.run, entries, remote, record_file)
         try:
             recorder.append(verified_entry(pending.number, encode(checked)))
@@ -288,12 +291,6 @@ def _plan_without_checks(node: str, roots: SystemRoots) -> PowercutPlan:
         size_bytes=size_of(name, roots),
         facts=queue_facts(name, roots),
         summary=None,
-    )
-
-
-def _unreadable(pending: CycleLog, count: int, node: str) -> CycleResult:
-    return unchecked_cycle(
-        pending, count=count, written=None, in_flight=0, came_back=Return(UNREADABLE, node, None)
     )
 
 

@@ -30,7 +30,8 @@ class JournalLayout:
 
 
 class RawJournal:
-    """The journal on an open device: a RecordSink for the writer, a reader for the check."""
+    """The journal on an open device: a RecordSink for the writer, a reader for the check
+    (media.Journal)."""
 
     def __init__(self, device: BlockDevice, layout: JournalLayout) -> None:
         self._device = device
@@ -71,6 +72,9 @@ class RawJournal:
                     records = [bytes(view[at : at + size]) for at in range(0, run * size, size)]
                 yield from records
                 seq += run
+
+    def forget(self, first_seq: int, count: int) -> None:
+        return None  # the journal's slots are simply written again
 
     def close(self) -> None:
         self._buffer.close()

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Protocol
 
+from flashmark.errors import DeviceFailed
 from flashmark.powercut.journal import JournalLayout, RawJournal
 from flashmark.powercut.result import RAW, FsCheck
 from flashmark.powercut.writer import RecordSink
@@ -18,20 +20,8 @@ from flashmark.system.device_safety import claim_for_writing
 from flashmark.system.sysroot import SystemRoots
 
 
-class Session(Protocol):
-    @property
-    def sink(self) -> RecordSink:
-        """Where the cycle's records go."""
-
-    @property
-    def fsck(self) -> FsCheck | None:
-        """The filesystem check the session began with (after a cut), if any."""
-
-    @property
-    def usable(self) -> bool:
-        """False when the session can only look (a filesystem that could not be mounted)."""
-
-    def offset_of(self, seq: int) -> int: ...
+class Journal(RecordSink, Protocol):
+    """A RecordSink that also reads its records back: the raw journal or the files."""
 
     def read(self, first_seq: int, count: int) -> Iterator[bytes | None]:
         """The records as they read back (None: nothing there); DeviceFailed when the device
@@ -39,6 +29,43 @@ class Session(Protocol):
 
     def forget(self, first_seq: int, count: int) -> None:
         """The records were checked: their room may be used again."""
+
+
+class FilesystemUnusable(DeviceFailed):
+    """After a cut the filesystem could not be mounted, even after fsck."""
+
+
+@dataclass(frozen=True)
+class Session:
+    """Access to the records until the session ends: `journal` is None when the session can
+    only look (a filesystem that could not be mounted, so none of its files can be found);
+    `fsck` is the filesystem check it began with (after a cut), if any."""
+
+    journal: Journal | None
+    fsck: FsCheck | None = None
+
+    @property
+    def sink(self) -> RecordSink:
+        """Where the cycle's records go."""
+        if self.journal is None:
+            raise FilesystemUnusable("the filesystem could not be repaired: nothing can be written")
+        return self.journal
+
+    @property
+    def usable(self) -> bool:
+        return self.journal is not None
+
+    def offset_of(self, seq: int) -> int:
+        return 0 if self.journal is None else self.journal.offset_of(seq)
+
+    def read(self, first_seq: int, count: int) -> Iterator[bytes | None]:
+        if self.journal is None:
+            return iter([None] * count)
+        return self.journal.read(first_seq, count)
+
+    def forget(self, first_seq: int, count: int) -> None:
+        if self.journal is not None:
+            self.journal.forget(first_seq, count)
 
 
 class Medium(Protocol):
@@ -52,26 +79,6 @@ class Medium(Protocol):
     def session(self, node: str, *, after_cut: bool) -> contextlib.AbstractContextManager[Session]:
         """Access to the device at `node` until the block ends; `after_cut` when its power went
         since the last session (a filesystem is checked first)."""
-
-
-class _RawSession:
-    def __init__(self, journal: RawJournal) -> None:
-        self.sink: RecordSink = journal
-        self.fsck: FsCheck | None = None
-        self._journal = journal
-
-    @property
-    def usable(self) -> bool:
-        return True
-
-    def offset_of(self, seq: int) -> int:
-        return self._journal.offset_of(seq)
-
-    def read(self, first_seq: int, count: int) -> Iterator[bytes | None]:
-        return self._journal.read(first_seq, count)
-
-    def forget(self, first_seq: int, count: int) -> None:
-        return None  # the journal's slots are simply written again
 
 
 class RawMedium:
@@ -96,6 +103,6 @@ class RawMedium:
         ):
             journal = RawJournal(device, self.layout)
             try:
-                yield _RawSession(journal)
+                yield Session(journal)
             finally:
                 journal.close()

@@ -78,12 +78,13 @@ def read_block(roots: SystemRoots, name: str) -> Device:
         name=name,
         sysfs_path=path,
         kind=classify(roots, name, path),
-        vendor=_clean(roots.read_sys(f"{base}/device/vendor")),
-        model=_clean(roots.read_sys(f"{base}/device/model")),
-        serial=_clean(roots.read_sys(f"{base}/device/serial") or roots.read_sys(f"{base}/serial")),
-        firmware=_clean(
-            roots.read_sys(f"{base}/device/firmware_rev") or roots.read_sys(f"{base}/device/rev")
-        ),
+        # read_sys strips the padding SCSI pads these with: an empty one is no value
+        vendor=roots.read_sys(f"{base}/device/vendor") or None,
+        model=roots.read_sys(f"{base}/device/model") or None,
+        serial=roots.read_sys(f"{base}/device/serial") or roots.read_sys(f"{base}/serial") or None,
+        firmware=roots.read_sys(f"{base}/device/firmware_rev")
+        or roots.read_sys(f"{base}/device/rev")
+        or None,
         capacity_bytes=sectors * SECTOR_BYTES if sectors is not None else None,
         logical_sector_bytes=number("queue/logical_block_size"),
         physical_sector_bytes=number("queue/physical_block_size"),
@@ -103,9 +104,3 @@ def active_scheduler(text: str) -> str:
             return word[1:-1]
     return text.strip()
 
-
-def _clean(text: str | None) -> str | None:
-    if text is None:
-        return None
-    stripped = text.strip()
-    return stripped or None

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from flashmark.probe.model import Environment, Temperature, Throttling
 from flashmark.probe.tools import ToolFailed, ToolNotAvailable, ToolRunner
+from flashmark.system.diskstats import read_block_stat
 from flashmark.system.mounts import Mount
 from flashmark.system.sysroot import SystemRoots
 
@@ -65,10 +66,8 @@ def _cpu_times(roots: SystemRoots) -> _CpuTimes | None:
 
 
 def _io_ticks(roots: SystemRoots, device: str | None) -> int | None:
-    if device is None:
-        return None
-    fields = (roots.read_sys(f"class/block/{device}/stat") or "").split()
-    return int(fields[9]) if len(fields) > 9 and fields[9].isdigit() else None
+    counters = None if device is None else read_block_stat(roots, device)
+    return None if counters is None else counters.io_ms
 
 
 def read_environment(

@@ -8,20 +8,21 @@ up in the recorded sysfs: /dev itself is not recorded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from flashmark.errors import TargetNotFound
+from flashmark.errors import TargetError, TargetNotFound
 from flashmark.probe.model import Layer
 from flashmark.system.device_stack import (
-    dm_by_name,
     dm_kind,
+    kernel_name_of_node,
     listed_in,
     majmin_of,
-    name_in_dev,
     name_of_majmin,
+    source_device_name,
 )
 from flashmark.system.mounts import Mount, mount_of, read_mounts
 from flashmark.system.sysroot import SystemRoots
@@ -71,36 +72,16 @@ def _mount_for_path(real: str, roots: SystemRoots, mounts: tuple[Mount, ...]) ->
     return mount_of(real, mounts, device)
 
 
-def _block_name(mount: Mount, roots: SystemRoots) -> str | None:
-    """The block device under a mount: its major:minor in sysfs, else its source /dev path
-    (btrfs and others report an anonymous 0:N device number)."""
-    name = name_of_majmin(mount.majmin, roots)
-    if name is not None:
-        return name
-    source = mount.source
-    if source.startswith("/dev/mapper/"):
-        return dm_by_name(source.removeprefix("/dev/mapper/"), roots)
-    if source.startswith("/dev/"):
-        name = name_in_dev(source)
-        if roots.sys_path(f"class/block/{name}").exists():
-            return name
-    return None
-
-
 def _device_name_of_node(path: str, roots: SystemRoots) -> str | None:
-    """The kernel name of a block device node, or None when `path` is not one."""
-    if not roots.is_live and path.startswith("/dev/"):
-        # A recorded tree has no /dev: name the device by its sysfs entry.
-        name = path.removeprefix("/dev/")
-        if name.startswith("mapper/"):
-            return dm_by_name(name.removeprefix("mapper/"), roots)
-        if roots.sys_path(f"class/block/{name}").exists():
-            return name
-    if os.path.exists(path):
-        st = os.stat(path)
-        if not stat.S_ISBLK(st.st_mode):
-            return None
-        return name_of_majmin(majmin_of(st.st_rdev), roots) or Path(os.path.realpath(path)).name
+    """The kernel name of a block device node; its node's own name when sysfs does not list its
+    number (a node of this machine probed against a recorded tree); None for no block device."""
+    try:
+        return kernel_name_of_node(path, roots)
+    except TargetError:
+        pass
+    with contextlib.suppress(OSError):
+        if stat.S_ISBLK(os.stat(path).st_mode):
+            return Path(os.path.realpath(path)).name
     return None
 
 
@@ -119,7 +100,11 @@ class _Walk:
         if mount is None:
             layers.append(Layer("filesystem", path, "no mount found for this path in mountinfo"))
             return
-        name = _block_name(mount, self.roots)
+        # A filesystem's device by its major:minor, else by its source (btrfs and others
+        # report an anonymous 0:N device number).
+        name = name_of_majmin(mount.majmin, self.roots) or source_device_name(
+            mount.source, self.roots
+        )
         detail = f"{mount.fstype} on {mount.source}, mounted at {mount.mount_point}"
         if name is None:
             layers.append(Layer("filesystem", mount.mount_point, f"{detail}: no block device"))
@@ -133,8 +118,8 @@ class _Walk:
             layers.append(Layer("device", name, f"stopped: more than {_MAX_DEPTH} nested layers"))
             return
         base = f"class/block/{name}"
-        if roots.read_sys(f"{base}/partition") is not None:
-            parent = roots.sys_path(base).resolve().parent.name
+        parent = roots.disk_of(name)
+        if parent is not None:
             number = roots.read_sys(f"{base}/partition")
             layers.append(Layer("partition", name, f"partition {number} of {parent}"))
             self.device(parent, depth + 1)

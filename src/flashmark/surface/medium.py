@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import fcntl
 import os
 from collections.abc import Iterator
@@ -66,13 +65,13 @@ class FolderMedium:
     relative to its descriptor, so no other user can redirect them.
 
     Their folder's name is owner-stamped (flashmark.system.leftovers): `flashmark clean` removes it
-    after a SIGKILL; every other exit removes it here."""
+    after a SIGKILL; every other exit removes it here. The I/O process (worker.py) serves a
+    device the same way: as one file of its size."""
 
     folder: Path
     size_bytes: int
     sector_bytes: int
     file_bytes: int
-    paths: list[Path]
     fds: list[int]
 
     def _pieces(self, buffer: memoryview, offset: int) -> Iterator[tuple[int, memoryview, int]]:
@@ -89,13 +88,10 @@ class FolderMedium:
             transfer(fd, part, within, write=False)
 
     def write(self, buffer: memoryview, offset: int) -> None:
-        try:
-            for fd, part, within in self._pieces(buffer, offset):
-                transfer(fd, part, within, write=True)
-        except OSError as error:
-            if error.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise NotEnoughSpace(folder_full(self.folder)) from None
-            raise
+        """A full filesystem fails with ENOSPC or EDQUOT: the I/O process's caller says that
+        as `folder_full` (worker.py)."""
+        for fd, part, within in self._pieces(buffer, offset):
+            transfer(fd, part, within, write=True)
 
     def sync(self) -> None:
         for fd in self.fds:
@@ -153,18 +149,17 @@ def folder_files(
     try:
         with (
             held(folder_fd, str(folder)),  # one flashmark per device (flashmark.system.target_lock)
-            _files_in(folder, folder_fd, count) as (paths, fds),
+            _files_in(folder, folder_fd, count) as fds,
         ):
-            yield FolderMedium(folder, size_bytes, FOLDER_SECTOR, file_bytes, paths, fds)
+            yield FolderMedium(folder, size_bytes, FOLDER_SECTOR, file_bytes, fds)
     finally:
         os.close(folder_fd)
 
 
 @contextlib.contextmanager
-def _files_in(folder: Path, folder_fd: int, count: int) -> Iterator[tuple[list[Path], list[int]]]:
+def _files_in(folder: Path, folder_fd: int, count: int) -> Iterator[list[int]]:
     """`count` empty files, opened with O_DIRECT, in a new private folder of `folder`; their
-    names and descriptors. Closed and removed with their folder on the way out."""
-    paths: list[Path] = []
+    descriptors. Closed and removed with their folder on the way out."""
     fds: list[int] = []
     with signals_held():  # made and armed for removal together
         try:
@@ -179,7 +174,6 @@ def _files_in(folder: Path, folder_fd: int, count: int) -> Iterator[tuple[list[P
                 fd = os.open(name, flags, 0o600, dir_fd=private.fd)
             except OSError as error:
                 raise TargetError(f"cannot create a file in {folder}: {error.strerror}") from None
-            paths.append(Path(private.shown) / name)
             fds.append(fd)
             try:
                 flags = fcntl.fcntl(fd, fcntl.F_GETFL)
@@ -189,7 +183,7 @@ def _files_in(folder: Path, folder_fd: int, count: int) -> Iterator[tuple[list[P
                     f"{folder} does not support direct I/O (O_DIRECT), so a surface scan "
                     "there would measure the page cache: pick a folder on a disk filesystem"
                 ) from None
-        yield paths, fds
+        yield fds
     except BaseException as error:
         cause = getattr(error, "cause", error)  # a scan stopped by it (ScanStopped)
         if not isinstance(cause, DeviceHung):

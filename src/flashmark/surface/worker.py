@@ -146,9 +146,8 @@ class WorkerMedium:
 class _Config:
     """What the I/O process is given (as JSON on its command line)."""
 
-    node: str  # the device's node; "" for a folder
-    fds: list[int]  # the device, or the folder's files in order
-    folder_file_bytes: int | None  # a folder's files' size; None for a device
+    fds: list[int]  # the folder's files in order, or the device: one file of `size`
+    file_bytes: int
     size: int
     sector: int
     shared: int  # the shared memory file: `slots` buffers of `slot_bytes`
@@ -173,9 +172,8 @@ def io_process(
     requests_read, requests_write = os.pipe2(os.O_CLOEXEC)
     replies_read, replies_write = os.pipe2(os.O_CLOEXEC)
     config = _Config(
-        node=medium.node if isinstance(medium, BlockDevice) else "",
         fds=fds,
-        folder_file_bytes=medium.file_bytes if isinstance(medium, FolderMedium) else None,
+        file_bytes=medium.file_bytes if isinstance(medium, FolderMedium) else medium.size_bytes,
         size=medium.size_bytes,
         sector=medium.sector_bytes,
         shared=shared_fd,
@@ -252,13 +250,8 @@ def _end(process: subprocess.Popen[bytes], *, killed: bool) -> str | None:
 
 # -- the I/O process ------------------------------------------------------------------------
 def _serve(config: _Config) -> None:
-    medium: BlockDevice | FolderMedium
-    if config.folder_file_bytes is None:
-        medium = BlockDevice(config.node, config.fds[0], config.size, config.sector)
-    else:
-        medium = FolderMedium(
-            Path("."), config.size, config.sector, config.folder_file_bytes, [], config.fds
-        )
+    # The same requests on files as on a device, which is one file of its size.
+    medium = FolderMedium(Path("."), config.size, config.sector, config.file_bytes, config.fds)
     shared = mmap.mmap(config.shared, config.slot_bytes * config.slots)
     view = memoryview(shared)
     requests, replies, slot_bytes = config.requests, config.replies, config.slot_bytes
@@ -276,8 +269,6 @@ def _serve(config: _Config) -> None:
         started = time.monotonic_ns()
         try:
             perform(medium, _OP_NAMES[op], buffer, offset)
-        except NotEnoughSpace:
-            error = errno.ENOSPC
         except OSError as failed:
             error = failed.errno or errno.EIO
         done = time.monotonic_ns()

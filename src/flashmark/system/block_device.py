@@ -146,9 +146,7 @@ class QueueFacts:
 
 def queue_facts(name: str, roots: SystemRoots) -> QueueFacts:
     """The cache facts of block device `name` (kernel name); a partition's are its disk's."""
-    base = f"class/block/{name}"
-    if roots.read_sys(f"{base}/partition") is not None:
-        base = f"class/block/{roots.sys_path(base).resolve().parent.name}"  # the disk's queue
+    base = f"class/block/{roots.disk_of(name) or name}"
     block = roots.read_sys(f"{base}/queue/logical_block_size")
     fua = roots.read_sys(f"{base}/queue/fua")
     return QueueFacts(

@@ -29,37 +29,13 @@ from flashmark.system.device_stack import (
     StackMember,
     device_node,
     device_stack,
-    dm_by_name,
     kernel_name_of_node,
     majmin_of,
-    name_in_dev,
+    source_device_name,
 )
 from flashmark.system.mounts import Mount, read_mounts, swap_sources
 from flashmark.system.pending_backups import refuse_if_pending
 from flashmark.system.sysroot import SystemRoots
-
-
-@dataclass(frozen=True)
-class BlockDevice:
-    name: str  # kernel name, e.g. "mmcblk0p2"
-    majmin: str
-    sysfs_dir: Path  # the device's folder under the sysfs root
-    is_partition: bool
-    size_bytes: int | None
-
-
-def block_device_for_majmin(majmin: str, roots: SystemRoots) -> BlockDevice | None:
-    link = roots.sys_path(f"dev/block/{majmin}")
-    if not link.exists():
-        return None
-    folder = link.resolve()
-    return BlockDevice(
-        name=folder.name,
-        majmin=majmin,
-        sysfs_dir=folder,
-        is_partition=(folder / "partition").exists(),
-        size_bytes=roots.size_bytes(folder.name),
-    )
 
 
 @dataclass(frozen=True)
@@ -170,7 +146,10 @@ def refusal_reasons(stack: DeviceStack, roots: SystemRoots) -> tuple[str, ...]:
     mounts = read_mounts(roots)
     for member in stack.devices():
         for mount in mounts:
-            if mount.majmin == member.majmin or _source_name(mount.source, roots) == member.name:
+            if (
+                mount.majmin == member.majmin
+                or source_device_name(mount.source, roots) == member.name
+            ):
                 flagged.append((member, _mounted_state(mount)))
     for source in swap_sources(roots):
         swapping = _swap_member(stack, source, roots)
@@ -226,23 +205,10 @@ def _swap_member(stack: DeviceStack, source: str, roots: SystemRoots) -> StackMe
             for member in stack.members:
                 if member.kind is MemberKind.FILE and member.file_identity == identity:
                     return member
-    name = _source_name(path, roots)
+    name = source_device_name(path, roots)
     for member in stack.members:
         if (member.kind is MemberKind.DEVICE and member.name == name) or (
             member.kind is MemberKind.FILE and member.name == path
         ):
             return member
     return None
-
-
-def _source_name(source: str, roots: SystemRoots) -> str | None:
-    """Kernel name of a /dev path from mountinfo or /proc/swaps (e.g. /dev/mapper/x -> dm-0)."""
-    if not source.startswith("/dev/"):
-        return None
-    if roots.is_live and os.path.exists(source):
-        return Path(os.path.realpath(source)).name
-    if source.startswith("/dev/mapper/"):
-        found = dm_by_name(source.removeprefix("/dev/mapper/"), roots)
-        if found is not None:
-            return found
-    return name_in_dev(source)

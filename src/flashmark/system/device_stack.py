@@ -114,10 +114,10 @@ def kernel_name_of_node(node: str, roots: SystemRoots) -> str:
     """The kernel name of a block device node, as sysfs lists it ("/dev/sda1" -> "sda1").
 
     On a recorded tree (tests), /dev/NAME is looked up by name, since /dev is not recorded."""
-    if not roots.is_live and node.startswith("/dev/"):
-        name = name_in_dev(node)
-        if roots.sys_path(f"class/block/{name}").exists():
-            return name
+    if not roots.is_live:
+        found = _named_in_sysfs(node, roots)
+        if found is not None:
+            return found
     try:
         status = os.stat(node)
     except OSError as error:
@@ -134,13 +134,28 @@ def kernel_name_of_node(node: str, roots: SystemRoots) -> str:
 def source_device_name(source: str, roots: SystemRoots) -> str | None:
     """The kernel name of the block device a mount names as its source (mountinfo), for a
     filesystem whose st_dev is not its device's (btrfs gives each subvolume an anonymous
-    0:N); None when the source is no block device."""
-    if not source.startswith("/dev/"):
-        return None
+    0:N), or a mount or swap entry that only names it (/dev/mapper/NAME is dm-N); None when the
+    source is no block device. A name sysfs lists is taken as it is, so a device is found even
+    where /dev has no node for it (a container)."""
+    found = _named_in_sysfs(source, roots)
+    if found is not None or not source.startswith("/dev/"):
+        return found
     try:
         return kernel_name_of_node(source, roots)
     except TargetError:
         return None
+
+
+def _named_in_sysfs(node: str, roots: SystemRoots) -> str | None:
+    """The kernel name a /dev path spells when sysfs lists it (/dev/mapper/NAME by its dm name)."""
+    if not node.startswith("/dev/"):
+        return None
+    if node.startswith("/dev/mapper/"):
+        found = dm_by_name(node.removeprefix("/dev/mapper/"), roots)
+        if found is not None:
+            return found
+    name = name_in_dev(node)
+    return name if roots.sys_path(f"class/block/{name}").exists() else None
 
 
 def name_of_majmin(majmin: str, roots: SystemRoots) -> str | None:

@@ -110,6 +110,16 @@ def parse_diskstats(text: str) -> dict[str, DiskCounters]:
     return devices
 
 
+def read_block_stat(roots: SystemRoots, name: str) -> DiskCounters | None:
+    """The counters of block device `name` from its sysfs `stat`: its diskstats line without
+    the numbers and name (Documentation/block/stat.rst); None when it cannot be read."""
+    text = roots.read_sys(f"class/block/{name}/stat")
+    try:
+        return None if text is None else parse_diskstats_line(f"0 0 {name} {text}")
+    except DiskstatsFormatError:
+        return None
+
+
 def read_diskstats(roots: SystemRoots) -> dict[str, DiskCounters]:
     text = roots.read_proc("diskstats")
     if text is None:
@@ -160,10 +170,5 @@ def device_for_path(path: Path, roots: SystemRoots) -> str | None:
     name = next((c.name for c in devices.values() if (c.major, c.minor) == (major, minor)), None)
     if name is None:
         return None
-    # /sys/class/block/NAME/partition exists for partitions; the parent folder is the disk.
-    class_path = roots.sys_path(f"class/block/{name}")
-    if (class_path / "partition").exists():
-        parent = Path(os.path.realpath(class_path)).parent.name
-        if parent in devices:
-            return parent
-    return name
+    disk = roots.disk_of(name)
+    return disk if disk in devices else name

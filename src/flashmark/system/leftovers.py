@@ -366,14 +366,10 @@ def _opened(folder: Path) -> Iterator[int]:
         descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except FileNotFoundError:
         raise TargetNotFound(f"{folder}: no such folder") from None
-    except PermissionError:
-        raise TargetPermissionDenied(
-            f"cannot open {folder}: permission denied (run as its owner, or with sudo)"
-        ) from None
     except NotADirectoryError:
         raise TargetError(f"{folder}: not a folder") from None
     except OSError as error:
-        raise TargetError(f"cannot open {folder}: {_describe(error)}") from None
+        raise _unusable("open", folder, error) from None
     try:
         yield descriptor
     finally:
@@ -388,13 +384,17 @@ def _find(descriptor: int, folder: Path, judge: _Judge) -> tuple[Leftover, ...]:
                 leftover = _leftover(descriptor, folder, entry, judge)
                 if leftover is not None:
                     found.append(leftover)
-    except PermissionError:
-        raise TargetPermissionDenied(
-            f"cannot list {folder}: permission denied (run as its owner, or with sudo)"
-        ) from None
     except OSError as error:
-        raise TargetError(f"cannot list {folder}: {_describe(error)}") from None
+        raise _unusable("list", folder, error) from None
     return tuple(sorted(found, key=lambda leftover: leftover.path.name))
+
+
+def _unusable(verb: str, folder: Path, error: OSError) -> TargetError:
+    if isinstance(error, PermissionError):
+        return TargetPermissionDenied(
+            f"cannot {verb} {folder}: permission denied (run as its owner, or with sudo)"
+        )
+    return TargetError(f"cannot {verb} {folder}: {_describe(error)}")
 
 
 def _leftover(

@@ -68,6 +68,12 @@ class SystemRoots:
         sectors = self.read_sys(f"class/block/{name}/size")
         return int(sectors) * SECTOR_BYTES if sectors and sectors.isdigit() else None
 
+    def disk_of(self, name: str) -> str | None:
+        """The disk holding partition `name` (mmcblk0p2 -> mmcblk0); None when `name` is no
+        partition (a partition's sysfs folder has `partition` and sits in its disk's)."""
+        folder = self.sys_path(f"class/block/{name}")
+        return folder.resolve().parent.name if (folder / "partition").exists() else None
+
 
 def read_text(path: Path) -> str | None:
     """The file's text with surrounding white space removed, or None if it cannot be read."""

@@ -6,12 +6,12 @@ a request (docs/reports.md, "Charts"). Imported only when a page draws a chart."
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pygal.style import Style
 
 from flashmark.result_kind import LegendKey
+from flashmark.views.model import Figure
 
 # Okabe & Ito's palette: told apart with the common colour-vision deficiencies and in grey
 # print (https://jfly.uni-koeln.de/color/). Black is left out: it is the axes' colour.
@@ -26,15 +26,6 @@ SIZE = (520, 320)
 MARGIN = 12
 _SVG_NS = "http://www.w3.org/2000/svg"
 _XLINK_NS = "http://www.w3.org/1999/xlink"
-
-
-@dataclass(frozen=True)
-class Chart:
-    """A drawn chart: its SVG, and its legend in the order of its series (the page shows it
-    under the drawing, result_kind.legend_html)."""
-
-    svg: str
-    legend: tuple[LegendKey, ...]
 
 
 def style(colours: Sequence[str]) -> Style:
@@ -108,8 +99,9 @@ def named(label: str) -> Callable[[Any], Any]:
     return name
 
 
-def render(chart: Any, legend: Sequence[LegendKey]) -> Chart:
-    """The chart's SVG, self-contained, with its legend."""
+def render(chart: Any, legend: Sequence[LegendKey]) -> Figure:
+    """The chart's SVG, self-contained, with its legend (the page shows it under the drawing,
+    result_kind.legend_html)."""
     chart.add_xml_filter(_self_contained)  # an attribute of the chart, not a config option
     svg = chart.render(is_unicode=True)
     assert isinstance(svg, str)
@@ -117,4 +109,4 @@ def render(chart: Any, legend: Sequence[LegendKey]) -> Chart:
     # declarations the report holds no URL at all, which its tests check.
     for declaration in (f' xmlns="{_SVG_NS}"', f' xmlns:xlink="{_XLINK_NS}"'):
         svg = svg.replace(declaration, "", 1)
-    return Chart(svg, tuple(legend))
+    return Figure(svg, tuple(legend))

@@ -1,18 +1,20 @@
-"""Views as a kind's section of the HTML report: a card per result (its title, its verdict as
-a badge and a sentence, then its blocks meant for documents), written by one set of Jinja
-macros (templates/view.html.j2) in the classes of report/templates/report.css."""
+"""Views as HTML: a kind's section of the report is a card per result (its title, its verdict
+as a badge and a sentence, then its blocks meant for documents); a part of a page is its blocks
+alone. One set of Jinja macros (templates/view.html.j2) writes both, in the classes of
+report/templates/report.css."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import jinja2
 from markupsafe import Markup, escape
 
-from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, section_of
-from flashmark.views.model import Code, Part, Title, View, plain
+from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, legend_html, section_of
+from flashmark.views.model import Block, Code, Part, Title, View
 
 _BADGE_CLASS = {"pass": "pass", "fail": "fail"}
 
@@ -28,11 +30,15 @@ class Shown:
 
 
 @dataclass(frozen=True)
-class _Card:
+class Card:
+    """A result's card: its view, its anchor, its title as HTML, its badge's class, and the
+    colour its series wear in the page's charts (a swatch by its title), if any."""
+
     view: View
     anchor: str
     heading: Markup
-    badge_class: str
+    badge_class: str = "uncertain"
+    colour: str = ""
 
 
 def views_section(part: Part, shown: Sequence[Shown]) -> HtmlSection:
@@ -46,11 +52,21 @@ def views_section(part: Part, shown: Sequence[Shown]) -> HtmlSection:
         )
         view = result.view
         cards.append(
-            _Card(view, anchor, title_html(view.title), _BADGE_CLASS.get(view.tone, "uncertain"))
+            Card(view, anchor, title_html(view.title), _BADGE_CLASS.get(view.tone, "uncertain"))
         )
         entries.append(HtmlEntry(name, f"{name} {result.target}", anchor))
-    body = Markup(_template().render(intro=Markup(part.intro), cards=cards))
+    body = cards_html(Markup(part.intro), cards)
     return section_of(HtmlPart(part.anchor, part.title, body), entries, part.noun)
+
+
+def cards_html(intro: str, cards: Sequence[Card]) -> Markup:
+    """A note, then a card per result."""
+    return Markup(_macros().section(intro, cards))
+
+
+def blocks_html(blocks: Sequence[Block]) -> Markup:
+    """Blocks as a part of a page, without a card around them."""
+    return Markup(_macros().blocks(blocks))
 
 
 def title_html(title: Title) -> Markup:
@@ -77,8 +93,7 @@ def page_templates(package: str, *, keep_trailing_newline: bool = True) -> jinja
 
 
 @cache
-def _template() -> jinja2.Template:
-    # A section inside a page: no newline of its own after it.
-    environment = page_templates("flashmark.views", keep_trailing_newline=False)
-    environment.filters.update(title_html=title_html, plain=plain)
-    return environment.get_template("view.html.j2")
+def _macros() -> Any:
+    environment = page_templates("flashmark.views")
+    environment.filters.update(title_html=title_html, legend_html=legend_html)
+    return environment.get_template("view.html.j2").module

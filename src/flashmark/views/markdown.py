@@ -14,9 +14,11 @@ from flashmark.markdown import (
     markdown_table,
 )
 from flashmark.views.model import (
+    Badges,
     Block,
     Code,
     Facts,
+    Figures,
     Heading,
     Lines,
     Notes,
@@ -73,6 +75,8 @@ def _block(block: Block) -> list[str]:
         return [f"**{escape_inline(block.text)}**{note}"]
     if isinstance(block, Notes):
         return bullets(block.items)
+    if isinstance(block, Figures | Badges):
+        return []  # drawn on the HTML page only
     header = [column.name for column in block.columns]
     right = [column.numeric for column in block.columns]
     rows = [[plain(cell) for cell in row.cells] for row in block.rows]

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from flashmark.result_kind import LegendKey
+
 # Where a block appears: everywhere, only on the terminal, only in the documents (Markdown).
 Shown = Literal["everywhere", "terminal", "documents"]
 # How a line or a row reads: "" plain, a verdict's outcome, or set back (dim) / set off (strong).
@@ -120,10 +122,12 @@ class Notes:
 
 @dataclass(frozen=True)
 class Column:
-    """A table's column: figures (`numeric`) are right-aligned."""
+    """A table's column: figures (`numeric`) are right-aligned; `colour` is the series colour
+    its heading wears in HTML (a run's, as in the charts)."""
 
     name: str
     numeric: bool = False
+    colour: str = ""
 
 
 @dataclass(frozen=True)
@@ -136,7 +140,8 @@ class Row:
 class Table:
     """A table of text cells; `title` is written above it on the terminal, `edge` draws its
     outer frame there; `padded` lines up its columns in the Markdown text (a long table of
-    figures is left unpadded); `caption` is a footnote under it."""
+    figures is left unpadded); `caption` is a footnote under it; `stack` sets its cells one under
+    another on a narrow screen (HTML; None: when more than one column holds words)."""
 
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
@@ -145,9 +150,36 @@ class Table:
     padded: bool = True
     shown: Shown = "everywhere"
     caption: str = ""
+    stack: bool | None = None
 
 
-Block = Facts | Lines | Sentence | Heading | Notes | Table
+@dataclass(frozen=True)
+class Figure:
+    """A drawn chart: its SVG (text in it escaped by the chart library), its legend in the
+    order of its series, and a caption under it."""
+
+    svg: str
+    legend: tuple[LegendKey, ...]
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Charts side by side: only the HTML page draws them."""
+
+    figures: tuple[Figure, ...]
+    shown: Shown = "documents"
+
+
+@dataclass(frozen=True)
+class Badges:
+    """Verdicts in a word each, in their tones: a row of coloured badges in HTML."""
+
+    items: tuple[Span, ...]
+    shown: Shown = "documents"
+
+
+Block = Facts | Lines | Sentence | Heading | Notes | Table | Figures | Badges
 
 
 @dataclass(frozen=True)

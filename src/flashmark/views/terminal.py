@@ -10,9 +10,11 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from flashmark.views.model import (
+    Badges,
     Block,
     CellText,
     Facts,
+    Figures,
     Heading,
     Lines,
     Notes,
@@ -73,6 +75,8 @@ def _block(block: Block) -> list[RenderableType]:
         return [Text(" ".join(filter(None, (block.text, block.note))), style="bold")]
     if isinstance(block, Notes):
         return [Text(f"{block.label}: {note}", style=STYLES[block.tone]) for note in block.items]
+    if isinstance(block, Figures | Badges):
+        return []  # drawn on the HTML page only
     return [_table(block)]
 
 

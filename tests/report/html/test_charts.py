@@ -10,7 +10,7 @@ import pytest
 from flashmark.bench.model import Pattern
 from flashmark.bench.render import charts
 from flashmark.units import block_size_label
-from flashmark.views.charts import Chart as Drawn
+from flashmark.views.model import Figure as Drawn
 from tests.report.html.page import Chart, Page
 
 
@@ -30,8 +30,8 @@ def runs(saved_runs):
 
 
 def every_chart(runs, references):
-    yield charts.headline_bandwidth_chart(runs, references)
-    yield charts.headline_iops_chart(runs, references)
+    for headline in charts.HEADLINES:
+        yield charts.headline_chart(runs, headline, references)
     for test in charts.tests_in(runs):
         yield charts.latency_chart(runs, test)
         yield charts.bandwidth_chart(runs, test)
@@ -49,7 +49,7 @@ def test_charts_are_bare_svg_without_scripts_comments_or_urls(runs, references):
 
 
 def test_headline_bars_hold_runs_then_published_references(runs, references):
-    chart = only_chart(charts.headline_iops_chart(runs, references))
+    chart = only_chart(charts.headline_chart(runs, charts.HEADLINES[1], references))
     assert chart.legend == [
         *(charts.run_label(run, index) for index, run in enumerate(runs)),
         *(f"published: {reference.name}" for reference in references),
@@ -58,7 +58,7 @@ def test_headline_bars_hold_runs_then_published_references(runs, references):
 
 def test_headline_without_any_figure_is_not_drawn(runs):
     empty = dataclasses.replace(runs[0], tests=())
-    assert charts.headline_bandwidth_chart([empty]) is None
+    assert charts.headline_chart([empty], charts.HEADLINES[0]) is None
 
 
 def test_reference_values_are_the_published_ones(references):

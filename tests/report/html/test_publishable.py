@@ -133,7 +133,7 @@ def test_the_overlap_check_sees_values_printed_side_by_side(monkeypatch, runs):
     """The control: the same chart with values forced onto bars too narrow for them."""
     monkeypatch.setattr(charts, "_values_fit", lambda texts, groups, bars: True)
     many = [dataclasses.replace(runs[1], id=n) for n in range(1, 7)]
-    chart = charts.headline_iops_chart(many)
+    chart = charts.headline_chart(many, charts.HEADLINES[1])
     assert chart is not None
     values = geometry(chart.svg).values
     assert any(a.box.overlaps(b.box) for i, a in enumerate(values) for b in values[i + 1 :])

@@ -5,7 +5,6 @@ nothing had happened."""
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import signal
 import subprocess
@@ -19,37 +18,19 @@ import psutil
 import pytest
 
 from flashmark.system.lock_files import LOCK_DIR_ENV
-from flashmark.system.mounts import mount_of, read_mounts
-from flashmark.system.sysroot import SystemRoots
+from tests.direct_io import takes_direct_io
 
-_MEMORY_FILESYSTEMS = {"tmpfs", "ramfs"}
 _REPO = Path(__file__).resolve().parents[3]
-
-
-def _takes_direct_io(folder: Path) -> bool:
-    mount = mount_of(str(folder), read_mounts(SystemRoots()))
-    if mount is not None and mount.fstype in _MEMORY_FILESYSTEMS:
-        return False  # tmpfs accepts O_DIRECT opens but measures RAM; flashmark refuses it
-    probe = folder / "o_direct-probe"
-    try:
-        descriptor = os.open(probe, os.O_CREAT | os.O_RDWR | os.O_DIRECT, 0o600)
-    except OSError as error:
-        if error.errno == errno.EINVAL:
-            return False
-        raise
-    os.close(descriptor)
-    probe.unlink()
-    return True
 
 
 @pytest.fixture
 def card(tmp_path: Path) -> Iterator[Path]:
     """A folder on a filesystem with direct I/O: pytest's own if it has it (not when /tmp is a
     tmpfs), else a folder in the repository, removed afterwards."""
-    if _takes_direct_io(tmp_path):
+    if takes_direct_io(tmp_path):
         yield tmp_path / "card"
         return
-    if not _takes_direct_io(_REPO):
+    if not takes_direct_io(_REPO):
         pytest.skip(f"neither {tmp_path} nor {_REPO} takes direct I/O (O_DIRECT)")
     made = Path(tempfile.mkdtemp(prefix=".test-card-", dir=_REPO))
     try:

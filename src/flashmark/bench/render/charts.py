@@ -1,8 +1,8 @@
 """Runs -> charts, each an inline SVG string (pygal), one function per chart. Pure: no I/O.
 
 One series per run, in the run's colour throughout the report; published figures pale and
-dashed. A chart is its SVG and its legend (`Chart`), which the page draws as text. None when
-the runs hold nothing to draw. Drawn in the report's one look (flashmark.views.charts).
+dashed. A chart is its SVG and its legend (views.model.Figure), which the page draws as text.
+None when the runs hold nothing to draw. Drawn in the report's one look (flashmark.views.charts).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from flashmark.bench.run_result import Run
 from flashmark.references.records import ReferenceDevice
 from flashmark.result_kind import LegendKey
 from flashmark.units import block_size_label, format_rate, mb_per_s
-from flashmark.views.charts import CHAR_EM, PALETTE, SIZE, Chart, config, render, style
+from flashmark.views.charts import CHAR_EM, PALETTE, SIZE, config, render, style
+from flashmark.views.model import Figure
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
     from flashmark.monitor.series import MonitorSeries
@@ -57,13 +58,18 @@ class HeadlineFigure:
     metric: str  # the references' metric name: read_bw_bytes, write_iops, ...
     label: str
 
+    @property
+    def unit(self) -> str:
+        """The chart's unit: "MB/s" or "IOPS"."""
+        return "MB/s" if self.metric.endswith("bw_bytes") else "IOPS"
+
     def measured(self, run: Run) -> float | None:
-        """The run's value in the chart's unit (MB/s or IOPS), or None if not measured."""
+        """The run's value in the chart's unit, or None if not measured."""
         result = run.test(self.test)
         direction = result.direction(self.direction) if result else None
         if direction is None:
             return None
-        return mb_per_s(direction.bw_bytes) if self.metric.endswith("bw_bytes") else direction.iops
+        return mb_per_s(direction.bw_bytes) if self.unit == "MB/s" else direction.iops
 
 
 HEADLINE_BANDWIDTH = (
@@ -91,10 +97,9 @@ LATENCY_PERCENTILES = (
 )
 
 
-def run_label(run: Run, index: int) -> str:
-    """How a run is named in legends: id, target and device, short enough for a legend
-    ("#3 CARD on mmcblk0p1"); headings and tables use describe.run_label's full one."""
-    return describe.legend_label(run, index)
+# How a run is named in legends: id, target and device, short enough for a legend ("#3 CARD on
+# mmcblk0p1"); headings and tables use describe.run_label's full one.
+run_label = describe.legend_label
 
 
 def reference_label(reference: ReferenceDevice) -> str:
@@ -112,42 +117,23 @@ def reference_colour(index: int) -> str:
 # -- headline ---------------------------------------------------------------------------------
 
 
-def headline_bandwidth_chart(
-    runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
-) -> Chart | None:
-    """Sequential read and write MB/s (1 MiB blocks, depth 1) of every run, and the
-    references' published figures for the same tests."""
-    return _headline_chart(
-        runs,
-        references,
-        HEADLINE_BANDWIDTH,
-        title="Sequential MB/s, 1 MiB blocks (MB = 10^6 B)",
-        formatter=_number,
-    )
+@dataclass(frozen=True)
+class Headline:
+    """A headline chart: its bars, its title, how a value on it reads, and the page's caption
+    under it."""
+
+    figures: tuple[HeadlineFigure, ...]
+    title: str
+    formatter: Callable[[float], str]
+    caption: str
 
 
-def headline_iops_chart(
-    runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
-) -> Chart | None:
-    """4K random read and write IOPS at queue depth 1 and 32 of every run, and the
-    references' published figures for the same tests."""
-    return _headline_chart(
-        runs,
-        references,
-        HEADLINE_IOPS,
-        title="4K random IOPS, queue depth 1 and 32",
-        formatter=_iops,
-    )
-
-
-def _headline_chart(
-    runs: Sequence[Run],
-    references: Sequence[ReferenceDevice],
-    figures: Sequence[HeadlineFigure],
-    *,
-    title: str,
-    formatter: Callable[[float], str],
-) -> Chart | None:
+def headline_chart(
+    runs: Sequence[Run], headline: Headline, references: Sequence[ReferenceDevice] = ()
+) -> Figure | None:
+    """The headline's figures of every run, and the references' published figures for the
+    same tests."""
+    figures, formatter = headline.figures, headline.formatter
     measured = [[figure.measured(run) for figure in figures] for run in runs]
     published = [
         [reference_value(reference, figure) for figure in figures] for reference in references
@@ -162,7 +148,7 @@ def _headline_chart(
     chart = pygal.Bar(
         **config(
             colours,
-            title=title,
+            title=headline.title,
             # Figures on the bars only while each fits above its own bar (side by side they
             # would run together, "20002000"); the page's table has them all.
             print_values=_values_fit(texts, groups=len(figures), bars=len(colours)),
@@ -206,7 +192,7 @@ def reference_value(reference: ReferenceDevice, figure: HeadlineFigure) -> float
     found = reference.value_for(figure.test, figure.metric)
     if found is None:
         return None
-    return mb_per_s(found.value) if figure.metric.endswith("bw_bytes") else found.value
+    return mb_per_s(found.value) if figure.unit == "MB/s" else found.value
 
 
 # -- per test ---------------------------------------------------------------------------------
@@ -214,14 +200,10 @@ def reference_value(reference: ReferenceDevice, figure: HeadlineFigure) -> float
 
 def tests_in(runs: Sequence[Run]) -> tuple[str, ...]:
     """Every test of the runs, in the order the first run holding it ran it."""
-    names: dict[str, None] = {}
-    for run in runs:
-        for result in run.tests:
-            names.setdefault(result.spec.name, None)
-    return tuple(names)
+    return tuple(dict.fromkeys(result.spec.name for run in runs for result in run.tests))
 
 
-def latency_chart(runs: Sequence[Run], test: str) -> Chart | None:
+def latency_chart(runs: Sequence[Run], test: str) -> Figure | None:
     """Completion latency percentiles (p50 .. p99.99) of one test, a curve per run and
     direction, on a logarithmic axis: the tail of a slow card is orders above its median."""
     chart = pygal.Line(
@@ -263,7 +245,7 @@ def at_most(points: Sequence[tuple[float, float]], limit: int) -> list[tuple[flo
     return kept
 
 
-def bandwidth_chart(runs: Sequence[Run], test: str) -> Chart | None:
+def bandwidth_chart(runs: Sequence[Run], test: str) -> Figure | None:
     """fio's bandwidth per second over the measuring window of one test, a line per run and
     direction: a card whose cache fills shows a cliff, a stall shows as a drop to zero."""
 
@@ -350,7 +332,7 @@ def sweep_points(run: Run, pattern: Pattern) -> list[tuple[int, float, str]]:
 
 def sweep_chart(
     runs: Sequence[Run], direction: str, references: Sequence[ReferenceDevice] = ()
-) -> Chart | None:
+) -> Figure | None:
     """Throughput against block size (both axes logarithmic) for `direction` ("read" or
     "write"): a random and a sequential curve per run, and the references' published points
     at the same tests (seed 002 measured 1k, 4k and 16k random and 16M sequential)."""
@@ -407,7 +389,7 @@ def sweep_chart(
 # -- device activity --------------------------------------------------------------------------
 
 
-def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) -> Chart | None:
+def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) -> Figure | None:
     """What the device itself did each interval (/proc/diskstats, like `iostat -x 1`): read
     and write IOPS on the left axis, %util (share of the interval the device was busy) on the
     right. `series` holds (label, run index, samples) for each run that has them; ramp and
@@ -475,11 +457,8 @@ def monitors_during_workload(
 
 
 def workloads_in(runs: Sequence[Run]) -> tuple[str, ...]:
-    names: dict[str, None] = {}
-    for run in runs:
-        for result in run.workloads:
-            names.setdefault(result.name, None)
-    return tuple(names)
+    """Every workload of the runs, in the order the first run holding it ran it."""
+    return tuple(dict.fromkeys(result.name for run in runs for result in run.workloads))
 
 
 # -- axes -------------------------------------------------------------------------------------
@@ -515,6 +494,20 @@ def _nice_step(rough: float) -> float:
     return next(step * decade for step in (1, 2, 2.5, 5, 10) if step * decade >= rough)
 
 
+def _ladder(present: Sequence[float], steps: Sequence[int]) -> list[float]:
+    """The `steps` x 10^n from the one at or below the smallest value to the one above the
+    largest, each by _LOG_PAD (so no point sits on, and is cut by, the plot's edge)."""
+    low, high = min(present), max(present)
+    every = [
+        step * 10.0**decade
+        for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 2)
+        for step in steps
+    ]
+    below = max(tick for tick in every if tick <= low / _LOG_PAD)
+    above = min(tick for tick in every if tick >= high * _LOG_PAD)
+    return [tick for tick in every if below <= tick <= above]
+
+
 def _log_ticks(values: Iterable[float | None]) -> list[float]:
     """Labels for a logarithmic axis that contains every value: 1-2-5 steps per decade from
     the step at or below the smallest value to the step above the largest (pygal labels only
@@ -523,20 +516,11 @@ def _log_ticks(values: Iterable[float | None]) -> list[float]:
     present = [value for value in values if value is not None and value > 0]
     if not present:
         return []
-    low, high = min(present), max(present)
-    candidates = []
-    for steps in ((1, 2, 5), (1,), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
-        every = [
-            step * 10.0**decade
-            for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 2)
-            for step in steps
-        ]
-        below = max(tick for tick in every if tick <= low / _LOG_PAD)
-        above = min(tick for tick in every if tick >= high * _LOG_PAD)
-        candidates.append([tick for tick in every if below <= tick <= above])
+    steps_125, powers, steps_19 = (
+        _ladder(present, steps) for steps in ((1, 2, 5), (1,), (1, 2, 3, 4, 5, 6, 7, 8, 9))
+    )
     # 1-2-5 while it gives 3 to _MAX_LOG_TICKS labels; across many decades powers of ten
     # (a sweep spans four: thirteen labels crowd a phone); over a short span every 1..9 step.
-    steps_125, powers, steps_19 = candidates
     if len(steps_125) > _MAX_LOG_TICKS:
         # The powers of ten between the 1-2-5 ends (no decade of empty axis beyond the data),
         # and an end only where it is not crowded against its neighbour (200 ms under 100 ms).
@@ -556,16 +540,8 @@ def _log_ends(values: Iterable[float | None]) -> tuple[float, float] | None:
     present = [value for value in values if value is not None and value > 0]
     if not present:
         return None
-    low, high = min(present), max(present)
-    every = [
-        step * 10.0**decade
-        for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 2)
-        for step in (1, 2, 5)
-    ]
-    return (
-        max(tick for tick in every if tick <= low / _LOG_PAD),
-        min(tick for tick in every if tick >= high * _LOG_PAD),
-    )
+    ends = _ladder(present, (1, 2, 5))
+    return ends[0], ends[-1]
 
 
 def _spaced_log_labels(values: Sequence[int], label: Callable[[int], str]) -> list[float]:
@@ -640,3 +616,22 @@ def _latency(ns: float) -> str:
 
 def _seconds(value: float) -> str:
     return f"{value:g} s"
+
+
+# Sequential read and write MB/s (1 MiB blocks, depth 1); 4K random read and write IOPS at
+# queue depth 1 and 32.
+HEADLINES = (
+    Headline(
+        HEADLINE_BANDWIDTH,
+        "Sequential MB/s, 1 MiB blocks (MB = 10^6 B)",
+        _number,
+        "seq-read and seq-write: 1 MiB blocks at queue depth 1; seq-write is the sustained write "
+        "the speed classes grade.",
+    ),
+    Headline(
+        HEADLINE_IOPS,
+        "4K random IOPS, queue depth 1 and 32",
+        _iops,
+        "4K random at queue depth 1 (what A1 grades) and 32 (what A2 grades).",
+    ),
+)

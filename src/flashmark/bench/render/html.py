@@ -2,110 +2,78 @@
 
 The parts (result_kind.HtmlSection), each only when it has something to show: a verdict card
 per run, headline figures beside chosen references, device and environment, every result in
-a table, the charts; what has no data is said in a sentence (`not_shown`). This module computes
-the values; templates/runs.html.j2 lays them out (Jinja2, autoescaped: only the charts' SVG is
-marked safe). docs/reports.md, "Contents".
+a table, the charts; what has no data is said in a sentence (`not_shown`). Each part is view
+blocks (flashmark.views.model), written by the HTML macros every kind shares
+(flashmark.views.html). docs/reports.md, "Contents".
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
-import jinja2
 from markupsafe import Markup
 
-from flashmark.bench.model import Passport, TargetKind
+from flashmark.bench.model import Grade, Passport, TargetKind
 from flashmark.bench.render import cells, charts, describe
-from flashmark.bench.render.view import results_table
+from flashmark.bench.render.view import VERDICT_TONES, results_table
 from flashmark.bench.run_result import Run
-from flashmark.monitor.view import describe_activity
-from flashmark.probe.model import Device, Environment
 from flashmark.references.loader import PUBLISHED_LABEL
 from flashmark.references.records import ReferenceDevice
-from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection, legend_html
-from flashmark.stats import Verdict
+from flashmark.result_kind import HtmlEntry, HtmlPart, HtmlSection
 from flashmark.units import format_duration, format_iops, format_rate, format_size
-from flashmark.views.charts import Chart
-from flashmark.views.html import page_templates
-from flashmark.views.model import Table as ViewTable
-from flashmark.workloads.view import operations_text
+from flashmark.views.html import Card, blocks_html, cards_html
+from flashmark.views.model import (
+    Badges,
+    Block,
+    CellText,
+    Column,
+    Facts,
+    Figure,
+    Figures,
+    Heading,
+    Notes,
+    Row,
+    Sentence,
+    Span,
+    Table,
+    Tone,
+    View,
+    rows_of,
+)
+from flashmark.workloads.result import WorkloadResult
+from flashmark.workloads.view import COLUMNS as WORKLOAD_COLUMNS
+from flashmark.workloads.view import workload_rows
 
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
     from flashmark.monitor.series import MonitorSeries
 
-VERDICT_TEXT = cells.VERDICTS
-VERDICT_CLASS: dict[Verdict | None, str] = {
-    Verdict.PASS: "pass",
-    Verdict.FAIL: "fail",
-    Verdict.UNCERTAIN: "uncertain",
-    None: "na",
-}
-
 _PYGAL_ID = re.compile(r"chart-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _FULL_PROFILE = "flashmark run DIR --profile full"
-
-
-@dataclass(frozen=True)
-class RunView:
-    """A run as the page names it: full label (id, target, device), short id, colour."""
-
-    run: Run
-    label: str
-    short: str
-    colour: str
-    anchor: str
-
-
-@dataclass(frozen=True)
-class Figure:
-    svg: Markup
-    legend: Markup
-    caption: str = ""
-
-
-@dataclass(frozen=True)
-class Card:
-    run: RunView
-    device_line: str
-    method: str
-    grades: tuple[Any, ...]  # flashmark.bench.model.Grade
-    claims: tuple[tuple[str, Any], ...] | None  # (class, its Grade or None); None: no claims
-    no_claims: str
-    findings: tuple[str, ...]
-    warnings: tuple[str, ...]
-    buffered: bool
-    passport: PassportView | None = None
-    # The sustained-write test's cache and which rate the speed classes graded (cells).
-    sustained: str | None = None
-
-
-@dataclass(frozen=True)
-class PassportView:
-    """The measured card's passport in a verdict card: the verdict and each point's evidence."""
-
-    title: str
-    verdict: str
-    verdict_class: str  # the badge's CSS class: pass, fail or na
-    points: tuple[PassportPointView, ...]
-    seen_before: str
-
-
-@dataclass(frozen=True)
-class PassportPointView:
-    topic: str
-    status: str
-    status_class: str  # the badge's CSS class
-    text: str
-    evidence: str
-    source: str
-
-
-# A passport's verdict and its points' statuses as the grades' badge colours.
-_PASSPORT_CLASS = {"no sign of a fake": "pass", "ok": "pass", "fake": "fail", "suspicious": "fail"}
+_DASH = "\u2013"
+# A passport's verdict and its points' statuses in a verdict's tones (its badge's colour).
+_PASSPORT_TONES: dict[str, Tone] = {
+    "no sign of a fake": "pass",
+    "ok": "pass",
+    "fake": "fail",
+    "suspicious": "fail",
+}
+_LATENCY_NOTE = (
+    "fio's completion latency at the 50th to 99.99th percentile, on a logarithmic scale: the "
+    "tail (p99 and beyond) is where a card stalls. A test that reads and writes has a solid "
+    "read and a dashed write curve."
+)
+_BANDWIDTH_NOTE = (
+    "fio's bandwidth log averaged over each second of the measuring window (ramp excluded). A "
+    "card whose write cache fills shows a cliff; a stall, a drop towards zero."
+)
+_ACTIVITY_NOTE = (
+    "Sampled from /proc/diskstats during each test and workload, like iostat -x 1: read and "
+    "write IOPS the device completed (left axis) and %util, the share of each interval it was "
+    "busy (right axis). Ramp and final flush are included, unlike fio's figures."
+)
 
 
 def runs_section(runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()) -> HtmlSection:
@@ -113,76 +81,46 @@ def runs_section(runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
     headline figures of `references` next to them, labelled as published, not measured here."""
     if not runs:
         raise ValueError("an HTML report needs at least one run")
-    views = tuple(
-        RunView(
-            run,
-            describe.run_label(run, index),
-            describe.run_id_label(run, index),
-            charts.run_colour(index),
-            str(run.id) if run.id is not None else f"n{index + 1}",
-        )
-        for index, run in enumerate(runs)
+    tests = charts.tests_in(runs)
+    figures: list[Figure] = []  # numbered in the order they appear in the page
+    headline = _headline(runs, references, figures)
+    latency = _charts(figures, _LATENCY_NOTE, (charts.latency_chart(runs, t) for t in tests))
+    drawn = [charts.bandwidth_chart(runs, test) for test in tests]
+    missing = [test for test, chart in zip(tests, drawn, strict=True) if chart is None]
+    bandwidth = _charts(figures, _BANDWIDTH_NOTE, drawn)
+    if bandwidth and missing:
+        bandwidth.append(_note(f"Not drawn, fewer than two samples: {', '.join(missing)}."))
+    sweep = _charts(
+        figures,
+        _sweep_note(references),
+        (charts.sweep_chart(runs, direction, references) for direction in ("read", "write")),
     )
-    counter = _ChartCounter()
-    # The order the charts are numbered in is the order they appear in the page.
-    headline = _headline(runs, references, counter)
-    latency = [
-        counter.figure(chart)
-        for test in charts.tests_in(runs)
-        if (chart := charts.latency_chart(runs, test)) is not None
-    ]
-    bandwidth = _bandwidth(runs, counter)
-    sweep = [
-        counter.figure(chart)
-        for direction in ("read", "write")
-        if (chart := charts.sweep_chart(runs, direction, references)) is not None
-    ]
-    activity = _activity(runs, counter)
-    workloads = [_workloads(view) for view in views if view.run.workloads]
-    results = [_results(view) for view in views]
-    page = {
-        "runs": views,
-        "cards": [_card(view) for view in views],
-        "headline": headline,
-        "device": _device_and_environment(views),
-        "results": results,
-        "latency": latency,
-        "bandwidth": bandwidth,
-        "sweep": sweep,
-        "activity": activity,
-        "workloads": workloads,
-        "references": [_reference(reference) for reference in references],
+    activity = _charts(figures, _ACTIVITY_NOTE, _activity(runs))
+    parts = {
+        "headline": ("Headline figures", headline),
+        "device": ("Device and environment", _device_and_environment(runs)),
+        "results": ("All results", _results(runs)),
+        "latency": ("Latency percentiles", latency),
+        "bandwidth": ("Bandwidth each second", bandwidth),
+        "sweep": ("Block-size sweep", sweep),
+        "activity": ("What the device saw", activity),
+        "workloads": ("Workloads", _workloads(runs)),
+        "references": ("References", _references(references)),
     }
-    shown = {
-        "verdicts": ("Verdicts", True),
-        "headline": ("Headline figures", bool(headline.rows)),
-        "device": ("Device and environment", True),
-        "results": ("All results", any(r.table.rows for r in results)),
-        "latency": ("Latency percentiles", bool(latency)),
-        "bandwidth": ("Bandwidth each second", bool(bandwidth.figures)),
-        "sweep": ("Block-size sweep", bool(sweep)),
-        "activity": ("What the device saw", bool(activity)),
-        "workloads": ("Workloads", bool(workloads)),
-        "references": ("References", bool(references)),
-    }
-    template = _template()
-    parts = tuple(
-        HtmlPart(anchor, title, Markup(template.render(page=page, part=anchor)))
-        for anchor, (title, present) in shown.items()
-        if present
-    )
+    intro = "SD Association classes graded from this run's figures: value, threshold and margin "
+    intro += "for each check (MB = 10^6 bytes)."  # fmt: skip
+    cards = cards_html(intro, [_card(run, index) for index, run in enumerate(runs)])
+    shown = [
+        HtmlPart(key, title, blocks_html(part)) for key, (title, part) in parts.items() if part
+    ]
     return HtmlSection(
-        parts=parts,
+        parts=(HtmlPart("verdicts", "Verdicts", cards), *shown),
         entries=tuple(
-            HtmlEntry(
-                view.short,
-                charts.run_label(view.run, index),
-                f"run-{view.anchor}",
-            )
-            for index, view in enumerate(views)
+            HtmlEntry(describe.run_id_label(run, i), charts.run_label(run, i), _anchor(run, i))
+            for i, run in enumerate(runs)
         ),
-        charts=counter.count,
-        not_shown=_not_shown(runs, bandwidth, bool(sweep), bool(activity)),
+        charts=len(figures),
+        not_shown=_not_shown(runs, not bandwidth and bool(missing), bool(sweep), bool(activity)),
         subtitle=_subtitle(runs, references),
         footnote=(
             "Runs measured with fio: direct I/O unless marked buffered, incompressible data, a "
@@ -192,112 +130,155 @@ def runs_section(runs: Sequence[Run], references: Sequence[ReferenceDevice] = ()
     )
 
 
+def _note(text: str) -> Sentence:
+    """A sentence set back: what a part or a table shows."""
+    return Sentence(text, tone="dim")
+
+
+def _anchor(run: Run, index: int) -> str:
+    return f"run-{run.id}" if run.id is not None else f"run-n{index + 1}"
+
+
 def _not_shown(
-    runs: Sequence[Run], bandwidth: Bandwidth, sweep: bool, activity: bool
+    runs: Sequence[Run], bandwidth: bool, sweep: bool, activity: bool
 ) -> tuple[str, ...]:
-    """What the runs hold no data for, in a sentence each (instead of an empty part)."""
-    missing = []
-    if not bandwidth.figures and bandwidth.missing:
-        missing.append("Bandwidth each second: no test has two or more seconds of fio's samples.")
+    """What the runs hold no data for, in a sentence each (instead of an empty part):
+    `bandwidth` is True when no test has its samples, `sweep` and `activity` when drawn."""
+    found = []
+    if bandwidth:
+        found.append("Bandwidth each second: no test has two or more seconds of fio's samples.")
     if not sweep:
         which = "this run has none" if len(runs) == 1 else "none of these runs has one"
-        missing.append(
-            f"Block-size sweep: {which}; the full profile measures it ({_FULL_PROFILE})."
-        )
+        found.append(f"Block-size sweep: {which}; the full profile measures it ({_FULL_PROFILE}).")
     if not activity:
-        missing.append(
+        found.append(
             "What the device saw: no device activity with two or more samples (the target was "
             "on no block device, or the tests were too short; replayed runs record none)."
         )
-    return tuple(missing)
+    return tuple(found)
 
 
-@cache
-def _environment() -> jinja2.Environment:
-    environment = page_templates("flashmark.bench.render")
-    environment.globals.update(
-        verdict_text=VERDICT_TEXT, verdict_class=VERDICT_CLASS, published_label=PUBLISHED_LABEL
+def _figure(figures: list[Figure], chart: Figure, caption: str = "") -> None:
+    """Add the chart to the page's `figures`, numbered in their order."""
+    # pygal names each chart by a random uuid (its id and its CSS selectors); the chart's
+    # number instead makes the page the same each time it is made (a golden test).
+    svg = _PYGAL_ID.sub(f"chart-{len(figures) + 1}", chart.svg)
+    figures.append(Figure(svg, chart.legend, caption))
+
+
+def _charts(figures: list[Figure], note: str, drawn: Iterable[Figure | None]) -> list[Block]:
+    """A part of charts: what they show, then the charts (nothing drawn: no part)."""
+    start = len(figures)
+    for chart in drawn:
+        if chart is not None:
+            _figure(figures, chart)
+    return [_note(note), Figures(tuple(figures[start:]))] if len(figures) > start else []
+
+
+def _sweep_note(references: Sequence[ReferenceDevice]) -> str:
+    published = f"; dotted grey points are {PUBLISHED_LABEL}" if references else ""
+    return (
+        "Throughput at each block size, depth 1, both axes logarithmic: random solid, "
+        f"sequential dashed{published}. Small blocks show the IOPS limit, large ones the bus "
+        "or the flash."
     )
-    environment.filters["check_text"] = cells.check_text
-    return environment
-
-
-def _template() -> jinja2.Template:
-    return _environment().get_template("runs.html.j2")
-
-
-class _ChartCounter:
-    """Numbers the charts (the page says how many it holds) in the order they appear."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def figure(self, chart: Chart, caption: str = "") -> Figure:
-        self.count += 1
-        # pygal names each chart by a random uuid (its id and its CSS selectors); the chart's
-        # number instead makes the page the same each time it is made (a golden test).
-        svg = _PYGAL_ID.sub(f"chart-{self.count}", chart.svg)
-        # pygal escapes the texts in its SVG
-        return Figure(Markup(svg), legend_html(chart.legend), caption)
 
 
 # -- verdicts ---------------------------------------------------------------------------------
 
 
-def _card(view: RunView) -> Card:
-    run = view.run
-    settings = run.settings
+def _card(run: Run, index: int) -> Card:
+    """The run's verdict card: its device, how it measured, its grades, the card's claims
+    beside them, its findings, the card's passport and its warnings."""
     header = dict(cells.header_lines(run))
-    device = run.probe.device if run.probe else None
-    card = device.card if device else None
-    grades = {grade.name: grade for grade in run.grades}
-    claims: tuple[tuple[str, Any], ...] | None = None
-    if run.probe is None:
-        no_claims = "The device was not probed: its claims are unknown."
-    elif card is None or not card.claimed.names():
-        no_claims = (
-            "No speed or application class claimed: the device has no SD status register, "
-            "or it could not be read."
-        )
-    else:
-        no_claims = ""
-        claims = tuple((name, grades.get(name)) for name in card.claimed.names())
-    return Card(
-        run=view,
-        device_line=_device_line(run),
-        method=(
-            f"{describe.where_text(run)}; profile {header['profile']}; {cells.started_text(run)}"
-        ),
-        grades=tuple(run.grades),
-        claims=claims,
-        no_claims=no_claims,
-        findings=tuple(run.findings),
-        warnings=tuple(run.warnings),
-        buffered=not settings.direct,
-        passport=_passport(run.passport) if run.passport is not None else None,
-        sustained=cells.sustained_text(run),
-    )
-
-
-def _passport(passport: Passport) -> PassportView:
-    cid = f", CID {passport.cid}" if passport.cid else ""
-    return PassportView(
-        title=f"Card passport ({passport.device}{cid})",
-        verdict=passport.verdict,
-        verdict_class=_PASSPORT_CLASS.get(passport.verdict, "na"),
-        points=tuple(
-            PassportPointView(
-                topic=point.topic,
-                status=point.status,
-                status_class=_PASSPORT_CLASS.get(point.status, "na"),
-                text=point.text,
-                evidence=point.evidence,
-                source=point.source,
+    method = f"{describe.where_text(run)}; profile {header['profile']}; {cells.started_text(run)}"
+    blocks: list[Block] = [Sentence(_device_line(run)), _note(method)]
+    if run.grades:
+        blocks.append(
+            Badges(
+                tuple(Span(f"{g.name} {_verdict(g).text}", _verdict(g).tone) for g in run.grades)
             )
-            for point in passport.points
-        ),
-        seen_before=describe.seen_before_text(passport),
+        )
+        columns = (Column("class"), Column("verdict"), Column("measured (required, margin)"))
+        rows = (Row((g.name, (_verdict(g),), _checks(g))) for g in run.grades)
+        blocks.append(Table(columns, tuple(rows), stack=False))
+    sustained = cells.sustained_text(run)
+    if sustained:
+        blocks.append(_note(f"sustained-write: {sustained}"))
+    blocks += [Heading("Claimed and measured"), *_claims(run)]
+    if run.findings:
+        blocks.append(Notes(tuple(f"finding: {finding}" for finding in run.findings), tone=""))
+    if run.passport is not None:
+        blocks += _passport(run.passport)
+    if not run.settings.direct:
+        buffered = "Buffered I/O: these figures include the page cache; they are not the " \
+            "device's own speed."  # fmt: skip
+        blocks.append(Sentence(buffered, tone="fail"))
+    if run.warnings:
+        blocks.append(Notes(tuple(f"warning: {w}" for w in run.warnings), tone="fail"))
+    label = describe.run_label(run, index)
+    view = View(title=label, blocks=tuple(blocks))
+    return Card(view, _anchor(run, index), Markup.escape(label), colour=charts.run_colour(index))
+
+
+def _verdict(grade: Grade) -> Span:
+    return Span(cells.VERDICTS[grade.verdict], VERDICT_TONES[grade.verdict])
+
+
+def _checks(grade: Grade) -> CellText:
+    """Each check on a line, then why the verdict is uncertain and the grade's note."""
+    spans = [Span("\n".join(cells.check_text(check) for check in grade.checks))]
+    if grade.verdict_reason:
+        spans += [Span("\n"), Span(f"uncertain: {grade.verdict_reason}", "dim")]
+    if grade.note:
+        spans += [Span("\n"), Span(grade.note, "dim")]
+    return tuple(spans)
+
+
+def _claims(run: Run) -> list[Block]:
+    """The classes the card claims in its SD status register, each as this run graded it."""
+    card = run.probe.device.card if run.probe and run.probe.device else None
+    if run.probe is None:
+        return [_note("The device was not probed: its claims are unknown.")]
+    if card is None or not card.claimed.names():
+        return [
+            _note(
+                "No speed or application class claimed: the device has no SD status register, "
+                "or it could not be read."
+            )
+        ]
+    grades = {grade.name: grade for grade in run.grades}
+    not_graded = Span("not graded by flashmark", "dim")
+    rows = (
+        Row((name, (_verdict(grades[name]) if name in grades else not_graded,)))
+        for name in card.claimed.names()
     )
+    columns = (Column("claims"), Column("this run"))
+    return [Table(columns, tuple(rows), caption="SD status register", stack=False)]
+
+
+def _passport(passport: Passport) -> list[Block]:
+    """The measured card's passport: the verdict and each point's evidence."""
+    cid = f", CID {passport.cid}" if passport.cid else ""
+    rows = []
+    for point in passport.points:
+        text = [Span(point.text)]
+        for label, value in (("evidence", point.evidence), ("source", point.source)):
+            if value:
+                text += [Span("\n"), Span(f"{label}: {value}", "dim")]
+        status = Span(point.status, _PASSPORT_TONES.get(point.status, "dim"))
+        rows.append(Row((point.topic, (status,), tuple(text))))
+    columns = (Column("topic"), Column("status"), Column("point, evidence and source"))
+    return [
+        Heading(f"Card passport ({passport.device}{cid})"),
+        Badges((Span(passport.verdict, _PASSPORT_TONES.get(passport.verdict, "dim")),)),
+        Table(
+            columns,
+            tuple(rows),
+            caption="CID register, capacity, classes and host, as flashmark judged them",
+        ),
+        _note(f"seen before: {describe.seen_before_text(passport)}"),
+    ]
 
 
 def _device_line(run: Run) -> str:
@@ -310,104 +291,90 @@ def _device_line(run: Run) -> str:
 # -- headline ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class HeadlineRow:
-    label: str
-    measured: tuple[str, ...]
-    published: tuple[Markup | str, ...]
-
-
-@dataclass(frozen=True)
-class ReferenceHead:
-    name: str
-    short: str
-
-
-@dataclass(frozen=True)
-class Headline:
-    figures: tuple[Figure, ...]
-    published: bool
-    references: tuple[ReferenceHead, ...]
-    rows: tuple[HeadlineRow, ...]
-    caption: str
-    notes: tuple[str, ...]
-
-
 def _headline(
-    runs: Sequence[Run], references: Sequence[ReferenceDevice], counter: _ChartCounter
-) -> Headline:
+    runs: Sequence[Run], references: Sequence[ReferenceDevice], figures: list[Figure]
+) -> list[Block]:
+    """The headline charts, then their figures in a table: a column per run and per reference,
+    each published figure numbered to its note."""
     published = f" Pale dashed bars: {PUBLISHED_LABEL}." if references else ""
-    figures = []
-    for chart, caption in (
-        (
-            charts.headline_bandwidth_chart(runs, references),
-            "seq-read and seq-write: 1 MiB blocks at queue depth 1; seq-write is the "
-            "sustained write the speed classes grade.",
-        ),
-        (
-            charts.headline_iops_chart(runs, references),
-            "4K random at queue depth 1 (what A1 grades) and 32 (what A2 grades).",
-        ),
-    ):
-        if chart is not None:
-            figures.append(counter.figure(chart, caption + published))
+    start = len(figures)
+    for headline in charts.HEADLINES:
+        if (chart := charts.headline_chart(runs, headline, references)) is not None:
+            _figure(figures, chart, headline.caption + published)
     notes: list[str] = []
     rows = []
-    for figure in (*charts.HEADLINE_BANDWIDTH, *charts.HEADLINE_IOPS):
-        unit = "MB/s" if figure.metric.endswith("bw_bytes") else "IOPS"
+    for figure in (figure for headline in charts.HEADLINES for figure in headline.figures):
         measured = [figure.measured(run) for run in runs]
         if all(value is None for value in measured) and not any(
             reference.value_for(figure.test, figure.metric) for reference in references
         ):
             continue  # a row of dashes says nothing
         rows.append(
-            HeadlineRow(
-                f"{figure.test} {figure.direction} {unit}",
-                tuple(_figure_text(value, unit) for value in measured),
-                tuple(_published_cell(reference, figure, notes) for reference in references),
+            Row(
+                (
+                    f"{figure.test} {figure.direction} {figure.unit}",
+                    *(_figure_text(value, figure.unit) for value in measured),
+                    *(_published_cell(reference, figure, notes) for reference in references),
+                )
             )
         )
-    return Headline(
-        figures=tuple(figures),
-        published=bool(references),
-        references=tuple(ReferenceHead(r.name, _short(r.name)) for r in references),
-        rows=tuple(rows),
-        caption="Measured here" + (f", and {PUBLISHED_LABEL}" if references else ""),
-        notes=tuple(notes),
+    if not rows:
+        return []
+    columns = (
+        Column("test"),
+        *(
+            Column(describe.run_id_label(run, index), numeric=True, colour=charts.run_colour(index))
+            for index, run in enumerate(runs)
+        ),
+        *(Column(f"published: {_short(r.name)}", numeric=True) for r in references),
     )
+    blocks: list[Block] = []
+    if references:
+        note = f'Pale dashed bars and columns marked "published" are {PUBLISHED_LABEL}: other '
+        blocks.append(_note(note + "tools, hosts and methods (see References)."))
+    if len(figures) > start:
+        blocks.append(Figures(tuple(figures[start:])))
+    caption = "Measured here" + (f", and {PUBLISHED_LABEL}" if references else "")
+    blocks += [Heading(caption), Table(columns, tuple(rows))]
+    if notes:
+        blocks.append(Notes(tuple(f"{_superscript(n + 1)} {note}" for n, note in enumerate(notes))))
+    return blocks
 
 
 def _published_cell(
     reference: ReferenceDevice, figure: charts.HeadlineFigure, notes: list[str]
-) -> Markup | str:
+) -> str:
     """The published value, numbered to its note (as printed, how close a comparison it is,
     the source's caveat)."""
     found = reference.value_for(figure.test, figure.metric)
     if found is None:
-        return "\u2013"
-    unit = "MB/s" if figure.metric.endswith("bw_bytes") else "IOPS"
-    text = _figure_text(charts.reference_value(reference, figure), unit)
-    marks = [
-        mark
-        for flag, mark in (
-            (found.loose, "loose comparison"),
-            (found.derived, "derived"),
-            (found.suspect, "suspect figure"),
-        )
-        if flag
-    ]
+        return _DASH
+    text = _figure_text(charts.reference_value(reference, figure), figure.unit)
+    flags = {
+        "loose comparison": found.loose,
+        "derived": found.derived,
+        "suspect figure": found.suspect,
+    }
+    marks = [mark for mark, flag in flags.items() if flag]
     published = found.measurement.published
     notes.append(
         f'{reference.name}, {figure.test}: published as "{published.text}" {published.unit}'
         + (f"; {', '.join(marks)}" if marks else "")
         + (f"; {found.note}" if found.note else "")
     )
-    return Markup("{}<sup>{}</sup>").format(text, len(notes))
+    return f"{text}{_superscript(len(notes))}"
+
+
+def _superscript(number: int) -> str:
+    """A note's number as superscript digits (plain text: a cell stays text)."""
+    return str(number).translate(
+        str.maketrans("0123456789", "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+    )
 
 
 def _figure_text(value: float | None, unit: str) -> str:
     if value is None:
-        return "\u2013"
+        return _DASH
     if unit == "MB/s":
         return format_rate(value * 1e6).removesuffix(" MB/s")
     return format_iops(value)
@@ -416,62 +383,62 @@ def _figure_text(value: float | None, unit: str) -> str:
 # -- device and environment -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class DeviceTable:
-    groups: tuple[tuple[str, tuple[tuple[str, tuple[str | None, ...]], ...]], ...]
-    notes: tuple[str, ...]
+def _device_and_environment(runs: Sequence[Run]) -> list[Block]:
+    """One row per fact, one column per run, under the group's name; a fact no run knows is
+    left out."""
+    devices = [run.probe.device if run.probe else None for run in runs]
+    environments = [run.probe.environment if run.probe else None for run in runs]
 
+    def read(
+        rows: Sequence[tuple[str, Callable[[Run], str | None]]],
+    ) -> list[tuple[str, list[str | None]]]:
+        return [(label, [value(run) for run in runs]) for label, value in rows]
 
-def _device_and_environment(views: Sequence[RunView]) -> DeviceTable:
-    """One row per fact, one column per run; a fact no run knows is left out."""
-    runs = [view.run for view in views]
-
-    def device_row(fact: describe.Fact) -> Callable[[Run], str | None]:
-        return lambda run: fact.text(d) if (d := _device(run)) else None
-
-    def environment_row(fact: describe.EnvironmentFact) -> Callable[[Run], str | None]:
-        return lambda run: fact.text(e) if (e := _probed_environment(run)) else None
-
-    groups: list[tuple[str, list[tuple[str, Callable[[Run], str | None]]]]] = [
-        ("Target", _TARGET_ROWS),
-        (
-            "Device",
-            [(f.label, device_row(f)) for f in describe.DEVICE_FACTS if not f.detail],
+    groups = {
+        "Target": read(_TARGET_ROWS),
+        "Device": [
+            (f.label, [f.text(d) if d else None for d in devices])
+            for f in describe.DEVICE_FACTS
+            if not f.detail
+        ],
+        "Host and environment": [
+            (f.label, [f.text(e) if e else None for e in environments])
+            for f in describe.ENVIRONMENT_FACTS
+            if not f.detail and f.label != "kernel"
+        ]
+        + read(_HOST_ROWS),
+        "Method": read(_METHOD_ROWS),
+    }
+    rows = []
+    for group, facts in groups.items():
+        rows.append(Row((group,), tone="strong"))
+        rows += [
+            Row((label, *(_DASH if v is None else v for v in values)))
+            for label, values in facts
+            if any(value is not None for value in values)
+        ]
+    columns = (
+        Column(""),
+        *(
+            Column(describe.run_label(run, index), colour=charts.run_colour(index))
+            for index, run in enumerate(runs)
         ),
-        (
-            "Host and environment",
-            [
-                (f.label, environment_row(f))
-                for f in describe.ENVIRONMENT_FACTS
-                if not f.detail and f.label != "kernel"
-            ]
-            + _HOST_ROWS,
-        ),
-        ("Method", _METHOD_ROWS),
-    ]
-    table = []
-    for group, rows in groups:
-        known = []
-        for label, read in rows:
-            values = tuple(read(run) for run in runs)
-            if any(value is not None for value in values):
-                known.append((label, values))
-        table.append((group, tuple(known)))
-    notes = tuple(
-        f"{view.short}: {note}"
-        for view in views
-        if view.run.probe
-        for note in (*view.run.probe.warnings, *view.run.probe.notes)
     )
-    return DeviceTable(tuple(table), notes)
-
-
-def _device(run: Run) -> Device | None:
-    return run.probe.device if run.probe else None
-
-
-def _probed_environment(run: Run) -> Environment | None:
-    return run.probe.environment if run.probe else None
+    notes = tuple(
+        f"{describe.run_id_label(run, index)}: {note}"
+        for index, run in enumerate(runs)
+        if run.probe
+        for note in (*run.probe.warnings, *run.probe.notes)
+    )
+    # A column per run, scrolled rather than stacked on a narrow screen.
+    table = Table(columns, tuple(rows), stack=False)
+    if not notes:
+        return [table]
+    return [
+        table,
+        _note("What the probe could not read or found worth a warning:"),
+        Notes(notes, tone=""),
+    ]
 
 
 def _space(run: Run) -> str | None:
@@ -522,51 +489,32 @@ _METHOD_ROWS: list[tuple[str, Callable[[Run], str | None]]] = [
 # -- all results ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ResultsTable:
-    caption: str
-    table: ViewTable  # as the documents have it (bench.render.view)
+def _results(runs: Sequence[Run]) -> list[Block]:
+    blocks: list[Block] = [
+        _note(
+            "MB/s with MB = 10^6 bytes; IOPS = I/Os completed per second of the measuring "
+            "window; latency is fio's completion latency (submission included)."
+        )
+    ]
+    for index, run in enumerate(runs):
+        buffered = " (buffered I/O)" if not run.settings.direct else ""
+        blocks += [
+            Heading(f"{describe.run_label(run, index)}{buffered}"),
+            replace(results_table(run), stack=False),
+        ]
+    return blocks if any(run.tests or run.tests_skipped for run in runs) else []
 
 
-def _results(view: RunView) -> ResultsTable:
-    buffered = " (buffered I/O)" if not view.run.settings.direct else ""
-    return ResultsTable(f"{view.label}{buffered}", results_table(view.run))
+# -- charts of what the device saw ------------------------------------------------------------
 
 
-# -- charts per test --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Bandwidth:
-    figures: tuple[Figure, ...]
-    missing: tuple[str, ...]
-
-
-def _bandwidth(runs: Sequence[Run], counter: _ChartCounter) -> Bandwidth:
-    figures = []
-    missing = []
-    for test in charts.tests_in(runs):
-        chart = charts.bandwidth_chart(runs, test)
-        if chart is None:
-            missing.append(test)
-        else:
-            figures.append(counter.figure(chart))
-    return Bandwidth(tuple(figures), tuple(missing))
-
-
-def _activity(runs: Sequence[Run], counter: _ChartCounter) -> list[Figure]:
-    figures = []
+def _activity(runs: Sequence[Run]) -> Iterator[Figure | None]:
     for test in charts.tests_in(runs):
         monitors = charts.monitors_during_test(runs, test)
-        chart = charts.monitor_chart(monitors, f"{test}: device I/O each {_interval(monitors)}")
-        if chart is not None:
-            figures.append(counter.figure(chart))
+        yield charts.monitor_chart(monitors, f"{test}: device I/O each {_interval(monitors)}")
     for workload in charts.workloads_in(runs):
         monitors = charts.monitors_during_workload(runs, workload)
-        chart = charts.monitor_chart(monitors, f"workload {workload}: device I/O")
-        if chart is not None:
-            figures.append(counter.figure(chart))
-    return figures
+        yield charts.monitor_chart(monitors, f"workload {workload}: device I/O")
 
 
 def _interval(monitors: Sequence[tuple[str, int, MonitorSeries]]) -> str:
@@ -577,112 +525,103 @@ def _interval(monitors: Sequence[tuple[str, int, MonitorSeries]]) -> str:
 # -- workloads --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class WorkloadRow:
-    name: str
-    skipped: str | None
-    time: str = ""
-    operations: str = ""
-    seen: str = ""
-
-
-@dataclass(frozen=True)
-class WorkloadTable:
-    caption: str
-    rows: tuple[WorkloadRow, ...]
-
-
-def _workloads(view: RunView) -> WorkloadTable:
-    rows = []
-    for result in view.run.workloads:
-        if result.skipped is not None:
-            rows.append(WorkloadRow(result.name, result.skipped))
-            continue
-        seconds = result.seconds or 0.0
-        rows.append(
-            WorkloadRow(
-                result.name,
-                None,
-                time=f"{format_duration(seconds)} ({seconds:.2f} s)",
-                operations=operations_text(result),
-                seen=(
-                    describe_activity(result.monitor.device, result.monitor.summary())
-                    if result.monitor is not None
-                    else "no block device"
-                ),
-            )
+def _workloads(runs: Sequence[Run]) -> list[Block]:
+    """Each run's workloads in the rows a workload run shows (flashmark.workloads.view)."""
+    tables: list[Block] = [
+        block
+        for index, run in enumerate(runs)
+        if run.workloads
+        for block in (
+            Heading(f"{describe.run_label(run, index)}, scale {run.settings.workload_scale:g}"),
+            Table(WORKLOAD_COLUMNS, tuple(_workload_rows(run.workloads))),
         )
-    caption = f"{view.label}, scale {view.run.settings.workload_scale:g}"
-    return WorkloadTable(caption, tuple(rows))
+    ]
+    note = "Real-world workloads after the fio tests (docs/workloads.md): wall time, the "
+    note += "operations issued, and what the device saw meanwhile."  # fmt: skip
+    return [_note(note), *tables] if tables else []
+
+
+def _workload_rows(results: Sequence[WorkloadResult]) -> Iterator[Row]:
+    """A workload run's rows, with the time to the hundredth (a workload may take 0.01 s)."""
+    for result, (name, time, operations, seen) in zip(results, workload_rows(results), strict=True):
+        if result.skipped is None:
+            time = f"{format_duration(result.seconds or 0.0)} ({result.seconds or 0.0:.2f} s)"
+        yield Row((name, time, operations, seen))
 
 
 # -- references -------------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class ReferenceRow:
-    test: str
-    metric: str
-    published: str
-    marks: str
-
-
-@dataclass(frozen=True)
-class ReferenceView:
-    name: str
-    slug: str
-    facts: str
-    citation: str
-    summary: str
-    host: str
-    method: str
-    differs_because: tuple[str, ...]
-    rows: tuple[ReferenceRow, ...]
-
-
 _DIRECT = {True: "direct I/O", False: "buffered I/O", None: "direct I/O not stated"}
+_REFERENCE_COLUMNS = (
+    Column("comparable test"),
+    Column("metric"),
+    Column("as published", numeric=True),
+    Column("notes"),
+)
 
 
-def _reference(reference: ReferenceDevice) -> ReferenceView:
-    source, setup = reference.source, reference.setup
-    facts = describe.join(
-        (
-            reference.media_kind.value,
-            reference.type_as_published,
-            reference.capacity,
-            reference.rating,
-            f"made {reference.production_date}" if reference.production_date else None,
-            f"through {reference.interface}" if reference.interface else None,
+def _references(references: Sequence[ReferenceDevice]) -> list[Block]:
+    """Each reference device: what it is, its source, its host and method, why its figures
+    may differ, and every figure as published."""
+    if not references:
+        return []
+    blocks: list[Block] = [
+        _note(
+            f"Everything in this section is {PUBLISHED_LABEL}: figures from the documents the "
+            "project started from, with the text and unit they were printed in (see "
+            "docs/references.md)."
         )
-    )
-    method = describe.join(
-        (
-            f"{setup.tool} {setup.tool_version or ''}".strip(),
-            _DIRECT[setup.direct_io],
-            f"blocks {setup.block_sizes}",
-            f"depth {setup.queue_depth}",
-            f"test size {setup.test_size}" if setup.test_size else None,
+    ]
+    for reference in references:
+        source, setup = reference.source, reference.setup
+        facts = describe.join(
+            (
+                reference.media_kind.value,
+                reference.type_as_published,
+                reference.capacity,
+                reference.rating,
+                f"made {reference.production_date}" if reference.production_date else None,
+                f"through {reference.interface}" if reference.interface else None,
+            )
         )
-    )
-    return ReferenceView(
-        name=reference.name,
-        slug=reference.slug,
-        facts=facts or "",
-        citation=source.citation,
-        summary=source.summary,
-        host=setup.host_board + (f"; {setup.host_details}" if setup.host_details else ""),
-        method=method or "",
-        differs_because=tuple(source.differs_because),
-        rows=tuple(
-            ReferenceRow(
+        method = describe.join(
+            (
+                f"{setup.tool} {setup.tool_version or ''}".strip(),
+                _DIRECT[setup.direct_io],
+                f"blocks {setup.block_sizes}",
+                f"depth {setup.queue_depth}",
+                f"test size {setup.test_size}" if setup.test_size else None,
+            )
+        )
+        host = setup.host_board + (f"; {setup.host_details}" if setup.host_details else "")
+        blocks += [
+            Heading(reference.name, f"({reference.slug})"),
+            Sentence(facts or ""),
+            Facts.titled(
+                "",
+                (
+                    ("Source", f"{source.citation}. {source.summary}"),
+                    ("Host", host),
+                    ("Method", method or ""),
+                ),
+            ),
+        ]
+        if source.differs_because:
+            blocks += [
+                Sentence("Why its figures may differ from a flashmark run:"),
+                Notes(tuple(source.differs_because), tone=""),
+            ]
+        rows = rows_of(
+            (
                 m.tests[0] if m.tests else "-",
                 m.metric,
                 f"{m.published.text} {m.published.unit}",
                 _measurement_marks(m.loose, m.suspect, m.note),
             )
             for m in reference.measurements
-        ),
-    )
+        )
+        blocks += [Heading(f"{reference.name}: {PUBLISHED_LABEL}"), Table(_REFERENCE_COLUMNS, rows)]
+    return blocks
 
 
 def _measurement_marks(loose: bool, suspect: bool, note: str) -> str:

@@ -55,7 +55,7 @@ from flashmark.views.writers import ViewWriters
 from flashmark.workloads.result import WorkloadResult
 from flashmark.workloads.view import workload_blocks
 
-_VERDICT_TONES: dict[Verdict | None, Tone] = {
+VERDICT_TONES: dict[Verdict | None, Tone] = {
     Verdict.PASS: "pass",
     Verdict.FAIL: "fail",
     Verdict.UNCERTAIN: "uncertain",
@@ -260,7 +260,7 @@ def _grades(run: Run) -> list[Block]:
 
 
 def _verdict(grade: Grade) -> CellText:
-    return (Span(VERDICTS[grade.verdict], _VERDICT_TONES[grade.verdict]),)
+    return (Span(VERDICTS[grade.verdict], VERDICT_TONES[grade.verdict]),)
 
 
 def _checks_text(grade: Grade) -> str:
