@@ -146,7 +146,9 @@ def assert_length_follows_the_rule(
     assert direction["runtime_ms"] == runtime_s * 1000, name
 
 
-def assert_seq_write_length(test: dict[str, Any], direction: dict[str, Any], runtime_s: int) -> None:
+def assert_seq_write_length(
+    test: dict[str, Any], direction: dict[str, Any], runtime_s: int
+) -> None:
     """The leading sequential write runs until it has written the area, its full length at
     most (the preparation would write what it does not); a window shorter than a first
     window's, what its ramp left of a fast card's area, is measured again for that long."""

@@ -334,6 +334,9 @@ def test_the_quick_plan_measures_first_windows_after_a_full_length_seq_write(tmp
     assert "until it has written the area or measured 8 s" in seq_write.text
     assert not any(job.ends_when_written for job in plan.jobs[1:])
     assert plan.describe().startswith("seq-write 10 s at most, until the area is written; ")
+    # Shorter than the runtime: the leading seq-write's window measured again (measure.py).
+    short = plan.full_length_job(0, 3)
+    assert short.name == "seq-write-again" and "measured again for 3 s" in short.text
     again = plan.full_length_job(1, 8)
     assert again.name == "seq-read-full" and again.window_s == 8.0
     assert "runtime=8\n" in again.text and "[seq-read-full]\n" in again.text

@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 from flashmark.bench.document import document_to_run, run_to_document
-from flashmark.bench.model import Settings
 from flashmark.bench.plan import (
     DEPTH_CHANGE_RAMP_S,
     FOLLOW_RAMP_S,

@@ -14,7 +14,9 @@ with plain `fio FILE --output-format=json`. Options and why they are set:
   (`--ramp 0`) is fio's default, no warm-up: in_ramp_time() and ramp_time_over() test
   `td->o.ramp_time` first (fio-3.33 time.c), so the stats are never reset and the window, its
   logs and the I/O start together at the job's epoch. It is written out all the same, so the
-  printed job says what was run.
+  printed job says what was run. The leading seq-write of a profile that grades is not
+  time_based: fio ends it at its `size` (the area, the ramp's writes included) or at its
+  runtime, whichever comes first (`until_written`).
 - end_fsync=1 on writes: the data must be on the device before the clock stops.
 - lat_percentiles=1: percentiles of the whole latency (submission + completion), what an
   application waits for; fio reports them in JSON since 3.11 (axboe/fio issue #691).
@@ -89,8 +91,10 @@ def job_for_test(
     `log_folder` (absolute). Both must be literal to fio's parser, else ValueError (a bug).
     `window_s` is the measuring window, the settings' runtime unless given (flashmark.bench.lengths:
     a short first window). `again` names the run of a test whose first window was not enough
-    `NAME-full`, with its own output and log files; `extension` N > 0 names the Nth run
-    extending its first window `NAME-moreN` (its window is pooled with the first's). `ramp_s`
+    `NAME-full`, with its own output and log files (`NAME-again` when it is shorter than the
+    runtime: a leading sequential write's window too short to judge); `extension` N > 0 names
+    the Nth run extending its first window `NAME-moreN` (its window is pooled with the
+    first's). `ramp_s`
     is the job's own warm-up, the settings' ramp unless given (plan.py: shorter after another
     timed test). `until_written`: a sequential write that also ends once it has written the
     area, its ramp's bytes included (not time_based: fio ends a job at `size` or `runtime`,
@@ -100,14 +104,18 @@ def job_for_test(
         raise ValueError(f"fio would not read this log folder literally: {log_folder!r}")
     if spec.name == SUSTAINED_WRITE_NAME:
         return sustained_job(spec, settings, filename, readonly=readonly, log_folder=log_folder)
-    name = f"{spec.name}-full" if again else spec.name
+    window = settings.runtime_s if window_s is None else window_s
+    name = spec.name
     what = f"test {spec.name} ({spec.description}), profile {settings.profile}"
-    if again:
+    if again and window < settings.runtime_s:  # a leading seq-write's window (measure.py)
+        name = f"{spec.name}-again"
+        what += f", measured again for {window} s: its first window was too short"
+    elif again:
+        name = f"{spec.name}-full"
         what += ", measured again at full length: its first window was not enough"
     if extension:
         name = f"{spec.name}-more{extension}"
         what += f", extension {extension} of its first window, which was not enough"
-    window = settings.runtime_s if window_s is None else window_s
     if until_written:
         what += f", until it has written the area or measured {window} s"
     lines = _head(what, settings, filename)

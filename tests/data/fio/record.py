@@ -405,6 +405,33 @@ def main() -> None:
         )
     if want("quick-a1-card-verdicts"):
         record_verdict_extensions("quick-a1-card-adaptive")
+    if want("a1-until-written"):
+        record_profile(
+            "a1-until-written",
+            "a1",
+            DeviceCaps("20-mb-card", 3000, 1000, 40_000_000, 20_000_000),
+            runtime_s=None,
+            size_bytes=128 * MiB,
+            filesystem=True,
+            note=(
+                "The default a1 profile: seq-write writes the 128 MiB area in about 6.7 s at "
+                "20 MB/s and ends there, a window of about 4.7 s after its 2 s ramp."
+            ),
+        )
+    if want("a1-seq-write-again"):
+        record_profile(
+            "a1-seq-write-again",
+            "a1",
+            DeviceCaps("59-mb-card", 3200, 1480, 66_000_000, 59_000_000),
+            runtime_s=None,
+            size_bytes=128 * MiB,
+            filesystem=True,
+            note=(
+                "The default a1 profile on seed 002's Extreme A1 figures: seq-write writes the "
+                "128 MiB area in about 2.3 s, which leaves less than a 3 s window after its 2 s "
+                "ramp, so it runs again for 3 s (seq-write-again)."
+            ),
+        )
     if want("standard-fast-card"):
         record_profile(
             "standard-fast-card",
