@@ -68,7 +68,7 @@ def test_one_call_measures_grades_and_removes_its_test_file(tmp_path: Path, reco
     # Every second the tests took is in the result: the pooled windows as elapsed (fio's whole
     # seconds, as recorded), nothing discarded.
     assert [t.discarded_s for t in run.tests] == [0.0] * 6
-    assert [t.elapsed_s for t in run.tests][1::4] == [6.0, 10.0]
+    assert [t.elapsed_s for t in run.tests][1::4] == [6.0, 9.0]
     directions = [t.read or t.write for t in run.tests]
     assert [d.runtime_ms if d else None for d in directions] == [8000, 3000, 8000, 3000, 8000, 6000]
     for name, direction in zip([t.spec.name for t in run.tests], directions, strict=True):

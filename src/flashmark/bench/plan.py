@@ -232,20 +232,15 @@ class Plan:
         ramp, follow, first = settings.ramp_s, settings.follow_ramp_s, settings.first_window_s
         tests = f"{count} test{'s' if count != 1 else ''}"
         window = runtime if first is None else first
-        shorter = [f"{follow + window} s after a timed test"] if follow != ramp else []
+        ramps = [f"{follow + window} s after a timed test"] if follow != ramp else []
         if depth_changes:
-            shorter.append(f"{DEPTH_CHANGE_RAMP_S + window} s after the same I/O at another depth")
-        text = f"{tests} x {ramp + window} s"
+            ramps.append(f"{DEPTH_CHANGE_RAMP_S + window} s after the same I/O at another depth")
+        notes = [", ".join(ramps)] if ramps else []
         if first is not None:
             extension = follow + min(first, runtime - first)
-            shorter.append(
-                f"{extension} to {follow + runtime} s more where {first} s are not enough"
-            )
-        if not shorter:
-            return text
-        if first is None or follow == ramp:
-            return f"{text} ({'; '.join(shorter)})"
-        return f"{text} ({', '.join(shorter[:-1])}; {shorter[-1]})"
+            notes.append(f"{extension} to {follow + runtime} s more where {first} s are not enough")
+        text = f"{tests} x {ramp + window} s"
+        return f"{text} ({'; '.join(notes)})" if notes else text
 
     def stops_on_verdict(self, index: int) -> bool:
         """Whether test `index` stops once every threshold it serves is decided and is judged
