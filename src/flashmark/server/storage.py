@@ -20,12 +20,13 @@ import sqlite3
 import threading
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from flashmark.bench.job_hash import differences
+from flashmark.codec import document
 from flashmark.errors import ExitStatus, FlashmarkError
 from flashmark.install_hint import add_extra
 from flashmark.server.database_url import is_postgres, redacted, shown
@@ -123,10 +124,10 @@ class CampaignResult:
 class CampaignHead:
     """What names a campaign: the job hash (and its parts) every result of it shares."""
 
-    name: str
+    name: str = field(metadata=document(key="campaign"))
+    created_at: str
     job_hash: str
     job: Mapping[str, Any]
-    created_at: str
 
 
 @dataclass(frozen=True)
@@ -278,7 +279,7 @@ class Storage:
             label, grades, step, status = row[width:]
             grade_of = json.loads(grades or "{}")
             results.append(CampaignResult(_row(row[:width]), label, grade_of, step, status))
-        return CampaignRecord(name, head[0], json.loads(head[1]), head[2], tuple(results))
+        return CampaignRecord(name, head[2], head[0], json.loads(head[1]), tuple(results))
 
     def add_results(self, batch: Sequence[Accepted], token_id: int) -> None:
         """Many results in one transaction (seeding a benchmark's database); a document
