@@ -342,12 +342,9 @@ def create_app(config: ServerConfig) -> Starlette:
     return _Application(
         routes=routes,
         lifespan=service.lifespan,
-        exception_handlers={
-            Problem: service.on_problem,
-            HTTPException: service.on_http,
-            StorageError: service.on_storage,
-            Exception: service.on_bug,
-        },
+        exception_handlers=dict.fromkeys(
+            (Problem, HTTPException, StorageError, Exception), service.on_error
+        ),
     )
 
 
@@ -742,31 +739,25 @@ class ResultsService:
             body, problem.status, headers=problem.headers, media_type="application/problem+json"
         )
 
-    async def on_problem(self, request: Request, error: Exception) -> Response:
-        assert isinstance(error, Problem)
+    async def on_error(self, request: Request, error: Exception) -> Response:
+        """Every error as a problem: the service's own, Starlette's 404 and 405, a database
+        that cannot be used (503), a bug (500, logged)."""
+        if isinstance(error, HTTPException):
+            path = request.url.path
+            kind, detail = {
+                404: ("not-found", f"nothing at {path} (the API is under /api/v1)"),
+                405: ("method-not-allowed", f"{request.method} is not allowed on {path}"),
+            }.get(error.status_code, ("http", str(error.detail)))
+            error = Problem(error.status_code, kind, detail, error.headers or {})
+        elif isinstance(error, StorageError):
+            _LOG.error("database error on %s: %s", request.url.path, error)
+            detail = "the database cannot be reached now: try again later"
+            error = Problem(503, "database-unavailable", detail, {"Retry-After": "5"})
+        elif not isinstance(error, Problem):
+            _LOG.exception("internal error on %s", request.url.path)
+            detail = "the service failed on this request (its log has the details)"
+            error = Problem(500, "internal-error", detail)
         return self.problem_response(request, error)
-
-    async def on_http(self, request: Request, error: Exception) -> Response:
-        assert isinstance(error, HTTPException)
-        kind = {404: "not-found", 405: "method-not-allowed"}.get(error.status_code, "http")
-        detail = {
-            404: f"nothing at {request.url.path} (the API is under /api/v1)",
-            405: f"{request.method} is not allowed on {request.url.path}",
-        }.get(error.status_code, str(error.detail))
-        return self.problem_response(
-            request, Problem(error.status_code, kind, detail, error.headers or {})
-        )
-
-    async def on_storage(self, request: Request, error: Exception) -> Response:
-        _LOG.error("database error on %s: %s", request.url.path, error)
-        detail = "the database cannot be reached now: try again later"
-        unavailable = Problem(503, "database-unavailable", detail, {"Retry-After": "5"})
-        return self.problem_response(request, unavailable)
-
-    async def on_bug(self, request: Request, error: Exception) -> Response:
-        _LOG.exception("internal error on %s", request.url.path)
-        detail = "the service failed on this request (its log has the details)"
-        return self.problem_response(request, Problem(500, "internal-error", detail))
 
 
 def app_from_environment() -> Starlette:
