@@ -15,8 +15,6 @@ import csv
 import io
 import json
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import DATA
+from tests.server.conftest import flashmark
 from tests.server.hostile import cases as c
 from tests.server.hostile.checks import (
     PAGE_LIMIT_BYTES,
@@ -332,22 +331,14 @@ def test_no_csv_cell_of_a_local_export_starts_a_formula(tmp_path: Path):
     path = tmp_path / "csv-import.json"
     path.write_text(json.dumps(document))
     env = {
-        **os.environ,
         "XDG_DATA_HOME": str(tmp_path / "data"),
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "FLASHMARK_DB": str(tmp_path / "history.sqlite3"),
     }
-
-    def flashmark(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "flashmark", *args],
-            capture_output=True, text=True, env=env, timeout=120, check=False,
-        )  # fmt: skip
-
-    done = flashmark("import", str(path))
+    done = flashmark("import", str(path), env=env)
     assert done.returncode == 0, done.stderr
     result_id = done.stdout.split("added as ")[1].split()[0]
-    done = flashmark("export", result_id, "-o", "-", "--format", "csv")
+    done = flashmark("export", result_id, "-o", "-", "--format", "csv", env=env)
     assert done.returncode == 0, done.stderr
     faults = formula_cells(done.stdout, "=cmd|' /C calc'!A0")
     assert not faults, faults
