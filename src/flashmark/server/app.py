@@ -193,48 +193,31 @@ class _Bucket:
 
 
 @dataclass
-class RateLimiter:
-    """A token bucket per upload token: `burst` at once, then `per_minute`. Kept in the
-    process: with several server processes each allows this much (docs/server.md)."""
-
-    per_minute: float
-    burst: int
-    buckets: dict[int, _Bucket] = field(default_factory=dict)
-
-    def wait_s(self, key: int, now: float) -> float:
-        """0 and one upload counted, or the seconds until the next one is allowed."""
-        bucket = self.buckets.setdefault(key, _Bucket(float(self.burst), now))
-        rate = self.per_minute / 60.0
-        bucket.tokens, bucket.updated = bucket.refilled(now, self.burst, rate), now
-        if bucket.tokens >= 1.0:
-            bucket.tokens -= 1.0
-            return 0.0
-        return (1.0 - bucket.tokens) / rate if rate > 0 else math.inf
-
-
-@dataclass
-class FailedTokens:
-    """Failed token attempts by client address: `burst` of them, then one per 60 / per_minute
-    seconds; an address over it is refused (429) before its token is even looked at, so a
-    right token guessed then is refused too. The `size` most recently failing addresses are
-    kept (least recently failing forgotten first): memory stays bounded whatever the number of
-    addresses. IPv6 addresses count per /64, the block one host usually has."""
+class TokenBuckets:
+    """A token bucket per key (an upload token's id, a client address): `burst` at once, then
+    `per_minute`. The `size` most recently used keys are kept (least recently used forgotten
+    first, as full again): memory stays bounded whatever the number of keys. Kept in the
+    process: with several server processes each allows this much (docs/server.md). `key`
+    makes the key of what is given: IPv6 addresses count per /64, the block one host usually
+    has (address_key)."""
 
     per_minute: float
     burst: int
     size: int = 10_000
-    buckets: OrderedDict[str, _Bucket] = field(default_factory=OrderedDict)
+    key: Callable[[Any], Any] = lambda given: given
+    buckets: OrderedDict[Any, _Bucket] = field(default_factory=OrderedDict)
 
-    def wait_s(self, address: str, now: float) -> float:
-        """0 when this address may try a token now, else the seconds until it may."""
-        bucket = self.buckets.get(_address_key(address))
-        if bucket is None:
+    def wait_s(self, given: Any, now: float) -> float:
+        """0 when `given` has a token now, else the seconds until it has one."""
+        bucket = self.buckets.get(self.key(given))
+        tokens = self.burst if bucket is None else bucket.refilled(now, self.burst, self._rate)
+        if tokens >= 1.0:
             return 0.0
-        tokens = bucket.refilled(now, self.burst, self._rate)
-        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._rate
+        return (1.0 - tokens) / self._rate if self._rate > 0 else math.inf
 
-    def failed(self, address: str, now: float) -> None:
-        key = _address_key(address)
+    def take(self, given: Any, now: float) -> None:
+        """One token of `given` used (at none, it stays at none)."""
+        key = self.key(given)
         bucket = self.buckets.pop(key, None) or _Bucket(float(self.burst), now)
         bucket.tokens = max(bucket.refilled(now, self.burst, self._rate) - 1.0, 0.0)
         bucket.updated = now
@@ -247,7 +230,7 @@ class FailedTokens:
         return self.per_minute / 60.0
 
 
-def _address_key(address: str) -> str:
+def address_key(address: str) -> str:
     try:
         parsed = ipaddress.ip_address(address)
     except ValueError:
@@ -361,8 +344,12 @@ class ResultsService:
             auto_reload=False,  # templates are package files: no stat() per page
         )
         self.style = (_HERE / "templates" / "server.css").read_bytes()
-        self.limiter = RateLimiter(config.uploads_per_minute, config.upload_burst)
-        self.failures = FailedTokens(config.bad_tokens_per_minute, config.bad_token_burst)
+        self.limiter = TokenBuckets(config.uploads_per_minute, config.upload_burst)
+        # Failed token attempts by address: an address out of them is refused (429) before
+        # its token is even looked at, so a right token guessed then is refused too.
+        self.failures = TokenBuckets(
+            config.bad_tokens_per_minute, config.bad_token_burst, key=address_key
+        )
         trusted = tuple(host.lower().rstrip(".").strip("[]") for host in config.trusted_hosts)
         self.trusted = trusted or LOOPBACK_HOSTS
         # Figures of device models (sorted, per profile) and their counts per profile: a
@@ -461,13 +448,15 @@ class ResultsService:
                 )
         except Problem as refused:
             if refused.kind != "missing-token":  # a guess, not a request without one
-                self.failures.failed(address, now)
+                self.failures.take(address, now)
             raise
+        now = time.monotonic()
         _wait(
-            self.limiter.wait_s(token.id, time.monotonic()),
+            self.limiter.wait_s(token.id, now),
             "rate-limited",
             f"token {token.name!r} may upload {self.config.uploads_per_minute:g} results a minute",
         )
+        self.limiter.take(token.id, now)
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json" and not kind.endswith("+json"):
             raise Problem(
