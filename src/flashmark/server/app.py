@@ -9,10 +9,8 @@ run in the thread pool, so one slow request does not hold the event loop.
 from __future__ import annotations
 
 import asyncio
-import csv
 import dataclasses
 import functools
-import io
 import ipaddress
 import itertools
 import json
@@ -77,7 +75,7 @@ from flashmark.server.views import (
     TableRows,
     capacity,
     charts,
-    csv_cell,
+    csv_text,
     rounded,
     wear_range,
     with_navigation,
@@ -970,27 +968,18 @@ async def _batches(storage: Storage) -> Batches:
 
 
 def _csv_lines(batches: Batches, root: str) -> Iterator[str]:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(_CSV_COLUMNS)
-    yield buffer.getvalue()
+    yield csv_text([_CSV_COLUMNS])
     for batch in batches:
-        buffer.seek(0)
-        buffer.truncate()
-        for row, _ in batch:
-            writer.writerow(
-                [
-                    csv_cell(value)
-                    for value in (
-                        row.id,
-                        f"{root}/api/v1/results/{row.id}",
-                        *(getattr(row, name) for name in _ROW_FACTS),
-                        row.card_serial,
-                        *(rounded(row.headlines[column]) for column in HEADLINE_COLUMNS),
-                    )
-                ]
-            )
-        yield buffer.getvalue()
+        yield csv_text(
+            [
+                row.id,
+                f"{root}/api/v1/results/{row.id}",
+                *(getattr(row, name) for name in _ROW_FACTS),
+                row.card_serial,
+                *(rounded(row.headlines[column]) for column in HEADLINE_COLUMNS),
+            ]
+            for row, _ in batch
+        )
 
 
 def _jsonl_lines(batches: Batches) -> Iterator[bytes]:

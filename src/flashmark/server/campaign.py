@@ -10,8 +10,6 @@ of RULE (docs/fleet.md): median and MAD are not pulled towards what they look fo
 
 from __future__ import annotations
 
-import csv
-import io
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -24,7 +22,7 @@ from flashmark.server.campaign_names import natural_key
 from flashmark.server.intake import HEADLINE_COLUMNS
 from flashmark.server.ranking import standings
 from flashmark.server.storage import CampaignHead, CampaignRecord, CampaignResult
-from flashmark.server.views import HEADLINE_LABELS, csv_cell, rounded
+from flashmark.server.views import HEADLINE_LABELS, csv_text, rounded
 from flashmark.server.views import figure as shown_figure
 
 OUTLIER_MADS = 3.0  # the conservative threshold of Leys et al. (J. Exp. Soc. Psychol. 49, 2013)
@@ -307,17 +305,15 @@ def campaign_csv(campaign: Campaign, root: str) -> str:
     """The campaign as CSV (figures in bytes/s and IOPS, as the service's export): a row per
     board, then rows for the fleet's median, Q1 and Q3. Text cells cannot start a formula
     (flashmark.spreadsheet)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
     per_figure = ("", "_from_fleet_median_pct", "_model_percentile", "_model_count")
-    writer.writerow(
+    rows: list[list[object]] = [
         [
             "campaign", "board", "status", "outlier", "reasons", "result", "url",
             "started_at", "maker", "product", "capacity_bytes", "model_key", "card_link",
             "grades", "job_hash",
             *(f"{column}{suffix}" for column, _, _ in FIGURES for suffix in per_figure),
         ]
-    )  # fmt: skip
+    ]  # fmt: skip
     for board in campaign.boards:
         cells: list[object] = [
             campaign.name, board.label, board.status, board.outlier, "; ".join(board.reasons),
@@ -333,13 +329,13 @@ def campaign_csv(campaign: Campaign, root: str) -> str:
                 rounded(figure.model.percentile),
                 figure.model.count,
             ]
-        writer.writerow([csv_cell(cell) for cell in cells])
+        rows.append(cells)
     for name, attribute in (("fleet median", "median"), ("fleet Q1", "q1"), ("fleet Q3", "q3")):
         summary: list[object] = [campaign.name, name, *[""] * 13]
         for fleet in campaign.figures:
             summary += [rounded(getattr(fleet, attribute)), "", "", ""]
-        writer.writerow([csv_cell(cell) for cell in summary])
-    return buffer.getvalue()
+        rows.append(summary)
+    return csv_text(rows)
 
 
 # -- JSON: the API's answer, and what `flashmark report --campaign` reads back ---------------------
