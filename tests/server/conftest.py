@@ -87,17 +87,6 @@ def free_port() -> int:
         return port
 
 
-def flashmark(
-    *args: str, env: Mapping[str, str] | None = None, input: str | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    """`flashmark ARGS` run to its end, with `env` added to this process's environment."""
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True, text=True, env={**os.environ, **(env or {})},
-        timeout=timeout, input=input, check=False,
-    )  # fmt: skip
-
-
 def launch(*args: str, log: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
     """`flashmark ARGS` started in a session of its own, its output added to `log`."""
     with log.open("ab") as output:

@@ -25,8 +25,9 @@ from flashmark.errors import ExitStatus
 from flashmark.probe.mmc import decode_mmc_cid
 from flashmark.server.intake import HEADLINE_COLUMNS, accept
 from flashmark.server.storage import open_storage
+from tests.cli_runner import flashmark
 from tests.conftest import DATA
-from tests.server.conftest import flashmark, recorded, variant
+from tests.server.conftest import recorded, variant
 
 KILL_AFTER_ACKS = 40
 MAX_UPLOADS = 600  # bounds of the kill test: count and time

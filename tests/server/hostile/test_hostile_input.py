@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
+from tests.cli_runner import flashmark
 from tests.conftest import DATA
-from tests.server.conftest import flashmark
 from tests.server.hostile import cases as c
 from tests.server.hostile.checks import (
     PAGE_LIMIT_BYTES,
