@@ -370,27 +370,25 @@ def campaign_from_json(data: Any) -> Campaign:
     """A campaign read back from a service's answer: every value bounded and clean (as an
     upload's), every field of its type, its figures the headline columns (NotACampaign
     otherwise). What a page shows of it is then only what this reads."""
+    units = {column: unit for column, _, unit in FIGURES}
     try:
         check_values(data)
         campaign: Campaign = decode(Campaign, data)
         check_types(campaign)
-    except DocumentInvalid as error:
-        raise NotACampaign(f"the answer is not a campaign: {error}") from None
+        if any(units.get(figure.column) != figure.unit for figure in campaign.figures) or any(
+            tuple(figure.column for figure in board.figures) != HEADLINE_COLUMNS
+            or not set(board.flagged) <= units.keys()
+            for board in campaign.boards
+        ):
+            raise ValueError("its figures are not the headline figures")
     except WrongType as error:
         where = pointer(error.path)
         raise NotACampaign(
             f"the answer is not a campaign: {where} is not {error.expected}"
         ) from None
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
-        where = pointer(getattr(error, "where", ()))
-        raise NotACampaign(f"the answer is not a campaign: {where}: {error}") from None
-    units = {column: unit for column, _, unit in FIGURES}
-    for figure in campaign.figures:
-        if units.get(figure.column) != figure.unit:
-            raise NotACampaign(f"the answer is not a campaign: a figure {figure.column!r}")
-    for board in campaign.boards:
-        if tuple(f.column for f in board.figures) != HEADLINE_COLUMNS or not set(
-            board.flagged
-        ) <= set(HEADLINE_COLUMNS):
-            raise NotACampaign(f"the answer is not a campaign: the figures of {board.label!r}")
+    except (DocumentInvalid, KeyError, TypeError, ValueError, AttributeError) as error:
+        # The place: the codec's `where`, or the value check's JSON pointer.
+        where = pointer(getattr(error, "where", ())) or getattr(error, "pointer", "") or "/"
+        why = "is missing" if isinstance(error, KeyError) else getattr(error, "reason", error)
+        raise NotACampaign(f"the answer is not a campaign: {where} {why}") from None
     return campaign
