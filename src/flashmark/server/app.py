@@ -181,16 +181,6 @@ _TITLES = {
 
 
 @dataclass
-class _Bucket:
-    tokens: float
-    updated: float
-
-    def refilled(self, now: float, burst: int, per_second: float) -> float:
-        """The tokens at `now`: refilled at `per_second` since the last update, at most `burst`."""
-        return min(float(burst), self.tokens + (now - self.updated) * per_second)
-
-
-@dataclass
 class TokenBuckets:
     """A token bucket per key (an upload token's id, a client address): `burst` at once, then
     `per_minute`. The `size` most recently used keys are kept (least recently used forgotten
@@ -203,12 +193,12 @@ class TokenBuckets:
     burst: int
     size: int = 10_000
     key: Callable[[Any], Any] = lambda given: given
-    buckets: OrderedDict[Any, _Bucket] = field(default_factory=OrderedDict)
+    # key: (tokens, when they were counted), the most recently used last
+    buckets: OrderedDict[Any, tuple[float, float]] = field(default_factory=OrderedDict)
 
     def wait_s(self, given: Any, now: float) -> float:
         """0 when `given` has a token now, else the seconds until it has one."""
-        bucket = self.buckets.get(self.key(given))
-        tokens = self.burst if bucket is None else bucket.refilled(now, self.burst, self._rate)
+        tokens = self._tokens(self.key(given), now)
         if tokens >= 1.0:
             return 0.0
         return (1.0 - tokens) / self._rate if self._rate > 0 else math.inf
@@ -216,12 +206,16 @@ class TokenBuckets:
     def take(self, given: Any, now: float) -> None:
         """One token of `given` used (at none, it stays at none)."""
         key = self.key(given)
-        bucket = self.buckets.pop(key, None) or _Bucket(float(self.burst), now)
-        bucket.tokens = max(bucket.refilled(now, self.burst, self._rate) - 1.0, 0.0)
-        bucket.updated = now
-        self.buckets[key] = bucket  # the most recent last
+        tokens = self._tokens(key, now)
+        self.buckets.pop(key, None)
+        self.buckets[key] = (max(tokens - 1.0, 0.0), now)
         while len(self.buckets) > self.size:
             self.buckets.popitem(last=False)
+
+    def _tokens(self, key: Any, now: float) -> float:
+        """The tokens of `key` at `now`: refilled since they were counted, at most `burst`."""
+        tokens, counted = self.buckets.get(key, (float(self.burst), now))
+        return min(float(self.burst), tokens + (now - counted) * self._rate)
 
     @property
     def _rate(self) -> float:
