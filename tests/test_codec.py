@@ -91,12 +91,29 @@ def test_a_dataclass_is_written_in_the_shape_its_metadata_gives_and_read_back():
         ({"span": [1.0]}, "trace span must hold 2 values, not 1"),
         ({"points": [{"at": 1}]}, "trace points must be an object, not 'list'"),
         ({"points": {"a": {}}}, "KeyError: 'at'"),
+        ({"points": {"a": {"at": "1.5"}}}, r'WrongType: must be a number, not "1.5"'),
+        ({"span": [1.0, 2e18]}, r"must be a number within ±1e\+18, not 2e\+18"),
+        ({"span": [1.0, float("nan")]}, r"must be a number within ±1e\+18, not NaN"),
+        ({"note": 3}, "WrongType: must be text, not 3"),
     ],
 )
 def test_a_malformed_document_is_refused_naming_what_is_wrong(change, message):
     good = TRACE.write(Trace(points=(Point("a", 1.0),), span=(1.0, 2.0)))
     with pytest.raises(ResultFormatError, match=message):
         TRACE.read(good | change)
+
+
+def test_a_value_of_another_type_is_refused_at_its_place_never_converted():
+    good = TRACE.write(Trace(points=(Point("a", 1.0), Point("b", 2.0)), span=(1.0, 2.0)))
+    with pytest.raises(ResultFormatError) as caught:
+        TRACE.read(good | {"points": {"a": {"at": 1.0}, "b": {"at": True}}})
+    assert caught.value.where == ("points", "b", "at")  # type: ignore[attr-defined]
+    series = decode(tuple[float, ...], [1, 2.5] * 1000)
+    assert series[:2] == (1, 2.5) and type(series[0]) is int
+    with pytest.raises(TypeError) as wrong:
+        decode(tuple[float, ...], [1.0] * 1000 + ["2"])
+    assert wrong.value.where == (1000,)  # type: ignore[attr-defined]
+    assert decode(Trace, good | {"note": None}).note is None  # null reads as the absent key
 
 
 def test_an_unknown_enum_value_names_the_known_values():

@@ -2,13 +2,15 @@
 
 `encode` writes a dataclass as an object of its fields in their order, through one cattrs
 Converter whose hooks are made from the type hints; `decode` reads it back through readers made
-once per class from the same hints (cattrs 22.2, Debian 12's, can neither flatten a dataclass,
-key a tuple by a field, nor place a failure at its key and index). A field's metadata
+once per class from the same hints, which check every value's type as they read it (cattrs 22.2,
+Debian 12's, can neither flatten a dataclass, key a tuple by a field, nor place a failure at its
+key and index, and its readers convert "12" to 12 where ours refuse it). A field's metadata
 (`document(...)`) says where the document is not plain field names, and a property marked
 `written` is written and never read back. Reading, every key is required (but an `omit_none`
 or `empty_as_null` one); unknown keys are ignored; a malformed document raises KeyError,
-TypeError or ValueError whose `where` names the keys and indexes down to the value that failed,
-which `Codec.read` turns into ResultFormatError (keeping `where`). docs/design.md, "Documents".
+TypeError (WrongType: a value of the wrong type) or ValueError whose `where` names the keys and
+indexes down to the value that failed, which `Codec.read` turns into ResultFormatError (keeping
+`where`). docs/design.md, "Documents".
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import dataclasses
 import enum
 import functools
 import json
+import math
 import operator
 import re
 import types
@@ -309,11 +312,7 @@ def _words(name: str) -> str:
 def _type_decoder(hint: Any, label: str = "value", keyed_by: str | None = None) -> Decoder | None:
     """How a value of `hint` is read; None: as it is (numbers, text, true and false)."""
     if _is_union(hint):
-        options = _options(hint)
-        decoder = _type_decoder(options[0], label, keyed_by)
-        if decoder is None or len(options) > 1 or _NONE not in typing.get_args(hint):
-            return decoder
-        return lambda value: None if value is None else decoder(value)
+        return _union_decoder(hint, label, keyed_by)
     if _is_tuple(hint):
         return _tuple_decoder(hint, label, keyed_by)
     if _is_mapping(hint):
@@ -328,7 +327,34 @@ def _type_decoder(hint: Any, label: str = "value", keyed_by: str | None = None) 
         return _enum_decoder(hint, label)
     if _is_dataclass(hint):
         return _class_decoder(hint)
-    return None
+    return _SCALAR_READERS.get(hint)
+
+
+def _union_decoder(hint: Any, label: str, keyed_by: str | None) -> Decoder | None:
+    """The first option that reads the value; else the first option's failure."""
+    nullable = _NONE in typing.get_args(hint)
+    decoders = [_type_decoder(option, label, keyed_by) for option in _options(hint)]
+    if None in decoders:
+        return None
+    if len(decoders) == 1 and nullable:
+        only = decoders[0]
+        assert only is not None
+        return lambda value: None if value is None else only(value)
+
+    def decode_union(value: Any) -> Any:
+        if value is None and nullable:
+            return None
+        first: Exception | None = None
+        for decoder in decoders:
+            assert decoder is not None
+            try:
+                return decoder(value)
+            except _MALFORMED as error:
+                first = first or error
+        assert first is not None
+        raise first
+
+    return decode_union
 
 
 @functools.cache
@@ -373,6 +399,8 @@ def _tuple_decoder(hint: Any, label: str, keyed_by: str | None) -> Decoder:
             raise ValueError(f"{label} must hold {len(elements)} values, not {len(value)}")
         if variadic and elements[0] is None:
             return tuple(value)
+        if variadic and elements[0] is _read_float and _all_numbers(value):
+            return tuple(value)  # series of samples: tens of thousands of numbers
         return _each(elements * len(value) if variadic else elements, value)
 
     return decode_tuple
@@ -423,11 +451,14 @@ def _field_decoder(kind: type, entry: DocumentField) -> Decoder:
     if shape.empty_as_null:
         inner = decoder
         return lambda value: () if value is None else (value if inner is None else inner(value))
+    if shape.omit_none and decoder is not None:  # null reads as the absent key does
+        given = decoder
+        return lambda value: None if value is None else given(value)
     return _same if decoder is None else decoder
 
 
 def _hex(value: Any) -> int:
-    return int(str(value), 16)
+    return _read_int(int(str(value), 16))
 
 
 @functools.cache
@@ -476,145 +507,71 @@ MAX_UNSIGNED = 2**64 - 1
 # charts scale figures and would turn larger ones into infinities. 1e400 reads as infinity.
 MAX_FLOAT = 1e18
 
-# -- strict types of a typed object ------------------------------------------------------------
-# A checker is made once per type hint (a result holds tens of thousands of values: per-second
-# samples, latency percentiles), then called for every value of that type. The readers pass
-# most values through as they are, so a wrong type reaches the object and is found here.
-
-Checker = Callable[[Any, tuple[str | int, ...]], None]
+# -- the types of values ----------------------------------------------------------------------
+# Reading checks what every value holds against its type hint and never converts it: whole
+# numbers within 64 bits, numbers finite and within ±MAX_FLOAT, text where text belongs.
 
 
-class WrongType(Exception):
-    """A value of a typed object that its type hint refuses, at `path` (document keys)."""
+class WrongType(TypeError):
+    """A value that its type hint refuses; `where` (see `_place`) says where it is."""
 
-    def __init__(self, path: tuple[str | int, ...], expected: str, value: Any) -> None:
-        super().__init__(expected)
-        self.path = path
+    def __init__(self, expected: str, value: Any) -> None:
+        super().__init__(f"must be {expected}, not {shown(value)}")
         self.expected = expected
         self.value = value
 
 
-def check_types(value: Any, kind: Any = None) -> None:
-    """Every field of a dataclass tree (or of a value of type `kind`) holds what its type hint
-    says (whole numbers within 64 bits, numbers finite and within ±MAX_FLOAT, text where text
-    belongs); WrongType names the first that does not."""
-    _checker(kind or type(value))(value, ())  # type: ignore[arg-type]  # hints are hashable
+def shown(value: Any) -> str:
+    """A value as JSON text, cut to 60 characters."""
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
-@functools.cache
-def _checker(hint: Any) -> Checker:
-    origin = typing.get_origin(hint)
-    if origin in (Union, types.UnionType):
-        options = [_checker(option) for option in typing.get_args(hint) if option is not _NONE]
-        nullable = _NONE in typing.get_args(hint)
-
-        def check_union(value: Any, where: tuple[str | int, ...]) -> None:
-            if value is None and nullable:
-                return
-            first: WrongType | None = None
-            for option in options:
-                try:
-                    option(value, where)
-                    return
-                except WrongType as error:
-                    first = first or error
-            assert first is not None
-            raise first
-
-        return check_union
-    if origin is tuple:
-        item = _checker(typing.get_args(hint)[0])
-
-        def check_tuple(value: Any, where: tuple[str | int, ...]) -> None:
-            if not isinstance(value, tuple):
-                raise WrongType(where, "a list", value)
-            for index, element in enumerate(value):
-                item(element, (*where, index))
-
-        return check_tuple
-    if origin in (dict, Mapping, typing.Mapping):  # e.g. a capacity probe's layout
-        key_check, value_check = (_checker(arg) for arg in typing.get_args(hint))
-
-        def check_mapping(value: Any, where: tuple[str | int, ...]) -> None:
-            if not isinstance(value, Mapping):
-                raise WrongType(where, "an object", value)
-            for name, element in value.items():
-                key_check(name, (*where, name))
-                value_check(element, (*where, name))
-
-        return check_mapping
-    if origin is not None or hint is Any:
-        return _free
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        members = [member.value for member in hint]
-
-        def check_enum(value: Any, where: tuple[str | int, ...]) -> None:
-            if not isinstance(value, hint):
-                raise WrongType(where, f"one of {members}", value)
-
-        return check_enum
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _dataclass_checker(hint)
-    return _SIMPLE.get(hint, _free)
-
-
-def _dataclass_checker(kind: type) -> Checker:
-    """Every key of the class's document that is read back (flashmark.codec.document_fields),
-    at its key's place (a flattened dataclass's keys at its owner's)."""
-    fields: list[tuple[str, tuple[str, ...], Checker]] = []  # filled on first use: the field
-    # types may be dataclasses whose checkers are being made right now
-
-    def check_dataclass(value: Any, where: tuple[str | int, ...]) -> None:
-        if not isinstance(value, kind):
-            raise WrongType(where, "an object", value)
-        if not fields:
-            fields.extend(
-                (entry.name, () if entry.key is None else (entry.key,), _checker(entry.hint))
-                for entry in document_fields(kind)
-                if entry.written is None or entry.written.read is not None
-            )
-        for name, key, check in fields:
-            check(getattr(value, name), (*where, *key))
-
-    return check_dataclass
-
-
-def _free(value: Any, where: tuple[str | int, ...]) -> None:
-    return None
-
-
-def _check_bool(value: Any, where: tuple[str | int, ...]) -> None:
+def _read_bool(value: Any) -> bool:
     if type(value) is not bool:
-        raise WrongType(where, "true or false", value)
+        raise WrongType("true or false", value)
+    return value
 
 
-def _check_int(value: Any, where: tuple[str | int, ...]) -> None:
+def _read_int(value: Any) -> int:
     # Signed or unsigned: a surface scan's nonce is an unsigned 64-bit number, written as hex
-    # text; numbers written as JSON numbers are held to MAX_INT by check_values already.
+    # text; numbers written as JSON numbers are held to MAX_INT by strict intake already.
     if type(value) is not int or not -MAX_INT - 1 <= value <= MAX_UNSIGNED:
-        raise WrongType(where, "a whole number within 64 bits", value)
+        raise WrongType("a whole number within 64 bits", value)
+    return value
 
 
-def _check_float(value: Any, where: tuple[str | int, ...]) -> None:
+def _read_float(value: Any) -> float:
     kind = type(value)
     # NaN fails every comparison, so the bound check refuses it too.
     if (kind is float or kind is int) and -MAX_FLOAT <= value <= MAX_FLOAT:
-        return
+        return value  # type: ignore[no-any-return]  # an int or a float
     if kind is float or kind is int:
-        raise WrongType(where, f"a number within ±{MAX_FLOAT:g}", value)
-    raise WrongType(where, "a number", value)
+        raise WrongType(f"a number within ±{MAX_FLOAT:g}", value)
+    raise WrongType("a number", value)
 
 
-def _check_str(value: Any, where: tuple[str | int, ...]) -> None:
+def _read_str(value: Any) -> str:
     if type(value) is not str:
-        raise WrongType(where, "text", value)
+        raise WrongType("text", value)
+    return value
 
 
-_SIMPLE: dict[Any, Checker] = {
-    bool: _check_bool,
-    int: _check_int,
-    float: _check_float,
-    str: _check_str,
+def _all_numbers(values: Any) -> bool:
+    """Every item a number within ±MAX_FLOAT, found in a few passes of C rather than a
+    call per item (a series of samples holds tens of thousands)."""
+    return (
+        {float, int}.issuperset(map(type, values))
+        and math.isfinite(sum(values))  # NaN or an infinity anywhere (no sum of bounded ones is)
+        and (not values or (min(values) >= -MAX_FLOAT and max(values) <= MAX_FLOAT))
+    )
+
+
+_SCALAR_READERS: dict[Any, Decoder] = {
+    bool: _read_bool,
+    int: _read_int,
+    float: _read_float,
+    str: _read_str,
 }
 
 
@@ -656,7 +613,7 @@ class Codec(Generic[T]):
                 f"{self.what} document is malformed ({type(error).__name__}: {error})"
             )
             malformed.where = getattr(error, "where", ())  # type: ignore[attr-defined]
-            raise malformed from None
+            raise malformed from error  # a WrongType: strict intake words it itself
         return value
 
 

@@ -47,7 +47,10 @@ def test_unreachable_and_failed_boards_say_why():
 
 
 def test_the_verdict_adds_the_boards_the_campaign_never_saw():
-    campaign = Campaign("lab", "aaa", {}, "2026-11-26T00:00:00", (), (), "2 boards, no outlier")
+    campaign = Campaign(
+        name="lab", created_at="2026-11-26T00:00:00", job_hash="aaa", job={}, rule="",
+        verdict="2 boards, no outlier", figures=(), boards=(),
+    )  # fmt: skip
     boards = [
         BoardProgress("board-1", state="uploaded"),
         BoardProgress("board-2", state="incomplete"),

@@ -15,10 +15,10 @@ from tests.cli_runner import flashmark
 from tests.conftest import DATA
 
 
-def _earlier_history(path: Path, documents: list[dict[str, Any]]) -> None:
-    """A history as an earlier flashmark left it: migrations up to 0003, the documents as
+def _earlier_history(path: Path, documents: list[dict[str, Any]], until: str = "0004") -> None:
+    """A history as an earlier flashmark left it: migrations before `until`, the documents as
     they were saved then."""
-    before = [(name, sql) for name, sql in MIGRATIONS if name < "0004"]
+    before = [(name, sql) for name, sql in MIGRATIONS if name < until]
     with sqlite3.connect(path) as connection:
         connection.execute(
             "CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
@@ -65,6 +65,22 @@ def test_history_names_each_unreadable_earlier_document_once_per_line(tmp_path):
         shown.stderr == "flashmark: error: result document is malformed (KeyError: 'discarded_s')\n"
     )
     assert flashmark("show", "1", "--db", path).returncode == 0
+
+
+def test_history_names_an_earlier_document_holding_a_value_of_another_type(tmp_path):
+    readable = json.loads((DATA / "report" / "quick-a1-card.json").read_text())
+    earlier = json.loads((DATA / "report" / "quick-a1-card.json").read_text())
+    earlier["tests"][0]["elapsed_s"] = float("nan")  # json.dumps writes NaN, json.loads reads it
+    path = tmp_path / "h.sqlite3"
+    _earlier_history(path, [readable, earlier], until="0005")
+
+    listed = flashmark("history", "--db", path).stdout
+    lines = [line for line in listed.splitlines() if "cannot read" in line]
+    assert lines == [
+        "2: saved by an earlier flashmark, this one cannot read it (at /tests/0/elapsed_s): "
+        "result document is malformed (WrongType: must be a number within ±1e+18, not NaN)"
+    ]
+    assert [entry.unchecked for entry in History(path).list()] == [True, False]
 
 
 def test_documents_saved_now_are_never_read_by_history(tmp_path):

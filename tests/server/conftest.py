@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import http.client
 import json
 import os
 import signal
@@ -13,8 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from tests.server.throwaway_pg import ThrowawayPostgres, missing_reason
 
 RECORDED = ("quick-a1-card", "standard-fast-card")
 IN_CI = os.environ.get("CI") == "true"
+START_TIMEOUT_S = 30.0
 
 
 def _skip_or_fail(reason: str) -> None:
@@ -86,64 +87,86 @@ def free_port() -> int:
         return port
 
 
+def launch(*args: str, log: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """`flashmark ARGS` started in a session of its own, its output added to `log`."""
+    with log.open("ab") as output:
+        return subprocess.Popen(
+            [sys.executable, "-m", "flashmark", *args],
+            stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**os.environ, **(env or {})},
+        )  # fmt: skip
+
+
 @dataclass
-class RunningServer:
+class Server:
     process: subprocess.Popen[bytes]
-    url: str
+    host: str
+    port: int
     log: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def answers(self) -> bool:
+        """Whether it answers HTTP on /api/v1 (any status: some refuse the Host sent)."""
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=10)
+        try:
+            connection.request("GET", "/api/v1")
+            connection.getresponse().read()
+            return True
+        except (OSError, http.client.HTTPException):
+            return False
+        finally:
+            connection.close()
+
+
+def serve(
+    *args: str, log: Path, env: Mapping[str, str] | None = None, port: int | None = None
+) -> Server:
+    """`flashmark serve ARGS` on loopback, once it answers (RuntimeError with its log if not)."""
+    port = port or free_port()
+    process = launch("serve", *args, "--host", "127.0.0.1", "--port", str(port), log=log, env=env)
+    server = Server(process, "127.0.0.1", port, log)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not server.answers():
+        if process.poll() is not None or time.monotonic() > deadline:
+            stop([process])
+            raise RuntimeError(f"flashmark serve did not start: {server.output()[-2000:]}")
+        time.sleep(0.05)
+    return server
+
+
+def stop(processes: Sequence[subprocess.Popen[bytes]]) -> None:
+    """Each process's session killed (SIGKILL) and the process reaped."""
+    for process in processes:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+    for process in processes:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=30)
 
 
 @pytest.fixture
-def start_server(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
+def start_server(tmp_path: Path) -> Iterator[Callable[..., Server]]:
     """Starts `flashmark serve` processes on loopback; all are killed and reaped at teardown."""
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(
-        database: str | None, *options: str, env: dict[str, str] | None = None
-    ) -> RunningServer:
-        port = free_port()
-        log = tmp_path / f"serve-{port}.log"
+    def start(database: str | None, *options: str, env: dict[str, str] | None = None) -> Server:
         chosen = [] if database is None else ["--database", database]
-        with log.open("wb") as output:
-            process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "flashmark",
-                    "serve",
-                    *chosen,
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(port),
-                    *options,
-                ],
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env={**os.environ, **(env or {})},
-            )
-        started.append(process)
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/api/v1", timeout=2):
-                    break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the server did not start: {log.read_text()}") from None
-                time.sleep(0.05)
-        return RunningServer(process, url, log)
+        log = tmp_path / f"serve-{len(started)}.log"
+        server = serve(*chosen, *options, log=log, env=env)
+        started.append(server.process)
+        return server
 
     try:
         yield start
     finally:
-        for process in started:
-            if process.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
+        stop(started)
 
 
 @dataclass

@@ -4,7 +4,6 @@ kind of bad input answered with a JSON problem and nothing stored."""
 from __future__ import annotations
 
 import contextlib
-import copy
 import csv
 import io
 import json
@@ -113,24 +112,6 @@ def test_downloads_stream_in_batches_past_one_query(database, documents):
 # -- bad input ------------------------------------------------------------------------------------
 
 
-def test_malformed_bodies_are_problems_and_store_nothing(service: Service, documents):
-    for body in (
-        b"{",
-        b"",
-        b"[1, 2]",
-        b'"text"',
-        b"\xff\xfe",
-        b"[" * 100000,
-        b'{"schema": "flashmark.result/1", "x": NaN}',
-    ):
-        response = service.upload(body)
-        assert response.status_code in (400, 422), (body[:20], response.text)
-        assert response.headers["content-type"] == PROBLEM
-    problem(service.upload(b"{"), 400, "invalid-json")
-    problem(service.upload(b"[1]"), 422, "invalid-document")
-    assert service.count() == 0
-
-
 def test_wrong_schema_or_version_is_refused_naming_the_accepted_ones(service: Service, documents):
     newer = {**documents[0], "schema": "flashmark.result/2"}
     body = problem(service.upload(newer), 422, "unsupported-schema")
@@ -143,32 +124,6 @@ def test_wrong_schema_or_version_is_refused_naming_the_accepted_ones(service: Se
         "flashmark.result/1",
         "flashmark.health/1",
     ]
-    assert service.count() == 0
-
-
-@pytest.mark.parametrize(
-    ("path", "value", "field"),
-    [
-        (("settings", "runtime_s"), "8", "/settings/runtime_s"),
-        (("settings", "direct"), 1, "/settings/direct"),
-        (("target", "capacity_bytes"), 2**70, "/target/capacity_bytes"),
-        (("host", "hostname"), ["a"], "/host/hostname"),
-        (("tests", 0, "elapsed_s"), "fast", "/tests/0/elapsed_s"),
-        (("probe", "devices", 0, "capacity_bytes"), 1.5, "/probe/devices/0/capacity_bytes"),
-        (("tests",), {"not": "a list"}, ""),
-        (("target",), None, ""),
-    ],
-)
-def test_fields_of_the_wrong_type_are_named(service: Service, documents, path, value, field):
-    document = copy.deepcopy(documents[0])
-    where: Any = document
-    for key in path[:-1]:
-        where = where[key]
-    if isinstance(where, list) and not where:
-        pytest.skip("the recorded document has no such entry")
-    where[path[-1]] = value
-    body = problem(service.upload(document), 422, "invalid-document")
-    assert field in body["detail"]
     assert service.count() == 0
 
 
@@ -187,24 +142,6 @@ def test_huge_bodies_are_refused_before_being_read_whole(make_service, documents
         headers={"Authorization": f"Bearer {service.token}", "Content-Type": "application/json"},
     )
     problem(response, 413, "too-large")
-    assert service.count() == 0
-
-
-def test_tokens_missing_wrong_malformed_or_revoked_are_refused(service: Service, documents):
-    document = documents[0]
-    response = service.client.post("/api/v1/results", json=document)
-    problem(response, 401, "missing-token")
-    assert response.headers["www-authenticate"].startswith("Bearer")
-    problem(service.upload(document, token="fmk_not-a-real-token"), 401, "invalid-token")
-    problem(service.upload(document, token="' OR 1=1 --"), 401, "invalid-token")
-    response = service.client.post(
-        "/api/v1/results", json=document, headers={"Authorization": f"Basic {service.token}"}
-    )
-    problem(response, 401, "invalid-token")
-    with contextlib.closing(open_storage(service.database)) as storage:
-        storage.revoke_token("tester")
-    body = problem(service.upload(document), 401, "revoked-token")
-    assert "tester" in body["detail"]
     assert service.count() == 0
 
 

@@ -322,7 +322,12 @@ def test_what_the_report_reads_back_is_the_campaign_the_service_built(service: S
     standalone = campaign_page(read, standalone=True)
     start, end = page.index("<h1>"), page.index("</table>")
     assert page[start:end] in standalone
-    broken: list[Any] = [{**body, "boards": [{"label": 7}]}, {**body, "figures": "x"}, [], None]
+    other_column = {**body["figures"][0], "column": "seq_trim_bps"}
+    broken: list[Any] = [
+        {**body, "boards": [{"label": 7}]}, {**body, "figures": "x"}, [], None,
+        {**body, "figures": [other_column, *body["figures"][1:]]},
+        {**body, "campaign": "lab\u001b[2J"},
+    ]  # fmt: skip
     for answer in broken:
         with pytest.raises(NotACampaign):
             campaign_from_json(answer)

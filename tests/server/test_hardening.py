@@ -23,28 +23,28 @@ from tests.server.conftest import recorded, variant
 
 def test_failed_tokens_are_allowed_ten_times_then_one_every_ten_seconds():
     pytest.importorskip("starlette", reason="the server extra is not installed")
-    from flashmark.server.app import FailedTokens
+    from flashmark.server.app import TokenBuckets, address_key
 
-    failures = FailedTokens(per_minute=6, burst=10)
+    failures = TokenBuckets(per_minute=6, burst=10, key=address_key)
     for attempt in range(10):
         assert failures.wait_s("192.0.2.1", 100.0) == 0.0, attempt
-        failures.failed("192.0.2.1", 100.0)
+        failures.take("192.0.2.1", 100.0)
     assert failures.wait_s("192.0.2.1", 100.0) == pytest.approx(10.0)
     assert failures.wait_s("192.0.2.2", 100.0) == 0.0  # another address is not slowed
     assert failures.wait_s("192.0.2.1", 110.0) == 0.0  # one more attempt 10 s later
-    failures.failed("192.0.2.1", 110.0)
+    failures.take("192.0.2.1", 110.0)
     assert failures.wait_s("192.0.2.1", 110.0) == pytest.approx(10.0)
 
 
 def test_failed_tokens_keep_bounded_memory_and_count_ipv6_per_64():
     pytest.importorskip("starlette", reason="the server extra is not installed")
-    from flashmark.server.app import FailedTokens
+    from flashmark.server.app import TokenBuckets, address_key
 
-    failures = FailedTokens(per_minute=6, burst=1, size=3)
+    failures = TokenBuckets(per_minute=6, burst=1, size=3, key=address_key)
     for host in range(5):
-        failures.failed(f"192.0.2.{host}", 0.0)
+        failures.take(f"192.0.2.{host}", 0.0)
     assert list(failures.buckets) == ["192.0.2.2", "192.0.2.3", "192.0.2.4"]
-    failures.failed("2001:db8:1:2::1", 0.0)
+    failures.take("2001:db8:1:2::1", 0.0)
     assert failures.wait_s("2001:db8:1:2:ffff::9", 0.0) > 0  # the same /64
     assert failures.wait_s("2001:db8:1:3::1", 0.0) == 0.0
 

@@ -10,8 +10,6 @@ import http.client
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 import urllib.parse
@@ -27,24 +25,13 @@ from flashmark.errors import ExitStatus
 from flashmark.probe.mmc import decode_mmc_cid
 from flashmark.server.intake import HEADLINE_COLUMNS, accept
 from flashmark.server.storage import open_storage
+from tests.cli_runner import flashmark
 from tests.conftest import DATA
 from tests.server.conftest import recorded, variant
 
 KILL_AFTER_ACKS = 40
 MAX_UPLOADS = 600  # bounds of the kill test: count and time
 MAX_SECONDS = 30.0
-
-
-def flashmark(*args: str, env: dict[str, str] | None = None, input: str | None = None):
-    return subprocess.run(
-        [sys.executable, "-m", "flashmark", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        timeout=120,
-        input=input,
-        check=False,
-    )
 
 
 def test_token_commands_create_revoke_and_list(database):

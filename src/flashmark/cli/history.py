@@ -72,9 +72,10 @@ def history_command(as_json: bool, limit: int, card_cid: str | None, db_path: Pa
 
 
 def _unreadable(history: History, entries: Sequence[StoredResult]) -> list[str]:
-    """A line for each listed document saved before every key of its schema was required
-    (history migration 0004) that this version cannot read. Those that read lose their mark:
-    each is read once, as reading imports every kind, which `history` otherwise never does."""
+    """A line for each listed document saved before every key and type of its schema was
+    required (history migrations 0004, 0005) that this version cannot read. Those that read
+    lose their mark: each is read once, as reading imports every kind, which `history`
+    otherwise never does."""
     unchecked = [entry for entry in entries if entry.unchecked]
     if not unchecked:
         return []

@@ -117,7 +117,7 @@ def serve_command(
     database: str | None,
     workers: int,
     debug: bool,
-    **settings: Any,  # ServiceRequest's fields
+    **settings: Any,  # where to listen and ServerConfig's fields
 ) -> None:
     """Serve results to browse, search and compare, and take uploads.
 
@@ -133,7 +133,7 @@ def serve_command(
     checked whole before it is kept (docs/server.md, "API").
     """
     try:
-        from flashmark.server.service import ServiceRequest, prepare_service, run_service
+        from flashmark.server.service import prepare_service, run_service
     except ImportError as error:
         raise EnvironmentProblem(
             f"`flashmark serve` needs the server extra ({error.name} is missing): "
@@ -142,9 +142,8 @@ def serve_command(
     path, create = storage_for(database)
     if workers > 1 and not is_postgres(path):
         raise click.BadParameter("several processes need PostgreSQL", param_hint="--workers")
-    request = ServiceRequest(database=path, create_folder=create, **settings)
-    config = prepare_service(request)
-    host, port = request.host, request.port
+    config = prepare_service(path, create_folder=create, **settings)
+    host, port = settings["host"], settings["port"]
     click.echo(
         f"flashmark: serving {shown(path)} at http://{host}:{port}/ (Ctrl-C stops)", err=True
     )

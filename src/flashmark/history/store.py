@@ -106,6 +106,12 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         UPDATE results SET unchecked = 1
         """,
     ),
+    (
+        # Reading refuses a value of another type than its field's (NaN or infinity where a
+        # number belongs): every document saved before is read once more the same way.
+        "0005_typed_documents",
+        "UPDATE results SET unchecked = 1",
+    ),
 )
 
 
@@ -227,7 +233,7 @@ class History:
             yield connection
 
     def mark_checked(self, result_ids: Iterable[int]) -> None:
-        """Clears the mark of documents saved before 0004_unchecked_documents that read."""
+        """Clears the mark of documents saved before 0004 or 0005 (migrations) that read."""
         with self._writer() as connection, _transaction(connection):
             connection.executemany(
                 "UPDATE results SET unchecked = 0 WHERE id = ?", [(id_,) for id_ in result_ids]

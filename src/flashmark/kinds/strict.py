@@ -2,9 +2,9 @@
 service's uploads), so that what either accepts can be shown, exported and stored alike.
 
     parse_json(data)         UTF-8, JSON as RFC 8259 has it (no NaN), no key twice, MAX_DEPTH
-    check_document(document) every value bounded and clean, then the kind's own reader and every
-                             field of its typed object; unknown keys dropped (`Checked.dropped`:
-                             a schema keeps its version when readers may ignore additions)
+    check_document(document) every value bounded and clean, then the kind's own reader (which
+                             checks every field's type); unknown keys dropped (`Checked.dropped`: a
+                             schema keeps its version when readers may ignore additions)
 A failure raises DocumentInvalid naming the field by its JSON pointer (RFC 6901).
 """
 
@@ -18,8 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flashmark.codec import MAX_FLOAT, MAX_INT, WrongType
-from flashmark.codec import check_types as codec_check_types
+from flashmark.codec import MAX_FLOAT, MAX_INT, WrongType, shown
 from flashmark.errors import ExitStatus, FlashmarkError, ResultFormatError
 
 # Documents nest about 8 deep (a test's direction's interval); the parser recurses per level.
@@ -261,10 +260,7 @@ def check_document(
     except _READER_ERRORS as error:
         raise _malformed(kind, document, error) from None
     try:
-        check_types(value, document)
         canonical = kind.write(value)
-    except DocumentInvalid:
-        raise
     except _READER_ERRORS as error:
         raise DocumentInvalid("invalid-document", _reason(error)) from None
     dropped: list[str] = []
@@ -298,6 +294,8 @@ def _at(document: Any, where: tuple[str | int, ...]) -> Any:
 
 
 def _reason(error: Exception) -> str:
+    if isinstance(error.__cause__, WrongType):  # read by the codec, which words it
+        return str(error.__cause__)
     if isinstance(error, ResultFormatError):
         return str(error)
     return f"the document is malformed here ({type(error).__name__}: {error})"
@@ -330,7 +328,7 @@ def _reconcile(given: Any, known: Any, path: list[str | int], dropped: list[str]
             result.append(item)
         return result
     if given is not None and known is not None and not _same_type(given, known):
-        _fail(path, f"must be {_json_type(known)}, not {_shown(given)}")
+        _fail(path, f"must be {_json_type(known)}, not {shown(given)}")
     return given
 
 
@@ -358,51 +356,3 @@ def _json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return "null"
-
-
-def _shown(value: Any) -> str:
-    shown = json.dumps(value, default=str)
-    return shown if len(shown) <= 60 else shown[:57] + "..."
-
-
-def check_types(value: Any, document: Mapping[str, Any] | None = None) -> None:
-    """Every field of a dataclass tree holds what its type hint says (codec.check_types);
-    DocumentInvalid names the first that does not, by its place in `document` when it can be
-    found there."""
-    try:
-        codec_check_types(value)
-    except WrongType as wrong:
-        where, rest = _locate(document, wrong.path, wrong.value)
-        field = ".".join(str(part) for part in rest)
-        reason = f"must be {wrong.expected}, not {_shown(wrong.value)}"
-        raise DocumentInvalid(
-            "invalid-document", f"{field} {reason}" if field else reason, pointer(where)
-        ) from None
-
-
-def _locate(
-    document: Any, path: tuple[str | int, ...], value: Any
-) -> tuple[list[str | int], list[str | int]]:
-    """The JSON path of a field of the typed object, whose path is of document keys already
-    (flashmark.codec.document_fields; the n-th item of a tuple kept as an object is its n-th
-    key). Returned with what is left unplaced when the value found there is not the wrong
-    one."""
-    node: Any = document
-    placed: list[str | int] = []
-    for index, part in enumerate(path):
-        step: str | int | None = None
-        if isinstance(node, dict):
-            if isinstance(part, int):
-                keys = list(node)
-                step = keys[part] if part < len(keys) else None
-            elif part in node:
-                step = part
-        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
-            step = part
-        if step is None:
-            return placed, list(path[index:])
-        node = node[step]
-        placed.append(step)
-    if node is value or (type(node) is type(value) and node == value):
-        return placed, []
-    return placed[:-1], list(path[len(path) - 1 :])

@@ -72,14 +72,7 @@ def recording(
     )
 
 
-def _check(recording: MonitorRecording) -> None:
-    if not isinstance(recording.device, str) or not all(
-        isinstance(word, str) for word in recording.command
-    ):
-        raise TypeError("device and command must be text")
-
-
-MONITOR_DOCUMENT = Codec(MonitorRecording, SCHEMA, "monitor", _check)
+MONITOR_DOCUMENT = Codec(MonitorRecording, SCHEMA, "monitor")
 to_document = MONITOR_DOCUMENT.write
 from_document = MONITOR_DOCUMENT.read
 

@@ -19,7 +19,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, TypeVar
 
-from flashmark.codec import WrongType, check_types, decode
+from flashmark.codec import WrongType, decode
 from flashmark.errors import FlashmarkError, UsageError
 from flashmark.references.records import (
     METRIC_UNITS,
@@ -97,9 +97,8 @@ def _typed(kind: type[T], raw: Any) -> T:
     """`raw` read as `kind` by the codec, every field of the type its hint says."""
     try:
         value: T = decode(kind, raw)
-        check_types(value, kind)
     except WrongType as wrong:
-        where = ".".join(str(part) for part in wrong.path)
+        where = ".".join(str(part) for part in getattr(wrong, "where", ()))
         raise _DataError(f"key {where!r} has {wrong.value!r}, expected {wrong.expected}") from None
     except KeyError as error:
         where = ".".join(str(part) for part in getattr(error, "where", ()))

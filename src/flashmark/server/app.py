@@ -9,10 +9,8 @@ run in the thread pool, so one slow request does not hold the event loop.
 from __future__ import annotations
 
 import asyncio
-import csv
 import dataclasses
 import functools
-import io
 import ipaddress
 import itertools
 import json
@@ -77,7 +75,7 @@ from flashmark.server.views import (
     TableRows,
     capacity,
     charts,
-    csv_cell,
+    csv_text,
     rounded,
     wear_range,
     with_navigation,
@@ -183,71 +181,48 @@ _TITLES = {
 
 
 @dataclass
-class _Bucket:
-    tokens: float
-    updated: float
-
-    def refilled(self, now: float, burst: int, per_second: float) -> float:
-        """The tokens at `now`: refilled at `per_second` since the last update, at most `burst`."""
-        return min(float(burst), self.tokens + (now - self.updated) * per_second)
-
-
-@dataclass
-class RateLimiter:
-    """A token bucket per upload token: `burst` at once, then `per_minute`. Kept in the
-    process: with several server processes each allows this much (docs/server.md)."""
-
-    per_minute: float
-    burst: int
-    buckets: dict[int, _Bucket] = field(default_factory=dict)
-
-    def wait_s(self, key: int, now: float) -> float:
-        """0 and one upload counted, or the seconds until the next one is allowed."""
-        bucket = self.buckets.setdefault(key, _Bucket(float(self.burst), now))
-        rate = self.per_minute / 60.0
-        bucket.tokens, bucket.updated = bucket.refilled(now, self.burst, rate), now
-        if bucket.tokens >= 1.0:
-            bucket.tokens -= 1.0
-            return 0.0
-        return (1.0 - bucket.tokens) / rate if rate > 0 else math.inf
-
-
-@dataclass
-class FailedTokens:
-    """Failed token attempts by client address: `burst` of them, then one per 60 / per_minute
-    seconds; an address over it is refused (429) before its token is even looked at, so a
-    right token guessed then is refused too. The `size` most recently failing addresses are
-    kept (least recently failing forgotten first): memory stays bounded whatever the number of
-    addresses. IPv6 addresses count per /64, the block one host usually has."""
+class TokenBuckets:
+    """A token bucket per key (an upload token's id, a client address): `burst` at once, then
+    `per_minute`. The `size` most recently used keys are kept (least recently used forgotten
+    first, as full again): memory stays bounded whatever the number of keys. Kept in the
+    process: with several server processes each allows this much (docs/server.md). `key`
+    makes the key of what is given: IPv6 addresses count per /64, the block one host usually
+    has (address_key)."""
 
     per_minute: float
     burst: int
     size: int = 10_000
-    buckets: OrderedDict[str, _Bucket] = field(default_factory=OrderedDict)
+    key: Callable[[Any], Any] = lambda given: given
+    # key: (tokens, when they were counted), the most recently used last
+    buckets: OrderedDict[Any, tuple[float, float]] = field(default_factory=OrderedDict)
 
-    def wait_s(self, address: str, now: float) -> float:
-        """0 when this address may try a token now, else the seconds until it may."""
-        bucket = self.buckets.get(_address_key(address))
-        if bucket is None:
+    def wait_s(self, given: Any, now: float) -> float:
+        """0 when `given` has a token now, else the seconds until it has one."""
+        tokens = self._tokens(self.key(given), now)
+        if tokens >= 1.0:
             return 0.0
-        tokens = bucket.refilled(now, self.burst, self._rate)
-        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._rate
+        return (1.0 - tokens) / self._rate if self._rate > 0 else math.inf
 
-    def failed(self, address: str, now: float) -> None:
-        key = _address_key(address)
-        bucket = self.buckets.pop(key, None) or _Bucket(float(self.burst), now)
-        bucket.tokens = max(bucket.refilled(now, self.burst, self._rate) - 1.0, 0.0)
-        bucket.updated = now
-        self.buckets[key] = bucket  # the most recent last
+    def take(self, given: Any, now: float) -> None:
+        """One token of `given` used (at none, it stays at none)."""
+        key = self.key(given)
+        tokens = self._tokens(key, now)
+        self.buckets.pop(key, None)
+        self.buckets[key] = (max(tokens - 1.0, 0.0), now)
         while len(self.buckets) > self.size:
             self.buckets.popitem(last=False)
+
+    def _tokens(self, key: Any, now: float) -> float:
+        """The tokens of `key` at `now`: refilled since they were counted, at most `burst`."""
+        tokens, counted = self.buckets.get(key, (float(self.burst), now))
+        return min(float(self.burst), tokens + (now - counted) * self._rate)
 
     @property
     def _rate(self) -> float:
         return self.per_minute / 60.0
 
 
-def _address_key(address: str) -> str:
+def address_key(address: str) -> str:
     try:
         parsed = ipaddress.ip_address(address)
     except ValueError:
@@ -342,12 +317,9 @@ def create_app(config: ServerConfig) -> Starlette:
     return _Application(
         routes=routes,
         lifespan=service.lifespan,
-        exception_handlers={
-            Problem: service.on_problem,
-            HTTPException: service.on_http,
-            StorageError: service.on_storage,
-            Exception: service.on_bug,
-        },
+        exception_handlers=dict.fromkeys(
+            (Problem, HTTPException, StorageError, Exception), service.on_error
+        ),
     )
 
 
@@ -364,8 +336,12 @@ class ResultsService:
             auto_reload=False,  # templates are package files: no stat() per page
         )
         self.style = (_HERE / "templates" / "server.css").read_bytes()
-        self.limiter = RateLimiter(config.uploads_per_minute, config.upload_burst)
-        self.failures = FailedTokens(config.bad_tokens_per_minute, config.bad_token_burst)
+        self.limiter = TokenBuckets(config.uploads_per_minute, config.upload_burst)
+        # Failed token attempts by address: an address out of them is refused (429) before
+        # its token is even looked at, so a right token guessed then is refused too.
+        self.failures = TokenBuckets(
+            config.bad_tokens_per_minute, config.bad_token_burst, key=address_key
+        )
         trusted = tuple(host.lower().rstrip(".").strip("[]") for host in config.trusted_hosts)
         self.trusted = trusted or LOOPBACK_HOSTS
         # Figures of device models (sorted, per profile) and their counts per profile: a
@@ -464,13 +440,15 @@ class ResultsService:
                 )
         except Problem as refused:
             if refused.kind != "missing-token":  # a guess, not a request without one
-                self.failures.failed(address, now)
+                self.failures.take(address, now)
             raise
+        now = time.monotonic()
         _wait(
-            self.limiter.wait_s(token.id, time.monotonic()),
+            self.limiter.wait_s(token.id, now),
             "rate-limited",
             f"token {token.name!r} may upload {self.config.uploads_per_minute:g} results a minute",
         )
+        self.limiter.take(token.id, now)
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json" and not kind.endswith("+json"):
             raise Problem(
@@ -742,31 +720,25 @@ class ResultsService:
             body, problem.status, headers=problem.headers, media_type="application/problem+json"
         )
 
-    async def on_problem(self, request: Request, error: Exception) -> Response:
-        assert isinstance(error, Problem)
+    async def on_error(self, request: Request, error: Exception) -> Response:
+        """Every error as a problem: the service's own, Starlette's 404 and 405, a database
+        that cannot be used (503), a bug (500, logged)."""
+        if isinstance(error, HTTPException):
+            path = request.url.path
+            kind, detail = {
+                404: ("not-found", f"nothing at {path} (the API is under /api/v1)"),
+                405: ("method-not-allowed", f"{request.method} is not allowed on {path}"),
+            }.get(error.status_code, ("http", str(error.detail)))
+            error = Problem(error.status_code, kind, detail, error.headers or {})
+        elif isinstance(error, StorageError):
+            _LOG.error("database error on %s: %s", request.url.path, error)
+            detail = "the database cannot be reached now: try again later"
+            error = Problem(503, "database-unavailable", detail, {"Retry-After": "5"})
+        elif not isinstance(error, Problem):
+            _LOG.exception("internal error on %s", request.url.path)
+            detail = "the service failed on this request (its log has the details)"
+            error = Problem(500, "internal-error", detail)
         return self.problem_response(request, error)
-
-    async def on_http(self, request: Request, error: Exception) -> Response:
-        assert isinstance(error, HTTPException)
-        kind = {404: "not-found", 405: "method-not-allowed"}.get(error.status_code, "http")
-        detail = {
-            404: f"nothing at {request.url.path} (the API is under /api/v1)",
-            405: f"{request.method} is not allowed on {request.url.path}",
-        }.get(error.status_code, str(error.detail))
-        return self.problem_response(
-            request, Problem(error.status_code, kind, detail, error.headers or {})
-        )
-
-    async def on_storage(self, request: Request, error: Exception) -> Response:
-        _LOG.error("database error on %s: %s", request.url.path, error)
-        detail = "the database cannot be reached now: try again later"
-        unavailable = Problem(503, "database-unavailable", detail, {"Retry-After": "5"})
-        return self.problem_response(request, unavailable)
-
-    async def on_bug(self, request: Request, error: Exception) -> Response:
-        _LOG.exception("internal error on %s", request.url.path)
-        detail = "the service failed on this request (its log has the details)"
-        return self.problem_response(request, Problem(500, "internal-error", detail))
 
 
 def app_from_environment() -> Starlette:
@@ -990,27 +962,18 @@ async def _batches(storage: Storage) -> Batches:
 
 
 def _csv_lines(batches: Batches, root: str) -> Iterator[str]:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(_CSV_COLUMNS)
-    yield buffer.getvalue()
+    yield csv_text([_CSV_COLUMNS])
     for batch in batches:
-        buffer.seek(0)
-        buffer.truncate()
-        for row, _ in batch:
-            writer.writerow(
-                [
-                    csv_cell(value)
-                    for value in (
-                        row.id,
-                        f"{root}/api/v1/results/{row.id}",
-                        *(getattr(row, name) for name in _ROW_FACTS),
-                        row.card_serial,
-                        *(rounded(row.headlines[column]) for column in HEADLINE_COLUMNS),
-                    )
-                ]
-            )
-        yield buffer.getvalue()
+        yield csv_text(
+            [
+                row.id,
+                f"{root}/api/v1/results/{row.id}",
+                *(getattr(row, name) for name in _ROW_FACTS),
+                row.card_serial,
+                *(rounded(row.headlines[column]) for column in HEADLINE_COLUMNS),
+            ]
+            for row, _ in batch
+        )
 
 
 def _jsonl_lines(batches: Batches) -> Iterator[bytes]:

@@ -10,20 +10,19 @@ of RULE (docs/fleet.md): median and MAD are not pulled towards what they look fo
 
 from __future__ import annotations
 
-import csv
-import io
-import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from flashmark.codec import WrongType, check_types, decode, document, encode, written
 from flashmark.errors import ExitStatus, FlashmarkError
+from flashmark.kinds.strict import DocumentInvalid, check_values, pointer
 from flashmark.server.campaign_names import natural_key
 from flashmark.server.intake import HEADLINE_COLUMNS
 from flashmark.server.ranking import standings
 from flashmark.server.storage import CampaignHead, CampaignRecord, CampaignResult
-from flashmark.server.views import HEADLINE_LABELS, csv_cell, rounded
+from flashmark.server.views import HEADLINE_LABELS, csv_text, rounded
 from flashmark.server.views import figure as shown_figure
 
 OUTLIER_MADS = 3.0  # the conservative threshold of Leys et al. (J. Exp. Soc. Psychol. 49, 2013)
@@ -63,9 +62,10 @@ class NotACampaign(FlashmarkError):
 class ModelStanding:
     """A figure among every result of the same card model and profile on the service."""
 
-    count: int
-    median: float | None
-    percentile: float | None  # share of those results below it, ties counting half
+    count: int = field(metadata=document(key="model_count"))
+    median: float | None = field(metadata=document(key="model_median"))
+    # share of those results below it, ties counting half
+    percentile: float | None = field(metadata=document(key="model_percentile"))
 
 
 @dataclass(frozen=True)
@@ -73,13 +73,19 @@ class BoardFigure:
     column: str
     value: float | None
     from_median_pct: float | None  # against the fleet median
-    model: ModelStanding
+    model: ModelStanding = field(metadata=document(flatten=True))
 
 
+# The fields of a board and of a campaign are in the order of their JSON answer.
 @dataclass(frozen=True)
 class Board:
     label: str
-    result_id: int
+    outlier: bool
+    reasons: tuple[str, ...]  # why it is an outlier, in words
+    flagged: tuple[str, ...]  # the columns of its figures outside the fleet's band
+    failed_step: str | None  # set for an incomplete (partial) run
+    failed_status: int | None
+    result_id: int = field(metadata=document(key="result"))
     started_at: str
     maker: str | None
     product: str | None
@@ -87,18 +93,19 @@ class Board:
     model_key: str
     medium: str | None
     card_link: str | None
-    figures: tuple[BoardFigure, ...]
-    grades: tuple[tuple[str, str | None], ...]  # name, verdict
-    failed_step: str | None  # set for an incomplete (partial) run
-    failed_status: int | None
-    outlier: bool
-    reasons: tuple[str, ...]  # why it is an outlier, in words
-    flagged: tuple[str, ...] = ()  # the columns of its figures outside the fleet's band
-    earlier: tuple[int, ...] = ()  # earlier results of this label, oldest first
+    grades: Mapping[str, str | None]  # name: verdict, by name
+    earlier: tuple[int, ...]  # earlier results of this label, oldest first
+    figures: tuple[BoardFigure, ...] = field(metadata=document(keyed_by="column"))
 
     @property
+    @written(before="failed_step")
     def complete(self) -> bool:
         return self.failed_step is None
+
+    @property
+    def graded(self) -> list[str]:
+        """Its grades in words: "A1 pass", "A2 not graded"."""
+        return [f"{name} {verdict or 'not graded'}" for name, verdict in self.grades.items()]
 
     @property
     def stopped(self) -> str:
@@ -107,6 +114,7 @@ class Board:
         return f"the run stopped at {self.failed_step}{status}"
 
     @property
+    @written(before="failed_step")
     def status(self) -> str:
         """The board in a few words: what a page's status cell and the CSV show."""
         if not self.complete:
@@ -128,16 +136,17 @@ class FleetFigure:
     high: float | None
 
     @property
+    @written(before="mad")
     def iqr(self) -> float | None:
         return None if self.q1 is None or self.q3 is None else self.q3 - self.q1
 
 
 @dataclass(frozen=True)
 class Campaign(CampaignHead):
-    boards: tuple[Board, ...]
-    figures: tuple[FleetFigure, ...]
+    rule: str
     verdict: str
-    rule: str = RULE
+    figures: tuple[FleetFigure, ...]
+    boards: tuple[Board, ...]
 
 
 def build_campaign(
@@ -162,9 +171,10 @@ def build_campaign(
     )
     return Campaign(
         **{head.name: getattr(record, head.name) for head in fields(CampaignHead)},
-        boards=boards,
-        figures=figures,
+        rule=RULE,
         verdict=verdict_of(boards),
+        figures=figures,
+        boards=boards,
     )
 
 
@@ -234,7 +244,7 @@ def _board(
         medium=row.medium,
         card_link=row.card_serial,
         figures=tuple(shown),
-        grades=tuple(sorted(result.grades.items())),
+        grades=dict(sorted(result.grades.items())),
         failed_step=result.failed_step,
         failed_status=result.failed_status,
         outlier=bool(reasons),
@@ -295,23 +305,21 @@ def campaign_csv(campaign: Campaign, root: str) -> str:
     """The campaign as CSV (figures in bytes/s and IOPS, as the service's export): a row per
     board, then rows for the fleet's median, Q1 and Q3. Text cells cannot start a formula
     (flashmark.spreadsheet)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
     per_figure = ("", "_from_fleet_median_pct", "_model_percentile", "_model_count")
-    writer.writerow(
+    rows: list[list[object]] = [
         [
             "campaign", "board", "status", "outlier", "reasons", "result", "url",
             "started_at", "maker", "product", "capacity_bytes", "model_key", "card_link",
             "grades", "job_hash",
             *(f"{column}{suffix}" for column, _, _ in FIGURES for suffix in per_figure),
         ]
-    )  # fmt: skip
+    ]  # fmt: skip
     for board in campaign.boards:
         cells: list[object] = [
             campaign.name, board.label, board.status, board.outlier, "; ".join(board.reasons),
             board.result_id, f"{root}/api/v1/results/{board.result_id}", board.started_at,
             board.maker, board.product, board.capacity_bytes, board.model_key, board.card_link,
-            "; ".join(f"{name} {verdict or 'not graded'}" for name, verdict in board.grades),
+            "; ".join(board.graded),
             campaign.job_hash,
         ]  # fmt: skip
         for figure in board.figures:
@@ -321,223 +329,66 @@ def campaign_csv(campaign: Campaign, root: str) -> str:
                 rounded(figure.model.percentile),
                 figure.model.count,
             ]
-        writer.writerow([csv_cell(cell) for cell in cells])
+        rows.append(cells)
     for name, attribute in (("fleet median", "median"), ("fleet Q1", "q1"), ("fleet Q3", "q3")):
         summary: list[object] = [campaign.name, name, *[""] * 13]
         for fleet in campaign.figures:
             summary += [rounded(getattr(fleet, attribute)), "", "", ""]
-        writer.writerow([csv_cell(cell) for cell in summary])
-    return buffer.getvalue()
+        rows.append(summary)
+    return csv_text(rows)
 
 
 # -- JSON: the API's answer, and what `flashmark report --campaign` reads back ---------------------
 
 
-# A fleet figure's numbers in the JSON answer, in its order (the IQR: Q3 - Q1, not read back).
-_FLEET_NUMBERS = ("median", "q1", "q3", "iqr", "mad", "low", "high")
-
-
 def campaign_to_json(campaign: Campaign, root: str) -> dict[str, Any]:
-    """The campaign as `GET /api/v1/campaigns/NAME` answers it; `root` the service's address."""
-    return {
-        "campaign": campaign.name,
-        "url": f"{root}/api/v1/campaigns/{campaign.name}",
+    """The campaign as `GET /api/v1/campaigns/NAME` answers it (its fields, flashmark.codec),
+    with the links of `root`, the service's address."""
+    at = f"{root}/api/v1/campaigns/{campaign.name}"
+    links = {
+        "url": at,
         "page": f"{root}/campaigns/{campaign.name}",
-        "export_csv": f"{root}/api/v1/campaigns/{campaign.name}/export.csv",
-        "created_at": campaign.created_at,
-        "job_hash": campaign.job_hash,
-        "job": dict(campaign.job),
-        "rule": campaign.rule,
-        "verdict": campaign.verdict,
-        "figures": [
-            {
-                "column": figure.column,
-                "words": figure.words,
-                "unit": figure.unit,
-                "boards": figure.boards,
-                **{name: getattr(figure, name) for name in _FLEET_NUMBERS},
-            }
-            for figure in campaign.figures
-        ],
-        "boards": [
-            {
-                "label": board.label,
-                "outlier": board.outlier,
-                "reasons": list(board.reasons),
-                "flagged": list(board.flagged),
-                "complete": board.complete,
-                "status": board.status,
-                "failed_step": board.failed_step,
-                "failed_status": board.failed_status,
-                "result": board.result_id,
-                "url": f"{root}/api/v1/results/{board.result_id}",
-                "page": f"{root}/results/{board.result_id}",
-                "started_at": board.started_at,
-                "maker": board.maker,
-                "product": board.product,
-                "capacity_bytes": board.capacity_bytes,
-                "model_key": board.model_key,
-                "medium": board.medium,
-                "card_link": board.card_link,
-                "grades": dict(board.grades),
-                "earlier": list(board.earlier),
-                "figures": {
-                    figure.column: {
-                        "value": figure.value,
-                        "from_median_pct": figure.from_median_pct,
-                        "model_count": figure.model.count,
-                        "model_median": figure.model.median,
-                        "model_percentile": figure.model.percentile,
-                    }
-                    for figure in board.figures
-                },
-            }
-            for board in campaign.boards
-        ],
+        "export_csv": at + "/export.csv",
     }
+    answer = _linked(encode(campaign), "campaign", links)
+    answer["boards"] = [
+        _linked(board, "result", {"url": f"{root}/api/v1/results/{board['result']}",
+                                  "page": f"{root}/results/{board['result']}"})
+        for board in answer["boards"]
+    ]  # fmt: skip
+    return answer
+
+
+def _linked(written: dict[str, Any], key: str, links: Mapping[str, str]) -> dict[str, Any]:
+    """`written` with `links` after its `key`."""
+    items = list(written.items())
+    place = list(written).index(key) + 1
+    return dict([*items[:place], *links.items(), *items[place:]])
 
 
 def campaign_from_json(data: Any) -> Campaign:
-    """A campaign read back from a service's answer, every field of the type it must have
-    (NotACampaign otherwise): what a page shows of it is then only what this reads."""
+    """A campaign read back from a service's answer: every value bounded and clean (as an
+    upload's), every field of its type, its figures the headline columns (NotACampaign
+    otherwise). What a page shows of it is then only what this reads."""
+    units = {column: unit for column, _, unit in FIGURES}
     try:
-        read = _Reader(data, "")
-        figures = tuple(
-            FleetFigure(
-                column=f.choice("column", HEADLINE_COLUMNS),
-                words=f.text("words"),
-                unit=f.choice("unit", ("MB/s", "IOPS")),
-                boards=f.whole("boards"),
-                **{name: f.number(name) for name in _FLEET_NUMBERS if name != "iqr"},
-            )
-            for f in read.items("figures")
-        )
-        boards = tuple(_board_from_json(b) for b in read.items("boards"))
-        return Campaign(
-            name=read.text("campaign"),
-            job_hash=read.text("job_hash"),
-            job=read.mapping("job"),
-            created_at=read.text("created_at"),
-            boards=boards,
-            figures=figures,
-            verdict=read.text("verdict"),
-            rule=read.text("rule"),
-        )
-    except (KeyError, TypeError, ValueError) as error:
-        raise NotACampaign(f"the answer is not a campaign: {error}") from None
-
-
-def _board_from_json(read: _Reader) -> Board:
-    figures = read.mapping("figures")
-    shown = []
-    for column in HEADLINE_COLUMNS:
-        figure = _Reader(figures[column], f"{read.where}/figures/{column}")
-        shown.append(
-            BoardFigure(
-                column=column,
-                value=figure.number("value"),
-                from_median_pct=figure.number("from_median_pct"),
-                model=ModelStanding(
-                    count=figure.whole("model_count"),
-                    median=figure.number("model_median"),
-                    percentile=figure.number("model_percentile"),
-                ),
-            )
-        )
-    grades = read.mapping("grades")
-    return Board(
-        label=read.text("label"),
-        result_id=read.whole("result"),
-        started_at=read.text("started_at"),
-        maker=read.text("maker", null=True),
-        product=read.text("product", null=True),
-        capacity_bytes=read.whole("capacity_bytes", null=True),
-        model_key=read.text("model_key"),
-        medium=read.text("medium", null=True),
-        card_link=read.text("card_link", null=True),
-        figures=tuple(shown),
-        grades=tuple(
-            (_text(name, "grade"), _text(verdict, "verdict", null=True))
-            for name, verdict in sorted(grades.items())
-        ),
-        failed_step=read.text("failed_step", null=True),
-        failed_status=read.whole("failed_status", null=True),
-        outlier=read.flag("outlier"),
-        reasons=tuple(_text(reason, "reason") for reason in read.items_raw("reasons")),
-        flagged=tuple(column for column in read.items_raw("flagged") if column in HEADLINE_COLUMNS),
-        earlier=tuple(_whole(number, "earlier") for number in read.items_raw("earlier")),
-    )
-
-
-class _Reader:
-    """Typed fields of one JSON object; a wrong one raises ValueError naming its place."""
-
-    def __init__(self, value: Any, where: str) -> None:
-        if not isinstance(value, dict):
-            raise ValueError(f"{where or '/'} is not an object")
-        self.value = value
-        self.where = where
-
-    def _get(self, key: str) -> Any:
-        if key not in self.value:
-            raise ValueError(f"{self.where}/{key} is missing")
-        return self.value[key]
-
-    def text(self, key: str, *, null: bool = False) -> Any:
-        return _text(self._get(key), f"{self.where}/{key}", null=null)
-
-    def choice(self, key: str, choices: Sequence[str]) -> str:
-        value = self.text(key)
-        if value not in choices:
-            raise ValueError(f"{self.where}/{key} is not one of {', '.join(choices)}")
-        return str(value)
-
-    def whole(self, key: str, *, null: bool = False) -> Any:
-        value = self._get(key)
-        return None if value is None and null else _whole(value, f"{self.where}/{key}")
-
-    def number(self, key: str) -> float | None:
-        value = self._get(key)
-        if value is None:
-            return None
-        if type(value) not in (int, float) or not math.isfinite(value):
-            raise ValueError(f"{self.where}/{key} is not a number")
-        return float(value)
-
-    def flag(self, key: str) -> bool:
-        value = self._get(key)
-        if type(value) is not bool:
-            raise ValueError(f"{self.where}/{key} is not true or false")
-        return value
-
-    def mapping(self, key: str) -> dict[str, Any]:
-        value = self._get(key)
-        if not isinstance(value, dict):
-            raise ValueError(f"{self.where}/{key} is not an object")
-        return value
-
-    def items_raw(self, key: str) -> list[Any]:
-        value = self._get(key)
-        if not isinstance(value, list):
-            raise ValueError(f"{self.where}/{key} is not a list")
-        return value
-
-    def items(self, key: str) -> list[_Reader]:
-        return [
-            _Reader(item, f"{self.where}/{key}/{index}")
-            for index, item in enumerate(self.items_raw(key))
-        ]
-
-
-def _text(value: Any, where: str, *, null: bool = False) -> Any:
-    if value is None and null:
-        return None
-    if not isinstance(value, str) or len(value) > 4096:
-        raise ValueError(f"{where} is not a text")
-    return value
-
-
-def _whole(value: Any, where: str) -> int:
-    if type(value) is not int:
-        raise ValueError(f"{where} is not a whole number")
-    return value
+        check_values(data)
+        campaign: Campaign = decode(Campaign, data)
+        check_types(campaign)
+        if any(units.get(figure.column) != figure.unit for figure in campaign.figures) or any(
+            tuple(figure.column for figure in board.figures) != HEADLINE_COLUMNS
+            or not set(board.flagged) <= units.keys()
+            for board in campaign.boards
+        ):
+            raise ValueError("its figures are not the headline figures")
+    except WrongType as error:
+        where = pointer(error.path)
+        raise NotACampaign(
+            f"the answer is not a campaign: {where} is not {error.expected}"
+        ) from None
+    except (DocumentInvalid, KeyError, TypeError, ValueError, AttributeError) as error:
+        # The place: the codec's `where`, or the value check's JSON pointer.
+        where = pointer(getattr(error, "where", ())) or getattr(error, "pointer", "") or "/"
+        why = "is missing" if isinstance(error, KeyError) else getattr(error, "reason", error)
+        raise NotACampaign(f"the answer is not a campaign: {where} {why}") from None
+    return campaign

@@ -104,7 +104,7 @@ def _row(board: Board, campaign: Campaign) -> Row:
         capacity=capacity(board.capacity_bytes),
         # The reasons in full are in the verdict; the row says which figures and how far.
         status="outlier: " + ", ".join(outside) if outside else board.status,
-        grades=", ".join(f"{name} {verdict or 'not graded'}" for name, verdict in board.grades),
+        grades=", ".join(board.graded),
         cells=tuple(cells),
     )
 

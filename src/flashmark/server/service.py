@@ -11,7 +11,7 @@ import errno
 import json
 import os
 import socket
-from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 
@@ -22,42 +22,26 @@ from flashmark.server.protocol import PROTOCOL
 from flashmark.server.storage import open_storage
 
 
-@dataclass(frozen=True)
-class ServiceRequest:
-    """What `flashmark serve` is asked: the database (and whether its folder may be created),
-    where to listen, and the service's settings (ServerConfig)."""
-
-    database: str
-    create_folder: bool = False
-    host: str = "127.0.0.1"
-    port: int = 8080
-    base_url: str | None = None
-    trusted_hosts: tuple[str, ...] = ()  # none: the loopback names and the --host address
-    max_upload_bytes: int = 4 * 1024 * 1024
-    uploads_per_minute: float = 60.0
-
-
-def prepare_service(request: ServiceRequest) -> ServerConfig:
-    """The service's settings, once nothing listens at its address and its database is
-    migrated: an unusable one stops here, with one line."""
-    host, port = request.host, request.port
-    # Nothing may listen there already: not another service, nor the processes of an earlier
-    # `serve --workers N` (SO_REUSEPORT would let this one bind beside them).
+def prepare_service(
+    database: str,
+    *,
+    create_folder: bool,
+    host: str,
+    port: int,
+    trusted_hosts: tuple[str, ...],
+    **settings: Any,
+) -> ServerConfig:
+    """The service's settings (`settings`: ServerConfig's others), once nothing listens at
+    HOST:PORT and the database (its folder created when `create_folder`) is migrated: an
+    unusable one stops here, with one line. No trusted host given: the loopback names and
+    the address it listens on."""
     _refuse_taken_address(host, port)
-    # Migrate (and check the database) once, here: an unusable one stops with one line.
-    open_storage(request.database, create_folder=request.create_folder).close()
-    trusted_hosts = request.trusted_hosts
-    if not trusted_hosts:  # the loopback names, and the address it listens on
+    open_storage(database, create_folder=create_folder).close()
+    if not trusted_hosts:
         trusted_hosts = LOOPBACK_HOSTS
         if host not in ("0.0.0.0", "::", ""):
             trusted_hosts = (*trusted_hosts, host)
-    return ServerConfig(
-        database=request.database,
-        base_url=request.base_url,
-        trusted_hosts=trusted_hosts,
-        max_upload_bytes=request.max_upload_bytes,
-        uploads_per_minute=request.uploads_per_minute,
-    )
+    return ServerConfig(database=database, trusted_hosts=trusted_hosts, **settings)
 
 
 def run_service(

@@ -20,12 +20,13 @@ import sqlite3
 import threading
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from flashmark.bench.job_hash import differences
+from flashmark.codec import document
 from flashmark.errors import ExitStatus, FlashmarkError
 from flashmark.install_hint import add_extra
 from flashmark.server.database_url import is_postgres, redacted, shown
@@ -50,7 +51,6 @@ _SUMMARY_FIELDS = tuple(f.name for f in fields(Summary) if f.name != "headlines"
 _SUMMARY = ", ".join(("id", "uploaded_at", *_SUMMARY_FIELDS, *HEADLINE_COLUMNS))
 _READING_FIELDS = tuple(f.name for f in fields(ReadingFacts))
 _READING = ", ".join(("id", "uploaded_at", *_READING_FIELDS))
-_TOKEN = "id, name, created_at, revoked_at"
 # A campaign page reads every result of its campaign, one row a board: this bounds what a
 # page costs (a fleet of hundreds of boards, each run again a few times).
 MAX_CAMPAIGN_RESULTS = 1000
@@ -93,6 +93,9 @@ class Token:
     revoked_at: str | None
 
 
+_TOKEN = ", ".join(f.name for f in fields(Token))
+
+
 @dataclass(frozen=True)
 class ResultRow(Summary):
     id: int
@@ -123,10 +126,10 @@ class CampaignResult:
 class CampaignHead:
     """What names a campaign: the job hash (and its parts) every result of it shares."""
 
-    name: str
+    name: str = field(metadata=document(key="campaign"))
+    created_at: str
     job_hash: str
     job: Mapping[str, Any]
-    created_at: str
 
 
 @dataclass(frozen=True)
@@ -263,7 +266,7 @@ class Storage:
         """A campaign and its results (at most MAX_CAMPAIGN_RESULTS), or None."""
         with self._transaction() as run:
             head = run(
-                "SELECT job_hash, job, created_at FROM campaigns WHERE name = ?", (name,)
+                "SELECT created_at, job_hash, job FROM campaigns WHERE name = ?", (name,)
             ).fetchone()
             if head is None:
                 return None
@@ -278,7 +281,7 @@ class Storage:
             label, grades, step, status = row[width:]
             grade_of = json.loads(grades or "{}")
             results.append(CampaignResult(_row(row[:width]), label, grade_of, step, status))
-        return CampaignRecord(name, head[0], json.loads(head[1]), head[2], tuple(results))
+        return CampaignRecord(name, head[0], head[1], json.loads(head[2]), tuple(results))
 
     def add_results(self, batch: Sequence[Accepted], token_id: int) -> None:
         """Many results in one transaction (seeding a benchmark's database); a document

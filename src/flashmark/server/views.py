@@ -7,10 +7,12 @@ template expressions they took most of a page's time.
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
 import re
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from markupsafe import Markup, escape
@@ -52,6 +54,13 @@ def csv_cell(value: object) -> str:
     if isinstance(value, str):
         return text_cell(value)
     return "" if value is None else str(value)
+
+
+def csv_text(rows: Iterable[Iterable[object]]) -> str:
+    """Rows as the service's CSV files hold them, every cell a csv_cell."""
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows([csv_cell(cell) for cell in row] for row in rows)
+    return buffer.getvalue()
 
 
 def rounded(value: float | None) -> float | None:

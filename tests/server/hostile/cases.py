@@ -242,6 +242,8 @@ def shape_cases() -> list[Case]:
             dropped=("/tests/1/read/new",),
         ),
         _refused(SHAPES, "text-for-number", ("settings", "runtime_s"), '"8"', 55),
+        _refused(SHAPES, "word-for-number", ELAPSED, '"fast"', 68),
+        _refused(SHAPES, "2-to-70-capacity", ("target", "capacity_bytes"), str(2**70), 69),
         _refused(SHAPES, "number-for-bool", ("settings", "direct"), "1", 56),
         _refused(SHAPES, "list-for-text", HOSTNAME, '["a"]', 57),
         _refused(SHAPES, "object-for-list", ("tests",), '{"not": "a list"}', 58),
@@ -286,6 +288,7 @@ def shape_cases() -> list[Case]:
             content_type="application/x-www-form-urlencoded",
         ),
         Upload(SHAPES, "empty-body", b"", True, status=400),
+        _invalid_json(SHAPES, "cut-short", b"{"),
     ]
 
 

@@ -19,6 +19,9 @@ PROBLEM = "application/problem+json"
 # A front page or API page larger than this would mean a page's cost is not bounded (50 rows
 # of at most 200-character texts are about 100 kB).
 PAGE_LIMIT_BYTES = 512 * 1024
+# The problem type of a refused upload by its status (422: unsupported-schema, or
+# invalid-document).
+_KINDS = {400: "invalid-json", 413: "too-large", 415: "unsupported-media-type"}
 
 
 @dataclass
@@ -73,6 +76,11 @@ class Client:
         )
         if case.refused:
             faults = problem_faults(answer, case.status)
+            kind = safe_json(answer).get("type", "").rpartition("/")[2]
+            schema = "unsupported-schema" if case.pointer == "/schema" else "invalid-document"
+            expected = _KINDS.get(answer.status, schema)
+            if answer.status in (*_KINDS, 422) and kind != expected:
+                faults.append(f"a {answer.status} problem of type {kind!r}, not {expected!r}")
             if case.pointer is not None and answer.status == 422:
                 pointers = [e.get("pointer", "") for e in safe_json(answer).get("errors", [])]
                 if not any(p.startswith("#" + case.pointer) for p in pointers):

@@ -13,8 +13,6 @@ import http.client
 import json
 import os
 import shutil
-import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -22,40 +20,17 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
+from tests.server.conftest import Server, launch, serve, stop
 from tests.server.hostile import cases as c
 from tests.server.hostile.checks import Answer, Client
 from tests.server.throwaway_pg import ThrowawayPostgres
 
 HOSTILE_MARKER_ENV = "FLASHMARK_HOSTILE_LAB"
-START_TIMEOUT_S = 30.0
 REQUEST_TIMEOUT_S = 30.0
-
-
-@dataclass
-class Server:
-    process: subprocess.Popen[bytes]
-    host: str
-    port: int
-    log: Path
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def request(
@@ -170,14 +145,11 @@ class Lab(Client):
         }
 
     def flashmark(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """`flashmark ARGS` as a process of the lab (what it prints is the point)."""
         return subprocess.run(
             [sys.executable, "-m", "flashmark", *args],
-            capture_output=True,
-            text=True,
-            env=self.environment(),
-            timeout=timeout,
-            check=False,
-        )
+            capture_output=True, text=True, env=self.environment(), timeout=timeout, check=False,
+        )  # fmt: skip
 
     def create_token(self, database: str, name: str) -> str:
         done = self.flashmark("token", "create", name, "--database", database)
@@ -186,41 +158,16 @@ class Lab(Client):
         return done.stdout.strip()
 
     def start(self, *args: str, log: Path) -> subprocess.Popen[bytes]:
-        with log.open("ab") as output:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "flashmark", *args],
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env=self.environment(),
-            )
+        process = launch(*args, log=log, env=self.environment())
         self.processes.append(process)
         return process
 
     def serve(self, database: str, *options: str, port: int | None = None) -> Server:
         """`flashmark serve` on loopback, answering /api/v1 (or RuntimeError with its log)."""
-        port = port or free_port()
-        log = self.folder / f"serve-{port}-{len(self.processes)}.log"
-        process = self.start(
-            "serve",
-            "--database",
-            database,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            *options,
-            log=log,
-        )
-        server = Server(process, "127.0.0.1", port, log)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            with contextlib.suppress(OSError, http.client.HTTPException):
-                request(server, "GET", "/api/v1")  # any answer: some refuse the Host sent
-                return server
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"flashmark serve did not start: {server.output()[-2000:]}")
-            time.sleep(0.05)
+        log = self.folder / f"serve-{len(self.processes)}.log"
+        server = serve("--database", database, *options, log=log, env=self.environment(), port=port)
+        self.processes.append(server.process)
+        return server
 
     def lab_processes(self) -> list[psutil.Process]:
         found = []
@@ -236,11 +183,8 @@ class Lab(Client):
         return found
 
     def kill_lab_processes(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-        for _ in range(3):
+        stop(self.processes)
+        for _ in range(3):  # what the lab's processes started in turn (workers)
             left = self.lab_processes()
             if not left:
                 break
@@ -248,9 +192,6 @@ class Lab(Client):
                 with contextlib.suppress(psutil.Error):
                     leftover.kill()
             psutil.wait_procs(left, timeout=5)
-        for process in self.processes:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=10)
 
     def ask(
         self,
@@ -268,13 +209,6 @@ class Lab(Client):
         """A distinct result (c.distinct(index)) uploaded to another service of the lab."""
         body = json.dumps(c.distinct(index)).encode()
         return request(server, "POST", "/api/v1/results", body, self.upload_headers(token))
-
-
-def serving(server: Server) -> bool:
-    with contextlib.suppress(OSError, http.client.HTTPException):
-        request(server, "GET", "/api/v1")
-        return True
-    return False
 
 
 def listeners(port: int) -> list[int]:

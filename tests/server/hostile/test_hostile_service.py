@@ -27,16 +27,14 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.server.conftest import Server, free_port
 from tests.server.hostile import cases as c
 from tests.server.hostile.checks import problem_faults, safe_json, unavailable_faults
 from tests.server.hostile.harness import (
     Lab,
-    Server,
     backup,
-    free_port,
     listeners,
     request,
-    serving,
     sqlite_ids,
     sqlite_starts,
     stamp,
@@ -358,7 +356,7 @@ def test_sigkill_leaves_nothing_serving_or_listening(lab: Lab):
     server.process.kill()
     server.process.wait(10)
     psutil.wait_procs(children, timeout=10)
-    assert not serving(server), "something still answers after SIGKILL"
+    assert not server.answers(), "something still answers after SIGKILL"
     assert not listeners(server.port), f"still listening: {listeners(server.port)}"
 
 
@@ -375,7 +373,7 @@ def test_a_second_service_on_a_taken_port_is_refused(lab: Lab):
     output = log.read_text()
     assert status == 3, f"a second service on a taken port: exit {status}: {output[-300:]}"
     assert "cannot listen" in output and output.count("\n") == 1, output[-300:]
-    assert serving(first), "the first service stopped answering"
+    assert first.answers(), "the first service stopped answering"
 
 
 def _workers(lab: Lab, name: str, port: int | None = None) -> tuple[Server, list[psutil.Process]]:
@@ -402,7 +400,7 @@ def test_workers_end_with_their_killed_parent(lab: Lab):
     server.process.wait(10)
     _, alive = psutil.wait_procs(children, timeout=15)
     assert not alive, f"still running after the parent was killed: {[p.pid for p in alive]}"
-    assert not serving(server), "something still answers"
+    assert not server.answers(), "something still answers"
 
 
 @postgres_only
