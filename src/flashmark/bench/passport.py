@@ -265,8 +265,7 @@ def class_points(history: Sequence[StoredResult]) -> list[PassportPoint]:
     points = []
     if run.probe is not None:
         for sentence in claim_findings(run.probe, run.grades):
-            meets = "not" not in sentence and "does not meet" not in sentence
-            status = "ok" if meets and "not graded" not in sentence else "info"
+            status = "ok" if "not" not in sentence else "info"  # "not graded", "not measured"
             if "does not meet" in sentence or ", not " in sentence:
                 status = "suspicious"
             points.append(
@@ -286,31 +285,18 @@ def host_points(device: Device) -> list[PassportPoint]:
     if card is None or card.claimed.app_class != "A2":
         return []
     if bus is None or bus.command_queue is None:
-        return [
-            PassportPoint(
-                "host",
-                "unknown",
-                "claims A2; whether this host enables SD command queueing is unknown",
-                "",
-                DESIGN_A2,
-            )
-        ]
-    if not bus.command_queue:
-        return [
-            PassportPoint(
-                "host",
-                "info",
-                "claims A2, but this host does not enable SD command queueing: it runs the card "
-                "at A1-like random speeds",
-                f"{bus.host}: command queueing off [{bus.command_queue_source}]",
-                DESIGN_A2,
-            )
-        ]
-    return [
-        PassportPoint(
-            "host", "ok", "claims A2 and this host enables command queueing", bus.host, DESIGN_A2
+        status, evidence = "unknown", ""
+        text = "claims A2; whether this host enables SD command queueing is unknown"
+    elif not bus.command_queue:
+        status, evidence = "info", f"{bus.host}: command queueing off [{bus.command_queue_source}]"
+        text = (
+            "claims A2, but this host does not enable SD command queueing: it runs the card "
+            "at A1-like random speeds"
         )
-    ]
+    else:
+        status, evidence = "ok", bus.host
+        text = "claims A2 and this host enables command queueing"
+    return [PassportPoint("host", status, text, evidence, DESIGN_A2)]
 
 
 def card_passports(
