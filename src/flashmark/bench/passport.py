@@ -25,6 +25,7 @@ SBC_BENCH = "ThomasKaiser/sbc-bench results/SD-cards-with-low-serial-numbers.md"
 PROBE_DOC = "flashmark docs/probe.md (counterfeit flags)"
 SD_SPEC_CID = "SD Physical Layer Simplified Specification 6.00, 5.2 (CID: MDT year 2000 + n)"
 SDXC_SPEC = "SD Physical Layer Specification 3.00 (2009) defined SDXC: cards over 32 GB"
+MAKER_TABLE = "flashmark docs/probe.md (manufacturer table)"
 DESIGN_A2 = "SD Association A2 class needs host command queueing and cache (docs/design.md)"
 
 # sbc-bench: "with 0x000027/0x5048 (Phison ...) low serial numbers look OK", "With AData it
@@ -92,23 +93,11 @@ def identity_points(card: Card, today: datetime) -> list[PassportPoint]:
     mid, oid_text = cid.manufacturer_id, cid.oem_id_text
     oid = int(cid.oem_id, 16)
     pair = f"MID 0x{mid:02x} OID {cid.oem_id} ({oid_text!r})"
-    points: list[PassportPoint] = []
     if card.manufacturer:
-        points.append(
-            PassportPoint(
-                "identity", "ok", f"maker {card.manufacturer}", pair, card.manufacturer_source or ""
-            )
-        )
+        status, text, source = "ok", f"maker {card.manufacturer}", card.manufacturer_source or ""
     else:
-        points.append(
-            PassportPoint(
-                "identity",
-                "info",
-                "maker not in flashmark's MID+OID table",
-                pair,
-                "flashmark docs/probe.md (manufacturer table)",
-            )
-        )
+        status, text, source = "info", "maker not in flashmark's MID+OID table", MAKER_TABLE
+    points = [PassportPoint("identity", status, text, pair, source)]
     if card.type != "SD":
         return points + _probe_flags(card)
     if (mid, oid) in _COUNTERFEIT_PAIRS:
@@ -208,14 +197,12 @@ def capacity_points(device: Device, history: Sequence[StoredResult]) -> list[Pas
     claimed = device.capacity_bytes
     csd = device.card.csd.capacity_bytes if device.card and device.card.csd else None
     if claimed and csd:
-        same = claimed == csd
+        status, verb = ("ok", "equals") if claimed == csd else ("suspicious", "differs from")
         points.append(
             PassportPoint(
                 "capacity",
-                "ok" if same else "suspicious",
-                "the kernel's size equals the CSD capacity"
-                if same
-                else "the kernel's size differs from the CSD capacity",
+                status,
+                f"the kernel's size {verb} the CSD capacity",
                 f"{claimed} bytes vs CSD {csd} bytes",
                 "SD Physical Layer Simplified Specification 5.3 (C_SIZE)",
             )
@@ -236,15 +223,8 @@ def capacity_points(device: Device, history: Sequence[StoredResult]) -> list[Pas
             )
         )
     elif device.card is not None:
-        points.append(
-            PassportPoint(
-                "capacity",
-                "unknown",
-                "real capacity not probed yet (`sudo flashmark capacity /dev/...`)",
-                "",
-                "",
-            )
-        )
+        text = "real capacity not probed yet (`sudo flashmark capacity /dev/...`)"
+        points.append(PassportPoint("capacity", "unknown", text, "", ""))
     return points
 
 
