@@ -319,28 +319,19 @@ def fio_counts(output: FioOutput, returned_at: float) -> FioCounts | None:
     try:
         data = json.loads(output.json_text)
         stamp_s = float(data["timestamp_ms"]) / 1000.0
-        jobs = data["jobs"]
-        totals = {"read": [0, 0], "write": [0, 0]}
-        runtime_ms = 0
-        for job in jobs:
-            for direction, total in totals.items():
-                part = job[direction]
-                total[0] += int(part["io_bytes"])
-                total[1] += int(part["total_ios"])
-                runtime_ms = max(runtime_ms, int(part["runtime"]))
+        parts = [job[direction] for job in data["jobs"] for direction in ("read", "write")]
+        read_bytes, write_bytes, reads, writes = (
+            sum(int(part[key]) for part in parts[side::2])
+            for key in ("io_bytes", "total_ios")
+            for side in (0, 1)
+        )
+        runtime_ms = max((int(part["runtime"]) for part in parts), default=0)
     except (ValueError, KeyError, TypeError):
         return None
     if runtime_ms <= 0:
         return None
     start = stamp_s - runtime_ms / 1000.0
-    return FioCounts(
-        totals["read"][0],
-        totals["write"][0],
-        totals["read"][1],
-        totals["write"][1],
-        start,
-        max(returned_at, stamp_s),
-    )
+    return FioCounts(read_bytes, write_bytes, reads, writes, start, max(returned_at, stamp_s))
 
 
 class _OwnIO:
@@ -355,6 +346,11 @@ class _OwnIO:
         """Bytes and I/Os completed by `seconds` after the window's start."""
         done = bisect.bisect_right(self.times_s, seconds)
         return self.bytes_before[done], done
+
+    def between(self, start: float, end: float) -> tuple[int, int]:
+        """Bytes and I/Os completed after `start` and by `end`."""
+        (bytes_start, ios_start), (bytes_end, ios_end) = self.upto(start), self.upto(end)
+        return bytes_end - bytes_start, ios_end - ios_start
 
 
 def aligned(
@@ -397,16 +393,10 @@ def aligned(
     assert best is not None
     start_s = best[1]
     first, last = inside[0], inside[-1]
-    read_bytes = [reads.upto(s.at - start_s) for s in (first, last)]
-    write_bytes = [writes.upto(s.at - start_s) for s in (first, last)]
-    own = FioCounts(
-        read_bytes[1][0] - read_bytes[0][0],
-        write_bytes[1][0] - write_bytes[0][0],
-        read_bytes[1][1] - read_bytes[0][1],
-        write_bytes[1][1] - write_bytes[0][1],
-        first.at,
-        last.at,
+    (read_bytes, read_ios), (write_bytes, write_ios) = (
+        own_io.between(first.at - start_s, last.at - start_s) for own_io in (reads, writes)
     )
+    own = FioCounts(read_bytes, write_bytes, read_ios, write_ios, first.at, last.at)
     return own, last.since(first)
 
 

@@ -123,7 +123,7 @@ def full_length(
             bursty = bursty or interval.edge_pct > TARGET_HALF_WIDTH_PCT
         if interval is not None and interval.edge_pct > EXTENSION_EDGE_PCT:
             extendable = False
-        short = _short_of_transfers(label, direction)
+        short = _short(result, label)
         if short is not None:
             reasons.append(short[0])
             needed_s = max(needed_s, short[1])
@@ -174,14 +174,8 @@ def too_few_transfers(result: TestResult, runtime_s: int) -> FullLength | None:
     random writes after a sequential write into a cache), and a test at once after a bursty one
     measured the runtime whatever its transfers, when the run had not yet measured its
     direction."""
-    reasons: list[str] = []
-    needed_s = float(runtime_s)
-    for label, direction in (("read", result.read), ("write", result.write)):
-        short = _short_of_transfers(label, direction) if direction is not None else None
-        if short is not None:
-            reasons.append(short[0])
-            needed_s = max(needed_s, short[1])
-    return _full_length(reasons, needed_s)
+    shorts = [short for label in ("read", "write") if (short := _short(result, label))]
+    return _full_length([why for why, _ in shorts], max([runtime_s, *(s for _, s in shorts)]))
 
 
 def _full_length(
@@ -204,12 +198,12 @@ def _seconds_for_enough(per_s: float) -> int:
     return math.ceil(MIN_TRANSFERS / per_s) + 1
 
 
-def _short_of_transfers(label: str, direction: DirectionResult) -> tuple[str, float] | None:
-    """Why a window of `direction` holds too few transfers and how long would hold enough (at
-    the rate it saw, one more second for a transfer cut at an edge); None when it holds
-    MIN_TRANSFERS."""
-    transfers = _transfers(direction)
-    if transfers >= MIN_TRANSFERS:
+def _short(result: TestResult, label: str) -> tuple[str, float] | None:
+    """Why the window of `result`'s `label` ("read" or "write") direction holds too few
+    transfers and how long would hold enough (at the rate it saw, one more second for a
+    transfer cut at an edge); None when it holds MIN_TRANSFERS, or has no such direction."""
+    direction = result.direction(label)
+    if direction is None or (transfers := _transfers(direction)) >= MIN_TRANSFERS:
         return None
     needed_s = 0.0
     if transfers > 0:

@@ -25,6 +25,7 @@ SBC_BENCH = "ThomasKaiser/sbc-bench results/SD-cards-with-low-serial-numbers.md"
 PROBE_DOC = "flashmark docs/probe.md (counterfeit flags)"
 SD_SPEC_CID = "SD Physical Layer Simplified Specification 6.00, 5.2 (CID: MDT year 2000 + n)"
 SDXC_SPEC = "SD Physical Layer Specification 3.00 (2009) defined SDXC: cards over 32 GB"
+MAKER_TABLE = "flashmark docs/probe.md (manufacturer table)"
 DESIGN_A2 = "SD Association A2 class needs host command queueing and cache (docs/design.md)"
 
 # sbc-bench: "with 0x000027/0x5048 (Phison ...) low serial numbers look OK", "With AData it
@@ -92,23 +93,11 @@ def identity_points(card: Card, today: datetime) -> list[PassportPoint]:
     mid, oid_text = cid.manufacturer_id, cid.oem_id_text
     oid = int(cid.oem_id, 16)
     pair = f"MID 0x{mid:02x} OID {cid.oem_id} ({oid_text!r})"
-    points: list[PassportPoint] = []
     if card.manufacturer:
-        points.append(
-            PassportPoint(
-                "identity", "ok", f"maker {card.manufacturer}", pair, card.manufacturer_source or ""
-            )
-        )
+        status, text, source = "ok", f"maker {card.manufacturer}", card.manufacturer_source or ""
     else:
-        points.append(
-            PassportPoint(
-                "identity",
-                "info",
-                "maker not in flashmark's MID+OID table",
-                pair,
-                "flashmark docs/probe.md (manufacturer table)",
-            )
-        )
+        status, text, source = "info", "maker not in flashmark's MID+OID table", MAKER_TABLE
+    points = [PassportPoint("identity", status, text, pair, source)]
     if card.type != "SD":
         return points + _probe_flags(card)
     if (mid, oid) in _COUNTERFEIT_PAIRS:
@@ -208,14 +197,12 @@ def capacity_points(device: Device, history: Sequence[StoredResult]) -> list[Pas
     claimed = device.capacity_bytes
     csd = device.card.csd.capacity_bytes if device.card and device.card.csd else None
     if claimed and csd:
-        same = claimed == csd
+        status, verb = ("ok", "equals") if claimed == csd else ("suspicious", "differs from")
         points.append(
             PassportPoint(
                 "capacity",
-                "ok" if same else "suspicious",
-                "the kernel's size equals the CSD capacity"
-                if same
-                else "the kernel's size differs from the CSD capacity",
+                status,
+                f"the kernel's size {verb} the CSD capacity",
                 f"{claimed} bytes vs CSD {csd} bytes",
                 "SD Physical Layer Simplified Specification 5.3 (C_SIZE)",
             )
@@ -236,15 +223,8 @@ def capacity_points(device: Device, history: Sequence[StoredResult]) -> list[Pas
             )
         )
     elif device.card is not None:
-        points.append(
-            PassportPoint(
-                "capacity",
-                "unknown",
-                "real capacity not probed yet (`sudo flashmark capacity /dev/...`)",
-                "",
-                "",
-            )
-        )
+        text = "real capacity not probed yet (`sudo flashmark capacity /dev/...`)"
+        points.append(PassportPoint("capacity", "unknown", text, "", ""))
     return points
 
 
@@ -265,8 +245,7 @@ def class_points(history: Sequence[StoredResult]) -> list[PassportPoint]:
     points = []
     if run.probe is not None:
         for sentence in claim_findings(run.probe, run.grades):
-            meets = "not" not in sentence and "does not meet" not in sentence
-            status = "ok" if meets and "not graded" not in sentence else "info"
+            status = "ok" if "not" not in sentence else "info"  # "not graded", "not measured"
             if "does not meet" in sentence or ", not " in sentence:
                 status = "suspicious"
             points.append(
@@ -286,31 +265,18 @@ def host_points(device: Device) -> list[PassportPoint]:
     if card is None or card.claimed.app_class != "A2":
         return []
     if bus is None or bus.command_queue is None:
-        return [
-            PassportPoint(
-                "host",
-                "unknown",
-                "claims A2; whether this host enables SD command queueing is unknown",
-                "",
-                DESIGN_A2,
-            )
-        ]
-    if not bus.command_queue:
-        return [
-            PassportPoint(
-                "host",
-                "info",
-                "claims A2, but this host does not enable SD command queueing: it runs the card "
-                "at A1-like random speeds",
-                f"{bus.host}: command queueing off [{bus.command_queue_source}]",
-                DESIGN_A2,
-            )
-        ]
-    return [
-        PassportPoint(
-            "host", "ok", "claims A2 and this host enables command queueing", bus.host, DESIGN_A2
+        status, evidence = "unknown", ""
+        text = "claims A2; whether this host enables SD command queueing is unknown"
+    elif not bus.command_queue:
+        status, evidence = "info", f"{bus.host}: command queueing off [{bus.command_queue_source}]"
+        text = (
+            "claims A2, but this host does not enable SD command queueing: it runs the card "
+            "at A1-like random speeds"
         )
-    ]
+    else:
+        status, evidence = "ok", bus.host
+        text = "claims A2 and this host enables command queueing"
+    return [PassportPoint("host", status, text, evidence, DESIGN_A2)]
 
 
 def card_passports(

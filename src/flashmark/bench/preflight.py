@@ -25,6 +25,7 @@ FIO_OUTPUT_BYTES = 32 * 1024 * 1024
 FIO_OUTPUT_INODES = 64  # a job file, a JSON result and up to two logs per job, and some more
 _FULL_BYTES = 1024 * 1024  # below this, a temporary folder that failed a job was full
 _FULL_INODES = 8
+_FREE_SOME = "free some, or set TMPDIR to another folder"  # what each full folder's error asks
 
 
 @contextlib.contextmanager
@@ -44,7 +45,7 @@ def fio_work_folder(*, check_room_for_output: bool = True) -> Iterator[Path]:
         except OSError as error:
             raise EnvironmentProblem(
                 f"cannot create fio's work folder in the temporary folder {parent}: "
-                f"{_reason(error, parent)}; free some, or set TMPDIR to another folder"
+                f"{_reason(error, parent)}; {_FREE_SOME}"
             ) from None
         if check_room_for_output:
             check_fio_output_room(folder)
@@ -58,14 +59,12 @@ def check_fio_output_room(folder: Path) -> None:
     if free < FIO_OUTPUT_BYTES:
         raise EnvironmentProblem(
             f"the temporary folder {folder.parent} has {format_size(free)} free; fio's results "
-            f"and per-I/O logs need {format_size(FIO_OUTPUT_BYTES)} there: free some, or set "
-            "TMPDIR to another folder"
+            f"and per-I/O logs need {format_size(FIO_OUTPUT_BYTES)} there: {_FREE_SOME}"
         )
     if stats.f_files and stats.f_favail < FIO_OUTPUT_INODES:
         raise EnvironmentProblem(
             f"the temporary folder {folder.parent} has {stats.f_favail} free inodes; fio's "
-            f"results and logs need {FIO_OUTPUT_INODES}: free some, or set TMPDIR to another "
-            "folder"
+            f"results and logs need {FIO_OUTPUT_INODES}: {_FREE_SOME}"
         )
 
 
@@ -83,9 +82,8 @@ def check_plan(plan: Plan) -> None:
 def full_temporary_folder(log_folder: str) -> EnvironmentProblem | None:
     """After a failed fio job: the one-line error when fio's work folder's filesystem is full
     (so fio could not write its results), else None."""
-    try:
-        stats = os.statvfs(log_folder)
-    except OSError:
+    stats = _statvfs(Path(log_folder))
+    if stats is None:
         return None
     free = stats.f_bavail * stats.f_frsize
     out_of_inodes = bool(stats.f_files) and stats.f_favail < _FULL_INODES
@@ -95,7 +93,7 @@ def full_temporary_folder(log_folder: str) -> EnvironmentProblem | None:
     parent = Path(log_folder).parent
     return EnvironmentProblem(
         f"the temporary folder {parent} is {what}: fio could not write its results and logs "
-        "there (the target is not the problem); free some, or set TMPDIR to another folder"
+        f"there (the target is not the problem); {_FREE_SOME}"
     )
 
 

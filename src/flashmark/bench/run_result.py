@@ -17,6 +17,7 @@ from flashmark.bench.grading.classes import GRADE_NAMES, disturbed_tests, sustai
 from flashmark.bench.model import (
     TEST_NAME,
     Check,
+    DirectionResult,
     FioInfo,
     Grade,
     HostInfo,
@@ -105,6 +106,11 @@ class Run:
     def test(self, name: str) -> TestResult | None:
         return next((t for t in self.tests if t.spec.name == name), None)
 
+    def measured(self, name: str, side: str) -> DirectionResult | None:
+        """The "read" or "write" `side` of the test `name`; None where it has none."""
+        test = self.test(name)
+        return None if test is None else test.direction(side)
+
     @property
     @written(before="flashmark_version")
     def summary(self) -> str:
@@ -174,12 +180,11 @@ def run_summary(run: Run) -> str:
 def fastest_sequential(run: Run) -> tuple[float, str] | None:
     """The run's fastest sequential figure in bytes/s and its test's name (seq-read or
     seq-write): what a cap of the board holds back first; None without either test."""
-    rates = []
-    for name, direction in (("seq-read", "read"), ("seq-write", "write")):
-        test = run.test(name)
-        measured = getattr(test, direction) if test is not None else None
-        if measured is not None:
-            rates.append((measured.bw_bytes, name))
+    rates = [
+        (measured.bw_bytes, name)
+        for name, side in (("seq-read", "read"), ("seq-write", "write"))
+        if (measured := run.measured(name, side)) is not None
+    ]
     return max(rates) if rates else None
 
 
@@ -302,10 +307,8 @@ def _read_figures(run: Run) -> str:
     """The run's read headlines, for a run that judged no grade: 'reads 50.0 MB/s, random 4K
     reads 5706 IOPS'."""
     parts = []
-    sequential = run.test("seq-read")
-    if sequential is not None and sequential.read is not None:
-        parts.append(f"reads {format_rate(sequential.read.bw_bytes)}")
-    random = run.test("rand-read-4k")
-    if random is not None and random.read is not None:
-        parts.append(f"random 4K reads {format_iops(random.read.iops)} IOPS")
+    if (sequential := run.measured("seq-read", "read")) is not None:
+        parts.append(f"reads {format_rate(sequential.bw_bytes)}")
+    if (random := run.measured("rand-read-4k", "read")) is not None:
+        parts.append(f"random 4K reads {format_iops(random.iops)} IOPS")
     return ", ".join(parts)

@@ -35,12 +35,35 @@ METHOD = (
 
 @dataclass(frozen=True)
 class Pauses:
-    """The pauses found in one window's write completions (`pauses_in`)."""
+    """The pauses found in one window's write completions (`pauses_in`), or in a run's writes
+    so far, pooled (`seen`: its SlowMoments)."""
 
-    written_bytes: int
+    written_bytes: int = 0
     count: int = 0
     total_ms: float = 0.0  # their time beyond the usual spacing
     longest_ms: float = 0.0
+
+    def seen(self, pauses: Pauses) -> Pauses:
+        return Pauses(
+            self.written_bytes + pauses.written_bytes,
+            self.count + pauses.count,
+            self.total_ms + pauses.total_ms,
+            max(self.longest_ms, pauses.longest_ms),
+        )
+
+    def unmet_s(self, own: Pauses) -> float:
+        """How much longer a window (or windows, pooled) with `own` pauses would have taken
+        had it paused as the card does per byte (these pauses, a run's so far), with one pause
+        more than seen (a count of 2 in 80 MiB says little more than that): 0 when it paused
+        as much, or nothing paused before."""
+        if not self.count or not self.written_bytes:
+            return 0.0
+        per_byte_ms = (self.total_ms + self.longest_ms) / self.written_bytes
+        return max(0.0, per_byte_ms * own.written_bytes - own.total_ms) / 1000
+
+
+# A run's pauses so far: its writes' Pauses, pooled.
+SlowMoments = Pauses
 
 
 def pauses_in(completions: Sequence[Completion]) -> Pauses:
@@ -58,31 +81,3 @@ def pauses_in(completions: Sequence[Completion]) -> Pauses:
 def pauses_of_writes(logs: Mapping[str, str]) -> Pauses:
     """The pauses among the writes of a fio run's per-I/O logs."""
     return pauses_in(read_completions(logs, 1))
-
-
-@dataclass(frozen=True)
-class SlowMoments:
-    """The pauses of a run's writes so far, pooled (`seen`)."""
-
-    written_bytes: int = 0
-    count: int = 0
-    total_ms: float = 0.0
-    longest_ms: float = 0.0
-
-    def seen(self, pauses: Pauses) -> SlowMoments:
-        return SlowMoments(
-            self.written_bytes + pauses.written_bytes,
-            self.count + pauses.count,
-            self.total_ms + pauses.total_ms,
-            max(self.longest_ms, pauses.longest_ms),
-        )
-
-    def unmet_s(self, own: Pauses | SlowMoments) -> float:
-        """How much longer a window (or windows, pooled) with `own` pauses would have taken
-        had it paused as the card does per byte, with one pause more than seen (a count of 2
-        in 80 MiB says little more than that): 0 when it paused as much, or nothing paused
-        before."""
-        if not self.count or not self.written_bytes:
-            return 0.0
-        per_byte_ms = (self.total_ms + self.longest_ms) / self.written_bytes
-        return max(0.0, per_byte_ms * own.written_bytes - own.total_ms) / 1000

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from flashmark.codec import WrongType, check_types, decode, document, encode, written
+from flashmark.codec import decode, document, encode, written
 from flashmark.errors import ExitStatus, FlashmarkError
 from flashmark.kinds.strict import DocumentInvalid, check_values, pointer
 from flashmark.server.campaign_names import natural_key
@@ -373,19 +373,13 @@ def campaign_from_json(data: Any) -> Campaign:
     units = {column: unit for column, _, unit in FIGURES}
     try:
         check_values(data)
-        campaign: Campaign = decode(Campaign, data)
-        check_types(campaign)
+        campaign: Campaign = decode(Campaign, data)  # every field of its type, or WrongType
         if any(units.get(figure.column) != figure.unit for figure in campaign.figures) or any(
             tuple(figure.column for figure in board.figures) != HEADLINE_COLUMNS
             or not set(board.flagged) <= units.keys()
             for board in campaign.boards
         ):
             raise ValueError("its figures are not the headline figures")
-    except WrongType as error:
-        where = pointer(error.path)
-        raise NotACampaign(
-            f"the answer is not a campaign: {where} is not {error.expected}"
-        ) from None
     except (DocumentInvalid, KeyError, TypeError, ValueError, AttributeError) as error:
         # The place: the codec's `where`, or the value check's JSON pointer.
         where = pointer(getattr(error, "where", ())) or getattr(error, "pointer", "") or "/"

@@ -262,10 +262,8 @@ def _sustained_straddle_text(check: Check) -> str:
 
 def sustained_rate(results: Sequence[TestResult]) -> SustainedWrite | None:
     """The sustained-write test's cache and rates, when the run measured them."""
-    result = next((r for r in results if r.spec.name == SUSTAINED_WRITE_NAME), None)
-    if result is None or result.write is None:
-        return None
-    return result.write.sustained
+    direction = _direction(results, SUSTAINED_WRITE_NAME, "write")
+    return None if direction is None else direction.sustained
 
 
 def _check(

@@ -6,9 +6,9 @@ never by the host's disk alone. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Generic, TypeVar
 
 from flashmark.bench.model import Passport, TargetKind
 from flashmark.bench.run_result import Run
@@ -16,24 +16,27 @@ from flashmark.errors import printable
 from flashmark.probe.model import Device, Environment, ProbeReport
 from flashmark.probe.summary import device_summary, measured_summary
 
-if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
-    pass
+_Subject = TypeVar("_Subject", Device, Environment)
 
 
 @dataclass(frozen=True)
-class Fact:
+class Fact(Generic[_Subject]):
     """One row of a description: a label and how to say it of a device or an environment."""
 
     label: str
-    text: Callable[[Device], str | None]
+    text: Callable[[_Subject], str | None]
     detail: bool = False  # only in the probe's full view, not in the report's summary
 
 
-@dataclass(frozen=True)
-class EnvironmentFact:
-    label: str
-    text: Callable[[Environment], str | None]
-    detail: bool = False
+def _rows(
+    facts: Sequence[Fact[_Subject]], subject: _Subject, detail: bool
+) -> list[tuple[str, str]]:
+    """(label, text) of every fact known of `subject`; `detail` adds the detailed ones."""
+    return [
+        (fact.label, text)
+        for fact in facts
+        if (detail or not fact.detail) and (text := fact.text(subject)) is not None
+    ]
 
 
 def join(values: Iterable[object], separator: str = ", ") -> str | None:
@@ -54,11 +57,6 @@ def capacity_text(value: int | None) -> str | None:
 
 
 # -- devices ----------------------------------------------------------------------------------
-
-
-def device_line(device: Device) -> str:
-    """The device in one line: name, kind, maker, product, size, claims, bus."""
-    return device_summary(device)
 
 
 def measured_line(probe: ProbeReport) -> str | None:
@@ -239,8 +237,8 @@ def _queue(device: Device) -> str | None:
     )
 
 
-DEVICE_FACTS: tuple[Fact, ...] = (
-    Fact("device", device_line),
+DEVICE_FACTS: tuple[Fact[Device], ...] = (
+    Fact("device", device_summary),  # name, kind, maker, product, size, claims, bus
     Fact("kind", lambda d: d.kind),
     Fact("vendor, model", lambda d: join((d.vendor, d.model))),
     Fact("serial", lambda d: optional(d.serial), detail=True),
@@ -263,11 +261,7 @@ DEVICE_FACTS: tuple[Fact, ...] = (
 
 def device_facts(device: Device, *, detail: bool) -> list[tuple[str, str]]:
     """(label, text) of every known fact; `detail` adds the registers and the queue."""
-    rows = [
-        (fact.label, text)
-        for fact in DEVICE_FACTS
-        if (detail or not fact.detail) and (text := fact.text(device)) is not None
-    ]
+    rows = _rows(DEVICE_FACTS, device, detail)
     if detail:
         rows += [
             ("suspicious", flag) for flag in (device.card.counterfeit_flags if device.card else ())
@@ -334,29 +328,23 @@ def _space(environment: Environment) -> str | None:
     return f"{capacity_text(environment.free_bytes)} free" + (f" of {total}" if total else "")
 
 
-ENVIRONMENT_FACTS: tuple[EnvironmentFact, ...] = (
-    EnvironmentFact("board", lambda e: optional(e.board)),
-    EnvironmentFact(
-        "CPU", lambda e: join((e.cpu_model, f"{e.cpu_count} cores" if e.cpu_count else None))
-    ),
-    EnvironmentFact("CPU governor", lambda e: join(e.cpu_governors)),
-    EnvironmentFact("CPU clock", cpu_clock_text),
-    EnvironmentFact("temperature", temperatures_text),
-    EnvironmentFact("throttling", throttling_text),
-    EnvironmentFact("load 1/5/15 min", load_text),
-    EnvironmentFact("kernel", lambda e: optional(e.kernel)),
-    EnvironmentFact("distribution", lambda e: optional(e.distribution)),
-    EnvironmentFact("filesystem", _filesystem, detail=True),
-    EnvironmentFact("space", _space, detail=True),
+ENVIRONMENT_FACTS: tuple[Fact[Environment], ...] = (
+    Fact("board", lambda e: optional(e.board)),
+    Fact("CPU", lambda e: join((e.cpu_model, f"{e.cpu_count} cores" if e.cpu_count else None))),
+    Fact("CPU governor", lambda e: join(e.cpu_governors)),
+    Fact("CPU clock", cpu_clock_text),
+    Fact("temperature", temperatures_text),
+    Fact("throttling", throttling_text),
+    Fact("load 1/5/15 min", load_text),
+    Fact("kernel", lambda e: optional(e.kernel)),
+    Fact("distribution", lambda e: optional(e.distribution)),
+    Fact("filesystem", _filesystem, detail=True),
+    Fact("space", _space, detail=True),
 )
 
 
 def environment_facts(environment: Environment, *, detail: bool) -> list[tuple[str, str]]:
-    return [
-        (fact.label, text)
-        for fact in ENVIRONMENT_FACTS
-        if (detail or not fact.detail) and (text := fact.text(environment)) is not None
-    ]
+    return _rows(ENVIRONMENT_FACTS, environment, detail)
 
 
 # -- runs -------------------------------------------------------------------------------------
