@@ -281,7 +281,7 @@ def test_run_carries_the_probe_and_claimed_vs_measured_findings(tmp_path, replay
         "speed_class": "C10", "uhs_grade": "U3", "video_class": "V30", "app_class": "A2"
     }  # fmt: skip
     findings = document["findings"]
-    assert "claims A2; measured 1500/496 IOPS: does not meet A2" in findings[-1]
+    assert "claims A2; measured 1498/500 IOPS: does not meet A2" in findings[-1]
     assert "claims U3; measured 10.0 MB/s: does not meet U3" in findings
     assert 'device: mmcblk0 (sd): Kingston "SD64G"' in done.stderr
     shown = json.loads(flashmark("show", "1", "--json", env=env).stdout)
