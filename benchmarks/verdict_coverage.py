@@ -657,7 +657,7 @@ def timing(repeat: int) -> None:
         [
             ("sdtest, one pass", STALLING.name, repeat, _spread(sdtest), ""),
             ("flashmark a1", STALLING.name, repeat, _spread(a1), ""),
-            ("a1 / sdtest, same repetition", STALLING.name, repeat, _spread(ratios, 2), "<= 0.4"),
+            ("a1 / sdtest, same repetition", STALLING.name, repeat, _spread(ratios, 3), "<= 0.4"),
             ("flashmark quick", CLEAR_A1.name, repeat, _spread(quick), "<= 35"),
         ],
     )
