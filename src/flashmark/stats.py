@@ -7,7 +7,7 @@ in the analysis of simulation output", Operations Research 30(3)). A window's co
 cut into batches of a fraction of a second each (flashmark.bench.results BATCH_MS); the rate of
 each batch is one sample, and the interval is Student's t of their mean with df = batches - 1
 (NIST/SEMATECH e-Handbook 7.2.2.1); at 99.5% (t(0.9975, df)) it is the decision interval of
-a graded test measured at its full length at once, which no stop looked at. Assumptions: the
+a graded test whose length no look at its rates decided (the leading seq-write). Assumptions: the
 batch means are about independent and about normal. Consecutive batches of a device are
 related (a GC cycle, a throttle's slices), so adjacent batches are merged pairwise while
 their lag-1 autocorrelation is positive beyond chance (one-sided 5%, r1 > 1.645 /
@@ -99,8 +99,8 @@ _T975 = (
 )  # fmt: skip
 _Z975 = 1.959964  # the normal quantile; t(0.975, df) tends to it
 # t(0.9975, df) for df = 1..30, the same table's column 0.9975 (each checked by integrating
-# the t density: its upper tail 0.0025 within 3e-6): the 99.5% interval a test measured at
-# its full length at once is judged on (DECISION_ALPHA).
+# the t density: its upper tail 0.0025 within 3e-6): the 99.5% interval a graded test whose
+# length no look at its rates decided is judged on (DECISION_ALPHA).
 _T9975 = (
     127.32, 14.089, 7.453, 5.598, 4.773, 4.317, 4.029, 3.833, 3.690, 3.581,
     3.497, 3.428, 3.372, 3.326, 3.286, 3.252, 3.222, 3.197, 3.174, 3.153,

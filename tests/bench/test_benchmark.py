@@ -42,10 +42,10 @@ def test_one_call_measures_grades_and_removes_its_test_file(tmp_path: Path, reco
         "rand-read-4k",
         "rand-read-4k-more1",
         "rand-read-4k-more2",
+        "rand-read-4k-q32",
         "rand-write-4k",
         "rand-write-4k-more1",
         "rand-write-4k-more2",
-        "rand-read-4k-q32",
         "rand-write-4k-q32",
         "rand-write-4k-q32-more1",
     ]
@@ -58,19 +58,19 @@ def test_one_call_measures_grades_and_removes_its_test_file(tmp_path: Path, reco
         (2.0, 1),
     ]
     lengthened = [t.lengthened or "" for t in run.tests]
-    for index in (2, 3):
+    for index in (2, 4):
         assert lengthened[index].startswith("its first window was not enough: undecided: ")
         assert "straddles" in lengthened[index]
         assert lengthened[index].endswith("extended to 8 s in 3 windows, pooled")
     assert "less than 8 MiB, the floor of a write test" in lengthened[5]
     assert lengthened[5].endswith("extended to 6 s in 2 windows, pooled")
-    assert lengthened[0] == lengthened[1] == lengthened[4] == ""
+    assert lengthened[0] == lengthened[1] == lengthened[3] == ""
     # Every second the tests took is in the result: the pooled windows as elapsed (fio's whole
     # seconds, as recorded), nothing discarded.
     assert [t.discarded_s for t in run.tests] == [0.0] * 6
-    assert [t.elapsed_s for t in run.tests][1::4] == [6.0, 10.0]
+    assert [t.elapsed_s for t in run.tests][1::4] == [6.0, 9.0]
     directions = [t.read or t.write for t in run.tests]
-    assert [d.runtime_ms if d else None for d in directions] == [8000, 3000, 8000, 8000, 3000, 6000]
+    assert [d.runtime_ms if d else None for d in directions] == [8000, 3000, 8000, 3000, 8000, 6000]
     for name, direction in zip([t.spec.name for t in run.tests], directions, strict=True):
         assert direction is not None and direction.bw_ci95 is not None
         # Graded tests: a decision interval at 99.5%, anytime-valid where the test may stop
@@ -97,8 +97,8 @@ def test_one_call_measures_grades_and_removes_its_test_file(tmp_path: Path, reco
         "prepare",
         "seq-read",
         "rand-read-4k",
-        "rand-write-4k",
         "rand-read-4k-q32",
+        "rand-write-4k",
         "rand-write-4k-q32",
     ]
     assert [job.window_s for job in plan.jobs] == [8.0, 3.0, 3.0, 3.0, 3.0, 3.0]
@@ -119,11 +119,12 @@ def test_the_plan_names_every_job_and_touches_nothing(tmp_path: Path):
 
 
 @pytest.mark.parametrize(
-    ("ramp_s", "expected"), [(None, [2, 2, 1, 1, 1]), (0, [0] * 5), (7, [7] * 5)]
+    ("ramp_s", "expected"), [(None, [2, 2, 0, 1, 0]), (0, [0] * 5), (7, [7] * 5)]
 )
 def test_the_ramp_asked_for_is_the_plans_and_every_timed_jobs(tmp_path: Path, ramp_s, expected):
     """None takes the profile's default (a1: 2 s) before seq-write and the test after the
-    preparation, and 1 s after a timed test (plan.py); 0 is a ramp of 0, not a missing value;
+    preparation, 1 s after a timed test and none after the same I/O at another depth (plan.py);
+    0 is a ramp of 0, not a missing value;
     a ramp given is every timed test's."""
     request = BenchmarkRequest(str(tmp_path), profile="a1", runtime_s=3, ramp_s=ramp_s)
     plan = plan_benchmark(request, SystemRoots(), "/work", probe=False)

@@ -114,8 +114,8 @@ def test_profiles_have_the_named_tests_of_the_issue():
         "seq-write",
         "seq-read",
         "rand-read-4k",
-        "rand-write-4k",
         "rand-read-4k-q32",
+        "rand-write-4k",
         "rand-write-4k-q32",
     )
     standard = PROFILES["standard"].test_names()

@@ -325,11 +325,24 @@ def test_the_quick_plan_measures_first_windows_after_a_full_length_seq_write(tmp
     assert [job.name for job in plan.all_jobs][:3] == ["seq-write", "prepare", "seq-read"]
     assert [job.window_s for job in plan.jobs] == [8.0] + [3.0] * 5
     assert [plan.is_first_window(i) for i in range(len(plan.jobs))] == [False] + [True] * 5
+    # quick grades: its seq-write ends once it has written the area, 8 s at most after its
+    # ramp; fio ends a job that is not time_based at its size (measure.py measures it again
+    # where that leaves less than a first window).
+    seq_write = plan.jobs[0]
+    assert seq_write.ends_when_written and "time_based" not in seq_write.text
+    assert "runtime=8\n" in seq_write.text and f"size={128 * MiB}\n" in seq_write.text
+    assert "until it has written the area or measured 8 s" in seq_write.text
+    assert not any(job.ends_when_written for job in plan.jobs[1:])
+    assert plan.describe().startswith("seq-write 10 s at most, until the area is written; ")
+    # Shorter than the runtime: the leading seq-write's window measured again (measure.py).
+    short = plan.full_length_job(0, 3)
+    assert short.name == "seq-write-again" and "measured again for 3 s" in short.text
     again = plan.full_length_job(1, 8)
     assert again.name == "seq-read-full" and again.window_s == 8.0
     assert "runtime=8\n" in again.text and "[seq-read-full]\n" in again.text
-    # seq-read ramps 2 s after the preparation, the four after it 1 s (tests/bench/test_ramps.py)
-    assert plan.expected_seconds() == 10 + 5 + 4 * 4
+    # seq-read ramps 2 s after the preparation, the depth-1 tests after it 1 s, the depth-32
+    # ones none (tests/bench/test_ramps.py)
+    assert plan.expected_seconds() == 10 + 5 + 2 * 4 + 2 * 3
 
 
 def test_runtime_fixes_every_length(tmp_path):
@@ -341,6 +354,9 @@ def test_runtime_fixes_every_length(tmp_path):
     assert settings.first_window_s is None
     assert [job.window_s for job in plan.jobs] == [4.0] * 6
     assert not any(plan.is_first_window(i) for i in range(6))
+    # Every length fixed, seq-write's too: time-based, whatever it wrote.
+    assert not any(job.ends_when_written for job in plan.jobs)
+    assert all("time_based=1\n" in job.text for job in plan.jobs)
 
 
 def test_the_preparation_writes_what_seq_write_did_not(tmp_path):
@@ -439,6 +455,8 @@ def test_the_standard_plan_writes_its_area_with_the_sustained_write_and_seq_writ
     # The sustained write first, on an empty cache; seq-write after it measures past it.
     assert names[:4] == ["sustained-write", "seq-write", "prepare", "seq-read"]
     assert plan.prepare_after == 2
+    # standard measures figures, not verdicts: seq-write its full length, time-based.
+    assert not plan.jobs[1].ends_when_written and "time_based=1\n" in plan.jobs[1].text
     sustained = plan.jobs[0]
     # Its offsets say how far it wrote: the preparation writes only the rest.
     assert "log_offset=1\n" in sustained.text

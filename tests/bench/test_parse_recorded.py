@@ -51,14 +51,15 @@ def test_quick_profile_on_an_a1_card_reads_back_its_caps(recordings):
         # The window's own rate (for writes: what the host accepted) is the throttle's cap:
         # its count could be off by one of the throttle's 100 ms grants (1.25% of 8 s); where
         # the bursts are alike the rate between the window's whole bursts is surer, and exact
-        # (flashmark.fio.window.WholeBursts). This host split some grants (a burst in two),
-        # which leaves the writes and the depth-32 reads to their count.
+        # (flashmark.fio.window.WholeBursts). In this recording every test but seq-write had
+        # alike bursts; seq-write's 1 MiB writes come one to a grant, which leaves it to its
+        # count.
         window = getattr(direction, f"accepted_{metric}") if spec.writes else None
         window = getattr(direction, metric) if window is None else window
         interval = direction.bw_ci95
         assert interval is not None
         between_bursts = "whole bursts" in interval.method
-        assert between_bursts is (spec.name in ("seq-read", "rand-read-4k")), spec.name
+        assert between_bursts is (spec.name != "seq-write"), spec.name
         tolerance = 0.002 if between_bursts else 0.0126
         assert window == pytest.approx(expected, rel=tolerance), spec.name
         lat = direction.lat_ns
@@ -112,7 +113,9 @@ def test_a_slow_card_at_a_deep_queue_is_measured_over_the_window_not_fios_runtim
     spec = next(t for t in PROFILES["quick"].tests if t.name == "rand-write-4k-q32")
     job, output = replay(recordings, "slow-card-deep-queue", spec)
     fio_write = json.loads(output.json_text or "")["jobs"][0]["write"]
-    assert fio_write["runtime"] > 8900 and fio_write["iops"] < 27  # what fio itself reports
+    # What fio itself divides by. (Its IOPS figure also counts the 32 writes queued at the
+    # start, this test ramping 0 s after rand-write-4k, which happens to offset the drain.)
+    assert fio_write["runtime"] > 8900
     write = parse_test_output(spec, job, output).write
     assert write is not None
     assert write.iops == pytest.approx(30, rel=0.03)

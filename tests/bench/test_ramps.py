@@ -1,6 +1,7 @@
 """Each timed test's ramp (plan.py): the profile's for the run's first test, the first after the
 preparation and the first after the sustained write; FOLLOW_RAMP_S for a test right after
-another timed test or its own first window; --ramp for every test. And the saved setting."""
+another timed test or its own first window; none for a test right after the same I/O at another
+depth; --ramp for every test. And the saved setting."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ import json
 from pathlib import Path
 
 from flashmark.bench.document import document_to_run, run_to_document
-from flashmark.bench.plan import FOLLOW_RAMP_S, Plan, default_settings, plan_tests
+from flashmark.bench.plan import (
+    DEPTH_CHANGE_RAMP_S,
+    FOLLOW_RAMP_S,
+    Plan,
+    default_settings,
+    follows_at_another_depth,
+    plan_tests,
+)
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.render.cells import lengths_text
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME
@@ -43,22 +51,33 @@ def test_quick_ramps_fully_before_seq_write_and_after_the_preparation_then_one_s
     plan = plan_for("quick", tmp_path)
     assert (plan.settings.ramp_s, plan.settings.follow_ramp_s) == (2, 1)
     assert plan.prepare_after == 1
-    assert ramps(plan) == [2, 2, 1, 1, 1, 1]
+    # Each depth-32 test right after its depth-1 test, without a ramp.
+    assert [spec.name for spec in plan.tests][2:] == [
+        "rand-read-4k",
+        "rand-read-4k-q32",
+        "rand-write-4k",
+        "rand-write-4k-q32",
+    ]
+    assert DEPTH_CHANGE_RAMP_S == 0
+    assert ramps(plan) == [2, 2, 1, 0, 1, 0]
     assert [f"ramp_time={job.ramp_s}\n" in job.text for job in plan.jobs] == [True] * 6
-    assert [job.expected_s for job in plan.jobs] == [10.0, 5.0, 4.0, 4.0, 4.0, 4.0]
-    assert plan.expected_seconds() == 10 + 5 + 4 * 4
+    assert [job.expected_s for job in plan.jobs] == [10.0, 5.0, 4.0, 3.0, 4.0, 3.0]
+    assert plan.expected_seconds() == 10 + 5 + 2 * 4 + 2 * 3
+    assert "5 tests x 5 s (4 s after a timed test, 3 s after the same I/O at another depth; " in (
+        plan.describe()
+    )
 
 
 def test_a1_has_no_seq_read_so_the_test_after_the_preparation_ramps_fully(tmp_path):
     plan = plan_for("a1", tmp_path)
     assert [job.name for job in plan.all_jobs][:3] == ["seq-write", "prepare", "rand-read-4k"]
-    assert ramps(plan) == [2, 2, 1, 1, 1]
+    assert ramps(plan) == [2, 2, 0, 1, 0]
 
 
 def test_a_preparation_with_nothing_left_to_write_leaves_the_next_test_the_follow_ramp(tmp_path):
     plan = plan_for("a1", tmp_path)
     after = plan.without_preparation_ramp()
-    assert ramps(after) == [2, 1, 1, 1, 1]
+    assert ramps(after) == [2, 1, 0, 1, 0]
     assert "ramp_time=1\n" in after.jobs[1].text and after.jobs[1].expected_s == 4.0
     assert after.jobs[1].window_s == plan.jobs[1].window_s and after.jobs[1].name == "rand-read-4k"
     assert after.jobs[2:] == plan.jobs[2:] and after.without_preparation_ramp() == after
@@ -73,7 +92,7 @@ def test_standard_ramps_its_own_three_seconds_where_the_rule_says(tmp_path):
     assert names[:3] == [SUSTAINED_WRITE_NAME, "seq-write", "seq-read"]
     # The sustained write has no ramp (its start is the cache) nor a window; seq-write follows
     # it, and seq-read the preparation: both ramp fully.
-    assert ramps(plan) == [0, 3, 3, 1, 1, 1, 1, 1, 1, 1]
+    assert ramps(plan) == [0, 3, 3, 1, 0, 1, 0, 1, 1, 1]
     assert plan.jobs[0].window_s is None and "\nramp_time=" not in plan.jobs[0].text
 
 
@@ -82,9 +101,13 @@ def test_the_first_timed_test_after_the_sustained_write_ramps_fully(tmp_path):
     after = [spec.name for spec in plan.tests].index(SUSTAINED_WRITE_NAME) + 1
     assert plan.jobs[after - 1].ramp_s == 0
     assert plan.jobs[after].ramp_s == 2 and plan.tests[after].name == "seq-write"
-    # seq-read, after the preparation, ramps fully too; then one second each.
+    # seq-read, after the preparation, ramps fully too; then one second each, but none after
+    # the same I/O at another depth.
     assert plan.jobs[after + 1].ramp_s == 2
-    assert all(job.ramp_s == 1 for job in plan.jobs[after + 2 :])
+    assert all(
+        job.ramp_s == (0 if spec.name.endswith("-q32") else 1)
+        for spec, job in zip(plan.tests[after + 2 :], plan.jobs[after + 2 :], strict=True)
+    )
     assert ramps(plan)[:4] == [0, 2, 2, 1]
 
 
@@ -96,7 +119,7 @@ def test_a_read_only_device_run_ramps_its_first_test_fully(tmp_path):
     plan = plan_tests(quick, settings, DEVICE, log_folder=LOGS)
     assert plan.prepare_job is None
     assert [spec.name for spec in plan.tests][:2] == ["seq-read", "rand-read-4k"]
-    assert ramps(plan) == [2, 1, 1]
+    assert ramps(plan) == [2, 1, 0]
 
 
 def test_a_ramp_asked_for_is_every_timed_tests_ramp(tmp_path):
@@ -128,14 +151,33 @@ def test_a_test_measured_again_follows_its_own_first_window(tmp_path):
     # Measured at full length at once, in place of its first window: that window's ramp.
     at_once = plan.full_length_job(1, 8, after_first_window=False)
     assert at_once.ramp_s == 2 and "ramp_time=2\n" in at_once.text
-    assert plan.full_length_job(3, 8, after_first_window=False).ramp_s == 1
+    assert plan.full_length_job(4, 8, after_first_window=False).ramp_s == 1
+    # rand-read-4k-q32, after rand-read-4k, had none; measured again after its first window,
+    # the follow ramp.
+    assert plan.full_length_job(3, 8, after_first_window=False).ramp_s == 0
+    assert plan.full_length_job(3, 8).ramp_s == FOLLOW_RAMP_S
 
 
 def test_the_lengths_text_names_both_ramps(tmp_path):
-    settings = plan_for("quick", tmp_path).settings
-    assert lengths_text(settings) == (
+    plan = plan_for("quick", tmp_path)
+    assert lengths_text(plan.settings) == (
         "3 s per test after 2 s ramp (1 s after a timed test), up to 8 s where 3 s were not enough"
     )
+    assert lengths_text(plan.settings, plan.tests) == (
+        "3 s per test after 2 s ramp (1 s after a timed test, 0 s after the same I/O at another "
+        "depth), up to 8 s where 3 s were not enough"
+    )
+
+
+def test_a_run_in_the_order_saved_before_the_depth_pairs_names_no_depth_ramp():
+    """Runs saved before the depth-32 tests followed their depth-1 ones ramped 1 s there: their
+    order says so, since no test of theirs follows the same I/O at another depth."""
+    run = document_to_run(json.loads(SAVED.read_text()))
+    names = [test.spec.name for test in run.tests]
+    assert names.index("rand-write-4k") + 1 == names.index("rand-read-4k-q32")
+    assert not follows_at_another_depth([test.spec for test in run.tests])
+    ramped = dataclasses.replace(run.settings, ramp_s=2, follow_ramp_s=1)
+    assert "another depth" not in lengths_text(ramped, [test.spec for test in run.tests])
 
 
 def test_the_follow_ramp_is_saved_and_read_back():

@@ -14,8 +14,16 @@ with plain `fio FILE --output-format=json`. Options and why they are set:
   (`--ramp 0`) is fio's default, no warm-up: in_ramp_time() and ramp_time_over() test
   `td->o.ramp_time` first (fio-3.33 time.c), so the stats are never reset and the window, its
   logs and the I/O start together at the job's epoch. It is written out all the same, so the
-  printed job says what was run.
+  printed job says what was run. The leading seq-write of a profile that grades is not
+  time_based: fio ends it at its `size` (the area, the ramp's writes included) or at its
+  runtime, whichever comes first (`until_written`).
 - end_fsync=1 on writes: the data must be on the device before the clock stops.
+- clocksource=clock_gettime: the kernel's monotonic clock (through the vDSO), the same on
+  every architecture. Left to choose, fio first checks the CPU's cycle counter across every CPU
+  at each start where the architecture calls it reliable (fio-3.33 gettime.c fio_clock_init,
+  fio_monotonic_clocktest; skipped once a clock source is set), which cost about 65 ms per
+  fio run on a 2-core x86 host; the per-I/O times need no finer clock than the kernel's (the
+  logs hold whole milliseconds, the latencies nanoseconds either way).
 - lat_percentiles=1: percentiles of the whole latency (submission + completion), what an
   application waits for; fio reports them in JSON since 3.11 (axboe/fio issue #691).
 - write_iops_log without log_avg_msec: one log line per completed I/O, with its completion time
@@ -82,32 +90,44 @@ def job_for_test(
     again: bool = False,
     ramp_s: int | None = None,
     extension: int = 0,
+    until_written: bool = False,
 ) -> FioJob:
     """The fio job measuring one test of a profile against `filename`: a generated test-file
     name relative to fio's working directory, or a device's /dev/NAME. Its per-I/O log goes to
     `log_folder` (absolute). Both must be literal to fio's parser, else ValueError (a bug).
     `window_s` is the measuring window, the settings' runtime unless given (flashmark.bench.lengths:
     a short first window). `again` names the run of a test whose first window was not enough
-    `NAME-full`, with its own output and log files; `extension` N > 0 names the Nth run
-    extending its first window `NAME-moreN` (its window is pooled with the first's). `ramp_s`
+    `NAME-full`, with its own output and log files (`NAME-again` when it is shorter than the
+    runtime: a leading sequential write's window too short to judge); `extension` N > 0 names
+    the Nth run extending its first window `NAME-moreN` (its window is pooled with the
+    first's). `ramp_s`
     is the job's own warm-up, the settings' ramp unless given (plan.py: shorter after another
-    timed test)."""
+    timed test). `until_written`: a sequential write that also ends once it has written the
+    area, its ramp's bytes included (not time_based: fio ends a job at `size` or `runtime`,
+    whichever comes first, fio HOWTO "runtime"), so its window is what is left of the window
+    after the ramp (plan.py: a leading sequential write in a profile that grades)."""
     if not is_fio_literal_folder(log_folder):
         raise ValueError(f"fio would not read this log folder literally: {log_folder!r}")
     if spec.name == SUSTAINED_WRITE_NAME:
         return sustained_job(spec, settings, filename, readonly=readonly, log_folder=log_folder)
-    name = f"{spec.name}-full" if again else spec.name
+    window = settings.runtime_s if window_s is None else window_s
+    name = spec.name
     what = f"test {spec.name} ({spec.description}), profile {settings.profile}"
-    if again:
+    if again and window < settings.runtime_s:  # a leading seq-write's window (measure.py)
+        name = f"{spec.name}-again"
+        what += f", measured again for {window} s: its first window was too short"
+    elif again:
+        name = f"{spec.name}-full"
         what += ", measured again at full length: its first window was not enough"
     if extension:
         name = f"{spec.name}-more{extension}"
         what += f", extension {extension} of its first window, which was not enough"
+    if until_written:
+        what += f", until it has written the area or measured {window} s"
     lines = _head(what, settings, filename)
-    window = settings.runtime_s if window_s is None else window_s
     ramp = settings.ramp_s if ramp_s is None else ramp_s
     lines += [
-        "time_based=1",
+        *([] if until_written else ["time_based=1"]),
         f"runtime={window}",
         f"ramp_time={ramp}",
         "randrepeat=0",
@@ -139,6 +159,7 @@ def job_for_test(
         timeout_s=max(120.0, 4 * expected),
         ramp_s=ramp,
         block_bytes=spec.block_size_bytes,
+        ends_when_written=until_written,
     )
 
 
@@ -280,4 +301,5 @@ def _head(what: str, settings: Settings, filename: str, size_bytes: int | None =
         "thread=1",
         "refill_buffers=1",
         "group_reporting=1",
+        "clocksource=clock_gettime",
     ]

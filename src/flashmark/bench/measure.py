@@ -51,7 +51,13 @@ from flashmark.bench.model import (
 )
 from flashmark.bench.plan import REST_STEP_NAME, Plan, Rest
 from flashmark.bench.preflight import full_temporary_folder
-from flashmark.bench.results import ParsedRun, parse_prepare_output, parse_run, pooled_result
+from flashmark.bench.results import (
+    ParsedRun,
+    parse_prepare_output,
+    parse_run,
+    pooled_result,
+    written_window,
+)
 from flashmark.bench.slow_moments import SlowMoments, pauses_of_writes
 from flashmark.bench.target import TestArea, created_test_file
 from flashmark.errors import (
@@ -437,6 +443,8 @@ def _measure_test(
             lengthened += f"; then again: {short.reason}"
         result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
         return result, output, False
+    if plan.jobs[index].ends_when_written:
+        return _until_written(runs)
     first, output = runs.parsed(plan.jobs[index])
     # A test at its full length at once (the leading sequential write) stops on nothing: its
     # fixed-length interval holds, and is judged at the decision's level.
@@ -453,6 +461,58 @@ def _measure_test(
     lengthened = f"its first window was not enough: {longer.reason}"
     result = dataclasses.replace(result, lengthened=lengthened, discarded_s=first.elapsed_s)
     return result, output, longer.bursty
+
+
+def _until_written(runs: _TestRuns) -> tuple[TestResult, FioOutput, bool]:
+    """A leading sequential write that ended once it had written the area (plan.py), judged at
+    the decision's level on its fixed-length interval: it stopped on its bytes, not on its
+    rates. Where what the ramp left of it is shorter than a first window (a fast card, its
+    area written in seconds), that is too few seconds to estimate its spread: it is measured
+    again for a first window's length instead, unjudged. Where a threshold it serves is still
+    undecided and it measured less than the profile's runtime, it is measured once more at
+    full length, on a fresh fixed-length interval (docs/methodology.md: a wrong verdict then
+    needs the truth past one end of one of two 99.5% intervals, at most 0.25% each)."""
+    plan, index, spec = runs.plan, runs.index, runs.spec
+    job = plan.jobs[index]
+    floor_s, runtime_s = plan.settings.first_window_s, plan.settings.runtime_s
+    assert floor_s is not None  # adaptive lengths (plan._until_written)
+    with _temporary_folder_checked(runs.runner):
+        output = runs.runner.run(job, runs.progress.update, folder_fd=runs.folder_fd)
+    window = written_window(output, job)
+    runs_kept = output  # the run whose window is the result
+    discarded_s, lengthened, full = 0.0, None, window.capped
+    if window.capped or window.ms >= floor_s * 1000:
+        parsed = parse_run(spec, job, output)
+        result = pooled_result(spec, [parsed], decision=True, slow=runs.slow)
+    else:
+        area = format_size(plan.settings.size_bytes)
+        when = f"{window.ms / 1000:.1f} s after its ramp" if window.ms else "during its ramp"
+        lengthened = f"it wrote the {area} area {when}, too short a window"
+        result, runs_kept = _measured_again(runs, floor_s, lengthened)
+        discarded_s = output.elapsed_s
+    left = undecided(result)
+    if left and not full:
+        reason = f"undecided: {'; '.join(left)}"
+        discarded_s += runs_kept.elapsed_s
+        result, runs_kept = _measured_again(runs, runtime_s, reason)
+        lengthened = f"{lengthened}; then {reason}" if lengthened else reason
+    if lengthened is not None:
+        result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
+    # The area is written whichever run is kept: the preparation after it, which reads how far
+    # the writes reached from their logs, finds the first run's too.
+    logs = {**output.logs, **runs_kept.logs}
+    return result, dataclasses.replace(runs_kept, logs=logs), False
+
+
+def _measured_again(
+    runs: _TestRuns, window_s: int, reason: str
+) -> tuple[TestResult, FioOutput]:
+    """The leading sequential write measured again for `window_s`, after the follow ramp,
+    judged on its fixed-length interval at the decision's level."""
+    job = runs.plan.full_length_job(runs.index, window_s)
+    _announce(runs.progress, job, reason, again=True)
+    parsed, output = runs.parsed(job)
+    return pooled_result(runs.spec, [parsed], decision=True, slow=runs.slow), output
 
 
 def _announce(progress: Progress, job: FioJob, reason: str, *, again: bool = False) -> None:

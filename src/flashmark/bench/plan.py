@@ -24,7 +24,8 @@ else: `--show-fio` prints them, measure() runs them.
 Each timed job has its own ramp: the profile's for the run's first test, for the first after
 the preparation and for the first after a test that is not time-based (`sustained-write`);
 a shorter one (FOLLOW_RAMP_S) for a test that directly follows another timed test, and for
-a test extended or run again at full length right after its own first window. --ramp sets
+a test extended or run again at full length right after its own first window; none
+(DEPTH_CHANGE_RAMP_S) for a test that follows the same I/O at another queue depth. --ramp sets
 every ramp.
 """
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from flashmark.bench.grading.classes import graded_tests
@@ -67,6 +69,12 @@ from flashmark.units import format_duration, format_size
 # (flashmark.bench.lengths) rather than reporting it.
 # Saves 1 s per such test (2 s in the standard profile).
 FOLLOW_RAMP_S = 1
+# The ramp of a timed test that directly follows one of the same I/O at another queue depth
+# (rand-read-4k-q32 after rand-read-4k): the same pattern and block size on the same area,
+# so nothing has to settle but the queue, which the first I/Os fill. The profiles that grade
+# run such pairs one after the other for this (profiles.py). Not with --ramp, which sets every
+# ramp.
+DEPTH_CHANGE_RAMP_S = 0
 
 
 # The name of the rest step (measure.py), in the progress and in a partial result's steps.
@@ -166,6 +174,7 @@ class Plan:
         parts: list[str] = []
         limits: list[int] = []  # what the size-bound tests write at most
         timed = 0  # tests measuring a first window (every timed test with --runtime)
+        depth_changes = 0  # of them, those after the same I/O at another depth (no ramp)
         for index, (spec, job) in enumerate(zip(self.tests, self.jobs, strict=True)):
             if job.size_limit_bytes is not None:
                 text = sustained_length_text(job.size_limit_bytes)
@@ -174,12 +183,17 @@ class Plan:
                 parts.append(text)
                 limits.append(job.size_limit_bytes)
             elif self.settings.first_window_s is not None and not self.is_first_window(index):
-                # A leading sequential write runs its full length (see plan_tests).
-                parts.append(f"{spec.name} {job.expected_s or 0:g} s")
+                # A leading sequential write runs its full length (see plan_tests), or until
+                # it has written the area.
+                until = " at most, until the area is written" if job.ends_when_written else ""
+                parts.append(f"{spec.name} {job.expected_s or 0:g} s{until}")
             else:
                 timed += 1
+                depth_changes += job.ramp_s != self.settings.ramp_s and job.ramp_s == (
+                    DEPTH_CHANGE_RAMP_S
+                )
         if timed:
-            parts.append(self._timed_lengths(timed))
+            parts.append(self._timed_lengths(timed, depth_changes))
         if not parts:
             return "nothing to run"
         text = "; ".join(parts)
@@ -206,29 +220,34 @@ class Plan:
             text += f", then workloads {', '.join(self.workloads)}"
         return text
 
-    def _timed_lengths(self, count: int) -> str:
+    def _timed_lengths(self, count: int, depth_changes: int = 0) -> str:
         """How long the `count` timed tests take, e.g. "6 tests x 10 s" or, with adaptive
-        lengths and a shorter ramp after a timed test, "6 tests x 5 s (4 s after a timed test;
-        4 to 9 s more where 3 s are not enough)": a first window extended by another, or
-        measured again at full length (flashmark.bench.lengths)."""
+        lengths and shorter ramps after a timed test, "6 tests x 5 s (4 s after a timed test,
+        3 s after the same I/O at another depth; 4 to 9 s more where 3 s are not enough)": a
+        first window extended by another, or measured again at full length
+        (flashmark.bench.lengths). `depth_changes` of them follow the same I/O at another
+        depth (DEPTH_CHANGE_RAMP_S)."""
         settings = self.settings
         runtime = settings.runtime_s
         ramp, follow, first = settings.ramp_s, settings.follow_ramp_s, settings.first_window_s
         tests = f"{count} test{'s' if count != 1 else ''}"
-        if first is None:
-            text = f"{tests} x {ramp + runtime} s"
-            return text if follow == ramp else f"{text} ({follow + runtime} s after a timed test)"
-        extension = follow + min(first, runtime - first)
-        again = f"{extension} to {follow + runtime} s more where {first} s are not enough"
-        if follow == ramp:
-            return f"{tests} x {ramp + first} s ({again})"
-        return f"{tests} x {ramp + first} s ({follow + first} s after a timed test; {again})"
+        window = runtime if first is None else first
+        ramps = [f"{follow + window} s after a timed test"] if follow != ramp else []
+        if depth_changes:
+            ramps.append(f"{DEPTH_CHANGE_RAMP_S + window} s after the same I/O at another depth")
+        notes = [", ".join(ramps)] if ramps else []
+        if first is not None:
+            extension = follow + min(first, runtime - first)
+            notes.append(f"{extension} to {follow + runtime} s more where {first} s are not enough")
+        text = f"{tests} x {ramp + window} s"
+        return f"{text} ({'; '.join(notes)})" if notes else text
 
     def stops_on_verdict(self, index: int) -> bool:
         """Whether test `index` stops once every threshold it serves is decided and is judged
         on its decision interval (flashmark.bench.lengths): a test a class reads, in a profile
         that exists to grade, with adaptive lengths (not --runtime). A leading sequential
-        write still measures its full length (the preparation would write what it does not)."""
+        write is not stopped on its verdict: it ends once it has written the area, which the
+        preparation would write otherwise (`_until_written`)."""
         return (
             self.profile.stops_on_verdict
             and self.settings.first_window_s is not None
@@ -439,9 +458,11 @@ def plan_tests(profile: Profile, settings: Settings, target: Target, *, log_fold
                 readonly=readonly,
                 log_folder=log_folder,
                 # The leading sequential writes measure their full length: the preparation
-                # writes what they do not, so it costs no time.
+                # writes what they do not, so it costs no time. In a profile that grades, the
+                # time the area takes is enough (`_until_written`).
                 window_s=None if index < leading else settings.first_window_s,
                 ramp_s=ramps[index],
+                until_written=index < leading and _until_written(profile, settings, spec),
             )
             for index, spec in enumerate(tests)
         ),
@@ -453,6 +474,20 @@ def plan_tests(profile: Profile, settings: Settings, target: Target, *, log_fold
         filename=filename,
         log_folder=log_folder,
         rest=_rest(tests, target),
+    )
+
+
+def _until_written(profile: Profile, settings: Settings, spec: TestSpec) -> bool:
+    """Whether a leading sequential write ends once it has written the area (jobs.py,
+    `until_written`): in a profile that grades with adaptive lengths, where the verdict needs
+    the area written (the reads after it read it) and not the precision of a full window.
+    Its window keeps a floor, the first window's length: one shorter is measured again
+    (measure.py)."""
+    return (
+        profile.stops_on_verdict
+        and settings.first_window_s is not None
+        and spec.pattern is Pattern.SEQ_WRITE
+        and spec.name != SUSTAINED_WRITE_NAME
     )
 
 
@@ -477,8 +512,31 @@ def _ramps(tests: tuple[TestSpec, ...], settings: Settings, prepare_at: int | No
         after_timed = (
             index > 0 and index != prepare_at and tests[index - 1].name != SUSTAINED_WRITE_NAME
         )
-        ramps.append(settings.follow_ramp_s if after_timed else settings.ramp_s)
+        if not after_timed:
+            ramps.append(settings.ramp_s)
+        elif at_another_depth(tests[index - 1], tests[index]) and ramp_not_given(settings):
+            ramps.append(DEPTH_CHANGE_RAMP_S)
+        else:
+            ramps.append(settings.follow_ramp_s)
     return ramps
+
+
+def follows_at_another_depth(tests: Sequence[TestSpec]) -> bool:
+    """Whether any of `tests`, in the order they ran, follows the same I/O at another depth
+    (DEPTH_CHANGE_RAMP_S): what the ramps of a saved run say."""
+    return any(at_another_depth(a, b) for a, b in itertools.pairwise(tests))
+
+
+def at_another_depth(before: TestSpec, test: TestSpec) -> bool:
+    """Whether `test` is the I/O of `before` at another queue depth (DEPTH_CHANGE_RAMP_S)."""
+    return (
+        replace(before, name=test.name, description=test.description, iodepth=test.iodepth) == test
+    )
+
+
+def ramp_not_given(settings: Settings) -> bool:
+    """Whether the ramps are the profile's: --ramp sets every ramp alike (default_settings)."""
+    return settings.follow_ramp_s != settings.ramp_s
 
 
 def _leading_sequential_writes(tests: tuple[TestSpec, ...]) -> int:

@@ -85,6 +85,33 @@ def parse_run(spec: TestSpec, job: FioJob, output: FioOutput) -> ParsedRun:
     )
 
 
+@dataclass(frozen=True)
+class WrittenWindow:
+    """What a job that ends once it has written its size (jobs.py `until_written`) measured
+    after its ramp: until its last logged write (`ms`, without the end_fsync that fio's
+    runtime holds too; 0 when it wrote its size within the ramp: fio then never reset its
+    figures, its runtime and io_bytes are the ramp's, and logged nothing: fio 3.33 time.c
+    ramp_time_over, checked with fio 3.33); `capped` when fio stopped it on the clock (its
+    runtime reached the window) rather than at its size."""
+
+    ms: float
+    capped: bool
+
+
+def written_window(output: FioOutput, job: FioJob) -> WrittenWindow:
+    completions = read_completions(output.logs, 1)
+    if not completions:
+        return WrittenWindow(0.0, capped=False)
+    runtime_ms = json_number(json_section(single_job(output), "write"), "runtime")
+    capped = job.window_s is not None and runtime_ms >= job.window_s * 1000
+    return WrittenWindow(last_completion_ms(completions), capped)
+
+
+def last_completion_ms(completions: Sequence[Completion]) -> float:
+    """When the last of `completions` was logged, counted to the end of the log's resolution."""
+    return max(c.time_ms for c in completions) + LOG_RESOLUTION_MS
+
+
 def pooled_result(
     spec: TestSpec,
     runs: Sequence[ParsedRun],
@@ -211,6 +238,10 @@ def _window(
         if missing % size:
             unlogged.append(Completion(0.5, missing % size))
         completions = unlogged + completions
+    if job.ends_when_written and completions:
+        # Its window is its writes: fio's runtime also holds the end_fsync, which the durable
+        # rate counts on its own (fsync_ms below), as for a window that ends on the clock.
+        window_ms = min(window_ms, math.ceil(last_completion_ms(completions)))
     inside = sum(1 for c in completions if c.time_ms < window_ms)
     batch_ms = max(float(BATCH_MS), MIN_BATCH_TRANSFERS * window_ms / max(1, inside))
     count = count_window(

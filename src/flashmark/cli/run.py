@@ -91,7 +91,8 @@ _SHORT_RUNTIME_S = 8
     help="Warm-up seconds before each timed test: fio runs the test but counts nothing, so a "
     "device waking from power saving or a first burst into its write cache does not decide "
     "the figure (default per profile: quick 2, standard 3; 1 for a test that directly follows "
-    "another timed test, the device already busy). Given, it is every timed test's warm-up. "
+    "another timed test, the device already busy, and 0 after the same I/O at another queue "
+    "depth). Given, it is every timed test's warm-up. "
     "Raise it if a device's per-second rates still change over a test's first seconds; 0 "
     "measures from the first I/O (quicker, start-up included). The sustained-write test has "
     "none: its start is the cache.",

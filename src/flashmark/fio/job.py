@@ -52,6 +52,9 @@ class FioJob:
     ramp_s: int = 0
     # Bytes per request (bs=): how long one may take on a slow card (flashmark.system.watchdog).
     block_bytes: int = 0
+    # A timed job that also ends once it has written its size, ramp included (not time_based):
+    # its window is what is left after the ramp, up to `window_s` (flashmark.bench.jobs).
+    ends_when_written: bool = False
 
 
 def is_fio_literal_file(name: str) -> bool:

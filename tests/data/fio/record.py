@@ -20,12 +20,11 @@ import time
 from pathlib import Path
 
 from flashmark.bench.jobs import job_for_test, prepare_job
-from flashmark.bench.lengths import FIRST_WINDOW_S, extension_s
 from flashmark.bench.measure import measure
 from flashmark.bench.model import Settings
 from flashmark.bench.plan import default_settings, plan_tests
 from flashmark.bench.profiles import get_profile
-from flashmark.bench.target import created_test_file, resolve_target
+from flashmark.bench.target import resolve_target
 from flashmark.fio.job import FioJob
 from flashmark.fio.runner import FioOutput, FioProcessRunner, ProgressCallback
 from flashmark.system.sysroot import SystemRoots
@@ -187,53 +186,6 @@ def record_large_blocks(name: str) -> None:
         f"seq-read and rand-read-16M of the full profile, {_lengths(settings)}, area 64 MiB, "
         f"ext4 folder (tests/bench/test_adaptive_lengths.py's scenario). {outcome}.",
     )
-
-
-def record_verdict_extensions(name: str) -> None:
-    """Add to recording `name` (quick on the a1-card) the extensions that rand-read-4k and
-    rand-write-4k run since quick's graded tests stop on their verdicts: on a card at the A1
-    thresholds they stay undecided to 8 s (3 + 3 + 2). Each runs after the test's first
-    window, on a prepared area of a fresh card of the same caps; what is recorded already is
-    kept."""
-    destination = HERE / name
-    quick = get_profile("quick")
-    profile = dataclasses.replace(
-        quick, tests=tuple(t for t in quick.tests if t.name in ("rand-read-4k", "rand-write-4k"))
-    )
-    settings = default_settings(
-        profile, size_bytes=128 * MiB, runtime_s=None, buffered=False, destructive=False
-    )
-    with (
-        EmulatedDevice(A1_CARD, size_bytes=512 * MiB) as device,
-        _workdir() as workdir,
-    ):
-        target = resolve_target(
-            str(device.target), size_bytes=settings.size_bytes, destructive=False,
-            roots=SystemRoots(),
-        )  # fmt: skip
-        runner = RecordingRunner(CgroupRunner(workdir, device), destination, adding=True)
-        plan = plan_tests(profile, settings, target, log_folder=runner.log_folder)
-        with created_test_file(
-            target, direct=True, left_behind=[], allocate_bytes=settings.size_bytes
-        ) as area:
-            assert plan.prepare_job is not None
-            runner.run(plan.prepare_job, folder_fd=area.folder_fd)
-            for index in range(len(plan.tests)):
-                runner.run(plan.jobs[index], folder_fd=area.folder_fd)
-                measured, extension = float(FIRST_WINDOW_S), 0
-                while step := extension_s(settings.runtime_s, measured):
-                    extension += 1
-                    job = plan.extension_job(index, step, extension)
-                    runner.run(job, folder_fd=area.folder_fd)
-                    measured += step
-    with (destination / "scenario.txt").open("a") as scenario:
-        scenario.write(
-            f"Added on {time.strftime('%Y-%m-%d')} by record_verdict_extensions: the "
-            "extensions of rand-read-4k and rand-write-4k (NAME-more1, NAME-more2) that quick "
-            "runs since its graded tests stop on their verdicts (undecided at the A1 "
-            "thresholds), from a second card of the same caps, each after its test's first "
-            "window.\n"
-        )
 
 
 def _lengths(settings: Settings) -> str:
@@ -403,8 +355,33 @@ def main() -> None:
             filesystem=True,
             note="The default quick profile, as `flashmark run` makes it.",
         )
-    if want("quick-a1-card-verdicts"):
-        record_verdict_extensions("quick-a1-card-adaptive")
+    if want("a1-until-written"):
+        record_profile(
+            "a1-until-written",
+            "a1",
+            DeviceCaps("20-mb-card", 3000, 1000, 40_000_000, 20_000_000),
+            runtime_s=None,
+            size_bytes=128 * MiB,
+            filesystem=True,
+            note=(
+                "The default a1 profile: seq-write writes the 128 MiB area in about 6.7 s at "
+                "20 MB/s and ends there, a window of about 4.7 s after its 2 s ramp."
+            ),
+        )
+    if want("a1-seq-write-again"):
+        record_profile(
+            "a1-seq-write-again",
+            "a1",
+            DeviceCaps("59-mb-card", 3200, 1480, 66_000_000, 59_000_000),
+            runtime_s=None,
+            size_bytes=128 * MiB,
+            filesystem=True,
+            note=(
+                "The default a1 profile on seed 002's Extreme A1 figures: seq-write writes the "
+                "128 MiB area in about 2.3 s, which leaves less than a 3 s window after its 2 s "
+                "ramp, so it runs again for 3 s (seq-write-again)."
+            ),
+        )
     if want("standard-fast-card"):
         record_profile(
             "standard-fast-card",

@@ -14,8 +14,8 @@ Which test feeds which check (documented in docs/result-schema.md too):
   queueing and the card cache, so the host may keep several requests outstanding. On SD hosts
   without command queueing (most SBCs and mainline kernels, seed 002) depth 32 reaches the card
   one request at a time, so the result is the same as depth 1.
-- Every sequential check reads `seq-write` (1 MiB, depth 1, time-based after a ramp over a
-  prepared area: sustained, not a burst), except that the speed classes (C10, U1, U3, V30),
+- Every sequential check reads `seq-write` (1 MiB, depth 1, after a ramp, from the start of
+  the area: sustained, not a burst), except that the speed classes (C10, U1, U3, V30),
   when the run measured `sustained-write` (profiles standard, full, sustained), are graded as
   the SD Physical Layer Simplified Specification measures them (flashmark.bench.speed_class_rate):
   the slowest 4 MiB sub-unit of 512 KiB writes after the device's write cache must reach the

@@ -6,6 +6,7 @@ so a figure pasted from an export reads the same as the one on screen. Pure func
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from flashmark.bench.jobs import sustained_size_limit
@@ -17,7 +18,9 @@ from flashmark.bench.model import (
     Settings,
     TargetKind,
     TestResult,
+    TestSpec,
 )
+from flashmark.bench.plan import DEPTH_CHANGE_RAMP_S, follows_at_another_depth, ramp_not_given
 from flashmark.bench.render.describe import measured_line
 from flashmark.bench.run_result import Run
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME, sustained_length_text
@@ -210,7 +213,7 @@ def settings_details(run: Run) -> str:
     settings = run.settings
     mode = "direct I/O" if settings.direct else "BUFFERED I/O (page cache included)"
     area = format_size(settings.size_bytes)
-    lengths = [lengths_text(settings)]
+    lengths = [lengths_text(settings, [test.spec for test in run.tests])]
     if run.test(SUSTAINED_WRITE_NAME) is not None:
         sized = sustained_length_text(sustained_size_limit(settings))
         timed = any(test.spec.name != SUSTAINED_WRITE_NAME for test in run.tests)
@@ -218,11 +221,14 @@ def settings_details(run: Run) -> str:
     return f"area {area}, {', '.join(lengths)}, {mode}"
 
 
-def lengths_text(settings: Settings) -> str:
+def lengths_text(settings: Settings, tests: Sequence[TestSpec] = ()) -> str:
     """How long each test measured, e.g. "8 s per test after 2 s ramp", or with adaptive
     lengths "3 s per test after 2 s ramp (1 s after a timed test), up to 8 s where 3 s were
-    not enough" (flashmark.bench.lengths; each test's `lengthened` says which and why)."""
-    ramp = ramp_text(settings)
+    not enough" (flashmark.bench.lengths; each test's `lengthened` says which and why).
+    `tests`, in the order they ran, say whether one followed the same I/O at another depth."""
+    ramp = ramp_text(
+        settings, depth_change=ramp_not_given(settings) and follows_at_another_depth(tests)
+    )
     if settings.first_window_s is None:
         return f"{settings.runtime_s} s per test after {ramp}"
     return (
@@ -231,17 +237,25 @@ def lengths_text(settings: Settings) -> str:
     )
 
 
-def ramp_text(settings: Settings) -> str:
+def ramp_text(settings: Settings, *, depth_change: bool = False) -> str:
     """The warm-up of the timed tests, e.g. "2 s ramp (1 s after a timed test)" (plan.py)."""
-    return ramps_text(settings.ramp_s, settings.follow_ramp_s, noun=" ramp")
+    return ramps_text(
+        settings.ramp_s, settings.follow_ramp_s, noun=" ramp", depth_change=depth_change
+    )
 
 
-def ramps_text(ramp_s: int, follow_ramp_s: int, *, noun: str = "") -> str:
-    """A ramp and the shorter one after a timed test, e.g. "2 s (1 s after a timed test)"; one
-    figure when they are the same. `noun` follows the first figure."""
+def ramps_text(
+    ramp_s: int, follow_ramp_s: int, *, noun: str = "", depth_change: bool = False
+) -> str:
+    """A ramp and the shorter ones after a timed test, e.g. "2 s (1 s after a timed test)", and
+    with `depth_change` "2 s (1 s after a timed test, 0 s after the same I/O at another
+    depth)"; one figure when they are the same. `noun` follows the first figure."""
     if follow_ramp_s == ramp_s:
         return f"{ramp_s} s{noun}"
-    return f"{ramp_s} s{noun} ({follow_ramp_s} s after a timed test)"
+    shorter = f"{follow_ramp_s} s after a timed test"
+    if depth_change:
+        shorter += f", {DEPTH_CHANGE_RAMP_S} s after the same I/O at another depth"
+    return f"{ramp_s} s{noun} ({shorter})"
 
 
 def seconds_text(seconds: float) -> str:

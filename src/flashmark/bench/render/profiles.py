@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.table import Table
 
-from flashmark.bench.plan import default_follow_ramp_s
+from flashmark.bench.plan import default_follow_ramp_s, follows_at_another_depth
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.render.cells import ramps_text
 from flashmark.units import format_size
@@ -41,7 +41,12 @@ def profiles_table() -> Table:
             f"{profile.name}\n[dim]{profile.summary}[/dim]",
             f"--size {format_size(profile.default_size_bytes)}\n"
             f"--runtime {profile.default_runtime_s} s\n"
-            f"--ramp {ramps_text(profile.default_ramp_s, default_follow_ramp_s(profile))}",
+            "--ramp "
+            + ramps_text(
+                profile.default_ramp_s,
+                default_follow_ramp_s(profile),
+                depth_change=follows_at_another_depth(profile.tests),
+            ),
             ", ".join(profile.test_names()),
         )
     return table
