@@ -45,12 +45,12 @@ def test_exit_8_on_a_failed_grade_after_the_result_is_saved(recordings, tmp_path
     assert document["grades"]["A1"]["verdict"] == "uncertain"
     lines = done.stderr.splitlines()
     assert lines[-4:] == [
-        "flashmark: required grade A1: uncertain (rand-read-4k IOPS 1,501 ± 77 straddles 1,500; "
-        "rand-write-4k IOPS 501 (457..545) straddles 500; seq-write MB/s 9.97 (9.94..10.04) "
+        "flashmark: required grade A1: uncertain (rand-read-4k IOPS 1,500 ± 5 straddles 1,500; "
+        "rand-write-4k IOPS 500 (498..502) straddles 500; seq-write MB/s 10.00 (9.76..10.24) "
         "straddles 10.00)",
-        "flashmark: required grade A2: fail (rand-read-4k-q32 IOPS 1,500 (1,452..1,548) < 4,000; "
-        "rand-write-4k-q32 IOPS 491 (478..513) < 2,000)",
-        "flashmark: required grade U1: uncertain (seq-write MB/s 9.97 (9.94..10.04) straddles "
+        "flashmark: required grade A2: fail (rand-read-4k-q32 IOPS 1,499 ± 4 < 4,000; "
+        "rand-write-4k-q32 IOPS 500 (498..501) < 2,000)",
+        "flashmark: required grade U1: uncertain (seq-write MB/s 10.00 (9.76..10.24) straddles "
         "10.00)",
         "flashmark: error: required grades not passed: A1, A2, U1",
     ]
@@ -90,8 +90,8 @@ def test_exit_8_on_an_uncertain_grade_names_the_straddled_thresholds(recordings,
     assert [check["verdict"] for check in a2["checks"]] == ["uncertain", "uncertain", "pass"]
     (line,) = [line for line in done.stderr.splitlines() if "required grade A" in line]
     assert line == (
-        "flashmark: required grade A2: uncertain (rand-read-4k-q32 IOPS 3,997 ± 22 straddles "
-        "4,000; rand-write-4k-q32 IOPS 1,987 (1,944..2,043) straddles 2,000)"
+        "flashmark: required grade A2: uncertain (rand-read-4k-q32 IOPS 3,993 ± 27 straddles "
+        "4,000; rand-write-4k-q32 IOPS 1,994 (1,926..2,068) straddles 2,000)"
     )
     assert "A1" not in line
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import psutil
@@ -26,14 +27,17 @@ def test_a_command_that_fails_quotes_its_exit_status_and_output():
 
 
 def test_a_command_that_hangs_is_killed_with_everything_it_started():
+    # Durations no other process on the machine uses (another checkout's suite may run this
+    # test at the same time), so that what is left is this command's own.
+    first, second = (f"{300 + n}.{os.getpid()}{time.monotonic_ns() % 10**6}" for n in (0, 1))
     began = time.monotonic()
     with pytest.raises(PowerCommandFailed, match=r"did not finish within 0\.5 s and was killed"):
-        run_power_command("sleep 300 & sleep 301; wait", what="on", timeout_s=0.5)
+        run_power_command(f"sleep {first} & sleep {second}; wait", what="on", timeout_s=0.5)
     assert time.monotonic() - began < 5
     left = [
         p
         for p in psutil.process_iter(["cmdline"])
-        if p.info["cmdline"] in (["sleep", "300"], ["sleep", "301"])
+        if p.info["cmdline"] in (["sleep", first], ["sleep", second])
     ]
     assert not left
 
