@@ -401,11 +401,22 @@ class _TestRuns:
         parsed, output = self.parsed(job)
         return self.pooled([parsed]), output
 
-    def again(self, window_s: int, reason: str) -> tuple[TestResult, FioOutput]:
-        """The test measured again at full length (`window_s`), after its first window."""
+    def fixed(self, parsed: ParsedRun) -> TestResult:
+        """One run judged at the decision's level on its fixed-length interval: a graded test
+        whose length no look at its rates decided (the leading seq-write, `_until_written`)."""
+        return pooled_result(self.spec, [parsed], decision=True, slow=self.slow)
+
+    def again(
+        self, window_s: int, reason: str, *, fixed: bool = False
+    ) -> tuple[TestResult, FioOutput]:
+        """The test measured again for `window_s`, after its first window; `fixed`: judged on
+        that run's fixed-length interval, as `fixed` judges."""
         job = self.plan.full_length_job(self.index, window_s)
         _announce(self.progress, job, reason, again=True)
-        return self.run(job)
+        if not fixed:
+            return self.run(job)
+        parsed, output = self.parsed(job)
+        return self.fixed(parsed), output
 
     def undecided(self, result: TestResult) -> tuple[str, ...] | None:
         """For a test that stops on its verdict, its checks still uncertain (() once decided);
@@ -482,19 +493,18 @@ def _until_written(runs: _TestRuns) -> tuple[TestResult, FioOutput, bool]:
     runs_kept = output  # the run whose window is the result
     discarded_s, lengthened, full = 0.0, None, window.capped
     if window.capped or window.ms >= floor_s * 1000:
-        parsed = parse_run(spec, job, output)
-        result = pooled_result(spec, [parsed], decision=True, slow=runs.slow)
+        result = runs.fixed(parse_run(spec, job, output))
     else:
         area = format_size(plan.settings.size_bytes)
         when = f"{window.ms / 1000:.1f} s after its ramp" if window.ms else "during its ramp"
         lengthened = f"it wrote the {area} area {when}, too short a window"
-        result, runs_kept = _measured_again(runs, floor_s, lengthened)
+        result, runs_kept = runs.again(floor_s, lengthened, fixed=True)
         discarded_s = output.elapsed_s
     left = undecided(result)
     if left and not full:
         reason = f"undecided: {'; '.join(left)}"
         discarded_s += runs_kept.elapsed_s
-        result, runs_kept = _measured_again(runs, runtime_s, reason)
+        result, runs_kept = runs.again(runtime_s, reason, fixed=True)
         lengthened = f"{lengthened}; then {reason}" if lengthened else reason
     if lengthened is not None:
         result = dataclasses.replace(result, lengthened=lengthened, discarded_s=discarded_s)
@@ -502,17 +512,6 @@ def _until_written(runs: _TestRuns) -> tuple[TestResult, FioOutput, bool]:
     # the writes reached from their logs, finds the first run's too.
     logs = {**output.logs, **runs_kept.logs}
     return result, dataclasses.replace(runs_kept, logs=logs), False
-
-
-def _measured_again(
-    runs: _TestRuns, window_s: int, reason: str
-) -> tuple[TestResult, FioOutput]:
-    """The leading sequential write measured again for `window_s`, after the follow ramp,
-    judged on its fixed-length interval at the decision's level."""
-    job = runs.plan.full_length_job(runs.index, window_s)
-    _announce(runs.progress, job, reason, again=True)
-    parsed, output = runs.parsed(job)
-    return pooled_result(runs.spec, [parsed], decision=True, slow=runs.slow), output
 
 
 def _announce(progress: Progress, job: FioJob, reason: str, *, again: bool = False) -> None:
