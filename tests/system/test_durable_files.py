@@ -5,6 +5,7 @@ cannot be created at all says so apart."""
 from __future__ import annotations
 
 import errno
+import os
 import resource
 import signal
 from collections.abc import Iterator
@@ -36,11 +37,22 @@ def test_a_new_file_is_private_and_whole(tmp_path: Path) -> None:
     assert path.read_bytes() == b"{}\n" and path.stat().st_mode & 0o777 == 0o600
 
 
-def test_a_replaced_file_is_whole_with_no_temporary_left(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("mode", "umask", "expected"), [(None, 0o027, 0o640), (0o644, 0o077, 0o644)]
+)
+def test_a_replaced_file_is_whole_with_its_mode_and_no_temporary_left(
+    tmp_path: Path, mode: int | None, umask: int, expected: int
+) -> None:
+    """The usual mode (0666 less the umask), or the one asked for whatever the umask."""
     path = tmp_path / "out.csv"
     path.write_bytes(b"old")
-    replace_file(path, b"a,b\r\n")
+    before = os.umask(umask)
+    try:
+        replace_file(path, b"a,b\r\n", mode)
+    finally:
+        os.umask(before)
     assert path.read_bytes() == b"a,b\r\n" and list(tmp_path.iterdir()) == [path]
+    assert path.stat().st_mode & 0o777 == expected
 
 
 @pytest.mark.parametrize("how", ["new", "replaced"])

@@ -4,9 +4,9 @@ does not sync its directory entry (fsync(2)).
 
 - `write_new(folder, prefix, suffix, data)`: a new file with a unique private name (mkstemp,
   mode 0600), for a file nobody else may read or clobber (a recovery file, a capacity backup).
-- `replace_file(path, data)`: `data` in place of the file at `path`, written beside it and
-  renamed over it, so a reader sees the old file or the new one, with the usual mode (0666 less
-  the umask).
+- `replace_file(path, data, mode)`: `data` in place of the file at `path`, written beside it
+  and renamed over it, so a reader sees the old file or the new one; with `mode`, else the usual
+  mode (0666 less the umask).
 
 Either raises NotCreated when no file can be made in the folder at all, any other OSError when
 one could not be written; nothing is left behind then.
@@ -38,7 +38,7 @@ def write_new(folder: Path, prefix: str, suffix: str, data: bytes) -> Path:
     return Path(name)
 
 
-def replace_file(path: Path, data: bytes) -> None:
+def replace_file(path: Path, data: bytes, mode: int | None = None) -> None:
     """`data` as the file at `path`, whether or not there was one."""
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:  # O_EXCL: a name of its own, made with the mode an ordinary file gets (open(2))
@@ -47,6 +47,8 @@ def replace_file(path: Path, data: bytes) -> None:
         raise NotCreated(error.errno, error.strerror, error.filename) from None
 
     def rename() -> None:
+        if mode is not None:
+            os.chmod(temporary, mode)  # whatever the umask
         os.replace(temporary, path)
         fsync_folder(path.parent)
 
