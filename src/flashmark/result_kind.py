@@ -150,8 +150,8 @@ def legend_html(keys: Sequence[LegendKey]) -> Markup:
 @dataclass(frozen=True)
 class ResultKind(Generic[R]):
     """One kind of result and everything the commands that read results need of it: `name` (the
-    history's kind and the word users see), `document` (its codec: `schema`, NAME/VERSION,
-    `to_document`, and `from_document`, ResultFormatError for a document it cannot read whole),
+    history's kind and the word users see), `document` (its codec, whence `schema`, NAME/VERSION,
+    and `to_document` / `from_document`: ResultFormatError for a document it cannot read whole),
     `summary` (the answer in one line: the `verdict:` line, the document's "summary", the HTML
     overview), its renderers (a missing format is refused by name), and `card` (the card a
     result measured, None where it does not say)."""
