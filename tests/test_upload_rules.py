@@ -14,6 +14,7 @@ from flashmark.upload_rules import (
     NOT_SENT,
     WITHHELD,
     Fields,
+    NotSent,
     Withheld,
     table_of,
     upload,
@@ -85,3 +86,37 @@ def test_a_text_without_a_rule_and_an_unmarked_class_are_refused() -> None:
         table_of(Unruled)
     with pytest.raises(TypeError, match=r"Unmarked\.count: its class is not marked"):
         table_of(Unmarked)
+
+
+INNER = {"count": 3, "ratio": 0.5, "note": ""}
+WHOLE = "not a whole number within 64 bits"
+
+
+@pytest.mark.parametrize(
+    ("changed", "place", "why"),
+    [
+        ({"total": 2**63}, "total", WHOLE),
+        ({"total": -(2**63)}, "total", WHOLE),
+        ({"total": True}, "total", WHOLE),
+        ({"total": 2.0}, "total", WHOLE),
+        ({"inner": {**INNER, "count": "3"}}, "inner.count", WHOLE),
+        ({"inner": {**INNER, "ratio": float("nan")}}, "inner.ratio", "not a finite number"),
+        ({"inner": {**INNER, "ratio": 1e19}}, "inner.ratio", "not a finite number"),
+        ({"inner": {**INNER, "ratio": False}}, "inner.ratio", "not a finite number"),
+        ({"flags": [1]}, "flags[0]", "not true or false"),
+    ],
+)
+def test_figures_and_flags_outside_what_a_document_holds_are_not_sent(
+    changed: dict[str, object], place: str, why: str
+) -> None:
+    """By type, as the codec reads them: true or false, a whole number within ±(2^63 - 1), a
+    number within ±10^18; a value that is none of these is refused, naming its place."""
+    document = {"title": "t", "total": 2, "inner": INNER, "flags": [True], **changed}
+    with pytest.raises(NotSent) as refused:
+        Fields(Outer).build(document, "outer", lambda text: None)
+    assert (refused.value.where, refused.value.why) == (f"outer.{place}", why)
+    rows = dict(Fields(Outer).rows("outer"))
+    assert (rows["outer.total"], rows["outer.inner.ratio"]) == (
+        "a whole number within 64 bits",
+        "a number within ±1e+18, or null",
+    )

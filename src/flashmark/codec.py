@@ -506,6 +506,12 @@ MAX_UNSIGNED = 2**64 - 1
 # No figure of a storage benchmark comes near 10^18 (B/s, ns, IOPS or bytes as a float); the
 # charts scale figures and would turn larger ones into infinities. 1e400 reads as infinity.
 MAX_FLOAT = 1e18
+# What a document's true-or-false, whole number and number hold, in the words of a refusal.
+SCALAR_WORDS = {
+    bool: "true or false",
+    int: "a whole number within 64 bits",
+    float: f"a number within ±{MAX_FLOAT:g}",
+}
 
 # -- the types of values ----------------------------------------------------------------------
 # Reading checks what every value holds against its type hint and never converts it: whole
@@ -527,9 +533,20 @@ def shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def fits(kind: type, value: Any) -> bool:
+    """Whether `value` is what a JSON document holds of `kind` (bool, int or float): true or
+    false, a whole number within ±MAX_INT (as strict intake takes them), a number within
+    ±MAX_FLOAT (NaN fails every comparison)."""
+    if kind is float:
+        return type(value) in (int, float) and -MAX_FLOAT <= value <= MAX_FLOAT
+    if kind is int:
+        return type(value) is int and -MAX_INT <= value <= MAX_INT
+    return type(value) is bool
+
+
 def _read_bool(value: Any) -> bool:
     if type(value) is not bool:
-        raise WrongType("true or false", value)
+        raise WrongType(SCALAR_WORDS[bool], value)
     return value
 
 
@@ -537,18 +554,14 @@ def _read_int(value: Any) -> int:
     # Signed or unsigned: a surface scan's nonce is an unsigned 64-bit number, written as hex
     # text; numbers written as JSON numbers are held to MAX_INT by strict intake already.
     if type(value) is not int or not -MAX_INT - 1 <= value <= MAX_UNSIGNED:
-        raise WrongType("a whole number within 64 bits", value)
+        raise WrongType(SCALAR_WORDS[int], value)
     return value
 
 
 def _read_float(value: Any) -> float:
-    kind = type(value)
-    # NaN fails every comparison, so the bound check refuses it too.
-    if (kind is float or kind is int) and -MAX_FLOAT <= value <= MAX_FLOAT:
+    if fits(float, value):
         return value  # type: ignore[no-any-return]  # an int or a float
-    if kind is float or kind is int:
-        raise WrongType(f"a number within ±{MAX_FLOAT:g}", value)
-    raise WrongType("a number", value)
+    raise WrongType(SCALAR_WORDS[float] if type(value) in (int, float) else "a number", value)
 
 
 def _read_str(value: Any) -> str:

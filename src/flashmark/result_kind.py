@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from flashmark.codec import Codec
 from flashmark.errors import printable
 
 if TYPE_CHECKING:
@@ -149,15 +150,14 @@ def legend_html(keys: Sequence[LegendKey]) -> Markup:
 @dataclass(frozen=True)
 class ResultKind(Generic[R]):
     """One kind of result and everything the commands that read results need of it: `name` (the
-    history's kind and the word users see), `schema` (NAME/VERSION), `summary` (the answer in
-    one line: the `verdict:` line, the document's "summary", the HTML overview), `from_document`
-    (ResultFormatError for a document it cannot read whole), its renderers (a missing format is
-    refused by name), and `card` (the card a result measured, None where it does not say)."""
+    history's kind and the word users see), `document` (its codec, whence `schema`, NAME/VERSION,
+    and `to_document` / `from_document`: ResultFormatError for a document it cannot read whole),
+    `summary` (the answer in one line: the `verdict:` line, the document's "summary", the HTML
+    overview), its renderers (a missing format is refused by name), and `card` (the card a
+    result measured, None where it does not say)."""
 
     name: str
-    schema: str
-    to_document: Callable[[R], dict[str, Any]]
-    from_document: Callable[[Mapping[str, Any]], R]
+    document: Codec[R]
     listing: Callable[[R], Listing]
     terminal: Callable[[R], RenderableType]
     summary: Callable[[R], str]
@@ -166,6 +166,16 @@ class ResultKind(Generic[R]):
     html: Callable[[Sequence[R], Sequence[ReferenceDevice]], HtmlSection] | None = None
     card: Callable[[R], CardIdentity | None] | None = None
     saved: bool = True  # kept in the history; False: printed only (probe, clean)
+
+    @property
+    def schema(self) -> str:
+        return self.document.schema
+
+    def to_document(self, result: R) -> dict[str, Any]:
+        return self.document.write(result)
+
+    def from_document(self, document: Mapping[str, Any]) -> R:
+        return self.document.read(document)
 
     def formats(self) -> tuple[str, ...]:
         """The file formats this kind can be written as (json always)."""

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from flashmark.codec import MAX_FLOAT, MAX_INT, document_fields
+from flashmark.codec import SCALAR_WORDS, document_fields, fits
 
 # What a text field holds on the service when its value stays here: a value withheld, not a
 # result missing. Uploads of earlier flashmark versions hold WITHHELD_BEFORE instead.
@@ -240,40 +240,20 @@ class Always(Rule):
 
 
 @dataclass(frozen=True)
-class Number(Rule):
-    """A finite number within ±10^18 (a figure, a setting)."""
+class Scalar(Rule):
+    """True or false, a whole number (a count, a size in bytes) or a number (a figure, a
+    setting): a value of `kind` as a document holds one (codec.fits), in the codec's words."""
+
+    kind: type
+    refused: str = ""  # why a value is not sent, if other than "not" and those words
 
     def build(self, value: Any, where: str, screen: Screen) -> Any:
-        if type(value) not in (int, float) or not -MAX_FLOAT <= value <= MAX_FLOAT:
-            raise NotSent(where, "not a finite number")
+        if not fits(self.kind, value):
+            raise NotSent(where, self.refused or f"not {self.shown()}")
         return value
 
     def shown(self) -> str:
-        return f"a number within ±{MAX_FLOAT:g}"
-
-
-@dataclass(frozen=True)
-class Whole(Rule):
-    """A whole number within 64 bits (a count, a size in bytes)."""
-
-    def build(self, value: Any, where: str, screen: Screen) -> Any:
-        if type(value) is not int or not -MAX_INT <= value <= MAX_INT:
-            raise NotSent(where, "not a whole number within 64 bits")
-        return value
-
-    def shown(self) -> str:
-        return "a whole number within 64 bits"
-
-
-@dataclass(frozen=True)
-class Flag(Rule):
-    def build(self, value: Any, where: str, screen: Screen) -> Any:
-        if type(value) is not bool:
-            raise NotSent(where, "not true or false")
-        return value
-
-    def shown(self) -> str:
-        return "true or false"
+        return SCALAR_WORDS[self.kind]
 
 
 @dataclass(frozen=True)
@@ -474,10 +454,9 @@ def _rule_of(kind: type, name: str, hint: Any) -> Rule:
         return OneOf(*(member.value for member in hint))
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return Fields(hint)
-    rule = {bool: Flag(), int: Whole(), float: Number()}.get(hint)
-    if rule is None:
-        raise TypeError(f"{kind.__name__}.{name}: a field of {hint} needs its own upload rule")
-    return rule
+    if hint in SCALAR_WORDS:
+        return Scalar(hint, "not a finite number" if hint is float else "")
+    raise TypeError(f"{kind.__name__}.{name}: a field of {hint} needs its own upload rule")
 
 
 # -- shapes many documents hold --------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from flashmark.bench.document import SCHEMA, document_to_run, run_to_document
+from flashmark.bench.document import RUN_DOCUMENT
 from flashmark.bench.run_result import Run
 from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
 
@@ -56,9 +56,7 @@ def _card(run: Run) -> CardIdentity | None:
 
 RUN: ResultKind[Run] = ResultKind(
     name="benchmark",
-    schema=SCHEMA,
-    to_document=run_to_document,
-    from_document=document_to_run,
+    document=RUN_DOCUMENT,
     listing=_listing,
     terminal=lambda run: _writers().terminal(run),
     summary=lambda run: run.summary,

@@ -126,6 +126,8 @@ class Plan:
     filename: str = ""  # what the jobs name: a folder's test file or the device node
     log_folder: str = ""
     rest: Rest | None = None  # the device left idle before a test (sustained-write on a folder)
+    # The tests that follow the same I/O at another depth: their ramp is DEPTH_CHANGE_RAMP_S.
+    depth_changes: frozenset[int] = frozenset()
     # A folder: the most the run writes there (its test area, or its workloads, which run once
     # the test file is gone) and the filesystem's reserve (flashmark.system.disk_space).
     space: SpacePlan | None = None
@@ -174,7 +176,6 @@ class Plan:
         parts: list[str] = []
         limits: list[int] = []  # what the size-bound tests write at most
         timed = 0  # tests measuring a first window (every timed test with --runtime)
-        depth_changes = 0  # of them, those after the same I/O at another depth (no ramp)
         for index, (spec, job) in enumerate(zip(self.tests, self.jobs, strict=True)):
             if job.size_limit_bytes is not None:
                 text = sustained_length_text(job.size_limit_bytes)
@@ -189,11 +190,8 @@ class Plan:
                 parts.append(f"{spec.name} {job.expected_s or 0:g} s{until}")
             else:
                 timed += 1
-                depth_changes += job.ramp_s != self.settings.ramp_s and job.ramp_s == (
-                    DEPTH_CHANGE_RAMP_S
-                )
         if timed:
-            parts.append(self._timed_lengths(timed, depth_changes))
+            parts.append(self._timed_lengths(timed))
         if not parts:
             return "nothing to run"
         text = "; ".join(parts)
@@ -220,20 +218,20 @@ class Plan:
             text += f", then workloads {', '.join(self.workloads)}"
         return text
 
-    def _timed_lengths(self, count: int, depth_changes: int = 0) -> str:
+    def _timed_lengths(self, count: int) -> str:
         """How long the `count` timed tests take, e.g. "6 tests x 10 s" or, with adaptive
         lengths and shorter ramps after a timed test, "6 tests x 5 s (4 s after a timed test,
         3 s after the same I/O at another depth; 4 to 9 s more where 3 s are not enough)": a
         first window extended by another, or measured again at full length
-        (flashmark.bench.lengths). `depth_changes` of them follow the same I/O at another
-        depth (DEPTH_CHANGE_RAMP_S)."""
+        (flashmark.bench.lengths); the ramp after the same I/O at another depth where a test
+        has it (`depth_changes`)."""
         settings = self.settings
         runtime = settings.runtime_s
         ramp, follow, first = settings.ramp_s, settings.follow_ramp_s, settings.first_window_s
         tests = f"{count} test{'s' if count != 1 else ''}"
         window = runtime if first is None else first
         ramps = [f"{follow + window} s after a timed test"] if follow != ramp else []
-        if depth_changes:
+        if self.depth_changes:
             ramps.append(f"{DEPTH_CHANGE_RAMP_S + window} s after the same I/O at another depth")
         notes = [", ".join(ramps)] if ramps else []
         if first is not None:
@@ -444,7 +442,7 @@ def plan_tests(profile: Profile, settings: Settings, target: Target, *, log_fold
         workloads = ()
     prepared = not readonly and _needs_prepare(tests)
     leading = _leading_sequential_writes(tests) if prepared else 0
-    ramps = _ramps(tests, settings, leading if prepared else None)
+    ramps, depth_changes = _ramps(tests, settings, leading if prepared else None)
     return Plan(
         profile=profile,
         settings=settings,
@@ -474,6 +472,7 @@ def plan_tests(profile: Profile, settings: Settings, target: Target, *, log_fold
         filename=filename,
         log_folder=log_folder,
         rest=_rest(tests, target),
+        depth_changes=depth_changes,
     )
 
 
@@ -501,24 +500,25 @@ def _rest(tests: tuple[TestSpec, ...], target: Target) -> Rest | None:
     return Rest(names.index(SUSTAINED_WRITE_NAME), SUSTAINED_REST_S, SUSTAINED_REST_WHY)
 
 
-def _ramps(tests: tuple[TestSpec, ...], settings: Settings, prepare_at: int | None) -> list[int]:
+def _ramps(
+    tests: tuple[TestSpec, ...], settings: Settings, prepare_at: int | None
+) -> tuple[list[int], frozenset[int]]:
     """Each test's ramp: the settings' ramp for the first test, for the first after the
     preparation (`prepare_at`; None without one), which follows a long sequential write, and
     for the first after a test that is not time-based (the sustained write); the follow ramp
-    for every other, which directly follows a timed test. (The sustained write's job has no
-    ramp at all.)"""
-    ramps = []
+    for every other, which directly follows a timed test, but none for one after the same I/O
+    at another depth (with the profile's ramps). (The sustained write's job has no ramp at
+    all.) And those tests at another depth."""
+    ramps, depth_changes = [], set()
     for index in range(len(tests)):
-        after_timed = (
-            index > 0 and index != prepare_at and tests[index - 1].name != SUSTAINED_WRITE_NAME
-        )
-        if not after_timed:
+        if index in (0, prepare_at) or tests[index - 1].name == SUSTAINED_WRITE_NAME:
             ramps.append(settings.ramp_s)
         elif at_another_depth(tests[index - 1], tests[index]) and ramp_not_given(settings):
             ramps.append(DEPTH_CHANGE_RAMP_S)
+            depth_changes.add(index)
         else:
             ramps.append(settings.follow_ramp_s)
-    return ramps
+    return ramps, frozenset(depth_changes)
 
 
 def follows_at_another_depth(tests: Sequence[TestSpec]) -> bool:

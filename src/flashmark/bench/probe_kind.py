@@ -44,9 +44,7 @@ def _summary(result: ProbeResult) -> str:
 
 PROBE: ResultKind[ProbeResult] = ResultKind(
     name="probe",
-    schema=SCHEMA,
-    to_document=PROBE_DOCUMENT.write,
-    from_document=PROBE_DOCUMENT.read,
+    document=PROBE_DOCUMENT,
     listing=lambda result: Listing(result.report.resolved, result.report.target_type),
     terminal=_terminal,
     summary=_summary,

@@ -9,10 +9,8 @@ format: docs/capacity.md, "Never losing data".
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +18,7 @@ from typing import Any, BinaryIO, Protocol
 
 from flashmark.capacity.signature import is_signed
 from flashmark.errors import DeviceFailed, UsageError
-from flashmark.system.file_space import fsync_folder
+from flashmark.system.durable_files import write_new
 from flashmark.system.pending_backups import MAGIC, RECORD
 from flashmark.system.sector_format import SECTOR
 
@@ -197,21 +195,8 @@ def restore_ours(
 def create_backup_file(folder: Path, device_name: str, header: Mapping[str, Any]) -> Path:
     """A new backup file holding only its header, fsync'd with its folder entry."""
     folder.mkdir(parents=True, exist_ok=True)
-    descriptor, name = tempfile.mkstemp(
-        dir=folder, prefix=f"{device_name.replace('/', '_')}-", suffix=".backup"
-    )
-    try:
-        with os.fdopen(descriptor, "wb") as stream:
-            stream.write(MAGIC)
-            stream.write(json.dumps(dict(header), sort_keys=True).encode() + b"\n")
-            stream.flush()
-            os.fsync(stream.fileno())
-        fsync_folder(folder)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-        raise
-    return Path(name)
+    text = json.dumps(dict(header), sort_keys=True).encode()
+    return write_new(folder, f"{device_name.replace('/', '_')}-", ".backup", MAGIC + text + b"\n")
 
 
 def read_backup(path: Path) -> tuple[dict[str, Any], list[Record]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flashmark.capacity.result import CAPACITY_DOCUMENT, CAPACITY_SCHEMA, CapacityResult
+from flashmark.capacity.result import CAPACITY_DOCUMENT, CapacityResult
 from flashmark.capacity.view import CSV_COLUMNS, capacity_view
 from flashmark.result_kind import CardIdentity, Listing, ResultKind, cid_identity
 from flashmark.views.kind import view_kind
@@ -16,9 +16,7 @@ def _card(result: CapacityResult) -> CardIdentity | None:
 
 CAPACITY: ResultKind[CapacityResult] = view_kind(
     name="capacity",
-    schema=CAPACITY_SCHEMA,
-    to_document=CAPACITY_DOCUMENT.write,
-    from_document=CAPACITY_DOCUMENT.read,
+    document=CAPACITY_DOCUMENT,
     view=capacity_view,
     csv_columns=CSV_COLUMNS,
     part=Part(

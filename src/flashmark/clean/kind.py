@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flashmark.clean.result import CLEAN_DOCUMENT, CLEAN_SCHEMA, CleanResult
+from flashmark.clean.result import CLEAN_DOCUMENT, CleanResult
 from flashmark.result_kind import Listing, ResultKind
 
 if TYPE_CHECKING:
@@ -29,9 +29,7 @@ def _listing(result: CleanResult) -> Listing:
 
 CLEAN: ResultKind[CleanResult] = ResultKind(
     name="clean",
-    schema=CLEAN_SCHEMA,
-    to_document=CLEAN_DOCUMENT.write,
-    from_document=CLEAN_DOCUMENT.read,
+    document=CLEAN_DOCUMENT,
     listing=_listing,
     terminal=_terminal,
     summary=_summary,

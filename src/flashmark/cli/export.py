@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import os
-import tempfile
 from pathlib import Path
 
 import click
@@ -13,6 +10,7 @@ import click
 from flashmark.cli import db_option, debug_option
 from flashmark.cli.saved import FILE_FORMATS, RUN_ID, SUFFIX_FORMATS, load_entries, render_entries
 from flashmark.errors import UsageError
+from flashmark.system.durable_files import NotCreated, replace_file
 from flashmark.system.signals import signals_held, signals_raise
 
 STDOUT = "-"
@@ -64,35 +62,20 @@ def write_output(path: Path | None, text: str, what: str) -> None:
 
 def write_atomically(path: Path, text: str) -> None:
     """Write a temporary file in the same folder, then rename it over `path`: a reader (or a
-    crash) never sees a half-written file. A signal waits until that is done (and the
-    temporary file is gone), then stops flashmark with its exit status."""
+    crash) never sees a half-written file (durable_files.replace_file). A signal waits until
+    that is done (and the temporary file is gone), then stops flashmark with its exit status."""
     with signals_raise(), signals_held():
-        _write_atomically(path, text)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    folder = path.parent
-    try:
-        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as error:
-        raise UsageError(f"cannot create {path}: {_why_not_created(folder, error)}") from None
-    try:
-        # newline="": the CSV writer's CRLF line ends (RFC 4180) are kept as they are.
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, 0o666 & ~_umask())
-        os.replace(temporary, path)
-    except OSError as error:
-        raise UsageError(f"cannot write {path}: {error.strerror} (choose another -o)") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
+        try:
+            replace_file(path, text.encode())
+        except NotCreated as error:
+            why = _why_not_created(path.parent, error)
+            raise UsageError(f"cannot create {path}: {why}") from None
+        except OSError as error:
+            raise UsageError(f"cannot write {path}: {error.strerror} (choose another -o)") from None
 
 
 def _why_not_created(folder: Path, error: OSError) -> str:
-    """Why no file can be created in `folder`, in the user's terms: mkstemp's ENOENT in a folder
+    """Why no file can be created in `folder`, in the user's terms: open(2)'s ENOENT in a folder
     that exists (/proc, /sys) would read as if the folder were missing."""
     if error.errno == errno.ENOENT:
         if folder.is_dir():
@@ -102,13 +85,6 @@ def _why_not_created(folder: Path, error: OSError) -> str:
             )
         return f"the folder {folder} does not exist: create it, or choose another -o"
     return f"{error.strerror} in {folder} (choose another -o)"
-
-
-def _umask() -> int:
-    # mkstemp creates files 0600; an export is an ordinary file, so give it the usual mode.
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 @click.command("export")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flashmark.doctor.result import DOCTOR_DOCUMENT, DOCTOR_SCHEMA, DoctorResult, doctor_summary
+from flashmark.doctor.result import DOCTOR_DOCUMENT, DoctorResult, doctor_summary
 from flashmark.doctor.view import CSV_COLUMNS, doctor_view
 from flashmark.result_kind import Listing, ResultKind
 from flashmark.views.kind import view_kind
@@ -10,9 +10,7 @@ from flashmark.views.model import Part
 
 DOCTOR: ResultKind[DoctorResult] = view_kind(
     name="doctor",
-    schema=DOCTOR_SCHEMA,
-    to_document=DOCTOR_DOCUMENT.write,
-    from_document=DOCTOR_DOCUMENT.read,
+    document=DOCTOR_DOCUMENT,
     view=doctor_view,
     csv_columns=CSV_COLUMNS,
     part=Part(

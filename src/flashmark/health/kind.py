@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from flashmark.health.result import HEALTH_DOCUMENT, HEALTH_SCHEMA, HealthResult, health_summary
+from flashmark.health.result import HEALTH_DOCUMENT, HealthResult, health_summary
 from flashmark.health.view import CSV_COLUMNS, health_view
 from flashmark.result_kind import CardIdentity, HtmlPart, Listing, ResultKind, cid_identity
 from flashmark.views.kind import view_kind
@@ -23,9 +23,7 @@ def _charts(results: Sequence[HealthResult]) -> tuple[HtmlPart, int] | None:
 
 HEALTH: ResultKind[HealthResult] = view_kind(
     name="health",
-    schema=HEALTH_SCHEMA,
-    to_document=HEALTH_DOCUMENT.write,
-    from_document=HEALTH_DOCUMENT.read,
+    document=HEALTH_DOCUMENT,
     view=health_view,
     csv_columns=CSV_COLUMNS,
     part=Part(

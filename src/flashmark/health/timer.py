@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from flashmark.errors import EnvironmentProblem, UsageError, printable
+from flashmark.system.durable_files import replace_file
 
 UNIT_DIR_ENV = "FLASHMARK_UNIT_DIR"
 SYSTEM_UNIT_DIR = Path("/etc/systemd/system")
@@ -150,7 +151,7 @@ def install_timer(target: str, every: str, db: Path) -> Installed:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for path, text in zip(files.paths, unit_texts(target, every, db), strict=True):
-            _write(path, text)
+            replace_file(path, text.encode(), 0o644)  # a unit half written would be read
     except OSError as error:
         raise _cannot(folder, "write the timer", error) from None
     started = systemd_runs(folder)
@@ -200,14 +201,6 @@ def written_by_flashmark(path: Path) -> bool:
             return unit.readline().startswith(MARK)
     except OSError:
         return False
-
-
-def _write(path: Path, text: str) -> None:
-    """Whole or not at all: a unit half written would be read as it is."""
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.chmod(0o644)
-    partial.replace(path)
 
 
 def _systemctl(*arguments: str) -> None:

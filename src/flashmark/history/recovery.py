@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 from flashmark.codec import to_text
 from flashmark.errors import EnvironmentProblem, HistoryError
+from flashmark.system.durable_files import write_new
 from flashmark.system.places import state_home
 
 UNSAVED_FOLDER = Path("flashmark") / "unsaved"
@@ -37,8 +37,8 @@ def unsaved_folder(environ: Mapping[str, str] | None = None) -> Path:
 def keep_unsaved(
     document: Mapping[str, Any], kind: str, environ: Mapping[str, str] | None = None
 ) -> Path:
-    """Write `document` to a new recovery file and return its path; RecoveryFileError
-    naming every place tried when none can be written."""
+    """Write `document` to a new recovery file, durably (it may be the only copy), and return
+    its path; RecoveryFileError naming every place tried when none can be written."""
     text = to_text(document)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     problems: list[str] = []
@@ -46,7 +46,7 @@ def keep_unsaved(
         try:
             if not prefix:
                 folder.mkdir(parents=True, exist_ok=True)
-            return _write_new(folder, f"{prefix}{kind}-{stamp}-", text)
+            return write_new(folder, f"{prefix}{kind}-{stamp}-", ".json", text.encode())
         except OSError as error:
             problems.append(f"{folder}: {error.strerror or error}")
     raise RecoveryFileError(f"no recovery file could be written ({'; '.join(problems)})")
@@ -78,19 +78,3 @@ def _places(environ: Mapping[str, str] | None, problems: list[str]) -> Iterator[
         current = Path.cwd()
         if once(current):
             yield current, _TEMP_PREFIX
-
-
-def _write_new(folder: Path, prefix: str, text: str) -> Path:
-    descriptor, name = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=".json")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            # The copy must survive a crash or power cut right after the run: it may be the
-            # only one.
-            os.fsync(stream.fileno())
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(name)  # a half-written file is no recovery file
-        raise
-    return Path(name)

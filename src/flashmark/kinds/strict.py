@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flashmark.codec import MAX_FLOAT, MAX_INT, WrongType, shown
+from flashmark.codec import MAX_FLOAT, WrongType, fits, shown
 from flashmark.errors import ExitStatus, FlashmarkError, ResultFormatError
 
 # Documents nest about 8 deep (a test's direction's interval); the parser recurses per level.
@@ -188,7 +188,7 @@ def _walk(value: Any, path: list[str | int], key: str, depth: int, own: bool) ->
 
 def _check_number(value: float, path: list[str | int]) -> None:
     if type(value) is int:
-        if not -MAX_INT <= value <= MAX_INT:
+        if not fits(int, value):
             _fail(path, "a whole number must fit in 64 bits (at most 9223372036854775807)")
     elif not math.isfinite(value):
         _fail(path, "the number is beyond the range of a float (read as infinity)")

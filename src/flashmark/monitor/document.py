@@ -73,8 +73,6 @@ def recording(
 
 
 MONITOR_DOCUMENT = Codec(MonitorRecording, SCHEMA, "monitor")
-to_document = MONITOR_DOCUMENT.write
-from_document = MONITOR_DOCUMENT.read
 
 
 # -- the answer in one line -----------------------------------------------------------------------

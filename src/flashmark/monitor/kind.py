@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flashmark.monitor.document import SCHEMA, MonitorRecording, from_document, to_document
+from flashmark.monitor.document import MONITOR_DOCUMENT, MonitorRecording
 from flashmark.monitor.view import CSV_COLUMNS, recording_view
 from flashmark.result_kind import Listing, ResultKind
 from flashmark.views.kind import view_kind
@@ -10,9 +10,7 @@ from flashmark.views.model import Part
 
 MONITOR: ResultKind[MonitorRecording] = view_kind(
     name="monitor",
-    schema=SCHEMA,
-    to_document=to_document,
-    from_document=from_document,
+    document=MONITOR_DOCUMENT,
     view=recording_view,
     csv_columns=CSV_COLUMNS,
     part=Part(

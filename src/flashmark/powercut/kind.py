@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from flashmark.powercut.result import (
     HISTORY_KIND,
-    POWERCUT_SCHEMA,
+    POWERCUT_DOCUMENT,
     PowercutResult,
-    from_document,
     powercut_summary,
-    to_document,
 )
 from flashmark.powercut.view import CSV_COLUMNS, powercut_view
 from flashmark.result_kind import CardIdentity, Listing, ResultKind, cid_identity
@@ -40,9 +38,7 @@ def _card(result: PowercutResult) -> CardIdentity | None:
 
 POWERCUT: ResultKind[PowercutResult] = view_kind(
     name=HISTORY_KIND,
-    schema=POWERCUT_SCHEMA,
-    to_document=to_document,
-    from_document=from_document,
+    document=POWERCUT_DOCUMENT,
     view=powercut_view,
     csv_columns=CSV_COLUMNS,
     part=Part(

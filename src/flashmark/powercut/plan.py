@@ -26,6 +26,7 @@ from flashmark.system.device_identity import device_identity, size_of
 from flashmark.system.device_safety import check_writable
 from flashmark.system.device_stack import device_stack, kernel_name_of_node, name_of_majmin
 from flashmark.system.disk_space import SpacePlan
+from flashmark.system.places import state_home
 from flashmark.system.sysroot import SystemRoots
 from flashmark.system.target_lock import refuse_if_busy
 
@@ -83,11 +84,9 @@ class PowercutPlan:
     space: SpacePlan | None = None
 
 
-def state_folder(env: dict[str, str] | None = None) -> Path:
-    """$XDG_STATE_HOME/flashmark/powercut (XDG_STATE_HOME defaults to ~/.local/state)."""
-    environment = os.environ if env is None else env
-    home = environment.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(home) / "flashmark" / "powercut"
+def state_folder() -> Path:
+    """$XDG_STATE_HOME/flashmark/powercut (places.state_home)."""
+    return state_home(needed_for="power-cut records") / "flashmark" / "powercut"
 
 
 def plan_powercut(request: PowercutRequest, roots: SystemRoots | None = None) -> PowercutPlan:

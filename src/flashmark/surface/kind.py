@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from flashmark.result_kind import CardIdentity, HtmlSection, Listing, ResultKind, cid_identity
-from flashmark.surface.result import SURFACE_SCHEMA, SurfaceResult, from_document, to_document
+from flashmark.surface.result import SURFACE_DOCUMENT, SurfaceResult
 from flashmark.surface.view import CSV_COLUMNS, surface_view
 from flashmark.views.writers import ViewWriters
 
@@ -38,9 +38,7 @@ def _card(scan: SurfaceResult) -> CardIdentity | None:
 
 SURFACE: ResultKind[SurfaceResult] = ResultKind(
     name="surface",
-    schema=SURFACE_SCHEMA,
-    to_document=to_document,
-    from_document=from_document,
+    document=SURFACE_DOCUMENT,
     listing=lambda scan: Listing(scan.target.given, scan.label),
     terminal=_WRITERS.terminal,
     summary=lambda scan: scan.summary,

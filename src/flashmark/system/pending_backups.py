@@ -23,7 +23,7 @@ from typing import Any
 from flashmark.errors import EnvironmentProblem, UnsafeDevice
 from flashmark.system.device_identity import device_identity
 from flashmark.system.device_stack import DeviceStack
-from flashmark.system.file_space import fsync_folder
+from flashmark.system.durable_files import replace_file
 from flashmark.system.places import state_home
 from flashmark.system.sysroot import SystemRoots
 
@@ -97,11 +97,7 @@ def register(backup: Path) -> Path | None:
         return None
     folder.mkdir(parents=True, exist_ok=True)
     pointer = folder / f"{backup.stem}{POINTER_SUFFIX}"
-    with pointer.open("w", encoding="utf-8") as stream:
-        stream.write(json.dumps({"backup": str(backup.resolve())}) + "\n")
-        stream.flush()
-        os.fsync(stream.fileno())
-    fsync_folder(folder)
+    replace_file(pointer, (json.dumps({"backup": str(backup.resolve())}) + "\n").encode())
     return pointer
 
 

@@ -4,9 +4,10 @@ section all come from `view`, so a new kind writes its view and its document, no
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from flashmark.codec import Codec
 from flashmark.result_kind import CardIdentity, HtmlPart, HtmlSection, Listing, ResultKind
 from flashmark.views.model import Part, View
 from flashmark.views.writers import ViewWriters
@@ -26,9 +27,7 @@ R = TypeVar("R", bound=Saved)
 def view_kind(
     *,
     name: str,
-    schema: str,
-    to_document: Callable[[R], dict[str, Any]],
-    from_document: Callable[[Mapping[str, Any]], R],
+    document: Codec[R],
     view: Callable[[R], View],
     csv_columns: tuple[str, ...],
     part: Part,
@@ -57,9 +56,7 @@ def view_kind(
 
     return ResultKind(
         name=name,
-        schema=schema,
-        to_document=to_document,
-        from_document=from_document,
+        document=document,
         listing=listing,
         terminal=writers.terminal,
         summary=summary,

@@ -61,8 +61,6 @@ def _check(run: WorkloadRun) -> None:
 
 
 WORKLOADS_DOCUMENT = Codec(WorkloadRun, SCHEMA, "workload", _check)
-to_document = WORKLOADS_DOCUMENT.write
-from_document = WORKLOADS_DOCUMENT.read
 
 
 # -- the answer in one line -----------------------------------------------------------------------

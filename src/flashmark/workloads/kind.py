@@ -5,14 +5,12 @@ from __future__ import annotations
 from flashmark.result_kind import Listing, ResultKind, short_target
 from flashmark.views.kind import view_kind
 from flashmark.views.model import Part
-from flashmark.workloads.document import SCHEMA, WorkloadRun, from_document, to_document
+from flashmark.workloads.document import WORKLOADS_DOCUMENT, WorkloadRun
 from flashmark.workloads.view import CSV_COLUMNS, workload_run_view
 
 WORKLOADS: ResultKind[WorkloadRun] = view_kind(
     name="workload",
-    schema=SCHEMA,
-    to_document=to_document,
-    from_document=from_document,
+    document=WORKLOADS_DOCUMENT,
     view=workload_run_view,
     csv_columns=CSV_COLUMNS,
     part=Part(
