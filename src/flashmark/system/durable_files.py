@@ -34,7 +34,7 @@ def write_new(folder: Path, prefix: str, suffix: str, data: bytes) -> Path:
         descriptor, name = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=suffix)
     except OSError as error:
         raise NotCreated(error.errno, error.strerror, error.filename) from None
-    _fill(descriptor, Path(name), data, lambda: fsync_folder(folder))
+    _fill(descriptor, Path(name), data, lambda: _sync_names(folder))
     return Path(name)
 
 
@@ -50,9 +50,16 @@ def replace_file(path: Path, data: bytes, mode: int | None = None) -> None:
         if mode is not None:
             os.chmod(temporary, mode)  # whatever the umask
         os.replace(temporary, path)
-        fsync_folder(path.parent)
+        _sync_names(path.parent)
 
     _fill(descriptor, temporary, data, rename)
+
+
+def _sync_names(folder: Path) -> None:
+    """The folder's names made durable where the folder can be opened: one the user may write
+    into but not list (mode -wx) cannot be, and the file in it is whole either way."""
+    with contextlib.suppress(PermissionError):
+        fsync_folder(folder)
 
 
 def _fill(descriptor: int, name: Path, data: bytes, then: Callable[[], None]) -> None:
