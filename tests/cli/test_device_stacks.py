@@ -10,17 +10,14 @@ import contextlib
 import errno
 import json
 import os
-import shutil
 import signal
 import subprocess
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from flashmark.errors import ExitStatus
-from tests.block_devices import attach, new_image, require_tools, run, unmount
+from tests.block_devices import LoopLab, require_tools, run, unmount
 from tests.cli_runner import flashmark_script, started, wait_for_fio
 
 pytestmark = [pytest.mark.root, pytest.mark.fio]
@@ -30,43 +27,11 @@ IMAGE_BYTES = 64 * 2**20
 PARTITION_TABLE = "label: dos\n2048,32768,L\n34816,32768,L\n"
 
 
-class LoopLab:
-    """Loop devices, partitions, filesystems, mounts and swap made for one test, all undone."""
-
-    def __init__(self, cleanup: contextlib.ExitStack) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="flashmark-stacks-"))
-        cleanup.callback(shutil.rmtree, self.folder)  # the last thing undone
-        self.cleanup = cleanup
-        self.count = 0
-
-    def image(self, partitioned: bool = False) -> Path:
-        self.count += 1
-        path = self.folder / f"image-{self.count}.img"
-        return new_image(path, IMAGE_BYTES, PARTITION_TABLE if partitioned else None)
-
-    def attach(self, backing: Path | str, partitions: bool = False) -> str:
-        return attach(backing, self.cleanup, partitions)
-
-    def mount(self, node: str) -> Path:
-        run(["mkfs.ext4", "-q", "-F", node])
-        self.count += 1
-        point = self.folder / f"mount-{self.count}"
-        point.mkdir()
-        run(["mount", node, str(point)])
-        self.cleanup.callback(unmount, point)
-        return point
-
-    def swap(self, node: str) -> None:
-        run(["mkswap", "-q", node])
-        run(["swapon", node])
-        self.cleanup.callback(run, ["swapoff", node])
-
-
 @pytest.fixture
 def lab() -> Iterator[LoopLab]:
     require_tools("losetup", "mkfs.ext4", "mkswap", "swapon", "sfdisk", "partx")
     with contextlib.ExitStack() as cleanup:
-        yield LoopLab(cleanup)
+        yield LoopLab(cleanup, prefix="flashmark-stacks-")
 
 
 def destructive_run(node: str, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -98,7 +63,7 @@ def exclusive_open_error(node: str) -> int | None:
 def test_a_loop_backed_by_a_mounted_loop_is_refused_and_the_filesystem_survives(
     lab: LoopLab,
 ) -> None:
-    lower = lab.attach(lab.image())
+    lower = lab.attach(lab.image(IMAGE_BYTES))
     point = lab.mount(lower)
     (point / "keep.txt").write_text("precious\n")
     upper = lab.attach(lower)
@@ -111,7 +76,7 @@ def test_a_loop_backed_by_a_mounted_loop_is_refused_and_the_filesystem_survives(
 
 
 def test_a_loop_backed_by_a_loop_whose_partition_is_mounted_is_refused(lab: LoopLab) -> None:
-    lower = lab.attach(lab.image(partitioned=True), partitions=True)
+    lower = lab.attach(lab.image(IMAGE_BYTES, PARTITION_TABLE), partitions=True)
     point = lab.mount(lower + "p1")
     upper = lab.attach(lower)
     message = f"it is backed by {lower}, which has partition {lower}p1, which is mounted on {point}"
@@ -119,7 +84,7 @@ def test_a_loop_backed_by_a_loop_whose_partition_is_mounted_is_refused(lab: Loop
 
 
 def test_a_loop_sharing_its_backing_file_with_a_mounted_loop_is_refused(lab: LoopLab) -> None:
-    image = lab.image()
+    image = lab.image(IMAGE_BYTES)
     mounted = lab.attach(image)
     point = lab.mount(mounted)
     other = lab.attach(image)
@@ -128,14 +93,14 @@ def test_a_loop_sharing_its_backing_file_with_a_mounted_loop_is_refused(lab: Loo
 
 
 def test_a_device_whose_partition_is_mounted_is_refused(lab: LoopLab) -> None:
-    device = lab.attach(lab.image(partitioned=True), partitions=True)
+    device = lab.attach(lab.image(IMAGE_BYTES, PARTITION_TABLE), partitions=True)
     point = lab.mount(device + "p2")
     assert_refused(device, f"it has partition {device}p2, which is mounted on {point}")
 
 
 def test_a_partition_beside_a_mounted_one_is_accepted(lab: LoopLab) -> None:
     # writing p1 cannot touch p2's sectors; p1 is held for the run, the disk through it
-    device = lab.attach(lab.image(partitioned=True), partitions=True)
+    device = lab.attach(lab.image(IMAGE_BYTES, PARTITION_TABLE), partitions=True)
     point = lab.mount(device + "p2")
     (point / "keep.txt").write_text("precious\n")
     done = destructive_run(device + "p1", "--json")
@@ -144,14 +109,14 @@ def test_a_partition_beside_a_mounted_one_is_accepted(lab: LoopLab) -> None:
 
 
 def test_a_loop_backed_by_a_swap_device_is_refused(lab: LoopLab) -> None:
-    lower = lab.attach(lab.image())
+    lower = lab.attach(lab.image(IMAGE_BYTES))
     lab.swap(lower)
     upper = lab.attach(lower)
     assert_refused(upper, f"it is backed by {lower}, which is used as swap")
 
 
 def test_nothing_in_the_stack_can_be_mounted_during_a_destructive_run(lab: LoopLab) -> None:
-    lower = lab.attach(lab.image())
+    lower = lab.attach(lab.image(IMAGE_BYTES))
     run(["mkfs.ext4", "-q", "-F", lower])
     upper = lab.attach(lower)
     point = lab.folder / "late-mount"
@@ -177,7 +142,7 @@ def test_nothing_in_the_stack_can_be_mounted_during_a_destructive_run(lab: LoopL
 
 
 def test_a_free_loop_device_gets_a_destructive_run(lab: LoopLab) -> None:
-    device = lab.attach(lab.image())
+    device = lab.attach(lab.image(IMAGE_BYTES))
     done = destructive_run(device, "--json")
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
@@ -188,7 +153,7 @@ def test_a_free_loop_device_gets_a_destructive_run(lab: LoopLab) -> None:
 def test_writes_reach_a_backing_device_that_is_held_for_the_run(lab: LoopLab) -> None:
     # The loop driver writes to its backing device through the file it was given, which an
     # O_EXCL claim by another opener does not block (only other claims and mounts are blocked).
-    lower = lab.attach(lab.image())
+    lower = lab.attach(lab.image(IMAGE_BYTES))
     upper = lab.attach(lower)
     done = destructive_run(upper)
     assert done.returncode == 0, done.stderr
