@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +83,26 @@ def started(
         if process.poll() is None:
             process.kill()
             process.communicate()
+
+
+def wait_for_fio(process: subprocess.Popen[str], timed: bool = False, timeout: float = 60) -> int:
+    """The pid of the first fio that `process` (a started flashmark) has run a job file, a timed
+    test's when `timed` (not the preparation's); waits for it. `fio --version`, which flashmark
+    runs before it claims its target, never counts."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        pgrep = ["pgrep", "-P", str(process.pid), "fio"]
+        for pid in subprocess.run(pgrep, capture_output=True, text=True).stdout.split():
+            try:  # an exited child not yet reaped has an empty command line
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            jobs = [part for part in argv if part.endswith(b".fio")]
+            if jobs and not (timed and jobs[0].endswith(b"/prepare.fio")):
+                return int(pid)
+        time.sleep(0.1)
+    raise AssertionError(f"fio never started {'a timed test' if timed else 'a job'}")
 
 
 @contextlib.contextmanager

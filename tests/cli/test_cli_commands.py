@@ -23,49 +23,37 @@ def test_every_registered_command_loads_with_the_summary_its_help_starts_with(na
     assert command.get_short_help_str(limit=1000) == COMMANDS[name].summary
 
 
-def test_help_lists_every_command_without_importing_any():
+def modules_after(*args: str, env: dict[str, str] | None = None) -> tuple[str, set[str]]:
+    """What `flashmark ARGS` printed in a Python of its own, and every module it imported."""
     probe = (
         "import sys\n"
         "from flashmark.cli import main\n"
         "try:\n"
-        "    main(['--help'], prog_name='flashmark')\n"
+        f"    main({list(args)!r}, prog_name='flashmark')\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print(sorted(m for m in sys.modules if m.startswith('flashmark.cli.')))\n"
-        "print('rich' in sys.modules, 'importlib.metadata' in sys.modules)\n"
+        "print(sorted(sys.modules))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
-    listing, loaded, heavy = done.stdout.rsplit("\n", 3)[:3]
+    argv = [sys.executable, "-c", probe]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60, env=env)
+    *printed, modules = done.stdout.splitlines()
+    return "\n".join(printed), set(ast.literal_eval(modules))
+
+
+def test_help_lists_every_command_without_importing_any():
+    listing, loaded = modules_after("--help")
     commands = listing.split("Commands:", 1)[1]
     for name, lazy in COMMANDS.items():
         assert f"  {name} " in commands
         assert lazy.summary[:20] in commands
-    assert loaded == "[]"
-    assert heavy == "False False"
+    assert sorted(m for m in loaded if m.startswith("flashmark.cli.")) == []
+    assert "rich" not in loaded and "importlib.metadata" not in loaded
 
 
 def test_history_lists_results_without_loading_any_measuring_code(tmp_path):
-    probe = (
-        "import sys\n"
-        "from flashmark.cli import main\n"
-        "try:\n"
-        "    main(['history'], prog_name='flashmark')\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('flashmark.')}))\n"
-    )
     env = {**os.environ, DB_ENV: str(tmp_path / "history.sqlite3")}
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-        env=env,
-    )
-    loaded = set(ast.literal_eval(done.stdout.splitlines()[-1]))
+    _, modules = modules_after("history", env=env)
+    loaded = {m.split(".")[1] for m in modules if m.startswith("flashmark.")}
     # The history, its table and what they stand on (the foundation: docs/design.md); no kind
     # of result, no measuring code.
     foundation = {"codec", "errors", "units", "upload_rules"}

@@ -46,21 +46,18 @@ AFTER = {("monitor", "--interval"): ["--", "touch", "{tmp}/ran"],
          ("monitor", "--timeout"): ["--", "touch", "{tmp}/ran"]}  # fmt: skip
 
 
-def numeric_parameters() -> list[tuple[str, str]]:
-    """(command, option) for every numeric option and argument of every command: the long
-    option, or "ARG:NAME" for a positional argument."""
+def numeric_parameters() -> list[tuple[str, str, click.Parameter]]:
+    """(command, option, parameter) for every numeric option and argument of every command: the
+    long option, or "ARG:NAME" for a positional argument."""
     found = []
     context = click.Context(main, info_name="flashmark")
     for name in sorted(main.list_commands(context)):  # lazy groups load commands on request
         command = main.get_command(context, name)
         assert command is not None
-        for param in command.params:
-            if not _is_numeric(param):
-                continue
-            if isinstance(param, click.Argument):
-                found.append((name, f"ARG:{param.name}"))
-            else:
-                found.append((name, max(param.opts, key=len)))
+        for param in filter(_is_numeric, command.params):
+            argument = isinstance(param, click.Argument)
+            option = f"ARG:{param.name}" if argument else max(param.opts, key=len)
+            found.append((name, option, param))
     return found
 
 
@@ -82,20 +79,13 @@ def _cases() -> list[Any]:
     """Every value for every numeric parameter, but 1_0 for click's own number types: they read
     Python's int() and float() syntax, in which 1_0 is 10, a number inside their ranges."""
     cases = []
-    for command, option in numeric_parameters():
-        param = _param(command, option)
+    for command, option, param in numeric_parameters():
         builtin = type(param.type) in (click.IntRange, click.FloatRange, *_CLICK_NUMBERS)
         for value in BAD_NUMBERS:
             if not (builtin and value == "1_0"):
                 cases.append(pytest.param(command, option, value, id=f"{command}-{option}-"
                                           f"{VALUE_IDS.get(value, value[:12])}"))  # fmt: skip
     return cases
-
-
-def _param(command: str, option: str) -> click.Parameter:
-    found = main.get_command(click.Context(main), command)
-    assert found is not None
-    return next(p for p in found.params if f"ARG:{p.name}" == option or option in p.opts)
 
 
 def _invoke(tmp_path, args):
@@ -122,7 +112,7 @@ def test_the_numeric_options_known_today_are_all_discovered():
         ("serve", "--uploads-per-minute"), ("surface", "--block-size"), ("surface", "--slices"),
         ("surface", "--size"), ("surface", "--stall-timeout"),
     }  # fmt: skip
-    found = set(numeric_parameters())
+    found = {(command, option) for command, option, _ in numeric_parameters()}
     assert known <= found, f"not discovered: {sorted(known - found)}"
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Sequence
 
 import pytest
 from rich.console import Console
 
 from flashmark.bench.jobs import PREPARE_JOB_NAME
 from flashmark.bench.model import Target, TargetKind
-from flashmark.bench.plan import REST_STEP_NAME, default_settings, plan_tests
+from flashmark.bench.plan import REST_STEP_NAME, PlannedStep, default_settings, plan_tests
 from flashmark.bench.profiles import get_profile
 from flashmark.cli.progress import (
     BarProgress,
@@ -36,23 +37,18 @@ def _plan(profile_name: str):
     settings = default_settings(
         profile, size_bytes=None, runtime_s=None, buffered=False, destructive=False
     )
-    target = Target(
-        given="/mnt/card",
-        kind=TargetKind.FILE,
-        path="/mnt/card/flashmark.test",
-        folder="/mnt/card",
-        block_device=None,
-        filesystem="ext4",
-        mount_point="/mnt/card",
-        mount_options=None,
-        capacity_bytes=None,
-        test_file=".flashmark-test",
-    )
+    target = Target(given="/mnt/card", kind=TargetKind.FILE, path="/mnt/card/flashmark.test",
+                    folder="/mnt/card", block_device=None, filesystem="ext4",
+                    mount_point="/mnt/card", mount_options=None, capacity_bytes=None,
+                    test_file=".flashmark-test")  # fmt: skip
     return plan_tests(profile, settings, target, log_folder="/tmp/logs")
 
 
-def _console(width: int = 80) -> Console:
-    return Console(record=True, width=width, height=20, file=io.StringIO(), force_terminal=False)
+def _bars(steps: Sequence[PlannedStep] = (), width: int = 80) -> tuple[BarProgress, Console, Clock]:
+    """A live display drawn on demand, on a recorded 20-row console, with its own clock."""
+    clock = Clock()
+    console = Console(record=True, width=width, height=20, file=io.StringIO(), force_terminal=False)
+    return BarProgress(console, steps, clock, live=False), console, clock
 
 
 def _live_lines(bars: BarProgress, console: Console) -> list[str]:
@@ -94,9 +90,7 @@ def test_recorded_run_shows_mb_per_s_eta_from_the_plan_and_the_running_step():
     ]
     assert names[-1].startswith("workloads") and steps[-1].expected_s is None
     total = len(steps)
-    clock = Clock()
-    console = _console(width=100)  # the ETA line in full (80 columns end it with "…")
-    bars = BarProgress(console, steps, clock, live=False)
+    bars, console, clock = _bars(steps, width=100)  # the ETA line in full (80 columns end in …)
     timed_s = sum(s.expected_s or 0.0 for s in steps)
     assert timed_s == pytest.approx(plan.expected_seconds())
     size = plan.settings.size_bytes
@@ -171,8 +165,7 @@ def test_the_eta_counts_what_tests_take_beyond_the_plan_and_a_test_run_again():
     # measure() says how long that run is as it starts.
     steps = [s for s in steps_of(_plan("quick")) if s.expected_s is not None]
     assert len(steps) >= 4
-    clock, console = Clock(), _console()
-    bars = BarProgress(console, steps, clock, live=False)
+    bars, console, clock = _bars(steps)
     total = len(steps)
 
     def eta() -> float:
@@ -223,8 +216,7 @@ def test_running_step_visible_on_a_20_row_terminal_with_the_full_profile():
     plan = _plan("full")
     steps = steps_of(plan)
     assert len(steps) > 17  # more steps than a 20-row terminal has rows for, one each
-    console = _console()
-    bars = BarProgress(console, steps, Clock(), live=False)
+    bars, console, _ = _bars(steps)
     last = steps[-1]
     bars.begin(last.name, len(steps), len(steps), last.expected_s)
     lines = _live_lines(bars, console)
@@ -233,13 +225,14 @@ def test_running_step_visible_on_a_20_row_terminal_with_the_full_profile():
 
 
 def test_live_display_on_a_terminal_and_plain_lines_otherwise(capsys):
-    with progress_display(_plan("quick")) as shown:
+    plan = _plan("quick")
+    with progress_display(plan) as shown:
         assert isinstance(shown, PlainProgress)  # stderr is captured: not a terminal
     console = Console(file=io.StringIO(), force_terminal=True, width=80, height=20, record=True)
-    plan = _plan("quick")
-    with BarProgress(console, steps_of(plan)) as bars:
-        first = steps_of(plan)[1]
-        bars.begin(first.name, 2, len(steps_of(plan)), first.expected_s)
+    steps = steps_of(plan)
+    with BarProgress(console, steps) as bars:
+        first = steps[1]
+        bars.begin(first.name, 2, len(steps), first.expected_s)
         bars.update(0.5, "w=3601KiB/s w=900 IOPS")
         bars.end(first.name, "write 3.69 MB/s")
     assert "write 3.69 MB/s" in console.export_text()
@@ -250,8 +243,7 @@ def test_a_surface_scan_on_a_terminal_shows_its_bytes_rate_and_eta():
     # names the read pass still to come instead of claiming 0 s.
     from flashmark.cli.surface import _PhaseProgress
 
-    clock, console = Clock(), _console()
-    bars = BarProgress(console, clock=clock, live=False)
+    bars, console, clock = _bars()
     scan = _PhaseProgress(bars, 2, clock)
     scan("write", 0, 256 * MiB)
     clock.now += 8.0

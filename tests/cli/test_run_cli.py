@@ -11,32 +11,23 @@ import pytest
 from flashmark.errors import ExitStatus
 from tests.cli_runner import flashmark
 
+# The quick profile's tests, in the order they run and are reported.
+QUICK_TESTS = ["seq-write", "seq-read", "rand-read-4k", "rand-read-4k-q32", "rand-write-4k",
+               "rand-write-4k-q32"]  # fmt: skip
+
 
 @pytest.fixture
-def replay_env(recordings, tmp_path):
-    return {
-        "FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive"),
-        "FLASHMARK_DB": str(tmp_path / "history.sqlite3"),
-    }
+def replay_env(recordings):
+    return {"FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive")}
 
 
-def test_run_json_prints_the_documented_schema_and_saves_it(tmp_path, replay_env):
-    folder = tmp_path / "card"
-    folder.mkdir()
+def test_run_json_prints_the_documented_schema_and_saves_it(folder, replay_env):
     done = flashmark("run", str(folder), "--json", env=replay_env)
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert document["schema"] == "flashmark.result/1"
     assert document["id"] == 1
-    names = [test["name"] for test in document["tests"]]
-    assert names == [
-        "seq-write",
-        "seq-read",
-        "rand-read-4k",
-        "rand-read-4k-q32",
-        "rand-write-4k",
-        "rand-write-4k-q32",
-    ]
+    assert [test["name"] for test in document["tests"]] == QUICK_TESTS
     rand_read = document["tests"][2]
     assert rand_read["read"]["iops"] == pytest.approx(1500, rel=0.03)
     assert rand_read["write"] is None
@@ -59,16 +50,14 @@ def test_run_json_prints_the_documented_schema_and_saves_it(tmp_path, replay_env
     assert "rand-read-4k-q32" in table.stdout and "A1" in table.stdout
 
 
-def test_terminal_output_is_a_table_with_grades(tmp_path, replay_env):
+def test_terminal_output_is_a_table_with_grades(tmp_path, replay_env, private_history):
     done = flashmark("run", str(tmp_path), "--no-save", env=replay_env)
     assert done.returncode == 0, done.stderr
     assert "seq-write" in done.stdout and "Grades" in done.stdout and "MB = 10^6" in done.stdout
-    assert not (tmp_path / "history.sqlite3").exists()
+    assert not private_history.exists()
 
 
-def test_the_history_names_the_measured_folder_absolutely(tmp_path, replay_env):
-    folder = tmp_path / "card"
-    folder.mkdir()
+def test_the_history_names_the_measured_folder_absolutely(folder, replay_env):
     done = flashmark("run", ".", "--json", env=replay_env, cwd=folder)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["target"]["given"] == "."  # the document keeps what was typed
@@ -76,9 +65,7 @@ def test_the_history_names_the_measured_folder_absolutely(tmp_path, replay_env):
     assert [entry["target"] for entry in listed] == [str(folder.resolve())]
 
 
-def test_show_fio_prints_rerunnable_job_files_and_runs_nothing(tmp_path, replay_env):
-    folder = tmp_path / "card"
-    folder.mkdir()
+def test_show_fio_prints_rerunnable_job_files_and_runs_nothing(folder, replay_env, private_history):
     done = flashmark("run", str(folder), "--show-fio", env=replay_env)
     assert done.returncode == 0, done.stderr
     # on stdout, so that `--show-fio > jobs.fio` keeps them
@@ -88,16 +75,12 @@ def test_show_fio_prints_rerunnable_job_files_and_runs_nothing(tmp_path, replay_
     assert "write_iops_log=seq-write\n" in done.stdout and "=/" not in done.stdout
     assert "[1/7]" not in done.stderr and "verdict:" not in done.stdout  # no step ran
     assert list(folder.iterdir()) == []
-    assert not (tmp_path / "history.sqlite3").exists()  # nothing to save, nothing opened
+    assert not private_history.exists()  # nothing to save, nothing opened
 
 
-def test_the_ramp_asked_for_is_run_recorded_and_kept_in_the_history(
-    tmp_path, replay_env, recordings
-):
+def test_the_ramp_asked_for_is_run_recorded_and_kept_in_the_history(folder, replay_env, recordings):
     # --runtime 3 fixes every test's length: the recording of fixed 8 s tests answers it.
     replay_env = {**replay_env, "FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card")}
-    folder = tmp_path / "card"
-    folder.mkdir()
     shown = flashmark("run", str(folder), "--ramp", "7", "--show-fio", env=replay_env)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.count("ramp_time=7\n") == 6  # each timed test of the quick profile
@@ -129,10 +112,10 @@ def test_bad_input_gets_one_line_and_an_exit_status(tmp_path, replay_env, args, 
     assert done.returncode == status
     assert message in done.stderr
     assert "Traceback" not in done.stderr
-    assert list(p for p in tmp_path.iterdir() if p.name != "history.sqlite3") == []
+    assert list(tmp_path.iterdir()) == []
 
 
-def test_debug_shows_the_traceback(tmp_path, replay_env):
+def test_debug_shows_the_traceback(replay_env):
     done = flashmark("--debug", "run", "/no/such/place", env=replay_env)
     assert done.returncode == ExitStatus.TARGET
     assert "Traceback" in done.stderr
@@ -158,14 +141,12 @@ def test_too_old_fio_is_refused(tmp_path):
 
 
 def test_a_signal_while_fios_work_folder_is_removed_still_removes_all_of_it(
-    tmp_path, recordings, monkeypatch
+    tmp_path, folder, recordings, monkeypatch
 ):
     # SIGTERM as the run ends, while its fio work folder is being removed: the removal
     # finishes, then the command stops with its status.
     work_parent = tmp_path / "tmp"
     work_parent.mkdir()
-    card = tmp_path / "card"
-    card.mkdir()
     real_rmtree = shutil.rmtree
 
     def rmtree_after_a_signal(path, *args, **kwargs):
@@ -176,9 +157,9 @@ def test_a_signal_while_fios_work_folder_is_removed_still_removes_all_of_it(
     monkeypatch.setattr(shutil, "rmtree", rmtree_after_a_signal)
     replay = str(recordings / "quick-a1-card-adaptive")
     env = {"FLASHMARK_FIO_REPLAY": replay, "TMPDIR": str(work_parent)}
-    done = flashmark("run", str(card), "--no-save", env=env)
+    done = flashmark("run", str(folder), "--no-save", env=env)
     assert done.returncode == ExitStatus.TERMINATED, done.stderr
-    assert list(work_parent.iterdir()) == [] and list(card.iterdir()) == []
+    assert list(work_parent.iterdir()) == [] and list(folder.iterdir()) == []
 
 
 @pytest.fixture
@@ -193,9 +174,7 @@ def device_gone(tmp_path, recordings):
     return broken
 
 
-def test_a_device_failure_mid_run_exits_5_and_removes_the_test_file(tmp_path, device_gone):
-    folder = tmp_path / "card"
-    folder.mkdir()
+def test_a_device_failure_mid_run_exits_5_and_removes_the_test_file(folder, device_gone):
     env = {"FLASHMARK_FIO_REPLAY": str(device_gone)}
     done = flashmark("run", str(folder), "--no-save", "--runtime", "8", env=env)
     assert done.returncode == ExitStatus.DEVICE, done.stderr
@@ -203,10 +182,8 @@ def test_a_device_failure_mid_run_exits_5_and_removes_the_test_file(tmp_path, de
     assert list(folder.iterdir()) == []
 
 
-def test_the_tests_measured_before_a_device_failure_are_saved_marked_partial(tmp_path, device_gone):
-    folder = tmp_path / "card"
-    folder.mkdir()
-    env = {"FLASHMARK_FIO_REPLAY": str(device_gone), "FLASHMARK_DB": str(tmp_path / "h.sqlite3")}
+def test_the_tests_measured_before_a_device_failure_are_saved_marked_partial(folder, device_gone):
+    env = {"FLASHMARK_FIO_REPLAY": str(device_gone)}
     done = flashmark("run", str(folder), "--runtime", "8", "--json", env=env)
     assert done.returncode == ExitStatus.DEVICE, done.stderr
     line = done.stderr.strip().splitlines()[-1]
@@ -214,12 +191,7 @@ def test_the_tests_measured_before_a_device_failure_are_saved_marked_partial(tmp
     assert "the 4 test(s) measured before it are saved as result 1, marked partial" in line
     assert "the test file was removed" in line
     document = json.loads(done.stdout)
-    assert [test["name"] for test in document["tests"]] == [
-        "seq-write",
-        "seq-read",
-        "rand-read-4k",
-        "rand-read-4k-q32",
-    ]
+    assert [test["name"] for test in document["tests"]] == QUICK_TESTS[:4]
     partial = document["partial"]  # failed after 4 of 6 tests
     assert partial["failed_step"] == "rand-write-4k"
     assert partial["not_run"] == ["rand-write-4k-q32"]
@@ -230,16 +202,15 @@ def test_the_tests_measured_before_a_device_failure_are_saved_marked_partial(tmp
     assert list(folder.iterdir()) == []
 
 
-def test_ram_filesystems_are_refused_unless_buffered(tmp_path, replay_env):
+def test_ram_filesystems_are_refused_unless_buffered(replay_env):
     shm = "/dev/shm"
     if not os.path.ismount(shm):
         pytest.skip("no tmpfs at /dev/shm on this machine")
     done = flashmark("run", shm, "--no-save", "--size", "8M", env=replay_env)
     assert done.returncode == ExitStatus.TARGET
     assert "--buffered" in done.stderr
-    buffered = flashmark(
-        "run", shm, "--no-save", "--size", "8M", "--buffered", "--json", env=replay_env
-    )
+    buffered = flashmark("run", shm, "--no-save", "--size", "8M", "--buffered", "--json",
+                         env=replay_env)  # fmt: skip
     assert buffered.returncode == 0, buffered.stderr
     document = json.loads(buffered.stdout)
     assert document["settings"]["direct"] is False
@@ -249,16 +220,11 @@ def test_ram_filesystems_are_refused_unless_buffered(tmp_path, replay_env):
 
 def test_profiles_lists_every_profile():
     done = flashmark("profiles", "--json")
-    assert [p["name"] for p in json.loads(done.stdout)] == [
-        "quick",
-        "standard",
-        "full",
-        "a1",
-        "sustained",
-    ]
+    names = [profile["name"] for profile in json.loads(done.stdout)]
+    assert names == ["quick", "standard", "full", "a1", "sustained"]
 
 
-def test_run_carries_the_probe_and_claimed_vs_measured_findings(tmp_path, replay_env):
+def test_run_carries_the_probe_and_claimed_vs_measured_findings(folder, replay_env):
     # The recorded Pi 5 tree (tests/data/probe/rpi5_a2) under the replayed A1-class card: the
     # card claims C10 U3 V30 A2; the run measures it exactly at the A1 line (1500/500 IOPS,
     # 10 MB/s) and, writes being durable, the end_fsync's 23.5 ms (the emulated card flushing
@@ -270,8 +236,6 @@ def test_run_carries_the_probe_and_claimed_vs_measured_findings(tmp_path, replay
         "FLASHMARK_PROCFS_ROOT": os.path.join(probe_tree, "proc"),
         "FLASHMARK_DEBUGFS_ROOT": os.path.join(probe_tree, "debug"),
     }
-    folder = tmp_path / "card"
-    folder.mkdir()
     done = flashmark("run", str(folder), "--json", env=env)
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)

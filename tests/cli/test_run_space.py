@@ -20,10 +20,15 @@ pytestmark = [pytest.mark.root, pytest.mark.fio]
 MiB = 1 << 20
 
 
+def _space(folder: os.PathLike[str]) -> tuple[int, int]:
+    """The bytes free to a user and the size of the filesystem holding `folder`."""
+    stats = os.statvfs(folder)
+    return stats.f_bavail * stats.f_frsize, stats.f_blocks * stats.f_frsize
+
+
 def test_a_test_area_that_would_eat_into_the_reserve_is_refused_before_writing(tmp_path):
     with mounted_image(tmp_path / "card.img", 256 * MiB, sparse=False) as (node, folder):
-        stats = os.statvfs(folder)
-        free, total = stats.f_bavail * stats.f_frsize, stats.f_blocks * stats.f_frsize
+        free, total = _space(folder)
         reserve = reserve_bytes(total)
         size = (free - reserve) // MiB * MiB + MiB  # one MiB into the reserve
         done = flashmark("run", str(folder), "--size", str(size), "--no-save")
@@ -34,12 +39,12 @@ def test_a_test_area_that_would_eat_into_the_reserve_is_refused_before_writing(t
             f"{format_size(reserve)} flashmark always leaves free: choose a smaller --size"
         )
         assert os.listdir(folder) == ["lost+found"]
-        assert _free(folder) == free
+        assert _space(folder)[0] == free
 
 
 def test_a_run_says_where_it_writes_and_how_much_before_it_writes(tmp_path):
     with mounted_image(tmp_path / "card.img", 256 * MiB, sparse=False) as (node, folder):
-        free = _free(folder)
+        free = _space(folder)[0]
         done = flashmark(
             "run", str(folder), "--size", "16M", "--runtime", "1", "--ramp", "0", "--no-save"
         )
@@ -53,24 +58,17 @@ def test_a_run_says_where_it_writes_and_how_much_before_it_writes(tmp_path):
         assert lines.index(line) < next(i for i, text in enumerate(lines) if "running" in text)
 
 
-def _free(folder: os.PathLike[str]) -> int:
-    stats = os.statvfs(folder)
-    return stats.f_bavail * stats.f_frsize
-
-
 def test_a_disk_filled_by_another_writer_stops_the_run_and_keeps_the_tests_measured(tmp_path):
     with mounted_image(tmp_path / "card.img", 256 * MiB, sparse=False) as (node, folder):
-        run = started("run", folder, "--size", "16M", "--runtime", "2", "--ramp", "0")
-        with run as process:
+        with started("run", folder, "--size", "16M", "--runtime", "2", "--ramp", "0") as process:
             assert process.stderr is not None
             seen = []
             for line in process.stderr:  # the first test ends: fill the disk before the next
                 seen.append(line)
                 if line.startswith("[1/") and "running" not in line:
                     break
-            stats = os.statvfs(folder)
-            total = stats.f_blocks * stats.f_frsize
-            other = stats.f_bavail * stats.f_frsize - reserve_bytes(total) // 2
+            free, total = _space(folder)
+            other = free - reserve_bytes(total) // 2
             subprocess.run(["fallocate", "-l", str(other), str(folder / "other")], check=True)
             _, rest = process.communicate(timeout=120)
         assert process.returncode == 4, "".join(seen) + rest
