@@ -452,10 +452,15 @@ class ResultsService:
     async def api_reading(self, request: Request) -> Response:
         return await _stored_document(request, self.storage.reading_document, "health reading")
 
+    async def searched(self, request: Request, path: str) -> tuple[list[ResultRow], str | None]:
+        """A page of the search the query asks for, and the address of the page after it."""
+        params = request.query_params
+        rows, more = await run_in_threadpool(_page_of, self.storage, _search(params))
+        return rows, _following(path, params, rows, more)
+
     async def api_search(self, request: Request) -> Response:
-        search = _search(request.query_params)
-        rows, more = await run_in_threadpool(_page_of, self.storage, search)
         root = request.state.root
+        rows, following = await self.searched(request, f"{root}/api/v1/results")
         results = [
             {
                 "id": row.id,
@@ -466,7 +471,6 @@ class ResultsService:
             }
             for row in rows
         ]
-        following = _following(f"{root}/api/v1/results", request.query_params, rows, more)
         headers = {} if following is None else {"Link": f'<{following}>; rel="next"'}  # RFC 8288
         return JSONResponse({"results": results, "next": following}, headers=headers)
 
@@ -480,15 +484,14 @@ class ResultsService:
 
     # -- pages ----------------------------------------------------------------------------------
     async def browse(self, request: Request) -> Response:
-        search = _search(request.query_params)
-        rows, more = await run_in_threadpool(_page_of, self.storage, search)
+        rows, following = await self.searched(request, "/")
         return self.page(
             "browse.html",
             rows=rows,
             table_rows=self.table_rows(rows),
             headlines=HEADLINE_LABELS,
             query=request.query_params,
-            following=_following("/", request.query_params, rows, more),
+            following=following,
             searching=bool(request.query_params),
         )
 
