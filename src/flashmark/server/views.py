@@ -48,15 +48,18 @@ ROWS_KEPT = 10_000
 @functools.cache
 def templates() -> jinja2.Environment:
     """The service's page templates (its pages and campaign files share one environment),
-    loaded when first used: a campaign read back from a service needs none."""
+    loaded when first used: a campaign read back from a service needs none. Every page may
+    name the headline figures and format capacities and wear."""
     import jinja2
 
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=True,  # every value a page shows came from an upload
         undefined=jinja2.StrictUndefined,
         auto_reload=False,  # templates are package files: no stat() per page
     )
+    environment.globals.update(headlines=HEADLINE_LABELS, capacity=capacity, wear=wear_range)
+    return environment
 
 
 def figure(value: float | None, unit: str) -> str:
