@@ -23,14 +23,13 @@ import urllib.parse
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
-from pathlib import Path
 from typing import Any, TypeVar
 
-import jinja2
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -55,6 +54,7 @@ from flashmark.server.intake import (
     HEADLINE_COLUMNS,
     Accepted,
     AcceptedReading,
+    Summary,
     UploadRejected,
     parse_upload,
 )
@@ -71,13 +71,12 @@ from flashmark.server.storage import (
     with_id,
 )
 from flashmark.server.views import (
-    HEADLINE_LABELS,
+    TEMPLATES,
     TableRows,
-    capacity,
     charts,
     csv_text,
     rounded,
-    wear_range,
+    templates,
     with_navigation,
     with_withheld_marked,
 )
@@ -85,7 +84,6 @@ from flashmark.server.views import (
 CONFIG_ENV = "FLASHMARK_SERVE_CONFIG"  # how `serve --workers N` hands the settings to workers
 T = TypeVar("T")
 _LOG = logging.getLogger("flashmark.server")
-_HERE = Path(__file__).resolve().parent
 _MAX_ID = 2**63 - 1
 _MAX_TEXT = 200  # longest search text
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -107,14 +105,7 @@ _HEADERS = {
 # A result's facts as the search API and the CSV export give them, in their order.
 _ROW_FACTS = (
     "uploaded_at",
-    "started_at",
-    "maker",
-    "product",
-    "capacity_bytes",
-    "model_key",
-    "medium",
-    "board",
-    "profile",
+    *(fact.name for fact in fields(Summary) if fact.name not in ("card_serial", "headlines")),
 )
 _CSV_COLUMNS = ("id", "url", *_ROW_FACTS, "card_serial", *HEADLINE_COLUMNS)
 # The device page lists a model's profiles by count: at most this many (each is a link).
@@ -144,24 +135,16 @@ class ServerConfig:
     bad_tokens_per_minute: float = 6.0
 
 
+@dataclass(eq=False)
 class Problem(Exception):
     """An error answer: RFC 9457 fields. `kind` becomes the type URI's last part; `pointer`
     (a JSON pointer) names the field of the request body that is wrong."""
 
-    def __init__(
-        self,
-        status: int,
-        kind: str,
-        detail: str,
-        headers: Mapping[str, str] | None = None,
-        pointer: str | None = None,
-    ) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.kind = kind
-        self.detail = detail
-        self.headers = dict(headers or {})
-        self.pointer = pointer
+    status: int
+    kind: str
+    detail: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    pointer: str | None = None
 
 
 _TITLES = {
@@ -248,38 +231,43 @@ class SecurityHeaders:
 
         async def secured(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = [
-                    (name, value)
-                    for name, value in message.get("headers", [])
-                    if name.lower() not in _HEADER_NAMES
-                ]
-                policies = [
-                    value for name, value in headers if name.lower() == b"content-security-policy"
-                ]
-                if not any(b"frame-ancestors" in policy for policy in policies):
-                    headers.append((b"content-security-policy", _FRAMING.encode()))
-                headers += _ENCODED_HEADERS
-                message = {**message, "headers": headers}
+                headers = MutableHeaders(scope=message)
+                policies = headers.getlist("content-security-policy")
+                if not any("frame-ancestors" in policy for policy in policies):
+                    headers.append("content-security-policy", _FRAMING)
+                headers.update(_HEADERS)
             await send(message)
 
         await self.app(scope, receive, secured)
 
 
-_ENCODED_HEADERS = [(name.lower().encode(), value.encode()) for name, value in _HEADERS.items()]
-_HEADER_NAMES = {name for name, _ in _ENCODED_HEADERS}
-
-
 class HostChecked:
-    """ASGI middleware of every route that makes links: without --base-url, a request must
-    name a trusted host, since its links are made from it (a Host header naming another site
-    would make the answer point there)."""
+    """ASGI middleware of every route that makes links: sets the request's `root`, the address
+    links start with: --base-url, else the request's own address when its Host names a trusted
+    host. Without --base-url, a request naming another host is refused: a Host header naming
+    another site would make the answer point there."""
 
-    def __init__(self, app: ASGIApp, service: ResultsService) -> None:
+    def __init__(self, app: ASGIApp, config: ServerConfig) -> None:
         self.app = app
-        self.service = service
+        self.base_url = config.base_url.rstrip("/") if config.base_url else None
+        trusted = tuple(host.lower().rstrip(".").strip("[]") for host in config.trusted_hosts)
+        self.trusted = trusted or LOOPBACK_HOSTS
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self.service.host_checked(Request(scope))
+        request = Request(scope)
+        root = self.base_url
+        if root is None:
+            host = _host_of(request)
+            if host is None or host[0] not in self.trusted:
+                shown = request.headers.get("host", "")[:100]
+                raise Problem(
+                    400,
+                    "untrusted-host",
+                    f"this service does not answer for the host {shown!r} (it answers for "
+                    f"{', '.join(self.trusted)}): its operator sets --base-url or --trusted-host",
+                )
+            root = f"{request.url.scheme}://{host[1]}"
+        request.state.root = root
         await self.app(scope, receive, send)
 
 
@@ -291,7 +279,7 @@ class _Application(Starlette):
 
 def create_app(config: ServerConfig) -> Starlette:
     service = ResultsService(config)
-    checked = [Middleware(HostChecked, service=service)]
+    checked = [Middleware(HostChecked, config=config)]
     routes = [
         Route(path, endpoint, methods=methods, middleware=checked)
         for path, endpoint, methods in (
@@ -329,21 +317,14 @@ class ResultsService:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.templates = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(_HERE / "templates"),
-            autoescape=True,  # every value a page shows came from an upload
-            undefined=jinja2.StrictUndefined,
-            auto_reload=False,  # templates are package files: no stat() per page
-        )
-        self.style = (_HERE / "templates" / "server.css").read_bytes()
+        self.templates = templates()
+        self.style = (TEMPLATES / "server.css").read_bytes()
         self.limiter = TokenBuckets(config.uploads_per_minute, config.upload_burst)
         # Failed token attempts by address: an address out of them is refused (429) before
         # its token is even looked at, so a right token guessed then is refused too.
         self.failures = TokenBuckets(
             config.bad_tokens_per_minute, config.bad_token_burst, key=address_key
         )
-        trusted = tuple(host.lower().rstrip(".").strip("[]") for host in config.trusted_hosts)
-        self.trusted = trusted or LOOPBACK_HOSTS
         # Figures of device models (sorted, per profile) and their counts per profile: a
         # device page of a popular model would otherwise read thousands of rows.
         self.groups: GroupCache[dict[str, list[float]]] = GroupCache()
@@ -371,32 +352,8 @@ class ResultsService:
         assert self._storage is not None, "requests are answered between start-up and shut-down"
         return self._storage
 
-    def base(self, request: Request) -> str:
-        """The address links in answers start with: --base-url, else the request's own
-        address when its Host names a trusted host (checked for every request by
-        HostChecked): never a host an attacker sent."""
-        if self.config.base_url:
-            return self.config.base_url.rstrip("/")
-        host = _host_of(request)
-        assert host is not None and host[0] in self.trusted, "HostChecked lets no other through"
-        return f"{request.url.scheme}://{host[1]}"
-
-    def host_checked(self, request: Request) -> None:
-        if self.config.base_url:
-            return
-        host = _host_of(request)
-        if host is None or host[0] not in self.trusted:
-            shown = request.headers.get("host", "")[:100]
-            raise Problem(
-                400,
-                "untrusted-host",
-                f"this service does not answer for the host {shown!r} (it answers for "
-                f"{', '.join(self.trusted)}): its operator sets --base-url or --trusted-host",
-            )
-
     def page(self, name: str, status: int = 200, **values: Any) -> HTMLResponse:
-        text = self.templates.get_template(name).render(**values)
-        return _html(text, status)
+        return _html(self.templates.get_template(name).render(**values), status)
 
     def navigated(
         self, report: str, template: str = "navigation.html", **values: Any
@@ -409,7 +366,7 @@ class ResultsService:
 
     # -- API ------------------------------------------------------------------------------------
     async def api_index(self, request: Request) -> Response:
-        root = self.base(request)
+        root = request.state.root
         return JSONResponse(
             {
                 "accepted_schemas": list(ACCEPTED_SCHEMAS),
@@ -469,7 +426,7 @@ class ResultsService:
             # this process's pages count it at once, others' within 30 s
             facts = accepted.facts
             count_upload(self.groups, self.counts, facts.model_key, facts.profile, facts.headlines)
-        root = self.base(request)
+        root = request.state.root
         # A health reading has addresses of its own: its ids are not a run's.
         kind = "results" if isinstance(accepted, Accepted) else "health"
         url = f"{root}/api/v1/{kind}/{stored.id}"
@@ -492,10 +449,15 @@ class ResultsService:
     async def api_reading(self, request: Request) -> Response:
         return await _stored_document(request, self.storage.reading_document, "health reading")
 
+    async def searched(self, request: Request, path: str) -> tuple[list[ResultRow], str | None]:
+        """A page of the search the query asks for, and the address of the page after it."""
+        params = request.query_params
+        rows, more = await run_in_threadpool(_page_of, self.storage, _search(params))
+        return rows, _following(path, params, rows, more)
+
     async def api_search(self, request: Request) -> Response:
-        search = _search(request.query_params)
-        rows, more = await run_in_threadpool(_page_of, self.storage, search)
-        root = self.base(request)
+        root = request.state.root
+        rows, following = await self.searched(request, f"{root}/api/v1/results")
         results = [
             {
                 "id": row.id,
@@ -506,36 +468,26 @@ class ResultsService:
             }
             for row in rows
         ]
-        following = _following(f"{root}/api/v1/results", request.query_params, rows, more)
         headers = {} if following is None else {"Link": f'<{following}>; rel="next"'}  # RFC 8288
         return JSONResponse({"results": results, "next": following}, headers=headers)
 
     async def export_csv(self, request: Request) -> Response:
-        root = self.base(request)
-        return StreamingResponse(
-            _csv_lines(await _batches(self.storage), root),
-            media_type="text/csv; charset=utf-8",
-            headers={"Content-Disposition": 'attachment; filename="flashmark-results.csv"'},
-        )
+        lines = _csv_lines(await _batches(self.storage), request.state.root)
+        return _download(StreamingResponse, lines, "text/csv", "flashmark-results.csv")
 
     async def export_jsonl(self, request: Request) -> Response:
-        return StreamingResponse(
-            _jsonl_lines(await _batches(self.storage)),
-            media_type="application/jsonl; charset=utf-8",
-            headers={"Content-Disposition": 'attachment; filename="flashmark-results.jsonl"'},
-        )
+        lines = _jsonl_lines(await _batches(self.storage))
+        return _download(StreamingResponse, lines, "application/jsonl", "flashmark-results.jsonl")
 
     # -- pages ----------------------------------------------------------------------------------
     async def browse(self, request: Request) -> Response:
-        search = _search(request.query_params)
-        rows, more = await run_in_threadpool(_page_of, self.storage, search)
+        rows, following = await self.searched(request, "/")
         return self.page(
             "browse.html",
             rows=rows,
             table_rows=self.table_rows(rows),
-            headlines=HEADLINE_LABELS,
             query=request.query_params,
-            following=_following("/", request.query_params, rows, more),
+            following=following,
             searching=bool(request.query_params),
         )
 
@@ -543,7 +495,7 @@ class ResultsService:
         """The report page of these results; a missing id raises (and is not kept)."""
         documents = [_found(self.storage.document(i), f"result {i}") for i in ids]
         try:
-            return with_withheld_marked(_report(documents))
+            return with_withheld_marked(render_html_report([document_to_run(d) for d in documents]))
         except ResultFormatError as error:  # an upload of an earlier pre-release flashmark
             raise Problem(
                 409, "unreadable-result", f"this service cannot read that upload: {error}"
@@ -631,11 +583,9 @@ class ResultsService:
             raise wrong_before
         if chosen is not None:
             profile = chosen.profile
-        if profiles is None:
-            profiles = known
-        else:
+        if profiles is not None:
             self.counts.put((key, ""), profiles)
-        profiles = profiles or {}
+        profiles = (known if profiles is None else profiles) or {}
         if not profiles and not readings:
             raise Problem(404, "not-found", f"no results of the model {key} on this service")
         shown_profiles = dict(
@@ -650,14 +600,11 @@ class ResultsService:
             key=key,
             rows=rows,
             table_rows=self.table_rows(rows),
-            headlines=HEADLINE_LABELS,
             profiles=shown_profiles,
             more_profiles=len(profiles) - len(shown_profiles),
             profile=profile,
             chosen=chosen,
             readings=readings,
-            capacity=capacity,
-            wear=wear_range,
             charts=standing,
             following=_following(f"/devices/{key}", params, rows, more),
             searching=True,
@@ -679,15 +626,12 @@ class ResultsService:
 
     async def api_campaign(self, request: Request) -> Response:
         campaign = await self.campaign_of(request)
-        return JSONResponse(campaign_to_json(campaign, self.base(request)))
+        return JSONResponse(campaign_to_json(campaign, request.state.root))
 
     async def campaign_export(self, request: Request) -> Response:
         campaign = await self.campaign_of(request)
-        return Response(
-            campaign_csv(campaign, self.base(request)),
-            media_type="text/csv; charset=utf-8",
-            headers={"Content-Disposition": f'attachment; filename="{campaign.name}.csv"'},
-        )
+        text = campaign_csv(campaign, request.state.root)
+        return _download(Response, text, "text/csv", f"{campaign.name}.csv")
 
     async def stylesheet(self, request: Request) -> Response:
         return Response(
@@ -759,6 +703,15 @@ def _wait(seconds: float, kind: str, why: str) -> None:
 def _html(text: str, status: int = 200) -> HTMLResponse:
     """A page of the service: it fetches nothing but the style sheet, forms post here only."""
     return HTMLResponse(text, status, headers={"Content-Security-Policy": _CSP})
+
+
+def _download(response: type[Response], content: Any, media_type: str, name: str) -> Response:
+    """A file to save as `name` (UTF-8 text)."""
+    return response(
+        content,
+        media_type=f"{media_type}; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
 
 
 def _host_of(request: Request) -> tuple[str, str] | None:
@@ -944,10 +897,6 @@ def _reading_report(storage: Storage, reading_id: int) -> tuple[str, str] | None
     result = HEALTH.from_document(document)
     page = render_report([KindResults(HEALTH, (result,))])
     return row.facts.model_key, with_withheld_marked(page)
-
-
-def _report(documents: list[dict[str, Any]]) -> str:
-    return render_html_report([document_to_run(document) for document in documents])
 
 
 Batches = Iterator[list[tuple[ResultRow, bytes]]]

@@ -212,18 +212,9 @@ def _board(
         value = row.headlines[fleet.column]
         within = standing[fleet.column]
         values = model.get(fleet.column, ())
-        shown.append(
-            BoardFigure(
-                column=fleet.column,
-                value=value,
-                from_median_pct=_pct(value, fleet.median),
-                model=ModelStanding(
-                    count=within.count,
-                    median=statistics.median(values) if values else None,
-                    percentile=within.percentile,
-                ),
-            )
-        )
+        median = statistics.median(values) if values else None
+        model_standing = ModelStanding(within.count, median, within.percentile)
+        shown.append(BoardFigure(fleet.column, value, _pct(value, fleet.median), model_standing))
         if (
             result.failed_step is None
             and value is not None

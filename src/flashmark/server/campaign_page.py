@@ -10,21 +10,17 @@ template; figures are formatted here.
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import jinja2
 from markupsafe import Markup
 
 from flashmark import __version__
 from flashmark.server.campaign import FIGURES, Board, Campaign, FleetFigure
-from flashmark.server.views import capacity
+from flashmark.server.views import TEMPLATES, capacity, templates
 from flashmark.server.views import figure as shown_figure
 
-_TEMPLATES = Path(__file__).resolve().parent / "templates"
 # The report file: its own inline style (by hash), nothing else; no script, no request.
 _REPORT_CSP = "default-src 'none'; style-src 'sha256-{hash}'; base-uri 'none'; form-action 'none'"
 
@@ -59,23 +55,13 @@ def campaign_page(campaign: Campaign, *, standalone: bool, root: str = "") -> st
         "version": __version__,
     }
     if not standalone:
-        return _environment().get_template("campaign.html").render(**values)
-    css = (_TEMPLATES / "server.css").read_text(encoding="utf-8")
+        return templates().get_template("campaign.html").render(**values)
+    css = (TEMPLATES / "server.css").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(css.encode("utf-8")).digest()).decode()
     return (
-        _environment()
+        templates()
         .get_template("campaign_report.html")
         .render(**values, css=Markup(css), csp=_REPORT_CSP.format(hash=digest))
-    )
-
-
-@functools.cache
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_TEMPLATES),
-        autoescape=True,  # labels, makers and products came from uploads
-        undefined=jinja2.StrictUndefined,
-        auto_reload=False,
     )
 
 

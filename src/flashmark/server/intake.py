@@ -156,25 +156,17 @@ def accept_upload(document: Any) -> Accepted | AcceptedReading:
                 "a campaign compares benchmark runs: a health reading joins none",
                 f"/{CAMPAIGN}",
             )
-        return AcceptedReading(
-            document=kept,
-            content_hash=content_hash(kept),
-            facts=dataclasses.replace(reading_facts(checked.value), card_link=added.get(CARD_LINK)),
-            dropped=checked.dropped,
-        )
+        reading = dataclasses.replace(reading_facts(checked.value), card_link=added.get(CARD_LINK))
+        return AcceptedReading(kept, content_hash(kept), reading, checked.dropped)
     run = checked.value
     assert isinstance(run, Run)
-    return Accepted(
-        document=kept,
-        content_hash=content_hash(kept),
-        facts=dataclasses.replace(
-            facts_of(run),
-            card_serial=added.get(CARD_LINK),
-            campaign=added.get(CAMPAIGN),
-            board_label=added.get(BOARD_LABEL),
-        ),
-        dropped=checked.dropped,
+    facts = dataclasses.replace(
+        facts_of(run),
+        card_serial=added.get(CARD_LINK),
+        campaign=added.get(CAMPAIGN),
+        board_label=added.get(BOARD_LABEL),
     )
+    return Accepted(kept, content_hash(kept), facts, checked.dropped)
 
 
 # What `flashmark upload --link-card` adds to a document: 128 bits of a salted hash

@@ -7,7 +7,7 @@ filled in per engine (`{id}`, `{real}`, `{blob}`, `{key}`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,4 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 
 def statements(dialect: Dialect, sql: tuple[str, ...]) -> list[str]:
-    return [
-        s.format(id=dialect.id, real=dialect.real, blob=dialect.blob, key=dialect.key) for s in sql
-    ]
+    return [statement.format_map(asdict(dialect)) for statement in sql]

@@ -31,12 +31,16 @@ def reuse_port_supported() -> bool:
     return hasattr(socket, "SO_REUSEPORT")
 
 
-def _bound(host: str, port: int) -> socket.socket:
+def bound(host: str, port: int, *, reuse_port: bool = True) -> socket.socket:
+    """A TCP socket bound to HOST:PORT. SO_REUSEADDR: connections of a stopped service in
+    TIME_WAIT do not count. Without `reuse_port`, the kernel refuses it even beside sockets
+    that set SO_REUSEPORT (socket(7)): a probe of whether the address is taken."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
     except BaseException:
         sock.close()
@@ -58,7 +62,7 @@ def end_with_parent(parent: int) -> None:
 def _serve_one(app: str, host: str, port: int, log_level: str, parent: int) -> None:
     """One server process (spawned): its own listening socket, the app made by `app`."""
     end_with_parent(parent)
-    sock = _bound(host, port)
+    sock = bound(host, port)
     config = uvicorn.Config(
         app,
         factory=True,
@@ -73,7 +77,7 @@ def _serve_one(app: str, host: str, port: int, log_level: str, parent: int) -> N
 def serve_processes(app: str, host: str, port: int, workers: int, log_level: str) -> None:
     """Run `workers` processes serving the app factory `app` ("module:function") until a
     stop signal; OSError if the address cannot be bound."""
-    reserved = _bound(host, port)
+    reserved = bound(host, port)
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked pool
     stopping = threading.Event()
 

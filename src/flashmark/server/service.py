@@ -10,14 +10,13 @@ import dataclasses
 import errno
 import json
 import os
-import socket
 from typing import Any
 
 import uvicorn
 
 from flashmark.errors import EnvironmentProblem
 from flashmark.server.app import CONFIG_ENV, LOOPBACK_HOSTS, ServerConfig, create_app
-from flashmark.server.processes import reuse_port_supported, serve_processes
+from flashmark.server.processes import bound, reuse_port_supported, serve_processes
 from flashmark.server.protocol import PROTOCOL
 from flashmark.server.storage import open_storage
 
@@ -71,17 +70,12 @@ def run_service(
 
 
 def _refuse_taken_address(host: str, port: int) -> None:
-    """EnvironmentProblem when a socket is bound to HOST:PORT already: this probe sets no
-    SO_REUSEPORT, so the kernel refuses it even beside sockets that do (socket(7))."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        # REUSEADDR: connections of a stopped service in TIME_WAIT do not count.
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as error:
-            taken = " (another program, or processes of an earlier `flashmark serve`)"
-            raise EnvironmentProblem(
-                f"cannot listen on {host}:{port}: {error.strerror}"
-                + (taken if error.errno == errno.EADDRINUSE else "")
-            ) from None
+    """EnvironmentProblem when a socket is bound to HOST:PORT already."""
+    try:
+        bound(host, port, reuse_port=False).close()
+    except OSError as error:
+        taken = " (another program, or processes of an earlier `flashmark serve`)"
+        raise EnvironmentProblem(
+            f"cannot listen on {host}:{port}: {error.strerror}"
+            + (taken if error.errno == errno.EADDRINUSE else "")
+        ) from None

@@ -194,8 +194,7 @@ class Storage:
                     run(statement)
                 run("INSERT INTO schema_migrations VALUES (?, ?)", (name, _now()))
         known = {name for name, _ in MIGRATIONS}
-        with self._transaction() as run:
-            unknown = {r[0] for r in run("SELECT name FROM schema_migrations").fetchall()} - known
+        unknown = {row[0] for row in self._all("SELECT name FROM schema_migrations")} - known
         if unknown:
             raise StorageError(
                 f"the database was migrated by a newer flashmark ({', '.join(sorted(unknown))}): "
@@ -311,12 +310,10 @@ class Storage:
 
     def readings_of_model(self, model_key: str, limit: int) -> list[ReadingRow]:
         """The newest `limit` readings of a model."""
-        with self._transaction() as run:
-            rows = run(
-                f"SELECT {_READING} FROM health_readings WHERE model_key = ? "
-                "ORDER BY id DESC LIMIT ?",
-                (model_key, limit),
-            ).fetchall()
+        rows = self._all(
+            f"SELECT {_READING} FROM health_readings WHERE model_key = ? ORDER BY id DESC LIMIT ?",
+            (model_key, limit),
+        )
         return [_reading_row(row) for row in rows]
 
     def document(self, result_id: int) -> dict[str, Any] | None:
@@ -333,28 +330,22 @@ class Storage:
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY id DESC LIMIT ?"
-        with self._transaction() as run:
-            rows = run(sql, (*parameters, search.limit)).fetchall()
-        return [_row(row) for row in rows]
+        return [_row(row) for row in self._all(sql, (*parameters, search.limit))]
 
     def profiles_of_model(self, model_key: str) -> dict[str, int]:
-        with self._transaction() as run:
-            rows = run(
-                "SELECT profile, COUNT(*) FROM results WHERE model_key = ? GROUP BY profile "
-                "ORDER BY profile",
-                (model_key,),
-            ).fetchall()
+        rows = self._all(
+            "SELECT profile, COUNT(*) FROM results WHERE model_key = ? GROUP BY profile "
+            "ORDER BY profile",
+            (model_key,),
+        )
         return {str(row[0]): int(row[1]) for row in rows}
 
     def group_figures(self, model_key: str, profile: str) -> dict[str, list[float]]:
         """The headline figures of every result of a model and profile, each column sorted
         (for ranking.standings): one query, through the (model_key, profile) index."""
         columns = ", ".join(HEADLINE_COLUMNS)
-        with self._transaction() as run:
-            rows = run(
-                f"SELECT {columns} FROM results WHERE model_key = ? AND profile = ?",
-                (model_key, profile),
-            ).fetchall()
+        sql = f"SELECT {columns} FROM results WHERE model_key = ? AND profile = ?"
+        rows = self._all(sql, (model_key, profile))
         return {
             column: sorted(row[index] for row in rows if row[index] is not None)
             for index, column in enumerate(HEADLINE_COLUMNS)
@@ -365,11 +356,10 @@ class Storage:
         open while a slow client reads the download)."""
         after = 0
         while True:
-            with self._transaction() as run:
-                rows = run(
-                    f"SELECT {_SUMMARY}, document FROM results WHERE id > ? ORDER BY id LIMIT ?",
-                    (after, batch),
-                ).fetchall()
+            rows = self._all(
+                f"SELECT {_SUMMARY}, document FROM results WHERE id > ? ORDER BY id LIMIT ?",
+                (after, batch),
+            )
             if not rows:
                 return
             yield [(_row(row[:-1]), zlib.decompress(bytes(row[-1]))) for row in rows]
@@ -398,16 +388,14 @@ class Storage:
                 raise TokenError(f"no token named {name!r} (`flashmark token list` shows them)")
             if row[3] is None:
                 run("UPDATE tokens SET revoked_at = ? WHERE id = ?", (_now(), row[0]))
-        return _token(self._one(f"SELECT {_TOKEN} FROM tokens WHERE name = ?", (name,)))
+        return Token(*self._one(f"SELECT {_TOKEN} FROM tokens WHERE name = ?", (name,)))
 
     def tokens(self) -> list[Token]:
-        with self._transaction() as run:
-            rows = run(f"SELECT {_TOKEN} FROM tokens ORDER BY id").fetchall()
-        return [_token(row) for row in rows]
+        return [Token(*row) for row in self._all(f"SELECT {_TOKEN} FROM tokens ORDER BY id")]
 
     def token_for(self, secret: str) -> Token | None:
         row = self._one(f"SELECT {_TOKEN} FROM tokens WHERE token_hash = ?", (token_hash(secret),))
-        return None if row is None else _token(row)
+        return None if row is None else Token(*row)
 
     # -- plumbing -------------------------------------------------------------------------------
     def _insert_once(
@@ -438,6 +426,11 @@ class Storage:
         """The first row one read statement finds, or None."""
         with self._transaction() as run:
             return run(sql, parameters).fetchone()
+
+    def _all(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
+        """Every row one read statement finds."""
+        with self._transaction() as run:
+            return list(run(sql, parameters).fetchall())
 
     @contextlib.contextmanager
     def _transaction(self, *, write: bool = False) -> Iterator[_Statements]:
@@ -569,10 +562,6 @@ def _row(row: Sequence[Any]) -> ResultRow:
     width = len(_SUMMARY_FIELDS) + 2
     named = dict(zip(("id", "uploaded_at", *_SUMMARY_FIELDS), row[:width], strict=True))
     return ResultRow(**named, headlines=dict(zip(HEADLINE_COLUMNS, row[width:], strict=True)))
-
-
-def _token(row: Sequence[Any]) -> Token:
-    return Token(*row)
 
 
 def _reading_row(row: Sequence[Any]) -> ReadingRow:
@@ -812,12 +801,9 @@ class _PoolLogRedaction(logging.Filter):
     @classmethod
     def install(cls, url: str) -> None:
         cls.databases.add(url)
-        logger = logging.getLogger("psycopg")
-        if not any(isinstance(f, cls) for f in logger.filters):
-            logger.addFilter(cls())
-        pool = logging.getLogger("psycopg.pool")
-        if not any(isinstance(f, cls) for f in pool.filters):
-            pool.addFilter(cls())
+        for logger in map(logging.getLogger, ("psycopg", "psycopg.pool")):
+            if not any(isinstance(f, cls) for f in logger.filters):
+                logger.addFilter(cls())
 
     def filter(self, record: logging.LogRecord) -> bool:
         text = record.getMessage()

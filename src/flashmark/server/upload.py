@@ -196,7 +196,7 @@ def accepted_schemas(server: str, timeout_s: float = TIMEOUT_S) -> tuple[str, ..
     answer = _exchange(server, request, timeout_s, "answered")
     schemas = answer.get("accepted_schemas")
     if not isinstance(schemas, list) or not all(isinstance(s, str) for s in schemas):
-        raise UploadFailed(f"{server} gave an answer that is not a flashmark service's")
+        raise _not_a_service(server)
     return tuple(schemas)
 
 
@@ -228,9 +228,7 @@ def send(server: str, token: str, body: bytes, timeout_s: float = TIMEOUT_S) -> 
     try:
         return Uploaded(int(answer["id"]), str(answer["url"]), bool(answer["created"]))
     except (ValueError, KeyError, TypeError) as error:
-        raise UploadFailed(
-            f"{server} gave an answer that is not a flashmark service's: {error}"
-        ) from None
+        raise _not_a_service(server, error) from None
 
 
 _ACCEPT_JSON = {"Accept": "application/json"}
@@ -248,12 +246,15 @@ def _exchange(
         reason = getattr(error, "reason", error)
         raise UploadFailed(f"cannot reach {server}: {reason}") from None
     except ValueError as error:
-        raise UploadFailed(
-            f"{server} gave an answer that is not a flashmark service's: {error}"
-        ) from None
+        raise _not_a_service(server, error) from None
     if not isinstance(answer, dict):
-        raise UploadFailed(f"{server} gave an answer that is not a flashmark service's")
+        raise _not_a_service(server)
     return answer
+
+
+def _not_a_service(server: str, error: Exception | None = None) -> UploadFailed:
+    why = "" if error is None else f": {error}"
+    return UploadFailed(f"{server} gave an answer that is not a flashmark service's{why}")
 
 
 def _problem(error: urllib.error.HTTPError) -> str:

@@ -14,6 +14,8 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
 
@@ -23,6 +25,10 @@ from flashmark.server.storage import ResultRow
 from flashmark.spreadsheet import text_cell
 from flashmark.upload_rules import WITHHELD, WITHHELD_BEFORE, WITHHELD_TIP
 
+if TYPE_CHECKING:
+    import jinja2
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 # (column, label, unit): the headline figures as the pages and the CSV name them, each by its
 # test's name, a rate in MB/s and a count of operations in IOPS.
 _UNITS = {"bw_bytes": "MB/s", "iops": "IOPS"}
@@ -37,6 +43,23 @@ _MINE = "#0072B2"
 _OTHERS = "#A6C8E0"
 # Rows of results tables kept as HTML per server process (about 700 bytes each: 7 MB)
 ROWS_KEPT = 10_000
+
+
+@functools.cache
+def templates() -> jinja2.Environment:
+    """The service's page templates (its pages and campaign files share one environment),
+    loaded when first used: a campaign read back from a service needs none. Every page may
+    name the headline figures and format capacities and wear."""
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,  # every value a page shows came from an upload
+        undefined=jinja2.StrictUndefined,
+        auto_reload=False,  # templates are package files: no stat() per page
+    )
+    environment.globals.update(headlines=HEADLINE_LABELS, capacity=capacity, wear=wear_range)
+    return environment
 
 
 def figure(value: float | None, unit: str) -> str:
@@ -82,16 +105,6 @@ def wear_range(facts: ReadingFacts) -> str:
 
 
 @dataclass(frozen=True)
-class Bar:
-    x: float
-    y: float
-    width: float
-    height: float
-    count: int
-    mine: bool  # the bin holding the result
-
-
-@dataclass(frozen=True)
 class Chart:
     """A histogram of one headline across a group, with the result's place marked."""
 
@@ -102,8 +115,7 @@ class Chart:
     count: int
     low: str
     high: str
-    bars: tuple[Bar, ...]
-    bars_svg: Markup  # the bars as SVG elements
+    bars_svg: Markup  # the bars as SVG elements (empty: no chart)
     marker_x: float | None
     summary: str  # the chart in words, for screen readers and text browsers
 
@@ -116,7 +128,6 @@ def charts(standings: Sequence[Standing]) -> list[Chart]:
 def _chart(standing: Standing, label: str, unit: str) -> Chart:
     bins = standing.bins
     percentile = standing.percentile
-    bars: tuple[Bar, ...] = ()
     svg = Markup()
     marker_x = None
     if bins and standing.low is not None and standing.high is not None:
@@ -128,7 +139,7 @@ def _chart(standing: Standing, label: str, unit: str) -> Chart:
             mine = min(int(position * len(bins)), len(bins) - 1)
         elif standing.value is not None:
             marker_x, mine = CHART_WIDTH / len(bins) / 2, 0
-        bars, svg = _bars(bins, mine)
+        svg = _bars(bins, mine)
     shown = figure(standing.value, unit)
     words = (
         f"{label}: {shown} {unit}, percentile {percentile:.0f} of {standing.count} results"
@@ -143,7 +154,6 @@ def _chart(standing: Standing, label: str, unit: str) -> Chart:
         count=standing.count,
         low=figure(standing.low, unit),
         high=figure(standing.high, unit),
-        bars=bars,
         bars_svg=svg,
         marker_x=marker_x,
         summary=words,
@@ -151,37 +161,21 @@ def _chart(standing: Standing, label: str, unit: str) -> Chart:
 
 
 @functools.lru_cache(maxsize=2048)
-def _bars(bins: tuple[int, ...], mine: int | None) -> tuple[tuple[Bar, ...], Markup]:
-    """The bars of a histogram and their SVG, `mine` marked: a function of the counts alone,
-    so a group's charts are drawn once for each bin a result can fall in (the counts stay
-    the same while the group's figures are cached; ranking.CACHE_SECONDS)."""
+def _bars(bins: tuple[int, ...], mine: int | None) -> Markup:
+    """The bars of a histogram as SVG elements, `mine` marked, each with its count as a
+    tooltip (numbers only): a function of the counts alone, so a group's charts are drawn
+    once for each bin a result can fall in (the counts stay the same while the group's
+    figures are cached; ranking.CACHE_SECONDS)."""
     width = CHART_WIDTH / len(bins)
     tallest = max(bins) or 1
-    plot = _PLOT_BOTTOM - _PLOT_TOP
-    bars = []
-    for index, count in enumerate(bins):
-        height = plot * count / tallest
-        bars.append(
-            Bar(
-                x=round(index * width, 1),
-                y=round(_PLOT_BOTTOM - height, 1),
-                width=round(width - 1, 1),
-                height=round(height, 1),
-                count=count,
-                mine=index == mine,
-            )
-        )
-    return tuple(bars), bars_svg(bars)
-
-
-def bars_svg(bars: Sequence[Bar]) -> Markup:
-    """A chart's bars as SVG elements, each with its count as a tooltip (numbers only)."""
+    heights = [(_PLOT_BOTTOM - _PLOT_TOP) * count / tallest for count in bins]
     return Markup(
         "".join(
-            f'<rect x="{bar.x}" y="{bar.y}" width="{bar.width}" height="{bar.height}" '
-            f'fill="{_MINE if bar.mine else _OTHERS}"><title>{bar.count} '
-            f"result{'' if bar.count == 1 else 's'}</title></rect>"
-            for bar in bars
+            f'<rect x="{round(index * width, 1)}" y="{round(_PLOT_BOTTOM - height, 1)}" '
+            f'width="{round(width - 1, 1)}" height="{round(height, 1)}" '
+            f'fill="{_MINE if index == mine else _OTHERS}"><title>{count} '
+            f"result{'' if count == 1 else 's'}</title></rect>"
+            for index, (count, height) in enumerate(zip(bins, heights, strict=True))
         )
     )
 
