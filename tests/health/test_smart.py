@@ -386,31 +386,12 @@ def test_json_that_is_not_smartctls_is_said(tmp_path: Path, answer: str) -> None
 
 # The keys and attribute names smartctl writes, so that random shapes reach the decoder's paths.
 SMARTCTL_KEYS = [
-    "smart_status",
-    "passed",
-    "endurance_used",
-    "current_percent",
-    "power_on_time",
-    "hours",
-    "temperature",
-    "current",
-    "ata_smart_attributes",
-    "table",
-    "id",
-    "name",
-    "value",
-    "raw",
-    "logical_block_size",
-    "in_smartctl_database",
-    "nvme_smart_health_information_log",
-    "percentage_used",
-    "data_units_written",
-    "critical_warning",
-    "smartctl",
-    "messages",
-    "string",
+    "smart_status", "passed", "endurance_used", "current_percent", "power_on_time", "hours",
+    "temperature", "current", "ata_smart_attributes", "table", "id", "name", "value", "raw",
+    "logical_block_size", "in_smartctl_database", "nvme_smart_health_information_log",
+    "percentage_used", "data_units_written", "critical_warning", "smartctl", "messages", "string",
     "exit_status",
-]
+]  # fmt: skip
 JSON_VALUES = st.recursive(
     st.none()
     | st.booleans()
