@@ -26,11 +26,10 @@ from pathlib import Path
 import pytest
 
 from tests.cli_runner import Done, flashmark
-from tests.report.recorded import DATA, REPORT_DATA
+from tests.report.recorded import DATA, REPORT_DATA, recorded_machine
 from tests.report.test_golden import UPDATE_ENV
 
 SNAPSHOTS = DATA / "terminal"
-PROBE_DATA = DATA / "probe"
 FIO_RECORDINGS = DATA / "fio"
 # The results shown, in the order they are imported (their ids in the fresh history): a run
 # of each profile, and a result of every other kind, all measured by flashmark itself.
@@ -49,15 +48,6 @@ _DURATION = re.compile(r"\((\d+m)?\d+s\)")
 # Where the `space` line writes (the live filesystem of the folder) and what it leaves free
 # are this machine's now.
 _SPACE = re.compile(r"^(space    writes up to [\d.]+ \w+ to ).*(, leaving at least ).*$", re.M)
-
-
-def recorded_machine(name: str) -> dict[str, str]:
-    base = PROBE_DATA / name
-    return {
-        "FLASHMARK_SYSFS_ROOT": str(base / "sys"),
-        "FLASHMARK_PROCFS_ROOT": str(base / "proc"),
-        "FLASHMARK_DEBUGFS_ROOT": str(base / "debug"),
-    }
 
 
 def masked(text: str, tmp_path: Path) -> str:

@@ -16,22 +16,18 @@ from flashmark.bench.document import document_to_run
 from flashmark.bench.run_result import Run
 from flashmark.references.loader import find_reference
 from flashmark.references.records import ReferenceDevice
-from tests.cli_runner import Done
-from tests.cli_runner import flashmark as run_in_process
+from tests.cli_runner import flashmark
 from tests.conftest import DATA, FIO_RECORDINGS
+from tests.report.recorded import recorded_machine
 
 # Two references with headline figures (`flashmark references` lists them): seed 002's A2
 # card has 4K IOPS and 16M sequential, seed 001's microSD card 1M sequential.
 REFERENCE_SLUGS = ("seed002-sandisk-extreme-pro-a2-64gb", "seed001-microsd")
+REFERENCE_OPTIONS = tuple(part for slug in REFERENCE_SLUGS for part in ("--reference", slug))
 
 # The quick run is probed under a recorded Raspberry Pi 5 with an A2 card (as tests/report's
 # recorded documents are), so its result carries a card's claims and the findings.
-RPI5_A2 = DATA / "probe" / "rpi5_a2"
-RPI5_A2_ENV = {
-    "FLASHMARK_SYSFS_ROOT": str(RPI5_A2 / "sys"),
-    "FLASHMARK_PROCFS_ROOT": str(RPI5_A2 / "proc"),
-    "FLASHMARK_DEBUGFS_ROOT": str(RPI5_A2 / "debug"),
-}
+RPI5_A2_ENV = recorded_machine("rpi5_a2")
 
 # (recording, `flashmark run` options matching how it was recorded (see its scenario.txt),
 # environment)
@@ -46,10 +42,6 @@ SCENARIOS: tuple[tuple[str, tuple[str, ...], dict[str, str]], ...] = (
 )
 
 
-def flashmark(*args: str, env: dict[str, str]) -> Done:
-    return run_in_process(*args, env=env)
-
-
 @dataclass(frozen=True)
 class SavedRuns:
     db: Path
@@ -59,14 +51,6 @@ class SavedRuns:
     @property
     def runs(self) -> tuple[Run, ...]:
         return tuple(document_to_run(document) for document in self.documents)
-
-
-@pytest.fixture(scope="session")
-def cli() -> click.Group:
-    """The flashmark command group, every command registered."""
-    from flashmark.cli import main
-
-    return main
 
 
 @pytest.fixture(scope="session")
@@ -100,12 +84,8 @@ def report_path(
 ) -> Path:
     """`flashmark report 1 2 3 --reference A --reference B -o DIR/report.html`."""
     path = tmp_path_factory.mktemp("report") / "report.html"
-    arguments = [str(i) for i in saved_runs.ids]
-    for slug in REFERENCE_SLUGS:
-        arguments += ["--reference", slug]
-    result = CliRunner().invoke(
-        cli, ["report", *arguments, "-o", str(path)], env={"FLASHMARK_DB": str(saved_runs.db)}
-    )
+    arguments = ["report", *map(str, saved_runs.ids), *REFERENCE_OPTIONS, "-o", str(path)]
+    result = CliRunner().invoke(cli, arguments, env={"FLASHMARK_DB": str(saved_runs.db)})
     assert result.exit_code == 0, result.output
     return path
 
