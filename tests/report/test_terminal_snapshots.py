@@ -33,15 +33,11 @@ SNAPSHOTS = DATA / "terminal"
 FIO_RECORDINGS = DATA / "fio"
 # The results shown, in the order they are imported (their ids in the fresh history): a run
 # of each profile, and a result of every other kind, all measured by flashmark itself.
+RUN_NAMES = ("quick-a1-card", "standard-fast-card", "full-vm-disk")
+KIND_NAMES = ("capacity", "surface", "workload", "monitor", "powercut")
 RESULTS = (
-    ("quick-a1-card", REPORT_DATA / "quick-a1-card.json"),
-    ("standard-fast-card", REPORT_DATA / "standard-fast-card.json"),
-    ("full-vm-disk", REPORT_DATA / "full-vm-disk.json"),
-    ("capacity", REPORT_DATA / "kinds" / "capacity.json"),
-    ("surface", REPORT_DATA / "kinds" / "surface.json"),
-    ("workload", REPORT_DATA / "kinds" / "workload.json"),
-    ("monitor", REPORT_DATA / "kinds" / "monitor.json"),
-    ("powercut", REPORT_DATA / "kinds" / "powercut.json"),
+    *((name, REPORT_DATA / f"{name}.json") for name in RUN_NAMES),
+    *((name, REPORT_DATA / "kinds" / f"{name}.json") for name in KIND_NAMES),
 )
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?( UTC|Z|[+-]\d\d:\d\d)?")
 _DURATION = re.compile(r"\((\d+m)?\d+s\)")

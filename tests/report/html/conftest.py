@@ -169,6 +169,6 @@ def wear_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ids.append(record(tree_env(base / "nvme", db)))
         drive.written += 500e9
     path = base / "report.html"
-    charts = report(emmc_env, ids, path).charts
+    charts = report(emmc_env, ids, path)[0].charts
     assert [chart.classes for chart in charts] == ["pygal-chart wear-chart"] * 2
     return path

@@ -23,7 +23,6 @@ _LEGEND_KEY = re.compile(r'<li><span class="key (\w+)" style="--key: ([^"]+)"></
 _COLOUR_RULE = re.compile(
     r"\.color-(\d+),\s*#chart-[\w-]+ \.color-\d+ a:visited\s*\{\s*stroke:\s*(#[0-9A-Fa-f]{3,8})"
 )
-_TRANSLATE = re.compile(r"translate\(([-\d.e]+)[ ,]+([-\d.e]+)\)")
 # A character of the system sans-serif fonts is at most about 0.62 em wide (digits 0.55).
 CHAR_EM = 0.62
 # The least room between two labels, in viewBox units (a quarter of a 13-unit font): closer,
