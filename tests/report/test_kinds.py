@@ -168,8 +168,6 @@ def test_a_diagnosis_in_markdown_and_csv_holds_each_finding_and_its_fix() -> Non
 
 def _odd(name: str, result: Any) -> Any:
     """The result with text from another machine where a table or a heading shows it."""
-    if name == "surface":
-        return dataclasses.replace(result, target=dataclasses.replace(result.target, path=ODD))
     if name == "capacity":
         return dataclasses.replace(result, device=ODD)
     if name == "monitor":
@@ -182,6 +180,7 @@ def _odd(name: str, result: Any) -> Any:
     if name == "doctor":
         finding = dataclasses.replace(result.findings[0], what=ODD, fix=ODD)
         return dataclasses.replace(result, device=ODD, board=ODD, findings=(finding,))
+    # surface and powercut: the target's path
     return dataclasses.replace(result, target=dataclasses.replace(result.target, path=ODD))
 
 
