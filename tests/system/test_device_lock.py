@@ -27,6 +27,7 @@ from flashmark.errors import ExitStatus
 from flashmark.system.devices_under import devices_under
 from flashmark.system.lock_files import LOCK_DIR_ENV, LockUnusable
 from flashmark.system.target_lock import TargetBusy, held_path, holder_pid, refuse_if_busy
+from tests.cli_runner import flashmark_script
 
 pytestmark = pytest.mark.root
 
@@ -296,13 +297,7 @@ def test_a_second_run_on_another_folder_of_the_card_exits_4_and_the_first_is_not
         ):
             assert first.poll() is None and time.monotonic() < deadline, first.communicate()
             time.sleep(0.05)
-        second = subprocess.run(
-            [sys.executable, "-m", "flashmark", "run", str(two), *options],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
+        second = flashmark_script("run", two, *options, timeout=120)
         _, err = first.communicate(timeout=300)
     finally:
         with contextlib.suppress(ProcessLookupError):
