@@ -12,7 +12,6 @@ import operator
 import os
 import pwd
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from flashmark.errors import ExitStatus
 from flashmark.system.devices_under import devices_under
 from flashmark.system.lock_files import LOCK_DIR_ENV, LockUnusable
 from flashmark.system.target_lock import TargetBusy, held_path, holder_pid, refuse_if_busy
-from tests.cli_runner import flashmark_script
+from tests.cli_runner import flashmark_script, started
 
 pytestmark = pytest.mark.root
 
@@ -280,14 +279,7 @@ def test_a_second_run_on_another_folder_of_the_card_exits_4_and_the_first_is_not
     one, two = lab.mount(card + "p1"), lab.mount(card + "p2")
     options = ("--no-save", "--size", "4M", "--runtime", "1", "--ramp", "0", "--profile", "a1")
     lock_file = shared_locks / _lock_name(os.stat(card).st_rdev)
-    first = subprocess.Popen(
-        [sys.executable, "-m", "flashmark", "run", str(one), *options],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
-    try:
+    with started("run", one, *options) as first:
         # Held, and writing: its test folder is made after the lock that lasts the run.
         deadline = time.monotonic() + 60
         while not (
@@ -299,10 +291,6 @@ def test_a_second_run_on_another_folder_of_the_card_exits_4_and_the_first_is_not
             time.sleep(0.05)
         second = flashmark_script("run", two, *options, timeout=120)
         _, err = first.communicate(timeout=300)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            first.send_signal(signal.SIGKILL)
-        first.wait()
     assert first.returncode == 0, err
     assert second.returncode == ExitStatus.TARGET, second.stderr
     assert second.stderr.strip().splitlines() == [
