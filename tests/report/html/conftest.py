@@ -42,6 +42,20 @@ SCENARIOS: tuple[tuple[str, tuple[str, ...], dict[str, str]], ...] = (
 )
 
 
+def replayed_run(
+    folder: Path, scenario: tuple[str, tuple[str, ...], dict[str, str]], env: dict[str, str]
+) -> dict[str, Any]:
+    """The document of `flashmark run --json` of `folder` (made here), fio replayed from the
+    scenario's recording."""
+    recording, options, extra = scenario
+    folder.mkdir()
+    replay = {"FLASHMARK_FIO_REPLAY": str(FIO_RECORDINGS / recording), **extra}
+    done = flashmark("run", str(folder), *options, "--json", env={**env, **replay})
+    assert done.returncode == 0, done.stderr
+    document: dict[str, Any] = json.loads(done.stdout)
+    return document
+
+
 @dataclass(frozen=True)
 class SavedRuns:
     db: Path
@@ -58,18 +72,8 @@ def saved_runs(tmp_path_factory: pytest.TempPathFactory) -> SavedRuns:
     """The three recordings run through `flashmark run` (fio replayed) into one history."""
     base = tmp_path_factory.mktemp("saved-runs")
     db = base / "history.sqlite3"
-    documents = []
-    for recording, options, extra in SCENARIOS:
-        folder = base / recording
-        folder.mkdir()
-        env = {
-            "FLASHMARK_FIO_REPLAY": str(FIO_RECORDINGS / recording),
-            "FLASHMARK_DB": str(db),
-            **extra,
-        }
-        done = flashmark("run", str(folder), *options, "--json", env=env)
-        assert done.returncode == 0, done.stderr
-        documents.append(json.loads(done.stdout))
+    env = {"FLASHMARK_DB": str(db)}
+    documents = [replayed_run(base / scenario[0], scenario, env) for scenario in SCENARIOS]
     return SavedRuns(db, tuple(d["id"] for d in documents), tuple(documents))
 
 
@@ -117,11 +121,7 @@ def mixed_report(cli: click.Group, tmp_path_factory: pytest.TempPathFactory) -> 
     db = base / "history.sqlite3"
     env = {"FLASHMARK_DB": str(db), **RPI5_A2_ENV}
     folder = base / "card"
-    folder.mkdir()
-    recording, options, _ = SCENARIOS[0]
-    replay = {"FLASHMARK_FIO_REPLAY": str(FIO_RECORDINGS / recording)}
-    ran = flashmark("run", str(folder), *options, "--json", env={**env, **replay})
-    assert ran.returncode == 0, ran.stderr
+    run_document = replayed_run(folder, SCENARIOS[0], env)
     scanned = flashmark("surface", str(folder), "--size", "16M", "--json", env=env)
     assert scanned.returncode == 0, scanned.stderr
     scan = json.loads(scanned.stdout)
@@ -130,7 +130,6 @@ def mixed_report(cli: click.Group, tmp_path_factory: pytest.TempPathFactory) -> 
         imported = flashmark("import", str(KIND_DOCUMENTS / f"{name}.json"), env=env)
         assert imported.returncode == 0, imported.stderr
         other_ids[name] = int(imported.stdout.split(" added as ")[1].split()[0])
-    run_document = json.loads(ran.stdout)
     run_id = run_document["id"]
     path = base / "report.html"
     ids = [str(run_id), str(scan["id"]), *map(str, other_ids.values())]
