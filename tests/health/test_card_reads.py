@@ -49,8 +49,11 @@ RPI4_CARD = "devices/platform/emmc2bus/fe340000.mmc/mmc_host/mmc0/mmc0:aaaa"
 DAY = 86_400.0
 
 
-def layout(name: str) -> bytes:
-    return parse_hex_block((DATA / "cmd56_layouts" / f"{name}.hex").read_text())
+def layout(name: str, offset: int = 0, value: bytes = b"") -> bytes:
+    """A recorded layout (tests/data/probe/cmd56_layouts), `value` set at `offset`."""
+    block = bytearray(parse_hex_block((DATA / "cmd56_layouts" / f"{name}.hex").read_text()))
+    block[offset : offset + len(value)] = value
+    return bytes(block)
 
 
 def test_the_ioctl_number_is_the_kernels_for_a_72_byte_struct():
@@ -156,14 +159,6 @@ def test_the_two_step_layout_of_kingston_sdce():
     )
 
 
-def test_a_two_step_answer_over_100_percent_left_gives_no_life_used():
-    block = bytearray(layout("apacer_industrial"))
-    block[96:98] = (45300).to_bytes(2, "big")  # 453.00%, as sdmon issue #2 shows
-    decoded = decode_phison(bytes(block))
-    assert decoded is not None and decoded.life_used_low_pct is None
-    assert decoded.other == ("life remaining 453.00% (over 100)",)
-
-
 def test_micron_keeps_its_utilization_figures():
     micron = decode_micron(layout("micron_i400"))
     assert micron is not None and micron.other[0] == "percentage step utilization 1"
@@ -221,26 +216,6 @@ def rewrite_answer(answer: Path, bytes_at: dict[int, int]) -> None:
     answer.write_text(block.hex())
 
 
-def test_a_phison_mid_card_is_sent_nothing_for_want_of_a_published_apacer_oem_id(tmp_path):
-    """MID 0x27 is Apacer's and the Phison controller's, which other makers' cards carry: the
-    two-step write would reach cards of unknown makers."""
-    tree = copied_tree("sd_apacer_industrial", tmp_path / "tree")  # answers the two-step form
-    result, mmc = asked(tree)
-    assert mmc.sent == [] and result.health.vendor is None
-    assert any("no vendor health command is known" in note for note in result.skipped)
-
-
-def test_a_card_of_an_unknown_maker_is_sent_nothing(tmp_path):
-    tree = copied_tree("sd_kingston_sdce", tmp_path / "tree")  # answers the two-step form
-    card = "devices/platform/axi/1000fff000.mmc/mmc_host/mmc0/mmc0:5048"
-    # Samsung's MID and OEM id (mmc.py's table): no vendor command is known for it.
-    (tree / "sys" / card / "cid").write_text("1b534d" + "4544363447613698006501" + "3b00\n")
-    result, mmc = asked(tree)
-    assert mmc.sent == []
-    assert result.health.vendor is None
-    assert any("no vendor health command is known" in note for note in result.skipped)
-
-
 def test_a_sandisk_card_is_sent_the_read_form_alone_and_says_it_did_not_answer():
     result, mmc = asked(DATA / "rpi4_sd")
     assert [sent.command for sent in mmc.sent] == [MmcCommand(56, 0x00000001)]
@@ -267,13 +242,6 @@ def test_a_card_behind_a_usb_reader_is_not_asked(tmp_path):
     result, mmc = asked(tree, "/dev/sde")
     assert result.device_kind == "usb"
     assert mmc.sent == []
-
-
-def test_without_root_nothing_is_sent_and_the_sudo_line_is_given():
-    tree = DATA / "sd_wd_purple"
-    result, mmc = asked(tree, privileged=False)
-    assert mmc.sent == []
-    assert any("needs root: sudo flashmark health /" in note for note in result.skipped)
 
 
 def test_an_sd_cards_life_used_is_a_reading_placed_at_the_bytes_counted_now(tmp_path):
@@ -399,15 +367,16 @@ def test_the_two_step_form_sends_its_write_before_its_read():
 RPI5_CARD = "devices/platform/axi/1000fff000.mmc/mmc_host/mmc0/mmc0:5048"
 
 
-def test_a_consumer_kingston_card_is_sent_no_write(tmp_path):
-    """Only Kingston's High Endurance and Industrial lines answer the two-step form: a card
-    whose CID names another product (rpi5_a2's SD64G) is sent nothing."""
-    tree = copied_tree("sd_kingston_sdce", tmp_path / "tree")  # answers the two-step form
+def samsung_cid(tree: Path) -> None:
+    """Samsung's MID and OEM id (mmc.py's table): no vendor command is known for it."""
+    (tree / "sys" / RPI5_CARD / "cid").write_text("1b534d" + "4544363447613698006501" + "3b00\n")
+
+
+def consumer_kingston_cid(tree: Path) -> None:
+    """Only Kingston's High Endurance and Industrial lines answer the two-step form: this CID
+    names another product (rpi5_a2's SD64G)."""
     cid = (tree / "sys" / RPI5_CARD / "cid").read_text().strip()
     (tree / "sys" / RPI5_CARD / "cid").write_text(cid[:6] + b"SD64G".hex() + cid[16:] + "\n")
-    result, mmc = asked(tree)
-    assert mmc.sent == [] and result.health.vendor is None
-    assert any("not to this 'SD64G'" in note for note in result.skipped)
 
 
 def moved_under_usb(tree: Path) -> None:
@@ -425,22 +394,36 @@ def moved_under_usb(tree: Path) -> None:
             link.symlink_to(target)
 
 
-def test_a_card_behind_a_usb_card_reader_driver_is_sent_nothing(tmp_path):
-    tree = copied_tree("sd_kingston_sdce", tmp_path / "tree")  # answers the two-step form
-    moved_under_usb(tree)
-    result, mmc = asked(tree)
+# (recorded tree, the change made to a copy of it, how it is asked, the note saying why); the
+# sd_apacer_industrial and sd_kingston_sdce cards answer the two-step form if sent it.
+NOT_ASKED = [
+    # MID 0x27 is Apacer's and the Phison controller's, which other makers' cards carry: the
+    # two-step write would reach cards of unknown makers.
+    ("sd_apacer_industrial", None, {}, "no vendor health command is known"),
+    ("sd_kingston_sdce", samsung_cid, {}, "no vendor health command is known"),
+    ("sd_kingston_sdce", consumer_kingston_cid, {}, "not to this 'SD64G'"),
+    ("sd_kingston_sdce", moved_under_usb, {}, "behind a USB reader is never asked"),
+    ("sd_wd_purple", None, {"privileged": False}, "needs root: sudo flashmark health /"),
+    # `health --record` (the timer's) asks no vendor health
+    ("sd_wd_purple", None, {"vendor_health": False}, "--record does not ask vendor health"),
+]
+
+
+@pytest.mark.parametrize(
+    ("tree", "change", "how", "note"), NOT_ASKED, ids=lambda value: getattr(value, "__name__", None)
+)
+def test_a_card_not_to_be_asked_is_sent_nothing_and_told_why(tmp_path, tree, change, how, note):
+    copied = copied_tree(tree, tmp_path / "tree")
+    if change is not None:
+        change(copied)
+    result, mmc = asked(copied, **how)
     assert result.device_kind == "sd" and result.card_cid is not None  # the card was found
     assert mmc.sent == [] and result.health.vendor is None
-    assert any("behind a USB reader is never asked" in note for note in result.skipped)
+    assert any(note in skipped for skipped in result.skipped)
 
 
-def test_an_unattended_reading_sends_no_cmd56_and_says_so(tmp_path):
-    """`health --record` (the timer's): an SD card is asked no vendor health; an eMMC's
-    EXT_CSD, a standard read, still is."""
-    tree = DATA / "sd_wd_purple"
-    result, mmc = asked(tree, vendor_health=False)
-    assert mmc.sent == [] and result.health.vendor is None
-    assert any("--record does not ask vendor health" in note for note in result.skipped)
+def test_an_unattended_reading_still_reads_an_emmcs_ext_csd():
+    """EXT_CSD is a standard read: `health --record` still sends it."""
     emmc = DATA / "emmc_ext_csd"
     read, mmc = asked(emmc, vendor_health=False)
     assert [sent.command for sent in mmc.sent] == [MmcCommand(8, 0)]
@@ -460,23 +443,23 @@ def test_health_record_keeps_a_reading_without_vendor_health(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("decode", "name", "offset", "over_100"),
+    ("decode", "name", "offset", "over_100", "left"),
     [
-        (decode_adata, "adata_transcend_460t", 70, bytes([150])),
-        (decode_transcend, "transcend_illustrative", 70, bytes([150])),
-        (decode_swissbit, "swissbit_s56u", 80, bytes([150])),
-        (decode_longsys, "longsys_illustrative", 44, (300).to_bytes(4, "little")),
-        (decode_phison, "kingston_sdce", 96, (45300).to_bytes(2, "big")),  # sdmon issue #2
+        (decode_adata, "adata_transcend_460t", 70, bytes([150]), "150.00%"),
+        (decode_transcend, "transcend_illustrative", 70, bytes([150]), "150.00%"),
+        (decode_swissbit, "swissbit_s56u", 80, bytes([150]), "150.00%"),
+        (decode_longsys, "longsys_illustrative", 44, (300).to_bytes(4, "little"), "300.00%"),
+        # the two-step layout's 453.00%, as sdmon issue #2 shows
+        (decode_phison, "kingston_sdce", 96, (45300).to_bytes(2, "big"), "453.00%"),
+        (decode_phison, "apacer_industrial", 96, (45300).to_bytes(2, "big"), "453.00%"),
     ],
-    ids=["adata", "transcend", "swissbit", "longsys", "two-step"],
+    ids=["adata", "transcend", "swissbit", "longsys", "two-step", "two-step-apacer"],
 )
-def test_a_figure_of_over_100_percent_left_gives_no_life_used(decode, name, offset, over_100):
-    block = bytearray(layout(name))
-    block[offset : offset + len(over_100)] = over_100
-    decoded = decode(bytes(block))
+def test_a_figure_of_over_100_percent_left_gives_no_life_used(decode, name, offset, over_100, left):
+    decoded = decode(layout(name, offset, over_100))
     assert decoded is not None
     assert (decoded.life_used_low_pct, decoded.life_used_high_pct) == (None, None)
-    assert any("(over 100)" in figure for figure in decoded.other)
+    assert decoded.other == (f"life remaining {left} (over 100)",)
 
 
 def test_noise_is_not_read_as_the_two_step_layout():

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from flashmark.health.red_flags import red_flags, worn_out
 from flashmark.probe.emmc_health import read_emmc_health
-from flashmark.probe.mmc_ioctl import parse_hex_block
 from flashmark.probe.model import Health, VendorHealth
 from flashmark.probe.sd_vendor_health import (
     decode_adata,
@@ -19,8 +16,9 @@ from flashmark.probe.sd_vendor_health import (
     decode_transcend,
 )
 from flashmark.system.sysroot import SystemRoots
+from tests.health.test_card_reads import layout
+from tests.probe.recorded import DATA
 
-DATA = Path(__file__).parent.parent / "data" / "probe"
 EMMC_DIR = "devices/platform/sunxi-mmc.2/mmc_host/mmc1/mmc1:0001"
 
 
@@ -79,13 +77,6 @@ def test_a_rated_life_used_up_is_flagged_as_wear_for_nvme_smart_and_sd_vendor_he
     assert red_flags(Health(vendor=nearly)) == () and not worn_out(Health(vendor=nearly))
 
 
-def _layout_block(name: str, offset: int, value: bytes) -> bytes:
-    """A recorded layout (tests/data/probe/cmd56_layouts) with one figure set."""
-    block = bytearray(parse_hex_block((DATA / "cmd56_layouts" / f"{name}.hex").read_text()))
-    block[offset : offset + len(value)] = value
-    return bytes(block)
-
-
 # Each layout's life figure at its used-up answer and at the step before it: (decoder, layout,
 # offset, its encoding of the used-up value, of the one before).
 _LIFE_FIGURES = [
@@ -106,11 +97,11 @@ _LIFE_FIGURES = [
 def test_each_layouts_used_up_answer_is_flagged_and_the_step_before_is_not(
     decode, name, offset, used_up, nearly
 ) -> None:
-    vendor = decode(_layout_block(name, offset, used_up))
+    vendor = decode(layout(name, offset, used_up))
     assert vendor is not None
     flags = red_flags(Health(vendor=vendor))
     assert len(flags) == 1 and flags[0].startswith("rated life used up:")
     assert worn_out(Health(vendor=vendor))
-    before = decode(_layout_block(name, offset, nearly))
+    before = decode(layout(name, offset, nearly))
     assert before is not None and before.life_used_low_pct is not None
     assert red_flags(Health(vendor=before)) == () and not worn_out(Health(vendor=before))

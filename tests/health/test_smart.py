@@ -56,11 +56,16 @@ def sat_copy(tmp_path: Path) -> tuple[Path, Path]:
     return tree, tree / SAT_ANSWER.relative_to(DATA / "usb_ssd_sat_smart")
 
 
-def answer_in(tree: Path, argv: str, document: object) -> None:
-    """`document` as smartctl's answer to `argv` in the copied `tree`'s recorded tools."""
+def answer_in(
+    tree: Path, argv: str, message: dict[str, str], exit_status: int, **more: object
+) -> None:
+    """smartctl 7.4's JSON answer to `argv`, its `message` and `exit_status` (and `more`), in
+    the copied `tree`'s recorded tools."""
+    smartctl = {"version": [7, 4], "argv": argv.split(), "messages": [message]}
+    document = {"json_format_version": [1, 0], "smartctl": {**smartctl, "exit_status": exit_status}}
     name = argv.replace(" ", "_").replace("/", "_").replace("__", "_")
     (tree / "tools").mkdir(exist_ok=True)
-    (tree / "tools" / f"{name}.txt").write_text(json.dumps(document), encoding="utf-8")
+    (tree / "tools" / f"{name}.txt").write_text(json.dumps({**document, **more}), encoding="utf-8")
 
 
 def with_usb_id(tree: Path, usb_id: str) -> Path:
@@ -132,34 +137,27 @@ def test_a_failed_self_assessment_is_a_wear_alarm_unless_nvme_says_why() -> None
 
 
 @pytest.mark.parametrize(
-    ("tree", "expected"),
+    ("tree", "usb_id", "expected"),
     [
-        ("usb_ssd_sat_smart", None),  # ASMedia 174c:55aa: smartctl's drivedb reads it as SAT
-        ("usb_nvme_asmedia", "sntasmedia"),  # Crucial X9 Pro 0634:5603
-        ("usb_nvme_jms581_sat", "sat"),  # JMS581: SATA or NVMe, SAT first
-    ],
-)
-def test_the_device_type_follows_the_bridge(tree: str, expected: str | None) -> None:
-    assert smartctl_type(device_of(DATA / tree)) == expected
-
-
-@pytest.mark.parametrize(
-    ("usb_id", "expected"),
-    [
-        # JMS583's id, also JMicron's USB-SATA adapters' default: drivedb knows no bcdDevice
-        # that takes `-d sntjmicron`, which resets an ATA drive behind such an adapter.
-        ("152d:0583", "sat"),
-        ("152d:a583", "sntjmicron"),  # drivedb's other JMS583 id: NVMe only
-        ("0bda:9220", "sat"),  # RTL9220: "USB->PCIe (NVMe) or SATA"
-        ("0bda:9210", "sntrealtek"),
-        ("0781:5590", None),  # a stick drivedb does not list: smartctl refuses it, not flashmark
+        ("usb_ssd_sat_smart", None, None),  # ASMedia 174c:55aa: smartctl's drivedb reads it as SAT
+        ("usb_nvme_asmedia", None, "sntasmedia"),  # Crucial X9 Pro 0634:5603
+        ("usb_nvme_jms581_sat", None, "sat"),  # JMS581: SATA or NVMe, SAT first
+        # The JMS581 tree's bridge given other ids. JMS583's, also JMicron's USB-SATA adapters'
+        # default: drivedb knows no bcdDevice that takes `-d sntjmicron`, which resets an ATA
+        # drive behind such an adapter.
+        ("usb_nvme_jms581_sat", "152d:0583", "sat"),
+        ("usb_nvme_jms581_sat", "152d:a583", "sntjmicron"),  # drivedb's other JMS583 id: NVMe
+        ("usb_nvme_jms581_sat", "0bda:9220", "sat"),  # RTL9220: "USB->PCIe (NVMe) or SATA"
+        ("usb_nvme_jms581_sat", "0bda:9210", "sntrealtek"),
+        # a stick drivedb does not list: smartctl refuses it, not flashmark
+        ("usb_nvme_jms581_sat", "0781:5590", None),
     ],
 )
 def test_a_bridge_is_told_only_the_type_drivedb_gives_it(
-    tmp_path: Path, usb_id: str, expected: str | None
+    tmp_path: Path, tree: str, usb_id: str | None, expected: str | None
 ) -> None:
-    tree = with_usb_id(copied_tree("usb_nvme_jms581_sat", tmp_path / "tree"), usb_id)
-    assert smartctl_type(device_of(tree)) == expected
+    copied = copied_tree(tree, tmp_path / "tree")
+    assert smartctl_type(device_of(with_usb_id(copied, usb_id) if usb_id else copied)) == expected
 
 
 @pytest.mark.parametrize(
@@ -185,19 +183,7 @@ def test_a_bridge_smartctl_does_not_know_is_left_to_it_and_sat_named(tmp_path: P
     tree = copied_tree("usb_stick_usb_storage", tmp_path / "tree")
     argv = "smartctl --json=c -a -n standby /dev/sde"
     refusal = "/dev/sde: Unknown USB bridge [0x0781:0x5590 (0x100)]"
-    answer_in(
-        tree,
-        argv,
-        {
-            "json_format_version": [1, 0],
-            "smartctl": {
-                "version": [7, 4],
-                "argv": argv.split(),
-                "messages": [{"string": refusal, "severity": "error"}],
-                "exit_status": 1,
-            },
-        },
-    )
+    answer_in(tree, argv, {"string": refusal, "severity": "error"}, exit_status=1)
     runner = RecordedToolRunner(tree / "tools")
     reading = read_smart(device_of(tree, "/dev/sde"), tree_roots(tree), runner)
     assert runner.calls == [tuple(argv.split())]
@@ -214,15 +200,8 @@ def test_a_drive_in_standby_is_left_asleep_and_said_so(tmp_path: Path) -> None:
     tree = copied_tree("usb_ssd_sat_smart", tmp_path / "tree")
     argv = "smartctl --json=c -a -n standby /dev/sda"
     asleep = {"string": "Device is in STANDBY mode, exit(2)", "severity": "information"}
-    answer_in(
-        tree,
-        argv,
-        {
-            "json_format_version": [1, 0],
-            "smartctl": {"argv": argv.split(), "messages": [asleep], "exit_status": 2},
-            "device": {"name": "/dev/sda", "info_name": "/dev/sda [SAT]", "type": "sat"},
-        },
-    )
+    device = {"name": "/dev/sda", "info_name": "/dev/sda [SAT]", "type": "sat"}
+    answer_in(tree, argv, asleep, exit_status=2, device=device)
     reading = smart_of(tree)
     assert reading == SmartReading(None, ("SMART not read: the drive is in standby (left asleep)",))
 
@@ -386,31 +365,12 @@ def test_json_that_is_not_smartctls_is_said(tmp_path: Path, answer: str) -> None
 
 # The keys and attribute names smartctl writes, so that random shapes reach the decoder's paths.
 SMARTCTL_KEYS = [
-    "smart_status",
-    "passed",
-    "endurance_used",
-    "current_percent",
-    "power_on_time",
-    "hours",
-    "temperature",
-    "current",
-    "ata_smart_attributes",
-    "table",
-    "id",
-    "name",
-    "value",
-    "raw",
-    "logical_block_size",
-    "in_smartctl_database",
-    "nvme_smart_health_information_log",
-    "percentage_used",
-    "data_units_written",
-    "critical_warning",
-    "smartctl",
-    "messages",
-    "string",
+    "smart_status", "passed", "endurance_used", "current_percent", "power_on_time", "hours",
+    "temperature", "current", "ata_smart_attributes", "table", "id", "name", "value", "raw",
+    "logical_block_size", "in_smartctl_database", "nvme_smart_health_information_log",
+    "percentage_used", "data_units_written", "critical_warning", "smartctl", "messages", "string",
     "exit_status",
-]
+]  # fmt: skip
 JSON_VALUES = st.recursive(
     st.none()
     | st.booleans()

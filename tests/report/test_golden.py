@@ -45,41 +45,33 @@ def check_golden(file_name: str, text: str) -> None:
 
 
 @pytest.mark.parametrize("name", DOCUMENT_NAMES)
-def test_markdown_of_a_recorded_run(runs: dict[str, Run], name: str) -> None:
-    check_golden(f"{name}.md", WRITERS.markdown([runs[name]]))
-
-
-@pytest.mark.parametrize("name", DOCUMENT_NAMES)
-def test_csv_of_a_recorded_run(runs: dict[str, Run], name: str) -> None:
-    check_golden(f"{name}.csv", WRITERS.csv([runs[name]]))
+@pytest.mark.parametrize("suffix", ["md", "csv"])
+def test_markdown_and_csv_of_a_recorded_run(runs: dict[str, Run], name: str, suffix: str) -> None:
+    write = WRITERS.markdown if suffix == "md" else WRITERS.csv
+    check_golden(f"{name}.{suffix}", write([runs[name]]))
 
 
 def _comparison(runs: dict[str, Run]) -> Comparison:
     return build_comparison([runs[name] for name in DOCUMENT_NAMES], [find_reference(REFERENCE)])
 
 
-def test_comparison_of_two_runs_and_a_reference_as_markdown(runs: dict[str, Run]) -> None:
-    check_golden("compare.md", comparison_to_markdown(_comparison(runs)))
+def _comparison_json(comparison: Comparison) -> str:
+    return json.dumps(comparison_to_document(comparison), indent=2, ensure_ascii=False) + "\n"
 
 
-def test_comparison_of_two_runs_and_a_reference_as_csv(runs: dict[str, Run]) -> None:
-    check_golden("compare.csv", comparison_to_csv(_comparison(runs)))
+# The comparison's views, by the suffix of their golden file.
+VIEWS = {"md": comparison_to_markdown, "csv": comparison_to_csv, "json": _comparison_json}
 
 
-def test_comparison_of_two_runs_and_a_reference_as_json(runs: dict[str, Run]) -> None:
-    document = comparison_to_document(_comparison(runs))
-    check_golden("compare.json", json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+@pytest.mark.parametrize("suffix", sorted(VIEWS))
+def test_comparison_of_two_runs_and_a_reference(runs: dict[str, Run], suffix: str) -> None:
+    check_golden(f"compare.{suffix}", VIEWS[suffix](_comparison(runs)))
 
 
 # -- the exporter registry: every format `show`, `export` and `report` write has a golden ------
 
 # Golden file of each registered format, made from both recorded runs (one document each).
-REGISTRY_GOLDENS = {
-    "md": "two-runs.md",
-    "csv": "two-runs.csv",
-    "json": "two-runs.json",
-    "html": "two-runs.html",
-}
+REGISTRY_GOLDENS = {name: f"two-runs.{name}" for name in ("md", "csv", "json", "html")}
 
 
 def test_every_registered_format_has_a_golden_file() -> None:

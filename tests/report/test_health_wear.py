@@ -27,10 +27,12 @@ def record(env: dict[str, str]) -> int:
     return int(done.stdout.rsplit("#", 1)[1])
 
 
-def report(env: dict[str, str], ids: list[int], path: Path) -> Page:
+def report(env: dict[str, str], ids: list[int], path: Path) -> tuple[Page, str]:
+    """The report of `ids` written to `path`: the page read back, and its text."""
     done = flashmark("report", *map(str, ids), "-o", path, env=env)
     assert done.returncode == 0, done.stderr
-    return Page(path.read_text(encoding="utf-8"))
+    text = path.read_text(encoding="utf-8")
+    return Page(text), text
 
 
 def wear_svg(page_text: str) -> str:
@@ -65,9 +67,7 @@ def test_an_emmc_read_three_times_draws_its_bracket_and_its_counted_writes(tmp_p
     device.reboot(time.time())
     device.publish(time.time())
     ids.append(record(env))
-    path = tmp_path / "report.html"
-    page = report(env, ids, path)
-    text = path.read_text(encoding="utf-8")
+    page, text = report(env, ids, tmp_path / "report.html")
     assert [chart.classes for chart in page.charts] == ["pygal-chart wear-chart"]
     assert page.all("body")[0].attributes["data-charts"] == "1"
     assert "#health-wear" in [a.attributes["href"] for a in page.all("a")]
@@ -95,25 +95,21 @@ def test_an_nvme_drive_is_drawn_from_its_own_count_and_a_lone_reading_from_none(
     ids.append(record(nvme_env))
     sd_env = recorded_env("rpi4_sd", db)
     ids.append(record(sd_env))  # one reading of another device: no chart of it
-    path = tmp_path / "report.html"
-    page = report(nvme_env, ids, path)
+    page, text = report(nvme_env, ids, tmp_path / "report.html")
     (chart,) = page.charts
     assert "SanDisk Ultra 3D NVMe" in chart.title
     assert chart.legend[1] == "written (GB), the drive's own count"
     units = [857_454, int((857_454 * 512_000 + 500e9) / 512_000)]
-    assert dot_labels(path.read_text(encoding="utf-8")) == [
-        decimal_bytes(u * 512_000) for u in units
-    ]
+    assert dot_labels(text) == [decimal_bytes(u * 512_000) for u in units]
 
 
 def test_readings_of_one_device_each_shown_once_draw_nothing(tmp_path):
     db = tmp_path / "history.db"
     env = recorded_env("emmc_wear", db)
     first = record(env)
-    path = tmp_path / "report.html"
-    page = report(env, [first], path)
+    page, text = report(env, [first], tmp_path / "report.html")
     assert page.charts == []
-    assert "health-wear" not in path.read_text(encoding="utf-8")
+    assert "health-wear" not in text
 
 
 def test_a_device_that_reports_no_wear_is_drawn_from_its_counted_writes(tmp_path):
@@ -127,10 +123,10 @@ def test_a_device_that_reports_no_wear_is_drawn_from_its_counted_writes(tmp_path
         write_boot(tree, "boot-1", uptime)
         write_counter(stat, written)
         ids.append(record(env))
-    path = tmp_path / "report.html"
-    (chart,) = report(env, ids, path).charts
+    page, text = report(env, ids, tmp_path / "report.html")
+    (chart,) = page.charts
     assert chart.legend == [
         "life used: the device reports none",
         "written (MB), the kernel's count since the first reading",
     ]
-    assert dot_labels(path.read_text(encoding="utf-8")) == [decimal_bytes(0), decimal_bytes(30e6)]
+    assert dot_labels(text) == [decimal_bytes(0), decimal_bytes(30e6)]

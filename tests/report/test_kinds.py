@@ -26,15 +26,7 @@ from tests.report.test_golden import check_golden
 KIND_DATA = REPORT_DATA / "kinds"
 NAMES = ("surface", "capacity", "monitor", "workload", "powercut", "health", "doctor")
 # Where each kind's section sits in the page, and its results' cards.
-ANCHORS = {
-    "surface": "surface",
-    "capacity": "capacity",
-    "monitor": "monitor",
-    "workload": "workload-runs",
-    "powercut": "powercut",
-    "health": "health",
-    "doctor": "doctor",
-}
+ANCHORS = {**{name: name for name in NAMES}, "workload": "workload-runs"}
 ODD = "a|b*c_d`e"
 
 
@@ -48,6 +40,13 @@ def decoded(name: str) -> tuple[ResultKind[Any], Any]:
     stored = document(name)
     kind = kind_of(stored)
     return kind, kind.from_document(stored)
+
+
+def stored_and_markdown(name: str) -> tuple[dict[str, Any], str]:
+    """The recorded result of kind `name`, and its Markdown."""
+    kind, result = decoded(name)
+    assert kind.markdown is not None
+    return document(name), kind.markdown([result])
 
 
 def table_rows(markdown: str) -> list[list[str]]:
@@ -85,10 +84,7 @@ def _csv_rows(name: str) -> list[dict[str, str]]:
 
 
 def test_a_surface_scan_in_markdown_and_csv_holds_the_measured_rates() -> None:
-    stored = document("surface")
-    kind, result = decoded("surface")
-    assert kind.markdown is not None
-    text = kind.markdown([result])
+    stored, text = stored_and_markdown("surface")
     # the emulated card writes at 40 MB/s: the pass's average as the terminal shows it
     assert f"write    {format_rate(stored['write']['bw_bytes'])} average" in text
     rows = _csv_rows("surface")
@@ -100,10 +96,7 @@ def test_a_surface_scan_in_markdown_and_csv_holds_the_measured_rates() -> None:
 
 
 def test_a_capacity_probe_in_markdown_and_csv_holds_its_verdict_and_sizes() -> None:
-    stored = document("capacity")
-    kind, result = decoded("capacity")
-    assert kind.markdown is not None
-    text = kind.markdown([result])
+    stored, text = stored_and_markdown("capacity")
     assert text.startswith(f"### flashmark capacity #{stored['id']}: {stored['device']}, ")
     # the fake stores 64 MiB of the 256 MiB it claims
     assert "**fake: stores 0.07 GB of the 0.27 GB it claims (25.0%)" in text
@@ -117,10 +110,7 @@ def test_a_capacity_probe_in_markdown_and_csv_holds_its_verdict_and_sizes() -> N
 
 
 def test_a_monitor_recording_in_markdown_and_csv_holds_what_the_device_did() -> None:
-    stored = document("monitor")
-    kind, result = decoded("monitor")
-    assert kind.markdown is not None
-    text = kind.markdown([result])
+    stored, text = stored_and_markdown("monitor")
     cells = {row[0]: row[1:] for row in table_rows(text)}
     summary = stored["summary"]
     assert cells["requests"] == [str(summary["read_ios"]), str(summary["write_ios"])]
@@ -133,10 +123,7 @@ def test_a_monitor_recording_in_markdown_and_csv_holds_what_the_device_did() -> 
 
 
 def test_a_workload_run_in_markdown_and_csv_holds_each_workloads_time() -> None:
-    stored = document("workload")
-    kind, result = decoded("workload")
-    assert kind.markdown is not None
-    text = kind.markdown([result])
+    stored, text = stored_and_markdown("workload")
     for workload in stored["workloads"]:
         row = next(cells for cells in table_rows(text) if cells[0] == workload["name"])
         assert row[1] == f"{workload['seconds']:.1f} s"
@@ -147,10 +134,7 @@ def test_a_workload_run_in_markdown_and_csv_holds_each_workloads_time() -> None:
 
 
 def test_a_power_cut_test_in_markdown_and_csv_holds_its_verdict_and_cycles() -> None:
-    stored = document("powercut")
-    kind, result = decoded("powercut")
-    assert kind.markdown is not None
-    text = kind.markdown([result])
+    stored, text = stored_and_markdown("powercut")
     assert f"**{stored['summary']}**" in text
     rows = _csv_rows("powercut")
     assert [int(row["records_flushed"]) for row in rows] == [
@@ -159,10 +143,7 @@ def test_a_power_cut_test_in_markdown_and_csv_holds_its_verdict_and_cycles() -> 
 
 
 def test_a_health_reading_in_markdown_and_csv_holds_its_wear_rate_and_forecast() -> None:
-    stored = document("health")
-    kind, result = decoded("health")
-    assert kind.markdown is not None
-    text = kind.markdown([result])
+    stored, text = stored_and_markdown("health")
     assert f"**{stored['summary']}**" in text
     assert f"- wear: {stored['health']['percentage_used']}% of rated endurance used" in text
     (row,) = _csv_rows("health")
@@ -175,10 +156,7 @@ def test_a_health_reading_in_markdown_and_csv_holds_its_wear_rate_and_forecast()
 
 
 def test_a_diagnosis_in_markdown_and_csv_holds_each_finding_and_its_fix() -> None:
-    stored = document("doctor")
-    kind, result = decoded("doctor")
-    assert kind.markdown is not None
-    text = kind.markdown([result])
+    stored, text = stored_and_markdown("doctor")
     assert f"**{stored['summary']}**" in text
     for finding in stored["findings"]:
         assert f"- fix: {finding['fix']}" in text
@@ -190,8 +168,6 @@ def test_a_diagnosis_in_markdown_and_csv_holds_each_finding_and_its_fix() -> Non
 
 def _odd(name: str, result: Any) -> Any:
     """The result with text from another machine where a table or a heading shows it."""
-    if name == "surface":
-        return dataclasses.replace(result, target=dataclasses.replace(result.target, path=ODD))
     if name == "capacity":
         return dataclasses.replace(result, device=ODD)
     if name == "monitor":
@@ -204,6 +180,7 @@ def _odd(name: str, result: Any) -> Any:
     if name == "doctor":
         finding = dataclasses.replace(result.findings[0], what=ODD, fix=ODD)
         return dataclasses.replace(result, device=ODD, board=ODD, findings=(finding,))
+    # surface and powercut: the target's path
     return dataclasses.replace(result, target=dataclasses.replace(result.target, path=ODD))
 
 

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,36 @@ from flashmark.errors import ExitStatus
 from flashmark.history.store import History
 from flashmark.markdown import escape_inline
 from flashmark.references.loader import PUBLISHED_LABEL, find_reference
-from tests.report.recorded import DOCUMENT_NAMES, read_golden
+from tests.report.recorded import DOCUMENT_NAMES, REPORT_DATA, read_golden
 from tests.report.test_golden import REFERENCE
 
 
 def invoke(cli: click.Group, *args: str, env: dict[str, str] | None = None) -> Result:
     return CliRunner().invoke(cli, list(args), env=env)
+
+
+Invoke = Callable[..., Result]
+
+
+@pytest.fixture
+def on_db(cli: click.Group, history_db: Path) -> Invoke:
+    """A command run on the history of the recorded runs (its --db given last)."""
+    return lambda *args: invoke(cli, *args, "--db", str(history_db))
+
+
+@pytest.fixture
+def monitor_id(cli: click.Group, history_db: Path, procfs: Path) -> int:
+    """A real recording added to the history: `monitor` on the recorded (idle) /proc while a
+    command runs; its id."""
+    recorded = invoke(
+        cli, "monitor", "mmcblk0", "--interval", "0.05", "--db", str(history_db), "--",
+        sys.executable, "-c", "pass",
+        env={"FLASHMARK_PROCFS_ROOT": str(procfs)},
+    )  # fmt: skip
+    assert recorded.exit_code == 0, recorded.stderr
+    (entry,) = History(history_db).list(limit=1)
+    assert entry.kind == "monitor"
+    return entry.id
 
 
 def stdout(result: Result) -> str:
@@ -42,99 +67,81 @@ def one_line_error(result: Result, status: ExitStatus, text: str) -> None:
 @pytest.mark.parametrize(("index", "name"), list(enumerate(DOCUMENT_NAMES, start=1)))
 @pytest.mark.parametrize("format_name", ["md", "csv"])
 def test_show_prints_the_golden_markdown_and_csv(
-    cli: click.Group, history_db: Path, index: int, name: str, format_name: str
+    on_db: Invoke, index: int, name: str, format_name: str
 ) -> None:
-    result = invoke(cli, "show", str(index), "--format", format_name, "--db", str(history_db))
+    result = on_db("show", str(index), "--format", format_name)
     assert result.exit_code == 0, result.stderr
     assert stdout(result) == read_golden(f"{name}.{format_name}")
 
 
 def test_show_json_is_the_saved_document_and_json_is_its_alias(
-    cli: click.Group, history_db: Path, documents: dict[str, dict[str, Any]]
+    on_db: Invoke, documents: dict[str, dict[str, Any]]
 ) -> None:
-    shown = invoke(cli, "show", "2", "--format", "json", "--db", str(history_db))
-    alias = invoke(cli, "show", "2", "--json", "--db", str(history_db))
+    shown, alias = on_db("show", "2", "--format", "json"), on_db("show", "2", "--json")
     assert shown.exit_code == alias.exit_code == 0
     assert json.loads(stdout(shown)) == documents["standard-fast-card"]
     assert stdout(alias) == stdout(shown)
-    clash = invoke(cli, "show", "2", "--json", "--format", "md", "--db", str(history_db))
+    clash = on_db("show", "2", "--json", "--format", "md")
     one_line_error(clash, ExitStatus.USAGE, "--json is --format json")
 
 
-def test_show_table_is_still_the_default(cli: click.Group, history_db: Path) -> None:
-    result = invoke(cli, "show", "1", "--db", str(history_db))
-    table = invoke(cli, "show", "1", "--format", "table", "--db", str(history_db))
+def test_show_table_is_still_the_default(on_db: Invoke) -> None:
+    result, table = on_db("show", "1"), on_db("show", "1", "--format", "table")
     assert result.exit_code == 0 and stdout(result) == stdout(table)
     assert "Grades (SD Association classes)" in stdout(result)
 
 
-def test_show_html_renders_the_report(cli: click.Group, history_db: Path) -> None:
-    result = invoke(cli, "show", "1", "--format", "html", "--db", str(history_db))
+def test_show_html_renders_the_report(on_db: Invoke) -> None:
+    result = on_db("show", "1", "--format", "html")
     assert result.exit_code == 0, result.stderr
     assert "<html" in stdout(result).lower()
 
 
-def test_export_html_writes_the_report(cli: click.Group, history_db: Path, tmp_path: Path) -> None:
+def test_export_html_writes_the_report(on_db: Invoke, tmp_path: Path) -> None:
     output = tmp_path / "cards.html"
-    result = invoke(cli, "export", "1", "2", "-o", str(output), "--db", str(history_db))
+    result = on_db("export", "1", "2", "-o", str(output))
     assert result.exit_code == 0, result.stderr
     assert "<html" in output.read_text(encoding="utf-8").lower()
 
 
 def test_a_monitor_recording_shows_as_markdown_and_csv(
-    cli: click.Group, history_db: Path, procfs: Path
+    on_db: Invoke, history_db: Path, monitor_id: int
 ) -> None:
-    # A real recording: `monitor` on the recorded (idle) /proc while a command runs.
-    recorded = invoke(
-        cli, "monitor", "mmcblk0", "--interval", "0.05", "--db", str(history_db), "--",
-        sys.executable, "-c", "pass",
-        env={"FLASHMARK_PROCFS_ROOT": str(procfs)},
-    )  # fmt: skip
-    assert recorded.exit_code == 0, recorded.stderr
-    (entry,) = History(history_db).list(limit=1)
-    assert entry.kind == "monitor"
-    document = entry.document
-    markdown = invoke(cli, "show", str(entry.id), "--format", "md", "--db", str(history_db))
+    document = History(history_db).get(monitor_id).document
+    markdown = on_db("show", str(monitor_id), "--format", "md")
     assert markdown.exit_code == 0, markdown.stderr
     text = stdout(markdown)
-    assert text.startswith(f"### flashmark monitor #{entry.id}: mmcblk0 while ")
+    assert text.startswith(f"### flashmark monitor #{monitor_id}: mmcblk0 while ")
     summary = document["summary"]
     requests = next(line for line in text.splitlines() if line.startswith("| requests "))
     cells = [cell.strip() for cell in requests.strip("|").split("|")]
     assert cells == ["requests", str(summary["read_ios"]), str(summary["write_ios"])]
     assert f"Pattern: {escape_inline(summary['verdict'])}." in text
-    as_csv = invoke(cli, "show", str(entry.id), "--format", "csv", "--db", str(history_db))
+    as_csv = on_db("show", str(monitor_id), "--format", "csv")
     assert as_csv.exit_code == 0, as_csv.stderr
     rows = list(csv.DictReader(io.StringIO(stdout(as_csv), newline="")))
     assert len(rows) == len(document["samples"]) > 0
     for row, sample in zip(rows, document["samples"], strict=True):
-        assert row["id"] == str(entry.id) and row["device"] == "mmcblk0"
+        assert row["id"] == str(monitor_id) and row["device"] == "mmcblk0"
         assert float(row["t_s"]) == sample["t_s"]
         assert int(row["write_bytes"]) == sample["write_bytes"]
-    exported = invoke(cli, "export", str(entry.id), "-o", "-", "--format", "csv",
-                      "--db", str(history_db))  # fmt: skip
+    exported = on_db("export", str(monitor_id), "-o", "-", "--format", "csv")
     assert exported.exit_code == 0 and stdout(exported) == stdout(as_csv)
-    shown = invoke(cli, "show", str(entry.id), "--format", "json", "--db", str(history_db))
-    assert json.loads(stdout(shown))["id"] == entry.id
+    shown = on_db("show", str(monitor_id), "--format", "json")
+    assert json.loads(stdout(shown))["id"] == monitor_id
 
 
 def test_results_of_different_kinds_export_together(
-    cli: click.Group, history_db: Path, procfs: Path, tmp_path: Path
+    on_db: Invoke, monitor_id: int, tmp_path: Path
 ) -> None:
     """A run's table and a recording's have different columns: a CSV holds a table per kind,
     each under a row naming it, in the order first asked; Markdown, a section per result, and
     JSON, a list of the documents, take both in the order asked."""
-    recorded = invoke(
-        cli, "monitor", "mmcblk0", "--interval", "0.05", "--db", str(history_db), "--",
-        sys.executable, "-c", "pass",
-        env={"FLASHMARK_PROCFS_ROOT": str(procfs)},
-    )  # fmt: skip
-    assert recorded.exit_code == 0, recorded.stderr
-    db = ["--db", str(history_db)]
-    mixed = invoke(cli, "export", "1", "3", "2", "-o", "-", "--format", "csv", *db)
+    assert monitor_id == 3
+    mixed = on_db("export", "1", "3", "2", "-o", "-", "--format", "csv")
     assert mixed.exit_code == 0, mixed.stderr
-    runs = stdout(invoke(cli, "export", "1", "2", "-o", "-", "--format", "csv", *db))
-    monitor_csv = stdout(invoke(cli, "show", "3", "--format", "csv", *db))
+    runs = stdout(on_db("export", "1", "2", "-o", "-", "--format", "csv"))
+    monitor_csv = stdout(on_db("show", "3", "--format", "csv"))
     assert stdout(mixed) == (
         "benchmark results\r\n" + runs + "\r\n" + "monitor results\r\n" + monitor_csv
     )
@@ -149,35 +156,33 @@ def test_results_of_different_kinds_export_together(
     assert [block[0] for block in blocks] == [["benchmark results"], ["monitor results"]]
     assert blocks[0][1:] == list(csv.reader(io.StringIO(runs, newline="")))
     assert blocks[1][1:] == list(csv.reader(io.StringIO(monitor_csv, newline="")))
-    both = invoke(cli, "export", "3", "1", "-o", "-", "--format", "md", *db)
+    both = on_db("export", "3", "1", "-o", "-", "--format", "md")
     assert both.exit_code == 0, both.stderr
-    monitor = stdout(invoke(cli, "show", "3", "--format", "md", *db))
+    monitor = stdout(on_db("show", "3", "--format", "md"))
     assert stdout(both) == monitor + "\n" + read_golden("quick-a1-card.md")
-    as_json = invoke(cli, "export", "3", "1", "-o", str(tmp_path / "both.json"), *db)
+    as_json = on_db("export", "3", "1", "-o", str(tmp_path / "both.json"))
     assert as_json.exit_code == 0, as_json.stderr
     listed = json.loads((tmp_path / "both.json").read_text(encoding="utf-8"))
     assert [document["schema"] for document in listed] == [
         "flashmark.monitor/1",
         "flashmark.result/1",
     ]
-    as_html = invoke(cli, "export", "3", "1", "-o", str(tmp_path / "both.html"), *db)
+    as_html = on_db("export", "3", "1", "-o", str(tmp_path / "both.html"))
     assert as_html.exit_code == 0, as_html.stderr
 
 
 def test_the_readmes_export_of_a_run_and_a_capacity_probe_writes_results_csv(
-    cli: click.Group, history_db: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    on_db: Invoke, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """The README's `flashmark export ID ID -o results.csv`, as written, of a benchmark and a
     capacity result: one file, a table per kind, each what `show --format csv` gives alone."""
-    db = ["--db", str(history_db)]
-    capacity = Path(__file__).parent.parent / "data" / "report" / "kinds" / "capacity.json"
-    imported = invoke(cli, "import", str(capacity), *db)
+    imported = on_db("import", str(REPORT_DATA / "kinds" / "capacity.json"))
     assert imported.exit_code == 0, imported.stderr
     monkeypatch.chdir(tmp_path)
-    done = invoke(cli, "export", "1", "3", "-o", "results.csv", *db)
+    done = on_db("export", "1", "3", "-o", "results.csv")
     assert done.exit_code == 0, done.stderr
-    run_csv = stdout(invoke(cli, "show", "1", "--format", "csv", *db))
-    capacity_csv = stdout(invoke(cli, "show", "3", "--format", "csv", *db))
+    run_csv = stdout(on_db("show", "1", "--format", "csv"))
+    capacity_csv = stdout(on_db("show", "3", "--format", "csv"))
     written = (tmp_path / "results.csv").read_bytes().decode("utf-8")
     assert written == (
         "benchmark results\r\n" + run_csv + "\r\n" + "capacity results\r\n" + capacity_csv
@@ -186,45 +191,41 @@ def test_the_readmes_export_of_a_run_and_a_capacity_probe_writes_results_csv(
 
 @pytest.mark.parametrize("suffix", ["md", "csv", "json"])
 def test_export_picks_the_format_from_the_suffix(
-    cli: click.Group, history_db: Path, tmp_path: Path, suffix: str
+    on_db: Invoke, tmp_path: Path, suffix: str
 ) -> None:
     output = tmp_path / "out" / f"card.{suffix}"
     output.parent.mkdir()
-    result = invoke(cli, "export", "1", "-o", str(output), "--db", str(history_db))
+    result = on_db("export", "1", "-o", str(output))
     assert result.exit_code == 0, result.stderr
     with output.open(encoding="utf-8", newline="") as stream:
         written = stream.read()
-    shown = invoke(cli, "show", "1", "--format", suffix, "--db", str(history_db))
-    assert written == stdout(shown)
+    assert written == stdout(on_db("show", "1", "--format", suffix))
     if suffix != "json":
         assert written == read_golden(f"quick-a1-card.{suffix}")
     assert [p.name for p in output.parent.iterdir()] == [output.name]  # no temporary left
 
 
 def test_export_of_several_runs(
-    cli: click.Group, history_db: Path, tmp_path: Path, documents: dict[str, dict[str, Any]]
+    on_db: Invoke, tmp_path: Path, documents: dict[str, dict[str, Any]]
 ) -> None:
-    db = ["--db", str(history_db)]
-    as_json = invoke(cli, "export", "1", "2", "-o", str(tmp_path / "runs.json"), *db)
+    as_json = on_db("export", "1", "2", "-o", str(tmp_path / "runs.json"))
     assert as_json.exit_code == 0, as_json.stderr
     listed = json.loads((tmp_path / "runs.json").read_text(encoding="utf-8"))
     assert listed == [documents[name] for name in DOCUMENT_NAMES]
-    as_csv = invoke(cli, "export", "1", "2", "-o", "-", "--format", "csv", *db)
+    as_csv = on_db("export", "1", "2", "-o", "-", "--format", "csv")
     single = [read_golden(f"{name}.csv").splitlines(keepends=True) for name in DOCUMENT_NAMES]
     assert stdout(as_csv) == "".join(single[0] + single[1][1:])  # one header, then both runs
-    as_md = invoke(cli, "export", "1", "2", "-o", "-", "--format", "md", *db)
+    as_md = on_db("export", "1", "2", "-o", "-", "--format", "md")
     assert stdout(as_md) == "\n".join(read_golden(f"{name}.md") for name in DOCUMENT_NAMES)
 
 
-def test_export_refuses_to_overwrite_without_force(
-    cli: click.Group, history_db: Path, tmp_path: Path
-) -> None:
+def test_export_refuses_to_overwrite_without_force(on_db: Invoke, tmp_path: Path) -> None:
     output = tmp_path / "card.md"
     output.write_text("mine\n", encoding="utf-8")
-    refused = invoke(cli, "export", "1", "-o", str(output), "--db", str(history_db))
+    refused = on_db("export", "1", "-o", str(output))
     one_line_error(refused, ExitStatus.USAGE, "add --force")
     assert output.read_text(encoding="utf-8") == "mine\n"
-    forced = invoke(cli, "export", "1", "-o", str(output), "--force", "--db", str(history_db))
+    forced = on_db("export", "1", "-o", str(output), "--force")
     assert forced.exit_code == 0, forced.stderr
     assert output.read_text(encoding="utf-8") == read_golden("quick-a1-card.md")
     umask = os.umask(0)
@@ -245,22 +246,17 @@ def test_export_refuses_to_overwrite_without_force(
     ],
 )
 def test_export_says_what_is_wrong_with_the_output(
-    cli: click.Group,
-    history_db: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    args: list[str],
-    message: str,
+    on_db: Invoke, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, args: list[str], message: str
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    result = invoke(cli, "export", "1", *args, "--db", str(history_db))
-    one_line_error(result, ExitStatus.USAGE, message)
+    one_line_error(on_db("export", "1", *args), ExitStatus.USAGE, message)
 
 
 def test_compare_two_runs_and_a_published_reference(
-    cli: click.Group, history_db: Path, documents: dict[str, dict[str, Any]]
+    on_db: Invoke, documents: dict[str, dict[str, Any]]
 ) -> None:
-    result = invoke(cli, "compare", "1", "2", "--reference", REFERENCE, "--db", str(history_db))
+    compared = ("compare", "1", "2", "--reference", REFERENCE)
+    result = on_db(*compared)
     assert result.exit_code == 0, result.stderr
     first, second = (documents[name] for name in DOCUMENT_NAMES)
     seq_read = [
@@ -271,15 +267,10 @@ def test_compare_two_runs_and_a_published_reference(
     assert f"({seq_read[1] / seq_read[0]:.2f}x)" in text
     assert PUBLISHED_LABEL in text
     assert f"R1 = {REFERENCE}, {find_reference(REFERENCE).name}: {PUBLISHED_LABEL}" in text
-    as_md = invoke(cli, "compare", "1", "2", "--reference", REFERENCE, "--format", "md",
-                   "--db", str(history_db))  # fmt: skip
-    assert stdout(as_md) == read_golden("compare.md")
-    as_csv = invoke(cli, "compare", "1", "2", "--reference", REFERENCE, "--format", "csv",
-                    "--db", str(history_db))  # fmt: skip
-    assert stdout(as_csv) == read_golden("compare.csv")
-    as_json = invoke(cli, "compare", "1", "2", "--reference", REFERENCE, "--format", "json",
-                     "--db", str(history_db))  # fmt: skip
-    assert json.loads(stdout(as_json)) == json.loads(read_golden("compare.json"))
+    for format_name in ("md", "csv", "json"):
+        shown = stdout(on_db(*compared, "--format", format_name))
+        read = json.loads if format_name == "json" else str
+        assert read(shown) == read(read_golden(f"compare.{format_name}")), format_name
 
 
 @pytest.mark.parametrize(
@@ -293,27 +284,21 @@ def test_compare_two_runs_and_a_published_reference(
     ],
 )
 def test_bad_ids_and_slugs_are_one_line_errors(
-    cli: click.Group, history_db: Path, args: list[str], message: str
+    on_db: Invoke, args: list[str], message: str
 ) -> None:
-    result = invoke(cli, *args, "--db", str(history_db))
+    result = on_db(*args)
     one_line_error(result, ExitStatus.USAGE, message)
     if "no run" in message:
         assert "it holds 1-2" in result.stderr
 
 
 def test_a_json_export_of_several_results_imports_back(
-    cli: click.Group, history_db: Path, procfs: Path, tmp_path: Path
+    cli: click.Group, on_db: Invoke, history_db: Path, monitor_id: int, tmp_path: Path
 ) -> None:
     """`export`'s JSON list is what `import` reads: each document is added to another history
     in the order of the list, and one already held is said once, not added again."""
-    recorded = invoke(
-        cli, "monitor", "mmcblk0", "--interval", "0.05", "--db", str(history_db), "--",
-        sys.executable, "-c", "pass",
-        env={"FLASHMARK_PROCFS_ROOT": str(procfs)},
-    )  # fmt: skip
-    assert recorded.exit_code == 0, recorded.stderr
     exported = tmp_path / "results.json"
-    done = invoke(cli, "export", "3", "1", "2", "-o", str(exported), "--db", str(history_db))
+    done = on_db("export", str(monitor_id), "1", "2", "-o", str(exported))
     assert done.exit_code == 0, done.stderr
     other = tmp_path / "other.sqlite3"
     imported = invoke(cli, "import", str(exported), "--db", str(other))
@@ -326,12 +311,12 @@ def test_a_json_export_of_several_results_imports_back(
     assert [theirs[n].kind for n in (1, 2, 3)] == ["monitor", "benchmark", "benchmark"]
     for new, old in ((1, 3), (2, 1), (3, 2)):
         shown_new = invoke(cli, "show", str(new), "--format", "md", "--db", str(other))
-        shown_old = invoke(cli, "show", str(old), "--format", "md", "--db", str(history_db))
+        shown_old = on_db("show", str(old), "--format", "md")
         assert stdout(shown_new).replace(f"#{new}", "#") == stdout(shown_old).replace(
             f"#{old}", "#"
         )
         assert theirs[new].target == mine[old].target
-    again = invoke(cli, "import", str(exported), "--db", str(history_db))
+    again = on_db("import", str(exported))
     assert again.exit_code == 0, again.stderr
     assert again.stdout.splitlines() == [
         f"{exported} (item {n} of 3): already in the history as {old}; not added again "
@@ -369,9 +354,7 @@ def test_control_characters_in_a_folder_name_are_escaped_where_it_is_shown(
     target line, the Markdown table or code, the CSV row, or colour the terminal."""
     folder = "/media/card\nred\x1b[31m\t"
     shown = "/media/card\\nred\\x1b[31m\\t"
-    document = json.loads(
-        (Path(__file__).parent.parent / "data" / "report" / f"{name}.json").read_text()
-    )
+    document = json.loads((REPORT_DATA / f"{name}.json").read_text())
     if name == "quick-a1-card":
         document["target"]["given"] = document["target"]["folder"] = folder
         document["target"]["path"] = f"{folder}/.flashmark-1-2.tmp"

@@ -26,38 +26,24 @@ from pathlib import Path
 import pytest
 
 from tests.cli_runner import Done, flashmark
-from tests.report.recorded import DATA, REPORT_DATA
+from tests.report.recorded import DATA, REPORT_DATA, recorded_machine
 from tests.report.test_golden import UPDATE_ENV
 
 SNAPSHOTS = DATA / "terminal"
-PROBE_DATA = DATA / "probe"
 FIO_RECORDINGS = DATA / "fio"
 # The results shown, in the order they are imported (their ids in the fresh history): a run
 # of each profile, and a result of every other kind, all measured by flashmark itself.
+RUN_NAMES = ("quick-a1-card", "standard-fast-card", "full-vm-disk")
+KIND_NAMES = ("capacity", "surface", "workload", "monitor", "powercut")
 RESULTS = (
-    ("quick-a1-card", REPORT_DATA / "quick-a1-card.json"),
-    ("standard-fast-card", REPORT_DATA / "standard-fast-card.json"),
-    ("full-vm-disk", REPORT_DATA / "full-vm-disk.json"),
-    ("capacity", REPORT_DATA / "kinds" / "capacity.json"),
-    ("surface", REPORT_DATA / "kinds" / "surface.json"),
-    ("workload", REPORT_DATA / "kinds" / "workload.json"),
-    ("monitor", REPORT_DATA / "kinds" / "monitor.json"),
-    ("powercut", REPORT_DATA / "kinds" / "powercut.json"),
+    *((name, REPORT_DATA / f"{name}.json") for name in RUN_NAMES),
+    *((name, REPORT_DATA / "kinds" / f"{name}.json") for name in KIND_NAMES),
 )
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?( UTC|Z|[+-]\d\d:\d\d)?")
 _DURATION = re.compile(r"\((\d+m)?\d+s\)")
 # Where the `space` line writes (the live filesystem of the folder) and what it leaves free
 # are this machine's now.
 _SPACE = re.compile(r"^(space    writes up to [\d.]+ \w+ to ).*(, leaving at least ).*$", re.M)
-
-
-def recorded_machine(name: str) -> dict[str, str]:
-    base = PROBE_DATA / name
-    return {
-        "FLASHMARK_SYSFS_ROOT": str(base / "sys"),
-        "FLASHMARK_PROCFS_ROOT": str(base / "proc"),
-        "FLASHMARK_DEBUGFS_ROOT": str(base / "debug"),
-    }
 
 
 def masked(text: str, tmp_path: Path) -> str:

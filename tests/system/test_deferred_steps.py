@@ -20,9 +20,18 @@ def test_sighup_stops_a_run_with_its_own_status():
     assert stopped.value.exit_status == int(ExitStatus.HANGUP) == 129
 
 
+# What each script below starts with: flashmark's entry point's handlers in place.
+_ENTRY = """
+import os, signal
+from flashmark.entry import install_stop_handlers
+from flashmark.system.signals import signals_raise
+install_stop_handlers()
+"""
+
+
 def _python(code: str, *, ignore_hup: bool = False) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
+        [sys.executable, "-c", _ENTRY + textwrap.dedent(code)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -33,10 +42,6 @@ def _python(code: str, *, ignore_hup: bool = False) -> subprocess.CompletedProce
 def test_the_entry_handler_exits_with_one_line_and_comes_back_after_a_scope():
     done = _python(
         """
-        import os, signal
-        from flashmark.entry import install_stop_handlers
-        from flashmark.system.signals import signals_raise
-        install_stop_handlers()
         with signals_raise():
             print("inside", flush=True)
         os.kill(os.getpid(), signal.SIGTERM)
@@ -51,10 +56,6 @@ def test_the_entry_handler_exits_with_one_line_and_comes_back_after_a_scope():
 def test_nohup_keeps_sighup_ignored():
     done = _python(
         """
-        import os, signal
-        from flashmark.entry import install_stop_handlers
-        from flashmark.system.signals import signals_raise
-        install_stop_handlers()
         with signals_raise():
             os.kill(os.getpid(), signal.SIGHUP)
         print("still running")

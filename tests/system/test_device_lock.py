@@ -8,10 +8,10 @@ when a test fails. Root only (loop devices, mounts, a second user)."""
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import pwd
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -26,6 +26,7 @@ from flashmark.errors import ExitStatus
 from flashmark.system.devices_under import devices_under
 from flashmark.system.lock_files import LOCK_DIR_ENV, LockUnusable
 from flashmark.system.target_lock import TargetBusy, held_path, holder_pid, refuse_if_busy
+from tests.cli_runner import flashmark_script, started
 
 pytestmark = pytest.mark.root
 
@@ -154,7 +155,7 @@ class Holder:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, "PYTHONPATH": str(lab.code())},
+            env=_with_code(lab),
         )
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
@@ -178,23 +179,18 @@ def _as(user: str | None) -> list[str]:
     if user is None:
         return []
     account = pwd.getpwnam(user)
-    return [
-        "setpriv",
-        f"--reuid={account.pw_uid}",
-        f"--regid={account.pw_gid}",
-        "--clear-groups",
-        "--",
-    ]
+    ids = (f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}")
+    return ["setpriv", *ids, "--clear-groups", "--"]
+
+
+def _with_code(lab: Lab) -> dict[str, str]:
+    """The environment of a process that imports the lab's copy of flashmark."""
+    return {**os.environ, "PYTHONPATH": str(lab.code())}
 
 
 def _try_as(user: str, target: Path | str, lab: Lab) -> str:
-    done = subprocess.run(
-        [*_as(user), sys.executable, "-c", _TRY, str(target)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "PYTHONPATH": str(lab.code())},
-    )
+    argv = [*_as(user), sys.executable, "-c", _TRY, str(target)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=_with_code(lab))
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -205,6 +201,10 @@ def _disk_label(node: str) -> str:
 
 def _lock_name(device: int) -> str:
     return f"{os.major(device)}:{os.minor(device)}.lock"
+
+
+# What root's use of a file another user made must leave as it was.
+_UNCHANGED = operator.attrgetter("st_mode", "st_uid", "st_size", "st_mtime_ns")
 
 
 def test_a_folder_on_another_partition_of_the_same_card_is_refused_naming_the_holder(
@@ -279,14 +279,7 @@ def test_a_second_run_on_another_folder_of_the_card_exits_4_and_the_first_is_not
     one, two = lab.mount(card + "p1"), lab.mount(card + "p2")
     options = ("--no-save", "--size", "4M", "--runtime", "1", "--ramp", "0", "--profile", "a1")
     lock_file = shared_locks / _lock_name(os.stat(card).st_rdev)
-    first = subprocess.Popen(
-        [sys.executable, "-m", "flashmark", "run", str(one), *options],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
-    try:
+    with started("run", one, *options) as first:
         # Held, and writing: its test folder is made after the lock that lasts the run.
         deadline = time.monotonic() + 60
         while not (
@@ -296,18 +289,8 @@ def test_a_second_run_on_another_folder_of_the_card_exits_4_and_the_first_is_not
         ):
             assert first.poll() is None and time.monotonic() < deadline, first.communicate()
             time.sleep(0.05)
-        second = subprocess.run(
-            [sys.executable, "-m", "flashmark", "run", str(two), *options],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
+        second = flashmark_script("run", two, *options, timeout=120)
         _, err = first.communicate(timeout=300)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            first.send_signal(signal.SIGKILL)
-        first.wait()
     assert first.returncode == 0, err
     assert second.returncode == ExitStatus.TARGET, second.stderr
     assert second.stderr.strip().splitlines() == [
@@ -328,14 +311,19 @@ def _made_by_nobody(argv: list[str]) -> None:
     run([*_as("nobody"), *argv])
 
 
+def _lock_file_made_first(shared_locks: Path, folder: Path) -> Path:
+    """The lock folder made (as whoever runs first makes it); the name of `folder`'s lock."""
+    shared_locks.mkdir(mode=0o1777)
+    shared_locks.chmod(0o1777)
+    return shared_locks / _lock_name(os.stat(folder).st_dev)
+
+
 @pytest.mark.parametrize("kind", ["symlink", "hard link", "fifo"])
 def test_a_lock_file_another_user_planted_is_neither_followed_nor_used(lab, shared_locks, kind):
     """A user who makes the lock file first, as a link to a file of root's choice or as a
     FIFO: root's run stops, names it, and the file the link points to is not opened."""
     folder = lab.mount(lab.card())
-    shared_locks.mkdir(mode=0o1777)
-    shared_locks.chmod(0o1777)
-    name = shared_locks / _lock_name(os.stat(folder).st_dev)
+    name = _lock_file_made_first(shared_locks, folder)
     victim = lab.folder / "victim"
     victim.write_text("precious\n")
     if kind == "symlink":
@@ -354,32 +342,19 @@ def test_a_lock_file_another_user_planted_is_neither_followed_nor_used(lab, shar
     assert PLANTED[kind] in str(refused.value)
     assert holder_pid(before) is None  # root never locked the file the link names
     assert victim.read_text() == text
-    after = victim.stat()
-    assert (after.st_mode, after.st_uid, after.st_size, after.st_mtime_ns) == (
-        before.st_mode,
-        before.st_uid,
-        before.st_size,
-        before.st_mtime_ns,
-    )
+    assert _UNCHANGED(victim.stat()) == _UNCHANGED(before)
     assert name.is_symlink() or name.exists()  # left as it was: never removed
 
 
 def test_a_plain_lock_file_another_user_made_first_is_used_read_only(lab, shared_locks):
     folder = lab.mount(lab.card())
-    shared_locks.mkdir(mode=0o1777)
-    shared_locks.chmod(0o1777)
-    name = shared_locks / _lock_name(os.stat(folder).st_dev)
+    name = _lock_file_made_first(shared_locks, folder)
     _made_by_nobody(["sh", "-c", f"umask 022 && echo mine > '{name}'"])
     before = name.stat()
     with held_path(str(folder)):
         assert holder_pid(name.stat()) == os.getpid()
-    after = name.stat()
     assert name.read_text() == "mine\n"
-    assert (after.st_uid, after.st_mode, after.st_mtime_ns) == (
-        before.st_uid,
-        before.st_mode,
-        before.st_mtime_ns,
-    )
+    assert _UNCHANGED(name.stat()) == _UNCHANGED(before)
 
 
 def test_a_lock_folder_that_is_a_symlink_is_not_followed(lab, monkeypatch):

@@ -58,13 +58,19 @@ def reasons_for(system: SyntheticSystem, name: str) -> tuple[str, ...]:
     return refusal_reasons(device_stack(name, system.roots), system.roots)
 
 
-def refusal(system: SyntheticSystem, name: str) -> str:
+def refused(
+    system: SyntheticSystem,
+    name: str,
+    claimer: FakeClaimer | None = None,
+    error: type[Exception] = UnsafeDevice,
+) -> Exception:
+    """The refusal of a claim on /dev/`name`, through `claimer` (by default one that grants)."""
     with (
-        pytest.raises(UnsafeDevice) as caught,
-        claim_for_writing(f"/dev/{name}", system.roots, claimer=FakeClaimer()),
+        pytest.raises(error) as caught,
+        claim_for_writing(f"/dev/{name}", system.roots, claimer=claimer or FakeClaimer()),
     ):
-        pass
-    return str(caught.value)
+        pytest.fail(f"claimed /dev/{name}")
+    return caught.value
 
 
 @pytest.fixture
@@ -103,7 +109,7 @@ def test_the_system_disk_names_every_member_in_use(laptop: SyntheticSystem) -> N
 def test_a_logical_volume_under_a_mounted_luks_mapping_is_refused(
     laptop: SyntheticSystem,
 ) -> None:
-    message = refusal(laptop, "dm-1")
+    message = str(refused(laptop, "dm-1"))
     assert message.startswith("refusing to write to /dev/dm-1: ")
     assert "it is held by /dev/dm-2 (LUKS 'data'), which is mounted on /data" in message
 
@@ -253,7 +259,7 @@ def loops(tmp_path: Path) -> SyntheticSystem:
 def test_a_loop_backed_by_a_loop_whose_partition_is_mounted_is_refused(
     loops: SyntheticSystem,
 ) -> None:
-    assert refusal(loops, "loop2") == (
+    assert str(refused(loops, "loop2")) == (
         "refusing to write to /dev/loop2: it is backed by /dev/loop1, which has partition "
         "/dev/loop1p1, which is mounted on /mnt/x"
     )
@@ -295,12 +301,7 @@ def test_a_member_the_kernel_reports_busy_is_named_and_earlier_claims_released(
     loops: SyntheticSystem,
 ) -> None:
     claimer = FakeClaimer(busy={"loop7"})
-    with (
-        pytest.raises(UnsafeDevice) as caught,
-        claim_for_writing("/dev/loop8", loops.roots, claimer=claimer),
-    ):
-        pytest.fail("claimed a stack with a busy member")
-    assert str(caught.value).startswith(
+    assert str(refused(loops, "loop8", claimer)).startswith(
         "refusing to write to /dev/loop8: it is backed by /dev/loop7, which is busy according to "
         "the kernel (an O_EXCL open failed): mounted (maybe in another mount namespace)"
     )
@@ -311,24 +312,15 @@ def test_a_user_who_may_not_open_the_device_is_told_it_needs_root(
     loops: SyntheticSystem,
 ) -> None:
     # Not "cannot be held unused" (which reads as busy): a permission, said as `run` says it.
-    claimer = FakeClaimer(forbidden={"loop8"})
-    with (
-        pytest.raises(TargetPermissionDenied) as caught,
-        claim_for_writing("/dev/loop8", loops.roots, claimer=claimer),
-    ):
-        pytest.fail("claimed a device this user may not open")
-    assert str(caught.value) == "/dev/loop8: permission denied: writing a device needs root (sudo)"
-    assert caught.value.exit_status == 4
+    denied = refused(loops, "loop8", FakeClaimer(forbidden={"loop8"}), TargetPermissionDenied)
+    assert str(denied) == "/dev/loop8: permission denied: writing a device needs root (sudo)"
+    assert isinstance(denied, TargetPermissionDenied) and denied.exit_status == 4
 
 
 def test_a_mount_appearing_while_claiming_is_refused(loops: SyntheticSystem) -> None:
     claimer = FakeClaimer(on_claim=lambda: loops.mount("loop7p1", "/mnt/late"))
-    with (
-        pytest.raises(UnsafeDevice) as caught,
-        claim_for_writing("/dev/loop8", loops.roots, claimer=claimer),
-    ):
-        pytest.fail("claimed a stack that got mounted")
-    assert "which has partition /dev/loop7p1, which is mounted on /mnt/late" in str(caught.value)
+    mounted = str(refused(loops, "loop8", claimer))
+    assert "which has partition /dev/loop7p1, which is mounted on /mnt/late" in mounted
     assert claimer.released == ["loop7", "loop8"]
 
 

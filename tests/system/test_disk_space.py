@@ -38,31 +38,34 @@ def test_the_reserve_is_max_5_percent_1_gib_or_a_quarter_of_a_small_filesystem(s
     assert reserve_bytes(size) == reserve
 
 
-def _on_root_filesystem(path: Path) -> bool:
-    return os.stat(path).st_dev == os.stat("/").st_dev
+@pytest.fixture
+def roots() -> SystemRoots:
+    return SystemRoots.from_environment()
+
+
+@pytest.fixture
+def on_root(tmp_path: Path) -> Path:
+    """The temporary folder, which these tests need on the root filesystem."""
+    if os.stat(tmp_path).st_dev != os.stat("/").st_dev:
+        pytest.skip("the temporary folder is not on the root filesystem here")
+    return tmp_path
 
 
 @pytest.mark.root
 def test_the_root_filesystem_is_the_systems_and_a_preallocated_image_is_a_disk_of_its_own(
-    tmp_path,
+    on_root, roots
 ):
-    if not _on_root_filesystem(tmp_path):
-        pytest.skip("the temporary folder is not on the root filesystem here")
-    roots = SystemRoots.from_environment()
-    root = plan_space(tmp_path, 0, roots).filesystem
+    root = plan_space(on_root, 0, roots).filesystem
     assert fill_refusal(root, roots) == "it is the filesystem of /, which the system runs from"
-    with mounted_image(tmp_path / "card.img", 64 * MiB, sparse=False) as (node, folder):
+    with mounted_image(on_root / "card.img", 64 * MiB, sparse=False) as (node, folder):
         fs = plan_space(folder, 0, roots).filesystem
         assert fs.device == node and fs.fstype == "ext4" and fs.mount_point == str(folder)
         assert fill_refusal(fs, roots) is None
 
 
 @pytest.mark.root
-def test_a_sparse_image_on_the_root_filesystem_grows_there_and_is_judged_with_it(tmp_path):
-    if not _on_root_filesystem(tmp_path):
-        pytest.skip("the temporary folder is not on the root filesystem here")
-    roots = SystemRoots.from_environment()
-    image = tmp_path / "sparse.img"
+def test_a_sparse_image_on_the_root_filesystem_grows_there_and_is_judged_with_it(on_root, roots):
+    image = on_root / "sparse.img"
     with mounted_image(image, 64 * MiB, sparse=True) as (_, folder):
         plan = plan_space(folder, 8 * MiB, roots)
         (grown,) = plan.images
@@ -76,8 +79,9 @@ def test_a_sparse_image_on_the_root_filesystem_grows_there_and_is_judged_with_it
 
 
 @pytest.mark.root
-def test_a_write_that_would_eat_into_the_reserve_is_refused_and_a_filling_disk_is_seen(tmp_path):
-    roots = SystemRoots.from_environment()
+def test_a_write_that_would_eat_into_the_reserve_is_refused_and_a_filling_disk_is_seen(
+    tmp_path, roots
+):
     with mounted_image(tmp_path / "card.img", 128 * MiB, sparse=False) as (_, folder):
         fs = plan_space(folder, 0, roots).filesystem
         assert fs.reserve_bytes == reserve_bytes(fs.size_bytes)
@@ -100,9 +104,8 @@ def test_a_write_that_would_eat_into_the_reserve_is_refused_and_a_filling_disk_i
 
 @pytest.mark.root
 def test_the_watch_stays_on_its_filesystem_when_the_folder_is_moved_or_swapped_for_a_link(
-    tmp_path,
+    tmp_path, roots
 ):
-    roots = SystemRoots.from_environment()
     with mounted_image(tmp_path / "card.img", 128 * MiB, sparse=False) as (_, mount):
         folder = mount / "target"
         folder.mkdir()
@@ -119,6 +122,6 @@ def test_the_watch_stays_on_its_filesystem_when_the_folder_is_moved_or_swapped_f
             watch.check(fs.room_bytes)
 
 
-def test_a_folder_gone_before_its_plan_is_the_one_missing_target_refusal(tmp_path):
+def test_a_folder_gone_before_its_plan_is_the_one_missing_target_refusal(tmp_path, roots):
     with pytest.raises(TargetNotFound, match=r": no such folder"):
-        plan_space(tmp_path / "moved-away", 0, SystemRoots.from_environment())
+        plan_space(tmp_path / "moved-away", 0, roots)

@@ -106,6 +106,14 @@ def _flashmark_handles(mask: int | None) -> bool:
     return mask is not None and bool(mask & (1 << (signal.SIGHUP - 1)))
 
 
+def _environment(db: Path, replay: Path, **extra: str) -> dict[str, str]:
+    """A command's environment: this checkout's source, a history of its own, fio replayed."""
+    env = {**os.environ, "PYTHONPATH": str(SOURCE), "FLASHMARK_DB": str(db),
+           "FLASHMARK_FIO_REPLAY": str(replay), "LC_ALL": "C", **extra}  # fmt: skip
+    env.pop("FLASHMARK_DEBUG", None)
+    return env
+
+
 @pytest.fixture
 def script(tmp_path):
     path = tmp_path / "flashmark"
@@ -184,15 +192,8 @@ def test_a_signal_at_any_moment_gives_its_status_and_one_line(
         for number, moment in enumerate(_moments(command, sig)):
             target = tmp_path / f"card-{number}"
             target.mkdir()
-            env = {
-                **os.environ,
-                "PYTHONPATH": str(SOURCE),
-                "FLASHMARK_DB": str(tmp_path / f"history-{number}.sqlite3"),
-                LOCK_DIR_ENV: str(tmp_path / f"locks-{number}"),
-                "FLASHMARK_FIO_REPLAY": str(replay),
-                "LC_ALL": "C",
-            }
-            env.pop("FLASHMARK_DEBUG", None)
+            locks = {LOCK_DIR_ENV: str(tmp_path / f"locks-{number}")}
+            env = _environment(tmp_path / f"history-{number}.sqlite3", replay, **locks)
             arguments = [a.format(target=target) for a in COMMANDS[command][0]]
             argv = [sys.executable, str(script), *arguments]
             futures.append(pool.submit(_deliver, argv, env, target, moment, sig))
@@ -320,24 +321,15 @@ def test_a_sigint_python_drops_while_checking_the_script_path_still_stops_flashm
     (site / "sitecustomize.py").write_text(SIGINT_IN_ARGV0_CHECK)
     target = tmp_path / "card"
     target.mkdir()
-    env = {
-        **os.environ,
-        "PYTHONPATH": f"{site}:{SOURCE}",
-        "FLASHMARK_TEST_SCRIPT": str(script),
-        "FLASHMARK_DB": str(tmp_path / "history.sqlite3"),
-        "FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive"),
-        "LC_ALL": "C",
-    }
-    env.pop("FLASHMARK_DEBUG", None)
+    env = _environment(
+        tmp_path / "history.sqlite3", recordings / "quick-a1-card-adaptive",
+        PYTHONPATH=f"{site}:{SOURCE}", FLASHMARK_TEST_SCRIPT=str(script),
+    )  # fmt: skip
     arguments = [a.format(target=target) for a in COMMANDS[command][0]]
     done = subprocess.run(
         [sys.executable, str(script), *arguments],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+        env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
     dropped = _dropped_report(done.stderr, ARGV0_CHECK)
     assert dropped is not None, done.stderr  # the signal did land in CPython's check
     report, rest = dropped

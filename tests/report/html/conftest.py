@@ -16,22 +16,18 @@ from flashmark.bench.document import document_to_run
 from flashmark.bench.run_result import Run
 from flashmark.references.loader import find_reference
 from flashmark.references.records import ReferenceDevice
-from tests.cli_runner import Done
-from tests.cli_runner import flashmark as run_in_process
+from tests.cli_runner import flashmark
 from tests.conftest import DATA, FIO_RECORDINGS
+from tests.report.recorded import recorded_machine
 
 # Two references with headline figures (`flashmark references` lists them): seed 002's A2
 # card has 4K IOPS and 16M sequential, seed 001's microSD card 1M sequential.
 REFERENCE_SLUGS = ("seed002-sandisk-extreme-pro-a2-64gb", "seed001-microsd")
+REFERENCE_OPTIONS = tuple(part for slug in REFERENCE_SLUGS for part in ("--reference", slug))
 
 # The quick run is probed under a recorded Raspberry Pi 5 with an A2 card (as tests/report's
 # recorded documents are), so its result carries a card's claims and the findings.
-RPI5_A2 = DATA / "probe" / "rpi5_a2"
-RPI5_A2_ENV = {
-    "FLASHMARK_SYSFS_ROOT": str(RPI5_A2 / "sys"),
-    "FLASHMARK_PROCFS_ROOT": str(RPI5_A2 / "proc"),
-    "FLASHMARK_DEBUGFS_ROOT": str(RPI5_A2 / "debug"),
-}
+RPI5_A2_ENV = recorded_machine("rpi5_a2")
 
 # (recording, `flashmark run` options matching how it was recorded (see its scenario.txt),
 # environment)
@@ -46,8 +42,18 @@ SCENARIOS: tuple[tuple[str, tuple[str, ...], dict[str, str]], ...] = (
 )
 
 
-def flashmark(*args: str, env: dict[str, str]) -> Done:
-    return run_in_process(*args, env=env)
+def replayed_run(
+    folder: Path, scenario: tuple[str, tuple[str, ...], dict[str, str]], env: dict[str, str]
+) -> dict[str, Any]:
+    """The document of `flashmark run --json` of `folder` (made here), fio replayed from the
+    scenario's recording."""
+    recording, options, extra = scenario
+    folder.mkdir()
+    replay = {"FLASHMARK_FIO_REPLAY": str(FIO_RECORDINGS / recording), **extra}
+    done = flashmark("run", str(folder), *options, "--json", env={**env, **replay})
+    assert done.returncode == 0, done.stderr
+    document: dict[str, Any] = json.loads(done.stdout)
+    return document
 
 
 @dataclass(frozen=True)
@@ -62,30 +68,12 @@ class SavedRuns:
 
 
 @pytest.fixture(scope="session")
-def cli() -> click.Group:
-    """The flashmark command group, every command registered."""
-    from flashmark.cli import main
-
-    return main
-
-
-@pytest.fixture(scope="session")
 def saved_runs(tmp_path_factory: pytest.TempPathFactory) -> SavedRuns:
     """The three recordings run through `flashmark run` (fio replayed) into one history."""
     base = tmp_path_factory.mktemp("saved-runs")
     db = base / "history.sqlite3"
-    documents = []
-    for recording, options, extra in SCENARIOS:
-        folder = base / recording
-        folder.mkdir()
-        env = {
-            "FLASHMARK_FIO_REPLAY": str(FIO_RECORDINGS / recording),
-            "FLASHMARK_DB": str(db),
-            **extra,
-        }
-        done = flashmark("run", str(folder), *options, "--json", env=env)
-        assert done.returncode == 0, done.stderr
-        documents.append(json.loads(done.stdout))
+    env = {"FLASHMARK_DB": str(db)}
+    documents = [replayed_run(base / scenario[0], scenario, env) for scenario in SCENARIOS]
     return SavedRuns(db, tuple(d["id"] for d in documents), tuple(documents))
 
 
@@ -100,12 +88,8 @@ def report_path(
 ) -> Path:
     """`flashmark report 1 2 3 --reference A --reference B -o DIR/report.html`."""
     path = tmp_path_factory.mktemp("report") / "report.html"
-    arguments = [str(i) for i in saved_runs.ids]
-    for slug in REFERENCE_SLUGS:
-        arguments += ["--reference", slug]
-    result = CliRunner().invoke(
-        cli, ["report", *arguments, "-o", str(path)], env={"FLASHMARK_DB": str(saved_runs.db)}
-    )
+    arguments = ["report", *map(str, saved_runs.ids), *REFERENCE_OPTIONS, "-o", str(path)]
+    result = CliRunner().invoke(cli, arguments, env={"FLASHMARK_DB": str(saved_runs.db)})
     assert result.exit_code == 0, result.output
     return path
 
@@ -137,11 +121,7 @@ def mixed_report(cli: click.Group, tmp_path_factory: pytest.TempPathFactory) -> 
     db = base / "history.sqlite3"
     env = {"FLASHMARK_DB": str(db), **RPI5_A2_ENV}
     folder = base / "card"
-    folder.mkdir()
-    recording, options, _ = SCENARIOS[0]
-    replay = {"FLASHMARK_FIO_REPLAY": str(FIO_RECORDINGS / recording)}
-    ran = flashmark("run", str(folder), *options, "--json", env={**env, **replay})
-    assert ran.returncode == 0, ran.stderr
+    run_document = replayed_run(folder, SCENARIOS[0], env)
     scanned = flashmark("surface", str(folder), "--size", "16M", "--json", env=env)
     assert scanned.returncode == 0, scanned.stderr
     scan = json.loads(scanned.stdout)
@@ -150,7 +130,6 @@ def mixed_report(cli: click.Group, tmp_path_factory: pytest.TempPathFactory) -> 
         imported = flashmark("import", str(KIND_DOCUMENTS / f"{name}.json"), env=env)
         assert imported.returncode == 0, imported.stderr
         other_ids[name] = int(imported.stdout.split(" added as ")[1].split()[0])
-    run_document = json.loads(ran.stdout)
     run_id = run_document["id"]
     path = base / "report.html"
     ids = [str(run_id), str(scan["id"]), *map(str, other_ids.values())]
@@ -189,6 +168,6 @@ def wear_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ids.append(record(tree_env(base / "nvme", db)))
         drive.written += 500e9
     path = base / "report.html"
-    charts = report(emmc_env, ids, path).charts
+    charts = report(emmc_env, ids, path)[0].charts
     assert [chart.classes for chart in charts] == ["pygal-chart wear-chart"] * 2
     return path

@@ -71,9 +71,6 @@ LAYOUT_FACTS = r"""(() => {
       spilling.push(element.tagName.toLowerCase() + ": "
         + (element.textContent || "").trim().slice(0, 60));
   }
-  const scrolling = [...document.querySelectorAll("*")].filter(
-    (element) => getComputedStyle(element).overflowX === "auto"
-      && element.scrollWidth > element.clientWidth + 1).length;
   // Text an SVG chart cuts off: a label whose box passes its drawing's viewBox.
   const cut = [];
   for (const svg of document.querySelectorAll("svg[viewBox]")) {
@@ -93,8 +90,8 @@ LAYOUT_FACTS = r"""(() => {
         cut.push(text.textContent.trim().slice(0, 60));
     }
   }
-  return {viewport: innerWidth, documentWidth: document.documentElement.scrollWidth,
-    height: document.documentElement.scrollHeight, outside, spilling, scrolling, cut};
+  return {viewport: innerWidth, document_width: document.documentElement.scrollWidth,
+    height: document.documentElement.scrollHeight, outside, spilling, cut};
 })()"""
 
 
@@ -119,7 +116,6 @@ class Layout:
     height: int
     outside: list[str]  # elements that stick out of the viewport, unclipped
     spilling: list[str]  # elements whose content runs out of their own box, unclipped
-    scrolling: int  # boxes that scroll sideways inside the page (wide tables)
     cut: list[str]  # chart text that runs past its SVG's viewBox (cut off at the edge)
 
 
@@ -218,16 +214,7 @@ class Browser:
         self._wait_for("Page.loadEventFired")
 
     def layout(self) -> Layout:
-        facts = self.evaluate(LAYOUT_FACTS)
-        return Layout(
-            viewport=facts["viewport"],
-            document_width=facts["documentWidth"],
-            height=facts["height"],
-            outside=facts["outside"],
-            spilling=facts["spilling"],
-            scrolling=facts["scrolling"],
-            cut=facts["cut"],
-        )
+        return Layout(**self.evaluate(LAYOUT_FACTS))
 
     def evaluate(self, expression: str) -> Any:
         reply = self._call("Runtime.evaluate", {"expression": expression, "returnByValue": True})

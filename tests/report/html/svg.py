@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import re
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable
 from dataclasses import dataclass
 
 _FIGURE = re.compile(
@@ -22,7 +23,6 @@ _LEGEND_KEY = re.compile(r'<li><span class="key (\w+)" style="--key: ([^"]+)"></
 _COLOUR_RULE = re.compile(
     r"\.color-(\d+),\s*#chart-[\w-]+ \.color-\d+ a:visited\s*\{\s*stroke:\s*(#[0-9A-Fa-f]{3,8})"
 )
-_TRANSLATE = re.compile(r"translate\(([-\d.e]+)[ ,]+([-\d.e]+)\)")
 # A character of the system sans-serif fonts is at most about 0.62 em wide (digits 0.55).
 CHAR_EM = 0.62
 # The least room between two labels, in viewBox units (a quarter of a 13-unit font): closer,
@@ -107,40 +107,28 @@ def geometry(svg: str, legend_html: str = "") -> ChartGeometry:
                 float(n) for n in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", path.get("d", ""))
             ]
             points += list(zip(numbers[::2], numbers[1::2], strict=False))
-    values = []
     font = _font_size(style, r"\.text-overlay text\.value", 13.0)
-    for overlay in root.iter("g"):
-        if "text-overlay" not in overlay.get("class", "").split():
-            continue
-        for text in overlay.iter("text"):
-            content = "".join(text.itertext()).strip()
-            if content:
-                values.append(_label(content, text, font, anchor="middle"))
-    x_labels = []
+    values = _labels(root, lambda classes: "text-overlay" in classes, font, anchor="middle")
     major = _font_size(style, r"\.axis text", 14.0)
-    for axis in root.iter("g"):
-        if axis.get("class", "").split()[:2] != ["axis", "x"]:
-            continue
-        for text in axis.iter("text"):
-            content = "".join(text.itertext()).strip()
-            if content:
-                x_labels.append(_label(content, text, major, anchor="middle"))
-    y_labels = []
-    for axis in root.iter("g"):
-        if axis.get("class", "").split()[:2] != ["axis", "y"]:
-            continue
-        for text in axis.iter("text"):
-            content = "".join(text.itertext()).strip()
-            if content:
-                y_labels.append(_label(content, text, major, anchor="end", middle=True))
-    return ChartGeometry(
-        title, legend, plot, tuple(points), tuple(values), tuple(x_labels), tuple(y_labels)
+    x_labels = _labels(root, lambda classes: classes[:2] == ["axis", "x"], major, anchor="middle")
+    y_labels = _labels(root, lambda classes: classes[:2] == ["axis", "y"], major, anchor="end")
+    return ChartGeometry(title, legend, plot, tuple(points), values, x_labels, y_labels)
+
+
+def _labels(
+    root: ElementTree.Element, group: Callable[[list[str]], bool], font: float, anchor: str
+) -> tuple[Label, ...]:
+    """Every text printed in the groups whose classes `group` accepts, with its box."""
+    return tuple(
+        _label(content, text, font, anchor)
+        for element in root.iter("g")
+        if group(element.get("class", "").split())
+        for text in element.iter("text")
+        if (content := "".join(text.itertext()).strip())
     )
 
 
-def _label(
-    content: str, text: ElementTree.Element, font: float, anchor: str, middle: bool = False
-) -> Label:
+def _label(content: str, text: ElementTree.Element, font: float, anchor: str) -> Label:
     """The box a text takes: pygal centres x labels on x, ends y labels at x, and sets y on
     the baseline (x labels) or a third of the font below the middle (y labels)."""
     x, y = float(text.get("x", 0)), float(text.get("y", 0))

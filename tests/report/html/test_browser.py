@@ -89,25 +89,24 @@ def page_requests(net_log: Path) -> list[str]:
     ]
 
 
-def test_chromium_draws_every_chart_quietly_and_offline(chromium, report_path, tmp_path):
+def dumped(chromium: str, tmp_path: Path, page: Path) -> tuple[str, str, list[str]]:
+    """`page` loaded with its DOM dumped: the DOM, what the browser logged, the page's
+    requests."""
     net_log = tmp_path / "net-log.json"
-    done = browse(
-        chromium,
-        tmp_path,
-        report_path.as_uri(),
-        "--dump-dom",
-        f"--log-net-log={net_log}",
-        "--enable-logging=stderr",
-        "--v=0",
-    )
+    logging = ("--dump-dom", f"--log-net-log={net_log}", "--enable-logging=stderr", "--v=0")
+    done = browse(chromium, tmp_path, page.as_uri(), *logging)
     assert done.returncode == 0, done.stderr[-2000:]
-    body = Page(done.stdout).all("body")[0].attributes
+    return done.stdout, done.stderr, page_requests(net_log)
+
+
+def test_chromium_draws_every_chart_quietly_and_offline(chromium, report_path, tmp_path):
+    dom, logged, requests = dumped(chromium, tmp_path, report_path)
+    body = Page(dom).all("body")[0].attributes
     expected = len(Page(report_path.read_text(encoding="utf-8")).charts)
     assert expected > 0 and body["data-charts"] == str(expected)
     # the page's script counted the charts the browser laid out and drew
     assert body.get("data-charts-drawn") == str(expected)
-    assert console_lines(done.stderr) == []
-    requests = page_requests(net_log)
+    assert console_lines(logged) == []
     assert not [url for url in requests if re.match(r"(https?|wss?|ftp):", url)], requests
 
 
@@ -120,19 +119,9 @@ def test_the_checks_see_a_page_that_does_fetch_and_fail(chromium, tmp_path):
         '<img src="https://example.invalid/chart.png" alt="">'
         "<script>notDefined();</script></body></html>"
     )
-    net_log = tmp_path / "net-log.json"
-    done = browse(
-        chromium,
-        tmp_path,
-        page.as_uri(),
-        "--dump-dom",
-        f"--log-net-log={net_log}",
-        "--enable-logging=stderr",
-        "--v=0",
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "https://example.invalid/chart.png" in page_requests(net_log)
-    assert any("notDefined" in line for line in console_lines(done.stderr))
+    _, logged, requests = dumped(chromium, tmp_path, page)
+    assert "https://example.invalid/chart.png" in requests
+    assert any("notDefined" in line for line in console_lines(logged))
 
 
 @pytest.fixture(scope="module")
@@ -346,12 +335,7 @@ def test_legends_are_whole_and_no_part_is_empty(browser, request, which, device,
     assert (parts["emptyTables"], parts["emptyLists"]) == (0, 0)
     assert browser.console == []
     ARTIFACTS.mkdir(exist_ok=True)
-    name = {
-        "report_path": "report",
-        "full_report_path": "full",
-        "mixed_report": "mixed",
-        "wear_report": "wear",
-    }[which]
+    name = which.removesuffix("_path").removesuffix("_report")  # report, full, mixed, wear
     target = ARTIFACTS / f"readable-{name}-{width}.png"
     browser.screenshot(target)
     assert int.from_bytes(target.read_bytes()[16:20], "big") == width

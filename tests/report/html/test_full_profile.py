@@ -26,7 +26,7 @@ from flashmark.system.diskstats import device_for_path
 from flashmark.system.sysroot import SystemRoots
 from flashmark.units import block_size_label
 from tests.cli_runner import flashmark
-from tests.report.html.conftest import REFERENCE_SLUGS
+from tests.report.html.conftest import REFERENCE_OPTIONS, REFERENCE_SLUGS
 from tests.report.html.page import Page
 
 pytestmark = pytest.mark.fio
@@ -56,9 +56,7 @@ def full_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
 def page(cli, full_run, tmp_path_factory: pytest.TempPathFactory) -> Page:
     db, document, _ = full_run
     path = tmp_path_factory.mktemp("full-report") / "report.html"
-    arguments = [str(document["id"]), "-o", str(path)]
-    for slug in REFERENCE_SLUGS:
-        arguments += ["--reference", slug]
+    arguments = [str(document["id"]), "-o", str(path), *REFERENCE_OPTIONS]
     result = CliRunner().invoke(cli, ["report", *arguments], env={"FLASHMARK_DB": str(db)})
     assert result.exit_code == 0, result.output
     return Page(path.read_text(encoding="utf-8"))

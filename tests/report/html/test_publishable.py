@@ -27,7 +27,7 @@ from flashmark.references.records import ReferenceDevice
 from flashmark.report.html import render_html_report
 from tests.report.html.page import Page
 from tests.report.html.svg import ChartGeometry, chart_figures, geometry
-from tests.report.recorded import load_document
+from tests.report.recorded import DOCUMENT_NAMES, load_document
 
 # half a unit: pygal writes coordinates rounded to six decimals, from float arithmetic
 TOLERANCE = 0.5
@@ -35,18 +35,10 @@ TOLERANCE = 0.5
 
 def publishable_runs() -> list[Run]:
     """The two recorded runs and the full-profile run twice (see the module docstring)."""
+    recorded = [document_to_run(load_document(name)) for name in DOCUMENT_NAMES]
     full = document_to_run(load_document("full-vm-disk"))
-    other = dataclasses.replace(
-        full,
-        id=4,
-        target=dataclasses.replace(full.target, given="/srv/other", folder="/srv/other"),
-    )
-    return [
-        document_to_run(load_document("quick-a1-card")),
-        document_to_run(load_document("standard-fast-card")),
-        full,
-        other,
-    ]
+    elsewhere = dataclasses.replace(full.target, given="/srv/other", folder="/srv/other")
+    return [*recorded, full, dataclasses.replace(full, id=4, target=elsewhere)]
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from markupsafe import escape
 
 from flashmark.errors import ExitStatus
-from tests.conftest import DATA
-from tests.report.html.conftest import REFERENCE_SLUGS, flashmark
+from tests.cli_runner import flashmark
+from tests.report.html.conftest import REFERENCE_SLUGS
 from tests.report.html.page import Page
 
 
@@ -86,11 +86,8 @@ def test_an_unwritable_place_is_one_line(invoke, saved_runs, tmp_path):
     ]
 
 
-def test_a_monitor_recording_gets_its_own_section(invoke, saved_runs, tmp_path):
+def test_a_monitor_recording_gets_its_own_section(invoke, procfs, tmp_path):
     # A real `flashmark monitor` recording (of `true`, on a recorded /proc) in its own history
-    procfs = tmp_path / "proc"
-    procfs.mkdir()
-    (procfs / "diskstats").write_text((DATA / "diskstats" / "kernel-4.19-18-fields.t0").read_text())
     db = tmp_path / "history.sqlite3"
     env = {"FLASHMARK_DB": str(db), "FLASHMARK_PROCFS_ROOT": str(procfs), "FLASHMARK_JSON": ""}
     monitored = flashmark(

@@ -16,6 +16,7 @@ import pytest
 
 from flashmark.clean.kind import CLEAN
 from flashmark.errors import ExitStatus
+from flashmark.system.leftovers import Owner
 from tests.cli_runner import Done
 from tests.cli_runner import flashmark as run_in_process
 from tests.system.leftovers.stamped import (
@@ -42,27 +43,28 @@ def flashmark(
     return run_in_process(*args, env={"TMPDIR": str(temp), **(env or {})}, cwd=cwd)
 
 
+def left_by(owner: Owner, folders: tuple[Path, Path], size: int) -> dict[str, Path]:
+    """What a run of `owner` has in the folders: its test file of `size` bytes and its fio
+    work folder."""
+    card, temp = folders
+    return {
+        "test file": stamped_test_file(card, owner, size=size),
+        "fio work folder": stamped_work_folder(temp, "fio", owner),
+    }
+
+
 @pytest.fixture
 def killed_run(folders: tuple[Path, Path], machine: Machine, dead_pid: int) -> dict[str, Path]:
     """What a run killed with SIGKILL leaves: its test file (1 MiB) and its fio work folder."""
-    card, temp = folders
-    owner = machine.owner(dead_pid, 777)
-    return {
-        "test file": stamped_test_file(card, owner, size=1024 * 1024),
-        "fio work folder": stamped_work_folder(temp, "fio", owner),
-    }
+    return left_by(machine.owner(dead_pid, 777), folders, size=1024 * 1024)
 
 
 @pytest.fixture
 def live_run(
     folders: tuple[Path, Path], machine: Machine, live_process: subprocess.Popen[bytes]
 ) -> dict[str, Path]:
-    card, temp = folders
     owner = machine.owner(live_process.pid, start_ticks(live_process.pid))
-    return {
-        "test file": stamped_test_file(card, owner, size=4096),
-        "fio work folder": stamped_work_folder(temp, "fio", owner),
-    }
+    return left_by(owner, folders, size=4096)
 
 
 def test_clean_removes_a_killed_runs_files_and_names_them(
@@ -221,13 +223,20 @@ def test_a_leftover_that_cannot_be_removed_gives_exit_4_and_says_how(
 
 
 # -- at the start of run and workload ---------------------------------------------------------
-def test_run_removes_a_killed_runs_leftovers_first_and_says_so_in_one_line(
-    folders: tuple[Path, Path], killed_run: dict[str, Path], live_run: dict[str, Path], recordings
-) -> None:
+def replayed_run(folders: tuple[Path, Path], recordings: Path) -> Done:
+    """`flashmark run` of the card, fio replayed; it succeeded."""
     card, temp = folders
     replay = {"FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive")}
     done = flashmark("run", str(card), "--no-save", temp=temp, env=replay)
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_run_removes_a_killed_runs_leftovers_first_and_says_so_in_one_line(
+    folders: tuple[Path, Path], killed_run: dict[str, Path], live_run: dict[str, Path], recordings
+) -> None:
+    card, temp = folders
+    done = replayed_run(folders, recordings)
     [line] = [line for line in done.stderr.splitlines() if "leftover" in line]
     assert line.startswith("flashmark: removed 2 leftovers of flashmark runs that were killed (")
     assert all(str(path) in line for path in killed_run.values())
@@ -240,10 +249,7 @@ def test_run_removes_a_killed_runs_leftovers_first_and_says_so_in_one_line(
 
 def test_run_is_quiet_when_nothing_was_left(folders: tuple[Path, Path], recordings) -> None:
     card, temp = folders
-    replay = {"FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive")}
-    done = flashmark("run", str(card), "--no-save", temp=temp, env=replay)
-    assert done.returncode == 0, done.stderr
-    assert "leftover" not in done.stderr
+    assert "leftover" not in replayed_run(folders, recordings).stderr
     assert list(card.iterdir()) == [] and list(temp.iterdir()) == []
 
 

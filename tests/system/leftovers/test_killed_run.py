@@ -18,6 +18,7 @@ import psutil
 import pytest
 
 from flashmark.system.lock_files import LOCK_DIR_ENV
+from tests.cli_runner import flashmark_script
 from tests.direct_io import takes_direct_io
 
 _REPO = Path(__file__).resolve().parents[3]
@@ -140,10 +141,7 @@ def test_clean_after_sigkill_removes_the_killed_runs_files_and_never_a_live_runs
 
     lines = []
     for folder in (card, beside):
-        done = subprocess.run(
-            [sys.executable, "-m", "flashmark", "clean", str(folder)],
-            capture_output=True, text=True, timeout=60, env={**os.environ, "TMPDIR": str(temp)},
-        )  # fmt: skip
+        done = flashmark_script("clean", folder, env={"TMPDIR": str(temp)}, timeout=60)
         assert done.returncode == 0, done.stderr
         lines += done.stdout.splitlines()
     for path in (killed_file, killed_folder):

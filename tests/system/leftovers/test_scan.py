@@ -10,7 +10,6 @@ import hashlib
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,15 +48,13 @@ def states(folder: Path) -> dict[str, OwnerState]:
 
 def snapshot(folder: Path) -> dict[str, str]:
     """Every entry under `folder` (links not followed) with a digest of what it holds."""
-    seen = {}
-    for path in sorted(folder.rglob("*")):
+
+    def held(path: Path) -> str:
         if path.is_symlink():
-            seen[str(path.relative_to(folder))] = "-> " + os.readlink(path)
-        elif path.is_file():
-            seen[str(path.relative_to(folder))] = hashlib.sha256(path.read_bytes()).hexdigest()
-        else:
-            seen[str(path.relative_to(folder))] = "folder"
-    return seen
+            return "-> " + os.readlink(path)
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "folder"
+
+    return {str(path.relative_to(folder)): held(path) for path in sorted(folder.rglob("*"))}
 
 
 # -- names ------------------------------------------------------------------------------------
@@ -308,15 +305,9 @@ def test_start_time_is_field_22_even_with_parentheses_in_the_command_name(
     assert table.start_ticks(701) is None
 
 
-def test_the_real_stat_agrees_with_the_kernel() -> None:
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        ticks = start_ticks(child.pid)
-        own = start_ticks(os.getpid())
-        assert ticks >= own  # started after this test process, counted from the same boot
-    finally:
-        child.kill()
-        child.wait()
+def test_the_real_stat_agrees_with_the_kernel(live_process: subprocess.Popen[bytes]) -> None:
+    # started after this test process, counted from the same boot
+    assert start_ticks(live_process.pid) >= start_ticks(os.getpid())
 
 
 def test_an_unreadable_boot_id_leaves_everything(tmp_path: Path, dead_pid: int) -> None:
@@ -368,16 +359,15 @@ def test_a_dead_runs_private_folder_is_removed_without_following_what_was_put_in
     (user_files / "photo.jpg").write_bytes(b"\xff\xd8 the user's photo")
     folder = tmp_path / "card"
     folder.mkdir()
-    dead = folder / f".flashmark-{machine.owner(dead_pid, 4242).stamp()}-{TOKEN}.d"
+    dead_stamp = machine.owner(dead_pid, 4242).stamp()
+    dead = folder / f".flashmark-{dead_stamp}-{TOKEN}.d"
     dead.mkdir(mode=0o700)
-    (dead / f".flashmark-{machine.owner(dead_pid, 4242).stamp()}-{TOKEN}.tmp").write_bytes(
-        b"\xa5" * 4096
-    )
+    (dead / f".flashmark-{dead_stamp}-{TOKEN}.tmp").write_bytes(b"\xa5" * 4096)
     (dead / "photos").symlink_to(user_files)  # what someone put inside: never followed
     alive = machine.owner(live_process.pid, start_ticks(live_process.pid))
     live = folder / f".flashmark-{alive.stamp()}-{TOKEN}.d"
     live.mkdir(mode=0o700)
-    link = folder / f".flashmark-{machine.owner(dead_pid, 4242).stamp()}-11111111.d"
+    link = folder / f".flashmark-{dead_stamp}-11111111.d"
     link.symlink_to(user_files)  # a link named like a private folder is not one
 
     report = clean_folders([folder], ProcessTable())
