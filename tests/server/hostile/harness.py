@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -229,28 +230,15 @@ def wait_until(condition: Callable[[], bool], timeout_s: float) -> bool:
     return condition()
 
 
-def sqlite_starts(path: Path, *, alone: bool = False) -> set[str]:
-    """The start times of the results in an SQLite file; `alone`: of the file without the WAL
+def sqlite_values(path: Path, column: str = "id", *, alone: bool = False) -> set[Any]:
+    """A column (the ids) of the results in an SQLite file; `alone`: of the file without the WAL
     beside it (a copy read on its own: the WAL at a path is the file's that the path names)."""
     if alone:
         copy = path.with_name(path.name + "-alone")
         shutil.copy(path, copy)
         path = copy
     with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
-        return {str(row[0]) for row in connection.execute("SELECT started_at FROM results")}
-
-
-def sqlite_ids(path: Path) -> set[int]:
-    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
-        return {int(row[0]) for row in connection.execute("SELECT id FROM results")}
-
-
-def backup(source: Path, target: Path) -> None:
-    with (
-        contextlib.closing(sqlite3.connect(source)) as src,
-        contextlib.closing(sqlite3.connect(target)) as dst,
-    ):
-        src.backup(dst)
+        return {row[0] for row in connection.execute(f"SELECT {column} FROM results")}
 
 
 def stamp(*paths: Path) -> list[tuple[int, int]]:
