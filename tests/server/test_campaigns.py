@@ -1,6 +1,7 @@
 """Campaigns against SQLite and PostgreSQL: a fleet's uploads of one benchmark, one row a board,
 the fleet's median and quartiles, the outliers by median +- 3 MAD with the reason in words,
-every figure beside the card model's results; what a campaign refuses; its page and CSV."""
+every figure beside the card model's results; the results a campaign refuses; its page and
+CSV. Bad campaign names and board labels: hostile/cases.py."""
 
 from __future__ import annotations
 

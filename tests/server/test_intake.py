@@ -1,5 +1,6 @@
-"""What an upload must be (no server): strict types, finite bounded numbers, the content hash,
-the facts searched by, and a seeded fuzz: whatever the intake accepts, the report can draw."""
+"""What an upload must be (no server): the facts searched by, the content hash, the order of
+an upload's additions, and a seeded fuzz: whatever the intake accepts, the report can draw.
+Numbers, texts and JSON the intake refuses: hostile/cases.py, through the application."""
 
 from __future__ import annotations
 

@@ -79,15 +79,14 @@ def request(
 
 
 class Lab(Client):
-    """One engine's service: a database, `flashmark serve` processes, tokens; closed, it
+    """One engine's service: a database, `flashmark serve` processes, a token; closed, it
     leaves nothing running (every process of the lab is found by its marker and killed)."""
 
-    def __init__(self, engine: str, postgres: ThrowawayPostgres | None = None) -> None:
+    def __init__(self, engine: str) -> None:
         self.engine = engine
         self.marker = uuid.uuid4().hex
         self.folder = Path(tempfile.mkdtemp(prefix=f"flashmark-hostile-{engine}-"))
-        self._own_postgres: ThrowawayPostgres | None = None
-        self.postgres = postgres
+        self.postgres: ThrowawayPostgres | None = None  # the lab's own: tests restart it
         self._databases = 0
         self.processes: list[subprocess.Popen[bytes]] = []
         self.main: Server | None = None
@@ -104,14 +103,10 @@ class Lab(Client):
     # -- set-up ----------------------------------------------------------------------------
     def __enter__(self) -> Lab:
         try:
-            if self.engine == "postgres" and self.postgres is None:
-                self._own_postgres = ThrowawayPostgres(["fsync=off"]).__enter__()
-                self.postgres = self._own_postgres
+            if self.engine == "postgres":
+                self.postgres = ThrowawayPostgres(["fsync=off"]).__enter__()
             self.main_database = self.database("main")
             self.token = self.create_token(self.main_database, "hostile")
-            revoked = self.create_token(self.main_database, "revoked")
-            self.flashmark("token", "revoke", "revoked", "--database", self.main_database)
-            self.revoked_token = revoked
             # The upload rate limit is the API tests' (tests/server): here it would only get
             # in the way of the uploads the tests make.
             self.main = self.serve(self.main_database, "--uploads-per-minute", "1000000")
@@ -122,8 +117,8 @@ class Lab(Client):
 
     def __exit__(self, *exc: object) -> None:
         self.kill_lab_processes()
-        if self._own_postgres is not None:
-            self._own_postgres.__exit__(None, None, None)
+        if self.postgres is not None:
+            self.postgres.__exit__(None, None, None)
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def database(self, name: str) -> str:

@@ -79,13 +79,6 @@ class InProcess(Client):
         )
         return InProcess(self.token, self.revoked_token, self.kept, http, self.database)
 
-    def new_token(self, name: str) -> str:
-        storage = open_storage(self.database)
-        try:
-            return storage.create_token(name)
-        finally:
-            storage.close()
-
 
 @pytest.fixture(
     scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]

@@ -47,7 +47,7 @@ pytestmark = pytest.mark.hostile
     scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
 def lab(request: pytest.FixtureRequest) -> Iterator[Lab]:
-    """One engine's lab: a database, a `flashmark serve` on it, a token and a revoked one."""
+    """One engine's lab: a database, a `flashmark serve` on it and a token."""
     pytest.importorskip("starlette", reason="the server extra is not installed")
     if request.param == "postgres" and (reason := missing_reason()):
         skip_or_fail(reason)
