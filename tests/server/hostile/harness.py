@@ -92,13 +92,6 @@ class Lab(Client):
         self.main: Server | None = None
         self.main_database = ""
         super().__init__(token="", revoked_token="")
-        # Client addresses for the bad-token cases (RFC 5737 documentation range: headers
-        # only, no packet goes there), given by X-Forwarded-For, which the service believes
-        # from 127.0.0.1 only (uvicorn's --forwarded-allow-ips): each case its own client.
-        self._addresses = iter(f"198.51.100.{n}" for n in range(1, 255))
-
-    def client(self) -> str:
-        return next(self._addresses)
 
     # -- set-up ----------------------------------------------------------------------------
     def __enter__(self) -> Lab:
