@@ -52,7 +52,6 @@ class InProcess(Client):
     it is sent for is loopback's (no --base-url, no --trusted-host)."""
 
     http: Any = None  # starlette.testclient.TestClient
-    database: str = ""
 
     def ask(
         self,
@@ -77,7 +76,7 @@ class InProcess(Client):
             raise_server_exceptions=False,
             client=(address, 50000),
         )
-        return InProcess(self.token, self.revoked_token, self.kept, http, self.database)
+        return InProcess(self.token, self.revoked_token, self.kept, http)
 
 
 @pytest.fixture(
@@ -92,20 +91,17 @@ def make_lab(
 
         def make() -> InProcess:
             url = empty_database(request, tmp_path_factory.mktemp("hostile"))
-            storage = open_storage(url)
-            try:
+            with contextlib.closing(open_storage(url)) as storage:
                 token = storage.create_token("hostile")
                 revoked = storage.create_token("revoked")
                 storage.revoke_token("revoked")
-            finally:
-                storage.close()
             # The upload rate limit is the API tests' (tests/server): here it would only get
             # in the way of the hundreds of uploads the cases make.
             app = create_app(ServerConfig(database=url, uploads_per_minute=1e6))
             http = stack.enter_context(
                 TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False)
             )
-            return InProcess(token, revoked, [], http, url)
+            return InProcess(token, revoked, [], http)
 
         yield make
 
