@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests.cli_runner import flashmark
 from tests.conftest import DATA
 from tests.server.throwaway_pg import ThrowawayPostgres, missing_reason
 
@@ -29,7 +31,7 @@ IN_CI = os.environ.get("CI") == "true"
 START_TIMEOUT_S = 30.0
 
 
-def _skip_or_fail(reason: str) -> None:
+def skip_or_fail(reason: str) -> None:
     if IN_CI:  # CI installs PostgreSQL and Chromium: a skip there would hide a failure
         pytest.fail(reason)
     pytest.skip(reason)
@@ -39,7 +41,7 @@ def _skip_or_fail(reason: str) -> None:
 def pg_server() -> Iterator[ThrowawayPostgres]:
     reason = missing_reason()
     if reason:
-        _skip_or_fail(reason)
+        skip_or_fail(reason)
     # fsync=off: these tests kill the service, never PostgreSQL, so they do not depend on
     # PostgreSQL's own durability; the benchmark runs with the default (fsync on).
     with ThrowawayPostgres(["fsync=off", "synchronous_commit=off"]) as server:
@@ -49,11 +51,17 @@ def pg_server() -> Iterator[ThrowawayPostgres]:
 _counter = iter(range(1, 10**6))
 
 
+# On one engine: @pytest.mark.parametrize("database", ["sqlite"], indirect=True)
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An empty service database: an SQLite file, or a new database on the PostgreSQL server."""
+    return empty_database(request, tmp_path)
+
+
+def empty_database(request: pytest.FixtureRequest, folder: Path) -> str:
+    """A new service database on the engine `request` is for: an SQLite file in `folder`, or a
+    new database on the PostgreSQL server."""
     if request.param == "sqlite":
-        return str(tmp_path / "server.sqlite3")
+        return str(folder / "server.sqlite3")
     server: ThrowawayPostgres = request.getfixturevalue("pg_server")
     return server.create(f"test_{os.getpid()}_{next(_counter)}")
 
@@ -68,6 +76,20 @@ def documents() -> list[dict[str, Any]]:
     return [recorded(name) for name in RECORDED]
 
 
+def imported(tmp_path: Path, *files: Path) -> dict[str, str]:
+    """The environment of a user whose history (a new one) holds `files`, ids from 1, with
+    state and data folders of its own (where the upload salt would go)."""
+    env = {
+        "FLASHMARK_DB": str(tmp_path / "history.sqlite3"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    for file in files:
+        done = flashmark("import", file, env=env)
+        assert done.returncode == 0, done.stderr
+    return env
+
+
 def variant(document: dict[str, Any], index: int) -> dict[str, Any]:
     """Another result of the same card: another start time and slightly other figures."""
     copied = copy.deepcopy(document)
@@ -78,6 +100,29 @@ def variant(document: dict[str, Any], index: int) -> dict[str, Any]:
                 test[side]["iops"] = test[side]["iops"] * (1 + index / 1000)
                 test[side]["bw_bytes"] = test[side]["bw_bytes"] * (1 + index / 1000)
     return copied
+
+
+def backup(source: Path, target: Path) -> None:
+    """A consistent copy of an SQLite file (its WAL included) while connections are open."""
+    with (
+        contextlib.closing(sqlite3.connect(source)) as src,
+        contextlib.closing(sqlite3.connect(target)) as dst,
+    ):
+        src.backup(dst)
+
+
+def partial(document: dict[str, Any], measured: int) -> dict[str, Any]:
+    """A run whose card failed after `measured` tests: the rest are not in it."""
+    changed = copy.deepcopy(document)
+    names = [test["name"] for test in changed["tests"]]
+    changed["tests"] = changed["tests"][:measured]
+    changed["partial"] = {
+        "failed_step": names[measured],
+        "error": "(withheld)",
+        "exit_status": 5,
+        "not_run": names[measured + 1 :],
+    }
+    return changed
 
 
 def free_port() -> int:
@@ -196,7 +241,8 @@ class Service:
 
 @pytest.fixture
 def make_service(database: str) -> Iterator[Callable[..., Service]]:
-    """`make_service(**ServerConfig options)`: the app on the test database, opened and closed."""
+    """`make_service(**ServerConfig options)`: the app on the test database, opened and closed
+    (`raise_errors=False`: a server error is answered, as a real server answers it)."""
     pytest.importorskip("starlette", reason="the server extra is not installed")
     from starlette.testclient import TestClient
 
@@ -207,12 +253,12 @@ def make_service(database: str) -> Iterator[Callable[..., Service]]:
         token = storage.create_token("tester")
     with contextlib.ExitStack() as stack:
 
-        def make(**options: Any) -> Service:
+        def make(raise_errors: bool = True, **options: Any) -> Service:
             # The test client's requests name this host: links are made from it.
             config = {"trusted_hosts": ("results.test",), **options}
             app = create_app(ServerConfig(database=database, **config))
-            client = stack.enter_context(TestClient(app, base_url="http://results.test"))
-            return Service(client, database, token)
+            client = TestClient(app, "http://results.test", raise_server_exceptions=raise_errors)
+            return Service(stack.enter_context(client), database, token)
 
         yield make
 

@@ -14,9 +14,10 @@ import pytest
 from flashmark.server.outgoing import outgoing
 from flashmark.server.storage import open_storage
 from tests.conftest import DATA
-from tests.report.html.devtools import Browser
+from tests.report.html.devtools import Browser, find_chromium
 from tests.report.html.test_browser import BROWSER_FLAGS, console_lines, page_requests
-from tests.server.conftest import IN_CI, recorded, variant
+from tests.server.conftest import recorded, variant
+from tests.server.hostile.harness import request
 from tests.server.test_injection import poisoned
 
 pytestmark = [pytest.mark.browser, pytest.mark.postgres]
@@ -33,13 +34,7 @@ FLAGS = tuple(
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        reason = "Chromium is not installed (apt-get install chromium)"
-        if IN_CI:
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return found
+    return find_chromium()
 
 
 def test_every_page_renders_quietly_and_asks_only_the_service(
@@ -49,17 +44,12 @@ def test_every_page_renders_quietly_and_asks_only_the_service(
     with contextlib.closing(open_storage(database)) as storage:
         secret = storage.create_token("browser")
     server = start_server(database)
-    import urllib.request
 
     def upload(document: dict[str, object]) -> int:
-        request = urllib.request.Request(
-            f"{server.url}/api/v1/results",
-            data=json.dumps(document).encode(),
-            method="POST",
-            headers={"Authorization": f"Bearer {secret}", "Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return int(json.loads(response.read())["id"])
+        headers = [("Authorization", f"Bearer {secret}"), ("Content-Type", "application/json")]
+        answer = request(server, "POST", "/api/v1/results", json.dumps(document).encode(), headers)
+        assert answer.status == 201, answer.text
+        return int(answer.json()["id"])
 
     card = recorded("quick-a1-card")
     ids = [upload(variant(card, index)) for index in range(4)]
@@ -82,21 +72,10 @@ def test_every_page_renders_quietly_and_asks_only_the_service(
         profile = tmp_path / f"profile-{len(name)}-{abs(hash(name))}"
         net_log = tmp_path / f"net-{abs(hash(name))}.json"
         done = subprocess.run(
-            [
-                chromium,
-                *FLAGS,
-                f"--user-data-dir={profile}",
-                "--dump-dom",
-                f"--log-net-log={net_log}",
-                "--enable-logging=stderr",
-                "--v=0",
-                server.url + path,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-            check=False,
-        )
+            [chromium, *FLAGS, f"--user-data-dir={profile}", "--dump-dom",
+             f"--log-net-log={net_log}", "--enable-logging=stderr", "--v=0", server.url + path],
+            capture_output=True, text=True, timeout=TIMEOUT_S, check=False,
+        )  # fmt: skip
         shutil.rmtree(profile, ignore_errors=True)
         assert done.returncode == 0, (name, done.stderr[-2000:])
         assert "</body>" in done.stdout and ("<h1" in done.stdout or "<main" in done.stdout), name

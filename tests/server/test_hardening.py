@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from flashmark.server.database_url import is_postgres, redacted, shown
 from flashmark.server.intake import accept
 from flashmark.server.storage import Search, StorageError, open_storage
 from flashmark.spreadsheet import text_cell
-from tests.server.conftest import recorded, variant
+from tests.server.conftest import backup, recorded, variant
 
 
 def test_failed_tokens_are_allowed_ten_times_then_one_every_ten_seconds():
@@ -115,11 +114,7 @@ def test_an_sqlite_file_removed_or_replaced_is_never_written_and_comes_back(tmp_
     with contextlib.closing(open_storage(str(path))) as storage:
         _started(storage, 1)
         copy = tmp_path / "copy.sqlite3"
-        with (
-            contextlib.closing(sqlite3.connect(path)) as source,
-            contextlib.closing(sqlite3.connect(copy)) as target,
-        ):
-            source.backup(target)
+        backup(path, copy)
         shutil.rmtree(folder)
         with pytest.raises(StorageError, match="is missing"):
             _started(storage, 2)

@@ -1,5 +1,6 @@
-"""What an upload must be (no server): strict types, finite bounded numbers, the content hash,
-the facts searched by, and a seeded fuzz: whatever the intake accepts, the report can draw."""
+"""What an upload must be (no server): the facts searched by, the content hash, the order of
+an upload's additions, and a seeded fuzz: whatever the intake accepts, the report can draw.
+Numbers, texts and JSON the intake refuses: hostile/cases.py, through the application."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from flashmark.bench.document import document_to_run
 from flashmark.report.html import render_html_report
-from flashmark.server.intake import UploadRejected, accept, model_key, parse_upload
+from flashmark.server.intake import UploadRejected, accept, model_key
 from tests.server.conftest import recorded, variant
 
 
@@ -42,23 +43,6 @@ def test_the_hash_ignores_the_local_id_and_key_order():
     shuffled = dict(reversed(list({**document, "id": 77}.items())))
     assert accept(document).content_hash == accept(shuffled).content_hash
     assert accept(document).content_hash != accept(variant(document, 1)).content_hash
-
-
-@pytest.mark.parametrize(
-    "body",
-    [b'{"a": Infinity}', b'{"a": -Infinity}', b'{"a": NaN}', b"\xc3\x28", b"[" * 50000],
-)
-def test_bodies_json_cannot_hold_are_refused(body):
-    with pytest.raises(UploadRejected) as caught:
-        parse_upload(body)
-    assert caught.value.problem == "invalid-json"
-
-
-def test_numbers_beyond_any_storage_figure_are_refused():
-    document = recorded("quick-a1-card")
-    document["tests"][0]["elapsed_s"] = 1e300
-    with pytest.raises(UploadRejected, match=r"^/tests/0/elapsed_s: "):
-        accept(document)
 
 
 def _mutations(document: dict[str, Any], rng: random.Random) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 TIMEOUT_S = 60
@@ -58,33 +58,14 @@ class ThrowawayPostgres:
             if os.geteuid() == 0:
                 user = pwd.getpwnam("postgres")
                 os.chown(folder, user.pw_uid, user.pw_gid)
-            self._as_owner(
-                "initdb",
-                "-D",
-                str(folder / "data"),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-                "--locale=C",
-                "--no-sync",
-            )
+            self._as_owner("initdb", "-D", str(folder / "data"), "-U", "postgres", "--auth=trust",
+                           "-E", "UTF8", "--locale=C", "--no-sync")  # fmt: skip
             options = [f"-k {folder}", "-c listen_addresses=''"]
             options += [f"-c {setting}" for setting in self.settings]
             self._as_owner(
-                "pg_ctl",
-                "-D",
-                str(folder / "data"),
-                "-l",
-                str(folder / "server.log"),
-                "-o",
-                " ".join(options),
-                "-w",
-                "-t",
-                str(TIMEOUT_S),
-                "start",
-            )
+                "pg_ctl", "-D", str(folder / "data"), "-l", str(folder / "server.log"),
+                "-o", " ".join(options), "-w", "-t", str(TIMEOUT_S), "start",
+            )  # fmt: skip
             self.started = True
         except BaseException:
             self.__exit__(None, None, None)
@@ -133,12 +114,6 @@ class ThrowawayPostgres:
         with psycopg.connect(self.url(), autocommit=True) as connection:
             connection.execute(f'DROP DATABASE "{database}" WITH (FORCE)')
 
-    def log(self) -> str:
-        assert self.folder is not None
-        with contextlib.suppress(OSError):
-            return (self.folder / "server.log").read_text(errors="replace")
-        return ""
-
     def _as_owner(self, tool: str, *args: str) -> None:
         binary = binaries()
         assert binary is not None
@@ -146,19 +121,8 @@ class ThrowawayPostgres:
         if os.geteuid() == 0:
             command = ["runuser", "-u", "postgres", "--", *command]
         done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-            env={**os.environ, "LC_ALL": "C"},
-            check=False,
-            cwd="/",
-        )
+            command, capture_output=True, text=True, timeout=TIMEOUT_S,
+            env={**os.environ, "LC_ALL": "C"}, check=False, cwd="/",
+        )  # fmt: skip
         if done.returncode != 0:
             raise RuntimeError(f"{tool} failed ({done.returncode}): {done.stderr[-2000:]}")
-
-
-@contextlib.contextmanager
-def postgres(settings: Sequence[str] = ()) -> Iterator[ThrowawayPostgres]:
-    with ThrowawayPostgres(settings) as server:
-        yield server

@@ -25,6 +25,7 @@ CAMPAIGNS = "campaign names and labels"
 # The service's default --max-upload-bytes
 MAX_UPLOAD_BYTES = 4 * 1024 * 1024
 _MARKER = '"__HOSTILE__"'
+FORM = "application/x-www-form-urlencoded"
 
 
 def _slug(text: str) -> str:
@@ -116,6 +117,11 @@ def _pointer(path: tuple[str | int, ...]) -> str:
     return "".join(f"/{part}" for part in path)
 
 
+def _kept_dropping(name: str, path: tuple[str | int, ...], raw: str, n: int) -> Upload:
+    """A kept upload with a key no document has: dropped, and the answer names it."""
+    return Upload(SHAPES, name, with_value(path, raw, n), False, dropped=(_pointer(path),))
+
+
 def _invalid_json(category: str, name: str, body: bytes) -> Upload:
     return Upload(category, name, body, True, status=400)
 
@@ -146,6 +152,7 @@ def number_cases() -> list[Case]:
 
 
 _404 = frozenset({404})
+_405 = frozenset({405})
 
 
 def unicode_cases() -> list[Case]:
@@ -167,6 +174,11 @@ def unicode_cases() -> list[Case]:
         _kept(UNICODE, "noncharacter", HOSTNAME, '"vm\\uffff"', 34),
         _kept(UNICODE, "tab-in-job-file", ("tests", 0, "job"), json.dumps("[x]\n\tbs=4k\n"), 35),
         _invalid_json(UNICODE, "invalid-utf8", with_value(HOSTNAME, '"vm', 36) + b"\xff"),
+        _invalid_json(
+            UNICODE,
+            "bad-continuation-utf8",
+            with_value(HOSTNAME, '"vm@@"', 71).replace(b"@@", b"\xc3("),
+        ),
         _invalid_json(
             UNICODE,
             "overlong-utf8",
@@ -220,27 +232,9 @@ def shape_cases() -> list[Case]:
     missing = distinct(51)
     del missing["flashmark_version"]
     return [
-        Upload(
-            SHAPES,
-            "unknown-top-key",
-            with_value(("x-newer",), '{"a": [1]}', 52),
-            False,
-            dropped=("/x-newer",),
-        ),
-        Upload(
-            SHAPES,
-            "unknown-nested-key",
-            with_value(("settings", "future"), "true", 53),
-            False,
-            dropped=("/settings/future",),
-        ),
-        Upload(
-            SHAPES,
-            "unknown-key-in-a-test",
-            with_value(("tests", 1, "read", "new"), "1", 54),
-            False,
-            dropped=("/tests/1/read/new",),
-        ),
+        _kept_dropping("unknown-top-key", ("x-newer",), '{"a": [1]}', 52),
+        _kept_dropping("unknown-nested-key", ("settings", "future"), "true", 53),
+        _kept_dropping("unknown-key-in-a-test", ("tests", 1, "read", "new"), "1", 54),
         _refused(SHAPES, "text-for-number", ("settings", "runtime_s"), '"8"', 55),
         _refused(SHAPES, "word-for-number", ELAPSED, '"fast"', 68),
         _refused(SHAPES, "2-to-70-capacity", ("target", "capacity_bytes"), str(2**70), 69),
@@ -255,77 +249,32 @@ def shape_cases() -> list[Case]:
         Upload(SHAPES, "null-target", with_value(("target",), "null", 64), True, ""),
         Upload(SHAPES, "missing-key", json.dumps(missing).encode(), True, "/flashmark_version"),
         Upload(SHAPES, "key-twice", twice.encode(), True, "/settings/profile"),
-        Upload(
-            SHAPES,
-            "schema-as-list",
-            with_value(("schema",), '["flashmark.result/1"]', 65),
-            True,
-            "/schema",
-        ),
-        Upload(
-            SHAPES,
-            "newer-schema",
-            with_value(("schema",), '"flashmark.result/2"', 66),
-            True,
-            "/schema",
-        ),
-        Upload(
-            SHAPES,
-            "monitor-schema",
-            with_value(("schema",), '"flashmark.monitor/1"', 67),
-            True,
-            "/schema",
-        ),
+        _refused(SHAPES, "schema-as-list", ("schema",), '["flashmark.result/1"]', 65),
+        _refused(SHAPES, "newer-schema", ("schema",), '"flashmark.result/2"', 66),
+        _refused(SHAPES, "monitor-schema", ("schema",), '"flashmark.monitor/1"', 67),
         Upload(SHAPES, "array-body", b"[]", True, ""),
         Upload(SHAPES, "text-body", b'"text"', True, ""),
         Upload(SHAPES, "empty-object", b"{}", True, "/schema"),
-        Upload(
-            SHAPES,
-            "form-body",
-            b"a=1",
-            True,
-            status=415,
-            content_type="application/x-www-form-urlencoded",
-        ),
+        Upload(SHAPES, "form-body", b"a=1", True, status=415, content_type=FORM),
         Upload(SHAPES, "empty-body", b"", True, status=400),
         _invalid_json(SHAPES, "cut-short", b"{"),
     ]
 
 
+def _evil_host(name: str, target: str, *headers: tuple[str, str]) -> Request:
+    """A request naming an attacker's host: refused, the host named nowhere in the answer."""
+    return Request(HEADERS, name, "GET", target, headers, never_in_answer="//evil")
+
+
 def header_cases() -> list[Case]:
-    evil = (("Host", "evil.example"),)
+    evil = ("Host", "evil.example")
     return [
-        Request(HEADERS, "host-evil-api", "GET", "/api/v1", evil, never_in_answer="//evil"),
-        Request(
-            HEADERS, "host-evil-list", "GET", "/api/v1/results", evil, never_in_answer="//evil"
-        ),
-        Request(
-            HEADERS,
-            "host-evil-page",
-            "GET",
-            "/",
-            (*evil, ("Accept", "text/html")),
-            never_in_answer="//evil",
-        ),
-        Request(
-            HEADERS, "host-evil-csv", "GET", "/api/v1/export.csv", evil, never_in_answer="//evil"
-        ),
-        Request(
-            HEADERS,
-            "host-userinfo",
-            "GET",
-            "/api/v1",
-            (("Host", "127.0.0.1@evil.example"),),
-            never_in_answer="//evil",
-        ),
-        Request(
-            HEADERS,
-            "host-with-path",
-            "GET",
-            "/api/v1",
-            (("Host", "evil.example/x"),),
-            never_in_answer="//evil",
-        ),
+        _evil_host("host-evil-api", "/api/v1", evil),
+        _evil_host("host-evil-list", "/api/v1/results", evil),
+        _evil_host("host-evil-page", "/", evil, ("Accept", "text/html")),
+        _evil_host("host-evil-csv", "/api/v1/export.csv", evil),
+        _evil_host("host-userinfo", "/api/v1", ("Host", "127.0.0.1@evil.example")),
+        _evil_host("host-with-path", "/api/v1", ("Host", "evil.example/x")),
         Request(
             HEADERS,
             "forwarded-host",
@@ -396,6 +345,7 @@ def campaign_cases() -> list[Case]:
         ("campaign-65", "campaign", "c" * 65),
         ("campaign-empty", "campaign", ""),
         ("campaign-blank", "campaign", " lab"),
+        ("campaign-space", "campaign", "lab 1"),
         ("campaign-html", "campaign", "<script>alert(1)</script>"),
         ("campaign-sql", "campaign", "x';DROP TABLE results;--"),
         ("campaign-percent", "campaign", "lab%2F1"),
@@ -412,6 +362,7 @@ def campaign_cases() -> list[Case]:
         ("label-65", "board_label", "b" * 65),
         ("label-empty", "board_label", ""),
         ("label-html", "board_label", "<img src=x onerror=alert(1)>"),
+        ("label-script", "board_label", "<script>"),
         ("label-formula", "board_label", "=1+1"),
         ("label-formula-at", "board_label", "@SUM(A1)"),
         ("label-formula-minus", "board_label", "-2+3"),
@@ -420,9 +371,11 @@ def campaign_cases() -> list[Case]:
         ("label-ipv6", "board_label", "fe80::1"),
         ("label-mac", "board_label", "b8:27:eb:12:34:56"),
         ("label-email", "board_label", "pi@lab.example"),
+        ("label-at", "board_label", "pi@lab"),
         ("label-path", "board_label", "/home/pi"),
         ("label-serial", "board_label", "board-deadbeef01"),
         ("label-number", "board_label", 7),
+        ("label-list", "board_label", ["board-1"]),
         ("campaign-without-label", "board_label", _ABSENT),
         ("label-without-campaign", "campaign", _ABSENT),
     ]
@@ -435,19 +388,20 @@ def campaign_cases() -> list[Case]:
         _campaign_kept("label-64", "hostile-kept", "w" * 64, 3101),
         _campaign_kept("campaign-64", "c" * 64, "board-1", 3102),
         _campaign_kept("label-all-signs", "hostile-kept", "board_07.a:1+2-3", 3103),
-        Request(CAMPAIGNS, "page-nul", "GET", "/campaigns/%00", statuses=_404),
-        Request(CAMPAIGNS, "page-traversal", "GET", "/campaigns/..%2F..%2Fetc", statuses=_404),
-        Request(CAMPAIGNS, "api-escape", "GET", "/api/v1/campaigns/%1b%5b2J", statuses=_404),
-        Request(CAMPAIGNS, "api-65", "GET", "/api/v1/campaigns/" + "x" * 65, statuses=_404),
-        Request(CAMPAIGNS, "page-html", "GET", "/campaigns/%3Cscript%3E", statuses=_404),
-        Request(CAMPAIGNS, "api-sql", "GET", "/api/v1/campaigns/x'%20OR%20'1'='1", statuses=_404),
-        Request(CAMPAIGNS, "api-surrogate", "GET", "/api/v1/campaigns/%ed%a0%80", statuses=_404),
-        Request(
-            CAMPAIGNS, "csv-unknown", "GET", "/api/v1/campaigns/none/export.csv", statuses=_404
+        *(
+            Request(CAMPAIGNS, name, "GET", target, statuses=_404)
+            for name, target in (
+                ("page-nul", "/campaigns/%00"),
+                ("page-traversal", "/campaigns/..%2F..%2Fetc"),
+                ("api-escape", "/api/v1/campaigns/%1b%5b2J"),
+                ("api-65", "/api/v1/campaigns/" + "x" * 65),
+                ("page-html", "/campaigns/%3Cscript%3E"),
+                ("api-sql", "/api/v1/campaigns/x'%20OR%20'1'='1"),
+                ("api-surrogate", "/api/v1/campaigns/%ed%a0%80"),
+                ("csv-unknown", "/api/v1/campaigns/none/export.csv"),
+            )
         ),
-        Request(
-            CAMPAIGNS, "post-to-campaign", "POST", "/api/v1/campaigns/x", statuses=frozenset({405})
-        ),
+        Request(CAMPAIGNS, "post-to-campaign", "POST", "/api/v1/campaigns/x", statuses=_405),
     ]
 
 

@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -78,39 +79,27 @@ def request(
 
 
 class Lab(Client):
-    """One engine's service: a database, `flashmark serve` processes, tokens; closed, it
+    """One engine's service: a database, `flashmark serve` processes, a token; closed, it
     leaves nothing running (every process of the lab is found by its marker and killed)."""
 
-    def __init__(self, engine: str, postgres: ThrowawayPostgres | None = None) -> None:
+    def __init__(self, engine: str) -> None:
         self.engine = engine
         self.marker = uuid.uuid4().hex
         self.folder = Path(tempfile.mkdtemp(prefix=f"flashmark-hostile-{engine}-"))
-        self._own_postgres: ThrowawayPostgres | None = None
-        self.postgres = postgres
+        self.postgres: ThrowawayPostgres | None = None  # the lab's own: tests restart it
         self._databases = 0
         self.processes: list[subprocess.Popen[bytes]] = []
         self.main: Server | None = None
         self.main_database = ""
         super().__init__(token="", revoked_token="")
-        # Client addresses for the bad-token cases (RFC 5737 documentation range: headers
-        # only, no packet goes there), given by X-Forwarded-For, which the service believes
-        # from 127.0.0.1 only (uvicorn's --forwarded-allow-ips): each case its own client.
-        self._addresses = iter(f"198.51.100.{n}" for n in range(1, 255))
-
-    def client(self) -> str:
-        return next(self._addresses)
 
     # -- set-up ----------------------------------------------------------------------------
     def __enter__(self) -> Lab:
         try:
-            if self.engine == "postgres" and self.postgres is None:
-                self._own_postgres = ThrowawayPostgres(["fsync=off"]).__enter__()
-                self.postgres = self._own_postgres
+            if self.engine == "postgres":
+                self.postgres = ThrowawayPostgres(["fsync=off"]).__enter__()
             self.main_database = self.database("main")
             self.token = self.create_token(self.main_database, "hostile")
-            revoked = self.create_token(self.main_database, "revoked")
-            self.flashmark("token", "revoke", "revoked", "--database", self.main_database)
-            self.revoked_token = revoked
             # The upload rate limit is the API tests' (tests/server): here it would only get
             # in the way of the uploads the tests make.
             self.main = self.serve(self.main_database, "--uploads-per-minute", "1000000")
@@ -121,8 +110,8 @@ class Lab(Client):
 
     def __exit__(self, *exc: object) -> None:
         self.kill_lab_processes()
-        if self._own_postgres is not None:
-            self._own_postgres.__exit__(None, None, None)
+        if self.postgres is not None:
+            self.postgres.__exit__(None, None, None)
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def database(self, name: str) -> str:
@@ -229,28 +218,15 @@ def wait_until(condition: Callable[[], bool], timeout_s: float) -> bool:
     return condition()
 
 
-def sqlite_starts(path: Path, *, alone: bool = False) -> set[str]:
-    """The start times of the results in an SQLite file; `alone`: of the file without the WAL
+def sqlite_values(path: Path, column: str = "id", *, alone: bool = False) -> set[Any]:
+    """A column (the ids) of the results in an SQLite file; `alone`: of the file without the WAL
     beside it (a copy read on its own: the WAL at a path is the file's that the path names)."""
     if alone:
         copy = path.with_name(path.name + "-alone")
         shutil.copy(path, copy)
         path = copy
     with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
-        return {str(row[0]) for row in connection.execute("SELECT started_at FROM results")}
-
-
-def sqlite_ids(path: Path) -> set[int]:
-    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
-        return {int(row[0]) for row in connection.execute("SELECT id FROM results")}
-
-
-def backup(source: Path, target: Path) -> None:
-    with (
-        contextlib.closing(sqlite3.connect(source)) as src,
-        contextlib.closing(sqlite3.connect(target)) as dst,
-    ):
-        src.backup(dst)
+        return {row[0] for row in connection.execute(f"SELECT {column} FROM results")}
 
 
 def stamp(*paths: Path) -> list[tuple[int, int]]:

@@ -14,7 +14,6 @@ import contextlib
 import csv
 import io
 import json
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import pytest
 
 from tests.cli_runner import flashmark
 from tests.conftest import DATA
+from tests.server.conftest import empty_database, imported
 from tests.server.hostile import cases as c
 from tests.server.hostile.checks import (
     PAGE_LIMIT_BYTES,
@@ -34,7 +34,6 @@ from tests.server.hostile.checks import (
     problem_faults,
     safe_json,
 )
-from tests.server.throwaway_pg import ThrowawayPostgres
 
 pytest.importorskip("starlette", reason="the server extra is not installed")
 
@@ -53,7 +52,6 @@ class InProcess(Client):
     it is sent for is loopback's (no --base-url, no --trusted-host)."""
 
     http: Any = None  # starlette.testclient.TestClient
-    database: str = ""
 
     def ask(
         self,
@@ -78,14 +76,7 @@ class InProcess(Client):
             raise_server_exceptions=False,
             client=(address, 50000),
         )
-        return InProcess(self.token, self.revoked_token, self.kept, http, self.database)
-
-    def new_token(self, name: str) -> str:
-        storage = open_storage(self.database)
-        try:
-            return storage.create_token(name)
-        finally:
-            storage.close()
+        return InProcess(self.token, self.revoked_token, self.kept, http)
 
 
 @pytest.fixture(
@@ -96,32 +87,21 @@ def make_lab(
 ) -> Iterator[Callable[[], InProcess]]:
     """`make_lab()`: the application on a new database of this engine, with a token and a
     revoked one; every one is closed when the module's tests on this engine are done."""
-    names = iter(range(1, 1000))
-
-    def database() -> str:
-        if request.param == "sqlite":
-            return str(tmp_path_factory.mktemp("hostile") / "server.sqlite3")
-        server: ThrowawayPostgres = request.getfixturevalue("pg_server")
-        return server.create(f"hostile_{os.getpid()}_{next(names)}")
-
     with contextlib.ExitStack() as stack:
 
         def make() -> InProcess:
-            url = database()
-            storage = open_storage(url)
-            try:
+            url = empty_database(request, tmp_path_factory.mktemp("hostile"))
+            with contextlib.closing(open_storage(url)) as storage:
                 token = storage.create_token("hostile")
                 revoked = storage.create_token("revoked")
                 storage.revoke_token("revoked")
-            finally:
-                storage.close()
             # The upload rate limit is the API tests' (tests/server): here it would only get
             # in the way of the hundreds of uploads the cases make.
             app = create_app(ServerConfig(database=url, uploads_per_minute=1e6))
             http = stack.enter_context(
                 TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False)
             )
-            return InProcess(token, revoked, [], http, url)
+            return InProcess(token, revoked, [], http)
 
         yield make
 
@@ -147,30 +127,28 @@ def test_a_hostile_target_query_or_header_is_answered_below_500(lab: InProcess, 
 # -- bad tokens ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("name", "kind"),
-    [
-        ("missing-token", "missing-token"),
-        ("wrong-token", "invalid-token"),
-        ("basic-scheme", "invalid-token"),
-        ("sql-in-token", "invalid-token"),
-        ("token-10k", "invalid-token"),
-        ("revoked-token", "revoked-token"),
-    ],
+# (name, the Authorization header, the problem's type): {token} and {revoked} are the lab's
+BAD_TOKENS = (
+    ("missing-token", None, "missing-token"),
+    ("wrong-token", "Bearer fmk_not-a-real-token", "invalid-token"),
+    ("basic-scheme", "Basic {token}", "invalid-token"),
+    ("sql-in-token", "Bearer ' OR 1=1 --", "invalid-token"),
+    ("token-10k", "Bearer " + "a" * 10_000, "invalid-token"),
+    ("revoked-token", "Bearer {revoked}", "revoked-token"),
 )
-def test_a_bad_token_is_refused_with_a_challenge(lab: InProcess, name: str, kind: str):
-    authorization = {
-        "missing-token": None,
-        "wrong-token": "Bearer fmk_not-a-real-token",
-        "basic-scheme": f"Basic {lab.token}",
-        "sql-in-token": "Bearer ' OR 1=1 --",
-        "token-10k": "Bearer " + "a" * 10_000,
-        "revoked-token": f"Bearer {lab.revoked_token}",
-    }[name]
+
+
+@pytest.mark.parametrize(
+    ("name", "authorization", "kind"), BAD_TOKENS, ids=[f"{n}-{k}" for n, _, k in BAD_TOKENS]
+)
+def test_a_bad_token_is_refused_with_a_challenge(
+    lab: InProcess, name: str, authorization: str | None, kind: str
+):
     client = lab.at(f"198.51.100.{10 + len(name)}")  # a client of its own
     headers = [("Content-Type", "application/json")]
     if authorization is not None:
-        headers.append(("Authorization", authorization))
+        value = authorization.format(token=lab.token, revoked=lab.revoked_token)
+        headers.append(("Authorization", value))
     before = lab.count()
     answer = client.ask("POST", "/api/v1/results", json.dumps(c.distinct(900)).encode(), headers)
     assert not problem_faults(answer, 401)
@@ -183,11 +161,10 @@ def test_a_bad_token_is_refused_with_a_challenge(lab: InProcess, name: str, kind
 
 def test_uploads_without_a_token_do_not_slow_their_address(lab: InProcess):
     client = lab.at("198.51.100.200")
-    body = json.dumps(c.distinct(902)).encode()
     for _ in range(15):
-        answer = client.ask("POST", "/api/v1/results", body, client.upload_headers(""))
+        answer = client.upload(902, "")
         assert answer.status == 401
-    kept = client.ask("POST", "/api/v1/results", body, client.upload_headers())
+    kept = client.upload(902)
     assert kept.status == 201, "uploads without a token slowed the address"
 
 
@@ -196,23 +173,14 @@ def test_uploads_without_a_token_do_not_slow_their_address(lab: InProcess):
 
 def test_an_upload_for_an_untrusted_host_stores_nothing_and_links_nowhere(lab: InProcess):
     before = lab.count()
-    answer = lab.ask(
-        "POST",
-        "/api/v1/results",
-        json.dumps(c.distinct(903)).encode(),
-        lab.upload_headers(Host="evil.example"),
-    )
+    answer = lab.upload(903, Host="evil.example")
     assert not problem_faults(answer, 400)
     assert "//evil" not in answer.text and "evil" not in answer.headers.get("location", "")
     assert lab.count() == before, "stored although the Host was refused"
 
 
 def test_every_answer_refuses_framing(lab: InProcess):
-    first, second = (
-        int(lab.ask("POST", "/api/v1/results", json.dumps(c.distinct(n)).encode(),
-                    lab.upload_headers()).json()["id"])
-        for n in (904, 905)
-    )  # fmt: skip
+    first, second = (int(lab.upload(n).json()["id"]) for n in (904, 905))
     html = [("Accept", "text/html")]
     answers = {
         "/": lab.ask("GET", "/"),
@@ -255,8 +223,7 @@ def test_pages_stay_bounded(make_lab: Callable[[], InProcess]):
         document["probe"]["environment"]["board"] = long_text
         document["settings"]["profile"] = f"p{index:03d}" + "P" * 196
         document["target"]["given"] = long_text
-        body = json.dumps(document).encode()
-        answer = fresh.ask("POST", "/api/v1/results", body, fresh.upload_headers())
+        answer = fresh.upload(document)
         assert answer.status == 201, f"upload {index}: HTTP {answer.status} {answer.text[:200]}"
     for target in ("/", "/api/v1/results?limit=200", MODEL_PAGE):
         answer = fresh.ask("GET", target)
@@ -279,7 +246,7 @@ def test_a_long_series_draws_a_bounded_page(lab: InProcess):
     side["bw_per_second"]["samples"] = [float(i % 1000) * 1e6 for i in range(300_000)]
     body = json.dumps(document).encode()
     assert len(body) < c.MAX_UPLOAD_BYTES
-    answer = lab.ask("POST", "/api/v1/results", body, lab.upload_headers())
+    answer = lab.upload(body)
     assert answer.status == 201, f"HTTP {answer.status} {answer.text[:200]}"
     lab.kept.append(int(answer.json()["id"]))
     started = time.monotonic()
@@ -304,8 +271,7 @@ def test_no_csv_cell_of_the_download_starts_a_formula(lab: InProcess, index: int
     device["card"]["manufacturer"] = text
     device["card"]["cid"]["product_name"] = text
     document["probe"]["environment"]["board"] = text
-    body = json.dumps(document).encode()
-    answer = lab.ask("POST", "/api/v1/results", body, lab.upload_headers())
+    answer = lab.upload(document)
     assert answer.status == 201, f"HTTP {answer.status} {answer.text[:200]}"
     lab.kept.append(int(answer.json()["id"]))
     faults = formula_cells(lab.ask("GET", "/api/v1/export.csv").text, text)
@@ -318,48 +284,14 @@ def test_no_csv_cell_of_a_local_export_starts_a_formula(tmp_path: Path):
     document["target"]["filesystem"] = "=cmd|' /C calc'!A0"
     path = tmp_path / "csv-import.json"
     path.write_text(json.dumps(document))
-    env = {
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "FLASHMARK_DB": str(tmp_path / "history.sqlite3"),
-    }
-    done = flashmark("import", str(path), env=env)
-    assert done.returncode == 0, done.stderr
-    result_id = done.stdout.split("added as ")[1].split()[0]
-    done = flashmark("export", result_id, "-o", "-", "--format", "csv", env=env)
+    env = imported(tmp_path, path)  # added as 1
+    done = flashmark("export", "1", "-o", "-", "--format", "csv", env=env)
     assert done.returncode == 0, done.stderr
     faults = formula_cells(done.stdout, "=cmd|' /C calc'!A0")
     assert not faults, faults
 
 
 # -- campaigns -----------------------------------------------------------------------------------
-
-
-def test_a_campaign_refuses_a_result_of_another_job(lab: InProcess):
-    """A campaign keeps to its first result's job hash: another benchmark's result is refused
-    (409, naming what differs) and nothing of it is stored."""
-    body = json.dumps(c.in_campaign(3200, "one-job")).encode()
-    first = lab.ask("POST", "/api/v1/results", body, lab.upload_headers())
-    assert first.status == 201, f"HTTP {first.status} {first.text[:200]}"
-    other = c.in_campaign(3201, "one-job", "board-2")
-    other["settings"]["runtime_s"] = 3
-    before = lab.count()
-    answer = lab.ask("POST", "/api/v1/results", json.dumps(other).encode(), lab.upload_headers())
-    assert not problem_faults(answer, 409)
-    assert "runtime_s 3, not" in safe_json(answer).get("detail", ""), "the difference unnamed"
-    assert lab.count() == before, "a result of another job was stored"
-
-
-def test_a_campaign_takes_results_of_the_token_that_started_it_only(lab: InProcess):
-    body = json.dumps(c.in_campaign(3210, "owned")).encode()
-    first = lab.ask("POST", "/api/v1/results", body, lab.upload_headers())
-    assert first.status == 201, f"HTTP {first.status} {first.text[:200]}"
-    stranger = lab.new_token("stranger")
-    before = lab.count()
-    body = json.dumps(c.in_campaign(3211, "owned", "board-2")).encode()
-    answer = lab.ask("POST", "/api/v1/results", body, lab.upload_headers(stranger))
-    assert not problem_faults(answer, 403)
-    assert lab.count() == before, "another token's result joined the campaign"
 
 
 def test_hostile_texts_on_a_campaign_page_are_escaped_and_run_nothing(lab: InProcess):
@@ -369,7 +301,7 @@ def test_hostile_texts_on_a_campaign_page_are_escaped_and_run_nothing(lab: InPro
 
     document = poisoned(c.distinct(3220))
     document.update({"campaign": "poisoned", "board_label": "board-1"})
-    answer = lab.ask("POST", "/api/v1/results", json.dumps(document).encode(), lab.upload_headers())
+    answer = lab.upload(document)
     assert answer.status == 201, f"HTTP {answer.status} {answer.text[:200]}"
     lab.kept.append(int(answer.json()["id"]))
     page = lab.ask("GET", "/campaigns/poisoned")
@@ -437,7 +369,7 @@ def test_a_hostile_health_reading_is_refused_naming_the_field(
     document = _set(health_reading(), field, value)
     if field == ("campaign",):
         document["board_label"] = "board-1"
-    answer = lab.ask("POST", "/api/v1/results", json.dumps(document).encode(), lab.upload_headers())
+    answer = lab.upload(document)
     assert not problem_faults(answer, status)
     pointers = [error.get("pointer", "") for error in safe_json(answer).get("errors", [])]
     assert any(named.startswith("#" + pointer) for named in pointers), pointers
@@ -447,7 +379,7 @@ def test_a_health_reading_drops_unknown_keys_and_is_shown(lab: InProcess):
     document = health_reading()
     document["from_the_future"] = {"x": 1}
     document["forecast"]["tomorrow"] = "sunny"
-    answer = lab.ask("POST", "/api/v1/results", json.dumps(document).encode(), lab.upload_headers())
+    answer = lab.upload(document)
     assert answer.status == 201, answer.text[:300]
     kept = answer.json()
     assert sorted(kept["dropped"]) == ["/forecast/tomorrow", "/from_the_future"]
@@ -466,7 +398,7 @@ def test_every_read_answers_after_the_hostile_cases(lab: InProcess):
     kept is shown."""
     for case in c.uploads():
         if not case.refused:
-            answer = lab.ask("POST", "/api/v1/results", case.body, lab.upload_headers())
+            answer = lab.upload(case.body)
             assert answer.status in (200, 201), f"{case.id}: HTTP {answer.status}"
             lab.kept.append(int(answer.json()["id"]))
     faults = lab.reads_hold()
