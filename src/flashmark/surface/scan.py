@@ -18,7 +18,7 @@ import statistics
 import time
 from array import array
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from flashmark import __version__
 from flashmark.errors import DeviceFailed, Interrupted
@@ -101,18 +101,19 @@ class _Slice:
 _NOTHING_TIMED = PassStats(bytes=0, ns=0, requests=0, median_latency_ns=0, max_latency_ns=0)
 
 
+@dataclass(slots=True)
 class _PassClock:
     """One pass's bytes, time and latencies (this session), and the previous sessions'."""
 
-    def __init__(self, previous: PassStats | None) -> None:
-        self.previous = previous
-        self.bytes = 0
-        self.ns = 0.0
-        self.stall_ns = 0
-        self.flushes = 0
-        self.flush_ns = 0
-        self.latencies = array("q")
-        self.slowest: list[tuple[int, int, int]] = []  # heap of (latency, offset, length)
+    previous: PassStats | None
+    bytes: int = 0
+    ns: float = 0.0
+    stall_ns: int = 0
+    flushes: int = 0
+    flush_ns: int = 0
+    latencies: array[int] = field(default_factory=lambda: array("q"))
+    # a heap of (latency, offset, length)
+    slowest: list[tuple[int, int, int]] = field(default_factory=list)
 
     def add(self, offset: int, length: int, latency: int, interval: float) -> None:
         self.bytes += length
@@ -252,9 +253,7 @@ class SurfaceScan:
             for done in pipeline.results():
                 if isinstance(done, Flushed):
                     if done.error is not None:
-                        raise DeviceFailed(
-                            f"{self.target.path}: flushing the writes failed: {done.error.strerror}"
-                        )
+                        raise self._flush_failed(done.error)
                     self._commit(done.upto, done.ns)
                     continue
                 pos, length = done.offset, done.length
@@ -345,9 +344,10 @@ class SurfaceScan:
         try:
             self.medium.sync()
         except OSError as error:
-            raise DeviceFailed(
-                f"{self.target.path}: flushing the writes failed: {error.strerror}"
-            ) from None
+            raise self._flush_failed(error) from None
+
+    def _flush_failed(self, error: OSError) -> DeviceFailed:
+        return DeviceFailed(f"{self.target.path}: flushing the writes failed: {error.strerror}")
 
     def _read_pass(self) -> None:
         size, block = self.medium.size_bytes, self.settings.block_bytes
