@@ -174,7 +174,7 @@ class SurfaceScan:
         self.pattern = Pattern(nonce)
         self._clock = clock
         self._watchdog = watchdog or Watchdog()
-        self._progress = progress
+        self._progress = progress or (lambda phase, done, total: None)
         self._buffer = mmap.mmap(-1, settings.block_bytes)  # page-aligned, as O_DIRECT needs
         self._previous = previous
         # A new scan starts where a scan that measured nothing yet would stand.
@@ -269,7 +269,7 @@ class SurfaceScan:
                 self._written_to = pos + length
                 pipeline.release(done)
                 self._watch_space(size - self._written_to)
-                self._report("write", self._written_to, size)
+                self._progress("write", self._written_to, size)
 
     def _pipeline(self, *, write: bool, skip: SkipRule | None = None) -> Pipeline:
         """The pass's requests from `next_offset` to the end (pipeline.py)."""
@@ -379,7 +379,7 @@ class SurfaceScan:
                         self._verify(bytes(done.view), pos)
                 self.next_offset = pos + length + done.skipped
                 pipeline.release(done)
-                self._report("read", self.next_offset, size)
+                self._progress("read", self.next_offset, size)
                 self._checkpoint()
 
     def _checkpoint(self, *, force: bool = False) -> None:
@@ -446,7 +446,7 @@ class SurfaceScan:
                 self._add_range(Range(start, piece, Kind.UNREADABLE), unreadable=True)
             if not failed or piece <= sector:
                 done += piece
-            self._report("retry", done, total)
+            self._progress("retry", done, total)
             self._checkpoint()
 
     def _map_write_failure(self, block: memoryview, pos: int) -> tuple[Range, ...]:
@@ -572,10 +572,6 @@ class SurfaceScan:
                 piece.read_bytes += overlap
                 piece.read_ns += interval * share
                 piece.read_max_latency_ns = max(piece.read_max_latency_ns, latency)
-
-    def _report(self, phase: str, done: int, total: int) -> None:
-        if self._progress is not None:
-            self._progress(phase, done, total)
 
     # -- the result ---------------------------------------------------------------------------
     def snapshot(self, *, checkpoint: bool = False) -> SurfaceResult:
