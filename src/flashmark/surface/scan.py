@@ -186,7 +186,6 @@ class SurfaceScan:
         else:
             state, integrity, slices = previous.state, previous.integrity, previous.slices
         self._started_at = previous.started_at if previous else utc_text(time.time())
-        self._warnings: list[str] = list(previous.warnings) if previous else []
         self.phase, self.next_offset = state.phase, state.next_offset
         self._pending = [list(p) for p in state.pending]
         self._verified, self._mismatched = integrity.verified_bytes, integrity.mismatched_bytes
@@ -608,7 +607,7 @@ class SurfaceScan:
             state=state,
             flashmark_version=__version__,
             resumed_from=None if self._previous is None else self._previous.id,
-            warnings=tuple(self._warnings),
+            warnings=tuple(self._previous.warnings if self._previous else ()),
         )
 
 
