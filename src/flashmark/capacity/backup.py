@@ -97,7 +97,7 @@ class Journal:
     def restore(self) -> RestoreOutcome:
         """Put every backed-up range back (newest first) and check it; the file is removed when
         everything checked out. DeviceFailed (file kept) when a range does not read back."""
-        outcome = restore_records(self.device, self.records, self._name())
+        outcome = restore_records(self.device, self.records, str(self.path or "memory"))
         self.close()
         if self.path is not None:
             self.path.unlink(missing_ok=True)
@@ -107,9 +107,6 @@ class Journal:
         if self._stream is not None:
             self._stream.close()
             self._stream = None
-
-    def _name(self) -> str:
-        return str(self.path) if self.path else "memory"
 
 
 def restore_records(device: RawDevice, records: Sequence[Record], source: str) -> RestoreOutcome:

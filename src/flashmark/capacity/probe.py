@@ -243,7 +243,11 @@ def _search_and_restore(
             outcome = _restore(journal)
         except DeviceFailed as failed:
             raise DeviceFailed(f"{stop}; then restoring the device failed: {failed}") from stop
-        add_outcome(stop, _restored(outcome))
+        add_outcome(
+            stop,
+            f"the {outcome.ranges} range(s) the probe had overwritten "
+            f"({outcome.bytes_restored} bytes) were restored and verified",
+        )
         raise
     if not journal.backing_up:
         journal.close()
@@ -262,13 +266,6 @@ def _restore(journal: Journal) -> RestoreOutcome:
     except Interrupted as stop:
         add_outcome(stop, "the ranges the probe had overwritten were restored and verified first")
         raise
-
-
-def _restored(outcome: RestoreOutcome) -> str:
-    return (
-        f"the {outcome.ranges} range(s) the probe had overwritten "
-        f"({outcome.bytes_restored} bytes) were restored and verified"
-    )
 
 
 def _restore_notes(outcome: RestoreOutcome | None) -> tuple[str, ...]:

@@ -285,13 +285,8 @@ def _bisect(
 
 def divisors(number: int) -> list[int]:
     """All divisors of `number`, ascending (trial division up to its square root)."""
-    small, large = [], []
-    for candidate in range(1, math.isqrt(number) + 1):
-        if number % candidate == 0:
-            small.append(candidate)
-            if candidate != number // candidate:
-                large.append(number // candidate)
-    return small + large[::-1]
+    small = [candidate for candidate in range(1, math.isqrt(number) + 1) if number % candidate == 0]
+    return small + [number // c for c in reversed(small) if c * c != number]
 
 
 def _find_modulus(

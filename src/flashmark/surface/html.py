@@ -54,15 +54,11 @@ def surfaces_section(results: Sequence[SurfaceResult]) -> HtmlSection:
 
 def _entry(result: SurfaceResult, index: int) -> HtmlEntry:
     name = _name(result, index)
-    return HtmlEntry(name, _short(result, index), _anchor(result, index))
+    return HtmlEntry(name, f"{name} {short_target(result.target.path)}", _anchor(result, index))
 
 
 def _name(result: SurfaceResult, index: int) -> str:
     return f"#{result.id}" if result.id is not None else f"scan {index + 1}"
-
-
-def _short(result: SurfaceResult, index: int) -> str:
-    return f"{_name(result, index)} {short_target(result.target.path)}"
 
 
 def _anchor(result: SurfaceResult, index: int) -> str:

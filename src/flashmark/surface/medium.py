@@ -74,24 +74,22 @@ class FolderMedium:
     file_bytes: int
     fds: list[int]
 
-    def _pieces(self, buffer: memoryview, offset: int) -> Iterator[tuple[int, memoryview, int]]:
-        """A request's part in each file it spans: (the file, the part, its offset there)."""
+    def _transfer(self, buffer: memoryview, offset: int, *, write: bool) -> None:
+        """A request made in each file it spans, its part there."""
         done = 0
         while done < len(buffer):
             index, within = divmod(offset + done, self.file_bytes)
             size = min(len(buffer) - done, self.file_bytes - within)
-            yield self.fds[index], buffer[done : done + size], within
+            transfer(self.fds[index], buffer[done : done + size], within, write=write)
             done += size
 
     def read(self, buffer: memoryview, offset: int) -> None:
-        for fd, part, within in self._pieces(buffer, offset):
-            transfer(fd, part, within, write=False)
+        self._transfer(buffer, offset, write=False)
 
     def write(self, buffer: memoryview, offset: int) -> None:
         """A full filesystem fails with ENOSPC or EDQUOT: the I/O process's caller says that
         as `folder_full` (worker.py)."""
-        for fd, part, within in self._pieces(buffer, offset):
-            transfer(fd, part, within, write=True)
+        self._transfer(buffer, offset, write=True)
 
     def sync(self) -> None:
         for fd in self.fds:

@@ -18,7 +18,7 @@ import statistics
 import time
 from array import array
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from flashmark import __version__
 from flashmark.errors import DeviceFailed, Interrupted
@@ -101,18 +101,19 @@ class _Slice:
 _NOTHING_TIMED = PassStats(bytes=0, ns=0, requests=0, median_latency_ns=0, max_latency_ns=0)
 
 
+@dataclass(slots=True)
 class _PassClock:
     """One pass's bytes, time and latencies (this session), and the previous sessions'."""
 
-    def __init__(self, previous: PassStats | None) -> None:
-        self.previous = previous
-        self.bytes = 0
-        self.ns = 0.0
-        self.stall_ns = 0
-        self.flushes = 0
-        self.flush_ns = 0
-        self.latencies = array("q")
-        self.slowest: list[tuple[int, int, int]] = []  # heap of (latency, offset, length)
+    previous: PassStats | None
+    bytes: int = 0
+    ns: float = 0.0
+    stall_ns: int = 0
+    flushes: int = 0
+    flush_ns: int = 0
+    latencies: array[int] = field(default_factory=lambda: array("q"))
+    # a heap of (latency, offset, length)
+    slowest: list[tuple[int, int, int]] = field(default_factory=list)
 
     def add(self, offset: int, length: int, latency: int, interval: float) -> None:
         self.bytes += length
@@ -173,7 +174,7 @@ class SurfaceScan:
         self.pattern = Pattern(nonce)
         self._clock = clock
         self._watchdog = watchdog or Watchdog()
-        self._progress = progress
+        self._progress = progress or (lambda phase, done, total: None)
         self._buffer = mmap.mmap(-1, settings.block_bytes)  # page-aligned, as O_DIRECT needs
         self._previous = previous
         # A new scan starts where a scan that measured nothing yet would stand.
@@ -185,7 +186,6 @@ class SurfaceScan:
         else:
             state, integrity, slices = previous.state, previous.integrity, previous.slices
         self._started_at = previous.started_at if previous else utc_text(time.time())
-        self._warnings: list[str] = list(previous.warnings) if previous else []
         self.phase, self.next_offset = state.phase, state.next_offset
         self._pending = [list(p) for p in state.pending]
         self._verified, self._mismatched = integrity.verified_bytes, integrity.mismatched_bytes
@@ -252,9 +252,7 @@ class SurfaceScan:
             for done in pipeline.results():
                 if isinstance(done, Flushed):
                     if done.error is not None:
-                        raise DeviceFailed(
-                            f"{self.target.path}: flushing the writes failed: {done.error.strerror}"
-                        )
+                        raise self._flush_failed(done.error)
                     self._commit(done.upto, done.ns)
                     continue
                 pos, length = done.offset, done.length
@@ -270,7 +268,7 @@ class SurfaceScan:
                 self._written_to = pos + length
                 pipeline.release(done)
                 self._watch_space(size - self._written_to)
-                self._report("write", self._written_to, size)
+                self._progress("write", self._written_to, size)
 
     def _pipeline(self, *, write: bool, skip: SkipRule | None = None) -> Pipeline:
         """The pass's requests from `next_offset` to the end (pipeline.py)."""
@@ -345,9 +343,10 @@ class SurfaceScan:
         try:
             self.medium.sync()
         except OSError as error:
-            raise DeviceFailed(
-                f"{self.target.path}: flushing the writes failed: {error.strerror}"
-            ) from None
+            raise self._flush_failed(error) from None
+
+    def _flush_failed(self, error: OSError) -> DeviceFailed:
+        return DeviceFailed(f"{self.target.path}: flushing the writes failed: {error.strerror}")
 
     def _read_pass(self) -> None:
         size, block = self.medium.size_bytes, self.settings.block_bytes
@@ -379,7 +378,7 @@ class SurfaceScan:
                         self._verify(bytes(done.view), pos)
                 self.next_offset = pos + length + done.skipped
                 pipeline.release(done)
-                self._report("read", self.next_offset, size)
+                self._progress("read", self.next_offset, size)
                 self._checkpoint()
 
     def _checkpoint(self, *, force: bool = False) -> None:
@@ -446,7 +445,7 @@ class SurfaceScan:
                 self._add_range(Range(start, piece, Kind.UNREADABLE), unreadable=True)
             if not failed or piece <= sector:
                 done += piece
-            self._report("retry", done, total)
+            self._progress("retry", done, total)
             self._checkpoint()
 
     def _map_write_failure(self, block: memoryview, pos: int) -> tuple[Range, ...]:
@@ -573,10 +572,6 @@ class SurfaceScan:
                 piece.read_ns += interval * share
                 piece.read_max_latency_ns = max(piece.read_max_latency_ns, latency)
 
-    def _report(self, phase: str, done: int, total: int) -> None:
-        if self._progress is not None:
-            self._progress(phase, done, total)
-
     # -- the result ---------------------------------------------------------------------------
     def snapshot(self, *, checkpoint: bool = False) -> SurfaceResult:
         """What was measured so far; complete once run() returned. In the write phase only
@@ -612,7 +607,7 @@ class SurfaceScan:
             state=state,
             flashmark_version=__version__,
             resumed_from=None if self._previous is None else self._previous.id,
-            warnings=tuple(self._warnings),
+            warnings=tuple(self._previous.warnings if self._previous else ()),
         )
 
 

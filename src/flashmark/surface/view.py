@@ -44,13 +44,10 @@ def summary_lines(result: SurfaceResult) -> list[str]:
     ]
     if target.device is not None:
         lines.append(f"device   {target.device}")
-    slices = result.slices
-    if result.write is not None:
-        slowest = _slowest(s.write_bw_bytes for s in slices)
-        lines.append(f"write    {_pass_line(result.write.bw_bytes, result.write.bytes, slowest)}")
-    if result.read is not None:
-        slowest = _slowest(s.read_bw_bytes for s in slices)
-        lines.append(f"read     {_pass_line(result.read.bw_bytes, result.read.bytes, slowest)}")
+    for name, stats in (("write", result.write), ("read", result.read)):
+        if stats is not None:
+            slowest = _slowest(getattr(s, f"{name}_bw_bytes") for s in result.slices)
+            lines.append(f"{name:<9}{_pass_line(stats.bw_bytes, stats.bytes, slowest)}")
     cache = result.cache
     if cache is not None and cache.found and cache.bytes is not None:
         lines.append(

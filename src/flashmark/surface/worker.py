@@ -88,9 +88,7 @@ class ProcessExecutor:
                     f"the surface scan's I/O process ended unexpectedly (exit {code})"
                 )
             self._pending += chunk
-            while len(self._pending) >= _REPLY.size:
-                number, error, started, done = _REPLY.unpack_from(self._pending)
-                del self._pending[: _REPLY.size]
+            for number, error, started, done in _complete_records(self._pending, _REPLY):
                 self._stash[number] = self._reply(number, error, started, done)
                 deadline = time.monotonic() + timeout_s  # a completion is progress
         return self._stash.pop(seq)
@@ -256,23 +254,27 @@ def _serve(config: _Config) -> None:
     view = memoryview(shared)
     requests, replies, slot_bytes = config.requests, config.replies, config.slot_bytes
     pending = bytearray()
-    while True:
-        while len(pending) < _REQUEST.size:
-            chunk = os.read(requests, 4096)
-            if not chunk:
-                return  # flashmark closed the pipe: done
-            pending += chunk
-        seq, op, slot, offset, length = _REQUEST.unpack_from(pending)
-        del pending[: _REQUEST.size]
-        buffer = view[slot * slot_bytes : slot * slot_bytes + length]
-        error = 0
-        started = time.monotonic_ns()
-        try:
-            perform(medium, _OP_NAMES[op], buffer, offset)
-        except OSError as failed:
-            error = failed.errno or errno.EIO
-        done = time.monotonic_ns()
-        os.write(replies, _REPLY.pack(seq, error, started, done))
+    while chunk := os.read(requests, 4096):  # until flashmark closes the pipe
+        pending += chunk
+        for seq, op, slot, offset, length in _complete_records(pending, _REQUEST):
+            buffer = view[slot * slot_bytes : slot * slot_bytes + length]
+            error = 0
+            started = time.monotonic_ns()
+            try:
+                perform(medium, _OP_NAMES[op], buffer, offset)
+            except OSError as failed:
+                error = failed.errno or errno.EIO
+            done = time.monotonic_ns()
+            os.write(replies, _REPLY.pack(seq, error, started, done))
+
+
+def _complete_records(pending: bytearray, layout: struct.Struct) -> Iterator[tuple[int, ...]]:
+    """The whole records at the start of `pending`, each taken out of it as it is read (a
+    record's first bytes stay for the next read of the pipe)."""
+    while len(pending) >= layout.size:
+        record = layout.unpack_from(pending)
+        del pending[: layout.size]
+        yield record
 
 
 if __name__ == "__main__":
