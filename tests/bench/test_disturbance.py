@@ -29,7 +29,8 @@ from flashmark.bench.render.view import WRITERS
 from flashmark.fio.runner import FioOutput
 from flashmark.stats import Verdict
 from flashmark.system.sysroot import SystemRoots
-from tests.bench.test_verdicts import SAVED, card
+from tests.bench.synthetic import saved_run
+from tests.bench.test_verdicts import card
 from tests.emulation.runs import DEVICE_TIMING, flashmark_json
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 
@@ -82,7 +83,7 @@ def test_a_clean_test_still_fails_beside_a_disturbed_one():
 
 
 def saved_run_with_disturbance():
-    run = document_to_run(json.loads(SAVED.read_text()))
+    run = saved_run()
     assert all(t.disturbance is None for t in run.tests)  # saved before the check: loads
     tests = tuple(disturbed(run.tests, "rand-write-4k"))
     return dataclasses.replace(run, tests=tests, grades=grade_results(tests))

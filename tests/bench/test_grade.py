@@ -3,7 +3,6 @@
 import pytest
 
 from flashmark.bench.grading.classes import grade_results
-from flashmark.bench.model import DirectionResult, LatencyNs, TestResult
 from flashmark.bench.profiles import (
     RAND_READ_4K,
     RAND_READ_4K_Q32,
@@ -11,48 +10,16 @@ from flashmark.bench.profiles import (
     RAND_WRITE_4K_Q32,
     SEQ_WRITE,
 )
-
-LAT = LatencyNs(1, 2, 3, 1, 2, 2, 3, 3, 3)
-
-
-def direction(iops=0.0, bw=0.0):
-    return DirectionResult(
-        iops=iops,
-        bw_bytes=bw,
-        io_bytes=1,
-        total_ios=1,
-        runtime_ms=1,
-        fio_runtime_ms=1,
-        lat_ns=LAT,
-        bw_per_second=None,
-    )
+from tests.bench.synthetic import direction, result
 
 
 def results(read_iops, write_iops, seq_mb_s, q32_factor=1.0):
     return [
-        TestResult(
-            spec=RAND_READ_4K, read=direction(read_iops), write=None, job_file="", elapsed_s=1
-        ),
-        TestResult(
-            spec=RAND_WRITE_4K, read=None, write=direction(write_iops), job_file="", elapsed_s=1
-        ),
-        TestResult(
-            spec=RAND_READ_4K_Q32,
-            read=direction(read_iops * q32_factor),
-            write=None,
-            job_file="",
-            elapsed_s=1,
-        ),
-        TestResult(
-            spec=RAND_WRITE_4K_Q32,
-            read=None,
-            write=direction(write_iops * q32_factor),
-            job_file="",
-            elapsed_s=1,
-        ),
-        TestResult(
-            spec=SEQ_WRITE, read=None, write=direction(10, seq_mb_s * 1e6), job_file="", elapsed_s=1
-        ),
+        result(RAND_READ_4K, direction(read_iops)),
+        result(RAND_WRITE_4K, direction(write_iops)),
+        result(RAND_READ_4K_Q32, direction(read_iops * q32_factor)),
+        result(RAND_WRITE_4K_Q32, direction(write_iops * q32_factor)),
+        result(SEQ_WRITE, direction(10, seq_mb_s * 1e6)),
     ]
 
 
