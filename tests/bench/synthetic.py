@@ -4,6 +4,7 @@ they are put into, and the plans of the profiles on a folder or a device."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from flashmark.bench.model import (
 from flashmark.bench.plan import Plan, default_settings, plan_tests
 from flashmark.bench.profiles import PROFILES
 from flashmark.bench.run_result import Run
+from flashmark.bench.target import resolve_target
+from flashmark.system.sysroot import SystemRoots
 from flashmark.units import GiB, MiB
 
 LAT = LatencyNs(1, 2, 3, 1, 2, 2, 3, 3, 3)
@@ -94,6 +97,22 @@ def folder_target(folder: Path) -> Target:
         capacity_bytes=None,
         test_file=".flashmark-1.tmp",
     )
+
+
+def large_blocks_plan(folder: str, log_folder: str) -> Plan:
+    """seq-read and rand-read-16M of the full profile on `folder`, a 64 MiB area, 4 s each:
+    shorter than twenty 16 MiB transfers take on a 40 MB/s card."""
+    full = PROFILES["full"]
+    tests = tuple(spec for spec in full.tests if spec.name in ("seq-read", "rand-read-16M"))
+    profile = dataclasses.replace(full, tests=tests, workloads=())
+    settings = default_settings(
+        profile, size_bytes=64 * MiB, runtime_s=None, buffered=False, destructive=False
+    )
+    settings = dataclasses.replace(settings, runtime_s=4)
+    target = resolve_target(
+        folder, size_bytes=settings.size_bytes, destructive=False, roots=SystemRoots()
+    )
+    return plan_tests(profile, settings, target, log_folder=log_folder)
 
 
 def plan_of(

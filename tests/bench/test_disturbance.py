@@ -145,7 +145,27 @@ def test_a_late_report_does_not_hide_a_writer_beside_a_bursty_device():
 
 # -- real runs on emulated cards ----------------------------------------------------------------
 
-emulated = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
+
+unavailable = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
+
+
+def on_emulated_cards(test):
+    """A test of real runs on emulated cards: root, fio, and a machine that can emulate."""
+    return unavailable(pytest.mark.root(pytest.mark.fio(test)))
+
+
+def emulated_card(fstype: str = "ext4") -> EmulatedDevice:
+    return EmulatedDevice(CARD, size_bytes=384 * MiB, fstype=fstype)
+
+
+def foreign_writer(device: EmulatedDevice, rate: str, runtime_s: int) -> list[str]:
+    """fio writing 64 KiB blocks at `rate` beside the test, for `runtime_s`."""
+    assert device.mount_point is not None
+    return [
+        "fio", "--name=foreign", f"--filename={device.mount_point}/foreign.dat",
+        "--size=32M", "--rw=write", "--bs=64k", "--direct=1", f"--rate={rate}",
+        "--time_based", f"--runtime={runtime_s}", "--thread", "--output=/dev/null",
+    ]  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -178,19 +198,10 @@ def device_flags(document: dict[str, Any]) -> list[str]:
     ]
 
 
-@emulated
-@pytest.mark.root
-@pytest.mark.fio
+@on_emulated_cards
 def test_a_foreign_writer_of_1_mb_s_is_named_and_grades_nothing():
-    with EmulatedDevice(CARD, size_bytes=384 * 2**20) as device:
-        assert device.mount_point is not None
-        foreign = [
-            "fio", "--name=foreign", f"--filename={device.mount_point}/foreign.dat",
-            "--size=32M", "--rw=write", "--bs=64k", "--direct=1", "--rate=1m",
-            "--time_based", "--runtime=3600", "--thread", "--output=/dev/null",
-        ]  # fmt: skip
-        with writing(device, foreign):
-            document = a1_run(device)
+    with emulated_card() as device, writing(device, foreign_writer(device, "1m", 3600)):
+        document = a1_run(device)
     names = [t["name"] for t in document["tests"]]
     assert device_flags(document) == names, [t["disturbance"] for t in document["tests"]]
     for test in document["tests"]:
@@ -203,12 +214,10 @@ def test_a_foreign_writer_of_1_mb_s_is_named_and_grades_nothing():
     assert "another process wrote" in document["summary"]
 
 
-@emulated
-@pytest.mark.root
-@pytest.mark.fio
+@on_emulated_cards
 @pytest.mark.parametrize("fstype", ["ext4", "btrfs"])
 def test_an_idle_folder_flags_nothing(fstype):
-    with EmulatedDevice(CARD, size_bytes=384 * 2**20, fstype=fstype) as device:
+    with emulated_card(fstype) as device:
         document = a1_run(device)
     assert device_flags(document) == []
     assert {t["disturbance"]["device"] for t in document["tests"]} == {Path(device.device).name}
@@ -222,43 +231,30 @@ _JOURNALD = (
 )
 
 
-@emulated
-@pytest.mark.root
-@pytest.mark.fio
+@on_emulated_cards
 def test_a_journald_like_writer_beside_is_not_flagged():
-    with EmulatedDevice(CARD, size_bytes=384 * 2**20) as device:
+    with emulated_card() as device:
         assert device.mount_point is not None
         with writing(device, [sys.executable, "-c", _JOURNALD, f"{device.mount_point}/j.log"]):
             document = a1_run(device)
     assert device_flags(document) == []
 
 
-@emulated
-@pytest.mark.root
-@pytest.mark.fio
+@on_emulated_cards
 def test_a_buffered_run_is_not_checked():
-    with EmulatedDevice(CARD, size_bytes=384 * 2**20) as device:
+    with emulated_card() as device:
         document = a1_run(device, "--buffered")
     for test in document["tests"]:
         assert test["disturbance"]["status"] == "not checked"
         assert test["disturbance"]["reason"] == "not checked (buffered)"
 
 
-@emulated
-@pytest.mark.root
-@pytest.mark.fio
+@on_emulated_cards
 def test_a_test_disturbed_by_a_writer_that_stops_is_measured_again_clean():
-    with EmulatedDevice(CARD, size_bytes=384 * 2**20) as device:
-        assert device.mount_point is not None
-        # 10 s: past seq-write's first window (flashmark's start, a 2 s ramp, a 2 s window),
-        # then quiet well within the 10 s wait for it.
-        brief = [
-            "fio", "--name=foreign", f"--filename={device.mount_point}/foreign.dat",
-            "--size=32M", "--rw=write", "--bs=64k", "--direct=1", "--rate=2m",
-            "--time_based", "--runtime=10", "--thread", "--output=/dev/null",
-        ]  # fmt: skip
-        with writing(device, brief):
-            document = a1_run(device)
+    # 10 s: past seq-write's first window (flashmark's start, a 2 s ramp, a 2 s window), then
+    # quiet well within the 10 s wait for it.
+    with emulated_card() as device, writing(device, foreign_writer(device, "2m", 10)):
+        document = a1_run(device)
     first = document["tests"][0]  # seq-write, measured while the writer wrote
     assert first["disturbance"]["status"] == "clean", first["disturbance"]
     assert first["disturbance"]["retries"] >= 1
