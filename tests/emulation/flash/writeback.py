@@ -28,6 +28,7 @@ from tests.emulation.flash.device import (
 )
 from tests.emulation.flash.engine import ControlBlock, FlashStats
 from tests.emulation.flash.model import Backing, FlashModel
+from tests.emulation.flash.power import backing_file
 from tests.emulation.throttle import (
     Emulation,
     EmulationUnavailable,
@@ -143,7 +144,7 @@ class VolatileFlash(Emulation):
             self._loop_number = _own_loop_device()
             self.path = f"/dev/loop{self._loop_number}"
         deadline = time.monotonic() + _STOP_TIMEOUT_S
-        while _loop_in_use(self.path):  # after a cut: detached on its last close (autoclear)
+        while backing_file(self.path) is not None:  # after a cut: detached on its last close
             if time.monotonic() > deadline:
                 self._power_off(cut=True)
                 raise EmulationUnavailable(f"{self.path} is still held after the power cut")
@@ -245,7 +246,3 @@ def _children(pid: int) -> list[int]:
             with contextlib.suppress(OSError):
                 found += [int(child) for child in (task / "children").read_text().split()]
     return found
-
-
-def _loop_in_use(device: str) -> bool:
-    return (Path("/sys/block") / Path(device).name / "loop" / "backing_file").exists()
