@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from flashmark.bench.document import document_to_run
+from flashmark.bench.grading.classes import grade_results
 from flashmark.bench.model import (
     DirectionResult,
+    Grade,
     LatencyNs,
     Settings,
     Target,
@@ -51,6 +54,11 @@ DEVICE = Target(
     mount_options=None,
     capacity_bytes=16 * GiB,
 )
+
+
+def graded(results: Sequence[TestResult]) -> dict[str, Grade]:
+    """The grades of `results`, by name."""
+    return {grade.name: grade for grade in grade_results(results)}
 
 
 def saved_run() -> Run:

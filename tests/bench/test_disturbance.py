@@ -29,7 +29,7 @@ from flashmark.bench.render.view import WRITERS
 from flashmark.fio.runner import FioOutput
 from flashmark.stats import Verdict
 from flashmark.system.sysroot import SystemRoots
-from tests.bench.synthetic import saved_run
+from tests.bench.synthetic import graded, saved_run
 from tests.bench.test_verdicts import card
 from tests.emulation.runs import DEVICE_TIMING, flashmark_json
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
@@ -61,7 +61,7 @@ def disturbed(results, test):
 
 
 def test_a_disturbed_test_passes_nothing_and_says_why():
-    grades = {g.name: g for g in grade_results(disturbed(card(), "rand-write-4k"))}
+    grades = graded(disturbed(card(), "rand-write-4k"))
     a1 = grades["A1"]
     assert a1.verdict is Verdict.UNCERTAIN
     assert a1.verdict_reason == REASON
@@ -71,14 +71,12 @@ def test_a_disturbed_test_passes_nothing_and_says_why():
 
 
 def test_a_disturbed_test_fails_nothing_either():
-    results = disturbed(card(write=(100, 1)), "rand-write-4k")  # far below A1's 500 IOPS
-    a1 = next(g for g in grade_results(results) if g.name == "A1")
+    a1 = graded(disturbed(card(write=(100, 1)), "rand-write-4k"))["A1"]  # far below A1's 500 IOPS
     assert a1.verdict is Verdict.UNCERTAIN and a1.verdict_reason == REASON
 
 
 def test_a_clean_test_still_fails_beside_a_disturbed_one():
-    results = disturbed(card(read=(100, 1)), "rand-write-4k")
-    a1 = next(g for g in grade_results(results) if g.name == "A1")
+    a1 = graded(disturbed(card(read=(100, 1)), "rand-write-4k"))["A1"]
     assert a1.verdict is Verdict.FAIL
 
 

@@ -2,7 +2,6 @@
 
 import pytest
 
-from flashmark.bench.grading.classes import grade_results
 from flashmark.bench.profiles import (
     RAND_READ_4K,
     RAND_READ_4K_Q32,
@@ -10,7 +9,7 @@ from flashmark.bench.profiles import (
     RAND_WRITE_4K_Q32,
     SEQ_WRITE,
 )
-from tests.bench.synthetic import direction, result
+from tests.bench.synthetic import direction, graded, result
 
 
 def results(read_iops, write_iops, seq_mb_s, q32_factor=1.0):
@@ -24,7 +23,7 @@ def results(read_iops, write_iops, seq_mb_s, q32_factor=1.0):
 
 
 def grades(*args, **kwargs):
-    return {g.name: g for g in grade_results(results(*args, **kwargs))}
+    return graded(results(*args, **kwargs))
 
 
 def test_seed_002_extreme_pro_a2_meets_a1_not_a2():
@@ -68,7 +67,7 @@ def test_a2_reads_the_queue_depth_32_tests():
 
 def test_a_grade_without_its_tests_is_unknown_not_failed():
     read_only = [r for r in results(3000, 900, 20) if r.write is None]
-    g = {x.name: x for x in grade_results(read_only)}
+    g = graded(read_only)
     assert g["A1"].passed is None
     assert g["A1"].checks[0].passed is True and g["A1"].checks[1].value is None
     assert g["C10"].passed is None
@@ -76,4 +75,4 @@ def test_a_grade_without_its_tests_is_unknown_not_failed():
 
 def test_a_failed_check_fails_the_grade_even_if_another_is_unmeasured():
     read_only = [r for r in results(1000, 900, 20) if r.write is None]
-    assert {x.name: x for x in grade_results(read_only)}["A1"].passed is False
+    assert graded(read_only)["A1"].passed is False

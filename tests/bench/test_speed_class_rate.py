@@ -21,7 +21,7 @@ from flashmark.fio.window import Completion
 from flashmark.report.html import render_html_report
 from flashmark.stats import Verdict
 from flashmark.units import MB, KiB, MiB, format_rate
-from tests.bench.synthetic import direction, result, saved_run
+from tests.bench.synthetic import direction, graded, result, saved_run
 
 BLOCK = 512 * KiB
 
@@ -54,7 +54,7 @@ def with_sustained(found):
 
 
 def grades_for(sustained):
-    return {grade.name: grade for grade in grade_results([with_sustained(sustained)])}
+    return graded([with_sustained(sustained)])
 
 
 def test_sub_units_after_the_cache_are_graded_and_the_slowest_is_the_figure():

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from flashmark.bench.document import document_to_run, run_to_document
-from flashmark.bench.grading.classes import grade_results
 from flashmark.bench.jobs import sustained_size_limit
 from flashmark.bench.model import SustainedWrite
 from flashmark.bench.profiles import SEQ_WRITE
@@ -16,7 +15,7 @@ from flashmark.bench.sustained import SUSTAINED_SIZE_CAP_BYTES, SUSTAINED_WRITE
 from flashmark.fio.window import Completion
 from flashmark.stats import Verdict
 from flashmark.units import MB, GiB, KiB, MiB
-from tests.bench.synthetic import DEVICE, LOGS, direction, plan_of, result, saved_run
+from tests.bench.synthetic import DEVICE, LOGS, direction, graded, plan_of, result, saved_run
 
 
 def plan_for(profile_name, size_bytes=None, destructive=True):
@@ -111,7 +110,7 @@ CLIFF = SustainedWrite(cache_bytes=512 * MiB, burst_bw_bytes=80e6, sustained_bw_
 def test_u3_is_graded_on_the_sustained_rate_and_says_so():
     # Burst (and the seq-write test, inside the cache) above 30 MB/s, sustained below.
     results = [written(SEQ_WRITE, 80e6), written(SUSTAINED_WRITE, 25e6, CLIFF)]
-    grades = {grade.name: grade for grade in grade_results(results)}
+    grades = graded(results)
     for name in ("U3", "V30"):
         grade = grades[name]
         assert grade.verdict is Verdict.FAIL and grade.passed is False
@@ -125,7 +124,7 @@ def test_u3_is_graded_on_the_sustained_rate_and_says_so():
 
 
 def test_without_the_sustained_write_the_speed_classes_read_seq_write():
-    grades = {g.name: g for g in grade_results([written(SEQ_WRITE, 80e6)])}
+    grades = graded([written(SEQ_WRITE, 80e6)])
     assert grades["U3"].verdict is Verdict.PASS
     assert grades["U3"].checks[0].test == "seq-write"
     assert "sustained rate" not in grades["U3"].note

@@ -21,7 +21,7 @@ from flashmark.cli.params import GRADES
 from flashmark.errors import ResultFormatError
 from flashmark.report.html import render_html_report
 from flashmark.stats import MeanInterval, Verdict
-from tests.bench.synthetic import SAVED, direction, result, saved_run
+from tests.bench.synthetic import SAVED, direction, graded, result, saved_run
 
 
 def interval(mean, half):
@@ -48,10 +48,6 @@ def card(read=(3000, 30), write=(1000, 10), seq=(50e6, 1e6), q32=(8000, 80, 4000
         result(RAND_WRITE_4K_Q32, measured(q_write, 0, q_write_half)),
         result(SEQ_WRITE, measured(seq[0] / 2**20, seq[0], None, seq[1])),
     ]
-
-
-def graded(results):
-    return {grade.name: grade for grade in grade_results(results)}
 
 
 def test_intervals_wholly_above_every_threshold_pass():

@@ -23,6 +23,8 @@ from tests.emulation.flash.device import (
     IMPORT_PATH,
     PLUGIN,
     loop_direct_io,
+    mounted,
+    start_nbdfuse,
     stop_server,
     unavailable_reason,
 )
@@ -117,21 +119,10 @@ class VolatileFlash(Emulation):
         ]  # fmt: skip
         # TMPDIR: where the cache filter keeps its file, the volatile cache
         env = {**c_locale(), "TMPDIR": str(workdir), "PYTHONPATH": IMPORT_PATH}
-        with (workdir / "nbd.log").open("ab") as log:
-            self._server = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,  # a Ctrl-C meant for the test must not cut the power
-            )
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while not (pidfile.exists() and pidfile.read_text().strip()):
-            if self._server.poll() is not None or time.monotonic() > deadline:
-                self._power_off(cut=True)
-                raise EmulationUnavailable(f"nbdfuse did not mount {mount}: {self.server_log()}")
-            time.sleep(0.01)
+        self._server = start_nbdfuse(argv, env, workdir / "nbd.log")
+        if not mounted(self._server, pidfile):
+            self._power_off(cut=True)
+            raise EmulationUnavailable(f"nbdfuse did not mount {mount}: {self.server_log()}")
         self._attach(mount / "flash")
 
     def power_cut(self) -> None:
