@@ -105,7 +105,7 @@ def test_write_windows_pool_into_a_durable_rate(recordings):
     # rand-write-4k-q32 and its extension, recorded in quick-a1-card-adaptive (500 IOPS card):
     # each window's end_fsync counts, so the durable rate is all the windows' accepted I/O
     # over their time plus every fsync's.
-    settings = dataclasses.replace(SETTINGS, ramp_s=1)
+    settings = dataclasses.replace(SETTINGS, ramp_s=1)  # both windows ramped 1 s, as recorded
     runs = recorded_runs(
         recordings, "quick-a1-card-adaptive", RAND_WRITE_4K_Q32, ((3, 0), (3, 1)), settings
     )
