@@ -18,7 +18,6 @@ device's and the throttle's kernel threads short of CPU, then catching up), each
 window's rates spread wider than on an idle host.
 """
 
-import dataclasses
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -40,10 +39,7 @@ from flashmark.bench.lengths import (
 )
 from flashmark.bench.measure import measure
 from flashmark.bench.model import TestResult
-from flashmark.bench.plan import default_settings, plan_tests
-from flashmark.bench.profiles import PROFILES
-from flashmark.bench.target import resolve_target
-from flashmark.system.sysroot import SystemRoots
+from tests.bench.synthetic import large_blocks_plan
 from tests.emulation.runs import DEVICE_TIMING, flashmark_json, throttled_runner
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
@@ -259,18 +255,13 @@ def test_runtime_measures_every_test_its_full_length_without_a_decision_interval
 
 def test_a_throttled_card_keeps_the_first_windows_that_are_enough(a1_run):
     # The lengths follow the rule from what was measured, whatever the host did.
-    document = a1_run
-    assert [test["name"] for test in document["tests"]] == list(A1_TRUTH)
-    runtime_s = document["settings"]["runtime_s"]
-    for index, test in enumerate(document["tests"]):
+    assert [test["name"] for test in a1_run["tests"]] == list(A1_TRUTH)
+    lengths_past_the_floor(a1_run)
+    for test in a1_run["tests"]:
         direction = test[A1_TRUTH[test["name"]][0]]
         low, high = direction["ci95"]["bw_bytes"]
         assert low <= direction["bw_bytes"] <= high
-        if test["name"] == "seq-write":
-            assert_seq_write_length(test, direction, runtime_s)
-            continue
-        assert_length_follows_the_rule(test, direction, document["tests"][1:index], runtime_s)
-        if test["lengthened"] is None:
+        if test["name"] != "seq-write" and test["lengthened"] is None:
             # A throttled card's first window is read as a device completing in bursts: between
             # its whole bursts, or counted and widened by one burst where that is surer (which
             # one depends on how evenly the host let the throttle's grants fall:
@@ -297,24 +288,12 @@ def test_large_blocks_skip_a_first_window_too_short_for_them(tmp_path: Path):
     # 40 MB/s: seq-read's 1 MiB blocks fill a first window (114 in 3 s); 16 MiB blocks would
     # be 7, fewer than 20, so rand-read-16M measures as long as 20 take (10 s) at once.
     card = DeviceCaps("16M-card", read_bps=40_000_000)
-    full = PROFILES["full"]
-    tests = tuple(spec for spec in full.tests if spec.name in ("seq-read", "rand-read-16M"))
-    profile = dataclasses.replace(full, tests=tests, workloads=())
-    settings = default_settings(
-        profile, size_bytes=64 * MiB, runtime_s=None, buffered=False, destructive=False
-    )
-    settings = dataclasses.replace(settings, runtime_s=4)  # shorter than 20 transfers need
     with EmulatedDevice(card, size_bytes=256 * MiB) as device:
         assert device.mount_point is not None
-        target = resolve_target(
-            str(device.mount_point),
-            size_bytes=settings.size_bytes,
-            destructive=False,
-            roots=SystemRoots(),
-        )
         runner = throttled_runner(device, tmp_path)
-        plan = plan_tests(profile, settings, target, log_folder=runner.log_folder)
+        plan = large_blocks_plan(str(device.mount_point), runner.log_folder)
         measured = measure(plan, runner)
+    settings = plan.settings
     seq_read, large = measured.tests
     assert seq_read.read is not None and large.read is not None
     assert_first_window_rule(seq_read, settings.runtime_s)

@@ -8,7 +8,6 @@ very slow": the preparation writes 1 MiB blocks, fio writes no partial last bloc
 import json
 import os
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -20,6 +19,7 @@ from flashmark.errors import ExitStatus, UsageError
 from flashmark.fio.runner import FioProcessRunner
 from flashmark.units import KiB, MiB, parse_size
 from tests.cli_runner import flashmark
+from tests.direct_io import direct_io_folder
 
 
 @pytest.mark.parametrize("name", sorted(PROFILES))
@@ -64,10 +64,6 @@ def test_defaults_need_no_rounding():
         assert plan_area(profile, profile.default_size_bytes).note is None
 
 
-def _flashmark(*args, env):
-    return flashmark(*args, env=env)
-
-
 def test_quick_run_with_a_fractional_size_prepares_what_fio_writes(tmp_path, recordings):
     # What fio does with a 2 MiB area in 1 MiB blocks: it writes 2 MiB (the recording's
     # preparation wrote its 128 MiB area).
@@ -80,7 +76,7 @@ def test_quick_run_with_a_fractional_size_prepares_what_fio_writes(tmp_path, rec
     target.mkdir()
     env = {"FLASHMARK_FIO_REPLAY": str(replay), "FLASHMARK_DB": str(tmp_path / "h.sqlite3")}
 
-    done = _flashmark("run", str(target), "--size", "2.5M", "--json", "--no-save", env=env)
+    done = flashmark("run", str(target), "--size", "2.5M", "--json", "--no-save", env=env)
 
     assert done.returncode == 0, done.stderr
     assert "note: --size 2.5 MiB rounded down to 2 MiB" in done.stderr
@@ -90,27 +86,14 @@ def test_quick_run_with_a_fractional_size_prepares_what_fio_writes(tmp_path, rec
 
 def test_a_size_below_two_blocks_is_refused_before_anything_runs(tmp_path, recordings):
     env = {"FLASHMARK_FIO_REPLAY": str(recordings / "quick-a1-card-adaptive")}
-    done = _flashmark("run", str(tmp_path), "--size", "1500K", "--no-save", env=env)
+    done = flashmark("run", str(tmp_path), "--size", "1500K", "--no-save", env=env)
     assert done.returncode == ExitStatus.USAGE
     assert "use at least 2 MiB" in done.stderr and len(done.stderr.splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
 
 
-def _supports_direct_io(folder: Path) -> bool:
-    probe = folder / "direct-io-probe"
-    try:
-        descriptor = os.open(probe, os.O_CREAT | os.O_WRONLY | os.O_DIRECT, 0o600)
-    except OSError:
-        return False
-    os.close(descriptor)
-    probe.unlink()
-    return True
-
-
 @pytest.mark.fio
 def test_real_fio_prepares_the_whole_rounded_area(tmp_path):
-    if not _supports_direct_io(tmp_path):
-        pytest.skip(f"{tmp_path} has no O_DIRECT (tmpfs?): the preparation needs direct I/O")
     profile = get_profile("quick")
     area = plan_area(profile, parse_size("2.5M") + 3 * KiB)
     settings = default_settings(
@@ -118,12 +101,13 @@ def test_real_fio_prepares_the_whole_rounded_area(tmp_path):
     )
     work = tmp_path / "work"
     work.mkdir()
-    area_folder = tmp_path / "card"
-    area_folder.mkdir()
-    folder_fd = os.open(area_folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:  # fio runs in the folder and writes a generated relative name, as in a run
-        output = FioProcessRunner(work).run(prepare_job(settings, "area.bin"), folder_fd=folder_fd)
-    finally:
-        os.close(folder_fd)
-    assert parse_prepare_output(output, settings.size_bytes, PREPARE_TIME_LIMIT_S) > 0
-    assert (area_folder / "area.bin").stat().st_size == 2 * MiB
+    # The preparation needs direct I/O: an ext4 on a loop device where tmp_path has none.
+    with direct_io_folder(tmp_path) as area_folder:
+        folder_fd = os.open(area_folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:  # fio runs in the folder and writes a generated relative name, as in a run
+            job = prepare_job(settings, "area.bin")
+            output = FioProcessRunner(work).run(job, folder_fd=folder_fd)
+        finally:
+            os.close(folder_fd)
+        assert parse_prepare_output(output, settings.size_bytes, PREPARE_TIME_LIMIT_S) > 0
+        assert (area_folder / "area.bin").stat().st_size == 2 * MiB

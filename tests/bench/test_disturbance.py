@@ -29,7 +29,8 @@ from flashmark.bench.render.view import WRITERS
 from flashmark.fio.runner import FioOutput
 from flashmark.stats import Verdict
 from flashmark.system.sysroot import SystemRoots
-from tests.bench.test_verdicts import SAVED, card
+from tests.bench.synthetic import graded, saved_run
+from tests.bench.test_verdicts import card
 from tests.emulation.runs import DEVICE_TIMING, flashmark_json
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice, unavailable_reason
 
@@ -60,7 +61,7 @@ def disturbed(results, test):
 
 
 def test_a_disturbed_test_passes_nothing_and_says_why():
-    grades = {g.name: g for g in grade_results(disturbed(card(), "rand-write-4k"))}
+    grades = graded(disturbed(card(), "rand-write-4k"))
     a1 = grades["A1"]
     assert a1.verdict is Verdict.UNCERTAIN
     assert a1.verdict_reason == REASON
@@ -70,19 +71,17 @@ def test_a_disturbed_test_passes_nothing_and_says_why():
 
 
 def test_a_disturbed_test_fails_nothing_either():
-    results = disturbed(card(write=(100, 1)), "rand-write-4k")  # far below A1's 500 IOPS
-    a1 = next(g for g in grade_results(results) if g.name == "A1")
+    a1 = graded(disturbed(card(write=(100, 1)), "rand-write-4k"))["A1"]  # far below A1's 500 IOPS
     assert a1.verdict is Verdict.UNCERTAIN and a1.verdict_reason == REASON
 
 
 def test_a_clean_test_still_fails_beside_a_disturbed_one():
-    results = disturbed(card(read=(100, 1)), "rand-write-4k")
-    a1 = next(g for g in grade_results(results) if g.name == "A1")
+    a1 = graded(disturbed(card(read=(100, 1)), "rand-write-4k"))["A1"]
     assert a1.verdict is Verdict.FAIL
 
 
 def saved_run_with_disturbance():
-    run = document_to_run(json.loads(SAVED.read_text()))
+    run = saved_run()
     assert all(t.disturbance is None for t in run.tests)  # saved before the check: loads
     tests = tuple(disturbed(run.tests, "rand-write-4k"))
     return dataclasses.replace(run, tests=tests, grades=grade_results(tests))
@@ -144,7 +143,27 @@ def test_a_late_report_does_not_hide_a_writer_beside_a_bursty_device():
 
 # -- real runs on emulated cards ----------------------------------------------------------------
 
-emulated = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
+
+unavailable = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
+
+
+def on_emulated_cards(test):
+    """A test of real runs on emulated cards: root, fio, and a machine that can emulate."""
+    return unavailable(pytest.mark.root(pytest.mark.fio(test)))
+
+
+def emulated_card(fstype: str = "ext4") -> EmulatedDevice:
+    return EmulatedDevice(CARD, size_bytes=384 * MiB, fstype=fstype)
+
+
+def foreign_writer(device: EmulatedDevice, rate: str, runtime_s: int) -> list[str]:
+    """fio writing 64 KiB blocks at `rate` beside the test, for `runtime_s`."""
+    assert device.mount_point is not None
+    return [
+        "fio", "--name=foreign", f"--filename={device.mount_point}/foreign.dat",
+        "--size=32M", "--rw=write", "--bs=64k", "--direct=1", f"--rate={rate}",
+        "--time_based", f"--runtime={runtime_s}", "--thread", "--output=/dev/null",
+    ]  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -177,19 +196,10 @@ def device_flags(document: dict[str, Any]) -> list[str]:
     ]
 
 
-@emulated
-@pytest.mark.root
-@pytest.mark.fio
+@on_emulated_cards
 def test_a_foreign_writer_of_1_mb_s_is_named_and_grades_nothing():
-    with EmulatedDevice(CARD, size_bytes=384 * 2**20) as device:
-        assert device.mount_point is not None
-        foreign = [
-            "fio", "--name=foreign", f"--filename={device.mount_point}/foreign.dat",
-            "--size=32M", "--rw=write", "--bs=64k", "--direct=1", "--rate=1m",
-            "--time_based", "--runtime=3600", "--thread", "--output=/dev/null",
-        ]  # fmt: skip
-        with writing(device, foreign):
-            document = a1_run(device)
+    with emulated_card() as device, writing(device, foreign_writer(device, "1m", 3600)):
+        document = a1_run(device)
     names = [t["name"] for t in document["tests"]]
     assert device_flags(document) == names, [t["disturbance"] for t in document["tests"]]
     for test in document["tests"]:
@@ -202,12 +212,10 @@ def test_a_foreign_writer_of_1_mb_s_is_named_and_grades_nothing():
     assert "another process wrote" in document["summary"]
 
 
-@emulated
-@pytest.mark.root
-@pytest.mark.fio
+@on_emulated_cards
 @pytest.mark.parametrize("fstype", ["ext4", "btrfs"])
 def test_an_idle_folder_flags_nothing(fstype):
-    with EmulatedDevice(CARD, size_bytes=384 * 2**20, fstype=fstype) as device:
+    with emulated_card(fstype) as device:
         document = a1_run(device)
     assert device_flags(document) == []
     assert {t["disturbance"]["device"] for t in document["tests"]} == {Path(device.device).name}
@@ -221,43 +229,30 @@ _JOURNALD = (
 )
 
 
-@emulated
-@pytest.mark.root
-@pytest.mark.fio
+@on_emulated_cards
 def test_a_journald_like_writer_beside_is_not_flagged():
-    with EmulatedDevice(CARD, size_bytes=384 * 2**20) as device:
+    with emulated_card() as device:
         assert device.mount_point is not None
         with writing(device, [sys.executable, "-c", _JOURNALD, f"{device.mount_point}/j.log"]):
             document = a1_run(device)
     assert device_flags(document) == []
 
 
-@emulated
-@pytest.mark.root
-@pytest.mark.fio
+@on_emulated_cards
 def test_a_buffered_run_is_not_checked():
-    with EmulatedDevice(CARD, size_bytes=384 * 2**20) as device:
+    with emulated_card() as device:
         document = a1_run(device, "--buffered")
     for test in document["tests"]:
         assert test["disturbance"]["status"] == "not checked"
         assert test["disturbance"]["reason"] == "not checked (buffered)"
 
 
-@emulated
-@pytest.mark.root
-@pytest.mark.fio
+@on_emulated_cards
 def test_a_test_disturbed_by_a_writer_that_stops_is_measured_again_clean():
-    with EmulatedDevice(CARD, size_bytes=384 * 2**20) as device:
-        assert device.mount_point is not None
-        # 10 s: past seq-write's first window (flashmark's start, a 2 s ramp, a 2 s window),
-        # then quiet well within the 10 s wait for it.
-        brief = [
-            "fio", "--name=foreign", f"--filename={device.mount_point}/foreign.dat",
-            "--size=32M", "--rw=write", "--bs=64k", "--direct=1", "--rate=2m",
-            "--time_based", "--runtime=10", "--thread", "--output=/dev/null",
-        ]  # fmt: skip
-        with writing(device, brief):
-            document = a1_run(device)
+    # 10 s: past seq-write's first window (flashmark's start, a 2 s ramp, a 2 s window), then
+    # quiet well within the 10 s wait for it.
+    with emulated_card() as device, writing(device, foreign_writer(device, "2m", 10)):
+        document = a1_run(device)
     first = document["tests"][0]  # seq-write, measured while the writer wrote
     assert first["disturbance"]["status"] == "clean", first["disturbance"]
     assert first["disturbance"]["retries"] >= 1

@@ -2,20 +2,18 @@
 
 import dataclasses
 import json
-from pathlib import Path
 
 from flashmark.bench.document import document_to_run, run_to_document
 from flashmark.bench.profiles import SEQ_WRITE
 from tests.bench.parsed import parse_test_output
+from tests.bench.synthetic import SAVED, saved_run
 from tests.bench.test_parse_recorded import replay
-
-SAVED = Path(__file__).resolve().parents[1] / "data" / "report" / "quick-a1-card.json"
 
 
 def test_intervals_and_durable_rates_survive_saving_and_reading(recordings):
     job, output = replay(recordings, "quick-a1-card", SEQ_WRITE)
     measured = parse_test_output(SEQ_WRITE, job, output)
-    run = document_to_run(json.loads(SAVED.read_text()))
+    run = saved_run()
     tests = tuple(
         dataclasses.replace(t, write=measured.write) if t.spec.name == "seq-write" else t
         for t in run.tests

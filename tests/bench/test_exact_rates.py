@@ -37,9 +37,9 @@ from pathlib import Path
 import pytest
 
 from flashmark.bench.model import DirectionResult, Pattern, Settings, TestResult, TestSpec
-from flashmark.bench.profiles import PROFILES
 from flashmark.bench.results import BATCH_MS
 from flashmark.stats import SHORT_MARGIN
+from tests.bench.synthetic import spec_named
 from tests.emulation.flash.model import FlashModel
 from tests.emulation.runs import DEVICE_TIMING, run_test_in_device, run_test_on_device
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice
@@ -48,10 +48,6 @@ pytestmark = [pytest.mark.root, pytest.mark.fio, DEVICE_TIMING]
 
 MiB = 2**20
 TOLERANCE = 0.005  # of truth
-
-
-def spec_named(name: str) -> TestSpec:
-    return next(t for t in PROFILES["full"].tests if t.name == name)
 
 
 def settings(runtime_s: int, size_bytes: int = 32 * MiB) -> Settings:

@@ -18,45 +18,35 @@ from flashmark.bench.lengths import (
     full_length,
     still_settling,
 )
-from flashmark.bench.model import DirectionResult, LatencyNs, Settings, TestResult
+from flashmark.bench.model import TestResult
 from flashmark.bench.profiles import RAND_WRITE_4K_Q32, SEQ_READ
 from flashmark.bench.results import BATCH_MS
 from flashmark.fio.runner import ReplayRunner
 from flashmark.stats import MeanInterval
+from tests.bench import synthetic
 from tests.bench.parsed import parse_extended_output, parse_test_output
 
-SETTINGS = Settings(
-    profile="quick",
-    size_bytes=128 * 2**20,
-    runtime_s=8,
-    ramp_s=2,
-    follow_ramp_s=1,
-    direct=True,
-    destructive=False,
-)
+SETTINGS = dataclasses.replace(synthetic.SETTINGS, follow_ramp_s=1)
 WINDOWS = ((3, 0), (3, 1), (2, 2))  # (seconds, extension) as recorded
 
 
-def recorded_runs(recordings):
-    replay = ReplayRunner(recordings / "extended-windows")
+def recorded_runs(recordings, scenario, spec, windows, settings=SETTINGS):
+    """The jobs of `spec`'s first window and its extensions, `windows` of (seconds, extension),
+    and their outputs replayed from `scenario`."""
+    replay = ReplayRunner(recordings / scenario)
     runs = []
-    for window_s, extension in WINDOWS:
+    for window_s, extension in windows:
+        ramp_s = settings.ramp_s if extension == 0 else settings.follow_ramp_s
         job = job_for_test(
-            SEQ_READ,
-            SETTINGS,
-            "t.tmp",
-            readonly=False,
-            log_folder="/replayed",
-            window_s=window_s,
-            ramp_s=SETTINGS.ramp_s if extension == 0 else SETTINGS.follow_ramp_s,
-            extension=extension,
-        )
+            spec, settings, "t.tmp", readonly=False, log_folder="/replayed", window_s=window_s,
+            ramp_s=ramp_s, extension=extension,
+        )  # fmt: skip
         runs.append((job, replay.run(job)))
     return runs
 
 
 def test_windows_pool_into_their_bytes_over_their_time(recordings):
-    runs = recorded_runs(recordings)
+    runs = recorded_runs(recordings, "extended-windows", SEQ_READ, WINDOWS)
     assert [job.name for job, _ in runs] == ["seq-read", "seq-read-more1", "seq-read-more2"]
     alone = [parse_test_output(SEQ_READ, job, output).read for job, output in runs]
     pooled = parse_extended_output(SEQ_READ, runs)
@@ -115,21 +105,10 @@ def test_write_windows_pool_into_a_durable_rate(recordings):
     # rand-write-4k-q32 and its extension, recorded in quick-a1-card-adaptive (500 IOPS card):
     # each window's end_fsync counts, so the durable rate is all the windows' accepted I/O
     # over their time plus every fsync's.
-    settings = dataclasses.replace(SETTINGS, follow_ramp_s=1)
-    replay = ReplayRunner(recordings / "quick-a1-card-adaptive")
-    runs = []
-    for extension, ramp_s in ((0, 1), (1, 1)):
-        job = job_for_test(
-            RAND_WRITE_4K_Q32,
-            settings,
-            "t.tmp",
-            readonly=False,
-            log_folder="/replayed",
-            window_s=3,
-            ramp_s=ramp_s,
-            extension=extension,
-        )
-        runs.append((job, replay.run(job)))
+    settings = dataclasses.replace(SETTINGS, ramp_s=1)  # both windows ramped 1 s, as recorded
+    runs = recorded_runs(
+        recordings, "quick-a1-card-adaptive", RAND_WRITE_4K_Q32, ((3, 0), (3, 1)), settings
+    )
     windows = [parse_test_output(RAND_WRITE_4K_Q32, job, output).write for job, output in runs]
     write = parse_extended_output(RAND_WRITE_4K_Q32, runs).write
     assert write is not None and None not in windows
@@ -150,29 +129,19 @@ def test_write_windows_pool_into_a_durable_rate(recordings):
     assert "stonewall" in runs[1][0].text and "stonewall" not in runs[0][0].text
 
 
-def direction(half_width_pct: float, edge_pct: float, iops: float = 1000.0) -> DirectionResult:
+def result(half_width_pct: float, edge_pct: float, iops: float = 1000.0) -> TestResult:
+    """seq-read's 3 s window of 4 KiB reads at `iops`, its interval as wide as given."""
     mean = iops * 4096
     half, edge = mean * half_width_pct / 100, mean * edge_pct / 100
-    latency = LatencyNs(1, 2, 3, 1, 2, 2, 3, 3, 3)
-    return DirectionResult(
-        iops=iops,
-        bw_bytes=mean,
-        io_bytes=int(mean * 3),
-        total_ios=int(iops * 3),
-        runtime_ms=3000,
-        fio_runtime_ms=3000,
-        lat_ns=latency,
-        bw_per_second=None,
+    read = synthetic.direction(
+        iops, mean, runtime_ms=3000, io_bytes=int(mean * 3), total_ios=int(iops * 3),
         bw_ci95=MeanInterval(mean, mean - half, mean + half, 3, 3.0, edge=edge),
-    )
-
-
-def result(read: DirectionResult) -> TestResult:
-    return TestResult(spec=SEQ_READ, read=read, write=None, job_file="", elapsed_s=4.0)
+    )  # fmt: skip
+    return synthetic.result(SEQ_READ, read, elapsed_s=4.0)
 
 
 def test_a_first_window_wide_by_its_spread_is_extended():
-    wide = result(direction(half_width_pct=2.5, edge_pct=0.2))
+    wide = result(half_width_pct=2.5, edge_pct=0.2)
     longer = full_length(wide, 8)
     assert longer is not None and longer.extendable and not longer.bursty
     # As long as a first window each time, up to the profile's runtime in all.
@@ -180,17 +149,17 @@ def test_a_first_window_wide_by_its_spread_is_extended():
     assert extension_s(8, 6) == 2
     assert extension_s(8, 8) is None
     assert extension_s(10, 9) == 1
-    narrow = result(direction(half_width_pct=0.8, edge_pct=0.2))
+    narrow = result(half_width_pct=0.8, edge_pct=0.2)
     assert full_length(narrow, 8) is None
 
 
 def test_a_first_window_still_settling_is_left_out():
     # The next window's interval holds the first window's rate: pooled. Outside it: the first
     # window was still settling, and is left out.
-    first = result(direction(half_width_pct=2.5, edge_pct=0.2, iops=1000))
-    agreeing = result(direction(half_width_pct=1.5, edge_pct=0.1, iops=1010))
+    first = result(half_width_pct=2.5, edge_pct=0.2, iops=1000)
+    agreeing = result(half_width_pct=1.5, edge_pct=0.1, iops=1010)
     assert still_settling(first, agreeing) is None
-    settled = result(direction(half_width_pct=0.5, edge_pct=0.1, iops=1034))
+    settled = result(half_width_pct=0.5, edge_pct=0.1, iops=1034)
     why = still_settling(first, settled)
     assert why is not None and why.startswith("its first window's read rate, 4.10 MB/s, is ")
     assert why.endswith("the device was still settling")
@@ -198,18 +167,19 @@ def test_a_first_window_still_settling_is_left_out():
 
 def test_a_first_window_wide_at_its_edges_runs_again_at_full_length():
     # Edges more than half the target: pooled windows keep their edges (see the recording).
-    edges = result(direction(half_width_pct=1.5, edge_pct=EXTENSION_EDGE_PCT + 0.1))
+    edges = result(half_width_pct=1.5, edge_pct=EXTENSION_EDGE_PCT + 0.1)
     longer = full_length(edges, 8)
     assert longer is not None and not longer.extendable and not longer.bursty
-    bursty = result(direction(half_width_pct=2.0, edge_pct=TARGET_HALF_WIDTH_PCT + 0.1))
+    bursty = result(half_width_pct=2.0, edge_pct=TARGET_HALF_WIDTH_PCT + 0.1)
     longer = full_length(bursty, 8)
     assert longer is not None and longer.bursty and not longer.extendable
 
 
 def test_too_few_transfers_run_again_for_as_long_as_they_need():
     # 16 MiB at 4 transfers a second: 12 in 3 s, fewer than 20; one run of the needed length.
-    slow = direction(half_width_pct=2.0, edge_pct=0.1, iops=4.0)
-    slow = dataclasses.replace(slow, bw_bytes=4 * 16 * 2**20)
-    longer = full_length(result(slow), 8)
+    slow = result(half_width_pct=2.0, edge_pct=0.1, iops=4.0)
+    assert slow.read is not None
+    slow = dataclasses.replace(slow, read=dataclasses.replace(slow.read, bw_bytes=4 * 16 * 2**20))
+    longer = full_length(slow, 8)
     assert longer is not None and not longer.extendable
     assert longer.window_s == max(8, math.ceil(20 / 4) + 1)

@@ -2,8 +2,6 @@
 
 import pytest
 
-from flashmark.bench.grading.classes import grade_results
-from flashmark.bench.model import DirectionResult, LatencyNs, TestResult
 from flashmark.bench.profiles import (
     RAND_READ_4K,
     RAND_READ_4K_Q32,
@@ -11,53 +9,21 @@ from flashmark.bench.profiles import (
     RAND_WRITE_4K_Q32,
     SEQ_WRITE,
 )
-
-LAT = LatencyNs(1, 2, 3, 1, 2, 2, 3, 3, 3)
-
-
-def direction(iops=0.0, bw=0.0):
-    return DirectionResult(
-        iops=iops,
-        bw_bytes=bw,
-        io_bytes=1,
-        total_ios=1,
-        runtime_ms=1,
-        fio_runtime_ms=1,
-        lat_ns=LAT,
-        bw_per_second=None,
-    )
+from tests.bench.synthetic import direction, graded, result
 
 
 def results(read_iops, write_iops, seq_mb_s, q32_factor=1.0):
     return [
-        TestResult(
-            spec=RAND_READ_4K, read=direction(read_iops), write=None, job_file="", elapsed_s=1
-        ),
-        TestResult(
-            spec=RAND_WRITE_4K, read=None, write=direction(write_iops), job_file="", elapsed_s=1
-        ),
-        TestResult(
-            spec=RAND_READ_4K_Q32,
-            read=direction(read_iops * q32_factor),
-            write=None,
-            job_file="",
-            elapsed_s=1,
-        ),
-        TestResult(
-            spec=RAND_WRITE_4K_Q32,
-            read=None,
-            write=direction(write_iops * q32_factor),
-            job_file="",
-            elapsed_s=1,
-        ),
-        TestResult(
-            spec=SEQ_WRITE, read=None, write=direction(10, seq_mb_s * 1e6), job_file="", elapsed_s=1
-        ),
+        result(RAND_READ_4K, direction(read_iops)),
+        result(RAND_WRITE_4K, direction(write_iops)),
+        result(RAND_READ_4K_Q32, direction(read_iops * q32_factor)),
+        result(RAND_WRITE_4K_Q32, direction(write_iops * q32_factor)),
+        result(SEQ_WRITE, direction(10, seq_mb_s * 1e6)),
     ]
 
 
 def grades(*args, **kwargs):
-    return {g.name: g for g in grade_results(results(*args, **kwargs))}
+    return graded(results(*args, **kwargs))
 
 
 def test_seed_002_extreme_pro_a2_meets_a1_not_a2():
@@ -101,7 +67,7 @@ def test_a2_reads_the_queue_depth_32_tests():
 
 def test_a_grade_without_its_tests_is_unknown_not_failed():
     read_only = [r for r in results(3000, 900, 20) if r.write is None]
-    g = {x.name: x for x in grade_results(read_only)}
+    g = graded(read_only)
     assert g["A1"].passed is None
     assert g["A1"].checks[0].passed is True and g["A1"].checks[1].value is None
     assert g["C10"].passed is None
@@ -109,4 +75,4 @@ def test_a_grade_without_its_tests_is_unknown_not_failed():
 
 def test_a_failed_check_fails_the_grade_even_if_another_is_unmeasured():
     read_only = [r for r in results(1000, 900, 20) if r.write is None]
-    assert {x.name: x for x in grade_results(read_only)}["A1"].passed is False
+    assert graded(read_only)["A1"].passed is False

@@ -33,23 +33,23 @@ SETTINGS = default_settings(
 )
 
 
+def replay(target: Target, recordings: Path) -> ReplayRunner:
+    """Measure `target` on replayed outputs; the runner, which kept every job."""
+    runner = ReplayRunner(recordings / "quick-a1-card")
+    measure(plan_tests(PROFILE, SETTINGS, target, log_folder=runner.log_folder), runner)
+    return runner
+
+
 def jobs_for(folder: Path, recordings: Path, given: Path | None = None):
     """Measure `folder` on replayed outputs; the job texts with the test-file name masked."""
     target = resolve_target(
         str(given or folder), size_bytes=SETTINGS.size_bytes, destructive=False, roots=SystemRoots()
     )
     assert target.kind is TargetKind.FILE and target.test_file is not None
-    runner = ReplayRunner(recordings / "quick-a1-card")
-    measure(plan_tests(PROFILE, SETTINGS, target, log_folder=runner.log_folder), runner)
-    texts = [job.text for job in runner.jobs_run]
+    texts = [job.text for job in replay(target, recordings).jobs_run]
     for text in texts:
         assert f"filename={target.test_file}\n" in text
     return [text.replace(target.test_file, "TEST-FILE") for text in texts], target
-
-
-def replay(target: Target, recordings: Path) -> None:
-    runner = ReplayRunner(recordings / "quick-a1-card")
-    measure(plan_tests(PROFILE, SETTINGS, target, log_folder=runner.log_folder), runner)
 
 
 @pytest.fixture

@@ -10,8 +10,6 @@ is byte-identical, the test file is gone, and no fio process is left.
 import json
 import os
 import stat
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from flashmark.bench.target import resolve_target
 from flashmark.errors import ExitStatus
 from flashmark.fio.runner import FioProcessRunner
 from flashmark.system.sysroot import SystemRoots
+from tests.cli_runner import flashmark_script
 from tests.direct_io import direct_io_folder
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 from tests.hostile_names import folder_paths, plant_sentinels, remove_tree, snapshot
@@ -91,16 +90,10 @@ def test_the_cli_measures_a_hostile_folder_and_touches_nothing_else(folder_with_
         tmpdir = root / "tmp#dir;x"  # fio would misread it: flashmark falls back to /tmp
         tmpdir.mkdir()
         before = snapshot(root)
-        env = {
-            **os.environ,
-            "FLASHMARK_DB": str(root / "history.sqlite3"),
-            "TMPDIR": str(tmpdir),
-            "X": "/",
-        }
-        done = subprocess.run(
-            [sys.executable, "-m", "flashmark", "run", str(target), "--size", "4M",
-             "--runtime", "1", "--ramp", "0", "--profile", "a1", "--no-save", "--json"],
-            capture_output=True, text=True, env=env, timeout=180,
+        env = {"FLASHMARK_DB": str(root / "history.sqlite3"), "TMPDIR": str(tmpdir), "X": "/"}
+        done = flashmark_script(
+            "run", target, "--size", "4M", "--runtime", "1", "--ramp", "0", "--profile", "a1",
+            "--no-save", "--json", env=env, timeout=180,
         )  # fmt: skip
         assert done.returncode == ExitStatus.OK, done.stderr
         assert "Traceback" not in done.stderr
@@ -122,11 +115,9 @@ def test_a_device_reaches_fio_by_the_kernels_name_not_the_path_given(tmp_path):
                 str(node), size_bytes=16 * 2**20, destructive=False, roots=SystemRoots()
             )
             assert target.path == device.device
-            done = subprocess.run(
-                [sys.executable, "-m", "flashmark", "run", str(node), "--size", "16M",
-                 "--runtime", "1", "--ramp", "0", "--profile", "a1", "--no-save", "--json"],
-                capture_output=True, text=True, timeout=120,
-                env={**os.environ, "FLASHMARK_DB": ""},
+            done = flashmark_script(
+                "run", node, "--size", "16M", "--runtime", "1", "--ramp", "0", "--profile", "a1",
+                "--no-save", "--json", env={"FLASHMARK_DB": ""}, timeout=120,
             )  # fmt: skip
         finally:
             node.unlink()

@@ -7,19 +7,7 @@ import pytest
 from flashmark.bench.jobs import job_for_test, prepare_job
 from flashmark.bench.model import Settings
 from flashmark.bench.profiles import MIXED_4K_70R_Q4, PROFILES, RAND_READ_4K, SEQ_WRITE
-
-SETTINGS = Settings(
-    profile="quick",
-    size_bytes=128 * 2**20,
-    runtime_s=8,
-    ramp_s=2,
-    follow_ramp_s=2,
-    direct=True,
-    destructive=False,
-)
-
-
-LOGS = "/tmp/flashmark-fio-abc123"
+from tests.bench.synthetic import LOGS, SETTINGS
 
 
 def options(text):

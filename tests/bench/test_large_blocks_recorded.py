@@ -7,17 +7,13 @@ seq-read's first window; here the outcome cannot vary."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 
 from flashmark.bench.measure import measure
-from flashmark.bench.plan import default_settings, plan_tests
-from flashmark.bench.profiles import PROFILES
-from flashmark.bench.target import resolve_target
 from flashmark.fio.runner import ReplayRunner
-from flashmark.system.sysroot import SystemRoots
+from tests.bench.synthetic import large_blocks_plan
 
 MiB = 2**20
 
@@ -25,20 +21,8 @@ MiB = 2**20
 def test_rand_read_16m_measures_its_length_at_once_from_seq_reads_rate(
     tmp_path: Path, recordings: Path
 ):
-    full = PROFILES["full"]
-    tests = tuple(spec for spec in full.tests if spec.name in ("seq-read", "rand-read-16M"))
-    profile = dataclasses.replace(full, tests=tests, workloads=())
-    settings = default_settings(
-        profile, size_bytes=64 * MiB, runtime_s=None, buffered=False, destructive=False
-    )
-    settings = dataclasses.replace(settings, runtime_s=4)
     runner = ReplayRunner(recordings / "large-blocks-at-once")
-    target = resolve_target(
-        str(tmp_path), size_bytes=settings.size_bytes, destructive=False, roots=SystemRoots()
-    )
-    seq_read, large = measure(
-        plan_tests(profile, settings, target, log_folder=runner.log_folder), runner
-    ).tests
+    seq_read, large = measure(large_blocks_plan(str(tmp_path), runner.log_folder), runner).tests
     # seq-read's first window (+-1.9% on the busy host it was recorded on) was not enough: it
     # ran again for the profile's 4 s, and its 3 s were discarded.
     assert [job.name for job in runner.jobs_run] == [

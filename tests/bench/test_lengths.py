@@ -6,7 +6,6 @@ and on a recorded run (tests/data/fio/quick-a1-card-adaptive)."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
@@ -23,16 +22,8 @@ from flashmark.bench.lengths import (
     too_few_for_a_first_window,
     too_few_transfers,
 )
-from flashmark.bench.model import (
-    DirectionResult,
-    LatencyNs,
-    Settings,
-    Target,
-    TargetKind,
-    TestResult,
-    TestSpec,
-)
-from flashmark.bench.plan import default_settings, plan_tests
+from flashmark.bench.model import DirectionResult, Settings, TestResult
+from flashmark.bench.plan import plan_tests
 from flashmark.bench.profiles import PROFILES, RAND_READ_4K, RAND_WRITE_4K, SEQ_READ
 from flashmark.fio.window import (
     Completion,
@@ -43,9 +34,10 @@ from flashmark.fio.window import (
     written_extent,
 )
 from flashmark.stats import MeanInterval
+from tests.bench import synthetic
+from tests.bench.synthetic import LOGS, folder_target, plan_of, spec_named
 
 MiB = 2**20
-LOGS = "/tmp/flashmark-fio-abc123"
 
 
 def steady(spacing_ms: float, size: int, *, first_ms: float, until_ms: float) -> list[Completion]:
@@ -214,18 +206,11 @@ def test_written_extent_reads_offsets_and_sees_a_wrapped_area():
 
 
 def direction(ios: float, window_ms: int, interval: MeanInterval | None) -> DirectionResult:
-    latency = LatencyNs(1, 1, 1, 0, 1, 1, 1, 1, 1)
-    return DirectionResult(
-        iops=ios * 1000 / window_ms,
-        bw_bytes=ios * 4096 * 1000 / window_ms,
-        io_bytes=int(ios * 4096),
-        total_ios=int(ios),
-        runtime_ms=window_ms,
-        fio_runtime_ms=window_ms,
-        lat_ns=latency,
-        bw_per_second=None,
-        bw_ci95=interval,
-    )
+    """`ios` 4 KiB transfers in a window of `window_ms`."""
+    return synthetic.direction(
+        ios * 1000 / window_ms, ios * 4096 * 1000 / window_ms, runtime_ms=window_ms,
+        io_bytes=int(ios * 4096), total_ios=int(ios), bw_ci95=interval,
+    )  # fmt: skip
 
 
 def interval(mean: float, half_pct: float, edge_pct: float = 0.0) -> MeanInterval:
@@ -234,7 +219,7 @@ def interval(mean: float, half_pct: float, edge_pct: float = 0.0) -> MeanInterva
 
 
 def result(read: DirectionResult) -> TestResult:
-    return TestResult(spec=RAND_READ_4K, read=read, write=None, job_file="", elapsed_s=5.0)
+    return synthetic.result(RAND_READ_4K, read, elapsed_s=5.0)
 
 
 def test_a_narrow_interval_over_enough_transfers_keeps_the_first_window():
@@ -281,7 +266,7 @@ def test_a_test_on_its_verdict_stops_when_decided_not_at_one_percent():
 def test_a_write_test_on_its_verdict_writes_its_floor_first():
     # 500 4K writes a second for 3 s: 5.9 MiB, short of the 8 MiB floor, decided or not.
     write = direction(1500, 3000, interval(2_048_000, 0.5))
-    test = TestResult(spec=RAND_WRITE_4K, read=None, write=write, job_file="", elapsed_s=5.0)
+    test = synthetic.result(RAND_WRITE_4K, write, elapsed_s=5.0)
     longer = full_length(test, 8, undecided=())
     assert longer is not None and longer.extendable
     assert "less than 8 MiB, the floor of a write test" in longer.reason
@@ -299,28 +284,9 @@ def test_no_interval_is_not_enough():
     assert longer is not None and "too few for an interval" in longer.reason
 
 
-def folder_target(tmp_path: Path) -> Target:
-    return Target(
-        given=str(tmp_path),
-        kind=TargetKind.FILE,
-        path=str(tmp_path / ".flashmark-1.tmp"),
-        folder=str(tmp_path),
-        block_device=None,
-        filesystem="ext4",
-        mount_point=None,
-        mount_options=None,
-        capacity_bytes=None,
-        test_file=".flashmark-1.tmp",
-    )
-
-
 def test_the_quick_plan_measures_first_windows_after_a_full_length_seq_write(tmp_path):
-    quick = PROFILES["quick"]
-    settings = default_settings(
-        quick, size_bytes=None, runtime_s=None, buffered=False, destructive=False
-    )
-    assert settings.first_window_s == FIRST_WINDOW_S
-    plan = plan_tests(quick, settings, folder_target(tmp_path), log_folder=LOGS)
+    plan = plan_of("quick", folder_target(tmp_path))
+    assert plan.settings.first_window_s == FIRST_WINDOW_S
     assert plan.prepare_after == 1  # seq-write, then the preparation of the rest
     assert [job.name for job in plan.all_jobs][:3] == ["seq-write", "prepare", "seq-read"]
     assert [job.window_s for job in plan.jobs] == [8.0] + [3.0] * 5
@@ -346,12 +312,8 @@ def test_the_quick_plan_measures_first_windows_after_a_full_length_seq_write(tmp
 
 
 def test_runtime_fixes_every_length(tmp_path):
-    quick = PROFILES["quick"]
-    settings = default_settings(
-        quick, size_bytes=None, runtime_s=4, buffered=False, destructive=False
-    )
-    plan = plan_tests(quick, settings, folder_target(tmp_path), log_folder=LOGS)
-    assert settings.first_window_s is None
+    plan = plan_of("quick", folder_target(tmp_path), runtime_s=4)
+    assert plan.settings.first_window_s is None
     assert [job.window_s for job in plan.jobs] == [4.0] * 6
     assert not any(plan.is_first_window(i) for i in range(6))
     # Every length fixed, seq-write's too: time-based, whatever it wrote.
@@ -360,18 +322,14 @@ def test_runtime_fixes_every_length(tmp_path):
 
 
 def test_the_preparation_writes_what_seq_write_did_not(tmp_path):
-    quick = PROFILES["quick"]
-    settings = default_settings(
-        quick, size_bytes=None, runtime_s=None, buffered=False, destructive=False
-    )
-    plan = plan_tests(quick, settings, folder_target(tmp_path), log_folder=LOGS)
+    plan = plan_of("quick", folder_target(tmp_path))
     assert plan.rest_of_prepare(0) is plan.prepare_job
     rest = plan.rest_of_prepare(100 * MiB + 5)  # rounded down to whole preparation blocks
     assert rest is not None
     assert f"offset={100 * MiB}\n" in rest.text and f"size={28 * MiB}\n" in rest.text
     assert plan.rest_of_prepare(128 * MiB) is None
     with pytest.raises(ValueError):
-        prepare_job(settings, ".flashmark-1.tmp", offset_bytes=PREPARE_BLOCK_BYTES + 1)
+        prepare_job(plan.settings, ".flashmark-1.tmp", offset_bytes=PREPARE_BLOCK_BYTES + 1)
 
 
 def test_a_plan_of_reads_alone_has_no_leading_writes(tmp_path):
@@ -390,51 +348,48 @@ def test_a_plan_of_reads_alone_has_no_leading_writes(tmp_path):
     assert plan.prepare_after == 0 and [job.window_s for job in plan.jobs] == [3.0, 3.0]
 
 
-def full_spec(name: str) -> TestSpec:
-    return next(spec for spec in PROFILES["full"].tests if spec.name == name)
-
-
 def test_large_blocks_that_cannot_fill_a_first_window_start_at_their_length():
     fastest = FastestRates(read=60e6, write=30e6)
-    read = too_few_for_a_first_window(full_spec("rand-read-16M"), fastest, 10)
+    read = too_few_for_a_first_window(spec_named("rand-read-16M"), fastest, 10)
     # 60 MB/s of 16 MiB reads: 3.6 a second, 11 in 3 s; 20 need 6 s, the full length is 10.
     assert read is not None and read.window_s == 10
     assert read.reason.startswith("at most 11 reads would fit in its first window")
-    write = too_few_for_a_first_window(full_spec("seq-write-16M"), fastest, 10)
+    write = too_few_for_a_first_window(spec_named("seq-write-16M"), fastest, 10)
     # 30 MB/s: 1.8 a second; 20 need 12 s (+1 for the transfer cut at an edge).
     assert write is not None and write.window_s == 13
-    assert too_few_for_a_first_window(full_spec("rand-read-1M"), fastest, 10) is None
-    assert too_few_for_a_first_window(full_spec("rand-read-16M"), FastestRates(), 10) is None
+    assert too_few_for_a_first_window(spec_named("rand-read-1M"), fastest, 10) is None
+    assert too_few_for_a_first_window(spec_named("rand-read-16M"), FastestRates(), 10) is None
     # Only the test's own directions count: a slow write does not lengthen a read.
     assert (
-        too_few_for_a_first_window(full_spec("rand-read-16M"), FastestRates(600e6, 1e6), 10) is None
+        too_few_for_a_first_window(spec_named("rand-read-16M"), FastestRates(600e6, 1e6), 10)
+        is None
     )
 
 
 def test_after_a_bursty_test_deeper_ones_start_at_full_length_and_hold_enough_transfers():
     fastest = FastestRates(read=60e6, write=30e6)
-    bursty = full_spec("rand-write-512k")  # queue depth 1: every later test skips its window
-    plain = at_once(full_spec("rand-read-1M"), fastest, 10, bursty)
+    bursty = spec_named("rand-write-512k")  # queue depth 1: every later test skips its window
+    plain = at_once(spec_named("rand-read-1M"), fastest, 10, bursty)
     assert plain is not None and plain.window_s == 10
     assert plain.reason == bursty_reason("rand-write-512k", 1)
     # 16 MiB writes at 30 MB/s: the runtime would hold 17.9 of them; 20 need 13 s. Both
     # reasons are given, the transfers' first (as a result said before).
-    large = at_once(full_spec("rand-write-16M"), fastest, 10, bursty)
+    large = at_once(spec_named("rand-write-16M"), fastest, 10, bursty)
     assert large is not None and large.window_s == 13
     assert large.reason.startswith(AT_ONCE + "at most 5 writes would fit in its first window")
     assert large.reason.endswith("; " + bursty_reason("rand-write-512k", 1))
     # Without a bursty test, only the transfers decide; a bursty test deeper than this one's
     # queue does not count (a device may complete in bursts only at depth).
-    alone = at_once(full_spec("rand-write-16M"), fastest, 10, None)
-    too_few = too_few_for_a_first_window(full_spec("rand-write-16M"), fastest, 10)
+    alone = at_once(spec_named("rand-write-16M"), fastest, 10, None)
+    too_few = too_few_for_a_first_window(spec_named("rand-write-16M"), fastest, 10)
     assert alone is not None and too_few is not None
     assert alone.window_s == 13
     assert alone.reason == AT_ONCE + too_few.reason
-    deeper = full_spec("seq-read-q8")
-    assert at_once(full_spec("rand-read-1M"), fastest, 10, deeper) is None
-    assert at_once(full_spec("seq-read-q8"), fastest, 10, deeper) is not None
+    deeper = spec_named("seq-read-q8")
+    assert at_once(spec_named("rand-read-1M"), fastest, 10, deeper) is None
+    assert at_once(spec_named("seq-read-q8"), fastest, 10, deeper) is not None
     # Too few transfers behind a bursty test too deep to count: the transfers' reason alone.
-    behind = at_once(full_spec("rand-write-16M"), fastest, 10, deeper)
+    behind = at_once(spec_named("rand-write-16M"), fastest, 10, deeper)
     assert behind is not None and (behind.window_s, behind.reason) == (13, alone.reason)
 
 
@@ -446,11 +401,7 @@ def test_the_fastest_rates_count_what_the_host_accepted_of_writes():
 
 
 def test_the_standard_plan_writes_its_area_with_the_sustained_write_and_seq_write_first(tmp_path):
-    standard = PROFILES["standard"]
-    settings = default_settings(
-        standard, size_bytes=None, runtime_s=None, buffered=False, destructive=False
-    )
-    plan = plan_tests(standard, settings, folder_target(tmp_path), log_folder=LOGS)
+    plan = plan_of("standard", folder_target(tmp_path))
     names = [job.name for job in plan.all_jobs]
     # The sustained write first, on an empty cache; seq-write after it measures past it.
     assert names[:4] == ["sustained-write", "seq-write", "prepare", "seq-read"]
@@ -461,7 +412,7 @@ def test_the_standard_plan_writes_its_area_with_the_sustained_write_and_seq_writ
     # Its offsets say how far it wrote: the preparation writes only the rest.
     assert "log_offset=1\n" in sustained.text
     log = "".join(f"{k},1,1,524288,{k * 524288},0\n" for k in range(1, 1536))
-    written = written_extent({"sustained-write_iops.1.log": log}, settings.size_bytes)
+    written = written_extent({"sustained-write_iops.1.log": log}, plan.settings.size_bytes)
     assert written == 1536 * 524288 == 768 * MiB
     rest = plan.rest_of_prepare(written)
     assert rest is not None and f"offset={768 * MiB}\n" in rest.text
@@ -470,15 +421,9 @@ def test_the_standard_plan_writes_its_area_with_the_sustained_write_and_seq_writ
 def test_a_test_measured_at_once_runs_again_when_it_was_slower_than_the_fastest_rate():
     # rand-write-16M planned from a 60 MB/s sequential write (10 s), but it writes 20 MB/s:
     # 10 s hold 12 of its transfers; 20 need 17 s, plus one for a transfer cut at an edge.
-    planned = too_few_for_a_first_window(full_spec("rand-write-16M"), FastestRates(0, 60e6), 10)
+    planned = too_few_for_a_first_window(spec_named("rand-write-16M"), FastestRates(0, 60e6), 10)
     assert planned is not None and planned.window_s == 10
-    slow = TestResult(
-        spec=full_spec("rand-write-16M"),
-        read=None,
-        write=direction(11.92, 10_000, None),
-        job_file="",
-        elapsed_s=12.0,
-    )
+    slow = synthetic.result(spec_named("rand-write-16M"), direction(11.92, 10_000, None), 12.0)
     again = too_few_transfers(slow, 10)
     assert again is not None and again.window_s == 18
     assert again.reason == "12 writes (fewer than 20)"

@@ -6,23 +6,14 @@ import json
 import pytest
 
 from flashmark.bench.jobs import job_for_test
-from flashmark.bench.model import Settings
 from flashmark.bench.profiles import PROFILES, RAND_READ_4K, RAND_WRITE_4K
 from flashmark.bench.results import BATCH_MS, parse_prepare_output
 from flashmark.errors import DeviceFailed, FioFailed, FioOutputError, NotEnoughSpace
 from flashmark.fio.runner import ReplayRunner
 from flashmark.fio.window import read_completions
 from tests.bench.parsed import parse_test_output
+from tests.bench.synthetic import SETTINGS, spec_named
 
-SETTINGS = Settings(
-    profile="quick",
-    size_bytes=128 * 2**20,
-    runtime_s=8,
-    ramp_s=2,
-    follow_ramp_s=2,
-    direct=True,
-    destructive=False,
-)
 # The card recorded in quick-a1-card: the kernel block throttle's caps.
 A1_CAPS = {"read_iops": 1500, "write_iops": 500, "read_bps": 40e6, "write_bps": 10e6}
 
@@ -98,7 +89,7 @@ def test_quick_profile_on_an_a1_card_reads_back_its_caps(recordings):
 def test_sequential_rates_count_only_the_window_not_the_transfer_completing_after_it(recordings):
     # 10 MB/s in 1 MiB transfers: fio's io_bytes includes the transfer in flight when the
     # window closed, one of ~76 (+1.3%); the window holds 80 MB.
-    spec = next(t for t in PROFILES["quick"].tests if t.name == "seq-write")
+    spec = spec_named("seq-write", "quick")
     job, output = replay(recordings, "quick-a1-card", spec)
     write = parse_test_output(spec, job, output).write
     assert write is not None and write.accepted_bw_bytes is not None
@@ -110,7 +101,7 @@ def test_sequential_rates_count_only_the_window_not_the_transfer_completing_afte
 
 def test_a_slow_card_at_a_deep_queue_is_measured_over_the_window_not_fios_runtime(recordings):
     # 30 write IOPS: the 32 writes still queued when the 8 s window closes take ~1 s more.
-    spec = next(t for t in PROFILES["quick"].tests if t.name == "rand-write-4k-q32")
+    spec = spec_named("rand-write-4k-q32", "quick")
     job, output = replay(recordings, "slow-card-deep-queue", spec)
     fio_write = json.loads(output.json_text or "")["jobs"][0]["write"]
     # What fio itself divides by. (Its IOPS figure also counts the 32 writes queued at the
@@ -126,7 +117,7 @@ def test_a_slow_card_at_a_deep_queue_is_measured_over_the_window_not_fios_runtim
 
 
 def test_mixed_test_reports_both_directions_in_the_set_ratio(recordings):
-    spec = next(t for t in PROFILES["standard"].tests if t.name == "mixed-4k-70r-q4")
+    spec = spec_named("mixed-4k-70r-q4", "standard")
     job, output = replay(recordings, "standard-fast-card", spec)
     result = parse_test_output(spec, job, output)
     assert result.read is not None and result.write is not None
@@ -135,17 +126,22 @@ def test_mixed_test_reports_both_directions_in_the_set_ratio(recordings):
     assert result.read.bw_per_second is not None and result.write.bw_per_second is not None
 
 
-def test_a_device_vanishing_mid_test_is_a_device_failure(recordings):
-    job, output = replay(recordings, "folder-device-gone", RAND_WRITE_4K)
-    with pytest.raises(DeviceFailed, match="EIO"):
-        parse_test_output(RAND_WRITE_4K, job, output)
-
-
-def test_a_raw_device_shrinking_to_nothing_reports_no_space(recordings):
-    # measure() turns this into DeviceFailed for device targets (test_cli covers it).
-    job, output = replay(recordings, "device-io-error", RAND_WRITE_4K)
-    with pytest.raises(NotEnoughSpace):
-        parse_test_output(RAND_WRITE_4K, job, output)
+@pytest.mark.parametrize(
+    ("scenario", "spec", "error", "match"),
+    [
+        ("folder-device-gone", RAND_WRITE_4K, DeviceFailed, "EIO"),
+        # measure() turns this into DeviceFailed for device targets (test_cli covers it).
+        ("device-io-error", RAND_WRITE_4K, NotEnoughSpace, None),
+        ("fio-killed", RAND_READ_4K, FioFailed, "SIGKILL"),
+    ],
+    ids=["device-vanishing-mid-test", "raw-device-shrinking-to-nothing", "fio-killed-by-a-signal"],
+)
+def test_a_failed_run_is_named_by_its_cause(recordings, scenario, spec, error, match):
+    job, output = replay(recordings, scenario, spec)
+    if scenario == "fio-killed":
+        assert output.json_text == ""
+    with pytest.raises(error, match=match):
+        parse_test_output(spec, job, output)
 
 
 def test_preparation_that_fills_the_filesystem_says_choose_a_smaller_size(recordings):
@@ -157,13 +153,6 @@ def test_preparation_that_fills_the_filesystem_says_choose_a_smaller_size(record
     )
     with pytest.raises(NotEnoughSpace, match="--size"):
         parse_prepare_output(output, 64 * 2**20, 1800)
-
-
-def test_fio_killed_by_a_signal_is_named(recordings):
-    job, output = replay(recordings, "fio-killed", RAND_READ_4K)
-    assert output.json_text == ""
-    with pytest.raises(FioFailed, match="SIGKILL"):
-        parse_test_output(RAND_READ_4K, job, output)
 
 
 def test_notes_before_the_json_are_skipped_and_garbage_is_quoted(recordings):

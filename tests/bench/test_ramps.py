@@ -10,33 +10,14 @@ import json
 from pathlib import Path
 
 from flashmark.bench.document import document_to_run, run_to_document
-from flashmark.bench.plan import (
-    DEPTH_CHANGE_RAMP_S,
-    FOLLOW_RAMP_S,
-    Plan,
-    default_settings,
-    follows_at_another_depth,
-    plan_tests,
-)
-from flashmark.bench.profiles import PROFILES
+from flashmark.bench.plan import DEPTH_CHANGE_RAMP_S, FOLLOW_RAMP_S, Plan, follows_at_another_depth
 from flashmark.bench.render.cells import lengths_text
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME
-from tests.bench.test_lengths import LOGS, folder_target
-from tests.bench.test_sustained import DEVICE
-
-SAVED = Path(__file__).resolve().parents[1] / "data" / "report" / "quick-a1-card.json"
+from tests.bench.synthetic import DEVICE, folder_target, plan_of, saved_run
 
 
 def plan_for(profile: str, tmp_path: Path, *, ramp_s: int | None = None) -> Plan:
-    settings = default_settings(
-        PROFILES[profile],
-        size_bytes=None,
-        runtime_s=None,
-        buffered=False,
-        destructive=False,
-        ramp_s=ramp_s,
-    )
-    return plan_tests(PROFILES[profile], settings, folder_target(tmp_path), log_folder=LOGS)
+    return plan_of(profile, folder_target(tmp_path), ramp_s=ramp_s)
 
 
 def ramps(plan: Plan) -> list[int]:
@@ -112,11 +93,7 @@ def test_the_first_timed_test_after_the_sustained_write_ramps_fully(tmp_path):
 
 
 def test_a_read_only_device_run_ramps_its_first_test_fully(tmp_path):
-    quick = PROFILES["quick"]
-    settings = default_settings(
-        quick, size_bytes=None, runtime_s=None, buffered=False, destructive=False
-    )
-    plan = plan_tests(quick, settings, DEVICE, log_folder=LOGS)
+    plan = plan_of("quick", DEVICE)
     assert plan.prepare_job is None
     assert [spec.name for spec in plan.tests][:2] == ["seq-read", "rand-read-4k"]
     assert ramps(plan) == [2, 1, 0]
@@ -172,7 +149,7 @@ def test_the_lengths_text_names_both_ramps(tmp_path):
 def test_a_run_in_the_order_saved_before_the_depth_pairs_names_no_depth_ramp():
     """Runs saved before the depth-32 tests followed their depth-1 ones ramped 1 s there: their
     order says so, since no test of theirs follows the same I/O at another depth."""
-    run = document_to_run(json.loads(SAVED.read_text()))
+    run = saved_run()
     names = [test.spec.name for test in run.tests]
     assert names.index("rand-write-4k") + 1 == names.index("rand-read-4k-q32")
     assert not follows_at_another_depth([test.spec for test in run.tests])
@@ -181,7 +158,7 @@ def test_a_run_in_the_order_saved_before_the_depth_pairs_names_no_depth_ramp():
 
 
 def test_the_follow_ramp_is_saved_and_read_back():
-    run = document_to_run(json.loads(SAVED.read_text()))
+    run = saved_run()
     settings = dataclasses.replace(run.settings, ramp_s=2, follow_ramp_s=1)
     document = json.loads(json.dumps(run_to_document(dataclasses.replace(run, settings=settings))))
     assert (document["settings"]["ramp_s"], document["settings"]["follow_ramp_s"]) == (2, 1)

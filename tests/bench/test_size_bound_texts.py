@@ -5,37 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 
-from flashmark.bench.model import Target, TargetKind
-from flashmark.bench.plan import REST_STEP_NAME, Plan, default_settings, plan_tests
-from flashmark.bench.profiles import PROFILES
+from flashmark.bench.model import Target
+from flashmark.bench.plan import REST_STEP_NAME, Plan
 from flashmark.bench.render.cells import settings_text
 from flashmark.bench.sustained import SUSTAINED_REST_S, SUSTAINED_WRITE_NAME
 from flashmark.units import MB, MiB
-from tests.bench.test_lengths import folder_target
+from tests.bench.synthetic import DEVICE, folder_target, plan_of
 from tests.bench.test_speed_class_rate import log, measured, run_with
-
-LOGS = "/tmp/flashmark-logs"
-
-
-def device_target() -> Target:
-    return Target(
-        given="/dev/sdx",
-        kind=TargetKind.DEVICE,
-        path="/dev/sdx",
-        folder=None,
-        block_device="/dev/sdx",
-        filesystem=None,
-        mount_point=None,
-        mount_options=None,
-        capacity_bytes=1 << 34,
-    )
 
 
 def plan(profile: str, target: Target, size_bytes: int | None = None) -> Plan:
-    settings = default_settings(
-        PROFILES[profile], size_bytes=size_bytes, runtime_s=None, buffered=False, destructive=True
-    )
-    return plan_tests(PROFILES[profile], settings, target, log_folder=LOGS)
+    return plan_of(profile, target, size_bytes=size_bytes, destructive=True)
 
 
 def test_the_sustained_profile_on_a_folder_rests_the_card_and_prepares_nothing(tmp_path):
@@ -50,7 +30,7 @@ def test_the_sustained_profile_on_a_folder_rests_the_card_and_prepares_nothing(t
 
 
 def test_the_sustained_profile_on_a_device_starts_at_once():
-    sustained = plan("sustained", device_target(), 112 * MiB)
+    sustained = plan("sustained", DEVICE, 112 * MiB)
     assert [step.name for step in sustained.steps()] == [SUSTAINED_WRITE_NAME]
     assert sustained.rest is None and sustained.prepare_job is None
     assert sustained.describe() == (

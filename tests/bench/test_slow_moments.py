@@ -2,28 +2,21 @@
 interval of a later write test that stops on its verdict reaching down by those it did not
 meet (flashmark.bench.results pooled_result), on completion streams whose pauses are known."""
 
+import dataclasses
 import json
 
 import pytest
 
 from flashmark.bench.jobs import job_for_test
-from flashmark.bench.model import Settings
 from flashmark.bench.profiles import RAND_WRITE_4K
 from flashmark.bench.results import parse_run, pooled_result
 from flashmark.bench.slow_moments import Pauses, SlowMoments, pauses_in
 from flashmark.fio.runner import FioOutput
 from flashmark.fio.window import Completion
+from tests.bench import synthetic
 
 MiB = 2**20
-SETTINGS = Settings(
-    profile="a1",
-    size_bytes=128 * MiB,
-    runtime_s=8,
-    ramp_s=2,
-    follow_ramp_s=1,
-    direct=True,
-    destructive=True,
-)
+SETTINGS = dataclasses.replace(synthetic.SETTINGS, profile="a1", follow_ramp_s=1, destructive=True)
 
 
 def writes(spacing_ms, size, until_ms, *, pause_at_ms=(), pause_ms=250.0):

@@ -5,20 +5,13 @@ at most 250 ms, and an honest verdict when the sustained-write test never left t
 import dataclasses
 import io
 import json
-from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 from flashmark.bench.document import document_to_run, run_to_document
 from flashmark.bench.grading.classes import grade_results, unmet_requirements
-from flashmark.bench.model import (
-    STOPPED_SIZE_LIMIT,
-    STOPPED_STEADY,
-    DirectionResult,
-    LatencyNs,
-    TestResult,
-)
+from flashmark.bench.model import STOPPED_SIZE_LIMIT, STOPPED_STEADY
 from flashmark.bench.render.cells import check_text, sustained_text
 from flashmark.bench.render.view import WRITERS
 from flashmark.bench.results import sustained_write
@@ -28,9 +21,8 @@ from flashmark.fio.window import Completion
 from flashmark.report.html import render_html_report
 from flashmark.stats import Verdict
 from flashmark.units import MB, KiB, MiB, format_rate
+from tests.bench.synthetic import direction, graded, result, saved_run
 
-SAVED = Path(__file__).resolve().parents[1] / "data" / "report" / "quick-a1-card.json"
-LAT = LatencyNs(1, 2, 3, 1, 2, 2, 3, 3, 3)
 BLOCK = 512 * KiB
 
 
@@ -56,22 +48,13 @@ def measured(completions, steady=False, limit=None):
     return found
 
 
+def with_sustained(found):
+    """The sustained-write test's result whose write found `found`."""
+    return result(SUSTAINED_WRITE, direction(1, found.sustained_bw_bytes, sustained=found))
+
+
 def grades_for(sustained):
-    direction = DirectionResult(
-        iops=1,
-        bw_bytes=sustained.sustained_bw_bytes,
-        io_bytes=1,
-        total_ios=1,
-        runtime_ms=1,
-        fio_runtime_ms=1,
-        lat_ns=LAT,
-        bw_per_second=None,
-        sustained=sustained,
-    )
-    results = [
-        TestResult(spec=SUSTAINED_WRITE, read=None, write=direction, job_file="", elapsed_s=1)
-    ]
-    return {grade.name: grade for grade in grade_results(results)}
+    return graded([with_sustained(sustained)])
 
 
 def test_sub_units_after_the_cache_are_graded_and_the_slowest_is_the_figure():
@@ -190,22 +173,8 @@ def test_a_steady_rate_without_a_fall_off_is_graded_as_a_device_without_a_cache(
 
 
 def run_with(found):
-    run = document_to_run(json.loads(SAVED.read_text()))
-    direction = DirectionResult(
-        iops=1,
-        bw_bytes=found.sustained_bw_bytes,
-        io_bytes=1,
-        total_ios=1,
-        runtime_ms=1,
-        fio_runtime_ms=1,
-        lat_ns=LAT,
-        bw_per_second=None,
-        sustained=found,
-    )
-    tests = (
-        *run.tests,
-        TestResult(spec=SUSTAINED_WRITE, read=None, write=direction, job_file="", elapsed_s=1),
-    )
+    run = saved_run()
+    tests = (*run.tests, with_sustained(found))
     return dataclasses.replace(run, tests=tests, grades=grade_results(tests))
 
 

@@ -3,54 +3,23 @@ found in its per-I/O log, the result document, and the speed classes graded on i
 
 import dataclasses
 import json
-from pathlib import Path
 
 import pytest
 
 from flashmark.bench.document import document_to_run, run_to_document
-from flashmark.bench.grading.classes import grade_results
 from flashmark.bench.jobs import sustained_size_limit
-from flashmark.bench.model import (
-    DirectionResult,
-    LatencyNs,
-    SustainedWrite,
-    Target,
-    TargetKind,
-    TestResult,
-)
-from flashmark.bench.plan import default_settings, plan_tests
-from flashmark.bench.profiles import SEQ_WRITE, get_profile
+from flashmark.bench.model import SustainedWrite
+from flashmark.bench.profiles import SEQ_WRITE
 from flashmark.bench.results import sustained_write
 from flashmark.bench.sustained import SUSTAINED_SIZE_CAP_BYTES, SUSTAINED_WRITE
 from flashmark.fio.window import Completion
 from flashmark.stats import Verdict
 from flashmark.units import MB, GiB, KiB, MiB
-
-SAVED = Path(__file__).resolve().parents[1] / "data" / "report" / "quick-a1-card.json"
-LAT = LatencyNs(1, 2, 3, 1, 2, 2, 3, 3, 3)
-DEVICE = Target(
-    given="/dev/sdz",
-    kind=TargetKind.DEVICE,
-    path="/dev/sdz",
-    folder=None,
-    block_device="/dev/sdz",
-    filesystem=None,
-    mount_point=None,
-    mount_options=None,
-    capacity_bytes=16 * GiB,
-)
+from tests.bench.synthetic import DEVICE, LOGS, direction, graded, plan_of, result, saved_run
 
 
 def plan_for(profile_name, size_bytes=None, destructive=True):
-    profile = get_profile(profile_name)
-    settings = default_settings(
-        profile,
-        size_bytes=size_bytes,
-        runtime_s=None,
-        buffered=False,
-        destructive=destructive,
-    )
-    return plan_tests(profile, settings, DEVICE, log_folder="/tmp/flashmark-logs")
+    return plan_of(profile_name, DEVICE, size_bytes=size_bytes, destructive=destructive)
 
 
 @pytest.mark.parametrize("name", ["standard", "full", "sustained"])
@@ -61,7 +30,7 @@ def test_fuller_profiles_and_the_sustained_profile_run_the_sustained_write(name)
     assert "rw=write\n" in job.text and f"bs={512 * KiB}\n" in job.text
     assert "steadystate=bw_slope:" in job.text and "steadystate_duration=" in job.text
     assert f"io_size={1 * GiB}\n" in job.text and "time_based" not in job.text
-    assert "write_iops_log=/tmp/flashmark-logs/sustained-write\n" in job.text
+    assert f"write_iops_log={LOGS}/sustained-write\n" in job.text
     assert "end_fsync=1\n" in job.text
 
 
@@ -90,13 +59,7 @@ def test_the_plan_note_gives_the_size_limit_and_the_steady_rule():
 
 
 def test_the_size_limit_is_the_area_capped():
-    settings = default_settings(
-        get_profile("sustained"),
-        size_bytes=64 * GiB,
-        runtime_s=None,
-        buffered=False,
-        destructive=True,
-    )
+    settings = plan_for("sustained", size_bytes=64 * GiB).settings
     assert sustained_size_limit(settings) == SUSTAINED_SIZE_CAP_BYTES
     small = dataclasses.replace(settings, size_bytes=256 * MiB)
     assert sustained_size_limit(small) == 256 * MiB
@@ -136,18 +99,9 @@ def test_too_few_completions_say_nothing():
     )
 
 
-def direction(bw, sustained=None):
-    return DirectionResult(
-        iops=bw / (512 * KiB),
-        bw_bytes=bw,
-        io_bytes=1,
-        total_ios=1,
-        runtime_ms=1,
-        fio_runtime_ms=1,
-        lat_ns=LAT,
-        bw_per_second=None,
-        sustained=sustained,
-    )
+def written(spec, bw, sustained=None):
+    """`spec`'s result: 512 KiB writes at `bw` bytes per second."""
+    return result(spec, direction(bw / (512 * KiB), bw, sustained=sustained))
 
 
 CLIFF = SustainedWrite(cache_bytes=512 * MiB, burst_bw_bytes=80e6, sustained_bw_bytes=18e6)
@@ -155,13 +109,8 @@ CLIFF = SustainedWrite(cache_bytes=512 * MiB, burst_bw_bytes=80e6, sustained_bw_
 
 def test_u3_is_graded_on_the_sustained_rate_and_says_so():
     # Burst (and the seq-write test, inside the cache) above 30 MB/s, sustained below.
-    results = [
-        TestResult(spec=SEQ_WRITE, read=None, write=direction(80e6), job_file="", elapsed_s=1),
-        TestResult(
-            spec=SUSTAINED_WRITE, read=None, write=direction(25e6, CLIFF), job_file="", elapsed_s=1
-        ),
-    ]
-    grades = {grade.name: grade for grade in grade_results(results)}
+    results = [written(SEQ_WRITE, 80e6), written(SUSTAINED_WRITE, 25e6, CLIFF)]
+    grades = graded(results)
     for name in ("U3", "V30"):
         grade = grades[name]
         assert grade.verdict is Verdict.FAIL and grade.passed is False
@@ -175,25 +124,15 @@ def test_u3_is_graded_on_the_sustained_rate_and_says_so():
 
 
 def test_without_the_sustained_write_the_speed_classes_read_seq_write():
-    grades = {
-        g.name: g
-        for g in grade_results(
-            [TestResult(spec=SEQ_WRITE, read=None, write=direction(80e6), job_file="", elapsed_s=1)]
-        )
-    }
+    grades = graded([written(SEQ_WRITE, 80e6)])
     assert grades["U3"].verdict is Verdict.PASS
     assert grades["U3"].checks[0].test == "seq-write"
     assert "sustained rate" not in grades["U3"].note
 
 
 def test_the_sustained_figures_survive_saving_and_reading():
-    run = document_to_run(json.loads(SAVED.read_text()))
-    tests = (
-        *run.tests,
-        TestResult(
-            spec=SUSTAINED_WRITE, read=None, write=direction(25e6, CLIFF), job_file="", elapsed_s=1
-        ),
-    )
+    run = saved_run()
+    tests = (*run.tests, written(SUSTAINED_WRITE, 25e6, CLIFF))
     document = run_to_document(dataclasses.replace(run, tests=tests))
     saved = document["tests"][-1]["write"]["sustained"]
     assert saved == {

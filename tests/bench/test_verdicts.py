@@ -2,7 +2,6 @@
 
 import dataclasses
 import json
-from pathlib import Path
 
 import click
 import pytest
@@ -10,7 +9,6 @@ from rich.console import Console
 
 from flashmark.bench.document import document_to_run, run_to_document
 from flashmark.bench.grading.classes import GRADE_NAMES, grade_results, unmet_requirements
-from flashmark.bench.model import DirectionResult, LatencyNs, TestResult
 from flashmark.bench.profiles import (
     RAND_READ_4K,
     RAND_READ_4K_Q32,
@@ -23,78 +21,33 @@ from flashmark.cli.params import GRADES
 from flashmark.errors import ResultFormatError
 from flashmark.report.html import render_html_report
 from flashmark.stats import MeanInterval, Verdict
-
-LAT = LatencyNs(1, 2, 3, 1, 2, 2, 3, 3, 3)
-SAVED = Path(__file__).resolve().parents[1] / "data" / "report" / "quick-a1-card.json"
+from tests.bench.synthetic import SAVED, direction, graded, result, saved_run
 
 
 def interval(mean, half):
+    if half is None:
+        return None
     return MeanInterval(mean=mean, low=mean - half, high=mean + half, samples=8,
                         effective_samples=6.0)  # fmt: skip
 
 
-def direction(iops, bw_bytes, iops_half=None, bw_half=None):
-    return DirectionResult(
-        iops=iops,
-        bw_bytes=bw_bytes,
-        io_bytes=1,
-        total_ios=1,
-        runtime_ms=8000,
-        fio_runtime_ms=8000,
-        lat_ns=LAT,
-        bw_per_second=None,
-        iops_ci95=None if iops_half is None else interval(iops, iops_half),
-        bw_ci95=None if bw_half is None else interval(bw_bytes, bw_half),
-    )
+def measured(iops, bw_bytes, iops_half=None, bw_half=None):
+    return direction(
+        iops, bw_bytes, runtime_ms=8000,
+        iops_ci95=interval(iops, iops_half), bw_ci95=interval(bw_bytes, bw_half),
+    )  # fmt: skip
 
 
 def card(read=(3000, 30), write=(1000, 10), seq=(50e6, 1e6), q32=(8000, 80, 4000, 40)):
     """Results of a card: (value, half-width) per headline; a half-width of None: no interval."""
-    read_iops, read_half = read
-    write_iops, write_half = write
-    seq_bw, seq_half = seq
     q_read, q_read_half, q_write, q_write_half = q32
     return [
-        TestResult(
-            spec=RAND_READ_4K,
-            read=direction(read_iops, 0, read_half),
-            write=None,
-            job_file="",
-            elapsed_s=1,
-        ),
-        TestResult(
-            spec=RAND_WRITE_4K,
-            read=None,
-            write=direction(write_iops, 0, write_half),
-            job_file="",
-            elapsed_s=1,
-        ),
-        TestResult(
-            spec=RAND_READ_4K_Q32,
-            read=direction(q_read, 0, q_read_half),
-            write=None,
-            job_file="",
-            elapsed_s=1,
-        ),
-        TestResult(
-            spec=RAND_WRITE_4K_Q32,
-            read=None,
-            write=direction(q_write, 0, q_write_half),
-            job_file="",
-            elapsed_s=1,
-        ),
-        TestResult(
-            spec=SEQ_WRITE,
-            read=None,
-            write=direction(seq_bw / 2**20, seq_bw, None, seq_half),
-            job_file="",
-            elapsed_s=1,
-        ),
+        result(RAND_READ_4K, measured(read[0], 0, read[1])),
+        result(RAND_WRITE_4K, measured(write[0], 0, write[1])),
+        result(RAND_READ_4K_Q32, measured(q_read, 0, q_read_half)),
+        result(RAND_WRITE_4K_Q32, measured(q_write, 0, q_write_half)),
+        result(SEQ_WRITE, measured(seq[0] / 2**20, seq[0], None, seq[1])),
     ]
-
-
-def graded(results):
-    return {grade.name: grade for grade in grade_results(results)}
 
 
 def test_intervals_wholly_above_every_threshold_pass():
@@ -154,17 +107,17 @@ def with_flush(results, test, accepted_over_durable):
     """The results with `test`'s write figures durable (flush in the window) and the rate the
     host accepted `accepted_over_durable` times higher."""
     changed = []
-    for result in results:
-        if result.spec is test:
-            write = result.write
+    for each in results:
+        if each.spec is test:
+            write = each.write
             write = dataclasses.replace(
                 write,
                 accepted_iops=write.iops * accepted_over_durable,
                 accepted_bw_bytes=write.bw_bytes * accepted_over_durable,
                 fsync_ms=8000 * (accepted_over_durable - 1),
             )
-            result = dataclasses.replace(result, write=write)
-        changed.append(result)
+            each = dataclasses.replace(each, write=write)
+        changed.append(each)
     return changed
 
 
@@ -212,7 +165,7 @@ def test_a_straddle_with_a_check_not_measured_is_not_graded():
 
 
 def test_verdicts_survive_saving_and_reading():
-    run = document_to_run(json.loads(SAVED.read_text()))
+    run = saved_run()
     grades = grade_results(card(read=(1905, 410), seq=(8e6, 0.5e6)))
     document = run_to_document(dataclasses.replace(run, grades=grades))
     a1, u1 = document["grades"]["A1"], document["grades"]["U1"]
@@ -268,7 +221,7 @@ def test_require_names_are_checked_while_parsing():
 
 
 def _run_with_an_uncertain_a1():
-    run = document_to_run(json.loads(SAVED.read_text()))
+    run = saved_run()
     return dataclasses.replace(run, grades=grade_results(card(read=(1905, 410))))
 
 

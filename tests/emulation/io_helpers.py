@@ -143,11 +143,6 @@ def _lower_hull_at(xs: Sequence[int], ys: Sequence[float], lo: int, hi: int, x: 
     return ys[hull[0]]  # a single point
 
 
-def _without_idle_steps(xs: Sequence[float], ys: Sequence[float]) -> list[float]:
-    """The times ys of on-schedule points with the schedule's steps taken out."""
-    return _idle_steps(xs, ys)[0]
-
-
 def _idle_steps(xs: Sequence[float], ys: Sequence[float]) -> tuple[list[float], list[int]]:
     """The times ys of on-schedule points with the schedule's steps taken out, and the steps
     (the index of the first point after each).
@@ -182,7 +177,7 @@ def rate_bps(ios: Sequence[CompletedIo]) -> float:
     reaped the I/Os, not when the device finished them; a rate over a stretch starting inside
     such a bunch would read high, one ending inside it low. A host stall longer than the
     model's absorb_ns makes the device idle, a step in the schedule, taken out
-    (`_without_idle_steps`); the median of the least-squares rates over every window of a
+    (`_idle_steps`); the median of the least-squares rates over every window of a
     quarter of the run (at least 8 on-schedule I/Os) leaves out a step that was not.
     """
     done = list(itertools.accumulate(io.size for io in ios))
@@ -190,7 +185,7 @@ def rate_bps(ios: Sequence[CompletedIo]) -> float:
     if len(kept) < 2:
         raise AssertionError(f"{len(kept)} of {len(ios)} completions on the device's schedule")
     xs = [float(done[i]) for i in kept]
-    sums = _prefix_sums(xs, _without_idle_steps(xs, [float(ios[i].time_ms) for i in kept]))
+    sums = _prefix_sums(xs, _idle_steps(xs, [float(ios[i].time_ms) for i in kept])[0])
     window = min(len(kept), max(8, len(kept) // 4))
     slopes = [_line(sums, i, i + window)[0] for i in range(len(kept) - window + 1)]
     return 1000 / statistics.median(slopes)

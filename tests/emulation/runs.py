@@ -9,7 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +44,15 @@ def headline(document: dict[str, Any], test: str, direction: str, metric: str) -
 def throttled_runner(device: EmulatedDevice, workdir: Path) -> FioProcessRunner:
     """A runner whose fio runs inside the device's throttle, at nice -10 (see
     `run_test_in_device`), with its work files in `workdir`."""
-    wrapper = workdir / "fio-in-throttle"
+    return nice_runner(workdir, device.command)
+
+
+def nice_runner(workdir: Path, wrap: Callable[[list[str]], list[str]] = list) -> FioProcessRunner:
+    """A runner whose fio runs at nice -10 (see `run_test_in_device`), its command wrapped by
+    `wrap` (a device's throttle), with its work files in `workdir`."""
+    wrapper = workdir / "nice-fio"
     fio = shutil.which("fio") or "fio"
-    argv = device.command(["nice", "-n", "-10", fio])
-    wrapper.write_text("#!/bin/sh\n" + " ".join(shlex.quote(part) for part in argv) + ' "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec {shlex.join(wrap(["nice", "-n", "-10", fio]))} "$@"\n')
     wrapper.chmod(0o755)
     return FioProcessRunner(workdir, executable=str(wrapper))
 
@@ -78,11 +83,7 @@ def run_test_on_device(path: str, spec: TestSpec, settings: Settings, workdir: P
     """One test of a profile, exactly as `flashmark run --destructive` builds and parses it on
     a block device, run by real fio at nice -10 (see `run_test_in_device`) on `path`, a device
     a test made (an emulated card: tests.emulation.flash)."""
-    wrapper = workdir / "fio-at-nice-10"
-    fio = shutil.which("fio") or "fio"
-    wrapper.write_text(f'#!/bin/sh\nexec nice -n -10 {shlex.quote(fio)} "$@"\n')
-    wrapper.chmod(0o755)
-    runner = FioProcessRunner(workdir, executable=str(wrapper))
+    runner = nice_runner(workdir)
     job = job_for_test(spec, settings, path, readonly=False, log_folder=runner.log_folder)
     return parse_test_output(spec, job, runner.run(job))
 

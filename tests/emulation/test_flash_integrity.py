@@ -15,6 +15,7 @@ import pytest
 
 from tests.emulation.flash.device import EmulatedFlash
 from tests.emulation.flash.model import Backing, BadRange, FakeMode, FlashModel
+from tests.emulation.flash.power import backing_file
 from tests.emulation.io_helpers import (
     BLOCK,
     opened_direct,
@@ -149,8 +150,7 @@ def test_the_device_vanishes_after_its_byte_budget_and_on_request(emulated_flash
 def _leftovers(device: EmulatedFlash) -> list[str]:
     assert device.image is not None
     found = []
-    loop = Path("/sys/block") / Path(device.path).name / "loop" / "backing_file"
-    if loop.exists() and loop.read_text().strip() == str(device.image):
+    if backing_file(device.path) == str(device.image):
         found.append(f"{device.path} still attached")
     if str(device.image.parent) in Path("/proc/mounts").read_text():
         found.append(f"{device.image.parent} still mounted")

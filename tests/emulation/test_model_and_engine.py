@@ -114,16 +114,19 @@ def test_a_write_straddling_the_cache_end_pays_each_part_at_its_rate():
     assert clock.now - start == MS + MS // 2 + 5 * MS
 
 
+# A 1 MB cache taking 100 MB/s, then 10 MB/s; idle, it empties at 2 MB/s.
+DRAINING = FlashModel(
+    claimed_bytes=16 * MiB, cache_bytes=1 * MB, cache_write_bps=100 * MB, write_bps=10 * MB,
+    cache_drain_bps=2 * MB,
+)  # fmt: skip
+
+
 def test_idle_drains_the_cache_at_the_drain_rate():
-    model = FlashModel(
-        claimed_bytes=16 * MiB, cache_bytes=1 * MB, cache_write_bps=100 * MB, write_bps=10 * MB,
-        cache_drain_bps=2 * MB,
-    )  # fmt: skip
-    engine, clock = engine_for(model)
+    engine, clock = engine_for(DRAINING)
     write(engine, 0, bytes(MB))
     clock.host_overhead(250 * MS)  # idle: 0.25 s at 2 MB/s drains 500 kB
-    assert model.cache_after_idle(MB, 250 * MS) == 500_000
-    assert model.cache_after_idle(MB, model.absorb_ns) == MB  # not idle, absorbed
+    assert DRAINING.cache_after_idle(MB, 250 * MS) == 500_000
+    assert DRAINING.cache_after_idle(MB, DRAINING.absorb_ns) == MB  # not idle, absorbed
     start = clock.now
     write(engine, MB, bytes(500_000))
     assert clock.now - start == 5 * MS  # all of it went into the cache
@@ -136,11 +139,7 @@ def test_idle_drains_the_cache_at_the_drain_rate():
 
 
 def test_the_burst_after_the_longest_idle_counts_until_the_cache_is_full_again():
-    model = FlashModel(
-        claimed_bytes=16 * MiB, cache_bytes=1 * MB, cache_write_bps=100 * MB, write_bps=10 * MB,
-        cache_drain_bps=2 * MB,
-    )  # fmt: skip
-    engine, clock = engine_for(model)
+    engine, clock = engine_for(DRAINING)
     write(engine, 0, bytes(MB))
     clock.host_overhead(250 * MS)  # the longest idle: 500 kB of room
     write(engine, MB, bytes(300_000))

@@ -17,6 +17,10 @@ from tests.emulation.flash.engine import ControlBlock, DeviceFault, FlashEngine,
 from tests.emulation.flash.model import SECTOR, Durability, FlashModel
 
 RECORD = 4096
+# Writes fall due within a second of their completion, in no particular order.
+OUT_OF_ORDER = FlashModel(
+    claimed_bytes=MiB, durability=Durability.OUT_OF_ORDER, durable_lag_ns=1000 * MS
+)
 
 
 def write(engine: FlashEngine, offset: int, byte: int) -> None:
@@ -58,10 +62,7 @@ def test_a_lying_card_acknowledges_a_flush_and_keeps_only_what_its_lag_let_throu
 
 
 def test_an_out_of_order_card_loses_an_earlier_flushed_write_while_a_later_one_survives():
-    model = FlashModel(
-        claimed_bytes=MiB, durability=Durability.OUT_OF_ORDER, durable_lag_ns=1000 * MS
-    )
-    engine, clock = engine_for(model)
+    engine, clock = engine_for(OUT_OF_ORDER)
     for number in range(64):
         write(engine, number * RECORD, number + 1)
     engine.flush()
@@ -87,10 +88,7 @@ def test_a_full_volatile_cache_writes_its_oldest_entries_back():
 
 
 def test_a_later_write_is_never_overwritten_by_an_older_version_of_the_same_block():
-    model = FlashModel(
-        claimed_bytes=MiB, durability=Durability.OUT_OF_ORDER, durable_lag_ns=1000 * MS
-    )
-    engine, clock = engine_for(model)
+    engine, clock = engine_for(OUT_OF_ORDER)
     for version in range(1, 40):
         write(engine, 0, version)
     clock.now += 2000 * MS  # everything fell due, in the card's own order

@@ -9,7 +9,6 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,9 +17,11 @@ import pytest
 
 from flashmark.bench.sustained import SUSTAINED_REST_S
 from flashmark.stats import judge_bounds
+from tests.cli_runner import flashmark_script
 from tests.emulation.flash.device import EmulatedFlash
 from tests.emulation.flash.model import FlashModel
 from tests.emulation.runs import DEVICE_TIMING
+from tests.emulation.throttle import MKFS_EXT4
 
 pytestmark = [pytest.mark.flash, pytest.mark.fio, DEVICE_TIMING]
 
@@ -119,11 +120,9 @@ CARD_128 = FlashModel(
 
 def run_sustained(target: str, *extra: str, size: str = "112M") -> tuple[dict[str, Any], str]:
     """`flashmark run TARGET --profile sustained --size SIZE --json`: the document and stderr."""
-    done = subprocess.run(
-        [sys.executable, "-m", "flashmark", "run", target, "--no-save", "--profile", "sustained",
-         "--size", size, "--json", *extra],
-        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    done = flashmark_script(
+        "run", target, "--no-save", "--profile", "sustained", "--size", size, "--json", *extra
+    )
     assert done.returncode in (0, 8), done.stderr[-3000:]
     document: dict[str, Any] = json.loads(done.stdout)
     return document, done.stderr
@@ -151,13 +150,9 @@ def assert_the_models_cliff(document: dict[str, Any], device: EmulatedFlash) -> 
 
 @contextlib.contextmanager
 def mounted_ext4(device: EmulatedFlash, mount: Path) -> Iterator[Path]:
-    """A fresh ext4 on the card, mounted at `mount`. Inode tables and journal are written by
-    mkfs (not by ext4lazyinit in the background, ext4(5) "init_itable"), so that nothing but
-    the run writes to the card while it is measured."""
-    subprocess.run(
-        ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", device.path],
-        check=True, timeout=120, capture_output=True,
-    )  # fmt: skip
+    """A fresh ext4 on the card, mounted at `mount`; nothing but the run writes to the card
+    while it is measured (MKFS_EXT4)."""
+    subprocess.run([*MKFS_EXT4, device.path], check=True, timeout=120, capture_output=True)
     mount.mkdir()
     subprocess.run(["mount", device.path, str(mount)], check=True, timeout=60)
     try:

@@ -27,6 +27,9 @@ from flashmark.units import MiB
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 _V1_BLKIO = "blkio"
 _GROUP_PREFIX = "flashmark-emu-"
+# mkfs.ext4 writing its inode tables and journal at once, so that ext4lazyinit does not write
+# in the background while a test measures the device (ext4(5) "init_itable"); add the device.
+MKFS_EXT4 = ("mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0")
 
 
 @dataclass(frozen=True)
@@ -159,21 +162,10 @@ class EmulatedDevice(Emulation):
         self.majmin = device_number(self.device)
 
         if self.filesystem:
-            # Initialise inode tables and journal now, so ext4lazyinit does not write in the
-            # background while a test measures the device.
             if self.fstype == "btrfs":
                 run_tool(["mkfs.btrfs", "-q", "-f", self.device])
             else:
-                run_tool(
-                    [
-                        "mkfs.ext4",
-                        "-q",
-                        "-F",
-                        "-E",
-                        "lazy_itable_init=0,lazy_journal_init=0",
-                        self.device,
-                    ]
-                )
+                run_tool([*MKFS_EXT4, self.device])
             mount_point = workdir / "mnt"
             mount_point.mkdir()
             run_tool(["mount", self.device, str(mount_point)])

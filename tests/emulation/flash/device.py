@@ -205,27 +205,12 @@ class EmulatedFlash(Emulation):
         if backing is not None:
             nbdkit.append(f"backing={backing}")
         argv = ["nbdfuse", "-P", str(pidfile), str(mount / "flash"), "--command", *nbdkit]
-        env = c_locale()
-        env["PYTHONPATH"] = IMPORT_PATH
-        with self._log.open("wb") as log:
-            process = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                # Its own session: a Ctrl-C meant for us must not kill the device under the
-                # loop before close() has detached it.
-                start_new_session=True,
-            )
+        process = start_nbdfuse(argv, {**c_locale(), "PYTHONPATH": IMPORT_PATH}, self._log)
         self._stack.callback(stop_server, process, mount)
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while not (pidfile.exists() and pidfile.read_text().strip()):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise EmulationUnavailable(
-                    f"nbdfuse did not mount {mount} (exit {process.poll()}): {self.server_log()}"
-                )
-            time.sleep(0.01)
+        if not mounted(process, pidfile):
+            raise EmulationUnavailable(
+                f"nbdfuse did not mount {mount} (exit {process.poll()}): {self.server_log()}"
+            )
 
     @property
     def path(self) -> str:
@@ -334,6 +319,26 @@ class EmulatedFlash(Emulation):
 def loop_direct_io(device: str) -> str:
     dio = Path("/sys/block") / Path(device).name / "loop" / "dio"
     return dio.read_text().strip() if dio.exists() else "unknown"
+
+
+def start_nbdfuse(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """nbdfuse as `argv` says, its output added to `log`. In a session of its own: a Ctrl-C
+    meant for the test must not kill the device under the loop before it is detached."""
+    with log.open("ab") as output:
+        return subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, env=env,
+            start_new_session=True,
+        )  # fmt: skip
+
+
+def mounted(process: subprocess.Popen[bytes], pidfile: Path) -> bool:
+    """Whether nbdfuse mounted (wrote `pidfile`) before it exited or _START_TIMEOUT_S passed."""
+    deadline = time.monotonic() + _START_TIMEOUT_S
+    while not (pidfile.exists() and pidfile.read_text().strip()):
+        if process.poll() is not None or time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def stop_server(process: subprocess.Popen[bytes], mount: Path) -> None:

@@ -11,6 +11,7 @@ engine is the host's own code. A callback raises after `nbdkit.set_error(errno)`
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import nbdkit  # provided by nbdkit-plugin-python inside nbdkit only
@@ -102,24 +103,21 @@ def can_multi_conn(h: int) -> bool:
 
 
 def pread(h: int, buf: bytearray, offset: int, flags: int) -> None:
-    try:
-        _engine().read_into(memoryview(buf), offset)
-    except DeviceFault as fault:
-        nbdkit.set_error(fault.errno)
-        raise
+    _serve(lambda engine: engine.read_into(memoryview(buf), offset))
 
 
 def pwrite(h: int, buf: bytes, offset: int, flags: int) -> None:
-    try:
-        _engine().write(memoryview(buf), offset)
-    except DeviceFault as fault:
-        nbdkit.set_error(fault.errno)
-        raise
+    _serve(lambda engine: engine.write(memoryview(buf), offset))
 
 
 def flush(h: int, flags: int) -> None:
+    _serve(FlashEngine.flush)
+
+
+def _serve(request: Callable[[FlashEngine], None]) -> None:
+    """Serve a request; a fault of the device is the errno nbdkit gives the client."""
     try:
-        _engine().flush()
+        request(_engine())
     except DeviceFault as fault:
         nbdkit.set_error(fault.errno)
         raise

@@ -52,10 +52,6 @@ class VolatileCache:
     def fill_bytes(self) -> int:
         return len(self._sectors) * SECTOR
 
-    @property
-    def pending_writes(self) -> int:
-        return len(self._entries)
-
     def add(self, seq: int, pieces: list[tuple[int, memoryview]], due_ns: int | None) -> None:
         """A completed write of `pieces` ((real offset, data) in the write's order)."""
         sectors: list[int] = []

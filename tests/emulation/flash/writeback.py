@@ -23,11 +23,14 @@ from tests.emulation.flash.device import (
     IMPORT_PATH,
     PLUGIN,
     loop_direct_io,
+    mounted,
+    start_nbdfuse,
     stop_server,
     unavailable_reason,
 )
 from tests.emulation.flash.engine import ControlBlock, FlashStats
 from tests.emulation.flash.model import Backing, FlashModel
+from tests.emulation.flash.power import backing_file
 from tests.emulation.throttle import (
     Emulation,
     EmulationUnavailable,
@@ -116,21 +119,10 @@ class VolatileFlash(Emulation):
         ]  # fmt: skip
         # TMPDIR: where the cache filter keeps its file, the volatile cache
         env = {**c_locale(), "TMPDIR": str(workdir), "PYTHONPATH": IMPORT_PATH}
-        with (workdir / "nbd.log").open("ab") as log:
-            self._server = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,  # a Ctrl-C meant for the test must not cut the power
-            )
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while not (pidfile.exists() and pidfile.read_text().strip()):
-            if self._server.poll() is not None or time.monotonic() > deadline:
-                self._power_off(cut=True)
-                raise EmulationUnavailable(f"nbdfuse did not mount {mount}: {self.server_log()}")
-            time.sleep(0.01)
+        self._server = start_nbdfuse(argv, env, workdir / "nbd.log")
+        if not mounted(self._server, pidfile):
+            self._power_off(cut=True)
+            raise EmulationUnavailable(f"nbdfuse did not mount {mount}: {self.server_log()}")
         self._attach(mount / "flash")
 
     def power_cut(self) -> None:
@@ -143,7 +135,7 @@ class VolatileFlash(Emulation):
             self._loop_number = _own_loop_device()
             self.path = f"/dev/loop{self._loop_number}"
         deadline = time.monotonic() + _STOP_TIMEOUT_S
-        while _loop_in_use(self.path):  # after a cut: detached on its last close (autoclear)
+        while backing_file(self.path) is not None:  # after a cut: detached on its last close
             if time.monotonic() > deadline:
                 self._power_off(cut=True)
                 raise EmulationUnavailable(f"{self.path} is still held after the power cut")
@@ -245,7 +237,3 @@ def _children(pid: int) -> list[int]:
             with contextlib.suppress(OSError):
                 found += [int(child) for child in (task / "children").read_text().split()]
     return found
-
-
-def _loop_in_use(device: str) -> bool:
-    return (Path("/sys/block") / Path(device).name / "loop" / "backing_file").exists()
