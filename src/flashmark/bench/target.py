@@ -48,7 +48,7 @@ from flashmark.system.device_stack import majmin_of, name_of_majmin
 from flashmark.system.disk_space import plan_space
 from flashmark.system.file_space import allocate, sync_filesystem
 from flashmark.system.leftovers import private_folder_name, test_file_name
-from flashmark.system.mounts import mount_of, read_mounts
+from flashmark.system.mounts import MEMORY_FILESYSTEMS, mount_of, read_mounts, refuse_read_only
 from flashmark.system.paths import stat_target
 from flashmark.system.private_folder import (
     FolderReplaced,
@@ -63,9 +63,6 @@ from flashmark.system.target_lock import refuse_if_busy
 from flashmark.system.watchdog import DeviceHung
 from flashmark.units import format_size
 
-# Filesystems known to take O_DIRECT opens but serve them from memory: their numbers would be
-# RAM speed, not a device's.
-_MEMORY_FILESYSTEMS = {"tmpfs", "ramfs"}
 # errno values of the test file's life cycle that mean the device or its filesystem failed:
 # I/O errors, a device gone, a filesystem shut down (EIO) or turned read-only after errors
 # (EROFS: ext4 errors=remount-ro), or found corrupt (EUCLEAN, ext4's EFSCORRUPTED).
@@ -121,11 +118,7 @@ def _folder_target(
     st_dev = status.st_dev
     mount = mount_of(str(folder), read_mounts(roots))
     device = name_of_majmin(majmin_of(st_dev), roots)
-    if mount is not None and mount.read_only:
-        raise ReadOnlyTarget(
-            f"{folder} is on a read-only filesystem ({mount.fstype} on "
-            f"{mount.mount_point}): remount it read-write or pick another folder"
-        )
+    refuse_read_only(folder, mount)
     # The test area, and the reserve left free beyond it (flashmark.system.disk_space).
     space = plan_space(folder, size_bytes, roots)
     space.check("choose a smaller --size")
@@ -238,7 +231,7 @@ def created_test_file(
         or target.private_folder is None
     ):
         raise TargetError(f"{target.given}: not a folder target")
-    if direct and target.filesystem in _MEMORY_FILESYSTEMS:
+    if direct and target.filesystem in MEMORY_FILESYSTEMS:
         raise DirectIONotSupported(
             f"{target.folder} is on {target.filesystem}, which lives in RAM: its speed is not a "
             "device's. Pick a folder on the device to measure, or add --buffered to measure it "

@@ -22,7 +22,6 @@ from flashmark.errors import (
     ExitStatus,
     FlashmarkError,
     Interrupted,
-    ReadOnlyTarget,
     StoppedEarly,
     TargetError,
     TargetPermissionDenied,
@@ -46,7 +45,7 @@ from flashmark.surface.worker import io_process
 from flashmark.system.block_device import BlockDevice
 from flashmark.system.device_safety import check_writable, claim_for_writing
 from flashmark.system.disk_space import SpacePlan, SpaceWatch
-from flashmark.system.mounts import mount_of, read_mounts
+from flashmark.system.mounts import mount_of, read_mounts, refuse_read_only
 from flashmark.system.paths import stat_target
 from flashmark.system.signals import signal_of
 from flashmark.system.sysroot import SystemRoots
@@ -57,8 +56,6 @@ from flashmark.units import KiB, MiB, format_size
 
 DEVICE = "device"
 FOLDER = "folder"
-# Filesystems that live in RAM: their "surface" is memory, not a device (as in target.py).
-_MEMORY_FILESYSTEMS = {"tmpfs", "ramfs"}
 MIN_BLOCK = 4 * KiB
 MAX_BLOCK = 64 * MiB
 DEFAULT_BLOCK = 1 * MiB
@@ -212,12 +209,8 @@ def plan_surface(request: SurfaceRequest, *, write: bool, roots: SystemRoots) ->
         raise TargetError(f"{given}: not a block device or a folder")
     folder = path.resolve()
     mount = mount_of(str(folder), read_mounts(roots))
-    if mount is not None and mount.read_only:
-        raise ReadOnlyTarget(
-            f"{folder} is on a read-only filesystem ({mount.fstype} on {mount.mount_point}): "
-            "remount it read-write or pick another folder"
-        )
-    if mount is not None and mount.fstype in _MEMORY_FILESYSTEMS:
+    refuse_read_only(folder, mount)
+    if mount is not None and mount.in_memory:
         raise DirectIONotSupported(
             f"{folder} is on {mount.fstype}, which lives in RAM: its surface is memory, not a "
             "device. Pick a folder on the device to scan"

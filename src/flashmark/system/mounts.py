@@ -12,8 +12,12 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from flashmark.errors import ReadOnlyTarget
 from flashmark.system.sysroot import SystemRoots
 
+# Filesystems that live in RAM, O_DIRECT opens and all: what is measured or scanned there is
+# memory, not a device.
+MEMORY_FILESYSTEMS = frozenset({"tmpfs", "ramfs"})
 _OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
 
 
@@ -30,6 +34,10 @@ class Mount:
     @property
     def read_only(self) -> bool:
         return "ro" in self.options.split(",") or "ro" in self.super_options.split(",")
+
+    @property
+    def in_memory(self) -> bool:
+        return self.fstype in MEMORY_FILESYSTEMS
 
     @property
     def all_options(self) -> str:
@@ -88,6 +96,15 @@ def mount_of(path: str, mounts: tuple[Mount, ...], majmin: str | None = None) ->
         if best is None or depth >= len(PurePosixPath(best.mount_point).parts):
             best = mount
     return best
+
+
+def refuse_read_only(folder: object, mount: Mount | None) -> None:
+    """ReadOnlyTarget when `folder`, on `mount`, cannot be written to."""
+    if mount is not None and mount.read_only:
+        raise ReadOnlyTarget(
+            f"{folder} is on a read-only filesystem ({mount.fstype} on {mount.mount_point}): "
+            "remount it read-write or pick another folder"
+        )
 
 
 def swap_sources(roots: SystemRoots) -> tuple[str, ...]:
