@@ -111,11 +111,7 @@ def wait_within(executor: Executor, seq: int, watchdog: Watchdog, length: int, w
     started = time.monotonic()
     reply = executor.wait(seq, bound.seconds)
     if reply is None:
-        raise DeviceHung(
-            f"{what}: the device stopped answering: no request completed for "
-            f"{time.monotonic() - started:.0f} s (the bound is {bound.seconds:.0f} s: "
-            f"{bound.reason})"
-        )
+        raise bound.hung(what, time.monotonic() - started)
     if reply.raised is not None:
         raise reply.raised
     if not reply.errno:

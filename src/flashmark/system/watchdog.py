@@ -36,6 +36,13 @@ class StallBound:
     seconds: float
     reason: str  # how it was chosen, for the message: "max(30 s floor, ...)"
 
+    def hung(self, what: str, silent_s: float) -> DeviceHung:
+        """The error of `what` when no request completed for `silent_s`, past this bound."""
+        return DeviceHung(
+            f"{what}: the device stopped answering: no request completed for "
+            f"{silent_s:.0f} s (the bound is {self.seconds:.0f} s: {self.reason})"
+        )
+
 
 class Watchdog:
     """A run's bounds: the floor, and the slowest request the device has completed so far."""
@@ -94,10 +101,7 @@ class StallWatch:
             return
         silent = now - self._since
         if silent > self.bound.seconds:
-            raise DeviceHung(
-                f"{self.what}: the device stopped answering: no request completed for "
-                f"{silent:.0f} s (the bound is {self.bound.seconds:.0f} s: {self.bound.reason})"
-            )
+            raise self.bound.hung(self.what, silent)
 
     def _counters(self) -> tuple[int, int | None]:
         """(requests completed, requests in flight or None when unknown)."""
