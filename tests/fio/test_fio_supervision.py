@@ -22,7 +22,7 @@ import pytest
 from flashmark.errors import ExitStatus
 from flashmark.fio import runner
 from flashmark.fio.runner import parent_death_prefix
-from tests.cli_runner import flashmark
+from tests.cli_runner import flashmark, wait_for_fio
 from tests.direct_io import direct_io_folder
 
 
@@ -65,17 +65,11 @@ def our_fio(private_tmp):
     return found
 
 
-def wait_for_timed_test(run, private_tmp, timeout=60):
-    """fio's process once a timed test (not the preparation) runs."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert run.poll() is None, run.communicate()
-        for process in our_fio(private_tmp):
-            if not any(part.endswith("prepare.fio") for part in process.info["cmdline"]):
-                time.sleep(1)  # well inside the test
-                return process
-        time.sleep(0.1)
-    raise AssertionError("fio never started a timed test")
+def wait_for_timed_test(run):
+    """fio's process once a timed test (not the preparation) runs, well inside it."""
+    fio = psutil.Process(wait_for_fio(run, timed=True))
+    time.sleep(1)
+    return fio
 
 
 def error_lines(stderr):
@@ -88,7 +82,7 @@ def error_lines(stderr):
 @pytest.mark.fio
 def test_killing_fio_mid_test_ends_the_run_with_nothing_left(folder, private_tmp):
     run = start(folder, private_tmp)
-    fio = wait_for_timed_test(run, private_tmp)
+    fio = wait_for_timed_test(run)
     fio.kill()
     _, stderr = run.communicate(timeout=60)
     assert run.returncode == ExitStatus.FAILURE  # README: "fio failed"
@@ -109,7 +103,7 @@ def test_a_signal_mid_test_stops_fio_before_the_test_file_is_removed(
     folder, private_tmp, sig, status
 ):
     run = start(folder, private_tmp)
-    wait_for_timed_test(run, private_tmp)
+    wait_for_timed_test(run)
     run.send_signal(sig)
     _, stderr = run.communicate(timeout=60)
     assert run.returncode == status, stderr
@@ -121,7 +115,7 @@ def test_a_signal_mid_test_stops_fio_before_the_test_file_is_removed(
 @pytest.mark.fio
 def test_fio_dies_with_a_sigkilled_flashmark(folder, private_tmp):
     run = start(folder, private_tmp)
-    fio = wait_for_timed_test(run, private_tmp)
+    fio = wait_for_timed_test(run)
     run.kill()  # no cleanup code runs: only the kernel's parent-death signal can stop fio
     run.communicate(timeout=10)
     try:
