@@ -69,7 +69,8 @@ class Lab(LoopLab):
     def card(self, backing_folder: Path | None = None, partitioned: bool = False) -> str:
         """A loop device on a new image file (in `backing_folder`, else the lab's folder)."""
         if partitioned:
-            return self.attach(self.image(IMAGE_BYTES, PARTITION_TABLE), partitions=True)
+            image = self.image(IMAGE_BYTES, PARTITION_TABLE, folder=backing_folder)
+            return self.attach(image, partitions=True)
         return self.attach(self.image(IMAGE_BYTES // 2, folder=backing_folder))
 
     def mount(self, node: str) -> Path:
