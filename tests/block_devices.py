@@ -31,10 +31,13 @@ class LoopLab:
         self.cleanup = cleanup
         self.count = 0
 
-    def image(self, size_bytes: int, partition_table: str | None = None) -> Path:
-        """A sparse image file, partitioned by `partition_table` (an sfdisk(8) script)."""
+    def image(
+        self, size_bytes: int, partition_table: str | None = None, folder: Path | None = None
+    ) -> Path:
+        """A sparse image file in `folder` (else the lab's), partitioned by `partition_table`
+        (an sfdisk(8) script)."""
         self.count += 1
-        path = self.folder / f"image-{self.count}.img"
+        path = (folder or self.folder) / f"image-{self.count}.img"
         with path.open("wb") as handle:
             handle.truncate(size_bytes)
         if partition_table is not None:

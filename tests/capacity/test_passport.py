@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -15,8 +14,8 @@ from flashmark.cli import main
 from flashmark.history.store import History
 from flashmark.probe.mmc import claims_from_ssr, counterfeit_flags, decode_sd_cid
 from flashmark.probe.model import Card, Csd, Device, MmcBus
+from tests.probe.recorded import recorded_machine
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "probe"
 KINGSTON_CID = "9f544953443634476136980065013b00"  # the rpi5_a2 scenario's card (SOURCES.md)
 TODAY = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -86,15 +85,6 @@ def test_phison_low_serials_are_fine_and_a2_without_queueing_is_said():
     assert "does not enable SD command queueing" in host[0].text
 
 
-def recorded_env(name: str) -> dict[str, str]:
-    base = DATA / name
-    return {
-        "FLASHMARK_SYSFS_ROOT": str(base / "sys"),
-        "FLASHMARK_PROCFS_ROOT": str(base / "proc"),
-        "FLASHMARK_DEBUGFS_ROOT": str(base / "debug"),
-    }
-
-
 def capacity_document(cid: str, verdict: str, real: int) -> dict[str, object]:
     result = CapacityResult(
         device="/dev/mmcblk0",
@@ -118,7 +108,7 @@ def capacity_document(cid: str, verdict: str, real: int) -> dict[str, object]:
 
 
 def test_probe_shows_the_passport_and_recognises_the_card_in_the_history(private_history):
-    env = recorded_env("rpi5_a2")
+    env = recorded_machine("rpi5_a2")
     first = CliRunner().invoke(main, ["probe", "/", "--json"], env=env)
     assert first.exit_code == 0, first.output
     (passport,) = json.loads(first.stdout)["passports"]

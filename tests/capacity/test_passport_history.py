@@ -19,12 +19,14 @@ from flashmark.bench.model import Passport, PassportPoint
 from flashmark.bench.render.view import WRITERS
 from flashmark.history.store import MIGRATIONS, History
 from flashmark.report.html import render_html_report
-from tests.capacity.test_passport import KINGSTON_CID, capacity_document, recorded_env
+from tests.capacity.test_passport import KINGSTON_CID, capacity_document
 from tests.cli_runner import Done
 from tests.cli_runner import flashmark as run_flashmark
 from tests.conftest import DATA, FIO_RECORDINGS
+from tests.probe.recorded import recorded_machine
 
 QUICK_DOCUMENT = DATA / "report" / "quick-a1-card.json"  # probed under rpi5_a2: Kingston's CID
+RPI5_A2 = recorded_machine("rpi5_a2")
 OTHER_CID = "035344534333324780a1b2c3d4012345"
 
 PASSPORT = Passport(
@@ -216,7 +218,7 @@ def test_run_carries_the_passport_and_recognises_the_card_the_second_time(
     tmp_path, private_history
 ):
     db = private_history
-    env = {**recorded_env("rpi5_a2"), "FLASHMARK_FIO_REPLAY": str(FIO_RECORDINGS / "quick-a1-card")}
+    env = {**RPI5_A2, "FLASHMARK_FIO_REPLAY": str(FIO_RECORDINGS / "quick-a1-card")}
     folder = tmp_path / "card"
     folder.mkdir()
     first = flashmark(
@@ -241,5 +243,5 @@ def test_run_carries_the_passport_and_recognises_the_card_the_second_time(
     assert any(point["topic"] == "classes" for point in stored["points"])
     listed = json.loads(flashmark("history", "--card", KINGSTON_CID, "--json", db=db).stdout)
     assert [entry["id"] for entry in listed] == [latest.id, first_id]
-    probe = json.loads(flashmark("probe", "/", "--json", db=db, env=recorded_env("rpi5_a2")).stdout)
+    probe = json.loads(flashmark("probe", "/", "--json", db=db, env=RPI5_A2).stdout)
     assert probe["passports"][0]["seen_before"] == [first_id, latest.id]

@@ -9,6 +9,7 @@ path) among any other fio on the machine.
 """
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -22,7 +23,7 @@ import pytest
 from flashmark.errors import ExitStatus
 from flashmark.fio import runner
 from flashmark.fio.runner import parent_death_prefix
-from tests.cli_runner import flashmark
+from tests.cli_runner import flashmark, started, wait_for_fio
 from tests.direct_io import direct_io_folder
 
 
@@ -43,14 +44,11 @@ def private_tmp(tmp_path):
     return tmp
 
 
-def start(folder, private_tmp, *args):
+def start(folder, private_tmp):
+    """A 60 s run of `folder` whose fio processes name `private_tmp` (see our_fio)."""
+    options = ("--size", "16M", "--runtime", "60", "--profile", "a1", "--no-save")
     env = {**os.environ, "TMPDIR": str(private_tmp), "FLASHMARK_DB": ""}
-    argv = [sys.executable, "-m", "flashmark", "run", str(folder), "--size", "16M",
-            "--runtime", "60", "--profile", "a1", "--no-save", *args]  # fmt: skip
-    return subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    return started("run", folder, *options, env=env)
 
 
 def our_fio(private_tmp):
@@ -65,17 +63,11 @@ def our_fio(private_tmp):
     return found
 
 
-def wait_for_timed_test(run, private_tmp, timeout=60):
-    """fio's process once a timed test (not the preparation) runs."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert run.poll() is None, run.communicate()
-        for process in our_fio(private_tmp):
-            if not any(part.endswith("prepare.fio") for part in process.info["cmdline"]):
-                time.sleep(1)  # well inside the test
-                return process
-        time.sleep(0.1)
-    raise AssertionError("fio never started a timed test")
+def wait_for_timed_test(run):
+    """fio's process once a timed test (not the preparation) runs, well inside it."""
+    fio = psutil.Process(wait_for_fio(run, timed=True))
+    time.sleep(1)
+    return fio
 
 
 def error_lines(stderr):
@@ -86,44 +78,38 @@ def error_lines(stderr):
 
 
 @pytest.mark.fio
-def test_killing_fio_mid_test_ends_the_run_with_nothing_left(folder, private_tmp):
-    run = start(folder, private_tmp)
-    fio = wait_for_timed_test(run, private_tmp)
-    fio.kill()
-    _, stderr = run.communicate(timeout=60)
-    assert run.returncode == ExitStatus.FAILURE  # README: "fio failed"
-    line = error_lines(stderr)
-    assert "fio was killed by SIGKILL" in line and "the test file was removed" in line
-    assert our_fio(private_tmp) == []
-    assert list(folder.iterdir()) == []
-    assert list(private_tmp.iterdir()) == []  # the work folder went too
-
-
-@pytest.mark.fio
 @pytest.mark.parametrize(
-    ("sig", "status"),
-    [(signal.SIGHUP, ExitStatus.HANGUP), (signal.SIGTERM, ExitStatus.TERMINATED),
-     (signal.SIGINT, ExitStatus.INTERRUPTED)],
-)  # fmt: skip
-def test_a_signal_mid_test_stops_fio_before_the_test_file_is_removed(
-    folder, private_tmp, sig, status
+    ("stopped", "sig", "status", "said"),
+    [
+        ("fio", signal.SIGKILL, ExitStatus.FAILURE, r"fio was killed by SIGKILL during '[\w-]+'"),
+        ("flashmark", signal.SIGHUP, ExitStatus.HANGUP, "stopped by SIGHUP"),
+        ("flashmark", signal.SIGTERM, ExitStatus.TERMINATED, "stopped by SIGTERM"),
+        ("flashmark", signal.SIGINT, ExitStatus.INTERRUPTED, "stopped by SIGINT"),
+    ],
+)
+def test_a_signal_to_fio_or_flashmark_mid_test_ends_the_run_with_nothing_left(
+    folder, private_tmp, stopped, sig, status, said
 ):
-    run = start(folder, private_tmp)
-    wait_for_timed_test(run, private_tmp)
-    run.send_signal(sig)
-    _, stderr = run.communicate(timeout=60)
+    """fio is stopped before the test file is removed, the work folder goes too; a killed fio
+    is a failed one."""
+    with start(folder, private_tmp) as run:
+        fio = wait_for_timed_test(run)
+        (fio if stopped == "fio" else run).send_signal(sig)
+        _, stderr = run.communicate(timeout=60)
     assert run.returncode == status, stderr
-    assert error_lines(stderr).endswith(f"stopped by {sig.name}; the test file was removed")
+    line = error_lines(stderr)
+    assert re.fullmatch(f"flashmark: error: .*{said}; the test file was removed", line), line
     assert our_fio(private_tmp) == []
     assert list(folder.iterdir()) == []
+    assert list(private_tmp.iterdir()) == []
 
 
 @pytest.mark.fio
 def test_fio_dies_with_a_sigkilled_flashmark(folder, private_tmp):
-    run = start(folder, private_tmp)
-    fio = wait_for_timed_test(run, private_tmp)
-    run.kill()  # no cleanup code runs: only the kernel's parent-death signal can stop fio
-    run.communicate(timeout=10)
+    with start(folder, private_tmp) as run:
+        fio = wait_for_timed_test(run)
+        run.kill()  # no cleanup code runs: only the kernel's parent-death signal can stop fio
+        run.communicate(timeout=10)
     try:
         fio.wait(timeout=2)  # reaped by init, or at least dead
     except psutil.TimeoutExpired:

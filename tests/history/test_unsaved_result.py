@@ -25,7 +25,7 @@ import pytest
 
 from flashmark.errors import ExitStatus
 from flashmark.history.store import BUSY_TIMEOUT_S
-from tests.cli_runner import flashmark
+from tests.cli_runner import flashmark, started
 from tests.conftest import DATA
 from tests.history.faults import read_only
 from tests.history.test_cli_faults import DISKSTATS
@@ -74,11 +74,7 @@ def run_breaking_the_history(
         "XDG_DATA_HOME": str(tmp_path / "data"),
     }
     # --runtime 8: the recorded run's lengths (tests/data/fio/quick-a1-card/scenario.txt)
-    argv = [sys.executable, "-m", "flashmark", "run", str(card), "--runtime", "8", *args]
-    process = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **env}
-    )
-    try:
+    with started("run", card, "--runtime", "8", *args, env={**os.environ, **env}) as process:
         descriptor = open_when_read(last, process)
         assert db.exists()  # checked (and created) before the first test
         breaking(db)
@@ -87,11 +83,7 @@ def run_breaking_the_history(
         if meanwhile is not None:
             meanwhile(process)
         stdout, stderr = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    done = subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
+    done = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     return done, card, env
 
 

@@ -29,6 +29,8 @@ def test_the_command_is_listed_with_its_two_helpers():
         (("/dev/null", "--destructive", OFF, ON, "--cut-after", "3-1"), "MIN must not be above"),
         (("/dev/null", "--destructive", OFF, ON, "--cycles", "0"), "--cycles"),
         (("/dev/null", "--destructive", OFF, ON, "--record-to", "-oProxyCommand=x"), "not a host"),
+        (("verify", "/dev/null"), "--record-to HOST or --record-file"),
+        (("record",), "--run RUN (keep entries) or --fetch IDENTITY"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):
@@ -45,15 +47,3 @@ def test_a_file_is_not_a_device(tmp_path):
     assert done.returncode == 4
     assert "is not a block device" in done.stderr
     assert image.read_bytes() == bytes(4096)
-
-
-def test_verify_needs_to_know_where_the_run_was_recorded():
-    done = flashmark("powercut", "verify", "/dev/null")
-    assert done.returncode == 2
-    assert "--record-to HOST or --record-file" in done.stderr
-
-
-def test_record_needs_a_run_to_keep_or_an_identity_to_fetch():
-    done = flashmark("powercut", "record")
-    assert done.returncode == 2
-    assert "--run RUN (keep entries) or --fetch IDENTITY" in done.stderr

@@ -40,6 +40,17 @@ def load_scenario(name: str) -> tuple[SystemRoots, RecordedToolRunner]:
     return roots_of(name), RecordedToolRunner(DATA / name / "tools")
 
 
+def recorded_machine(name: str) -> dict[str, str]:
+    """The environment that points `flashmark` at the recorded machine tests/data/probe/NAME:
+    its sysfs, procfs and debugfs (its tools are this machine's)."""
+    base = DATA / name
+    return {
+        "FLASHMARK_SYSFS_ROOT": str(base / "sys"),
+        "FLASHMARK_PROCFS_ROOT": str(base / "proc"),
+        "FLASHMARK_DEBUGFS_ROOT": str(base / "debug"),
+    }
+
+
 def tree_env(tree: Path, db: Path) -> dict[str, str]:
     """The environment that points a `flashmark` command at a recorded tree (or a copy of
     one): its sysfs, procfs, debugfs and tool outputs, and the history `db`."""

@@ -7,27 +7,22 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from flashmark.bench.probe_kind import PROBE, ProbeResult
 from flashmark.cli import main
 from flashmark.errors import ResultFormatError
 from flashmark.kinds.registry import PRINTED_KINDS, kind_of
+from tests.probe.recorded import recorded_machine
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "probe"
 
-
-def recorded_env(name: str) -> dict[str, str]:
-    base = DATA / name
-    return {
-        "FLASHMARK_SYSFS_ROOT": str(base / "sys"),
-        "FLASHMARK_PROCFS_ROOT": str(base / "proc"),
-        "FLASHMARK_DEBUGFS_ROOT": str(base / "debug"),
-    }
+def probe(machine: str, *args: str, **env: str) -> Result:
+    """`flashmark probe ARGS` on the recorded machine `machine`, with `env` added."""
+    return CliRunner().invoke(main, ["probe", *args], env={**recorded_machine(machine), **env})
 
 
 def test_probe_json_of_the_pi_5_a2_card() -> None:
-    result = CliRunner().invoke(main, ["probe", "/", "--json"], env=recorded_env("rpi5_a2"))
+    result = probe("rpi5_a2", "/", "--json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert document["schema"] == "flashmark.probe/1"
@@ -35,8 +30,7 @@ def test_probe_json_of_the_pi_5_a2_card() -> None:
 
 
 def test_probe_json_reads_back_as_the_judged_report_with_its_passports(tmp_path: Path) -> None:
-    env = {**recorded_env("rpi5_a2"), "FLASHMARK_DB": str(tmp_path / "history.sqlite3")}
-    result = CliRunner().invoke(main, ["probe", "/", "--json"], env=env)
+    result = probe("rpi5_a2", "/", "--json", FLASHMARK_DB=str(tmp_path / "history.sqlite3"))
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     probed = PROBE.from_document(document)
@@ -54,14 +48,14 @@ def test_a_probe_document_is_printed_never_kept_in_the_history() -> None:
 
 
 def test_probe_terminal_view_of_the_nvme_link_and_warning_on_stderr() -> None:
-    result = CliRunner().invoke(main, ["probe", "/"], env=recorded_env("nvme_pcie"))
+    result = probe("nvme_pcie", "/")
     assert result.exit_code == 0, result.output
     assert "5.0 GT/s PCIe x1 (max 8.0 GT/s PCIe x4)" in result.stdout
     assert "warning: nvme0n1 (nvme): PCIe at 5 GT/s x1 (Gen 2)" in result.stderr
 
 
 def test_missing_path_is_a_one_line_error_with_the_target_exit_status() -> None:
-    result = CliRunner().invoke(main, ["probe", "/no/such/place"], env=recorded_env("virtio_vda"))
+    result = probe("virtio_vda", "/no/such/place")
     assert result.exit_code == 4
     assert result.stderr.strip().count("\n") == 0
     assert result.stderr.startswith("flashmark: error: /no/such/place: no such file")

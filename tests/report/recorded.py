@@ -17,17 +17,6 @@ DISKSTATS = DATA / "diskstats"
 DOCUMENT_NAMES = ("quick-a1-card", "standard-fast-card")
 
 
-def recorded_machine(name: str) -> dict[str, str]:
-    """The environment that points `flashmark` at the recorded machine tests/data/probe/NAME:
-    its sysfs, procfs and debugfs (its tools are this machine's)."""
-    base = DATA / "probe" / name
-    return {
-        "FLASHMARK_SYSFS_ROOT": str(base / "sys"),
-        "FLASHMARK_PROCFS_ROOT": str(base / "proc"),
-        "FLASHMARK_DEBUGFS_ROOT": str(base / "debug"),
-    }
-
-
 def load_document(name: str) -> dict[str, Any]:
     document = json.loads((REPORT_DATA / f"{name}.json").read_text(encoding="utf-8"))
     assert isinstance(document, dict)

@@ -24,6 +24,13 @@ from tests.report.recorded import DOCUMENT_NAMES, REPORT_DATA, read_golden
 from tests.report.test_golden import REFERENCE
 
 
+def new_file_mode() -> int:
+    """The permissions a new ordinary file gets (0666 less the umask), not mkstemp's 0600."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def invoke(cli: click.Group, *args: str, env: dict[str, str] | None = None) -> Result:
     return CliRunner().invoke(cli, list(args), env=env)
 
@@ -228,9 +235,7 @@ def test_export_refuses_to_overwrite_without_force(on_db: Invoke, tmp_path: Path
     forced = on_db("export", "1", "-o", str(output), "--force")
     assert forced.exit_code == 0, forced.stderr
     assert output.read_text(encoding="utf-8") == read_golden("quick-a1-card.md")
-    umask = os.umask(0)
-    os.umask(umask)
-    assert output.stat().st_mode & 0o777 == 0o666 & ~umask  # an ordinary file, not mkstemp's 0600
+    assert output.stat().st_mode & 0o777 == new_file_mode()
 
 
 @pytest.mark.parametrize(

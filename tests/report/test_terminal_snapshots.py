@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli_runner import Done, flashmark
-from tests.report.recorded import DATA, REPORT_DATA, recorded_machine
+from tests.probe.recorded import recorded_machine
+from tests.report.recorded import DATA, REPORT_DATA
 from tests.report.test_golden import UPDATE_ENV
 
 SNAPSHOTS = DATA / "terminal"

@@ -14,7 +14,6 @@ import pwd
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +25,7 @@ from flashmark.errors import ExitStatus
 from flashmark.system.devices_under import devices_under
 from flashmark.system.lock_files import LOCK_DIR_ENV, LockUnusable
 from flashmark.system.target_lock import TargetBusy, held_path, holder_pid, refuse_if_busy
+from tests.block_devices import LoopLab, require_tools, run
 from tests.cli_runner import flashmark_script, started
 
 pytestmark = pytest.mark.root
@@ -58,45 +58,23 @@ _TRY = (
 )
 
 
-def run(argv: list[str], stdin: str | None = None) -> str:
-    done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, f"{argv}: {done.stderr}"
-    return done.stdout
-
-
-class Lab:
-    """A folder readable by every user, with loop devices, filesystems and mounts made in it
-    for one test, all undone."""
+class Lab(LoopLab):
+    """A loop lab in a folder every user reaches, whose mounts any user may write into, with a
+    copy of flashmark's code another user can import."""
 
     def __init__(self, cleanup: contextlib.ExitStack) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="flashmark-device-lock-"))
-        cleanup.callback(shutil.rmtree, self.folder)
+        super().__init__(cleanup, prefix="flashmark-device-lock-")
         self.folder.chmod(0o755)  # a user's process reaches its mounts and the code copy
-        self.cleanup = cleanup
-        self.count = 0
 
     def card(self, backing_folder: Path | None = None, partitioned: bool = False) -> str:
         """A loop device on a new image file (in `backing_folder`, else the lab's folder)."""
-        self.count += 1
-        image = (backing_folder or self.folder) / f"image-{self.count}.img"
-        with image.open("wb") as handle:
-            handle.truncate(IMAGE_BYTES if partitioned else IMAGE_BYTES // 2)
         if partitioned:
-            run(["sfdisk", "--quiet", str(image)], stdin=PARTITION_TABLE)
-        node = run(["losetup", "--find", "--show", *(["--partscan"] * partitioned), str(image)])
-        node = node.strip()
-        self.cleanup.callback(_detach, node)
-        if partitioned and not Path(node + "p1").exists():
-            run(["partx", "--add", node])  # kernels without the msdos partition parser
-        return node
+            image = self.image(IMAGE_BYTES, PARTITION_TABLE, folder=backing_folder)
+            return self.attach(image, partitions=True)
+        return self.attach(self.image(IMAGE_BYTES // 2, folder=backing_folder))
 
     def mount(self, node: str) -> Path:
-        run(["mkfs.ext4", "-q", "-F", node])
-        self.count += 1
-        point = self.folder / f"mount-{self.count}"
-        point.mkdir()
-        run(["mount", node, str(point)])
-        self.cleanup.callback(_unmount, point)
+        point = super().mount(node)
         point.chmod(0o1777)  # any user may make a folder there
         return point
 
@@ -110,26 +88,9 @@ class Lab:
         return copy
 
 
-def _unmount(point: Path) -> None:
-    if os.path.ismount(point):
-        run(["umount", str(point)])
-
-
-def _detach(node: str) -> None:
-    for _ in range(50):  # udev may still be probing a new device: detach is refused a moment
-        if subprocess.run(["losetup", "--detach", node], capture_output=True).returncode == 0:
-            return
-        if not Path(f"/sys/block/{Path(node).name}/loop").exists():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"could not detach {node}")
-
-
 @pytest.fixture
 def lab() -> Iterator[Lab]:
-    for tool in ("losetup", "mkfs.ext4", "sfdisk", "partx", "setpriv"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool} is not installed (Debian packages util-linux, fdisk, e2fsprogs)")
+    require_tools("losetup", "mkfs.ext4", "sfdisk", "partx", "setpriv")
     with contextlib.ExitStack() as cleanup:
         yield Lab(cleanup)
 

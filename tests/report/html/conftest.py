@@ -18,7 +18,7 @@ from flashmark.references.loader import find_reference
 from flashmark.references.records import ReferenceDevice
 from tests.cli_runner import flashmark
 from tests.conftest import DATA, FIO_RECORDINGS
-from tests.report.recorded import recorded_machine
+from tests.probe.recorded import recorded_machine
 
 # Two references with headline figures (`flashmark references` lists them): seed 002's A2
 # card has 4K IOPS and 16M sequential, seed 001's microSD card 1M sequential.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from flashmark.errors import ExitStatus
 from tests.cli_runner import flashmark
 from tests.report.html.conftest import REFERENCE_SLUGS
 from tests.report.html.page import Page
+from tests.report.test_report_cli import new_file_mode
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def test_writes_the_page_and_says_so(invoke, saved_runs, tmp_path):
     assert result.stdout == ""
     page = Page(path.read_text(encoding="utf-8"))
     assert len([e for e in page.all("article")]) == 2
-    assert oct(path.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    assert oct(path.stat().st_mode & 0o777) == oct(new_file_mode())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cards.html"]  # no temporary left
 
 
@@ -116,9 +116,3 @@ def test_ids_are_required(invoke, tmp_path):
     assert result.stderr == (
         "flashmark: error: name the runs to report (IDs from `flashmark history`), or --campaign\n"
     )
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
