@@ -21,10 +21,10 @@ from flashmark.bench.model import (
     TestSpec,
 )
 from flashmark.bench.plan import DEPTH_CHANGE_RAMP_S, follows_at_another_depth, ramp_not_given
-from flashmark.bench.render.describe import measured_line
 from flashmark.bench.run_result import Run
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME, sustained_length_text
 from flashmark.errors import printable
+from flashmark.probe.summary import measured_summary
 from flashmark.stats import Verdict
 from flashmark.units import format_iops, format_latency_ns, format_rate, format_size
 
@@ -175,7 +175,7 @@ def target_details(run: Run) -> str:
 
 def device_text(run: Run) -> str | None:
     """The probed device in one line, or None when the run carries no probe."""
-    return measured_line(run.probe) if run.probe is not None else None
+    return measured_summary(run.probe) if run.probe is not None else None
 
 
 def header_lines(run: Run) -> tuple[tuple[str, str], ...]:
