@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 import pygal
@@ -185,8 +186,11 @@ def _add(
     legend.append(key)
 
 
-def _styled(chart: Any, legend: Sequence[LegendKey]) -> Figure:
-    """The chart rendered, its series in their legend keys' colours."""
+def _drawn(chart: Any, legend: Sequence[LegendKey], axes: Callable[[Any], None]) -> Figure | None:
+    """The chart with its `axes` set, rendered in its legend keys' colours (None: no series)."""
+    if not legend:
+        return None
+    axes(chart)
     chart.config.style = style([key.colour for key in legend])
     return render(chart, legend)
 
@@ -237,10 +241,7 @@ def latency_chart(runs: Sequence[Run], test: str) -> Figure | None:
         chart,
         lambda direction: [getattr(direction.lat_ns, key) for key, _ in LATENCY_PERCENTILES],
     )
-    if not legend:
-        return None
-    _log_axis(chart, (v for values, _ in chart.raw_series for v in values))
-    return _styled(chart, legend)
+    return _drawn(chart, legend, _log_axis)
 
 
 def at_most(points: Sequence[tuple[float, float]], limit: int) -> list[tuple[float, float]]:
@@ -284,11 +285,7 @@ def bandwidth_chart(runs: Sequence[Run], test: str) -> Figure | None:
             dots_size=2,
         )
     )
-    legend = _per_direction(runs, test, chart, points)
-    if not legend:
-        return None
-    _linear_axes(chart)
-    return _styled(chart, legend)
+    return _drawn(chart, _per_direction(runs, test, chart, points), _linear_axes)
 
 
 def _per_direction(
@@ -392,8 +389,7 @@ def sweep_chart(
                 label = f"published {kind}: {reference.name}"
                 _add(chart, legend, LegendKey(label, reference_colour(ref_index), "dotted"), xy)
     chart.x_labels = _spaced_log_labels(sorted({size for size, _ in tests}), block_size_label)
-    _log_axis(chart, (mb for values, _ in chart.raw_series for _, mb in values))
-    return _styled(chart, legend)
+    return _drawn(chart, legend, _log_axis)
 
 
 # -- device activity --------------------------------------------------------------------------
@@ -441,11 +437,7 @@ def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) 
         if utilisation:
             key = LegendKey(f"{label} %util (right)", run_colour(index), "dotted")
             _add(chart, secondary, key, utilisation, secondary=True)
-    legend = [*primary, *secondary]
-    if not legend:
-        return None
-    _linear_axes(chart, percent_on_secondary=True)
-    return _styled(chart, legend)
+    return _drawn(chart, [*primary, *secondary], partial(_linear_axes, percent_on_secondary=True))
 
 
 def monitors_during_test(runs: Sequence[Run], test: str) -> list[tuple[str, int, MonitorSeries]]:
@@ -578,8 +570,11 @@ def _spaced_log_labels(values: Sequence[int], label: Callable[[int], str]) -> li
     return [float(value) for value in kept]
 
 
-def _log_axis(chart: Any, values: Iterable[float | None]) -> None:
-    present = [value for value in values if value is not None and value > 0]
+def _log_axis(chart: Any) -> None:
+    """A logarithmic y axis around every value of the chart's series (a line's values, an XY
+    chart's points)."""
+    ys = (p[1] if isinstance(p, tuple) else p for values, _ in chart.raw_series for p in values)
+    present = [value for value in ys if value is not None and value > 0]
     ticks = _log_ticks(present)
     ends = _log_ends(present)
     if ticks and ends:
