@@ -21,7 +21,6 @@ from flashmark.views.model import (
     Sentence,
     Table,
     Tone,
-    View,
     plain,
 )
 
@@ -35,12 +34,8 @@ STYLES: dict[Tone, str] = {
 }
 
 
-def view_to_terminal(view: View) -> Group:
-    """The view's blocks meant for a terminal, one under the other."""
-    return blocks_to_terminal(view.blocks)
-
-
 def blocks_to_terminal(blocks: Sequence[Block]) -> Group:
+    """The blocks meant for a terminal, one under the other."""
     parts: list[RenderableType] = []
     for block in blocks:
         if block.shown != "documents":

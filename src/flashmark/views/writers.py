@@ -26,9 +26,9 @@ class ViewWriters(Generic[R]):
     csv_columns: tuple[str, ...]
 
     def terminal(self, result: R) -> RenderableType:
-        from flashmark.views.terminal import view_to_terminal
+        from flashmark.views.terminal import blocks_to_terminal
 
-        return view_to_terminal(self.view(result))
+        return blocks_to_terminal(self.view(result).blocks)
 
     def markdown(self, results: Sequence[R]) -> str:
         return views_to_markdown([self.view(result) for result in results])

@@ -21,10 +21,10 @@ from flashmark.bench.model import (
     TestSpec,
 )
 from flashmark.bench.plan import DEPTH_CHANGE_RAMP_S, follows_at_another_depth, ramp_not_given
-from flashmark.bench.render.describe import measured_line
 from flashmark.bench.run_result import Run
 from flashmark.bench.sustained import SUSTAINED_WRITE_NAME, sustained_length_text
 from flashmark.errors import printable
+from flashmark.probe.summary import measured_summary
 from flashmark.stats import Verdict
 from flashmark.units import format_iops, format_latency_ns, format_rate, format_size
 
@@ -175,7 +175,7 @@ def target_details(run: Run) -> str:
 
 def device_text(run: Run) -> str | None:
     """The probed device in one line, or None when the run carries no probe."""
-    return measured_line(run.probe) if run.probe is not None else None
+    return measured_summary(run.probe) if run.probe is not None else None
 
 
 def header_lines(run: Run) -> tuple[tuple[str, str], ...]:
@@ -226,21 +226,15 @@ def lengths_text(settings: Settings, tests: Sequence[TestSpec] = ()) -> str:
     lengths "3 s per test after 2 s ramp (1 s after a timed test), up to 8 s where 3 s were
     not enough" (flashmark.bench.lengths; each test's `lengthened` says which and why).
     `tests`, in the order they ran, say whether one followed the same I/O at another depth."""
-    ramp = ramp_text(
-        settings, depth_change=ramp_not_given(settings) and follows_at_another_depth(tests)
+    depth_change = ramp_not_given(settings) and follows_at_another_depth(tests)
+    ramp = ramps_text(
+        settings.ramp_s, settings.follow_ramp_s, noun=" ramp", depth_change=depth_change
     )
     if settings.first_window_s is None:
         return f"{settings.runtime_s} s per test after {ramp}"
     return (
         f"{settings.first_window_s} s per test after {ramp}, "
         f"up to {settings.runtime_s} s where {settings.first_window_s} s were not enough"
-    )
-
-
-def ramp_text(settings: Settings, *, depth_change: bool = False) -> str:
-    """The warm-up of the timed tests, e.g. "2 s ramp (1 s after a timed test)" (plan.py)."""
-    return ramps_text(
-        settings.ramp_s, settings.follow_ramp_s, noun=" ramp", depth_change=depth_change
     )
 
 

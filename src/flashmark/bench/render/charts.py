@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 import pygal
@@ -26,16 +27,16 @@ from flashmark.views.model import Figure
 if TYPE_CHECKING:  # a type only: the monitor module also holds the sampler thread
     from flashmark.monitor.series import MonitorSeries
 
-RUN_COLOURS = PALETTE
 # Published figures: pale and dashed, never to be mistaken for a measurement.
 # Greys and browns: none close to a run's colour (a pale purple once read as run #4's).
 REFERENCE_COLOURS = ("#8C8C8C", "#9C755F", "#5F5F5F", "#C9A66B", "#BAB0AC")
 _REFERENCE_VALUE_STYLE = "fill-opacity:0.35;stroke-dasharray:5 3;stroke-width:2"
-_DASHED = {"dasharray": "7,4", "width": 2}
-_DOTTED = {"dasharray": "2,3", "width": 2}
-_SOLID = {"width": 2}
 _Line = Literal["solid", "dashed", "dotted"]
-_STROKES: dict[str, dict[str, Any]] = {"solid": _SOLID, "dashed": _DASHED, "dotted": _DOTTED}
+_STROKES: dict[str, dict[str, Any]] = {
+    "solid": {"width": 2},
+    "dashed": {"dasharray": "7,4", "width": 2},
+    "dotted": {"dasharray": "2,3", "width": 2},
+}
 # Points of one line of a time series at most, more than the chart's width in pixels: a longer
 # series is drawn from the lowest and highest sample of each of MAX_LINE_POINTS / 2 equal spans,
 # so nothing visible is lost and a chart's cost stays bounded.
@@ -107,7 +108,7 @@ def reference_label(reference: ReferenceDevice) -> str:
 
 
 def run_colour(index: int) -> str:
-    return RUN_COLOURS[index % len(RUN_COLOURS)]
+    return PALETTE[index % len(PALETTE)]
 
 
 def reference_colour(index: int) -> str:
@@ -163,16 +164,34 @@ def headline_chart(
     chart.config.y_labels = [step * i for i in range(math.ceil(top / step) + 1)]
     chart.config.range = (0.0, step * math.ceil(top / step))
     chart.x_labels = [figure.label for figure in figures]
-    legend = []
+    legend: list[LegendKey] = []
     for index, (run, values) in enumerate(zip(runs, measured, strict=True)):
-        chart.add(run_label(run, index), values)
-        legend.append(LegendKey(run_label(run, index), run_colour(index), "bar"))
+        _add(chart, legend, LegendKey(run_label(run, index), run_colour(index), "bar"), values)
     for index, (reference, values) in enumerate(zip(references, published, strict=True)):
-        chart.add(
-            reference_label(reference),
-            [None if v is None else {"value": v, "style": _REFERENCE_VALUE_STYLE} for v in values],
-        )
-        legend.append(LegendKey(reference_label(reference), reference_colour(index), "published"))
+        key = LegendKey(reference_label(reference), reference_colour(index), "published")
+        pale = [
+            None if v is None else {"value": v, "style": _REFERENCE_VALUE_STYLE} for v in values
+        ]
+        _add(chart, legend, key, pale)
+    return render(chart, legend)
+
+
+def _add(
+    chart: Any, legend: list[LegendKey], key: LegendKey, values: Sequence[Any], **options: Any
+) -> None:
+    """Add a series under its legend key, a line in the key's stroke."""
+    if key.line in _STROKES:
+        options["stroke_style"] = _STROKES[key.line]
+    chart.add(key.label, list(values), **options)
+    legend.append(key)
+
+
+def _drawn(chart: Any, legend: Sequence[LegendKey], axes: Callable[[Any], None]) -> Figure | None:
+    """The chart with its `axes` set, rendered in its legend keys' colours (None: no series)."""
+    if not legend:
+        return None
+    axes(chart)
+    chart.config.style = style([key.colour for key in legend])
     return render(chart, legend)
 
 
@@ -222,10 +241,7 @@ def latency_chart(runs: Sequence[Run], test: str) -> Figure | None:
         chart,
         lambda direction: [getattr(direction.lat_ns, key) for key, _ in LATENCY_PERCENTILES],
     )
-    if not legend:
-        return None
-    _log_axis(chart, (v for _, values in _raw_values(chart) for v in values))
-    return render(chart, legend)
+    return _drawn(chart, legend, _log_axis)
 
 
 def at_most(points: Sequence[tuple[float, float]], limit: int) -> list[tuple[float, float]]:
@@ -269,11 +285,7 @@ def bandwidth_chart(runs: Sequence[Run], test: str) -> Figure | None:
             dots_size=2,
         )
     )
-    legend = _per_direction(runs, test, chart, points)
-    if not legend:
-        return None
-    _linear_axes(chart)
-    return render(chart, legend)
+    return _drawn(chart, _per_direction(runs, test, chart, points), _linear_axes)
 
 
 def _per_direction(
@@ -282,7 +294,7 @@ def _per_direction(
     chart: Any,
     values: Callable[[DirectionResult], Sequence[Any] | None],
 ) -> list[LegendKey]:
-    """Add a series per run and direction of `test`; the chart's colours follow the runs.
+    """Add a series per run and direction of `test`, a run's write dashed beside its read.
     The legend of what was added (empty: nothing to draw)."""
     legend: list[LegendKey] = []
     for index, run in enumerate(runs):
@@ -296,10 +308,8 @@ def _per_direction(
             if series is None:
                 continue
             label = run_label(run, index) + (f" {name}" if both else "")
-            dashed = both and name == "write"
-            chart.add(label, list(series), stroke_style=_DASHED if dashed else _SOLID)
-            legend.append(LegendKey(label, run_colour(index), "dashed" if dashed else "solid"))
-    chart.config.style = style([key.colour for key in legend])
+            line: _Line = "dashed" if both and name == "write" else "solid"
+            _add(chart, legend, LegendKey(label, run_colour(index), line), series)
     return legend
 
 
@@ -345,13 +355,24 @@ def sweep_chart(
     if not any(len(points) >= SWEEP_MIN_POINTS for *_, points in found):
         return None
     tests = sorted({(size, name) for *_, points in found for size, _, name in points})
-    series: list[tuple[str, list[tuple[float, float]], _Line, str]] = []
+    chart = pygal.XY(
+        **config(
+            [],
+            title=f"Sweep, {direction}: MB/s by block size",
+            x_title="block size (k = KiB, M = MiB)",
+            logarithmic=True,
+            value_formatter=_mb_s,
+            x_value_formatter=lambda size: block_size_label(int(size)),
+            dots_size=4,
+        )
+    )
+    legend: list[LegendKey] = []
     for index, run, _pattern, kind, points in found:
         if len(points) < 2:
             continue
         line: _Line = "solid" if kind == "random" else "dashed"
-        xy = [(float(size), mb) for size, mb, _ in points]
-        series.append((f"{run_label(run, index)} {kind}", xy, line, run_colour(index)))
+        key = LegendKey(f"{run_label(run, index)} {kind}", run_colour(index), line)
+        _add(chart, legend, key, [(float(size), mb) for size, mb, _ in points])
     metric = f"{direction}_bw_bytes"
     for ref_index, reference in enumerate(references):
         for _pattern, kind in curves:
@@ -366,24 +387,9 @@ def sweep_chart(
                     xy.append((float(size), mb_per_s(value.value)))
             if xy:
                 label = f"published {kind}: {reference.name}"
-                series.append((label, xy, "dotted", reference_colour(ref_index)))
-    sizes = sorted({size for size, _ in tests})
-    chart = pygal.XY(
-        **config(
-            [colour for *_, colour in series],
-            title=f"Sweep, {direction}: MB/s by block size",
-            x_title="block size (k = KiB, M = MiB)",
-            logarithmic=True,
-            value_formatter=_mb_s,
-            x_value_formatter=lambda size: block_size_label(int(size)),
-            dots_size=4,
-        )
-    )
-    chart.x_labels = _spaced_log_labels(sizes, block_size_label)
-    _log_axis(chart, (mb for _, xy, _, _ in series for _, mb in xy))
-    for label, xy, line, _colour in series:
-        chart.add(label, xy, stroke_style=_STROKES[line])
-    return render(chart, [LegendKey(label, colour, line) for label, _, line, colour in series])
+                _add(chart, legend, LegendKey(label, reference_colour(ref_index), "dotted"), xy)
+    chart.x_labels = _spaced_log_labels(sorted({size for size, _ in tests}), block_size_label)
+    return _drawn(chart, legend, _log_axis)
 
 
 # -- device activity --------------------------------------------------------------------------
@@ -419,20 +425,19 @@ def monitor_chart(series: Sequence[tuple[str, int, MonitorSeries]], title: str) 
                 [(s.t_s, getattr(s, f"{name}_iops")) for s in samples], MAX_LINE_POINTS
             )
             if any(value for _, value in values):
-                chart.add(f"{label} {name} IOPS", values, stroke_style=_STROKES[line])
-                primary.append(LegendKey(f"{label} {name} IOPS", run_colour(index), line))
+                _add(
+                    chart,
+                    primary,
+                    LegendKey(f"{label} {name} IOPS", run_colour(index), line),
+                    values,
+                )
         utilisation = at_most(
             [(s.t_s, s.util_pct) for s in samples if s.util_pct is not None], MAX_LINE_POINTS
         )
         if utilisation:
-            chart.add(f"{label} %util (right)", utilisation, stroke_style=_DOTTED, secondary=True)
-            secondary.append(LegendKey(f"{label} %util (right)", run_colour(index), "dotted"))
-    legend = [*primary, *secondary]
-    if not legend:
-        return None
-    chart.config.style = style([key.colour for key in legend])
-    _linear_axes(chart, percent_on_secondary=True)
-    return render(chart, legend)
+            key = LegendKey(f"{label} %util (right)", run_colour(index), "dotted")
+            _add(chart, secondary, key, utilisation, secondary=True)
+    return _drawn(chart, [*primary, *secondary], partial(_linear_axes, percent_on_secondary=True))
 
 
 def monitors_during_test(runs: Sequence[Run], test: str) -> list[tuple[str, int, MonitorSeries]]:
@@ -462,10 +467,6 @@ def workloads_in(runs: Sequence[Run]) -> tuple[str, ...]:
 
 
 # -- axes -------------------------------------------------------------------------------------
-
-
-def _raw_values(chart: Any) -> list[tuple[str, list[float]]]:
-    return [(str(config.get("title")), list(values)) for values, config in chart.raw_series]
 
 
 def _linear_axes(chart: Any, *, percent_on_secondary: bool = False) -> None:
@@ -569,8 +570,11 @@ def _spaced_log_labels(values: Sequence[int], label: Callable[[int], str]) -> li
     return [float(value) for value in kept]
 
 
-def _log_axis(chart: Any, values: Iterable[float | None]) -> None:
-    present = [value for value in values if value is not None and value > 0]
+def _log_axis(chart: Any) -> None:
+    """A logarithmic y axis around every value of the chart's series (a line's values, an XY
+    chart's points)."""
+    ys = (p[1] if isinstance(p, tuple) else p for values, _ in chart.raw_series for p in values)
+    present = [value for value in ys if value is not None and value > 0]
     ticks = _log_ticks(present)
     ends = _log_ends(present)
     if ticks and ends:

@@ -13,8 +13,8 @@ from typing import Generic, TypeVar
 from flashmark.bench.model import Passport, TargetKind
 from flashmark.bench.run_result import Run
 from flashmark.errors import printable
-from flashmark.probe.model import Device, Environment, ProbeReport
-from flashmark.probe.summary import device_summary, measured_summary
+from flashmark.probe.model import Device, Environment
+from flashmark.probe.summary import device_summary
 
 _Subject = TypeVar("_Subject", Device, Environment)
 
@@ -57,12 +57,6 @@ def capacity_text(value: int | None) -> str | None:
 
 
 # -- devices ----------------------------------------------------------------------------------
-
-
-def measured_line(probe: ProbeReport) -> str | None:
-    """What a run on the probed target measured, in one line: its device, or a loop device
-    with its backing file before the device beneath it (probe.measured_summary)."""
-    return measured_summary(probe)
 
 
 def device_name(device: Device) -> str:

@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from flashmark.bench.model import Grade, Passport, TargetKind
 from flashmark.bench.render import cells, charts, describe
-from flashmark.bench.render.view import VERDICT_TONES, results_table
+from flashmark.bench.render.view import results_table, verdict_span
 from flashmark.bench.run_result import Run
 from flashmark.references.loader import PUBLISHED_LABEL
 from flashmark.references.records import ReferenceDevice
@@ -192,15 +192,15 @@ def _card(run: Run, index: int) -> Card:
     beside them, its findings, the card's passport and its warnings."""
     header = dict(cells.header_lines(run))
     method = f"{describe.where_text(run)}; profile {header['profile']}; {cells.started_text(run)}"
-    blocks: list[Block] = [Sentence(_device_line(run)), _note(method)]
+    device = cells.device_text(run)
+    if device is None:
+        device = f"{run.target.block_device or 'unknown device'} (not identified by the probe)"
+    blocks: list[Block] = [Sentence(device), _note(method)]
     if run.grades:
-        blocks.append(
-            Badges(
-                tuple(Span(f"{g.name} {_verdict(g).text}", _verdict(g).tone) for g in run.grades)
-            )
-        )
+        verdicts = ((g.name, verdict_span(g)) for g in run.grades)
+        blocks.append(Badges(tuple(Span(f"{name} {v.text}", v.tone) for name, v in verdicts)))
         columns = (Column("class"), Column("verdict"), Column("measured (required, margin)"))
-        rows = (Row((g.name, (_verdict(g),), _checks(g))) for g in run.grades)
+        rows = (Row((g.name, (verdict_span(g),), _checks(g))) for g in run.grades)
         blocks.append(Table(columns, tuple(rows), stack=False))
     sustained = cells.sustained_text(run)
     if sustained:
@@ -219,10 +219,6 @@ def _card(run: Run, index: int) -> Card:
     label = describe.run_label(run, index)
     view = View(title=label, blocks=tuple(blocks))
     return Card(view, _anchor(run, index), Markup.escape(label), colour=charts.run_colour(index))
-
-
-def _verdict(grade: Grade) -> Span:
-    return Span(cells.VERDICTS[grade.verdict], VERDICT_TONES[grade.verdict])
 
 
 def _checks(grade: Grade) -> CellText:
@@ -250,7 +246,7 @@ def _claims(run: Run) -> list[Block]:
     grades = {grade.name: grade for grade in run.grades}
     not_graded = Span("not graded by flashmark", "dim")
     rows = (
-        Row((name, (_verdict(grades[name]) if name in grades else not_graded,)))
+        Row((name, (verdict_span(grades[name]) if name in grades else not_graded,)))
         for name in card.claimed.names()
     )
     columns = (Column("claims"), Column("this run"))
@@ -279,13 +275,6 @@ def _passport(passport: Passport) -> list[Block]:
         ),
         _note(f"seen before: {describe.seen_before_text(passport)}"),
     ]
-
-
-def _device_line(run: Run) -> str:
-    measured = describe.measured_line(run.probe) if run.probe is not None else None
-    if measured is not None:
-        return measured
-    return f"{run.target.block_device or 'unknown device'} (not identified by the probe)"
 
 
 # -- headline ---------------------------------------------------------------------------------

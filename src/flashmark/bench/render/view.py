@@ -242,7 +242,7 @@ def _grades(run: Run) -> list[Block]:
     return [
         Table(
             _GRADE_COLUMNS,
-            tuple(Row((grade.name, _verdict(grade), _checks(grade))) for grade in run.grades),
+            tuple(Row((g.name, (verdict_span(g),), _checks(g))) for g in run.grades),
             title=title,
             caption=not_judged_text(run) or "",
             shown="terminal",
@@ -251,16 +251,16 @@ def _grades(run: Run) -> list[Block]:
         Table(
             _GRADE_COLUMNS,
             rows_of(
-                (grade.name, grade_verdict_text(grade), _checks_text(grade))
-                for grade in run.grades
+                (grade.name, grade_verdict_text(grade), _checks_text(grade)) for grade in run.grades
             ),
             shown="documents",
         ),
     ]
 
 
-def _verdict(grade: Grade) -> CellText:
-    return (Span(VERDICTS[grade.verdict], VERDICT_TONES[grade.verdict]),)
+def verdict_span(grade: Grade) -> Span:
+    """The grade's verdict in a word, in its tone (a badge in HTML, a colour on a terminal)."""
+    return Span(VERDICTS[grade.verdict], VERDICT_TONES[grade.verdict])
 
 
 def _checks_text(grade: Grade) -> str:
