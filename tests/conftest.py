@@ -175,31 +175,33 @@ def waits_for_a_quiet_host(request: pytest.FixtureRequest) -> Iterator[None]:
     """The rate tests of the emulated devices (group device-timing, tests.emulation.runs),
     whose figures are judged against the devices' truth, and the tests of the disturbance
     check itself: their runs wait for quiet as flashmark does, so that a test disturbed by
-    the host is measured again."""
+    the host is measured again. The rest of the suite, beside them, yields them the CPU."""
     group = request.node.get_closest_marker("xdist_group")
     if group is None or group.args[:1] != ("device-timing",):
-        yield
+        with _niced(REST_NICE):
+            yield
         return
-    with pytest.MonkeyPatch.context() as patch, _cpu_first():
+    with pytest.MonkeyPatch.context() as patch:
         patch.delenv(WAIT_BUDGET_ENV, raising=False)
         yield
 
 
-# How much sooner the timing group's processes (the worker, and fio, nbdkit and flashmark it
-# starts: they inherit it) get a CPU than the other workers' (setpriority(2); -10 weighs about
-# 9x nice 0 in the kernel's scheduler): their figures are judged against the devices' truth.
-TIMING_NICE = -10
+# The niceness of every test but the rate tests (setpriority(2); the processes a test starts
+# inherit it): nice 10 weighs about a tenth of nice 0 in the kernel's scheduler, so the rate
+# tests' fio and flashmark, and the kernel threads their emulated devices run on (loop,
+# blk-throttle, FUSE: nice 0), get a CPU first, much as on a quiet host.
+REST_NICE = 10
 
 
 @contextlib.contextmanager
-def _cpu_first() -> Iterator[None]:
-    """The rest of the suite runs beside the rate tests: they get the CPU first, as they would
-    on a quiet host. Only root may raise a priority; the rate tests need root anyway."""
+def _niced(niceness: int) -> Iterator[None]:
+    """The worker at `niceness` for a module of tests, then back. Only root may lower a
+    niceness again (the worker goes on to other modules): others stay as they are."""
     if os.geteuid() != 0:
         yield
         return
     before = os.getpriority(os.PRIO_PROCESS, 0)
-    os.setpriority(os.PRIO_PROCESS, 0, TIMING_NICE)
+    os.setpriority(os.PRIO_PROCESS, 0, niceness)
     try:
         yield
     finally:
