@@ -22,7 +22,7 @@ from flashmark.bench.lengths import (
     too_few_for_a_first_window,
     too_few_transfers,
 )
-from flashmark.bench.model import DirectionResult, Settings, TestResult
+from flashmark.bench.model import DirectionResult, TestResult
 from flashmark.bench.plan import plan_tests
 from flashmark.bench.profiles import PROFILES, RAND_READ_4K, RAND_WRITE_4K, SEQ_READ
 from flashmark.fio.window import (
@@ -333,15 +333,8 @@ def test_the_preparation_writes_what_seq_write_did_not(tmp_path):
 
 
 def test_a_plan_of_reads_alone_has_no_leading_writes(tmp_path):
-    settings = Settings(
-        profile="quick",
-        size_bytes=64 * MiB,
-        runtime_s=8,
-        ramp_s=2,
-        follow_ramp_s=1,
-        direct=True,
-        destructive=False,
-        first_window_s=3,
+    settings = dataclasses.replace(
+        synthetic.SETTINGS, size_bytes=64 * MiB, follow_ramp_s=1, first_window_s=3
     )
     profile = dataclasses.replace(PROFILES["quick"], tests=(SEQ_READ, RAND_READ_4K))
     plan = plan_tests(profile, settings, folder_target(tmp_path), log_folder=LOGS)
