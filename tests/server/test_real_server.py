@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from flashmark.cli import main
 from flashmark.errors import ExitStatus
+from flashmark.probe.mmc import decode_mmc_cid
 from flashmark.server.identifiers import Known
 from flashmark.server.intake import HEADLINE_COLUMNS, accept
 from flashmark.server.outgoing import outgoing
@@ -134,7 +135,17 @@ def test_a_health_reading_is_uploaded_without_a_serial_and_shown_with_its_model(
     dry = flashmark("upload", "1", "--dry-run", "--server", server.url, env=env)
     assert dry.returncode == 0, dry.stderr
     shown = json.loads(dry.stdout)
-    # What stays here (its serial, CID, device key, boot id): test_upload_allowlist.py
+    # The card's CID goes with its serial (PSN) and CRC zeroed: the rest of it is the same.
+    cid = decode_mmc_cid(shown["card_cid"])
+    assert cid.serial == 0 and shown["card_cid"][30:] == "00"
+    assert shown["card_cid"][:20] == saved["card_cid"][:20]  # maker, OEM, name, revision
+    serial = f"{decode_mmc_cid(saved['card_cid']).serial:08x}"
+    boot_id = saved["counter"]["boot_id"]
+    for secret in (serial, saved["card_cid"], saved["device_key"], boot_id):
+        assert secret not in dry.stdout
+    assert shown["device_key"] == shown["target"] == shown["counter"]["boot_id"] == "(withheld)"
+    assert shown["skipped"] == []
+    # And the rest as the upload rules build it (each rule: test_upload_allowlist.py).
     assert shown == outgoing(saved, Known().with_names(machine_names()))
 
     env = with_cli_token(env, database)
