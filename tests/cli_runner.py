@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 from click.testing import CliRunner
 
 from flashmark.cli import main
@@ -85,6 +86,26 @@ def started(
             process.communicate()
 
 
+def fio_jobs_of(pid: int) -> list[psutil.Process]:
+    """fio processes under flashmark `pid` that run a job (not `fio --version`)."""
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
+    found = []
+    for child in children:
+        try:
+            if (
+                child.name() == "fio"
+                and "--version" not in child.cmdline()
+                and child.status() != psutil.STATUS_ZOMBIE
+            ):
+                found.append(child)
+        except psutil.Error:
+            continue
+    return found
+
+
 def wait_for_fio(process: subprocess.Popen[str], timed: bool = False, timeout: float = 60) -> int:
     """The pid of the first fio that `process` (a started flashmark) has run a job file, a timed
     test's when `timed` (not the preparation's); waits for it. `fio --version`, which flashmark
@@ -92,15 +113,13 @@ def wait_for_fio(process: subprocess.Popen[str], timed: bool = False, timeout: f
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
-        pgrep = ["pgrep", "-P", str(process.pid), "fio"]
-        for pid in subprocess.run(pgrep, capture_output=True, text=True).stdout.split():
-            try:  # an exited child not yet reaped has an empty command line
-                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            jobs = [part for part in argv if part.endswith(b".fio")]
-            if jobs and not (timed and jobs[0].endswith(b"/prepare.fio")):
-                return int(pid)
+        for fio in fio_jobs_of(process.pid):
+            with contextlib.suppress(psutil.Error):  # it may have exited meanwhile
+                jobs = [part for part in fio.cmdline() if part.endswith(".fio")]
+                if fio.ppid() == process.pid and jobs and not (
+                    timed and jobs[0].endswith("/prepare.fio")
+                ):
+                    return fio.pid
         time.sleep(0.1)
     raise AssertionError(f"fio never started {'a timed test' if timed else 'a job'}")
 

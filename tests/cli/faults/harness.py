@@ -41,6 +41,7 @@ import psutil
 
 from flashmark.system.lock_files import LOCK_DIR_ENV
 from tests.cli.faults import cases as c
+from tests.cli_runner import fio_jobs_of
 from tests.emulation.throttle import DeviceCaps, EmulatedDevice
 
 MARKER_ENV = "FLASHMARK_FAULT_CASE"
@@ -154,26 +155,6 @@ def _name(process: psutil.Process) -> str:
         return name
     except psutil.Error:
         return ""
-
-
-def fio_jobs_of(pid: int) -> list[psutil.Process]:
-    """fio processes under flashmark `pid` that run a job (not `fio --version`)."""
-    try:
-        children = psutil.Process(pid).children(recursive=True)
-    except psutil.Error:
-        return []
-    found = []
-    for child in children:
-        try:
-            if (
-                child.name() == "fio"
-                and "--version" not in child.cmdline()
-                and child.status() != psutil.STATUS_ZOMBIE
-            ):
-                found.append(child)
-        except psutil.Error:
-            continue
-    return found
 
 
 def fio_mains(fios: Sequence[psutil.Process]) -> list[psutil.Process]:

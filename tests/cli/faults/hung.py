@@ -23,6 +23,7 @@ import psutil
 
 from tests.cli.faults import harness
 from tests.cli.faults.hung_cases import GRACE_S, STALL_TIMEOUT_S, HungCase
+from tests.cli_runner import fio_jobs_of
 from tests.emulation.flash.device import EmulatedFlash, unavailable_reason
 from tests.emulation.flash.model import FlashModel
 
@@ -119,7 +120,7 @@ def _fio_jobs(pid: int) -> dict[int, str]:
     """fio processes under flashmark `pid` that run a job file: pid -> the job's name (never
     `fio --version`, whose command line may not be readable yet when it is seen)."""
     jobs = {}
-    for fio in harness.fio_mains(harness.fio_jobs_of(pid)):
+    for fio in harness.fio_mains(fio_jobs_of(pid)):
         with contextlib.suppress(psutil.Error):
             files = [arg for arg in fio.cmdline() if arg.endswith(".fio")]
             if files:
