@@ -81,40 +81,8 @@ def _interrupt_on_sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum} (SIGTERM): stopping and removing test devices")
 
 
-# The order the workers are given the groups in, longest first, so that no long group starts
-# last while the other workers have run out of work: the rate tests (one group, one after
-# another, the suite's longest), the fault tier, then the groups holding a test that builds a
-# system, a package or a fleet, then those holding one that starts a device, a browser or a
-# server, then the rest (xdist's --no-loadscope-reorder keeps this order; pyproject addopts).
-_LONGEST_FIRST = (
-    ("device-timing",),
-    ("faults",),
-    ("debian", "wheel", "ansible"),
-    ("flash", "root", "fio", "browser"),
-    ("postgres", "hostile"),
-)
-
-
-def _group_of(item: pytest.Item) -> str:
-    marker = item.get_closest_marker("xdist_group")
-    return str(marker.args[0]) if marker is not None else item.nodeid
-
-
-def _longest_first(items: list[pytest.Item]) -> None:
-    rank: dict[str, int] = {}
-    for item in items:
-        group = _group_of(item)
-        for index, marks in enumerate(_LONGEST_FIRST):
-            if group in marks or any(item.get_closest_marker(mark) for mark in marks):
-                rank[group] = min(rank.get(group, index), index)
-                break
-    items.sort(key=lambda item: rank.get(_group_of(item), len(_LONGEST_FIRST)))
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip marked tests with the reason the machine cannot run them (never silently); the
-    longest groups first."""
-    _longest_first(items)
+    """Skip marked tests with the reason the machine cannot run them (never silently)."""
     fio_reason = fio_missing_reason()
     root_reason = emulation_missing_reason()
     # Checking for nbdkit's Python plugin starts nbdkit: only when a flash test was collected.
@@ -175,37 +143,14 @@ def waits_for_a_quiet_host(request: pytest.FixtureRequest) -> Iterator[None]:
     """The rate tests of the emulated devices (group device-timing, tests.emulation.runs),
     whose figures are judged against the devices' truth, and the tests of the disturbance
     check itself: their runs wait for quiet as flashmark does, so that a test disturbed by
-    the host is measured again. The rest of the suite, beside them, yields them the CPU."""
+    the host is measured again."""
     group = request.node.get_closest_marker("xdist_group")
     if group is None or group.args[:1] != ("device-timing",):
-        with _niced(REST_NICE):
-            yield
+        yield
         return
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv(WAIT_BUDGET_ENV, raising=False)
         yield
-
-
-# The niceness of every test but the rate tests (setpriority(2); the processes a test starts
-# inherit it): nice 10 weighs about a tenth of nice 0 in the kernel's scheduler, so the rate
-# tests' fio and flashmark, and the kernel threads their emulated devices run on (loop,
-# blk-throttle, FUSE: nice 0), get a CPU first, much as on a quiet host.
-REST_NICE = 10
-
-
-@contextlib.contextmanager
-def _niced(niceness: int) -> Iterator[None]:
-    """The worker at `niceness` for a module of tests, then back. Only root may lower a
-    niceness again (the worker goes on to other modules): others stay as they are."""
-    if os.geteuid() != 0:
-        yield
-        return
-    before = os.getpriority(os.PRIO_PROCESS, 0)
-    os.setpriority(os.PRIO_PROCESS, 0, niceness)
-    try:
-        yield
-    finally:
-        os.setpriority(os.PRIO_PROCESS, 0, before)
 
 
 @pytest.fixture(autouse=True)
